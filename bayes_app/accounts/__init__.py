@@ -1,0 +1,1 @@
+"""Accounts: users, password hashing, browser sessions and API tokens (no Reflex imports)."""

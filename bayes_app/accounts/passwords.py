@@ -1,0 +1,62 @@
+"""Password hashing (Argon2id via argon2-cffi), strength rules and e-mail normalisation."""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from email_validator import EmailNotValidError, validate_email
+
+MIN_PASSWORD_LENGTH = 10
+MAX_PASSWORD_LENGTH = 256
+_COMMON = {
+    "password", "password1", "password123", "1234567890", "qwertyuiop", "letmein123",
+    "iloveyou12", "administrator", "changeme123", "welcome123", "0123456789",
+}
+_hasher = PasswordHasher()
+
+
+class WeakPasswordError(ValueError):
+    """The password does not meet the strength rules; the message says which."""
+
+
+class InvalidEmailError(ValueError):
+    """The e-mail address is malformed."""
+
+
+def normalize_email(email: str) -> str:
+    """Validate an e-mail address (syntax only, no DNS) and return it lower-cased."""
+    try:
+        info = validate_email(
+            (email or "").strip(), check_deliverability=False, test_environment=True
+        )
+    except EmailNotValidError as err:
+        raise InvalidEmailError(f"Not a valid e-mail address: {err}") from None
+    return info.normalized.lower()
+
+
+def check_password_strength(password: str, email: str | None = None) -> None:
+    """Raise WeakPasswordError unless the password is long and not trivially guessable."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise WeakPasswordError(f"Password must be at least {MIN_PASSWORD_LENGTH} characters long.")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise WeakPasswordError(f"Password must be at most {MAX_PASSWORD_LENGTH} characters long.")
+    if len(set(password)) < 4 or password.lower() in _COMMON:
+        raise WeakPasswordError("Password is too easy to guess; use a longer, less common one.")
+    if email and email.split("@")[0].lower() in password.lower() and len(email.split("@")[0]) >= 4:
+        raise WeakPasswordError("Password must not contain your e-mail name.")
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    """True when the password matches; never raises for a wrong password or bad hash."""
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+# A hash to verify against when the user does not exist, so timing does not reveal it.
+DUMMY_HASH = _hasher.hash("dummy-password-for-timing")

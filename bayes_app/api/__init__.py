@@ -1,0 +1,41 @@
+"""The HTTP API under /api/v1, mounted into Reflex's server via `api_transformer`."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.routing import Mount, Route, Router
+
+from bayes_app.api import auth, system
+from bayes_app.api.errors import (
+    ApiError,
+    handle_api_error,
+    handle_http_exception,
+    handle_unexpected,
+)
+
+API_PREFIX = "/api/v1"
+ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+
+async def _unknown_route(request: Request):
+    raise ApiError(404, "not_found", f"No route {request.method} {request.url.path}.")
+
+
+def api_routes() -> list:
+    """Every API route (relative to /api/v1), the unknown-route fallback last."""
+    return [*system.routes, *auth.routes,
+            Route("/{path:path}", _unknown_route, methods=ALL_METHODS)]
+
+
+def build_api() -> Starlette:
+    """The Starlette app holding /api/v1; Reflex mounts its own app under it."""
+    return Starlette(
+        routes=[Mount(API_PREFIX, app=Router(routes=api_routes()))],
+        exception_handlers={
+            ApiError: handle_api_error,
+            HTTPException: handle_http_exception,
+            Exception: handle_unexpected,
+        },
+    )

@@ -1,0 +1,78 @@
+"""Token routes: issue, list and revoke API tokens."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bayes_app.accounts import service
+from bayes_app.accounts.service import AccountError
+from bayes_app.api.deps import read_json, require_user
+from bayes_app.api.errors import ApiError
+from bayes_app.db import session_scope
+from bayes_app.settings import get_settings
+
+
+def _account_error(err: AccountError) -> ApiError:
+    return ApiError(err.status, err.code, err.message)
+
+
+async def issue_token(request: Request) -> Response:
+    data = await read_json(request, required=("email", "password"))
+    name = data.get("name") if isinstance(data.get("name"), str) else "api"
+
+    def work() -> dict:
+        with session_scope() as db:
+            user = service.authenticate(db, data["email"], data["password"])
+            row, token = service.create_api_token(
+                db, user, timedelta(days=get_settings().api_token_ttl_days), name)
+            return {"token": token, "id": row.id, "expires_at": row.expires_at.isoformat()}
+
+    try:
+        return JSONResponse(await run_in_threadpool(work), status_code=201)
+    except AccountError as err:
+        raise _account_error(err) from None
+
+
+async def list_tokens(request: Request) -> Response:
+    user = await require_user(request)
+
+    def work() -> list[dict]:
+        with session_scope() as db:
+            return [
+                {"id": t.id, "name": t.name, "created_at": t.created_at.isoformat(),
+                 "expires_at": t.expires_at.isoformat(),
+                 "revoked": t.revoked_at is not None,
+                 "current": t.id == request.state.token_id}
+                for t in service.list_api_tokens(db, user.id)
+            ]
+
+    return JSONResponse({"tokens": await run_in_threadpool(work)})
+
+
+async def revoke_token(request: Request) -> Response:
+    """DELETE /auth/token revokes the calling token; /auth/tokens/{id} revokes another one."""
+    user = await require_user(request)
+    token_id = request.path_params.get("token_id") or request.state.token_id
+
+    def work() -> None:
+        with session_scope() as db:
+            service.revoke_api_token(db, user.id, token_id)
+
+    try:
+        await run_in_threadpool(work)
+    except AccountError as err:
+        raise _account_error(err) from None
+    return Response(status_code=204)
+
+
+routes = [
+    Route("/auth/token", issue_token, methods=["POST"]),
+    Route("/auth/token", revoke_token, methods=["DELETE"]),
+    Route("/auth/tokens", list_tokens, methods=["GET"]),
+    Route("/auth/tokens/{token_id}", revoke_token, methods=["DELETE"]),
+]

@@ -1,0 +1,51 @@
+"""JSON errors for the HTTP API: {"error": {"code", "message"}} with a proper status."""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+log = logging.getLogger("bayes.api")
+
+_DEFAULT_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
+    422: "invalid", 429: "rate_limited", 500: "internal_error", 503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    """Raise inside a route to answer with a JSON error."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def error_response(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def not_found(what: str = "resource") -> ApiError:
+    """The one answer for both 'does not exist' and 'not yours' (never reveal others' objects)."""
+    return ApiError(404, "not_found", f"No such {what}.")
+
+
+async def handle_api_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+
+async def handle_http_exception(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = _DEFAULT_CODES.get(exc.status_code, "error")
+    detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+    return error_response(exc.status_code, code, detail, getattr(exc, "headers", None))
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return error_response(500, "internal_error", "Something went wrong on our side.")

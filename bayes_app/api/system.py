@@ -1,0 +1,28 @@
+"""Health and identity routes."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bayes_app.api.deps import require_user
+from bayes_app.health import check_health
+
+
+async def health(_request: Request) -> Response:
+    report = await run_in_threadpool(check_health)
+    return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503,
+                        headers={"Cache-Control": "no-store"})
+
+
+async def me(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(user.to_json())
+
+
+routes = [
+    Route("/health", health, methods=["GET"]),
+    Route("/me", me, methods=["GET"]),
+]

@@ -1,0 +1,45 @@
+"""Health of the components the app depends on: database, Redis, workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bayes_app import db
+from bayes_app.redis_client import get_redis
+from bayes_app.workers import live_workers
+
+
+def _short(err: Exception) -> str:
+    return f"{type(err).__name__}: {str(err).splitlines()[0][:200]}" if str(err) else type(err).__name__
+
+
+def check_health(database_url: str | None = None, redis_url: str | None = None) -> dict[str, Any]:
+    """Return {"status": "ok"|"degraded", "broken": [...], "components": {...}}."""
+    comps: dict[str, dict[str, Any]] = {}
+    try:
+        db.ping(database_url)
+        comps["database"] = {"status": "ok"}
+    except Exception as err:  # noqa: BLE001 - any failure means "down"
+        comps["database"] = {"status": "down", "error": _short(err)}
+
+    redis_ok = False
+    try:
+        r = get_redis(redis_url)
+        r.ping()
+        redis_ok = True
+        comps["redis"] = {"status": "ok"}
+    except Exception as err:  # noqa: BLE001
+        comps["redis"] = {"status": "down", "error": _short(err)}
+
+    if redis_ok:
+        workers = live_workers(get_redis(redis_url))
+        comps["workers"] = {
+            "status": "ok" if workers else "down",
+            "count": len(workers),
+            **({} if workers else {"error": "no worker heartbeat seen in the last 15 s"}),
+        }
+    else:
+        comps["workers"] = {"status": "unknown", "count": 0, "error": "Redis is down"}
+
+    broken = [name for name, c in comps.items() if c["status"] != "ok"]
+    return {"status": "degraded" if broken else "ok", "broken": broken, "components": comps}

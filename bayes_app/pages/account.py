@@ -1,0 +1,82 @@
+"""Account page: change password and manage API tokens."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from components.shell import form_messages, shell
+from state.account import AccountState
+from state.auth import AuthState
+
+
+def _password_form() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.heading("Change password", size="4"),
+            form_messages(),
+            rx.form(
+                rx.vstack(
+                    rx.input(name="old_password", id="old_password", type="password",
+                             placeholder="Current password", required=True, width="100%"),
+                    rx.input(name="new_password", id="new_password", type="password",
+                             placeholder="New password (10+ characters)", required=True,
+                             width="100%"),
+                    rx.input(name="confirm", id="confirm", type="password",
+                             placeholder="Repeat new password", required=True, width="100%"),
+                    rx.button("Change password", type="submit", id="change-password"),
+                    spacing="2",
+                    width="100%",
+                ),
+                on_submit=AuthState.change_password,
+                reset_on_submit=True,
+                width="100%",
+            ),
+            width="100%",
+        ),
+        width="420px",
+    )
+
+
+def _token_row(t: rx.Var) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(t["name"]),
+        rx.table.cell(t["created"]),
+        rx.table.cell(t["expires"]),
+        rx.table.cell(t["state"]),
+        rx.table.cell(rx.cond(t["state"] == "active",
+                              rx.button("Revoke", size="1", color_scheme="red", variant="soft",
+                                        on_click=AccountState.revoke(t["id"])))),
+    )
+
+
+def _tokens() -> rx.Component:
+    return rx.card(
+        rx.vstack(
+            rx.heading("API tokens", size="4"),
+            rx.text("Use a token as 'Authorization: Bearer <token>' with the /api/v1 HTTP API.",
+                    size="2", color_scheme="gray"),
+            rx.form(
+                rx.hstack(rx.input(name="name", placeholder="Token name", id="token-name"),
+                          rx.button("Create token", type="submit", id="create-token")),
+                on_submit=AccountState.create_token,
+                reset_on_submit=True,
+            ),
+            rx.cond(AccountState.new_token != "",
+                    rx.callout(rx.text("Copy it now, it is shown only once: ",
+                                       rx.code(AccountState.new_token, id="new-token")),
+                               icon="key", color_scheme="amber")),
+            rx.table.root(
+                rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
+                                               ("Name", "Created", "Expires", "State", "")])),
+                rx.table.body(rx.foreach(AccountState.tokens, _token_row)),
+                width="100%",
+            ),
+            width="100%",
+        ),
+        width="640px",
+    )
+
+
+def account_page() -> rx.Component:
+    return shell("Account", rx.text("Signed in as ", rx.text.strong(AuthState.user_email)),
+                 _password_form(), _tokens())

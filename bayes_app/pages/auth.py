@@ -1,0 +1,75 @@
+"""Sign-in and registration pages."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from components.shell import form_messages
+from state.auth import AuthState
+
+
+def _card(title: str, *children: rx.Component) -> rx.Component:
+    return rx.center(
+        rx.card(
+            rx.vstack(
+                rx.hstack(rx.icon("brain-circuit", size=26), rx.heading("Bayes", size="6"),
+                          align="center"),
+                rx.text("Research maps where every claim cites its page.", color_scheme="gray",
+                        size="2"),
+                rx.heading(title, size="5", id="page-title"),
+                *children,
+                spacing="3",
+                width="100%",
+            ),
+            width="380px",
+            padding="1.5em",
+        ),
+        min_height="90vh",
+    )
+
+
+def _field(label: str, name: str, kind: str = "text", **props) -> rx.Component:
+    return rx.vstack(
+        rx.text(label, size="2", weight="medium"),
+        rx.input(name=name, id=name, type=kind, required=True, width="100%", **props),
+        spacing="1",
+        width="100%",
+    )
+
+
+def login_page() -> rx.Component:
+    return _card(
+        "Sign in",
+        form_messages(),
+        rx.form(
+            rx.vstack(
+                _field("E-mail", "email", "email", auto_complete="username"),
+                _field("Password", "password", "password", auto_complete="current-password"),
+                rx.button("Sign in", type="submit", width="100%", id="submit"),
+                spacing="3",
+            ),
+            on_submit=AuthState.login,
+        ),
+        rx.text("No account? ", rx.link("Create one", href="/register", id="to-register"),
+                size="2"),
+    )
+
+
+def register_page() -> rx.Component:
+    return _card(
+        "Create account",
+        form_messages(),
+        rx.form(
+            rx.vstack(
+                _field("E-mail", "email", "email", auto_complete="username"),
+                _field("Password (at least 10 characters)", "password", "password",
+                       auto_complete="new-password"),
+                _field("Repeat password", "confirm", "password", auto_complete="new-password"),
+                rx.button("Create account", type="submit", width="100%", id="submit"),
+                spacing="3",
+            ),
+            on_submit=AuthState.register,
+        ),
+        rx.text("Already registered? ", rx.link("Sign in", href="/login", id="to-login"),
+                size="2"),
+    )

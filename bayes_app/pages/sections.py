@@ -1,0 +1,40 @@
+"""The main sections. Later milestones fill them; the shell, guard and navigation are real."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from components.shell import coming_later, shell
+
+
+def index_page() -> rx.Component:
+    return rx.center(rx.spinner(size="3"), height="60vh")
+
+
+def maps_page() -> rx.Component:
+    return shell("Maps", coming_later(
+        "Research mindmaps arrive with the mindmap milestone: ask a question and watch cited "
+        "claims appear on the map."))
+
+
+def library_page() -> rx.Component:
+    return shell("Library", coming_later(
+        "PDF upload, ingestion progress and Zotero sync arrive with the library milestone."))
+
+
+def search_page() -> rx.Component:
+    return shell("Search", coming_later(
+        "Hybrid search over your papers arrives with the library milestone."))
+
+
+def credits_page() -> rx.Component:
+    return shell("Credits", coming_later(
+        "Your balance and one row per run arrive with the runs milestone."))
+
+
+PAGES = [
+    ("/maps", maps_page, "Maps"),
+    ("/library", library_page, "Library"),
+    ("/search", search_page, "Search"),
+    ("/credits", credits_page, "Credits"),
+]

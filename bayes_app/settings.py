@@ -1,0 +1,167 @@
+"""One typed settings object, read from the environment and an optional `.env` file.
+
+Every setting is documented in the README. Invalid values fail at start with a message
+that names the environment variable (see `load_settings`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class SettingsError(Exception):
+    """A setting has an invalid value; the message names the environment variable."""
+
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class Settings(BaseSettings):
+    """Bayes configuration. Field aliases are the environment variable names."""
+
+    model_config = SettingsConfigDict(
+        env_file=PROJECT_ROOT / ".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=False
+    )
+
+    data_dir: Path = Field(Path("var"), validation_alias="BAYES_DATA_DIR")
+    database_url: str | None = Field(None, validation_alias="DATABASE_URL")
+    redis_url: str | None = Field(None, validation_alias="REDIS_URL")
+    redis_port: Port = Field(6390, validation_alias="BAYES_REDIS_PORT")
+    qdrant_url: str | None = Field(None, validation_alias="QDRANT_URL")
+    openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
+    secret_key: SecretStr | None = Field(None, validation_alias="BAYES_SECRET_KEY")
+    admin_email: str = Field("admin@example.com", validation_alias="BAYES_ADMIN_EMAIL")
+    admin_password: SecretStr | None = Field(None, validation_alias="BAYES_ADMIN_PASSWORD")
+    port: Port = Field(3000, validation_alias="BAYES_PORT")
+    worker_processes: int = Field(1, ge=1, le=64, validation_alias="BAYES_WORKER_PROCESSES")
+    worker_threads: int = Field(8, ge=1, le=256, validation_alias="BAYES_WORKER_THREADS")
+    session_ttl_hours: int = Field(24 * 7, ge=1, validation_alias="BAYES_SESSION_TTL_HOURS")
+    api_token_ttl_days: int = Field(90, ge=1, validation_alias="BAYES_API_TOKEN_TTL_DAYS")
+    log_level: str = Field("INFO", validation_alias="BAYES_LOG_LEVEL")
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_db_url(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        if v.startswith("postgres://"):
+            v = "postgresql://" + v[len("postgres://") :]
+        if v.startswith("postgresql://"):
+            v = "postgresql+psycopg://" + v[len("postgresql://") :]
+        if not (v.startswith("sqlite:///") or v.startswith("postgresql+psycopg://")):
+            raise ValueError("must be sqlite:///<path> or postgresql://user:pass@host/db")
+        return v
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, v: str | None) -> str | None:
+        if not v:
+            return None
+        if not v.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return v
+
+    @field_validator("qdrant_url", "openai_base_url")
+    @classmethod
+    def _check_http_url(cls, v: str | None) -> str | None:
+        if not v:
+            return None
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return v.rstrip("/")
+
+    @field_validator("admin_email")
+    @classmethod
+    def _check_admin_email(cls, v: str) -> str:
+        from bayes_app.accounts.passwords import normalize_email
+
+        return normalize_email(v)
+
+    @field_validator("admin_password")
+    @classmethod
+    def _check_admin_password(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is None or not v.get_secret_value():
+            return None
+        from bayes_app.accounts.passwords import check_password_strength
+
+        check_password_strength(v.get_secret_value())
+        return v
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, v: str) -> str:
+        v = v.upper()
+        if v not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR")
+        return v
+
+    # ---- derived values -------------------------------------------------------------
+    @property
+    def data_path(self) -> Path:
+        """The data directory as an absolute path (relative paths are taken from the project root)."""
+        p = self.data_dir.expanduser()
+        return p if p.is_absolute() else (PROJECT_ROOT / p)
+
+    @property
+    def effective_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_path / 'bayes.db'}"
+
+    @property
+    def effective_redis_url(self) -> str:
+        return self.redis_url or f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def runs_local_redis(self) -> bool:
+        """True when `make run` must start its own redis-server (no REDIS_URL given)."""
+        return self.redis_url is None
+
+    def secret(self) -> str:
+        """The app's secret key: BAYES_SECRET_KEY, or one generated once into the data dir."""
+        if self.secret_key is not None and self.secret_key.get_secret_value():
+            return self.secret_key.get_secret_value()
+        path = self.data_path / "secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, key.encode())
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        return key
+
+
+def _describe(err: ValidationError) -> str:
+    lines = []
+    for e in err.errors():
+        name = ".".join(str(p) for p in e.get("loc", ())) or "settings"
+        msg = e.get("msg", "invalid value").removeprefix("Value error, ")
+        lines.append(f"Invalid setting {name}: {msg}")
+    return "\n".join(lines)
+
+
+def load_settings(**overrides) -> Settings:
+    """Read settings from the environment; raise SettingsError naming the bad variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as err:
+        raise SettingsError(_describe(err)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (cached; call `get_settings.cache_clear()` in tests)."""
+    return load_settings()

@@ -1,0 +1,1 @@
+"""Reflex UI components shared by the pages."""

@@ -1,0 +1,4 @@
+"""Dramatiq actors. `dramatiq jobs` imports this package: broker first, then every actor module."""
+
+from jobs.broker import broker  # noqa: F401  (must come before the actors)
+from jobs import system  # noqa: E402,F401

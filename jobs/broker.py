@@ -1,0 +1,67 @@
+"""Dramatiq broker setup: Redis in production, StubBroker for unit tests (BAYES_STUB_BROKER=1)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import dramatiq
+from dramatiq.middleware import Middleware
+
+from bayes_app.redis_client import get_redis
+from bayes_app.settings import get_settings
+from bayes_app.workers import HEARTBEAT_EVERY_S, clear_heartbeat, publish_heartbeat
+
+log = logging.getLogger("bayes.jobs")
+
+
+class WorkerHeartbeat(Middleware):
+    """Publishes this worker process's heartbeat to Redis so /api/v1/health can see it."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+
+    def before_worker_boot(self, broker, worker) -> None:
+        queues = sorted(broker.get_declared_queues())
+
+        def beat() -> None:
+            while not self._stop.is_set():
+                try:
+                    publish_heartbeat(get_redis(), queues)
+                except Exception as err:  # noqa: BLE001 - Redis may be down for a while
+                    log.warning("worker heartbeat failed: %s", err)
+                self._stop.wait(HEARTBEAT_EVERY_S)
+
+        threading.Thread(target=beat, name="bayes-heartbeat", daemon=True).start()
+
+    def before_worker_shutdown(self, broker, worker) -> None:
+        self._stop.set()
+        try:
+            clear_heartbeat(get_redis())
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def make_broker() -> dramatiq.Broker:
+    if os.environ.get("BAYES_STUB_BROKER") == "1":
+        from dramatiq.brokers.stub import StubBroker
+
+        broker = StubBroker()
+        broker.emit_after("process_boot")
+        return broker
+    from dramatiq.brokers.redis import RedisBroker
+
+    broker = RedisBroker(
+        url=get_settings().effective_redis_url,
+        namespace="bayes-tasks",
+        # Redeliver a dead worker's messages within ~15 s instead of minutes (see notes/runs.md).
+        heartbeat_timeout=10_000,
+        maintenance_chance=100_000,
+    )
+    broker.add_middleware(WorkerHeartbeat())
+    return broker
+
+
+broker = make_broker()
+dramatiq.set_broker(broker)

@@ -1,0 +1,58 @@
+"""Account page state: the user's API tokens."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import reflex as rx
+
+from bayes_app.accounts import service
+from bayes_app.accounts.service import AccountError
+from bayes_app.db import session_scope
+from bayes_app.models import User
+from bayes_app.settings import get_settings
+from state.auth import AuthState
+
+
+class AccountState(AuthState):
+    """API tokens: list, create (the raw token is shown once), revoke."""
+
+    tokens: list[dict[str, str]] = []
+    new_token: str = ""
+
+    def _refresh(self) -> None:
+        with session_scope() as db:
+            self.tokens = [
+                {"id": t.id, "name": t.name, "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
+                 "expires": t.expires_at.strftime("%Y-%m-%d"),
+                 "state": "revoked" if t.revoked_at else "active"}
+                for t in service.list_api_tokens(db, self.user_id)
+            ]
+
+    @rx.event
+    def load(self):
+        self.new_token = ""
+        if self._load_user():
+            self._refresh()
+
+    @rx.event
+    def create_token(self, form: dict):
+        if not self._load_user():
+            return rx.redirect("/login")
+        with session_scope() as db:
+            user = db.get(User, self.user_id)
+            _row, self.new_token = service.create_api_token(
+                db, user, timedelta(days=get_settings().api_token_ttl_days),
+                (form.get("name") or "api").strip() or "api")
+        self._refresh()
+
+    @rx.event
+    def revoke(self, token_id: str):
+        if not self._load_user():
+            return rx.redirect("/login")
+        try:
+            with session_scope() as db:
+                service.revoke_api_token(db, self.user_id, token_id)
+        except AccountError as err:
+            return rx.toast.error(err.message)
+        self._refresh()
