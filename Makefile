@@ -1,5 +1,6 @@
 # Bayes — two commands: `make run` and `make test`. Everything else is a helper.
 SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -19,16 +20,16 @@ help:
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+	$(BIN)/pip install -q --upgrade pip 2>&1 | { grep -v "is ignored" || true; }
 
 # pip runs only when a requirements file changed since the last install.
 $(RUNTIME_STAMP): requirements.txt | $(BIN)/python
-	$(BIN)/pip install -q -r requirements.txt 2>&1 | grep -v "is ignored" || true
+	$(BIN)/pip install -q -r requirements.txt 2>&1 | { grep -v "is ignored" || true; }
 	$(BIN)/python -c "import reflex, dramatiq, sqlmodel, honcho"  # fail loudly if pip failed
 	touch $@
 
 $(TEST_STAMP): requirements-test.txt $(RUNTIME_STAMP)
-	$(BIN)/pip install -q -r requirements-test.txt 2>&1 | grep -v "is ignored" || true
+	$(BIN)/pip install -q -r requirements-test.txt 2>&1 | { grep -v "is ignored" || true; }
 	$(BIN)/python -c "import pytest, playwright"
 	touch $@
 

@@ -42,7 +42,7 @@ def _port_free(port: int) -> bool:
 def prepare(settings: Settings, *, quiet: bool = False) -> None:
     """Data dir, secret key, migrations and the admin account. Idempotent."""
     from bayes_app import db
-    from bayes_app.accounts.service import ensure_admin
+    from bayes_app.accounts.service import AccountError, ensure_admin
 
     settings.data_path.mkdir(parents=True, exist_ok=True)
     settings.secret()
@@ -52,8 +52,12 @@ def prepare(settings: Settings, *, quiet: bool = False) -> None:
         _fail(f"cannot migrate the database ({type(err).__name__}: {err}). "
               "Check DATABASE_URL.")
     pw = settings.admin_password.get_secret_value() if settings.admin_password else None
-    with db.session_scope() as s:
-        user, generated = ensure_admin(s, settings.admin_email, pw)
+    try:
+        with db.session_scope() as s:
+            user, generated = ensure_admin(s, settings.admin_email, pw)
+    except AccountError as err:
+        _fail(f"cannot create the admin account {settings.admin_email}: {err.message} "
+              "(check BAYES_ADMIN_EMAIL / BAYES_ADMIN_PASSWORD)")
     if generated:
         # Printed once, on creation; it is not stored anywhere in clear text.
         print("=" * 64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.routing import Mount, Route, Router
+from starlette.routing import Match, Mount, Route, Router
 
 from bayes_app.api import auth, system
 from bayes_app.api.errors import (
@@ -19,14 +19,26 @@ API_PREFIX = "/api/v1"
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
+def _known_routes() -> list[Route]:
+    return [*system.routes, *auth.routes]
+
+
 async def _unknown_route(request: Request):
+    """404 for unknown paths; 405 (with Allow) when the path exists with other methods."""
+    allowed: set[str] = set()
+    for route in _known_routes():
+        match, _ = route.matches(request.scope)
+        if match == Match.PARTIAL and route.methods:
+            allowed |= route.methods
+    if allowed:
+        raise ApiError(405, "method_not_allowed", f"{request.method} is not allowed here.",
+                       {"Allow": ", ".join(sorted(allowed))})
     raise ApiError(404, "not_found", f"No route {request.method} {request.url.path}.")
 
 
 def api_routes() -> list:
     """Every API route (relative to /api/v1), the unknown-route fallback last."""
-    return [*system.routes, *auth.routes,
-            Route("/{path:path}", _unknown_route, methods=ALL_METHODS)]
+    return [*_known_routes(), Route("/{path:path}", _unknown_route, methods=ALL_METHODS)]
 
 
 def build_api() -> Starlette:

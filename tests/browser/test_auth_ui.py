@@ -1,0 +1,108 @@
+"""Accounts in a real browser: register, shell, logout, guarded pages, admin-only pages."""
+
+import re
+import uuid
+
+from playwright.sync_api import expect
+
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
+
+
+def _login(page, url, email, password):
+    page.goto(f"{url}/login")
+    page.fill("#email", email)
+    page.fill("#password", password)
+    page.click("#submit")
+
+
+def test_register_shell_logout_and_guard(app_stack, page):
+    url = app_stack.url
+    email = f"reader-{uuid.uuid4().hex[:8]}@example.com"
+    page.goto(f"{url}/register")
+    page.fill("#email", email)
+    page.fill("#password", "quiet-river-2024")
+    page.fill("#confirm", "quiet-river-2024")
+    page.click("#submit")
+    expect(page).to_have_url(re.compile(r"/maps/?$"))
+    expect(page.locator("#user-email")).to_have_text(email)
+    for section in ("maps", "library", "search", "credits"):
+        expect(page.locator(f"#nav-{section}")).to_be_visible()
+    expect(page.locator("#nav-admin")).to_have_count(0)  # hidden from non-admins
+
+    page.click("#nav-library")
+    expect(page.locator("#page-title")).to_have_text("Library")
+
+    page.click("#logout")
+    expect(page).to_have_url(re.compile(r"/login"))
+    page.goto(f"{url}/library")
+    expect(page).to_have_url(re.compile(r"/login\?next=/library"))
+    expect(page.locator("#page-title")).to_have_text("Sign in")
+
+    # signing in again lands on the page that was asked for
+    page.fill("#email", email)
+    page.fill("#password", "quiet-river-2024")
+    page.click("#submit")
+    expect(page).to_have_url(re.compile(r"/library/?$"))
+
+
+def test_bad_input_shows_clear_messages(app_stack, page, make_user):
+    url = app_stack.url
+    email, password = make_user()
+    _login(page, url, email, "wrong-password-0")
+    expect(page.locator("#form-error")).to_contain_text("Wrong e-mail or password")
+    expect(page).to_have_url(re.compile(r"/login"))
+
+    page.goto(f"{url}/register")
+    page.fill("#email", email)
+    page.fill("#password", "quiet-river-2024")
+    page.fill("#confirm", "quiet-river-2024")
+    page.click("#submit")
+    expect(page.locator("#form-error")).to_contain_text("already exists")
+
+    page.fill("#email", f"new-{uuid.uuid4().hex[:6]}@example.com")
+    page.fill("#password", "short")
+    page.fill("#confirm", "short")
+    page.click("#submit")
+    expect(page.locator("#form-error")).to_contain_text("at least 10 characters")
+
+
+def test_admin_page_is_admin_only(app_stack, page, make_user):
+    url = app_stack.url
+    email, password = make_user()
+    _login(page, url, email, password)
+    expect(page).to_have_url(re.compile(r"/maps/?$"))
+    page.goto(f"{url}/admin")
+    expect(page).to_have_url(re.compile(r"/maps/?$"))  # refused and sent away
+    expect(page.locator("#admin-users")).to_have_count(0)
+
+    page.click("#logout")
+    expect(page).to_have_url(re.compile(r"/login"))
+    _login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    expect(page.locator("#nav-admin")).to_be_visible()
+    page.click("#nav-admin")
+    expect(page.locator("#admin-users")).to_contain_text(email)
+
+
+def test_change_password_and_api_token(app_stack, page, make_user):
+    import httpx
+
+    url = app_stack.url
+    email, password = make_user()
+    _login(page, url, email, password)
+    expect(page).to_have_url(re.compile(r"/maps/?$"))
+    page.click("#nav-account")
+    page.fill("#old_password", password)
+    page.fill("#new_password", "brand-new-secret-7")
+    page.fill("#confirm", "brand-new-secret-7")
+    page.click("#change-password")
+    expect(page.locator("#form-notice")).to_contain_text("Password changed")
+    page.reload()
+    expect(page.locator("#page-title")).to_have_text("Account")  # this browser stays signed in
+
+    page.fill("#token-name", "laptop")
+    page.click("#create-token")
+    token = page.locator("#new-token").inner_text()
+    me = httpx.get(f"{url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}).json()
+    assert me["email"] == email
+    r = httpx.post(f"{url}/api/v1/auth/token", json={"email": email, "password": password})
+    assert r.status_code == 401  # the old password no longer works

@@ -1,0 +1,138 @@
+"""Shared fixtures: real Redis, real PostgreSQL 15 + SQLite, the app stack, Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, stack_env
+
+ADMIN_EMAIL = "admin@example.com"
+ADMIN_PASSWORD = "stack-secret-pass-42"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+def pytest_collection_modifyitems(config, items):
+    # Tests that start their own full stack run first, before the shared app exists,
+    # so two Reflex builds never write the same .web directory at once.
+    items.sort(key=lambda it: 0 if it.get_closest_marker("stack") else 1)
+
+
+# ---- services ---------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> RedisServer:
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> PgCluster:
+    # Not under pytest's tmp dir: that is private to root, and postgres runs as 'postgres'.
+    base = Path(tempfile.mkdtemp(prefix="bayes-pg-"))
+    os.chmod(base, 0o755)
+    cluster = PgCluster(base / "cluster").start()
+    yield cluster
+    cluster.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path) -> str:
+    """A fresh, migrated database on each backend (the test runs once per backend)."""
+    from bayes_app import db
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'test.db'}"
+    else:
+        cluster: PgCluster = request.getfixturevalue("pg_cluster")
+        url = cluster.create_database(f"t_{uuid.uuid4().hex[:12]}")
+    db.migrate(url)
+    yield url
+    db.get_engine(url).dispose()
+
+
+@pytest.fixture
+def dbs(db_url):
+    """An open SQLModel session on the fresh database."""
+    from sqlmodel import Session
+
+    from bayes_app.db import get_engine
+
+    with Session(get_engine(db_url), expire_on_commit=False) as s:
+        yield s
+
+
+@pytest.fixture
+def configure(monkeypatch):
+    """Point this process's settings at given env values (clears the settings cache)."""
+    from bayes_app import settings
+
+    def apply(**env: str) -> None:
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        settings.get_settings.cache_clear()
+
+    yield apply
+    settings.get_settings.cache_clear()
+
+
+# ---- the app ------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def app_stack(tmp_path_factory, redis_server) -> AppStack:
+    """The app started once per test session through `python -m bayes_app.cli run`."""
+    data_dir = Path(tmp_path_factory.mktemp("app"))
+    port = free_port()
+    env = stack_env(data_dir, port, REDIS_URL=redis_server.url,
+                    BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD)
+    stack = AppStack(data_dir=data_dir, env=env, port=port).start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture(scope="session")
+def app_db_url(app_stack) -> str:
+    return f"sqlite:///{app_stack.data_dir / 'bayes.db'}"
+
+
+@pytest.fixture
+def make_user(app_db_url):
+    """Create a user directly in the running app's database; returns (email, password)."""
+    from bayes_app.accounts import service
+    from bayes_app.db import session_scope
+
+    def create(is_admin: bool = False) -> tuple[str, str]:
+        email = f"u{uuid.uuid4().hex[:10]}@example.com"
+        password = "pw-" + uuid.uuid4().hex[:12]
+        with session_scope(app_db_url) as s:
+            service.register(s, email, password, is_admin=is_admin)
+        return email, password
+
+    return create
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                              headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    yield pg
+    context.close()

@@ -1,0 +1,112 @@
+"""Account operations against real SQLite and PostgreSQL databases (each test runs on both)."""
+
+from datetime import timedelta
+
+import pytest
+from sqlmodel import select
+
+from bayes_app.accounts import service
+from bayes_app.accounts.service import AccountError
+from bayes_app.models import ApiToken, User, utcnow
+
+
+def test_register_and_authenticate(dbs):
+    user = service.register(dbs, "Alice@Example.com", "tangerine-sky-42")
+    dbs.commit()
+    assert user.email == "alice@example.com" and not user.is_admin
+    assert service.authenticate(dbs, "alice@example.com", "tangerine-sky-42").id == user.id
+    with pytest.raises(AccountError) as err:
+        service.authenticate(dbs, "alice@example.com", "wrong-password-1")
+    assert err.value.status == 401
+    with pytest.raises(AccountError) as err:
+        service.authenticate(dbs, "nobody@example.com", "tangerine-sky-42")
+    assert err.value.code == "invalid_credentials"  # same answer: no account enumeration
+
+
+def test_duplicate_email_creates_nothing(dbs):
+    service.register(dbs, "bob@example.com", "tangerine-sky-42")
+    dbs.commit()
+    with pytest.raises(AccountError) as err:
+        service.register(dbs, "BOB@example.com", "another-pass-77")
+    assert err.value.code == "email_taken" and err.value.status == 409
+    dbs.rollback()
+    assert len(dbs.exec(select(User)).all()) == 1
+
+
+@pytest.mark.parametrize("email,password,code", [
+    ("not-an-email", "tangerine-sky-42", "invalid_email"),
+    ("carol@example.com", "short", "weak_password"),
+    ("carol@example.com", "", "weak_password"),
+])
+def test_bad_registration_input(dbs, email, password, code):
+    with pytest.raises(AccountError) as err:
+        service.register(dbs, email, password)
+    assert err.value.code == code
+    dbs.rollback()
+    assert dbs.exec(select(User)).first() is None
+
+
+def test_sessions_expire_and_end_on_logout_and_password_change(dbs):
+    user = service.register(dbs, "dan@example.com", "tangerine-sky-42")
+    token = service.create_session(dbs, user, timedelta(hours=1))
+    dbs.commit()
+    assert service.user_for_session(dbs, token).id == user.id
+    assert service.user_for_session(dbs, token + "x") is None
+    service.end_session(dbs, token)
+    dbs.commit()
+    assert service.user_for_session(dbs, token) is None
+
+    t2 = service.create_session(dbs, user, timedelta(hours=1))
+    dbs.commit()
+    service.change_password(dbs, user.id, "tangerine-sky-42", "new-mango-pass-9")
+    dbs.commit()
+    assert service.user_for_session(dbs, t2) is None  # other sessions are signed out
+    expired = service.create_session(dbs, user, timedelta(seconds=-1))
+    dbs.commit()
+    assert service.user_for_session(dbs, expired) is None
+
+
+def test_change_password_rules(dbs):
+    user = service.register(dbs, "zed@example.com", "tangerine-sky-42")
+    dbs.commit()
+    with pytest.raises(AccountError, match="current password"):
+        service.change_password(dbs, user.id, "wrong-password", "new-mango-pass-9")
+    with pytest.raises(AccountError) as err:
+        service.change_password(dbs, user.id, "tangerine-sky-42", "short")
+    assert err.value.code == "weak_password"
+    service.change_password(dbs, user.id, "tangerine-sky-42", "new-mango-pass-9")
+    dbs.commit()
+    assert service.authenticate(dbs, "zed@example.com", "new-mango-pass-9")
+
+
+def test_api_tokens_revoke_expire_and_isolation(dbs):
+    a = service.register(dbs, "fay@example.com", "tangerine-sky-42")
+    b = service.register(dbs, "gus@example.com", "tangerine-sky-43")
+    row, token = service.create_api_token(dbs, a, timedelta(days=1), "cli")
+    dbs.commit()
+    assert dbs.exec(select(ApiToken)).one().token_hash != token  # only the hash is stored
+    user, _ = service.user_for_api_token(dbs, token)
+    assert user.id == a.id
+    with pytest.raises(AccountError) as err:  # B cannot revoke A's token: it is "not found"
+        service.revoke_api_token(dbs, b.id, row.id)
+    assert err.value.status == 404
+    service.revoke_api_token(dbs, a.id, row.id)
+    dbs.commit()
+    assert service.user_for_api_token(dbs, token) is None
+
+    row2, token2 = service.create_api_token(dbs, a, timedelta(days=1))
+    row2.expires_at = utcnow() - timedelta(seconds=1)
+    dbs.add(row2)
+    dbs.commit()
+    assert service.user_for_api_token(dbs, token2) is None
+
+
+def test_ensure_admin_is_idempotent(dbs):
+    user, generated = service.ensure_admin(dbs, "root@example.com", None)
+    dbs.commit()
+    assert user.is_admin and generated and len(generated) >= 12
+    assert service.authenticate(dbs, "root@example.com", generated)
+    again, generated2 = service.ensure_admin(dbs, "root@example.com", None)
+    dbs.commit()
+    assert again.id == user.id and generated2 is None  # never regenerated or printed again
+    assert service.authenticate(dbs, "root@example.com", generated)

@@ -1,0 +1,67 @@
+"""Health through the real API routes (in-process ASGI) against a Redis we stop and restart,
+with a real worker process publishing heartbeats."""
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from tests.support.procs import RedisServer, start_worker, stack_env, wait_for
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop()
+
+
+def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redis, configure):
+    from bayes_app import redis_client
+    from bayes_app.api import build_api
+
+    db_url = f"sqlite:///{tmp_path / 'h.db'}"
+    from bayes_app import db
+    db.migrate(db_url)
+    configure(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=private_redis.url)
+    redis_client._sync.clear()
+    env = stack_env(tmp_path, 1, DATABASE_URL=db_url, REDIS_URL=private_redis.url)
+    worker = start_worker(env, tmp_path / "worker.log")
+    client = TestClient(build_api())
+    try:
+        def status():
+            return client.get("/api/v1/health").json()["status"]
+
+        wait_for(lambda: status() == "ok", 30, 0.3, what="health ok with a live worker")
+
+        private_redis.stop()
+        r = client.get("/api/v1/health")
+        assert r.status_code == 503
+        body = r.json()
+        assert body["status"] == "degraded" and "redis" in body["broken"]
+        assert body["components"]["redis"]["status"] == "down"
+        assert body["components"]["database"]["status"] == "ok"
+
+        private_redis.start()  # same port: the worker's heartbeat resumes on its own
+        wait_for(lambda: status() == "ok", 30, 0.3, what="health ok after Redis restart")
+
+        worker.terminate()  # a clean shutdown removes the heartbeat at once
+        worker.wait(20)
+        r = client.get("/api/v1/health")
+        assert r.status_code == 503 and r.json()["broken"] == ["workers"]
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+        redis_client._sync.clear()
+
+
+def test_health_degrades_with_database_down(tmp_path, private_redis, configure):
+    from bayes_app import redis_client
+    from bayes_app.api import build_api
+
+    configure(BAYES_DATA_DIR=str(tmp_path), REDIS_URL=private_redis.url,
+              DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
+    redis_client._sync.clear()
+    r = TestClient(build_api()).get("/api/v1/health")
+    assert r.status_code == 503
+    assert "database" in r.json()["broken"]
+    assert "password" not in r.text.lower()

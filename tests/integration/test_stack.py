@@ -1,0 +1,60 @@
+"""`make run`'s process set: starts web + worker + its own Redis, Ctrl-C leaves no orphans,
+and a second start neither reinstalls nor re-creates the admin."""
+
+import subprocess
+
+import httpx
+import psutil
+import pytest
+
+from tests.support.procs import ROOT, AppStack, free_port, stack_env
+
+
+@pytest.mark.stack
+def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
+    port, redis_port = free_port(), free_port()
+    env = stack_env(tmp_path / "data", port, BAYES_REDIS_PORT=str(redis_port))
+    stack = AppStack(data_dir=tmp_path / "data", env=env, port=port).start()
+    try:
+        procfile = (tmp_path / "data" / "Procfile").read_text()
+        assert "redis-server" in procfile and "dramatiq jobs" in procfile
+        assert "--env prod --single-port" in procfile
+        health = httpx.get(f"{stack.url}/api/v1/health", timeout=10).json()
+        assert health["status"] == "ok"
+        log = stack.log_tail(400)
+        assert "Generated password:" in log  # printed once, on creation
+        # one port serves both the pages and the API
+        page = httpx.get(f"{stack.url}/login", timeout=10, follow_redirects=True)
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        children = psutil.Process(stack.proc.pid).children(recursive=True)
+        names = " ".join(" ".join(c.cmdline()) for c in children)
+        assert "redis-server" in names and "dramatiq" in names and "reflex" in names
+    finally:
+        rc = stack.stop()
+    assert rc is not None
+    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"orphans after Ctrl-C: {[c.cmdline() for c in alive]}"
+
+    # Second start: same data, admin exists, no password printed again.
+    again = AppStack(data_dir=tmp_path / "data", env=env, port=port)
+    again.start()
+    try:
+        assert "Generated password:" not in again.log_tail(400)
+    finally:
+        again.stop()
+
+
+@pytest.mark.stack
+def test_second_make_run_does_not_reinstall():
+    out = subprocess.run(["make", "-n", "setup"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert "pip install" not in out, out
+
+
+def test_invalid_setting_fails_at_start_naming_it(tmp_path):
+    env = stack_env(tmp_path, 1)
+    env["BAYES_PORT"] = "not-a-port"
+    p = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "bayes_app.cli", "run"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert "BAYES_PORT" in p.stderr

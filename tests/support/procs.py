@@ -1,0 +1,213 @@
+"""Real services for tests: redis-server, a throwaway PostgreSQL 15 cluster, the app stack."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Fatal(Exception):
+    """Raised by a wait_for predicate to stop waiting at once."""
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    last_err = None
+    while time.monotonic() < deadline:
+        try:
+            result = predicate()
+            if result:
+                return result
+        except Fatal:
+            raise
+        except Exception as err:  # noqa: BLE001
+            last_err = err
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what} (last error: {last_err})")
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class RedisServer:
+    """A real redis-server on a free port; can be stopped and restarted on the same port."""
+
+    workdir: Path
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def url_db(self, db: int) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def start(self) -> "RedisServer":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.workdir), "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: _port_open(self.port), 10, what="redis-server")
+        return self
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        wait_for(lambda: not _port_open(self.port), 10, what="redis-server to stop")
+
+
+@dataclass
+class PgCluster:
+    """A throwaway PostgreSQL cluster made with initdb/pg_ctl under a temp dir."""
+
+    workdir: Path
+    port: int = field(default_factory=free_port)
+
+    def _bin(self, name: str) -> str:
+        found = shutil.which(name)
+        if found:
+            return found
+        cands = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+        if not cands:
+            raise RuntimeError(f"PostgreSQL tool {name} not found (apt-get install postgresql)")
+        return str(cands[-1])
+
+    def _run(self, *args: str) -> None:
+        cmd = list(args)
+        if os.geteuid() == 0:  # initdb/postgres refuse to run as root
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    @property
+    def datadir(self) -> Path:
+        return self.workdir / "data"
+
+    def start(self) -> "PgCluster":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.workdir, "postgres", "postgres")
+            os.chmod(self.workdir, 0o755)
+        self._run(self._bin("initdb"), "-D", str(self.datadir), "-U", "bayes", "--auth=trust",
+                  "-E", "UTF8", "--no-sync")
+        self._run(self._bin("pg_ctl"), "-D", str(self.datadir), "-w", "-l",
+                  str(self.workdir / "pg.log"), "-o",
+                  f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
+                  "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+                  "start")
+        return self
+
+    def stop(self) -> None:
+        try:
+            self._run(self._bin("pg_ctl"), "-D", str(self.datadir), "-m", "immediate", "-w", "stop")
+        except subprocess.CalledProcessError:
+            pass
+
+    def url(self, dbname: str = "postgres") -> str:
+        return f"postgresql+psycopg://bayes@127.0.0.1:{self.port}/{dbname}"
+
+    def create_database(self, name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(f"postgresql://bayes@127.0.0.1:{self.port}/postgres",
+                             autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+@dataclass
+class AppStack:
+    """The whole process set started exactly as `make run` does (bayes_app.cli run)."""
+
+    data_dir: Path
+    env: dict
+    port: int
+    proc: subprocess.Popen | None = None
+    log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 900) -> "AppStack":
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.data_dir / "stack.log"
+        log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bayes_app.cli", "run"], cwd=ROOT, env=self.env,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def healthy() -> bool:
+            if self.proc.poll() is not None:
+                raise Fatal(f"stack exited early:\n{self.log_tail()}")
+            r = httpx.get(f"{self.url}/api/v1/health", timeout=5)
+            return r.status_code == 200 and r.json()["status"] == "ok"
+
+        try:
+            wait_for(healthy, timeout, interval=1, what=f"the app on {self.url}")
+        except BaseException:
+            print(self.log_tail())
+            self.stop()
+            raise
+        return self
+
+    def log_tail(self, n: int = 60) -> str:
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+
+    def stop(self) -> int | None:
+        """Ctrl-C the supervisor, as a user would; returns its exit code."""
+        if not self.proc or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            return self.proc.wait(10)
+
+
+def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("BAYES_", "DATABASE_URL", "REDIS_URL", "QDRANT_URL", "OPENAI_"))}
+    env.update(
+        PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+        BAYES_DATA_DIR=str(data_dir), BAYES_PORT=str(port), REFLEX_USE_NPM="1",
+        REFLEX_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def start_worker(env: dict, log_path: Path) -> subprocess.Popen:
+    """A real `dramatiq jobs` worker process."""
+    return subprocess.Popen(
+        [str(VENV_BIN / "dramatiq"), "jobs", "--processes", "1", "--threads", "2",
+         "--worker-shutdown-timeout", "2000"],
+        cwd=ROOT, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
+        start_new_session=True)

@@ -1,0 +1,137 @@
+"""Chunking: exact page slices, overlap, stable hashes, speed."""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from functools import cache
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from bayes_app.library.chunking import (
+    Chunk,
+    chunk_pages,
+    content_hash,
+    embedding_text,
+    estimate_tokens,
+    iter_chunks,
+)
+from bayes_app.library.pdf import PageText, extract_pages, iter_pages
+
+PAPERS = Path(__file__).resolve().parents[1] / "fixtures" / "papers"
+ALL_PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
+
+
+@cache
+def _pages(name: str) -> tuple[PageText, ...]:
+    return tuple(extract_pages(PAPERS / name))
+
+
+@pytest.mark.parametrize("name", ALL_PAPERS)
+def test_offsets_reproduce_chunk_text_and_never_cross_pages(name: str) -> None:
+    pages = _pages(name)
+    chunks = chunk_pages(pages)
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert [c.page for c in chunks] == sorted(c.page for c in chunks)
+    for c in chunks:
+        text = pages[c.page - 1].text
+        assert c.page == c.page_end
+        assert 0 <= c.char_start < c.char_end <= len(text)
+        assert c.text == text[c.char_start : c.char_end]
+        # whitespace boundaries only: never mid-word
+        assert c.char_start == 0 or text[c.char_start - 1].isspace()
+        assert c.char_end == len(text) or text[c.char_end].isspace()
+        assert c.text == c.text.strip()
+
+
+@pytest.mark.parametrize("name", ALL_PAPERS)
+def test_chunks_cover_every_word(name: str) -> None:
+    pages = _pages(name)
+    covered: dict[int, list[bool]] = {p.number: [False] * len(p.text) for p in pages}
+    for c in chunk_pages(pages):
+        covered[c.page][c.char_start : c.char_end] = [True] * (c.char_end - c.char_start)
+    for p in pages:
+        assert all(covered[p.number][i] or ch.isspace() for i, ch in enumerate(p.text))
+
+
+def test_sizes_and_overlap_on_a_real_paper() -> None:
+    chunks = chunk_pages(_pages("explanations-molecular-prediction-models.pdf"), 250, 50)
+    assert all(c.token_count == estimate_tokens(c.text) for c in chunks)
+    assert max(c.token_count for c in chunks) <= 250 + 250 // 4 + 5
+    assert statistics.median(c.token_count for c in chunks) >= 180
+    overlaps = []
+    for prev, nxt in pairwise(chunks):
+        if prev.page != nxt.page:
+            continue
+        assert prev.char_start < nxt.char_start < prev.char_end  # overlap present, progress made
+        overlaps.append(estimate_tokens(prev.text[nxt.char_start - prev.char_start :]))
+    assert overlaps and all(0 < o <= 50 for o in overlaps)
+    assert statistics.median(overlaps) >= 35
+
+
+def test_prefers_sentence_ends() -> None:
+    text = " ".join(f"Sentence number {i} has exactly eight words here." for i in range(200))
+    chunks = chunk_pages([PageText(1, text)], target_tokens=100, overlap_tokens=20)
+    assert len(chunks) > 5
+    assert all(c.text.endswith(".") for c in chunks)
+
+
+def test_short_tail_is_merged_into_previous_chunk() -> None:
+    words = " ".join(f"w{i}" for i in range(105))  # 105 pieces ≈ 137 tokens
+    chunks = chunk_pages([PageText(1, words)], target_tokens=130, overlap_tokens=20)
+    assert len(chunks) == 1 and chunks[0].text == words
+    chunks = chunk_pages([PageText(1, words)], target_tokens=60, overlap_tokens=10)
+    assert len(chunks) > 1 and chunks[-1].text.endswith("w104")
+
+
+def test_empty_pages_and_giant_words() -> None:
+    pages = [PageText(1, ""), PageText(2, " \r\n "), PageText(3, "x" * 5000 + " tail")]
+    chunks = chunk_pages(pages, target_tokens=10, overlap_tokens=2, min_tail_tokens=0)
+    assert [(c.index, c.page, c.text[:1]) for c in chunks] == [(0, 3, "x"), (1, 3, "t")]
+
+
+def test_invalid_parameters() -> None:
+    with pytest.raises(ValueError):
+        chunk_pages([], target_tokens=50, overlap_tokens=50)
+    with pytest.raises(ValueError):
+        chunk_pages([], target_tokens=0)
+
+
+def test_hash_is_stable_and_only_changes_for_edited_pages() -> None:
+    pages = list(_pages("pasa.pdf"))
+    first = chunk_pages(pages)
+    assert [c.content_hash for c in chunk_pages(pages)] == [c.content_hash for c in first]
+    c = first[0]
+    assert c.content_hash == hashlib.sha256(embedding_text(c.text).encode()).hexdigest()
+    # whitespace and pdfium hyphenation markers do not change what is embedded
+    assert content_hash("reading pa\ufffepers,\r\n and") == content_hash("reading papers, and")
+    assert content_hash("reading papers") != content_hash("reading paper")
+
+    edited = pages.copy()
+    edited[6] = PageText(7, pages[6].text.replace("Selector", "Chooser"))
+    second = chunk_pages(edited)
+    before = {c.content_hash for c in first if c.page != 7}
+    after = {c.content_hash for c in second if c.page != 7}
+    assert before == after
+    changed = {c.content_hash for c in second if c.page == 7} - {c.content_hash for c in first}
+    assert changed
+
+
+def test_streams_from_the_page_iterator() -> None:
+    streamed = list(iter_chunks(iter_pages(PAPERS / "pasa.pdf")))
+    assert streamed == chunk_pages(_pages("pasa.pdf"))
+    assert all(isinstance(c, Chunk) for c in streamed)
+
+
+def test_chunking_speed_on_41_page_paper() -> None:
+    pages = _pages("explanations-molecular-prediction-models.pdf")
+    assert len(pages) == 41
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        chunk_pages(pages)
+        best = min(best, time.perf_counter() - start)
+    assert len(pages) / best > 500, f"{len(pages) / best:.0f} pages/s"

@@ -1,0 +1,37 @@
+import pytest
+
+from bayes_app.accounts.passwords import (
+    InvalidEmailError,
+    WeakPasswordError,
+    check_password_strength,
+    hash_password,
+    normalize_email,
+    verify_password,
+)
+
+
+def test_hash_and_verify():
+    h = hash_password("correct horse battery")
+    assert h.startswith("$argon2id$")
+    assert verify_password(h, "correct horse battery")
+    assert not verify_password(h, "correct horse batterz")
+    assert not verify_password("not-a-hash", "x")
+
+
+@pytest.mark.parametrize("pw", ["short", "aaaaaaaaaaaa", "password123", "1234567890"])
+def test_weak_passwords_rejected(pw):
+    with pytest.raises(WeakPasswordError):
+        check_password_strength(pw)
+
+
+def test_password_containing_email_name_rejected():
+    with pytest.raises(WeakPasswordError):
+        check_password_strength("alice-rocks-2024", "alice@example.com")
+    check_password_strength("tangerine-rocks-2024", "alice@example.com")
+
+
+def test_email_normalised_and_validated():
+    assert normalize_email("  Alice@Example.COM ") == "alice@example.com"
+    for bad in ["", "alice", "alice@", "@example.com", "a b@example.com"]:
+        with pytest.raises(InvalidEmailError):
+            normalize_email(bad)
