@@ -84,6 +84,11 @@ def procfile(settings: Settings, *, dev: bool = False) -> str:
         watch = ""
     lines.append(f"worker: {dramatiq} jobs --processes {settings.worker_processes}"
                  f" --threads {settings.worker_threads} --worker-shutdown-timeout 5000{watch}")
+    if settings.runs_local_index:
+        py = shlex.quote(sys.executable)
+        index_dir = shlex.quote(str(settings.data_path / "index"))
+        lines.append(f"index: {py} -m bayes_app.search.index_server --path {index_dir}"
+                     f" --host 127.0.0.1 --port {settings.index_port}")
     if settings.runs_local_redis:
         redis_dir = settings.data_path / "redis"
         redis_dir.mkdir(parents=True, exist_ok=True)
@@ -98,6 +103,9 @@ def run(dev: bool = False) -> None:
     settings = _settings()
     if not _port_free(settings.port):
         _fail(f"port {settings.port} is already in use; set BAYES_PORT to another port.")
+    if settings.runs_local_index and not _port_free(settings.index_port):
+        _fail(f"port {settings.index_port} (embedded index) is in use; set BAYES_INDEX_PORT, "
+              "or QDRANT_URL to use a Qdrant server.")
     if settings.runs_local_redis and not _port_free(settings.redis_port):
         _fail(f"port {settings.redis_port} (local Redis) is in use; set BAYES_REDIS_PORT, "
               "or REDIS_URL to use an existing Redis.")
@@ -110,6 +118,9 @@ def run(dev: bool = False) -> None:
                BAYES_DATA_DIR=str(settings.data_path))
     if settings.runs_local_redis:
         env["REDIS_URL"] = settings.effective_redis_url
+    if settings.runs_local_index:
+        env["QDRANT_URL"] = settings.effective_qdrant_url
+    env["BAYES_EMBEDDING_MODEL"] = settings.embedding_model
     print(f"bayes: starting on http://localhost:{settings.port}  (Ctrl-C stops everything)", flush=True)
     honcho = str(Path(sys.executable).parent / "honcho")
     os.chdir(PROJECT_ROOT)

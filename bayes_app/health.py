@@ -1,4 +1,4 @@
-"""Health of the components the app depends on: database, Redis, workers."""
+"""Health of the components the app depends on: database, Redis, workers, vector index."""
 
 from __future__ import annotations
 
@@ -40,6 +40,17 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
         }
     else:
         comps["workers"] = {"status": "unknown", "count": 0, "error": "Redis is down"}
+
+    try:
+        import httpx
+
+        from bayes_app.settings import get_settings
+
+        r = httpx.get(f"{get_settings().effective_qdrant_url}/collections", timeout=2.0)
+        r.raise_for_status()
+        comps["index"] = {"status": "ok"}
+    except Exception as err:  # noqa: BLE001
+        comps["index"] = {"status": "down", "error": _short(err)}
 
     broken = [name for name, c in comps.items() if c["status"] != "ok"]
     return {"status": "degraded" if broken else "ok", "broken": broken, "components": comps}

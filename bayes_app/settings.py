@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(None, validation_alias="REDIS_URL")
     redis_port: Port = Field(6390, validation_alias="BAYES_REDIS_PORT")
     qdrant_url: str | None = Field(None, validation_alias="QDRANT_URL")
+    index_port: Port = Field(6391, validation_alias="BAYES_INDEX_PORT")
+    embedding_model: str = Field("minilm", validation_alias="BAYES_EMBEDDING_MODEL")
+    max_upload_mb: int = Field(100, ge=1, le=10_000, validation_alias="BAYES_MAX_UPLOAD_MB")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
     secret_key: SecretStr | None = Field(None, validation_alias="BAYES_SECRET_KEY")
@@ -119,6 +122,19 @@ class Settings(BaseSettings):
     @property
     def effective_redis_url(self) -> str:
         return self.redis_url or f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def effective_qdrant_url(self) -> str:
+        return self.qdrant_url or f"http://127.0.0.1:{self.index_port}"
+
+    @property
+    def runs_local_index(self) -> bool:
+        """True when `make run` must start the embedded index process (no QDRANT_URL)."""
+        return self.qdrant_url is None
+
+    @property
+    def files_path(self) -> Path:
+        return self.data_path / "files"
 
     @property
     def runs_local_redis(self) -> bool:

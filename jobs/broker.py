@@ -60,6 +60,9 @@ def make_broker() -> dramatiq.Broker:
         maintenance_chance=100_000,
     )
     broker.add_middleware(WorkerHeartbeat())
+    from jobs.periodic import periodic
+
+    broker.add_middleware(periodic)
     return broker
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.pages import account, admin, auth, sections
+from bayes_app.pages import account, admin, auth, library, search, sections, viewer
 from state.account import AccountState
 from state.admin import AdminState
 from state.auth import AuthState
+from state.library import LibraryState
+from state.search import SearchState
+from state.viewer import ViewerState
 
 
 def register(app: rx.App) -> None:
@@ -18,6 +21,12 @@ def register(app: rx.App) -> None:
     app.add_page(sections.index_page, route="/", title="Bayes", on_load=AuthState.go_home)
     for route, page, title in sections.PAGES:
         app.add_page(page, route=route, title=f"{title} · Bayes", on_load=AuthState.require_login)
+    app.add_page(library.library_page, route="/library", title="Library · Bayes",
+                 on_load=[AuthState.require_login, LibraryState.load])
+    app.add_page(search.search_page, route="/search", title="Search · Bayes",
+                 on_load=[AuthState.require_login, SearchState.load])
+    app.add_page(viewer.viewer_page, route="/documents/[document_id]", title="Document · Bayes",
+                 on_load=[AuthState.require_login, ViewerState.load])
     app.add_page(account.account_page, route="/account", title="Account · Bayes",
                  on_load=[AuthState.require_login, AccountState.load])
     app.add_page(admin.admin_page, route="/admin", title="Admin · Bayes",

@@ -17,16 +17,6 @@ def maps_page() -> rx.Component:
         "claims appear on the map."))
 
 
-def library_page() -> rx.Component:
-    return shell("Library", coming_later(
-        "PDF upload, ingestion progress and Zotero sync arrive with the library milestone."))
-
-
-def search_page() -> rx.Component:
-    return shell("Search", coming_later(
-        "Hybrid search over your papers arrives with the library milestone."))
-
-
 def credits_page() -> rx.Component:
     return shell("Credits", coming_later(
         "Your balance and one row per run arrive with the runs milestone."))
@@ -34,7 +24,5 @@ def credits_page() -> rx.Component:
 
 PAGES = [
     ("/maps", maps_page, "Maps"),
-    ("/library", library_page, "Library"),
-    ("/search", search_page, "Search"),
     ("/credits", credits_page, "Credits"),
 ]

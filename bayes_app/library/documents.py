@@ -1,0 +1,315 @@
+"""Documents and collections of one owner: create, list, edit, delete.
+
+Every function takes the owner's id and treats another owner's object as missing
+(`NotFound`), so callers cannot leak other users' documents by id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import func
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, delete, select
+
+from bayes_app.library.storage import StoredFile
+from bayes_app.models import (
+    Chunk,
+    Collection,
+    DocStatus,
+    Document,
+    DocumentCollection,
+    PageText,
+    utcnow,
+)
+
+PDF_MAGIC = b"%PDF-"
+
+
+class NotFound(Exception):
+    def __init__(self, what: str = "document"):
+        super().__init__(f"No such {what}.")
+        self.what = what
+
+
+class LibraryError(Exception):
+    """A user-facing library error with a stable code."""
+
+    def __init__(self, code: str, message: str, status: int = 400):
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+
+def check_upload_head(head: bytes, filename: str) -> None:
+    """Reject what is certainly not a PDF before storing it (empty, wrong magic bytes)."""
+    if not head:
+        raise LibraryError("empty", f"{filename}: the file is empty (0 bytes).")
+    if PDF_MAGIC not in head[:1024]:
+        raise LibraryError("not_pdf", f"{filename}: this is not a PDF file.", 415)
+
+
+@dataclass
+class DocumentView:
+    """What the UI and API show about a document."""
+
+    id: str
+    filename: str
+    title: str
+    authors: list[str]
+    year: int | None
+    doi: str | None
+    status: str
+    progress_done: int
+    progress_total: int
+    page_count: int
+    chunk_count: int
+    error_code: str | None
+    error_message: str | None
+    collection_ids: list[str] = field(default_factory=list)
+    created_at: datetime | None = None
+    file_size: int = 0
+
+    def to_json(self) -> dict:
+        total = self.progress_total or 0
+        return {
+            "id": self.id, "filename": self.filename, "title": self.title,
+            "authors": self.authors, "year": self.year, "doi": self.doi,
+            "status": self.status,
+            "progress": {"done": self.progress_done, "total": total,
+                         "fraction": round(self.progress_done / total, 3) if total else None},
+            "page_count": self.page_count, "chunk_count": self.chunk_count,
+            "error": ({"code": self.error_code, "message": self.error_message}
+                      if self.status == DocStatus.FAILED else None),
+            "collection_ids": self.collection_ids, "file_size": self.file_size,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+        }
+
+
+def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
+    return DocumentView(
+        id=doc.id, filename=doc.filename, title=doc.title or doc.filename, authors=list(doc.authors or []),
+        year=doc.year, doi=doc.doi, status=doc.status, progress_done=doc.progress_done,
+        progress_total=doc.progress_total, page_count=doc.page_count, chunk_count=doc.chunk_count,
+        error_code=doc.error_code, error_message=doc.error_message,
+        collection_ids=collection_ids, created_at=doc.created_at, file_size=doc.file_size,
+    )
+
+
+def _collections_of(db: Session, doc_ids: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {d: [] for d in doc_ids}
+    if doc_ids:
+        for link in db.exec(select(DocumentCollection).where(
+                col(DocumentCollection.document_id).in_(doc_ids))):
+            out[link.document_id].append(link.collection_id)
+    return out
+
+
+def get_owned(db: Session, owner_id: str, document_id: str) -> Document:
+    doc = db.get(Document, document_id)
+    if doc is None or doc.owner_id != owner_id:
+        raise NotFound("document")
+    return doc
+
+
+def view(db: Session, owner_id: str, document_id: str) -> DocumentView:
+    doc = get_owned(db, owner_id, document_id)
+    return _view(doc, _collections_of(db, [doc.id])[doc.id])
+
+
+def list_documents(db: Session, owner_id: str, collection_id: str | None = None) -> list[DocumentView]:
+    q = select(Document).where(Document.owner_id == owner_id)
+    if collection_id:
+        get_collection(db, owner_id, collection_id)
+        q = q.join(DocumentCollection, DocumentCollection.document_id == Document.id).where(
+            DocumentCollection.collection_id == collection_id)
+    docs = list(db.exec(q.order_by(col(Document.created_at).desc())))
+    cols = _collections_of(db, [d.id for d in docs])
+    return [_view(d, cols[d.id]) for d in docs]
+
+
+def add_upload(db: Session, owner_id: str, filename: str, stored: StoredFile,
+               collection_ids: list[str] | None = None) -> tuple[Document, bool]:
+    """A new queued document for this file, or the owner's existing one (same content).
+
+    Returns (document, created). The caller enqueues ingestion after committing.
+    """
+    existing = db.exec(select(Document).where(
+        Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).first()
+    if existing is not None:
+        return existing, False
+    for cid in collection_ids or []:
+        get_collection(db, owner_id, cid)
+    doc = Document(owner_id=owner_id, filename=(filename or "upload.pdf")[:500],
+                   file_sha256=stored.sha256, file_size=stored.size,
+                   title="", ingest_generation=1)
+    db.add(doc)
+    try:
+        db.flush()
+    except IntegrityError:  # the same file raced in twice
+        db.rollback()
+        again = db.exec(select(Document).where(
+            Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).one()
+        return again, False
+    for cid in collection_ids or []:
+        db.add(DocumentCollection(document_id=doc.id, collection_id=cid))
+    return doc, True
+
+
+def replace_file(db: Session, owner_id: str, document_id: str, stored: StoredFile) -> tuple[Document, str | None]:
+    """Point a document at a new version of its file and queue re-ingestion.
+
+    Returns (document, old_sha256 or None if unchanged)."""
+    doc = get_owned(db, owner_id, document_id)
+    if doc.file_sha256 == stored.sha256:
+        return doc, None
+    clash = db.exec(select(Document).where(
+        Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).first()
+    if clash is not None:
+        raise LibraryError("duplicate", "This file is already in your library as another document.", 409)
+    old = doc.file_sha256
+    doc.file_sha256, doc.file_size = stored.sha256, stored.size
+    queue_ingest(doc)
+    db.add(doc)
+    return doc, old
+
+
+def queue_ingest(doc: Document) -> None:
+    """Mark a document queued for (re-)ingestion; stale jobs see a newer generation and stop."""
+    doc.status = DocStatus.QUEUED
+    doc.progress_done = doc.progress_total = 0
+    doc.error_code = doc.error_message = None
+    doc.ingest_generation += 1
+    doc.updated_at = utcnow()
+
+
+def update_metadata(db: Session, owner_id: str, document_id: str, changes: dict) -> Document:
+    """Edit title / authors / year / doi and the document's collections."""
+    doc = get_owned(db, owner_id, document_id)
+    if "title" in changes:
+        title = str(changes["title"] or "").strip()
+        if not title:
+            raise LibraryError("invalid", "The title cannot be empty.")
+        doc.title = title[:1000]
+    if "authors" in changes:
+        authors = changes["authors"]
+        if isinstance(authors, str):
+            authors = [a.strip() for a in authors.replace(";", ",").split(",")]
+        if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
+            raise LibraryError("invalid", "Authors must be a list of names.")
+        doc.authors = [a.strip()[:200] for a in authors if a.strip()][:100]
+    if "year" in changes:
+        year = changes["year"]
+        if year in (None, ""):
+            doc.year = None
+        else:
+            try:
+                year = int(year)
+            except (TypeError, ValueError):
+                raise LibraryError("invalid", "The year must be a number.") from None
+            if not 1000 <= year <= 2999:
+                raise LibraryError("invalid", "The year must be between 1000 and 2999.")
+            doc.year = year
+    if "doi" in changes:
+        doi = str(changes["doi"] or "").strip()
+        doc.doi = doi[:300] or None
+    if {"title", "authors", "year", "doi"} & set(changes):
+        doc.metadata_edited = True
+    if "collection_ids" in changes:
+        ids = changes["collection_ids"]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise LibraryError("invalid", "collection_ids must be a list of ids.")
+        set_document_collections(db, owner_id, doc.id, ids)
+    doc.updated_at = utcnow()
+    db.add(doc)
+    return doc
+
+
+def set_document_collections(db: Session, owner_id: str, document_id: str, collection_ids: list[str]) -> None:
+    get_owned(db, owner_id, document_id)
+    for cid in collection_ids:
+        get_collection(db, owner_id, cid)
+    db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == document_id))
+    for cid in dict.fromkeys(collection_ids):
+        db.add(DocumentCollection(document_id=document_id, collection_id=cid))
+
+
+def delete_document(db: Session, owner_id: str, document_id: str) -> tuple[str, bool]:
+    """Delete a document, its chunks, page texts and links.
+
+    Returns (file_sha256, file_still_used) so the caller can remove the file and vectors."""
+    doc = get_owned(db, owner_id, document_id)
+    sha = doc.file_sha256
+    db.exec(delete(Chunk).where(Chunk.document_id == doc.id))
+    db.exec(delete(PageText).where(PageText.document_id == doc.id))
+    db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))
+    db.delete(doc)
+    db.flush()
+    still_used = db.exec(select(func.count()).select_from(Document).where(
+        Document.file_sha256 == sha)).one() > 0
+    return sha, still_used
+
+
+# ---- collections ---------------------------------------------------------------------------
+def get_collection(db: Session, owner_id: str, collection_id: str) -> Collection:
+    c = db.get(Collection, collection_id)
+    if c is None or c.owner_id != owner_id:
+        raise NotFound("collection")
+    return c
+
+
+def _clean_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise LibraryError("invalid", "A collection needs a name.")
+    if len(name) > 300:
+        raise LibraryError("invalid", "Collection names are at most 300 characters.")
+    return name
+
+
+def create_collection(db: Session, owner_id: str, name: str) -> Collection:
+    name = _clean_name(name)
+    if db.exec(select(Collection).where(Collection.owner_id == owner_id, Collection.name == name)).first():
+        raise LibraryError("duplicate", f"You already have a collection named “{name}”.", 409)
+    c = Collection(owner_id=owner_id, name=name)
+    db.add(c)
+    db.flush()
+    return c
+
+
+def rename_collection(db: Session, owner_id: str, collection_id: str, name: str) -> Collection:
+    c = get_collection(db, owner_id, collection_id)
+    name = _clean_name(name)
+    other = db.exec(select(Collection).where(Collection.owner_id == owner_id, Collection.name == name)).first()
+    if other is not None and other.id != c.id:
+        raise LibraryError("duplicate", f"You already have a collection named “{name}”.", 409)
+    c.name = name
+    db.add(c)
+    return c
+
+
+def delete_collection(db: Session, owner_id: str, collection_id: str) -> list[str]:
+    """Delete a collection (its documents stay). Returns the ids of documents that were in it."""
+    c = get_collection(db, owner_id, collection_id)
+    doc_ids = list(db.exec(select(DocumentCollection.document_id).where(
+        DocumentCollection.collection_id == c.id)))
+    db.exec(delete(DocumentCollection).where(DocumentCollection.collection_id == c.id))
+    db.delete(c)
+    return doc_ids
+
+
+def list_collections(db: Session, owner_id: str) -> list[dict]:
+    rows = db.exec(
+        select(Collection, func.count(col(DocumentCollection.document_id)))
+        .join(DocumentCollection, DocumentCollection.collection_id == Collection.id, isouter=True)
+        .where(Collection.owner_id == owner_id)
+        .group_by(Collection.id)
+        .order_by(Collection.name)
+    )
+    return [{"id": c.id, "name": c.name, "document_count": n,
+             "created_at": c.created_at.isoformat()} for c, n in rows]
+
+
+def collection_ids_of(db: Session, document_id: str) -> list[str]:
+    return list(db.exec(select(DocumentCollection.collection_id).where(
+        DocumentCollection.document_id == document_id)))

@@ -1,0 +1,225 @@
+"""The ingestion pipeline: PDF → page texts → chunks → dense + sparse vectors → index.
+
+Idempotent and restartable: chunk ids are derived from the document and the chunk's
+text (so unchanged text keeps its id and is never re-embedded), vectors are upserted by
+chunk id, and the chunk rows are replaced in one transaction at the end. A run killed
+at any point and started again ends in the same state, with no duplicate chunks or points.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlmodel import Session, col, delete, select
+
+from bayes_app.library import chunking, pdf, storage
+from bayes_app.library.documents import collection_ids_of
+from bayes_app.models import Chunk, DocStatus, Document, PageText, utcnow
+from bayes_app.search import sparse
+from bayes_app.search.embeddings import Embedder
+from bayes_app.search.index import IndexClient, IndexPoint
+
+log = logging.getLogger("bayes.ingest")
+
+EMBED_BATCH = 32
+PROGRESS_EVERY_S = 0.4
+_NAMESPACE = uuid.UUID("6f1c2a0e-5b7d-4d7e-9a61-2f1a0c6b9e11")
+# One embedding at a time per process: the model already uses every core.
+_EMBED_LOCK = threading.Lock()
+
+
+class IngestError(Exception):
+    """A permanent, user-facing failure (bad PDF); retrying will not help."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    document_id: str
+    status: str
+    pages: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    removed: int = 0
+
+
+def chunk_id(document_id: str, content_hash: str, occurrence: int) -> str:
+    """Stable id for a chunk: same document + same text (+ nth repeat) → same id."""
+    return uuid.uuid5(_NAMESPACE, f"{document_id}:{content_hash}:{occurrence}").hex
+
+
+class _Progress:
+    """Writes status/progress to the document row, throttled, in its own short transaction."""
+
+    def __init__(self, session_factory: Callable[[], Session], document_id: str, generation: int):
+        self._sf, self._id, self._gen = session_factory, document_id, generation
+        self._last = 0.0
+
+    def set(self, status: str, done: int, total: int, *, force: bool = False, **fields) -> bool:
+        """Record progress; returns False when the document is gone or superseded."""
+        now = time.monotonic()
+        if not force and now - self._last < PROGRESS_EVERY_S:
+            return True
+        self._last = now
+        with self._sf() as db:
+            doc = db.get(Document, self._id)
+            if doc is None or doc.ingest_generation != self._gen:
+                return False
+            doc.status, doc.progress_done, doc.progress_total = status, done, total
+            for k, v in fields.items():
+                setattr(doc, k, v)
+            doc.updated_at = utcnow()
+            db.add(doc)
+            db.commit()
+        return True
+
+
+class Superseded(Exception):
+    """The document was deleted or re-queued while this job ran."""
+
+
+def ingest_document(
+    session_factory: Callable[[], Session],
+    document_id: str,
+    generation: int,
+    *,
+    files_root: Path,
+    index: IndexClient,
+    embedder: Embedder,
+) -> IngestResult:
+    """Ingest one document version. Raises IngestError for bad PDFs (after marking the
+    document failed); other exceptions are transient and the caller may retry."""
+    with session_factory() as db:
+        doc = db.get(Document, document_id)
+        if doc is None or doc.ingest_generation != generation:
+            return IngestResult(document_id, "superseded")
+        if doc.status == DocStatus.INDEXED:
+            return IngestResult(document_id, DocStatus.INDEXED, doc.page_count, doc.chunk_count)
+        owner_id, sha, edited = doc.owner_id, doc.file_sha256, doc.metadata_edited
+    progress = _Progress(session_factory, document_id, generation)
+    try:
+        return _run(session_factory, document_id, generation, owner_id, sha, edited,
+                    files_root, index, embedder, progress)
+    except pdf.PdfError as err:
+        progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
+        raise IngestError(err.code, err.message) from None
+    except Superseded:
+        return IngestResult(document_id, "superseded")
+
+
+def _run(session_factory, document_id, generation, owner_id, sha, edited, files_root, index,
+         embedder, progress: _Progress) -> IngestResult:
+    path = storage.path_for(files_root, sha)
+    if not path.exists():
+        raise pdf.PdfError("missing_file", "The stored file is missing; upload it again.")
+
+    # 1. parse, page by page
+    pages: list[pdf.PageText] = []
+    with pdf.pdf_document(path) as document:
+        total_pages = len(document)
+        if not progress.set(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages):
+            raise Superseded
+        for page in pdf.iter_pages(document):
+            pages.append(page)
+            if not progress.set(DocStatus.PARSING, len(pages), total_pages):
+                raise Superseded
+        meta = None if edited else pdf.extract_metadata(document, pages[0].text if pages else "")
+
+    # 2. chunk; ids are stable for unchanged text
+    chunks = chunking.chunk_pages(pages)
+    seen: Counter[str] = Counter()
+    ids = []
+    for c in chunks:
+        ids.append(chunk_id(document_id, c.content_hash, seen[c.content_hash]))
+        seen[c.content_hash] += 1
+
+    with session_factory() as db:
+        existing = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
+        collection_ids = collection_ids_of(db, document_id)
+    todo = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
+    removed = existing - set(ids)
+
+    # 3. embed + index only new/changed chunks (upserts by id: safe to repeat)
+    if not progress.set(DocStatus.EMBEDDING, 0, len(todo), force=True):
+        raise Superseded
+    done = 0
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start:start + EMBED_BATCH]
+        texts = [chunking.embedding_text(c.text) for _, c in batch]
+        with _EMBED_LOCK:
+            dense = embedder.embed_passages(texts)
+        points = [
+            IndexPoint(id=cid, dense=dense[i], sparse=tuple(sparse.document_vector(texts[i])),
+                       owner_id=owner_id, document_id=document_id,
+                       collection_ids=collection_ids, page=c.page, chunk_index=c.index)
+            for i, (cid, c) in enumerate(batch)
+        ]
+        index.upsert_chunks(points)
+        done += len(batch)
+        if not progress.set(DocStatus.EMBEDDING, done, len(todo)):
+            raise Superseded
+    if removed:
+        index.delete_chunks(sorted(removed))
+
+    # 4. commit chunks, page texts and the final status in one transaction
+    with session_factory() as db:
+        doc = db.get(Document, document_id)
+        if doc is None or doc.ingest_generation != generation:
+            raise Superseded
+        db.exec(delete(Chunk).where(Chunk.document_id == document_id))
+        db.exec(delete(PageText).where(PageText.document_id == document_id))
+        db.add_all([PageText(document_id=document_id, page=p.number, text=p.text) for p in pages])
+        db.add_all([
+            Chunk(id=cid, document_id=document_id, owner_id=owner_id, chunk_index=c.index,
+                  page=c.page, char_start=c.char_start, char_end=c.char_end, text=c.text,
+                  content_hash=c.content_hash, token_count=c.token_count)
+            for cid, c in zip(ids, chunks)
+        ])
+        if meta is not None:
+            doc.title = meta.title or doc.title or Path(doc.filename).stem
+            doc.authors = meta.authors or doc.authors
+            doc.year = meta.year or doc.year
+            doc.doi = meta.doi or doc.doi
+        elif not doc.title:
+            doc.title = Path(doc.filename).stem
+        doc.status = DocStatus.INDEXED
+        doc.page_count, doc.chunk_count = len(pages), len(chunks)
+        doc.progress_done = doc.progress_total = len(todo)
+        doc.error_code = doc.error_message = None
+        doc.updated_at = utcnow()
+        db.add(doc)
+        db.commit()
+    log.info("indexed %s: %d pages, %d chunks (%d embedded, %d removed)", document_id,
+             len(pages), len(chunks), len(todo), len(removed))
+    return IngestResult(document_id, DocStatus.INDEXED, len(pages), len(chunks), len(todo), len(removed))
+
+
+def mark_failed(session_factory: Callable[[], Session], document_id: str, generation: int,
+                code: str, message: str) -> None:
+    """Give up on a document after transient errors exhausted the retries."""
+    with session_factory() as db:
+        doc = db.get(Document, document_id)
+        if doc is not None and doc.ingest_generation == generation and doc.status != DocStatus.INDEXED:
+            doc.status, doc.error_code, doc.error_message = DocStatus.FAILED, code, message
+            doc.updated_at = utcnow()
+            db.add(doc)
+            db.commit()
+
+
+def stale_documents(db: Session, older_than_s: float) -> list[tuple[str, int]]:
+    """Documents being parsed/embedded with no progress for a while: their worker died.
+    (Queued ones are still in the broker's queue and need nothing.)"""
+    cutoff = utcnow().timestamp() - older_than_s
+    rows = db.exec(select(Document).where(
+        col(Document.status).in_((DocStatus.PARSING, DocStatus.EMBEDDING))))
+    return [(d.id, d.ingest_generation) for d in rows if d.updated_at.timestamp() < cutoff]

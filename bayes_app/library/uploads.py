@@ -1,0 +1,57 @@
+"""Accepting an uploaded file: size limit, PDF check, content-addressed storage, dedupe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from bayes_app.db import session_scope
+from bayes_app.library import documents as lib
+from bayes_app.library import storage
+from bayes_app.settings import get_settings
+
+
+class UploadRejected(Exception):
+    """The file was not accepted; nothing was stored. `status` is the HTTP status to use."""
+
+    def __init__(self, code: str, message: str, status: int = 400):
+        super().__init__(message)
+        self.code, self.message, self.status = code, message, status
+
+
+@dataclass(frozen=True)
+class Accepted:
+    document_id: str
+    generation: int
+    created: bool  # False: the owner already had this exact file
+
+
+def store_checked(fileobj: BinaryIO, filename: str) -> storage.StoredFile:
+    """Reject empty/non-PDF/oversized files, else store the bytes by content hash."""
+    settings = get_settings()
+    head = fileobj.read(1024)
+    fileobj.seek(0)
+    try:
+        lib.check_upload_head(head, filename)
+        return storage.store_stream(settings.files_path, fileobj, settings.max_upload_mb << 20)
+    except lib.LibraryError as err:
+        raise UploadRejected(err.code, err.message, err.status) from None
+    except storage.UploadTooLarge:
+        raise UploadRejected("too_large", f"{filename}: larger than the {settings.max_upload_mb} MB "
+                             "upload limit (BAYES_MAX_UPLOAD_MB).", 413) from None
+    except storage.StorageFull as err:
+        raise UploadRejected("storage_full", f"{filename}: {err}", 507) from None
+
+
+def accept(owner_id: str, fileobj: BinaryIO, filename: str,
+           collection_ids: list[str] | None = None) -> Accepted:
+    """Store the file and create (or find) the owner's document. The caller enqueues
+    ingestion when `created` is True."""
+    stored = store_checked(fileobj, filename)
+    try:
+        with session_scope() as db:
+            doc, created = lib.add_upload(db, owner_id, filename, stored, collection_ids)
+            db.flush()
+            return Accepted(doc.id, doc.ingest_generation, created)
+    except lib.NotFound as err:
+        raise UploadRejected("not_found", f"No such {err.what}.", 404) from None

@@ -1,0 +1,95 @@
+"""The library aggregate: collections, documents and their chunks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from bayes_app.models.base import UTCDateTime, new_id, utcnow
+
+
+class DocStatus:
+    QUEUED = "queued"
+    PARSING = "parsing"
+    EMBEDDING = "embedding"
+    INDEXED = "indexed"
+    FAILED = "failed"
+    ACTIVE = (QUEUED, PARSING, EMBEDDING)
+
+
+class Collection(SQLModel, table=True):
+    __tablename__ = "collections"
+    __table_args__ = (UniqueConstraint("owner_id", "name", name="uq_collection_owner_name"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str = Field(foreign_key="users.id", index=True, max_length=32, ondelete="CASCADE")
+    name: str = Field(max_length=300)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class Document(SQLModel, table=True):
+    __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("owner_id", "file_sha256", name="uq_document_owner_file"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str = Field(foreign_key="users.id", index=True, max_length=32, ondelete="CASCADE")
+    filename: str = Field(max_length=500)
+    file_sha256: str = Field(max_length=64, index=True)
+    file_size: int = 0
+    title: str = Field(default="", max_length=1000)
+    authors: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    year: int | None = None
+    doi: str | None = Field(default=None, max_length=300)
+    metadata_edited: bool = False  # the user's edits win over re-extracted metadata
+    status: str = Field(default=DocStatus.QUEUED, max_length=20, index=True)
+    progress_done: int = 0
+    progress_total: int = 0
+    page_count: int = 0
+    chunk_count: int = 0
+    error_code: str | None = Field(default=None, max_length=50)
+    error_message: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    ingest_generation: int = 0  # bumped per (re-)ingest request; stale jobs stop
+    source: str = Field(default="upload", max_length=20)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class DocumentCollection(SQLModel, table=True):
+    __tablename__ = "document_collections"
+
+    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32,
+                             ondelete="CASCADE")
+    collection_id: str = Field(foreign_key="collections.id", primary_key=True, max_length=32,
+                               ondelete="CASCADE", index=True)
+
+
+class Chunk(SQLModel, table=True):
+    """A passage of one page: `text == page_text[char_start:char_end]`. The id is stable for
+    unchanged text (see library.ingest.chunk_id), so it doubles as the vector point id."""
+
+    __tablename__ = "chunks"
+
+    id: str = Field(primary_key=True, max_length=32)
+    document_id: str = Field(foreign_key="documents.id", index=True, max_length=32,
+                             ondelete="CASCADE")
+    owner_id: str = Field(index=True, max_length=32)
+    chunk_index: int
+    page: int
+    char_start: int
+    char_end: int
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    content_hash: str = Field(max_length=64)
+    token_count: int = 0
+
+
+class PageText(SQLModel, table=True):
+    """The raw text of each page as extracted, so quotes can be located and highlighted later."""
+
+    __tablename__ = "page_texts"
+
+    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32,
+                             ondelete="CASCADE")
+    page: int = Field(primary_key=True)
+    text: str = Field(sa_column=Column(Text, nullable=False))

@@ -1,0 +1,19 @@
+"""The Library page: upload, live ingestion status, collections, metadata."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from components.library import collections_panel, documents_table, drop_zone, edit_dialog, upload_results
+from components.shell import shell
+
+
+def library_page() -> rx.Component:
+    return shell(
+        "Library",
+        drop_zone(),
+        upload_results(),
+        collections_panel(),
+        documents_table(),
+        edit_dialog(),
+    )

@@ -1,0 +1,54 @@
+"""The document viewer: /documents/<id>?page=N&quote=... — the page rendered with the quote
+highlighted. The PDF bytes come from the owner-only API route, never from a public URL."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from components.pdf_viewer import pdf_document, pdf_page
+from components.shell import shell
+from state.viewer import ViewerState
+
+
+def viewer_page() -> rx.Component:
+    return shell(
+        "Document",
+        rx.cond(
+            ViewerState.missing,
+            rx.callout("No such document.", icon="file-x", color_scheme="red", id="viewer-missing"),
+            rx.vstack(
+                rx.heading(ViewerState.title, size="4", id="viewer-title"),
+                rx.hstack(
+                    rx.button(rx.icon("chevron-left", size=14), "Previous", size="1", variant="soft",
+                              on_click=ViewerState.prev_page, id="prev-page"),
+                    rx.text("Page ", rx.text.span(ViewerState.page, id="viewer-page"), " of ",
+                            ViewerState.num_pages, size="2"),
+                    rx.button("Next", rx.icon("chevron-right", size=14), size="1", variant="soft",
+                              on_click=ViewerState.next_page, id="next-page"),
+                    rx.cond(ViewerState.quote != "",
+                            rx.text("Highlighted: “", ViewerState.quote, "”", size="1",
+                                    color_scheme="gray", max_width="600px", trim="end")),
+                    align="center", spacing="3",
+                ),
+                rx.cond(ViewerState.load_error != "",
+                        rx.callout(ViewerState.load_error, color_scheme="red")),
+                rx.cond(
+                    ViewerState.file_url != "",
+                    rx.box(
+                        pdf_document(
+                            pdf_page(page_number=ViewerState.page, width=860,
+                                     quote=ViewerState.quote),
+                            file=ViewerState.file_url,
+                            on_load_success=ViewerState.loaded,
+                            on_load_error=ViewerState.failed,
+                        ),
+                        border="1px solid var(--gray-a5)",
+                        id="pdf-view",
+                    ),
+                ),
+                rx.el.style(".pdf-hit { background: rgba(255, 213, 0, 0.55); color: transparent; "
+                            "border-radius: 2px; }"),
+                width="100%",
+            ),
+        ),
+    )

@@ -1,0 +1,65 @@
+"""Hybrid search over one owner's library: dense + BM25 sparse, fused by RRF in the index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlmodel import Session, col, select
+
+from bayes_app.library.chunking import embedding_text
+from bayes_app.models import Chunk, Document
+from bayes_app.search import sparse
+from bayes_app.search.embeddings import Embedder
+from bayes_app.search.index import IndexClient
+
+MAX_K = 100
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: str
+    document_id: str
+    title: str
+    authors: list[str]
+    year: int | None
+    page: int
+    char_start: int
+    char_end: int
+    text: str
+    score: float
+
+    def to_json(self) -> dict:
+        return {"chunk_id": self.chunk_id, "document_id": self.document_id, "title": self.title,
+                "authors": self.authors, "year": self.year, "page": self.page,
+                "char_start": self.char_start, "char_end": self.char_end,
+                "text": self.text, "score": round(self.score, 6)}
+
+
+def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, query: str,
+           k: int = 10, document_ids: list[str] | None = None,
+           collection_ids: list[str] | None = None) -> list[SearchHit]:
+    """Top-k passages of `owner_id`'s documents for `query` (optionally narrowed)."""
+    query = (query or "").strip()
+    if not query:
+        return []
+    k = max(1, min(int(k), MAX_K))
+    dense = embedder.embed_query(query)
+    sv = sparse.query_vector(query)
+    hits = index.hybrid_search(dense, (sv.indices, sv.values), owner_id=owner_id,
+                               document_ids=document_ids, collection_ids=collection_ids,
+                               limit=k, prefetch_limit=max(40, 2 * k))
+    if not hits:
+        return []
+    ids = [str(h.point_id) for h in hits]
+    rows = db.exec(select(Chunk, Document).join(Document, Document.id == Chunk.document_id)
+                   .where(col(Chunk.id).in_(ids), Chunk.owner_id == owner_id)).all()
+    by_id = {c.id: (c, d) for c, d in rows}
+    out = []
+    for h in hits:
+        found = by_id.get(str(h.point_id))
+        if found is None:  # vector without a committed chunk (ingest in flight): skip
+            continue
+        c, d = found
+        out.append(SearchHit(c.id, d.id, d.title or d.filename, list(d.authors or []), d.year,
+                             c.page, c.char_start, c.char_end, embedding_text(c.text), h.score))
+    return out

@@ -1,0 +1,43 @@
+"""Process-wide handles: the configured embedder and the index client (collection ensured)."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from bayes_app.search.embeddings import Embedder, get_embedder
+from bayes_app.search.index import IndexClient
+from bayes_app.settings import get_settings
+
+_lock = threading.Lock()
+_index: dict[str, IndexClient] = {}
+
+
+def embedder() -> Embedder:
+    return get_embedder(get_settings().embedding_model)
+
+
+def collection_name(model_name: str) -> str:
+    """One vector collection per embedding model: vectors of different models don't mix."""
+    return "chunks_" + re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_")
+
+
+def index() -> IndexClient:
+    """The shared IndexClient for the configured Qdrant (embedded index process or server)."""
+    settings = get_settings()
+    emb = embedder()
+    key = f"{settings.effective_qdrant_url}|{emb.name}"
+    with _lock:
+        if key not in _index:
+            client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name))
+            client.ensure_collection(dim=emb.dim)
+            _index[key] = client
+        return _index[key]
+
+
+def reset() -> None:
+    """Forget cached clients (tests that switch settings)."""
+    with _lock:
+        for c in _index.values():
+            c.close()
+        _index.clear()

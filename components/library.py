@@ -1,0 +1,191 @@
+"""Library UI: the drop zone, the document table with live progress, the dialogs."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from state.library import LibraryState
+
+UPLOAD_ID = "pdf-upload"
+
+
+def drop_zone() -> rx.Component:
+    return rx.upload.root(
+        rx.vstack(
+            rx.icon("upload", size=28, color="var(--accent-9)"),
+            rx.text("Drop PDFs here, or click to choose several", weight="medium"),
+            rx.text("PDF only · each file is indexed on its own", size="1", color_scheme="gray"),
+            align="center",
+            spacing="1",
+        ),
+        id=UPLOAD_ID,
+        multiple=True,
+        accept={"application/pdf": [".pdf"]},
+        max_files=100,
+        on_drop=LibraryState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+        border="2px dashed var(--gray-a7)",
+        border_radius="10px",
+        padding="1.2em",
+        width="100%",
+        cursor="pointer",
+    )
+
+
+def upload_results() -> rx.Component:
+    def row(r: rx.Var) -> rx.Component:
+        return rx.hstack(
+            rx.match(r["ok"], ("yes", rx.icon("circle-check", color="green", size=16)),
+                     ("dup", rx.icon("copy", color="orange", size=16)),
+                     rx.icon("circle-x", color="red", size=16)),
+            rx.text(r["file"], weight="medium", size="2"),
+            rx.text(r["message"], size="2", color_scheme="gray"),
+            class_name="upload-result",
+            align="center",
+        )
+
+    return rx.vstack(rx.foreach(LibraryState.upload_results, row), id="upload-results", spacing="1")
+
+
+def status_cell(d: rx.Var) -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.badge(d["stage"], color_scheme=rx.match(
+                d["status"], ("indexed", "green"), ("failed", "red"), "blue"),
+                class_name="doc-status", data_status=d["status"]),
+            rx.cond(d["progress"] != "", rx.text(d["progress"], size="1", color_scheme="gray")),
+            align="center",
+        ),
+        rx.cond(d["active"], rx.progress(value=d["pct"], max=100, width="140px")),
+        rx.cond(d["error"] != "", rx.text(d["error"], size="1", color="var(--red-11)",
+                                          class_name="doc-error", max_width="320px")),
+        spacing="1",
+    )
+
+
+def doc_row(d: rx.Var) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.vstack(
+            rx.link(d["title"], href="/documents/" + d["id"].to(str), weight="medium",
+                    class_name="doc-title"),
+            rx.text(d["authors"], size="1", color_scheme="gray"),
+            spacing="0")),
+        rx.table.cell(d["year"]),
+        rx.table.cell(d["pages"]),
+        rx.table.cell(rx.text(d["collections"], size="1")),
+        rx.table.cell(status_cell(d)),
+        rx.table.cell(rx.hstack(
+            rx.icon_button(rx.icon("pencil", size=14), size="1", variant="soft",
+                           on_click=LibraryState.open_edit(d), title="Edit details",
+                           class_name="doc-edit"),
+            rx.icon_button(rx.icon("refresh-cw", size=14), size="1", variant="soft",
+                           on_click=LibraryState.reindex(d["id"]), title="Re-index"),
+            rx.alert_dialog.root(
+                rx.alert_dialog.trigger(rx.icon_button(rx.icon("trash-2", size=14), size="1",
+                                                       color_scheme="red", variant="soft",
+                                                       title="Delete", class_name="doc-delete")),
+                rx.alert_dialog.content(
+                    rx.alert_dialog.title("Delete this document?"),
+                    rx.alert_dialog.description(
+                        "Its file, passages and search index entries are removed."),
+                    rx.hstack(
+                        rx.alert_dialog.cancel(rx.button("Cancel", variant="soft")),
+                        rx.alert_dialog.action(rx.button(
+                            "Delete", color_scheme="red", class_name="confirm-delete",
+                            on_click=LibraryState.delete_document(d["id"]))),
+                        justify="end", spacing="2", margin_top="1em"),
+                ),
+            ),
+            spacing="1")),
+        class_name="doc-row",
+        data_doc_id=d["id"],
+    )
+
+
+def documents_table() -> rx.Component:
+    return rx.cond(
+        LibraryState.has_documents,
+        rx.table.root(
+            rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
+                                           ("Document", "Year", "Pages", "Collections", "Status", "")])),
+            rx.table.body(rx.foreach(LibraryState.documents, doc_row)),
+            width="100%",
+            id="documents",
+        ),
+        rx.text("No documents yet: drop a few PDFs above.", color_scheme="gray", id="no-documents"),
+    )
+
+
+def edit_dialog() -> rx.Component:
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Document details"),
+            rx.cond(LibraryState.edit_error != "",
+                    rx.callout(LibraryState.edit_error, color_scheme="red", icon="triangle-alert")),
+            rx.form(
+                rx.vstack(
+                    rx.text("Title", size="2"),
+                    rx.input(name="title", default_value=LibraryState.edit_title, id="edit-title", width="100%"),
+                    rx.text("Authors (comma-separated)", size="2"),
+                    rx.input(name="authors", default_value=LibraryState.edit_authors, id="edit-authors", width="100%"),
+                    rx.hstack(
+                        rx.vstack(rx.text("Year", size="2"),
+                                  rx.input(name="year", default_value=LibraryState.edit_year, id="edit-year")),
+                        rx.vstack(rx.text("DOI", size="2"),
+                                  rx.input(name="doi", default_value=LibraryState.edit_doi, id="edit-doi")),
+                    ),
+                    rx.text("Collection", size="2"),
+                    rx.select(LibraryState.collection_options, value=LibraryState.edit_collection,
+                              on_change=LibraryState.set_edit_collection, placeholder="(none)",
+                              id="edit-collection"),
+                    rx.hstack(
+                        rx.button("Cancel", type="button", variant="soft", on_click=LibraryState.close_edit),
+                        rx.button("Save", type="submit", id="edit-save"),
+                        justify="end", width="100%"),
+                    spacing="2",
+                ),
+                on_submit=LibraryState.save_edit,
+            ),
+        ),
+        open=LibraryState.edit_id != "",
+        on_open_change=lambda _open: LibraryState.close_edit(),
+    )
+
+
+def collections_panel() -> rx.Component:
+    def item(c: rx.Var) -> rx.Component:
+        return rx.hstack(
+            rx.button(c["name"], " (", c["count"], ")", size="1",
+                      variant=rx.cond(LibraryState.filter_collection == c["id"], "solid", "soft"),
+                      on_click=LibraryState.set_filter(c["id"]), class_name="collection-filter"),
+            rx.popover.root(
+                rx.popover.trigger(rx.icon_button(rx.icon("pencil", size=12), size="1", variant="ghost",
+                                                  title="Rename")),
+                rx.popover.content(rx.form(
+                    rx.hstack(rx.input(name="name", default_value=c["name"], size="1"),
+                              rx.input(name="id", type="hidden", value=c["id"]),
+                              rx.button("Rename", size="1", type="submit")),
+                    on_submit=LibraryState.rename_collection)),
+            ),
+            rx.icon_button(rx.icon("x", size=12), size="1", variant="ghost", color_scheme="red",
+                           title="Delete collection (documents stay)",
+                           on_click=LibraryState.delete_collection(c["id"])),
+            spacing="1",
+            align="center",
+        )
+
+    return rx.hstack(
+        rx.button("All documents", size="1",
+                  variant=rx.cond(LibraryState.filter_collection == "", "solid", "soft"),
+                  on_click=LibraryState.set_filter("")),
+        rx.foreach(LibraryState.collections, item),
+        rx.form(
+            rx.hstack(rx.input(name="name", placeholder="New collection", size="1", id="new-collection"),
+                      rx.button("Add", size="1", type="submit", id="add-collection")),
+            on_submit=LibraryState.create_collection,
+            reset_on_submit=True,
+        ),
+        wrap="wrap",
+        spacing="2",
+        align="center",
+        id="collections",
+    )

@@ -1,0 +1,68 @@
+"""Library actors: ingest one document; delete a document's vectors and file; requeue lost jobs."""
+
+from __future__ import annotations
+
+import logging
+
+import dramatiq
+from dramatiq.middleware import CurrentMessage
+from sqlmodel import Session
+
+from bayes_app.db import get_engine, session_scope
+from bayes_app.library import ingest, storage
+from bayes_app.search import runtime
+from bayes_app.settings import get_settings
+
+log = logging.getLogger("bayes.jobs.library")
+INGEST_RETRIES = 4
+
+
+def _session() -> Session:
+    return Session(get_engine(), expire_on_commit=False)
+
+
+@dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,
+                max_backoff=60_000, time_limit=2 * 3600 * 1000, throws=(ingest.IngestError,))
+def ingest_document(document_id: str, generation: int) -> None:
+    """Parse, chunk, embed and index one document version (idempotent; safe to redeliver)."""
+    try:
+        ingest.ingest_document(_session, document_id, generation,
+                               files_root=get_settings().files_path,
+                               index=runtime.index(), embedder=runtime.embedder())
+    except ingest.IngestError:
+        raise  # already recorded on the document; `throws` stops retries
+    except Exception as err:
+        message = CurrentMessage.get_current_message()
+        retries = message.options.get("retries", 0) if message else INGEST_RETRIES
+        if retries >= INGEST_RETRIES:
+            ingest.mark_failed(_session, document_id, generation, "internal",
+                               "Indexing failed repeatedly because of a server problem "
+                               f"({type(err).__name__}). Try re-indexing later.")
+        raise
+
+
+@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
+                time_limit=10 * 60 * 1000)
+def purge_document(document_id: str, file_sha256: str | None) -> None:
+    """Remove a deleted document's vectors, and its file when no document uses it any more."""
+    runtime.index().delete_document(document_id)
+    if file_sha256:
+        from sqlmodel import select
+
+        from bayes_app.models import Document
+
+        with session_scope() as db:
+            used = db.exec(select(Document.id).where(Document.file_sha256 == file_sha256)).first()
+        if used is None:
+            storage.remove(get_settings().files_path, file_sha256)
+
+
+@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
+                time_limit=60_000)
+def sync_document_collections(document_id: str) -> None:
+    """Copy a document's collection membership into its vectors' payload (for filtering)."""
+    from bayes_app.library.documents import collection_ids_of
+
+    with session_scope() as db:
+        ids = collection_ids_of(db, document_id)
+    runtime.index().set_collections(document_id, ids)

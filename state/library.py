@@ -1,0 +1,240 @@
+"""Library page state: documents with live ingestion progress, uploads, collections, edits."""
+
+from __future__ import annotations
+
+import asyncio
+
+import reflex as rx
+
+from bayes_app.db import session_scope
+from bayes_app.library import documents as lib
+from bayes_app.library import uploads
+from bayes_app.models import DocStatus
+from state.auth import AuthState
+
+POLL_S = 0.7
+
+
+def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
+    total = v.progress_total or 0
+    pct = int(100 * v.progress_done / total) if total else 0
+    stage = {DocStatus.QUEUED: "Queued", DocStatus.PARSING: "Reading pages",
+             DocStatus.EMBEDDING: "Embedding passages", DocStatus.INDEXED: "Indexed",
+             DocStatus.FAILED: "Failed"}.get(v.status, v.status)
+    return {
+        "id": v.id, "title": v.title, "filename": v.filename,
+        "authors": ", ".join(v.authors[:4]) + (" et al." if len(v.authors) > 4 else ""),
+        "authors_raw": ", ".join(v.authors), "year": str(v.year or ""), "doi": v.doi or "",
+        "status": v.status, "stage": stage, "pct": pct,
+        "progress": f"{v.progress_done} / {total}" if total else "",
+        "pages": str(v.page_count or ""), "error": v.error_message or "",
+        "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
+        "collection_ids": ",".join(v.collection_ids),
+        "active": v.status in DocStatus.ACTIVE,
+    }
+
+
+class LibraryState(AuthState):
+    documents: list[dict] = []
+    collections: list[dict] = []
+    filter_collection: str = ""
+    upload_results: list[dict[str, str]] = []
+    uploading: bool = False
+    # metadata dialog
+    edit_id: str = ""
+    edit_title: str = ""
+    edit_authors: str = ""
+    edit_year: str = ""
+    edit_doi: str = ""
+    edit_collection: str = ""
+    edit_error: str = ""
+    _watch_gen: int = 0
+
+    @rx.var
+    def has_documents(self) -> bool:
+        return len(self.documents) > 0
+
+    @rx.var
+    def collection_options(self) -> list[str]:
+        return [c["name"] for c in self.collections]
+
+    def _refresh(self) -> bool:
+        """Reload documents and collections; True while some document is still ingesting."""
+        with session_scope() as db:
+            cols = lib.list_collections(db, self.user_id)
+            try:
+                views = lib.list_documents(db, self.user_id, self.filter_collection or None)
+            except lib.NotFound:
+                self.filter_collection = ""
+                views = lib.list_documents(db, self.user_id)
+        names = {c["id"]: c["name"] for c in cols}
+        self.collections = [{"id": c["id"], "name": c["name"], "count": str(c["document_count"])}
+                            for c in cols]
+        self.documents = [_row(v, names) for v in views]
+        return any(d["active"] for d in self.documents)
+
+    @rx.event
+    def load(self):
+        self.upload_results = []
+        if not self._load_user():
+            return
+        if self._refresh():
+            return LibraryState.start_watch
+
+    @rx.event
+    def start_watch(self):
+        self._watch_gen += 1
+        return LibraryState.watch(self._watch_gen)
+
+    @rx.event(background=True)
+    async def watch(self, gen: int):
+        """Poll progress while documents are ingesting (stops when all are done)."""
+        while True:
+            await asyncio.sleep(POLL_S)
+            async with self:
+                if gen != self._watch_gen or not self.user_id:
+                    return
+                if not self._refresh():
+                    return
+
+    # ---- uploads ------------------------------------------------------------------
+    @rx.event
+    async def handle_upload(self, files: list[rx.UploadFile]):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.library import ingest_document
+
+        results = []
+        target = [self.filter_collection] if self.filter_collection else None
+        for f in files:
+            name = f.filename or "upload.pdf"
+            try:
+                acc = uploads.accept(self.user_id, f.file, name, target)
+            except uploads.UploadRejected as err:
+                results.append({"file": name, "ok": "no", "message": err.message})
+                continue
+            if acc.created:
+                ingest_document.send(acc.document_id, acc.generation)
+                results.append({"file": name, "ok": "yes", "message": "queued for indexing"})
+            else:
+                results.append({"file": name, "ok": "dup",
+                                "message": "already in your library (same file)"})
+        self.upload_results = results
+        self._refresh()
+        return LibraryState.start_watch
+
+    # ---- documents ----------------------------------------------------------------
+    @rx.event
+    def delete_document(self, document_id: str):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.library import purge_document
+
+        try:
+            with session_scope() as db:
+                sha, used = lib.delete_document(db, self.user_id, document_id)
+        except lib.NotFound:
+            return rx.toast.error("That document no longer exists.")
+        purge_document.send(document_id, None if used else sha)
+        self._refresh()
+        return rx.toast.success("Document deleted.")
+
+    @rx.event
+    def reindex(self, document_id: str):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.library import ingest_document
+
+        try:
+            with session_scope() as db:
+                doc = lib.get_owned(db, self.user_id, document_id)
+                lib.queue_ingest(doc)
+                db.add(doc)
+                gen = doc.ingest_generation
+        except lib.NotFound:
+            return rx.toast.error("That document no longer exists.")
+        ingest_document.send(document_id, gen)
+        self._refresh()
+        return LibraryState.start_watch
+
+    @rx.event
+    def open_edit(self, doc: dict):
+        self.edit_id = doc["id"]
+        self.edit_title, self.edit_authors = doc["title"], doc["authors_raw"]
+        self.edit_year, self.edit_doi = doc["year"], doc["doi"]
+        first = doc["collection_ids"].split(",")[0] if doc["collection_ids"] else ""
+        self.edit_collection = next((c["name"] for c in self.collections if c["id"] == first), "")
+        self.edit_error = ""
+
+    @rx.event
+    def close_edit(self):
+        self.edit_id = ""
+
+    @rx.event
+    def set_edit_collection(self, name: str):
+        self.edit_collection = name
+
+    @rx.event
+    def save_edit(self, form: dict):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.library import sync_document_collections
+
+        ids = [c["id"] for c in self.collections if c["name"] == self.edit_collection]
+        changes = {"title": form.get("title", ""), "authors": form.get("authors", ""),
+                   "year": form.get("year", ""), "doi": form.get("doi", ""),
+                   "collection_ids": ids}
+        try:
+            with session_scope() as db:
+                lib.update_metadata(db, self.user_id, self.edit_id, changes)
+        except (lib.LibraryError, lib.NotFound) as err:
+            self.edit_error = getattr(err, "message", str(err))
+            return
+        sync_document_collections.send(self.edit_id)
+        self.edit_id = ""
+        self._refresh()
+
+    # ---- collections --------------------------------------------------------------
+    @rx.event
+    def set_filter(self, collection_id: str):
+        self.filter_collection = collection_id
+        self._refresh()
+
+    @rx.event
+    def create_collection(self, form: dict):
+        if not self._load_user():
+            return rx.redirect("/login")
+        try:
+            with session_scope() as db:
+                lib.create_collection(db, self.user_id, form.get("name", ""))
+        except lib.LibraryError as err:
+            return rx.toast.error(err.message)
+        self._refresh()
+
+    @rx.event
+    def rename_collection(self, form: dict):
+        if not self._load_user():
+            return rx.redirect("/login")
+        try:
+            with session_scope() as db:
+                lib.rename_collection(db, self.user_id, form.get("id", ""), form.get("name", ""))
+        except (lib.LibraryError, lib.NotFound) as err:
+            return rx.toast.error(getattr(err, "message", str(err)))
+        self._refresh()
+
+    @rx.event
+    def delete_collection(self, collection_id: str):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.library import sync_document_collections
+
+        try:
+            with session_scope() as db:
+                doc_ids = lib.delete_collection(db, self.user_id, collection_id)
+        except lib.NotFound:
+            return rx.toast.error("That collection no longer exists.")
+        for d in doc_ids:
+            sync_document_collections.send(d)
+        if self.filter_collection == collection_id:
+            self.filter_collection = ""
+        self._refresh()

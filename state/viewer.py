@@ -1,0 +1,62 @@
+"""Viewer state: which document, page and quote to show."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from bayes_app.db import session_scope
+from bayes_app.library import documents as lib
+from state.auth import AuthState
+
+
+class ViewerState(AuthState):
+    doc_id: str = ""
+    title: str = ""
+    page: int = 1
+    num_pages: int = 0
+    quote: str = ""
+    missing: bool = False
+    load_error: str = ""
+
+    @rx.var
+    def file_url(self) -> str:
+        return f"/api/v1/documents/{self.doc_id}/file" if self.doc_id else ""
+
+    @rx.event
+    def load(self):
+        self.missing, self.load_error, self.num_pages = False, "", 0
+        if not self._load_user():
+            return
+        parts = [p for p in self.router.url.path.split("/") if p]
+        doc_id = parts[1] if len(parts) >= 2 else ""
+        params = self.router.url.query_parameters
+        try:
+            self.page = max(1, int(params.get("page", "1")))
+        except ValueError:
+            self.page = 1
+        self.quote = params.get("quote", "")
+        try:
+            with session_scope() as db:
+                doc = lib.get_owned(db, self.user_id, doc_id)
+                self.doc_id, self.title = doc.id, doc.title or doc.filename
+        except lib.NotFound:
+            self.doc_id, self.title, self.missing = "", "", True
+
+    @rx.event
+    def loaded(self, n: int):
+        self.num_pages = n
+        self.page = min(self.page, n) if n else self.page
+
+    @rx.event
+    def failed(self, message: str):
+        self.load_error = f"The PDF could not be displayed: {message}"
+
+    @rx.event
+    def next_page(self):
+        if self.num_pages and self.page < self.num_pages:
+            self.page += 1
+
+    @rx.event
+    def prev_page(self):
+        if self.page > 1:
+            self.page -= 1
