@@ -67,6 +67,13 @@ def prepare(settings: Settings, *, quiet: bool = False) -> None:
         print("=" * 64, flush=True)
     elif not quiet:
         print(f"bayes: admin account {user.email} is ready", flush=True)
+    if settings.demo:
+        from bayes_app.library.demo import DEMO_EMAIL, ensure_demo
+
+        demo_pw = ensure_demo()
+        if demo_pw:
+            print(f"  Demo account: {DEMO_EMAIL} / {demo_pw}  (3 papers are being indexed; "
+                  "BAYES_DEMO=0 skips this)", flush=True)
 
 
 def procfile(settings: Settings, *, dev: bool = False) -> str:

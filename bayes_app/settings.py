@@ -39,6 +39,7 @@ class Settings(BaseSettings):
     qdrant_url: str | None = Field(None, validation_alias="QDRANT_URL")
     index_port: Port = Field(6391, validation_alias="BAYES_INDEX_PORT")
     embedding_model: str = Field("minilm", validation_alias="BAYES_EMBEDDING_MODEL")
+    demo: bool = Field(True, validation_alias="BAYES_DEMO")
     max_upload_mb: int = Field(100, ge=1, le=10_000, validation_alias="BAYES_MAX_UPLOAD_MB")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")

@@ -102,7 +102,7 @@ class LibraryState(AuthState):
     async def handle_upload(self, files: list[rx.UploadFile]):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import ingest_document
+        from jobs.library import enqueue_ingest
 
         results = []
         target = [self.filter_collection] if self.filter_collection else None
@@ -114,7 +114,7 @@ class LibraryState(AuthState):
                 results.append({"file": name, "ok": "no", "message": err.message})
                 continue
             if acc.created:
-                ingest_document.send(acc.document_id, acc.generation)
+                enqueue_ingest(acc.document_id, acc.generation)
                 results.append({"file": name, "ok": "yes", "message": "queued for indexing"})
             else:
                 results.append({"file": name, "ok": "dup",
@@ -143,7 +143,7 @@ class LibraryState(AuthState):
     def reindex(self, document_id: str):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import ingest_document
+        from jobs.library import enqueue_ingest
 
         try:
             with session_scope() as db:
@@ -153,7 +153,7 @@ class LibraryState(AuthState):
                 gen = doc.ingest_generation
         except lib.NotFound:
             return rx.toast.error("That document no longer exists.")
-        ingest_document.send(document_id, gen)
+        enqueue_ingest(document_id, gen)
         self._refresh()
         return LibraryState.start_watch
 

@@ -91,7 +91,8 @@ def app_stack(tmp_path_factory, redis_server) -> AppStack:
     data_dir = Path(tmp_path_factory.mktemp("app"))
     port = free_port()
     env = stack_env(data_dir, port, REDIS_URL=redis_server.url,
-                    BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD)
+                    BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
+                    BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0")
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     yield stack
     stack.stop()

@@ -61,9 +61,9 @@ def store_upload(fileobj, filename: str) -> storage.StoredFile:
 
 
 def enqueue_ingest(document_id: str, generation: int) -> None:
-    from jobs.library import ingest_document
+    from jobs.library import enqueue_ingest as send
 
-    ingest_document.send(document_id, generation)
+    send(document_id, generation)
 
 
 async def upload_document(request: Request) -> Response:

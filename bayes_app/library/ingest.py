@@ -223,3 +223,9 @@ def stale_documents(db: Session, older_than_s: float) -> list[tuple[str, int]]:
     rows = db.exec(select(Document).where(
         col(Document.status).in_((DocStatus.PARSING, DocStatus.EMBEDDING))))
     return [(d.id, d.ingest_generation) for d in rows if d.updated_at.timestamp() < cutoff]
+
+
+def never_sent(db: Session, was_sent: Callable[[str, int], bool]) -> list[tuple[str, int]]:
+    """Queued documents whose ingest message was never sent (created while Redis was down)."""
+    rows = db.exec(select(Document).where(Document.status == DocStatus.QUEUED))
+    return [(d.id, d.ingest_generation) for d in rows if not was_sent(d.id, d.ingest_generation)]

@@ -5,7 +5,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from tests.support.procs import RedisServer, start_worker, stack_env, wait_for
+from tests.support.procs import RedisServer, free_port, start_index, start_worker, stack_env, wait_for
 
 
 @pytest.fixture
@@ -22,9 +22,13 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
     db_url = f"sqlite:///{tmp_path / 'h.db'}"
     from bayes_app import db
     db.migrate(db_url)
-    configure(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=private_redis.url)
+    index_url = f"http://127.0.0.1:{free_port()}"
+    index = start_index(tmp_path / "index", int(index_url.rsplit(":", 1)[1]), tmp_path / "index.log")
+    configure(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=private_redis.url,
+              QDRANT_URL=index_url)
     redis_client._sync.clear()
-    env = stack_env(tmp_path, 1, DATABASE_URL=db_url, REDIS_URL=private_redis.url)
+    env = stack_env(tmp_path, 1, DATABASE_URL=db_url, REDIS_URL=private_redis.url,
+                    QDRANT_URL=index_url)
     worker = start_worker(env, tmp_path / "worker.log")
     client = TestClient(build_api())
     try:
@@ -48,9 +52,15 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
         worker.wait(20)
         r = client.get("/api/v1/health")
         assert r.status_code == 503 and r.json()["broken"] == ["workers"]
+
+        index.kill()
+        index.wait(10)
+        assert "index" in client.get("/api/v1/health").json()["broken"]
     finally:
         if worker.poll() is None:
             worker.kill()
+        if index.poll() is None:
+            index.kill()
         redis_client._sync.clear()
 
 

@@ -18,6 +18,7 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     try:
         procfile = (tmp_path / "data" / "Procfile").read_text()
         assert "redis-server" in procfile and "dramatiq jobs" in procfile
+        assert "bayes_app.search.index_server" in procfile
         assert "--env prod --single-port" in procfile
         health = httpx.get(f"{stack.url}/api/v1/health", timeout=10).json()
         assert health["status"] == "ok"
@@ -29,6 +30,7 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         children = psutil.Process(stack.proc.pid).children(recursive=True)
         names = " ".join(" ".join(c.cmdline()) for c in children)
         assert "redis-server" in names and "dramatiq" in names and "reflex" in names
+        assert "index_server" in names
     finally:
         rc = stack.stop()
     assert rc is not None

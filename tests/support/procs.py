@@ -198,10 +198,21 @@ def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
     env.update(
         PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
         BAYES_DATA_DIR=str(data_dir), BAYES_PORT=str(port), REFLEX_USE_NPM="1",
+        BAYES_INDEX_PORT=str(free_port()),
         REFLEX_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1",
     )
     env.update(extra)
     return env
+
+
+def start_index(workdir: Path, port: int, log_path: Path) -> subprocess.Popen:
+    """The embedded index process (Qdrant REST subset over qdrant-edge) on `port`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bayes_app.search.index_server", "--path", str(workdir),
+         "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    wait_for(lambda: _port_open(port), 30, what="index server")
+    return proc
 
 
 def start_worker(env: dict, log_path: Path) -> subprocess.Popen:

@@ -1,0 +1,31 @@
+"""The demo account and its library (the bundled open-access papers), made by `make run`."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from sqlmodel import select
+
+from bayes_app.accounts import service
+from bayes_app.db import session_scope
+from bayes_app.library import uploads
+from bayes_app.models import User
+from bayes_app.settings import PROJECT_ROOT
+
+DEMO_EMAIL = "demo@example.com"
+DEMO_PAPERS = PROJECT_ROOT / "tests" / "fixtures" / "papers"
+
+
+def ensure_demo(papers_dir: Path = DEMO_PAPERS) -> str | None:
+    """Create the demo user with the bundled papers (queued for ingestion; the worker's
+    reaper sends them). Returns the generated password on creation, else None."""
+    with session_scope() as db:
+        if db.exec(select(User).where(User.email == DEMO_EMAIL)).first() is not None:
+            return None
+        password = secrets.token_urlsafe(9)
+        user_id = service.register(db, DEMO_EMAIL, password).id
+    for pdf in sorted(papers_dir.glob("*.pdf")):
+        with open(pdf, "rb") as fh:
+            uploads.accept(user_id, fh, pdf.name)
+    return password

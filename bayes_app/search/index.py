@@ -1,0 +1,233 @@
+"""The app's one code path to the vector index: ``qdrant-client`` over REST.
+
+The URL is the embedded index server (``bayes_app.search.index_server``, started by
+``make run``) or a real Qdrant server / cluster (``QDRANT_URL``); the code is the same.
+
+Points are chunks: id = the chunk id (a UUID; the app's 32-hex form is accepted and
+returned), a dense vector ``"dense"`` (cosine), a BM25-style sparse vector ``"sparse"``
+(Qdrant applies the IDF modifier) and the payload ``owner_id``, ``document_id``,
+``collection_ids``, ``page``, ``chunk_index``. Every search is filtered by owner.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import UnexpectedResponse
+
+DENSE = "dense"
+SPARSE = "sparse"
+DEFAULT_COLLECTION = "chunks"
+RRF_K = 60
+MIN_PREFETCH = 20
+KEYWORD_FIELDS = ("owner_id", "document_id", "collection_ids")
+UPSERT_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPoint:
+    """One chunk to index. ``sparse`` is (term ids, weights)."""
+
+    id: str | int
+    dense: Sequence[float]
+    sparse: tuple[Sequence[int], Sequence[float]]
+    owner_id: str
+    document_id: str
+    collection_ids: Sequence[str] = ()
+    page: int = 0
+    chunk_index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search result: the chunk id (as the app stores it), fused score and payload."""
+
+    point_id: str | int
+    score: float
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+def to_point_id(chunk_id: str | int) -> str | int:
+    """The Qdrant point id for a chunk id: ints as they are, UUIDs in canonical form."""
+    return chunk_id if isinstance(chunk_id, int) else str(uuid.UUID(chunk_id))
+
+
+def from_point_id(point_id: Any) -> str | int:
+    """The app's chunk id (32-hex) for a point id returned by Qdrant."""
+    return point_id if isinstance(point_id, int) else uuid.UUID(str(point_id)).hex
+
+
+def _match(key: str, value: Any) -> models.FieldCondition:
+    if isinstance(value, (list, tuple)):
+        return models.FieldCondition(key=key, match=models.MatchAny(any=list(value)))
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def _sparse(indices: Sequence[int], values: Sequence[float]) -> models.SparseVector:
+    return models.SparseVector(indices=[int(i) for i in indices], values=[float(v) for v in values])
+
+
+def _floats(v: Sequence[float]) -> list[float]:
+    # numpy arrays and float32 scalars are fine too; pydantic wants plain floats
+    return v.tolist() if hasattr(v, "tolist") else [float(x) for x in v]
+
+
+class IndexClient:
+    """Chunks in one Qdrant collection (default ``"chunks"``), reached through ``url``."""
+
+    def __init__(
+        self,
+        url: str,
+        collection: str = DEFAULT_COLLECTION,
+        *,
+        api_key: str | None = None,
+        timeout: int = 60,
+    ) -> None:
+        self.collection = collection
+        self.client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self.client.close()
+
+    def __enter__(self) -> IndexClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema
+
+    def ensure_collection(self, name: str | None = None, dim: int = 384) -> None:
+        """Create the collection and its payload indexes if missing (safe to race).
+
+        Raises ValueError when it exists with another dense dimension (re-index needed).
+        """
+        name = name or self.collection
+        if not self.client.collection_exists(name):
+            try:
+                self.client.create_collection(
+                    name,
+                    vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
+                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                )
+            except UnexpectedResponse as err:
+                if err.status_code != 409:  # 409: another process created it first
+                    raise
+        info = self.client.get_collection(name)
+        vectors = info.config.params.vectors
+        size = vectors[DENSE].size if isinstance(vectors, dict) and DENSE in vectors else None
+        if size != dim:
+            raise ValueError(f"collection {name!r} has dense size {size}, expected {dim}; re-index needed")
+        for key in KEYWORD_FIELDS:
+            if key in info.payload_schema:  # (re)building an index on a big collection is not free
+                continue
+            schema: Any = models.PayloadSchemaType.KEYWORD
+            if key == "owner_id":  # tenant field: Qdrant co-locates each owner's points
+                schema = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+            self.client.create_payload_index(name, key, field_schema=schema, wait=True)
+
+    # -- writes
+
+    def upsert_chunks(self, points: Iterable[IndexPoint], *, batch_size: int = UPSERT_BATCH) -> int:
+        """Insert or replace chunks (same id = same point, so re-upserting is idempotent)."""
+        batch: list[models.PointStruct] = []
+        n = 0
+        for p in points:
+            batch.append(
+                models.PointStruct(
+                    id=to_point_id(p.id),
+                    vector={DENSE: _floats(p.dense), SPARSE: _sparse(*p.sparse)},
+                    payload={
+                        "owner_id": p.owner_id,
+                        "document_id": p.document_id,
+                        "collection_ids": list(p.collection_ids),
+                        "page": p.page,
+                        "chunk_index": p.chunk_index,
+                    },
+                )
+            )
+            if len(batch) >= batch_size:
+                n += self._upsert(batch)
+                batch = []
+        if batch:
+            n += self._upsert(batch)
+        return n
+
+    def _upsert(self, batch: list[models.PointStruct]) -> int:
+        self.client.upsert(self.collection, points=batch, wait=True)
+        return len(batch)
+
+    def delete_document(self, document_id: str) -> None:
+        """Remove every chunk of a document."""
+        self.client.delete(
+            self.collection,
+            points_selector=models.FilterSelector(filter=models.Filter(must=[_match("document_id", document_id)])),
+            wait=True,
+        )
+
+    def delete_chunks(self, chunk_ids: Sequence[str | int]) -> None:
+        """Remove chunks by id (e.g. the changed chunks of a re-ingested PDF)."""
+        if chunk_ids:
+            self.client.delete(
+                self.collection,
+                points_selector=models.PointIdsList(points=[to_point_id(c) for c in chunk_ids]),
+                wait=True,
+            )
+
+    def set_collections(self, document_id: str, collection_ids: Sequence[str]) -> None:
+        """Replace the ``collection_ids`` of every chunk of a document."""
+        self.client.set_payload(
+            self.collection,
+            payload={"collection_ids": list(collection_ids)},
+            points=models.Filter(must=[_match("document_id", document_id)]),
+            wait=True,
+        )
+
+    # -- reads
+
+    def hybrid_search(
+        self,
+        dense: Sequence[float],
+        sparse: tuple[Sequence[int], Sequence[float]],
+        owner_id: str,
+        document_ids: Sequence[str] | None = None,
+        collection_ids: Sequence[str] | None = None,
+        limit: int = 10,
+        prefetch_limit: int = 40,
+    ) -> list[Hit]:
+        """Dense + sparse, each over-fetched, fused by RRF (k=60); always filtered by owner.
+
+        ``document_ids`` / ``collection_ids`` narrow the search (any of); an empty list
+        matches nothing.
+        """
+        if (document_ids is not None and not document_ids) or (collection_ids is not None and not collection_ids):
+            return []
+        must = [_match("owner_id", owner_id)]
+        if document_ids is not None:
+            must.append(_match("document_id", list(document_ids)))
+        if collection_ids is not None:
+            must.append(_match("collection_ids", list(collection_ids)))
+        flt = models.Filter(must=must)
+        per_side = max(prefetch_limit, MIN_PREFETCH, limit)
+        prefetch = [models.Prefetch(query=_floats(dense), using=DENSE, limit=per_side, filter=flt)]
+        if len(sparse[0]):
+            prefetch.append(models.Prefetch(query=_sparse(*sparse), using=SPARSE, limit=per_side, filter=flt))
+        res = self.client.query_points(
+            self.collection,
+            prefetch=prefetch,
+            query=models.RrfQuery(rrf=models.Rrf(k=RRF_K)),
+            query_filter=flt,  # belt and braces: the owner filter never depends on prefetch semantics
+            limit=limit,
+            with_payload=True,
+        )
+        return [Hit(from_point_id(p.id), p.score, p.payload or {}) for p in res.points]
+
+    def count(self, owner_id: str | None = None, document_id: str | None = None) -> int:
+        """Exact number of chunks, optionally of one owner and/or one document."""
+        must = [_match(k, v) for k, v in (("owner_id", owner_id), ("document_id", document_id)) if v is not None]
+        return self.client.count(self.collection, count_filter=models.Filter(must=must) if must else None).count

@@ -1,0 +1,68 @@
+"""The library in a real browser: upload a real paper, watch it index, search a phrase
+from page 7, open the hit, and see page 7 with the phrase highlighted."""
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.support import pdfs
+
+
+def _login(page, url, email, password):
+    page.goto(f"{url}/login")
+    page.fill("#email", email)
+    page.fill("#password", password)
+    page.click("#submit")
+    expect(page).to_have_url(re.compile(r"/maps/?$"))
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_user, browser):
+    url = app_stack.url
+    email, password = make_user()
+    _login(page, url, email, password)
+    page.click("#nav-library")
+    expect(page.locator("#no-documents")).to_be_visible()
+    page.locator("#pdf-upload input[type=file]").set_input_files(str(pdfs.PASA))
+    expect(page.locator(".upload-result")).to_contain_text("queued for indexing")
+    status = page.locator(".doc-row .doc-status")
+    expect(status).to_have_attribute("data-status", "indexed", timeout=180_000)
+    expect(page.locator(".doc-row .doc-title")).to_have_text(
+        "PaSa: An LLM Agent for Comprehensive Academic Paper Search")
+
+    page.click("#nav-search")
+    page.fill("#search-q", pdfs.PASA_P7_PHRASE)
+    page.click("#search-go")
+    first = page.locator(".search-result").first
+    expect(first.locator(".result-page")).to_have_text("p. 7")
+    expect(first.locator("mark.term").first).to_be_visible()
+    first.locator(".open-at-page").click()
+
+    expect(page).to_have_url(re.compile(r"/documents/[0-9a-f]{32}\?page=7"))
+    expect(page.locator("#viewer-page")).to_have_text("7")
+    expect(page.locator('.react-pdf__Page[data-page-number="7"] .textLayer')).to_have_attribute(
+        "data-quote-found", "yes", timeout=60_000)
+    marks = page.locator("mark.pdf-hit")
+    expect(marks.first).to_be_visible()
+    highlighted = _norm("".join(marks.all_inner_texts()))
+    assert _norm(pdfs.PASA_P7_PHRASE) in highlighted
+    doc_url = page.url
+
+    # another user: sees no documents, and the viewer refuses A's document
+    other = browser.new_context(viewport={"width": 1280, "height": 860})
+    p2 = other.new_page()
+    e2, pw2 = make_user()
+    _login(p2, url, e2, pw2)
+    p2.goto(f"{url}/library")
+    expect(p2.locator("#no-documents")).to_be_visible()
+    p2.goto(doc_url)
+    expect(p2.locator("#viewer-missing")).to_be_visible()
+    doc_id = re.search(r"/documents/([0-9a-f]{32})", doc_url).group(1)
+    r = p2.request.get(f"{url}/api/v1/documents/{doc_id}/file")
+    assert r.status == 404  # B's session cookie does not open A's file
+    r = page.request.get(f"{url}/api/v1/documents/{doc_id}/file")
+    assert r.status == 200 and r.headers["content-type"] == "application/pdf"
+    other.close()
