@@ -8,10 +8,8 @@ export REFLEX_USE_NPM := 1
 export REFLEX_TELEMETRY_ENABLED := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-RUNTIME_STAMP := $(VENV)/.runtime-installed
-TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: run dev test setup setup-test system-deps system-deps-test migrate bench clean help
+.PHONY: run dev test setup setup-test migrate clean help
 
 help:
 	@echo "make run   - set up (venv, deps, redis, migrations, admin) and start web + worker + redis"
@@ -22,26 +20,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip 2>&1 | { grep -v "is ignored" || true; }
 
-# pip runs only when a requirements file changed since the last install.
-$(RUNTIME_STAMP): requirements.txt | $(BIN)/python
-	$(BIN)/pip install -q -r requirements.txt 2>&1 | { grep -v "is ignored" || true; }
-	$(BIN)/python -c "import reflex, dramatiq, sqlmodel, honcho"  # fail loudly if pip failed
-	touch $@
-
-$(TEST_STAMP): requirements-test.txt $(RUNTIME_STAMP)
-	$(BIN)/pip install -q -r requirements-test.txt 2>&1 | { grep -v "is ignored" || true; }
-	$(BIN)/python -c "import pytest, playwright"
-	touch $@
-
-system-deps:
+# pip runs only when a requirements file's content changed since the last install.
+setup: $(BIN)/python
+	@scripts/install-deps.sh requirements.txt
+	@$(BIN)/python -c "import reflex, dramatiq, sqlmodel, honcho, qdrant_client"
 	@scripts/ensure-apt.sh redis-server:redis-server
 
-system-deps-test: system-deps
+setup-test: setup
+	@scripts/install-deps.sh requirements-test.txt
+	@$(BIN)/python -c "import pytest, playwright"
 	@scripts/ensure-apt.sh chromium:chromium initdb:postgresql
-
-setup: $(RUNTIME_STAMP) system-deps
-
-setup-test: $(TEST_STAMP) system-deps-test
 
 run: setup
 	$(BIN)/python -m bayes_app.cli run

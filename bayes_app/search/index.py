@@ -86,9 +86,10 @@ class IndexClient:
         *,
         api_key: str | None = None,
         timeout: int = 60,
+        check_compatibility: bool = True,
     ) -> None:
         self.collection = collection
-        self.client = QdrantClient(url=url, api_key=api_key, timeout=timeout)
+        self.client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility)
 
     def close(self) -> None:
         """Close the HTTP connections."""
