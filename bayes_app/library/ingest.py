@@ -153,13 +153,18 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     if not progress.set(DocStatus.EMBEDDING, 0, len(todo), force=True):
         raise Superseded
     done = 0
+    vectors: dict[str, object] = {}  # content hash → vector: repeated passages embed once
     for start in range(0, len(todo), EMBED_BATCH):
         batch = todo[start:start + EMBED_BATCH]
         texts = [chunking.embedding_text(c.text) for _, c in batch]
-        with _EMBED_LOCK:
-            dense = embedder.embed_passages(texts)
+        fresh = {c.content_hash: t for (_, c), t in zip(batch, texts) if c.content_hash not in vectors}
+        if fresh:
+            with _EMBED_LOCK:
+                dense = embedder.embed_passages(list(fresh.values()))
+            vectors.update(zip(fresh.keys(), dense))
         points = [
-            IndexPoint(id=cid, dense=dense[i], sparse=tuple(sparse.document_vector(texts[i])),
+            IndexPoint(id=cid, dense=vectors[c.content_hash],
+                       sparse=tuple(sparse.document_vector(texts[i])),
                        owner_id=owner_id, document_id=document_id,
                        collection_ids=collection_ids, page=c.page, chunk_index=c.index)
             for i, (cid, c) in enumerate(batch)

@@ -1,6 +1,7 @@
 """SQLModel tables, one module per aggregate. Importing this package registers them all."""
 
 from bayes_app.models.base import new_id, utcnow
+from bayes_app.models.credits import MICRO, EntryType, LedgerEntry, ModelPrice
 from bayes_app.models.library import (
     Chunk,
     Collection,
@@ -9,9 +10,11 @@ from bayes_app.models.library import (
     DocumentCollection,
     PageText,
 )
+from bayes_app.models.runs import Operation, RunStatus, UsageEvent
 from bayes_app.models.users import ApiToken, User, UserSession
 
 __all__ = [
     "ApiToken", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
     "User", "UserSession", "new_id", "utcnow",
+    "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
 ]

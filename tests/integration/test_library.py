@@ -231,3 +231,16 @@ def test_a_shared_file_stays_while_another_document_uses_it(user_api, app_stack,
     time.sleep(1.5)
     assert storage.path_for(app_stack.data_dir / "files", sha).exists()
     assert b.get(f"/documents/{db_['id']}/file").status_code == 200
+
+
+def test_a_2000_page_pdf_is_indexed_without_wedging_the_worker(user_api):
+    c = user_api()
+    t0 = time.monotonic()
+    big = upload(c, pdfs.many_pages_pdf(2000), "long.pdf").json()
+    small = upload(c, pdfs.MEDIA.read_bytes() + b"\n% small\n", "small.pdf").json()
+    done = wait_done(c, big["id"], timeout=400)
+    assert done["status"] == "indexed" and done["page_count"] == 2000, done
+    assert wait_done(c, small["id"])["status"] == "indexed"
+    print(f"2,000 pages indexed in {time.monotonic() - t0:.0f}s")
+    hits = c.get("/search", params={"q": pdfs.PASA_P7_PHRASE, "document_id": big["id"]}).json()
+    assert hits and hits[0]["page"] % 15 == 7

@@ -61,3 +61,16 @@ def pasa_with_extra_page() -> bytes:
     buf = io.BytesIO()
     w.write(buf)
     return buf.getvalue()
+
+
+def many_pages_pdf(pages: int = 2000) -> bytes:
+    """A very long PDF (real text pages of pasa.pdf repeated), for the 2,000-page case."""
+    from pypdf import PdfReader, PdfWriter
+
+    src = PdfReader(PASA).pages
+    w = PdfWriter()
+    for i in range(pages):
+        w.add_page(src[i % len(src)])
+    buf = io.BytesIO()
+    w.write(buf)
+    return buf.getvalue()

@@ -1,0 +1,1 @@
+"""Credits: pricing, the append-only ledger (grant, reserve, spend, release, adjust), reconciliation."""

@@ -1,0 +1,98 @@
+"""Reconciliation: proof that the ledger and the usage events agree, run by run."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from bayes_app.models import EntryType, LedgerEntry, Operation, RunStatus, UsageEvent, utcnow
+
+
+@dataclass(frozen=True)
+class SpendMismatch:
+    """A run whose spend rows disagree with its usage: a finalized run must have exactly
+    one spend row equal to −Σ usage cost (and charged_credits = Σ usage cost); a run not
+    finalized must have none."""
+
+    operation_id: str
+    status: str
+    usage_cost: int
+    spent: int  # −Σ spend amounts (positive = charged)
+    spend_rows: int
+    charged: int | None
+
+
+@dataclass(frozen=True)
+class HeldReserve:
+    operation_id: str
+    held: int
+
+
+@dataclass
+class Reconciliation:
+    runs_checked: int = 0
+    spend_mismatches: list[SpendMismatch] = field(default_factory=list)
+    held_after_finalize: list[HeldReserve] = field(default_factory=list)
+    stale_runs: list[str] = field(default_factory=list)  # not terminal, older than the limit
+
+    @property
+    def ok(self) -> bool:
+        return not (self.spend_mismatches or self.held_after_finalize or self.stale_runs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "runs_checked": self.runs_checked,
+            "spend_mismatches": [asdict(m) for m in self.spend_mismatches],
+            "held_after_finalize": [asdict(h) for h in self.held_after_finalize],
+            "stale_runs": self.stale_runs,
+        }
+
+
+def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) -> Reconciliation:
+    """Check every run; `stale_after_s` is typically the reaper interval plus its grace."""
+    cutoff = (now or utcnow()) - timedelta(seconds=stale_after_s)
+    usage: dict[str, int] = defaultdict(int)
+    for op_id, cost in db.exec(
+        select(UsageEvent.operation_id, func.sum(UsageEvent.cost_credits))
+        .group_by(UsageEvent.operation_id)
+    ).all():
+        usage[op_id] = int(cost or 0)
+    spend: dict[str, tuple[int, int]] = {}
+    for op_id, total, n in db.exec(
+        select(LedgerEntry.operation_id, func.sum(LedgerEntry.amount), func.count())
+        .where(LedgerEntry.entry_type == EntryType.SPEND, col(LedgerEntry.operation_id).is_not(None))
+        .group_by(LedgerEntry.operation_id)
+    ).all():
+        spend[op_id] = (-int(total or 0), int(n))
+    held: dict[str, int] = defaultdict(int)
+    for op_id, total in db.exec(
+        select(LedgerEntry.operation_id, func.sum(LedgerEntry.amount))
+        .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD),
+               col(LedgerEntry.operation_id).is_not(None))
+        .group_by(LedgerEntry.operation_id)
+    ).all():
+        held[op_id] = int(total or 0)
+
+    report = Reconciliation()
+    ops = db.exec(select(Operation.id, Operation.status, Operation.finalized_at,
+                         Operation.charged_credits, Operation.created_at)).all()
+    for op_id, status, finalized_at, charged, created_at in ops:
+        report.runs_checked += 1
+        spent, rows = spend.get(op_id, (0, 0))
+        cost = usage[op_id]
+        if finalized_at is not None:
+            bad = rows != 1 or spent != cost or charged != cost
+            if held[op_id] != 0:
+                report.held_after_finalize.append(HeldReserve(op_id, held[op_id]))
+        else:
+            bad = rows != 0
+            if status not in RunStatus.OUTCOMES and created_at < cutoff:
+                report.stale_runs.append(op_id)
+        if bad:
+            report.spend_mismatches.append(
+                SpendMismatch(op_id, status, cost, spent, rows, charged))
+    return report

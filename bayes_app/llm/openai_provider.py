@@ -1,0 +1,282 @@
+"""Any OpenAI-compatible chat endpoint, through the `openai` SDK's `AsyncOpenAI`.
+
+The SDK's own retries are off: `OpenAIStream` retries 429 / 5xx / connection errors /
+timeouts itself, with exponential backoff and jitter, honouring `Retry-After`, bounded in
+attempts and in total wait, and only while nothing has been handed to the caller yet: a
+half-streamed answer is never replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+from bayes_app.llm.stream import ModelStream, collect
+from bayes_app.llm.types import (ChatRequest, Completion, Done, ProviderError, ReasoningDelta, StreamEvent,
+                                 TextDelta, ToolCall, ToolCallDelta, Usage)
+
+NO_KEY = "unused"  # local servers (vLLM, llama.cpp, Ollama) need no key; the SDK insists on one
+_SECRETISH = re.compile(r"(Bearer\s+)\S+|\bsk-[A-Za-z0-9_\-]{6,}", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounded retries before the first streamed token."""
+
+    max_attempts: int = 4
+    max_total_wait: float = 20.0  # seconds slept across all retries of one call
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def backoff(self, attempt: int, rng: Callable[[], float] = random.random) -> float:
+        """Delay after failed attempt `attempt` (1-based): exponential, 50-100 % jitter."""
+        raw = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return raw * (0.5 + 0.5 * rng())
+
+
+class OpenAIProvider:
+    """Chat completions against `base_url` (None = the SDK default / OPENAI_BASE_URL)."""
+
+    name = "openai"
+
+    def __init__(self, base_url: str | None = None, api_key: str | None = None, *,
+                 retry: RetryPolicy | None = None, connect_timeout: float = 10.0,
+                 read_timeout: float = 120.0, max_tokens_param: str = "max_tokens",
+                 default_headers: dict[str, str] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self._api_key = api_key or NO_KEY
+        self.retry = retry or RetryPolicy()
+        # "max_completion_tokens" for OpenAI's reasoning models; most compatible servers take both.
+        self.max_tokens_param = max_tokens_param
+        self._sleep = sleep
+        self.client = AsyncOpenAI(base_url=base_url, api_key=self._api_key, max_retries=0,
+                                  timeout=openai.Timeout(read_timeout, connect=connect_timeout),
+                                  default_headers=default_headers)
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(base_url={str(self.client.base_url)!r})"
+
+    def stream(self, request: ChatRequest) -> OpenAIStream:
+        return OpenAIStream(self, request)
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        return await collect(self.stream(request))
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+    # ---- helpers used by OpenAIStream ------------------------------------------------------
+    def params(self, request: ChatRequest) -> dict[str, Any]:
+        p: dict[str, Any] = {"model": request.model, "messages": request.messages, "stream": True,
+                             "stream_options": {"include_usage": True}}
+        if request.tools:
+            p["tools"] = request.tools
+        if request.tool_choice is not None:
+            p["tool_choice"] = request.tool_choice
+        if request.response_format is not None:
+            p["response_format"] = request.response_format
+        if request.temperature is not None:
+            p["temperature"] = request.temperature
+        extra = dict(request.extra_body or {})
+        if request.max_tokens is not None:
+            if self.max_tokens_param == "max_tokens":
+                p["max_tokens"] = request.max_tokens
+            else:
+                extra[self.max_tokens_param] = request.max_tokens
+        if extra:
+            p["extra_body"] = extra
+        return p
+
+    def redact(self, text: str) -> str:
+        if self._api_key and self._api_key != NO_KEY and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "[redacted]")
+        return _SECRETISH.sub(lambda m: (m.group(1) or "sk-") + "[redacted]", text)
+
+
+@dataclass(slots=True)
+class _ToolCallParts:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _Decoder:
+    """Turns SDK chunks into events; assembles tool calls from their fragments."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, _ToolCallParts] = {}
+        self.flushed = False
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+        self.model: str | None = None
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = chunk.usage
+        self.model = getattr(chunk, "model", None) or self.model
+        for choice in chunk.choices or ():
+            if choice.index != 0:
+                continue
+            delta = choice.delta
+            if delta is not None:
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+                if isinstance(reasoning, str) and reasoning:
+                    out.append(ReasoningDelta(reasoning))
+                if delta.content:
+                    out.append(TextDelta(delta.content))
+                for tc in delta.tool_calls or ():
+                    parts = self.calls.setdefault(tc.index, _ToolCallParts())
+                    fn = tc.function
+                    if tc.id:
+                        parts.id = tc.id
+                    if fn is not None and fn.name:
+                        parts.name += fn.name if not parts.name or parts.name != fn.name else ""
+                    frag = (fn.arguments or "") if fn is not None else ""
+                    parts.arguments.append(frag)
+                    out.append(ToolCallDelta(tc.index, parts.id or None, parts.name or None, frag))
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+                out.extend(self.flush())
+        return out
+
+    def flush(self) -> list[ToolCall]:
+        if self.flushed:
+            return []
+        self.flushed = True
+        return [ToolCall(id=p.id or f"call_{i}", name=p.name, arguments_json="".join(p.arguments))
+                for i, p in sorted(self.calls.items())]
+
+
+class OpenAIStream(ModelStream):
+    """One streamed chat completion (see the module docstring for retries)."""
+
+    def __init__(self, provider: OpenAIProvider, request: ChatRequest) -> None:
+        super().__init__(request)
+        self._provider = provider
+        self._sdk_stream: Any = None
+        self._abort_event = asyncio.Event()
+        self.attempts = 0
+
+    async def _abort(self) -> None:
+        self._abort_event.set()
+        if self._sdk_stream is not None:
+            await self._sdk_stream.close()
+
+    async def _events(self) -> AsyncIterator[StreamEvent]:
+        policy = self._provider.retry
+        params = self._provider.params(self.request)
+        waited = 0.0
+        emitted = False
+        while True:
+            self.attempts += 1
+            decoder = _Decoder()
+            try:
+                self._sdk_stream = await self._provider.client.chat.completions.create(**params)
+                async for chunk in self._sdk_stream:
+                    for event in decoder.feed(chunk):
+                        emitted = True
+                        yield event
+                break
+            except openai.OpenAIError as err:
+                error = self._to_provider_error(err, partial=emitted)
+                if emitted or not error.retryable or self.attempts >= policy.max_attempts or self._closing:
+                    raise error from None
+                delay = max(policy.backoff(self.attempts), _retry_after(err) or 0.0)
+                if waited + delay > policy.max_total_wait:
+                    raise error from None
+                waited += delay
+                await self._wait(delay)
+            finally:
+                if self._sdk_stream is not None:
+                    await self._sdk_stream.close()
+                    self._sdk_stream = None
+        for event in decoder.flush():
+            yield event
+        yield self._usage_event(decoder)
+        yield Done(decoder.finish_reason)
+
+    async def _wait(self, delay: float) -> None:
+        if self._provider._sleep is not asyncio.sleep:
+            await self._provider._sleep(delay)
+            return
+        try:  # an aclose() from another task ends the backoff at once
+            await asyncio.wait_for(self._abort_event.wait(), delay)
+        except TimeoutError:
+            return
+        raise ProviderError("unavailable", "stream closed during retry backoff", retryable=False)
+
+    def _usage_event(self, decoder: _Decoder) -> Usage:
+        u = decoder.usage
+        if u is None:
+            return self.estimated_usage()
+        details = getattr(u, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) or 0
+        return Usage(model=decoder.model or self.request.model, input_tokens=u.prompt_tokens or 0,
+                     cached_tokens=cached, output_tokens=u.completion_tokens or 0, estimated=False)
+
+    def _to_provider_error(self, err: openai.OpenAIError, partial: bool) -> ProviderError:
+        redact = self._provider.redact
+        if isinstance(err, openai.APIStatusError):
+            status = err.status_code
+            detail = redact(_status_detail(err))
+            rid = f" (request id {err.request_id})" if err.request_id else ""
+            msg = f"HTTP {status}: {detail}{rid}"
+            if status == 429:
+                return ProviderError("rate_limited", msg, True, status=status, partial=partial)
+            if status in (401, 403):
+                return ProviderError("auth", msg, False, status=status, partial=partial)
+            if status == 408:
+                return ProviderError("timeout", msg, True, status=status, partial=partial)
+            if status >= 500:
+                return ProviderError("unavailable", msg, True, status=status, partial=partial)
+            return ProviderError("bad_request", msg, False, status=status, partial=partial)
+        if isinstance(err, openai.APITimeoutError):
+            return ProviderError("timeout", "the model endpoint timed out", True, partial=partial)
+        if isinstance(err, openai.APIConnectionError):
+            cause = type(err.__cause__).__name__ if err.__cause__ else "connection error"
+            where = "mid-stream" if partial else "before the response"
+            return ProviderError("unavailable", f"connection to the model endpoint failed {where} ({cause})",
+                                 True, partial=partial)
+        if isinstance(err, openai.APIError):  # an error event inside the stream
+            return ProviderError("unavailable", redact(f"stream error: {err.message}"), False, partial=partial)
+        return ProviderError("bad_request", redact(f"{type(err).__name__}: {err}"), False, partial=partial)
+
+
+def _status_detail(err: openai.APIStatusError) -> str:
+    body = err.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"][:500]
+    return (err.message or "")[:500]
+
+
+def _retry_after(err: openai.OpenAIError) -> float | None:
+    """Seconds from `retry-after-ms` / `retry-after` (seconds or an HTTP date)."""
+    response = getattr(err, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None

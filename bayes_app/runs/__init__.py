@@ -1,0 +1,1 @@
+"""Runs: the operation lifecycle (start, cancel, stop, finalize, reap)."""
