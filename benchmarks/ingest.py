@@ -14,7 +14,6 @@ import argparse
 import io
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time

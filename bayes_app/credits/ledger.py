@@ -67,8 +67,10 @@ def insert_ignore(db: Session, model: type[SQLModel], values: dict[str, Any],
     table = model.__table__  # type: ignore[attr-defined]
     dialect = db.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(table).values(**values).on_conflict_do_nothing(index_elements=conflict)
-    return db.exec(stmt).rowcount == 1  # type: ignore[call-overload]
+    stmt = (insert(table).values(**values).on_conflict_do_nothing(index_elements=conflict)
+            .returning(*table.primary_key.columns))
+    # RETURNING, not rowcount: SQLAlchemy does not report rowcount for INSERTs on psycopg.
+    return db.exec(stmt).first() is not None  # type: ignore[call-overload]
 
 
 def credit_lock_key(user_id: str) -> str:
@@ -90,27 +92,31 @@ def insert_entry(db: Session, user_id: str, entry_type: str, amount: int, key: s
 
 
 # ---- balances -----------------------------------------------------------------------------
-def _sum(db: Session, user_id: str, types: tuple[str, ...]) -> int:
-    q = select(func.coalesce(func.sum(LedgerEntry.amount), 0)).where(
-        LedgerEntry.user_id == user_id, col(LedgerEntry.entry_type).in_(types)
-    )
-    return int(db.exec(q).one())
+def _sums(db: Session, user_id: str) -> tuple[int, int]:
+    """(balance, held) from one SELECT, so both come from the same snapshot."""
+    def total(types: tuple[str, ...]) -> Any:
+        return func.coalesce(
+            func.sum(LedgerEntry.amount).filter(col(LedgerEntry.entry_type).in_(types)), 0)
+
+    bal, hold = db.exec(select(total(EntryType.BALANCE), total(EntryType.HOLD))
+                        .where(LedgerEntry.user_id == user_id)).one()
+    return int(bal), int(hold)
 
 
 def balance(db: Session, user: User | str) -> int:
     """Σ grant + spend + adjust, in micro-credits."""
-    return _sum(db, _uid(user), EntryType.BALANCE)
+    return _sums(db, _uid(user))[0]
 
 
 def held(db: Session, user: User | str) -> int:
     """Σ reserve + release: credits set aside for runs not yet settled."""
-    return _sum(db, _uid(user), EntryType.HOLD)
+    return _sums(db, _uid(user))[1]
 
 
 def available(db: Session, user: User | str) -> int:
     """balance − held: what a new run may reserve."""
-    uid = _uid(user)
-    return balance(db, uid) - held(db, uid)
+    bal, hold = _sums(db, _uid(user))
+    return bal - hold
 
 
 def summaries(db: Session) -> dict[str, tuple[int, int]]:
@@ -201,6 +207,7 @@ def history(db: Session, user: User | str, limit: int = 200) -> list[HistoryRow]
     ops = db.exec(
         select(Operation).where(Operation.owner_id == uid)
         .order_by(col(Operation.created_at).desc()).limit(limit)
+        .execution_options(populate_existing=True)  # runs are settled by other sessions
     ).all()
     rows = [
         HistoryRow(

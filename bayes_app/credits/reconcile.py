@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -53,46 +52,48 @@ class Reconciliation:
 
 
 def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) -> Reconciliation:
-    """Check every run; `stale_after_s` is typically the reaper interval plus its grace."""
+    """Check every run; `stale_after_s` is typically the reaper interval plus its grace.
+
+    One SELECT, so the figures come from one snapshot even while runs are being settled.
+    """
     cutoff = (now or utcnow()) - timedelta(seconds=stale_after_s)
-    usage: dict[str, int] = defaultdict(int)
-    for op_id, cost in db.exec(
-        select(UsageEvent.operation_id, func.sum(UsageEvent.cost_credits))
-        .group_by(UsageEvent.operation_id)
-    ).all():
-        usage[op_id] = int(cost or 0)
-    spend: dict[str, tuple[int, int]] = {}
-    for op_id, total, n in db.exec(
-        select(LedgerEntry.operation_id, func.sum(LedgerEntry.amount), func.count())
-        .where(LedgerEntry.entry_type == EntryType.SPEND, col(LedgerEntry.operation_id).is_not(None))
-        .group_by(LedgerEntry.operation_id)
-    ).all():
-        spend[op_id] = (-int(total or 0), int(n))
-    held: dict[str, int] = defaultdict(int)
-    for op_id, total in db.exec(
-        select(LedgerEntry.operation_id, func.sum(LedgerEntry.amount))
-        .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD),
-               col(LedgerEntry.operation_id).is_not(None))
-        .group_by(LedgerEntry.operation_id)
-    ).all():
-        held[op_id] = int(total or 0)
+    usage = (
+        select(col(UsageEvent.operation_id).label("oid"),
+               func.sum(UsageEvent.cost_credits).label("cost"))
+        .group_by(UsageEvent.operation_id).subquery()
+    )
+    is_spend = col(LedgerEntry.entry_type) == EntryType.SPEND
+    money = (
+        select(col(LedgerEntry.operation_id).label("oid"),
+               func.sum(LedgerEntry.amount).filter(is_spend).label("spend"),
+               func.count().filter(is_spend).label("spend_rows"),
+               func.sum(LedgerEntry.amount).filter(
+                   col(LedgerEntry.entry_type).in_(EntryType.HOLD)).label("held"))
+        .where(col(LedgerEntry.operation_id).is_not(None))
+        .group_by(LedgerEntry.operation_id).subquery()
+    )
+    rows = db.exec(
+        select(Operation.id, Operation.status, Operation.finalized_at, Operation.charged_credits,
+               Operation.created_at, func.coalesce(usage.c.cost, 0),
+               func.coalesce(money.c.spend, 0), func.coalesce(money.c.spend_rows, 0),
+               func.coalesce(money.c.held, 0))
+        .outerjoin(usage, usage.c.oid == Operation.id)
+        .outerjoin(money, money.c.oid == Operation.id)
+    ).all()
 
     report = Reconciliation()
-    ops = db.exec(select(Operation.id, Operation.status, Operation.finalized_at,
-                         Operation.charged_credits, Operation.created_at)).all()
-    for op_id, status, finalized_at, charged, created_at in ops:
+    for op_id, status, finalized_at, charged, created_at, cost, spend, spend_rows, held in rows:
         report.runs_checked += 1
-        spent, rows = spend.get(op_id, (0, 0))
-        cost = usage[op_id]
+        cost, spent, spend_rows, held = int(cost), -int(spend), int(spend_rows), int(held)
         if finalized_at is not None:
-            bad = rows != 1 or spent != cost or charged != cost
-            if held[op_id] != 0:
-                report.held_after_finalize.append(HeldReserve(op_id, held[op_id]))
+            bad = spend_rows != 1 or spent != cost or charged != cost
+            if held != 0:
+                report.held_after_finalize.append(HeldReserve(op_id, held))
         else:
-            bad = rows != 0
+            bad = spend_rows != 0
             if status not in RunStatus.OUTCOMES and created_at < cutoff:
                 report.stale_runs.append(op_id)
         if bad:
             report.spend_mismatches.append(
-                SpendMismatch(op_id, status, cost, spent, rows, charged))
+                SpendMismatch(op_id, status, cost, spent, spend_rows, charged))
     return report

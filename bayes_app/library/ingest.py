@@ -28,7 +28,7 @@ from bayes_app.search.index import IndexClient, IndexPoint
 
 log = logging.getLogger("bayes.ingest")
 
-EMBED_BATCH = 32
+EMBED_BATCH = 64
 PROGRESS_EVERY_S = 0.4
 _NAMESPACE = uuid.UUID("6f1c2a0e-5b7d-4d7e-9a61-2f1a0c6b9e11")
 # One embedding at a time per process: the model already uses every core.

@@ -1,8 +1,8 @@
-"""The operation (run) lifecycle: create → running → stopped → finalized, and the reaper.
+"""The operation (run) lifecycle: create, run, cancel, stop, finalize, reap.
 
-    QUEUED ──mark_running──▶ RUNNING ──mark_stopped──▶ STOPPED ──finalize──▶ SUCCEEDED
-       │                        │ (lease lost: finalize says FAILED           │ CANCELLED
-       └─ cancel before start ──┴──  worker_lost)                             │ FAILED
+    QUEUED --mark_running--> RUNNING --mark_stopped--> STOPPED --finalize--> outcome
+    QUEUED + cancel requested, never started  --finalize--> STOPPED, CANCELLED
+    RUNNING + lease gone (worker died)        --finalize--> STOPPED, FAILED worker_lost
 
 STOPPED means the work has ended and its outcome is known; the terminal status is written
 only by `finalize`, together with the run's one spend row and one release row.
@@ -74,7 +74,7 @@ def _load(db: Session, op_id: str) -> Operation:
 def _update(db: Session, op_id: str, *where: Any, **values: Any) -> bool:
     """A conditional UPDATE of one operation; True when it applied."""
     stmt = (update(Operation).where(col(Operation.id) == op_id, *where).values(**values)
-            .execution_options(synchronize_session=False))
+            .execution_options(synchronize_session="fetch"))
     return db.exec(stmt).rowcount == 1  # type: ignore[call-overload]
 
 

@@ -1,7 +1,6 @@
 """Health through the real API routes (in-process ASGI) against a Redis we stop and restart,
 with a real worker process publishing heartbeats."""
 
-import httpx
 import pytest
 from starlette.testclient import TestClient
 

@@ -6,7 +6,6 @@ import io
 from pathlib import Path
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 import pytest
 
 from bayes_app.library.pdf import (
@@ -36,21 +35,9 @@ def _encrypted(user_password: str, owner_password: str = "owner") -> bytes:
 
 def _image_only_pdf(pages: int = 3) -> bytes:
     """A 'scanned' PDF: each page holds one bitmap image and no text."""
-    pdf = pdfium.PdfDocument.new()
-    for _ in range(pages):
-        page = pdf.new_page(300, 400)
-        image = pdfium.PdfImage.new(pdf)
-        bitmap = pdfium.PdfBitmap.new_native(60, 80, pdfium_c.FPDFBitmap_BGR)
-        bitmap.fill_rect((230, 230, 230, 255), 0, 0, 60, 80)
-        bitmap.fill_rect((0, 0, 0, 255), 10, 10, 40, 4)
-        image.set_bitmap(bitmap)
-        image.set_matrix(pdfium.PdfMatrix().scale(300, 400))
-        page.insert_obj(image)
-        page.gen_content()
-    buf = io.BytesIO()
-    pdf.save(buf)
-    pdf.close()
-    return buf.getvalue()
+    from tests.support.pdfs import scanned_pdf
+
+    return scanned_pdf(pages)
 
 
 def _with_info(source: Path, info: dict[str, str]) -> bytes:
