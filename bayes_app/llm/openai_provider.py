@@ -13,7 +13,7 @@ import email.utils
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,13 +51,11 @@ class OpenAIProvider:
     def __init__(self, base_url: str | None = None, api_key: str | None = None, *,
                  retry: RetryPolicy | None = None, connect_timeout: float = 10.0,
                  read_timeout: float = 120.0, max_tokens_param: str = "max_tokens",
-                 default_headers: dict[str, str] | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 default_headers: dict[str, str] | None = None) -> None:
         self._api_key = api_key or NO_KEY
         self.retry = retry or RetryPolicy()
         # "max_completion_tokens" for OpenAI's reasoning models; most compatible servers take both.
         self.max_tokens_param = max_tokens_param
-        self._sleep = sleep
         self.client = AsyncOpenAI(base_url=base_url, api_key=self._api_key, max_retries=0,
                                   timeout=openai.Timeout(read_timeout, connect=connect_timeout),
                                   default_headers=default_headers)
@@ -117,13 +115,11 @@ class _Decoder:
         self.flushed = False
         self.finish_reason: str | None = None
         self.usage: Any = None
-        self.model: str | None = None
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         if getattr(chunk, "usage", None) is not None:
             self.usage = chunk.usage
-        self.model = getattr(chunk, "model", None) or self.model
         for choice in chunk.choices or ():
             if choice.index != 0:
                 continue
@@ -139,8 +135,8 @@ class _Decoder:
                     fn = tc.function
                     if tc.id:
                         parts.id = tc.id
-                    if fn is not None and fn.name:
-                        parts.name += fn.name if not parts.name or parts.name != fn.name else ""
+                    if fn is not None and fn.name and not parts.name:  # some servers repeat it
+                        parts.name = fn.name
                     frag = (fn.arguments or "") if fn is not None else ""
                     parts.arguments.append(frag)
                     out.append(ToolCallDelta(tc.index, parts.id or None, parts.name or None, frag))
@@ -181,7 +177,7 @@ class OpenAIStream(ModelStream):
             self.attempts += 1
             decoder = _Decoder()
             try:
-                self._sdk_stream = await self._provider.client.chat.completions.create(**params)
+                self._sdk_stream = await self._open(params)
                 async for chunk in self._sdk_stream:
                     for event in decoder.feed(chunk):
                         emitted = True
@@ -205,10 +201,25 @@ class OpenAIStream(ModelStream):
         yield self._usage_event(decoder)
         yield Done(decoder.finish_reason)
 
+    async def _open(self, params: dict[str, Any]) -> Any:
+        """`create()`, abandoned at once when `aclose()` comes from another task while the
+        endpoint has not sent its response headers yet."""
+        create = asyncio.ensure_future(self._provider.client.chat.completions.create(**params))
+        aborted = asyncio.ensure_future(self._abort_event.wait())
+        try:
+            await asyncio.wait({create, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+            if not create.done():
+                create.cancel()
+                await asyncio.wait({create})  # let it close the connection; never swallows our cancel
+        if self._abort_event.is_set():
+            if not create.cancelled() and create.exception() is None:
+                await create.result().close()
+            raise ProviderError("unavailable", "stream closed before the response started", retryable=False)
+        return create.result()
+
     async def _wait(self, delay: float) -> None:
-        if self._provider._sleep is not asyncio.sleep:
-            await self._provider._sleep(delay)
-            return
         try:  # an aclose() from another task ends the backoff at once
             await asyncio.wait_for(self._abort_event.wait(), delay)
         except TimeoutError:
@@ -221,7 +232,8 @@ class OpenAIStream(ModelStream):
             return self.estimated_usage()
         details = getattr(u, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
-        return Usage(model=decoder.model or self.request.model, input_tokens=u.prompt_tokens or 0,
+        # The requested name, not the endpoint's echo (a dated snapshot): prices are keyed by it.
+        return Usage(model=self.request.model, input_tokens=u.prompt_tokens or 0,
                      cached_tokens=cached, output_tokens=u.completion_tokens or 0, estimated=False)
 
     def _to_provider_error(self, err: openai.OpenAIError, partial: bool) -> ProviderError:

@@ -23,11 +23,14 @@ from bayes_app.llm.types import (ChatRequest, Completion, Done, ReasoningDelta, 
 class ModelStream:
     """Events of one model response; subclasses implement `_events()` and `_abort()`."""
 
+    usage_model: str | None = None  # the model name usage is booked under (default: the request's)
+
     def __init__(self, request: ChatRequest) -> None:
         self.request = request
         self.reported_usage: Usage | None = None
         self.finish_reason: str | None = None
         self._output: list[str] = []
+        self._named: set[int] = set()
         self._prompt_tokens: int | None = None
         self._gen: AsyncIterator[StreamEvent] | None = None
         self._consumer: asyncio.Task | None = None
@@ -75,7 +78,10 @@ class ModelStream:
         if isinstance(event, (TextDelta, ReasoningDelta)):
             self._output.append(event.text)
         elif isinstance(event, ToolCallDelta):
-            self._output.append((event.name or "") + event.arguments_fragment)
+            if event.name and event.index not in self._named:
+                self._named.add(event.index)
+                self._output.append(event.name)
+            self._output.append(event.arguments_fragment)
         elif isinstance(event, Usage) and not event.estimated:
             self.reported_usage = event
         elif isinstance(event, Done):
@@ -117,7 +123,7 @@ class ModelStream:
 
     def estimated_usage(self) -> Usage:
         """Prompt tokens counted locally + output tokens received so far, marked estimated."""
-        return Usage(model=self.request.model, input_tokens=self.prompt_tokens(), cached_tokens=0,
+        return Usage(model=self.usage_model or self.request.model, input_tokens=self.prompt_tokens(), cached_tokens=0,
                      output_tokens=count_tokens(self.output_text), estimated=True)
 
     def final_usage(self) -> Usage:

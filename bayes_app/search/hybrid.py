@@ -51,9 +51,12 @@ def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, q
     if not hits:
         return []
     ids = [str(h.point_id) for h in hits]
-    rows = db.exec(select(Chunk, Document).join(Document, Document.id == Chunk.document_id)
-                   .where(col(Chunk.id).in_(ids), Chunk.owner_id == owner_id)).all()
-    by_id = {c.id: (c, d) for c, d in rows}
+    # Look chunks up by primary key only and check the owner here: with an owner condition
+    # in SQL, SQLite may scan the owner's whole chunk index instead (40 ms at 30k chunks).
+    chunks = [c for c in db.exec(select(Chunk).where(col(Chunk.id).in_(ids))) if c.owner_id == owner_id]
+    docs = {d.id: d for d in db.exec(select(Document).where(
+        col(Document.id).in_({c.document_id for c in chunks})))}
+    by_id = {c.id: (c, docs[c.document_id]) for c in chunks if c.document_id in docs}
     out = []
     for h in hits:
         found = by_id.get(str(h.point_id))

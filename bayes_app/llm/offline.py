@@ -1,0 +1,247 @@
+"""The offline provider: used when no model endpoint is configured.
+
+It never invents text. Its answer is made of sentences copied verbatim from the passages
+in the request, each followed by its citation marker `[n]`, picked by overlap of stemmed
+terms (`bayes_app.search.sparse.tokens`) with the question. Passages travel in any message
+(system, user or tool result) in the `format_passages` convention, one per line:
+
+    [1] (Doc title, p. 7) Passage text ...
+
+It also answers JSON-mode requests with `{"claims": [{"text", "quote", "passage"}]}` and,
+when `search_knowledge_base` is offered and no passage is present yet, calls that tool
+with the question. Usage is counted locally and booked under the model name `offline`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bayes_app.llm.stream import ModelStream, collect
+from bayes_app.llm.tokens import count_request_tokens, count_tokens, message_text
+from bayes_app.llm.types import (ChatRequest, Completion, Done, Message, StreamEvent, TextDelta, ToolCall,
+                                 ToolCallDelta, Usage)
+from bayes_app.search.sparse import tokens
+
+OFFLINE_MODEL = "offline"
+SEARCH_TOOL = "search_knowledge_base"
+NO_PASSAGES = "No passages in the library match this question."
+
+_PASSAGE = re.compile(r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?\) (.+)$", re.M)
+_BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
+_WORD = re.compile(r"\s*\S+\s*")
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs".split())
+MIN_SENTENCE_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    n: int
+    text: str
+    title: str = ""
+    page: int | str | None = None
+
+
+# ---- the passage convention ----------------------------------------------------------------------
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clean_title(title: str) -> str:
+    title = _one_line(title)
+    if not _BALANCED.match(title):  # keep the header parseable
+        title = title.replace("(", "[").replace(")", "]")
+    return title
+
+
+def _as_passage(p: Passage | Mapping[str, Any], n: int) -> Passage:
+    if isinstance(p, Passage):
+        return p
+    return Passage(n=int(p.get("n") or n), text=str(p.get("text", "")), title=str(p.get("title") or ""),
+                   page=p.get("page"))
+
+
+def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
+    """Numbered passages, one per line: `[n] (title, p. 7) text` (n = position unless given)."""
+    lines = []
+    for i, raw in enumerate(passages, 1):
+        p = _as_passage(raw, i)
+        text = _one_line(p.text)
+        if not text:
+            continue
+        head = _clean_title(p.title) or "untitled"
+        if p.page not in (None, ""):
+            head += f", p. {p.page}"
+        lines.append(f"[{p.n}] ({head}) {text}")
+    return "\n".join(lines)
+
+
+def parse_passages(text: str) -> list[Passage]:
+    """The passages `format_passages` wrote into `text`."""
+    out = []
+    for m in _PASSAGE.finditer(text):
+        page: int | str | None = m.group(3)
+        if page is not None and page.isdigit():
+            page = int(page)
+        out.append(Passage(n=int(m.group(1)), title=m.group(2), page=page, text=m.group(4)))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a passage, verbatim (abbreviations such as "e.g." and "Fig." do not split)."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        before = text[start:m.start()].split()
+        last = before[-1].lower().rstrip(".") if before else ""
+        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+            continue
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+# ---- reading the request -------------------------------------------------------------------------
+def _passages_in(messages: list[Message]) -> list[Passage]:
+    seen: dict[int, Passage] = {}
+    for m in messages:
+        for p in parse_passages(message_text(m.get("content"))):
+            seen.setdefault(p.n, p)
+    return [seen[n] for n in sorted(seen)]
+
+
+def _question(messages: list[Message]) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            return _PASSAGE.sub("", message_text(m.get("content"))).strip()
+    return ""
+
+
+def _tool(request: ChatRequest, name: str) -> dict[str, Any] | None:
+    for t in request.tools or ():
+        fn = t.get("function", t)
+        if fn.get("name") == name:
+            return fn
+    return None
+
+
+def _query_argument(tool: dict[str, Any]) -> str:
+    params = tool.get("parameters") or {}
+    props = params.get("properties") or {}
+    if "query" in props or not props:
+        return "query"
+    strings = [k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "string"]
+    required = [k for k in params.get("required") or () if k in strings]
+    return (required or strings or ["query"])[0]
+
+
+def _wants_json(request: ChatRequest) -> bool:
+    fmt = request.response_format or {}
+    return fmt.get("type") in ("json_object", "json_schema")
+
+
+def _should_search(request: ChatRequest, passages: list[Passage]) -> bool:
+    tool = _tool(request, SEARCH_TOOL)
+    if tool is None or request.tool_choice == "none":
+        return False
+    choice = request.tool_choice
+    if isinstance(choice, dict) and (choice.get("function") or {}).get("name") not in (None, SEARCH_TOOL):
+        return False
+    searched = any(m.get("role") == "tool" for m in request.messages)
+    return not passages and not searched
+
+
+# ---- choosing sentences --------------------------------------------------------------------------
+def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
+    """Up to `limit` (sentence, passage number) pairs, best term overlap with the question
+    first; when nothing overlaps, the lead sentences of the first passages."""
+    q_terms = set(tokens(question))
+    scored: list[tuple[float, int, int, str, int]] = []
+    leads: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for rank, p in enumerate(passages):
+        for pos, sentence in enumerate(split_sentences(p.text)):
+            if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen:
+                continue
+            seen.add(sentence)
+            if not leads or leads[-1][1] != p.n:
+                leads.append((sentence, p.n))
+            s_terms = set(tokens(sentence))
+            overlap = len(q_terms & s_terms)
+            if overlap:
+                # distinct shared terms first, then density, then earlier passages and sentences
+                scored.append((overlap + overlap / (len(s_terms) + 1), rank, pos, sentence, p.n))
+    if not scored:
+        return leads[:limit]
+    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+    return [(sentence, n) for _, _, _, sentence, n in scored[:limit]]
+
+
+def extractive_answer(picked: list[tuple[str, int]]) -> str:
+    """The picked sentences, verbatim, each followed by its citation marker."""
+    return " ".join(f"{sentence} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
+
+
+def claims_json(picked: list[tuple[str, int]]) -> str:
+    return json.dumps({"claims": [{"text": s, "quote": s, "passage": n} for s, n in picked]},
+                      ensure_ascii=False)
+
+
+# ---- the provider ----------------------------------------------------------------------------------
+class OfflineProvider:
+    """Same interface as `OpenAIProvider`; deterministic and extractive."""
+
+    name = "offline"
+
+    def __init__(self, max_sentences: int = 3) -> None:
+        self.max_sentences = max_sentences
+
+    def __repr__(self) -> str:
+        return "OfflineProvider()"
+
+    def stream(self, request: ChatRequest) -> OfflineStream:
+        return OfflineStream(self, request)
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        return await collect(self.stream(request))
+
+    async def aclose(self) -> None:
+        return None
+
+
+class OfflineStream(ModelStream):
+    usage_model = OFFLINE_MODEL
+
+    def __init__(self, provider: OfflineProvider, request: ChatRequest) -> None:
+        super().__init__(request)
+        self._provider = provider
+
+    async def _events(self) -> AsyncIterator[StreamEvent]:
+        request = self.request
+        passages = _passages_in(request.messages)
+        question = _question(request.messages)
+        if _should_search(request, passages):
+            tool = _tool(request, SEARCH_TOOL) or {}
+            call = ToolCall(id="call_offline_1", name=SEARCH_TOOL,
+                            arguments_json=json.dumps({_query_argument(tool): question}, ensure_ascii=False))
+            yield ToolCallDelta(0, call.id, call.name, call.arguments_json)
+            yield call
+            output, finish = call.name + call.arguments_json, "tool_calls"
+        else:
+            picked = select_sentences(question, passages, self._provider.max_sentences)
+            output = claims_json(picked) if _wants_json(request) else extractive_answer(picked)
+            finish = "stop"
+            for word in _WORD.findall(output):
+                yield TextDelta(word)
+                await asyncio.sleep(0)  # a checkpoint, so Stop can interrupt a long answer
+        yield Usage(model=OFFLINE_MODEL, input_tokens=count_request_tokens(request), cached_tokens=0,
+                    output_tokens=count_tokens(output), estimated=False)
+        yield Done(finish)
