@@ -21,8 +21,15 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 def pytest_collection_modifyitems(config, items):
     # Tests that start their own full stack run first, before the shared app exists,
-    # so two Reflex builds never write the same .web directory at once.
-    items.sort(key=lambda it: 0 if it.get_closest_marker("stack") else 1)
+    # so two Reflex builds never write the same .web directory at once. Browser tests run
+    # last: sync Playwright keeps an event loop running in the main thread while its
+    # session fixture lives, which would break asyncio.run() in later tests.
+    def order(it) -> int:
+        if it.get_closest_marker("stack"):
+            return 0
+        return 2 if "tests/browser/" in it.nodeid.replace("\\", "/") else 1
+
+    items.sort(key=order)
 
 
 # ---- services ---------------------------------------------------------------------------
