@@ -58,7 +58,7 @@ def write_lock(db: Session, key: str, *, shared: bool = False) -> None:
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
         conn.execute(text(f"SELECT {fn}(hashtextextended(:k, 0))"), {"k": key})
     else:
-        raise NotImplementedError(f"no write lock for {dialect}")
+        raise RuntimeError(f"unsupported database dialect for ledger locks: {dialect}")
 
 
 def insert_ignore(db: Session, model: type[SQLModel], values: dict[str, Any],

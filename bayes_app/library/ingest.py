@@ -146,16 +146,16 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     with session_factory() as db:
         existing = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
         collection_ids = collection_ids_of(db, document_id)
-    todo = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
+    to_embed = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
     removed = existing - set(ids)
 
     # 3. embed + index only new/changed chunks (upserts by id: safe to repeat)
-    if not progress.set(DocStatus.EMBEDDING, 0, len(todo), force=True):
+    if not progress.set(DocStatus.EMBEDDING, 0, len(to_embed), force=True):
         raise Superseded
     done = 0
     vectors: dict[str, object] = {}  # content hash → vector: repeated passages embed once
-    for start in range(0, len(todo), EMBED_BATCH):
-        batch = todo[start:start + EMBED_BATCH]
+    for start in range(0, len(to_embed), EMBED_BATCH):
+        batch = to_embed[start:start + EMBED_BATCH]
         texts = [chunking.embedding_text(c.text) for _, c in batch]
         fresh = {c.content_hash: t for (_, c), t in zip(batch, texts) if c.content_hash not in vectors}
         if fresh:
@@ -171,7 +171,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         ]
         index.upsert_chunks(points)
         done += len(batch)
-        if not progress.set(DocStatus.EMBEDDING, done, len(todo)):
+        if not progress.set(DocStatus.EMBEDDING, done, len(to_embed)):
             raise Superseded
     if removed:
         index.delete_chunks(sorted(removed))
@@ -199,14 +199,14 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
             doc.title = Path(doc.filename).stem
         doc.status = DocStatus.INDEXED
         doc.page_count, doc.chunk_count = len(pages), len(chunks)
-        doc.progress_done = doc.progress_total = len(todo)
+        doc.progress_done = doc.progress_total = len(to_embed)
         doc.error_code = doc.error_message = None
         doc.updated_at = utcnow()
         db.add(doc)
         db.commit()
     log.info("indexed %s: %d pages, %d chunks (%d embedded, %d removed)", document_id,
-             len(pages), len(chunks), len(todo), len(removed))
-    return IngestResult(document_id, DocStatus.INDEXED, len(pages), len(chunks), len(todo), len(removed))
+             len(pages), len(chunks), len(to_embed), len(removed))
+    return IngestResult(document_id, DocStatus.INDEXED, len(pages), len(chunks), len(to_embed), len(removed))
 
 
 def mark_failed(session_factory: Callable[[], Session], document_id: str, generation: int,
