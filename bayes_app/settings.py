@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     session_ttl_hours: int = Field(24 * 7, ge=1, validation_alias="BAYES_SESSION_TTL_HOURS")
     api_token_ttl_days: int = Field(90, ge=1, validation_alias="BAYES_API_TOKEN_TTL_DAYS")
     log_level: str = Field("INFO", validation_alias="BAYES_LOG_LEVEL")
+    model_default_name: str | None = Field(None, validation_alias="BAYES_MODEL_DEFAULT")
+    signup_credits: int = Field(0, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
+    run_reserve_output_tokens: int = Field(2_000, ge=1, validation_alias="BAYES_RUN_RESERVE_OUTPUT_TOKENS")
+    worker_poll_ms: int = Field(100, ge=10, le=10_000, validation_alias="BAYES_WORKER_POLL_MS")
 
     @field_validator("database_url")
     @classmethod
@@ -132,6 +136,14 @@ class Settings(BaseSettings):
     def runs_local_index(self) -> bool:
         """True when `make run` must start the embedded index process (no QDRANT_URL)."""
         return self.qdrant_url is None
+
+    @property
+    def model_default(self) -> str:
+        """The model runs use: BAYES_MODEL_DEFAULT, else gpt-4o-mini with an endpoint, else offline."""
+        if self.model_default_name:
+            return self.model_default_name
+        configured = self.openai_base_url or (self.openai_api_key and self.openai_api_key.get_secret_value())
+        return "gpt-4o-mini" if configured else "offline"
 
     @property
     def files_path(self) -> Path:

@@ -1,0 +1,186 @@
+"""Run routes: start, status, event stream (SSE / NDJSON), cancel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from bayes_app.api.deps import read_json, require_user
+from bayes_app.api.errors import ApiError, not_found
+from bayes_app.db import session_scope
+from bayes_app.models import Operation, RunStatus
+from bayes_app.runs import events, service
+from bayes_app.runs import lifecycle as lc
+from bayes_app.settings import get_settings
+
+KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
+IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
+
+
+def _sessions():
+    from sqlmodel import Session
+
+    from bayes_app.db import get_engine
+
+    return Session(get_engine(), expire_on_commit=False)
+
+
+def _redis():
+    from bayes_app.redis_client import get_redis
+
+    return get_redis()
+
+
+def _owned_view(user_id: str, op_id: str) -> dict[str, Any]:
+    with session_scope() as db:
+        op = service.get_owned(db, user_id, op_id)
+        if op is None:
+            raise not_found("run")
+        return service.view(db, op)
+
+
+def _start(user_id: str, kind: str, prompt: str, scope: Any, conversation_id: Any) -> dict:
+    settings = get_settings()
+    try:
+        with session_scope() as db:
+            op = service.start_run(db, user_id, kind, prompt, settings.model_default,
+                                   settings.run_reserve_output_tokens,
+                                   scope if isinstance(scope, dict) else None,
+                                   conversation_id if isinstance(conversation_id, str) else None)
+            op_id, status = op.id, op.status
+    except service.RunRequestError as err:
+        raise ApiError(err.status, err.code, err.message) from None
+    from jobs.runs import enqueue_run
+
+    try:
+        events.append(_redis(), op_id, "status", {"status": status})
+        enqueue_run(op_id)
+    except Exception:  # broker away: settle the run instead of leaving it queued forever
+        service.cancel_run(_sessions, _redis(), op_id, "enqueue_failed")
+        service.settle(_sessions, _redis(), op_id)
+        raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
+    return {"id": op_id, "status": status}
+
+
+async def create_run(request: Request) -> Response:
+    user = await require_user(request)
+    body = await read_json(request, required=("prompt",))
+    kind = body.get("kind") or "ask"
+    if not isinstance(kind, str):
+        raise ApiError(400, "bad_kind", "kind must be a string.")
+    out = await run_in_threadpool(_start, user.id, kind, body["prompt"], body.get("scope"),
+                                  body.get("conversation_id"))
+    return JSONResponse(out, status_code=202)
+
+
+async def get_run(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(await run_in_threadpool(_owned_view, user.id, request.path_params["run_id"]))
+
+
+def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
+    with session_scope() as db:
+        op = service.get_owned(db, user_id, op_id)
+        if op is None:
+            raise not_found("run")
+        if op.finalized_at is not None and op.status != RunStatus.CANCELLED:
+            raise ApiError(409, "run_finished", f"The run already ended ({op.status}).")
+    r = _redis()
+    service.cancel_run(_sessions, r, op_id)
+    if service.settle(_sessions, r, op_id) == "wait":  # a worker is on it: it settles it
+        from jobs.runs import enqueue_finalize
+
+        enqueue_finalize(op_id)
+    return _owned_view(user_id, op_id)
+
+
+async def cancel_run(request: Request) -> Response:
+    user = await require_user(request)
+    out = await run_in_threadpool(_cancel, user.id, request.path_params["run_id"])
+    return JSONResponse(out, status_code=202)
+
+
+def _settled_done(op_id: str) -> dict[str, Any] | None:
+    with session_scope() as db:
+        op = db.get(Operation, op_id, populate_existing=True)
+        return lc.terminal_event(op) if op is not None and op.finalized_at is not None else None
+
+
+async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
+    """Stream entries after `cursor` until `done` (or the client leaves); None after each
+    idle second (for keep-alives)."""
+    from bayes_app.redis_client import new_async_redis
+
+    r = new_async_redis()
+    idle = 0
+    try:
+        while True:
+            batch = await events.read_after_async(r, op_id, cursor, block_ms=1000)
+            if not batch:
+                if await request.is_disconnected():
+                    return
+                idle += 1
+                yield None
+                if idle % IDLE_CHECKS_EVERY == 0:  # settled but its `done` is gone (expired)
+                    done = await run_in_threadpool(_settled_done, op_id)
+                    if done is not None:
+                        yield {"id": None, **done}
+                        return
+                continue
+            idle = 0
+            for ev in batch:
+                cursor = ev.id
+                yield ev.to_json()
+                if ev.type == "done":
+                    return
+    finally:
+        await r.aclose()
+
+
+async def run_events(request: Request) -> Response:
+    user = await require_user(request, allow_cookie=True)
+    op_id = request.path_params["run_id"]
+    await run_in_threadpool(_owned_view, user.id, op_id)  # 404 for others' runs
+    raw = (request.headers.get("last-event-id") or request.query_params.get("last_event_id")
+           or request.query_params.get("after"))
+    cursor = events.valid_cursor(raw)
+    if raw and cursor is None:
+        raise ApiError(400, "bad_cursor", "Last-Event-ID must be a stream entry id such as 1700000000000-0.")
+    if request.query_params.get("format") == "ndjson":
+        async def ndjson() -> AsyncIterator[str]:
+            async for ev in _run_events(request, op_id, cursor):
+                if ev is not None:
+                    yield json.dumps(ev, ensure_ascii=False) + "\n"
+
+        return StreamingResponse(ndjson(), media_type="application/x-ndjson",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    async def sse() -> AsyncIterator[str]:
+        yield "retry: 1000\n\n"
+        idle = 0
+        async for ev in _run_events(request, op_id, cursor):
+            if ev is None:
+                idle += 1
+                if idle % KEEPALIVE_EVERY == 0:
+                    yield ": keep-alive\n\n"
+                continue
+            head = f"id: {ev['id']}\n" if ev.get("id") else ""
+            payload = json.dumps({"type": ev["type"], "data": ev["data"]}, ensure_ascii=False)
+            yield f"{head}data: {payload}\n\n"
+
+    return StreamingResponse(sse(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+routes = [
+    Route("/runs", create_run, methods=["POST"]),
+    Route("/runs/{run_id}", get_run, methods=["GET"]),
+    Route("/runs/{run_id}/events", run_events, methods=["GET"]),
+    Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+]

@@ -1,0 +1,157 @@
+"""A run's event log: the Redis Stream `op:{id}:events`.
+
+Entries are `{type, data}` (data = JSON). Observers replay from a cursor (exclusive XRANGE)
+and then follow with XREAD BLOCK; the entry id is the SSE event id. Entries outlive the run
+for `KEEP_S` so a late reader still sees the end.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+
+EVENT_TYPES = ("thinking", "metadata", "text", "memory", "usage", "status", "error", "done")
+MAXLEN = 10_000
+KEEP_S = 7 * 24 * 3600
+START = "0-0"
+
+
+def stream_key(op_id: str) -> str:
+    return f"op:{op_id}:events"
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    id: str
+    type: str
+    data: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "type": self.type, "data": self.data}
+
+
+def _fields(type_: str, data: Any) -> dict[str, str]:
+    if type_ not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {type_!r}")
+    return {"type": type_, "data": json.dumps(data, ensure_ascii=False, default=str)}
+
+
+def _decode(entry_id: Any, fields: dict) -> RunEvent:
+    def s(v: Any) -> str:
+        return v.decode() if isinstance(v, bytes) else str(v)
+
+    f = {s(k): s(v) for k, v in fields.items()}
+    try:
+        data = json.loads(f.get("data", "null"))
+    except ValueError:
+        data = f.get("data")
+    return RunEvent(s(entry_id), f.get("type", ""), data)
+
+
+def append(r: redis.Redis, op_id: str, type_: str, data: Any) -> str:
+    """XADD one event (MAXLEN ~ 10000); returns its entry id."""
+    key = stream_key(op_id)
+    pipe = r.pipeline(transaction=False)
+    pipe.xadd(key, _fields(type_, data), maxlen=MAXLEN, approximate=True)
+    pipe.expire(key, KEEP_S)
+    entry_id = pipe.execute()[0]
+    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+
+_APPEND_DONE = """
+if redis.call('set', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then
+  local id = redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'type', 'done', 'data', ARGV[1])
+  redis.call('expire', KEYS[1], ARGV[2])
+  return id
+end
+return false
+"""
+
+
+def append_done(r: redis.Redis, op_id: str, data: Any) -> str | None:
+    """Append the terminal `done` event exactly once per run (atomic check-and-XADD);
+    None when it was already there."""
+    fields = _fields("done", data)
+    entry_id = r.eval(_APPEND_DONE, 2, stream_key(op_id), f"op:{op_id}:done", fields["data"],
+                      KEEP_S, MAXLEN)
+    if not entry_id:
+        return None
+    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+
+async def append_async(r: aioredis.Redis, op_id: str, type_: str, data: Any) -> str:
+    key = stream_key(op_id)
+    pipe = r.pipeline(transaction=False)
+    pipe.xadd(key, _fields(type_, data), maxlen=MAXLEN, approximate=True)
+    pipe.expire(key, KEEP_S)
+    entry_id = (await pipe.execute())[0]
+    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+
+def _after(cursor: str | None) -> str:
+    """The exclusive XRANGE start after `cursor` (`-` for the beginning)."""
+    return "-" if not cursor or cursor == START else f"({cursor}"
+
+
+def valid_cursor(cursor: str | None) -> str | None:
+    """`cursor` if it looks like a stream id (`ms-seq` or `ms`), else None."""
+    if not cursor:
+        return None
+    head, _, tail = cursor.strip().partition("-")
+    return cursor.strip() if head.isdigit() and (not tail or tail.isdigit()) else None
+
+
+def read_range(r: redis.Redis, op_id: str, after: str | None = None, count: int = 1000) -> list[RunEvent]:
+    return [_decode(i, f) for i, f in r.xrange(stream_key(op_id), _after(after), "+", count=count)]
+
+
+def follow(r: redis.Redis, op_id: str, after: str | None = None, block_ms: int = 1000,
+           stop_at_done: bool = True, idle_timeout_s: float | None = None) -> Iterator[RunEvent]:
+    """Events after `after`: replay, then block for new ones; ends after `done`."""
+    import time
+
+    cursor = after or START
+    deadline = time.monotonic() + idle_timeout_s if idle_timeout_s else None
+    while True:
+        batch = read_range(r, op_id, cursor)
+        if not batch:
+            res = r.xread({stream_key(op_id): cursor}, block=block_ms, count=1000)
+            batch = [_decode(i, f) for _k, entries in (res or []) for i, f in entries]
+        for ev in batch:
+            cursor = ev.id
+            yield ev
+            if stop_at_done and ev.type == "done":
+                return
+        if batch and deadline:
+            deadline = time.monotonic() + idle_timeout_s  # type: ignore[operator]
+        if deadline and time.monotonic() > deadline:
+            return
+
+
+async def read_after_async(r: aioredis.Redis, op_id: str, cursor: str | None,
+                           block_ms: int = 1000) -> list[RunEvent]:
+    """One round: the entries after `cursor` (exclusive), else XREAD BLOCK for new ones."""
+    key = stream_key(op_id)
+    raw = await r.xrange(key, _after(cursor), "+", count=1000)
+    batch = [_decode(i, f) for i, f in raw]
+    if not batch:
+        res = await r.xread({key: cursor or START}, block=block_ms, count=1000)
+        batch = [_decode(i, f) for _k, entries in (res or []) for i, f in entries]
+    return batch
+
+
+async def follow_async(r: aioredis.Redis, op_id: str, after: str | None = None,
+                       block_ms: int = 1000, stop_at_done: bool = True) -> AsyncIterator[RunEvent]:
+    """Async `follow`: replay from `after` (exclusive), then XREAD BLOCK."""
+    cursor = after or START
+    while True:
+        for ev in await read_after_async(r, op_id, cursor, block_ms):
+            cursor = ev.id
+            yield ev
+            if stop_at_done and ev.type == "done":
+                return

@@ -1,0 +1,126 @@
+"""Starting, cancelling, settling and reading runs: the domain side of the API and actors.
+
+Redis and the broker are passed in as callables so this stays testable without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from sqlmodel import Session
+
+from bayes_app.credits import ledger, pricing
+from bayes_app.models import Operation, RunStatus
+from bayes_app.runs import control, events
+from bayes_app.runs import lifecycle as lc
+
+KINDS = ("ask",)
+MAX_PROMPT_CHARS = 8_000
+
+
+class RunRequestError(ValueError):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def estimate_for(db: Session, model: str, prompt_tokens: int, output_tokens: int) -> int:
+    """The reserve for one run: its prompt plus the output budget at the model's price."""
+    return pricing.cost_micro(pricing.get_price(db, model), prompt_tokens, 0, output_tokens)
+
+
+def start_run(db: Session, owner_id: str, kind: str, prompt: str, model: str,
+              output_tokens: int, scope: dict[str, Any] | None = None,
+              conversation_id: str | None = None) -> Operation:
+    """Validate, reserve and create a QUEUED run (the caller enqueues it).
+
+    Raises RunRequestError: 400 bad input, 402 insufficient credits, 409 model unpriced.
+    """
+    from bayes_app.llm.tokens import count_tokens
+
+    if kind not in KINDS:
+        raise RunRequestError(400, "bad_kind", f"Unknown run kind {kind!r}; use one of {', '.join(KINDS)}.")
+    prompt = (prompt or "").strip()
+    if not prompt:
+        raise RunRequestError(400, "missing_fields", "The prompt is empty.")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise RunRequestError(400, "too_long", f"The prompt is longer than {MAX_PROMPT_CHARS} characters.")
+    try:
+        # the prompt + up to 7 passages of ~300 tokens + instructions
+        estimate = estimate_for(db, model, count_tokens(prompt) + 3_000, output_tokens)
+        payload: dict[str, Any] = {"prompt": prompt}
+        if scope:
+            payload["scope"] = scope
+        if conversation_id:
+            payload["conversation_id"] = conversation_id
+        title = f"Ask: {' '.join(prompt.split())}"
+        return lc.create_operation(db, owner_id, kind, title, estimate, model, input=payload)
+    except pricing.PriceMissing as err:
+        raise RunRequestError(409, "model_unpriced", str(err)) from None
+    except ledger.InsufficientCredits as err:
+        raise RunRequestError(402, "insufficient_credits", str(err)) from None
+
+
+def get_owned(db: Session, owner_id: str, op_id: str) -> Operation | None:
+    """The run if it exists and belongs to `owner_id` (else None: answer 404)."""
+    op = db.get(Operation, op_id, populate_existing=True)
+    return op if op is not None and op.owner_id == owner_id else None
+
+
+def view(db: Session, op: Operation) -> dict[str, Any]:
+    return {
+        "id": op.id, "kind": op.kind, "title": op.title, "status": op.status,
+        "outcome": op.outcome, "outcome_reason": op.outcome_reason, "model": op.model,
+        "attempt": op.attempt, "reserved_credits": op.reserved_credits,
+        "charged_credits": op.charged_credits,
+        "created_at": op.created_at.isoformat() if op.created_at else None,
+        "started_at": op.started_at.isoformat() if op.started_at else None,
+        "cancel_requested_at": op.cancel_requested_at.isoformat() if op.cancel_requested_at else None,
+        "stopped_at": op.stopped_at.isoformat() if op.stopped_at else None,
+        "finalized_at": op.finalized_at.isoformat() if op.finalized_at else None,
+        "usage": lc.usage_totals(db, op.id),
+    }
+
+
+def cancel_run(sessions: Callable[[], Session], r: redis.Redis, op_id: str,
+               reason: str = lc.USER_CANCEL) -> bool:
+    """Record the cancel in the DB, set + publish the abort flag. Idempotent.
+
+    True when the run had already stopped (nothing to cancel)."""
+    with sessions() as db:
+        already_stopped = lc.request_cancel(db, op_id, reason)
+    if not already_stopped:
+        control.request_abort(r, op_id, reason)
+    return already_stopped
+
+
+def cancel_resource_runs(sessions: Callable[[], Session], r: redis.Redis, resource_type: str,
+                         resource_id: str, reason: str = lc.RESOURCE_DELETED) -> list[str]:
+    """Cancel every active run working on a resource (e.g. a deleted mindmap); the caller
+    enqueues the finalizer for the returned ids (or calls `settle`)."""
+    from sqlmodel import col, select
+
+    with sessions() as db:
+        ids = list(db.exec(select(Operation.id).where(
+            Operation.resource_type == resource_type, Operation.resource_id == resource_id,
+            col(Operation.status).in_(RunStatus.ACTIVE))).all())
+    for op_id in ids:
+        cancel_run(sessions, r, op_id, reason)
+    return ids
+
+
+def settle(sessions: Callable[[], Session], r: redis.Redis, op_id: str) -> lc.FinalizeResult:
+    """Finalize the run if it can be now, and make sure its stream ends with `done`."""
+    result = lc.finalize(sessions, op_id, lambda: control.lease_alive(r, op_id))
+    if result in ("finalized", "noop"):
+        with sessions() as db:
+            op = db.get(Operation, op_id, populate_existing=True)
+            if op is not None and op.finalized_at is not None:
+                events.append_done(r, op_id, lc.terminal_event(op)["data"])
+    return result
+
+
+def is_terminal(status: str) -> bool:
+    return status in RunStatus.OUTCOMES

@@ -1,0 +1,110 @@
+"""Run actors (thin): execute a run, finalize it, reap abandoned runs; plus the worker
+middleware that starts the abort listener and shortens broker polling."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+import dramatiq
+from dramatiq.middleware import Middleware
+from sqlmodel import Session
+
+from bayes_app.db import get_engine
+from bayes_app.redis_client import get_redis
+from bayes_app.runs import control
+from jobs.periodic import periodic
+
+log = logging.getLogger("bayes.jobs.runs")
+FINALIZE_RETRIES = 60  # with 100 ms .. 1 s backoff: ~1 min, then the reaper takes over
+REAP_EVERY_S = 5
+
+
+def _sessions() -> Session:
+    return Session(get_engine(), expire_on_commit=False)
+
+
+class RunControl(Middleware):
+    """Per worker process: start the abort listener; poll queues at most every
+    BAYES_WORKER_POLL_MS (Dramatiq's default idle backoff is up to 1 s)."""
+
+    def before_worker_boot(self, broker, worker) -> None:
+        from bayes_app.settings import get_settings
+
+        worker.worker_timeout = get_settings().worker_poll_ms
+        control.get_listener(start=True)
+        threading.Thread(target=_warm_up, name="bayes-warmup", daemon=True).start()
+
+
+def _warm_up() -> None:
+    """Load the tokenizer now, so the first cancelled run does not pay for it while
+    estimating its usage."""
+    try:
+        from bayes_app.llm.tokens import count_tokens
+
+        count_tokens("warm up")
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@dramatiq.actor(queue_name="agent", max_retries=0, time_limit=3_600_000)
+def run_operation(op_id: str) -> None:
+    """Execute one run (idempotent: does nothing unless the run can start now)."""
+    from bayes_app.llm import get_provider
+    from bayes_app.runs import ask  # noqa: F401  (registers the kind)
+    from bayes_app.runs.executor import execute
+    from bayes_app.runs.service import settle
+
+    r = get_redis()
+    result = asyncio.run(execute(op_id, r=r, sessions=_sessions,
+                                 listener=control.get_listener(), provider_factory=get_provider))
+    if not result.started:
+        log.info("run %s not started: %s", op_id, result.detail)
+        if result.detail == "lease_held":
+            return
+    # Settle at once (the lease is released); the actor is only the backup.
+    try:
+        if settle(_sessions, r, op_id) != "wait":
+            return
+    except Exception as err:  # noqa: BLE001
+        log.warning("inline finalize of %s failed: %s", op_id, err)
+    finalize_operation.send(op_id)
+
+
+@dramatiq.actor(queue_name="finalize", max_retries=FINALIZE_RETRIES, min_backoff=100,
+                max_backoff=1_000, time_limit=60_000)
+def finalize_operation(op_id: str) -> None:
+    """Settle a run; retried (short backoff) while a worker still holds its lease."""
+    from bayes_app.runs.service import settle
+
+    if settle(_sessions, get_redis(), op_id) == "wait":
+        raise dramatiq.Retry("run still active", delay=200)
+
+
+@dramatiq.actor(queue_name="finalize", max_retries=0, time_limit=60_000)
+def reap_runs() -> None:
+    """Enqueue the finalizer for runs nobody is working on any more."""
+    from bayes_app.models import utcnow
+    from bayes_app.runs.lifecycle import reap_candidates
+
+    r = get_redis()
+    with _sessions() as db:
+        ids = reap_candidates(db, utcnow(), lambda i: control.lease_alive(r, i),
+                              grace_s=control.LEASE_MS / 1000)
+    for op_id in ids:
+        finalize_operation.send(op_id)
+
+
+def enqueue_run(op_id: str) -> None:
+    run_operation.send(op_id)
+
+
+def enqueue_finalize(op_id: str) -> None:
+    finalize_operation.send(op_id)
+
+
+periodic.every(REAP_EVERY_S, "reap_runs")
+
+
+dramatiq.get_broker().add_middleware(RunControl())

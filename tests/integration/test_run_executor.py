@@ -1,0 +1,143 @@
+"""The executor in-process against real Redis and SQLite / PostgreSQL, with the offline provider:
+success, abort mid-stream (the stream is closed by the watcher), and a run that cannot start."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+import redis
+from sqlmodel import Session, select
+
+from bayes_app.db import get_engine
+from bayes_app.llm.offline import OfflineProvider
+from bayes_app.llm.stream import ModelStream
+from bayes_app.llm.types import ChatRequest, TextDelta
+from bayes_app.models import UsageEvent
+from bayes_app.runs import control, events, executor, service
+from bayes_app.runs import lifecycle as lc
+from tests.integration.test_credits_db import make_user
+
+
+class SlowStream(ModelStream):
+    """Text deltas every 20 ms, forever (until closed); no usage."""
+
+    async def _events(self):
+        while True:
+            await asyncio.sleep(0.02)
+            yield TextDelta("tok ")
+
+
+class SlowProvider:
+    name = "slow"
+
+    def stream(self, request: ChatRequest) -> ModelStream:
+        return SlowStream(request)
+
+
+@executor.run_kind("test_slow")
+async def slow_kind(ctx: executor.RunContext) -> None:
+    req = ChatRequest(model=ctx.run.model, messages=[{"role": "user", "content": "hi"}])
+    await ctx.stream_model(req, "answer", lambda ev: ctx.emit("text", {"delta": ev.text})
+                           if isinstance(ev, TextDelta) else None)
+
+
+@pytest.fixture
+def setup(db_url, redis_server):
+    url = db_url  # SQLite and PostgreSQL
+    r = redis.Redis.from_url(redis_server.url_db(14), decode_responses=True)
+    listener = control.AbortListener(lambda: redis.Redis.from_url(redis_server.url_db(14),
+                                                                  decode_responses=True))
+    listener.start()
+    listener.subscribed.wait(5)
+    sessions = lambda: Session(get_engine(url), expire_on_commit=False)  # noqa: E731
+    yield sessions, r, listener
+    listener.stop()
+    r.flushdb()
+
+
+def _new_run(sessions, kind: str = "ask") -> str:
+    with sessions() as db:
+        user = make_user(db, credits=5)
+        return lc.create_operation(db, user, kind, "Ask: q", 100_000, "offline",
+                                   input={"prompt": "what is x"}).id
+
+
+def test_offline_ask_succeeds_and_settles(setup):
+    from bayes_app.runs import ask  # noqa: F401
+
+    sessions, r, listener = setup
+    op_id = _new_run(sessions)
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
+                                       provider_factory=OfflineProvider))
+    assert (res.started, res.outcome) == (True, "SUCCEEDED")
+    assert not control.lease_alive(r, op_id)
+    assert service.settle(sessions, r, op_id) == "finalized"
+    assert service.settle(sessions, r, op_id) == "noop"
+    types = [e.type for e in events.read_range(r, op_id)]
+    assert types[:2] == ["status", "metadata"] and types[-1] == "done" and types.count("done") == 1
+    with sessions() as db:
+        usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
+    assert len(usage) == 1 and usage[0].model == "offline" and not usage[0].estimated
+
+
+def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):
+    sessions, r, listener = setup
+    op_id = _new_run(sessions, "test_slow")
+
+    def cancel_later() -> None:
+        time.sleep(0.3)
+        service.cancel_run(sessions, r, op_id)
+
+    threading.Thread(target=cancel_later).start()
+    t0 = time.monotonic()
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
+                                       provider_factory=SlowProvider))
+    took = time.monotonic() - t0
+    assert (res.outcome, res.reason) == ("CANCELLED", "user_cancel")
+    assert took < 0.6
+    assert service.settle(sessions, r, op_id) == "finalized"
+    with sessions() as db:
+        op = db.get(lc.Operation, op_id)
+        usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).one()
+    assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel")
+    assert usage.estimated and usage.output_tokens > 0 and op.charged_credits == usage.cost_credits
+
+
+def test_run_not_queued_or_leased_is_not_started(setup):
+    sessions, r, listener = setup
+    op_id = _new_run(sessions)
+    other = control.Lease(r, op_id)
+    assert other.acquire()
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
+                                       provider_factory=OfflineProvider))
+    assert (res.started, res.detail) == (False, "lease_held")
+    other.release()
+    service.cancel_run(sessions, r, op_id)
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
+                                       provider_factory=OfflineProvider))
+    assert (res.started, res.detail) == (False, "cancel_requested")
+    assert not control.lease_alive(r, op_id)
+
+
+def test_deleting_the_resource_cancels_and_settles_its_runs(setup):
+    sessions, r, listener = setup
+    with sessions() as db:
+        user = make_user(db, credits=5)
+        op_id = lc.create_operation(db, user, "test_slow", "Mindmap: m", 100_000, "offline",
+                                    resource=("mindmap", "m1")).id
+
+    def delete_later() -> None:
+        time.sleep(0.2)
+        assert service.cancel_resource_runs(sessions, r, "mindmap", "m1") == [op_id]
+
+    threading.Thread(target=delete_later).start()
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
+                                       provider_factory=SlowProvider))
+    assert (res.outcome, res.reason) == ("CANCELLED", "resource_deleted")
+    assert service.settle(sessions, r, op_id) == "finalized"
+    with sessions() as db:
+        op = db.get(lc.Operation, op_id)
+    assert (op.status, op.outcome_reason) == ("CANCELLED", "resource_deleted")
