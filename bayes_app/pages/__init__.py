@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.pages import account, admin, auth, library, search, sections, viewer
+from bayes_app.pages import account, admin, auth, credits, library, search, sections, viewer
 from state.account import AccountState
 from state.admin import AdminState
 from state.auth import AuthState
+from state.credits import CreditsState
 from state.library import LibraryState
 from state.search import SearchState
 from state.viewer import ViewerState
@@ -29,5 +30,7 @@ def register(app: rx.App) -> None:
                  on_load=[AuthState.require_login, ViewerState.load])
     app.add_page(account.account_page, route="/account", title="Account · Bayes",
                  on_load=[AuthState.require_login, AccountState.load])
+    app.add_page(credits.credits_page, route="/credits", title="Credits · Bayes",
+                 on_load=[AuthState.require_login, CreditsState.load])
     app.add_page(admin.admin_page, route="/admin", title="Admin · Bayes",
                  on_load=[AuthState.require_admin, AdminState.load])

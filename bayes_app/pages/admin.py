@@ -1,9 +1,11 @@
-"""Admin page (admin-only: hidden from the navigation and refused on load for others)."""
+"""Admin page (admin-only: hidden from the navigation and refused on load for others):
+users and the credit dashboard."""
 
 from __future__ import annotations
 
 import reflex as rx
 
+from components import admin as parts
 from components.shell import shell
 from state.admin import AdminState
 from state.auth import AuthState
@@ -20,6 +22,17 @@ def admin_page() -> rx.Component:
         rx.cond(
             AuthState.is_admin,
             rx.vstack(
+                rx.hstack(rx.heading("Credit dashboard", size="5"),
+                          rx.button(rx.icon("refresh-cw", size=14), "Refresh", size="1",
+                                    variant="soft", on_click=AdminState.refresh,
+                                    id="admin-refresh"), align="center"),
+                parts.reconciliation(),
+                parts.grant_form(),
+                parts.balances(),
+                parts.reserves(),
+                parts.charts(),
+                parts.drill_down(),
+                parts.price_editor(),
                 rx.heading("Users", size="4"),
                 rx.table.root(
                     rx.table.header(rx.table.row(
@@ -28,9 +41,8 @@ def admin_page() -> rx.Component:
                     rx.table.body(rx.foreach(AdminState.users, _user_row)),
                     id="admin-users",
                 ),
-                rx.text("The credit dashboard arrives with the runs milestone.", size="2",
-                        color_scheme="gray"),
                 width="100%",
+                spacing="4",
             ),
             rx.callout("Administrators only.", icon="shield-alert", color_scheme="red"),
         ),

@@ -17,12 +17,6 @@ def maps_page() -> rx.Component:
         "claims appear on the map."))
 
 
-def credits_page() -> rx.Component:
-    return shell("Credits", coming_later(
-        "Your balance and one row per run arrive with the runs milestone."))
-
-
 PAGES = [
     ("/maps", maps_page, "Maps"),
-    ("/credits", credits_page, "Credits"),
 ]

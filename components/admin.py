@@ -1,0 +1,222 @@
+"""Pieces of the admin credit dashboard."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from state.admin import AdminState
+
+
+def table(id_: str, headers: list[str], rows: rx.Var, row_fn, empty: str) -> rx.Component:
+    return rx.cond(
+        rows.length() > 0,
+        rx.table.root(
+            rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in headers])),
+            rx.table.body(rx.foreach(rows, row_fn)),
+            id=id_, width="100%", size="1",
+        ),
+        rx.text(empty, size="2", color_scheme="gray", id=f"{id_}-empty"),
+    )
+
+
+def section(title: str, *children: rx.Component, **props) -> rx.Component:
+    return rx.card(rx.vstack(rx.heading(title, size="4"), *children, width="100%",
+                             align="start"), width="100%", **props)
+
+
+def cells(*values) -> list[rx.Component]:
+    return [rx.table.cell(v) for v in values]
+
+
+# ---- balances / reserves -----------------------------------------------------------------
+def balances() -> rx.Component:
+    return section("Balances per user", table(
+        "admin-balances", ["User", "Balance", "Held", "Available"], AdminState.balances,
+        lambda b: rx.table.row(*cells(b["email"], b["balance"], b["held"], b["available"])),
+        "No credit activity yet."))
+
+
+def reserves() -> rx.Component:
+    return section("Reserves held now", table(
+        "admin-reserves", ["Run", "User", "Status", "Held"], AdminState.reserves,
+        lambda r: rx.table.row(*cells(r["title"], r["owner"], r["status"], r["held"])),
+        "No reserves are held."))
+
+
+# ---- charts --------------------------------------------------------------------------------
+def _bar_chart(data: rx.Var, x_key: str, id_: str) -> rx.Component:
+    return rx.box(
+        rx.recharts.bar_chart(
+            rx.recharts.cartesian_grid(stroke_dasharray="3 3"),
+            rx.recharts.x_axis(data_key=x_key),
+            rx.recharts.y_axis(),
+            rx.recharts.graphing_tooltip(),
+            rx.recharts.bar(data_key="credits", fill="var(--accent-9)", name="credits"),
+            data=data, width="100%", height=220,
+        ),
+        id=id_, width="100%",
+    )
+
+
+def charts() -> rx.Component:
+    return rx.grid(
+        section("Spend per day (credits, last 30 days)",
+                rx.cond(AdminState.spend_by_day.length() > 0,
+                        _bar_chart(AdminState.spend_by_day, "day", "chart-spend-day"),
+                        rx.text("No spend yet.", size="2", color_scheme="gray"))),
+        section("Spend per operation kind (credits, last 30 days)",
+                rx.cond(AdminState.spend_by_kind.length() > 0,
+                        _bar_chart(AdminState.spend_by_kind, "kind", "chart-spend-kind"),
+                        rx.text("No spend yet.", size="2", color_scheme="gray"))),
+        columns="2", spacing="4", width="100%",
+    )
+
+
+# ---- run drill-down ------------------------------------------------------------------------
+def _run_row(r: rx.Var) -> rx.Component:
+    return rx.table.row(
+        *cells(r["title"], r["kind"], r["status"], r["owner"], r["charged"], r["date"]),
+        rx.table.cell(rx.button("Usage", size="1", variant="soft",
+                                on_click=AdminState.show_run(r["id"]),
+                                class_name="show-run")),
+        class_name="recent-run",
+    )
+
+
+def _usage_row(u: rx.Var) -> rx.Component:
+    return rx.table.row(
+        *cells(u["step"], u["model"], u["attempt"], u["seq"], u["input"], u["cached"],
+               u["output"], u["cost"]),
+        rx.table.cell(rx.cond(u["estimated"] != "",
+                              rx.badge("estimated", color_scheme="amber"), "")),
+        class_name="usage-row",
+    )
+
+
+def drill_down() -> rx.Component:
+    return section(
+        "Runs",
+        table("admin-runs", ["Run", "Kind", "Status", "User", "Charged", "Date", ""],
+              AdminState.recent_runs, _run_row, "No runs yet."),
+        rx.hstack(
+            rx.input(placeholder="Run id", value=AdminState.run_id,
+                     on_change=AdminState.set_run_id, id="run-id", width="22em"),
+            rx.button("Show usage", on_click=AdminState.show_run(""), id="show-run"),
+            align="center",
+        ),
+        rx.cond(AdminState.run_error != "",
+                rx.callout(AdminState.run_error, color_scheme="red", icon="triangle-alert",
+                           id="run-error")),
+        rx.cond(
+            AdminState.run_info.contains("id"),
+            rx.vstack(
+                rx.text(rx.text.strong(AdminState.run_info["title"]), " · ",
+                        AdminState.run_info["status"], " ", AdminState.run_info["reason"],
+                        " · ", AdminState.run_info["owner"], " · reserved ",
+                        AdminState.run_info["reserved"], " · charged ",
+                        AdminState.run_info["charged"], id="run-info"),
+                table("run-usage", ["Step", "Model", "Attempt", "Seq", "Input", "Cached",
+                                    "Output", "Cost", ""],
+                      AdminState.run_usage, _usage_row, "This run recorded no usage."),
+                width="100%",
+            ),
+        ),
+        id="admin-drilldown",
+    )
+
+
+# ---- reconciliation ------------------------------------------------------------------------
+def _issue_list(title: str, items: rx.Var) -> rx.Component:
+    return rx.cond(items.length() > 0, rx.vstack(
+        rx.text(title, weight="bold", size="2"),
+        rx.foreach(items, lambda i: rx.text(i, size="1", font_family="monospace")),
+        spacing="1"))
+
+
+def reconciliation() -> rx.Component:
+    return section(
+        "Reconciliation",
+        rx.callout(
+            rx.cond(AdminState.recon_ok, "OK: ledger and usage agree",
+                    "Problems found"),
+            icon=rx.cond(AdminState.recon_ok, "check", "triangle-alert"),
+            color_scheme=rx.cond(AdminState.recon_ok, "green", "red"),
+            id="recon-status", width="100%",
+        ),
+        rx.hstack(
+            rx.text("Runs checked: ", rx.text.strong(AdminState.recon_checked, id="recon-checked")),
+            rx.text("Mismatches: ", rx.text.strong(AdminState.recon_mismatches.length())),
+            rx.text("Held after finalize: ", rx.text.strong(AdminState.recon_held.length())),
+            rx.text("Stale runs: ", rx.text.strong(AdminState.recon_stale.length())),
+            spacing="4", wrap="wrap",
+        ),
+        _issue_list("Spend ≠ usage", AdminState.recon_mismatches),
+        _issue_list("Reserve still held after finalize", AdminState.recon_held),
+        _issue_list("Not terminal, older than the reaper limit", AdminState.recon_stale),
+        rx.hstack(rx.button("Check again", on_click=AdminState.run_reconciliation,
+                            id="recon-run", size="1"),
+                  rx.text(AdminState.recon_at, size="1", color_scheme="gray"), align="center"),
+        id="admin-reconciliation",
+    )
+
+
+# ---- grant ---------------------------------------------------------------------------------
+def grant_form() -> rx.Component:
+    return section(
+        "Grant credits",
+        rx.form(
+            rx.hstack(
+                rx.input(name="email", placeholder="user e-mail", id="grant-email",
+                         width="16em", required=True),
+                rx.input(name="credits", placeholder="credits", id="grant-credits",
+                         width="8em", required=True),
+                rx.input(name="note", placeholder="note (optional)", id="grant-note",
+                         width="16em"),
+                rx.button("Grant", type="submit", id="grant-submit"),
+                wrap="wrap", align="center",
+            ),
+            on_submit=AdminState.grant_credits, reset_on_submit=True, width="100%",
+        ),
+        rx.cond(AdminState.grant_error != "",
+                rx.callout(AdminState.grant_error, color_scheme="red", icon="triangle-alert",
+                           id="grant-error")),
+        rx.cond(AdminState.grant_notice != "",
+                rx.callout(AdminState.grant_notice, color_scheme="green", icon="check",
+                           id="grant-notice")),
+    )
+
+
+# ---- prices --------------------------------------------------------------------------------
+def _price_row(p: rx.Var) -> rx.Component:
+    return rx.table.row(
+        *cells(p["model"], p["input"], p["cached"], p["output"], p["updated"]),
+        rx.table.cell(rx.button("Edit", size="1", variant="soft",
+                                on_click=AdminState.edit_price(p["model"]))),
+        class_name="price-row",
+    )
+
+
+def price_editor() -> rx.Component:
+    return section(
+        "Model prices (credits per million tokens)",
+        table("admin-prices", ["Model", "Input", "Cached input", "Output", "Updated", ""],
+              AdminState.prices, _price_row, "No model has a price: no model can be used."),
+        rx.hstack(
+            rx.input(placeholder="model", value=AdminState.price_model,
+                     on_change=AdminState.set_price_model, id="price-model", width="14em"),
+            rx.input(placeholder="input", value=AdminState.price_input,
+                     on_change=AdminState.set_price_input, id="price-input", width="7em"),
+            rx.input(placeholder="cached", value=AdminState.price_cached,
+                     on_change=AdminState.set_price_cached, id="price-cached", width="7em"),
+            rx.input(placeholder="output", value=AdminState.price_output,
+                     on_change=AdminState.set_price_output, id="price-output", width="7em"),
+            rx.button("Save price", on_click=AdminState.save_price, id="price-save"),
+            wrap="wrap", align="center",
+        ),
+        rx.cond(AdminState.price_error != "",
+                rx.callout(AdminState.price_error, color_scheme="red", icon="triangle-alert",
+                           id="price-error")),
+        rx.cond(AdminState.price_notice != "",
+                rx.callout(AdminState.price_notice, color_scheme="green", icon="check",
+                           id="price-notice")),
+    )

@@ -1,0 +1,39 @@
+"""The user's Credits page state: balance, available, held and the history (one row per run)."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from bayes_app.credits import ledger
+from bayes_app.credits.pricing import format_credits
+from bayes_app.db import session_scope
+from state.auth import AuthState
+
+
+class CreditsState(AuthState):
+    balance: str = "0"
+    available: str = "0"
+    held: str = "0"
+    history: list[dict[str, str]] = []
+
+    @rx.event
+    def load(self):
+        if not self._load_user():
+            self.history = []
+            return
+        with session_scope() as db:
+            bal, hold = ledger.balance(db, self.user_id), ledger.held(db, self.user_id)
+            rows = ledger.history(db, self.user_id)
+        self.balance, self.held, self.available = (
+            format_credits(bal), format_credits(hold), format_credits(bal - hold))
+        self.history = [
+            {
+                "id": r.id, "kind": r.kind, "title": r.title,
+                "status": r.status or ("Granted" if r.kind == "grant" else "Adjusted"),
+                "charged": format_credits(r.charged) if r.charged is not None else (
+                    "pending" if r.kind == "run" else ""),
+                "amount": format_credits(r.amount) if r.amount is not None else "",
+                "date": r.date.strftime("%Y-%m-%d %H:%M"),
+            }
+            for r in rows
+        ]
