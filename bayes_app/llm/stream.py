@@ -12,6 +12,7 @@ Use `async with provider.stream(req) as s:` so a stream is closed whatever happe
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Self
 
@@ -20,7 +21,7 @@ from bayes_app.llm.types import (ChatRequest, Completion, Done, ReasoningDelta, 
                                  ToolCall, ToolCallDelta, Usage)
 
 
-class ModelStream:
+class ModelStream(ABC):
     """Events of one model response; subclasses implement `_events()` and `_abort()`."""
 
     usage_model: str | None = None  # the model name usage is booked under (default: the request's)
@@ -38,8 +39,9 @@ class ModelStream:
         self._finished = False
 
     # ---- for subclasses ------------------------------------------------------------------
+    @abstractmethod
     def _events(self) -> AsyncIterator[StreamEvent]:
-        raise NotImplementedError
+        """The provider's raw event stream (an async generator)."""
 
     async def _abort(self) -> None:
         """Interrupt an `_events()` step running in another task (close the transport)."""
