@@ -1,6 +1,7 @@
 """SQLModel tables, one module per aggregate. Importing this package registers them all."""
 
 from bayes_app.models.base import new_id, utcnow
+from bayes_app.models.chat import ChatMessage, Conversation, MessageStatus
 from bayes_app.models.credits import MICRO, EntryType, LedgerEntry, ModelPrice
 from bayes_app.models.library import (
     Chunk,
@@ -14,7 +15,7 @@ from bayes_app.models.runs import Operation, RunStatus, UsageEvent
 from bayes_app.models.users import ApiToken, User, UserSession
 
 __all__ = [
-    "ApiToken", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
+    "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
     "User", "UserSession", "new_id", "utcnow",
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
 ]
