@@ -273,7 +273,7 @@ class Stack:
         from tests.support.fake_openai import Script
 
         marker = f"W{uuid.uuid4().hex[:8]}"
-        self.fake.script(Script(text="warm up done", match=marker))
+        self.fake.script(Script.thinking(marker), Script(text="warm up done", match=marker))
         op_id = self.start_run(headers, f"warm {marker}")
         self.wait_finalized(op_id, 120, 0.05)
         assert self.op(op_id).status == "SUCCEEDED", self.op(op_id).outcome_reason
@@ -286,7 +286,7 @@ def cancel_once(st: Stack, headers: dict, rng: random.Random, idle_s: float = 0.
     time.sleep(rng.uniform(0, idle_s))  # baseline: a random phase against the 5 s check
 
     marker = f"S{uuid.uuid4().hex[:8]}"
-    st.fake.script(Script(text=LONG, tokens_per_s=TOKENS_PER_S, match=marker))
+    st.fake.script(Script.thinking(marker), Script(text=LONG, tokens_per_s=TOKENS_PER_S, match=marker))
     op_id = st.start_run(headers, f"Tell me everything {marker}")
     wait_for(lambda: st.text_events(op_id) >= 5, 30, 0.01, what="text streaming")
     time.sleep(rng.uniform(0, 0.5))
@@ -296,7 +296,7 @@ def cancel_once(st: Stack, headers: dict, rng: random.Random, idle_s: float = 0.
     t_fin = st.wait_finalized(op_id, 30)
     recs = st.fake.wait_for(lambda rs: any(marker in json.dumps(r["body"]) and r["disconnected"]
                                            for r in rs), 10)
-    rec = next(r for r in recs if marker in json.dumps(r["body"]))
+    rec = next(r for r in recs if marker in json.dumps(r["body"]) and r["disconnected"])
     wait_for(lambda: st.has_done(op_id), 5, 0.01, what="done event")
     op = st.op(op_id)
     assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel"), (op.status, op.outcome_reason)

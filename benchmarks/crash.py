@@ -38,7 +38,7 @@ def kill_once(st: Stack, headers: dict, rng: random.Random) -> dict:
     from tests.support.procs import wait_for
 
     marker = f"K{uuid.uuid4().hex[:8]}"
-    st.fake.script(Script(text=LONG, tokens_per_s=TOKENS_PER_S, match=marker))
+    st.fake.script(Script.thinking(marker), Script(text=LONG, tokens_per_s=TOKENS_PER_S, match=marker))
     op_id = st.start_run(headers, f"crash {marker}")
     wait_for(lambda: st.text_events(op_id) >= 3, 30, 0.01, what="text streaming")
     time.sleep(rng.uniform(0, 1.0))

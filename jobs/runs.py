@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import Any
 
 import dramatiq
 from dramatiq.middleware import Middleware
@@ -98,6 +99,46 @@ def reap_runs() -> None:
 
 def enqueue_run(op_id: str) -> None:
     run_operation.send(op_id)
+
+
+class QueueUnavailable(Exception):
+    """The broker could not take the run; it was cancelled and settled instead."""
+
+
+def launch(user_id: str, kind: str, prompt: str, scope: Any = None, conversation_id: str | None = None,
+           edit_message_id: str | None = None) -> dict[str, Any]:
+    """Start a run for the API and the UI: create + reserve (RunRequestError on refusal),
+    announce it on its stream, enqueue it. Returns {id, status, conversation_id, message_id}."""
+    from bayes_app.db import session_scope
+    from bayes_app.runs import events, service
+    from bayes_app.settings import get_settings
+
+    settings = get_settings()
+    with session_scope() as db:
+        op = service.start_run(db, user_id, kind, prompt, settings.model_default,
+                               settings.run_reserve_output_tokens, scope, conversation_id,
+                               edit_message_id)
+        out = {"id": op.id, "status": op.status, "conversation_id": op.input.get("conversation_id"),
+               "message_id": op.input.get("answer_id")}
+    try:
+        events.append(get_redis(), op.id, "status", {"status": op.status})
+        enqueue_run(op.id)
+    except Exception:  # broker away: settle the run instead of leaving it queued forever
+        log.exception("could not enqueue run %s", op.id)
+        service.cancel_run(_sessions, get_redis(), op.id, "enqueue_failed")
+        service.settle(_sessions, get_redis(), op.id)
+        raise QueueUnavailable(op.id) from None
+    return out
+
+
+def stop(op_id: str) -> None:
+    """Cancel a run (idempotent) and settle it, now or through the finalizer."""
+    from bayes_app.runs import service
+
+    r = get_redis()
+    service.cancel_run(_sessions, r, op_id)
+    if service.settle(_sessions, r, op_id) == "wait":  # a worker is on it: it settles it
+        enqueue_finalize(op_id)
 
 
 def enqueue_finalize(op_id: str) -> None:

@@ -14,6 +14,7 @@ from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, sta
 
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "stack-secret-pass-42"
+APP_MODEL = "gpt-4o-mini"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
@@ -93,14 +94,32 @@ def configure(monkeypatch):
 
 # ---- the app ------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
-def app_stack(tmp_path_factory, redis_server) -> AppStack:
-    """The app started once per test session through `python -m bayes_app.cli run`."""
+def fake_llm():
+    """The scripted OpenAI-compatible server the shared app talks to (its own process)."""
+    from tests.support.fake_openai import FakeOpenAIProcess
+
+    fake = FakeOpenAIProcess().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="session")
+def app_stack(tmp_path_factory, redis_server, fake_llm) -> AppStack:
+    """The app started once per test session through `python -m bayes_app.cli run`, with
+    the scripted model server as its provider (`make run`'s offline mode is tested by the
+    `stack` tests, which start their own app without a provider)."""
+    from bayes_app.credits import pricing
+    from bayes_app.db import session_scope
+
     data_dir = Path(tmp_path_factory.mktemp("app"))
     port = free_port()
     env = stack_env(data_dir, port, REDIS_URL=redis_server.url,
                     BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                    BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0")
+                    BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0", OPENAI_BASE_URL=fake_llm.base_url,
+                    OPENAI_API_KEY="sk-test-secret-key-not-for-browsers", BAYES_MODEL_DEFAULT=APP_MODEL)
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
+    with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:
+        pricing.set_price(db, APP_MODEL, 150_000, 75_000, 600_000)
     yield stack
     stack.stop()
 

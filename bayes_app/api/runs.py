@@ -17,7 +17,6 @@ from bayes_app.db import session_scope
 from bayes_app.models import Operation, RunStatus
 from bayes_app.runs import events, service
 from bayes_app.runs import lifecycle as lc
-from bayes_app.settings import get_settings
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
@@ -45,27 +44,22 @@ def _owned_view(user_id: str, op_id: str) -> dict[str, Any]:
         return service.view(db, op)
 
 
-def _start(user_id: str, kind: str, prompt: str, scope: Any, conversation_id: Any) -> dict:
-    settings = get_settings()
+def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: Any,
+           edit_message_id: Any = None) -> dict:
+    from jobs.runs import QueueUnavailable, launch
+
+    for name, value in (("prompt", prompt), ("conversation_id", conversation_id),
+                        ("edit_message_id", edit_message_id)):
+        if value is not None and not isinstance(value, str):
+            raise ApiError(400, "bad_request", f"{name} must be a string.")
+    if edit_message_id and not conversation_id:
+        raise ApiError(400, "bad_request", "edit_message_id needs the conversation_id.")
     try:
-        with session_scope() as db:
-            op = service.start_run(db, user_id, kind, prompt, settings.model_default,
-                                   settings.run_reserve_output_tokens,
-                                   scope if isinstance(scope, dict) else None,
-                                   conversation_id if isinstance(conversation_id, str) else None)
-            op_id, status = op.id, op.status
+        return launch(user_id, kind, prompt, scope, conversation_id, edit_message_id)
     except service.RunRequestError as err:
         raise ApiError(err.status, err.code, err.message) from None
-    from jobs.runs import enqueue_run
-
-    try:
-        events.append(_redis(), op_id, "status", {"status": status})
-        enqueue_run(op_id)
-    except Exception:  # broker away: settle the run instead of leaving it queued forever
-        service.cancel_run(_sessions, _redis(), op_id, "enqueue_failed")
-        service.settle(_sessions, _redis(), op_id)
+    except QueueUnavailable:
         raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
-    return {"id": op_id, "status": status}
 
 
 async def create_run(request: Request) -> Response:
@@ -75,7 +69,7 @@ async def create_run(request: Request) -> Response:
     if not isinstance(kind, str):
         raise ApiError(400, "bad_kind", "kind must be a string.")
     out = await run_in_threadpool(_start, user.id, kind, body["prompt"], body.get("scope"),
-                                  body.get("conversation_id"))
+                                  body.get("conversation_id"), body.get("edit_message_id"))
     return JSONResponse(out, status_code=202)
 
 
@@ -91,12 +85,9 @@ def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
             raise not_found("run")
         if op.finalized_at is not None and op.status != RunStatus.CANCELLED:
             raise ApiError(409, "run_finished", f"The run already ended ({op.status}).")
-    r = _redis()
-    service.cancel_run(_sessions, r, op_id)
-    if service.settle(_sessions, r, op_id) == "wait":  # a worker is on it: it settles it
-        from jobs.runs import enqueue_finalize
+    from jobs.runs import stop
 
-        enqueue_finalize(op_id)
+    stop(op_id)
     return _owned_view(user_id, op_id)
 
 

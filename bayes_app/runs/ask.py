@@ -1,31 +1,44 @@
-"""The "ask" run kind (minimal): search the user's library, send the citations, then
-stream the model's answer from the numbered passages.
+"""The "ask" run kind: the library chat agent (a fresh agent per question).
 
-The full Ask agent (tools, two phases, conversations) replaces the body later; the
-contract stays: `metadata` (citations) before the first `text` token.
+Phase 1 streams the model's thinking about the question (best effort: a failure there never
+costs the answer). Phase 2 runs the tool agent: search_knowledge_base, list_documents,
+analyze_document and compare_documents (direct model calls), calculator, current_time.
+Citations (`metadata`) always go out before the first `text` token; a `memory` line ends
+the answer. The answer is stored in its conversation slot whatever way the run ends.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import select
-
+from bayes_app.chat import conversations as chat
+from bayes_app.chat import prompts, tools
+from bayes_app.chat.analysis import extractive_analysis
+from bayes_app.chat.calculator import CalculatorError, calculate
+from bayes_app.chat.memory import Memory, fit
 from bayes_app.llm.offline import format_passages
-from bayes_app.llm.types import ChatRequest, ReasoningDelta, StreamEvent, TextDelta
-from bayes_app.runs.executor import RunContext, run_kind
+from bayes_app.llm.types import (ChatRequest, ProviderError, ReasoningDelta, StreamEvent, TextDelta, ToolCall,
+                                 assistant_message, tool_message)
+from bayes_app.models import Collection, Conversation, Document, MessageStatus
+from bayes_app.runs.executor import RunAborted, RunContext, run_kind
 
 log = logging.getLogger("bayes.runs.ask")
-TOP_K = 7
+TOP_K = tools.SEARCH_TOP_K
+MAX_STEPS = 6  # agent rounds; the last one must answer (tool_choice "none")
 MAX_TOKENS = 1_000
-SYSTEM = ("You answer questions from the user's research library. Use only the numbered "
-          "passages given; cite them as [n]. If they do not answer the question, say so.")
+THINKING_TOKENS = 300
+TOOL_RESULT_CHARS = 12_000
 
 
-def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None) -> list[dict]:
-    """Top passages of the owner's library as citations (empty without documents)."""
-    from bayes_app.models import Document
+def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None,
+                   k: int = TOP_K) -> list[dict]:
+    """Top passages of the owner's library (within the scope) as citations."""
+    from sqlmodel import select
+
     from bayes_app.search import runtime
     from bayes_app.search.hybrid import search
 
@@ -33,41 +46,303 @@ def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, An
     with sessions() as db:
         if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
             return []
-        hits = search(db, runtime.index(), runtime.embedder(), owner_id, query, k=TOP_K,
+        hits = search(db, runtime.index(), runtime.embedder(), owner_id, query, k=k,
                       document_ids=scope.get("document_ids") or None,
                       collection_ids=scope.get("collection_ids") or None)
-    return [{"n": i, "document_id": h.document_id, "chunk_id": h.chunk_id, "title": h.title,
-             "page": h.page, "char_start": h.char_start, "char_end": h.char_end,
-             "text": h.text, "score": round(h.score, 6)} for i, h in enumerate(hits, 1)]
+    return [{"document_id": h.document_id, "chunk_id": h.chunk_id, "title": h.title,
+             "authors": h.authors, "year": h.year, "page": h.page, "char_start": h.char_start,
+             "char_end": h.char_end, "text": h.text, "score": round(h.score, 6)} for h in hits]
 
 
-def build_request(model: str, prompt: str, citations: list[dict]) -> ChatRequest:
-    passages = format_passages(citations) if citations else "(no passages found)"
-    user = f"Passages:\n{passages}\n\nQuestion: {prompt}"
-    return ChatRequest(model=model, messages=[{"role": "system", "content": SYSTEM},
-                                              {"role": "user", "content": user}],
-                       max_tokens=MAX_TOKENS)
+@dataclass
+class Turn:
+    """What the run knows about the question it answers."""
+
+    question: str
+    answer_id: str | None
+    scope: dict[str, list[str]]
+    scope_label: str
+    memory: Memory
+
+
+@dataclass
+class Draft:
+    """The answer as it is being written."""
+
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    citations: list[dict] = field(default_factory=list)
+    by_chunk: dict[str, int] = field(default_factory=dict)
+    metadata_sent: bool = False
+
+    def cite(self, hits: list[dict]) -> list[dict]:
+        """Number new passages after the ones already cited; returns the hits with `n`."""
+        out = []
+        for h in hits:
+            n = self.by_chunk.get(h["chunk_id"])
+            if n is None:
+                n = len(self.citations) + 1
+                self.by_chunk[h["chunk_id"]] = n
+                self.citations.append({**h, "n": n})
+            out.append({**h, "n": n})
+        return out
+
+
+def load_turn(sessions: Any, run_input: dict[str, Any], owner_id: str) -> Turn:
+    question = str(run_input.get("prompt", ""))
+    conv_id, answer_id = run_input.get("conversation_id"), run_input.get("answer_id")
+    with sessions() as db:
+        conv = db.get(Conversation, conv_id) if conv_id else None
+        scope: dict[str, list[str]] = dict(conv.scope or {}) if conv else dict(run_input.get("scope") or {})
+        history = []
+        if conv is not None:
+            from bayes_app.models import ChatMessage
+
+            slot = db.get(ChatMessage, answer_id) if answer_id else None
+            history = chat.history_before(db, conv.id, slot.position - 1 if slot else 1 << 30)
+        docs = _titles(db, Document, scope.get("document_ids") or [])
+        colls = _titles(db, Collection, scope.get("collection_ids") or [])
+    label = prompts.scope_label(docs, colls) if scope else ""
+    return Turn(question, answer_id, scope, label, fit(history, question))
+
+
+def _titles(db: Any, model: Any, ids: list[str]) -> list[str]:
+    out = []
+    for i in ids:
+        row = db.get(model, i)
+        if row is not None:
+            out.append(getattr(row, "title", None) or getattr(row, "filename", None) or getattr(row, "name", ""))
+    return out
+
+
+def _history_messages(turn: Turn) -> list[dict[str, Any]]:
+    msgs: list[dict[str, Any]] = []
+    for ex in turn.memory.kept:
+        msgs += [{"role": "user", "content": ex.question}, {"role": "assistant", "content": ex.answer}]
+    return msgs
+
+
+class AskAgent:
+    """One question answered by a fresh agent on the run's context."""
+
+    def __init__(self, ctx: RunContext, turn: Turn) -> None:
+        self.ctx, self.turn, self.draft = ctx, turn, Draft()
+        self.offline = getattr(ctx.provider, "name", "") == "offline"
+
+    # ---- output ------------------------------------------------------------------------
+    def _send_metadata(self) -> None:
+        data: dict[str, Any] = {"citations": self.draft.citations}
+        if self.turn.scope:
+            data["scope"] = self.turn.scope_label
+        self.ctx.emit("metadata", data)
+        self.draft.metadata_sent = True
+
+    def _text(self, delta: str) -> None:
+        if not self.draft.metadata_sent:
+            self._send_metadata()  # citations always precede the first text token
+        self.draft.text.append(delta)
+        self.ctx.emit("text", {"delta": delta})
+
+    def _thinking(self, delta: str) -> None:
+        self.draft.thinking.append(delta)
+        self.ctx.emit("thinking", {"delta": delta})
+
+    # ---- phase 1 -----------------------------------------------------------------------
+    async def think(self) -> None:
+        if self.offline:
+            self._thinking(prompts.offline_plan(self.turn.question))
+            return
+        request = ChatRequest(
+            model=self.ctx.run.model, max_tokens=THINKING_TOKENS,
+            messages=[{"role": "system", "content": prompts.THINKING}, *_history_messages(self.turn),
+                      {"role": "user", "content": self.turn.question}])
+
+        def on_event(ev: StreamEvent) -> None:
+            if isinstance(ev, (ReasoningDelta, TextDelta)) and ev.text:
+                self._thinking(ev.text)
+
+        try:
+            await self.ctx.stream_model(request, "thinking", on_event)
+        except RunAborted:
+            raise
+        except Exception as err:  # noqa: BLE001 - thinking is best effort
+            log.warning("run %s: thinking phase failed: %s", self.ctx.run.id, err)
+            self.ctx.emit("thinking", {"error": "Thinking was unavailable; answering directly."})
+
+    # ---- phase 2 -----------------------------------------------------------------------
+    def _messages(self) -> list[dict[str, Any]]:
+        system = prompts.SYSTEM
+        user = self.turn.question
+        if self.turn.scope:
+            system += "\n\n" + prompts.PINNED_SYSTEM.format(scope=self.turn.scope_label)
+            user += "\n\n" + prompts.PINNED_USER
+        return [{"role": "system", "content": system}, *_history_messages(self.turn),
+                {"role": "user", "content": user}]
+
+    async def answer(self) -> None:
+        messages = self._messages()
+        for step in range(MAX_STEPS):
+            last = step == MAX_STEPS - 1
+            choice: Any = "auto"
+            if last:
+                choice = "none"
+            elif step == 0 and self.turn.scope:
+                choice = {"type": "function", "function": {"name": "search_knowledge_base"}}
+            request = ChatRequest(model=self.ctx.run.model, messages=messages, tools=tools.TOOLS,
+                                  tool_choice=choice, max_tokens=MAX_TOKENS)
+            calls: list[ToolCall] = []
+            round_text: list[str] = []
+
+            def on_event(ev: StreamEvent) -> None:
+                if isinstance(ev, TextDelta) and ev.text:
+                    round_text.append(ev.text)
+                    self._text(ev.text)
+                elif isinstance(ev, ReasoningDelta) and ev.text:
+                    self._thinking(ev.text)
+                elif isinstance(ev, ToolCall):
+                    calls.append(ev)
+
+            await self.ctx.stream_model(request, "agent", on_event)
+            if not calls or last:
+                break
+            messages.append(assistant_message("".join(round_text), calls))
+            for call in calls:
+                result = await self.run_tool(call)
+                messages.append(tool_message(call.id, result[:TOOL_RESULT_CHARS]))
+        if not self.draft.metadata_sent:
+            self._send_metadata()
+
+    # ---- tools -------------------------------------------------------------------------
+    async def run_tool(self, call: ToolCall) -> str:
+        self.ctx.check_abort()
+        try:
+            args = call.arguments()
+            if not isinstance(args, dict):
+                raise tools.ToolError("Arguments must be a JSON object.")
+        except ValueError:
+            args, result = {}, "Error: the arguments are not valid JSON."
+        else:
+            self.ctx.emit("tool", {"id": call.id, "name": call.name, "arguments": args, "status": "running"})
+            try:
+                result = await self._dispatch(call.name, args)
+                status = "done"
+            except (tools.ToolError, CalculatorError) as err:
+                result, status = f"Error: {err}", "error"
+            except RunAborted:
+                raise
+            except ProviderError as err:
+                result, status = f"Error: the model call failed ({err.code}).", "error"
+            self.ctx.emit("tool", {"id": call.id, "name": call.name, "status": status,
+                                   "summary": result[:200]})
+        self.ctx.check_abort()
+        return result
+
+    async def _dispatch(self, name: str, args: dict[str, Any]) -> str:
+        if name == "search_knowledge_base":
+            return await self._search(str(args.get("query") or self.turn.question))
+        if name == "list_documents":
+            return await asyncio.to_thread(self._db, tools.list_documents)
+        if name == "analyze_document":
+            return await self._analyze(args.get("document"))
+        if name == "compare_documents":
+            return await self._compare(args.get("a"), args.get("b"), str(args.get("question") or ""))
+        if name == "calculator":
+            return json.dumps({"expression": args.get("expression"),
+                               "result": calculate(str(args.get("expression") or ""))})
+        if name == "current_time":
+            return tools.current_time()
+        raise tools.ToolError(f"There is no tool {name!r}.")
+
+    def _db(self, fn: Any, *args: Any) -> Any:
+        with self.ctx.sessions() as db:
+            return fn(db, self.ctx.run.owner_id, self.turn.scope, *args)
+
+    async def _search(self, query: str, scope: dict[str, Any] | None = None, k: int = TOP_K) -> str:
+        try:
+            hits = await asyncio.to_thread(search_library, self.ctx.sessions, self.ctx.run.owner_id,
+                                           query, scope if scope is not None else self.turn.scope, k)
+        except Exception as err:  # noqa: BLE001 - an index outage must not lose the answer
+            log.warning("run %s: library search failed: %s", self.ctx.run.id, err)
+            raise tools.ToolError("The library search is unavailable right now.") from None
+        numbered = self.draft.cite(hits)
+        if numbered and self.draft.metadata_sent:
+            self._send_metadata()  # sources grew after text started: send the full list again
+        return format_passages(numbered) if numbered else "No passages match this query."
+
+    async def _model_text(self, request: ChatRequest, step: str) -> str:
+        parts: list[str] = []
+
+        def on_event(ev: StreamEvent) -> None:
+            if isinstance(ev, TextDelta):
+                parts.append(ev.text)
+
+        await self.ctx.stream_model(request, step, on_event)
+        return "".join(parts)
+
+    async def _analyze(self, ref: Any) -> str:
+        def load(db: Any, owner_id: str, scope: Any) -> tuple[Document, list[dict]]:
+            doc = tools.resolve_document(db, owner_id, scope, ref)
+            return doc, tools.document_passages(db, doc)
+
+        doc, passages = await asyncio.to_thread(self._db, load)
+        request = ChatRequest(
+            model=self.ctx.run.model, max_tokens=800, response_format={"type": "json_object"},
+            messages=[{"role": "system", "content": prompts.ANALYZE},
+                      {"role": "user", "content": format_passages(passages) + "\n\nAnalyze this document."}])
+        text = await self._model_text(request, "analyze_document")
+        analysis = tools.parse_analysis(text) or extractive_analysis(passages, text)
+        return json.dumps({"document": {"id": doc.id, "title": doc.title or doc.filename}, **analysis},
+                          ensure_ascii=False)
+
+    async def _compare(self, a: Any, b: Any, question: str) -> str:
+        def load(db: Any, owner_id: str, scope: Any) -> tuple[Document, Document]:
+            return (tools.resolve_document(db, owner_id, scope, a),
+                    tools.resolve_document(db, owner_id, scope, b))
+
+        doc_a, doc_b = await asyncio.to_thread(self._db, load)
+        if doc_a.id == doc_b.id:
+            raise tools.ToolError("Name two different documents.")
+        query = question or self.turn.question
+        hits: list[dict] = []
+        for doc in (doc_a, doc_b):
+            found = await asyncio.to_thread(search_library, self.ctx.sessions, self.ctx.run.owner_id,
+                                            query, {"document_ids": [doc.id]}, tools.COMPARE_PASSAGES)
+            hits += found
+        numbered = self.draft.cite(hits)
+        if numbered and self.draft.metadata_sent:
+            self._send_metadata()
+        request = ChatRequest(
+            model=self.ctx.run.model, max_tokens=MAX_TOKENS,
+            messages=[{"role": "system", "content": prompts.COMPARE},
+                      {"role": "user", "content": f"{format_passages(numbered)}\n\nQuestion: {query}"}])
+        return await self._model_text(request, "compare_documents")
+
+    # ---- persistence -------------------------------------------------------------------
+    def save(self, status: str) -> None:
+        if not self.turn.answer_id:
+            return
+        with self.ctx.sessions() as db:
+            if chat.save_answer(db, self.turn.answer_id, "".join(self.draft.text),
+                                "".join(self.draft.thinking), self.draft.citations, status):
+                db.commit()
 
 
 @run_kind("ask")
 async def ask(ctx: RunContext) -> None:
-    import asyncio
-
-    prompt = str(ctx.run.input.get("prompt", ""))
+    turn = await asyncio.to_thread(load_turn, ctx.sessions, ctx.run.input, ctx.run.owner_id)
+    agent = AskAgent(ctx, turn)
+    status = MessageStatus.FAILED
     try:
-        citations = await asyncio.to_thread(search_library, ctx.sessions, ctx.run.owner_id,
-                                            prompt, ctx.run.input.get("scope"))
-        note = None
-    except Exception as err:  # noqa: BLE001 - an index outage should not lose the answer
-        log.warning("run %s: library search failed: %s", ctx.run.id, err)
-        citations, note = [], "search_unavailable"
-    ctx.check_abort()
-    ctx.emit("metadata", {"citations": citations, **({"note": note} if note else {})})
-
-    def on_event(ev: StreamEvent) -> None:
-        if isinstance(ev, TextDelta) and ev.text:
-            ctx.emit("text", {"delta": ev.text})
-        elif isinstance(ev, ReasoningDelta) and ev.text:
-            ctx.emit("thinking", {"delta": ev.text})
-
-    await ctx.stream_model(build_request(ctx.run.model, prompt, citations), "answer", on_event)
+        await agent.think()
+        ctx.check_abort()
+        await agent.answer()
+        ctx.emit("memory", turn.memory.to_json())
+        status = MessageStatus.COMPLETE
+    except RunAborted:
+        status = MessageStatus.CANCELLED
+        raise
+    finally:
+        try:
+            await asyncio.shield(asyncio.to_thread(agent.save, status))
+        except Exception:  # noqa: BLE001 - the run's own outcome matters more
+            log.exception("run %s: could not store the answer", ctx.run.id)

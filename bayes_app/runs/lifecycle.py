@@ -82,6 +82,7 @@ def _update(db: Session, op_id: str, *where: Any, **values: Any) -> bool:
 def create_operation(
     db: Session, owner: User | str, kind: str, title: str, estimate: int, model: str,
     input: dict[str, Any] | None = None, resource: tuple[str, str] | None = None,
+    op_id: str | None = None,
 ) -> Operation:
     """Create a QUEUED operation and reserve `estimate` micro-credits, in one transaction.
 
@@ -94,7 +95,7 @@ def create_operation(
         pricing.get_price(db, model)
         ledger.ensure_available(db, owner_id, estimate)
         op = Operation(
-            owner_id=owner_id, kind=kind, title=title if len(title) <= 500 else title[:499] + "…",
+            id=op_id or new_id(), owner_id=owner_id, kind=kind, title=title if len(title) <= 500 else title[:499] + "…",
             model=model, input=input or {},
             resource_type=resource[0] if resource else None,
             resource_id=resource[1] if resource else None,

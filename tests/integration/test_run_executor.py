@@ -77,10 +77,13 @@ def test_offline_ask_succeeds_and_settles(setup):
     assert service.settle(sessions, r, op_id) == "finalized"
     assert service.settle(sessions, r, op_id) == "noop"
     types = [e.type for e in events.read_range(r, op_id)]
-    assert types[:2] == ["status", "metadata"] and types[-1] == "done" and types.count("done") == 1
+    assert types[:2] == ["status", "thinking"] and types[-1] == "done" and types.count("done") == 1
+    assert "text" not in types or types.index("metadata") < types.index("text")
+    assert types.index("memory") < types.index("done")
     with sessions() as db:
         usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
-    assert len(usage) == 1 and usage[0].model == "offline" and not usage[0].estimated
+    # offline agent: one round calls search_knowledge_base, the next answers
+    assert len(usage) == 2 and all(u.model == "offline" and not u.estimated for u in usage)
 
 
 def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):

@@ -167,19 +167,22 @@ def text_events(env: Env, op_id: str) -> int:
 def test_run_succeeds_with_citations_before_text(env, api):
     _uid, h = new_user(env)
     marker = f"OK{uuid.uuid4().hex[:8]}"
-    env.fake.script(Script(text="The answer is forty two.", match=marker))
+    env.fake.script(Script.thinking(marker), Script(text="The answer is forty two.", match=marker))
     op_id = start(api, h, f"What is it? {marker}")
     op = env.wait_final(op_id)
     assert op.status == "SUCCEEDED", op.outcome_reason
     types = [e.type for e in env.event_list(op_id)]
-    assert types.index("metadata") < types.index("text")
+    assert types.index("thinking") < types.index("metadata") < types.index("text")
+    assert types.index("text") < types.index("memory") < types[-1:].index("done") + len(types) - 1
     assert types[-1] == "done"
+    thinking = "".join(e.data.get("delta", "") for e in env.event_list(op_id) if e.type == "thinking")
+    assert thinking == "Let me look this up in the library."
     assert "".join(e.data["delta"] for e in env.event_list(op_id) if e.type == "text") == \
         "The answer is forty two."
     settled = assert_settled(env, op_id)
     assert settled.charged_credits > 0
     body = api.get(f"/api/v1/runs/{op_id}", headers=h).json()
-    assert body["status"] == "SUCCEEDED" and body["usage"]["events"] == 1
+    assert body["status"] == "SUCCEEDED" and body["usage"]["events"] == 2  # thinking + answer
     assert body["usage"]["estimated_events"] == 0 and body["charged_credits"] == settled.charged_credits
     credits = api.get("/api/v1/credits", headers=h).json()
     assert credits["held"] == 0
@@ -218,7 +221,7 @@ def test_cancel_while_queued(env, api):
 
 def _cancel_mid_stream(env: Env, api, h: dict) -> tuple[str, float, float]:
     marker = f"S{uuid.uuid4().hex[:8]}"
-    env.fake.script(Script(text=LONG, tokens_per_s=30, match=marker))
+    env.fake.script(Script.thinking(marker), Script(text=LONG, tokens_per_s=30, match=marker))
     op_id = start(api, h, f"Tell me everything {marker}")
     wait_for(lambda: text_events(env, op_id) >= 5, 20, 0.01, what="streaming")
     t0 = time.monotonic()
@@ -226,7 +229,7 @@ def _cancel_mid_stream(env: Env, api, h: dict) -> tuple[str, float, float]:
     assert res.status_code == 202, res.text
     rec = env.fake.wait_for(lambda rs: any(marker in json.dumps(r["body"]) and r["disconnected"]
                                            for r in rs), 5)
-    rec = next(r for r in rec if marker in json.dumps(r["body"]))
+    rec = next(r for r in rec if marker in json.dumps(r["body"]) and r["disconnected"])
     stop_s = rec["disconnected_at"] - t0
     env.wait_final(op_id)
     settle_s = time.monotonic() - t0
@@ -245,7 +248,8 @@ def test_cancel_while_streaming(env, api):
         n_text = text_events(env, op_id)
         assert n_text < 100  # stopped long before the 400 words
         with env.sessions() as db:
-            usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
+            usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id,
+                                                     UsageEvent.step == "agent")).all()
         assert len(usage) == 1 and usage[0].estimated  # the stream was cut: no provider usage
         assert usage[0].output_tokens >= 5
     def q(xs: list[float], p: float) -> float:
@@ -267,7 +271,7 @@ def test_cancel_twice_and_after_finish(env, api):
     assert again.status_code == 202 and again.json()["status"] == "CANCELLED"
     assert_settled(env, op_id)
     marker = f"F{uuid.uuid4().hex[:8]}"
-    env.fake.script(Script(text="done quickly", match=marker))
+    env.fake.script(Script.thinking(marker), Script(text="done quickly", match=marker))
     done_id = start(api, h, f"quick {marker}")
     assert env.wait_final(done_id).status == "SUCCEEDED"
     late = api.post(f"/api/v1/runs/{done_id}/cancel", headers=h)
@@ -296,7 +300,7 @@ def test_sse_resumes_with_last_event_id(env, api):
     _uid, h = new_user(env)
     marker = f"E{uuid.uuid4().hex[:8]}"
     words = " ".join(f"w{i}" for i in range(60))
-    env.fake.script(Script(text=words, tokens_per_s=60, match=marker))
+    env.fake.script(Script.thinking(marker), Script(text=words, tokens_per_s=60, match=marker))
     op_id = start(api, h, f"stream {marker}")
     with api.stream("GET", f"/api/v1/runs/{op_id}/events", headers=h) as resp:
         assert resp.status_code == 200
@@ -321,7 +325,7 @@ def test_sse_resumes_with_last_event_id(env, api):
 
 def test_events_of_a_settled_run_whose_stream_expired_end_with_done(env, api):
     _uid, h = new_user(env)
-    env.fake.script(Script(text="short", match="EXPIRED1"))
+    env.fake.script(Script.thinking("EXPIRED1"), Script(text="short", match="EXPIRED1"))
     op_id = start(api, h, "old EXPIRED1")
     env.wait_final(op_id)
     env.r.delete(events.stream_key(op_id), f"op:{op_id}:done")
@@ -335,7 +339,7 @@ def test_events_of_a_settled_run_whose_stream_expired_end_with_done(env, api):
 def test_other_users_runs_are_404(env, api):
     _a, ha = new_user(env)
     _b, hb = new_user(env)
-    env.fake.script(Script(text="mine", match="ISOLATED1"))
+    env.fake.script(Script.thinking("ISOLATED1"), Script(text="mine", match="ISOLATED1"))
     op_id = start(api, ha, "secret ISOLATED1")
     for method, path in [("GET", f"/api/v1/runs/{op_id}"), ("GET", f"/api/v1/runs/{op_id}/events"),
                          ("POST", f"/api/v1/runs/{op_id}/cancel")]:
@@ -366,7 +370,7 @@ def test_worker_killed_mid_run_is_finalized_worker_lost(env, api):
     (the surviving fleet) reaps the run: FAILED worker_lost within 15 s of the kill."""
     _uid, h = new_user(env)
     marker = f"K{uuid.uuid4().hex[:8]}"
-    env.fake.script(Script(text=LONG, tokens_per_s=30, match=marker))
+    env.fake.script(Script.thinking(marker), Script(text=LONG, tokens_per_s=30, match=marker))
     op_id = start(api, h, f"crash {marker}")
     wait_for(lambda: text_events(env, op_id) >= 3, 20, 0.01, what="streaming")
     for w in env.workers:

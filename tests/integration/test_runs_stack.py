@@ -1,5 +1,6 @@
-"""Runs through the whole app (`python -m bayes_app.cli run`: web + worker + Redis, offline
-provider): start an Ask run over HTTP, follow its NDJSON stream to `done`, read the credits."""
+"""Runs through the whole app (`python -m bayes_app.cli run`: web + worker + Redis, the
+scripted model server): start an Ask run over HTTP, follow its NDJSON stream to `done`,
+read the credits."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ def api(app_stack):
         yield c
 
 
-def test_offline_ask_run_through_the_app(api, make_user, app_db_url):
+def test_ask_run_through_the_app(api, make_user, app_db_url):
+    from tests.conftest import APP_MODEL
+
     email, password = make_user()
     with session_scope(app_db_url) as db:
         user = db.query(User).filter(User.email == email).one()
@@ -35,6 +38,6 @@ def test_offline_ask_run_through_the_app(api, make_user, app_db_url):
     assert types[0] == "status" and "metadata" in types and types[-1] == "done"
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     run = api.get(f"/runs/{run_id}", headers=h).json()
-    assert run["status"] == "SUCCEEDED" and run["model"] == "offline"
+    assert run["status"] == "SUCCEEDED" and run["model"] == APP_MODEL
     credits = api.get("/credits", headers=h).json()
     assert credits["held"] == 0 and credits["balance"] == 3 * MICRO - run["charged_credits"]

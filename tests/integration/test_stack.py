@@ -31,6 +31,7 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         names = " ".join(" ".join(c.cmdline()) for c in children)
         assert "redis-server" in names and "dramatiq" in names and "reflex" in names
         assert "index_server" in names
+        _offline_ask(stack, tmp_path / "data")
     finally:
         rc = stack.stop()
     assert rc is not None
@@ -44,6 +45,37 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         assert "Generated password:" not in again.log_tail(400)
     finally:
         again.stop()
+
+
+def _offline_ask(stack: AppStack, data_dir) -> None:
+    """Without OPENAI_BASE_URL / OPENAI_API_KEY the app answers in offline mode."""
+    import json
+    import uuid
+
+    from bayes_app.accounts import service
+    from bayes_app.credits import ledger
+    from bayes_app.db import session_scope
+    from bayes_app.models import MICRO
+
+    email, password = f"o{uuid.uuid4().hex[:8]}@example.com", "pw-" + uuid.uuid4().hex
+    with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:
+        user = service.register(db, email, password)
+        db.flush()
+        ledger.grant(db, user, MICRO, f"grant:{user.id}", "test")
+    with httpx.Client(base_url=stack.url + "/api/v1", timeout=30) as c:
+        token = c.post("/auth/token", json={"email": email, "password": password}).json()["token"]
+        h = {"Authorization": f"Bearer {token}"}
+        assert c.get("/conversations", headers=h).json()["offline_mode"] is True
+        run = c.post("/runs", json={"kind": "ask", "prompt": "What is in my library?"}, headers=h).json()
+        with c.stream("GET", f"/runs/{run['id']}/events?format=ndjson", headers=h) as stream:
+            lines = [json.loads(x) for x in stream.iter_lines() if x]
+        assert lines[-1]["data"]["status"] == "SUCCEEDED"
+        thinking = "".join(x["data"].get("delta", "") for x in lines if x["type"] == "thinking")
+        assert thinking.startswith("Offline mode")
+        assert c.get(f"/runs/{run['id']}", headers=h).json()["model"] == "offline"
+        conv = c.get(f"/conversations/{run['conversation_id']}", headers=h).json()
+        assert [m["role"] for m in conv["messages"]] == ["user", "assistant"]
+        assert conv["messages"][1]["status"] == "complete"
 
 
 @pytest.mark.stack

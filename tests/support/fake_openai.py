@@ -96,6 +96,12 @@ class Script:
         self.tool_calls = [t if isinstance(t, ToolCallScript) else ToolCallScript(**t) for t in self.tool_calls]
 
     @classmethod
+    def thinking(cls, match: str | None = None, text: str = "Let me look this up in the library.",
+                 **kw: Any) -> Script:
+        """The reply to the Ask agent's first call (phase 1, streamed as reasoning)."""
+        return cls(reasoning=text, match=match, **kw)
+
+    @classmethod
     def reply(cls, text: str, **kw: Any) -> Script:
         return cls(text=text, **kw)
 

@@ -1,0 +1,106 @@
+"""Conversation routes: list, read (with messages), rename / pin, delete.
+
+Questions are asked through `POST /runs` (`conversation_id`, `edit_message_id`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bayes_app.api.deps import read_json, require_user
+from bayes_app.api.errors import ApiError, not_found
+from bayes_app.chat import conversations as chat
+from bayes_app.db import session_scope
+from bayes_app.llm.factory import is_offline
+
+
+def _list(user_id: str) -> dict[str, Any]:
+    with session_scope() as db:
+        return {"conversations": [chat.view(c) for c in chat.list_for(db, user_id)],
+                "offline_mode": is_offline()}
+
+
+def _get(user_id: str, conv_id: str) -> dict[str, Any]:
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is None:
+            raise not_found("conversation")
+        return {**chat.view(conv), "messages": chat.message_views(db, conv.id),
+                "active_run_ids": chat.active_runs(db, conv.id), "offline_mode": is_offline()}
+
+
+def _patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is None:
+            raise not_found("conversation")
+        try:
+            if "title" in body:
+                title = body["title"]
+                if not isinstance(title, str) or not title.strip():
+                    raise ApiError(400, "bad_request", "title must be a non-empty string.")
+                conv.title = chat.title_for(title)
+            if "scope" in body:
+                conv.scope = chat.normalize_scope(db, user_id, body["scope"])
+        except chat.ChatError as err:
+            raise ApiError(err.status, err.code, err.message) from None
+        db.add(conv)
+        db.commit()
+        return chat.view(conv)
+
+
+def delete_conversation_sync(user_id: str, conv_id: str) -> bool:
+    """Cancel its running answer (`resource_deleted`, still settled), then delete it."""
+    from bayes_app.api.runs import _redis, _sessions
+    from bayes_app.runs import service
+
+    with session_scope() as db:
+        if chat.get_owned(db, user_id, conv_id) is None:
+            return False
+    r = _redis()
+    for op_id in service.cancel_resource_runs(_sessions, r, "conversation", conv_id):
+        if service.settle(_sessions, r, op_id) == "wait":
+            from jobs.runs import enqueue_finalize
+
+            enqueue_finalize(op_id)
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is not None:
+            db.delete(conv)
+            db.commit()
+    return True
+
+
+async def list_conversations(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(await run_in_threadpool(_list, user.id))
+
+
+async def get_conversation(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(await run_in_threadpool(_get, user.id, request.path_params["conversation_id"]))
+
+
+async def patch_conversation(request: Request) -> Response:
+    user = await require_user(request)
+    body = await read_json(request)
+    return JSONResponse(await run_in_threadpool(_patch, user.id, request.path_params["conversation_id"], body))
+
+
+async def delete_conversation(request: Request) -> Response:
+    user = await require_user(request)
+    if not await run_in_threadpool(delete_conversation_sync, user.id, request.path_params["conversation_id"]):
+        raise not_found("conversation")
+    return Response(status_code=204)
+
+
+routes = [
+    Route("/conversations", list_conversations, methods=["GET"]),
+    Route("/conversations/{conversation_id}", get_conversation, methods=["GET"]),
+    Route("/conversations/{conversation_id}", patch_conversation, methods=["PATCH"]),
+    Route("/conversations/{conversation_id}", delete_conversation, methods=["DELETE"]),
+]

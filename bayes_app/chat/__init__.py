@@ -1,0 +1,1 @@
+"""The Ask chat: conversations, their memory budget, and the agent's tools."""

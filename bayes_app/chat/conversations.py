@@ -1,0 +1,182 @@
+"""Conversations: creating, pinning, turns (question + answer slot), rewinding, reading.
+
+The caller owns the transaction (nothing here commits), so a turn and the run that answers
+it are created atomically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func
+from sqlmodel import Session, col, select
+
+from bayes_app.chat.memory import Exchange
+from bayes_app.models import (ChatMessage, Collection, Conversation, Document, MessageStatus, Operation,
+                              RunStatus, utcnow)
+
+TITLE_CHARS = 80
+
+
+class ChatError(ValueError):
+    """A request about a conversation that cannot be done; `status`/`code` map to HTTP."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def title_for(question: str) -> str:
+    text = " ".join(question.split())
+    return text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
+
+
+def normalize_scope(db: Session, owner_id: str, scope: Any) -> dict[str, list[str]]:
+    """`{"document_ids": [...], "collection_ids": [...]}` with only the owner's ids; raises
+    ChatError for a malformed scope or ids that are not the owner's (no existence leak)."""
+    if scope in (None, {}):
+        return {}
+    if not isinstance(scope, dict) or set(scope) - {"document_ids", "collection_ids"}:
+        raise ChatError(400, "bad_scope", 'scope must be {"document_ids": [...], "collection_ids": [...]}.')
+    out: dict[str, list[str]] = {}
+    for key, model in (("document_ids", Document), ("collection_ids", Collection)):
+        ids = scope.get(key) or []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or len(ids) > 500:
+            raise ChatError(400, "bad_scope", f"scope.{key} must be a list of ids.")
+        ids = list(dict.fromkeys(ids))
+        if ids:
+            found = set(db.exec(select(model.id).where(col(model.id).in_(ids),
+                                                       model.owner_id == owner_id)).all())
+            missing = [i for i in ids if i not in found]
+            if missing:
+                what = "document" if key == "document_ids" else "collection"
+                raise ChatError(404, "not_found", f"No {what} {missing[0]} in your library.")
+            out[key] = ids
+    return out
+
+
+def get_owned(db: Session, owner_id: str, conversation_id: str) -> Conversation | None:
+    conv = db.get(Conversation, conversation_id, populate_existing=True)
+    return conv if conv is not None and conv.owner_id == owner_id else None
+
+
+def list_for(db: Session, owner_id: str, limit: int = 200) -> list[Conversation]:
+    """The owner's conversations, last active first."""
+    return list(db.exec(select(Conversation).where(Conversation.owner_id == owner_id)
+                        .order_by(col(Conversation.updated_at).desc()).limit(limit)).all())
+
+
+def create(db: Session, owner_id: str, title: str, scope: dict[str, list[str]] | None = None) -> Conversation:
+    conv = Conversation(owner_id=owner_id, title=title_for(title) or "New chat", scope=scope or {})
+    db.add(conv)
+    db.flush()
+    return conv
+
+
+def messages(db: Session, conversation_id: str) -> list[ChatMessage]:
+    return list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id)
+                        .order_by(col(ChatMessage.position))).all())
+
+
+def active_runs(db: Session, conversation_id: str) -> list[str]:
+    """Ids of runs still working on this conversation."""
+    return list(db.exec(select(Operation.id).where(
+        Operation.resource_type == "conversation", Operation.resource_id == conversation_id,
+        col(Operation.status).in_(RunStatus.ACTIVE))).all())
+
+
+def begin_turn(db: Session, conv: Conversation, question: str) -> tuple[ChatMessage, ChatMessage]:
+    """Append the question and an empty answer slot (status running) at the end."""
+    last = db.exec(select(func.max(ChatMessage.position))
+                   .where(ChatMessage.conversation_id == conv.id)).one()
+    pos = -1 if last is None else int(last)
+    user = ChatMessage(conversation_id=conv.id, position=pos + 1, role="user", content=question)
+    answer = ChatMessage(conversation_id=conv.id, position=pos + 2, role="assistant",
+                         status=MessageStatus.RUNNING)
+    db.add(user)
+    db.add(answer)
+    conv.updated_at = utcnow()
+    db.add(conv)
+    db.flush()
+    return user, answer
+
+
+def rewind(db: Session, conv: Conversation, message_id: str) -> None:
+    """Forget the user message `message_id` and everything after it (edit-and-re-ask).
+    Runs that answered them keep their settled credits."""
+    msg = db.get(ChatMessage, message_id)
+    if msg is None or msg.conversation_id != conv.id or msg.role != "user":
+        raise ChatError(404, "not_found", "No such question in this conversation.")
+    db.exec(delete(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
+                                      col(ChatMessage.position) >= msg.position))
+    db.flush()
+
+
+def history_before(db: Session, conversation_id: str, position: int) -> list[Exchange]:
+    """Earlier complete question/answer pairs, oldest first (unanswered questions and
+    failed answers are skipped; a cancelled answer's partial text counts)."""
+    rows = db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id,
+                                             col(ChatMessage.position) < position)
+                   .order_by(col(ChatMessage.position))).all()
+    out: list[Exchange] = []
+    question: str | None = None
+    for m in rows:
+        if m.role == "user":
+            question = m.content
+        elif question is not None:
+            if m.content and m.status != MessageStatus.FAILED:
+                out.append(Exchange(question, m.content))
+            question = None
+    return out
+
+
+def save_answer(db: Session, message_id: str, content: str, thinking: str,
+                citations: list[dict[str, Any]], status: str) -> bool:
+    """Store the answer in its slot; False when the slot is gone (the chat was rewound or
+    deleted meanwhile)."""
+    msg = db.get(ChatMessage, message_id, populate_existing=True)
+    if msg is None:
+        return False
+    msg.content, msg.thinking, msg.citations, msg.status = content, thinking, citations, status
+    db.add(msg)
+    conv = db.get(Conversation, msg.conversation_id)
+    if conv is not None:
+        conv.updated_at = utcnow()
+        db.add(conv)
+    db.flush()
+    return True
+
+
+def message_views(db: Session, conversation_id: str) -> list[dict[str, Any]]:
+    """Messages for display; an answer's status and cost come from its run when it has one."""
+    rows = messages(db, conversation_id)
+    run_ids = [m.run_id for m in rows if m.run_id]
+    runs = {op.id: op for op in db.exec(select(Operation).where(col(Operation.id).in_(run_ids))).all()} \
+        if run_ids else {}
+    out = []
+    for m in rows:
+        op = runs.get(m.run_id) if m.run_id else None
+        out.append({
+            "id": m.id, "position": m.position, "role": m.role, "content": m.content,
+            "thinking": m.thinking, "citations": m.citations, "status": _status(m, op),
+            "run_id": m.run_id, "run_status": op.status if op else None,
+            "outcome_reason": op.outcome_reason if op else None,
+            "charged_credits": op.charged_credits if op else None,
+            "created_at": m.created_at.isoformat(),
+        })
+    return out
+
+
+def _status(m: ChatMessage, op: Operation | None) -> str:
+    if m.role != "assistant" or op is None:
+        return m.status
+    if op.status in RunStatus.ACTIVE or op.status == RunStatus.STOPPED and op.outcome is None:
+        return MessageStatus.RUNNING if m.status == MessageStatus.RUNNING else m.status
+    outcome = op.outcome or op.status
+    return {RunStatus.SUCCEEDED: MessageStatus.COMPLETE, RunStatus.CANCELLED: MessageStatus.CANCELLED,
+            RunStatus.FAILED: MessageStatus.FAILED}.get(outcome, m.status)
+
+
+def view(conv: Conversation) -> dict[str, Any]:
+    return {"id": conv.id, "title": conv.title, "scope": conv.scope,
+            "created_at": conv.created_at.isoformat(), "updated_at": conv.updated_at.isoformat()}

@@ -1,0 +1,286 @@
+"""The Ask agent through the running app (web + worker + index + Redis) against the scripted
+OpenAI-compatible server: tools, two phases, citations before text, conversations, memory,
+edit-and-rewind, pinning, cancel during a tool call, deletion mid-run, isolation."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bayes_app.credits import ledger
+from bayes_app.db import session_scope
+from bayes_app.models import MICRO, User
+from tests.support.fake_openai import Script
+
+PAPERS = Path(__file__).resolve().parents[1] / "fixtures" / "papers"
+
+
+@pytest.fixture(scope="module")
+def api_base(app_stack) -> str:
+    return app_stack.url + "/api/v1"
+
+
+def _user(api_base: str, make_user, app_db_url: str, credits: float = 5) -> httpx.Client:
+    email, password = make_user()
+    with session_scope(app_db_url) as db:
+        user = db.query(User).filter(User.email == email).one()
+        ledger.grant(db, user, int(credits * MICRO), f"grant:{user.id}", "test")
+    token = httpx.post(f"{api_base}/auth/token", json={"email": email, "password": password}).json()["token"]
+    return httpx.Client(base_url=api_base, timeout=60, headers={"Authorization": f"Bearer {token}"})
+
+
+@pytest.fixture(scope="module")
+def library(api_base, app_stack, app_db_url):
+    """One user with two indexed papers (module-wide: ingestion takes a while)."""
+    from tests.conftest import ADMIN_EMAIL  # noqa: F401  (same stack as the other tests)
+
+    email = f"lib{uuid.uuid4().hex[:8]}@example.com"
+    password = "pw-" + uuid.uuid4().hex
+    from bayes_app.accounts import service
+
+    with session_scope(app_db_url) as db:
+        user = service.register(db, email, password)
+        db.flush()
+        ledger.grant(db, user, 50 * MICRO, f"grant:{user.id}", "test")
+    token = httpx.post(f"{api_base}/auth/token", json={"email": email, "password": password}).json()["token"]
+    c = httpx.Client(base_url=api_base, timeout=60, headers={"Authorization": f"Bearer {token}"})
+    docs = {}
+    for name in ("pasa.pdf", "explanations-molecular-prediction-models.pdf"):
+        res = c.post("/documents", files={"file": (name, (PAPERS / name).read_bytes(), "application/pdf")})
+        assert res.status_code in (200, 201, 202), res.text
+        docs[name] = res.json()["id"]
+    deadline = time.monotonic() + 300
+    for doc_id in docs.values():
+        while c.get(f"/documents/{doc_id}").json()["status"] != "indexed":
+            assert time.monotonic() < deadline, "ingestion did not finish"
+            time.sleep(0.3)
+    yield c, docs
+    c.close()
+
+
+def ask(c: httpx.Client, prompt: str, **extra) -> dict:
+    res = c.post("/runs", json={"kind": "ask", "prompt": prompt, **extra})
+    assert res.status_code == 202, res.text
+    return res.json()
+
+
+def follow(c: httpx.Client, run_id: str) -> list[dict]:
+    with c.stream("GET", f"/runs/{run_id}/events?format=ndjson", timeout=60) as stream:
+        return [json.loads(x) for x in stream.iter_lines() if x]
+
+
+def requests_with(fake, marker: str) -> list[dict]:
+    return [r["body"] for r in fake.chat_requests() if marker in json.dumps(r["body"])]
+
+
+def test_tools_thinking_citations_then_answer_and_the_conversation_persists(library, fake_llm):
+    c, docs = library
+    m = f"T{uuid.uuid4().hex[:8]}"
+    fake_llm.script(
+        Script.thinking(m, "The user asks about PASA; search first."),
+        Script.tool_call("search_knowledge_base", {"query": "PASA agent paper search"}, match=m),
+        Script.tool_call("calculator", {"expression": "2**10 + sqrt(16)"}, match=m),
+        Script(text="PASA is an LLM agent for paper search [1]. The number is 1028.", match=m),
+    )
+    run = ask(c, f"What is PASA? {m}")
+    lines = follow(c, run["id"])
+    types = [x["type"] for x in lines]
+    assert types[0] == "status" and types[-1] == "done" and lines[-1]["data"]["status"] == "SUCCEEDED"
+    assert types.index("thinking") < types.index("metadata") < types.index("text")
+    thinking = "".join(x["data"].get("delta", "") for x in lines if x["type"] == "thinking")
+    assert thinking == "The user asks about PASA; search first."
+    tools = [(x["data"]["name"], x["data"]["status"]) for x in lines if x["type"] == "tool"]
+    assert tools == [("search_knowledge_base", "running"), ("search_knowledge_base", "done"),
+                     ("calculator", "running"), ("calculator", "done")]
+    cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
+    assert 1 <= len(cites) <= 7
+    assert {x["document_id"] for x in cites} <= set(docs.values())
+    assert all(x["page"] >= 1 and x["text"] and x["n"] == i for i, x in enumerate(cites, 1))
+    answer = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
+    assert answer == "PASA is an LLM agent for paper search [1]. The number is 1028."
+    memory = next(x["data"] for x in lines if x["type"] == "memory")
+    assert memory["budget_chars"] == 48_000 and memory["kept"] == 0 and "Memory:" in memory["line"]
+    # the model saw the tool results: numbered passages, then the exact arithmetic
+    bodies = requests_with(fake_llm, m)
+    assert len(bodies) == 4  # thinking + three agent rounds
+    assert "tools" not in bodies[0] and [t["function"]["name"] for t in bodies[1]["tools"]] == [
+        "search_knowledge_base", "list_documents", "analyze_document", "compare_documents",
+        "calculator", "current_time"]
+    tool_results = [msg["content"] for msg in bodies[3]["messages"] if msg["role"] == "tool"]
+    assert tool_results[0].startswith("[1] (") and json.loads(tool_results[1])["result"] == 1028.0
+    # persisted: question + answer with its citations, thinking, status and cost
+    conv = c.get(f"/conversations/{run['conversation_id']}").json()
+    q, a = conv["messages"]
+    assert (q["role"], q["content"]) == ("user", f"What is PASA? {m}")
+    assert a["content"] == answer and a["thinking"] == thinking and a["status"] == "complete"
+    assert [x["chunk_id"] for x in a["citations"]] == [x["chunk_id"] for x in cites]
+    run_view = c.get(f"/runs/{run['id']}").json()
+    assert a["charged_credits"] == run_view["charged_credits"] > 0
+    assert run_view["usage"]["events"] == 4
+    assert any(x["id"] == run["conversation_id"] for x in c.get("/conversations").json()["conversations"])
+
+
+def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
+    c, _docs = library
+    m = f"F{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m), Script(text="First answer.", match=m))
+    first = ask(c, f"First question {m}")
+    assert follow(c, first["id"])[-1]["data"]["status"] == "SUCCEEDED"
+    m2 = f"G{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m2), Script(text="Second answer.", match=m2))
+    second = ask(c, f"Follow-up {m2}", conversation_id=first["conversation_id"])
+    lines = follow(c, second["id"])
+    memory = next(x["data"] for x in lines if x["type"] == "memory")
+    assert memory["kept"] == 1 and memory["dropped"] == 0
+    agent_call = requests_with(fake_llm, m2)[-1]
+    roles = [(msg["role"], msg.get("content")) for msg in agent_call["messages"]]
+    assert ("user", f"First question {m}") in roles and ("assistant", "First answer.") in roles
+    # a second question while one is running is refused; editing the first rewinds
+    conv = c.get(f"/conversations/{first['conversation_id']}").json()
+    assert [x["role"] for x in conv["messages"]] == ["user", "assistant", "user", "assistant"]
+    m3 = f"H{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m3), Script(text="Edited answer.", match=m3))
+    edited = ask(c, f"Edited first question {m3}", conversation_id=first["conversation_id"],
+                 edit_message_id=conv["messages"][0]["id"])
+    lines = follow(c, edited["id"])
+    assert next(x["data"] for x in lines if x["type"] == "memory")["kept"] == 0
+    agent_call = requests_with(fake_llm, m3)[-1]
+    assert not any(m in json.dumps(msg) for msg in agent_call["messages"])  # history rewound
+    conv = c.get(f"/conversations/{first['conversation_id']}").json()
+    assert [x["content"] for x in conv["messages"]] == [f"Edited first question {m3}", "Edited answer."]
+
+
+def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
+    c, docs = library
+    pinned = docs["pasa.pdf"]
+    m = f"P{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m),
+                    Script.tool_call("search_knowledge_base", {"query": "molecular explanations"}, match=m),
+                    Script(text="Only PASA here [1].", match=m))
+    run = ask(c, f"What about molecules? {m}", scope={"document_ids": [pinned]})
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "SUCCEEDED"
+    cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
+    assert cites and {x["document_id"] for x in cites} == {pinned}
+    first_round = requests_with(fake_llm, m)[1]
+    assert first_round["tool_choice"] == {"type": "function", "function": {"name": "search_knowledge_base"}}
+    system, user = first_round["messages"][0]["content"], first_round["messages"][-1]["content"]
+    assert "MUST call search_knowledge_base" in system and "search_knowledge_base" in user
+    assert c.get(f"/conversations/{run['conversation_id']}").json()["scope"] == {"document_ids": [pinned]}
+    # someone else's (or a made-up) document cannot be pinned
+    bad = c.post("/runs", json={"kind": "ask", "prompt": "x", "scope": {"document_ids": ["nope"]}})
+    assert bad.status_code == 404
+
+
+def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):
+    c, docs = library
+    m = f"A{uuid.uuid4().hex[:8]}"
+    analysis = {"topics": ["paper search"], "entities": ["PASA"], "key_facts": ["PASA searches papers."],
+                "summary": "An agent for academic search."}
+    fake_llm.script(
+        Script.thinking(m),
+        Script.tool_call("analyze_document", {"document": docs["pasa.pdf"]}, match=m),
+        Script.tool_call("compare_documents", {"a": "pasa", "b": docs["explanations-molecular-prediction-models.pdf"],
+                                               "question": "How do they evaluate?"}, match=m),
+        Script(text="They differ [1].", match=m),
+        # the direct calls do not carry the question: they take the unmatched scripts in order
+        Script(text=json.dumps(analysis)),
+        Script(text="PASA uses benchmarks [1]; the other uses attributions [6]."),
+    )
+    before = len(fake_llm.chat_requests())
+    run = ask(c, f"Analyze and compare {m}")
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "SUCCEEDED"
+    steps = sorted(u["data"]["step"] for u in lines if u["type"] == "usage")
+    assert steps == ["agent", "agent", "agent", "analyze_document", "compare_documents", "thinking"]
+    bodies = requests_with(fake_llm, m)
+    analyze_call = next(r["body"] for r in fake_llm.chat_requests()[before:]
+                        if r["body"].get("response_format") == {"type": "json_object"})
+    assert "tools" not in analyze_call and "[1] (" in analyze_call["messages"][1]["content"]
+    final_round = bodies[-1]
+    tool_results = [msg["content"] for msg in final_round["messages"] if msg["role"] == "tool"]
+    assert json.loads(tool_results[0])["entities"] == ["PASA"]
+    assert tool_results[1] == "PASA uses benchmarks [1]; the other uses attributions [6]."
+    cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
+    assert {x["document_id"] for x in cites} == set(docs.values())  # compare cited both
+
+
+def test_cancel_during_a_tool_call_keeps_what_was_written(library, fake_llm):
+    c, docs = library
+    m = f"C{uuid.uuid4().hex[:8]}"
+    fake_llm.script(
+        Script.thinking(m),
+        Script.tool_call("analyze_document", {"document": docs["pasa.pdf"]}, match=m),
+        Script(text="{}", stall_s=30),  # the analysis call (no question in it) hangs
+    )
+    before = len(fake_llm.chat_requests())
+    run = ask(c, f"Analyze slowly {m}")
+    deadline = time.monotonic() + 30
+    while not any(r["body"].get("response_format") for r in fake_llm.chat_requests()[before:]):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    assert c.post(f"/runs/{run['id']}/cancel").status_code == 202
+    lines = follow(c, run["id"])
+    assert time.monotonic() - t0 < 5
+    assert lines[-1]["data"]["status"] == "CANCELLED"
+    assert ("analyze_document", "running") in [(x["data"]["name"], x["data"]["status"])
+                                               for x in lines if x["type"] == "tool"]
+    view = c.get(f"/runs/{run['id']}").json()
+    assert view["status"] == "CANCELLED" and view["charged_credits"] > 0
+    answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
+    assert answer["status"] == "cancelled" and answer["thinking"] == "Let me look this up in the library."
+
+
+def test_thinking_failure_never_costs_the_answer(library, fake_llm):
+    c, _docs = library
+    m = f"E{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.error(400, message="reasoning not supported", match=m),
+                    Script(text="Still answered.", match=m))
+    run = ask(c, f"Think hard {m}")
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "SUCCEEDED"
+    assert any(x["type"] == "thinking" and "error" in x["data"] for x in lines)
+    assert "".join(x["data"]["delta"] for x in lines if x["type"] == "text") == "Still answered."
+
+
+def test_deleting_the_conversation_mid_run_cancels_and_settles(library, fake_llm):
+    c, _docs = library
+    m = f"D{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m), Script(text=" ".join(["word"] * 300), tokens_per_s=30, match=m))
+    run = ask(c, f"Long answer {m}")
+    deadline = time.monotonic() + 30
+    while c.get(f"/runs/{run['id']}").json()["status"] != "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert c.delete(f"/conversations/{run['conversation_id']}").status_code == 204
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "CANCELLED"
+    view = c.get(f"/runs/{run['id']}").json()
+    assert view["outcome_reason"] == "resource_deleted" and view["finalized_at"]
+    assert c.get(f"/conversations/{run['conversation_id']}").status_code == 404
+    assert c.get("/credits").json()["held"] == 0
+
+
+def test_another_user_cannot_see_or_continue_a_conversation(library, fake_llm, api_base, make_user,
+                                                             app_db_url):
+    c, _docs = library
+    m = f"I{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m), Script(text="Private.", match=m))
+    run = ask(c, f"Private question {m}")
+    follow(c, run["id"])
+    other = _user(api_base, make_user, app_db_url)
+    conv_id = run["conversation_id"]
+    assert other.get(f"/conversations/{conv_id}").status_code == 404
+    assert other.patch(f"/conversations/{conv_id}", json={"title": "mine"}).status_code == 404
+    assert other.delete(f"/conversations/{conv_id}").status_code == 404
+    res = other.post("/runs", json={"kind": "ask", "prompt": "hi", "conversation_id": conv_id})
+    assert res.status_code == 404
+    assert all(x["id"] != conv_id for x in other.get("/conversations").json()["conversations"])
+    assert other.get(f"/runs/{run['id']}").status_code == 404
+    assert c.get(f"/conversations/{conv_id}").status_code == 200
