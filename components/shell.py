@@ -8,6 +8,7 @@ from state.auth import AuthState
 
 NAV = [
     ("Maps", "/maps", "network"),
+    ("Ask", "/chat", "message-circle"),
     ("Library", "/library", "library"),
     ("Search", "/search", "search"),
     ("Credits", "/credits", "coins"),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.pages import account, admin, auth, credits, library, search, sections, viewer
+from bayes_app.pages import account, admin, auth, chat, credits, library, search, sections, viewer
 from state.account import AccountState
 from state.admin import AdminState
 from state.auth import AuthState
+from state.chat import ChatState
 from state.credits import CreditsState
 from state.library import LibraryState
 from state.search import SearchState
@@ -28,6 +29,10 @@ def register(app: rx.App) -> None:
                  on_load=[AuthState.require_login, SearchState.load])
     app.add_page(viewer.viewer_page, route="/documents/[document_id]", title="Document · Bayes",
                  on_load=[AuthState.require_login, ViewerState.load])
+    app.add_page(chat.chat_page, route="/chat", title="Ask · Bayes",
+                 on_load=[AuthState.require_login, ChatState.load])
+    app.add_page(chat.chat_page, route="/chat/[chat_id]", title="Ask · Bayes",
+                 on_load=[AuthState.require_login, ChatState.load])
     app.add_page(account.account_page, route="/account", title="Account · Bayes",
                  on_load=[AuthState.require_login, AccountState.load])
     app.add_page(credits.credits_page, route="/credits", title="Credits · Bayes",

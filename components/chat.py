@@ -1,0 +1,152 @@
+"""Chat building blocks: conversation list, messages (thinking, answer, sources), composer."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from state.chat import ChatState
+
+
+def conversation_list() -> rx.Component:
+    return rx.vstack(
+        rx.button(rx.icon("plus", size=14), "New chat", on_click=ChatState.new_chat, id="chat-new",
+                  width="100%", variant="soft"),
+        rx.foreach(ChatState.conversations, lambda c: rx.link(
+            rx.text(c["title"], size="2", trim="end"), href="/chat/" + c["id"], class_name="chat-conversation",
+            underline="none", padding="0.3em 0.5em", border_radius="6px", width="100%",
+            background=rx.cond(c["id"] == ChatState.conversation_id, "var(--accent-a3)", "transparent"),
+        )),
+        width="220px", min_width="220px", spacing="1", align="start",
+    )
+
+
+def sources(items: rx.Var, id_: str | None = None) -> rx.Component:
+    return rx.cond(
+        items.length() > 0,
+        rx.vstack(
+            rx.text("Sources", size="2", weight="bold", color_scheme="gray"),
+            rx.foreach(items, lambda s: rx.card(
+                rx.vstack(
+                    rx.hstack(rx.badge("[" + s.n + "]", variant="soft"),
+                              rx.text(s.title, size="2", weight="medium", trim="end"),
+                              rx.text("p. " + s.page, size="1", color_scheme="gray"),
+                              rx.spacer(),
+                              rx.link("Open at page", href=s.href, size="2", class_name="chat-open-source"),
+                              width="100%", align="center"),
+                    rx.text(s.quote, size="1", color_scheme="gray"),
+                    spacing="1", width="100%"),
+                class_name="chat-source", width="100%", size="1")),
+            spacing="2", width="100%", id=id_,
+        ),
+    )
+
+
+def thinking(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
+    return rx.cond(
+        text != "",
+        rx.el.details(
+            rx.el.summary(rx.text("Thinking", size="2", color_scheme="gray", as_="span")),
+            rx.text(text, size="2", color_scheme="gray", white_space="pre-wrap", class_name="chat-thinking-text"),
+            open=open_, class_name="chat-thinking",
+        ),
+    )
+
+
+def _user_message(m: rx.Var) -> rx.Component:
+    return rx.cond(
+        ChatState.edit_id == m.id,
+        rx.vstack(
+            rx.text_area(value=ChatState.edit_text, on_change=ChatState.set_edit_text, width="100%",
+                         id="chat-edit-input"),
+            rx.hstack(rx.button("Save and ask again", on_click=ChatState.save_edit, id="chat-edit-save", size="1"),
+                      rx.button("Cancel", on_click=ChatState.cancel_edit, variant="soft", size="1")),
+            width="100%",
+        ),
+        rx.hstack(
+            rx.spacer(),
+            rx.icon_button(rx.icon("pencil", size=12), size="1", variant="ghost", class_name="chat-edit",
+                           on_click=ChatState.start_edit(m.id, m.content),
+                           disabled=ChatState.running, title="Edit and ask again"),
+            rx.box(rx.text(m.content, white_space="pre-wrap"), background="var(--accent-a3)",
+                   padding="0.5em 0.8em", border_radius="10px", max_width="80%", class_name="chat-question"),
+            width="100%", align="start",
+        ),
+    )
+
+
+def _assistant_message(m: rx.Var) -> rx.Component:
+    return rx.vstack(
+        thinking(m.thinking),
+        rx.cond(m.status == "running",
+                rx.fragment(),  # the live block below shows it
+                rx.box(rx.markdown(m.content), class_name="chat-answer", width="100%")),
+        rx.cond(m.status == "running", rx.fragment(), sources(m.sources)),
+        rx.hstack(
+            rx.cond(m.status_label != "", rx.badge(m.status_label, class_name="chat-status",
+                                                      color_scheme=rx.cond(m.status == "complete", "green",
+                                                                           rx.cond(m.status == "running", "blue", "orange")))),
+            rx.cond(m.cost != "", rx.text("Cost: ", m.cost, size="1", color_scheme="gray", class_name="chat-cost")),
+            rx.cond(m.memory != "", rx.text(m.memory, size="1", color_scheme="gray", class_name="chat-memory")),
+            spacing="3", align="center",
+        ),
+        width="100%", align="start", spacing="2", class_name="chat-message-assistant",
+    )
+
+
+def message(m: rx.Var) -> rx.Component:
+    return rx.cond(m.role == "user", _user_message(m), _assistant_message(m))
+
+
+def live_answer() -> rx.Component:
+    return rx.cond(
+        ChatState.running,
+        rx.vstack(
+            thinking(ChatState.live_thinking, open_=ChatState.live_text == ""),
+            rx.cond(ChatState.live_tools.length() > 0,
+                    rx.hstack(rx.foreach(ChatState.live_tools, lambda t: rx.badge(t, variant="outline", size="1")),
+                              class_name="chat-tools", wrap="wrap")),
+            sources(ChatState.live_sources, id_="chat-live-sources"),
+            rx.box(rx.markdown(ChatState.live_text), id="chat-live-answer", width="100%"),
+            rx.hstack(
+                rx.spinner(size="1"),
+                rx.text(rx.cond(ChatState.live_status != "", ChatState.live_status, "Answering…"), size="2",
+                        color_scheme="gray", id="chat-live-status"),
+                rx.button(rx.icon("square", size=12), "Stop", on_click=ChatState.stop, color_scheme="red",
+                          variant="soft", size="1", id="chat-stop"),
+                align="center",
+            ),
+            width="100%", align="start", spacing="2", id="chat-live",
+        ),
+    )
+
+
+def composer() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.text("Pinned to:", size="2", color_scheme="gray"),
+            rx.cond(ChatState.pinned.length() > 0,
+                    rx.foreach(ChatState.pinned, lambda p: rx.badge(
+                        p["name"], rx.icon("x", size=10, cursor="pointer", on_click=ChatState.unpin(p["id"])),
+                        variant="soft", class_name="chat-pin")),
+                    rx.text("the whole library", size="2", color_scheme="gray")),
+            rx.select.root(
+                rx.select.trigger(placeholder="Pin a document or collection", id="chat-pin-select"),
+                rx.select.content(
+                    rx.select.group(rx.select.label("Documents"), rx.foreach(
+                        ChatState.documents, lambda d: rx.select.item(d["name"], value="document:" + d["id"]))),
+                    rx.select.group(rx.select.label("Collections"), rx.foreach(
+                        ChatState.collections, lambda c: rx.select.item(c["name"], value="collection:" + c["id"]))),
+                ),
+                value="", on_change=ChatState.pin, size="1",
+            ),
+            align="center", wrap="wrap", spacing="2",
+        ),
+        rx.hstack(
+            rx.input(value=ChatState.draft, on_change=ChatState.set_draft, on_key_down=ChatState.send_on_enter,
+                     placeholder="Ask your library…", width="100%", id="chat-input", size="3"),
+            rx.button("Ask", on_click=ChatState.send, id="chat-send", size="3", disabled=ChatState.running),
+            width="100%",
+        ),
+        rx.cond(ChatState.error != "", rx.callout(ChatState.error, color_scheme="red", id="chat-error", size="1")),
+        width="100%",
+    )

@@ -1,0 +1,330 @@
+"""Chat page state: conversations, the persisted messages, and the live answer.
+
+The live answer is rebuilt from the run's Redis Stream by a background consumer that
+starts from a cursor on every page load, so a reload (or coming back later) shows what
+was written so far and continues live. Closing the tab never changes the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import urllib.parse
+from typing import Any
+
+import reflex as rx
+
+from bayes_app.chat import conversations as chat
+from bayes_app.credits.pricing import format_credits
+from bayes_app.db import session_scope
+from bayes_app.llm.factory import is_offline
+from bayes_app.models import Collection, Document, RunStatus
+from bayes_app.runs import events, service
+from state.auth import AuthState
+
+STATUS_LABEL = {"complete": "", "running": "Answering…", "cancelled": "Cancelled", "failed": "Failed"}
+
+
+@dataclasses.dataclass
+class Source:
+    n: str = ""
+    title: str = ""
+    page: str = ""
+    quote: str = ""
+    href: str = ""
+
+
+@dataclasses.dataclass
+class Message:
+    id: str = ""
+    role: str = ""
+    content: str = ""
+    thinking: str = ""
+    sources: list[Source] = dataclasses.field(default_factory=list)
+    status: str = ""
+    status_label: str = ""
+    cost: str = ""
+    run_id: str = ""
+    memory: str = ""
+
+
+def _source(c: dict[str, Any]) -> Source:
+    quote = " ".join(str(c.get("text", "")).split())
+    return Source(
+        n=str(c.get("n", "")), title=str(c.get("title") or "Untitled"), page=str(c.get("page", "")),
+        quote=quote[:280] + ("…" if len(quote) > 280 else ""),
+        href=f"/documents/{c.get('document_id')}?page={c.get('page')}&quote=" + urllib.parse.quote(quote[:300]),
+    )
+
+
+def _message(m: dict[str, Any]) -> Message:
+    charged = m.get("charged_credits")
+    status = m["status"]
+    reason = m.get("outcome_reason") or ""
+    return Message(
+        id=m["id"], role=m["role"], content=m["content"], thinking=m["thinking"],
+        sources=[_source(c) for c in m.get("citations") or []], status=status,
+        status_label=STATUS_LABEL.get(status, status) + (f" ({reason})" if status == "failed" and reason else ""),
+        cost=f"{format_credits(charged)} credits" if charged is not None else "",
+        run_id=m.get("run_id") or "",
+    )
+
+
+class ChatState(AuthState):
+    conversations: list[dict[str, str]] = []
+    conversation_id: str = ""
+    title: str = ""
+    messages: list[Message] = []
+    draft: str = ""
+    edit_id: str = ""
+    edit_text: str = ""
+    error: str = ""
+    offline: bool = False
+    # pinning
+    documents: list[dict[str, str]] = []
+    collections: list[dict[str, str]] = []
+    pinned: list[dict[str, str]] = []  # {"kind": "document"|"collection", "id", "name"}
+    # the live answer
+    live_run_id: str = ""
+    live_thinking: str = ""
+    live_text: str = ""
+    live_sources: list[Source] = []
+    live_tools: list[str] = []
+    live_memory: str = ""
+    live_status: str = ""
+    cursor: str = ""
+    _gen: int = 0
+
+    @rx.var
+    def running(self) -> bool:
+        return self.live_run_id != ""
+
+    # ---- loading -----------------------------------------------------------------------
+    def _reload(self) -> str | None:
+        """Read conversations + messages; returns the run id still answering, if any."""
+        with session_scope() as db:
+            self.conversations = [
+                {"id": c.id, "title": c.title, "updated": c.updated_at.strftime("%Y-%m-%d %H:%M")}
+                for c in chat.list_for(db, self.user_id)]
+            docs = db.query(Document).filter(Document.owner_id == self.user_id).order_by(Document.title).all()
+            colls = db.query(Collection).filter(Collection.owner_id == self.user_id).order_by(Collection.name).all()
+            self.documents = [{"id": d.id, "name": d.title or d.filename} for d in docs]
+            self.collections = [{"id": c.id, "name": c.name} for c in colls]
+            conv = chat.get_owned(db, self.user_id, self.conversation_id) if self.conversation_id else None
+            if conv is None:
+                self.conversation_id, self.title, self.messages = "", "", []
+                return None
+            self.title = conv.title
+            names = {d["id"]: d["name"] for d in self.documents} | {c["id"]: c["name"] for c in self.collections}
+            self.pinned = (
+                [{"kind": "document", "id": i, "name": names.get(i, i)} for i in conv.scope.get("document_ids", [])]
+                + [{"kind": "collection", "id": i, "name": names.get(i, i)}
+                   for i in conv.scope.get("collection_ids", [])])
+            views = chat.message_views(db, conv.id)
+            active = chat.active_runs(db, conv.id)
+        self.messages = [_message(m) for m in views]
+        running = [m["run_id"] for m in views if m["status"] == "running" and m.get("run_id")]
+        return (active or running or [None])[0]
+
+    def _reset_live(self) -> None:
+        self.live_run_id = self.live_thinking = self.live_text = self.live_memory = self.live_status = ""
+        self.live_sources, self.live_tools, self.cursor = [], [], ""
+
+    @rx.event
+    def load(self):
+        """on_load of /chat and /chat/<id>: messages, then follow a run still answering."""
+        if not self._load_user():
+            return
+        self.offline = is_offline()
+        self.error, self.edit_id = "", ""
+        parts = [p for p in self.router.url.path.split("/") if p]
+        self.conversation_id = parts[1] if len(parts) >= 2 and parts[0] == "chat" else ""
+        if not self.conversation_id:
+            self.pinned = []
+        self._reset_live()
+        run_id = self._reload()
+        self._gen += 1
+        if run_id:
+            self.live_run_id = run_id
+            return ChatState.consume(self._gen)
+
+    # ---- asking ------------------------------------------------------------------------
+    @rx.event
+    def set_draft(self, value: str):
+        self.draft = value
+
+    @rx.event
+    def set_edit_text(self, value: str):
+        self.edit_text = value
+
+    def _scope(self) -> dict[str, list[str]] | None:
+        if not self.pinned:
+            return {} if self.conversation_id else None
+        return {"document_ids": [p["id"] for p in self.pinned if p["kind"] == "document"],
+                "collection_ids": [p["id"] for p in self.pinned if p["kind"] == "collection"]}
+
+    def _ask(self, prompt: str, edit_message_id: str | None = None):
+        from jobs.runs import QueueUnavailable, launch
+
+        if not self._load_user():
+            return rx.redirect("/login")
+        if self.running:
+            self.error = "Wait for the answer or stop it first."
+            return None
+        try:
+            out = launch(self.user_id, "ask", prompt, self._scope(), self.conversation_id or None,
+                         edit_message_id)
+        except service.RunRequestError as err:
+            self.error = err.message
+            return None
+        except QueueUnavailable:
+            self.error = "The job queue is unavailable; try again."
+            return None
+        self.error, self.draft, self.edit_id = "", "", ""
+        new_conversation = out["conversation_id"] != self.conversation_id
+        self.conversation_id = out["conversation_id"]
+        self._reset_live()
+        self._reload()
+        self.live_run_id = out["id"]
+        self._gen += 1
+        if new_conversation:  # the URL names the conversation, so a reload comes back to it
+            return [rx.call_script(f"window.history.replaceState(null, '', '/chat/{self.conversation_id}')"),
+                    ChatState.consume(self._gen)]
+        return ChatState.consume(self._gen)
+
+    @rx.event
+    def send(self):
+        prompt = self.draft.strip()
+        if not prompt:
+            return None
+        return self._ask(prompt)
+
+    @rx.event
+    def send_on_enter(self, key: str):
+        if key == "Enter":
+            return self.send()
+        return None
+
+    @rx.event
+    def start_edit(self, message_id: str, text: str):
+        self.edit_id, self.edit_text = message_id, text
+
+    @rx.event
+    def cancel_edit(self):
+        self.edit_id = self.edit_text = ""
+
+    @rx.event
+    def save_edit(self):
+        text = self.edit_text.strip()
+        if text and self.edit_id:
+            return self._ask(text, self.edit_id)
+        return None
+
+    @rx.event
+    def stop(self):
+        from jobs.runs import stop
+
+        if not self.live_run_id or not self._load_user():
+            return
+        with session_scope() as db:
+            op = service.get_owned(db, self.user_id, self.live_run_id)
+        if op is not None and op.finalized_at is None:
+            stop(op.id)
+        self.live_status = "Stopping…"
+
+    @rx.event
+    def new_chat(self):
+        self._gen += 1
+        self.conversation_id, self.title, self.messages, self.pinned, self.error = "", "", [], [], ""
+        self._reset_live()
+        return rx.redirect("/chat")
+
+    @rx.event
+    def delete_conversation(self):
+        from bayes_app.api.conversations import delete_conversation_sync
+
+        if self.conversation_id and self._load_user():
+            delete_conversation_sync(self.user_id, self.conversation_id)
+        return ChatState.new_chat
+
+    # ---- pinning -----------------------------------------------------------------------
+    @rx.event
+    def pin(self, value: str):
+        kind, _, item_id = value.partition(":")
+        pool = self.documents if kind == "document" else self.collections
+        item = next((x for x in pool if x["id"] == item_id), None)
+        if item is None or any(p["id"] == item_id for p in self.pinned):
+            return
+        self.pinned = [*self.pinned, {"kind": kind, "id": item_id, "name": item["name"]}]
+        self._save_scope()
+
+    @rx.event
+    def unpin(self, item_id: str):
+        self.pinned = [p for p in self.pinned if p["id"] != item_id]
+        self._save_scope()
+
+    def _save_scope(self) -> None:
+        if not self.conversation_id or not self._load_user():
+            return  # a new chat: the scope goes with its first question
+        with session_scope() as db:
+            conv = chat.get_owned(db, self.user_id, self.conversation_id)
+            if conv is not None:
+                conv.scope = chat.normalize_scope(db, self.user_id, self._scope())
+                db.add(conv)
+
+    # ---- the live answer ---------------------------------------------------------------
+    def _apply(self, ev: events.RunEvent) -> bool:
+        """Apply one stream event; True at the end of the run."""
+        data = ev.data if isinstance(ev.data, dict) else {}
+        if ev.type == "thinking":
+            self.live_thinking += data.get("delta", "")
+        elif ev.type == "metadata":
+            self.live_sources = [_source(c) for c in data.get("citations", [])]
+        elif ev.type == "text":
+            self.live_text += data.get("delta", "")
+        elif ev.type == "tool":
+            if data.get("status") == "running":
+                self.live_tools = [*self.live_tools, str(data.get("name", ""))]
+        elif ev.type == "memory":
+            self.live_memory = str(data.get("line", ""))
+        elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
+            self.live_status = "Settling…"
+        elif ev.type == "done":
+            return True
+        return False
+
+    @rx.event(background=True)
+    async def consume(self, gen: int):
+        """Follow the live run's stream from the cursor until `done` (or superseded)."""
+        from bayes_app.redis_client import new_async_redis
+
+        r = new_async_redis()
+        try:
+            while True:
+                async with self:
+                    if self._gen != gen or not self.live_run_id:
+                        return
+                    run_id, cursor = self.live_run_id, self.cursor or None
+                try:
+                    batch = await events.read_after_async(r, run_id, cursor, block_ms=1000)
+                except Exception:  # noqa: BLE001 - Redis restarting: retry from the cursor
+                    await asyncio.sleep(0.5)
+                    continue
+                if not batch:
+                    continue
+                async with self:
+                    if self._gen != gen:
+                        return
+                    finished = False
+                    for ev in batch:
+                        self.cursor = ev.id
+                        finished = self._apply(ev) or finished
+                    if finished:
+                        memory = self.live_memory
+                        self._reset_live()
+                        self._reload()
+                        if memory and self.messages:
+                            self.messages[-1].memory = memory
+                        return
+        finally:
+            await r.aclose()

@@ -1,0 +1,107 @@
+"""The Ask chat in a real browser against the scripted model: thinking, then sources, then
+the streamed answer; a reload mid-answer continues live; Stop → Cancelled with the charged
+credits; the next question carries the conversation; another user cannot open it."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+
+import httpx
+from playwright.sync_api import expect
+
+from bayes_app.credits import ledger
+from bayes_app.db import session_scope
+from bayes_app.models import MICRO, User
+from tests.support import pdfs
+from tests.support.fake_openai import Script
+
+LONG = " ".join(f"w{i}" for i in range(300))  # ~15 s at 20 tokens/s
+
+
+def _login(page, url, email, password):
+    page.goto(f"{url}/login")
+    page.fill("#email", email)
+    page.fill("#password", password)
+    page.click("#submit")
+    expect(page).to_have_url(re.compile(r"/maps/?$"))
+
+
+def _user_with_paper(app_stack, make_user, app_db_url) -> tuple[str, str]:
+    email, password = make_user()
+    with session_scope(app_db_url) as db:
+        user = db.query(User).filter(User.email == email).one()
+        ledger.grant(db, user, 5 * MICRO, f"grant:{user.id}", "test")
+    api = app_stack.url + "/api/v1"
+    token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
+    h = {"Authorization": f"Bearer {token}"}
+    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
+                     files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")}).json()
+    deadline = time.monotonic() + 240
+    while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
+        assert time.monotonic() < deadline, "the paper did not finish indexing"
+        time.sleep(0.3)
+    return email, password
+
+
+def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_url, fake_llm, browser):
+    url = app_stack.url
+    email, password = _user_with_paper(app_stack, make_user, app_db_url)
+    _login(page, url, email, password)
+    page.click("#nav-ask")
+    expect(page).to_have_url(re.compile(r"/chat/?$"))
+    expect(page.locator("#offline-badge")).to_have_count(0)  # a model is configured here
+
+    m = f"B{uuid.uuid4().hex[:8]}"
+    fake_llm.script(
+        Script.thinking(m, "I should search the library for PASA first.", tokens_per_s=10),
+        Script.tool_call("search_knowledge_base", {"query": "PASA paper search agent"}, match=m),
+        Script(text=LONG, tokens_per_s=20, match=m),
+    )
+    page.fill("#chat-input", f"What is PASA? {m}")
+    page.click("#chat-send")
+
+    # thinking first (open while there is no answer yet), then sources, then the answer
+    expect(page.locator("#chat-live .chat-thinking-text")).to_contain_text("search the library")
+    expect(page.locator("#chat-live-sources .chat-source").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#chat-live-answer")).to_contain_text("w3", timeout=30_000)
+    href = page.locator("#chat-live-sources .chat-open-source").first.get_attribute("href")
+    assert re.match(r"/documents/[0-9a-f]{32}\?page=\d+&quote=", href)
+    expect(page).to_have_url(re.compile(r"/chat/[0-9a-f]{32}$"))
+
+    # reload mid-answer: the persisted question and the live rest of the answer
+    page.reload()
+    expect(page.locator(".chat-question")).to_contain_text(f"What is PASA? {m}")
+    expect(page.locator("#chat-live-answer")).to_contain_text("w0 w1 w2")  # rebuilt from the stream
+    before = len(page.locator("#chat-live-answer").inner_text().split())
+    expect(page.locator("#chat-live-answer")).to_contain_text(f"w{before + 5}", timeout=30_000)
+
+    # Stop mid-answer → Cancelled, the charged credits shown, the partial answer kept
+    page.click("#chat-stop")
+    status = page.locator(".chat-message-assistant .chat-status").last
+    expect(status).to_have_text("Cancelled", timeout=10_000)
+    expect(page.locator(".chat-message-assistant .chat-cost").last).to_contain_text(re.compile(r"[0-9.]+ credits"))
+    kept = page.locator(".chat-answer").last.inner_text()
+    assert kept.startswith("w0 w1") and "w299" not in kept
+    expect(page.locator("#chat-stop")).to_have_count(0)
+
+    # a follow-up in the same conversation completes, with its cost
+    m2 = f"C{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m2), Script(text="Short follow-up answer.", match=m2))
+    page.fill("#chat-input", f"And then? {m2}")
+    page.keyboard.press("Enter")
+    expect(page.locator(".chat-answer").last).to_have_text("Short follow-up answer.", timeout=30_000)
+    expect(page.locator(".chat-message-assistant .chat-memory").last).to_contain_text("Memory: 1 of 1")
+    expect(page.locator(".chat-question")).to_have_count(2)
+    chat_url = page.url
+
+    # another user cannot open it
+    other = browser.new_context(viewport={"width": 1280, "height": 860})
+    p2 = other.new_page()
+    e2, pw2 = make_user()
+    _login(p2, url, e2, pw2)
+    p2.goto(chat_url)
+    expect(p2.locator("#chat-title")).to_have_text("New chat")
+    expect(p2.locator(".chat-question")).to_have_count(0)
+    other.close()
