@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     api_token_ttl_days: int = Field(90, ge=1, validation_alias="BAYES_API_TOKEN_TTL_DAYS")
     log_level: str = Field("INFO", validation_alias="BAYES_LOG_LEVEL")
     model_default_name: str | None = Field(None, validation_alias="BAYES_MODEL_DEFAULT")
+    model_thinking_name: str | None = Field(None, validation_alias="BAYES_MODEL_THINKING")
+    model_tools_name: str | None = Field(None, validation_alias="BAYES_MODEL_TOOLS")
     signup_credits: int = Field(0, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
     run_reserve_output_tokens: int = Field(2_000, ge=1, validation_alias="BAYES_RUN_RESERVE_OUTPUT_TOKENS")
     worker_poll_ms: int = Field(100, ge=10, le=10_000, validation_alias="BAYES_WORKER_POLL_MS")
@@ -144,6 +146,14 @@ class Settings(BaseSettings):
             return self.model_default_name
         configured = self.openai_base_url or (self.openai_api_key and self.openai_api_key.get_secret_value())
         return "gpt-4o-mini" if configured else "offline"
+
+    def model_for(self, role: str) -> str:
+        """The model of one role ("thinking": the Ask agent's phase 1, "tools": its direct
+        analyze/compare calls); the default model when the role has none configured."""
+        if self.model_default == "offline":
+            return "offline"
+        named = {"thinking": self.model_thinking_name, "tools": self.model_tools_name}.get(role)
+        return named or self.model_default
 
     @property
     def files_path(self) -> Path:

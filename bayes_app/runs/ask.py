@@ -129,6 +129,10 @@ class AskAgent:
         self.ctx, self.turn, self.draft = ctx, turn, Draft()
         self.offline = getattr(ctx.provider, "name", "") == "offline"
 
+    def model(self, role: str) -> str:
+        """The model of `role` chosen (and priced) when the run started; else the run's."""
+        return str((self.ctx.run.input.get("models") or {}).get(role) or self.ctx.run.model)
+
     # ---- output ------------------------------------------------------------------------
     def _send_metadata(self) -> None:
         data: dict[str, Any] = {"citations": self.draft.citations}
@@ -153,7 +157,7 @@ class AskAgent:
             self._thinking(prompts.offline_plan(self.turn.question))
             return
         request = ChatRequest(
-            model=self.ctx.run.model, max_tokens=THINKING_TOKENS,
+            model=self.model("thinking"), max_tokens=THINKING_TOKENS,
             messages=[{"role": "system", "content": prompts.THINKING}, *_history_messages(self.turn),
                       {"role": "user", "content": self.turn.question}])
 
@@ -286,7 +290,7 @@ class AskAgent:
 
         doc, passages = await asyncio.to_thread(self._db, load)
         request = ChatRequest(
-            model=self.ctx.run.model, max_tokens=800, response_format={"type": "json_object"},
+            model=self.model("tools"), max_tokens=800, response_format={"type": "json_object"},
             messages=[{"role": "system", "content": prompts.ANALYZE},
                       {"role": "user", "content": format_passages(passages) + "\n\nAnalyze this document."}])
         text = await self._model_text(request, "analyze_document")
@@ -312,7 +316,7 @@ class AskAgent:
         if numbered and self.draft.metadata_sent:
             self._send_metadata()
         request = ChatRequest(
-            model=self.ctx.run.model, max_tokens=MAX_TOKENS,
+            model=self.model("tools"), max_tokens=MAX_TOKENS,
             messages=[{"role": "system", "content": prompts.COMPARE},
                       {"role": "user", "content": f"{format_passages(numbered)}\n\nQuestion: {query}"}])
         return await self._model_text(request, "compare_documents")

@@ -33,12 +33,14 @@ def estimate_for(db: Session, model: str, prompt_tokens: int, output_tokens: int
 
 def start_run(db: Session, owner_id: str, kind: str, prompt: str, model: str,
               output_tokens: int, scope: dict[str, Any] | None = None,
-              conversation_id: str | None = None, edit_message_id: str | None = None) -> Operation:
+              conversation_id: str | None = None, edit_message_id: str | None = None,
+              role_models: dict[str, str] | None = None) -> Operation:
     """Validate, reserve and create a QUEUED run (the caller enqueues it).
 
     For "ask": the question and an answer slot are appended to the conversation (a new one
     when `conversation_id` is None; `scope` pins it), in the same transaction as the run.
     `edit_message_id` first rewinds the conversation to that question (edit and re-ask).
+    `role_models` names the model of each role other than the main one; each needs a price.
 
     Raises RunRequestError: 400 bad input, 402 insufficient credits, 404 unknown
     conversation, 409 model unpriced or a conversation still answering.
@@ -56,6 +58,8 @@ def start_run(db: Session, owner_id: str, kind: str, prompt: str, model: str,
     try:
         # the prompt + up to 7 passages of ~300 tokens + instructions + history, per model call
         estimate = estimate_for(db, model, count_tokens(prompt) + 6_000, output_tokens)
+        for role_model in set((role_models or {}).values()) - {model}:
+            pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
         pinned = chat.normalize_scope(db, owner_id, scope)
         if conversation_id:
             conv = chat.get_owned(db, owner_id, conversation_id)
@@ -75,7 +79,8 @@ def start_run(db: Session, owner_id: str, kind: str, prompt: str, model: str,
         answer.run_id = op_id
         db.add(answer)
         payload: dict[str, Any] = {"prompt": prompt, "conversation_id": conv.id,
-                                   "question_id": question.id, "answer_id": answer.id}
+                                   "question_id": question.id, "answer_id": answer.id,
+                                   "models": dict(role_models or {})}
         title = f"Ask: {' '.join(prompt.split())}"
         return lc.create_operation(db, owner_id, kind, title, estimate, model, input=payload,
                                    resource=("conversation", conv.id), op_id=op_id)

@@ -387,3 +387,31 @@ def test_worker_killed_mid_run_is_finalized_worker_lost(env, api):
     assert_settled(env, op_id)
     # usage recorded before the crash is still charged (nothing else: the stream was lost)
     assert op.attempt == 1
+
+
+def test_role_models_are_priced_at_start_and_used_per_step(env, api, monkeypatch):
+    from bayes_app import settings
+
+    _uid, h = new_user(env)
+    monkeypatch.setenv("BAYES_MODEL_THINKING", "thinker-unpriced")
+    settings.get_settings.cache_clear()
+    try:
+        res = api.post("/api/v1/runs", json={"kind": "ask", "prompt": "hello"}, headers=h)
+        assert res.status_code == 409 and "thinker-unpriced" in res.json()["error"]["message"]
+        with env.sessions() as db:
+            pricing.set_price(db, "thinker-priced", 100_000, 0, 400_000)
+            db.commit()
+        monkeypatch.setenv("BAYES_MODEL_THINKING", "thinker-priced")
+        settings.get_settings.cache_clear()
+        marker = f"R{uuid.uuid4().hex[:8]}"
+        env.fake.script(Script.thinking(marker), Script(text="ok", match=marker))
+        op_id = start(api, h, f"Roles {marker}")
+        assert env.wait_final(op_id).status == "SUCCEEDED"
+        with env.sessions() as db:
+            steps = {u.step: u.model for u in db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id))}
+        assert steps == {"thinking": "thinker-priced", "agent": MODEL}
+        models = [r["body"]["model"] for r in env.fake.chat_requests() if marker in json.dumps(r["body"])]
+        assert models == ["thinker-priced", MODEL]
+    finally:
+        monkeypatch.delenv("BAYES_MODEL_THINKING")
+        settings.get_settings.cache_clear()
