@@ -140,6 +140,23 @@ def retry_while_leased(fn: Callable[[], T], lease: Lease, what: str) -> T:
             delay = min(RETRY_MAX_S, delay * 2)
 
 
+def retry_for(fn: Callable[[], T], seconds: float, what: str) -> T:
+    """Call `fn`; on a Redis connection error retry with bounded backoff for up to
+    `seconds` (e.g. across a Redis restart), then re-raise the last error."""
+    deadline = time.monotonic() + seconds
+    delay = RETRY_MIN_S
+    while True:
+        try:
+            return fn()
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            log.warning("%s failed, retrying (%.1f s left): %s", what, left, err)
+            time.sleep(min(delay, left))
+            delay = min(RETRY_MAX_S, delay * 2)
+
+
 class LeaseExpired(redis.ConnectionError):
     """Redis stayed unreachable longer than the run's lease: the run must stop."""
 

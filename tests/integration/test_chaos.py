@@ -351,7 +351,7 @@ def test_kill_9_mid_stream_bills_the_running_estimate(workers):
 
 # ---- the randomized batch ------------------------------------------------------------------------
 SCENARIOS = {  # scenario → how many in the batch
-    "success": 8, "cancel_queued": 5, "cancel_streaming": 6, "cancel_twice": 4,
+    "success": 10, "cancel_queued": 5, "cancel_streaming": 6, "cancel_twice": 4,
     "cancel_after_finish": 4, "rate_limited": 6, "provider_failure": 4, "cut": 5,
     "no_usage": 4, "kill": 2,
 }
@@ -484,6 +484,8 @@ def test_randomized_batch_reconciles(workers):
                 for f in wave:
                     f.result()
                 wave = []
+                for earlier in cases[:cases.index(case)]:
+                    chaos.wait_final(earlier.op_id, timeout=60)
                 _drive(chaos, case, random.Random(rng.random()))
                 continue
             wave.append(pool.submit(_drive, chaos, case, random.Random(rng.random())))
