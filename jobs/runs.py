@@ -70,7 +70,10 @@ def run_operation(op_id: str) -> None:
             return
     except Exception as err:  # noqa: BLE001
         log.warning("inline finalize of %s failed: %s", op_id, err)
-    finalize_operation.send(op_id)
+    try:
+        finalize_operation.send(op_id)
+    except Exception as err:  # noqa: BLE001 - Redis away: the reaper settles it once it is back
+        log.warning("could not enqueue the finalizer of %s: %s", op_id, err)
 
 
 @dramatiq.actor(queue_name="finalize", max_retries=FINALIZE_RETRIES, min_backoff=100,

@@ -79,8 +79,13 @@ def _strong(password: str, email: str | None = None) -> None:
         raise AccountError("weak_password", str(err)) from None
 
 
-def register(db: Session, email: str, password: str, *, is_admin: bool = False) -> User:
-    """Create a user; AccountError on a bad e-mail, weak password or taken e-mail."""
+def register(db: Session, email: str, password: str, *, is_admin: bool = False,
+             signup_credits: int | None = None) -> User:
+    """Create a user; AccountError on a bad e-mail, weak password or taken e-mail.
+
+    Grants `signup_credits` whole credits (default: BAYES_SIGNUP_CREDITS) in the same
+    transaction, as one ledger `grant` row with the idempotency key `signup:{user id}`.
+    """
     email = _email(email)
     _strong(password, email)
     if db.exec(select(User).where(User.email == email)).first() is not None:
@@ -92,7 +97,21 @@ def register(db: Session, email: str, password: str, *, is_admin: bool = False) 
     except IntegrityError:  # a concurrent registration won the race
         db.rollback()
         raise AccountError("email_taken", "An account with this e-mail already exists.", 409) from None
+    grant_signup_credits(db, user, signup_credits)
     return user
+
+
+def grant_signup_credits(db: Session, user: User, credits: int | None = None) -> bool:
+    """The welcome grant (default BAYES_SIGNUP_CREDITS); True when a row was written."""
+    from bayes_app.credits import ledger
+    from bayes_app.models import MICRO
+    from bayes_app.settings import get_settings
+
+    if credits is None:
+        credits = get_settings().signup_credits
+    if credits <= 0:
+        return False
+    return ledger.grant(db, user, credits * MICRO, f"signup:{user.id}", "Signup credits")
 
 
 def authenticate(db: Session, email: str, password: str) -> User:

@@ -13,16 +13,19 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import TypeVar
 
 import redis
 
 log = logging.getLogger("bayes.runs.control")
+T = TypeVar("T")
 
 ABORT_CHANNEL = "bayes:abort"
 LEASE_MS = 6_000
 HEARTBEAT_EVERY_S = LEASE_MS / 3000  # 2 s: three renewals per TTL
 ABORT_TTL_S = 24 * 3600
 FALLBACK_POLL_S = 1.0
+RETRY_MIN_S, RETRY_MAX_S = 0.05, 0.5  # backoff of Redis writes retried while Redis is away
 
 _RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
           "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end")
@@ -52,12 +55,34 @@ class Lease:
         self.on_lost: Callable[[], None] | None = None  # e.g. the run's AbortSignal.set
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # When the lease surely expires: the send time of the last successful SET/renewal
+        # + TTL (monotonic clock). While Redis is away, that is the budget for retries.
+        self.valid_until = 0.0
 
     def acquire(self) -> bool:
-        return bool(self.r.set(lease_key(self.op_id), self.token, nx=True, px=self.ttl_ms))
+        sent = time.monotonic()
+        ok = bool(self.r.set(lease_key(self.op_id), self.token, nx=True, px=self.ttl_ms))
+        if ok:
+            self.valid_until = sent + self.ttl_ms / 1000
+        return ok
 
     def renew(self) -> bool:
-        return bool(self.r.eval(_RENEW, 1, lease_key(self.op_id), self.token, self.ttl_ms))
+        sent = time.monotonic()
+        ok = bool(self.r.eval(_RENEW, 1, lease_key(self.op_id), self.token, self.ttl_ms))
+        if ok:
+            self.valid_until = sent + self.ttl_ms / 1000
+        return ok
+
+    def remaining_s(self) -> float:
+        """Seconds until the lease surely expired (≤ 0: it may be someone else's now)."""
+        return self.valid_until - time.monotonic()
+
+    def declare_lost(self) -> None:
+        """We can no longer prove we hold the lease: stop the run (idempotent)."""
+        if not self.lost.is_set():
+            self.lost.set()
+            if self.on_lost is not None:
+                self.on_lost()
 
     def release(self) -> bool:
         self._stop.set()
@@ -68,19 +93,72 @@ class Lease:
             return False
 
     def start_heartbeat(self) -> None:
+        """Renew every `every_s`. While Redis is unreachable, retry with a short bounded
+        backoff until the TTL has surely run out, then declare the lease lost."""
         def beat() -> None:
-            while not self._stop.wait(self.every_s):
+            wait = self.every_s
+            while not self._stop.wait(wait):
                 try:
-                    if not self.renew():
-                        self.lost.set()
-                        if self.on_lost is not None:
-                            self.on_lost()
+                    if not self.renew():  # taken over, or gone (expired / Redis lost it)
+                        self.declare_lost()
                         return
-                except redis.RedisError as err:  # keep trying until the TTL runs out
-                    log.warning("lease renewal of %s failed: %s", self.op_id, err)
+                    wait = self.every_s
+                except redis.RedisError as err:
+                    left = self.remaining_s()
+                    if left <= 0:
+                        log.warning("lease of %s expired while Redis was unreachable: %s",
+                                    self.op_id, err)
+                        self.declare_lost()
+                        return
+                    log.warning("lease renewal of %s failed (%.1f s left): %s", self.op_id,
+                                left, err)
+                    wait = min(RETRY_MAX_S, max(0.05, left / 4))
 
         self._thread = threading.Thread(target=beat, name=f"lease-{self.op_id}", daemon=True)
         self._thread.start()
+
+
+def retry_while_leased(fn: Callable[[], T], lease: Lease, what: str) -> T:
+    """Call `fn` (a Redis write of the run holding `lease`); on a connection error retry
+    with bounded exponential backoff for as long as the lease is surely ours. When that
+    budget is gone, declare the lease lost and raise LeaseExpired.
+
+    A write retried after a lost reply may land twice (at-least-once), never zero times.
+    """
+    delay = RETRY_MIN_S
+    while True:
+        try:
+            return fn()
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            left = lease.remaining_s()
+            if lease.lost.is_set() or left <= 0:
+                lease.declare_lost()
+                raise LeaseExpired(f"{what}: Redis unreachable past the lease ({err})") from err
+            log.warning("run %s: %s failed, retrying (%.1f s of lease left): %s",
+                        lease.op_id, what, left, err)
+            time.sleep(min(delay, left))
+            delay = min(RETRY_MAX_S, delay * 2)
+
+
+def retry_for(fn: Callable[[], T], seconds: float, what: str) -> T:
+    """Call `fn`; on a Redis connection error retry with bounded backoff for up to
+    `seconds` (e.g. across a Redis restart), then re-raise the last error."""
+    deadline = time.monotonic() + seconds
+    delay = RETRY_MIN_S
+    while True:
+        try:
+            return fn()
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            log.warning("%s failed, retrying (%.1f s left): %s", what, left, err)
+            time.sleep(min(delay, left))
+            delay = min(RETRY_MAX_S, delay * 2)
+
+
+class LeaseExpired(redis.ConnectionError):
+    """Redis stayed unreachable longer than the run's lease: the run must stop."""
 
 
 def lease_alive(r: redis.Redis, op_id: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ log = logging.getLogger("bayes.runs.executor")
 SessionFactory = Callable[[], Session]
 RunKind = Callable[["RunContext"], Awaitable[None]]
 KINDS: dict[str, RunKind] = {}
+USAGE_CHECKPOINT_S = 1.0  # how often a streaming response's running estimate is persisted
 
 
 def run_kind(name: str) -> Callable[[RunKind], RunKind]:
@@ -71,8 +73,17 @@ class RunContext:
 
     # ---- events / abort ----------------------------------------------------------------
     def emit(self, type_: str, data: Any) -> str:
-        """Append one event to the run's stream (sync XADD: ~0.1 ms)."""
-        return events.append(self.redis, self.run.id, type_, data)
+        """Append one event to the run's stream (sync XADD: ~0.1 ms).
+
+        While Redis is unreachable (a restart) the append is retried with bounded backoff
+        for as long as the lease is surely ours; past that it raises RunAborted("lease_lost").
+        """
+        try:
+            return control.retry_while_leased(
+                lambda: events.append(self.redis, self.run.id, type_, data), self.lease,
+                f"append {type_}")
+        except control.LeaseExpired as err:
+            raise RunAborted("lease_lost") from err
 
     @property
     def aborted(self) -> bool:
@@ -102,12 +113,14 @@ class RunContext:
         return self._seq
 
     async def record_usage(self, seq: int, step: str, usage: Usage, model: str) -> dict[str, Any]:
-        """Persist one response's usage (idempotent on seq) and append a `usage` event."""
+        """Persist one response's usage (idempotent on seq; replaces the running estimate
+        of that seq) and append a `usage` event."""
         def write() -> int:
             with self.sessions() as db:
                 return lc.record_usage(db, self.run.id, self.attempt, seq, step, model,
                                        usage.input_tokens, usage.cached_tokens,
-                                       usage.output_tokens, usage.estimated).cost_credits
+                                       usage.output_tokens, usage.estimated,
+                                       replace_estimate=True).cost_credits
         cost = await asyncio.to_thread(write)
         data = {"step": step, "model": model, "input_tokens": usage.input_tokens,
                 "cached_tokens": usage.cached_tokens, "output_tokens": usage.output_tokens,
@@ -116,18 +129,39 @@ class RunContext:
         return data
 
     # ---- model calls -------------------------------------------------------------------
+    async def _checkpoint_usage(self, seq: int, step: str, stream: ModelStream,
+                                model: str) -> None:
+        """Persist the running estimate of a response still streaming (same row as its
+        final usage, marked estimated), so a worker killed now is still billed for it."""
+        usage = stream.estimated_usage()
+
+        def write() -> None:
+            with self.sessions() as db:
+                lc.record_usage(db, self.run.id, self.attempt, seq, step, model,
+                                usage.input_tokens, usage.cached_tokens, usage.output_tokens,
+                                True, replace_estimate=True)
+        try:
+            await asyncio.to_thread(write)
+        except lc.RunFinalized:  # settled under us (worker declared lost): stop now
+            raise RunAborted("lease_lost") from None
+        except Exception as err:  # noqa: BLE001 - the final record retries; keep streaming
+            log.warning("run %s: usage checkpoint failed: %s", self.run.id, err)
+
     async def stream_model(self, request: ChatRequest, step: str,
                            on_event: Callable[[StreamEvent], Awaitable[None] | None]) -> ModelStream:
         """Stream one model response. Per event: persist usage → `on_event` → check abort.
 
-        Usage is always recorded once (estimated when the stream ended without it). Raises
-        RunAborted when the run was stopped while streaming, ProviderError on failure.
+        Usage is always recorded once (estimated when the stream ended without it). While
+        streaming, a running estimate is persisted in the same row at the first event and
+        then every USAGE_CHECKPOINT_S. Raises RunAborted when the run was stopped while
+        streaming, ProviderError on failure.
         """
         self.check_abort()
         seq = self.next_seq()
         stream = self.provider.stream(request)
         recorded = False
         abort_ev = self._abort_event()
+        checkpoint_at = 0.0  # monotonic time of the next running-estimate write
 
         async def close_on_abort() -> None:
             await abort_ev.wait()
@@ -146,6 +180,10 @@ class RunContext:
                     if asyncio.iscoroutine(result):
                         await result
                     self.check_abort()
+                    if not recorded and time.monotonic() >= checkpoint_at:
+                        checkpoint_at = time.monotonic() + USAGE_CHECKPOINT_S
+                        await self._checkpoint_usage(seq, step, stream,
+                                                     stream.usage_model or request.model)
         finally:
             watcher.cancel()
             if not recorded:
@@ -215,6 +253,8 @@ async def _run(run: RunInfo, attempt: int, r: redis.Redis, sessions: SessionFact
         outcome, reason = RunStatus.CANCELLED, str(err) or None
         if reason == "lease_lost":  # fenced by attempt: a no-op if the finalizer got there first
             outcome = RunStatus.FAILED
+    except control.LeaseExpired:  # a Redis write outside ctx.emit ran out of lease
+        outcome, reason = RunStatus.FAILED, "lease_lost"
     except ProviderError as err:
         outcome, reason = RunStatus.FAILED, f"provider_error: {err}"
         _safe_emit(ctx, "error", {"code": "provider_error", "message": str(err)})
@@ -242,5 +282,5 @@ async def _run(run: RunInfo, attempt: int, r: redis.Redis, sessions: SessionFact
 def _safe_emit(ctx: RunContext, type_: str, data: Any) -> None:
     try:
         ctx.emit(type_, data)
-    except redis.RedisError as err:
+    except (redis.RedisError, RunAborted) as err:
         log.warning("run %s: could not append %s event: %s", ctx.run.id, type_, err)

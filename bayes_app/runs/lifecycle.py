@@ -18,10 +18,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import update
+from sqlalchemy import and_, or_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
+from bayes_app import faults
 from bayes_app.credits import ledger, pricing
 from bayes_app.models import (
     EntryType, LedgerEntry, Operation, RunStatus, UsageEvent, User, new_id, utcnow,
@@ -141,12 +143,16 @@ def mark_running(db: Session, op_id: str) -> int:
 def record_usage(
     db: Session, op_id: str, attempt: int, seq: int, step: str, model: str,
     input_tokens: int = 0, cached_tokens: int = 0, output_tokens: int = 0,
-    estimated: bool = False,
+    estimated: bool = False, *, replace_estimate: bool = False,
 ) -> UsageEvent:
     """Record one response's tokens, priced now. Idempotent on (op, attempt, seq).
 
-    A repeat returns the first row unchanged. Raises RunFinalized once the run is settled
-    (its spend is fixed) and PriceMissing when `model` has no price.
+    A repeat returns the first row unchanged, unless `replace_estimate`: then an
+    *estimated* row is replaced by the provider's real usage, or by a newer estimate with
+    at least as many output tokens (a running estimate persisted while streaming); a real
+    row is never changed. The result does not depend on the order of the writes.
+    Raises RunFinalized once the run is settled (its spend is fixed) and PriceMissing
+    when `model` has no price.
     """
     try:
         # Shared with other recorders, exclusive against finalize: usage can never slip
@@ -157,12 +163,16 @@ def record_usage(
             raise RunFinalized(op_id)
         cost = pricing.cost_micro(pricing.get_price(db, model), input_tokens, cached_tokens,
                                   output_tokens)
-        ledger.insert_ignore(db, UsageEvent, {
+        values = {
             "id": new_id(), "operation_id": op_id, "attempt": attempt, "seq": seq,
             "step": step, "model": model, "input_tokens": input_tokens,
             "cached_tokens": cached_tokens, "output_tokens": output_tokens,
             "cost_credits": cost, "estimated": estimated, "created_at": utcnow(),
-        }, ["operation_id", "attempt", "seq"])
+        }
+        if replace_estimate:
+            _upsert_over_estimate(db, values)
+        else:
+            ledger.insert_ignore(db, UsageEvent, values, ["operation_id", "attempt", "seq"])
         event = db.exec(select(UsageEvent).where(
             UsageEvent.operation_id == op_id, UsageEvent.attempt == attempt, UsageEvent.seq == seq
         )).one()
@@ -171,6 +181,25 @@ def record_usage(
     except BaseException:
         db.rollback()
         raise
+
+
+def _upsert_over_estimate(db: Session, values: dict[str, Any]) -> None:
+    """INSERT … ON CONFLICT (op, attempt, seq) DO UPDATE, only over an estimated row and
+    only with real usage or a larger estimate."""
+    table = UsageEvent.__table__  # type: ignore[attr-defined]
+    dialect = db.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = insert(table).values(**values)
+    new = stmt.excluded
+    replaced = ("step", "model", "input_tokens", "cached_tokens", "output_tokens",
+                "cost_credits", "estimated")
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["operation_id", "attempt", "seq"],
+        set_={c: new[c] for c in replaced},
+        where=and_(table.c.estimated.is_(True),
+                   or_(new.estimated.is_(False), new.output_tokens >= table.c.output_tokens)),
+    )
+    db.exec(stmt)  # type: ignore[call-overload]
 
 
 def request_cancel(db: Session, op_id: str, reason: str = USER_CANCEL) -> bool:
@@ -279,6 +308,7 @@ def _settle(db: Session, op_id: str, owner_id: str) -> FinalizeResult:
     ).one())
     ledger.insert_entry(db, owner_id, EntryType.RELEASE, -still_held, f"release:{op_id}",
                         operation_id=op_id)
+    faults.db_fault(db, "finalize_settle")  # chaos tests only (BAYES_FAULTS)
     _write_terminal(db, op, spent)
     return "finalized"
 

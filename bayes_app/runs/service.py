@@ -141,14 +141,23 @@ def cancel_resource_runs(sessions: Callable[[], Session], r: redis.Redis, resour
     return ids
 
 
+DONE_RETRY_S = 15.0  # how long `settle` keeps trying to append `done` while Redis is away
+
+
 def settle(sessions: Callable[[], Session], r: redis.Redis, op_id: str) -> lc.FinalizeResult:
-    """Finalize the run if it can be now, and make sure its stream ends with `done`."""
+    """Finalize the run if it can be now, and make sure its stream ends with `done`.
+
+    A run may be finalized while Redis is away (it had already stopped); appending its
+    `done` is then retried for up to DONE_RETRY_S (a restart), else the error is raised
+    (the event API still ends a settled run's stream with a `done` read from the DB)."""
     result = lc.finalize(sessions, op_id, lambda: control.lease_alive(r, op_id))
     if result in ("finalized", "noop"):
         with sessions() as db:
             op = db.get(Operation, op_id, populate_existing=True)
             if op is not None and op.finalized_at is not None:
-                events.append_done(r, op_id, lc.terminal_event(op)["data"])
+                data = lc.terminal_event(op)["data"]
+                control.retry_for(lambda: events.append_done(r, op_id, data), DONE_RETRY_S,
+                                  f"append done of {op_id}")
     return result
 
 

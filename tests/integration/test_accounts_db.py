@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 import pytest
-from sqlmodel import select
+from sqlmodel import func, select
 
 from bayes_app.accounts import service
 from bayes_app.accounts.service import AccountError
@@ -110,3 +110,32 @@ def test_ensure_admin_is_idempotent(dbs):
     dbs.commit()
     assert again.id == user.id and generated2 is None  # never regenerated or printed again
     assert service.authenticate(dbs, "root@example.com", generated)
+
+
+def test_signup_credits_are_granted_once_at_registration(dbs, configure):
+    from bayes_app.credits import ledger
+    from bayes_app.models import MICRO, LedgerEntry
+
+    configure(BAYES_SIGNUP_CREDITS="7")
+    user = service.register(dbs, "Fresh@Example.com", "correct-horse-42")
+    dbs.commit()
+    assert ledger.balance(dbs, user) == 7 * MICRO and ledger.available(dbs, user) == 7 * MICRO
+    rows = dbs.exec(select(LedgerEntry).where(LedgerEntry.user_id == user.id)).all()
+    assert [(e.entry_type, e.amount, e.idempotency_key, e.note) for e in rows] == \
+        [("grant", 7 * MICRO, f"signup:{user.id}", "Signup credits")]
+    assert service.grant_signup_credits(dbs, user) is False  # idempotent
+    dbs.commit()
+    assert ledger.balance(dbs, user) == 7 * MICRO
+    [row] = ledger.history(dbs, user)
+    assert (row.kind, row.title, row.amount) == ("grant", "Signup credits", 7 * MICRO)
+    # a failed registration grants nothing
+    with pytest.raises(service.AccountError):
+        service.register(dbs, "fresh@example.com", "correct-horse-42")
+    dbs.rollback()
+    assert dbs.exec(select(func.count()).select_from(LedgerEntry)).one() == 1
+
+    configure(BAYES_SIGNUP_CREDITS="0")
+    other = service.register(dbs, "none@example.com", "correct-horse-42")
+    dbs.commit()
+    assert ledger.balance(dbs, other) == 0 and ledger.history(dbs, other) == []
+    assert service.grant_signup_credits(dbs, other, 2) is True  # explicit amount

@@ -57,6 +57,7 @@ class RedisServer:
     workdir: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
+    persist: bool = False  # append-only file (fsync always): data survives restart()
 
     @property
     def url(self) -> str:
@@ -67,18 +68,30 @@ class RedisServer:
 
     def start(self) -> "RedisServer":
         self.workdir.mkdir(parents=True, exist_ok=True)
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else \
+            ["--appendonly", "no"]
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir), "--loglevel", "warning"],
+             *aof, "--dir", str(self.workdir), "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: _port_open(self.port), 10, what="redis-server")
         return self
 
-    def stop(self) -> None:
+    def stop(self, kill: bool = False) -> None:
+        """SIGTERM (clean shutdown) or SIGKILL (crash) the server; wait until its port closes."""
         if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.kill() if kill else self.proc.terminate()
             self.proc.wait(10)
         wait_for(lambda: not _port_open(self.port), 10, what="redis-server to stop")
+
+    def restart(self, down_s: float = 0.0, kill: bool = False) -> float:
+        """Stop the server, stay down `down_s`, start it again on the same port and data
+        dir; returns how long the port was closed (seconds)."""
+        self.stop(kill=kill)
+        t0 = time.monotonic()
+        time.sleep(down_s)
+        self.start()
+        return time.monotonic() - t0
 
 
 @dataclass
