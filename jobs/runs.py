@@ -53,6 +53,7 @@ def run_operation(op_id: str) -> None:
     """Execute one run (idempotent: does nothing unless the run can start now)."""
     from bayes_app.llm import get_provider
     from bayes_app.runs import ask  # noqa: F401  (registers the kind)
+    import bayes_app.agents  # noqa: F401  (registers the map run kinds)
     from bayes_app.runs.executor import execute
     from bayes_app.runs.service import settle
 
