@@ -44,10 +44,11 @@ class Research:
                            context: list[Written], only_contradicting: bool = False) -> int:
         """Write verified claims under `parent_id`; a claim contradicting one written before
         becomes a counterpoint sibling right after it, linked by `contradicts`."""
-        placed: list[Written | None] = list(context)
+        placed: list[Written | None] = list(context)  # a snapshot: self.claims grows below
+        base = len(placed)
         written = 0
         for k, c in enumerate(checked):
-            idx = len(context) + k
+            idx = base + k
             key = (c.citation["chunk_id"], c.citation["quote"])
             if key in self.seen_quotes:
                 placed.append(None)
@@ -79,7 +80,7 @@ class Research:
         verdict = await critic.verify_async(self.ctx, claims)
         self.rejected += len(verdict.rejected)
         self.accepted += len(verdict.accepted)
-        ctx_claims = self.claims if context is None else context
+        ctx_claims = list(self.claims if context is None else context)
         pairs = await critic.judge(self.ctx, verdict.accepted, [w.text for w in ctx_claims])
         return await self.write_claims(parent_id, verdict.accepted, pairs, ctx_claims, only_contradicting)
 
@@ -87,7 +88,7 @@ class Research:
         return await retrieve(self.ctx, query, k, exclude=self.seen_chunks)
 
     def summary(self) -> dict[str, Any]:
-        return {"claims": self.accepted, "rejected": self.rejected, "nodes": len(self.writer.written)}
+        return {"claims_accepted": self.accepted, "claims_rejected": self.rejected, "nodes": len(self.writer.written)}
 
 
 async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> None:
