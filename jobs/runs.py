@@ -54,6 +54,7 @@ def run_operation(op_id: str) -> None:
     """Execute one run (idempotent: does nothing unless the run can start now)."""
     from bayes_app.llm import get_provider
     from bayes_app.runs import ask  # noqa: F401  (registers the kind)
+    import bayes_app.agents  # noqa: F401  (registers the map run kinds)
     from bayes_app.runs.executor import execute
     from bayes_app.runs.service import settle
 
@@ -113,7 +114,7 @@ def launch(user_id: str, kind: str, prompt: str, scope: Any = None, conversation
     """Start a run for the API and the UI: create + reserve (RunRequestError on refusal),
     announce it on its stream, enqueue it. Returns {id, status, conversation_id, message_id}."""
     from bayes_app.db import session_scope
-    from bayes_app.runs import events, service
+    from bayes_app.runs import service
     from bayes_app.settings import get_settings
 
     settings = get_settings()
@@ -123,15 +124,23 @@ def launch(user_id: str, kind: str, prompt: str, scope: Any = None, conversation
                                edit_message_id, {role: settings.model_for(role) for role in ("thinking", "tools")})
         out = {"id": op.id, "status": op.status, "conversation_id": op.input.get("conversation_id"),
                "message_id": op.input.get("answer_id")}
-    try:
-        events.append(get_redis(), op.id, "status", {"status": op.status})
-        enqueue_run(op.id)
-    except Exception:  # broker away: settle the run instead of leaving it queued forever
-        log.exception("could not enqueue run %s", op.id)
-        service.cancel_run(_sessions, get_redis(), op.id, "enqueue_failed")
-        service.settle(_sessions, get_redis(), op.id)
-        raise QueueUnavailable(op.id) from None
+    submit(op.id, op.status)
     return out
+
+
+def submit(op_id: str, status: str) -> None:
+    """Announce a just-created run on its stream and enqueue it; when the broker cannot
+    take it, cancel and settle it (nothing stays reserved) and raise QueueUnavailable."""
+    from bayes_app.runs import events, service
+
+    try:
+        events.append(get_redis(), op_id, "status", {"status": status})
+        enqueue_run(op_id)
+    except Exception:  # broker away: settle the run instead of leaving it queued forever
+        log.exception("could not enqueue run %s", op_id)
+        service.cancel_run(_sessions, get_redis(), op_id, "enqueue_failed")
+        service.settle(_sessions, get_redis(), op_id)
+        raise QueueUnavailable(op_id) from None
 
 
 def stop(op_id: str) -> None:

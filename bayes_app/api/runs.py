@@ -64,6 +64,13 @@ def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: An
 
 async def create_run(request: Request) -> Response:
     user = await require_user(request)
+    raw = await read_json(request)
+    from bayes_app.maps.runs import MAP_KINDS
+
+    if raw.get("kind") in MAP_KINDS:  # mindmap runs: see bayes_app.api.maps
+        from bayes_app.api.maps import start
+
+        return JSONResponse(await run_in_threadpool(start, user.id, raw), status_code=202)
     body = await read_json(request, required=("prompt",))
     kind = body.get("kind") or "ask"
     if not isinstance(kind, str):

@@ -11,6 +11,10 @@ from bayes_app.models.library import (
     DocumentCollection,
     PageText,
 )
+from bayes_app.models.maps import (
+    Citation, MapEdit, MapNode, MapProposal, Mindmap, NodeKind, NodeRelation, Origin, RelationKind,
+    SupportLabel,
+)
 from bayes_app.models.runs import Operation, RunStatus, UsageEvent
 from bayes_app.models.users import ApiToken, User, UserSession
 
@@ -18,4 +22,6 @@ __all__ = [
     "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
     "User", "UserSession", "new_id", "utcnow",
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
+    "Citation", "MapEdit", "MapNode", "MapProposal", "Mindmap", "NodeKind", "NodeRelation", "Origin",
+    "RelationKind", "SupportLabel",
 ]

@@ -1,0 +1,377 @@
+"""The map run kinds: build_map, expand, deepen, counter, restructure, chapters, synthesize,
+message. Input: {"mindmap_id", "node_id"?, "prompt"?}. Every node is written by the Writer
+(own transaction + `node` event); deleting the map mid-run ends the run (resource_deleted)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+from sqlmodel import select
+
+from bayes_app.agents import planner
+from bayes_app.agents.llm_json import ask_json, is_offline
+from bayes_app.agents.pipeline import Research, Written, research_aspects
+from bayes_app.agents.retrieval import retrieve
+from bayes_app.agents.router import route
+from bayes_app.agents.writer import Writer
+from bayes_app.llm.offline import format_passages
+from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
+from bayes_app.maps import export, service
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.models import Citation, MapNode, NodeKind
+from bayes_app.runs import lifecycle as lc
+from bayes_app.runs.executor import RunAborted, RunContext, run_kind
+
+log = logging.getLogger("bayes.agents.kinds")
+CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
+
+
+# ---- shared ----------------------------------------------------------------------------------
+def _load(ctx: RunContext) -> dict[str, Any]:
+    """The map (owned by the run's owner) and the target node; RunAborted when it is gone."""
+    inp = ctx.run.input
+    with ctx.sessions() as db:
+        try:
+            m = service.get_map(db, ctx.run.owner_id, inp["mindmap_id"])
+            root = service.root_of(db, m.id)
+            node = service.get_node(db, ctx.run.owner_id, m.id, inp["node_id"]) if inp.get("node_id") else root
+            nodes = service._nodes(db, m.id)
+        except MapNotFound:
+            raise RunAborted(lc.RESOURCE_DELETED) from None
+        if is_offline(ctx) and not m.offline:
+            service.mark_offline(db, m.id)
+    return {"map": m, "root": root, "node": node, "nodes": nodes}
+
+
+def _path(nodes: list[MapNode], node: MapNode) -> str:
+    """The node's wording with its ancestors' as context: 'question › theme › node'."""
+    by_id = {n.id: n for n in nodes}
+    parts, cur = [], node
+    while cur is not None:
+        parts.append(cur.title)
+        cur = by_id.get(cur.parent_id) if cur.parent_id else None
+    return " › ".join(reversed([p for p in parts if p]))
+
+
+async def _start(ctx: RunContext) -> tuple[dict[str, Any], Writer]:
+    loaded = await asyncio.to_thread(_load, ctx)
+    ctx.emit("metadata", {"mindmap_id": loaded["map"].id, "node_id": loaded["node"].id,
+                          "offline": is_offline(ctx), "kind": ctx.run.kind})
+    return loaded, Writer(ctx, loaded["map"].id)
+
+
+def _done(ctx: RunContext, r: Research | None, **extra: Any) -> None:
+    ctx.emit("agent", {"role": "writer", "done": True, **(r.summary() if r else {}), **extra})
+
+
+# ---- build / expand / deepen / counter ---------------------------------------------------------
+@run_kind("build_map")
+async def build_map(ctx: RunContext) -> None:
+    """Research a question: plan aspects, research each, write themes and cited claims."""
+    loaded, w = await _start(ctx)
+    root = loaded["root"]
+    question = " ".join(str(ctx.run.input.get("prompt") or "").split()) or root.title
+    if question != root.title:
+        await w.update(root.id, title=question)
+    r = Research(ctx, w, question)
+    r.seen_chunks = set()
+    first = await retrieve(ctx, question, k=24 if is_offline(ctx) else 10)
+    ctx.emit("agent", {"role": "planner", "passages": len(first)})
+    aspects = await planner.plan(ctx, question, first)
+    ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
+    if not aspects:
+        _done(ctx, r, note="no_passages")
+        return
+    await research_aspects(r, root.id, aspects)
+    _done(ctx, r)
+
+
+@run_kind("expand")
+async def expand(ctx: RunContext) -> None:
+    """Sub-aspects of a node, each researched, as children of the node."""
+    loaded, w = await _start(ctx)
+    node = loaded["node"]
+    topic = " ".join(str(ctx.run.input.get("prompt") or "").split()) or _path(loaded["nodes"], node)
+    r = Research(ctx, w, topic)
+    r.seen_quotes = _cited(ctx, loaded["map"].id)
+    first = await retrieve(ctx, topic, k=16 if is_offline(ctx) else 10)
+    aspects = (await planner.plan(ctx, topic, first))[:4]
+    ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
+    if aspects:
+        await research_aspects(r, node.id, aspects)
+    _done(ctx, r)
+
+
+def _cited(ctx: RunContext, map_id: str) -> set[tuple[str, str]]:
+    with ctx.sessions() as db:
+        return {(c.chunk_id, c.quote) for c in db.exec(select(Citation).where(Citation.map_id == map_id))
+                if c.chunk_id}
+
+
+def _cited_chunks(ctx: RunContext, map_id: str) -> set[str]:
+    return {chunk for chunk, _ in _cited(ctx, map_id)}
+
+
+@run_kind("deepen")
+async def deepen(ctx: RunContext) -> None:
+    """More evidence on one node, from passages the map does not cite yet (≤ 3 passes)."""
+    loaded, w = await _start(ctx)
+    node = loaded["node"]
+    topic = _path(loaded["nodes"], node)
+    focus = " ".join(str(ctx.run.input.get("prompt") or "").split())
+    r = Research(ctx, w, topic)
+    r.seen_chunks = _cited_chunks(ctx, loaded["map"].id)
+    r.seen_quotes = _cited(ctx, loaded["map"].id)
+    existing = [Written(n.id, n.parent_id or node.id, n.title) for n in loaded["nodes"]
+                if n.parent_id == node.id and n.kind in CLAIM_KINDS]
+    for pass_no, query in enumerate([f"{focus} {node.title}".strip(), topic, f"{node.title} details evidence"], 1):
+        passages = await r.passages_for(query, k=8)
+        ctx.emit("agent", {"role": "researcher", "pass": pass_no, "passages": len(passages)})
+        if not passages:
+            break
+        n = await r.research_aspect(node.id, node.title, passages, context=existing + r.claims)
+        if n:
+            break
+    _done(ctx, r)
+
+
+@run_kind("counter")
+async def counter(ctx: RunContext) -> None:
+    """Counter-evidence for a claim: contradicting claims become counterpoint siblings
+    linked to it by `contradicts`."""
+    loaded, w = await _start(ctx)
+    node = loaded["node"]
+    if node.parent_id is None:
+        raise RunAborted("bad_target")  # the API refuses this; a race only
+    r = Research(ctx, w, node.title)
+    r.seen_quotes = _cited(ctx, loaded["map"].id)
+    r.seen_chunks = _cited_chunks(ctx, loaded["map"].id)
+    target = [Written(node.id, node.parent_id, node.title)]
+    queries = [f"{node.title} not contrary limitations", f"evidence against {node.title}", node.title]
+    found = 0
+    for pass_no, query in enumerate(queries, 1):
+        passages = await r.passages_for(query, k=8)
+        ctx.emit("agent", {"role": "researcher", "pass": pass_no, "passages": len(passages)})
+        if not passages:
+            break
+        found += await r.research_aspect(node.parent_id, f"Evidence against: {node.title}", passages,
+                                         context=target, only_contradicting=True, step="counter")
+        if found:
+            break
+    _done(ctx, r, counterpoints=found)
+
+
+# ---- restructure / chapters ----------------------------------------------------------------
+REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
+                  "group needs a short title. Answer JSON only: "
+                  '{{"groups": [{{"title": "...", "nodes": [1, 2]}}]}}')
+
+
+def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
+    from bayes_app.agents.retrieval import Passage
+
+    if size:  # chapters: consecutive runs of the top-level themes
+        return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
+                 "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
+    fake = [Passage(i + 1, n.id, "", n.title, [], None, 0, n.title + " " + n.body) for i, n in enumerate(items)]
+    groups = planner.cluster(fake, threshold=0.08)
+    taken: set[str] = set()
+    return [{"title": planner._title(g, "", taken), "node_ids": [p.chunk_id for p in g]} for g in groups]
+
+
+async def _regroup(ctx: RunContext, kind: str) -> None:
+    loaded, _w = await _start(ctx)
+    nodes, root = loaded["nodes"], loaded["root"]
+    if kind == "chapters":
+        items = [n for n in nodes if n.parent_id == root.id]
+        what, size = "3 to 7 chapters, in reading order", 3
+    else:
+        items = [n for n in nodes if n.kind in CLAIM_KINDS]
+        what, size = "themes (3 to 8)", None
+    if len(items) < 2:
+        ctx.emit("agent", {"role": "planner", "note": "nothing_to_group"})
+        return
+    groups: list[dict[str, Any]] = []
+    if not is_offline(ctx):
+        listing = "\n".join(f"{i}. {n.title}" for i, n in enumerate(items, 1))
+        data = await ask_json(ctx, kind, REGROUP_SYSTEM.format(what=what), f"ROLE: {kind}\nNodes:\n{listing}")
+        for g in (data.get("groups") if isinstance(data, dict) else None) or []:
+            if not isinstance(g, dict):
+                continue
+            ids = []
+            for k in g.get("nodes") or []:
+                try:
+                    if 1 <= int(k) <= len(items):
+                        ids.append(items[int(k) - 1].id)
+                except (TypeError, ValueError):
+                    continue
+            if ids:
+                groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
+    if not groups:
+        groups = _offline_groups(items, size)
+
+    def write() -> Any:
+        with ctx.sessions() as db:
+            return service.create_proposal(db, loaded["map"].id, kind, groups, run_id=ctx.run.id)
+    try:
+        p = await asyncio.to_thread(write)
+    except Exception:  # noqa: BLE001 - the map went away under us
+        ctx.check_abort()
+        raise RunAborted(lc.RESOURCE_DELETED) from None
+    ctx.emit("proposal", service.proposal_view(p))
+
+
+@run_kind("restructure")
+async def restructure(ctx: RunContext) -> None:
+    """Propose a regrouping of the claims into themes (a preview the user accepts or rejects)."""
+    await _regroup(ctx, "restructure")
+
+
+@run_kind("chapters")
+async def chapters(ctx: RunContext) -> None:
+    """Propose chapters grouping the top-level themes (a preview, like restructure)."""
+    await _regroup(ctx, "chapters")
+
+
+# ---- synthesize ------------------------------------------------------------------------------
+SYNTH_SYSTEM = ("Write flowing prose (Markdown, no headings) that synthesises the claims of a research "
+                "mindmap. Cite with the given markers like [1]. Keep contradictions explicit: present "
+                "both sides, never average them. Use only the claims given.")
+
+
+@run_kind("synthesize")
+async def synthesize(ctx: RunContext) -> None:
+    """Prose for a node or the whole map, streamed as `text` and saved as a note node."""
+    loaded, w = await _start(ctx)
+    node = loaded["node"]
+
+    def outline() -> str:
+        with ctx.sessions() as db:
+            return export.markdown(db, ctx.run.owner_id, loaded["map"].id, node.id)
+    md = await asyncio.to_thread(outline)
+    if is_offline(ctx):
+        prose = re.sub(r"^#+ .*\n?", "", md, flags=re.M).strip()  # extractive: the claims as prose
+        ctx.emit("text", {"delta": prose})
+    else:
+        parts: list[str] = []
+
+        def on_event(ev: StreamEvent) -> None:
+            if isinstance(ev, TextDelta) and ev.text:
+                parts.append(ev.text)
+                ctx.emit("text", {"delta": ev.text})
+        req = ChatRequest(model=ctx.run.model, max_tokens=1_500,
+                          messages=[{"role": "system", "content": SYNTH_SYSTEM},
+                                    {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
+        await ctx.stream_model(req, "synthesize", on_event)
+        prose = "".join(parts).strip()
+        refs = md[md.find("## References"):] if "## References" in md else ""
+        if refs:
+            prose += "\n\n" + refs.strip()
+    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], prose)
+    _done(ctx, None)
+
+
+# ---- a message typed on the map --------------------------------------------------------------
+ANSWER_SYSTEM = ("Answer the question from the claims of the user's research mindmap only, citing "
+                 "the markers [n]. If the map does not answer it, say so.")
+_ADD = re.compile(r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*[:\"']?\s*(.+?)[\"']?"
+                  r"(?:\s+under\s+[\"']?(.+?)[\"']?)?\s*$", re.I)
+_RENAME = re.compile(r"^\s*(?:please\s+)?rename\s+[\"']?(.+?)[\"']?\s+to\s+[\"']?(.+?)[\"']?\s*$", re.I)
+_DELETE = re.compile(r"^\s*(?:please\s+)?(?:delete|remove)\s+(?:the\s+)?(?:node\s+)?[\"']?(.+?)[\"']?\s*$", re.I)
+
+
+def _find(nodes: list[MapNode], words: str) -> MapNode | None:
+    words = words.strip().lower()
+    exact = [n for n in nodes if n.title.lower() == words]
+    if exact:
+        return exact[0]
+    return next((n for n in nodes if words and words in n.title.lower()), None)
+
+
+def edit_ops(message: str) -> list[dict[str, Any]]:
+    """Edits a message asks for, by pattern (rename X to Y / delete X / add a note X under Y)."""
+    if m := _RENAME.match(message):
+        return [{"op": "rename", "node": m.group(1), "title": m.group(2)}]
+    if m := _ADD.match(message):
+        return [{"op": "add", "kind": (m.group(1) or "note").lower(), "title": m.group(2), "under": m.group(3)}]
+    if m := _DELETE.match(message):
+        return [{"op": "delete", "node": m.group(1)}]
+    return []
+
+
+async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[str, Any]]:
+    ops = edit_ops(message)
+    if not ops and not is_offline(ctx):
+        data = await ask_json(ctx, "edit", "Turn the request into map edits. JSON only: "
+                              '{"ops": [{"op": "add", "kind": "note", "title": "...", "under": "node title"}, '
+                              '{"op": "rename", "node": "node title", "title": "new"}, '
+                              '{"op": "delete", "node": "node title"}]}', f"ROLE: edit\n{message}")
+        ops = [o for o in (data.get("ops") if isinstance(data, dict) else None) or [] if isinstance(o, dict)]
+    done = []
+
+    def apply() -> None:
+        with ctx.sessions() as db:
+            nodes = service._nodes(db, map_id)
+            root = next(n for n in nodes if n.parent_id is None)
+            for op in ops:
+                try:
+                    if op.get("op") == "add":
+                        parent = _find(nodes, str(op.get("under") or "")) if op.get("under") else root
+                        kind = op.get("kind") if op.get("kind") in NodeKind.ALL[1:] else NodeKind.NOTE
+                        n = service.add_child(db, ctx.run.owner_id, map_id, (parent or root).id,
+                                              str(op.get("title") or ""), kind=kind)
+                        done.append({"op": "add", "node": n})
+                    elif op.get("op") == "rename" and (t := _find(nodes, str(op.get("node") or ""))):
+                        n = service.update_node(db, ctx.run.owner_id, map_id, t.id, title=str(op.get("title") or ""))
+                        done.append({"op": "rename", "node": n})
+                    elif op.get("op") == "delete" and (t := _find(nodes, str(op.get("node") or ""))) and t.parent_id:
+                        ids = service.delete_subtree(db, ctx.run.owner_id, map_id, t.id)
+                        done.append({"op": "delete", "deleted": ids})
+                except (MapError, MapNotFound) as err:
+                    done.append({"op": op.get("op"), "error": str(err)})
+    await asyncio.to_thread(apply)
+    for d in done:
+        if "node" in d:
+            ctx.emit("node", {**d["node"], "run_id": ctx.run.id, "updated": d["op"] == "rename"})
+    ctx.emit("agent", {"role": "editor", "edits": [{k: v for k, v in d.items() if k != "node"} | (
+        {"node_id": d["node"]["id"]} if "node" in d else {}) for d in done]})
+    return done
+
+
+@run_kind("message")
+async def message(ctx: RunContext) -> None:
+    """Route a typed message to answer-from-the-map, edit-only or research; emit the route."""
+    loaded, w = await _start(ctx)
+    text = " ".join(str(ctx.run.input.get("prompt") or "").split())
+    claims = [n for n in loaded["nodes"] if n.kind in CLAIM_KINDS]
+    chosen = await route(ctx, text, bool(claims))
+    ctx.emit("route", {"route": chosen})
+    if chosen == "edit":
+        await _apply_edits(ctx, loaded["map"].id, text)
+        return
+    if chosen == "research":
+        r = Research(ctx, w, text)
+        r.seen_quotes = _cited(ctx, loaded["map"].id)
+        first = await retrieve(ctx, text, k=16 if is_offline(ctx) else 10)
+        aspects = (await planner.plan(ctx, text, first))[:3]
+        if aspects:
+            await research_aspects(r, loaded["node"].id, aspects)
+        _done(ctx, r)
+        return
+    # answer from the map: its claims are the numbered passages
+    with ctx.sessions() as db:
+        cits = {c.node_id: c for c, _ in service.map_citations(db, loaded["map"].id)}
+    passages = [{"n": i, "title": n.title[:80], "text": (cits[n.id].quote if n.id in cits else n.title)}
+                for i, n in enumerate(claims, 1)]
+    ctx.emit("metadata", {"claims": [{"n": p["n"], "node_id": n.id} for p, n in zip(passages, claims)]})
+
+    def on_event(ev: StreamEvent) -> None:
+        if isinstance(ev, TextDelta) and ev.text:
+            ctx.emit("text", {"delta": ev.text})
+    req = ChatRequest(model=ctx.run.model, max_tokens=800,
+                      messages=[{"role": "system", "content": ANSWER_SYSTEM},
+                                {"role": "user", "content": f"Claims:\n{format_passages(passages)}\n\n{text}"}])
+    await ctx.stream_model(req, "answer", on_event)

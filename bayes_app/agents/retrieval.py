@@ -1,0 +1,67 @@
+"""Library retrieval for the agents: hybrid search → numbered passages with their chunks."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import select
+
+from bayes_app.runs.executor import RunContext
+
+_MARKER_BREAK = re.compile(r"[\u00ad\ufffe\u0002]\s*")
+
+
+def prompt_text(raw: str) -> str:
+    """A passage as shown to the model: hyphenation markers joined with the next line,
+    whitespace collapsed (so a quote copied from it matches after quote normalisation)."""
+    return " ".join(_MARKER_BREAK.sub("", raw).split())
+
+
+@dataclass
+class Passage:
+    n: int
+    chunk_id: str
+    document_id: str
+    title: str
+    authors: list[str]
+    year: int | None
+    page: int
+    text: str
+
+    def to_prompt(self) -> dict[str, Any]:
+        return {"n": self.n, "title": self.title, "page": self.page, "text": self.text}
+
+
+def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
+    from bayes_app.models import Chunk, Document
+    from bayes_app.search import runtime
+    from bayes_app.search.hybrid import search
+
+    with sessions() as db:
+        if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
+            return []
+        hits = search(db, runtime.index(), runtime.embedder(), owner_id, query, k=k)
+        raw = {c.id: c.text for c in db.exec(select(Chunk).where(
+            Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
+    return [(h, raw.get(h.chunk_id, h.text)) for h in hits]
+
+
+async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None,
+                   start: int = 1) -> list[Passage]:
+    """Up to `k` passages of the run owner's library for `query`, skipping `exclude` chunk ids;
+    numbered from `start`."""
+    exclude = exclude or set()
+    found = await asyncio.to_thread(_search, ctx.sessions, ctx.run.owner_id, query, k + len(exclude))
+    out: list[Passage] = []
+    for h, raw in found:
+        if h.chunk_id in exclude:
+            continue
+        out.append(Passage(start + len(out), h.chunk_id, h.document_id, h.title, list(h.authors or []),
+                           h.year, h.page, prompt_text(raw)))
+        if len(out) >= k:
+            break
+    ctx.check_abort()
+    return out

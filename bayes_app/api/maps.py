@@ -1,0 +1,271 @@
+"""Mindmap routes: maps, nodes, citations, proposals, undo, export, and the map's runs.
+Another user's map, node, citation or run is always 404."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from bayes_app.api.deps import read_json, require_user
+from bayes_app.api.errors import ApiError, not_found
+from bayes_app.db import session_scope
+from bayes_app.maps import citations, export, service
+from bayes_app.maps import runs as map_runs
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.runs import service as run_service
+
+
+def _call(fn: Any, *args: Any, **kw: Any) -> Any:
+    try:
+        with session_scope() as db:
+            return fn(db, *args, **kw)
+    except MapNotFound as err:
+        raise not_found(err.what) from None
+    except MapError as err:
+        raise ApiError(err.status, err.code, err.message) from None
+
+
+async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
+    return await run_in_threadpool(_call, fn, *args, **kw)
+
+
+def _str(body: dict, key: str, default: Any = None) -> Any:
+    v = body.get(key, default)
+    if v is not None and not isinstance(v, str):
+        raise ApiError(400, "bad_field", f"{key} must be a string.")
+    return v
+
+
+# ---- maps ------------------------------------------------------------------------------------
+async def list_maps(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse({"mindmaps": await _do(service.list_maps, user.id)})
+
+
+async def create_map(request: Request) -> Response:
+    user = await require_user(request)
+    body = await read_json(request)
+    title = _str(body, "title") or _str(body, "question")
+    if not title:
+        raise ApiError(400, "missing_fields", "Missing or empty field(s): title.")
+    out = await _do(service.create_map, user.id, title, _str(body, "question") or "")
+    return JSONResponse(await _do(service.map_view, user.id, out["id"]), status_code=201)
+
+
+async def get_map(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(await _do(service.map_view, user.id, request.path_params["map_id"]))
+
+
+async def patch_map(request: Request) -> Response:
+    user = await require_user(request)
+    body = await read_json(request)
+    if "title" not in body:
+        raise ApiError(400, "missing_fields", "Nothing to change: send title.")
+    return JSONResponse(await _do(service.rename_map, user.id, request.path_params["map_id"], body["title"]))
+
+
+def _delete(user_id: str, map_id: str) -> list[str]:
+    from bayes_app.api.runs import _redis, _sessions
+
+    r = _redis()
+    try:
+        ids = map_runs.delete_map(_sessions, r, user_id, map_id)
+    except MapNotFound:
+        raise not_found("mindmap") from None
+    for op_id in ids:
+        if run_service.settle(_sessions, r, op_id) == "wait":
+            from jobs.runs import enqueue_finalize
+
+            enqueue_finalize(op_id)
+    return ids
+
+
+async def delete_map(request: Request) -> Response:
+    user = await require_user(request)
+    ids = await run_in_threadpool(_delete, user.id, request.path_params["map_id"])
+    return JSONResponse({"deleted": True, "cancelled_runs": ids})
+
+
+async def map_revision(request: Request) -> Response:
+    user = await require_user(request, allow_cookie=True)
+    return JSONResponse({"revision": await _do(service.revision, user.id, request.path_params["map_id"])})
+
+
+async def undo(request: Request) -> Response:
+    user = await require_user(request)
+    action = await _do(service.undo, user.id, request.path_params["map_id"])
+    return JSONResponse({"undone": action})
+
+
+async def layout(request: Request) -> Response:
+    user = await require_user(request)
+    pos = await _do(service.auto_layout, user.id, request.path_params["map_id"])
+    return JSONResponse({"positions": {k: {"x": x, "y": y} for k, (x, y) in pos.items()}})
+
+
+# ---- nodes -----------------------------------------------------------------------------------
+async def create_node(request: Request) -> Response:
+    """{"parent_id", "title"?, "kind"?, "body"?} adds a child; {"after_id", …} a sibling."""
+    user = await require_user(request)
+    body = await read_json(request)
+    map_id = request.path_params["map_id"]
+    title, kind, text = _str(body, "title", ""), _str(body, "kind"), _str(body, "body", "")
+    if _str(body, "after_id"):
+        out = await _do(service.add_sibling, user.id, map_id, body["after_id"], title, kind, text)
+    elif _str(body, "parent_id"):
+        out = await _do(service.add_child, user.id, map_id, body["parent_id"], title, kind or "note", text)
+    else:
+        raise ApiError(400, "missing_fields", "Send parent_id (add a child) or after_id (add a sibling).")
+    return JSONResponse(out, status_code=201)
+
+
+async def patch_node(request: Request) -> Response:
+    """Edit fields; {"parent_id", "index"?} re-parents."""
+    user = await require_user(request)
+    body = await read_json(request)
+    map_id, node_id = request.path_params["map_id"], request.path_params["node_id"]
+    out = None
+    if "parent_id" in body:
+        out = await _do(service.move_node, user.id, map_id, node_id, _str(body, "parent_id"), body.get("index"))
+    fields = {k: v for k, v in body.items() if k not in ("parent_id", "index")}
+    if fields or out is None:
+        out = await _do(service.update_node, user.id, map_id, node_id, **fields)
+    return JSONResponse(out)
+
+
+async def delete_node(request: Request) -> Response:
+    user = await require_user(request)
+    ids = await _do(service.delete_subtree, user.id, request.path_params["map_id"], request.path_params["node_id"])
+    return JSONResponse({"deleted": ids})
+
+
+async def check_support(request: Request) -> Response:
+    user = await require_user(request)
+    out = await _do(citations.check_support, user.id, request.path_params["map_id"], request.path_params["node_id"])
+    return JSONResponse({"citations": out})
+
+
+# ---- citations -------------------------------------------------------------------------------
+async def add_citation(request: Request) -> Response:
+    user = await require_user(request)
+    body = await read_json(request, required=("chunk_id",))
+    out = await _do(citations.attach_citation, user.id, request.path_params["map_id"],
+                    request.path_params["node_id"], body["chunk_id"], _str(body, "quote"))
+    return JSONResponse(out, status_code=201)
+
+
+async def delete_citation(request: Request) -> Response:
+    user = await require_user(request)
+    await _do(citations.delete_citation, user.id, request.path_params["map_id"], request.path_params["citation_id"])
+    return JSONResponse({"deleted": True})
+
+
+async def accept_rewrite(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(await _do(citations.accept_rewrite, user.id, request.path_params["map_id"],
+                                  request.path_params["citation_id"]))
+
+
+# ---- proposals -------------------------------------------------------------------------------
+async def decide_proposal(request: Request) -> Response:
+    user = await require_user(request)
+    decision = request.path_params["decision"]
+    if decision not in ("accept", "reject"):
+        raise not_found("route")
+    fn = service.accept_proposal if decision == "accept" else service.reject_proposal
+    return JSONResponse(await _do(fn, user.id, request.path_params["map_id"], request.path_params["proposal_id"]))
+
+
+# ---- export ----------------------------------------------------------------------------------
+async def export_map(request: Request) -> Response:
+    user = await require_user(request, allow_cookie=True)
+    map_id, fmt = request.path_params["map_id"], request.path_params["fmt"]
+    node_id = request.query_params.get("node_id") or None
+    if fmt == "json":
+        return JSONResponse(await _do(export.as_json, user.id, map_id))
+    if fmt == "md":
+        return PlainTextResponse(await _do(export.markdown, user.id, map_id, node_id),
+                                 media_type="text/markdown; charset=utf-8",
+                                 headers={"Content-Disposition": 'attachment; filename="mindmap.md"'})
+    if fmt == "bib":
+        return PlainTextResponse(await _do(export.bibtex, user.id, map_id, node_id),
+                                 media_type="application/x-bibtex; charset=utf-8",
+                                 headers={"Content-Disposition": 'attachment; filename="sources.bib"'})
+    if fmt == "docx":
+        data = await _do(export.docx_bytes, user.id, map_id, node_id)
+        return Response(data, media_type="application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                        headers={"Content-Disposition": 'attachment; filename="mindmap.docx"'})
+    raise ApiError(400, "bad_format", "Export format must be md, docx, bib or json.")
+
+
+# ---- runs ------------------------------------------------------------------------------------
+def _runs(user_id: str, map_id: str) -> list[dict]:
+    try:
+        with session_scope() as db:
+            return [run_service.view(db, op) for op in map_runs.map_runs(db, user_id, map_id)]
+    except MapNotFound:
+        raise not_found("mindmap") from None
+
+
+async def list_runs(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse({"runs": await run_in_threadpool(_runs, user.id, request.path_params["map_id"])})
+
+
+def start(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Create + enqueue a map run (called by POST /runs for the map kinds)."""
+    from bayes_app.settings import get_settings
+    from jobs.runs import QueueUnavailable, submit
+
+    settings = get_settings()
+    try:
+        with session_scope() as db:
+            op = map_runs.start_map_run(db, user_id, body.get("kind"), body.get("mindmap_id"),
+                                        body.get("node_id"), body.get("prompt"),
+                                        model=settings.model_default,
+                                        output_tokens=settings.run_reserve_output_tokens)
+            op_id, status = op.id, op.status
+    except run_service.RunRequestError as err:
+        raise ApiError(err.status, err.code, err.message) from None
+    try:
+        submit(op_id, status)
+    except QueueUnavailable:
+        raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
+    return {"id": op_id, "status": status}
+
+
+async def start_run(request: Request) -> Response:
+    """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""
+    user = await require_user(request)
+    body = await read_json(request)
+    body["mindmap_id"] = request.path_params["map_id"]
+    return JSONResponse(await run_in_threadpool(start, user.id, body), status_code=202)
+
+
+P = "/mindmaps/{map_id}"
+routes = [
+    Route("/mindmaps", list_maps, methods=["GET"]),
+    Route("/mindmaps", create_map, methods=["POST"]),
+    Route(P, get_map, methods=["GET"]),
+    Route(P, patch_map, methods=["PATCH"]),
+    Route(P, delete_map, methods=["DELETE"]),
+    Route(P + "/revision", map_revision, methods=["GET"]),
+    Route(P + "/undo", undo, methods=["POST"]),
+    Route(P + "/layout", layout, methods=["POST"]),
+    Route(P + "/nodes", create_node, methods=["POST"]),
+    Route(P + "/nodes/{node_id}", patch_node, methods=["PATCH"]),
+    Route(P + "/nodes/{node_id}", delete_node, methods=["DELETE"]),
+    Route(P + "/nodes/{node_id}/check-support", check_support, methods=["POST"]),
+    Route(P + "/nodes/{node_id}/citations", add_citation, methods=["POST"]),
+    Route(P + "/citations/{citation_id}", delete_citation, methods=["DELETE"]),
+    Route(P + "/citations/{citation_id}/accept-rewrite", accept_rewrite, methods=["POST"]),
+    Route(P + "/proposals/{proposal_id}/{decision:str}", decide_proposal, methods=["POST"]),
+    Route(P + "/export.{fmt}", export_map, methods=["GET"]),
+    Route(P + "/runs", list_runs, methods=["GET"]),
+    Route(P + "/runs", start_run, methods=["POST"]),
+]

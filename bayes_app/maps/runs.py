@@ -1,0 +1,92 @@
+"""Starting runs on a map (one operation per run, titled "Mindmap: <title>", resource =
+the map, so deleting the map cancels them with `resource_deleted`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from sqlmodel import Session, col, select
+
+from bayes_app.credits import ledger, pricing
+from bayes_app.maps import service
+from bayes_app.maps.errors import MapNotFound
+from bayes_app.models import NodeKind, Operation, RunStatus
+from bayes_app.runs import lifecycle as lc
+from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
+
+RESOURCE = "mindmap"
+MAP_KINDS = ("build_map", "expand", "deepen", "counter", "restructure", "chapters", "synthesize", "message")
+NEEDS_NODE = ("expand", "deepen", "counter")
+NEEDS_PROMPT = ("message",)
+MAX_PROMPT_CHARS = 8_000
+# prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
+PROMPT_BUDGET = {"build_map": 40_000, "expand": 20_000, "message": 20_000, "deepen": 12_000,
+                 "counter": 12_000, "restructure": 8_000, "chapters": 4_000, "synthesize": 10_000}
+
+
+def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_id: Any = None,
+                  prompt: Any = None, *, model: str, output_tokens: int) -> Operation:
+    """Validate, reserve and create a QUEUED map run (the caller enqueues it).
+
+    Raises RunRequestError: 400 bad input, 404 map/node not found, 402 insufficient
+    credits, 409 model unpriced or a run already active on the map."""
+    if kind not in MAP_KINDS:
+        raise RunRequestError(400, "bad_kind", f"Unknown map run kind {kind!r}.")
+    if not isinstance(mindmap_id, str) or not mindmap_id:
+        raise RunRequestError(400, "missing_fields", "mindmap_id is required for map runs.")
+    if node_id is not None and not isinstance(node_id, str):
+        raise RunRequestError(400, "bad_field", "node_id must be a string.")
+    if prompt is not None and not isinstance(prompt, str):
+        raise RunRequestError(400, "bad_field", "prompt must be a string.")
+    prompt = " ".join((prompt or "").split())
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise RunRequestError(400, "too_long", f"The prompt is longer than {MAX_PROMPT_CHARS} characters.")
+    try:
+        m = service.get_map(db, owner_id, mindmap_id)
+        node = service.get_node(db, owner_id, m.id, node_id) if node_id else None
+    except MapNotFound as err:
+        raise RunRequestError(404, "not_found", str(err)) from None
+    if kind in NEEDS_NODE and node is None:
+        raise RunRequestError(400, "missing_fields", f"node_id is required for {kind} runs.")
+    if kind == "counter" and node is not None and node.kind == NodeKind.QUESTION:
+        raise RunRequestError(400, "bad_target", "Counter-evidence needs a claim, not the root question.")
+    if kind in NEEDS_PROMPT and not prompt:
+        raise RunRequestError(400, "missing_fields", "The message is empty.")
+    if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
+        raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
+    payload: dict[str, Any] = {"mindmap_id": m.id}
+    if node is not None:
+        payload["node_id"] = node.id
+    if prompt:
+        payload["prompt"] = prompt
+    try:
+        estimate = estimate_for(db, model, PROMPT_BUDGET[kind], output_tokens * 4)
+        return lc.create_operation(db, owner_id, kind, f"Mindmap: {m.title}", estimate, model,
+                                   input=payload, resource=(RESOURCE, m.id))
+    except pricing.PriceMissing as err:
+        raise RunRequestError(409, "model_unpriced", str(err)) from None
+    except ledger.InsufficientCredits as err:
+        raise RunRequestError(402, "insufficient_credits", str(err)) from None
+
+
+def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Operation]:
+    """The map's runs, newest first (404 via MapNotFound when not the owner's)."""
+    service.get_map(db, owner_id, map_id)
+    q = select(Operation).where(Operation.resource_type == RESOURCE, Operation.resource_id == map_id,
+                                Operation.owner_id == owner_id)
+    if active_only:
+        q = q.where(col(Operation.status).in_(RunStatus.ACTIVE))
+    return list(db.exec(q.order_by(col(Operation.created_at).desc())))
+
+
+def delete_map(sessions: Callable[[], Session], r: redis.Redis, owner_id: str, map_id: str) -> list[str]:
+    """Cancel the map's active runs (`resource_deleted`), then delete the map. Returns the
+    cancelled run ids: the caller settles them (or enqueues the finalizer)."""
+    with sessions() as db:
+        service.get_map(db, owner_id, map_id)
+    ids = cancel_resource_runs(sessions, r, RESOURCE, map_id, lc.RESOURCE_DELETED)
+    with sessions() as db:
+        service.delete_map(db, owner_id, map_id)
+    return ids

@@ -1,0 +1,143 @@
+"""The mindmap aggregate: maps, their nodes, citations, relations, proposals and undo log.
+
+A map has one root node (kind `question`); every other node has a parent in the same map.
+`Mindmap.revision` is bumped by every edit (user or agent) in the edit's own transaction,
+so a second tab can poll one integer to know it must reload.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from bayes_app.models.base import UTCDateTime, new_id, utcnow
+
+
+class NodeKind:
+    QUESTION = "question"
+    THEME = "theme"
+    CLAIM = "claim"
+    COUNTERPOINT = "counterpoint"
+    NOTE = "note"
+    CHAPTER = "chapter"
+    ALL = (QUESTION, THEME, CLAIM, COUNTERPOINT, NOTE, CHAPTER)
+
+
+class Origin:
+    USER = "user"
+    AGENT = "agent"
+
+
+class RelationKind:
+    CONTRADICTS = "contradicts"
+    ALL = (CONTRADICTS,)
+
+
+class SupportLabel:
+    SUPPORTED = "supported"
+    PARTIAL = "partial"  # the passage supports part of it, or the wording overstates it
+    UNSUPPORTED = "unsupported"
+
+
+class Mindmap(SQLModel, table=True):
+    __tablename__ = "mindmaps"
+    __table_args__ = (Index("ix_mindmaps_owner_updated", "owner_id", "updated_at"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str = Field(foreign_key="users.id", max_length=32, ondelete="CASCADE")
+    title: str = Field(max_length=300)
+    offline: bool = False  # built (partly) by the offline provider: label it "offline mode"
+    revision: int = 0  # bumped by every edit
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class MapNode(SQLModel, table=True):
+    __tablename__ = "map_nodes"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
+    parent_id: str | None = Field(default=None, foreign_key="map_nodes.id", index=True,
+                                  max_length=32, ondelete="CASCADE")
+    kind: str = Field(default=NodeKind.NOTE, max_length=20)
+    title: str = Field(default="", sa_column=Column(Text, nullable=False))
+    body: str = Field(default="", sa_column=Column(Text, nullable=False))
+    order_index: int = 0  # position among its siblings
+    pos_x: float | None = None  # canvas position (None: not laid out yet)
+    pos_y: float | None = None
+    collapsed: bool = False
+    created_by: str = Field(default=Origin.USER, max_length=10)
+    run_id: str | None = Field(default=None, max_length=32, index=True)  # the run that wrote it
+    confidence: float | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class Citation(SQLModel, table=True):
+    """A node's evidence: a verbatim quote in one chunk of one document page.
+
+    `char_start`/`char_end` are offsets of the quote in the page text (PageText)."""
+
+    __tablename__ = "map_citations"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
+    node_id: str = Field(foreign_key="map_nodes.id", index=True, max_length=32, ondelete="CASCADE")
+    document_id: str = Field(foreign_key="documents.id", index=True, max_length=32, ondelete="CASCADE")
+    chunk_id: str | None = Field(default=None, max_length=32)  # chunks are replaced on re-ingest
+    page: int
+    quote: str = Field(sa_column=Column(Text, nullable=False))
+    char_start: int | None = None
+    char_end: int | None = None
+    origin: str = Field(default=Origin.USER, max_length=10)
+    agent: str | None = Field(default=None, max_length=40)  # researcher / critic …
+    support_score: float | None = None  # 0..1
+    support_label: str | None = Field(default=None, max_length=20)
+    suggested_rewrite: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class NodeRelation(SQLModel, table=True):
+    __tablename__ = "map_relations"
+    __table_args__ = (UniqueConstraint("source_id", "target_id", "kind", name="uq_map_relation"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
+    source_id: str = Field(foreign_key="map_nodes.id", index=True, max_length=32, ondelete="CASCADE")
+    target_id: str = Field(foreign_key="map_nodes.id", index=True, max_length=32, ondelete="CASCADE")
+    kind: str = Field(default=RelationKind.CONTRADICTS, max_length=20)
+    created_by: str = Field(default=Origin.AGENT, max_length=10)
+    run_id: str | None = Field(default=None, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class MapProposal(SQLModel, table=True):
+    """An agent's proposed regrouping (restructure / chapters) awaiting the user's decision.
+
+    payload = {"groups": [{"title": str, "node_ids": [str, ...]}], "kind": "theme"|"chapter"}."""
+
+    __tablename__ = "map_proposals"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
+    run_id: str | None = Field(default=None, max_length=32)
+    kind: str = Field(max_length=20)  # restructure | chapters
+    status: str = Field(default="pending", max_length=20)  # pending | accepted | rejected
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class MapEdit(SQLModel, table=True):
+    """One user edit, with what is needed to undo it (rows to delete, rows to restore)."""
+
+    __tablename__ = "map_edits"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
+    action: str = Field(max_length=40)
+    undo: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    undone: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

@@ -1,0 +1,238 @@
+"""The map run kinds in-process (executor + real Redis + SQLite / PostgreSQL + a real index
+process + real embeddings of tests/fixtures/papers/pasa.pdf), against the scripted
+OpenAI-compatible server (the real `openai` client) and against the offline provider.
+
+Provenance: a scripted claim whose quote is NOT in its passage is rejected, and every stored
+agent citation's quote is in its chunk, on its page, at its offsets. Contradiction: scripted
+opposing claims become sibling nodes (one a counterpoint) linked by `contradicts`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+from sqlmodel import Session, select
+
+from bayes_app.credits import ledger, pricing
+from bayes_app.db import get_engine
+from bayes_app.llm.offline import OfflineProvider
+from bayes_app.llm.openai_provider import OpenAIProvider
+from bayes_app.maps import export, service
+from bayes_app.maps.runs import start_map_run
+from bayes_app.models import MICRO, MapNode, Mindmap, NodeRelation
+from bayes_app.runs import control, events, executor
+from bayes_app.runs import service as run_service
+from tests.support import pdfs
+from tests.support.fake_openai import FakeOpenAI, Script
+from tests.support.maplib import assert_provenance, ingest
+from tests.support.procs import free_port, start_index
+
+MODEL = "gpt-4o-mini"
+Q1 = "the decision token is presented before the rationale, allowing the Selector to act as a single-token reward model during the Crawler training"
+Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
+Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
+FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
+ASPECT_QUERIES = {"Decision order": pdfs.PASA_P7_PHRASE,
+                  "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
+                  "Unanswered aspect": "zebra migration patterns in the Serengeti"}
+
+
+@pytest.fixture(scope="module")
+def index_env(tmp_path_factory):
+    """A real index process; this process's settings point at it."""
+    from bayes_app import settings
+    from bayes_app.search import runtime
+
+    tmp = Path(tmp_path_factory.mktemp("mapidx"))
+    port = free_port()
+    proc = start_index(tmp / "index", port, tmp / "index.log")
+    saved = {k: os.environ.get(k) for k in ("QDRANT_URL", "BAYES_DATA_DIR")}
+    os.environ.update(QDRANT_URL=f"http://127.0.0.1:{port}", BAYES_DATA_DIR=str(tmp))
+    settings.get_settings.cache_clear()
+    runtime.reset()
+    yield tmp
+    runtime.reset()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    settings.get_settings.cache_clear()
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except Exception:  # noqa: BLE001
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def env(db_url, redis_server, index_env):
+    from bayes_app.accounts import service as accounts
+
+    r = redis.Redis.from_url(redis_server.url_db(13), decode_responses=True)
+    listener = control.AbortListener(lambda: redis.Redis.from_url(redis_server.url_db(13), decode_responses=True))
+    listener.start()
+    listener.subscribed.wait(5)
+
+    def sessions() -> Session:
+        return Session(get_engine(db_url), expire_on_commit=False)
+
+    with sessions() as db:
+        pricing.set_price(db, MODEL, 150_000, 75_000, 600_000)
+        db.commit()
+        user = accounts.register(db, f"u{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
+        db.commit()
+        ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
+        db.commit()
+        uid = user.id
+    ingest(sessions, uid, index_env / "files", [pdfs.PASA])
+    yield {"sessions": sessions, "r": r, "listener": listener, "user": uid}
+    listener.stop()
+    r.flushdb()
+
+
+def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL) -> tuple[str, list]:
+    sessions, r = env["sessions"], env["r"]
+    with sessions() as db:
+        op = start_map_run(db, env["user"], kind, map_id, node_id, prompt, model=model, output_tokens=2000)
+    res = asyncio.run(executor.execute(op.id, r=r, sessions=sessions, listener=env["listener"],
+                                       provider_factory=provider_factory))
+    assert res.started, res
+    assert run_service.settle(sessions, r, op.id) == "finalized"
+    evs = events.read_range(r, op.id, None, count=100_000)
+    with sessions() as db:
+        assert db.get(type(op), op.id).status == res.outcome == "SUCCEEDED", [e.to_json() for e in evs if e.type == "error"]
+    return op.id, evs
+
+
+def claims_json(*claims) -> str:
+    return json.dumps({"claims": [{"text": t, "quote": q, "passage": n} for t, q, n in claims]})
+
+
+def passage_no(env, query: str, quote: str, exclude: set[str]) -> tuple[int, set[str]]:
+    """Where the researcher will see the chunk holding `quote` (the same retrieval it runs)."""
+    from bayes_app.agents.retrieval import _search
+    from bayes_app.library.quotes import quote_in_text
+
+    hits = [(h, raw) for h, raw in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+            if h.chunk_id not in exclude][:6]
+    n = next(i for i, (h, raw) in enumerate(hits, 1) if quote_in_text(raw, quote))
+    return n, {h.chunk_id for h, _ in hits}
+
+
+def test_scripted_build_map_provenance_and_contradiction(env):
+    sessions = env["sessions"]
+    n1, seen = passage_no(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    n2a, seen2 = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2A, seen)
+    n2b, _ = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2B, seen)
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    with FakeOpenAI() as fake:
+        fake.script(
+            Script.reply(json.dumps(plan), match="ROLE: planner"),
+            Script.reply(claims_json(
+                ("Putting the decision before the rationale lets the Selector act as a single-token reward model.", Q1, n1),
+                ("PaSa always finds every paper.", FAKE_QUOTE, n1)), match="ASPECT: Decision order"),
+            Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
+                         match="ROLE: critic"),
+            Script.reply(claims_json(("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
+                                     ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b)),
+                         match="ASPECT: Recall against baselines"),
+            Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2,
+                                                                                  "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."}],
+                                     "contradictions": [[2, 3]]}), match="ROLE: critic"),
+        )
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
+        chat = fake.chat_requests()
+
+    # the fabricated quote was rejected by the critic, with the reason
+    rejected = [x for e in evs if e.type == "agent" for x in e.data.get("rejected", [])]
+    assert [x["quote"] for x in rejected] == [FAKE_QUOTE] and rejected[0]["reason"] == "quote_not_in_passage"
+    with sessions() as db:
+        nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
+        assert assert_provenance(db, m["id"]) == 3
+        assert not any("always finds" in n.title for n in nodes)
+        themes = [n for n in nodes if n.kind == "theme"]
+        assert sorted(t.title for t in themes) == sorted(ASPECT_QUERIES)
+        # contradiction: siblings, one of them a counterpoint, linked by `contradicts`
+        hi = next(n for n in nodes if n.title.startswith("PaSa-7B achieves higher"))
+        lo = next(n for n in nodes if n.title.startswith("PaSa-7B achieves lower"))
+        assert hi.parent_id == lo.parent_id and (hi.kind, lo.kind) == ("claim", "counterpoint")
+        assert lo.order_index == hi.order_index + 1
+        rel = db.exec(select(NodeRelation).where(NodeRelation.map_id == m["id"])).one()
+        assert (rel.source_id, rel.target_id, rel.kind) == (lo.id, hi.id, "contradicts")
+        assert all(n.run_id == op_id for n in nodes if n.created_by == "agent")
+        assert lo.confidence == 0.2  # the critic's support score
+    # every committed node was announced on the run's stream, in commit order
+    node_events = [e.data for e in evs if e.type == "node" and not e.data.get("updated")]
+    assert {e["id"] for e in node_events} == {n.id for n in nodes if n.created_by == "agent"}
+    # the aspect without evidence was researched at most 3 times (3 passes), no more
+    unanswered = [c for c in chat if "ASPECT: Unanswered aspect" in c["body"]["messages"][-1]["content"]]
+    assert len(unanswered) == 3
+    assert all(c["body"].get("response_format") == {"type": "json_object"} for c in chat)
+
+
+def test_offline_map_runs_and_export(env):
+    sessions = env["sessions"]
+    with sessions() as db:
+        m = service.create_map(db, env["user"], "Paper search agents")
+    mid = m["id"]
+    _, evs = run(env, "build_map", mid, OfflineProvider, prompt="How do LLM agents search for academic papers?",
+                 model="offline")
+    with sessions() as db:
+        assert db.get(Mindmap, mid).offline
+        view = service.map_view(db, env["user"], mid)
+        n_cits = assert_provenance(db, mid)
+    themes = [n for n in view["nodes"] if n["kind"] == "theme"]
+    claims = [n for n in view["nodes"] if n["kind"] in ("claim", "counterpoint")]
+    assert 3 <= len(themes) <= 8 and len(claims) >= 3 and n_cits >= len(claims)
+    assert view["nodes"][0]["title"] == "How do LLM agents search for academic papers?"
+
+    # deepen a theme, counter-evidence for a claim, restructure, chapters, synthesize, message
+    theme = themes[0]["id"]
+    run(env, "deepen", mid, OfflineProvider, node_id=theme, model="offline")
+    run(env, "counter", mid, OfflineProvider, node_id=claims[0]["id"], model="offline")
+    _, evs = run(env, "restructure", mid, OfflineProvider, model="offline")
+    [prop] = [e.data for e in evs if e.type == "proposal"]
+    assert prop["kind"] == "restructure" and prop["payload"]["groups"]
+    _, evs = run(env, "chapters", mid, OfflineProvider, model="offline")
+    [chap] = [e.data for e in evs if e.type == "proposal"]
+    with sessions() as db:
+        service.accept_proposal(db, env["user"], mid, chap["id"])
+        service.reject_proposal(db, env["user"], mid, prop["id"])
+        root = service.root_of(db, mid)
+        tops = db.exec(select(MapNode).where(MapNode.parent_id == root.id)).all()
+        assert tops and all(n.kind == "chapter" for n in tops)
+    _, evs = run(env, "synthesize", mid, OfflineProvider, model="offline")
+    text = "".join(e.data["delta"] for e in evs if e.type == "text")
+    assert "[1]" in text
+    _, evs = run(env, "message", mid, OfflineProvider, prompt="add a note Check the PaSa benchmark", model="offline")
+    assert [e.data["route"] for e in evs if e.type == "route"] == ["edit"]
+    _, evs = run(env, "message", mid, OfflineProvider, prompt="What does the map say about the Crawler?",
+                 model="offline")
+    assert [e.data["route"] for e in evs if e.type == "route"] == ["answer"]
+    assert any(e.type == "text" for e in evs)
+
+    with sessions() as db:
+        assert assert_provenance(db, mid) >= n_cits
+        nodes = db.exec(select(MapNode).where(MapNode.map_id == mid)).all()
+        assert any(n.title == "Check the PaSa benchmark" and n.kind == "note" for n in nodes)
+        assert any(n.title.startswith("Synthesis:") and "[1]" in n.body for n in nodes)
+        md = export.markdown(db, env["user"], mid)
+        bib = export.bibtex(db, env["user"], mid)
+        docx = export.docx_bytes(db, env["user"], mid)
+    assert md.startswith("# How do LLM agents") and "## References" in md and "(2025), PaSa" in md
+    assert "offline mode" in md
+    assert bib.count("@article{") == 1 and "year = {2025}" in bib and "Yichen He" in bib
+    assert docx[:2] == b"PK"
+    from docx import Document as Docx
+    import io
+    paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
+    assert "References" in paras and "[1]" in paras

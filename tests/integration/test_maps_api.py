@@ -1,0 +1,95 @@
+"""The mindmap editing API in-process (Starlette TestClient over build_api) on SQLite and
+PostgreSQL: create / list / rename, node add / edit / move / delete, undo, layout, revision,
+citations + check support + accept rewrite, DOCX export, clear errors."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlmodel import Session
+
+from bayes_app.accounts import service as accounts
+from bayes_app.db import get_engine
+from tests.integration.test_maps_service import PAGE, library
+
+
+@pytest.fixture
+def api(db_url, configure):
+    from starlette.testclient import TestClient
+
+    from bayes_app.api import build_api
+
+    configure(DATABASE_URL=db_url)
+    with TestClient(build_api()) as c:
+        yield c
+
+
+def login(db_url: str) -> tuple[str, dict]:
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        user = accounts.register(db, f"u{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
+        db.commit()
+        _, token = accounts.create_api_token(db, user, timedelta(days=1))
+        db.commit()
+        return user.id, {"Authorization": f"Bearer {token}"}
+
+
+def test_edit_a_map_over_http(api, db_url):
+    uid, h = login(db_url)
+    base = "/api/v1/mindmaps"
+    assert api.post(base, json={}, headers=h).status_code == 400
+    assert api.post(base, content=b"{oops", headers=h).json()["error"]["code"] == "bad_json"
+    m = api.post(base, json={"title": "Small models"}, headers=h)
+    assert m.status_code == 201
+    m = m.json()
+    mid, root = m["id"], m["root_id"]
+    rev = api.get(f"{base}/{mid}/revision", headers=h).json()["revision"]
+
+    theme = api.post(f"{base}/{mid}/nodes", json={"parent_id": root, "title": "Cost", "kind": "theme"}, headers=h).json()
+    claim = api.post(f"{base}/{mid}/nodes", json={"parent_id": theme["id"], "title": "Small models always win.",
+                                                   "kind": "claim"}, headers=h).json()
+    sib = api.post(f"{base}/{mid}/nodes", json={"after_id": claim["id"], "title": "Another"}, headers=h).json()
+    assert sib["kind"] == "claim" and sib["parent_id"] == theme["id"]
+    bad = api.post(f"{base}/{mid}/nodes", json={"parent_id": root, "kind": "essay"}, headers=h)
+    assert bad.status_code == 400 and "Unknown node kind" in bad.json()["error"]["message"]
+    assert api.get(f"{base}/{mid}/revision", headers=h).json()["revision"] > rev
+
+    r = api.patch(f"{base}/{mid}/nodes/{sib['id']}", json={"title": "Renamed", "position": {"x": 10, "y": 20}}, headers=h)
+    assert r.json()["title"] == "Renamed" and r.json()["position"] == {"x": 10.0, "y": 20.0}
+    r = api.patch(f"{base}/{mid}/nodes/{sib['id']}", json={"parent_id": root, "index": 0}, headers=h)
+    assert r.json()["parent_id"] == root and r.json()["order"] == 0
+    r = api.patch(f"{base}/{mid}/nodes/{theme['id']}", json={"parent_id": claim["id"]}, headers=h)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "move_cycle"
+    assert api.post(f"{base}/{mid}/undo", headers=h).json()["undone"] == "move_node"
+
+    # citations from the library, support check, accept the rewrite
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        chunk = library(db, uid)
+    quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
+    c = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": quote}, headers=h)
+    assert c.status_code == 201 and PAGE[c.json()["char_start"]:c.json()["char_end"]] == quote
+    bad = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "quote_not_found"
+    [scored] = api.post(f"{base}/{mid}/nodes/{claim['id']}/check-support", headers=h).json()["citations"]
+    assert scored["support_label"] == "partial" and scored["suggested_rewrite"]
+    node = api.post(f"{base}/{mid}/citations/{scored['id']}/accept-rewrite", headers=h).json()
+    assert node["title"] == scored["suggested_rewrite"] and node["citation_count"] == 1
+
+    pos = api.post(f"{base}/{mid}/layout", headers=h).json()["positions"]
+    assert set(pos) == {root, theme["id"], claim["id"], sib["id"]}
+    docx = api.get(f"{base}/{mid}/export.docx", headers=h)
+    assert docx.status_code == 200 and docx.content[:2] == b"PK"
+    assert api.get(f"{base}/{mid}/export.pdf", headers=h).status_code == 400
+
+    r = api.delete(f"{base}/{mid}/nodes/{theme['id']}", headers=h)
+    assert set(r.json()["deleted"]) == {theme["id"], claim["id"], sib["id"]}  # sib is back under theme (undo)
+    assert api.delete(f"{base}/{mid}/nodes/{root}", headers=h).status_code == 400
+    assert api.post(f"{base}/{mid}/undo", headers=h).json()["undone"] == "delete_subtree"
+    view = api.get(f"{base}/{mid}", headers=h).json()
+    assert {n["id"] for n in view["nodes"]} == {root, theme["id"], claim["id"], sib["id"]}
+    assert len(view["citations"]) == 1
+
+    assert api.patch(f"{base}/{mid}", json={"title": "Renamed map"}, headers=h).json()["title"] == "Renamed map"
+    assert [x["title"] for x in api.get(base, headers=h).json()["mindmaps"]] == ["Renamed map"]
+    assert api.get(f"{base}/{mid}", headers={}).status_code == 401
