@@ -51,6 +51,8 @@ def marker(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:12]}"
 
 
+THINK_IN, THINK_OUT = 11, 3  # tokens of the scripted thinking call of every run
+
 class Chaos:
     """One backend's world: DB, its own restartable Redis, the fake model server, workers."""
 
@@ -146,11 +148,20 @@ class Chaos:
         return sum(1 for e in self.events(op_id) if e.type == "text")
 
     def usage(self, op_id: str) -> list[UsageEvent]:
+        """The usage of the answer's model call (the Ask agent's `agent` step; its thinking
+        call is scripted to succeed and checked by the settlement invariants only)."""
         with self.sessions() as db:
-            return list(db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all())
+            return list(db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id,
+                                                         UsageEvent.step == "agent")).all())
 
     def requests_with(self, mark: str) -> list[dict]:
-        return [r for r in self.fake.chat_requests() if mark in str(r["body"])]
+        """Requests of the answer's model call (they offer tools; the thinking call does not)."""
+        return [r for r in self.fake.chat_requests() if mark in str(r["body"]) and r["body"].get("tools")]
+
+    def script(self, *scripts: Script) -> None:
+        """Script one Ask run: its thinking call succeeds, then `scripts` answer."""
+        self.fake.script(Script.thinking(scripts[0].match, prompt_tokens=THINK_IN,
+                                         completion_tokens=THINK_OUT), *scripts)
 
     def wait_final(self, op_id: str, timeout: float = 30) -> Operation:
         op = wait_for(lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.02,
@@ -177,6 +188,10 @@ class Chaos:
     def cost(self, inp: int, out: int) -> int:
         with self.sessions() as db:
             return pricing.cost_micro(pricing.get_price(db, MODEL), inp, 0, out)
+
+    def run_cost(self, inp: int, out: int) -> int:
+        """A run's charge: the scripted thinking call plus an answer of `inp`/`out` tokens."""
+        return self.cost(THINK_IN, THINK_OUT) + self.cost(inp, out)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -219,7 +234,7 @@ def test_finalizer_fails_first_then_dramatiq_retry_settles_once(chaos):
     try:
         uid = chaos.new_user()
         m = marker("FIN")
-        chaos.fake.script(Script(text="settled after a retry", match=m, prompt_tokens=40,
+        chaos.script(Script(text="settled after a retry", match=m, prompt_tokens=40,
                                  completion_tokens=4))
         op_id = chaos.start(uid, f"q {m}")
         op = chaos.wait_final(op_id, timeout=40)
@@ -228,7 +243,7 @@ def test_finalizer_fails_first_then_dramatiq_retry_settles_once(chaos):
         assert "inline finalize of" in log and "Retrying message" in log
         assert op.status == "SUCCEEDED"
         op = chaos.assert_settled(op_id)
-        assert op.charged_credits == chaos.cost(40, 4) > 0
+        assert op.charged_credits == chaos.run_cost(40, 4) > 0
         with chaos.sessions() as db:
             assert ledger.held(db, uid) == 0
             assert ledger.balance(db, uid) == 20 * MICRO - op.charged_credits
@@ -240,7 +255,7 @@ def test_rate_limited_then_success_records_usage_once(workers):
     chaos = workers
     uid = chaos.new_user()
     m = marker("RL")
-    chaos.fake.script(Script.error(429, retry_after="0.3", message="slow down", match=m),
+    chaos.script(Script.error(429, retry_after="0.3", message="slow down", match=m),
                       Script(text="after the rate limit", match=m, prompt_tokens=123,
                              completion_tokens=45))
     op_id = chaos.start(uid, f"q {m}")
@@ -249,17 +264,17 @@ def test_rate_limited_then_success_records_usage_once(workers):
     assert [r["status"] for r in chaos.requests_with(m)] == [429, 200]
     usage = chaos.usage(op_id)
     assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [(123, 45, False)]
-    assert chaos.assert_settled(op_id).charged_credits == chaos.cost(123, 45)
+    assert chaos.assert_settled(op_id).charged_credits == chaos.run_cost(123, 45)
     assert chaos.text(op_id) == "after the rate limit"
-    assert [e.type for e in chaos.events(op_id)].count("usage") == 1
+    assert [e.data["step"] for e in chaos.events(op_id) if e.type == "usage"] == ["thinking", "agent"]
 
 
 def test_stream_cut_or_ending_without_usage_is_estimated(workers):
     chaos = workers
     uid = chaos.new_user()
     cut, bare = marker("CUT"), marker("BARE")
-    chaos.fake.script(Script(text=words(40), cut_after=12, match=cut),
-                      Script(text=words(20), usage=False, match=bare))
+    chaos.script(Script(text=words(40), cut_after=12, match=cut))
+    chaos.script(Script(text=words(20), usage=False, match=bare))
     cut_id, bare_id = chaos.start(uid, f"q {cut}"), chaos.start(uid, f"q {bare}")
     cut_op, bare_op = chaos.wait_final(cut_id), chaos.wait_final(bare_id)
 
@@ -275,7 +290,7 @@ def test_stream_cut_or_ending_without_usage_is_estimated(workers):
     for op_id in (cut_id, bare_id):
         op = chaos.assert_settled(op_id)
         assert op.charged_credits > 0
-        [ev] = [e for e in chaos.events(op_id) if e.type == "usage"]
+        [ev] = [e for e in chaos.events(op_id) if e.type == "usage" and e.data["step"] == "agent"]
         assert ev.data["estimated"] is True
 
 
@@ -287,7 +302,7 @@ def test_redis_restart_mid_run_is_survived(workers):
     uid = chaos.new_user()
     m = marker("RR")
     text = words(150, "r")
-    chaos.fake.script(Script(text=text, tokens_per_s=30, match=m, prompt_tokens=60,
+    chaos.script(Script(text=text, tokens_per_s=30, match=m, prompt_tokens=60,
                              completion_tokens=150))
     op_id = chaos.start(uid, f"q {m}")
     wait_for(lambda: chaos.n_text(op_id) >= 10, 30, 0.02, what="streaming")
@@ -299,7 +314,7 @@ def test_redis_restart_mid_run_is_survived(workers):
     assert chaos.text(op_id) == text  # nothing lost, nothing doubled
     [u] = chaos.usage(op_id)
     assert (u.input_tokens, u.output_tokens, u.estimated) == (60, 150, False)
-    assert chaos.assert_settled(op_id).charged_credits == chaos.cost(60, 150)
+    assert chaos.assert_settled(op_id).charged_credits == chaos.run_cost(60, 150)
     assert "append text failed, retrying" in chaos.log_text()
 
 
@@ -309,7 +324,7 @@ def test_redis_down_longer_than_the_lease_stops_and_settles(workers):
     chaos = workers
     uid = chaos.new_user()
     m = marker("RD")
-    chaos.fake.script(Script(text=words(400), tokens_per_s=30, match=m))
+    chaos.script(Script(text=words(400), tokens_per_s=30, match=m))
     op_id = chaos.start(uid, f"q {m}")
     wait_for(lambda: chaos.n_text(op_id) >= 5, 30, 0.02, what="streaming")
     chaos.redis_srv.stop()
@@ -323,7 +338,7 @@ def test_redis_down_longer_than_the_lease_stops_and_settles(workers):
     assert op.status == "FAILED" and op.outcome_reason in ("lease_lost", "worker_lost")
     [u] = chaos.usage(op_id)
     assert u.estimated and u.output_tokens >= 5
-    assert chaos.assert_settled(op_id).charged_credits == u.cost_credits > 0
+    assert chaos.assert_settled(op_id).charged_credits == u.cost_credits + chaos.cost(THINK_IN, THINK_OUT) > 0
 
 
 # ---- crash ---------------------------------------------------------------------------------------
@@ -333,7 +348,7 @@ def test_kill_9_mid_stream_bills_the_running_estimate(workers):
     chaos = workers
     uid = chaos.new_user()
     m = marker("K9")
-    chaos.fake.script(Script(text=words(400, "k"), tokens_per_s=30, match=m))
+    chaos.script(Script(text=words(400, "k"), tokens_per_s=30, match=m))
     op_id = chaos.start(uid, f"q {m}")
     wait_for(lambda: chaos.n_text(op_id) >= 45, 30, 0.02, what="1.5 s of streaming")
     chaos.kill_workers()
@@ -346,7 +361,7 @@ def test_kill_9_mid_stream_bills_the_running_estimate(workers):
     assert 10 <= u.output_tokens  # at least the checkpoint after 1 s (~30 words)
     assert u.output_tokens <= count_tokens(chaos.text(op_id))  # never more than it received
     assert seen <= chaos.n_text(op_id)
-    assert chaos.assert_settled(op_id).charged_credits == u.cost_credits > 0
+    assert chaos.assert_settled(op_id).charged_credits == u.cost_credits + chaos.cost(THINK_IN, THINK_OUT) > 0
 
 
 # ---- the randomized batch ------------------------------------------------------------------------
@@ -378,26 +393,26 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
     if s == "success":
         n = rng.randint(3, 30)
         case.info.update(text=words(n, "s"), inp=rng.randint(10, 500), out=n)
-        chaos.fake.script(Script(text=case.info["text"], match=m, prompt_tokens=case.info["inp"],
+        chaos.script(Script(text=case.info["text"], match=m, prompt_tokens=case.info["inp"],
                                  completion_tokens=n, tokens_per_s=rng.choice([None, 200])))
     elif s in ("cancel_streaming", "cancel_twice"):
-        chaos.fake.script(Script(text=words(300), tokens_per_s=rng.choice([30, 60]), match=m))
+        chaos.script(Script(text=words(300), tokens_per_s=rng.choice([30, 60]), match=m))
     elif s == "cancel_after_finish":
-        chaos.fake.script(Script(text="quick answer", match=m, prompt_tokens=20, completion_tokens=2))
+        chaos.script(Script(text="quick answer", match=m, prompt_tokens=20, completion_tokens=2))
     elif s == "rate_limited":
         case.info.update(inp=rng.randint(10, 500), out=rng.randint(1, 20))
-        chaos.fake.script(Script.error(429, retry_after=str(rng.choice([0, 0.2, 0.5])), match=m),
+        chaos.script(Script.error(429, retry_after=str(rng.choice([0, 0.2, 0.5])), match=m),
                           Script(text=words(case.info["out"]), match=m,
                                  prompt_tokens=case.info["inp"], completion_tokens=case.info["out"]))
     elif s == "provider_failure":
-        chaos.fake.script(Script.error(rng.choice([500, 502, 503]), match=m, times=4))
+        chaos.script(Script.error(rng.choice([500, 502, 503]), match=m, times=4))
     elif s == "cut":
         case.info["cut"] = rng.randint(1, 15)
-        chaos.fake.script(Script(text=words(40), cut_after=case.info["cut"], match=m))
+        chaos.script(Script(text=words(40), cut_after=case.info["cut"], match=m))
     elif s == "no_usage":
-        chaos.fake.script(Script(text=words(rng.randint(5, 25)), usage=False, match=m))
+        chaos.script(Script(text=words(rng.randint(5, 25)), usage=False, match=m))
     elif s == "kill":
-        chaos.fake.script(Script(text=words(400, "k"), tokens_per_s=30, match=m))
+        chaos.script(Script(text=words(400, "k"), tokens_per_s=30, match=m))
     case.op_id = chaos.start(case.uid, prompt)
 
     if s in ("cancel_streaming", "cancel_twice"):
