@@ -144,3 +144,15 @@ def page(browser):
     pg.set_default_timeout(20_000)
     yield pg
     context.close()
+
+
+# ---- Zotero ----------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def fake_zotero():
+    """The fake Zotero Web API (a real HTTP server in a thread), shared by the session: each
+    test adds its own user/group libraries and keys."""
+    from tests.support.fake_zotero import FakeZotero
+
+    server = FakeZotero().start()
+    yield server
+    server.stop()

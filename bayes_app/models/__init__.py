@@ -12,9 +12,11 @@ from bayes_app.models.library import (
 )
 from bayes_app.models.runs import Operation, RunStatus, UsageEvent
 from bayes_app.models.users import ApiToken, User, UserSession
+from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary
 
 __all__ = [
     "ApiToken", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
     "User", "UserSession", "new_id", "utcnow",
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
+    "SyncStatus", "ZoteroCollection", "ZoteroItem", "ZoteroLibrary",
 ]
