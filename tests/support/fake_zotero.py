@@ -364,7 +364,8 @@ class FakeZotero:
                 return PlainTextResponse("Not found", status_code=404, headers=fz._headers())
             blob = lib.files[key]
             md5 = hashlib.md5(blob).hexdigest()
-            return RedirectResponse(f"{fz.base}/s3/{lib.kind}/{lib.id}/{key}/{md5}?X-Amz-Expires=60",
+            where = "local/0" if req.url.path.startswith("/api/") else f"{lib.kind}/{lib.id}"
+            return RedirectResponse(f"{fz.base}/s3/{where}/{key}/{md5}?X-Amz-Expires=60",
                                     status_code=302, headers=fz._headers({
                                         "Zotero-File-MD5": md5, "Zotero-File-Size": str(len(blob)),
                                         "Zotero-File-Modification-Time": str(d.get("mtime", 0)),
