@@ -93,13 +93,13 @@ def configure(monkeypatch):
 
 # ---- the app ------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
-def app_stack(tmp_path_factory, redis_server) -> AppStack:
+def app_stack(tmp_path_factory, redis_server, fake_zotero) -> AppStack:
     """The app started once per test session through `python -m bayes_app.cli run`."""
     data_dir = Path(tmp_path_factory.mktemp("app"))
     port = free_port()
     env = stack_env(data_dir, port, REDIS_URL=redis_server.url,
                     BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                    BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0")
+                    BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0", ZOTERO_API_URL=fake_zotero.base)
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     yield stack
     stack.stop()

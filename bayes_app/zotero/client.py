@@ -76,19 +76,23 @@ def describe_error(err: Exception) -> ZoteroAccessError | None:
 
 def key_info(base_url: str, api_key: str, policy: Policy | None = None,
              transport: httpx2.BaseTransport | None = None) -> dict:
-    """`GET /keys/<key>`: the key's user id, name and permissions."""
+    """`GET /keys/current` with the key in a header (never in a URL, which servers and
+    clients log): the key's user id, name and permissions."""
     with make_client(policy or Policy(max_attempts=3, max_wait_s=10), inner=transport) as http:
-        z = Zotero("0", "user", api_key, client=http)
-        z.endpoint = base_url
         try:
-            info = z.key_info()
-        except (ze.ResourceNotFoundError, ze.UserNotAuthorisedError):
-            raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.") from None
-        except ze.PyZoteroError as err:
-            raise ZoteroAccessError("unavailable", "Zotero could not check the key "
-                                    f"({type(err).__name__}); try again later.") from None
+            r = http.get(f"{base_url}/keys/current",
+                         headers={"Zotero-API-Key": api_key, "Zotero-API-Version": "3"})
         except httpx2.HTTPError as err:
             raise ZoteroAccessError("unreachable", f"Cannot reach the Zotero API ({type(err).__name__}).") from None
+    if r.status_code in (403, 404):
+        raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.")
+    if r.status_code != 200:
+        raise ZoteroAccessError("unavailable", f"Zotero could not check the key (HTTP {r.status_code}); "
+                                "try again later.")
+    try:
+        info = r.json()
+    except ValueError:
+        info = None
     if not isinstance(info, dict) or "userID" not in info:
         raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.")
     return info

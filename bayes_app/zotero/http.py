@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 import httpx2
 
 log = logging.getLogger("bayes.zotero.http")
+# httpx2 logs every request URL at INFO: too chatty for a 5,000-item sync, and URLs are not
+# something to put in logs by default.
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_CONCURRENCY = 4

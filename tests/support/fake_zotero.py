@@ -410,7 +410,11 @@ class FakeZotero:
         async def key_info(req: Request):
             if (r := await guard(req)) is not None:
                 return r
-            info = fz.keys.get(req.path_params["k"])
+            k = req.path_params["k"]
+            if k == "current":  # the key comes in a header
+                auth = req.headers.get("authorization", "")
+                k = req.headers.get("zotero-api-key") or (auth[7:] if auth.startswith("Bearer ") else "")
+            info = fz.keys.get(k)
             if info is None:
                 return PlainTextResponse("Key not found", status_code=404)
             return JSONResponse(info, headers=fz._headers())
