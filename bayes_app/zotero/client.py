@@ -10,7 +10,7 @@ import httpx2
 from pyzotero import Zotero
 from pyzotero import errors as ze
 
-from bayes_app.zotero.http import Policy, make_client
+from bayes_app.zotero.http import Policy, PolicyTransport, make_client
 
 warnings.filterwarnings("ignore", category=DeprecationWarning, module="pyzotero")
 
@@ -35,22 +35,23 @@ class Target:
 
 
 class Clients:
-    """One pyzotero `Zotero` per thread (it keeps per-request state), one shared httpx2
-    client and policy (so the ≤ 4 requests in flight hold across threads)."""
+    """One pyzotero `Zotero` per thread (it keeps per-request state), one shared policy
+    transport and connection pool (so the ≤ 4 requests in flight hold across threads)."""
 
     def __init__(self, target: Target, policy: Policy, transport: httpx2.BaseTransport | None = None):
         self.target, self.policy = target, policy
-        self.http = make_client(policy, inner=transport)
+        self.transport = PolicyTransport(policy, transport)
         self._local = threading.local()
 
     def get(self) -> Zotero:
         z = getattr(self._local, "zot", None)
         if z is None:
             t = self.target
+            http = make_client(self.transport)
             if t.api == "local":
-                z = Zotero(0, "user", None, local=True, client=self.http)
+                z = Zotero(0, "user", None, local=True, client=http)
             else:
-                z = Zotero(t.library_key, t.library_type, t.api_key, client=self.http)
+                z = Zotero(t.library_key, t.library_type, t.api_key, client=http)
             z.endpoint = t.base_url
             self._local.zot = z
         return z
@@ -61,7 +62,7 @@ class Clients:
         return int(req.headers.get("Last-Modified-Version", 0)) if req is not None else 0
 
     def close(self) -> None:
-        self.http.close()
+        self.transport.shutdown()
 
 
 def describe_error(err: Exception) -> ZoteroAccessError | None:
@@ -78,12 +79,15 @@ def key_info(base_url: str, api_key: str, policy: Policy | None = None,
              transport: httpx2.BaseTransport | None = None) -> dict:
     """`GET /keys/current` with the key in a header (never in a URL, which servers and
     clients log): the key's user id, name and permissions."""
-    with make_client(policy or Policy(max_attempts=3, max_wait_s=10), inner=transport) as http:
-        try:
+    shared = PolicyTransport(policy or Policy(max_attempts=3, max_wait_s=10), transport)
+    try:
+        with make_client(shared) as http:
             r = http.get(f"{base_url}/keys/current",
                          headers={"Zotero-API-Key": api_key, "Zotero-API-Version": "3"})
-        except httpx2.HTTPError as err:
-            raise ZoteroAccessError("unreachable", f"Cannot reach the Zotero API ({type(err).__name__}).") from None
+    except httpx2.HTTPError as err:
+        raise ZoteroAccessError("unreachable", f"Cannot reach the Zotero API ({type(err).__name__}).") from None
+    finally:
+        shared.shutdown()
     if r.status_code in (403, 404):
         raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.")
     if r.status_code != 200:

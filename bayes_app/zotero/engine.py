@@ -123,6 +123,7 @@ class _Ctx:
     clients: Clients
     result: SyncResult
     progress: dict = field(default_factory=dict)
+    pool: ThreadPoolExecutor | None = None  # file downloads, ≤ 4 at a time
 
 
 # ---- lease -----------------------------------------------------------------------------------
@@ -217,6 +218,8 @@ def sync_library(sf: Callable[[], Session], library_id: str, hooks: Hooks, opts:
         _finish(ctx, SyncStatus.ERROR, error=f"The sync failed ({type(err).__name__}); it will be retried.")
         raise
     finally:
+        if ctx.pool is not None:
+            ctx.pool.shutdown(wait=True)
         ctx.clients.close()
     return ctx.result
 
@@ -543,8 +546,9 @@ def _reconcile_batch(ctx: _Ctx, keys: list[str]) -> None:
             plans.append(plan)
     downloads = [p for p in plans if p.download]
     if downloads:
-        with ThreadPoolExecutor(max_workers=MAX_CONCURRENCY) as pool:
-            list(pool.map(lambda p: _download(ctx, p), downloads))
+        if ctx.pool is None:
+            ctx.pool = ThreadPoolExecutor(max_workers=MAX_CONCURRENCY, thread_name_prefix="zotero-dl")
+        list(ctx.pool.map(lambda p: _download(ctx, p), downloads))
     _apply_plans(ctx, plans)
 
 

@@ -146,11 +146,16 @@ class PolicyTransport(httpx2.BaseTransport):
         return min(p.max_delay_s, p.base_delay_s * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
 
     def close(self) -> None:
+        """Closing a client must not close the shared connection pool (pyzotero closes its
+        client when garbage-collected); the owner calls `shutdown()`."""
+
+    def shutdown(self) -> None:
         self.inner.close()
 
 
-def make_client(policy: Policy, *, timeout: float = 60.0,
+def make_client(policy: Policy | PolicyTransport, *, timeout: float = 60.0,
                 inner: httpx2.BaseTransport | None = None) -> httpx2.Client:
-    """An httpx2 client for pyzotero (`Zotero(..., client=...)`) governed by `policy`."""
-    return httpx2.Client(transport=PolicyTransport(policy, inner), follow_redirects=True,
-                         timeout=timeout, trust_env=False)
+    """An httpx2 client for pyzotero (`Zotero(..., client=...)`) governed by a policy (or
+    sharing an existing policy transport and its connection pool)."""
+    transport = policy if isinstance(policy, PolicyTransport) else PolicyTransport(policy, inner)
+    return httpx2.Client(transport=transport, follow_redirects=True, timeout=timeout, trust_env=False)

@@ -484,3 +484,28 @@ def seed_recorded(lib: FakeLibrary, pdf_for: int = 6, make_pdf=None) -> dict[str
             lib.add_pdf(d["key"], key, make_pdf(f"{d['title']} [{lib.kind}/{lib.id}]"))
             atts[d["key"]] = key
     return atts
+
+
+def generate(lib: FakeLibrary, n_items: int, n_pdfs: int, n_collections: int = 20,
+             pdf_pages: int = 1) -> list[str]:
+    """A generated library: `n_items` regular items (round-robin over nested collections),
+    the first `n_pdfs` with a small distinct PDF. Returns the attachment keys."""
+    from tests.support.tiny_pdf import text_pdf
+
+    for c in range(n_collections):
+        parent = f"GC{c // 5 * 5:06d}" if c % 5 else False
+        lib.put_collection({"key": f"GC{c:06d}", "name": f"Topic {c}", "parentCollection": parent,
+                            "relations": {}})
+    atts = []
+    for i in range(n_items):
+        key = f"G{i:07d}"
+        lib.put_item({"key": key, "itemType": "journalArticle", "title": f"Generated paper {i}",
+                      "creators": [{"creatorType": "author", "firstName": "Author", "lastName": f"N{i}"}],
+                      "date": str(1990 + i % 35), "DOI": f"10.5555/gen.{i}", "abstractNote": "x" * 200,
+                      "collections": [f"GC{i % n_collections:06d}"], "tags": [], "relations": {},
+                      "dateAdded": "2025-01-01T00:00:00Z"})
+        if i < n_pdfs:
+            att = f"P{i:07d}"
+            lib.add_pdf(key, att, text_pdf(f"Generated paper {i}", pages=pdf_pages))
+            atts.append(att)
+    return atts
