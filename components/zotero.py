@@ -15,13 +15,11 @@ def _problems(z: rx.Var) -> rx.Component:
 
     return rx.cond(
         z["problem_count"] != "0",
-        rx.accordion.root(
-            rx.accordion.item(
-                header=rx.text(z["problem_count"], " item(s) without a usable PDF", size="1"),
-                content=rx.vstack(rx.foreach(z["problems"].to(list[dict]), row), spacing="1"),
-                value="problems",
-            ),
-            collapsible=True, type="single", variant="ghost", class_name="zotero-problems", width="100%",
+        rx.el.details(
+            rx.el.summary(rx.text(z["problem_count"], " item(s) without a usable PDF", size="1",
+                                  as_="span"), cursor="pointer"),
+            rx.vstack(rx.foreach(z["problems"].to(list[dict]), row), spacing="1", padding_left="1em"),
+            class_name="zotero-problems",
         ),
     )
 
