@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx2
 from pyzotero import errors as ze
-from sqlalchemy import or_, update
+from sqlalchemy import bindparam, insert, or_, update
 from sqlmodel import Session, col, select
 
 from bayes_app.library import documents as lib
@@ -379,18 +379,31 @@ def _store_collections(ctx: _Ctx, got: list[dict]) -> None:
 
 
 def _store_items(ctx: _Ctx, got: list[dict]) -> None:
+    """Upsert a fetched batch (bulk statements: this runs for every item of a big library)."""
+    if not got:
+        return
+    values = []
+    for obj in got:
+        d = obj["data"]
+        values.append({"k": obj["key"], "version": int(obj["version"]), "item_type": str(d.get("itemType", ""))[:40],
+                       "parent_key": d.get("parentItem") or None, "trashed": mapping.is_trashed(d),
+                       "data": mapping.compact(d) | ({"_fp": _fingerprint(d)} if ctx.api == "local" else {}),
+                       "dirty": True})
     with ctx.sf() as db:
-        for obj in got:
-            d = obj["data"]
-            row = db.get(ZoteroItem, (ctx.library_id, obj["key"])) or \
-                ZoteroItem(library_id=ctx.library_id, key=obj["key"])
-            row.version = int(obj["version"])
-            row.item_type = str(d.get("itemType", ""))[:40]
-            row.parent_key = d.get("parentItem") or None
-            row.trashed = mapping.is_trashed(d)
-            row.data = mapping.compact(d) | ({"_fp": _fingerprint(d)} if ctx.api == "local" else {})
-            row.dirty = True
-            db.add(row)
+        known = set(db.exec(select(ZoteroItem.key).where(
+            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([v["k"] for v in values]))))
+        fresh = [{**{k: v for k, v in row.items() if k != "k"}, "key": row["k"], "library_id": ctx.library_id}
+                 for row in values if row["k"] not in known]
+        old = [row for row in values if row["k"] in known]
+        if fresh:
+            db.connection().execute(insert(ZoteroItem.__table__), fresh)
+        if old:
+            t = ZoteroItem.__table__
+            db.connection().execute(
+                update(t).where(t.c.library_id == ctx.library_id, t.c.key == bindparam("k"))
+                .values(version=bindparam("version"), item_type=bindparam("item_type"),
+                        parent_key=bindparam("parent_key"), trashed=bindparam("trashed"),
+                        data=bindparam("data"), dirty=bindparam("dirty")), old)
         db.commit()
 
 
@@ -578,11 +591,18 @@ def _apply_plans(ctx: _Ctx, plans: list[_Plan]) -> None:
     ingest: list[tuple[str, int]] = []
     regroup: list[str] = []
     with ctx.sf() as db:
+        rows = {r.key: r for r in db.exec(select(ZoteroItem).where(
+            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([p.key for p in plans])))}
+        pkeys = [r.parent_key for r in rows.values() if r.parent_key]
+        parents = {r.key: r for r in db.exec(select(ZoteroItem).where(
+            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(pkeys)))} if pkeys else {}
+        colmap = {k: cid for k, cid in db.exec(select(ZoteroCollection.key, ZoteroCollection.collection_id)
+                                               .where(ZoteroCollection.library_id == ctx.library_id)).all()}
         for plan in plans:
-            row = db.get(ZoteroItem, (ctx.library_id, plan.key))
+            row = rows.get(plan.key)
             if row is None:
                 continue
-            parent = db.get(ZoteroItem, (ctx.library_id, row.parent_key)) if row.parent_key else None
+            parent = parents.get(row.parent_key) if row.parent_key else None
             row.problem_code, row.problem_message = plan.problem or (None, None)
             if plan.remove and row.document_id:
                 purges += _remove_document(db, ctx, row.document_id)
@@ -600,7 +620,7 @@ def _apply_plans(ctx: _Ctx, plans: list[_Plan]) -> None:
                         ingest.append(queued)
                     doc = db.get(Document, row.document_id) if row.document_id else None
                 if doc is not None:
-                    if _set_metadata(db, ctx, doc, row, parent, meta):
+                    if _set_metadata(db, doc, row, parent, meta, colmap):
                         regroup.append(doc.id)
             if row.problem_code:
                 ctx.result.problems += 1
@@ -669,10 +689,10 @@ def _store_file(db: Session, ctx: _Ctx, row: ZoteroItem, parent: ZoteroItem | No
     return doc.id, doc.ingest_generation
 
 
-def _set_metadata(db: Session, ctx: _Ctx, doc: Document, row: ZoteroItem, parent: ZoteroItem | None,
-                  meta: mapping.Metadata) -> bool:
-    """Zotero is the source of truth for a synced document's metadata and Zotero collections.
-    Returns True when the document's collections changed."""
+def _set_metadata(db: Session, doc: Document, row: ZoteroItem, parent: ZoteroItem | None,
+                  meta: mapping.Metadata, colmap: dict[str, str | None]) -> bool:
+    """Zotero is the source of truth for a synced document's metadata and Zotero collections
+    (`colmap`: Zotero collection key → Bayes collection id). True when collections changed."""
     changed = False
     if meta.title:
         doc.title = meta.title
@@ -681,10 +701,8 @@ def _set_metadata(db: Session, ctx: _Ctx, doc: Document, row: ZoteroItem, parent
     doc.zotero_version = (parent or row).version
     doc.updated_at = utcnow()
     db.add(doc)
-    with_keys = {r.key: r.collection_id for r in db.exec(select(ZoteroCollection).where(
-        ZoteroCollection.library_id == ctx.library_id))}
-    managed = {cid for cid in with_keys.values() if cid}
-    want = {with_keys[k] for k in meta.collection_keys if with_keys.get(k)}
+    managed = {cid for cid in colmap.values() if cid}
+    want = {colmap[k] for k in meta.collection_keys if colmap.get(k)}
     have = set(lib.collection_ids_of(db, doc.id))
     new = (have - managed) | want
     if new != have:
