@@ -20,12 +20,24 @@ def _sessions() -> Session:
 
 
 def _hooks():
+    """The broker side of a sync. A failed send (Redis restarting) must not fail the sync: the
+    database is the truth, and the ingestion reaper re-sends queued documents that were never sent."""
     from bayes_app.zotero.engine import Hooks
     from jobs.library import enqueue_ingest, purge_document, sync_document_collections
 
-    return Hooks(enqueue_ingest=enqueue_ingest,
-                 purge_document=lambda doc_id, sha: purge_document.send(doc_id, sha),
-                 collections_changed=lambda doc_id: sync_document_collections.send(doc_id))
+    def safe(what: str, fn):
+        def call(*args):
+            try:
+                fn(*args)
+            except Exception as err:  # noqa: BLE001 - the broker may be briefly away
+                log.warning("zotero sync: could not %s for %s (%s); left to the reaper",
+                            what, args[0], type(err).__name__)
+        return call
+
+    return Hooks(enqueue_ingest=safe("enqueue ingestion", enqueue_ingest),
+                 purge_document=safe("purge", lambda doc_id, sha: purge_document.send(doc_id, sha)),
+                 collections_changed=safe("update collections",
+                                          lambda doc_id: sync_document_collections.send(doc_id)))
 
 
 def sync_options():

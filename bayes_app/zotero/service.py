@@ -191,13 +191,20 @@ def request_sync(db: Session, owner_id: str, library_id: str) -> ZoteroLibrary:
 
 
 def due_for_sync(db: Session, every_minutes: float) -> list[str]:
-    """Libraries whose last sync is older than the interval (and not syncing now)."""
+    """Libraries to sync now: last synced longer ago than the interval, or interrupted (status
+    syncing but the lease expired: the worker died, or the broker lost the message)."""
     if every_minutes <= 0:
         return []
-    cutoff = utcnow().timestamp() - every_minutes * 60
-    rows = db.exec(select(ZoteroLibrary).where(col(ZoteroLibrary.status).in_(
-        (SyncStatus.IDLE, SyncStatus.ERROR, SyncStatus.QUEUED))))
-    return [r.id for r in rows if r.last_sync_at is None or r.last_sync_at.timestamp() < cutoff]
+    now = utcnow().timestamp()
+    cutoff = now - every_minutes * 60
+    due = []
+    for r in db.exec(select(ZoteroLibrary)):
+        if r.status == SyncStatus.SYNCING:
+            if r.lease_until is None or r.lease_until.timestamp() < now:
+                due.append(r.id)
+        elif r.last_sync_at is None or r.last_sync_at.timestamp() < cutoff:
+            due.append(r.id)
+    return due
 
 
 def disconnect(db: Session, owner_id: str, library_id: str, keep_documents: bool) -> list[tuple[str, str | None]]:

@@ -92,3 +92,65 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
         for p in (worker, worker2, index):
             if p is not None and p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
+
+
+def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
+    """Redis goes away in the middle of a sync: the sync (which needs only Zotero and the
+    database) still completes, and once Redis is back every document gets indexed (the
+    ingestion reaper re-sends what could not be enqueued)."""
+    from tests.support.procs import RedisServer
+
+    n_pdfs = 120  # three reconcile batches: Redis goes away after the first
+    redis = RedisServer(tmp_path / "redis").start()
+    db_url = f"sqlite:///{tmp_path / 'zredis.db'}"
+    migrate(db_url)
+    index_port = free_port()
+    index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
+    settings = dict(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=redis.url,
+                    QDRANT_URL=f"http://127.0.0.1:{index_port}", BAYES_SECRET_KEY=SECRET,
+                    ZOTERO_API_URL=fake_zotero.base, BAYES_ZOTERO_LEASE_S="3")
+    configure(**settings)
+    env = stack_env(tmp_path, 1, **settings)
+    uid, key = new_ids()
+    zlib = fake_zotero.add_user(uid, key)
+    generate(zlib, 200, n_pdfs)
+    with session_scope(db_url) as s:
+        owner = accounts.register(s, f"redis{uid}@example.com", "tangerine-sky-42").id
+    lib_id = connect_web(db_url, owner, fake_zotero, key)
+    fake_zotero.latency_s = 0.03
+    worker = start_worker(env, tmp_path / "worker.log")
+    try:
+        RedisBroker(url=redis.url, namespace="bayes-tasks").enqueue(dramatiq.Message(
+            queue_name="zotero", actor_name="sync_zotero_library", args=(lib_id,), kwargs={}, options={}))
+
+        def started_files():
+            with session_scope(db_url) as s:
+                n = s.exec(select(func.count()).select_from(Document).where(Document.owner_id == owner)).one()
+                return 0 < n < n_pdfs
+        wait_for(started_files, 120, 0.01, what="the sync to create documents")
+        redis.stop()
+        # the sync finishes without Redis
+        def finished():
+            with session_scope(db_url) as s:
+                row = s.get(ZoteroLibrary, lib_id)
+                return row if row.status == "idle" and row.version == zlib.version else None
+        row = wait_for(finished, 120, 0.2, what="the sync to finish while Redis is down")
+        assert row.last_result["documents_added"] == n_pdfs
+        assert "left to the reaper" in (tmp_path / "worker.log").read_text()
+        fake_zotero.latency_s = 0.0
+        redis.start()
+
+        def all_indexed():
+            with session_scope(db_url) as s:
+                docs = list(s.exec(select(Document).where(Document.owner_id == owner)))
+                return len(docs) == n_pdfs and all(d.status == "indexed" for d in docs)
+        wait_for(all_indexed, 240, 1.0, what="every document to be indexed after Redis came back")
+        with session_scope(db_url) as s:
+            keys = [d.zotero_attachment_key for d in s.exec(select(Document).where(Document.owner_id == owner))]
+        assert len(keys) == len(set(keys)) == n_pdfs
+    finally:
+        fake_zotero.latency_s = 0.0
+        for p in (worker, index):
+            if p is not None and p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+        redis.stop()

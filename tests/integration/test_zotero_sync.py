@@ -271,3 +271,32 @@ def test_disconnect_keep_or_remove_documents(zenv):
     with Session(get_engine(zenv.db_url)) as s:
         assert list(s.exec(select(Collection).where(Collection.owner_id == zenv.owner))) == []
         assert list(s.exec(select(Document).where(Document.owner_id == zenv.owner))) == []
+
+
+def test_periodic_due_list(zenv):
+    from datetime import timedelta
+
+    from bayes_app.models import utcnow
+
+    with session_scope(zenv.db_url) as s:
+        assert zenv.lib_id in zs.due_for_sync(s, 15)  # never synced
+    zenv.sync()
+    with session_scope(zenv.db_url) as s:
+        assert zenv.lib_id not in zs.due_for_sync(s, 15)  # just synced
+        assert zs.due_for_sync(s, 0) == []  # periodic sync off
+        row = s.get(ZoteroLibrary, zenv.lib_id)
+        row.last_sync_at = utcnow() - timedelta(minutes=16)
+        s.add(row)
+    with session_scope(zenv.db_url) as s:
+        assert zenv.lib_id in zs.due_for_sync(s, 15)
+        row = s.get(ZoteroLibrary, zenv.lib_id)  # a sync whose worker died (lease expired)
+        row.status, row.last_sync_at = "syncing", utcnow()
+        row.lease_until = utcnow() - timedelta(seconds=1)
+        s.add(row)
+    with session_scope(zenv.db_url) as s:
+        assert zenv.lib_id in zs.due_for_sync(s, 15)
+        row = s.get(ZoteroLibrary, zenv.lib_id)  # a live sync is left alone
+        row.lease_until = utcnow() + timedelta(seconds=30)
+        s.add(row)
+    with session_scope(zenv.db_url) as s:
+        assert zenv.lib_id not in zs.due_for_sync(s, 15)
