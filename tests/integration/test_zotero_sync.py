@@ -126,8 +126,10 @@ def test_noop_sync_is_one_request(zenv):
     assert zenv.rec.ingested == zenv.rec.purged == []
 
 
-def test_incremental_edit_new_delete_trash_and_moved_collection(zenv):
+def test_incremental_edit_new_delete_trash_and_moved_collection(zenv, monkeypatch):
     zenv.sync()
+    removed: list[tuple[str, str]] = []  # what mindmaps will see: (document id, reason)
+    monkeypatch.setattr(lib, "_removal_hooks", [lambda db, doc_id, reason: removed.append((doc_id, reason))])
     z, fz, rec = zenv.zlib, zenv.fz, zenv.rec
     rec.clear()
     before = snapshot(zenv.db_url, zenv.owner)
@@ -152,6 +154,7 @@ def test_incremental_edit_new_delete_trash_and_moved_collection(zenv):
     # delete and trash: documents removed (through the library's delete path) and purged
     assert zenv.atts[deleted] not in after and zenv.atts[trashed] not in after
     assert len(rec.purged) == 2 and res.documents_removed == 2
+    assert sorted(removed) == sorted((d, "source_removed") for d, _ in rec.purged)
     # new item: a new document with its metadata, queued for ingestion
     assert after["NEWPDF01"][0] == "A brand new paper" and after["NEWPDF01"][1] == ["Sherlock Holmes"]
     assert len(rec.ingested) == 1 and res.files_downloaded == 1
