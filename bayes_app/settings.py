@@ -58,6 +58,11 @@ class Settings(BaseSettings):
     signup_credits: int = Field(0, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
     run_reserve_output_tokens: int = Field(2_000, ge=1, validation_alias="BAYES_RUN_RESERVE_OUTPUT_TOKENS")
     worker_poll_ms: int = Field(100, ge=10, le=10_000, validation_alias="BAYES_WORKER_POLL_MS")
+    zotero_api_url: str = Field("https://api.zotero.org", validation_alias="ZOTERO_API_URL")
+    zotero_local_url: str = Field("http://localhost:23119/api", validation_alias="BAYES_ZOTERO_LOCAL_URL")
+    zotero_sync_minutes: float = Field(15, ge=0, le=7 * 24 * 60, validation_alias="BAYES_ZOTERO_SYNC_MINUTES")
+    zotero_max_wait_s: float = Field(120, ge=0, le=3600, validation_alias="BAYES_ZOTERO_MAX_WAIT_S")
+    zotero_lease_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_ZOTERO_LEASE_S")
 
     @field_validator("database_url")
     @classmethod
@@ -80,6 +85,13 @@ class Settings(BaseSettings):
         if not v.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must start with redis://, rediss:// or unix://")
         return v
+
+    @field_validator("zotero_api_url", "zotero_local_url")
+    @classmethod
+    def _check_zotero_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return v.rstrip("/")
 
     @field_validator("qdrant_url", "openai_base_url")
     @classmethod

@@ -104,7 +104,7 @@ def fake_llm():
 
 
 @pytest.fixture(scope="session")
-def app_stack(tmp_path_factory, redis_server, fake_llm) -> AppStack:
+def app_stack(tmp_path_factory, redis_server, fake_llm, fake_zotero) -> AppStack:
     """The app started once per test session through `python -m bayes_app.cli run`, with
     the scripted model server as its provider (`make run`'s offline mode is tested by the
     `stack` tests, which start their own app without a provider)."""
@@ -116,7 +116,8 @@ def app_stack(tmp_path_factory, redis_server, fake_llm) -> AppStack:
     env = stack_env(data_dir, port, REDIS_URL=redis_server.url,
                     BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
                     BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0", OPENAI_BASE_URL=fake_llm.base_url,
-                    OPENAI_API_KEY="sk-test-secret-key-not-for-browsers", BAYES_MODEL_DEFAULT=APP_MODEL)
+                    OPENAI_API_KEY="sk-test-secret-key-not-for-browsers", BAYES_MODEL_DEFAULT=APP_MODEL,
+                    ZOTERO_API_URL=fake_zotero.base)
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:
         pricing.set_price(db, APP_MODEL, 150_000, 75_000, 600_000)
@@ -163,3 +164,15 @@ def page(browser):
     pg.set_default_timeout(20_000)
     yield pg
     context.close()
+
+
+# ---- Zotero ----------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def fake_zotero():
+    """The fake Zotero Web API (a real HTTP server in a thread), shared by the session: each
+    test adds its own user/group libraries and keys."""
+    from tests.support.fake_zotero import FakeZotero
+
+    server = FakeZotero().start()
+    yield server
+    server.stop()

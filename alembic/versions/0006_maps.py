@@ -1,7 +1,7 @@
 """maps
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-22 05:55:28.865836
 """
 from typing import Sequence, Union
@@ -13,7 +13,7 @@ import bayes_app.models.base
 
 
 revision: str = '0006'
-down_revision: Union[str, None] = '0004'
+down_revision: Union[str, None] = '0005'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

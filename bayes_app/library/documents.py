@@ -6,6 +6,7 @@ Every function takes the owner's id and treats another owner's object as missing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -234,12 +235,29 @@ def set_document_collections(db: Session, owner_id: str, document_id: str, colle
         db.add(DocumentCollection(document_id=document_id, collection_id=cid))
 
 
-def delete_document(db: Session, owner_id: str, document_id: str) -> tuple[str, bool]:
+# Called inside the deleting transaction as fn(db, document_id, reason) before the row goes:
+# reason is "deleted" (the user deleted it) or "source_removed" (deleted or trashed in Zotero).
+# Mindmaps register here to mark their citations of the document "source removed".
+RemovalHook = Callable[[Session, str, str], None]
+_removal_hooks: list[RemovalHook] = []
+
+
+def on_document_removed(hook: RemovalHook) -> RemovalHook:
+    """Register a hook run whenever a document is removed (usable as a decorator)."""
+    if hook not in _removal_hooks:
+        _removal_hooks.append(hook)
+    return hook
+
+
+def delete_document(db: Session, owner_id: str, document_id: str,
+                    reason: str = "deleted") -> tuple[str, bool]:
     """Delete a document, its chunks, page texts and links.
 
     Returns (file_sha256, file_still_used) so the caller can remove the file and vectors."""
     doc = get_owned(db, owner_id, document_id)
     sha = doc.file_sha256
+    for hook in _removal_hooks:
+        hook(db, doc.id, reason)
     db.exec(delete(Chunk).where(Chunk.document_id == doc.id))
     db.exec(delete(PageText).where(PageText.document_id == doc.id))
     db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))

@@ -17,6 +17,7 @@ from bayes_app.models.maps import (
 )
 from bayes_app.models.runs import Operation, RunStatus, UsageEvent
 from bayes_app.models.users import ApiToken, User, UserSession
+from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary
 
 __all__ = [
     "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
@@ -24,4 +25,5 @@ __all__ = [
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
     "Citation", "MapEdit", "MapNode", "MapProposal", "Mindmap", "NodeKind", "NodeRelation", "Origin",
     "RelationKind", "SupportLabel",
+    "SyncStatus", "ZoteroCollection", "ZoteroItem", "ZoteroLibrary",
 ]

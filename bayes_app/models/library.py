@@ -52,6 +52,12 @@ class Document(SQLModel, table=True):
     error_message: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     ingest_generation: int = 0  # bumped per (re-)ingest request; stale jobs stop
     source: str = Field(default="upload", max_length=20)
+    # Set for documents synced from Zotero (the PDF attachment and its parent item).
+    zotero_library_id: str | None = Field(default=None, max_length=32, index=True)
+    zotero_item_key: str | None = Field(default=None, max_length=16)
+    zotero_attachment_key: str | None = Field(default=None, max_length=16)
+    zotero_version: int | None = None
+    zotero_md5: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 

@@ -13,6 +13,7 @@ from state.credits import CreditsState
 from state.library import LibraryState
 from state.search import SearchState
 from state.viewer import ViewerState
+from state.zotero import ZoteroState
 
 
 def register(app: rx.App) -> None:
@@ -24,7 +25,7 @@ def register(app: rx.App) -> None:
     for route, page, title in sections.PAGES:
         app.add_page(page, route=route, title=f"{title} · Bayes", on_load=AuthState.require_login)
     app.add_page(library.library_page, route="/library", title="Library · Bayes",
-                 on_load=[AuthState.require_login, LibraryState.load])
+                 on_load=[AuthState.require_login, LibraryState.load, ZoteroState.zotero_load])
     app.add_page(search.search_page, route="/search", title="Search · Bayes",
                  on_load=[AuthState.require_login, SearchState.load])
     app.add_page(viewer.viewer_page, route="/documents/[document_id]", title="Document · Bayes",

@@ -6,6 +6,7 @@ import reflex as rx
 
 from components.library import collections_panel, documents_table, drop_zone, edit_dialog, upload_results
 from components.shell import shell
+from components.zotero import zotero_section
 
 
 def library_page() -> rx.Component:
@@ -13,6 +14,7 @@ def library_page() -> rx.Component:
         "Library",
         drop_zone(),
         upload_results(),
+        zotero_section(),
         collections_panel(),
         documents_table(),
         edit_dialog(),

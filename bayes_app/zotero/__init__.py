@@ -1,0 +1,1 @@
+"""Zotero sync: the HTTP policy around pyzotero, key encryption, and the sync engine."""

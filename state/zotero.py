@@ -1,0 +1,178 @@
+"""Zotero section of the Library page: connect, live sync progress, sync now, disconnect.
+
+A substate of LibraryState so a running sync refreshes the document table as documents
+arrive. The API key only passes through the connect form's submit; it is never kept in
+the state (which is sent to the browser)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+
+import reflex as rx
+
+from bayes_app.db import session_scope
+from bayes_app.library import documents as lib
+from bayes_app.settings import get_settings
+from bayes_app.zotero import service as zs
+from state.library import LibraryState
+
+POLL_S = 0.8
+ACTIVE = ("queued", "syncing")
+
+
+def _ago(iso: str | None) -> str:
+    if not iso:
+        return "never"
+    s = (datetime.now(timezone.utc) - datetime.fromisoformat(iso)).total_seconds()
+    if s < 60:
+        return "just now"
+    if s < 3600:
+        return f"{int(s // 60)} min ago"
+    if s < 86400:
+        return f"{int(s // 3600)} h ago"
+    return f"{int(s // 86400)} d ago"
+
+
+def _row(v: dict) -> dict:
+    p, res, docs = v.get("progress") or {}, v.get("last_result") or {}, v["documents"]
+    progress = ""
+    if v["status"] in ACTIVE and p:
+        progress = (f"{p.get('phase', 'starting')}: items {p.get('fetched', 0)} / {p.get('to_fetch', 0)} "
+                    f"fetched ({p.get('items_seen', 0)} seen) · files {p.get('files_downloaded', 0)} "
+                    f"downloaded · {p.get('ingest_queued', 0)} queued for indexing")
+    result = ""
+    if res:
+        if res.get("outcome") == "unchanged":
+            result = "No changes."
+        elif res.get("outcome") == "synced":
+            result = (f"{res.get('items_changed', 0)} items changed, {res.get('documents_added', 0)} added, "
+                      f"{res.get('documents_updated', 0)} updated, {res.get('documents_removed', 0)} removed "
+                      f"({res.get('requests', 0)} requests, {res.get('seconds', 0)} s).")
+    perms = v.get("permissions") or {}
+    return {
+        "id": v["id"], "name": v["name"],
+        "kind": "Zotero 7 on this computer" if v["api"] == "local" else
+                ("group " if v["library_type"] == "group" else "user ") + v["library_id"],
+        "permissions": ", ".join(k for k in ("library", "files", "notes", "write") if perms.get(k)) or "none",
+        "status": v["status"], "version": str(v["version"]), "last_sync": _ago(v["last_sync_at"]),
+        "progress": progress, "result": result, "error": v.get("last_error") or "",
+        "documents": f"{docs['indexed']} of {docs['total']} documents indexed"
+                     + (f", {docs['failed']} failed" if docs["failed"] else ""),
+        "problem_count": str(v["problem_count"]),
+        "problems": [{"title": str(pr["title"]), "message": f"{pr['message']}"} for pr in v.get("problems", [])[:50]],
+        "active": v["status"] in ACTIVE,
+    }
+
+
+class ZoteroState(LibraryState):
+    zotero_libraries: list[dict] = []
+    zotero_api: str = "web"
+    zotero_type: str = "user"
+    zotero_error: str = ""
+    zotero_connecting: bool = False
+    _zotero_gen: int = 0
+
+    @rx.var
+    def zotero_group(self) -> bool:
+        return self.zotero_type == "group"
+
+    @rx.var
+    def zotero_web(self) -> bool:
+        return self.zotero_api == "web"
+
+    def _zotero_refresh(self) -> bool:
+        with session_scope() as db:
+            views = zs.list_libraries(db, self.user_id)
+        self.zotero_libraries = [_row(v) for v in views]
+        return any(r["active"] for r in self.zotero_libraries)
+
+    @rx.event
+    def zotero_load(self):
+        self.zotero_error = ""
+        if not self._load_user():
+            return
+        if self._zotero_refresh():
+            return ZoteroState.zotero_start_watch
+
+    @rx.event
+    def set_zotero_api(self, value: str):
+        self.zotero_api = "local" if value.startswith("Zotero 7") else "web"
+
+    @rx.event
+    def set_zotero_type(self, value: str):
+        self.zotero_type = "group" if value.startswith("Group") else "user"
+
+    @rx.event
+    def zotero_start_watch(self):
+        self._zotero_gen += 1
+        return ZoteroState.zotero_watch(self._zotero_gen)
+
+    @rx.event(background=True)
+    async def zotero_watch(self, gen: int):
+        """Poll sync progress and the document table while a sync is queued or running, and
+        then while its documents are still being indexed."""
+        while True:
+            await asyncio.sleep(POLL_S)
+            async with self:
+                if gen != self._zotero_gen or not self.user_id:
+                    return
+                syncing = self._zotero_refresh()
+                indexing = self._refresh()
+                if not syncing and not indexing:
+                    return
+
+    @rx.event
+    def zotero_connect(self, form: dict):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.zotero import sync_zotero_library
+
+        data = {"api": self.zotero_api, "library_type": self.zotero_type,
+                "library_id": (form.get("library_id") or "").strip() or None,
+                "api_key": (form.get("api_key") or "").strip()}
+        try:
+            req = zs.ConnectRequest.parse(data)
+            with session_scope() as db:
+                row = zs.connect(db, self.user_id, req, web_api_url=get_settings().zotero_api_url)
+                library_id = row.id
+        except zs.ZoteroError as err:
+            self.zotero_error = err.message
+            return
+        self.zotero_error = ""
+        sync_zotero_library.send(library_id)
+        self._zotero_refresh()
+        return [ZoteroState.zotero_start_watch, rx.toast.success("Connected: the first sync has started.")]
+
+    @rx.event
+    def zotero_sync_now(self, library_id: str):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.zotero import sync_zotero_library
+
+        try:
+            with session_scope() as db:
+                zs.request_sync(db, self.user_id, library_id)
+        except lib.NotFound:
+            return rx.toast.error("That Zotero library is no longer connected.")
+        sync_zotero_library.send(library_id)
+        self._zotero_refresh()
+        return ZoteroState.zotero_start_watch
+
+    @rx.event
+    def zotero_disconnect(self, library_id: str, keep_documents: bool):
+        if not self._load_user():
+            return rx.redirect("/login")
+        from jobs.library import purge_document
+
+        try:
+            with session_scope() as db:
+                purges = zs.disconnect(db, self.user_id, library_id, keep_documents)
+        except lib.NotFound:
+            return rx.toast.error("That Zotero library is no longer connected.")
+        for doc_id, sha in purges:
+            purge_document.send(doc_id, sha)
+        self._zotero_refresh()
+        self._refresh()
+        return rx.toast.success("Disconnected" + (" (documents kept)." if keep_documents else
+                                                  " and its documents removed."))
