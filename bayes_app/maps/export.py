@@ -28,15 +28,25 @@ class _Refs:
 
     numbers: dict[tuple[str, int], int] = field(default_factory=dict)
     docs: dict[str, Document] = field(default_factory=dict)
+    removed: dict[str, str] = field(default_factory=dict)  # key -> title of a removed source
 
     def number(self, c: Citation) -> int:
-        key = (c.document_id, c.page)
+        doc_key = c.document_id or f"removed:{c.source_title or ''}"
+        if c.document_id is None:
+            self.removed[doc_key] = c.source_title or "Untitled"
+        key = (doc_key, c.page)
         if key not in self.numbers:
             self.numbers[key] = len(self.numbers) + 1
         return self.numbers[key]
 
     def entries(self) -> list[tuple[int, str]]:
-        return [(n, reference(self.docs.get(doc_id), page)) for (doc_id, page), n in self.numbers.items()]
+        out = []
+        for (doc_key, page), n in self.numbers.items():
+            if doc_key in self.removed:
+                out.append((n, f"{self.removed[doc_key]}, p. {page} (source removed from the library)"))
+            else:
+                out.append((n, reference(self.docs.get(doc_key), page)))
+        return out
 
 
 def _surname(name: str) -> str:
@@ -205,7 +215,7 @@ def bibtex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) 
     doc_ids: list[str] = []
     for nid in ids:
         for c in t.cits.get(nid, []):
-            if c.document_id not in doc_ids:
+            if c.document_id is not None and c.document_id not in doc_ids:
                 doc_ids.append(c.document_id)
     taken: set[str] = set()
     out = []

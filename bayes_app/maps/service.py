@@ -142,7 +142,9 @@ def citation_view(c: Citation, doc: Document | None = None) -> dict[str, Any]:
             "page": c.page, "quote": c.quote, "char_start": c.char_start, "char_end": c.char_end,
             "origin": c.origin, "agent": c.agent, "support_score": c.support_score,
             "support_label": c.support_label, "suggested_rewrite": c.suggested_rewrite,
-            "title": (doc.title or doc.filename) if doc else None,
+            "title": (doc.title or doc.filename) if doc else c.source_title,
+            "source_removed": c.source_removed_at is not None,
+            "source_removed_reason": c.source_removed_reason,
             "authors": list(doc.authors or []) if doc else [], "year": doc.year if doc else None,
             "created_at": _iso(c.created_at)}
 
@@ -245,7 +247,8 @@ def delete_map(db: Session, owner_id: str, map_id: str) -> None:
 _NODE_FIELDS = ("id", "map_id", "parent_id", "kind", "title", "body", "order_index", "pos_x", "pos_y",
                 "collapsed", "created_by", "run_id", "confidence")
 _CIT_FIELDS = ("id", "map_id", "node_id", "document_id", "chunk_id", "page", "quote", "char_start",
-               "char_end", "origin", "agent", "support_score", "support_label", "suggested_rewrite")
+               "char_end", "origin", "agent", "support_score", "support_label", "suggested_rewrite",
+               "source_title", "source_removed_at", "source_removed_reason")
 _REL_FIELDS = ("id", "map_id", "source_id", "target_id", "kind", "created_by", "run_id")
 
 

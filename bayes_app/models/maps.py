@@ -86,7 +86,13 @@ class Citation(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
     node_id: str = Field(foreign_key="map_nodes.id", index=True, max_length=32, ondelete="CASCADE")
-    document_id: str = Field(foreign_key="documents.id", index=True, max_length=32, ondelete="CASCADE")
+    # NULL once the source was removed (deleted, or gone from Zotero): the citation stays,
+    # marked by `source_removed_at`, with the title it had (`source_title`).
+    document_id: str | None = Field(default=None, foreign_key="documents.id", index=True, max_length=32,
+                                    ondelete="SET NULL")
+    source_title: str | None = Field(default=None, max_length=1000)
+    source_removed_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
+    source_removed_reason: str | None = Field(default=None, max_length=40)
     chunk_id: str | None = Field(default=None, max_length=32)  # chunks are replaced on re-ingest
     page: int
     quote: str = Field(sa_column=Column(Text, nullable=False))

@@ -188,3 +188,25 @@ def test_agent_writes_relations_and_proposals(dbs):
     service.delete_map(dbs, a, mid)
     with pytest.raises(MapNotFound):
         service.write_agent_node(dbs, mid, root.id, "claim", "late", run_id="r1")
+
+
+def test_removing_a_document_keeps_its_citations_marked_source_removed(dbs):
+    from bayes_app.library import documents
+    from bayes_app.maps import export
+
+    a = user(dbs)
+    chunk = library(dbs, a)
+    m = service.create_map(dbs, a, "Map")
+    mid = m["id"]
+    root = service.map_view(dbs, a, mid)["root_id"]
+    node = service.add_child(dbs, a, mid, root, "Small models can match larger ones.", kind="claim")
+    quote = "Training costs may fall by half."
+    citations.attach_citation(dbs, a, mid, node["id"], chunk.id, quote)
+    documents.delete_document(dbs, a, chunk.document_id, reason="source_removed")
+    dbs.commit()
+    [c] = service.map_view(dbs, a, mid)["citations"]
+    assert c["source_removed"] is True and c["source_removed_reason"] == "source_removed"
+    assert c["document_id"] is None and c["title"] == "Small Models" and c["quote"] == quote
+    md = export.markdown(dbs, a, mid)
+    assert "Small Models, p. 3 (source removed from the library)" in md
+    assert next(x for x in service.map_view(dbs, a, mid)["nodes"] if x["id"] == node["id"])["citation_count"] == 1
