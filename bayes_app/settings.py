@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     signup_credits: int = Field(0, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
     run_reserve_output_tokens: int = Field(2_000, ge=1, validation_alias="BAYES_RUN_RESERVE_OUTPUT_TOKENS")
     worker_poll_ms: int = Field(100, ge=10, le=10_000, validation_alias="BAYES_WORKER_POLL_MS")
+    # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
+    offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 
     @field_validator("database_url")
     @classmethod
