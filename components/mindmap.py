@@ -245,8 +245,10 @@ def node_panel() -> rx.Component:
                 rx.icon_button(rx.icon("x", size=14), size="1", variant="ghost", on_click=MapState.clear_selection),
                 width="100%", align="center"),
             rx.text_area(value=MapState.sel_title, on_change=MapState.set_sel_title.debounce(250), id="node-title",
+                         key="t-" + MapState.selected_id,
                          placeholder="Title", width="100%", rows="2", size="2"),
             rx.text_area(value=MapState.sel_body, on_change=MapState.set_sel_body.debounce(400), id="node-body",
+                         key="b-" + MapState.selected_id,
                          placeholder="Notes", width="100%", rows="3", size="1"),
             rx.hstack(
                 rx.text("Citations", weight="bold", size="2"),

@@ -51,12 +51,22 @@ function mindmapToFlow(n, selectedId) {
            draggable: true, connectable: false };
 }
 
+function mindmapInView(rf, el, n) {
+  if (!el) return true;
+  const vp = rf.getViewport(), w = el.clientWidth / vp.zoom, hh = el.clientHeight / vp.zoom;
+  const x0 = -vp.x / vp.zoom, y0 = -vp.y / vp.zoom;
+  const nw = n.measured?.width ?? 0, nh = n.measured?.height ?? 0;
+  return n.position.x >= x0 && n.position.y >= y0 && n.position.x + nw <= x0 + w && n.position.y + nh <= y0 + hh;
+}
+
 function MindmapFlow(props) {
   const { graph, selectedId, fitSignal, onSelect, onToggle, onDragStop, onKey, onPaneSelect } = props;
   const rf = useReactFlow();
   const [nodes, setNodes, onNodesChange] = useNodesState([]);
   const [edges, setEdges] = useState([]);
   const fitted = useRef(false);
+  const knownIds = useRef(new Set());
+  const box = useRef(null);
   useEffect(() => {
     const incoming = (graph && graph.nodes) || [];
     setNodes((prev) => {
@@ -81,14 +91,17 @@ function MindmapFlow(props) {
   useEffect(() => { if (fitSignal) pendingFit.current = true; }, [fitSignal]);
   useEffect(() => {  // fit once the first nodes are measured, and on request once new nodes are
     if (!nodes.length || !nodes.every((n) => n.measured)) return;
+    const ids = new Set(nodes.map((n) => n.id));
+    const added = nodes.filter((n) => !knownIds.current.has(n.id));
+    knownIds.current = ids;
     if (!fitted.current) {
       fitted.current = true;
       pendingFit.current = false;
-      rf.fitView({ padding: 0.15 });
+      rf.fitView({ padding: 0.15, maxZoom: 1.2 });
       if (typeof window !== "undefined") window.__mindmapReady = performance.now();
-    } else if (pendingFit.current) {
+    } else if (pendingFit.current || added.some((n) => !mindmapInView(rf, box.current, n))) {
       pendingFit.current = false;
-      rf.fitView({ padding: 0.15, duration: 150 });
+      rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: 150 });
     }
   }, [nodes, fitSignal]);
   const onNodeClick = useCallback((event, node) => {
@@ -121,12 +134,12 @@ function MindmapFlow(props) {
     onKey(key);
   }, [onKey]);
   const h = createElement;
-  return h("div", { className: "mm-canvas", id: "mindmap-canvas", tabIndex: 0, onKeyDown,
+  return h("div", { className: "mm-canvas", id: "mindmap-canvas", tabIndex: 0, onKeyDown, ref: box,
                     style: { width: "100%", height: "100%", outline: "none" } },
     h(ReactFlow, { nodes, edges, nodeTypes: mindmapNodeTypes, onNodesChange, onNodeClick, onNodeDragStop,
                    onPaneClick: () => onPaneSelect(), minZoom: 0.05, maxZoom: 2, deleteKeyCode: null,
                    selectionKeyCode: null, multiSelectionKeyCode: null, nodesConnectable: false,
-                   disableKeyboardA11y: true, onlyRenderVisibleElements: nodes.length > 300,
+                   disableKeyboardA11y: true,
                    proOptions: { hideAttribution: true } },
       h(Background, { gap: 18 }), h(Controls, { showInteractive: false }),
       h(MiniMap, { pannable: true, zoomable: true })));

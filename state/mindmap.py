@@ -303,10 +303,7 @@ class MapState(AuthState):
                         self.cursor = ev.id
                         finished = self._apply(ev) or finished
                     if batch and not finished:
-                        before = self.node_count
-                        self._rebuild()
-                        if self.node_count != before:
-                            self.fit_signal += 1
+                        self._rebuild()  # the canvas refits itself when a new node lands off-view
                     if finished:
                         self._finish()
                         last_reload = now
