@@ -142,7 +142,8 @@ function MindmapFlow(props) {
                    disableKeyboardA11y: true,
                    proOptions: { hideAttribution: true } },
       h(Background, { gap: 18 }), h(Controls, { showInteractive: false }),
-      h(MiniMap, { pannable: true, zoomable: true })));
+      nodes.length >= 40 ? h(MiniMap, { pannable: true, zoomable: true, position: "top-right",
+                                        style: { width: 150, height: 100 } }) : null));
 }
 
 function MindmapCanvas(props) {

@@ -436,23 +436,23 @@ class MapState(AuthState):
     def clear_selection(self):
         self.selected_id, self.sel_citations, self.confirm_delete = "", [], False
 
-    @rx.event
-    def set_sel_title(self, value: str):
-        self.sel_title = value
-        if not self.selected_id:
+    def _save_field(self, node_id: str, field: str, value: str) -> None:
+        """Save a typed field on the node it was typed for (the selection may have moved on)."""
+        if not node_id or node_id not in self._nodes:
             return
-        out = self._edit(service.update_node, self.selected_id, reload=False, title=value)
+        if node_id == self.selected_id:
+            setattr(self, "sel_" + field, value)
+        out = self._edit(service.update_node, node_id, reload=False, **{field: value})
         if out:
             self._patch_node(out)
 
     @rx.event
-    def set_sel_body(self, value: str):
-        self.sel_body = value
-        if not self.selected_id:
-            return
-        out = self._edit(service.update_node, self.selected_id, reload=False, body=value)
-        if out:
-            self._patch_node(out)
+    def set_sel_title(self, value: str, node_id: str):
+        self._save_field(node_id, "title", value)
+
+    @rx.event
+    def set_sel_body(self, value: str, node_id: str):
+        self._save_field(node_id, "body", value)
 
     @rx.event
     def set_sel_kind(self, value: str):
