@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     zotero_sync_minutes: float = Field(15, ge=0, le=7 * 24 * 60, validation_alias="BAYES_ZOTERO_SYNC_MINUTES")
     zotero_max_wait_s: float = Field(120, ge=0, le=3600, validation_alias="BAYES_ZOTERO_MAX_WAIT_S")
     zotero_lease_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_ZOTERO_LEASE_S")
+    # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
+    offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 
     @field_validator("database_url")
     @classmethod

@@ -39,5 +39,9 @@ def get_provider(base_url: Any = None, api_key: Any = None, *, settings: Any = N
     `options` go to `OpenAIProvider` (retry policy, timeouts, ...)."""
     url, key = _endpoint(base_url, api_key, settings)
     if url is None and key is None:
-        return OfflineProvider()
+        if settings is None:
+            from bayes_app.settings import get_settings
+
+            settings = get_settings()
+        return OfflineProvider(word_delay_s=getattr(settings, "offline_word_delay_ms", 0) / 1000)
     return OpenAIProvider(url, key, **options)

@@ -201,8 +201,9 @@ class OfflineProvider:
 
     name = "offline"
 
-    def __init__(self, max_sentences: int = 3) -> None:
+    def __init__(self, max_sentences: int = 3, word_delay_s: float = 0.0) -> None:
         self.max_sentences = max_sentences
+        self.word_delay_s = word_delay_s  # pacing for demos/tests (BAYES_OFFLINE_WORD_DELAY_MS)
 
     def __repr__(self) -> str:
         return "OfflineProvider()"
@@ -241,7 +242,7 @@ class OfflineStream(ModelStream):
             finish = "stop"
             for word in _WORD.findall(output):
                 yield TextDelta(word)
-                await asyncio.sleep(0)  # a checkpoint, so Stop can interrupt a long answer
+                await asyncio.sleep(self._provider.word_delay_s)  # a checkpoint, so Stop can interrupt
         yield Usage(model=OFFLINE_MODEL, input_tokens=count_request_tokens(request), cached_tokens=0,
                     output_tokens=count_tokens(output), estimated=False)
         yield Done(finish)

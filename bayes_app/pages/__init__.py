@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.pages import account, admin, auth, chat, credits, library, search, sections, viewer
+from bayes_app.pages import account, admin, auth, chat, credits, library, maps, search, sections, viewer
 from state.account import AccountState
 from state.admin import AdminState
 from state.auth import AuthState
 from state.chat import ChatState
 from state.credits import CreditsState
 from state.library import LibraryState
+from state.maps import MapsState
+from state.mindmap import MapState
 from state.search import SearchState
 from state.viewer import ViewerState
 from state.zotero import ZoteroState
@@ -24,6 +26,10 @@ def register(app: rx.App) -> None:
     app.add_page(sections.index_page, route="/", title="Bayes", on_load=AuthState.go_home)
     for route, page, title in sections.PAGES:
         app.add_page(page, route=route, title=f"{title} · Bayes", on_load=AuthState.require_login)
+    app.add_page(maps.maps_page, route="/maps", title="Maps · Bayes",
+                 on_load=[AuthState.require_login, MapsState.load])
+    app.add_page(maps.editor_page, route="/maps/[map_ref]", title="Map · Bayes",
+                 on_load=[AuthState.require_login, MapState.load])
     app.add_page(library.library_page, route="/library", title="Library · Bayes",
                  on_load=[AuthState.require_login, LibraryState.load, ZoteroState.zotero_load])
     app.add_page(search.search_page, route="/search", title="Search · Bayes",

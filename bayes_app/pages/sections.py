@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from components.shell import coming_later, shell
-
 
 def index_page() -> rx.Component:
     return rx.center(rx.spinner(size="3"), height="60vh")
 
 
-def maps_page() -> rx.Component:
-    return shell("Maps", coming_later(
-        "Research mindmaps arrive with the mindmap milestone: ask a question and watch cited "
-        "claims appear on the map."))
-
-
-PAGES = [
-    ("/maps", maps_page, "Maps"),
-]
+PAGES: list = []  # /maps is bayes_app.pages.maps

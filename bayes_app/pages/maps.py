@@ -1,0 +1,62 @@
+"""The Maps page (list, create, rename, delete) and the mindmap editor /maps/<id>."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from components.mindmap import (
+    canvas, delete_map_dialog, delete_node_dialog, maps_table, message_box, new_map_form, node_panel,
+    proposals, run_bar, search_panel, toolbar,
+)
+from components.mindmap_canvas import CSS
+from components.shell import shell
+from state.maps import MapsState
+from state.mindmap import MapState
+
+
+def maps_page() -> rx.Component:
+    return shell(
+        "Maps",
+        new_map_form(),
+        rx.cond(MapsState.maps_error != "",
+                rx.callout(MapsState.maps_error, icon="triangle-alert", color_scheme="red", id="maps-error")),
+        maps_table(),
+        delete_map_dialog(),
+    )
+
+
+def _editor() -> rx.Component:
+    return rx.vstack(
+        rx.hstack(
+            rx.link(rx.icon("arrow-left", size=14), "Maps", href="/maps", size="2"),
+            rx.cond(MapState.offline_mode | MapState.offline_map,
+                    rx.badge("offline mode", color_scheme="orange", id="offline-badge",
+                             title="No language model is configured: agents quote sentences from your library.")),
+            rx.spacer(),
+            align="center", width="100%"),
+        toolbar(),
+        run_bar(),
+        rx.cond(MapState.error != "",
+                rx.callout(MapState.error, icon="triangle-alert", color_scheme="red", id="map-error", width="100%")),
+        rx.cond(MapState.notice != "",
+                rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
+        proposals(),
+        rx.hstack(
+            rx.vstack(canvas(), message_box(), width="100%", spacing="3"),
+            rx.vstack(node_panel(), rx.divider(), search_panel(), width="380px", min_width="380px",
+                      spacing="3", max_height="80vh", overflow_y="auto"),
+            width="100%", align="start", spacing="4",
+        ),
+        delete_node_dialog(),
+        width="100%", spacing="3", style=CSS,
+    )
+
+
+def editor_page() -> rx.Component:
+    return shell(
+        MapState.map_title,
+        rx.cond(MapState.missing,
+                rx.callout("This map does not exist, or it is not yours.", icon="circle-alert",
+                           color_scheme="gray", id="map-missing"),
+                _editor()),
+    )

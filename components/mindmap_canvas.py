@@ -1,0 +1,215 @@
+"""The mindmap canvas: a React Flow (@xyflow/react v12) component for Reflex.
+
+React Flow keeps its own node state in the browser (sizes, drag positions, selection), so
+the Python side only sends the graph (`graph = {"nodes": [...], "edges": [...]}`) and
+hears back what the user decided: a click, a toggle, a keyboard command and the *end* of
+a drag (with the node it was dropped on, if any). Nothing goes over the websocket while a
+node is being dragged or measured, which keeps 500-node maps cheap.
+
+Graph node items (from `state.mindmap`): id, kind, title, position {x, y}, citations,
+support (0..1 or None), level ("good" | "weak" | "poor" | ""), children, hidden (count
+under a collapsed node), collapsed, live (written by the running run). Edge items:
+id, source, target, kind ("tree" | "contradicts").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+from reflex.event import passthrough_event_spec
+from reflex.vars.base import Var
+
+XYFLOW = "@xyflow/react@12.12.1"
+
+_JS = r"""
+function MindmapNode({ data, selected }) {
+  const h = createElement;
+  const cls = "mm-node mm-kind-" + data.kind + (selected ? " mm-selected" : "") + (data.live ? " mm-live" : "");
+  const badge = data.citations > 0
+    ? h("span", { className: "mm-badge", title: data.citations + " citation(s)" }, "❝ " + data.citations) : null;
+  const support = data.level
+    ? h("span", { className: "mm-support mm-support-" + data.level,
+                  title: "support " + (data.support == null ? "" : data.support) }) : null;
+  const toggle = data.children > 0
+    ? h("button", { className: "mm-toggle nodrag", "data-id": data.id, title: data.collapsed ? "Expand" : "Collapse" },
+        data.collapsed ? "+" + data.hidden : "−") : null;
+  return h("div", { className: cls, "data-id": data.id, "data-kind": data.kind },
+    h(Handle, { type: "target", position: Position.Left, isConnectable: false }),
+    h("div", { className: "mm-head" }, h("span", { className: "mm-kind" }, data.kind), support, badge, toggle),
+    h("div", { className: "mm-title" }, data.title || "(untitled)"),
+    h(Handle, { type: "source", position: Position.Right, isConnectable: false }));
+}
+const mindmapNodeTypes = { mind: MindmapNode };
+const MM_TREE_EDGE = { type: "default", className: "mm-edge-tree", style: { stroke: "var(--gray-8)", strokeWidth: 1.5 } };
+const MM_CONTRA_EDGE = { type: "straight", className: "mm-edge-contradicts", animated: true, label: "contradicts",
+  style: { stroke: "var(--red-9)", strokeWidth: 2, strokeDasharray: "6 4" },
+  labelStyle: { fill: "var(--red-11)", fontSize: 10 }, labelBgStyle: { fill: "var(--color-background)" } };
+
+function mindmapToFlow(n, selectedId) {
+  return { id: n.id, type: "mind", position: n.position, data: n, selected: n.id === selectedId,
+           draggable: true, connectable: false };
+}
+
+function mindmapInView(rf, el, n) {
+  if (!el) return true;
+  const vp = rf.getViewport(), w = el.clientWidth / vp.zoom, hh = el.clientHeight / vp.zoom;
+  const x0 = -vp.x / vp.zoom, y0 = -vp.y / vp.zoom;
+  const nw = n.measured?.width ?? 0, nh = n.measured?.height ?? 0;
+  return n.position.x >= x0 && n.position.y >= y0 && n.position.x + nw <= x0 + w && n.position.y + nh <= y0 + hh;
+}
+
+function MindmapFlow(props) {
+  const { graph, selectedId, fitSignal, onSelect, onToggle, onDragStop, onKey, onPaneSelect } = props;
+  const rf = useReactFlow();
+  const [nodes, setNodes, onNodesChange] = useNodesState([]);
+  const [edges, setEdges] = useState([]);
+  const fitted = useRef(false);
+  const knownIds = useRef(new Set());
+  const box = useRef(null);
+  useEffect(() => {
+    const incoming = (graph && graph.nodes) || [];
+    setNodes((prev) => {
+      const old = new Map(prev.map((n) => [n.id, n]));
+      return incoming.map((n) => {
+        const node = mindmapToFlow(n, selectedId);
+        const o = old.get(n.id);
+        if (o) {
+          if (o.measured) node.measured = o.measured;
+          if (o.dragging) { node.position = o.position; node.dragging = true; }
+        }
+        return node;
+      });
+    });
+    setEdges(((graph && graph.edges) || []).map((e) => ({ ...(e.kind === "contradicts" ? MM_CONTRA_EDGE : MM_TREE_EDGE),
+      id: e.id, source: e.source, target: e.target })));
+  }, [graph]);
+  useEffect(() => {
+    setNodes((prev) => prev.map((n) => (n.selected === (n.id === selectedId) ? n : { ...n, selected: n.id === selectedId })));
+  }, [selectedId]);
+  const pendingFit = useRef(false);
+  useEffect(() => { if (fitSignal) pendingFit.current = true; }, [fitSignal]);
+  useEffect(() => {  // fit once the first nodes are measured, and on request once new nodes are
+    if (!nodes.length || !nodes.every((n) => n.measured)) return;
+    const ids = new Set(nodes.map((n) => n.id));
+    const added = nodes.filter((n) => !knownIds.current.has(n.id));
+    knownIds.current = ids;
+    if (!fitted.current) {
+      fitted.current = true;
+      pendingFit.current = false;
+      rf.fitView({ padding: 0.15, maxZoom: 1.2 });
+      if (typeof window !== "undefined") window.__mindmapReady = performance.now();
+    } else if (pendingFit.current || added.some((n) => !mindmapInView(rf, box.current, n))) {
+      pendingFit.current = false;
+      rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: 150 });
+    }
+  }, [nodes, fitSignal]);
+  const onNodeClick = useCallback((event, node) => {
+    if (event.target && event.target.closest && event.target.closest(".mm-toggle")) onToggle(node.id);
+    else onSelect(node.id);
+  }, [onSelect, onToggle]);
+  const onNodeDragStop = useCallback((event, node) => {
+    const cx = node.position.x + (node.measured?.width ?? 0) / 2, cy = node.position.y + (node.measured?.height ?? 0) / 2;
+    let best = "", dist = Infinity;
+    for (const o of rf.getIntersectingNodes(node)) {
+      if (o.id === node.id) continue;
+      const ox = o.position.x + (o.measured?.width ?? 0) / 2, oy = o.position.y + (o.measured?.height ?? 0) / 2;
+      const d = (ox - cx) ** 2 + (oy - cy) ** 2;
+      if (d < dist) { dist = d; best = o.id; }
+    }
+    onDragStop(node.id, node.position.x, node.position.y, best);
+  }, [onDragStop, rf]);
+  const onKeyDown = useCallback((e) => {
+    const t = e.target;
+    if (t && t.closest && t.closest("input, textarea, select, [contenteditable=true]")) return;
+    let key = "";
+    if (e.key === "Enter") key = "Enter";
+    else if (e.key === "Tab") key = "Tab";
+    else if (e.key === "Delete" || e.key === "Backspace") key = "Delete";
+    else if (e.key === "F2") key = "F2";
+    else if ((e.ctrlKey || e.metaKey) && (e.key === "z" || e.key === "Z")) key = "Undo";
+    if (!key) return;
+    e.preventDefault();
+    e.stopPropagation();
+    onKey(key);
+  }, [onKey]);
+  const h = createElement;
+  return h("div", { className: "mm-canvas", id: "mindmap-canvas", tabIndex: 0, onKeyDown, ref: box,
+                    style: { width: "100%", height: "100%", outline: "none" } },
+    h(ReactFlow, { nodes, edges, nodeTypes: mindmapNodeTypes, onNodesChange, onNodeClick, onNodeDragStop,
+                   onPaneClick: () => onPaneSelect(), minZoom: 0.05, maxZoom: 2, deleteKeyCode: null,
+                   selectionKeyCode: null, multiSelectionKeyCode: null, nodesConnectable: false,
+                   disableKeyboardA11y: true,
+                   proOptions: { hideAttribution: true } },
+      h(Background, { gap: 18 }), h(Controls, { showInteractive: false }),
+      nodes.length >= 40 ? h(MiniMap, { pannable: true, zoomable: true, position: "top-right",
+                                        style: { width: 150, height: 100 } }) : null));
+}
+
+function MindmapCanvas(props) {
+  return createElement(ReactFlowProvider, null, createElement(MindmapFlow, props));
+}
+"""
+
+CSS = {
+    ".mm-node": {"background": "var(--color-panel-solid)", "border": "1px solid var(--gray-7)",
+                 "border_radius": "8px", "padding": "6px 10px", "min_width": "140px", "max_width": "260px",
+                 "font_size": "12px", "box_shadow": "0 1px 2px var(--black-a3)"},
+    ".mm-node.mm-selected": {"outline": "2px solid var(--accent-9)", "outline_offset": "1px"},
+    ".mm-node.mm-live": {"animation": "mmflash 1.2s ease-out"},
+    "@keyframes mmflash": {"from": {"box_shadow": "0 0 0 6px var(--accent-a6)"}, "to": {"box_shadow": "none"}},
+    ".mm-head": {"display": "flex", "gap": "6px", "align_items": "center", "margin_bottom": "2px"},
+    ".mm-kind": {"font_size": "9px", "text_transform": "uppercase", "letter_spacing": "0.05em",
+                 "color": "var(--gray-11)", "flex": "1"},
+    ".mm-title": {"line_height": "1.3", "overflow": "hidden", "display": "-webkit-box",
+                  "-webkit-line-clamp": "4", "-webkit-box-orient": "vertical"},
+    ".mm-badge": {"font_size": "10px", "background": "var(--accent-a4)", "color": "var(--accent-11)",
+                  "border_radius": "8px", "padding": "0 5px"},
+    ".mm-support": {"width": "8px", "height": "8px", "border_radius": "50%", "display": "inline-block"},
+    ".mm-support-good": {"background": "var(--green-9)"},
+    ".mm-support-weak": {"background": "var(--amber-9)"},
+    ".mm-support-poor": {"background": "var(--red-9)"},
+    ".mm-toggle": {"font_size": "10px", "border": "1px solid var(--gray-7)", "border_radius": "4px",
+                   "background": "var(--gray-2)", "cursor": "pointer", "padding": "0 4px", "line_height": "14px"},
+    ".mm-kind-question": {"background": "var(--indigo-3)", "border_color": "var(--indigo-8)",
+                          "font_weight": "600", "font_size": "13px"},
+    ".mm-kind-theme": {"background": "var(--violet-2)", "border_color": "var(--violet-7)", "font_weight": "500"},
+    ".mm-kind-claim": {"background": "var(--color-panel-solid)"},
+    ".mm-kind-counterpoint": {"background": "var(--red-2)", "border_color": "var(--red-7)"},
+    ".mm-kind-note": {"background": "var(--yellow-2)", "border_color": "var(--yellow-7)", "border_style": "dashed"},
+    ".mm-kind-chapter": {"background": "var(--teal-3)", "border_color": "var(--teal-8)", "font_weight": "600"},
+}
+
+
+class MindmapCanvas(rx.Component):
+    """`<MindmapCanvas>`: defined in this module's custom code on top of @xyflow/react."""
+
+    tag = "MindmapCanvas"
+    lib_dependencies: list[str] = [XYFLOW]
+
+    graph: Var[dict[str, Any]]
+    selected_id: Var[str]
+    fit_signal: Var[int]
+
+    on_select: rx.EventHandler[passthrough_event_spec(str)]
+    on_toggle: rx.EventHandler[passthrough_event_spec(str)]
+    on_key: rx.EventHandler[passthrough_event_spec(str)]
+    on_drag_stop: rx.EventHandler[passthrough_event_spec(str, float, float, str)]
+    on_pane_select: rx.EventHandler[lambda: []]
+
+    def add_imports(self) -> dict:
+        return {
+            "": "@xyflow/react/dist/style.css",
+            XYFLOW: [rx.ImportVar(tag=t) for t in (
+                "ReactFlow", "ReactFlowProvider", "Background", "Controls", "MiniMap", "Handle", "Position",
+                "useNodesState", "useReactFlow")],
+            "react": [rx.ImportVar(tag=t) for t in (
+                "createElement", "useState", "useEffect", "useCallback", "useRef")],
+        }
+
+    def add_custom_code(self) -> list[str]:
+        return [_JS]
+
+
+def mindmap_canvas(**props: Any) -> rx.Component:
+    return MindmapCanvas.create(**props)

@@ -1,0 +1,106 @@
+"""Maps page state: the user's maps (last edited first), create, rename, delete."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from bayes_app.db import session_scope
+from bayes_app.maps import service
+from bayes_app.maps.errors import MapError, MapNotFound
+from state.auth import AuthState
+
+
+def _row(m: dict) -> dict[str, str]:
+    updated = (m.get("updated_at") or "")[:16].replace("T", " ")
+    return {"id": m["id"], "title": m["title"], "nodes": str(m.get("node_count", 0)), "updated": updated,
+            "offline": "yes" if m.get("offline") else ""}
+
+
+class MapsState(AuthState):
+    maps: list[dict[str, str]] = []
+    new_title: str = ""
+    rename_id: str = ""
+    rename_title: str = ""
+    delete_id: str = ""
+    delete_title: str = ""
+    maps_error: str = ""
+
+    def _refresh(self) -> None:
+        with session_scope() as db:
+            self.maps = [_row(m) for m in service.list_maps(db, self.user_id)]
+
+    @rx.event
+    def load(self):
+        if not self._load_user():
+            return
+        self.maps_error, self.rename_id, self.delete_id = "", "", ""
+        self._refresh()
+
+    @rx.event
+    def set_new_title(self, value: str):
+        self.new_title = value
+
+    @rx.event
+    def create(self, form: dict | None = None):
+        title = ((form or {}).get("title") or self.new_title).strip()
+        if not self._load_user():
+            return rx.redirect("/login")
+        try:
+            with session_scope() as db:
+                m = service.create_map(db, self.user_id, title)
+        except MapError as err:
+            self.maps_error = err.message
+            return None
+        self.new_title, self.maps_error = "", ""
+        return rx.redirect(f"/maps/{m['id']}")
+
+    @rx.event
+    def start_rename(self, map_id: str, title: str):
+        self.rename_id, self.rename_title, self.maps_error = map_id, title, ""
+
+    @rx.event
+    def set_rename_title(self, value: str):
+        self.rename_title = value
+
+    @rx.event
+    def cancel_rename(self):
+        self.rename_id = ""
+
+    @rx.event
+    def save_rename(self, form: dict | None = None):
+        title = ((form or {}).get("title") or self.rename_title)
+        if not self.rename_id or not self._load_user():
+            return
+        try:
+            with session_scope() as db:
+                service.rename_map(db, self.user_id, self.rename_id, title)
+        except MapError as err:
+            self.maps_error = err.message
+            return
+        except MapNotFound:
+            pass
+        self.rename_id = ""
+        self._refresh()
+
+    @rx.event
+    def ask_delete(self, map_id: str, title: str):
+        self.delete_id, self.delete_title = map_id, title
+
+    @rx.event
+    def cancel_delete(self):
+        self.delete_id = ""
+
+    @rx.event
+    def confirm_delete(self):
+        """Delete the map; its running runs are cancelled (resource_deleted) and settled."""
+        from bayes_app.api.errors import ApiError
+        from bayes_app.api.maps import _delete
+
+        map_id, self.delete_id = self.delete_id, ""
+        if not map_id or not self._load_user():
+            return
+        try:
+            _delete(self.user_id, map_id)
+        except ApiError:
+            pass  # already gone
+        self._refresh()

@@ -1,0 +1,719 @@
+"""Mindmap editor state: the map, the selected node's panel, runs on the map, and live sync.
+
+The map lives in backend-only vars (`_nodes`, `_relations`); the browser gets `graph`, a
+compact projection for the canvas (visible nodes, tree + `contradicts` edges). Every edit
+calls `bayes_app.maps` at once (one transaction each) and shows the result.
+
+Live: one background task per page load (`watch`, started from on_load, so a reload or a
+navigation cancels it and the next load starts a fresh one) follows the map's active run
+from its Redis Stream cursor (nodes appear as the writer commits them) and polls the map's
+revision counter (one indexed SELECT every POLL_S) so another tab's edits show within a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.parse
+from types import SimpleNamespace
+from typing import Any
+
+import reflex as rx
+from sqlmodel import col, select
+
+from bayes_app.credits.pricing import format_credits
+from bayes_app.db import session_scope
+from bayes_app.llm.factory import is_offline
+from bayes_app.maps import citations as cit
+from bayes_app.maps import export as map_export  # noqa: F401  (export is served by the API routes)
+from bayes_app.maps import service
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.layout import tree_layout
+from bayes_app.models import Mindmap, NodeKind, Operation, RunStatus
+from bayes_app.runs import events
+from state.auth import AuthState
+
+POLL_S = 0.25  # revision poll while no run is live
+RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
+RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this often
+RUN_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Dive deeper", "counter": "Counter-evidence",
+              "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
+              "message": "Message"}
+ROUTE_LABELS = {"answer": "answered from the map", "edit": "edited the map", "research": "researched the library"}
+EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
+
+
+def support_level(score: float | None) -> str:
+    if score is None:
+        return ""
+    return "good" if score >= 0.7 else "weak" if score >= 0.4 else "poor"
+
+
+def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]], live_layout: bool,
+                live_ids: set[str] | frozenset = frozenset()) -> dict[str, Any]:
+    """The canvas projection: visible nodes (not under a collapsed node) with positions, and edges."""
+    kids: dict[str | None, list[dict]] = {}
+    for n in nodes.values():
+        kids.setdefault(n["parent_id"], []).append(n)
+    for lst in kids.values():
+        lst.sort(key=lambda n: (n.get("order") or 0, n.get("created_at") or ""))
+    unplaced = any(n.get("position") is None for n in nodes.values())
+    layout: dict[str, tuple[float, float]] = {}
+    if live_layout or unplaced:
+        layout = tree_layout([SimpleNamespace(id=n["id"], parent_id=n["parent_id"], order_index=n.get("order") or 0,
+                                              created_at=n.get("created_at") or "", collapsed=n["collapsed"])
+                              for n in nodes.values()])
+
+    def count(nid: str) -> int:
+        return sum(1 + count(c["id"]) for c in kids.get(nid, []))
+
+    out_nodes: list[dict] = []
+    edges: list[dict] = []
+    visible: set[str] = set()
+    stack = list(reversed(kids.get(None, [])))
+    while stack:
+        n = stack.pop()
+        visible.add(n["id"])
+        pos = n.get("position")
+        if live_layout or pos is None:
+            x, y = layout.get(n["id"], (0.0, 0.0))
+            pos = {"x": x, "y": y}
+        children = kids.get(n["id"], [])
+        out_nodes.append({
+            "id": n["id"], "kind": n["kind"], "title": n["title"], "position": pos,
+            "citations": n.get("citation_count") or 0, "support": n.get("support"),
+            "level": support_level(n.get("support")), "children": len(children),
+            "hidden": count(n["id"]) if n["collapsed"] and children else 0,
+            "collapsed": bool(n["collapsed"]), "live": n["id"] in live_ids,
+        })
+        if n["parent_id"]:
+            edges.append({"id": "t-" + n["id"], "source": n["parent_id"], "target": n["id"], "kind": "tree"})
+        if not n["collapsed"]:
+            stack.extend(reversed(children))
+    for r in relations:
+        if r["source_id"] in visible and r["target_id"] in visible:
+            edges.append({"id": "r-" + r["id"], "source": r["source_id"], "target": r["target_id"], "kind": r["kind"]})
+    return {"nodes": out_nodes, "edges": edges}
+
+
+def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
+    quote = " ".join((c.get("quote") or "").split())
+    score = c.get("support_score")
+    return {
+        "id": c["id"], "title": c.get("title") or "Deleted document", "page": str(c.get("page") or ""),
+        "quote": quote[:400] + ("…" if len(quote) > 400 else ""), "origin": c.get("origin") or "",
+        "href": f"/documents/{c.get('document_id')}?page={c.get('page')}&quote=" + urllib.parse.quote(quote[:300]),
+        "label": c.get("support_label") or "", "score": "" if score is None else f"{score:.2f}",
+        "level": support_level(score), "rewrite": c.get("suggested_rewrite") or "",
+        "authors": ", ".join((c.get("authors") or [])[:3]), "year": str(c.get("year") or ""),
+    }
+
+
+def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
+    """(map revision or None when gone, id of the newest active run on the map)."""
+    with session_scope() as db:
+        rev = db.exec(select(Mindmap.revision).where(Mindmap.id == map_id, Mindmap.owner_id == owner_id)).first()
+        run = db.exec(select(Operation.id).where(
+            Operation.resource_type == "mindmap", Operation.resource_id == map_id,
+            Operation.owner_id == owner_id, col(Operation.status).in_(RunStatus.ACTIVE))
+            .order_by(col(Operation.created_at).desc())).first()
+    return rev, run
+
+
+class MapState(AuthState):
+    # the map
+    map_id: str = ""
+    map_title: str = ""
+    offline_map: bool = False
+    offline_mode: bool = False
+    missing: bool = False
+    revision: int = 0
+    graph: dict[str, Any] = {"nodes": [], "edges": []}
+    node_count: int = 0
+    fit_signal: int = 0
+    error: str = ""
+    notice: str = ""
+    # the selected node
+    selected_id: str = ""
+    sel_title: str = ""
+    sel_body: str = ""
+    sel_kind: str = ""
+    sel_origin: str = ""
+    sel_is_root: bool = False
+    sel_collapsed: bool = False
+    sel_citations: list[dict[str, str]] = []
+    confirm_delete: bool = False
+    # library search from the map
+    search_q: str = ""
+    search_hits: list[dict[str, str]] = []
+    search_error: str = ""
+    # runs
+    research_q: str = ""
+    message_draft: str = ""
+    live_run_id: str = ""
+    live_kind: str = ""
+    live_count: int = 0
+    cursor: str = ""
+    run_note: str = ""
+    run_route: str = ""
+    run_text: str = ""
+    run_outcome: str = ""
+    run_cost: str = ""
+    proposals: list[dict[str, Any]] = []
+    _nodes: dict[str, dict[str, Any]] = {}
+    _relations: list[dict[str, Any]] = []
+    _live_ids: list[str] = []
+    _gen: int = 0
+
+    @rx.var
+    def running(self) -> bool:
+        return self.live_run_id != ""
+
+    @rx.var
+    def export_base(self) -> str:
+        return f"/api/v1/mindmaps/{self.map_id}/export" if self.map_id else ""
+
+    @rx.var
+    def live_label(self) -> str:
+        return RUN_LABELS.get(self.live_kind, self.live_kind)
+
+    # ---- loading -------------------------------------------------------------------------
+    def _apply_view(self, view: dict[str, Any]) -> None:
+        self.map_title, self.offline_map, self.revision = view["title"], view["offline"], view["revision"]
+        by_node: dict[str, list[dict]] = {}
+        for c in view["citations"]:
+            by_node.setdefault(c["node_id"], []).append(c)
+        self._nodes = {n["id"]: n for n in view["nodes"]}
+        self._relations = view["relations"]
+        self.proposals = [self._proposal_row(p) for p in view["proposals"]]
+        self._rebuild()
+        self._refresh_selected(by_node.get(self.selected_id, []))
+
+    def _proposal_row(self, p: dict[str, Any]) -> dict[str, Any]:
+        groups = []
+        for g in p["payload"].get("groups", []):
+            members = [self._nodes[i]["title"] or "(untitled)" for i in g.get("node_ids", []) if i in self._nodes]
+            groups.append({"title": str(g.get("title") or ""), "members": members})
+        return {"id": p["id"], "kind": "Chapters" if p["kind"] == "chapters" else "Restructure", "groups": groups}
+
+    def _rebuild(self) -> None:
+        self.graph = build_graph(self._nodes, self._relations, live_layout=self.live_run_id != "",
+                                 live_ids=set(self._live_ids))
+        self.node_count = len(self._nodes)
+
+    def _reload(self) -> bool:
+        """Read the whole map; False when it is gone (deleted, or never ours)."""
+        try:
+            with session_scope() as db:
+                view = service.map_view(db, self.user_id, self.map_id)
+        except MapNotFound:
+            self.missing, self._nodes, self.graph = True, {}, {"nodes": [], "edges": []}
+            return False
+        self._apply_view(view)
+        return True
+
+    def _refresh_selected(self, citations: list[dict] | None = None) -> None:
+        n = self._nodes.get(self.selected_id)
+        if n is None:
+            self.selected_id, self.sel_citations = "", []
+            return
+        self.sel_title, self.sel_body, self.sel_kind = n["title"], n["body"], n["kind"]
+        self.sel_origin, self.sel_is_root, self.sel_collapsed = n["created_by"], n["parent_id"] is None, n["collapsed"]
+        if citations is None:
+            with session_scope() as db:
+                citations = [service.citation_view(c, d) for c, d in service.map_citations(db, self.map_id)
+                             if c.node_id == n["id"]]
+        self.sel_citations = [_citation_row(c) for c in citations]
+
+    @rx.event
+    def load(self):
+        """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
+        if not self._load_user():
+            return
+        self.offline_mode = is_offline()
+        self.error = self.notice = ""
+        self.missing, self.confirm_delete = False, False
+        parts = [p for p in self.router.url.path.split("/") if p]
+        new_id = parts[1] if len(parts) >= 2 and parts[0] == "maps" else ""
+        if new_id != self.map_id:
+            self.selected_id, self.search_hits, self.search_q = "", [], ""
+            self._reset_run()
+        self.map_id = new_id
+        self.live_run_id, self.cursor, self._live_ids = "", "", []
+        if not self._reload():
+            return
+        _rev, run_id = _probe(self.user_id, self.map_id)
+        if run_id:
+            self._follow(run_id)
+        self._gen += 1
+        return MapState.watch(self._gen)
+
+    def _reset_run(self) -> None:
+        self.live_run_id = self.live_kind = self.cursor = self.run_note = self.run_route = ""
+        self.run_text = self.run_outcome = self.run_cost = ""
+        self.live_count, self._live_ids = 0, []
+
+    def _follow(self, run_id: str) -> None:
+        with session_scope() as db:
+            op = db.get(Operation, run_id)
+            kind = op.kind if op else ""
+        self._reset_run()
+        self.live_run_id, self.live_kind = run_id, kind
+        self.run_note = "Queued…"
+        self._rebuild()
+
+    # ---- the live consumer ----------------------------------------------------------------
+    @rx.event(background=True)
+    async def watch(self, gen: int):
+        """Follow the map's active run (stream from the cursor) and other tabs' edits (revision)."""
+        from bayes_app.redis_client import new_async_redis
+
+        async with self:
+            owner, map_id = self.user_id, self.map_id
+            run_id, cursor = self.live_run_id, self.cursor or None
+            known_rev = self.revision
+        r = new_async_redis()
+        last_reload = last_sync = 0.0
+        try:
+            while True:
+                batch: list[events.RunEvent] = []
+                if run_id:
+                    try:
+                        batch = await events.read_after_async(r, run_id, cursor, block_ms=RUN_BLOCK_MS)
+                    except Exception:  # noqa: BLE001 - Redis restarting: retry from the cursor
+                        await asyncio.sleep(0.5)
+                else:
+                    await asyncio.sleep(POLL_S)
+                rev, active = await asyncio.to_thread(_probe, owner, map_id)
+                now = time.monotonic()
+                new_run = active is not None and active != run_id and not batch
+                foreign = rev is not None and rev != known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
+                if not batch and not new_run and not foreign and rev is not None and now - last_sync < 1.0:
+                    continue
+                last_sync = now
+                async with self:
+                    if self._gen != gen or self.map_id != map_id:
+                        return
+                    if rev is None:
+                        self.missing, self.error = True, "This map was deleted."
+                        self._reset_run()
+                        return
+                    finished = False
+                    for ev in batch:
+                        self.cursor = ev.id
+                        finished = self._apply(ev) or finished
+                    if batch and not finished:
+                        self._rebuild()  # the canvas refits itself when a new node lands off-view
+                    if finished:
+                        self._finish()
+                        last_reload = now
+                    elif new_run and active != self.live_run_id:
+                        self._follow(active)
+                    elif rev != self.revision and (foreign or not self.live_run_id):
+                        self._reload()
+                        last_reload = now
+                    run_id, cursor, known_rev = self.live_run_id, self.cursor or None, self.revision
+        finally:
+            await r.aclose()
+
+    def _apply(self, ev: events.RunEvent) -> bool:
+        """Apply one run event to the map in memory; True at the end of the run."""
+        data = ev.data if isinstance(ev.data, dict) else {}
+        if ev.type == "node" and data.get("id"):
+            old = self._nodes.get(data["id"])
+            if old is not None:
+                for k in ("title", "kind", "parent_id"):
+                    if k in data:
+                        old[k] = data[k]
+                if "body" in data:
+                    old["body"] = data["body"]
+            elif data.get("parent_id") in self._nodes:
+                self._nodes[data["id"]] = {
+                    "id": data["id"], "parent_id": data["parent_id"], "kind": data.get("kind", "claim"),
+                    "title": data.get("title", ""), "body": data.get("body", ""), "order": data.get("order", 0),
+                    "position": None, "collapsed": False, "created_by": "agent", "run_id": data.get("run_id"),
+                    "confidence": data.get("confidence"), "citation_count": data.get("citations", 0),
+                    "support": data.get("support"), "created_at": f"~{ev.id}"}
+                self._live_ids = [*self._live_ids[-49:], data["id"]]
+                self.live_count += 1
+                self.run_note = f"{self.live_count} node(s) written"
+        elif ev.type == "relation" and data.get("id"):
+            if not any(r["id"] == data["id"] for r in self._relations):
+                self._relations = [*self._relations, {"id": data["id"], "source_id": data["source_id"],
+                                                      "target_id": data["target_id"], "kind": data.get("kind", "contradicts")}]
+        elif ev.type == "proposal" and data.get("id"):
+            if not any(p["id"] == data["id"] for p in self.proposals):
+                self.proposals = [*self.proposals, self._proposal_row(data)]
+        elif ev.type == "route":
+            self.run_route = ROUTE_LABELS.get(str(data.get("route")), str(data.get("route")))
+        elif ev.type == "text":
+            self.run_text += str(data.get("delta", ""))
+        elif ev.type == "agent":
+            role = data.get("role", "")
+            if "aspects" in data:
+                self.run_note = f"{role}: {len(data['aspects'])} aspect(s)"
+            elif data.get("done"):
+                self.run_note = "writing done"
+            elif "pass" in data:
+                self.run_note = f"{role}: pass {data['pass']}"
+        elif ev.type == "status" and data.get("status") == RunStatus.RUNNING:
+            self.run_note = "Running…"
+        elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
+            self.run_note = "Settling…"
+        elif ev.type == "done":
+            return True
+        return False
+
+    def _finish(self) -> None:
+        """The run ended: show its outcome and cost, reload the map, lay new nodes out."""
+        run_id = self.live_run_id
+        with session_scope() as db:
+            op = db.get(Operation, run_id)
+            status, charged = (op.status, op.charged_credits) if op else ("", None)
+            reason = op.outcome_reason if op else ""
+        self.run_outcome = status + (f" ({reason})" if status != RunStatus.SUCCEEDED and reason else "")
+        self.run_cost = f"{format_credits(charged)} credits" if charged is not None else ""
+        wrote = self.live_count > 0
+        self.live_run_id, self.cursor, self._live_ids, self.run_note = "", "", [], ""
+        if not self._reload():
+            return
+        if wrote:
+            self._layout_if_needed()
+            self.fit_signal += 1
+
+    def _layout_if_needed(self) -> None:
+        """Save the tidy layout when the stored positions differ (a run's new nodes sit near
+        their parents until laid out). Idempotent across tabs."""
+        want = tree_layout([SimpleNamespace(id=n["id"], parent_id=n["parent_id"], order_index=n.get("order") or 0,
+                                            created_at=n.get("created_at") or "", collapsed=n["collapsed"])
+                            for n in self._nodes.values()])
+        same = all((n.get("position") or {}).get("x") == want[i][0] and (n.get("position") or {}).get("y") == want[i][1]
+                   for i, n in self._nodes.items() if i in want)
+        if not same:
+            self._edit(service.auto_layout)
+
+    # ---- edits -------------------------------------------------------------------------------
+    def _edit(self, fn: Any, *args: Any, reload: bool = True, **kw: Any) -> Any:
+        """Run one service edit; reload the map after it. None (and `error` set) on refusal."""
+        if not self._load_user():
+            return None
+        try:
+            with session_scope() as db:
+                out = fn(db, self.user_id, self.map_id, *args, **kw)
+        except MapNotFound as err:
+            self.error = str(err)
+            self._reload()
+            return None
+        except MapError as err:
+            self.error = err.message
+            return None
+        self.error = ""
+        if reload:
+            self._reload()
+        return out
+
+    def _patch_node(self, node: dict[str, Any]) -> None:
+        """Show an edited node without re-reading the map (the revision moved by exactly one)."""
+        old = self._nodes.get(node["id"])
+        if old is not None:
+            old.update({k: node[k] for k in ("title", "body", "kind", "collapsed", "position",
+                                             "citation_count", "support") if k in node})
+        with session_scope() as db:
+            rev = service.revision(db, self.user_id, self.map_id)
+        if rev == self.revision + 1:
+            self.revision = rev
+            self._rebuild()
+        else:
+            self._reload()
+
+    @rx.event
+    def select(self, node_id: str):
+        self.confirm_delete = False
+        self.selected_id = node_id if node_id in self._nodes else ""
+        self._refresh_selected()
+
+    @rx.event
+    def clear_selection(self):
+        self.selected_id, self.sel_citations, self.confirm_delete = "", [], False
+
+    def _save_field(self, node_id: str, field: str, value: str) -> None:
+        """Save a typed field on the node it was typed for (the selection may have moved on)."""
+        if not node_id or node_id not in self._nodes:
+            return
+        if node_id == self.selected_id:
+            setattr(self, "sel_" + field, value)
+        out = self._edit(service.update_node, node_id, reload=False, **{field: value})
+        if out:
+            self._patch_node(out)
+
+    @rx.event
+    def set_sel_title(self, value: str, node_id: str):
+        self._save_field(node_id, "title", value)
+
+    @rx.event
+    def set_sel_body(self, value: str, node_id: str):
+        self._save_field(node_id, "body", value)
+
+    @rx.event
+    def set_sel_kind(self, value: str):
+        if self.selected_id and value != self.sel_kind:
+            out = self._edit(service.update_node, self.selected_id, reload=False, kind=value)
+            if out:
+                self.sel_kind = value
+                self._patch_node(out)
+
+    def _focus_title(self):
+        return rx.call_script("setTimeout(() => { const e = document.getElementById('node-title');"
+                              " if (e) { e.focus(); e.select(); } }, 60)")
+
+    @rx.event
+    def add_child(self):
+        target = self.selected_id or next((i for i, n in self._nodes.items() if n["parent_id"] is None), "")
+        if not target:
+            return None
+        out = self._edit(service.add_child, target)
+        if out:
+            self.selected_id = out["id"]
+            self._refresh_selected([])
+            return self._focus_title()
+        return None
+
+    @rx.event
+    def add_sibling(self):
+        if not self.selected_id:
+            return None
+        if self.sel_is_root:
+            return MapState.add_child
+        out = self._edit(service.add_sibling, self.selected_id)
+        if out:
+            self.selected_id = out["id"]
+            self._refresh_selected([])
+            return self._focus_title()
+        return None
+
+    @rx.event
+    def ask_delete(self):
+        if self.selected_id and not self.sel_is_root:
+            self.confirm_delete = True
+        elif self.sel_is_root:
+            self.error = "The root question cannot be deleted; delete the map instead."
+
+    @rx.event
+    def cancel_delete(self):
+        self.confirm_delete = False
+
+    @rx.event
+    def delete_selected(self):
+        self.confirm_delete = False
+        if not self.selected_id:
+            return
+        parent = (self._nodes.get(self.selected_id) or {}).get("parent_id") or ""
+        if self._edit(service.delete_subtree, self.selected_id) is not None:
+            self.selected_id = parent
+            self._refresh_selected()
+
+    @rx.event
+    def toggle(self, node_id: str):
+        n = self._nodes.get(node_id)
+        if n is not None:
+            out = self._edit(service.update_node, node_id, reload=False, collapsed=not n["collapsed"])
+            if out:
+                self._patch_node(out)
+                if node_id == self.selected_id:
+                    self.sel_collapsed = out["collapsed"]
+
+    @rx.event
+    def toggle_selected(self):
+        if self.selected_id:
+            return MapState.toggle(self.selected_id)
+        return None
+
+    @rx.event
+    def drag_stop(self, node_id: str, x: float, y: float, target_id: str):
+        """A drag ended: dropped onto another node → re-parent under it; else keep the spot."""
+        node = self._nodes.get(node_id)
+        if node is None:
+            return
+        if target_id and target_id in self._nodes and target_id != node["parent_id"] and node["parent_id"]:
+            if self._edit(service.move_node, node_id, target_id, reload=False) is not None:
+                self._edit(service.auto_layout)
+                self.notice = f"Moved under “{self._nodes[target_id]['title'][:60]}”."
+            else:
+                self._rebuild()  # refused (e.g. under its own child): snap back
+            return
+        out = self._edit(service.update_node, node_id, reload=False, position={"x": x, "y": y})
+        if out:
+            self._patch_node(out)
+
+    @rx.event
+    def layout(self):
+        if self._edit(service.auto_layout) is not None:
+            self.fit_signal += 1
+
+    @rx.event
+    def fit(self):
+        self.fit_signal += 1
+
+    @rx.event
+    def undo(self):
+        if not self._load_user():
+            return
+        with session_scope() as db:
+            try:
+                action = service.undo(db, self.user_id, self.map_id)
+            except MapNotFound:
+                action = None
+        self.notice = f"Undid {action.replace('_', ' ')}." if action else "Nothing to undo."
+        self._reload()
+
+    @rx.event
+    def key(self, key: str):
+        """Canvas keyboard: Enter sibling, Tab child, Delete, F2 rename, Ctrl/Cmd-Z undo."""
+        if key == "Undo":
+            return MapState.undo
+        if key == "Tab":
+            return MapState.add_child
+        if not self.selected_id:
+            return None
+        if key == "Enter":
+            return MapState.add_sibling
+        if key == "Delete":
+            return MapState.ask_delete
+        if key == "F2":
+            return self._focus_title()
+        return None
+
+    # ---- citations -----------------------------------------------------------------------------
+    @rx.event
+    def check_support(self):
+        if self.selected_id:
+            out = self._edit(cit.check_support, self.selected_id)
+            if out is not None:
+                self.notice = "Support checked."
+
+    @rx.event
+    def accept_rewrite(self, citation_id: str):
+        if self._edit(cit.accept_rewrite, citation_id) is not None:
+            self.notice = "Rewrite accepted."
+
+    @rx.event
+    def remove_citation(self, citation_id: str):
+        self._edit(cit.delete_citation, citation_id)
+
+    @rx.event
+    def set_search_q(self, value: str):
+        self.search_q = value
+
+    @rx.event
+    def search_library(self, form: dict | None = None):
+        from bayes_app.search import runtime
+        from bayes_app.search.highlight import best_quote
+        from bayes_app.search.hybrid import search
+
+        if form and "q" in form:
+            self.search_q = form["q"]
+        self.search_error = ""
+        if not self._load_user() or not self.search_q.strip():
+            self.search_hits = []
+            return
+        try:
+            with session_scope() as db:
+                hits = search(db, runtime.index(), runtime.embedder(), self.user_id, self.search_q, 8)
+        except Exception as err:  # noqa: BLE001 - keep the editor alive
+            self.search_error = f"Search is unavailable right now ({type(err).__name__})."
+            self.search_hits = []
+            return
+        self.search_hits = [{"chunk_id": h.chunk_id, "title": h.title, "page": str(h.page),
+                             "quote": best_quote(h.text, self.search_q) or h.text[:300]} for h in hits]
+        if not hits:
+            self.search_error = "No passages found."
+
+    @rx.event
+    def attach(self, chunk_id: str, quote: str):
+        if not self.selected_id:
+            self.error = "Select a node to cite this passage on."
+            return
+        if self._edit(cit.attach_citation, self.selected_id, chunk_id, quote) is not None:
+            self.notice = "Citation attached."
+
+    # ---- proposals -----------------------------------------------------------------------------
+    @rx.event
+    def decide(self, proposal_id: str, accept: bool):
+        fn = service.accept_proposal if accept else service.reject_proposal
+        if self._edit(fn, proposal_id) is not None:
+            if accept:
+                self._edit(service.auto_layout)
+            self.notice = "Regrouping applied." if accept else "Proposal rejected."
+
+    # ---- runs ----------------------------------------------------------------------------------
+    @rx.event
+    def set_research_q(self, value: str):
+        self.research_q = value
+
+    @rx.event
+    def set_message_draft(self, value: str):
+        self.message_draft = value
+
+    def _start(self, kind: str, node_id: str | None = None, prompt: str | None = None) -> bool:
+        from bayes_app.api.errors import ApiError
+        from bayes_app.api.maps import start
+
+        if not self._load_user():
+            return False
+        if self.running:
+            self.error = "A run is already working on this map; stop it first."
+            return False
+        body: dict[str, Any] = {"kind": kind, "mindmap_id": self.map_id}
+        if node_id:
+            body["node_id"] = node_id
+        if prompt:
+            body["prompt"] = prompt
+        try:
+            out = start(self.user_id, body)
+        except ApiError as err:
+            self.error = err.message
+            return False
+        self.error = ""
+        self._reset_run()
+        self.live_run_id, self.live_kind, self.run_note = out["id"], kind, "Queued…"
+        self._rebuild()
+        return True
+
+    @rx.event
+    def research(self):
+        q = self.research_q.strip()
+        if self._start("build_map", prompt=q or None):
+            self.research_q = ""
+
+    @rx.event
+    def run_on_node(self, kind: str):
+        if kind in ("expand", "deepen", "counter") and not self.selected_id:
+            self.error = "Select a node first."
+            return
+        node = self.selected_id or None
+        if kind in ("restructure", "chapters"):
+            node = None
+        self._start(kind, node_id=node)
+
+    @rx.event
+    def send_message(self, form: dict | None = None):
+        text = ((form or {}).get("message") or self.message_draft).strip()
+        if not text:
+            return
+        if self._start("message", node_id=self.selected_id or None, prompt=text):
+            self.message_draft = ""
+
+    @rx.event
+    def stop(self):
+        from bayes_app.runs import service as run_service
+
+        if not self.live_run_id or not self._load_user():
+            return
+        with session_scope() as db:
+            op = run_service.get_owned(db, self.user_id, self.live_run_id)
+            active = op is not None and op.finalized_at is None
+        if active:
+            from jobs.runs import stop
+
+            stop(self.live_run_id)
+        self.run_note = "Stopping…"
