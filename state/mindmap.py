@@ -273,7 +273,8 @@ class MapState(AuthState):
             run_id, cursor = self.live_run_id, self.cursor or None
             known_rev = self.revision
         r = new_async_redis()
-        last_reload = last_sync = 0.0
+        last_reload = last_sync = last_probe = 0.0
+        rev, active = known_rev, run_id or None
         try:
             while True:
                 batch: list[events.RunEvent] = []
@@ -284,8 +285,10 @@ class MapState(AuthState):
                         await asyncio.sleep(0.5)
                 else:
                     await asyncio.sleep(POLL_S)
-                rev, active = await asyncio.to_thread(_probe, owner, map_id)
                 now = time.monotonic()
+                if not batch or now - last_probe >= 1.0:  # events flowing: skip the DB probe
+                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
+                    last_probe = now
                 new_run = active is not None and active != run_id and not batch
                 foreign = rev is not None and rev != known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
                 if not batch and not new_run and not foreign and rev is not None and now - last_sync < 1.0:
