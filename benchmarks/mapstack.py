@@ -3,7 +3,6 @@ index + Redis, offline provider) in a temp dir, a user with credits, Chromium si
 
 from __future__ import annotations
 
-import re
 import statistics
 import sys
 import tempfile
@@ -15,10 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.browser import CHROMIUM_ARGS, login  # noqa: E402,F401  (re-exported)
 from tests.support.procs import AppStack, free_port, stack_env  # noqa: E402
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 # Records, per canvas node id, the wall-clock ms when its element entered the DOM and when its
 # title text last changed (performance.timeOrigin + now(): comparable with time.time()).
@@ -100,11 +97,3 @@ def upload_and_index(base: str, email: str, password: str, paths: list[Path]) ->
     raise RuntimeError("library not indexed")
 
 
-def login(page, base: str, email: str, password: str) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(f"{base}/login")
-    page.fill("#email", email)
-    page.fill("#password", password)
-    page.click("#submit")
-    expect(page).to_have_url(re.compile(r"/maps/?$"))

@@ -25,7 +25,6 @@ from bayes_app.credits.pricing import format_credits
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import citations as cit
-from bayes_app.maps import export as map_export  # noqa: F401  (export is served by the API routes)
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.layout import tree_layout

@@ -15,9 +15,6 @@ from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, sta
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "stack-secret-pass-42"
 APP_MODEL = "gpt-4o-mini"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -150,9 +147,10 @@ def make_user(app_db_url):
 def browser():
     from playwright.sync_api import sync_playwright
 
+    from tests.support.browser import launch_chromium
+
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                              headless=True, args=CHROMIUM_ARGS)
+        b = launch_chromium(p)
         yield b
         b.close()
 

@@ -16,16 +16,10 @@ from bayes_app.db import session_scope
 from bayes_app.models import MICRO, User
 from tests.support import pdfs
 from tests.support.fake_openai import Script
+from tests.support.browser import login
 
 LONG = " ".join(f"w{i}" for i in range(300))  # ~15 s at 20 tokens/s
 
-
-def _login(page, url, email, password):
-    page.goto(f"{url}/login")
-    page.fill("#email", email)
-    page.fill("#password", password)
-    page.click("#submit")
-    expect(page).to_have_url(re.compile(r"/maps/?$"))
 
 
 def _user_with_paper(app_stack, make_user, app_db_url) -> tuple[str, str]:
@@ -48,7 +42,7 @@ def _user_with_paper(app_stack, make_user, app_db_url) -> tuple[str, str]:
 def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_url, fake_llm, browser):
     url = app_stack.url
     email, password = _user_with_paper(app_stack, make_user, app_db_url)
-    _login(page, url, email, password)
+    login(page, url, email, password)
     page.click("#nav-ask")
     expect(page).to_have_url(re.compile(r"/chat/?$"))
     expect(page.locator("#offline-badge")).to_have_count(0)  # a model is configured here
@@ -100,7 +94,7 @@ def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_
     other = browser.new_context(viewport={"width": 1280, "height": 860})
     p2 = other.new_page()
     e2, pw2 = make_user()
-    _login(p2, url, e2, pw2)
+    login(p2, url, e2, pw2)
     p2.goto(chat_url)
     expect(p2.locator("#chat-title")).to_have_text("New chat")
     expect(p2.locator(".chat-question")).to_have_count(0)

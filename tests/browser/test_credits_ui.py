@@ -2,21 +2,14 @@
 dashboard; the user sees the balance; one finished run shows as exactly one history row,
 its usage step in the admin drill-down, and the reconciliation panel stays OK."""
 
-import re
 import uuid
 
 from playwright.sync_api import expect
 from sqlmodel import select
 
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
+from tests.support.browser import login
 
-
-def _login(page, url, email, password):
-    page.goto(f"{url}/login")
-    page.fill("#email", email)
-    page.fill("#password", password)
-    page.click("#submit")
-    expect(page).to_have_url(re.compile(r"/maps/?$"))
 
 
 def _finished_run(db_url: str, email: str, model: str, title: str) -> str:
@@ -48,7 +41,7 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     model = f"ui-model-{uuid.uuid4().hex[:6]}"
 
     # admin: grant 10 credits through the form, set a price in the editor
-    _login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
     page.click("#nav-admin")
     expect(page.locator("#admin-reconciliation")).to_be_visible()
     page.fill("#grant-email", email)
@@ -73,7 +66,7 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     try:
         user = user_ctx.new_page()
         user.set_default_timeout(20_000)
-        _login(user, url, email, password)
+        login(user, url, email, password)
         user.click("#nav-credits")
         expect(user.locator("#credits-balance")).to_have_text("10")
         expect(user.locator("#credits-available")).to_have_text("10")

@@ -6,14 +6,8 @@ import re
 from playwright.sync_api import expect
 
 from tests.support import pdfs
+from tests.support.browser import login
 
-
-def _login(page, url, email, password):
-    page.goto(f"{url}/login")
-    page.fill("#email", email)
-    page.fill("#password", password)
-    page.click("#submit")
-    expect(page).to_have_url(re.compile(r"/maps/?$"))
 
 
 def _norm(s: str) -> str:
@@ -23,7 +17,7 @@ def _norm(s: str) -> str:
 def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_user, browser):
     url = app_stack.url
     email, password = make_user()
-    _login(page, url, email, password)
+    login(page, url, email, password)
     page.click("#nav-library")
     expect(page.locator("#no-documents")).to_be_visible()
     page.locator("#pdf-upload input[type=file]").set_input_files(str(pdfs.PASA))
@@ -55,7 +49,7 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     other = browser.new_context(viewport={"width": 1280, "height": 860})
     p2 = other.new_page()
     e2, pw2 = make_user()
-    _login(p2, url, e2, pw2)
+    login(p2, url, e2, pw2)
     p2.goto(f"{url}/library")
     expect(p2.locator("#no-documents")).to_be_visible()
     p2.goto(doc_url)

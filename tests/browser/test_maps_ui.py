@@ -23,6 +23,7 @@ from bayes_app.db import session_scope
 from bayes_app.models import MICRO, Citation, MapNode, Mindmap, Operation
 from tests.support import pdfs
 from tests.support.procs import AppStack, free_port, stack_env
+from tests.support.browser import login
 
 WORD_DELAY_MS = "20"
 NODE = ".react-flow__node"
@@ -35,15 +36,12 @@ pytestmark = pytest.mark.stack
 
 @pytest.fixture(scope="module")
 def browser():
-    import os
-
     from playwright.sync_api import sync_playwright
 
-    from tests.conftest import CHROMIUM_ARGS
+    from tests.support.browser import launch_chromium
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                              headless=True, args=CHROMIUM_ARGS)
+        b = launch_chromium(p)
         yield b
         b.close()
 
@@ -94,13 +92,6 @@ def researcher(map_stack, map_db) -> tuple[str, str]:
     return _user(map_stack, map_db, with_library=True)
 
 
-def _login(page, url: str, email: str, password: str) -> None:
-    page.goto(f"{url}/login")
-    page.fill("#email", email)
-    page.fill("#password", password)
-    page.click("#submit")
-    expect(page).to_have_url(re.compile(r"/maps/?$"))
-
 
 def _new_map(page, title: str) -> str:
     page.fill("#new-map-title", title)
@@ -125,7 +116,7 @@ def _db_nodes(map_db: str, map_id: str) -> list[MapNode]:
 
 def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
     url = map_stack.url
-    _login(page, url, *researcher)
+    login(page, url, *researcher)
     map_id = _new_map(page, "How are molecular prediction models explained?")
     expect(page.locator("#offline-badge")).to_be_visible()
     page.click("#btn-research")
@@ -161,7 +152,7 @@ def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
 
 def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researcher, page, browser):
     url = map_stack.url
-    _login(page, url, *researcher)
+    login(page, url, *researcher)
     map_id = _new_map(page, "Editing by hand")
     root = page.locator(NODE).first
     root.click()
@@ -189,7 +180,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     ctx2 = browser.new_context(viewport={"width": 1280, "height": 860})
     p2 = ctx2.new_page()
     p2.set_default_timeout(20_000)
-    _login(p2, url, *researcher)
+    login(p2, url, *researcher)
     p2.goto(f"{url}/maps/{map_id}")
     expect(p2.locator(NODE)).to_have_count(4)
     _node(page, "Gamma note").click()
@@ -241,7 +232,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
 
 def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, researcher, page):
     url = map_stack.url
-    _login(page, url, *researcher)
+    login(page, url, *researcher)
     map_id = _new_map(page, "Counterfactual explanations")
     page.locator(NODE).first.click()
     page.click("#btn-add-child")
@@ -272,7 +263,7 @@ def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, res
 
 def test_maps_page_and_isolation(map_stack, map_db, researcher, page, browser):
     url = map_stack.url
-    _login(page, url, *researcher)
+    login(page, url, *researcher)
     first = _new_map(page, "Older map")
     page.goto(f"{url}/maps")
     second = _new_map(page, "Newer map")
@@ -291,7 +282,7 @@ def test_maps_page_and_isolation(map_stack, map_db, researcher, page, browser):
     ctx = browser.new_context(viewport={"width": 1280, "height": 860})
     p2 = ctx.new_page()
     p2.set_default_timeout(20_000)
-    _login(p2, url, *_user(map_stack, map_db, with_library=False))
+    login(p2, url, *_user(map_stack, map_db, with_library=False))
     expect(p2.locator("#no-maps")).to_be_visible()
     p2.goto(f"{url}/maps/{first}")
     expect(p2.locator("#map-missing")).to_be_visible()

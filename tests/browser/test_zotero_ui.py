@@ -3,21 +3,14 @@ appear in the Library with their Zotero collections, then "Sync now" with nothin
 
 from __future__ import annotations
 
-import re
 
 from playwright.sync_api import expect
 
 from tests.support.fake_zotero import recorded_items, seed_recorded
 from tests.support.tiny_pdf import text_pdf
 from tests.support.zotero_sync import new_ids
+from tests.support.browser import login
 
-
-def _login(page, url, email, password):
-    page.goto(f"{url}/login")
-    page.fill("#email", email)
-    page.fill("#password", password)
-    page.click("#submit")
-    expect(page).to_have_url(re.compile(r"/maps/?$"))
 
 
 def test_connect_watch_progress_and_see_documents(app_stack, page, make_user, fake_zotero):
@@ -27,7 +20,7 @@ def test_connect_watch_progress_and_see_documents(app_stack, page, make_user, fa
     items = recorded_items()
     zlib.add_pdf(items[5]["key"], "WEBDAV03", text_pdf("only on webdav"), with_file=False)
     email, password = make_user()
-    _login(page, app_stack.url, email, password)
+    login(page, app_stack.url, email, password)
     page.click("#nav-library")
     expect(page.locator("#no-documents")).to_be_visible()
 

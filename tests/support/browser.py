@@ -1,0 +1,28 @@
+"""Browser-test helpers shared by tests/browser/ (Playwright on Debian's Chromium)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from playwright.sync_api import Browser, Page, Playwright, expect
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+def launch_chromium(p: Playwright) -> Browser:
+    """Headless Debian Chromium (never a downloaded browser)."""
+    return p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                             headless=True, args=CHROMIUM_ARGS)
+
+
+def login(page: Page, url: str, email: str, password: str, *, expect_home: bool = True) -> None:
+    """Sign in through the login form; by default wait for the home page (/maps)."""
+    page.goto(f"{url}/login")
+    page.fill("#email", email)
+    page.fill("#password", password)
+    page.click("#submit")
+    if expect_home:
+        expect(page).to_have_url(re.compile(r"/maps/?$"))
