@@ -285,11 +285,13 @@ class MapState(AuthState):
                 else:
                     await asyncio.sleep(POLL_S)
                 now = time.monotonic()
-                if not batch or now - last_probe >= 1.0:  # events flowing: skip the DB probe
+                if not batch:  # events flowing: the probe runs after they are shown (below)
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = now
                 new_run = active is not None and active != run_id and not batch
-                foreign = rev is not None and rev != known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
+                # the run's own writes are counted into `revision` as their events are applied,
+                # so only a revision beyond that is someone else's edit
+                foreign = rev is not None and rev > known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
                 if not batch and not new_run and not foreign and rev is not None and now - last_sync < 1.0:
                     continue
                 last_sync = now
@@ -303,6 +305,8 @@ class MapState(AuthState):
                     finished = False
                     for ev in batch:
                         self.cursor = ev.id
+                        if self.live_run_id and self._counted_write(ev):
+                            self.revision += 1
                         finished = self._apply(ev) or finished
                     if batch and not finished:
                         self._rebuild()  # the canvas refits itself when a new node lands off-view
@@ -311,12 +315,29 @@ class MapState(AuthState):
                         last_reload = now
                     elif new_run and active != self.live_run_id:
                         self._follow(active)
-                    elif rev != self.revision and (foreign or not self.live_run_id):
+                    elif rev > self.revision and (foreign or not self.live_run_id):
                         self._reload()
                         last_reload = now
                     run_id, cursor, known_rev = self.live_run_id, self.cursor or None, self.revision
+                if batch and time.monotonic() - last_probe >= 1.0:  # at least one probe a second
+                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
+                    last_probe = time.monotonic()
         finally:
             await r.aclose()
+
+    def _counted_write(self, ev: events.RunEvent) -> bool:
+        """Is `ev` a run write (one revision bump each) that the map in memory does not have yet?
+        Only those are counted; anything else leaves the revision behind, so the map is re-read."""
+        data = ev.data if isinstance(ev.data, dict) else {}
+        if not data.get("id"):
+            return False
+        if ev.type == "node":
+            return not data.get("updated") and data["id"] not in self._nodes and data.get("parent_id") in self._nodes
+        if ev.type == "relation":
+            return not any(r["id"] == data["id"] for r in self._relations)
+        if ev.type == "proposal":
+            return not any(p["id"] == data["id"] for p in self.proposals)
+        return False
 
     def _apply(self, ev: events.RunEvent) -> bool:
         """Apply one run event to the map in memory; True at the end of the run."""
