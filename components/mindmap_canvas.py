@@ -23,7 +23,7 @@ from reflex.vars.base import Var
 XYFLOW = "@xyflow/react@12.12.1"
 
 _JS = r"""
-function MindmapNode({ data, selected }) {
+function MindmapNodeView({ data, selected }) {
   const h = createElement;
   const cls = "mm-node mm-kind-" + data.kind + (selected ? " mm-selected" : "") + (data.live ? " mm-live" : "");
   const badge = data.citations > 0
@@ -40,15 +40,65 @@ function MindmapNode({ data, selected }) {
     h("div", { className: "mm-title" }, data.title || "(untitled)"),
     h(Handle, { type: "source", position: Position.Right, isConnectable: false }));
 }
+// Re-render a node only when its data item or selection changed (not on every drag tick or
+// on a change elsewhere in the map).
+const MindmapNode = memo(MindmapNodeView, (a, b) => a.data === b.data && a.selected === b.selected);
 const mindmapNodeTypes = { mind: MindmapNode };
 const MM_TREE_EDGE = { type: "default", className: "mm-edge-tree", style: { stroke: "var(--gray-8)", strokeWidth: 1.5 } };
 const MM_CONTRA_EDGE = { type: "straight", className: "mm-edge-contradicts", animated: true, label: "contradicts",
   style: { stroke: "var(--red-9)", strokeWidth: 2, strokeDasharray: "6 4" },
   labelStyle: { fill: "var(--red-11)", fontSize: 10 }, labelBgStyle: { fill: "var(--color-background)" } };
 
-function mindmapToFlow(n, selectedId) {
-  return { id: n.id, type: "mind", position: n.position, data: n, selected: n.id === selectedId,
-           draggable: true, connectable: false };
+function mindmapToFlow(n, selected) {
+  return { id: n.id, type: "mind", position: n.position, data: n, selected, draggable: true, connectable: false };
+}
+
+// Same item as what the node shows now? (every field but the position, which is compared apart)
+function mindmapSameData(a, b) {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  for (const k in b) if (k !== "position" && a[k] !== b[k]) return false;
+  for (const k in a) if (!(k in b)) return false;
+  return true;
+}
+
+// The React Flow nodes for a new `graph`, reusing every node object whose item, position and
+// selection did not change: React Flow then re-renders only the nodes that did (and keeps
+// their measured sizes), instead of all of them on every update. Returns `prev` itself when
+// nothing changed.
+function mindmapMergeNodes(prev, incoming, selectedId) {
+  const old = new Map(prev.map((n) => [n.id, n]));
+  let changed = prev.length !== incoming.length;
+  const next = incoming.map((n, i) => {
+    const o = old.get(n.id);
+    const sel = n.id === selectedId;
+    if (!o) { changed = true; return mindmapToFlow(n, sel); }
+    const samePos = o.dragging || (o.position.x === n.position.x && o.position.y === n.position.y);
+    const sameData = mindmapSameData(o.data, n);
+    if (samePos && sameData && o.selected === sel) {
+      if (prev[i] !== o) changed = true;
+      return o;
+    }
+    changed = true;
+    return { ...o, position: samePos ? o.position : n.position, data: sameData ? o.data : n, selected: sel };
+  });
+  return changed ? next : prev;
+}
+
+function mindmapMergeEdges(prev, incoming) {
+  const old = new Map(prev.map((e) => [e.id, e]));
+  let changed = prev.length !== incoming.length;
+  const next = incoming.map((e, i) => {
+    const o = old.get(e.id);
+    if (o && o.source === e.source && o.target === e.target && o.mmKind === e.kind) {
+      if (prev[i] !== o) changed = true;
+      return o;
+    }
+    changed = true;
+    return { ...(e.kind === "contradicts" ? MM_CONTRA_EDGE : MM_TREE_EDGE), id: e.id, source: e.source,
+             target: e.target, mmKind: e.kind };
+  });
+  return changed ? next : prev;
 }
 
 function mindmapInView(rf, el, n) {
@@ -59,8 +109,15 @@ function mindmapInView(rf, el, n) {
   return n.position.x >= x0 && n.position.y >= y0 && n.position.x + nw <= x0 + w && n.position.y + nh <= y0 + hh;
 }
 
-function MindmapFlow(props) {
-  const { graph, selectedId, fitSignal, onSelect, onToggle, onDragStop, onKey, onPaneSelect } = props;
+function MindmapFlowView(props) {
+  const { graph, selectedId, fitSignal } = props;
+  const cb = useRef(props);
+  cb.current = props;
+  const onSelect = useCallback((id) => cb.current.onSelect(id), []);
+  const onToggle = useCallback((id) => cb.current.onToggle(id), []);
+  const onDragStop = useCallback((id, x, y, t) => cb.current.onDragStop(id, x, y, t), []);
+  const onKey = useCallback((k) => cb.current.onKey(k), []);
+  const onPaneSelect = useCallback(() => cb.current.onPaneSelect(), []);
   const rf = useReactFlow();
   const [nodes, setNodes, onNodesChange] = useNodesState([]);
   const [edges, setEdges] = useState([]);
@@ -69,20 +126,8 @@ function MindmapFlow(props) {
   const box = useRef(null);
   useEffect(() => {
     const incoming = (graph && graph.nodes) || [];
-    setNodes((prev) => {
-      const old = new Map(prev.map((n) => [n.id, n]));
-      return incoming.map((n) => {
-        const node = mindmapToFlow(n, selectedId);
-        const o = old.get(n.id);
-        if (o) {
-          if (o.measured) node.measured = o.measured;
-          if (o.dragging) { node.position = o.position; node.dragging = true; }
-        }
-        return node;
-      });
-    });
-    setEdges(((graph && graph.edges) || []).map((e) => ({ ...(e.kind === "contradicts" ? MM_CONTRA_EDGE : MM_TREE_EDGE),
-      id: e.id, source: e.source, target: e.target })));
+    setNodes((prev) => mindmapMergeNodes(prev, incoming, selectedId));
+    setEdges((prev) => mindmapMergeEdges(prev, (graph && graph.edges) || []));
   }, [graph]);
   useEffect(() => {
     setNodes((prev) => prev.map((n) => (n.selected === (n.id === selectedId) ? n : { ...n, selected: n.id === selectedId })));
@@ -137,7 +182,7 @@ function MindmapFlow(props) {
   return h("div", { className: "mm-canvas", id: "mindmap-canvas", tabIndex: 0, onKeyDown, ref: box,
                     style: { width: "100%", height: "100%", outline: "none" } },
     h(ReactFlow, { nodes, edges, nodeTypes: mindmapNodeTypes, onNodesChange, onNodeClick, onNodeDragStop,
-                   onPaneClick: () => onPaneSelect(), minZoom: 0.05, maxZoom: 2, deleteKeyCode: null,
+                   onPaneClick: onPaneSelect, minZoom: 0.05, maxZoom: 2, deleteKeyCode: null,
                    selectionKeyCode: null, multiSelectionKeyCode: null, nodesConnectable: false,
                    disableKeyboardA11y: true,
                    proOptions: { hideAttribution: true } },
@@ -145,6 +190,12 @@ function MindmapFlow(props) {
       nodes.length >= 40 ? h(MiniMap, { pannable: true, zoomable: true, position: "top-right",
                                         style: { width: 150, height: 100 } }) : null));
 }
+
+// Reflex re-renders the canvas whenever any MapState var changes (a typed title, a notice…) and
+// passes new (but equivalent) event callbacks each time: skip those renders; the callbacks are
+// read through a ref, so the latest are always used.
+const MindmapFlow = memo(MindmapFlowView, (a, b) =>
+  a.graph === b.graph && a.selectedId === b.selectedId && a.fitSignal === b.fitSignal);
 
 function MindmapCanvas(props) {
   return createElement(ReactFlowProvider, null, createElement(MindmapFlow, props));
@@ -204,7 +255,7 @@ class MindmapCanvas(rx.Component):
                 "ReactFlow", "ReactFlowProvider", "Background", "Controls", "MiniMap", "Handle", "Position",
                 "useNodesState", "useReactFlow")],
             "react": [rx.ImportVar(tag=t) for t in (
-                "createElement", "useState", "useEffect", "useCallback", "useRef")],
+                "createElement", "memo", "useState", "useEffect", "useCallback", "useRef")],
         }
 
     def add_custom_code(self) -> list[str]:

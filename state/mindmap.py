@@ -285,11 +285,13 @@ class MapState(AuthState):
                 else:
                     await asyncio.sleep(POLL_S)
                 now = time.monotonic()
-                if not batch or now - last_probe >= 1.0:  # events flowing: skip the DB probe
+                if not batch:  # events flowing: the probe runs after they are shown (below)
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = now
                 new_run = active is not None and active != run_id and not batch
-                foreign = rev is not None and rev != known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
+                # the run's own writes are counted into `revision` as their events are applied,
+                # so only a revision beyond that is someone else's edit
+                foreign = rev is not None and rev > known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
                 if not batch and not new_run and not foreign and rev is not None and now - last_sync < 1.0:
                     continue
                 last_sync = now
@@ -303,6 +305,8 @@ class MapState(AuthState):
                     finished = False
                     for ev in batch:
                         self.cursor = ev.id
+                        if self.live_run_id and self._counted_write(ev):
+                            self.revision += 1
                         finished = self._apply(ev) or finished
                     if batch and not finished:
                         self._rebuild()  # the canvas refits itself when a new node lands off-view
@@ -311,12 +315,29 @@ class MapState(AuthState):
                         last_reload = now
                     elif new_run and active != self.live_run_id:
                         self._follow(active)
-                    elif rev != self.revision and (foreign or not self.live_run_id):
+                    elif rev > self.revision and (foreign or not self.live_run_id):
                         self._reload()
                         last_reload = now
                     run_id, cursor, known_rev = self.live_run_id, self.cursor or None, self.revision
+                if batch and time.monotonic() - last_probe >= 1.0:  # at least one probe a second
+                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
+                    last_probe = time.monotonic()
         finally:
             await r.aclose()
+
+    def _counted_write(self, ev: events.RunEvent) -> bool:
+        """Is `ev` a run write (one revision bump each) that the map in memory does not have yet?
+        Only those are counted; anything else leaves the revision behind, so the map is re-read."""
+        data = ev.data if isinstance(ev.data, dict) else {}
+        if not data.get("id"):
+            return False
+        if ev.type == "node":
+            return not data.get("updated") and data["id"] not in self._nodes and data.get("parent_id") in self._nodes
+        if ev.type == "relation":
+            return not any(r["id"] == data["id"] for r in self._relations)
+        if ev.type == "proposal":
+            return not any(p["id"] == data["id"] for p in self.proposals)
+        return False
 
     def _apply(self, ev: events.RunEvent) -> bool:
         """Apply one run event to the map in memory; True at the end of the run."""
@@ -428,6 +449,26 @@ class MapState(AuthState):
         else:
             self._reload()
 
+    def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
+        """Show a node this tab just added (add_child / add_sibling) without re-reading the map:
+        the same changes as the service (siblings from its place shift down one, the parent is
+        expanded), applied in memory when the revision moved by exactly one; else a re-read."""
+        parent = self._nodes.get(node.get("parent_id") or "")
+        with session_scope() as db:
+            rev = service.revision(db, self.user_id, self.map_id)
+        if parent is None or rev != self.revision + 1:
+            self._reload()
+            return
+        order = node.get("order") or 0
+        for n in self._nodes.values():
+            if n["parent_id"] == parent["id"] and (n.get("order") or 0) >= order:
+                n["order"] = (n.get("order") or 0) + 1
+        if expand_parent:
+            parent["collapsed"] = False
+        self._nodes[node["id"]] = dict(node)
+        self.revision = rev
+        self._rebuild()
+
     @rx.event
     def select(self, node_id: str):
         self.confirm_delete = False
@@ -468,37 +509,44 @@ class MapState(AuthState):
         return rx.call_script("setTimeout(() => { const e = document.getElementById('node-title');"
                               " if (e) { e.focus(); e.select(); } }, 60)")
 
-    @rx.event
-    def add_child(self):
+    def _added(self, out: dict[str, Any] | None, child: bool):
+        if not out:
+            return None
+        self._insert_local(out, expand_parent=child)
+        self.selected_id = out["id"]
+        self._refresh_selected([])
+        return self._focus_title()
+
+    def _add_child(self):
         target = self.selected_id or next((i for i, n in self._nodes.items() if n["parent_id"] is None), "")
         if not target:
             return None
-        out = self._edit(service.add_child, target)
-        if out:
-            self.selected_id = out["id"]
-            self._refresh_selected([])
-            return self._focus_title()
-        return None
+        return self._added(self._edit(service.add_child, target, reload=False), child=True)
 
-    @rx.event
-    def add_sibling(self):
+    def _add_sibling(self):
         if not self.selected_id:
             return None
         if self.sel_is_root:
-            return MapState.add_child
-        out = self._edit(service.add_sibling, self.selected_id)
-        if out:
-            self.selected_id = out["id"]
-            self._refresh_selected([])
-            return self._focus_title()
-        return None
+            return self._add_child()
+        return self._added(self._edit(service.add_sibling, self.selected_id, reload=False), child=False)
 
     @rx.event
-    def ask_delete(self):
+    def add_child(self):
+        return self._add_child()
+
+    @rx.event
+    def add_sibling(self):
+        return self._add_sibling()
+
+    def _ask_delete(self) -> None:
         if self.selected_id and not self.sel_is_root:
             self.confirm_delete = True
         elif self.sel_is_root:
             self.error = "The root question cannot be deleted; delete the map instead."
+
+    @rx.event
+    def ask_delete(self):
+        self._ask_delete()
 
     @rx.event
     def cancel_delete(self):
@@ -558,6 +606,9 @@ class MapState(AuthState):
 
     @rx.event
     def undo(self):
+        self._undo()
+
+    def _undo(self) -> None:
         if not self._load_user():
             return
         with session_scope() as db:
@@ -570,17 +621,20 @@ class MapState(AuthState):
 
     @rx.event
     def key(self, key: str):
-        """Canvas keyboard: Enter sibling, Tab child, Delete, F2 rename, Ctrl/Cmd-Z undo."""
+        """Canvas keyboard: Enter sibling, Tab child, Delete, F2 rename, Ctrl/Cmd-Z undo.
+        Handled here, not chained as another event (which would cost a websocket round trip)."""
         if key == "Undo":
-            return MapState.undo
+            self._undo()
+            return None
         if key == "Tab":
-            return MapState.add_child
+            return self._add_child()
         if not self.selected_id:
             return None
         if key == "Enter":
-            return MapState.add_sibling
+            return self._add_sibling()
         if key == "Delete":
-            return MapState.ask_delete
+            self._ask_delete()
+            return None
         if key == "F2":
             return self._focus_title()
         return None
