@@ -211,9 +211,6 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
         expect(page.locator(f'{NODE} .mm-node[data-kind="counterpoint"]')).to_have_text(re.compile(re.escape(LO)))
         expect(page.locator(f'{NODE} .mm-node[data-kind="claim"]', has_text=HI)).to_have_count(1)
         contra = page.locator(".react-flow__edge.mm-edge-contradicts")
-        print("DEBUG", page.evaluate("() => Array.from(document.querySelectorAll('.react-flow__edge')).map(e => e.getAttribute('class') + ' | ' + e.getAttribute('aria-label'))"))
-        print("DEBUG nodes", page.evaluate("() => Array.from(document.querySelectorAll('.react-flow__node')).map(e => e.getAttribute('data-id') + ' ' + e.textContent.slice(0,30))"))
-        print("DEBUG ids", lo.id, hi.id)
         try:
             expect(contra).to_have_count(1, timeout=10_000)
         except AssertionError:  # what the canvas has instead
