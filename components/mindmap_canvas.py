@@ -132,6 +132,16 @@ function MindmapFlowView(props) {
   useEffect(() => {
     setNodes((prev) => prev.map((n) => (n.selected === (n.id === selectedId) ? n : { ...n, selected: n.id === selectedId })));
   }, [selectedId]);
+  const updateNodeInternals = useUpdateNodeInternals();
+  useEffect(() => {
+    // A node replaced (new graph) while React Flow was measuring it can end up "measured" without
+    // handle bounds: it is never re-measured, so its edges are not drawn. Re-measure such nodes.
+    const stale = nodes.filter((n) => {
+      const i = rf.getInternalNode(n.id);
+      return i && i.measured && i.measured.width && !i.internals.handleBounds;
+    }).map((n) => n.id);
+    if (stale.length) updateNodeInternals(stale);
+  }, [nodes]);
   const pendingFit = useRef(false);
   useEffect(() => { if (fitSignal) pendingFit.current = true; }, [fitSignal]);
   useEffect(() => {  // fit once the first nodes are measured, and on request once new nodes are
@@ -253,7 +263,7 @@ class MindmapCanvas(rx.Component):
             "": "@xyflow/react/dist/style.css",
             XYFLOW: [rx.ImportVar(tag=t) for t in (
                 "ReactFlow", "ReactFlowProvider", "Background", "Controls", "MiniMap", "Handle", "Position",
-                "useNodesState", "useReactFlow")],
+                "useNodesState", "useReactFlow", "useUpdateNodeInternals")],
             "react": [rx.ImportVar(tag=t) for t in (
                 "createElement", "memo", "useState", "useEffect", "useCallback", "useRef")],
         }
