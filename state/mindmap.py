@@ -664,7 +664,6 @@ class MapState(AuthState):
     def search_library(self, form: dict | None = None):
         from bayes_app.search import runtime
         from bayes_app.search.highlight import best_quote
-        from bayes_app.search.hybrid import search
 
         if form and "q" in form:
             self.search_q = form["q"]
@@ -674,7 +673,7 @@ class MapState(AuthState):
             return
         try:
             with session_scope() as db:
-                hits = search(db, runtime.index(), runtime.embedder(), self.user_id, self.search_q, 8)
+                hits = runtime.search_library(db, self.user_id, self.search_q, 8)
         except Exception as err:  # noqa: BLE001 - keep the editor alive
             self.search_error = f"Search is unavailable right now ({type(err).__name__})."
             self.search_hits = []

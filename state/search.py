@@ -10,7 +10,6 @@ from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.search import runtime
 from bayes_app.search.highlight import best_quote, emphasis_segments
-from bayes_app.search.hybrid import search
 from state.auth import AuthState
 
 
@@ -65,9 +64,9 @@ class SearchState(AuthState):
             return
         try:
             with session_scope() as db:
-                hits = search(db, runtime.index(), runtime.embedder(), self.user_id, self.query, 10,
-                              [self.document_id] if self.document_id else None,
-                              [self.collection_id] if self.collection_id else None)
+                hits = runtime.search_library(db, self.user_id, self.query, 10,
+                                              [self.document_id] if self.document_id else None,
+                                              [self.collection_id] if self.collection_id else None)
         except Exception as err:  # noqa: BLE001 - show the user, keep the page alive
             self.error = f"Search is unavailable right now ({type(err).__name__})."
             self.results = []

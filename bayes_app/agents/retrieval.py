@@ -36,14 +36,13 @@ class Passage:
 
 
 def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
-    from bayes_app.models import Chunk, Document
+    from bayes_app.models import Chunk
     from bayes_app.search import runtime
-    from bayes_app.search.hybrid import search
 
     with sessions() as db:
-        if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
+        hits = runtime.search_library(db, owner_id, query, k)
+        if not hits:
             return []
-        hits = search(db, runtime.index(), runtime.embedder(), owner_id, query, k=k)
         raw = {c.id: c.text for c in db.exec(select(Chunk).where(
             Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
     return [(h, raw.get(h.chunk_id, h.text)) for h in hits]

@@ -17,7 +17,6 @@ from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import storage, uploads
 from bayes_app.search import runtime
-from bayes_app.search.hybrid import search as hybrid_search
 from bayes_app.settings import get_settings
 
 
@@ -218,7 +217,7 @@ async def search(request: Request) -> Response:
             lib.get_owned(db, user.id, d)
         for c in col_ids or []:
             lib.get_collection(db, user.id, c)
-        return hybrid_search(db, runtime.index(), runtime.embedder(), user.id, q, k, doc_ids, col_ids)
+        return runtime.search_library(db, user.id, q, k, doc_ids, col_ids)
 
     hits = await run_in_threadpool(_call, work)
     return JSONResponse([h.to_json() for h in hits])

@@ -37,21 +37,13 @@ TOOL_RESULT_CHARS = 12_000
 def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None,
                    k: int = TOP_K) -> list[dict]:
     """Top passages of the owner's library (within the scope) as citations."""
-    from sqlmodel import select
-
     from bayes_app.search import runtime
-    from bayes_app.search.hybrid import search
 
     scope = scope or {}
     with sessions() as db:
-        if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
-            return []
-        hits = search(db, runtime.index(), runtime.embedder(), owner_id, query, k=k,
-                      document_ids=scope.get("document_ids") or None,
-                      collection_ids=scope.get("collection_ids") or None)
-    return [{"document_id": h.document_id, "chunk_id": h.chunk_id, "title": h.title,
-             "authors": h.authors, "year": h.year, "page": h.page, "char_start": h.char_start,
-             "char_end": h.char_end, "text": h.text, "score": round(h.score, 6)} for h in hits]
+        hits = runtime.search_library(db, owner_id, query, k, scope.get("document_ids") or None,
+                                      scope.get("collection_ids") or None)
+    return [h.to_json() for h in hits]
 
 
 @dataclass

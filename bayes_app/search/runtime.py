@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import TYPE_CHECKING
 
 from bayes_app.search.embeddings import Embedder, get_embedder
 from bayes_app.search.index import IndexClient
 from bayes_app.settings import get_settings
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from bayes_app.search.hybrid import SearchHit
 
 _lock = threading.Lock()
 _index: dict[str, IndexClient] = {}
@@ -41,3 +47,18 @@ def reset() -> None:
         for c in _index.values():
             c.close()
         _index.clear()
+
+
+def search_library(db: Session, owner_id: str, query: str, k: int = 10,
+                   document_ids: list[str] | None = None,
+                   collection_ids: list[str] | None = None) -> list[SearchHit]:
+    """Hybrid search of one owner's library with this process's index and embedder; [] at
+    once (no index call) when the owner has no documents yet."""
+    from sqlmodel import select
+
+    from bayes_app.models import Document
+    from bayes_app.search.hybrid import search
+
+    if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
+        return []
+    return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids)
