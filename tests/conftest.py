@@ -143,6 +143,28 @@ def make_user(app_db_url):
     return create
 
 
+@pytest.fixture
+def client(app_stack):
+    """An HTTP client for the shared app's /api/v1."""
+    import httpx
+
+    with httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60) as c:
+        yield c
+
+
+@pytest.fixture
+def user_api(client, make_user):
+    """`make()` creates a user and returns a client bound to their bearer token."""
+    import httpx
+
+    def make() -> httpx.Client:
+        email, pw = make_user()
+        tok = client.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
+        return httpx.Client(base_url=str(client.base_url), timeout=60,
+                            headers={"Authorization": f"Bearer {tok}"})
+    return make
+
+
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright

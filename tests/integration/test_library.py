@@ -16,24 +16,6 @@ from bayes_app.models import Chunk, Document, PageText
 from tests.support import pdfs
 
 
-@pytest.fixture
-def client(app_stack):
-    with httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60) as c:
-        yield c
-
-
-@pytest.fixture
-def user_api(client, make_user):
-    """Make a user and return a client bound to their bearer token."""
-    def make():
-        email, pw = make_user()
-        tok = client.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
-        c = httpx.Client(base_url=str(client.base_url), timeout=60,
-                         headers={"Authorization": f"Bearer {tok}"})
-        return c
-    return make
-
-
 def upload(c: httpx.Client, data: bytes, name: str = "paper.pdf", **form) -> httpx.Response:
     return c.post("/documents", files={"file": (name, data, "application/pdf")}, data=form)
 

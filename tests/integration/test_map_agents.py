@@ -31,7 +31,7 @@ from bayes_app.runs import service as run_service
 from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAI, Script
 from tests.support.maplib import assert_provenance, ingest
-from tests.support.procs import free_port, start_index
+from tests.support.procs import free_port, restore_env, start_index
 
 MODEL = "gpt-4o-mini"
 Q1 = "the decision token is presented before the rationale, allowing the Selector to act as a single-token reward model during the Crawler training"
@@ -58,11 +58,7 @@ def index_env(tmp_path_factory):
     runtime.reset()
     yield tmp
     runtime.reset()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    restore_env(saved)
     settings.get_settings.cache_clear()
     proc.terminate()
     try:

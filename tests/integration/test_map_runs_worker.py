@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import dramatiq
 import pytest
@@ -28,7 +26,7 @@ from tests.integration.test_map_agents import ASPECT_QUERIES, Q1, Q2A, Q2B, clai
 from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAIProcess, Script
 from tests.support.maplib import assert_provenance, ingest
-from tests.support.procs import free_port, stack_env, start_index, start_worker, wait_for
+from tests.support.procs import free_port, restore_env, stack_env, start_index, start_worker, wait_for
 
 MODEL = "gpt-4o-mini"
 ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "BAYES_MODEL_DEFAULT",
@@ -82,11 +80,7 @@ def stack(db_url, redis_server, tmp_path):
                 os.killpg(proc.pid, signal.SIGKILL)
         fake.stop()
         runtime.reset()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_env(saved)
         settings.get_settings.cache_clear()
 
 

@@ -26,7 +26,7 @@ from bayes_app.db import get_engine, migrate
 from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent
 from bayes_app.runs import events
 from tests.support.fake_openai import FakeOpenAIProcess, Script
-from tests.support.procs import stack_env, start_worker, wait_for
+from tests.support.procs import restore_env, stack_env, start_worker, wait_for
 
 MODEL = "gpt-4o-mini"
 LONG = " ".join(f"word{i}" for i in range(400))  # ~13 s at 30 tokens/s
@@ -108,11 +108,7 @@ def env(tmp_path_factory, redis_server):
                 except Exception:  # noqa: BLE001
                     os.killpg(w.pid, signal.SIGKILL)
         fake.stop()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_env(saved)
         settings.get_settings.cache_clear()
 
 

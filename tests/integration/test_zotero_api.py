@@ -7,27 +7,10 @@ from __future__ import annotations
 import time
 
 import httpx
-import pytest
 
 from tests.support.fake_zotero import recorded_items, seed_recorded
 from tests.support.procs import wait_for
 from tests.support.zotero_sync import new_ids
-
-
-@pytest.fixture
-def client(app_stack):
-    with httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60) as c:
-        yield c
-
-
-@pytest.fixture
-def user_api(client, make_user):
-    def make():
-        email, pw = make_user()
-        tok = client.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
-        return httpx.Client(base_url=str(client.base_url), timeout=60,
-                            headers={"Authorization": f"Bearer {tok}"})
-    return make
 
 
 def wait_sync(c: httpx.Client, lib_id: str, after: str | None = None, timeout: float = 120) -> dict:

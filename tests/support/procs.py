@@ -235,3 +235,12 @@ def start_worker(env: dict, log_path: Path) -> subprocess.Popen:
          "--worker-shutdown-timeout", "2000"],
         cwd=ROOT, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
         start_new_session=True)
+
+
+def restore_env(saved: dict[str, str | None]) -> None:
+    """Put back environment variables saved as {name: value or None (was unset)}."""
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
