@@ -20,6 +20,7 @@ import json
 import socket
 import threading
 import time
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
@@ -326,12 +327,20 @@ class FakeZotero:
                 with fz._lock:
                     fz.in_flight -= 1
 
-        async def items(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            lib = fz._resolve(req)
-            if isinstance(lib, Response):
-                return lib
+        def library_route(handler: Any) -> Any:
+            """A library endpoint: counted and fault-injected (`guard`), then its library
+            resolved (404/403 answered here) and passed in as `lib`."""
+            async def route(req: Request):
+                if (r := await guard(req)) is not None:
+                    return r
+                lib = fz._resolve(req)
+                if isinstance(lib, Response):
+                    return lib
+                return await handler(req, lib)
+            return route
+
+        @library_route
+        async def items(req: Request, lib: Any):
             with lib.lock:
                 objs = list(lib.items.values())
                 if req.query_params.get("includeTrashed") != "1":
@@ -340,24 +349,16 @@ class FakeZotero:
                     objs = [o for o in objs if not o.get("parentItem")]
                 return fz._multi(req, lib, objs, lib.item_json)
 
-        async def item(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            lib = fz._resolve(req)
-            if isinstance(lib, Response):
-                return lib
+        @library_route
+        async def item(req: Request, lib: Any):
             d = lib.items.get(req.path_params["key"])
             if not d:
                 return PlainTextResponse("Not found", status_code=404)
             return JSONResponse(lib.item_json(fz._base(req), d),
                                 headers=fz._headers({"Last-Modified-Version": str(d["version"])}))
 
-        async def item_file(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            lib = fz._resolve(req)
-            if isinstance(lib, Response):
-                return lib
+        @library_route
+        async def item_file(req: Request, lib: Any):
             key = req.path_params["key"]
             d = lib.items.get(key)
             if not d or key not in lib.files:
@@ -380,21 +381,13 @@ class FakeZotero:
                 return PlainTextResponse("NoSuchKey", status_code=404)
             return Response(blob, media_type="application/pdf")
 
-        async def collections(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            lib = fz._resolve(req)
-            if isinstance(lib, Response):
-                return lib
+        @library_route
+        async def collections(req: Request, lib: Any):
             with lib.lock:
                 return fz._multi(req, lib, list(lib.collections.values()), lib.collection_json)
 
-        async def deleted(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            lib = fz._resolve(req)
-            if isinstance(lib, Response):
-                return lib
+        @library_route
+        async def deleted(req: Request, lib: Any):
             if req.url.path.startswith("/api/"):
                 return PlainTextResponse("Not found", status_code=404)
             if "since" not in req.query_params:
@@ -419,12 +412,8 @@ class FakeZotero:
                 return PlainTextResponse("Key not found", status_code=404)
             return JSONResponse(info, headers=fz._headers())
 
-        async def user_groups(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            lib = fz._resolve(req)
-            if isinstance(lib, Response):
-                return lib
+        @library_route
+        async def user_groups(req: Request, lib: Any):
             info = next(i for i in fz.keys.values() if str(i["userID"]) == req.path_params["lid"])
             out = [{"id": int(g), "version": 0, "meta": {}, "links": {},
                     "data": {"id": int(g), "name": fz.libraries[("groups", g)].name}}
