@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 import time
 
-from mapstack import OBSERVER_JS, app, login, make_user, pct, summary, upload_and_index
+from mapstack import OBSERVER_JS, WS_TAP_JS, app, login, make_user, pct, summary, upload_and_index
+
+ID_RE = re.compile(r'\\?"id\\?":\\?"([0-9a-f-]{32,36})')
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=100)
+    ap.add_argument("--dump", help="write the raw timestamps (ms) per node id to this JSON file")
     args = ap.parse_args()
 
     import httpx
@@ -43,6 +47,24 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(30_000)
+        page.add_init_script(WS_TAP_JS)
+        # the same frames as the network stack got them (before the page's main thread sees them)
+        wire_seen: dict[str, float] = {}
+        clock = {"offset": None}
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+
+        def on_handshake(p: dict) -> None:
+            clock["offset"] = p["wallTime"] - p["timestamp"]
+
+        def on_frame(p: dict) -> None:
+            if clock["offset"] is None:
+                return
+            t = (p["timestamp"] + clock["offset"]) * 1000
+            for m in ID_RE.finditer(p["response"].get("payloadData") or ""):
+                wire_seen.setdefault(m.group(1), t)
+        cdp.on("Network.webSocketWillSendHandshakeRequest", on_handshake)
+        cdp.on("Network.webSocketFrameReceived", on_frame)
         login(page, stack.url, email, password)
         page.fill("#new-map-title", "How are molecular prediction models explained?")
         page.click("#new-map")
@@ -87,14 +109,27 @@ def main() -> None:
             time.sleep(1.2)  # let the 1 s poller see the last nodes too
         stop_poll.set()
         seen = page.evaluate("() => window.__seen")
+        ws_seen = page.evaluate("() => window.__wsSeen")
+        to_wire = [wire_seen[i] - committed[i] * 1000 for i in committed if i in wire_seen and i in seen]
+        to_ws = [ws_seen[i] - committed[i] * 1000 for i in committed if i in ws_seen and i in seen]
+        ws_to_dom = [seen[i] - ws_seen[i] for i in committed if i in ws_seen and i in seen]
         ours = [seen[i] - committed[i] * 1000 for i in committed if i in seen]
         base = [(baseline_seen[i] - committed[i]) * 1000 for i in committed if i in baseline_seen]
         missing = [i for i in committed if i not in seen]
         browser.close()
+    if args.dump:
+        with open(args.dump, "w") as f:
+            json.dump({"committed": {i: t * 1000 for i, t in committed.items()}, "dom": seen, "ws": ws_seen,
+                       "wire": wire_seen}, f)
 
     print(f"map_live over {runs} offline build_map runs, {len(committed)} nodes committed, "
           f"{len(missing)} never shown")
     print(summary("ours (stream consumer -> canvas)", ours))
+    if to_wire:
+        print("  " + summary("of which commit -> frame received by Chromium's network stack", to_wire))
+    if to_ws:
+        print("  " + summary("of which commit -> websocket frame in the browser", to_ws))
+        print("  " + summary("of which websocket frame -> node in the DOM", ws_to_dom))
     print(summary("baseline (poll every 1 s + full re-read, no rendering)", base))
     print(f"ratio p50 baseline/ours = {pct(base, 50) / max(pct(ours, 50), 1):.1f}x, "
           f"p95 = {pct(base, 95) / max(pct(ours, 95), 1):.1f}x; target p95 <= 200 ms: "

@@ -43,6 +43,27 @@ OBSERVER_JS = """
 """
 
 
+# Records, per id seen in a websocket frame from the backend, the wall-clock ms the frame arrived
+# (installed before the page loads): splits "commit -> shown" into backend+network vs browser.
+WS_TAP_JS = """
+(() => {
+  window.__wsSeen = {};
+  const Native = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Native(...args);
+    ws.addEventListener('message', (e) => {
+      const t = performance.timeOrigin + performance.now();
+      if (typeof e.data !== 'string') return;
+      for (const m of e.data.matchAll(/\\\\?"id\\\\?":\\\\?"([0-9a-f-]{32,36})/g)) if (!(m[1] in window.__wsSeen)) window.__wsSeen[m[1]] = t;
+    });
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+})();
+"""
+
+
 def pct(values: list[float], p: float) -> float:
     """Nearest-rank percentile."""
     s = sorted(values)

@@ -6,7 +6,7 @@ import reflex as rx
 
 from components.mindmap_canvas import mindmap_canvas
 from state.maps import MapsState
-from state.mindmap import EDITABLE_KINDS, MapState
+from state.mindmap import EDITABLE_KINDS, MapLiveState, MapState
 
 
 # ---- maps list --------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ def toolbar() -> rx.Component:
         _tool("maximize", "Zoom to fit", MapState.fit, "btn-fit"),
         _tool("undo-2", "Undo (Ctrl/Cmd-Z)", MapState.undo, "btn-undo"),
         rx.separator(orientation="vertical", size="1"),
-        rx.text(MapState.node_count, " nodes", size="1", color_scheme="gray", id="node-count"),
+        rx.text(MapLiveState.node_count, " nodes", size="1", color_scheme="gray", id="node-count"),
         rx.spacer(),
         rx.text("Export", size="1", color_scheme="gray"),
         rx.el.a(rx.button("Markdown", size="1", variant="outline"), href=MapState.export_base + ".md",
@@ -146,7 +146,7 @@ def run_status() -> rx.Component:
             rx.hstack(
                 rx.spinner(size="1"),
                 rx.text(MapState.live_label, weight="medium", size="2"),
-                rx.text(MapState.run_note, size="2", color_scheme="gray", id="run-note"),
+                rx.text(MapLiveState.run_note, size="2", color_scheme="gray", id="run-note"),
                 rx.button(rx.icon("square", size=12), "Stop", on_click=MapState.stop, color_scheme="red",
                           size="1", id="btn-stop"),
                 align="center", id="run-live", spacing="2",
@@ -159,7 +159,7 @@ def run_status() -> rx.Component:
                 rx.badge(MapState.run_outcome, id="run-outcome",
                          color_scheme=rx.cond(MapState.run_outcome == "SUCCEEDED", "green", "orange")),
                 rx.text("charged ", rx.el.span(MapState.run_cost, id="run-cost"), size="2", color_scheme="gray"),
-                rx.text(MapState.run_note, size="1", color_scheme="gray"),
+                rx.text(MapLiveState.run_note, size="1", color_scheme="gray"),
                 align="center", spacing="2", id="run-done",
             ),
         ),
@@ -180,8 +180,8 @@ def message_box() -> rx.Component:
         ),
         rx.cond(MapState.run_route != "",
                 rx.text("Route: ", rx.el.b(MapState.run_route, id="run-route"), size="2")),
-        rx.cond(MapState.run_text != "",
-                rx.box(rx.markdown(MapState.run_text), id="run-text", padding="0.6em",
+        rx.cond(MapLiveState.run_text != "",
+                rx.box(rx.markdown(MapLiveState.run_text), id="run-text", padding="0.6em",
                        border="1px solid var(--gray-a5)", border_radius="8px", max_height="14em",
                        overflow_y="auto", width="100%")),
         width="100%", spacing="2",
@@ -306,9 +306,8 @@ def delete_node_dialog() -> rx.Component:
 
 def canvas() -> rx.Component:
     return rx.box(
-        mindmap_canvas(graph=MapState.graph, selected_id=MapState.selected_id, fit_signal=MapState.fit_signal,
+        mindmap_canvas(graph=MapLiveState.graph, selected_id=MapState.selected_id, fit_signal=MapLiveState.fit_signal,
                        on_select=MapState.select, on_toggle=MapState.toggle, on_key=MapState.key,
                        on_drag_stop=MapState.drag_stop, on_pane_select=MapState.clear_selection),
         width="100%", height="68vh", border="1px solid var(--gray-a6)", border_radius="8px",
-        data_revision=MapState.revision,
     )

@@ -124,7 +124,9 @@ function MindmapFlowView(props) {
   const fitted = useRef(false);
   const knownIds = useRef(new Set());
   const box = useRef(null);
-  useEffect(() => {
+  // A layout effect: the merged nodes render in the same frame as the new graph (a passive
+  // effect would run after the paint and show the node one frame later).
+  useLayoutEffect(() => {
     const incoming = (graph && graph.nodes) || [];
     setNodes((prev) => mindmapMergeNodes(prev, incoming, selectedId));
     setEdges((prev) => mindmapMergeEdges(prev, (graph && graph.edges) || []));
@@ -265,7 +267,7 @@ class MindmapCanvas(rx.Component):
                 "ReactFlow", "ReactFlowProvider", "Background", "Controls", "MiniMap", "Handle", "Position",
                 "useNodesState", "useReactFlow", "useUpdateNodeInternals")],
             "react": [rx.ImportVar(tag=t) for t in (
-                "createElement", "memo", "useState", "useEffect", "useCallback", "useRef")],
+                "createElement", "memo", "useState", "useEffect", "useLayoutEffect", "useCallback", "useRef")],
         }
 
     def add_custom_code(self) -> list[str]:

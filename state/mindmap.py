@@ -1,8 +1,10 @@
 """Mindmap editor state: the map, the selected node's panel, runs on the map, and live sync.
 
 The map lives in backend-only vars (`_nodes`, `_relations`); the browser gets `graph`, a
-compact projection for the canvas (visible nodes, tree + `contradicts` edges). Every edit
-calls `bayes_app.maps` at once (one transaction each) and shows the result.
+compact projection for the canvas (visible nodes, tree + `contradicts` edges), kept with the
+other per-write values in the `MapLiveState` substate so a new node re-renders the canvas and
+not the whole editor. Every edit calls `bayes_app.maps` at once (one transaction each) and
+shows the result.
 
 Live: one background task per page load (`watch`, started from on_load, so a reload or a
 navigation cancels it and the next load starts a fresh one) follows the map's active run
@@ -35,6 +37,9 @@ from state.auth import AuthState
 POLL_S = 0.25  # revision poll while no run is live
 RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
 RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this often
+# During a burst of writes, at most one push per PUSH_MIN_S: each push costs the browser a render,
+# and a backlog of renders (not the wait) is what made nodes late (see docs/notes/mindmap-ui.md).
+PUSH_MIN_S = 0.05
 RUN_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Dive deeper", "counter": "Counter-evidence",
               "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
               "message": "Message"}
@@ -126,10 +131,6 @@ class MapState(AuthState):
     offline_map: bool = False
     offline_mode: bool = False
     missing: bool = False
-    revision: int = 0
-    graph: dict[str, Any] = {"nodes": [], "edges": []}
-    node_count: int = 0
-    fit_signal: int = 0
     error: str = ""
     notice: str = ""
     # the selected node
@@ -151,18 +152,24 @@ class MapState(AuthState):
     message_draft: str = ""
     live_run_id: str = ""
     live_kind: str = ""
-    live_count: int = 0
-    cursor: str = ""
-    run_note: str = ""
     run_route: str = ""
-    run_text: str = ""
     run_outcome: str = ""
     run_cost: str = ""
     proposals: list[dict[str, Any]] = []
     _nodes: dict[str, dict[str, Any]] = {}
     _relations: list[dict[str, Any]] = []
     _live_ids: list[str] = []
+    _live_count: int = 0
+    _cursor: str = ""
+    _revision: int = 0
     _gen: int = 0
+
+    def _live(self) -> MapLiveState:
+        """The substate with what changes while a run writes (see MapLiveState)."""
+        return self._get_state_from_cache(MapLiveState)
+
+    def _note(self, text: str) -> None:
+        self._live().run_note = text
 
     @rx.var
     def running(self) -> bool:
@@ -178,7 +185,7 @@ class MapState(AuthState):
 
     # ---- loading -------------------------------------------------------------------------
     def _apply_view(self, view: dict[str, Any]) -> None:
-        self.map_title, self.offline_map, self.revision = view["title"], view["offline"], view["revision"]
+        self.map_title, self.offline_map, self._revision = view["title"], view["offline"], view["revision"]
         by_node: dict[str, list[dict]] = {}
         for c in view["citations"]:
             by_node.setdefault(c["node_id"], []).append(c)
@@ -196,9 +203,10 @@ class MapState(AuthState):
         return {"id": p["id"], "kind": "Chapters" if p["kind"] == "chapters" else "Restructure", "groups": groups}
 
     def _rebuild(self) -> None:
-        self.graph = build_graph(self._nodes, self._relations, live_layout=self.live_run_id != "",
+        live = self._live()
+        live.graph = build_graph(self._nodes, self._relations, live_layout=self.live_run_id != "",
                                  live_ids=set(self._live_ids))
-        self.node_count = len(self._nodes)
+        live.node_count = len(self._nodes)
 
     def _reload(self) -> bool:
         """Read the whole map; False when it is gone (deleted, or never ours)."""
@@ -206,7 +214,8 @@ class MapState(AuthState):
             with session_scope() as db:
                 view = service.map_view(db, self.user_id, self.map_id)
         except MapNotFound:
-            self.missing, self._nodes, self.graph = True, {}, {"nodes": [], "edges": []}
+            self.missing, self._nodes = True, {}
+            self._live().graph = {"nodes": [], "edges": []}
             return False
         self._apply_view(view)
         return True
@@ -238,7 +247,7 @@ class MapState(AuthState):
             self.selected_id, self.search_hits, self.search_q = "", [], ""
             self._reset_run()
         self.map_id = new_id
-        self.live_run_id, self.cursor, self._live_ids = "", "", []
+        self.live_run_id, self._cursor, self._live_ids = "", "", []
         if not self._reload():
             return
         _rev, run_id = _probe(self.user_id, self.map_id)
@@ -248,9 +257,11 @@ class MapState(AuthState):
         return MapState.watch(self._gen)
 
     def _reset_run(self) -> None:
-        self.live_run_id = self.live_kind = self.cursor = self.run_note = self.run_route = ""
-        self.run_text = self.run_outcome = self.run_cost = ""
-        self.live_count, self._live_ids = 0, []
+        self.live_run_id = self.live_kind = self._cursor = self.run_route = ""
+        self.run_outcome = self.run_cost = ""
+        self._live_count, self._live_ids = 0, []
+        live = self._live()
+        live.run_note = live.run_text = ""
 
     def _follow(self, run_id: str) -> None:
         with session_scope() as db:
@@ -258,7 +269,7 @@ class MapState(AuthState):
             kind = op.kind if op else ""
         self._reset_run()
         self.live_run_id, self.live_kind = run_id, kind
-        self.run_note = "Queued…"
+        self._note("Queued…")
         self._rebuild()
 
     # ---- the live consumer ----------------------------------------------------------------
@@ -269,8 +280,8 @@ class MapState(AuthState):
 
         async with self:
             owner, map_id = self.user_id, self.map_id
-            run_id, cursor = self.live_run_id, self.cursor or None
-            known_rev = self.revision
+            run_id, cursor = self.live_run_id, self._cursor or None
+            known_rev = self._revision
         r = new_async_redis()
         last_reload = last_sync = last_probe = 0.0
         rev, active = known_rev, run_id or None
@@ -285,6 +296,14 @@ class MapState(AuthState):
                 else:
                     await asyncio.sleep(POLL_S)
                 now = time.monotonic()
+                if batch and now - last_sync < PUSH_MIN_S:
+                    # a burst: wait out the interval and take what came meanwhile in the same push
+                    await asyncio.sleep(PUSH_MIN_S - (now - last_sync))
+                    try:
+                        batch += await events.read_after_async(r, run_id, batch[-1].id, block_ms=1)
+                    except Exception:  # noqa: BLE001 - Redis restarting: the next round retries
+                        pass
+                    now = time.monotonic()
                 if not batch:  # events flowing: the probe runs after they are shown (below)
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = now
@@ -304,9 +323,9 @@ class MapState(AuthState):
                         return
                     finished = False
                     for ev in batch:
-                        self.cursor = ev.id
+                        self._cursor = ev.id
                         if self.live_run_id and self._counted_write(ev):
-                            self.revision += 1
+                            self._revision += 1
                         finished = self._apply(ev) or finished
                     if batch and not finished:
                         self._rebuild()  # the canvas refits itself when a new node lands off-view
@@ -315,10 +334,10 @@ class MapState(AuthState):
                         last_reload = now
                     elif new_run and active != self.live_run_id:
                         self._follow(active)
-                    elif rev > self.revision and (foreign or not self.live_run_id):
+                    elif rev > self._revision and (foreign or not self.live_run_id):
                         self._reload()
                         last_reload = now
-                    run_id, cursor, known_rev = self.live_run_id, self.cursor or None, self.revision
+                    run_id, cursor, known_rev = self.live_run_id, self._cursor or None, self._revision
                 if batch and time.monotonic() - last_probe >= 1.0:  # at least one probe a second
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = time.monotonic()
@@ -358,8 +377,8 @@ class MapState(AuthState):
                     "confidence": data.get("confidence"), "citation_count": data.get("citations", 0),
                     "support": data.get("support"), "created_at": f"~{ev.id}"}
                 self._live_ids = [*self._live_ids[-49:], data["id"]]
-                self.live_count += 1
-                self.run_note = f"{self.live_count} node(s) written"
+                self._live_count += 1
+                self._note(f"{self._live_count} node(s) written")
         elif ev.type == "relation" and data.get("id"):
             if not any(r["id"] == data["id"] for r in self._relations):
                 self._relations = [*self._relations, {"id": data["id"], "source_id": data["source_id"],
@@ -370,19 +389,19 @@ class MapState(AuthState):
         elif ev.type == "route":
             self.run_route = ROUTE_LABELS.get(str(data.get("route")), str(data.get("route")))
         elif ev.type == "text":
-            self.run_text += str(data.get("delta", ""))
+            self._live().run_text += str(data.get("delta", ""))
         elif ev.type == "agent":
             role = data.get("role", "")
             if "aspects" in data:
-                self.run_note = f"{role}: {len(data['aspects'])} aspect(s)"
+                self._note(f"{role}: {len(data['aspects'])} aspect(s)")
             elif data.get("done"):
-                self.run_note = "writing done"
+                self._note("writing done")
             elif "pass" in data:
-                self.run_note = f"{role}: pass {data['pass']}"
+                self._note(f"{role}: pass {data['pass']}")
         elif ev.type == "status" and data.get("status") == RunStatus.RUNNING:
-            self.run_note = "Running…"
+            self._note("Running…")
         elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
-            self.run_note = "Settling…"
+            self._note("Settling…")
         elif ev.type == "done":
             return True
         return False
@@ -396,13 +415,14 @@ class MapState(AuthState):
             reason = op.outcome_reason if op else ""
         self.run_outcome = status + (f" ({reason})" if status != RunStatus.SUCCEEDED and reason else "")
         self.run_cost = f"{format_credits(charged)} credits" if charged is not None else ""
-        wrote = self.live_count > 0
-        self.live_run_id, self.cursor, self._live_ids, self.run_note = "", "", [], ""
+        wrote = self._live_count > 0
+        self.live_run_id, self._cursor, self._live_ids = "", "", []
+        self._note("")
         if not self._reload():
             return
         if wrote:
             self._layout_if_needed()
-            self.fit_signal += 1
+            self._live().fit_signal += 1
 
     def _layout_if_needed(self) -> None:
         """Save the tidy layout when the stored positions differ (a run's new nodes sit near
@@ -443,8 +463,8 @@ class MapState(AuthState):
                                              "citation_count", "support") if k in node})
         with session_scope() as db:
             rev = service.revision(db, self.user_id, self.map_id)
-        if rev == self.revision + 1:
-            self.revision = rev
+        if rev == self._revision + 1:
+            self._revision = rev
             self._rebuild()
         else:
             self._reload()
@@ -456,7 +476,7 @@ class MapState(AuthState):
         parent = self._nodes.get(node.get("parent_id") or "")
         with session_scope() as db:
             rev = service.revision(db, self.user_id, self.map_id)
-        if parent is None or rev != self.revision + 1:
+        if parent is None or rev != self._revision + 1:
             self._reload()
             return
         order = node.get("order") or 0
@@ -466,7 +486,7 @@ class MapState(AuthState):
         if expand_parent:
             parent["collapsed"] = False
         self._nodes[node["id"]] = dict(node)
-        self.revision = rev
+        self._revision = rev
         self._rebuild()
 
     @rx.event
@@ -598,11 +618,11 @@ class MapState(AuthState):
     @rx.event
     def layout(self):
         if self._edit(service.auto_layout) is not None:
-            self.fit_signal += 1
+            self._live().fit_signal += 1
 
     @rx.event
     def fit(self):
-        self.fit_signal += 1
+        self._live().fit_signal += 1
 
     @rx.event
     def undo(self):
@@ -730,7 +750,8 @@ class MapState(AuthState):
             return False
         self.error = ""
         self._reset_run()
-        self.live_run_id, self.live_kind, self.run_note = out["id"], kind, "Queued…"
+        self.live_run_id, self.live_kind = out["id"], kind
+        self._note("Queued…")
         self._rebuild()
         return True
 
@@ -771,4 +792,18 @@ class MapState(AuthState):
             from jobs.runs import stop
 
             stop(self.live_run_id)
-        self.run_note = "Stopping…"
+        self._note("Stopping…")
+
+
+class MapLiveState(MapState):
+    """What changes while a run writes: the canvas graph, the counters and the run's note/text.
+
+    Kept apart from MapState because Reflex re-renders every component that reads a state
+    whenever any of its vars changes: here a new node re-renders the canvas and two labels,
+    not the ~50 toolbar/panel components that read MapState."""
+
+    graph: dict[str, Any] = {"nodes": [], "edges": []}
+    node_count: int = 0
+    fit_signal: int = 0
+    run_note: str = ""
+    run_text: str = ""
