@@ -85,6 +85,14 @@ def _tool(icon: str, label: str, handler, id_: str, **kw) -> rx.Component:
                                      size="2", aria_label=label, **kw), content=label)
 
 
+def download_link(label: str, href: rx.Var | str, filename: str, id_: str) -> rx.Component:
+    """A link to a backend file. Reflex renders `rx.el.a` as a React Router <Link>, which would
+    route an /api/ URL inside the app (its 404 page): `reload_document` leaves the click to the
+    browser, so the file downloads."""
+    return rx.el.a(rx.button(label, size="1", variant="outline"), href=href, download=filename, id=id_,
+                   reload_document=True)
+
+
 def toolbar() -> rx.Component:
     return rx.hstack(
         _tool("corner-down-right", "Add child (Tab)", MapState.add_child, "btn-add-child"),
@@ -101,12 +109,9 @@ def toolbar() -> rx.Component:
         rx.text(MapState.node_count, " nodes", size="1", color_scheme="gray", id="node-count"),
         rx.spacer(),
         rx.text("Export", size="1", color_scheme="gray"),
-        rx.el.a(rx.button("Markdown", size="1", variant="outline"), href=MapState.export_base + ".md",
-                download="mindmap.md", id="export-md"),
-        rx.el.a(rx.button("DOCX", size="1", variant="outline"), href=MapState.export_base + ".docx",
-                download="mindmap.docx", id="export-docx"),
-        rx.el.a(rx.button("BibTeX", size="1", variant="outline"), href=MapState.export_base + ".bib",
-                download="sources.bib", id="export-bib"),
+        download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
+        download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
+        download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
         width="100%", align="center", spacing="2", wrap="wrap",
     )
 
