@@ -237,6 +237,18 @@ def _citation(c: rx.Var) -> rx.Component:
         size="1", width="100%", class_name="citation")
 
 
+def node_export() -> rx.Component:
+    """Export links for the selected node's subtree (the backend's `export.<fmt>?node_id=`)."""
+    query = "?node_id=" + MapState.selected_id
+    return rx.hstack(
+        rx.text("Export this branch", size="1", color_scheme="gray"),
+        rx.spacer(),
+        download_link("Markdown", MapState.export_base + ".md" + query, "branch.md", "export-node-md"),
+        download_link("DOCX", MapState.export_base + ".docx" + query, "branch.docx", "export-node-docx"),
+        width="100%", align="center", spacing="2", id="node-export",
+    )
+
+
 def node_panel() -> rx.Component:
     return rx.cond(
         MapState.selected_id != "",
@@ -247,7 +259,8 @@ def node_panel() -> rx.Component:
                                   size="1", id="node-kind")),
                 rx.badge(MapState.sel_origin, variant="soft", color_scheme="gray"),
                 rx.spacer(),
-                rx.icon_button(rx.icon("x", size=14), size="1", variant="ghost", on_click=MapState.clear_selection),
+                rx.icon_button(rx.icon("x", size=14), size="1", variant="ghost", on_click=MapState.clear_selection,
+                               id="node-close", aria_label="Close"),
                 width="100%", align="center"),
             rx.text_area(value=MapState.sel_title, on_change=lambda v: MapState.set_sel_title(v, MapState.selected_id).debounce(250),
                          id="node-title",
@@ -266,6 +279,7 @@ def node_panel() -> rx.Component:
                               id="node-citations"),
                     rx.text("No citations. Search the library below and attach a passage.", size="1",
                             color_scheme="gray")),
+            node_export(),
             width="100%", spacing="2", id="node-panel",
         ),
         rx.text("Select a node to edit it and see its citations.", size="2", color_scheme="gray"),
