@@ -85,6 +85,14 @@ def _tool(icon: str, label: str, handler, id_: str, **kw) -> rx.Component:
                                      size="2", aria_label=label, **kw), content=label)
 
 
+def download_link(label: str, href: rx.Var | str, filename: str, id_: str) -> rx.Component:
+    """A link to a backend file. Reflex renders `rx.el.a` as a React Router <Link>, which would
+    route an /api/ URL inside the app (its 404 page): `reload_document` leaves the click to the
+    browser, so the file downloads."""
+    return rx.el.a(rx.button(label, size="1", variant="outline"), href=href, download=filename, id=id_,
+                   reload_document=True)
+
+
 def toolbar() -> rx.Component:
     return rx.hstack(
         _tool("corner-down-right", "Add child (Tab)", MapState.add_child, "btn-add-child"),
@@ -101,12 +109,9 @@ def toolbar() -> rx.Component:
         rx.text(MapLiveState.node_count, " nodes", size="1", color_scheme="gray", id="node-count"),
         rx.spacer(),
         rx.text("Export", size="1", color_scheme="gray"),
-        rx.el.a(rx.button("Markdown", size="1", variant="outline"), href=MapState.export_base + ".md",
-                download="mindmap.md", id="export-md"),
-        rx.el.a(rx.button("DOCX", size="1", variant="outline"), href=MapState.export_base + ".docx",
-                download="mindmap.docx", id="export-docx"),
-        rx.el.a(rx.button("BibTeX", size="1", variant="outline"), href=MapState.export_base + ".bib",
-                download="sources.bib", id="export-bib"),
+        download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
+        download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
+        download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
         width="100%", align="center", spacing="2", wrap="wrap",
     )
 
@@ -232,6 +237,18 @@ def _citation(c: rx.Var) -> rx.Component:
         size="1", width="100%", class_name="citation")
 
 
+def node_export() -> rx.Component:
+    """Export links for the selected node's subtree (the backend's `export.<fmt>?node_id=`)."""
+    query = "?node_id=" + MapState.selected_id
+    return rx.hstack(
+        rx.text("Export this branch", size="1", color_scheme="gray"),
+        rx.spacer(),
+        download_link("Markdown", MapState.export_base + ".md" + query, "branch.md", "export-node-md"),
+        download_link("DOCX", MapState.export_base + ".docx" + query, "branch.docx", "export-node-docx"),
+        width="100%", align="center", spacing="2", id="node-export",
+    )
+
+
 def node_panel() -> rx.Component:
     return rx.cond(
         MapState.selected_id != "",
@@ -242,7 +259,8 @@ def node_panel() -> rx.Component:
                                   size="1", id="node-kind")),
                 rx.badge(MapState.sel_origin, variant="soft", color_scheme="gray"),
                 rx.spacer(),
-                rx.icon_button(rx.icon("x", size=14), size="1", variant="ghost", on_click=MapState.clear_selection),
+                rx.icon_button(rx.icon("x", size=14), size="1", variant="ghost", on_click=MapState.clear_selection,
+                               id="node-close", aria_label="Close"),
                 width="100%", align="center"),
             rx.text_area(value=MapState.sel_title, on_change=lambda v: MapState.set_sel_title(v, MapState.selected_id).debounce(250),
                          id="node-title",
@@ -261,6 +279,7 @@ def node_panel() -> rx.Component:
                               id="node-citations"),
                     rx.text("No citations. Search the library below and attach a passage.", size="1",
                             color_scheme="gray")),
+            node_export(),
             width="100%", spacing="2", id="node-panel",
         ),
         rx.text("Select a node to edit it and see its citations.", size="2", color_scheme="gray"),

@@ -248,10 +248,10 @@ async def synthesize(ctx: RunContext) -> None:
     loaded, w = await _start(ctx)
     node = loaded["node"]
 
-    def outline() -> str:
+    def outline() -> tuple[str, str]:
         with ctx.sessions() as db:
-            return export.markdown(db, ctx.run.owner_id, loaded["map"].id, node.id)
-    md = await asyncio.to_thread(outline)
+            return export.markdown_with_references(db, ctx.run.owner_id, loaded["map"].id, node.id)
+    md, refs = await asyncio.to_thread(outline)
     if is_offline(ctx):
         prose = re.sub(r"^#+ .*\n?", "", md, flags=re.M).strip()  # extractive: the claims as prose
         ctx.emit("text", {"delta": prose})
@@ -267,9 +267,8 @@ async def synthesize(ctx: RunContext) -> None:
                                     {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
         await ctx.stream_model(req, "synthesize", on_event)
         prose = "".join(parts).strip()
-        refs = md[md.find("## References"):] if "## References" in md else ""
-        if refs:
-            prose += "\n\n" + refs.strip()
+        if refs:  # the outline's own list (a saved synthesis in the outline has one too)
+            prose += "\n\n" + refs
     await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], prose)
     _done(ctx, None)
 

@@ -4,6 +4,7 @@ Citations are numbered in order of first use; the reference list gives author, y
 page: `[1] Lovelace & Turing (2024), Small Models, p. 3`.
 
     markdown(db, owner_id, map_id, node_id=None) -> str
+    markdown_with_references(db, owner_id, map_id, node_id=None) -> (markdown, its reference list)
     docx_bytes(db, owner_id, map_id, node_id=None) -> bytes
     bibtex(db, owner_id, map_id, node_id=None) -> str
     as_json(db, owner_id, map_id) -> dict   (= service.map_view)
@@ -151,6 +152,14 @@ def _claim_sentence(t: _Tree, n: MapNode) -> str:
 
 def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
     """The map (or the subtree under `node_id`) as Markdown prose with numbered citations."""
+    return markdown_with_references(db, owner_id, map_id, node_id)[0]
+
+
+def markdown_with_references(db: Session, owner_id: str, map_id: str,
+                             node_id: str | None = None) -> tuple[str, str]:
+    """`markdown()` and, on its own, its reference list ("## References" and the numbered
+    entries; "" when nothing is cited). A node's body may hold a "## References" of its own
+    (a saved synthesis), so the list cannot be found by searching the Markdown."""
     m, t = _tree(db, owner_id, map_id, node_id)
     lines: list[str] = []
     for kind, value in _blocks(t):
@@ -159,14 +168,14 @@ def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None
             lines.append(f"{'#' * level} {text}\n")
         else:
             lines.append(value + "\n")
+    refs: list[str] = []
     entries = t.refs.entries()
     if entries:
-        lines.append("## References\n")
-        lines.extend(f"{n}. {ref}" for n, ref in entries)
-        lines.append("")
+        refs = ["## References\n", *(f"{n}. {ref}" for n, ref in entries), ""]
+    lines.extend(refs)
     if m.offline:
         lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines).rstrip() + "\n", "\n".join(refs).strip()
 
 
 def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> bytes:

@@ -16,177 +16,70 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 
-import httpx
 from playwright.sync_api import expect
 from sqlmodel import select
 
-from bayes_app.credits import ledger
-from bayes_app.credits.pricing import format_credits
 from bayes_app.db import session_scope
-from bayes_app.library.quotes import quote_in_text
 from bayes_app.maps import service
-from bayes_app.models import MICRO, Chunk, MapNode, MapProposal, NodeRelation, Operation, User
+from bayes_app.models import MapNode, MapProposal, NodeRelation
 from tests.support import pdfs
 from tests.support.browser import login
-from tests.support.fake_openai import _WORD, Script
-from tests.support.maplib import assert_provenance
+from tests.support.fake_openai import Script
+from tests.support.maplib import (A_TEXT, HI, LO, NODE, Q1, Q2A, Q2B, assert_provenance, canvas_node, claims_json,
+                                  db_nodes, expect_cost, map_user, new_map, node_title, paced, passage_no,
+                                  seed_map, shape, tree_edge)
 
-NODE = ".react-flow__node"
-PER_ASPECT = 6  # pipeline.PASSAGES_PER_ASPECT
-
-Q1 = ("the decision token is presented before the rationale, allowing the Selector to act as a "
-      "single-token reward model during the Crawler training")
-Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
-Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
-A_TEXT = "Putting the decision before the rationale lets the Selector act as a single-token reward model."
 FAKE_TEXT = "PaSa always finds every paper."
-HI = "PaSa-7B achieves higher recall than Google with GPT-4o."
-LO = "PaSa-7B achieves lower recall than Google with GPT-4o."
-
-
-# ---- helpers ------------------------------------------------------------------------------------
-def _user(app_stack, make_user, app_db_url, paper: bool) -> tuple[str, str, str, dict]:
-    email, password = make_user()
-    with session_scope(app_db_url) as db:
-        user = db.query(User).filter(User.email == email).one()
-        ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
-        uid = user.id
-    api = app_stack.url + "/api/v1"
-    token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
-    h = {"Authorization": f"Bearer {token}"}
-    if paper:
-        doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                         files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")}).json()
-        deadline = time.monotonic() + 240
-        while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
-            assert time.monotonic() < deadline, "the paper did not finish indexing"
-            time.sleep(0.3)
-    return email, password, uid, h
-
-
-def _passage_no(app_stack, h, app_db_url, query: str, quote: str, exclude: set[str]) -> tuple[int, set[str]]:
-    """The number the researcher's passage list gives the chunk holding `quote` (agents.retrieval:
-    hybrid search for k + len(exclude), seen chunks skipped, the first k numbered from 1)."""
-    hits = httpx.get(f"{app_stack.url}/api/v1/search", headers=h, timeout=60,
-                     params={"q": query, "k": PER_ASPECT + len(exclude)}).json()
-    hits = [x for x in hits if x["chunk_id"] not in exclude][:PER_ASPECT]
-    with session_scope(app_db_url) as db:
-        raw = {c.id: c.text for c in db.exec(select(Chunk).where(Chunk.id.in_([x["chunk_id"] for x in hits])))}
-    n = next(i for i, x in enumerate(hits, 1) if quote_in_text(raw[x["chunk_id"]], quote))
-    return n, {x["chunk_id"] for x in hits}
-
-
-def _claims(*claims: tuple[str, str, int]) -> str:
-    return json.dumps({"claims": [{"text": t, "quote": q, "passage": n} for t, q, n in claims]})
-
-
-def _paced(text: str, seconds: float, **kw) -> Script:
-    """A reply streamed over about `seconds`."""
-    return Script.reply(text, tokens_per_s=max(1.0, len(_WORD.findall(text)) / seconds), **kw)
-
-
-def _node(page, text: str):
-    return page.locator(NODE, has_text=text)
-
-
-def _db_nodes(app_db_url: str, map_id: str) -> list[MapNode]:
-    with session_scope(app_db_url) as db:
-        return list(db.exec(select(MapNode).where(MapNode.map_id == map_id)))
-
-
-def _shape(app_db_url: str, map_id: str) -> list[tuple]:
-    return sorted((n.id, n.parent_id, n.kind, n.title, n.order_index) for n in _db_nodes(app_db_url, map_id))
-
-
-def _tree_edge(page, parent_id: str, child_id: str):
-    """The canvas edge parent → child (React Flow labels edges 'Edge from <source> to <target>')."""
-    edge = page.locator(f'[data-testid="rf__edge-t-{child_id}"]')
-    expect(edge).to_have_attribute("aria-label", f"Edge from {parent_id} to {child_id}")
-    return edge
-
-
-def _new_map(page, title: str) -> str:
-    page.fill("#new-map-title", title)
-    page.click("#new-map")
-    expect(page).to_have_url(re.compile(r"/maps/[0-9a-f]{32}$"))
-    expect(page.locator(NODE)).to_have_count(1)
-    return page.url.rsplit("/", 1)[1]
-
-
-def _expect_cost(page, app_db_url: str, uid: str, kind: str) -> Operation:
-    """The run ended SUCCEEDED and its charged credits (> 0, as in the database) are shown."""
-    expect(page.locator("#run-outcome")).to_have_text("SUCCEEDED", timeout=90_000)
-    with session_scope(app_db_url) as db:
-        op = db.exec(select(Operation).where(Operation.owner_id == uid, Operation.kind == kind)
-                     .order_by(Operation.created_at.desc())).first()
-        db.expunge(op)
-    assert op.status == "SUCCEEDED" and op.charged_credits and op.charged_credits > 0, op
-    expect(page.locator("#run-cost")).to_have_text(f"{format_credits(op.charged_credits)} credits")
-    return op
-
-
-def _seed_map(app_db_url: str, uid: str, m: str) -> tuple[str, str, dict[str, str]]:
-    """A map with one theme holding four claims on two topics (no run needed)."""
-    titles = {"c1": f"The Crawler issues search queries {m}", "c2": f"The Selector scores each paper {m}",
-              "c3": f"The Crawler expands citations {m}", "c4": f"The Selector is a reward model {m}"}
-    with session_scope(app_db_url) as db:
-        mp = service.create_map(db, uid, f"PaSa agents {m}", f"How does PaSa work? {m}")
-        root = service.root_of(db, mp["id"])
-        theme, _ = service.write_agent_node(db, mp["id"], root.id, "theme", f"Mixed bag {m}", run_id=None)
-        ids = {}
-        for k, t in titles.items():
-            node, _ = service.write_agent_node(db, mp["id"], theme.id, "claim", t, run_id=None)
-            ids[k] = node.id
-        return mp["id"], theme.id, ids
 
 
 # ---- 1. research: live nodes, contradiction, provenance, credits ----------------------------------
 def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_user, app_db_url, fake_llm):
     m = uuid.uuid4().hex[:6]
-    email, password, uid, h = _user(app_stack, make_user, app_db_url, paper=True)
+    seen_requests = len(fake_llm.chat_requests())  # the session's server also served other tests
+    u = map_user(app_stack, make_user, app_db_url, paper=True)
+    email, password, uid, h = u.email, u.password, u.id, u.headers
     a_title, b_title, c_title = f"Decision order {m}", f"Recall against baselines {m}", f"Unanswered aspect {m}"
     queries = {a_title: pdfs.PASA_P7_PHRASE,
                b_title: "PaSa-7B surpasses the best Google-based baseline recall@20",
                c_title: "zebra migration patterns in the Serengeti"}
-    n1, seen = _passage_no(app_stack, h, app_db_url, queries[a_title], Q1, set())
-    n2a, _ = _passage_no(app_stack, h, app_db_url, queries[b_title], Q2A, seen)
-    n2b, _ = _passage_no(app_stack, h, app_db_url, queries[b_title], Q2B, seen)
+    n1, seen = passage_no(app_stack, h, app_db_url, queries[a_title], Q1, set())
+    n2a, _ = passage_no(app_stack, h, app_db_url, queries[b_title], Q2A, seen)
+    n2b, _ = passage_no(app_stack, h, app_db_url, queries[b_title], Q2B, seen)
     question = f"How does PaSa search papers? {m}"
     plan = {"aspects": [{"title": t, "query": q} for t, q in queries.items()]}
     fake_llm.script(
         Script.reply(json.dumps(plan), match=f"ROLE: planner\nQuestion: {question}"),
         # aspect A: a real quote and a fabricated one (~4 s)
-        _paced(_claims((A_TEXT, Q1, n1), (FAKE_TEXT, FAKE_QUOTE, n1)), 4, match=f"ASPECT: {a_title}\n"),
+        paced(claims_json((A_TEXT, Q1, n1), (FAKE_TEXT, FAKE_QUOTE, n1)), 4, match=f"ASPECT: {a_title}\n"),
         Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
                      match=f"1. {A_TEXT}\n   quote:"),
         # aspect B: two opposing claims (~8 s), the critic pairs them (claim 1 = A's, on the map)
-        _paced(_claims((HI, Q2A, n2a), (LO, Q2B, n2b)), 8, match=f"ASPECT: {b_title}\n"),
+        paced(claims_json((HI, Q2A, n2a), (LO, Q2B, n2b)), 8, match=f"ASPECT: {b_title}\n"),
         Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2}],
                                  "contradictions": [[2, 3]]}), match=f"3. {LO}\n   quote:"),
     )  # aspect C gets the default "OK" (not JSON → no claims), researched 3 times
 
     login(page, app_stack.url, email, password)
-    map_id = _new_map(page, question)
+    map_id = new_map(page, question)
     expect(page.locator("#offline-badge")).to_have_count(0)
     page.click("#btn-research")
     expect(page.locator("#run-live")).to_be_visible()
 
     # live: the themes land first, then A's claim, then B's pair — no reload in between
-    expect(_node(page, a_title)).to_be_visible(timeout=60_000)
-    expect(_node(page, c_title)).to_be_visible()
-    assert _node(page, A_TEXT).count() == 0 and page.locator("#run-live").is_visible()
-    expect(_node(page, A_TEXT)).to_be_visible(timeout=30_000)
-    assert _node(page, "achieves higher recall").count() == 0, "B's claims came before A's was shown"
+    expect(canvas_node(page, a_title)).to_be_visible(timeout=60_000)
+    expect(canvas_node(page, c_title)).to_be_visible()
+    assert canvas_node(page, A_TEXT).count() == 0 and page.locator("#run-live").is_visible()
+    expect(canvas_node(page, A_TEXT)).to_be_visible(timeout=30_000)
+    assert canvas_node(page, "achieves higher recall").count() == 0, "B's claims came before A's was shown"
     assert page.locator("#run-live").is_visible(), "the run ended before its nodes were seen live"
-    expect(_node(page, HI)).to_be_visible(timeout=30_000)
-    expect(_node(page, LO)).to_be_visible()
+    expect(canvas_node(page, HI)).to_be_visible(timeout=30_000)
+    expect(canvas_node(page, LO)).to_be_visible()
 
     # the run ends; its credits are shown
-    _expect_cost(page, app_db_url, uid, "build_map")
+    expect_cost(page, app_db_url, uid, "build_map")
     expect(page.locator("#run-live")).to_have_count(0)
 
     # database: 3 cited claims (quotes in their chunks/pages), no fabricated claim, the pair
@@ -207,7 +100,7 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     assert (rel_src, rel_tgt, rel_kind) == (lo.id, hi.id, "contradicts")
 
     def canvas() -> None:
-        expect(_node(page, "always finds")).to_have_count(0)
+        expect(canvas_node(page, "always finds")).to_have_count(0)
         expect(page.locator(f'{NODE} .mm-node[data-kind="counterpoint"]')).to_have_text(re.compile(re.escape(LO)))
         expect(page.locator(f'{NODE} .mm-node[data-kind="claim"]', has_text=HI)).to_have_count(1)
         contra = page.locator(".react-flow__edge.mm-edge-contradicts")
@@ -220,16 +113,16 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
             raise
         expect(contra).to_have_attribute("aria-label", f"Edge from {lo.id} to {hi.id}")
         expect(contra).to_contain_text("contradicts")
-        _tree_edge(page, themes[b_title].id, hi.id)
-        _tree_edge(page, themes[b_title].id, lo.id)
-        _tree_edge(page, themes[a_title].id, a.id)
+        tree_edge(page, themes[b_title].id, hi.id)
+        tree_edge(page, themes[b_title].id, lo.id)
+        tree_edge(page, themes[a_title].id, a.id)
 
     canvas()
     page.reload()
     expect(page.locator(NODE)).to_have_count(len(nodes))
     canvas()
     # every scripted reply was used (none left to leak into other tests)
-    bodies = [r["body"]["messages"][-1]["content"] for r in fake_llm.chat_requests()]
+    bodies = [r["body"]["messages"][-1]["content"] for r in fake_llm.chat_requests()[seen_requests:]]
     assert sum(f"ASPECT: {c_title}\n" in b for b in bodies) == 3
     assert sum(b.startswith("ROLE: critic") and (A_TEXT in b) for b in bodies) == 2
 
@@ -237,20 +130,21 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
 # ---- 2. restructure: preview, reject, accept ---------------------------------------------------------
 def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_db_url, fake_llm):
     m = uuid.uuid4().hex[:6]
-    email, password, uid, _h = _user(app_stack, make_user, app_db_url, paper=False)
-    map_id, theme_id, ids = _seed_map(app_db_url, uid, m)
+    u = map_user(app_stack, make_user, app_db_url, paper=False)
+    email, password, uid = u.email, u.password, u.id
+    map_id, theme_id, ids = seed_map(app_db_url, uid, m)
     with session_scope(app_db_url) as db:  # the numbering the restructure run lists the claims in
         items = [n.id for n in service._nodes(db, map_id) if n.kind in ("claim", "counterpoint")]
     num = {k: items.index(i) + 1 for k, i in ids.items()}
-    listing = f"ROLE: restructure\nNodes:\n1. {_title(app_db_url, items[0])}\n"
+    listing = f"ROLE: restructure\nNodes:\n1. {node_title(app_db_url, items[0])}\n"
 
     login(page, app_stack.url, email, password)
     page.goto(f"{app_stack.url}/maps/{map_id}")
     expect(page.locator(NODE)).to_have_count(6)
-    before = _shape(app_db_url, map_id)
+    before = shape(app_db_url, map_id)
 
     # a first proposal: previewed, then rejected → nothing changes
-    fake_llm.script(_paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2,
+    fake_llm.script(paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2,
                            match=listing))
     page.click("#btn-restructure")
     card = page.locator(".proposal")
@@ -258,35 +152,35 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     expect(card.locator(".proposal-group")).to_have_count(1)
     expect(card.locator(".proposal-group")).to_contain_text(f"Everything {m}")
     for k in ("c1", "c2", "c3", "c4"):
-        expect(card.locator(".proposal-group li", has_text=_title(app_db_url, ids[k]))).to_have_count(1)
-    _expect_cost(page, app_db_url, uid, "restructure")
-    assert _shape(app_db_url, map_id) == before  # a preview only
+        expect(card.locator(".proposal-group li", has_text=node_title(app_db_url, ids[k]))).to_have_count(1)
+    expect_cost(page, app_db_url, uid, "restructure")
+    assert shape(app_db_url, map_id) == before  # a preview only
     expect(page.locator(NODE)).to_have_count(6)
     card.locator(".proposal-reject").click()
     expect(card).to_have_count(0)
-    assert _shape(app_db_url, map_id) == before
+    assert shape(app_db_url, map_id) == before
     with session_scope(app_db_url) as db:
         assert [p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id))] == ["rejected"]
     expect(page.locator(NODE)).to_have_count(6)
-    expect(_node(page, f"Everything {m}")).to_have_count(0)
+    expect(canvas_node(page, f"Everything {m}")).to_have_count(0)
 
     # a second proposal, accepted → two new themes with the claims moved under them
     crawler, selector = f"Crawler {m}", f"Selector {m}"
-    fake_llm.script(_paced(json.dumps({"groups": [
+    fake_llm.script(paced(json.dumps({"groups": [
         {"title": crawler, "nodes": [num["c1"], num["c3"]]},
         {"title": selector, "nodes": [num["c2"], num["c4"]]}]}), 2, match=listing))
     page.click("#btn-restructure")
     expect(card).to_have_count(1, timeout=60_000)
     expect(card.locator(".proposal-group")).to_have_count(2)
     expect(card.locator(".proposal-group", has_text=crawler).locator("li")).to_have_count(2)
-    _expect_cost(page, app_db_url, uid, "restructure")
-    assert _shape(app_db_url, map_id) == before
+    expect_cost(page, app_db_url, uid, "restructure")
+    assert shape(app_db_url, map_id) == before
     card.locator(".proposal-accept").click()
     expect(card).to_have_count(0)
     expect(page.locator(NODE)).to_have_count(8)
 
     def regrouped() -> dict[str, MapNode]:
-        nodes = {n.id: n for n in _db_nodes(app_db_url, map_id)}
+        nodes = {n.id: n for n in db_nodes(app_db_url, map_id)}
         heads = {n.title: n for n in nodes.values() if n.title in (crawler, selector)}
         root = next(n for n in nodes.values() if n.parent_id is None)
         assert set(heads) == {crawler, selector}
@@ -301,24 +195,21 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     assert statuses == ["accepted", "rejected"]
     for _ in range(2):  # on the canvas now, and after a reload
         for k, head in (("c1", crawler), ("c3", crawler), ("c2", selector), ("c4", selector)):
-            _tree_edge(page, heads[head].id, ids[k])
-        expect(_node(page, crawler)).to_have_count(1)
+            tree_edge(page, heads[head].id, ids[k])
+        expect(canvas_node(page, crawler)).to_have_count(1)
         page.reload()
         expect(page.locator(NODE)).to_have_count(8)
     expect(page.locator(".proposal")).to_have_count(0)
     regrouped()
 
 
-def _title(app_db_url: str, node_id: str) -> str:
-    with session_scope(app_db_url) as db:
-        return db.get(MapNode, node_id).title
-
 
 # ---- 3. messages: the router's route decides and is shown ------------------------------------------
 def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, fake_llm):
     m = uuid.uuid4().hex[:6]
-    email, password, uid, _h = _user(app_stack, make_user, app_db_url, paper=False)
-    map_id, theme_id, ids = _seed_map(app_db_url, uid, m)
+    u = map_user(app_stack, make_user, app_db_url, paper=False)
+    email, password, uid = u.email, u.password, u.id
+    map_id, theme_id, ids = seed_map(app_db_url, uid, m)
     login(page, app_stack.url, email, password)
     page.goto(f"{app_stack.url}/maps/{map_id}")
     expect(page.locator(NODE)).to_have_count(6)
@@ -327,14 +218,14 @@ def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, 
     q = f"find more evidence about the Selector {m}"
     answer = f"The map says the Selector scores each paper [2] and is a reward model [4]. {m}"
     fake_llm.script(Script.reply(json.dumps({"route": "answer"}), match=f"ROLE: router\nMessage: {q}"),
-                    _paced(answer, 3, match=f"\n\n{q}"))
+                    paced(answer, 3, match=f"\n\n{q}"))
     page.fill("#message-input", q)
     page.click("#btn-send")
     expect(page.locator("#run-route")).to_have_text("answered from the map", timeout=60_000)
     expect(page.locator("#run-text")).to_contain_text(f"reward model [4]. {m}", timeout=30_000)
-    _expect_cost(page, app_db_url, uid, "message")
+    expect_cost(page, app_db_url, uid, "message")
     expect(page.locator(NODE)).to_have_count(6)  # nothing researched or written
-    assert len(_db_nodes(app_db_url, map_id)) == 6
+    assert len(db_nodes(app_db_url, map_id)) == 6
     [ans] = [r for r in fake_llm.chat_requests() if r["body"]["messages"][-1]["content"].endswith(q)
              and r["body"]["messages"][-1]["content"].startswith("Claims:")]
     assert f"The Selector scores each paper {m}" in ans["body"]["messages"][-1]["content"]
@@ -348,11 +239,11 @@ def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, 
     page.fill("#message-input", q2)
     page.click("#btn-send")
     expect(page.locator("#run-route")).to_have_text("edited the map", timeout=60_000)
-    expect(_node(page, note)).to_have_count(1, timeout=30_000)
-    _expect_cost(page, app_db_url, uid, "message")
-    added = next(n for n in _db_nodes(app_db_url, map_id) if n.title == note)
+    expect(canvas_node(page, note)).to_have_count(1, timeout=30_000)
+    expect_cost(page, app_db_url, uid, "message")
+    added = next(n for n in db_nodes(app_db_url, map_id) if n.title == note)
     assert added.parent_id == theme_id and added.kind == "note"
-    _tree_edge(page, theme_id, added.id)
+    tree_edge(page, theme_id, added.id)
     page.reload()
     expect(page.locator(NODE)).to_have_count(7)
-    expect(_node(page, note)).to_have_count(1)
+    expect(canvas_node(page, note)).to_have_count(1)
