@@ -242,18 +242,28 @@ SYNTH_SYSTEM = ("Write flowing prose (Markdown, no headings) that synthesises th
                 "both sides, never average them. Use only the claims given.")
 
 
+def _copy_citation(c: Citation) -> dict[str, Any]:
+    """A citation's passage, to cite it again on another node."""
+    return {"document_id": c.document_id, "chunk_id": c.chunk_id, "page": c.page, "quote": c.quote,
+            "char_start": c.char_start, "char_end": c.char_end, "agent": "synthesize",
+            "source_title": c.source_title, "source_removed_at": c.source_removed_at,
+            "source_removed_reason": c.source_removed_reason}
+
+
 @run_kind("synthesize")
 async def synthesize(ctx: RunContext) -> None:
     """Prose for a node or the whole map, streamed as `text` and saved as a note node."""
     loaded, w = await _start(ctx)
     node = loaded["node"]
 
-    def outline() -> tuple[str, str]:
+    def outline() -> export.Outline:
         with ctx.sessions() as db:
-            return export.markdown_with_references(db, ctx.run.owner_id, loaded["map"].id, node.id)
-    md, refs = await asyncio.to_thread(outline)
+            return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+    o = await asyncio.to_thread(outline)
+    md = o.markdown
     if is_offline(ctx):
-        prose = re.sub(r"^#+ .*\n?", "", md, flags=re.M).strip()  # extractive: the claims as prose
+        prose = re.sub(r"^#+ .*\n?", "", md[:md.rfind("## References")] if "## References" in md else md,
+                       flags=re.M).strip()  # extractive: the claims as prose
         ctx.emit("text", {"delta": prose})
     else:
         parts: list[str] = []
@@ -267,9 +277,11 @@ async def synthesize(ctx: RunContext) -> None:
                                     {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
         await ctx.stream_model(req, "synthesize", on_event)
         prose = "".join(parts).strip()
-        if refs:  # the outline's own list (a saved synthesis in the outline has one too)
-            prose += "\n\n" + refs
-    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], prose)
+    # The note cites author-year, not [n] (numbers belong to this outline only), and carries the
+    # cited passages as its own citations: badge, "Open at page", and numbered again on export.
+    body, used = export.inline_citations(prose, o)
+    cits = [_copy_citation(o.citations[n][0]) for n in used if o.citations.get(n)]
+    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], body, citations=cits)
     _done(ctx, None)
 
 

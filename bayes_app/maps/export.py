@@ -4,7 +4,8 @@ Citations are numbered in order of first use; the reference list gives author, y
 page: `[1] Lovelace & Turing (2024), Small Models, p. 3`.
 
     markdown(db, owner_id, map_id, node_id=None) -> str
-    markdown_with_references(db, owner_id, map_id, node_id=None) -> (markdown, its reference list)
+    outline(db, owner_id, map_id, node_id=None) -> Outline (markdown + what each number cites)
+    inline_citations(text, outline) -> (text with "[n]" as "(Author Year, p. N)", numbers used)
     docx_bytes(db, owner_id, map_id, node_id=None) -> bytes
     bibtex(db, owner_id, map_id, node_id=None) -> str
     as_json(db, owner_id, map_id) -> dict   (= service.map_view)
@@ -30,6 +31,7 @@ class _Refs:
     numbers: dict[tuple[str, int], int] = field(default_factory=dict)
     docs: dict[str, Document] = field(default_factory=dict)
     removed: dict[str, str] = field(default_factory=dict)  # key -> title of a removed source
+    cited: dict[int, list[Citation]] = field(default_factory=dict)  # number -> its citations
 
     def number(self, c: Citation) -> int:
         doc_key = c.document_id or f"removed:{c.source_title or ''}"
@@ -38,7 +40,21 @@ class _Refs:
         key = (doc_key, c.page)
         if key not in self.numbers:
             self.numbers[key] = len(self.numbers) + 1
-        return self.numbers[key]
+        n = self.numbers[key]
+        if all(x.id != c.id for x in self.cited.setdefault(n, [])):
+            self.cited[n].append(c)
+        return n
+
+    def inline(self) -> dict[int, str]:
+        """number -> its author-year label: "Yang et al. 2025, p. 4"."""
+        out = {}
+        for (doc_key, page), n in self.numbers.items():
+            if doc_key in self.removed:
+                out[n] = f"{self.removed[doc_key]}, p. {page}"
+            else:
+                doc = self.docs.get(doc_key)
+                out[n] = f"{author_label(doc)} {doc.year if doc and doc.year else 'n.d.'}, p. {page}"
+        return out
 
     def entries(self) -> list[tuple[int, str]]:
         out = []
@@ -150,16 +166,40 @@ def _claim_sentence(t: _Tree, n: MapNode) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class Outline:
+    """A map or subtree as Markdown, with what each citation number stands for."""
+
+    markdown: str
+    labels: dict[int, str]  # number -> "Yang et al. 2025, p. 4"
+    citations: dict[int, list[Citation]]  # number -> the citations behind it
+
+
 def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
     """The map (or the subtree under `node_id`) as Markdown prose with numbered citations."""
-    return markdown_with_references(db, owner_id, map_id, node_id)[0]
+    return outline(db, owner_id, map_id, node_id).markdown
 
 
-def markdown_with_references(db: Session, owner_id: str, map_id: str,
-                             node_id: str | None = None) -> tuple[str, str]:
-    """`markdown()` and, on its own, its reference list ("## References" and the numbered
-    entries; "" when nothing is cited). A node's body may hold a "## References" of its own
-    (a saved synthesis), so the list cannot be found by searching the Markdown."""
+_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+
+
+def inline_citations(text: str, o: Outline) -> tuple[str, list[int]]:
+    """`text` with its numbered markers ("[2]", "[1, 3]") written as author-year citations
+    ("(Yang et al. 2025, p. 4)"), which stay right wherever the text is later shown or exported
+    (numbers change with the outline). Numbers the outline doesn't have are dropped.
+    Returns the text and the numbers used, in order of first use."""
+    used: list[int] = []
+
+    def repl(m: re.Match) -> str:
+        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1)) if int(x) in o.labels]
+        used.extend(n for n in nums if n not in used)
+        return f"({'; '.join(o.labels[n] for n in nums)})" if nums else ""
+    out = _MARKER.sub(repl, text)
+    return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", out)), used
+
+
+def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> Outline:
+    """The Markdown of `markdown()`, with the sources behind its numbers."""
     m, t = _tree(db, owner_id, map_id, node_id)
     lines: list[str] = []
     for kind, value in _blocks(t):
@@ -175,7 +215,7 @@ def markdown_with_references(db: Session, owner_id: str, map_id: str,
     lines.extend(refs)
     if m.offline:
         lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
-    return "\n".join(lines).rstrip() + "\n", "\n".join(refs).strip()
+    return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited)
 
 
 def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> bytes:

@@ -5,8 +5,9 @@ and the subtree export links.
    puts the themes under new chapter nodes (database, canvas, after a reload); the run is
    one "Mindmap: <title>" history row with its charged credits (ledger + Credits page).
 2. Synthesize, for a selected node and for the whole map: the scripted prose streams into
-   the run panel and is saved as a "Synthesis: …" note under the target with the outline's
-   numbered reference list; the model is sent the backend's own outline (numbered citations).
+   the run panel and is saved as a "Synthesis: …" note under the target, its [n] markers
+   written author-year and the cited passages attached as the note's own citations; the model
+   is sent the backend's own outline (numbered citations).
 3. A message the scripted router sends to research (its cue words would answer from the
    map): "researched the library" is shown and new cited claims land on the canvas.
 4. Export of the selected node's subtree (Markdown and DOCX links in the side panel): the
@@ -29,7 +30,7 @@ from bayes_app.agents.router import route_by_cues
 from bayes_app.credits.pricing import format_credits
 from bayes_app.db import session_scope
 from bayes_app.maps import export, service
-from bayes_app.models import LedgerEntry, MapNode, MapProposal, NodeKind
+from bayes_app.models import Citation, LedgerEntry, MapNode, MapProposal, NodeKind
 from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.fake_openai import Script
@@ -177,7 +178,9 @@ def _synthesize(page: Page, app_db_url: str, u: MapUser, fake_llm, map_id: str, 
                 heading: str, prose: str) -> MapNode:
     """Run Synthesize on what is selected (the node `target_id`, or nothing = the map); check the
     streamed text, the saved note, and the outline the model was given. Returns the note."""
-    outline = _markdown(app_db_url, u, map_id, target_id)
+    with session_scope(app_db_url) as db:
+        o = export.outline(db, u.id, map_id, target_id)
+    outline = o.markdown
     assert "## References" in outline and "[1]" in outline
     fake_llm.script(paced(prose, 3, match=f"ROLE: synthesize\n# {heading}\n"))
     page.click("#btn-synthesize")
@@ -192,8 +195,16 @@ def _synthesize(page: Page, app_db_url: str, u: MapUser, fake_llm, map_id: str, 
     assert req["messages"][-1]["content"] == f"ROLE: synthesize\n{outline}"  # numbered as the export does
     [note] = [n for n in db_nodes(app_db_url, map_id) if n.title == f"Synthesis: {heading}"]
     assert (note.kind, note.parent_id, note.created_by) == (NodeKind.NOTE, target_id, "agent")
-    assert note.body == f"{prose}\n\n{_references(outline)}"
+    # saved with author-year citations (the numbers belong to this outline only) and the cited
+    # passages as the note's own citations
+    body, used = export.inline_citations(prose, o)
+    assert note.body == body and used and not _markers(note.body)
+    with session_scope(app_db_url) as db:
+        cits = db.exec(select(Citation).where(Citation.node_id == note.id)).all()
+    assert sorted((c.page, c.quote) for c in cits) == sorted((o.citations[n][0].page, o.citations[n][0].quote)
+                                                             for n in used)
     expect(canvas_node(page, note.title)).to_have_count(1)
+    expect(canvas_node(page, note.title).locator(".mm-badge")).to_have_text(f"❝ {len(used)}")
     expect(canvas_node(page, note.title).locator(".mm-node")).to_have_attribute("data-kind", "note")
     tree_edge(page, target_id, note.id)
     return note
@@ -213,7 +224,7 @@ def test_synthesize_node_and_whole_map(app_stack, page, make_user, app_db_url, f
     note = _synthesize(page, app_db_url, u, fake_llm, map_id, ids["rec"], ids["rec_title"], prose)
     _select(page, note.title)
     expect(page.locator("#node-body")).to_have_value(note.body)
-    expect(page.locator("#node-body")).to_have_value(re.compile(r"## References\n\n1\. .*, p\. \d+"))
+    expect(page.locator("#node-body")).to_have_value(re.compile(r"\(He et al\. 2025, p\. \d+\)"))
 
     # the whole map (nothing selected): the first synthesis is part of the outline now
     page.click("#node-close")
@@ -221,8 +232,13 @@ def test_synthesize_node_and_whole_map(app_stack, page, make_user, app_db_url, f
     prose2 = f"PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall [2]. {m}"
     whole = _synthesize(page, app_db_url, u, fake_llm, map_id, ids["root"], ids["root_title"], prose2)
     expect(page.locator("#run-text")).not_to_contain_text(prose)  # a new run's text only
-    # the whole map numbers the selector's source [1] and the recall sources from [2]
-    assert re.search(r"^1\. .*, p\. \d+\n2\. .*, p\. \d+$", whole.body, re.M)
+    # the whole map numbers the selector's source [1] and the recall source [2]: the saved text
+    # names their own pages
+    with session_scope(app_db_url) as db:
+        page_of = {c.node_id: c.page for c in db.exec(select(Citation).where(Citation.map_id == map_id))}
+    sel, rec = page_of[ids["a"]], page_of[ids["hi"]]
+    assert f"as a reward model (He et al. 2025, p. {sel})" in whole.body
+    assert f"wins on recall (He et al. 2025, p. {rec})" in whole.body
     page.reload()
     expect(page.locator(NODE)).to_have_count(9)
     expect(canvas_node(page, whole.title)).to_have_count(1)

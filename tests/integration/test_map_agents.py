@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import uuid
 from pathlib import Path
@@ -25,7 +26,7 @@ from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.maps import export, service
 from bayes_app.maps.runs import start_map_run
-from bayes_app.models import MICRO, MapNode, Mindmap, NodeRelation
+from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation
 from bayes_app.runs import control, events, executor
 from bayes_app.runs import service as run_service
 from tests.support import pdfs
@@ -220,7 +221,12 @@ def test_offline_map_runs_and_export(env):
         assert assert_provenance(db, mid) >= n_cits
         nodes = db.exec(select(MapNode).where(MapNode.map_id == mid)).all()
         assert any(n.title == "Check the PaSa benchmark" and n.kind == "note" for n in nodes)
-        assert any(n.title.startswith("Synthesis:") and "[1]" in n.body for n in nodes)
+        # the saved synthesis cites author-year (numbers belong to one outline) and carries the
+        # passages it cites as its own citations
+        [synth] = [n for n in nodes if n.title.startswith("Synthesis:")]
+        assert "2025, p. " in synth.body and not re.search(r"\[\d+\]", synth.body)
+        synth_cits = db.exec(select(Citation).where(Citation.node_id == synth.id)).all()
+        assert synth_cits and all(c.agent == "synthesize" for c in synth_cits)
         md = export.markdown(db, env["user"], mid)
         bib = export.bibtex(db, env["user"], mid)
         docx = export.docx_bytes(db, env["user"], mid)

@@ -210,3 +210,27 @@ def test_removing_a_document_keeps_its_citations_marked_source_removed(dbs):
     md = export.markdown(dbs, a, mid)
     assert "Small Models, p. 3 (source removed from the library)" in md
     assert next(x for x in service.map_view(dbs, a, mid)["nodes"] if x["id"] == node["id"])["citation_count"] == 1
+
+
+def test_outline_numbers_and_inline_citations(dbs):
+    """Numbers follow first use in the outline; `inline_citations` writes them author-year,
+    drops numbers the outline doesn't have, and reports the ones used."""
+    from bayes_app.maps import export
+
+    a = user(dbs)
+    chunk = library(dbs, a)
+    mid = service.create_map(dbs, a, "Map")["id"]
+    root = service.map_view(dbs, a, mid)["root_id"]
+    first = service.add_child(dbs, a, mid, root, "Small models can match larger ones", kind="claim")
+    second = service.add_child(dbs, a, mid, root, "Costs fall", kind="claim")
+    citations.attach_citation(dbs, a, mid, first["id"], chunk.id, "Small language models can match larger ones")
+    citations.attach_citation(dbs, a, mid, second["id"], chunk.id, "Training costs may fall by half.")
+    o = export.outline(dbs, a, mid)
+    assert "Small models can match larger ones [1]." in o.markdown and "Costs fall [1]." in o.markdown
+    assert o.labels == {1: "Lovelace & Turing 2024, p. 3"}  # one source: same document, same page
+    assert len(o.citations[1]) == 2
+    text, used = export.inline_citations("Small models suffice [1]. Costs fall [1, 7]. Unknown [9].", o)
+    assert text == ("Small models suffice (Lovelace & Turing 2024, p. 3). "
+                    "Costs fall (Lovelace & Turing 2024, p. 3). Unknown.")
+    assert used == [1]
+    assert export.markdown(dbs, a, mid) == o.markdown
