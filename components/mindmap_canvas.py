@@ -158,7 +158,9 @@ function MindmapFlowView(props) {
       if (typeof window !== "undefined") window.__mindmapReady = performance.now();
     } else if (pendingFit.current || added.some((n) => !mindmapInView(rf, box.current, n))) {
       pendingFit.current = false;
-      rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: 150 });
+      // no animation while nodes stream in: each animation frame re-runs every node's and edge's
+      // store selector, which backs the next updates up behind it during a burst
+      rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: nodes.some((n) => n.data.live) ? 0 : 150 });
     }
   }, [nodes, fitSignal]);
   const onNodeClick = useCallback((event, node) => {

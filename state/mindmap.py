@@ -27,6 +27,7 @@ from bayes_app.credits.pricing import format_credits
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import citations as cit
+from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.layout import tree_layout
@@ -283,6 +284,7 @@ class MapState(AuthState):
             run_id, cursor = self.live_run_id, self._cursor or None
             known_rev = self._revision
         r = new_async_redis()
+        started, started_cursor = map_runs.started_key(map_id), f"{int(time.time() * 1000)}-0"
         last_reload = last_sync = last_probe = 0.0
         rev, active = known_rev, run_id or None
         try:
@@ -293,8 +295,13 @@ class MapState(AuthState):
                         batch = await events.read_after_async(r, run_id, cursor, block_ms=RUN_BLOCK_MS)
                     except Exception:  # noqa: BLE001 - Redis restarting: retry from the cursor
                         await asyncio.sleep(0.5)
-                else:
-                    await asyncio.sleep(POLL_S)
+                else:  # idle: a run started elsewhere wakes us at once; else poll every POLL_S
+                    try:
+                        res = await r.xread({started: started_cursor}, block=int(POLL_S * 1000), count=10)
+                        for _key, entries in res or []:
+                            started_cursor = entries[-1][0]
+                    except Exception:  # noqa: BLE001 - Redis restarting: plain polling meanwhile
+                        await asyncio.sleep(POLL_S)
                 now = time.monotonic()
                 if batch and now - last_sync < PUSH_MIN_S:
                     # a burst: wait out the interval and take what came meanwhile in the same push

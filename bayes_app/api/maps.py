@@ -3,8 +3,10 @@ Another user's map, node, citation or run is always 404."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import redis
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -16,7 +18,10 @@ from bayes_app.db import session_scope
 from bayes_app.maps import citations, export, service
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.redis_client import get_redis
 from bayes_app.runs import service as run_service
+
+log = logging.getLogger("bayes.api.maps")
 
 
 def _call(fn: Any, *args: Any, **kw: Any) -> Any:
@@ -236,6 +241,10 @@ def start(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
         submit(op_id, status)
     except QueueUnavailable:
         raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
+    try:
+        map_runs.announce_started(get_redis(), body["mindmap_id"], op_id)
+    except redis.RedisError:  # a hint only: open editors still find the run at their next poll
+        log.warning("could not announce run %s on its map", op_id)
     return {"id": op_id, "status": status}
 
 

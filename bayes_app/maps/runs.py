@@ -26,6 +26,19 @@ PROMPT_BUDGET = {"build_map": 40_000, "expand": 20_000, "message": 20_000, "deep
                  "counter": 12_000, "restructure": 8_000, "chapters": 4_000, "synthesize": 10_000}
 
 
+def started_key(map_id: str) -> str:
+    """Redis Stream with one entry per run started on the map: open editors block on it, so a
+    run started elsewhere (another tab, the API) is followed at once, not at the next poll."""
+    return f"map:{map_id}:started"
+
+
+def announce_started(r: redis.Redis, map_id: str, op_id: str) -> None:
+    """Wake the map's open editors (a hint only: they read the run from the database)."""
+    key = started_key(map_id)
+    r.xadd(key, {"run": op_id}, maxlen=20, approximate=True)
+    r.expire(key, 86_400)
+
+
 def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_id: Any = None,
                   prompt: Any = None, *, model: str, output_tokens: int) -> Operation:
     """Validate, reserve and create a QUEUED map run (the caller enqueues it).

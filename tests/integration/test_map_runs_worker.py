@@ -153,6 +153,10 @@ def test_map_runs_with_a_real_worker(stack):
     r = api.post("/api/v1/runs", json={"kind": "build_map", "mindmap_id": m["id"]}, headers=h)
     assert r.status_code == 202, r.text
     run_id = r.json()["id"]
+    # open editors of the map are woken by the start (they follow the run without waiting a poll)
+    from bayes_app.maps.runs import started_key
+    from bayes_app.redis_client import get_redis
+    assert [f["run"] for _i, f in get_redis().xrange(started_key(m["id"]))] == [run_id]
     run = wait_final(api, h, run_id)
     assert run["status"] == "SUCCEEDED", (run, stack["worker_log"].read_text()[-3000:])
     assert run["title"] == "Mindmap: PaSa" and run["kind"] == "build_map"
