@@ -167,6 +167,8 @@ class MapState(AuthState):
 
     def _live(self) -> MapLiveState:
         """The substate with what changes while a run writes (see MapLiveState)."""
+        # Reflex loads a state's substates with it, so the synchronous cache lookup is enough
+        # (`get_state` is async, and most handlers here are sync).
         return self._get_state_from_cache(MapLiveState)
 
     def _note(self, text: str) -> None:
