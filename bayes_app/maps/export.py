@@ -208,11 +208,9 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
             lines.append(f"{'#' * level} {text}\n")
         else:
             lines.append(value + "\n")
-    refs: list[str] = []
     entries = t.refs.entries()
     if entries:
-        refs = ["## References\n", *(f"{n}. {ref}" for n, ref in entries), ""]
-    lines.extend(refs)
+        lines.extend(["## References\n", *(f"{n}. {ref}" for n, ref in entries), ""])
     if m.offline:
         lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
     return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited)
