@@ -39,12 +39,29 @@ def _port_free(port: int) -> bool:
     return True
 
 
+def secure_data_dir(settings: Settings) -> None:
+    """The data dir is private to the service's user: 700 for directories, 600 for files,
+    also for what an older version created (the database, stored PDFs, the secret key)."""
+    os.umask(0o077)  # inherited by every process `run` starts
+    root = settings.data_path
+    root.mkdir(parents=True, exist_ok=True)
+    for path in [root, *root.rglob("*")]:
+        try:
+            if path.is_symlink():
+                continue
+            mode = path.stat().st_mode & 0o777
+            if mode & 0o077:
+                path.chmod(mode & (0o700 if path.is_dir() else 0o600))
+        except OSError:  # a file that vanished meanwhile, or one we don't own
+            continue
+
+
 def prepare(settings: Settings, *, quiet: bool = False) -> None:
     """Data dir, secret key, migrations and the admin account. Idempotent."""
     from bayes_app import db
     from bayes_app.accounts.service import AccountError, ensure_admin
 
-    settings.data_path.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings)
     settings.secret()
     try:
         db.migrate()
@@ -128,6 +145,9 @@ def run(dev: bool = False) -> None:
     if settings.runs_local_index:
         env["QDRANT_URL"] = settings.effective_qdrant_url
     env["BAYES_EMBEDDING_MODEL"] = settings.embedding_model
+    if dev:  # the dev frontend (its own port) talks to the backend on :8000 across origins
+        dev_origins = [f"http://localhost:{settings.port}", f"http://127.0.0.1:{settings.port}"]
+        env["BAYES_CORS_ORIGINS"] = ",".join([*settings.cors_origins, *dev_origins])
     print(f"bayes: starting on http://localhost:{settings.port}  (Ctrl-C stops everything)", flush=True)
     honcho = str(Path(sys.executable).parent / "honcho")
     os.chdir(PROJECT_ROOT)

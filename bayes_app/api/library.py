@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
@@ -130,11 +131,7 @@ async def get_document(request: Request) -> Response:
 
 async def patch_document(request: Request) -> Response:
     user = await require_user(request)
-    changes = await read_json(request)
-    allowed = {"title", "authors", "year", "doi", "collection_ids"}
-    unknown = set(changes) - allowed
-    if unknown:
-        raise ApiError(400, "invalid", f"Unknown field(s): {', '.join(sorted(unknown))}.")
+    changes = (await read_model(request, schemas.DocumentPatch)).given()
     doc_id = request.path_params["document_id"]
     await run_in_threadpool(_call, lib.update_metadata, user.id, doc_id, changes)
     if "collection_ids" in changes:
@@ -175,16 +172,16 @@ async def list_collections(request: Request) -> Response:
 
 async def create_collection(request: Request) -> Response:
     user = await require_user(request)
-    data = await read_json(request, required=("name",))
-    c = await run_in_threadpool(_call, lib.create_collection, user.id, data["name"])
+    data = await read_model(request, schemas.CollectionBody)
+    c = await run_in_threadpool(_call, lib.create_collection, user.id, data.name)
     return JSONResponse({"id": c.id, "name": c.name}, status_code=201)
 
 
 async def patch_collection(request: Request) -> Response:
     user = await require_user(request)
-    data = await read_json(request, required=("name",))
+    data = await read_model(request, schemas.CollectionBody)
     c = await run_in_threadpool(_call, lib.rename_collection, user.id,
-                                request.path_params["collection_id"], data["name"])
+                                request.path_params["collection_id"], data.name)
     return JSONResponse({"id": c.id, "name": c.name})
 
 
