@@ -40,7 +40,8 @@ def ingest_document(document_id: str, generation: int) -> None:
     try:
         ingest.ingest_document(_session, document_id, generation,
                                files_root=get_settings().files_path,
-                               index=runtime.index(), embedder=runtime.embedder())
+                               index=runtime.index(), embedder=runtime.embedder(),
+                               max_pages=get_settings().max_pages)
     except ingest.IngestError:
         raise  # already recorded on the document; `throws` stops retries
     except Exception as err:

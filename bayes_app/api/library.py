@@ -36,15 +36,36 @@ def _limit() -> int:
     return get_settings().max_upload_mb * 1024 * 1024
 
 
+def _bounded(request: Request, limit: int, error: ApiError) -> Request:
+    """The same request, but reading its body stops with `error` once `limit` bytes arrived
+    (a chunked upload without Content-Length is never spooled past the limit)."""
+    received = 0
+
+    async def receive():
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise error
+        return message
+
+    return Request(request.scope, receive)
+
+
 async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
+    too_large = ApiError(413, "too_large", f"The file is larger than the {get_settings().max_upload_mb} MB "
+                         "upload limit (BAYES_MAX_UPLOAD_MB).")
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > _limit() + 64 * 1024:
-        raise ApiError(413, "too_large", f"The file is larger than the {get_settings().max_upload_mb} MB upload limit.")
+        raise too_large
     try:
-        form = await request.form(max_files=1, max_fields=10)
+        form = await _bounded(request, _limit() + 64 * 1024, too_large).form(max_files=1, max_fields=10)
+    except ApiError:
+        raise
     except Exception:  # noqa: BLE001 - malformed multipart bodies
         raise ApiError(400, "bad_request", "Malformed multipart body.") from None
     upload = form.get("file")

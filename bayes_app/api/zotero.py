@@ -41,8 +41,11 @@ def _enqueue_sync(library_id: str) -> None:
 async def connect(request: Request) -> Response:
     user = await require_user(request)
     data = (await read_model(request, schemas.ZoteroConnect)).given()
+    settings = get_settings()
     try:
         req = zs.ConnectRequest.parse(data)
+        await run_in_threadpool(lambda: zs.check_local_allowed(
+            req, is_admin=user.is_admin, enabled=settings.zotero_local, local_url=settings.zotero_local_url))
     except zs.ZoteroError as err:
         raise ApiError(err.status, err.code, err.message) from None
 

@@ -96,6 +96,7 @@ def ingest_document(
     files_root: Path,
     index: IndexClient,
     embedder: Embedder,
+    max_pages: int | None = None,
 ) -> IngestResult:
     """Ingest one document version. Raises IngestError for bad PDFs (after marking the
     document failed); other exceptions are transient and the caller may retry."""
@@ -109,7 +110,7 @@ def ingest_document(
     progress = _Progress(session_factory, document_id, generation)
     try:
         return _run(session_factory, document_id, generation, owner_id, sha, edited,
-                    files_root, index, embedder, progress)
+                    files_root, index, embedder, progress, max_pages)
     except pdf.PdfError as err:
         progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
         raise IngestError(err.code, err.message) from None
@@ -118,14 +119,14 @@ def ingest_document(
 
 
 def _run(session_factory, document_id, generation, owner_id, sha, edited, files_root, index,
-         embedder, progress: _Progress) -> IngestResult:
+         embedder, progress: _Progress, max_pages: int | None = None) -> IngestResult:
     path = storage.path_for(files_root, sha)
     if not path.exists():
         raise pdf.PdfError("missing_file", "The stored file is missing; upload it again.")
 
     # 1. parse, page by page
     pages: list[pdf.PageText] = []
-    with pdf.pdf_document(path) as document:
+    with pdf.pdf_document(path, max_pages=max_pages) as document:
         total_pages = len(document)
         if not progress.set(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages):
             raise Superseded

@@ -95,7 +95,7 @@ def _load_error(err: pdfium.PdfiumError) -> PdfError:
 
 
 def _too_many_pages(pages: int, limit: int) -> PdfError:
-    message = f"This PDF has {pages:,} pages; the limit is {limit:,} pages."
+    message = f"Too many pages: this PDF has {pages:,} pages; the limit is {limit:,} (BAYES_MAX_PAGES)."
     return PdfError("too_many_pages", message)
 
 
