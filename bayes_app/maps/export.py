@@ -260,7 +260,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
 # command, so braces always balance and no text can close a field or start a command.
 _BIB_ENCODER = UnicodeToLatexEncoder(
     conversion_rules=[UnicodeToLatexConversionRule(RULE_DICT, {
-        ord("{"): r"\textbraceleft", ord("}"): r"\textbraceright", ord("\\"): r"\textbackslash"}),
+        ord("{"): r"\textbraceleft", ord("}"): r"\textbraceright", ord("\\"): r"\textbackslash", ord('"'): '"'}),
         "defaults"],
     replacement_latex_protection="braces-all", unknown_char_policy="keep", unknown_char_warning=False)
 
