@@ -100,18 +100,30 @@ def leftovers(candidates: list[psutil.Process], program_pids: set[int]) -> list[
     return out
 
 
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def stop_all(procs: list[psutil.Process], grace_s: float = LEFTOVER_GRACE_S) -> None:
+    """SIGTERM, then SIGKILL whatever still runs after `grace_s` (zombies count as gone:
+    supervisord reaps them)."""
     for proc in procs:
         try:
             proc.terminate()
         except psutil.Error:
             pass
-    _gone, alive = psutil.wait_procs(procs, timeout=grace_s)
-    for proc in alive:
-        try:
-            proc.kill()
-        except psutil.Error:
-            pass
+    deadline = time.monotonic() + grace_s
+    while any(_running(p) for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for proc in procs:
+        if _running(proc):
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
 
 
 class Watchdog:
