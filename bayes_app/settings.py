@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     port: Port = Field(3000, validation_alias="BAYES_PORT")
     worker_processes: int = Field(1, ge=1, le=64, validation_alias="BAYES_WORKER_PROCESSES")
     worker_threads: int = Field(8, ge=1, le=256, validation_alias="BAYES_WORKER_THREADS")
+    # Per worker process; 0 turns the guard off. 3 GiB: with the default single worker on a
+    # 24 GiB / 2-core machine this leaves > 18 GiB for web, index, Redis and the page cache.
+    worker_max_rss_mb: int = Field(3072, ge=0, le=1_000_000, validation_alias="BAYES_WORKER_MAX_RSS_MB")
+    ingest_max_crashes: int = Field(3, ge=1, le=100, validation_alias="BAYES_INGEST_MAX_CRASHES")
     session_ttl_hours: int = Field(24 * 7, ge=1, validation_alias="BAYES_SESSION_TTL_HOURS")
     api_token_ttl_days: int = Field(90, ge=1, validation_alias="BAYES_API_TOKEN_TTL_DAYS")
     log_level: str = Field("INFO", validation_alias="BAYES_LOG_LEVEL")

@@ -11,13 +11,18 @@ returned), a dense vector ``"dense"`` (cosine), a BM25-style sparse vector ``"sp
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import UnexpectedResponse
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+log = logging.getLogger("bayes.index")
 
 DENSE = "dense"
 SPARSE = "sparse"
@@ -76,8 +81,47 @@ def _floats(v: Sequence[float]) -> list[float]:
     return v.tolist() if hasattr(v, "tolist") else [float(x) for x in v]
 
 
+# The connection failed or broke: the index process is (re)starting. Every call the app
+# makes is idempotent (upserts by id, deletes, payload updates, reads), so retrying is safe.
+_TRANSIENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError,
+              httpx.WriteError)
+
+
+def _transient(err: Exception) -> bool:
+    return isinstance(err, ResponseHandlingException) and isinstance(err.source, _TRANSIENT)
+
+
+class _Retrying:
+    """Wraps a QdrantClient: calls that fail to connect are retried for up to `retry_s`."""
+
+    def __init__(self, client: QdrantClient, retry_s: float) -> None:
+        self._client, self._retry_s = client, retry_s
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr) or self._retry_s <= 0:
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            deadline, delay = time.monotonic() + self._retry_s, 0.1
+            while True:
+                try:
+                    return attr(*args, **kwargs)
+                except ResponseHandlingException as err:
+                    if not _transient(err) or time.monotonic() + delay > deadline:
+                        raise
+                    log.warning("index unreachable (%s), retrying %s in %.1fs",
+                                type(err.source).__name__, name, delay)
+                    time.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+
+        return call
+
+
 class IndexClient:
-    """Chunks in one Qdrant collection (default ``"chunks"``), reached through ``url``."""
+    """Chunks in one Qdrant collection (default ``"chunks"``), reached through ``url``.
+    With ``retry_s`` > 0 a call that cannot reach the index is retried that long (the
+    supervisor restarts a crashed index process within seconds)."""
 
     def __init__(
         self,
@@ -87,9 +131,12 @@ class IndexClient:
         api_key: str | None = None,
         timeout: int = 60,
         check_compatibility: bool = True,
+        retry_s: float = 0.0,
     ) -> None:
         self.collection = collection
-        self.client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility)
+        self.client: Any = _Retrying(
+            QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility),
+            retry_s)
 
     def close(self) -> None:
         """Close the HTTP connections."""

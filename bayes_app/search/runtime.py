@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bayes_app.search.hybrid import SearchHit
 
 _lock = threading.Lock()
+RETRY_S = 20.0  # rides out a restart of the index process (a few seconds under `make run`)
 _index: dict[str, IndexClient] = {}
 
 
@@ -35,7 +36,8 @@ def index() -> IndexClient:
     key = f"{settings.effective_qdrant_url}|{emb.name}"
     with _lock:
         if key not in _index:
-            client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name))
+            client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name),
+                                 retry_s=RETRY_S)
             client.ensure_collection(dim=emb.dim)
             _index[key] = client
         return _index[key]

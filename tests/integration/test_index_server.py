@@ -38,9 +38,9 @@ def free_port() -> int:
 class IndexServer:
     """`python -m bayes_app.search.index_server` in its own process."""
 
-    def __init__(self, path: Path, *extra: str) -> None:
+    def __init__(self, path: Path, *extra: str, port: int | None = None) -> None:
         self.path = path
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = path.parent / f"index-{self.port}.log"
         cmd = [sys.executable, "-m", "bayes_app.search.index_server", "--path", str(path), "--port", str(self.port), *extra]
@@ -304,6 +304,38 @@ def test_kill_9_after_write_keeps_data(tmp_path: Path) -> None:
         ix.close()
     finally:
         srv.stop()
+
+
+def test_client_with_retry_rides_out_a_restart(tmp_path: Path) -> None:
+    """The app's client (retry_s > 0) waits through a kill -9 + restart of the index process
+    (what the supervisor does under `make run`); without retries the same call fails."""
+    import threading
+
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    srv = IndexServer(tmp_path / "data").wait_ready()
+    ix = IndexClient(srv.url, retry_s=20, check_compatibility=False)
+    ix.ensure_collection(dim=DIM)
+    ix.upsert_chunks(rand_points(50, "alice"))
+    srv.kill9()
+    with IndexClient(srv.url, check_compatibility=False) as plain, pytest.raises(ResponseHandlingException):
+        plain.count()
+    restarted: list[IndexServer] = []
+    threading.Timer(1.5, lambda: restarted.append(IndexServer(tmp_path / "data", port=srv.port))).start()
+    t0 = time.monotonic()
+    try:
+        assert ix.count() == 50  # retried until the new process answers
+        took = time.monotonic() - t0
+        assert 1.5 <= took < 20
+        ix.upsert_chunks(rand_points(5, "bob"))
+        assert ix.count(owner_id="bob") == 5
+    finally:
+        ix.close()
+        wait = time.monotonic() + 10
+        while not restarted and time.monotonic() < wait:
+            time.sleep(0.1)
+        for s in restarted:
+            s.stop()
 
 
 def test_second_server_on_same_dir_refuses(tmp_path: Path) -> None:
