@@ -110,7 +110,8 @@ def split_entries(pages: Sequence[PageLayout], spans: Sequence[Sequence[Span]]) 
 
 
 def _split_authors(text: str) -> list[str]:
-    text = re.sub(r"\bet al\.?", "", text).strip(" ,.;")
+    text = re.sub(r"\bet al\.?", "", text).strip(" ,;")
+    text = re.sub(r"(?<=[^\W\d_]{2})\.$", "", text)  # "Last." but not the initial in "Smith, J."
     if not text:
         return []
     if ";" in text:
@@ -121,7 +122,7 @@ def _split_authors(text: str) -> list[str]:
         text = re.sub(r",?\s+(?:and|&)\s+", ", ", text)
         pieces = [p.strip() for p in text.split(",") if p.strip()]
         if len(pieces) >= 2 and len(pieces) % 2 == 0 and all(
-                re.fullmatch(r"(?:[A-Z][a-z]?\.[ -]?)+|[A-Z]{1,3}", p) for p in pieces[1::2]):
+                re.fullmatch(r"(?:[A-Z][a-z]?\.?[ -]?)+|[A-Z]{1,3}", p) for p in pieces[1::2]):
             parts = [f"{a}, {b}" for a, b in zip(pieces[::2], pieces[1::2])]
         else:
             parts = pieces
@@ -176,11 +177,14 @@ def parse_entry(text: str, page: int = 0) -> Reference:
         if m_list and m_list.end() > 3:
             authors = _split_authors(m_list.group(0))
             rest = body[m_list.end():].strip()
+            if m_year := re.match(r"^\(?((?:19|20)\d{2})[a-z]?\)?[.,:]?\s*", rest):  # APA "(2020)."
+                rest = rest[m_year.end():]
         else:
             head, rest = _first_sentence(body)
             authors = _split_authors(head) if len(head) < 300 else []
         title, rest = _first_sentence(rest)
-        year_s = years[-1].group(1) if years else None
+        year_s = years[0].group(1) if years and surname_first and years[0].start() < 3 + (
+            m_list.end() if m_list else 0) else (years[-1].group(1) if years else None)
         venue = _venue(rest, year_s)
     if title:
         title = _URL.sub("", title).strip(" ,.;:")

@@ -132,7 +132,8 @@ _REF_ENTRY_START = re.compile(
     r"^\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\d{1,4}\.\s+[A-Z]|\d{1,4}\s+[A-Z][a-z]+,)"
 )
 _YEAR = re.compile(r"\b(?:19|20)\d{2}[a-z]?\b")
-_MATH_CHARS = set("=+−×÷∑∏∫√≤≥≈≠∈∉∀∃∂∇∞±∝⊂⊆∪∩→←↔⇒⇔^_|‖∥·⋅∗")
+_FOOTNOTE_MARKS = re.compile(r"[\d∗*†‡§¶‖#⋆✉]+")
+_MATH_CHARS = set("=+−×÷∑∏∫√≤≥≈≠∈∉∀∃∂∇∞±∝⊂⊆∪∩→←↔⇒⇔^_|‖∥·⋅")
 _GREEK = re.compile(r"[\u0370-\u03ff\u1d00-\u1dbf\U0001d400-\U0001d7ff]")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _TOKEN = re.compile(r"\S+")
@@ -255,7 +256,8 @@ def _heading_level(text: str, size: float, stats: _DocStats, last_number: int = 
         if len(words) <= 10 and (big or caps >= max(1, len(words) // 2) or len(words) <= 3):
             if _math_score(t) < 0.1 and not _is_tabular(title):
                 return m["num"].rstrip(".").count(".") + 1, t
-    if big and len(t.split()) <= 12 and sum(c.isalpha() for c in t) >= 3 and not t.endswith("."):
+    if (big and len(t.split()) <= 12 and sum(c.isalpha() for c in t) >= 3 and not t.endswith(".")
+            and _math_score(t) < 0.05):
         return 1, t
     return None
 
@@ -465,19 +467,23 @@ def _inline_fragments(lines: list[_Line], body: float) -> None:
 
 
 def _trim_front_matter(lines: list[_Line], body: float) -> None:
-    run = 0
+    """Page 1 without an "Abstract"/first-section heading: the title block ends at the first
+    body-size line that is not an author, affiliation or e-mail line."""
     for k, x in enumerate(lines):
         if x.role != Role.FRONT_MATTER:
             continue
-        if abs(x.ln.size - body) <= 0.6 and len(x.text) > 50:
-            run += 1
-            if run >= 3:
-                for y in lines[k - 2:]:
-                    if y.role == Role.FRONT_MATTER:
-                        y.role = Role.BODY
-                return
-        else:
-            run = 0
+        if body and abs(x.ln.size - body) <= 0.6 and not _FRONT_LINE.search(x.text) \
+                and not _looks_like_names(x.text):
+            for y in lines[k:]:
+                if y.role == Role.FRONT_MATTER:
+                    y.role = Role.BODY
+            return
+
+
+def _looks_like_names(text: str) -> bool:
+    parts = [p.strip() for p in re.split(r",|\band\b|;", _FOOTNOTE_MARKS.sub(" ", _clean(text))) if p.strip()]
+    return len(parts) >= 2 and all(
+        1 <= len(p.split()) <= 4 and all(w[:1].isupper() for w in p.split()) for p in parts)
 
 
 def _table_runs(lines: list[_Line]) -> None:
@@ -545,7 +551,7 @@ _SHORT_EQUATION_CHARS = 200
 def segments(spans: Sequence[Span]) -> list[Span]:
     """Group a page's spans into runs to chunk separately.
 
-    A heading joins the body text after it (a heading alone is no passage), and a short
+    A heading joins the run after it (a heading alone is no passage), and a short
     equation between body text stays inside that body passage; every other role change,
     and every section change, starts a new run.
     """
@@ -565,8 +571,8 @@ def segments(spans: Sequence[Span]) -> list[Span]:
             continue
         start = s.start
         if pending_heading is not None:
-            if role == Role.BODY:
-                start = pending_heading.start
+            if role != Role.HEADER_FOOTER:
+                start = pending_heading.start  # "References" opens the reference run, etc.
             else:
                 out.append(Span(pending_heading.start, pending_heading.end, Role.BODY,
                                 pending_heading.section))
