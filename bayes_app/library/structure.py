@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from bayes_app.library.pdf import PageLayout, TextLine
 
@@ -140,6 +141,7 @@ _TOKEN = re.compile(r"\S+")
 _NUMERIC_TOKEN = re.compile(r"^[(\[]?[-+±~<>≤≥]?\d[\d.,:/%×x±]*[)\]]?\*?$|^[-–—/|·*†‡✓✗]+$")
 
 
+@lru_cache(maxsize=8192)
 def _clean(text: str) -> str:
     return " ".join(text.replace("\ufffe", "").replace("\u00ad", "").split())
 
@@ -200,6 +202,7 @@ def _doc_stats(pages: Sequence[PageLayout]) -> _DocStats:
 # --------------------------------------------------------------------------- line features
 
 
+@lru_cache(maxsize=8192)
 def _math_score(text: str) -> float:
     chars = [c for c in text if not c.isspace()]
     if not chars:
@@ -208,6 +211,7 @@ def _math_score(text: str) -> float:
     return math / len(chars)
 
 
+@lru_cache(maxsize=8192)
 def _is_equation(text: str) -> bool:
     t = _clean(text)
     words = _WORD.findall(t)
@@ -220,6 +224,7 @@ def _is_equation(text: str) -> bool:
     return _math_score(t) >= 0.2 and len(long_words) <= 1
 
 
+@lru_cache(maxsize=8192)
 def _is_tabular(text: str) -> bool:
     tokens = _TOKEN.findall(_clean(text))
     if len(tokens) < 2:
