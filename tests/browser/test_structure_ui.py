@@ -57,7 +57,8 @@ def test_figure_text_quote_is_highlighted_and_missing_quote_says_so(app_stack, p
     assert boxes
     # Figure 1 fills the top of page 2 (y 0.08-0.12 of the page in pdfium's boxes)
     assert all(0.05 < b["y"] < 0.2 for b in boxes), boxes
-    assert sum(b["w"] for b in boxes) > 0.3  # the whole label row, not a stray letter
+    # the whole label row ("Crawler" at the left of the figure … "Selector" at the right)
+    assert max(b["x"] + b["w"] for b in boxes) - min(b["x"] for b in boxes) > 0.45, boxes
     expect(page.locator("#quote-note")).to_have_count(0)
     expect(page.get_by_text("Highlighted: “")).to_be_visible()
 
