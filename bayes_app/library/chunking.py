@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from bayes_app.library.pdf import PageText
-from bayes_app.library.structure import Span, segments
+from bayes_app.library.structure import Role, Span, segments
 
 TOKENS_PER_PIECE = 1.3
 _WORD = re.compile(r"\S+")
@@ -154,6 +154,8 @@ def iter_structured_chunks(
     for page, spans in zip(pages, page_spans, strict=True):
         for seg in segments(spans):
             piece = page.text[seg.start:seg.end]
+            if seg.role == Role.HEADER_FOOTER and sum(c.isalpha() for c in piece) < 8:
+                continue  # a bare page number is no passage
             for start, end in _page_spans(piece, target_tokens, overlap_tokens, tail):
                 text = piece[start:end]
                 yield Chunk(
