@@ -86,6 +86,16 @@ def _heartbeat_alive(host: str, pid: int) -> bool:
     return bool(get_redis().exists(f"{HEARTBEAT_PREFIX}{host}:{pid}"))
 
 
+@dramatiq.actor(queue_name="ingest", max_retries=3, min_backoff=5_000, max_backoff=120_000,
+                time_limit=2 * 3600 * 1000, priority=50)
+def restructure_document(document_id: str, generation: int) -> None:
+    """Re-analyse an indexed document made before the current structure rules, in place
+    (it stays searchable; unchanged passages keep their ids and vectors)."""
+    ingest.restructure_document(_session, document_id, generation,
+                                files_root=get_settings().files_path,
+                                index=runtime.index(), embedder=runtime.embedder())
+
+
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
                 time_limit=10 * 60 * 1000)
 def purge_document(document_id: str, file_sha256: str | None) -> None:

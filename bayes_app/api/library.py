@@ -17,6 +17,7 @@ from bayes_app.api.errors import ApiError, not_found
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import storage, uploads
+from bayes_app.library.structure import ROLES
 from bayes_app.search import runtime
 from bayes_app.settings import get_settings
 
@@ -229,16 +230,30 @@ async def search(request: Request) -> Response:
         raise ApiError(400, "invalid", "k must be a whole number.") from None
     doc_ids = request.query_params.getlist("document_id") or None
     col_ids = request.query_params.getlist("collection_id") or None
+    include = [r for v in request.query_params.getlist("include_roles") for r in v.split(",") if r]
+    unknown = sorted(set(include) - set(ROLES))
+    if unknown:
+        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. "
+                                       f"Roles are: {', '.join(ROLES)}.")
+    all_roles = request.query_params.get("all_roles", "").lower() in ("1", "true", "yes")
 
     def work(db):
         for d in doc_ids or []:
             lib.get_owned(db, user.id, d)
         for c in col_ids or []:
             lib.get_collection(db, user.id, c)
-        return runtime.search_library(db, user.id, q, k, doc_ids, col_ids)
+        return runtime.search_library(db, user.id, q, k, doc_ids, col_ids, include, all_roles)
 
     hits = await run_in_threadpool(_call, work)
     return JSONResponse([h.to_json() for h in hits])
+
+
+async def document_references(request: Request) -> Response:
+    """The document's reference list, parsed into authors, year, title, venue and DOI."""
+    user = await require_user(request)
+    doc_id = request.path_params["document_id"]
+    refs = await run_in_threadpool(_call, lib.list_references, user.id, doc_id)
+    return JSONResponse({"document_id": doc_id, "count": len(refs), "references": refs})
 
 
 routes = [
@@ -250,6 +265,7 @@ routes = [
     Route("/documents/{document_id}/file", document_file, methods=["GET"]),
     Route("/documents/{document_id}/file", replace_file, methods=["PUT"]),
     Route("/documents/{document_id}/reindex", reindex, methods=["POST"]),
+    Route("/documents/{document_id}/references", document_references, methods=["GET"]),
     Route("/collections", list_collections, methods=["GET"]),
     Route("/collections", create_collection, methods=["POST"]),
     Route("/collections/{collection_id}", patch_collection, methods=["PATCH"]),

@@ -21,6 +21,7 @@ from bayes_app.models import (
     DocStatus,
     Document,
     DocumentCollection,
+    DocumentReference,
     PageText,
     utcnow,
 )
@@ -70,6 +71,7 @@ class DocumentView:
     collection_ids: list[str] = field(default_factory=list)
     created_at: datetime | None = None
     file_size: int = 0
+    reference_count: int = 0
 
     def to_json(self) -> dict:
         total = self.progress_total or 0
@@ -83,6 +85,7 @@ class DocumentView:
             "error": ({"code": self.error_code, "message": self.error_message}
                       if self.status == DocStatus.FAILED else None),
             "collection_ids": self.collection_ids, "file_size": self.file_size,
+            "reference_count": self.reference_count,
             "created_at": self.created_at.isoformat() if self.created_at else None,
         }
 
@@ -94,6 +97,7 @@ def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
         progress_total=doc.progress_total, page_count=doc.page_count, chunk_count=doc.chunk_count,
         error_code=doc.error_code, error_message=doc.error_message,
         collection_ids=collection_ids, created_at=doc.created_at, file_size=doc.file_size,
+        reference_count=doc.reference_count,
     )
 
 
@@ -277,12 +281,22 @@ def delete_document(db: Session, owner_id: str, document_id: str,
         hook(db, doc.id, reason)
     db.exec(delete(Chunk).where(Chunk.document_id == doc.id))
     db.exec(delete(PageText).where(PageText.document_id == doc.id))
+    db.exec(delete(DocumentReference).where(DocumentReference.document_id == doc.id))
     db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))
     db.delete(doc)
     db.flush()
     still_used = db.exec(select(func.count()).select_from(Document).where(
         Document.file_sha256 == sha)).one() > 0
     return sha, still_used
+
+
+def list_references(db: Session, owner_id: str, document_id: str) -> list[dict]:
+    """The parsed reference list of one of the owner's documents, in order."""
+    get_owned(db, owner_id, document_id)
+    rows = db.exec(select(DocumentReference).where(DocumentReference.document_id == document_id)
+                   .order_by(col(DocumentReference.position)))
+    return [{"position": r.position, "page": r.page, "authors": list(r.authors or []), "year": r.year,
+             "title": r.title, "venue": r.venue, "doi": r.doi, "raw": r.raw} for r in rows]
 
 
 # ---- collections ---------------------------------------------------------------------------

@@ -195,10 +195,32 @@ def _fields(p: IndexPoint) -> dict:
     return {f: getattr(p, f) for f in IndexPoint.__slots__}
 
 
+def test_roles_filter_relabel_and_cosine(ix: IndexClient) -> None:
+    """Excluded roles stay out (points without a role stay in), set_roles relabels kept
+    points, and with_cosine returns the query-passage cosine."""
+    pts = rand_points(12, "rhea", docs=1, seed=5)
+    pts = [IndexPoint(**{**_fields(p), "role": "reference" if k < 4 else "body"}) for k, p in enumerate(pts)]
+    ix.upsert_chunks(pts)
+    ids = {p.id for p in pts}
+    ref_ids = {p.id for p in pts[:4]}
+    every = {h.point_id for h in search(ix, "rhea", limit=50)}
+    assert every == ids
+    kept = {h.point_id for h in search(ix, "rhea", limit=50, exclude_roles=["reference"])}
+    assert kept == ids - ref_ids
+    ix.set_roles([p.id for p in pts[:2]], "body")
+    kept = {h.point_id for h in search(ix, "rhea", limit=50, exclude_roles=["reference"])}
+    assert kept == ids - {p.id for p in pts[2:4]}
+    target = pts[6]
+    dense = np.asarray(target.dense, dtype=np.float64)
+    [top] = ix.hybrid_search((dense / np.linalg.norm(dense)).tolist(), target.sparse, "rhea", limit=1,
+                             with_cosine=True)
+    assert top.point_id == target.id and top.dense == pytest.approx(1.0, abs=1e-3)
+
+
 def test_ensure_collection_is_idempotent_and_checks_dim(ix: IndexClient) -> None:
     ix.ensure_collection(ix.collection, DIM)
     info = ix.client.get_collection(ix.collection)
-    assert set(info.payload_schema) == {"owner_id", "document_id", "collection_ids"}
+    assert set(info.payload_schema) == {"owner_id", "document_id", "collection_ids", "role"}
     assert info.config.params.sparse_vectors["sparse"].modifier == models.Modifier.IDF
     with pytest.raises(ValueError, match="dense size 8"):
         ix.ensure_collection(ix.collection, 16)
