@@ -206,6 +206,16 @@ def sync_library(sf: Callable[[], Session], library_id: str, hooks: Hooks, opts:
     except ZoteroAccessError as err:
         ctx.result.outcome, ctx.result.error = "error", err.message
         _finish(ctx, SyncStatus.ERROR, error=err.message)
+    except httpx2.TransportError as err:
+        if api != "local":
+            _finish(ctx, SyncStatus.ERROR, error=f"Cannot reach Zotero ({type(err).__name__}); "
+                                                 "the sync will be retried.")
+            raise
+        # The server's own Zotero is not running: say so once; the next sync tries again.
+        message = ("The server's Zotero does not answer: start Zotero 7 on the server and enable "
+                   "its local API, then press Sync.")
+        ctx.result.outcome, ctx.result.error = "error", message
+        _finish(ctx, SyncStatus.ERROR, error=message)
     except ze.PyZoteroError as err:
         mapped = describe_error(err)
         if mapped is None:

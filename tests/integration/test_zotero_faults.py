@@ -180,3 +180,24 @@ def test_local_api_deletions_by_diffing_keys(db_url, fake_zotero, configure, tmp
         assert fake_zotero.count("/deleted") == 0 and fake_zotero.count("/api/users/0/") > 0
     finally:
         fake_zotero.local_library = None
+
+
+def test_local_api_not_running_is_a_clear_error_not_a_retry_loop(db_url, fake_zotero, configure, tmp_path):
+    """The server's Zotero stopped after it was connected: the sync ends with a plain message
+    (status error), it does not raise into Dramatiq's retries with a traceback."""
+    import dataclasses
+
+    from tests.support.procs import free_port
+
+    configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path))
+    with session_scope(db_url) as s:
+        owner = accounts.register(s, f"gone{new_ids()[0]}@example.com", "tangerine-sky-42").id
+        lib_id = zs.connect(s, owner, zs.ConnectRequest.parse({"api": "local"}),
+                            web_api_url=fake_zotero.base).id
+    opts = dataclasses.replace(options(fake_zotero, tmp_path),
+                               local_api_url=f"http://127.0.0.1:{free_port()}/api")
+    res = engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(), opts)
+    assert res.outcome == "error" and "server's Zotero does not answer" in res.error
+    with session_scope(db_url) as s:
+        row = s.get(ZoteroLibrary, lib_id)
+        assert row.status == SyncStatus.ERROR and "start Zotero 7" in row.last_error
