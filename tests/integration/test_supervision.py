@@ -201,6 +201,35 @@ def test_document_that_keeps_killing_its_worker_is_marked_failed(stack: Stack):
     wait_for(lambda: stack.app.health()["status"] == "ok", 30, 0.5, what="health ok")
 
 
+def test_kill_9_dramatiq_main_process_leaves_no_orphan(stack: Stack):
+    """Killing Dramatiq's main process used to leave its worker process running forever:
+    now it is below supervisord (child subreaper) and the watchdog stops it."""
+    main = stack.app.program_pid("worker:worker_0")
+    child = psutil.Process(stack.app.worker_child())
+    t0 = stack.kill(main)
+    wait_for(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, 30, 0.2,
+             what="the orphaned worker process to be stopped")
+    print(f"\nkill -9 Dramatiq main: orphan gone after {time.monotonic() - t0:.1f}s")
+    wait_for(lambda: stack.app.program_pid("worker:worker_0") != main, 30, 0.2, what="a new worker")
+    assert "stopping 1 leftover process(es): " + str(child.pid) in stack.app.log_tail(400)
+    assert _echo_round_trip(stack), "the new worker answers"
+
+
+def _echo_round_trip(stack: Stack, timeout: float = 30) -> bool:
+    import dramatiq
+    from dramatiq.brokers.redis import RedisBroker
+
+    broker = RedisBroker(url=f"redis://127.0.0.1:{stack.r.connection_pool.connection_kwargs['port']}/0",
+                         namespace="bayes-tasks")
+    key = f"bayes:test:echo:{uuid.uuid4().hex}"
+    try:
+        broker.enqueue(dramatiq.Message(queue_name="default", actor_name="echo", args=(key, "hi"),
+                                        kwargs={}, options={}))
+        return bool(wait_for(lambda: stack.r.get(key), timeout, 0.1, what="echo"))
+    finally:
+        broker.close()
+
+
 def test_kill_9_index_search_recovers(stack: Stack):
     h = stack.user()
     doc_id = stack.upload(h, pdfs.PASA.read_bytes(), "pasa.pdf")
