@@ -22,7 +22,7 @@ import redis
 
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import session_scope
-from bayes_app.models import MICRO, DocStatus, Document, User
+from bayes_app.models import MICRO, DocStatus, Document
 from tests.support import pdfs
 from tests.support.fake_openai import Script
 from tests.support.procs import AppStack, free_port, processes_of, stack_env, wait_for
