@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 .PHONY: run dev test setup setup-test migrate clean help
 
 help:
-	@echo "make run   - set up (venv, deps, redis, migrations, admin) and start web + worker + redis"
+	@echo "make run   - set up (venv, deps, redis, migrations, admin) and start web, workers, index, redis (supervised)"
 	@echo "make dev   - same, with hot reload (frontend :3000, backend :8000)"
 	@echo "make test  - set up (plus Chromium) and run the whole test suite"
 

@@ -169,6 +169,7 @@ def render(settings: Settings, *, dev: bool = False) -> str:
             f"stopwaitsecs={prog.stopwaitsecs}",
             "stopasgroup=true",
             "killasgroup=true",
+            "umask=077",  # data files stay private (as `cli run` sets for itself)
             "redirect_stderr=true",
             "stdout_logfile=/dev/stdout",
             "stdout_logfile_maxbytes=0",

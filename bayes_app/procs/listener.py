@@ -100,6 +100,13 @@ def leftovers(candidates: list[psutil.Process], program_pids: set[int]) -> list[
     return out
 
 
+def _describe(proc: psutil.Process) -> str:
+    try:
+        return f"{proc.pid} {' '.join(proc.cmdline()[:4])}"
+    except psutil.Error:
+        return str(proc.pid)
+
+
 def _running(proc: psutil.Process) -> bool:
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
@@ -146,8 +153,6 @@ class Watchdog:
                 rec["detail"] = exit_detail(self._rpc().readLog(-16384, 0), rec["process"])
             except Exception:  # noqa: BLE001 - the record matters more than its detail
                 rec["detail"] = ""
-            if rec["state"] == "EXITED":
-                _say(f"{rec['process']} (pid {rec.get('pid')}) exited: {rec['detail'] or 'no detail'}")
             self._wanted.set()
         append(self.events, rec)
 
@@ -166,8 +171,8 @@ class Watchdog:
             live = {i["pid"] for i in self._rpc().getAllProcessInfo() if i["pid"]}
             found = leftovers(candidates, live | {os.getpid()})
             if found:
-                names = "; ".join(f"{p.pid} {' '.join(p.cmdline()[:4])}" for p in found)
-                _say(f"stopping {len(found)} leftover process(es): {names}")
+                _say(f"stopping {len(found)} leftover process(es): "
+                     + "; ".join(_describe(p) for p in found))
                 stop_all(found)
         except Exception as err:  # noqa: BLE001 - never let the listener die over a sweep
             _say(f"leftover sweep failed: {type(err).__name__}: {err}")

@@ -39,6 +39,7 @@ def test_health_ok_names_every_component(api):
     comps = body["components"]
     assert comps["database"]["status"] == "ok" and comps["redis"]["status"] == "ok"
     assert comps["workers"]["status"] == "ok" and comps["workers"]["count"] >= 1
+    assert comps["processes"]["status"] == "ok"  # `make run`'s supervisor reports
 
 
 def test_token_and_me(api, make_user):
