@@ -1,4 +1,4 @@
-"""Command line: `python -m bayes_app.cli run|migrate|setup`.
+"""Command line: `python -m bayes_app.cli run|migrate|setup|storage-migrate`.
 
 `run` prepares everything (data dir, secret key, migrations, admin account) and then
 becomes supervisord (config generated into `<data dir>/supervisor/`), which starts every
@@ -168,6 +168,11 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("setup", help="migrations + admin account, then exit")
     p_conf = sub.add_parser("supervisor-config", help="print the supervisord.conf `run` would use")
     p_conf.add_argument("--dev", action="store_true")
+    p_mig = sub.add_parser("storage-migrate",
+                           help="copy the local file store into BAYES_STORAGE_URL (S3) and verify hashes")
+    p_mig.add_argument("--source", type=Path, default=None,
+                       help="local store to copy (default: <data dir>/files)")
+    p_mig.add_argument("--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
     if args.cmd == "run":
         run(dev=args.dev)
@@ -182,6 +187,39 @@ def main(argv: list[str] | None = None) -> None:
         from bayes_app.procs import config
 
         print(config.render(_settings(), dev=args.dev), end="")
+    elif args.cmd == "storage-migrate":
+        storage_migrate(args.source, quiet=args.quiet)
+
+
+def storage_migrate(source: Path | None, *, quiet: bool = False) -> None:
+    """Copy every file of a local store into the configured object store; exit 1 unless every
+    object was verified by its SHA-256."""
+    from bayes_app.library import storage
+    from bayes_app.library.storage_migrate import migrate
+
+    settings = _settings()
+    dest = storage.default_store()
+    if isinstance(dest, storage.LocalStore):
+        _fail("BAYES_STORAGE_URL is not set: name the destination, e.g. s3://bucket/prefix "
+              "(and BAYES_S3_ENDPOINT_URL for MinIO/Ceph/R2).")
+    src = storage.LocalStore(source or settings.files_path)
+    if not src.root.is_dir():
+        _fail(f"no local store at {src.root}")
+
+    def show(sha: str, what: str) -> None:
+        if not quiet:
+            print(f"{sha}  {what}", flush=True)
+
+    try:
+        report = migrate(src, dest, show)
+    except storage.StorageUnavailable as err:
+        _fail(str(err), 1)
+    print(f"bayes: {src.describe()} -> {dest.describe()}: {report.copied} copied "
+          f"({report.bytes_copied} bytes), {report.already_there} already there, "
+          f"{report.verified} verified, {len(report.corrupt_source)} corrupt in the source, "
+          f"{len(report.failed)} failed verification", flush=True)
+    if not report.ok:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,9 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(None, validation_alias="REDIS_URL")
     redis_port: Port = Field(6390, validation_alias="BAYES_REDIS_PORT")
     qdrant_url: str | None = Field(None, validation_alias="QDRANT_URL")
+    # ---- file storage (README: "File storage"): unset = <data dir>/files on local disk
+    storage_url: str | None = Field(None, validation_alias="BAYES_STORAGE_URL")
+    s3_endpoint_url: str | None = Field(None, validation_alias="BAYES_S3_ENDPOINT_URL")
     index_port: Port = Field(6391, validation_alias="BAYES_INDEX_PORT")
     embedding_model: str = Field("minilm", validation_alias="BAYES_EMBEDDING_MODEL")
     demo: bool = Field(True, validation_alias="BAYES_DEMO")
@@ -112,7 +115,17 @@ class Settings(BaseSettings):
             raise ValueError("must be an http:// or https:// URL")
         return v.rstrip("/")
 
-    @field_validator("qdrant_url", "openai_base_url")
+    @field_validator("storage_url")
+    @classmethod
+    def _check_storage_url(cls, v: str | None) -> str | None:
+        if not v:
+            return None
+        from bayes_app.library.storage import parse_s3_url
+
+        parse_s3_url(v)
+        return v.rstrip("/")
+
+    @field_validator("qdrant_url", "openai_base_url", "s3_endpoint_url")
     @classmethod
     def _check_http_url(cls, v: str | None) -> str | None:
         if not v:

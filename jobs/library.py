@@ -57,7 +57,7 @@ def ingest_document(document_id: str, generation: int) -> None:
         return
     try:
         ingest.ingest_document(_session, document_id, generation,
-                               files_root=get_settings().files_path,
+                               files_root=storage.default_store(),
                                index=runtime.index(), embedder=runtime.embedder(),
                                max_pages=get_settings().max_pages)
     except ingest.IngestError:
@@ -92,7 +92,7 @@ def restructure_document(document_id: str, generation: int) -> None:
     """Re-analyse an indexed document made before the current structure rules, in place
     (it stays searchable; unchanged passages keep their ids and vectors)."""
     ingest.restructure_document(_session, document_id, generation,
-                                files_root=get_settings().files_path,
+                                files_root=storage.default_store(),
                                 index=runtime.index(), embedder=runtime.embedder())
 
 
@@ -109,7 +109,7 @@ def purge_document(document_id: str, file_sha256: str | None) -> None:
         with session_scope() as db:
             used = db.exec(select(Document.id).where(Document.file_sha256 == file_sha256)).first()
         if used is None:
-            storage.remove(get_settings().files_path, file_sha256)
+            storage.default_store().remove(file_sha256)
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,

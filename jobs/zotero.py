@@ -45,7 +45,9 @@ def sync_options():
     from bayes_app.zotero.http import Policy
 
     s = get_settings()
-    return SyncOptions(files_root=s.files_path, max_file_bytes=s.max_upload_mb << 20,
+    from bayes_app.library import storage
+
+    return SyncOptions(files_root=storage.default_store(), max_file_bytes=s.max_upload_mb << 20,
                        web_api_url=s.zotero_api_url, local_api_url=s.zotero_local_url,
                        lease_s=s.zotero_lease_s, policy=Policy(max_wait_s=s.zotero_max_wait_s))
 

@@ -196,3 +196,14 @@ def fake_zotero():
     server = FakeZotero().start()
     yield server
     server.stop()
+
+
+# ---- object storage --------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """moto's standalone S3 server (a real HTTP endpoint speaking the S3 protocol)."""
+    from tests.support.s3 import S3Server
+
+    server = S3Server(tmp_path_factory.mktemp("s3")).start()
+    yield server
+    server.stop()

@@ -8,7 +8,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from bayes_app.api import schemas
@@ -177,13 +177,52 @@ async def document_file(request: Request) -> Response:
     """The PDF bytes, for the owner only (Bearer token or the browser's session cookie)."""
     user = await require_user(request, allow_cookie=True)
     doc = await run_in_threadpool(_call, lib.get_owned, user.id, request.path_params["document_id"])
-    path = storage.path_for(get_settings().files_path, doc.file_sha256)
-    if not path.exists():
-        raise not_found("file")
     safe = "".join(ch for ch in doc.filename if ch.isalnum() or ch in "._- ")[:100] or "document.pdf"
-    return FileResponse(path, media_type="application/pdf", headers={
-        "Content-Disposition": f'inline; filename="{safe}"', "Cache-Control": "private, max-age=300",
-        "X-Content-Type-Options": "nosniff"})
+    headers = {"Content-Disposition": f'inline; filename="{safe}"', "Cache-Control": "private, max-age=300",
+               "X-Content-Type-Options": "nosniff"}
+    store = storage.default_store()
+    if isinstance(store, storage.LocalStore):
+        path = store.path(doc.file_sha256)
+        if not path.exists():
+            raise not_found("file")
+        return FileResponse(path, media_type="application/pdf", headers=headers)
+    return await _stream_object(store, doc.file_sha256, request.headers.get("range"), headers)
+
+
+async def _stream_object(store: storage.FileStore, sha: str, range_header: str | None,
+                         headers: dict[str, str]) -> Response:
+    """Stream a stored object chunk by chunk (never whole in memory); one byte range honoured."""
+    try:
+        size = await run_in_threadpool(store.size, sha)
+    except storage.StorageUnavailable:
+        raise ApiError(503, "storage_unavailable", "The file store is unavailable; try again.") from None
+    if size is None:
+        raise not_found("file")
+    start, end, status = 0, size - 1, 200
+    if range_header and size:
+        span = _byte_range(range_header, size)
+        if span is None:
+            return Response(status_code=416, headers={"Content-Range": f"bytes */{size}"})
+        (start, end), status = span, 206
+        headers = headers | {"Content-Range": f"bytes {start}-{end}/{size}"}
+    headers = headers | {"Content-Length": str(end - start + 1 if size else 0), "Accept-Ranges": "bytes"}
+    chunks = store.iter_bytes(sha, start, end if status == 206 else None) if size else iter(())
+    return StreamingResponse(chunks, status_code=status, media_type="application/pdf", headers=headers)
+
+
+def _byte_range(header: str, size: int) -> tuple[int, int] | None:
+    """`bytes=a-b`, `bytes=a-` or `bytes=-n` → inclusive (start, end); None if unsatisfiable.
+    Several ranges are answered with the first only (clients accept this)."""
+    unit, _, spec = header.partition("=")
+    first = spec.split(",")[0].strip()
+    a, _, b = first.partition("-")
+    if unit.strip().lower() != "bytes" or not (a.isdigit() or b.isdigit()):
+        return None
+    if not a:
+        start, end = max(0, size - int(b)), size - 1
+    else:
+        start, end = int(a), min(int(b), size - 1) if b.isdigit() else size - 1
+    return (start, end) if start <= end < size else None
 
 
 # ---- collections ----------------------------------------------------------------------------

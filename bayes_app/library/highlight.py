@@ -8,7 +8,6 @@ from bayes_app.db import session_scope
 from bayes_app.library import pdf, storage
 from bayes_app.library.quotes import locate_quote_loose
 from bayes_app.models import PageText
-from bayes_app.settings import get_settings
 
 
 def locate(document_id: str, sha256: str, page: int, quote: str) -> tuple[int, list[dict[str, str]], str]:
@@ -25,10 +24,10 @@ def locate(document_id: str, sha256: str, page: int, quote: str) -> tuple[int, l
         found = locate_quote_loose(pages[number], quote)
         if found is None:
             continue
-        path = storage.path_for(get_settings().files_path, sha256)
         try:
-            boxes = pdf.text_rects(path, number, *found)
-        except (OSError, pdf.PdfError):
+            with storage.default_store().local_file(sha256) as path:
+                boxes = pdf.text_rects(path, number, *found)
+        except (OSError, pdf.PdfError, storage.StorageUnavailable):
             boxes = []
         rects = [{"left": f"{x0 * 100:.3f}%", "top": f"{top * 100:.3f}%",
                   "width": f"{(x1 - x0) * 100:.3f}%", "height": f"{(bottom - top) * 100:.3f}%"}

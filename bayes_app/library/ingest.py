@@ -93,7 +93,7 @@ def ingest_document(
     document_id: str,
     generation: int,
     *,
-    files_root: Path,
+    files_root: Path | storage.FileStore,
     index: IndexClient,
     embedder: Embedder,
     max_pages: int | None = None,
@@ -122,8 +122,8 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
          embedder, progress: _Progress | None, max_pages: int | None = None) -> IngestResult:
     """Parse, classify, chunk, embed what is new, swap the chunk rows. ``progress`` None is the
     background re-analysis of an indexed document: its status stays ``indexed`` throughout."""
-    path = storage.path_for(files_root, sha)
-    if not path.exists():
+    store = storage.as_store(files_root)
+    if not store.exists(sha):
         raise pdf.PdfError("missing_file", "The stored file is missing; upload it again.")
 
     def report(status: str, done: int, total: int, *, force: bool = False, **fields) -> None:
@@ -132,7 +132,8 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
 
     # 1. parse, page by page, with line geometry for the structure analysis
     pages: list[pdf.PageLayout] = []
-    with pdf.pdf_document(path, max_pages=max_pages) as document:
+    # pdfium needs a file: the local store's own, or a temp copy of the object
+    with store.local_file(sha) as path, pdf.pdf_document(path, max_pages=max_pages) as document:
         total_pages = len(document)
         report(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages)
         for page in pdf.iter_layouts(document):
@@ -249,7 +250,7 @@ def restructure_document(
     document_id: str,
     generation: int,
     *,
-    files_root: Path,
+    files_root: Path | storage.FileStore,
     index: IndexClient,
     embedder: Embedder,
 ) -> IngestResult:

@@ -35,7 +35,7 @@ def store_checked(fileobj: BinaryIO, filename: str) -> storage.StoredFile:
     fileobj.seek(0)
     try:
         lib.check_upload_head(head, filename)
-        return storage.store_stream(settings.files_path, fileobj, settings.max_upload_mb << 20)
+        return storage.default_store().store_stream(fileobj, settings.max_upload_mb << 20)
     except lib.LibraryError as err:
         raise UploadRejected(err.code, err.message, err.status) from None
     except storage.UploadTooLarge:
@@ -43,6 +43,9 @@ def store_checked(fileobj: BinaryIO, filename: str) -> storage.StoredFile:
                              "upload limit (BAYES_MAX_UPLOAD_MB).", 413) from None
     except storage.StorageFull as err:
         raise UploadRejected("storage_full", f"{filename}: {err}", 507) from None
+    except storage.StorageUnavailable:
+        raise UploadRejected("storage_unavailable", f"{filename}: the file store is unavailable; "
+                             "nothing was stored. Try again in a moment.", 503) from None
 
 
 def accept(owner_id: str, fileobj: BinaryIO, filename: str,
@@ -58,6 +61,7 @@ def accept(owner_id: str, fileobj: BinaryIO, filename: str,
             db.flush()
             return Accepted(doc.id, doc.ingest_generation, created)
     except lib.NotFound as err:
+        _discard_if_unused(stored)
         raise UploadRejected("not_found", f"No such {err.what}.", 404) from None
     except lib.LibraryError as err:
         _discard_if_unused(stored)
@@ -69,4 +73,4 @@ def _discard_if_unused(stored: storage.StoredFile) -> None:
     with session_scope() as db:
         used = db.exec(select(lib.Document.id).where(lib.Document.file_sha256 == stored.sha256)).first()
     if used is None:
-        stored.path.unlink(missing_ok=True)
+        storage.default_store().remove(stored.sha256)

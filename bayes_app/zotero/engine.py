@@ -70,7 +70,7 @@ class Hooks:
 
 @dataclass
 class SyncOptions:
-    files_root: Path
+    files_root: Path | storage.FileStore
     max_file_bytes: int
     web_api_url: str
     local_api_url: str
