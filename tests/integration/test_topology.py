@@ -1,0 +1,212 @@
+"""Scale-out topology, no shared disk: one PostgreSQL, one Redis, an S3 endpoint (moto), one
+index endpoint, two web processes (Reflex backends with the Redis state manager) on two ports
+and two Dramatiq workers; every process has its own empty BAYES_DATA_DIR.
+
+Checked through both ports: a session made on A works on B; a PDF uploaded on A is stored in
+S3, ingested by a worker and found by search on B; an Ask run started on B is streamed on A and
+stopped from A; a worker killed with -9 mid-run has its run finalized by the other within 15 s,
+and reconciliation reports no mismatch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.procs import (ROOT, VENV_BIN, Fatal, PgCluster, free_port, stack_env,
+                                 start_index, start_worker, wait_for)
+from tests.support.tiny_pdf import text_pdf
+
+pytestmark = [pytest.mark.stack, pytest.mark.timeout(600)]
+ADMIN_EMAIL, ADMIN_PASSWORD = "admin@example.com", "topology-secret-42"
+PHRASE = "Marsupial lichen cartography"
+
+
+class Topology:
+    def __init__(self, tmp: Path, pg: PgCluster, redis_url: str, reflex_redis_url: str, s3):
+        self.tmp = tmp
+        bucket = s3.new_bucket()
+        self.s3, self.bucket = s3, bucket
+        self.db_url = pg.create_database(f"topo_{uuid.uuid4().hex[:10]}")
+        self.index_port = free_port()
+        self.procs: list[subprocess.Popen] = []
+        self.procs.append(start_index(tmp / "index", self.index_port, tmp / "index.log"))
+        self.common = dict(
+            DATABASE_URL=self.db_url, REDIS_URL=redis_url, REFLEX_REDIS_URL=reflex_redis_url,
+            QDRANT_URL=f"http://127.0.0.1:{self.index_port}",
+            BAYES_STORAGE_URL=f"s3://{bucket}/pdfs", BAYES_SECRET_KEY="k" * 48,
+            BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD, BAYES_DEMO="0",
+            BAYES_OFFLINE_WORD_DELAY_MS="40", **s3.env())
+        self.data_dirs: list[Path] = []
+        setup = subprocess.run([sys.executable, "-m", "bayes_app.cli", "setup"], cwd=ROOT,
+                               env=self.env("setup"), capture_output=True, text=True, timeout=180)
+        assert setup.returncode == 0, setup.stderr
+        self.webs = [self._web(name) for name in ("web-a", "web-b")]
+        self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
+        self.procs += self.workers
+        for port, proc in self.webs:
+            def up(port=port, proc=proc) -> bool:
+                if proc.poll() is not None:
+                    raise Fatal(f"web on {port} exited")
+                return httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=5).status_code == 200
+            wait_for(up, 240, 0.5, what=f"web on {port}")
+
+    def env(self, name: str, port: int = 1) -> dict:
+        d = self.tmp / name
+        d.mkdir()
+        self.data_dirs.append(d)
+        return stack_env(d, port, **self.common)
+
+    def _web(self, name: str) -> tuple[int, subprocess.Popen]:
+        port = free_port()
+        proc = subprocess.Popen(
+            [str(VENV_BIN / "reflex"), "run", "--env", "prod", "--backend-only", "--backend-port", str(port)],
+            cwd=ROOT, env=self.env(name, port), stdout=open(self.tmp / f"{name}.log", "w"),
+            stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append(proc)
+        return port, proc
+
+    def url(self, i: int) -> str:
+        return f"http://127.0.0.1:{self.webs[i][0]}/api/v1"
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for p in self.procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def topo(redis_server, s3_server):
+    base = Path(tempfile.mkdtemp(prefix="bayes-topo-"))
+    os.chmod(base, 0o755)
+    pg = PgCluster(base / "pg").start()
+    t = None
+    try:
+        t = Topology(base / "t", pg, redis_server.url_db(5), redis_server.url_db(6), s3_server)
+        yield t
+    finally:
+        if t is not None:
+            t.stop()
+        pg.stop()
+
+
+def _bearer(base: str, email: str, password: str) -> dict:
+    tok = httpx.post(f"{base}/auth/token", json={"email": email, "password": password}, timeout=30)
+    assert tok.status_code in (200, 201), tok.text
+    return {"Authorization": f"Bearer {tok.json()['token']}"}
+
+
+def test_session_made_on_a_works_on_b(topo):
+    a, b = topo.url(0), topo.url(1)
+    email, pw = f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
+    origin_a = a.removesuffix("/api/v1")
+    reg = httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
+                     headers={"Origin": origin_a}, timeout=30)
+    assert reg.status_code in (200, 201), reg.text
+    cookies = reg.cookies
+    assert cookies, "no session cookie"
+    me_b = httpx.get(f"{b}/me", cookies=cookies, timeout=30)
+    assert me_b.status_code == 200 and me_b.json()["email"] == email
+
+
+def test_upload_on_a_searched_on_b_with_files_in_s3_only(topo):
+    a, b = topo.url(0), topo.url(1)
+    admin = _bearer(b, ADMIN_EMAIL, ADMIN_PASSWORD)
+    email, pw = f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
+    httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
+               headers={"Origin": a.removesuffix("/api/v1")}, timeout=30).raise_for_status()
+    ha, hb = _bearer(a, email, pw), _bearer(b, email, pw)
+    assert admin
+    data = text_pdf("Lichens", [f"{PHRASE} maps the slow growth of lichens on stone."] * 6, pages=2)
+    up = httpx.post(f"{a}/documents", headers=ha, files={"file": ("lichen.pdf", data, "application/pdf")},
+                    timeout=60)
+    assert up.status_code == 202, up.text
+    doc_id = up.json()["id"]
+    wait_for(lambda: httpx.get(f"{b}/documents/{doc_id}", headers=hb, timeout=10).json()["status"] == "indexed",
+             120, 0.5, what="ingestion by a worker")
+    hits = httpx.get(f"{b}/search", params={"q": PHRASE}, headers=hb, timeout=60).json()
+    assert any(h.get("document_id") == doc_id for h in hits), hits
+    assert httpx.get(f"{b}/documents/{doc_id}/file", headers=hb, timeout=30).content == data
+    assert len(topo.s3.keys(topo.bucket)) == 1
+    assert not [p for d in topo.data_dirs for p in d.rglob("*.pdf")]  # no PDF on any local disk
+
+
+def _user_with_credits(topo) -> tuple[dict, dict]:
+    a, b = topo.url(0), topo.url(1)
+    email, pw = f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
+    httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
+               headers={"Origin": a.removesuffix("/api/v1")}, timeout=30).raise_for_status()
+    admin = _bearer(a, ADMIN_EMAIL, ADMIN_PASSWORD)
+    g = httpx.post(f"{a}/admin/credits/grant", json={"email": email, "credits": 50}, headers=admin, timeout=30)
+    assert g.status_code == 201, g.text
+    return _bearer(a, email, pw), _bearer(b, email, pw)
+
+
+def test_ask_started_on_b_streamed_and_stopped_on_a(topo):
+    a, b = topo.url(0), topo.url(1)
+    ha, hb = _user_with_credits(topo)
+    run = httpx.post(f"{b}/runs", json={"kind": "ask", "prompt": "Tell me everything about lichens."},
+                     headers=hb, timeout=30)
+    assert run.status_code == 202, run.text
+    run_id = run.json()["id"]
+    types = []
+    with httpx.stream("GET", f"{a}/runs/{run_id}/events?format=ndjson", headers=ha, timeout=60) as s:
+        cancelled = False
+        for line in s.iter_lines():
+            if not line:
+                continue
+            ev = json.loads(line)
+            types.append(ev["type"])
+            if ev["type"] == "text" and not cancelled:
+                c = httpx.post(f"{a}/runs/{run_id}/cancel", headers=ha, timeout=30)
+                assert c.status_code in (200, 202), c.text
+                cancelled = True
+            if ev["type"] == "done":
+                assert ev["data"]["status"] == "CANCELLED", ev
+                break
+    assert "text" in types and types[-1] == "done"
+    assert httpx.get(f"{b}/runs/{run_id}", headers=hb, timeout=30).json()["status"] == "CANCELLED"
+
+
+def test_kill_9_worker_mid_run_is_finalized_by_the_other(topo):
+    a, b = topo.url(0), topo.url(1)
+    ha, hb = _user_with_credits(topo)
+    w1, w2 = topo.workers
+    os.killpg(w2.pid, signal.SIGSTOP)  # so that worker 1 takes the run
+    try:
+        run_id = httpx.post(f"{b}/runs", json={"kind": "ask", "prompt": "Write at length on stone."},
+                            headers=hb, timeout=30).json()["id"]
+        wait_for(lambda: httpx.get(f"{a}/runs/{run_id}", headers=ha, timeout=10).json()["status"] == "RUNNING",
+                 60, 0.2, what="the run to start on worker 1")
+    finally:
+        os.killpg(w2.pid, signal.SIGCONT)
+    os.killpg(w1.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+
+    def final():
+        r = httpx.get(f"{a}/runs/{run_id}", headers=ha, timeout=10).json()
+        return r if r["status"] not in ("QUEUED", "RUNNING") else None
+
+    r = wait_for(final, 30, 0.2, what="finalization by worker 2")
+    assert time.monotonic() - killed_at <= 15
+    assert r["status"] in ("FAILED", "SUCCEEDED"), r
+    admin = _bearer(b, ADMIN_EMAIL, ADMIN_PASSWORD)
+    rec = httpx.get(f"{b}/admin/credits/reconciliation", headers=admin, timeout=30).json()
+    assert rec["ok"] and rec["spend_mismatches"] == [] and rec["held_after_finalize"] == [], rec
