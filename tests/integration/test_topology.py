@@ -34,6 +34,7 @@ PHRASE = "Marsupial lichen cartography"
 class Topology:
     def __init__(self, tmp: Path, pg: PgCluster, redis_url: str, reflex_redis_url: str, s3):
         self.tmp = tmp
+        tmp.mkdir(parents=True, exist_ok=True)
         bucket = s3.new_bucket()
         self.s3, self.bucket = s3, bucket
         self.db_url = pg.create_database(f"topo_{uuid.uuid4().hex[:10]}")
@@ -122,8 +123,15 @@ def test_session_made_on_a_works_on_b(topo):
     assert reg.status_code in (200, 201), reg.text
     cookies = reg.cookies
     assert cookies, "no session cookie"
-    me_b = httpx.get(f"{b}/me", cookies=cookies, timeout=30)
-    assert me_b.status_code == 200 and me_b.json()["email"] == email
+    # B recognises A's cookie: a cookie-authenticated read, then a state change (same origin: B)
+    probe = httpx.get(f"{b}/documents/{'0' * 32}/file", cookies=cookies, timeout=30)
+    assert probe.status_code == 404, probe.text  # authenticated; without the cookie: 401
+    assert httpx.get(f"{b}/documents/{'0' * 32}/file", timeout=30).status_code == 401
+    new_pw = "second-tangerine-43"
+    changed = httpx.post(f"{b}/session/password", json={"old_password": pw, "new_password": new_pw},
+                         cookies=cookies, headers={"Origin": b.removesuffix("/api/v1")}, timeout=30)
+    assert changed.status_code == 200, changed.text
+    assert httpx.post(f"{a}/auth/token", json={"email": email, "password": new_pw}, timeout=30).is_success
 
 
 def test_upload_on_a_searched_on_b_with_files_in_s3_only(topo):
