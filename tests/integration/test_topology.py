@@ -214,7 +214,35 @@ def test_kill_9_worker_mid_run_is_finalized_by_the_other(topo):
 
     r = wait_for(final, 30, 0.2, what="finalization by worker 2")
     assert time.monotonic() - killed_at <= 15
-    assert r["status"] in ("FAILED", "SUCCEEDED"), r
+    assert (r["status"], r["outcome_reason"]) == ("FAILED", "worker_lost"), r
     admin = _bearer(b, ADMIN_EMAIL, ADMIN_PASSWORD)
     rec = httpx.get(f"{b}/admin/credits/reconciliation", headers=admin, timeout=30).json()
     assert rec["ok"] and rec["spend_mismatches"] == [] and rec["held_after_finalize"] == [], rec
+    topo.workers[0] = start_worker(topo.env("worker-3"), topo.tmp / "worker-3.log")  # back to two
+    topo.procs.append(topo.workers[0])
+
+
+def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server):
+    """Both workers tick the scheduler; the reaper (every 5 s) must be enqueued once per
+    interval cluster-wide. Enqueues are read from Redis' MONITOR feed (the dispatch carries the
+    message, hence the actor name)."""
+    import redis
+
+    from jobs.runs import REAP_EVERY_S
+
+    assert len(topo.workers) == 2 and all(w.poll() is None for w in topo.workers)
+    db = int(topo.common["REDIS_URL"].rsplit("/", 1)[1])
+    stamps: list[float] = []
+    window = 2 * REAP_EVERY_S + 1.5
+    r = redis.Redis.from_url(redis_server.url)
+    with r.monitor() as m:
+        end = time.monotonic() + window
+        for cmd in m.listen():
+            if time.monotonic() > end:
+                break
+            text = cmd["command"].replace("\\", "").replace(" ", "")
+            if cmd["db"] == db and text.lower().startswith("eval") and '"actor_name":"reap_runs"' in text:
+                stamps.append(float(cmd["time"]))
+    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+    assert 2 <= len(stamps) <= 3, stamps
+    assert all(g >= REAP_EVERY_S - 0.05 for g in gaps), gaps
