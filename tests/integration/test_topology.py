@@ -5,7 +5,9 @@ and two Dramatiq workers; every process has its own empty BAYES_DATA_DIR.
 Checked through both ports: a session made on A works on B; a PDF uploaded on A is stored in
 S3, ingested by a worker and found by search on B; an Ask run started on B is streamed on A and
 stopped from A; a worker killed with -9 mid-run has its run finalized by the other within 15 s,
-and reconciliation reports no mismatch."""
+and reconciliation reports no mismatch; the reaper is enqueued once per interval although both
+workers tick the scheduler; a map run shows its nodes live in two browser tabs whose WebSockets
+go to different web processes, and is stopped from the other one."""
 
 from __future__ import annotations
 
@@ -51,15 +53,36 @@ class Topology:
         setup = subprocess.run([sys.executable, "-m", "bayes_app.cli", "setup"], cwd=ROOT,
                                env=self.env("setup"), capture_output=True, text=True, timeout=180)
         assert setup.returncode == 0, setup.stderr
-        self.webs = [self._web(name) for name in ("web-a", "web-b")]
+        # Web A: `reflex run --env prod` (builds the frontend, serves it and the backend) on
+        # 127.0.0.1:P. Web B: the same built app served by a second process on 127.0.0.2:P (the
+        # built frontend keeps the port and takes the host from the page, so a tab opened on
+        # 127.0.0.2 has its WebSocket on B).
+        self.port = free_port()
+        a = subprocess.Popen(
+            [str(VENV_BIN / "reflex"), "run", "--env", "prod", "--single-port", "--frontend-port",
+             str(self.port), "--backend-port", str(self.port), "--backend-host", "127.0.0.1"],
+            cwd=ROOT, env=self.env("web-a", self.port), stdout=open(tmp / "web-a.log", "w"),
+            stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append(a)
+        self.webs = [("127.0.0.1", a)]
         self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
         self.procs += self.workers
-        for port, proc in self.webs:
-            def up(port=port, proc=proc) -> bool:
-                if proc.poll() is not None:
-                    raise Fatal(f"web on {port} exited")
-                return httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=5).status_code == 200
-            wait_for(up, 240, 0.5, what=f"web on {port}")
+        self._wait_up(0, 600)  # B serves A's build: start it once the build is there
+        b = subprocess.Popen([sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],
+                             cwd=ROOT, env=self.env("web-b", self.port), stdout=open(tmp / "web-b.log", "w"),
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append(b)
+        self.webs.append(("127.0.0.2", b))
+        self._wait_up(1, 240)
+
+    def _wait_up(self, i: int, timeout: float) -> None:
+        host, proc = self.webs[i]
+
+        def up() -> bool:
+            if proc.poll() is not None:
+                raise Fatal(f"web {host} exited")
+            return httpx.get(f"http://{host}:{self.port}/api/v1/health", timeout=5).status_code == 200
+        wait_for(up, timeout, 0.5, what=f"web on {host}:{self.port}")
 
     def env(self, name: str, port: int = 1) -> dict:
         d = self.tmp / name
@@ -67,17 +90,11 @@ class Topology:
         self.data_dirs.append(d)
         return stack_env(d, port, **self.common)
 
-    def _web(self, name: str) -> tuple[int, subprocess.Popen]:
-        port = free_port()
-        proc = subprocess.Popen(
-            [str(VENV_BIN / "reflex"), "run", "--env", "prod", "--backend-only", "--backend-port", str(port)],
-            cwd=ROOT, env=self.env(name, port), stdout=open(self.tmp / f"{name}.log", "w"),
-            stderr=subprocess.STDOUT, start_new_session=True)
-        self.procs.append(proc)
-        return port, proc
+    def site(self, i: int) -> str:
+        return f"http://{self.webs[i][0]}:{self.port}"
 
     def url(self, i: int) -> str:
-        return f"http://127.0.0.1:{self.webs[i][0]}/api/v1"
+        return self.site(i) + "/api/v1"
 
     def stop(self) -> None:
         for p in self.procs:
@@ -121,7 +138,7 @@ def test_session_made_on_a_works_on_b(topo):
     reg = httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
                      headers={"Origin": origin_a}, timeout=30)
     assert reg.status_code in (200, 201), reg.text
-    cookies = reg.cookies
+    cookies = dict(reg.cookies)  # the browser would hold it per host; here it is carried to B by hand
     assert cookies, "no session cookie"
     # B recognises A's cookie: a cookie-authenticated read, then a state change (same origin: B)
     probe = httpx.get(f"{b}/documents/{'0' * 32}/file", cookies=cookies, timeout=30)
@@ -246,3 +263,75 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
     assert 2 <= len(stamps) <= 3, stamps
     assert all(g >= REAP_EVERY_S - 0.05 for g in gaps), gaps
+
+
+# ---- browsers: two tabs on two web processes ------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser():
+    """Module-scoped and closed at the end of the module (a live sync Playwright would break
+    asyncio.run() in later tests)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.support.browser import launch_chromium
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
+
+
+def test_map_run_live_in_two_tabs_on_two_web_processes(topo, browser):
+    import re
+
+    from playwright.sync_api import expect
+
+    from tests.support import pdfs
+    from tests.support.browser import login
+
+    node = ".react-flow__node"
+    a, b = topo.url(0), topo.url(1)
+    email, pw = f"m{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
+    httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
+               headers={"Origin": topo.site(0)}, timeout=30).raise_for_status()
+    admin = _bearer(a, ADMIN_EMAIL, ADMIN_PASSWORD)
+    httpx.post(f"{a}/admin/credits/grant", json={"email": email, "credits": 50}, headers=admin,
+               timeout=30).raise_for_status()
+    h = _bearer(b, email, pw)
+    doc = httpx.post(f"{b}/documents", headers=h, timeout=60,
+                     files={"file": (pdfs.REVIEW.name, pdfs.REVIEW.read_bytes(), "application/pdf")}).json()
+    wait_for(lambda: httpx.get(f"{a}/documents/{doc['id']}", headers=h, timeout=10).json()["status"] == "indexed",
+             180, 0.5, what="the review to be indexed")
+
+    sockets: dict[int, list[str]] = {0: [], 1: []}
+    tabs = []
+    for i in (0, 1):
+        ctx = browser.new_context(viewport={"width": 1280, "height": 860})
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        page.on("websocket", lambda ws, i=i: sockets[i].append(ws.url))
+        login(page, topo.site(i), email, pw)
+        tabs.append(page)
+    one, two = tabs
+    one.fill("#new-map-title", "How are molecular prediction models explained?")
+    one.click("#new-map")
+    expect(one).to_have_url(re.compile(r"/maps/[0-9a-f]{32}$"))
+    map_id = one.url.rsplit("/", 1)[1]
+    two.goto(f"{topo.site(1)}/maps/{map_id}")
+    expect(two.locator(node)).to_have_count(1)
+    assert sockets[0] and all("127.0.0.1" in u for u in sockets[0]), sockets
+    assert sockets[1] and all("127.0.0.2" in u for u in sockets[1]), sockets
+
+    import redis
+
+    # the tabs' Reflex state lives in Redis (REFLEX_REDIS_URL), not in either web process
+    assert redis.Redis.from_url(topo.common["REFLEX_REDIS_URL"]).dbsize() > 0
+    one.click("#btn-research")
+    for page in (one, two):  # both see the run and its nodes while it is still going
+        expect(page.locator("#run-live")).to_be_visible()
+        expect(page.locator(node).nth(3)).to_be_visible(timeout=60_000)
+    assert two.locator("#run-live").is_visible(), "the run ended before both tabs saw it live"
+    two.click("#btn-stop")  # stopped from the other web process
+    for page in (one, two):
+        expect(page.locator("#run-outcome")).to_contain_text("CANCELLED", timeout=30_000)
+    for page in tabs:
+        page.context.close()
