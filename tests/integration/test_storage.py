@@ -216,3 +216,22 @@ def test_storage_migrate_copies_and_verifies(tmp_path, s3_server):
 
     no_dest = _migrate({"BAYES_DATA_DIR": str(tmp_path / "data")})
     assert no_dest.returncode == 2 and "BAYES_STORAGE_URL is not set" in no_dest.stderr
+
+
+def test_viewer_highlight_reads_the_pdf_from_s3(s3_app, db_url):
+    """Quote boxes come from pdfium over a temp copy of the object."""
+    from bayes_app.db import session_scope
+    from bayes_app.library import highlight, pdf, uploads
+    from bayes_app.models import PageText
+
+    uid, _ = _user(db_url)
+    data = text_pdf("Highlight", ["The lichen grows slowly on granite walls."])
+    acc = uploads.accept(uid, io.BytesIO(data), "h.pdf")
+    text = pdf.extract_pages(data)[0].text
+    with session_scope() as db:
+        db.add(PageText(document_id=acc.document_id, page=1, text=text, spans=[]))
+    page, rects, note = highlight.locate(acc.document_id, hashlib.sha256(data).hexdigest(), 1,
+                                         "grows slowly on granite")
+    assert page == 1 and rects and note == ""
+    storage.default_store().remove(hashlib.sha256(data).hexdigest())
+    assert highlight.locate(acc.document_id, hashlib.sha256(data).hexdigest(), 1, "grows slowly on granite")[1] == []

@@ -171,6 +171,9 @@ def test_upload_on_a_searched_on_b_with_files_in_s3_only(topo):
     assert httpx.get(f"{b}/documents/{doc_id}/file", headers=hb, timeout=30).content == data
     assert len(topo.s3.keys(topo.bucket)) == 1
     assert not [p for d in topo.data_dirs for p in d.rglob("*.pdf")]  # no PDF on any local disk
+    # deleted on B: a worker removes the vectors and, as no document uses it now, the object
+    assert httpx.delete(f"{b}/documents/{doc_id}", headers=hb, timeout=30).status_code == 204
+    wait_for(lambda: topo.s3.keys(topo.bucket) == [], 30, 0.2, what="the object to be purged")
 
 
 def _user_with_credits(topo) -> tuple[dict, dict]:
@@ -250,6 +253,7 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
     assert len(topo.workers) == 2 and all(w.poll() is None for w in topo.workers)
     db = int(topo.common["REDIS_URL"].rsplit("/", 1)[1])
     stamps: list[float] = []
+    zotero: list[float] = []  # the Zotero check runs every 60 s: at most once in this window
     window = 2 * REAP_EVERY_S + 1.5
     r = redis.Redis.from_url(redis_server.url)
     with r.monitor() as m:
@@ -260,9 +264,16 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
             text = cmd["command"].replace("\\", "").replace(" ", "")
             if cmd["db"] == db and text.lower().startswith("eval") and '"actor_name":"reap_runs"' in text:
                 stamps.append(float(cmd["time"]))
+            if cmd["db"] == db and text.lower().startswith("eval") and '"actor_name":"sync_zotero_due"' in text:
+                zotero.append(float(cmd["time"]))
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
     assert 2 <= len(stamps) <= 3, stamps
     assert all(g >= REAP_EVERY_S - 0.05 for g in gaps), gaps
+    assert len(zotero) <= 1, zotero
+    from jobs.zotero import PERIODIC_CHECK_S
+
+    ttl = redis.Redis.from_url(topo.common["REDIS_URL"]).pttl("bayes:periodic:sync_zotero_due")
+    assert 0 < ttl <= PERIODIC_CHECK_S * 1000  # scheduled, and locked for one interval
 
 
 # ---- browsers: two tabs on two web processes ------------------------------------------------------
