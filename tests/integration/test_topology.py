@@ -48,7 +48,9 @@ class Topology:
             QDRANT_URL=f"http://127.0.0.1:{self.index_port}",
             BAYES_STORAGE_URL=f"s3://{bucket}/pdfs", BAYES_SECRET_KEY="k" * 48,
             BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD, BAYES_DEMO="0",
-            BAYES_OFFLINE_WORD_DELAY_MS="40", **s3.env())
+            BAYES_OFFLINE_WORD_DELAY_MS="40",
+            GRANIAN_WORKERS="1",  # one server process per web (Reflex forks 2×cores+1 with Redis)
+            **s3.env())
         self.data_dirs: list[Path] = []
         setup = subprocess.run([sys.executable, "-m", "bayes_app.cli", "setup"], cwd=ROOT,
                                env=self.env("setup"), capture_output=True, text=True, timeout=180)

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 # Variables read by libraries, not by bayes_app.settings.
 EXTERNAL = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_REGION",
-            "REFLEX_REDIS_URL", "REFLEX_USE_NPM", "REFLEX_TELEMETRY_ENABLED", "PYTHONUNBUFFERED"}
+            "REFLEX_REDIS_URL", "REFLEX_USE_NPM", "REFLEX_TELEMETRY_ENABLED", "PYTHONUNBUFFERED",
+            "GRANIAN_WORKERS"}
 SAMPLE = {"POSTGRES_PASSWORD": "pw", "MINIO_ROOT_USER": "bayes", "MINIO_ROOT_PASSWORD": "secret-pw",
           "BAYES_SECRET_KEY": "k" * 48, "BAYES_ADMIN_PASSWORD": "a-long-admin-password-42"}
 
