@@ -1,4 +1,5 @@
-"""Health of the components the app depends on: database, Redis, workers, vector index, and
+"""Health of the components the app depends on: database, Redis, workers, vector index, the
+object store (when BAYES_STORAGE_URL is set), and
 (under `make run`) the supervised processes: degraded while one is not running and for a
 few seconds after one crashed and was restarted."""
 
@@ -53,6 +54,16 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
         comps["index"] = {"status": "ok"}
     except Exception as err:  # noqa: BLE001
         comps["index"] = {"status": "down", "error": _short(err)}
+
+    from bayes_app.library import storage
+
+    try:
+        store = storage.default_store()
+        if isinstance(store, storage.S3Store):  # the local store is the data dir itself
+            store.ping()
+            comps["storage"] = {"status": "ok", "url": store.describe()}
+    except Exception as err:  # noqa: BLE001
+        comps["storage"] = {"status": "down", "error": _short(err)}
 
     procs = supervised_processes()
     if procs is not None:

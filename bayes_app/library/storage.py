@@ -167,6 +167,7 @@ class S3Store:
         self.endpoint_url = endpoint_url
         self.spool_dir = spool_dir
         self._client = client
+        self._ping_client = None
         self._pid = os.getpid()
 
     @property
@@ -184,6 +185,19 @@ class S3Store:
                               s3={"addressing_style": "path"} if self.endpoint_url else None))
             self._pid = os.getpid()
         return self._client
+
+    def ping(self) -> None:
+        """Raise unless the bucket answers within ~2 s (health checks: no retries)."""
+        import boto3
+        from botocore.config import Config
+
+        if getattr(self, "_ping_client", None) is None or self._pid != os.getpid():
+            self._ping_client = boto3.session.Session().client(
+                "s3", endpoint_url=self.endpoint_url,
+                region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+                config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=2,
+                              s3={"addressing_style": "path"} if self.endpoint_url else None))
+        self._ping_client.head_bucket(Bucket=self.bucket)
 
     def key(self, sha256: str) -> str:
         name = f"{sha256[:2]}/{sha256}.pdf"

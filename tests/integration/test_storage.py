@@ -235,3 +235,16 @@ def test_viewer_highlight_reads_the_pdf_from_s3(s3_app, db_url):
     assert page == 1 and rects and note == ""
     storage.default_store().remove(hashlib.sha256(data).hexdigest())
     assert highlight.locate(acc.document_id, hashlib.sha256(data).hexdigest(), 1, "grows slowly on granite")[1] == []
+
+
+def test_health_reports_the_object_store(configure, tmp_path, s3_server, db_url):
+    from bayes_app.health import check_health
+
+    configure(BAYES_DATA_DIR=str(tmp_path), BAYES_STORAGE_URL="", DATABASE_URL=db_url)
+    assert "storage" not in check_health()["components"]  # local disk: nothing more to check
+    bucket = s3_server.new_bucket()
+    configure(BAYES_STORAGE_URL=f"s3://{bucket}/x", **s3_server.env())
+    assert check_health()["components"]["storage"] == {"status": "ok", "url": f"s3://{bucket}/x"}
+    configure(BAYES_STORAGE_URL="s3://no-such-bucket-here/x")
+    health = check_health()
+    assert health["components"]["storage"]["status"] == "down" and "storage" in health["broken"]
