@@ -235,7 +235,9 @@ def test_kill_9_worker_mid_run_is_finalized_by_the_other(topo):
         return r if r["status"] not in ("QUEUED", "RUNNING") else None
 
     r = wait_for(final, 30, 0.2, what="finalization by worker 2")
-    assert time.monotonic() - killed_at <= 15
+    took = time.monotonic() - killed_at
+    print(f"run finalized by the other worker {took:.1f} s after kill -9")
+    assert took <= 15, took
     assert (r["status"], r["outcome_reason"]) == ("FAILED", "worker_lost"), r
     admin = _bearer(b, ADMIN_EMAIL, ADMIN_PASSWORD)
     rec = httpx.get(f"{b}/admin/credits/reconciliation", headers=admin, timeout=30).json()
@@ -256,7 +258,9 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
     db = int(topo.common["REDIS_URL"].rsplit("/", 1)[1])
     stamps: list[float] = []
     zotero: list[float] = []  # the Zotero check runs every 60 s: at most once in this window
-    window = 2 * REAP_EVERY_S + 1.5
+    # Each worker ticks every REAP_EVERY_S / 2, so enqueues are 5 to 7.5 s apart: any 15 s
+    # holds at least two, and none may be closer than 5 s.
+    window = 3 * REAP_EVERY_S + 1.5
     r = redis.Redis.from_url(redis_server.url)
     with r.monitor() as m:
         end = time.monotonic() + window
@@ -269,13 +273,16 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
             if cmd["db"] == db and text.lower().startswith("eval") and '"actor_name":"sync_zotero_due"' in text:
                 zotero.append(float(cmd["time"]))
     gaps = [b - a for a, b in zip(stamps, stamps[1:])]
-    assert 2 <= len(stamps) <= 3, stamps
+    assert 2 <= len(stamps) <= 4, stamps
     assert all(g >= REAP_EVERY_S - 0.05 for g in gaps), gaps
     assert len(zotero) <= 1, zotero
     from jobs.zotero import PERIODIC_CHECK_S
 
-    ttl = redis.Redis.from_url(topo.common["REDIS_URL"]).pttl("bayes:periodic:sync_zotero_due")
-    assert 0 < ttl <= PERIODIC_CHECK_S * 1000  # scheduled, and locked for one interval
+    workers_redis = redis.Redis.from_url(topo.common["REDIS_URL"])
+    # scheduled, and locked for one interval (re-taken within a tick after it expires)
+    ttl = wait_for(lambda: max(workers_redis.pttl("bayes:periodic:sync_zotero_due"), 0), 5, 0.1,
+                   what="the Zotero check's lock")
+    assert ttl <= PERIODIC_CHECK_S * 1000
 
 
 # ---- browsers: two tabs on two web processes ------------------------------------------------------
