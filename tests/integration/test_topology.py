@@ -1,8 +1,10 @@
 """Scale-out topology, no shared disk: one PostgreSQL, one Redis, an S3 endpoint (moto), one
-index endpoint, two web processes (Reflex backends with the Redis state manager) on two ports
-and two Dramatiq workers; every process has its own empty BAYES_DATA_DIR.
+index endpoint, two web processes (Reflex with its Redis state manager) and two Dramatiq
+workers; every process has its own empty BAYES_DATA_DIR. The web processes listen on two
+addresses, 127.0.0.1:P and 127.0.0.2:P: the built frontend takes the WebSocket's host from the
+page but keeps the build's port, so this is how a browser tab reaches the second process.
 
-Checked through both ports: a session made on A works on B; a PDF uploaded on A is stored in
+Checked through both web processes: a session made on A works on B; a PDF uploaded on A is stored in
 S3, ingested by a worker and found by search on B; an Ask run started on B is streamed on A and
 stopped from A; a worker killed with -9 mid-run has its run finalized by the other within 15 s,
 and reconciliation reports no mismatch; the reaper is enqueued once per interval although both
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,6 +55,14 @@ class Topology:
             GRANIAN_WORKERS="1",  # one server process per web (Reflex forks 2×cores+1 with Redis)
             **s3.env())
         self.data_dirs: list[Path] = []
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        tmp = self.tmp
         setup = subprocess.run([sys.executable, "-m", "bayes_app.cli", "setup"], cwd=ROOT,
                                env=self.env("setup"), capture_output=True, text=True, timeout=180)
         assert setup.returncode == 0, setup.stderr
@@ -125,6 +136,7 @@ def topo(redis_server, s3_server):
         if t is not None:
             t.stop()
         pg.stop()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _bearer(base: str, email: str, password: str) -> dict:
