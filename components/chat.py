@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.refusal import error_callout
 from state.chat import ChatState
 
 
@@ -147,6 +148,6 @@ def composer() -> rx.Component:
             rx.button("Ask", on_click=ChatState.send, id="chat-send", size="3", disabled=ChatState.running),
             width="100%",
         ),
-        rx.cond(ChatState.error != "", rx.callout(ChatState.error, color_scheme="red", id="chat-error", size="1")),
+        error_callout(ChatState.error, "chat-error", size="1"),
         width="100%",
     )

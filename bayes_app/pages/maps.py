@@ -9,6 +9,8 @@ from components.mindmap import (
     proposals, run_bar, search_panel, toolbar,
 )
 from components.mindmap_canvas import CSS
+from components.first_run import first_run_guide
+from components.refusal import error_callout
 from components.shell import shell
 from state.maps import MapsState
 from state.mindmap import MapState
@@ -17,9 +19,9 @@ from state.mindmap import MapState
 def maps_page() -> rx.Component:
     return shell(
         "Maps",
+        first_run_guide(),
         new_map_form(),
-        rx.cond(MapsState.maps_error != "",
-                rx.callout(MapsState.maps_error, icon="triangle-alert", color_scheme="red", id="maps-error")),
+        error_callout(MapsState.maps_error, "maps-error"),
         maps_table(),
         delete_map_dialog(),
     )
@@ -36,8 +38,7 @@ def _editor() -> rx.Component:
             align="center", width="100%"),
         toolbar(),
         run_bar(),
-        rx.cond(MapState.error != "",
-                rx.callout(MapState.error, icon="triangle-alert", color_scheme="red", id="map-error", width="100%")),
+        error_callout(MapState.error, "map-error", width="100%"),
         rx.cond(MapState.notice != "",
                 rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
