@@ -17,7 +17,9 @@ def conversation_list() -> rx.Component:
             underline="none", padding="0.3em 0.5em", border_radius="6px", width="100%",
             background=rx.cond(c["id"] == ChatState.conversation_id, "var(--accent-a3)", "transparent"),
         )),
-        width="220px", min_width="220px", spacing="1", align="start",
+        width={"initial": "100%", "sm": "220px"}, min_width={"initial": "0", "sm": "220px"},
+        max_height={"initial": "9.5em", "sm": "none"}, overflow_y="auto",
+        spacing="1", align="start", id="chat-conversations",
     )
 
 

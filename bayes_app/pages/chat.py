@@ -12,7 +12,7 @@ from state.chat import ChatState
 def chat_page() -> rx.Component:
     return shell(
         "Ask",
-        rx.hstack(
+        rx.flex(
             conversation_list(),
             rx.vstack(
                 rx.hstack(
@@ -40,8 +40,9 @@ def chat_page() -> rx.Component:
                 rx.vstack(rx.foreach(ChatState.messages, message), live_answer(), width="100%", spacing="4",
                           id="chat-messages"),
                 composer(),
-                width="100%", spacing="4", align="start",
+                width="100%", min_width="0", spacing="4", align="start",
             ),
+            direction={"initial": "column", "sm": "row"},
             width="100%", align="start", spacing="5",
         ),
     )

@@ -42,10 +42,13 @@ def _editor() -> rx.Component:
         rx.cond(MapState.notice != "",
                 rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
-        rx.hstack(
-            rx.vstack(canvas(), message_box(), width="100%", spacing="3"),
-            rx.vstack(node_panel(), rx.divider(), search_panel(), width="380px", min_width="380px",
-                      spacing="3", max_height="80vh", overflow_y="auto"),
+        rx.flex(
+            rx.vstack(canvas(), message_box(), width="100%", min_width="0", spacing="3"),
+            rx.vstack(node_panel(), rx.divider(), search_panel(),
+                      width={"initial": "100%", "md": "380px"}, min_width={"initial": "0", "md": "380px"},
+                      spacing="3", max_height={"initial": "none", "md": "80vh"}, overflow_y="auto",
+                      id="map-side"),
+            direction={"initial": "column", "md": "row"},
             width="100%", align="start", spacing="4",
         ),
         delete_node_dialog(),
