@@ -17,8 +17,8 @@ def conversation_list() -> rx.Component:
             underline="none", padding="0.3em 0.5em", border_radius="6px", width="100%",
             background=rx.cond(c["id"] == ChatState.conversation_id, "var(--accent-a3)", "transparent"),
         )),
-        width={"initial": "100%", "sm": "220px"}, min_width={"initial": "0", "sm": "220px"},
-        max_height={"initial": "9.5em", "sm": "none"}, overflow_y="auto",
+        width=rx.breakpoints(initial="100%", md="220px"), min_width=rx.breakpoints(initial="0", md="220px"),
+        max_height=rx.breakpoints(initial="9.5em", md="none"), overflow_y="auto",
         spacing="1", align="start", id="chat-conversations",
     )
 

@@ -15,9 +15,17 @@ NAV = [
     ("Credits", "/credits", "coins"),
 ]
 
-# Radix Themes breakpoint "sm" is 768 px: below it the sidebar becomes a menu drawer.
-DESKTOP = {"initial": "none", "sm": "flex"}
-MOBILE = {"initial": "flex", "sm": "none"}
+# Below 768 px (Reflex breakpoint "md" = 48em) the sidebar becomes a menu drawer. Style props
+# take rx.breakpoints (Reflex's media queries); Radix's {"initial": .., "sm": ..} dicts work only
+# for Radix props.
+DESKTOP = rx.breakpoints(initial="none", md="flex")
+MOBILE = rx.breakpoints(initial="flex", md="none")
+
+
+def stack_on_phone(*children: rx.Component, wide: str = "md", **props) -> rx.Component:
+    """Side by side from breakpoint `wide` up, one above the other below it."""
+    return rx.box(*children, display="flex", flex_direction=rx.breakpoints(initial="column", **{wide: "row"}),
+                  **props)
 
 
 def nav_link(label: str, href: str, icon: str, prefix: str = "nav") -> rx.Component:
@@ -124,22 +132,21 @@ def shell(title: str, *content: rx.Component) -> rx.Component:
     """A private page: content shows only once the session is verified."""
     return rx.cond(
         AuthState.signed_in,
-        rx.flex(
+        stack_on_phone(
             sidebar(),
             topbar(),
             rx.vstack(
                 rx.heading(title, size={"initial": "6", "sm": "7"}, id="page-title",
                            overflow_wrap="anywhere"),
                 *content,
-                padding={"initial": "1em", "sm": "1.5em"},
+                padding=rx.breakpoints(initial="1em", md="1.5em"),
                 width="100%",
                 min_width="0",  # a flex child may shrink below its content: no page-wide scrolling
                 align="start",
                 spacing="4",
             ),
-            direction={"initial": "column", "sm": "row"},
             width="100%",
-            align="start",
+            align_items="start",
         ),
         loading(),
     )

@@ -11,7 +11,7 @@ from components.mindmap import (
 from components.mindmap_canvas import CSS
 from components.first_run import first_run_guide
 from components.refusal import error_callout
-from components.shell import shell
+from components.shell import shell, stack_on_phone
 from state.maps import MapsState
 from state.mindmap import MapState
 
@@ -42,14 +42,13 @@ def _editor() -> rx.Component:
         rx.cond(MapState.notice != "",
                 rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
-        rx.flex(
+        stack_on_phone(
             rx.vstack(canvas(), message_box(), width="100%", min_width="0", spacing="3"),
             rx.vstack(node_panel(), rx.divider(), search_panel(),
-                      width={"initial": "100%", "md": "380px"}, min_width={"initial": "0", "md": "380px"},
-                      spacing="3", max_height={"initial": "none", "md": "80vh"}, overflow_y="auto",
-                      id="map-side"),
-            direction={"initial": "column", "md": "row"},
-            width="100%", align="start", spacing="4",
+                      width=rx.breakpoints(initial="100%", lg="380px"),
+                      min_width=rx.breakpoints(initial="0", lg="380px"), spacing="3",
+                      max_height=rx.breakpoints(initial="none", lg="80vh"), overflow_y="auto", id="map-side"),
+            wide="lg", width="100%", align_items="start", gap="1em",
         ),
         delete_node_dialog(),
         width="100%", spacing="3", style=CSS,
