@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.browser import launch_chromium  # noqa: E402
 
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
+OUT = ROOT / "docs" / "screenshots"
 
 
 def overflow(page: Page) -> int:
@@ -62,6 +63,13 @@ def first_run(page: Page, url: str, email: str, password: str) -> dict[str, str]
     expect(page.locator("#first-run-guide")).to_be_visible()
     page.click("#guide-demo")
     expect(page.locator("#guide-step-papers.guide-step-done")).to_be_visible()
+    for size, (w, h) in SIZES.items():  # the first-run guide, one step done
+        page.set_viewport_size({"width": w, "height": h})
+        page.goto(f"{url}/maps")
+        expect(page.locator("#guide-progress")).to_have_text("1 of 3 done")
+        settle(page)
+        page.screenshot(path=str(OUT / f"guide-{size}.png"))
+    page.set_viewport_size({"width": 1440, "height": 900})
     doc_id = wait_indexed(url, email, password)
     page.goto(f"{url}/chat")
     page.fill("#chat-input", "What is PaSa and how is it trained?")
@@ -83,11 +91,12 @@ def first_run(page: Page, url: str, email: str, password: str) -> dict[str, str]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", required=True)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--admin-email")
     ap.add_argument("--admin-password")
     args = ap.parse_args()
-    out = Path(args.out)
+    global OUT
+    out = OUT = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     url = args.url.rstrip("/")
     email, password = f"new-{uuid.uuid4().hex[:6]}@example.org", "quiet-river-" + uuid.uuid4().hex[:6]
