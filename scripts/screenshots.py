@@ -53,7 +53,7 @@ def wait_indexed(url: str, email: str, password: str, timeout: float = 600) -> s
     raise SystemExit("the demo papers were not indexed in time")
 
 
-def first_run(page: Page, url: str, email: str, password: str) -> dict[str, str]:
+def first_run(page: Page, url: str, email: str, password: str, out: Path) -> dict[str, str]:
     """Sign up and do the three first steps; returns page paths worth a screenshot."""
     page.goto(f"{url}/register")
     page.fill("#email", email)
@@ -68,7 +68,7 @@ def first_run(page: Page, url: str, email: str, password: str) -> dict[str, str]
         page.goto(f"{url}/maps")
         expect(page.locator("#guide-progress")).to_have_text("1 of 3 done")
         settle(page)
-        page.screenshot(path=str(OUT / f"guide-{size}.png"))
+        page.screenshot(path=str(out / f"guide-{size}.png"))
     page.set_viewport_size({"width": 1440, "height": 900})
     doc_id = wait_indexed(url, email, password)
     page.goto(f"{url}/chat")
@@ -95,8 +95,7 @@ def main() -> None:
     ap.add_argument("--admin-email")
     ap.add_argument("--admin-password")
     args = ap.parse_args()
-    global OUT
-    out = OUT = Path(args.out)
+    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     url = args.url.rstrip("/")
     email, password = f"new-{uuid.uuid4().hex[:6]}@example.org", "quiet-river-" + uuid.uuid4().hex[:6]
@@ -106,7 +105,7 @@ def main() -> None:
         anon = browser.new_context(viewport={"width": 1440, "height": 900})
         ctx = browser.new_context(viewport={"width": 1440, "height": 900})
         page = ctx.new_page()
-        paths = first_run(page, url, email, password)
+        paths = first_run(page, url, email, password, out)
         pages = [("login", "/login", anon), ("register", "/register", anon),
                  ("maps", "/maps", ctx), ("chat", paths["chat"], ctx), ("map", paths["map"], ctx),
                  ("library", "/library", ctx), ("search", "/search?q=agent", ctx),
