@@ -21,5 +21,5 @@ def _secure(asgi_app):
     return SecurityMiddleware(asgi_app, settings.cors_origins, settings.trusted_proxies)
 
 
-app = rx.App(api_transformer=[build_api(), _secure])
+app = rx.App(api_transformer=[build_api(), _secure], stylesheets=["/bayes.css"])
 register(app)

@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     model_default_name: str | None = Field(None, validation_alias="BAYES_MODEL_DEFAULT")
     model_thinking_name: str | None = Field(None, validation_alias="BAYES_MODEL_THINKING")
     model_tools_name: str | None = Field(None, validation_alias="BAYES_MODEL_TOOLS")
-    signup_credits: int = Field(0, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
+    signup_credits: int = Field(10, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
     run_reserve_output_tokens: int = Field(2_000, ge=1, validation_alias="BAYES_RUN_RESERVE_OUTPUT_TOKENS")
     worker_poll_ms: int = Field(100, ge=10, le=10_000, validation_alias="BAYES_WORKER_POLL_MS")
     zotero_api_url: str = Field("https://api.zotero.org", validation_alias="ZOTERO_API_URL")

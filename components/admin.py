@@ -167,7 +167,7 @@ def grant_form() -> rx.Component:
         rx.form(
             rx.hstack(
                 rx.input(name="email", placeholder="user e-mail", id="grant-email",
-                         width="16em", required=True),
+                         width="16em", max_width="100%", required=True),
                 rx.input(name="credits", placeholder="credits", id="grant-credits",
                          width="8em", required=True),
                 rx.input(name="note", placeholder="note (optional)", id="grant-note",
@@ -183,6 +183,7 @@ def grant_form() -> rx.Component:
         rx.cond(AdminState.grant_notice != "",
                 rx.callout(AdminState.grant_notice, color_scheme="green", icon="check",
                            id="grant-notice")),
+        id="grant", scroll_margin_top="1em",
     )
 
 

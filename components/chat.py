@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.refusal import error_callout
 from state.chat import ChatState
 
 
@@ -16,7 +17,9 @@ def conversation_list() -> rx.Component:
             underline="none", padding="0.3em 0.5em", border_radius="6px", width="100%",
             background=rx.cond(c["id"] == ChatState.conversation_id, "var(--accent-a3)", "transparent"),
         )),
-        width="220px", min_width="220px", spacing="1", align="start",
+        width=rx.breakpoints(initial="100%", md="220px"), min_width=rx.breakpoints(initial="0", md="220px"),
+        max_height=rx.breakpoints(initial="9.5em", md="none"), overflow_y="auto",
+        spacing="1", align="start", id="chat-conversations",
     )
 
 
@@ -147,6 +150,6 @@ def composer() -> rx.Component:
             rx.button("Ask", on_click=ChatState.send, id="chat-send", size="3", disabled=ChatState.running),
             width="100%",
         ),
-        rx.cond(ChatState.error != "", rx.callout(ChatState.error, color_scheme="red", id="chat-error", size="1")),
+        error_callout(ChatState.error, "chat-error", size="1"),
         width="100%",
     )

@@ -16,9 +16,9 @@ def new_map_form() -> rx.Component:
             rx.input(name="title", value=MapsState.new_title, on_change=MapsState.set_new_title,
                      placeholder="A research question or a title", id="new-map-title", width="28em"),
             rx.button(rx.icon("plus", size=14), "New map", type="submit", id="new-map"),
-            align="center",
+            align="center", wrap="wrap",
         ),
-        on_submit=MapsState.create,
+        on_submit=MapsState.create, width="100%",
     )
 
 
@@ -106,7 +106,7 @@ def toolbar() -> rx.Component:
         _tool("maximize", "Zoom to fit", MapState.fit, "btn-fit"),
         _tool("undo-2", "Undo (Ctrl/Cmd-Z)", MapState.undo, "btn-undo"),
         rx.separator(orientation="vertical", size="1"),
-        rx.text(MapLiveState.node_count, " nodes", size="1", color_scheme="gray", id="node-count"),
+        rx.text(MapLiveState.node_count, rx.cond(MapLiveState.node_count == 1, " node", " nodes"), size="1", color_scheme="gray", id="node-count"),
         rx.spacer(),
         rx.text("Export", size="1", color_scheme="gray"),
         download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),

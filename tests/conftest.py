@@ -12,6 +12,11 @@ import pytest
 
 from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, stack_env
 
+# Users made directly in tests (make_user, service.register) start at 0 credits so balance
+# assertions stay exact; the app stacks themselves drop BAYES_* and so run with the shipped
+# default starter grant (tests/browser/test_first_run_ui.py relies on that).
+os.environ.setdefault("BAYES_SIGNUP_CREDITS", "0")
+
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "stack-secret-pass-42"
 APP_MODEL = "gpt-4o-mini"

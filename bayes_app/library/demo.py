@@ -1,4 +1,5 @@
-"""The demo account and its library (the bundled open-access papers), made by `make run`."""
+"""The demo account and its library (the bundled open-access papers), made by `make run`;
+any user can add the same papers from the first-run guide."""
 
 from __future__ import annotations
 
@@ -25,7 +26,15 @@ def ensure_demo(papers_dir: Path = DEMO_PAPERS) -> str | None:
             return None
         password = secrets.token_urlsafe(9)
         user_id = service.register(db, DEMO_EMAIL, password).id
+    add_demo_papers(user_id, papers_dir)
+    return password
+
+
+def add_demo_papers(user_id: str, papers_dir: Path = DEMO_PAPERS) -> list[uploads.Accepted]:
+    """Put the bundled papers into `user_id`'s library (a paper already there is kept as is).
+    The caller enqueues ingestion of the created ones (or the worker's reaper does)."""
+    out = []
     for pdf in sorted(papers_dir.glob("*.pdf")):
         with open(pdf, "rb") as fh:
-            uploads.accept(user_id, fh, pdf.name)
-    return password
+            out.append(uploads.accept(user_id, fh, pdf.name))
+    return out

@@ -13,6 +13,7 @@ from state.chat import ChatState
 from state.credits import CreditsState
 from state.library import LibraryState
 from state.maps import MapsState
+from state.onboarding import GuideState
 from state.mindmap import MapState
 from state.search import SearchState
 from state.viewer import ViewerState
@@ -28,7 +29,7 @@ def register(app: rx.App) -> None:
     for route, page, title in sections.PAGES:
         app.add_page(page, route=route, title=f"{title} · Bayes", on_load=AuthState.require_login)
     app.add_page(maps.maps_page, route="/maps", title="Maps · Bayes",
-                 on_load=[AuthState.require_login, MapsState.load])
+                 on_load=[AuthState.require_login, MapsState.load, GuideState.load_guide])
     app.add_page(maps.editor_page, route="/maps/[map_ref]", title="Map · Bayes",
                  on_load=[AuthState.require_login, MapState.load])
     app.add_page(library.library_page, route="/library", title="Library · Bayes",

@@ -33,7 +33,7 @@ def _password_form() -> rx.Component:
             ),
             width="100%",
         ),
-        width="420px",
+        width="100%", max_width="420px",
     )
 
 
@@ -73,7 +73,7 @@ def _tokens() -> rx.Component:
             ),
             width="100%",
         ),
-        width="640px",
+        width="100%", max_width="640px",
     )
 
 

@@ -23,10 +23,12 @@ def _card(title: str, *children: rx.Component) -> rx.Component:
                 spacing="3",
                 width="100%",
             ),
-            width="380px",
+            width="100%",
+            max_width="380px",
             padding="1.5em",
         ),
         min_height="90vh",
+        padding="1em",
     )
 
 

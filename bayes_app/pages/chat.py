@@ -5,14 +5,14 @@ from __future__ import annotations
 import reflex as rx
 
 from components.chat import composer, conversation_list, live_answer, message
-from components.shell import shell
+from components.shell import shell, stack_on_phone
 from state.chat import ChatState
 
 
 def chat_page() -> rx.Component:
     return shell(
         "Ask",
-        rx.hstack(
+        stack_on_phone(
             conversation_list(),
             rx.vstack(
                 rx.hstack(
@@ -40,8 +40,8 @@ def chat_page() -> rx.Component:
                 rx.vstack(rx.foreach(ChatState.messages, message), live_answer(), width="100%", spacing="4",
                           id="chat-messages"),
                 composer(),
-                width="100%", spacing="4", align="start",
+                width="100%", min_width="0", spacing="4", align="start",
             ),
-            width="100%", align="start", spacing="5",
+            width="100%", align_items="start", gap="1.5em",
         ),
     )

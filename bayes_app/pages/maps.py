@@ -9,7 +9,9 @@ from components.mindmap import (
     proposals, run_bar, search_panel, toolbar,
 )
 from components.mindmap_canvas import CSS
-from components.shell import shell
+from components.first_run import first_run_guide
+from components.refusal import error_callout
+from components.shell import shell, stack_on_phone
 from state.maps import MapsState
 from state.mindmap import MapState
 
@@ -17,9 +19,9 @@ from state.mindmap import MapState
 def maps_page() -> rx.Component:
     return shell(
         "Maps",
+        first_run_guide(),
         new_map_form(),
-        rx.cond(MapsState.maps_error != "",
-                rx.callout(MapsState.maps_error, icon="triangle-alert", color_scheme="red", id="maps-error")),
+        error_callout(MapsState.maps_error, "maps-error"),
         maps_table(),
         delete_map_dialog(),
     )
@@ -36,16 +38,17 @@ def _editor() -> rx.Component:
             align="center", width="100%"),
         toolbar(),
         run_bar(),
-        rx.cond(MapState.error != "",
-                rx.callout(MapState.error, icon="triangle-alert", color_scheme="red", id="map-error", width="100%")),
+        error_callout(MapState.error, "map-error", width="100%"),
         rx.cond(MapState.notice != "",
                 rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
-        rx.hstack(
-            rx.vstack(canvas(), message_box(), width="100%", spacing="3"),
-            rx.vstack(node_panel(), rx.divider(), search_panel(), width="380px", min_width="380px",
-                      spacing="3", max_height="80vh", overflow_y="auto"),
-            width="100%", align="start", spacing="4",
+        stack_on_phone(
+            rx.vstack(canvas(), message_box(), width="100%", min_width="0", spacing="3"),
+            rx.vstack(node_panel(), rx.divider(), search_panel(),
+                      width=rx.breakpoints(initial="100%", lg="380px"),
+                      min_width=rx.breakpoints(initial="0", lg="380px"), spacing="3",
+                      max_height=rx.breakpoints(initial="none", lg="80vh"), overflow_y="auto", id="map-side"),
+            wide="lg", width="100%", align_items="start", gap="1em",
         ),
         delete_node_dialog(),
         width="100%", spacing="3", style=CSS,

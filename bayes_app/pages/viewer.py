@@ -28,7 +28,7 @@ def viewer_page() -> rx.Component:
                     rx.cond(ViewerState.quote_found,
                             rx.text("Highlighted: “", ViewerState.quote, "”", size="1",
                                     color_scheme="gray", max_width="600px", trim="end")),
-                    align="center", spacing="3",
+                    align="center", spacing="3", wrap="wrap",
                 ),
                 rx.cond(ViewerState.quote_note != "",
                         rx.callout(ViewerState.quote_note, icon="info", size="1",
@@ -55,6 +55,9 @@ def viewer_page() -> rx.Component:
                             on_load_error=ViewerState.failed,
                         ),
                         border="1px solid var(--gray-a5)",
+                        # the page keeps its rendered width (the highlight boxes are in its
+                        # pixels): on a narrow screen it pans inside this box, not the page
+                        max_width="100%", overflow_x="auto",
                         id="pdf-view",
                     ),
                 ),

@@ -55,3 +55,13 @@ def test_secret_values_do_not_leak_in_repr(monkeypatch):
     monkeypatch.setenv("BAYES_ADMIN_PASSWORD", "an-admin-password-1")
     text = repr(load_settings())
     assert "sk-very-secret" not in text and "an-admin-password-1" not in text
+
+
+def test_new_accounts_get_a_starter_grant_by_default(monkeypatch):
+    monkeypatch.delenv("BAYES_SIGNUP_CREDITS", raising=False)
+    assert load_settings().signup_credits == 10
+    monkeypatch.setenv("BAYES_SIGNUP_CREDITS", "0")  # still allowed: no grant
+    assert load_settings().signup_credits == 0
+    monkeypatch.setenv("BAYES_SIGNUP_CREDITS", "-1")
+    with pytest.raises(SettingsError):
+        load_settings()

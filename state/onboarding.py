@@ -1,0 +1,59 @@
+"""The first-run guide on the home page: add papers → ask → build a map, each ticked off."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from bayes_app.accounts import onboarding
+from bayes_app.db import session_scope
+from state.auth import AuthState
+
+
+class GuideState(AuthState):
+    guide_loaded: bool = False
+    papers: int = 0
+    indexed: int = 0
+    asked: bool = False
+    mapped: bool = False
+    demo_error: str = ""
+
+    @rx.var
+    def show_guide(self) -> bool:
+        return self.guide_loaded and not (self.papers > 0 and self.asked and self.mapped)
+
+    @rx.var
+    def steps_done(self) -> int:
+        return int(self.papers > 0) + int(self.asked) + int(self.mapped)
+
+    def _refresh_guide(self) -> None:
+        with session_scope() as db:
+            p = onboarding.progress(db, self.user_id)
+        self.papers, self.indexed, self.asked, self.mapped = p.papers, p.indexed, p.asked, p.mapped
+        self.guide_loaded = True
+
+    @rx.event
+    def load_guide(self):
+        if not self._load_user():
+            return
+        self.demo_error = ""
+        self._refresh_guide()
+
+    @rx.event
+    def use_demo_papers(self):
+        """Add the bundled open-access papers to this user's library and index them."""
+        from bayes_app.library import demo, uploads
+        from jobs.library import enqueue_ingest
+
+        if not self._load_user():
+            return rx.redirect("/login")
+        try:
+            accepted = demo.add_demo_papers(self.user_id)
+        except uploads.UploadRejected as err:
+            self.demo_error = err.message
+            return None
+        for acc in accepted:
+            if acc.created:
+                enqueue_ingest(acc.document_id, acc.generation)
+        self.demo_error = ""
+        self._refresh_guide()
+        return rx.toast.success(f"Added {len(accepted)} demo papers; they are being indexed.")
