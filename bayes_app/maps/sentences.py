@@ -1,0 +1,194 @@
+"""Which text may become a claim: complete declarative sentences of body text or captions.
+
+    candidate_sentences(raw_passage_text) -> [sentence]    verbatim, headings and markers cut off
+    claim_problem(sentence) -> None | reason               why it is not a claim sentence
+    role_allows_claims(role) -> bool                       body / caption (or unknown role)
+
+A passage's raw text keeps the PDF's line breaks: a short line without end punctuation that
+starts with a section number ("4.3 Selector") ends the sentence before it and is dropped, so
+headings don't glue onto the first sentence after them. Superscript citation numbers that the
+PDF glues to a sentence ("… correlations.17 Explaining …", "44,46 SHAP has …") are split off.
+
+Rejected (reasons): reference-list entries and citation lists, figure/table text, equations,
+e-mail/affiliation/URL lines, prompt listings and instructions, questions, fragments (no
+capital start, no end punctuation, no verb), too short or too long.
+"""
+
+from __future__ import annotations
+
+import re
+
+# roles (from structure-aware ingestion) whose text can be quoted for a claim
+CLAIM_ROLES = frozenset({"body", "caption"})
+
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs "
+    "al. ed eds st jr inc ltd co corp dept univ".split())
+_SUPERSCRIPT_SPLIT = re.compile(r"(?<=[a-z)\]])([.!?])(\d+(?:[,–-]\d+)*)\s+(?=[A-Z])")
+_LEADING_MARKER = re.compile(r"^(?:[•·▪◦∙*–-]\s*|\d+(?:\s*[,–-]\s*\d+)*\s+(?=[A-Z][a-z]))")
+_HEADING_LINE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.(?:\d+\.?)*|[IVX]+\.)\s+\S.{0,80}$")
+_NAMED_HEADING = re.compile(r"^(?:abstract|introduction|background|methods?|materials and methods|results|"
+                            r"discussion|conclusions?|conclusion and outlook|related work|acknowledg\w*|"
+                            r"references|bibliography|appendix\b.*|limitations|future work)$", re.I)
+_HYPHEN_MARK = re.compile(r"[\u00ad\ufffe\u0002]\s*")
+
+_AUXILIARIES = frozenset("is are was were be been being am has have had do does did can could may might will "
+                         "would shall should must".split())
+_IMPERATIVE = frozenset("generate please write list give return output answer find select choose provide "
+                        "summarize summarise describe explain classify consider imagine let use "
+                        "read evaluate rate decide determine identify extract rewrite translate".split())
+_REFERENCE = [
+    re.compile(r"^\s*(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s+[A-Z][\w'’-]+,?\s+(?:[A-Z]\.|[A-Z][a-z]+)"),  # (57) Sheridan, R. P.
+    re.compile(r"\b(?:19|20)\d{2}[a-z]?\s*[,;]\s*\d+\s*(?:\(\d+\))?\s*[,:]\s*\d+\s*[–-]\s*\d+"),  # 2018, 84, 96–108
+    re.compile(r"\b\d+\s*\(\d+\)\s*:\s*\d+\s*[–-]\s*\d+"),  # 11(2):181–217
+    re.compile(r"\b(?:arXiv preprint|In Proceedings of|Proceedings of the|pp\.\s*\d|doi:\s*10\.|"
+               r"Advances in Neural Information Processing|Journal of [A-Z][a-z]+.*\b(?:19|20)\d{2}\b)", re.I),
+    re.compile(r"(?:[A-Z][a-z]+,\s+(?:[A-Z]\.\s*){1,3}[;,]\s*){2,}"),  # Cheng, T.; Gindulyte, A.;
+    re.compile(r"\[\d+\]\s+[A-Z].*\[\d+\]\s+[A-Z]"),  # "[29] Title … [30] Title" lists
+]
+_CONTACT = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|https?://|www\.|\{[\w,.\s]+\}@|\bcorresponding author\b|"
+                      r"\b(?:University|Institute|Department|Laboratory|Universität|College) of\b", re.I)
+_PROMPT = re.compile(r"\{[a-z_]+\}|\[(?:User|System|Assistant)[’'`]?s?\b[^\]]*\]|^\s*(?:You are|Your task)\b|"
+                     r"\b(?:Query|Answer Papers|User Query|Search Session|Expand Session)\s*:", re.I)
+_LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Algorithm|Listing|Equation|Eq\.)\s*[A-Z]?\d+[a-z]?\s*[:.|]\s*", re.I)
+_MATH = re.compile(r"[=∑∏∫√∈∉≤≥≈≠±×÷∂∇→←↔^_|<>αβγδεϵζηθικλμνξπρσςτυφχψωΓΔΘΛΞΠΣΦΨΩ]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+
+def role_allows_claims(role: str | None) -> bool:
+    """Quotes for claims come from body text and captions; text of unknown role is allowed
+    (the sentence checks still apply)."""
+    return role is None or role == "" or role in CLAIM_ROLES
+
+
+# ---- splitting -----------------------------------------------------------------------------------
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text, verbatim ("e.g.", "Fig. 3", "et al." and initials do not split;
+    a superscript citation after the full stop splits after the numbers)."""
+    text = _SUPERSCRIPT_SPLIT.sub(lambda m: m.group(1) + m.group(2) + " ", text)
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        before = text[start:m.start()].split()
+        last = before[-1].lower().rstrip(".") if before else ""
+        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+            continue
+        nxt = text[m.end():m.end() + 1]
+        if nxt and (nxt.islower() or nxt in ",;:"):  # "Fig. 3a. shows" / "vs. the"
+            continue
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _is_heading_line(line: str) -> bool:
+    s = line.strip()
+    if not s or len(s.split()) > 12 or s[-1] in ".!?:;,":
+        return False
+    return bool(_HEADING_LINE.match(s) or _NAMED_HEADING.match(s))
+
+
+def _blocks(raw: str) -> list[str]:
+    """The raw text cut at heading lines (dropped), lines re-joined, hyphenation marks removed."""
+    blocks, cur = [], []
+    for line in re.split(r"\r\n|\r|\n", raw):
+        if _is_heading_line(line):
+            if cur:
+                blocks.append(" ".join(cur))
+            cur = []
+            continue
+        cur.append(line.strip())
+    if cur:
+        blocks.append(" ".join(cur))
+    return [" ".join(_HYPHEN_MARK.sub("", b).split()) for b in blocks if b.strip()]
+
+
+def clean_sentence(sentence: str) -> str:
+    """Leading bullets and superscript citation numbers removed (the rest stays verbatim)."""
+    s = sentence.strip()
+    for _ in range(2):
+        s2 = _LEADING_MARKER.sub("", s).strip()
+        if s2 == s:
+            break
+        s = s2
+    return s
+
+
+def candidate_sentences(raw: str) -> list[str]:
+    """Every sentence of a passage's raw text, verbatim after cleaning (not yet checked)."""
+    out: list[str] = []
+    for block in _blocks(raw):
+        for s in split_sentences(block):
+            s = clean_sentence(s)
+            if s:
+                out.append(s)
+    return out
+
+
+# ---- checking ------------------------------------------------------------------------------------
+def _has_verb(words: list[str]) -> bool:
+    lower = [w.lower() for w in words]
+    if any(w in _AUXILIARIES for w in lower):
+        return True
+    for i, w in enumerate(lower[1:], 1):
+        if len(w) > 4 and w.endswith("ed") and not words[i][0].isupper():
+            return True
+        # a third-person verb after its subject: "PaSa achieves", "the agent invokes"
+        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "ous", "is", "us")) \
+                and not words[i][0].isupper() and lower[i - 1] not in _DETERMINERS \
+                and not lower[i - 1].endswith(("al", "ic", "ive", "ar")):
+            return True
+    return False
+
+
+_DETERMINERS = frozenset("the a an of for and or to in on with by from these those their its our some many "
+                         "several all both each other such two three four five".split())
+
+
+def claim_problem(sentence: str) -> str | None:
+    """None when `sentence` is a complete declarative sentence fit to be a claim, else why not."""
+    s = " ".join(sentence.split())
+    if not s:
+        return "empty"
+    if _CONTACT.search(s):
+        return "contact_or_affiliation"
+    if _PROMPT.search(s):
+        return "prompt_listing"
+    if any(p.search(s) for p in _REFERENCE):
+        return "reference_entry"
+    caption = _LABEL.match(s)
+    body = s[caption.end():] if caption else s
+    words = _WORD.findall(body)
+    if len(words) < 6:
+        return "too_short"
+    if len(words) > 80:
+        return "too_long"
+    if body.rstrip("\"'”’)]").endswith("?"):
+        return "question"
+    if not re.search(r"[.!](?:[\"'”’)\]]*|\s*\[\d+(?:[,–-]\d+)*\])$", body) and not re.search(r"[.!]\d+(?:[,–-]\d+)*$", body):
+        return "fragment"
+    first = body.split()[0]
+    if not (first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first[1:])
+            or first[0] in "\"'“‘("):
+        return "fragment"
+    non_space = [c for c in body if not c.isspace()]
+    letters = sum(c.isalpha() for c in non_space)
+    if len(_MATH.findall(body)) >= 3 or letters < 0.6 * len(non_space):
+        return "equation_or_numbers"
+    if re.search(r"\[[A-Z][a-z]+\].*\[[A-Z][a-z]+\]", body):  # "[Search] … [Expand]": figure text
+        return "figure_text"
+    titled = [w for w in words if w[0].isupper()]
+    if len(words) >= 6 and len(titled) > 0.6 * len(words):
+        return "figure_text"
+    if words[0].lower() in _IMPERATIVE:
+        return "instruction"
+    if not _has_verb(words):
+        return "fragment"
+    return None
+
+
+def is_claim_sentence(sentence: str) -> bool:
+    return claim_problem(sentence) is None
