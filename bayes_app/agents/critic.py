@@ -1,7 +1,11 @@
 """Critic: provenance, support and contradictions.
 
 1. Provenance (always local, never delegated to a model): a claim is rejected unless its quote
-   is found — after normalisation (library.quotes) — in the cited chunk AND on that chunk's page.
+   is found — after normalisation (library.quotes) — in the cited chunk AND on that chunk's page,
+   the chunk is body text or a caption (not a reference list, author block, header/footer or
+   figure text), the sentence quoted is a complete declarative one (not a citation entry,
+   figure label, equation or prompt listing: `maps.sentences`), and the claim itself reads as
+   a statement.
 2. Support: each accepted claim gets a support score/label (and a rewrite when it overstates);
    the model's judgement when it gives one, else the extractive scorer (maps.support).
 3. Contradictions: pairs of claims that disagree — the model's list when it gives one, else
@@ -17,9 +21,16 @@ from typing import Any
 
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
+from bayes_app.library.quotes import normalize
+from bayes_app.maps import sentences as sent
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
 from bayes_app.models import Chunk
+
+# problems of a quoted sentence that no claim survives (fragments and short quotes are fine:
+# a model may quote part of a sentence, and a chunk may start mid-sentence)
+HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "reference_entry", "question",
+                           "table_numbers", "figure_text", "equation_or_numbers", "instruction"})
 from bayes_app.runs.executor import RunContext
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
@@ -43,8 +54,42 @@ class Verdict:
     rejected: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _quoted_sentences(chunk_text: str, quote: str) -> list[str]:
+    """The chunk's sentences the quote lies in or covers."""
+    q = normalize(quote).text
+    out = []
+    for s in sent.candidate_sentences(chunk_text):
+        ns = normalize(s).text
+        if q and ns and (q in ns or ns in q):
+            out.append(s)
+    return out
+
+
+def quote_problem(chunk: Chunk, quote: str) -> str | None:
+    """Why text of this chunk can't be quoted for a claim, or None."""
+    role = getattr(chunk, "role", None)
+    if not sent.role_allows_claims(role):
+        return "not_body_text"
+    if role is None and sent.looks_like_reference_list(chunk.text):
+        return "reference_list"
+    for s in _quoted_sentences(chunk.text, quote) or [quote]:
+        problem = sent.claim_problem(s)
+        if problem in HARD_PROBLEMS:
+            return problem
+    return None
+
+
+def claim_text_problem(text: str) -> str | None:
+    """A claim must read as a statement: not a question, citation entry, listing or label."""
+    if len(text.split()) < 4:
+        return "not_a_statement"
+    problem = sent.claim_problem(text)
+    return problem if problem in HARD_PROBLEMS else None
+
+
 def verify(sessions: Any, claims: list[Claim]) -> Verdict:
-    """Keep the claims whose quote is in the cited chunk on the cited page."""
+    """Keep the claims whose quote is in the cited chunk on the cited page, quotes body text
+    or a caption, and whose wording reads as a statement."""
     v = Verdict()
     with sessions() as db:
         for c in claims:
@@ -61,6 +106,8 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
                 span = locate(db, chunk, c.quote)
                 if span is None:
                     reason = "quote_not_in_passage"
+                else:
+                    reason = quote_problem(chunk, c.quote) or claim_text_problem(c.text)
             if reason:
                 v.rejected.append({"text": c.text, "quote": c.quote, "passage": c.raw_passage,
                                    "reason": reason})
@@ -88,8 +135,9 @@ def _pairs(raw: object, n: int) -> list[tuple[int, int]]:
     return sorted(set(out))
 
 
-def heuristic_pairs(texts: list[str]) -> list[tuple[int, int]]:
-    return [(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts)) if disagree(texts[i], texts[j])]
+def heuristic_pairs(texts: list[str], first_new: int = 0) -> list[tuple[int, int]]:
+    """Contradicting pairs (i < j, j ≥ first_new) by the offline detector (maps.support.disagree)."""
+    return [(i, j) for j in range(max(1, first_new), len(texts)) for i in range(j) if disagree(texts[i], texts[j])]
 
 
 async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | None = None) -> list[tuple[int, int]]:
@@ -100,13 +148,13 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
     if len(texts) < 1 or not checked:
         return []
     if is_offline(ctx):
-        return heuristic_pairs(texts)
+        return await asyncio.to_thread(heuristic_pairs, texts, len(context))
     listing = "\n".join(f"{i}. {t}" + (f'\n   quote: "{checked[i - 1 - len(context)].claim.quote}"'
                                        if i > len(context) else " (already on the map)")
                         for i, t in enumerate(texts, 1))
     data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}")
     if not isinstance(data, dict):
-        return heuristic_pairs(texts)
+        return await asyncio.to_thread(heuristic_pairs, texts, len(context))
     for s in data.get("scores") or []:
         try:
             k = int(s.get("claim")) - 1 - len(context)
@@ -119,9 +167,9 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
             c.support, c.label, c.rewrite = round(score, 3), label_for(score), rewrite
             c.citation.update(support_score=c.support, support_label=c.label, suggested_rewrite=rewrite,
                               agent="critic")
-    if "contradictions" in data:
+    if "contradictions" in data:  # the critic decides; the offline detector is only the fallback
         return _pairs(data.get("contradictions"), len(texts))
-    return heuristic_pairs(texts)
+    return await asyncio.to_thread(heuristic_pairs, texts, len(context))
 
 
 async def verify_async(ctx: RunContext, claims: list[Claim]) -> Verdict:

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from bayes_app.agents import planner
+from bayes_app.agents import extractive, planner
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
@@ -63,7 +63,18 @@ async def _start(ctx: RunContext) -> tuple[dict[str, Any], Writer]:
     return loaded, Writer(ctx, loaded["map"].id)
 
 
-def _done(ctx: RunContext, r: Research | None, **extra: Any) -> None:
+NOTES = {  # what a run that found nothing says (the `note` of its last `agent` event)
+    "no_passages": "No passages in your library match this question.",
+    "no_claims": "No claims found in your library for this question.",
+    "no_counter_evidence": "No counter-evidence found in your library.",
+    "no_new_evidence": "No new evidence found in your library.",
+}
+
+
+def _done(ctx: RunContext, r: Research | None, empty: str | None = None, **extra: Any) -> None:
+    """The writer's last event; when the run wrote no claim, `note` says so in words."""
+    if empty and (r is None or not r.claims):
+        extra.update(note=NOTES[empty], note_code=empty)
     ctx.emit("agent", {"role": "writer", "done": True, **(r.summary() if r else {}), **extra})
 
 
@@ -83,10 +94,10 @@ async def build_map(ctx: RunContext) -> None:
     aspects = await planner.plan(ctx, question, first)
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
     if not aspects:
-        _done(ctx, r, note="no_passages")
+        _done(ctx, r, "no_passages" if not first else "no_claims")
         return
     await research_aspects(r, root.id, aspects)
-    _done(ctx, r)
+    _done(ctx, r, "no_claims")
 
 
 @run_kind("expand")
@@ -102,7 +113,7 @@ async def expand(ctx: RunContext) -> None:
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
     if aspects:
         await research_aspects(r, node.id, aspects)
-    _done(ctx, r)
+    _done(ctx, r, "no_new_evidence")
 
 
 def _cited(ctx: RunContext, map_id: str) -> set[tuple[str, str]]:
@@ -135,7 +146,7 @@ async def deepen(ctx: RunContext) -> None:
         n = await r.research_aspect(node.id, node.title, passages, context=existing + r.claims)
         if n:
             break
-    _done(ctx, r)
+    _done(ctx, r, "no_new_evidence")
 
 
 @run_kind("counter")
@@ -161,7 +172,7 @@ async def counter(ctx: RunContext) -> None:
                                          context=target, only_contradicting=True, step="counter")
         if found:
             break
-    _done(ctx, r, counterpoints=found)
+    _done(ctx, r, "no_counter_evidence", counterpoints=found)
 
 
 # ---- restructure / chapters ----------------------------------------------------------------
@@ -171,15 +182,11 @@ REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes i
 
 
 def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
-    from bayes_app.agents.retrieval import Passage
-
     if size:  # chapters: consecutive runs of the top-level themes
         return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
                  "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
-    fake = [Passage(i + 1, n.id, "", n.title, [], None, 0, n.title + " " + n.body) for i, n in enumerate(items)]
-    groups = planner.cluster(fake, threshold=0.08)
-    taken: set[str] = set()
-    return [{"title": planner._title(g, "", taken), "node_ids": [p.chunk_id for p in g]} for g in groups]
+    groups = extractive.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
+    return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
 
 
 async def _regroup(ctx: RunContext, kind: str) -> None:
@@ -211,7 +218,7 @@ async def _regroup(ctx: RunContext, kind: str) -> None:
             if ids:
                 groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
     if not groups:
-        groups = _offline_groups(items, size)
+        groups = await asyncio.to_thread(_offline_groups, items, size)
 
     def write() -> Any:
         with ctx.sessions() as db:
@@ -370,7 +377,7 @@ async def message(ctx: RunContext) -> None:
         aspects = (await planner.plan(ctx, text, first))[:3]
         if aspects:
             await research_aspects(r, loaded["node"].id, aspects)
-        _done(ctx, r)
+        _done(ctx, r, "no_claims")
         return
     # answer from the map: its claims are the numbered passages
     with ctx.sessions() as db:

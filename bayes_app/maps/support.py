@@ -285,7 +285,15 @@ def _subject_terms(text: str) -> list[str]:
 
 
 def _negated(words: list[str]) -> bool:
-    return any(w in NEGATIONS for w in words)
+    """A negation that is not "not only" / "no longer"-style emphasis."""
+    for i, w in enumerate(words):
+        if w in NEGATIONS and not (i + 1 < len(words) and words[i + 1] in _NOT_NEGATING.get(w, ())):
+            return True
+    return False
+
+
+_NOT_NEGATING = {"not": {"only", "just", "merely", "simply", "necessarily"}, "no": {"longer", "doubt"},
+                 "without": {"doubt"}}
 
 
 def polarity_clash(a: str, b: str) -> bool:
@@ -302,10 +310,9 @@ def polarity_clash(a: str, b: str) -> bool:
 
 
 def shared_subject(a: str, b: str, dense: float | None = None) -> bool:
-    """Both claims are about the same thing: the subject of one (its content terms before the
-    first verb-like word) shares a term with the other, and they are close in meaning."""
-    ta, tb = set(tokens(a)), set(tokens(b))
-    if not (set(_subject_terms(a)) & tb or set(_subject_terms(b)) & ta):
+    """Both claims are about the same thing: their subjects (content terms before the first
+    verb-like word) share a term, and they are close in meaning."""
+    if not set(_subject_terms(a)) & set(_subject_terms(b)):
         return False
     return dense is None or dense >= SUBJECT_SIMILARITY
 

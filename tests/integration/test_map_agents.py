@@ -117,7 +117,7 @@ def passage_no(env, query: str, quote: str, exclude: set[str]) -> tuple[int, set
     from bayes_app.agents.retrieval import _search
     from bayes_app.library.quotes import quote_in_text
 
-    hits = [(h, raw) for h, raw in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+    hits = [(h, raw) for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
             if h.chunk_id not in exclude][:6]
     n = next(i for i, (h, raw) in enumerate(hits, 1) if quote_in_text(raw, quote))
     return n, {h.chunk_id for h, _ in hits}

@@ -106,7 +106,7 @@ def script_run(stack, uid: str, slow_second_aspect: bool) -> None:
     sessions = sessions_for(stack["db_url"])
 
     def number(query: str, quote: str, exclude: set[str]) -> tuple[int, set[str]]:
-        hits = [(h, raw) for h, raw in _search(sessions, uid, query, 6 + len(exclude)) if h.chunk_id not in exclude][:6]
+        hits = [(h, raw) for h, raw, *_ in _search(sessions, uid, query, 6 + len(exclude)) if h.chunk_id not in exclude][:6]
         return next(i for i, (h, raw) in enumerate(hits, 1) if quote_in_text(raw, quote)), {h.chunk_id for h, _ in hits}
 
     n1, seen = number(ASPECT_QUERIES["Decision order"], Q1, set())
