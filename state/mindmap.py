@@ -674,10 +674,17 @@ class MapState(AuthState):
     # ---- citations -----------------------------------------------------------------------------
     @rx.event
     def check_support(self):
-        if self.selected_id:
-            out = self._edit(cit.check_support, self.selected_id)
-            if out is not None:
-                self.notice = "Support checked."
+        from bayes_app.api.maps import model_judges_support
+
+        if not self.selected_id:
+            return
+        if model_judges_support():  # the model judges: a billed run, followed live
+            if self._start("check_support", node_id=self.selected_id):
+                self.notice = "Checking support with the model…"
+            return
+        out = self._edit(cit.check_support, self.selected_id)
+        if out is not None:
+            self.notice = "Support checked."
 
     @rx.event
     def accept_rewrite(self, citation_id: str):

@@ -20,6 +20,7 @@ import pytest
 import redis
 from sqlmodel import Session, select
 
+import bayes_app.agents  # noqa: F401  (registers the map run kinds)
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
 from bayes_app.llm.offline import OfflineProvider
@@ -39,9 +40,12 @@ Q1 = "the decision token is presented before the rationale, allowing the Selecto
 Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
+Q1_DUP = "Additionally, the token probability of the decision token can be used to rank search results."
+REF_QUOTE = "Agile: A novel framework of llm agents."  # an entry of pasa.pdf's reference list
 ASPECT_QUERIES = {"Decision order": pdfs.PASA_P7_PHRASE,
                   "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
-                  "Unanswered aspect": "zebra migration patterns in the Serengeti"}
+                  "Unanswered aspect": "zebra migration patterns in the Serengeti",
+                  "Agent frameworks": "Agile: A novel framework of llm agents arXiv preprint"}
 
 
 @pytest.fixture(scope="module")
@@ -128,13 +132,17 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     n1, seen = passage_no(env, ASPECT_QUERIES["Decision order"], Q1, set())
     n2a, seen2 = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2A, seen)
     n2b, _ = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2B, seen)
+    n_ref, _ = passage_no(env, ASPECT_QUERIES["Agent frameworks"], REF_QUOTE, seen | seen2)
     plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
     with FakeOpenAI() as fake:
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
             Script.reply(claims_json(
                 ("Putting the decision before the rationale lets the Selector act as a single-token reward model.", Q1, n1),
-                ("PaSa always finds every paper.", FAKE_QUOTE, n1)), match="ASPECT: Decision order"),
+                ("PaSa always finds every paper.", FAKE_QUOTE, n1),
+                # the same claim again, citing another sentence: merged into the first node
+                ("Putting the decision before the rationale lets the Selector act as a single-token reward model.",
+                 Q1_DUP, n1)), match="ASPECT: Decision order"),
             Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
                          match="ROLE: critic"),
             Script.reply(claims_json(("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
@@ -143,6 +151,9 @@ def test_scripted_build_map_provenance_and_contradiction(env):
             Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2,
                                                                                   "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."}],
                                      "contradictions": [[2, 3]]}), match="ROLE: critic"),
+            # a claim quoting a reference-list entry: rejected, and the aspect gets no theme
+            Script.reply(claims_json(("AGILE is a novel framework of LLM agents.", REF_QUOTE, n_ref)),
+                         match="ASPECT: Agent frameworks"),
         )
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
@@ -150,14 +161,20 @@ def test_scripted_build_map_provenance_and_contradiction(env):
         chat = fake.chat_requests()
 
     # the fabricated quote was rejected by the critic, with the reason
-    rejected = [x for e in evs if e.type == "agent" for x in e.data.get("rejected", [])]
-    assert [x["quote"] for x in rejected] == [FAKE_QUOTE] and rejected[0]["reason"] == "quote_not_in_passage"
+    rejected = {x["quote"]: x["reason"] for e in evs if e.type == "agent" for x in e.data.get("rejected", [])}
+    assert rejected == {FAKE_QUOTE: "quote_not_in_passage", REF_QUOTE: "reference_list"}
+    merged = [x for e in evs if e.type == "agent" for x in e.data.get("merged", [])]
     with sessions() as db:
         nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
-        assert assert_provenance(db, m["id"]) == 3
-        assert not any("always finds" in n.title for n in nodes)
+        assert assert_provenance(db, m["id"]) == 4
+        assert not any("always finds" in n.title or "AGILE" in n.title for n in nodes)
+        # the repeated claim is one node with both passages cited
+        [decision] = [n for n in nodes if n.title.startswith("Putting the decision")]
+        assert merged == [{"text": decision.title, "into": decision.id}]
+        assert {c.quote for c in db.exec(select(Citation).where(Citation.node_id == decision.id))} == {Q1, Q1_DUP}
+        # a theme is written with its first claim: the aspects that found nothing have none
         themes = [n for n in nodes if n.kind == "theme"]
-        assert sorted(t.title for t in themes) == sorted(ASPECT_QUERIES)
+        assert sorted(t.title for t in themes) == ["Decision order", "Recall against baselines"]
         # contradiction: siblings, one of them a counterpoint, linked by `contradicts`
         hi = next(n for n in nodes if n.title.startswith("PaSa-7B achieves higher"))
         lo = next(n for n in nodes if n.title.startswith("PaSa-7B achieves lower"))
