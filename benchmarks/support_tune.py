@@ -55,7 +55,7 @@ class CachedEmbed:
 def needed_texts(rows) -> set[str]:
     out: set[str] = set()
     for r in rows:
-        out.update([r.claim, support.negate(r.claim), r.neutral, *r.evidence])
+        out.update([r.claim, support.negate(r.claim), support.negate_statement(r.claim), r.neutral, *r.evidence])
         for q in (r.evidence_abstract, r.negative_abstract, " ".join(r.evidence), r.neutral):
             out.update(s for s in split_sentences(" ".join(q.split())) if len(s.split()) >= 3)
             out.add(" ".join(q.split()))
@@ -160,7 +160,9 @@ def main() -> None:
                         [float(old_disagree(r.claim, " ".join(r.evidence))) for r in rs if r.label == "SUPPORT"])
         c = score(f["sent"], cw)
         new_b = roc_auc(list(c[~sup]), list(c[sup]))
-        print(f"{s:<6} {'support: evidence vs top BM25 non-evidence (AUC)':<52} {old_a:7.3f} {new_a:7.3f}")
+        app_a = roc_auc([support.base_score(r) for r in f["ev"]], [support.base_score(r) for r in f["neg"]])
+        print(f"{s:<6} {'support prob.: evidence vs top BM25 non-evid. (AUC)':<52} {old_a:7.3f} {new_a:7.3f}")
+        print(f"{s:<6} {'support score (app): same pairs (AUC)':<52} {old_a:7.3f} {app_a:7.3f}")
         print(f"{s:<6} {'disagreement: CONTRADICT vs SUPPORT evidence (AUC)':<52} {old_b:7.3f} {new_b:7.3f}")
         old_c, new_c = contradiction_rates(rs, old_disagree), contradiction_rates(rs, lambda a, b: support.disagree(a, b, embed))
         for k in ("fp_rate", "fp_support", "fp_neutral", "recall"):

@@ -79,11 +79,11 @@ _AUX = re.compile(r"\b(is|are|was|were|can|could|does|do|did|has|have|had|may|mi
 # Logistic weights fitted on SciFact train, the `tune` split (benchmarks/support_tune.py --fit):
 # support on evidence vs the top BM25 non-evidence abstract; contradiction on CONTRADICT vs
 # SUPPORT evidence sentences.
-SUPPORT_WEIGHTS = {"bias": -4.983, "dense": 6.196, "coverage": 1.702, "numbers_missing": -1.379,
-                   "entities_missing": -0.285}
-CONTRADICTION_WEIGHTS = {"bias": -1.399, "polarity": 18.058, "direction": -0.308, "negation_mismatch": 1.211,
-                         "null_or_negated": 0.797, "polarity_x_dense": -67.669, "negation_mismatch_x_dense": -1.442,
-                         "dense": 1.255}
+SUPPORT_WEIGHTS = {"bias": -5.089, "dense": 6.391, "coverage": 1.665, "numbers_missing": -1.385,
+                   "entities_missing": -0.283}
+CONTRADICTION_WEIGHTS = {"bias": -1.332, "polarity": 15.367, "direction": -0.317, "negation_mismatch": 1.206,
+                         "null_or_negated": 0.78, "polarity_x_dense": -59.259, "negation_mismatch_x_dense": -1.368,
+                         "dense": 1.059}
 # a pair is linked as contradicting only above this (and with a shared subject and a polarity
 # clash): ≤ 5 % false positives on SciFact train's SUPPORT and same-topic pairs
 CONTRADICTION_THRESHOLD = 0.5
@@ -172,6 +172,17 @@ def negate(wording: str) -> str:
     return "It is not true that " + lower_first(wording)
 
 
+def negate_statement(wording: str) -> str:
+    """The other crude negation: drop an existing "not", or negate the first auxiliary."""
+    m = re.search(r"\b(not|no|never)\s+", wording)
+    if m:
+        return wording[:m.start()] + wording[m.end():]
+    m = _AUX.search(wording)
+    if m:
+        return wording[:m.end()] + " not" + wording[m.end():]
+    return "It is not true that " + lower_first(wording)
+
+
 def _direction(words: set[str]) -> int:
     up, down = len(words & UP), len(words & DOWN)
     sign = (up > down) - (up < down)
@@ -193,8 +204,8 @@ def features(wording: str, quote: str, embed: Embed | None = None) -> dict[str, 
     """The scorer's inputs for `wording` against `quote` (see the module docstring)."""
     embed = embed or default_embed
     sents = _sentences(quote)
-    vecs = embed([wording, negate(wording), *sents])
-    w_vec, neg_vec, s_vecs = vecs[0], vecs[1], vecs[2:]
+    vecs = embed([wording, negate(wording), negate_statement(wording), *sents])
+    w_vec, neg_vecs, s_vecs = vecs[0], vecs[1:3], vecs[3:]
     sims = s_vecs @ w_vec
     best = int(np.argmax(sims))
     best_sent = sents[best]
@@ -207,7 +218,8 @@ def features(wording: str, quote: str, embed: Embed | None = None) -> dict[str, 
         "coverage": len(w_terms & q_terms) / len(w_terms) if w_terms else 0.0,
         "numbers_missing": len(w_nums - q_nums) / len(w_nums) if w_nums else 0.0,
         "entities_missing": len(w_ents - q_ents) / len(w_ents) if w_ents else 0.0,
-        "polarity": float(sims[best] - s_vecs[best] @ neg_vec),
+        # how much closer the quote is to the wording than to its closest negation
+        "polarity": float(sims[best] - max(s_vecs[best] @ neg_vecs[0], s_vecs[best] @ neg_vecs[1])),
         "direction": float(_direction(ww) * _direction(bw)),
         "negation_mismatch": float(bool(ww & NEGATIONS) != bool(bw & NEGATIONS)),
         "null_or_negated": float(bool(ww & (NEGATIONS | NULL_WORDS))),
@@ -229,6 +241,13 @@ def support_probability(f: dict[str, float]) -> float:
     return _logistic(f, SUPPORT_WEIGHTS)
 
 
+def base_score(f: dict[str, float]) -> float:
+    """The support score before the overstatement checks: the probability averaged with plain
+    term coverage (the probability alone is calibrated on whole abstracts and judges a short
+    faithful paraphrase harshly)."""
+    return 0.5 * support_probability(f) + 0.5 * f["coverage"]
+
+
 def contradiction_probability(f: dict[str, float]) -> float:
     """How likely the quote contradicts the wording rather than supports it."""
     return _logistic(_with_interactions(f), CONTRADICTION_WEIGHTS)
@@ -244,10 +263,7 @@ def score_support(wording: str, quote: str, embed: Embed | None = None) -> Suppo
     wording, quote = " ".join(wording.split()), " ".join(quote.split())
     if not set(tokens(wording)) or not set(tokens(quote)):
         return SupportResult(0.0, SupportLabel.UNSUPPORTED, None)
-    f = features(wording, quote, embed)
-    # averaged with plain term coverage: the probability alone is calibrated on whole abstracts
-    # and judges a short faithful paraphrase harshly
-    score = 0.5 * support_probability(f) + 0.5 * f["coverage"]
+    score = base_score(features(wording, quote, embed))
     w_words, q_words = set(_words(wording)), set(_words(quote))
     overstated = sorted(w for w in w_words if w in STRONG and w not in q_words)
     hedged_source = bool(q_words & HEDGES) and not (w_words & HEDGES)
