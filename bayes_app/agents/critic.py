@@ -30,7 +30,7 @@ from bayes_app.models import Chunk
 # problems of a quoted sentence that no claim survives (fragments and short quotes are fine:
 # a model may quote part of a sentence, and a chunk may start mid-sentence)
 HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "reference_entry", "question",
-                           "table_numbers", "figure_text", "equation_or_numbers", "instruction"})
+                           "table_numbers", "figure_text", "equation_or_numbers", "instruction", "no_verb"})
 from bayes_app.runs.executor import RunContext
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
@@ -55,12 +55,20 @@ class Verdict:
 
 
 def _quoted_sentences(chunk_text: str, quote: str) -> list[str]:
-    """The chunk's sentences the quote lies in or covers."""
+    """The chunk's sentences the quote overlaps (lies in, covers or runs into)."""
+    text = normalize(" ".join(sent.candidate_sentences(chunk_text))).text
     q = normalize(quote).text
-    out = []
+    at = text.find(q) if q else -1
+    if at < 0:
+        return []
+    out, pos = [], 0
     for s in sent.candidate_sentences(chunk_text):
         ns = normalize(s).text
-        if q and ns and (q in ns or ns in q):
+        start = text.find(ns, pos)
+        if start < 0:
+            continue
+        pos = start + len(ns)
+        if start < at + len(q) and at < pos:
             out.append(s)
     return out
 
@@ -80,11 +88,13 @@ def quote_problem(chunk: Chunk, quote: str) -> str | None:
 
 
 def claim_text_problem(text: str) -> str | None:
-    """A claim must read as a statement: not a question, citation entry, listing or label."""
+    """A claim must read as a complete statement: not a question, citation entry, listing,
+    label or fragment (a missing final full stop is forgiven)."""
     if len(text.split()) < 4:
         return "not_a_statement"
-    problem = sent.claim_problem(text)
-    return problem if problem in HARD_PROBLEMS else None
+    t = text.strip()
+    problem = sent.claim_problem(t if t[-1:] in ".!?" else t + ".")
+    return problem if problem in HARD_PROBLEMS | {"fragment"} else None
 
 
 def verify(sessions: Any, claims: list[Claim]) -> Verdict:

@@ -23,7 +23,11 @@ import numpy as np
 from bayes_app.agents.retrieval import Passage
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.support import polarity_clash
-from bayes_app.search.sparse import STOPWORDS
+from bayes_app.search.sparse import STOPWORDS, tokens
+
+
+def stem(word: str) -> str:
+    return (tokens(word) or [word.lower()])[0]
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -189,11 +193,15 @@ def key_phrases(texts: list[str]) -> Counter[str]:
     for t in texts:
         found: set[str] = set()
         run: list[str] = []
+        prev = ""
         for tok in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*|[^\sA-Za-z]", t) + ["."]:
             w = tok.strip("'’")
             low = w.lower()
+            # "PaSa-7b surpasses …": a lowercase -s word right after a name is its verb
+            verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
+            prev = w
             if not _PHRASE_WORD.fullmatch(w) or low in STOPWORDS or low in _BREAK or low.endswith("ly") \
-                    or (not run and (low.endswith("ing") or low.endswith("ed"))):
+                    or verb_after_name or (not run and (low.endswith("ing") or low.endswith("ed"))):
                 for n in range(1, min(4, len(run)) + 1):
                     for start in range(0, len(run) - n + 1):
                         found.add(" ".join(run[start:start + n]))
@@ -225,14 +233,17 @@ def theme_title(texts: list[str], centroid: np.ndarray, taken: list[tuple[str, n
     by_lower: dict[str, str] = {}
     for p in sorted(phrases, key=lambda p: (-counts[p], p)):
         by_lower.setdefault(p.lower(), p)
-    phrases = sorted(by_lower.values())[:200]
+    phrases = [p for p in sorted(by_lower.values()) if not sent.has_verb(p.split())][:200] or \
+        sorted(by_lower.values())[:200]
     vecs = embed(phrases)
     c = centroid / (np.linalg.norm(centroid) or 1.0)
+    # closeness to the centroid, a little for recurring and for multi-word (more specific) phrases
     scores = vecs @ c + 0.02 * np.log1p([counts[p] for p in phrases]) \
-        + 0.03 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
+        + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
+    avoid_stems = {stem(w) for w in avoid_words}
     for i in np.argsort(-scores):
         p, v = phrases[int(i)], vecs[int(i)]
-        if p.lower() in avoid_words:
+        if p.lower() in avoid_words or (len(p.split()) == 1 and stem(p.lower()) in avoid_stems):
             continue
         if any(float(v @ tv) >= 0.85 or p.lower() == t.lower() for t, tv in taken):
             continue
@@ -265,12 +276,15 @@ def plan(question: str, passages: list[Passage], embed: Embed | None = None,
     out: list[tuple[str, list[Candidate]]] = []
     for g in chosen:
         members = [cands[i] for i in g]
-        centroid = m[g].mean(0)
-        title, tvec = theme_title([c.text for c in members], centroid, taken, embed, avoid_words=q_words)
-        taken.append((title, tvec))
-        cen = centroid / (np.linalg.norm(centroid) or 1.0)
+        cen = m[g].mean(0)
+        cen = cen / (np.linalg.norm(cen) or 1.0)
         members.sort(key=lambda c: -(c.extra["relevance"] + float(c.vec @ cen)))
-        out.append((title, members[:per_theme]))
+        shown = members[:per_theme]
+        # the title describes the claims shown: a key phrase of theirs, closest to their centroid
+        title, tvec = theme_title([c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken,
+                                  embed, avoid_words=q_words)
+        taken.append((title, tvec))
+        out.append((title, shown))
     # reading order: the theme holding the most relevant sentence first
     return out
 

@@ -185,14 +185,14 @@ def candidate_sentences(raw: str) -> list[str]:
 
 
 # ---- checking ------------------------------------------------------------------------------------
-def _has_verb(words: list[str], strict: bool = False) -> bool:
+def has_verb(words: list[str], strict: bool = False) -> bool:
     """A finite verb, roughly (no tagger): an auxiliary, a past form, or a third-person verb
     after its subject. `strict` (captions) doesn't count "-ed" words: "Results obtained on …"."""
     lower = [w.lower() for w in words]
     if any(w in _AUXILIARIES for w in lower):
         return True
     for i, w in enumerate(lower[1:], 1):
-        if not strict and len(w) > 4 and w.endswith("ed") and not words[i][0].isupper():
+        if not strict and len(w) > 4 and w.endswith("ed") and not words[i][0].isupper() and "-" not in w:
             return True
         # a third-person verb after its subject: "PaSa achieves", "the agent invokes"
         if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "ous", "is", "us")) \
@@ -222,42 +222,42 @@ def claim_problem(sentence: str) -> str | None:
     caption = _LABEL.match(s)
     body = s[caption.end():] if caption else s
     words = _WORD.findall(body)
-    if len(words) < 6:
-        return "too_short"
-    if len(words) > 80:
-        return "too_long"
-    if body.rstrip("\"'”’)]").endswith("?") or words[0].lower() in _QUESTION_START:
-        return "question"
-    tokens_ = body.split()
-    numeric = sum(bool(_NUMERIC.match(t)) for t in tokens_)
-    if numeric >= 6 and numeric >= 0.25 * len(tokens_):
-        return "table_numbers"
-    if not re.search(r"[.!](?:[\"'”’)\]]*|\s*\[\d+(?:[,–-]\d+)*\])$", body) and not re.search(r"[.!]\d+(?:[,–-]\d+)*$", body):
-        return "fragment"
-    first = body.split()[0]
-    if not (first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first[1:])
-            or first[0] in "\"'“‘("):
-        return "fragment"
     if _INNER_LABEL.search(body):
         return "figure_text"
     if re.search(r"\s=\s|[=≈≤≥]\s*[-+]?\d|\(\d{1,2}\)\s*(?:$|[A-Z])", body) or \
             sum(unicodedata.category(c) in ("Sm", "Mn") for c in body) >= 2:
         return "equation_or_numbers"
-    after_colon = re.match(r"^[A-Z][\w ]{0,30}:\s+(\w+)", body)
-    if after_colon and after_colon.group(1).lower() in _IMPERATIVE:
-        return "instruction"
+    tokens_ = body.split()
+    numeric = sum(bool(_NUMERIC.match(t)) for t in tokens_)
+    if numeric >= 6 and numeric >= 0.25 * len(tokens_):
+        return "table_numbers"
     non_space = [c for c in body if not c.isspace()]
     letters = sum(c.isalpha() for c in non_space)
-    if len(_MATH.findall(body)) >= 3 or letters < 0.6 * len(non_space):
+    if len(_MATH.findall(body)) >= 3 or (non_space and letters < 0.6 * len(non_space)):
         return "equation_or_numbers"
     if re.search(r"\[[A-Z][a-z]+\].*\[[A-Z][a-z]+\]", body):  # "[Search] … [Expand]": figure text
         return "figure_text"
     titled = [w for w in words if w[0].isupper()]
     if len(words) >= 6 and len(titled) > 0.6 * len(words):
         return "figure_text"
-    if words[0].lower() in _IMPERATIVE:
+    if not words:
+        return "too_short"
+    if body.rstrip("\"'”’)]").endswith("?") or words[0].lower() in _QUESTION_START:
+        return "question"
+    after_colon = re.match(r"^[A-Z][\w ]{0,30}:\s+(\w+)", body)
+    if words[0].lower() in _IMPERATIVE or (after_colon and after_colon.group(1).lower() in _IMPERATIVE):
         return "instruction"
-    if not _has_verb(words, strict=bool(caption)):
+    if not has_verb(words, strict=bool(caption)):
+        return "no_verb"
+    if len(words) < 6:
+        return "too_short"
+    if len(words) > 80:
+        return "too_long"
+    if not re.search(r"[.!](?:[\"'”’)\]]*|\s*\[\d+(?:[,–-]\d+)*\])$", body) and not re.search(r"[.!]\d+(?:[,–-]\d+)*$", body):
+        return "fragment"
+    first = body.split()[0]
+    if not (first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first[1:])
+            or first[0] in "\"'“‘("):
         return "fragment"
     return None
 
