@@ -44,8 +44,8 @@ Q1_DUP = "Additionally, the token probability of the decision token can be used 
 REF_QUOTE = "Agile: A novel framework of llm agents."  # an entry of pasa.pdf's reference list
 ASPECT_QUERIES = {"Decision order": pdfs.PASA_P7_PHRASE,
                   "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
-                  "Unanswered aspect": "zebra migration patterns in the Serengeti",
-                  "Agent frameworks": "Agile: A novel framework of llm agents arXiv preprint"}
+                  "Unanswered aspect": "zebra migration patterns in the Serengeti"}
+REF_ASPECT = {"Agent frameworks": "Agile: A novel framework of llm agents arXiv preprint"}
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +132,8 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     n1, seen = passage_no(env, ASPECT_QUERIES["Decision order"], Q1, set())
     n2a, seen2 = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2A, seen)
     n2b, _ = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2B, seen)
-    n_ref, _ = passage_no(env, ASPECT_QUERIES["Agent frameworks"], REF_QUOTE, seen | seen2)
-    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    n_ref, _ = passage_no(env, REF_ASPECT["Agent frameworks"], REF_QUOTE, seen | seen2)
+    plan = {"aspects": [{"title": t, "query": q} for t, q in {**ASPECT_QUERIES, **REF_ASPECT}.items()]}
     with FakeOpenAI() as fake:
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
@@ -255,3 +255,38 @@ def test_offline_map_runs_and_export(env):
     import io
     paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
     assert "References" in paras and "[1]" in paras
+
+
+def test_model_judged_check_support_is_one_billed_run(env):
+    """With a model, check-support is a `check_support` run: the model's judgement is stored on
+    the citation (the rewrite keeps acronyms as the model wrote them), one credit row."""
+    from bayes_app.library.quotes import quote_in_text
+    from bayes_app.maps import citations
+    from bayes_app.models import Chunk, LedgerEntry, Operation
+
+    sessions = env["sessions"]
+    with sessions() as db:
+        chunk = next(c for c in db.exec(select(Chunk).where(Chunk.owner_id == env["user"]))
+                     if quote_in_text(c.text, Q2A))
+        m = service.create_map(db, env["user"], "Support", "How good is PaSa?")
+        root = service.map_view(db, env["user"], m["id"])["root_id"]
+        node = service.add_child(db, env["user"], m["id"], root, "PaSa-7B always beats every baseline.", kind="claim")
+        citations.attach_citation(db, env["user"], m["id"], node["id"], chunk.id, Q2A)
+    rewrite = "PaSa-7B beats Google with GPT-4o by 37.78% in recall@20."
+    with FakeOpenAI(Script.reply(json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": rewrite}]}),
+                                 match="ROLE: check_support")) as fake:
+        op_id, evs = run(env, "check_support", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"),
+                         node_id=node["id"])
+        [req] = fake.chat_requests()
+    assert "Claim: PaSa-7B always beats every baseline." in req["body"]["messages"][-1]["content"]
+    assert Q2A in req["body"]["messages"][-1]["content"]
+    [checked] = [e.data["checked"] for e in evs if e.type == "agent" and "checked" in e.data]
+    assert checked[0]["judged_by"] == "model"
+    with sessions() as db:
+        [c] = db.exec(select(Citation).where(Citation.node_id == node["id"])).all()
+        assert (c.support_score, c.support_label, c.suggested_rewrite, c.agent) == (0.4, "partial", rewrite, "critic")
+        op = db.get(Operation, op_id)
+        assert op.kind == "check_support" and op.title == "Mindmap: Support" and op.charged_credits > 0
+        spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id,
+                                                  LedgerEntry.entry_type == "spend")).all()
+        assert len(spent) == 1 and -spent[0].amount == op.charged_credits
