@@ -50,7 +50,8 @@ examples e.g i.e et al fig figure table section paper papers work approach appro
 results study studies way ways number numbers set sets case cases type types part parts kind lot order term terms
 different various certain given specific same similar recent important major main key good better best large
 small high low higher lower significant significantly respectively further following like including include
-includes included make makes made take takes taken give gives given lead leads need needs able often usually""".split())
+includes included make makes made take takes taken give gives given lead leads need needs able often usually
+from through across against toward towards per whether because since until unless upon via versus vs""".split())
 
 
 @dataclass
