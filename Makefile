@@ -23,7 +23,7 @@ $(BIN)/python:
 # pip runs only when a requirements file's content changed since the last install.
 setup: $(BIN)/python
 	@scripts/install-deps.sh requirements.txt
-	@$(BIN)/python -c "import reflex, dramatiq, sqlmodel, honcho, qdrant_client"
+	@$(BIN)/python -c "import reflex, dramatiq, sqlmodel, supervisor, psutil, qdrant_client"
 	@scripts/ensure-apt.sh redis-server:redis-server
 
 setup-test: setup

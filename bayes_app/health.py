@@ -1,4 +1,6 @@
-"""Health of the components the app depends on: database, Redis, workers, vector index."""
+"""Health of the components the app depends on: database, Redis, workers, vector index, and
+(under `make run`) the supervised processes: degraded while one is not running and for a
+few seconds after one crashed and was restarted."""
 
 from __future__ import annotations
 
@@ -52,5 +54,25 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
     except Exception as err:  # noqa: BLE001
         comps["index"] = {"status": "down", "error": _short(err)}
 
+    procs = supervised_processes()
+    if procs is not None:
+        comps["processes"] = procs
+
     broken = [name for name, c in comps.items() if c["status"] != "ok"]
     return {"status": "degraded" if broken else "ok", "broken": broken, "components": comps}
+
+
+def supervised_processes() -> dict[str, Any] | None:
+    """The supervisor's report for this data dir; None when the app was not started by
+    `make run` (no supervisor socket)."""
+    from bayes_app.procs.config import paths
+    from bayes_app.procs.status import report
+    from bayes_app.settings import get_settings
+
+    settings = get_settings()
+    if not paths(settings.data_path).socket.exists():
+        return None
+    try:
+        return report(settings.data_path, settings.secret())
+    except Exception as err:  # noqa: BLE001
+        return {"status": "unknown", "error": _short(err)}

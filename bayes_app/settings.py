@@ -25,6 +25,10 @@ class SettingsError(Exception):
 Port = Annotated[int, Field(ge=1, le=65535)]
 
 
+def _split(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
 class Settings(BaseSettings):
     """Bayes configuration. Field aliases are the environment variable names."""
 
@@ -49,6 +53,10 @@ class Settings(BaseSettings):
     port: Port = Field(3000, validation_alias="BAYES_PORT")
     worker_processes: int = Field(1, ge=1, le=64, validation_alias="BAYES_WORKER_PROCESSES")
     worker_threads: int = Field(8, ge=1, le=256, validation_alias="BAYES_WORKER_THREADS")
+    # Per worker process; 0 turns the guard off. 3 GiB: with the default single worker on a
+    # 24 GiB / 2-core machine this leaves > 18 GiB for web, index, Redis and the page cache.
+    worker_max_rss_mb: int = Field(3072, ge=0, le=1_000_000, validation_alias="BAYES_WORKER_MAX_RSS_MB")
+    ingest_max_crashes: int = Field(3, ge=1, le=100, validation_alias="BAYES_INGEST_MAX_CRASHES")
     session_ttl_hours: int = Field(24 * 7, ge=1, validation_alias="BAYES_SESSION_TTL_HOURS")
     api_token_ttl_days: int = Field(90, ge=1, validation_alias="BAYES_API_TOKEN_TTL_DAYS")
     log_level: str = Field("INFO", validation_alias="BAYES_LOG_LEVEL")
@@ -63,6 +71,15 @@ class Settings(BaseSettings):
     zotero_sync_minutes: float = Field(15, ge=0, le=7 * 24 * 60, validation_alias="BAYES_ZOTERO_SYNC_MINUTES")
     zotero_max_wait_s: float = Field(120, ge=0, le=3600, validation_alias="BAYES_ZOTERO_MAX_WAIT_S")
     zotero_lease_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_ZOTERO_LEASE_S")
+    # ---- security (README: "Security settings") --------------------------------------
+    cors_origins_raw: str = Field("", validation_alias="BAYES_CORS_ORIGINS")
+    trusted_proxies_raw: str = Field("", validation_alias="BAYES_TRUSTED_PROXIES")
+    login_max_failures: int = Field(5, ge=1, le=1000, validation_alias="BAYES_LOGIN_MAX_FAILURES")
+    login_window_minutes: int = Field(15, ge=1, le=24 * 60, validation_alias="BAYES_LOGIN_WINDOW_MINUTES")
+    password_hash_concurrency: int = Field(2, ge=1, le=64, validation_alias="BAYES_PASSWORD_HASH_CONCURRENCY")
+    zotero_local: bool = Field(False, validation_alias="BAYES_ZOTERO_LOCAL")
+    max_pages: int = Field(2_000, ge=1, le=1_000_000, validation_alias="BAYES_MAX_PAGES")
+    user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
     # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
     offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 
@@ -121,6 +138,15 @@ class Settings(BaseSettings):
         check_password_strength(v.get_secret_value())
         return v
 
+    @field_validator("cors_origins_raw")
+    @classmethod
+    def _check_cors(cls, v: str) -> str:
+        for origin in _split(v):
+            if origin == "*" or not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+                raise ValueError("must be a comma-separated list of origins such as "
+                                 "https://lab.example.org (no wildcard, no path)")
+        return v
+
     @field_validator("log_level")
     @classmethod
     def _check_log_level(cls, v: str) -> str:
@@ -130,6 +156,16 @@ class Settings(BaseSettings):
         return v
 
     # ---- derived values -------------------------------------------------------------
+    @property
+    def cors_origins(self) -> list[str]:
+        """Origins allowed to read the API with credentials (none by default: same origin only)."""
+        return [o.rstrip("/") for o in _split(self.cors_origins_raw)]
+
+    @property
+    def trusted_proxies(self) -> list[str]:
+        """Client addresses whose X-Forwarded-Proto/-Host headers are believed."""
+        return _split(self.trusted_proxies_raw)
+
     @property
     def data_path(self) -> Path:
         """The data directory as an absolute path (relative paths are taken from the project root)."""

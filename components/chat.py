@@ -79,7 +79,7 @@ def _assistant_message(m: rx.Var) -> rx.Component:
         thinking(m.thinking),
         rx.cond(m.status == "running",
                 rx.fragment(),  # the live block below shows it
-                rx.box(rx.markdown(m.content), class_name="chat-answer", width="100%")),
+                rx.box(rx.markdown(m.content, use_raw=False), class_name="chat-answer", width="100%")),
         rx.cond(m.status == "running", rx.fragment(), sources(m.sources)),
         rx.hstack(
             rx.cond(m.status_label != "", rx.badge(m.status_label, class_name="chat-status",
@@ -106,7 +106,7 @@ def live_answer() -> rx.Component:
                     rx.hstack(rx.foreach(ChatState.live_tools, lambda t: rx.badge(t, variant="outline", size="1")),
                               class_name="chat-tools", wrap="wrap")),
             sources(ChatState.live_sources, id_="chat-live-sources"),
-            rx.box(rx.markdown(ChatState.live_text), id="chat-live-answer", width="100%"),
+            rx.box(rx.markdown(ChatState.live_text, use_raw=False), id="chat-live-answer", width="100%"),
             rx.hstack(
                 rx.spinner(size="1"),
                 rx.text(rx.cond(ChatState.live_status != "", ChatState.live_status, "Answering…"), size="2",

@@ -62,12 +62,36 @@ def status_cell(d: rx.Var) -> rx.Component:
     )
 
 
+def _reference(r: rx.Var) -> rx.Component:
+    # Parsed from the PDF: untrusted text, rendered as plain text only.
+    return rx.el.li(
+        rx.text(r["who"], " (", r["year"], "). ", rx.text.span(r["title"], weight="medium"),
+                rx.cond(r["venue"] != "", rx.text.span(". ", r["venue"])),
+                rx.cond(r["doi"] != "", rx.text.span(" doi:", r["doi"])),
+                size="1"),
+        class_name="reference-entry")
+
+
+def references(d: rx.Var) -> rx.Component:
+    """"References (N)", expanding to the parsed reference list."""
+    return rx.vstack(
+        rx.button(rx.icon(rx.cond(LibraryState.refs_doc == d["id"], "chevron-down", "chevron-right"), size=12),
+                  "References (", d["refs"], ")", size="1", variant="ghost",
+                  on_click=LibraryState.toggle_references(d["id"]), class_name="doc-references"),
+        rx.cond(LibraryState.refs_doc == d["id"],
+                rx.el.ol(rx.foreach(LibraryState.refs, _reference), class_name="reference-list",
+                         style={"max_height": "320px", "overflow_y": "auto", "padding_left": "1.5em",
+                                "max_width": "640px"})),
+        spacing="1", align="start")
+
+
 def doc_row(d: rx.Var) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.vstack(
             rx.link(d["title"], href="/documents/" + d["id"].to(str), weight="medium",
                     class_name="doc-title"),
             rx.text(d["authors"], size="1", color_scheme="gray"),
+            rx.cond(d["refs"] != "0", references(d)),
             spacing="0")),
         rx.table.cell(d["year"]),
         rx.table.cell(d["pages"]),

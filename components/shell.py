@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.native_form import native_form
 from state.auth import AuthState
 
 NAV = [
@@ -38,8 +39,9 @@ def sidebar() -> rx.Component:
         rx.divider(),
         rx.link(rx.text(AuthState.user_email, size="2", id="user-email"), href="/account",
                 id="nav-account"),
-        rx.button(rx.icon("log-out", size=14), "Log out", on_click=AuthState.logout,
-                  variant="soft", size="1", id="logout"),
+        native_form("/api/v1/session/logout",
+                    rx.button(rx.icon("log-out", size=14), "Log out", type="submit",
+                              variant="soft", size="1", id="logout")),
         width="210px",
         min_height="100vh",
         padding="1em",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.zotero.service import LOCAL_LABEL
 from state.zotero import ZoteroState
 
 
@@ -75,8 +76,9 @@ def _library(z: rx.Var) -> rx.Component:
 def _connect_form() -> rx.Component:
     return rx.form(
         rx.hstack(
-            rx.select(["Zotero web API", "Zotero 7 on this computer"], default_value="Zotero web API",
-                      on_change=ZoteroState.set_zotero_api, size="1", id="zotero-api"),
+            rx.cond(ZoteroState.zotero_local_offered,
+                    rx.select(["Zotero web API", LOCAL_LABEL], default_value="Zotero web API",
+                              on_change=ZoteroState.set_zotero_api, size="1", id="zotero-api")),
             rx.cond(
                 ZoteroState.zotero_web,
                 rx.hstack(

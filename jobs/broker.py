@@ -19,8 +19,11 @@ log = logging.getLogger("bayes.jobs")
 class WorkerHeartbeat(Middleware):
     """Publishes this worker process's heartbeat to Redis so /api/v1/health can see it."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_on: threading.Event | None = None) -> None:
         self._stop = threading.Event()
+        # Set while the process is recycled on purpose: its heartbeat then stays until it
+        # expires, so health does not flap for the few seconds its replacement needs to boot.
+        self._keep_on = keep_on or threading.Event()
 
     def before_worker_boot(self, broker, worker) -> None:
         queues = sorted(broker.get_declared_queues())
@@ -37,6 +40,8 @@ class WorkerHeartbeat(Middleware):
 
     def before_worker_shutdown(self, broker, worker) -> None:
         self._stop.set()
+        if self._keep_on.is_set():
+            return
         try:
             clear_heartbeat(get_redis())
         except Exception:  # noqa: BLE001
@@ -59,7 +64,11 @@ def make_broker() -> dramatiq.Broker:
         heartbeat_timeout=10_000,
         maintenance_chance=100_000,
     )
-    broker.add_middleware(WorkerHeartbeat())
+    from jobs.recycle import MemoryGuard
+
+    guard = MemoryGuard(get_settings().worker_max_rss_mb)
+    broker.add_middleware(WorkerHeartbeat(keep_on=guard.recycling))
+    broker.add_middleware(guard)
     from jobs.periodic import periodic
 
     broker.add_middleware(periodic)

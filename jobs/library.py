@@ -9,7 +9,7 @@ from dramatiq.middleware import CurrentMessage
 from sqlmodel import Session
 
 from bayes_app.db import get_engine, session_scope
-from bayes_app.library import ingest, storage
+from bayes_app.library import crash_guard, ingest, storage
 from bayes_app.search import runtime
 from bayes_app.settings import get_settings
 
@@ -36,11 +36,30 @@ def _session() -> Session:
 @dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,
                 max_backoff=60_000, time_limit=2 * 3600 * 1000, throws=(ingest.IngestError,))
 def ingest_document(document_id: str, generation: int) -> None:
-    """Parse, chunk, embed and index one document version (idempotent; safe to redeliver)."""
+    """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
+    A version whose earlier attempts killed their worker BAYES_INGEST_MAX_CRASHES times is
+    marked failed instead (crash_guard)."""
+    from bayes_app.redis_client import get_redis
+
+    r = get_redis()
+    token = None
+    try:
+        token, crashes = crash_guard.begin(r, document_id, generation, _heartbeat_alive)
+    except Exception as err:  # noqa: BLE001 - without Redis the attempt simply goes uncounted
+        log.warning("ingest crash guard unavailable for %s: %s", document_id, err)
+        crashes = 0
+    if crashes >= get_settings().ingest_max_crashes:
+        log.error("ingestion of %s (generation %s) killed its worker %d times: marking it failed",
+                  document_id, generation, crashes)
+        ingest.mark_failed(_session, document_id, generation, crash_guard.CODE,
+                           crash_guard.message(crashes))
+        crash_guard.forget(r, document_id, generation)
+        return
     try:
         ingest.ingest_document(_session, document_id, generation,
                                files_root=get_settings().files_path,
-                               index=runtime.index(), embedder=runtime.embedder())
+                               index=runtime.index(), embedder=runtime.embedder(),
+                               max_pages=get_settings().max_pages)
     except ingest.IngestError:
         raise  # already recorded on the document; `throws` stops retries
     except Exception as err:
@@ -51,6 +70,30 @@ def ingest_document(document_id: str, generation: int) -> None:
                                "Indexing failed repeatedly because of a server problem "
                                f"({type(err).__name__}). Try re-indexing later.")
         raise
+    finally:
+        if token is not None:
+            try:
+                crash_guard.end(r, document_id, generation, token)
+            except Exception as err:  # noqa: BLE001 - an uncleared token counts as one crash
+                log.warning("could not clear the ingest attempt of %s: %s", document_id, err)
+
+
+def _heartbeat_alive(host: str, pid: int) -> bool:
+    """A worker on another host is alive while its heartbeat key exists."""
+    from bayes_app.redis_client import get_redis
+    from bayes_app.workers import HEARTBEAT_PREFIX
+
+    return bool(get_redis().exists(f"{HEARTBEAT_PREFIX}{host}:{pid}"))
+
+
+@dramatiq.actor(queue_name="ingest", max_retries=3, min_backoff=5_000, max_backoff=120_000,
+                time_limit=2 * 3600 * 1000, priority=50)
+def restructure_document(document_id: str, generation: int) -> None:
+    """Re-analyse an indexed document made before the current structure rules, in place
+    (it stays searchable; unchanged passages keep their ids and vectors)."""
+    ingest.restructure_document(_session, document_id, generation,
+                                files_root=get_settings().files_path,
+                                index=runtime.index(), embedder=runtime.embedder())
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,

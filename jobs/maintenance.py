@@ -28,3 +28,32 @@ def reap_ingestion() -> None:
 
 
 periodic.every(30, "reap_ingestion")
+
+RESTRUCTURE_KEY = "bayes:restructure-sent:{}:{}:{}"
+RESTRUCTURE_BATCH = 5
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=60_000)
+def restructure_outdated() -> None:
+    """Send a few documents analysed by older structure rules (or before roles existed) for
+    background re-analysis; a document is sent once per hour at most."""
+    from bayes_app.db import session_scope
+    from bayes_app.library import structure
+    from bayes_app.library.ingest import outdated_structure
+    from bayes_app.redis_client import get_redis
+    from jobs.library import restructure_document
+
+    with session_scope() as db:
+        outdated = outdated_structure(db, limit=50)
+    sent = 0
+    for doc_id, gen in outdated:
+        if sent >= RESTRUCTURE_BATCH:
+            break
+        if get_redis().set(RESTRUCTURE_KEY.format(doc_id, gen, structure.VERSION), "1", nx=True, ex=3600):
+            restructure_document.send(doc_id, gen)
+            sent += 1
+    if sent:
+        log.info("sent %d document(s) for structure re-analysis", sent)
+
+
+periodic.every(60, "restructure_outdated")

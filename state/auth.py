@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import quote
 
 import reflex as rx
 
 from bayes_app.accounts import service
-from bayes_app.accounts.service import AccountError
+from bayes_app.accounts.passwords import PASSWORD_RULES
 from bayes_app.db import session_scope
-from bayes_app.models import User
-from bayes_app.settings import get_settings
 
 SESSION_COOKIE = "bayes_session"
 _PUBLIC = ("/login", "/register")
+
+# What the account forms show for the error codes the session routes send back. Only these
+# fixed texts are shown: a crafted link cannot put words of its own on the sign-in page.
+MESSAGES = {
+    "invalid_credentials": "Wrong e-mail or password.",
+    "rate_limited": "Too many failed sign-ins. Try again in about {minutes} minute(s).",
+    "busy": "The server is busy; try again in a moment.",
+    "invalid_email": "That is not a valid e-mail address.",
+    "email_taken": "An account with this e-mail already exists.",
+    "weak_password": f"Choose a stronger password: {PASSWORD_RULES}",
+    "passwords_differ": "The two passwords differ.",
+    "same_password": "The new password must differ from the current one.",
+    "password_changed": "Password changed. Other browsers have been signed out.",
+    "bad_request": "The form could not be read; please try again.",
+}
+
+
+def message_for(code: str, retry: str = "") -> str:
+    text = MESSAGES.get(code, "Something went wrong; please try again." if code else "")
+    minutes = max(1, round(int(retry) / 60)) if retry.isdigit() else 15
+    return text.replace("{minutes}", str(minutes))
 
 
 def _safe_next(target: str | None) -> str:
@@ -23,18 +43,28 @@ def _safe_next(target: str | None) -> str:
     return target
 
 
-class AuthState(rx.State):
-    """Who is signed in. The raw session token lives only in the browser cookie."""
+def session_token_of(cookie_header: str) -> str:
+    """The session token from a Cookie header (the cookie is HttpOnly: only the server sees it)."""
+    jar = SimpleCookie()
+    try:
+        jar.load(cookie_header or "")
+    except CookieError:
+        return ""
+    morsel = jar.get(SESSION_COOKIE)
+    return morsel.value if morsel else ""
 
-    session_token: str = rx.Cookie(
-        "", name=SESSION_COOKIE, path="/", max_age=get_settings().session_ttl_hours * 3600,
-        same_site="strict",
-    )
+
+class AuthState(rx.State):
+    """Who is signed in, read on the server from the HttpOnly session cookie that came with
+    this page's connection. Signing in and out are HTTP form posts (bayes_app.api.session)."""
+
     user_id: str = ""
     user_email: str = ""
     is_admin: bool = False
     form_error: str = ""
     form_notice: str = ""
+    form_email: str = ""
+    next_path: str = ""
     busy: bool = False
 
     @rx.var
@@ -42,9 +72,12 @@ class AuthState(rx.State):
         return self.user_id != ""
 
     # ---- helpers ------------------------------------------------------------------
+    def _token(self) -> str:
+        return session_token_of(self.router.headers.cookie)
+
     def _load_user(self) -> bool:
         with session_scope() as db:
-            user = service.user_for_session(db, self.session_token)
+            user = service.user_for_session(db, self._token())
             info = service.UserInfo.of(user) if user else None
         if info is None:
             self.user_id, self.user_email, self.is_admin = "", "", False
@@ -52,22 +85,24 @@ class AuthState(rx.State):
         self.user_id, self.user_email, self.is_admin = info.id, info.email, info.is_admin
         return True
 
-    def _start_session(self, user) -> None:
-        ttl = timedelta(hours=get_settings().session_ttl_hours)
-        with session_scope() as db:
-            self.session_token = service.create_session(db, user, ttl)
-
     def _here(self) -> str:
         url = self.router.url
         return url.path + (f"?{url.query}" if url.query else "")
 
     # ---- page guards (on_load) ----------------------------------------------------
+    def _read_query(self) -> None:
+        q = self.router.url.query_parameters
+        self.form_error = message_for(q.get("error", ""), q.get("retry", ""))
+        self.form_notice = message_for(q.get("notice", "")) if q.get("notice") in ("password_changed",) else ""
+        self.form_email = (q.get("email") or "")[:200]
+        self.next_path = _safe_next(q.get("next"))
+
     @rx.event
     def require_login(self):
         """on_load of every private page: no live session → the login page."""
-        self.form_error = self.form_notice = ""
+        self._read_query()
         if not self._load_user():
-            return rx.redirect(f"/login?next={self._here()}")
+            return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
 
     @rx.event
     def go_home(self):
@@ -78,71 +113,13 @@ class AuthState(rx.State):
     def require_admin(self):
         """on_load of admin pages: refuse non-admins."""
         if not self._load_user():
-            return rx.redirect(f"/login?next={self._here()}")
+            return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
         if not self.is_admin:
             return [rx.toast.error("Administrators only."), rx.redirect("/maps")]
 
     @rx.event
     def redirect_if_signed_in(self):
-        self.form_error = self.form_notice = ""
+        self._read_query()
         self.busy = False
         if self._load_user():
             return rx.redirect("/maps")
-
-    # ---- forms --------------------------------------------------------------------
-    @rx.event
-    def login(self, form: dict):
-        self.form_error = ""
-        try:
-            with session_scope() as db:
-                user = service.authenticate(db, form.get("email", ""), form.get("password", ""))
-        except AccountError as err:
-            self.form_error = err.message
-            return
-        self._start_session(user)
-        self._load_user()
-        return rx.redirect(_safe_next(self.router.url.query_parameters.get("next")))
-
-    @rx.event
-    def register(self, form: dict):
-        self.form_error = ""
-        password = form.get("password", "")
-        if password != form.get("confirm", ""):
-            self.form_error = "The two passwords differ."
-            return
-        try:
-            with session_scope() as db:
-                user = service.register(db, form.get("email", ""), password)
-        except AccountError as err:
-            self.form_error = err.message
-            return
-        self._start_session(user)
-        self._load_user()
-        return rx.redirect("/maps")
-
-    @rx.event
-    def logout(self):
-        with session_scope() as db:
-            service.end_session(db, self.session_token)
-        self.session_token = ""
-        self.user_id, self.user_email, self.is_admin = "", "", False
-        return [rx.remove_cookie(SESSION_COOKIE), rx.redirect("/login")]
-
-    @rx.event
-    def change_password(self, form: dict):
-        self.form_error = self.form_notice = ""
-        if not self._load_user():
-            return rx.redirect("/login")
-        if form.get("new_password", "") != form.get("confirm", ""):
-            self.form_error = "The two new passwords differ."
-            return
-        try:
-            with session_scope() as db:
-                service.change_password(db, self.user_id, form.get("old_password", ""),
-                                        form.get("new_password", ""))
-                user = db.get(User, self.user_id)
-        except AccountError as err:
-            self.form_error = err.message
-            return
-        self._start_session(user)  # other sessions end; this browser stays signed in
-        self.form_notice = "Password changed. Other browsers have been signed out."

@@ -31,11 +31,21 @@ def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
         "collection_ids": ",".join(v.collection_ids),
         "active": v.status in DocStatus.ACTIVE,
+        "refs": str(v.reference_count or 0),
     }
+
+
+def _reference_row(r: dict) -> dict[str, str]:
+    authors = r["authors"]
+    who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+    return {"who": who, "year": str(r["year"] or "n.d."), "title": r["title"] or r["raw"][:300],
+            "venue": r["venue"] or "", "doi": r["doi"] or ""}
 
 
 class LibraryState(AuthState):
     documents: list[dict] = []
+    refs_doc: str = ""  # the document whose reference list is expanded
+    refs: list[dict[str, str]] = []
     collections: list[dict] = []
     filter_collection: str = ""
     upload_results: list[dict[str, str]] = []
@@ -124,6 +134,22 @@ class LibraryState(AuthState):
         return LibraryState.start_watch
 
     # ---- documents ----------------------------------------------------------------
+    @rx.event
+    def toggle_references(self, document_id: str):
+        """Expand (or collapse) a document's parsed reference list."""
+        if self.refs_doc == document_id:
+            self.refs_doc, self.refs = "", []
+            return
+        if not self._load_user():
+            return
+        try:
+            with session_scope() as db:
+                rows = lib.list_references(db, self.user_id, document_id)
+        except lib.NotFound:
+            self.refs_doc, self.refs = "", []
+            return
+        self.refs_doc, self.refs = document_id, [_reference_row(r) for r in rows]
+
     @rx.event
     def delete_document(self, document_id: str):
         if not self._load_user():

@@ -10,6 +10,7 @@ from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.search import runtime
 from bayes_app.search.highlight import best_quote, emphasis_segments
+from bayes_app.search.hybrid import all_weak
 from state.auth import AuthState
 
 
@@ -21,6 +22,7 @@ class SearchState(AuthState):
     collections: list[dict[str, str]] = []
     documents: list[dict[str, str]] = []
     searched: bool = False
+    weak: bool = False  # results, but none clears the relevance floor
     error: str = ""
 
     @rx.event
@@ -69,14 +71,16 @@ class SearchState(AuthState):
                                               [self.collection_id] if self.collection_id else None)
         except Exception as err:  # noqa: BLE001 - show the user, keep the page alive
             self.error = f"Search is unavailable right now ({type(err).__name__})."
-            self.results = []
+            self.results, self.weak = [], False
             return
         self.searched = True
+        self.weak = all_weak(hits)
         self.results = [
             {"chunk_id": h.chunk_id, "document_id": h.document_id, "title": h.title,
              "authors": ", ".join(h.authors[:3]) + (" et al." if len(h.authors) > 3 else ""),
              "year": str(h.year or ""), "page": str(h.page), "score": f"{h.score:.3f}",
              "segments": emphasis_segments(h.text, self.query),
+             "role_label": h.role_label, "section": h.section, "weak": "1" if h.weak else "",
              "href": f"/documents/{h.document_id}?page={h.page}&quote="
                      + urlquote(best_quote(h.text, self.query) or h.text[:200])}
             for h in hits

@@ -6,6 +6,7 @@ import reflex as rx
 
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
+from bayes_app.library.highlight import locate
 from state.auth import AuthState
 
 
@@ -17,6 +18,9 @@ class ViewerState(AuthState):
     quote: str = ""
     missing: bool = False
     load_error: str = ""
+    rects: list[dict[str, str]] = []
+    quote_note: str = ""
+    quote_found: bool = False
 
     @rx.var
     def file_url(self) -> str:
@@ -25,6 +29,7 @@ class ViewerState(AuthState):
     @rx.event
     def load(self):
         self.missing, self.load_error, self.num_pages = False, "", 0
+        self.rects, self.quote_note, self.quote_found = [], "", False
         if not self._load_user():
             return
         parts = [p for p in self.router.url.path.split("/") if p]
@@ -39,8 +44,13 @@ class ViewerState(AuthState):
             with session_scope() as db:
                 doc = lib.get_owned(db, self.user_id, doc_id)
                 self.doc_id, self.title = doc.id, doc.title or doc.filename
+                sha = doc.file_sha256
         except lib.NotFound:
             self.doc_id, self.title, self.missing = "", "", True
+            return
+        if self.quote.strip():
+            self.page, self.rects, self.quote_note = locate(self.doc_id, sha, self.page, self.quote)
+            self.quote_found = bool(self.rects)
 
     @rx.event
     def loaded(self, n: int):

@@ -52,7 +52,7 @@ def _row(v: dict) -> dict:
     perms = v.get("permissions") or {}
     return {
         "id": v["id"], "name": v["name"],
-        "kind": "Zotero 7 on this computer" if v["api"] == "local" else
+        "kind": zs.LOCAL_LABEL if v["api"] == "local" else
                 ("group " if v["library_type"] == "group" else "user ") + v["library_id"],
         "permissions": ", ".join(k for k in ("library", "files", "notes", "write") if perms.get(k)) or "none",
         "status": v["status"], "version": str(v["version"]), "last_sync": _ago(v["last_sync_at"]),
@@ -78,6 +78,11 @@ class ZoteroState(LibraryState):
         return self.zotero_type == "group"
 
     @rx.var
+    def zotero_local_offered(self) -> bool:
+        """The server's Zotero is offered to administrators only, and only when enabled."""
+        return self.is_admin and get_settings().zotero_local
+
+    @rx.var
     def zotero_web(self) -> bool:
         return self.zotero_api == "web"
 
@@ -97,7 +102,7 @@ class ZoteroState(LibraryState):
 
     @rx.event
     def set_zotero_api(self, value: str):
-        self.zotero_api = "local" if value.startswith("Zotero 7") else "web"
+        self.zotero_api = "local" if value == zs.LOCAL_LABEL else "web"
 
     @rx.event
     def set_zotero_type(self, value: str):
@@ -133,6 +138,9 @@ class ZoteroState(LibraryState):
                 "api_key": (form.get("api_key") or "").strip()}
         try:
             req = zs.ConnectRequest.parse(data)
+            settings = get_settings()
+            zs.check_local_allowed(req, is_admin=self.is_admin, enabled=settings.zotero_local,
+                                   local_url=settings.zotero_local_url)
             with session_scope() as db:
                 row = zs.connect(db, self.user_id, req, web_api_url=get_settings().zotero_api_url)
                 library_id = row.id

@@ -2,17 +2,48 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from email_validator import EmailNotValidError, validate_email
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 256
+PASSWORD_RULES = (f"at least {MIN_PASSWORD_LENGTH} characters, not a common password, "
+                  "and not containing the name part of your e-mail address.")
 _COMMON = {
     "password", "password1", "password123", "1234567890", "qwertyuiop", "letmein123",
     "iloveyou12", "administrator", "changeme123", "welcome123", "0123456789",
 }
 _hasher = PasswordHasher()
+# Each Argon2 computation takes ~64 MiB and a core for a moment: a burst of logins must queue
+# here rather than run at once (which starved the web process). Sized by configure_hashing.
+_slots = threading.BoundedSemaphore(2)
+HASH_WAIT_S = 20.0
+
+
+class HashingBusy(RuntimeError):
+    """Too many password checks are queued; the caller should answer "try again"."""
+
+
+def configure_hashing(concurrency: int) -> None:
+    """Set how many password hashes may be computed at the same time (per process)."""
+    global _slots
+    _slots = threading.BoundedSemaphore(max(1, concurrency))
+
+
+@contextmanager
+def _hashing_slot() -> Iterator[None]:
+    slots = _slots
+    if not slots.acquire(timeout=HASH_WAIT_S):
+        raise HashingBusy("The server is busy checking passwords; try again in a moment.")
+    try:
+        yield
+    finally:
+        slots.release()
 
 
 class WeakPasswordError(ValueError):
@@ -47,16 +78,18 @@ def check_password_strength(password: str, email: str | None = None) -> None:
 
 
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+    with _hashing_slot():
+        return _hasher.hash(password)
 
 
 def verify_password(password_hash: str, password: str) -> bool:
     """True when the password matches; never raises for a wrong password or bad hash."""
-    try:
-        return _hasher.verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
+    with _hashing_slot():
+        try:
+            return _hasher.verify(password_hash, password)
+        except (VerificationError, InvalidHashError):
+            return False
 
 
 # A hash to verify against when the user does not exist, so timing does not reveal it.
-DUMMY_HASH = _hasher.hash("dummy-password-for-timing")
+DUMMY_HASH = _hasher.hash("dummy-password-for-timing")  # at import: no slot needed

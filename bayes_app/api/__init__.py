@@ -7,7 +7,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Match, Mount, Route, Router
 
-from bayes_app.api import auth, conversations, credits, library, maps, runs, system, zotero
+from bayes_app.api import auth, conversations, credits, library, maps, runs, session, system, zotero
 from bayes_app.api.errors import (
     ApiError,
     handle_api_error,
@@ -20,7 +20,7 @@ ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
 def _known_routes() -> list[Route]:
-    return [*system.routes, *auth.routes, *library.routes, *runs.routes, *conversations.routes,
+    return [*system.routes, *session.routes, *auth.routes, *library.routes, *runs.routes, *conversations.routes,
             *credits.routes, *maps.routes, *zotero.routes]
 
 

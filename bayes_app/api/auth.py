@@ -11,9 +11,12 @@ from starlette.routing import Route
 
 from bayes_app.accounts import service
 from bayes_app.accounts.service import AccountError
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError
+from bayes_app.api.session import client_address, throttled_authenticate
 from bayes_app.db import session_scope
+from bayes_app.models import User
 from bayes_app.settings import get_settings
 
 
@@ -22,20 +25,18 @@ def _account_error(err: AccountError) -> ApiError:
 
 
 async def issue_token(request: Request) -> Response:
-    data = await read_json(request, required=("email", "password"))
-    name = data.get("name") if isinstance(data.get("name"), str) else "api"
+    body = await read_model(request, schemas.TokenRequest)
+    info = await run_in_threadpool(throttled_authenticate, body.email, body.password,
+                                   client_address(request))
 
     def work() -> dict:
         with session_scope() as db:
-            user = service.authenticate(db, data["email"], data["password"])
+            user = db.get(User, info.id)
             row, token = service.create_api_token(
-                db, user, timedelta(days=get_settings().api_token_ttl_days), name)
+                db, user, timedelta(days=get_settings().api_token_ttl_days), body.name or "api")
             return {"token": token, "id": row.id, "expires_at": row.expires_at.isoformat()}
 
-    try:
-        return JSONResponse(await run_in_threadpool(work), status_code=201)
-    except AccountError as err:
-        raise _account_error(err) from None
+    return JSONResponse(await run_in_threadpool(work), status_code=201)
 
 
 async def list_tokens(request: Request) -> Response:

@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.chat import conversations as chat
 from bayes_app.db import session_scope
@@ -87,7 +88,7 @@ async def get_conversation(request: Request) -> Response:
 
 async def patch_conversation(request: Request) -> Response:
     user = await require_user(request)
-    body = await read_json(request)
+    body = (await read_model(request, schemas.ConversationPatch)).given()
     return JSONResponse(await run_in_threadpool(_patch, user.id, request.path_params["conversation_id"], body))
 
 

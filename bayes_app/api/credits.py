@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_admin, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_admin, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.credits import ledger, pricing
 from bayes_app.credits.reconcile import reconcile
@@ -56,7 +57,7 @@ def _grant(body: dict[str, Any], admin_email: str) -> dict[str, Any]:
 
 async def grant(request: Request) -> Response:
     admin = await require_admin(request)
-    body = await read_json(request)
+    body = (await read_model(request, schemas.Grant)).given()
     return JSONResponse(await run_in_threadpool(_grant, body, admin.email), status_code=201)
 
 
@@ -102,7 +103,7 @@ async def get_price(request: Request) -> Response:
 
 async def put_price(request: Request) -> Response:
     admin = await require_admin(request)
-    body = await read_json(request)
+    body = (await read_model(request, schemas.PriceBody)).given()
     return JSONResponse(await run_in_threadpool(_set_price, request.path_params["model"], body, admin.email))
 
 

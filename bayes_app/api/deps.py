@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
@@ -15,23 +17,95 @@ from bayes_app.db import session_scope
 
 SESSION_COOKIE = "bayes_session"
 MAX_JSON_BYTES = 1_000_000
+MAX_JSON_DEPTH = 32
+MAX_SAFE_INT = 2**53 - 1  # I-JSON (RFC 7493): integers every client can represent exactly
+M = TypeVar("M", bound=BaseModel)
 
 
-async def read_json(request: Request, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Parse a JSON object body; 400 on malformed JSON, missing or non-string fields."""
-    body = await request.body()
-    if len(body) > MAX_JSON_BYTES:
-        raise ApiError(413, "too_large", "Request body is too large.")
+class _BadValue(ValueError):
+    pass
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadValue("Numbers must be finite (no Infinity, NaN or overflowing exponents).")
+    return value
+
+
+def _no_constants(name: str) -> float:
+    raise _BadValue(f"{name} is not allowed; numbers must be finite.")
+
+
+def _check(value: Any, depth: int = 0) -> None:
+    if depth > MAX_JSON_DEPTH:
+        raise _BadValue("The JSON is nested too deeply.")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _BadValue("Text must be valid Unicode (no unpaired surrogates such as \\ud800).") from None
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int):
+        if abs(value) > MAX_SAFE_INT:
+            raise _BadValue(f"Whole numbers must lie within ±{MAX_SAFE_INT}.")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check(k, depth + 1)
+            _check(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check(v, depth + 1)
+
+
+def parse_json(body: bytes) -> Any:
+    """Strict JSON: finite numbers in the safe range, valid Unicode, bounded nesting; else 400."""
     try:
-        data = json.loads(body or b"")
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = json.loads(body or b"", parse_float=_finite, parse_constant=_no_constants)
+        _check(data)
+    except _BadValue as err:
+        raise ApiError(400, "bad_json", str(err)) from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ApiError(400, "bad_json", "Request body is not valid JSON.") from None
+    return data
+
+
+async def read_body(request: Request) -> bytes:
+    """The request body, refusing (413) past MAX_JSON_BYTES without reading further."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_JSON_BYTES:
+        raise ApiError(413, "too_large", "Request body is too large.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_JSON_BYTES:
+            raise ApiError(413, "too_large", "Request body is too large.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def validation_message(err: ValidationError) -> str:
+    parts = []
+    for e in err.errors()[:5]:
+        where = ".".join(str(p) for p in e["loc"]) or "body"
+        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
+        parts.append(f"{where}: {msg}")
+    return "; ".join(parts) + "."
+
+
+async def read_model(request: Request, model: type[M]) -> M:
+    """The JSON body validated against a request schema (unknown fields refused); else 400."""
+    data = parse_json(await read_body(request))
     if not isinstance(data, dict):
         raise ApiError(400, "bad_json", "Request body must be a JSON object.")
-    missing = [f for f in required if not isinstance(data.get(f), str) or not data.get(f)]
-    if missing:
-        raise ApiError(400, "missing_fields", f"Missing or empty field(s): {', '.join(missing)}.")
-    return data
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        missing = [".".join(map(str, e["loc"])) for e in err.errors() if e["type"] == "missing"]
+        if missing:
+            raise ApiError(400, "missing_fields", f"Missing field(s): {', '.join(missing)}.") from None
+        raise ApiError(400, "invalid", validation_message(err)) from None
 
 
 def bearer_token(request: Request) -> str | None:

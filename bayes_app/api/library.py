@@ -11,11 +11,13 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import storage, uploads
+from bayes_app.library.structure import ROLES
 from bayes_app.search import runtime
 from bayes_app.settings import get_settings
 
@@ -35,15 +37,36 @@ def _limit() -> int:
     return get_settings().max_upload_mb * 1024 * 1024
 
 
+def _bounded(request: Request, limit: int, error: ApiError) -> Request:
+    """The same request, but reading its body stops with `error` once `limit` bytes arrived
+    (a chunked upload without Content-Length is never spooled past the limit)."""
+    received = 0
+
+    async def receive():
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise error
+        return message
+
+    return Request(request.scope, receive)
+
+
 async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
+    too_large = ApiError(413, "too_large", f"The file is larger than the {get_settings().max_upload_mb} MB "
+                         "upload limit (BAYES_MAX_UPLOAD_MB).")
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > _limit() + 64 * 1024:
-        raise ApiError(413, "too_large", f"The file is larger than the {get_settings().max_upload_mb} MB upload limit.")
+        raise too_large
     try:
-        form = await request.form(max_files=1, max_fields=10)
+        form = await _bounded(request, _limit() + 64 * 1024, too_large).form(max_files=1, max_fields=10)
+    except ApiError:
+        raise
     except Exception:  # noqa: BLE001 - malformed multipart bodies
         raise ApiError(400, "bad_request", "Malformed multipart body.") from None
     upload = form.get("file")
@@ -130,11 +153,7 @@ async def get_document(request: Request) -> Response:
 
 async def patch_document(request: Request) -> Response:
     user = await require_user(request)
-    changes = await read_json(request)
-    allowed = {"title", "authors", "year", "doi", "collection_ids"}
-    unknown = set(changes) - allowed
-    if unknown:
-        raise ApiError(400, "invalid", f"Unknown field(s): {', '.join(sorted(unknown))}.")
+    changes = (await read_model(request, schemas.DocumentPatch)).given()
     doc_id = request.path_params["document_id"]
     await run_in_threadpool(_call, lib.update_metadata, user.id, doc_id, changes)
     if "collection_ids" in changes:
@@ -175,16 +194,16 @@ async def list_collections(request: Request) -> Response:
 
 async def create_collection(request: Request) -> Response:
     user = await require_user(request)
-    data = await read_json(request, required=("name",))
-    c = await run_in_threadpool(_call, lib.create_collection, user.id, data["name"])
+    data = await read_model(request, schemas.CollectionBody)
+    c = await run_in_threadpool(_call, lib.create_collection, user.id, data.name)
     return JSONResponse({"id": c.id, "name": c.name}, status_code=201)
 
 
 async def patch_collection(request: Request) -> Response:
     user = await require_user(request)
-    data = await read_json(request, required=("name",))
+    data = await read_model(request, schemas.CollectionBody)
     c = await run_in_threadpool(_call, lib.rename_collection, user.id,
-                                request.path_params["collection_id"], data["name"])
+                                request.path_params["collection_id"], data.name)
     return JSONResponse({"id": c.id, "name": c.name})
 
 
@@ -211,16 +230,30 @@ async def search(request: Request) -> Response:
         raise ApiError(400, "invalid", "k must be a whole number.") from None
     doc_ids = request.query_params.getlist("document_id") or None
     col_ids = request.query_params.getlist("collection_id") or None
+    include = [r for v in request.query_params.getlist("include_roles") for r in v.split(",") if r]
+    unknown = sorted(set(include) - set(ROLES))
+    if unknown:
+        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. "
+                                       f"Roles are: {', '.join(ROLES)}.")
+    all_roles = request.query_params.get("all_roles", "").lower() in ("1", "true", "yes")
 
     def work(db):
         for d in doc_ids or []:
             lib.get_owned(db, user.id, d)
         for c in col_ids or []:
             lib.get_collection(db, user.id, c)
-        return runtime.search_library(db, user.id, q, k, doc_ids, col_ids)
+        return runtime.search_library(db, user.id, q, k, doc_ids, col_ids, include, all_roles)
 
     hits = await run_in_threadpool(_call, work)
     return JSONResponse([h.to_json() for h in hits])
+
+
+async def document_references(request: Request) -> Response:
+    """The document's reference list, parsed into authors, year, title, venue and DOI."""
+    user = await require_user(request)
+    doc_id = request.path_params["document_id"]
+    refs = await run_in_threadpool(_call, lib.list_references, user.id, doc_id)
+    return JSONResponse({"document_id": doc_id, "count": len(refs), "references": refs})
 
 
 routes = [
@@ -232,6 +265,7 @@ routes = [
     Route("/documents/{document_id}/file", document_file, methods=["GET"]),
     Route("/documents/{document_id}/file", replace_file, methods=["PUT"]),
     Route("/documents/{document_id}/reindex", reindex, methods=["POST"]),
+    Route("/documents/{document_id}/references", document_references, methods=["GET"]),
     Route("/collections", list_collections, methods=["GET"]),
     Route("/collections", create_collection, methods=["POST"]),
     Route("/collections/{collection_id}", patch_collection, methods=["PATCH"]),

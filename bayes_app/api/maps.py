@@ -12,7 +12,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.db import session_scope
 from bayes_app.maps import citations, export, service
@@ -38,13 +39,6 @@ async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
     return await run_in_threadpool(_call, fn, *args, **kw)
 
 
-def _str(body: dict, key: str, default: Any = None) -> Any:
-    v = body.get(key, default)
-    if v is not None and not isinstance(v, str):
-        raise ApiError(400, "bad_field", f"{key} must be a string.")
-    return v
-
-
 # ---- maps ------------------------------------------------------------------------------------
 async def list_maps(request: Request) -> Response:
     user = await require_user(request)
@@ -53,11 +47,11 @@ async def list_maps(request: Request) -> Response:
 
 async def create_map(request: Request) -> Response:
     user = await require_user(request)
-    body = await read_json(request)
-    title = _str(body, "title") or _str(body, "question")
+    body = await read_model(request, schemas.MapCreate)
+    title = body.title or body.question
     if not title:
         raise ApiError(400, "missing_fields", "Missing or empty field(s): title.")
-    out = await _do(service.create_map, user.id, title, _str(body, "question") or "")
+    out = await _do(service.create_map, user.id, title, body.question or "")
     return JSONResponse(await _do(service.map_view, user.id, out["id"]), status_code=201)
 
 
@@ -68,10 +62,8 @@ async def get_map(request: Request) -> Response:
 
 async def patch_map(request: Request) -> Response:
     user = await require_user(request)
-    body = await read_json(request)
-    if "title" not in body:
-        raise ApiError(400, "missing_fields", "Nothing to change: send title.")
-    return JSONResponse(await _do(service.rename_map, user.id, request.path_params["map_id"], body["title"]))
+    body = await read_model(request, schemas.MapPatch)
+    return JSONResponse(await _do(service.rename_map, user.id, request.path_params["map_id"], body.title))
 
 
 def _delete(user_id: str, map_id: str) -> list[str]:
@@ -117,13 +109,13 @@ async def layout(request: Request) -> Response:
 async def create_node(request: Request) -> Response:
     """{"parent_id", "title"?, "kind"?, "body"?} adds a child; {"after_id", …} a sibling."""
     user = await require_user(request)
-    body = await read_json(request)
+    body = await read_model(request, schemas.NodeCreate)
     map_id = request.path_params["map_id"]
-    title, kind, text = _str(body, "title", ""), _str(body, "kind"), _str(body, "body", "")
-    if _str(body, "after_id"):
-        out = await _do(service.add_sibling, user.id, map_id, body["after_id"], title, kind, text)
-    elif _str(body, "parent_id"):
-        out = await _do(service.add_child, user.id, map_id, body["parent_id"], title, kind or "note", text)
+    if body.after_id:
+        out = await _do(service.add_sibling, user.id, map_id, body.after_id, body.title, body.kind, body.body)
+    elif body.parent_id:
+        out = await _do(service.add_child, user.id, map_id, body.parent_id, body.title,
+                        body.kind or "note", body.body)
     else:
         raise ApiError(400, "missing_fields", "Send parent_id (add a child) or after_id (add a sibling).")
     return JSONResponse(out, status_code=201)
@@ -132,11 +124,11 @@ async def create_node(request: Request) -> Response:
 async def patch_node(request: Request) -> Response:
     """Edit fields; {"parent_id", "index"?} re-parents."""
     user = await require_user(request)
-    body = await read_json(request)
+    body = (await read_model(request, schemas.NodePatch)).given()
     map_id, node_id = request.path_params["map_id"], request.path_params["node_id"]
     out = None
     if "parent_id" in body:
-        out = await _do(service.move_node, user.id, map_id, node_id, _str(body, "parent_id"), body.get("index"))
+        out = await _do(service.move_node, user.id, map_id, node_id, body["parent_id"], body.get("index"))
     fields = {k: v for k, v in body.items() if k not in ("parent_id", "index")}
     if fields or out is None:
         out = await _do(service.update_node, user.id, map_id, node_id, **fields)
@@ -172,9 +164,9 @@ async def check_support(request: Request) -> Response:
 # ---- citations -------------------------------------------------------------------------------
 async def add_citation(request: Request) -> Response:
     user = await require_user(request)
-    body = await read_json(request, required=("chunk_id",))
+    body = await read_model(request, schemas.CitationCreate)
     out = await _do(citations.attach_citation, user.id, request.path_params["map_id"],
-                    request.path_params["node_id"], body["chunk_id"], _str(body, "quote"))
+                    request.path_params["node_id"], body.chunk_id, body.quote)
     return JSONResponse(out, status_code=201)
 
 
@@ -265,7 +257,7 @@ def start(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
 async def start_run(request: Request) -> Response:
     """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""
     user = await require_user(request)
-    body = await read_json(request)
+    body = (await read_model(request, schemas.MapRunCreate)).given()
     body["mindmap_id"] = request.path_params["map_id"]
     return JSONResponse(await run_in_threadpool(start, user.id, body), status_code=202)
 

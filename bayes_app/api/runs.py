@@ -11,7 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.db import session_scope
 from bayes_app.models import Operation, RunStatus
@@ -64,19 +65,17 @@ def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: An
 
 async def create_run(request: Request) -> Response:
     user = await require_user(request)
-    raw = await read_json(request)
+    raw = (await read_model(request, schemas.RunCreate)).given()
     from bayes_app.maps.runs import MAP_KINDS
 
     if raw.get("kind") in MAP_KINDS:  # mindmap runs: see bayes_app.api.maps
         from bayes_app.api.maps import start
 
         return JSONResponse(await run_in_threadpool(start, user.id, raw), status_code=202)
-    body = await read_json(request, required=("prompt",))
-    kind = body.get("kind") or "ask"
-    if not isinstance(kind, str):
-        raise ApiError(400, "bad_kind", "kind must be a string.")
-    out = await run_in_threadpool(_start, user.id, kind, body["prompt"], body.get("scope"),
-                                  body.get("conversation_id"), body.get("edit_message_id"))
+    if not raw.get("prompt"):
+        raise ApiError(400, "missing_fields", "Missing or empty field(s): prompt.")
+    out = await run_in_threadpool(_start, user.id, raw.get("kind") or "ask", raw["prompt"], raw.get("scope"),
+                                  raw.get("conversation_id"), raw.get("edit_message_id"))
     return JSONResponse(out, status_code=202)
 
 

@@ -13,7 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bayes_app.api.deps import read_json, require_user
+from bayes_app.api import schemas
+from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
@@ -39,12 +40,12 @@ def _enqueue_sync(library_id: str) -> None:
 
 async def connect(request: Request) -> Response:
     user = await require_user(request)
-    data = await read_json(request)
-    unknown = set(data) - {"api", "library_type", "library_id", "api_key"}
-    if unknown:
-        raise ApiError(400, "invalid", f"Unknown field(s): {', '.join(sorted(unknown))}.")
+    data = (await read_model(request, schemas.ZoteroConnect)).given()
+    settings = get_settings()
     try:
         req = zs.ConnectRequest.parse(data)
+        await run_in_threadpool(lambda: zs.check_local_allowed(
+            req, is_admin=user.is_admin, enabled=settings.zotero_local, local_url=settings.zotero_local_url))
     except zs.ZoteroError as err:
         raise ApiError(err.status, err.code, err.message) from None
 

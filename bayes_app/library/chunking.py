@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
 from bayes_app.library.pdf import PageText
+from bayes_app.library.structure import Role, Span, segments
 
 TOKENS_PER_PIECE = 1.3
 _WORD = re.compile(r"\S+")
@@ -49,6 +50,8 @@ class Chunk:
     text: str
     content_hash: str
     token_count: int
+    role: str = "body"  # library.structure.Role of the run the chunk was cut from
+    section: str = ""
 
 
 def estimate_tokens(text: str) -> int:
@@ -132,6 +135,36 @@ def iter_chunks(
                 token_count=estimate_tokens(text),
             )
             index += 1
+
+
+def iter_structured_chunks(
+    pages: Iterable[PageText],
+    page_spans: Iterable[Sequence[Span]],
+    target_tokens: int = 250,
+    overlap_tokens: int = 50,
+    min_tail_tokens: int | None = None,
+) -> Iterator[Chunk]:
+    """Chunk each page within its role runs (:func:`structure.segments`): a chunk never mixes
+    a reference list with body text or a running head with a caption, and carries the run's
+    role and section. Offsets stay offsets into the page text."""
+    if target_tokens <= 0 or not 0 <= overlap_tokens < target_tokens:
+        raise ValueError("need target_tokens > 0 and 0 <= overlap_tokens < target_tokens")
+    tail = target_tokens // 4 if min_tail_tokens is None else min_tail_tokens
+    index = 0
+    for page, spans in zip(pages, page_spans, strict=True):
+        for seg in segments(spans):
+            piece = page.text[seg.start:seg.end]
+            if seg.role == Role.HEADER_FOOTER and sum(c.isalpha() for c in piece) < 8:
+                continue  # a bare page number is no passage
+            for start, end in _page_spans(piece, target_tokens, overlap_tokens, tail):
+                text = piece[start:end]
+                yield Chunk(
+                    index=index, page=page.number, page_end=page.number,
+                    char_start=seg.start + start, char_end=seg.start + end, text=text,
+                    content_hash=content_hash(text), token_count=estimate_tokens(text),
+                    role=seg.role, section=seg.section[:500],
+                )
+                index += 1
 
 
 def chunk_pages(

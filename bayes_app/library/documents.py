@@ -21,6 +21,7 @@ from bayes_app.models import (
     DocStatus,
     Document,
     DocumentCollection,
+    DocumentReference,
     PageText,
     utcnow,
 )
@@ -70,6 +71,7 @@ class DocumentView:
     collection_ids: list[str] = field(default_factory=list)
     created_at: datetime | None = None
     file_size: int = 0
+    reference_count: int = 0
 
     def to_json(self) -> dict:
         total = self.progress_total or 0
@@ -83,6 +85,7 @@ class DocumentView:
             "error": ({"code": self.error_code, "message": self.error_message}
                       if self.status == DocStatus.FAILED else None),
             "collection_ids": self.collection_ids, "file_size": self.file_size,
+            "reference_count": self.reference_count,
             "created_at": self.created_at.isoformat() if self.created_at else None,
         }
 
@@ -94,6 +97,7 @@ def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
         progress_total=doc.progress_total, page_count=doc.page_count, chunk_count=doc.chunk_count,
         error_code=doc.error_code, error_message=doc.error_message,
         collection_ids=collection_ids, created_at=doc.created_at, file_size=doc.file_size,
+        reference_count=doc.reference_count,
     )
 
 
@@ -129,16 +133,27 @@ def list_documents(db: Session, owner_id: str, collection_id: str | None = None)
     return [_view(d, cols[d.id]) for d in docs]
 
 
+def stored_bytes(db: Session, owner_id: str) -> int:
+    """How many bytes of files the owner's documents take (each document counted once)."""
+    return int(db.exec(select(func.coalesce(func.sum(Document.file_size), 0))
+                       .where(Document.owner_id == owner_id)).one())
+
+
 def add_upload(db: Session, owner_id: str, filename: str, stored: StoredFile,
-               collection_ids: list[str] | None = None) -> tuple[Document, bool]:
+               collection_ids: list[str] | None = None, quota_bytes: int | None = None) -> tuple[Document, bool]:
     """A new queued document for this file, or the owner's existing one (same content).
 
-    Returns (document, created). The caller enqueues ingestion after committing.
+    Returns (document, created). The caller enqueues ingestion after committing. Raises
+    LibraryError 413 when the file would take the owner past `quota_bytes`.
     """
     existing = db.exec(select(Document).where(
         Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).first()
     if existing is not None:
         return existing, False
+    if quota_bytes is not None and stored_bytes(db, owner_id) + stored.size > quota_bytes:
+        raise LibraryError("quota_exceeded", f"{filename}: this would exceed your storage quota of "
+                           f"{quota_bytes / 2**20:,.0f} MB; delete documents you no longer need, or ask "
+                           "an administrator to raise BAYES_USER_QUOTA_MB.", 413)
     for cid in collection_ids or []:
         get_collection(db, owner_id, cid)
     doc = Document(owner_id=owner_id, filename=(filename or "upload.pdf")[:500],
@@ -188,7 +203,9 @@ def update_metadata(db: Session, owner_id: str, document_id: str, changes: dict)
     """Edit title / authors / year / doi and the document's collections."""
     doc = get_owned(db, owner_id, document_id)
     if "title" in changes:
-        title = str(changes["title"] or "").strip()
+        if not isinstance(changes["title"], str):
+            raise LibraryError("invalid", "The title must be text.")
+        title = changes["title"].strip()
         if not title:
             raise LibraryError("invalid", "The title cannot be empty.")
         doc.title = title[:1000]
@@ -204,15 +221,19 @@ def update_metadata(db: Session, owner_id: str, document_id: str, changes: dict)
         if year in (None, ""):
             doc.year = None
         else:
+            if isinstance(year, bool) or not isinstance(year, (int, str)):
+                raise LibraryError("invalid", "The year must be a whole number.")
             try:
                 year = int(year)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise LibraryError("invalid", "The year must be a number.") from None
             if not 1000 <= year <= 2999:
                 raise LibraryError("invalid", "The year must be between 1000 and 2999.")
             doc.year = year
     if "doi" in changes:
-        doi = str(changes["doi"] or "").strip()
+        if changes["doi"] is not None and not isinstance(changes["doi"], str):
+            raise LibraryError("invalid", "The DOI must be text.")
+        doi = (changes["doi"] or "").strip()
         doc.doi = doi[:300] or None
     if {"title", "authors", "year", "doi"} & set(changes):
         doc.metadata_edited = True
@@ -260,12 +281,22 @@ def delete_document(db: Session, owner_id: str, document_id: str,
         hook(db, doc.id, reason)
     db.exec(delete(Chunk).where(Chunk.document_id == doc.id))
     db.exec(delete(PageText).where(PageText.document_id == doc.id))
+    db.exec(delete(DocumentReference).where(DocumentReference.document_id == doc.id))
     db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))
     db.delete(doc)
     db.flush()
     still_used = db.exec(select(func.count()).select_from(Document).where(
         Document.file_sha256 == sha)).one() > 0
     return sha, still_used
+
+
+def list_references(db: Session, owner_id: str, document_id: str) -> list[dict]:
+    """The parsed reference list of one of the owner's documents, in order."""
+    get_owned(db, owner_id, document_id)
+    rows = db.exec(select(DocumentReference).where(DocumentReference.document_id == document_id)
+                   .order_by(col(DocumentReference.position)))
+    return [{"position": r.position, "page": r.page, "authors": list(r.authors or []), "year": r.year,
+             "title": r.title, "venue": r.venue, "doi": r.doi, "raw": r.raw} for r in rows]
 
 
 # ---- collections ---------------------------------------------------------------------------

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from sqlmodel import Session, col, delete, select
 
-from bayes_app.library import chunking, pdf, storage
+from bayes_app.library import chunking, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
-from bayes_app.models import Chunk, DocStatus, Document, PageText, utcnow
+from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import sparse
 from bayes_app.search.embeddings import Embedder
 from bayes_app.search.index import IndexClient, IndexPoint
@@ -96,6 +96,7 @@ def ingest_document(
     files_root: Path,
     index: IndexClient,
     embedder: Embedder,
+    max_pages: int | None = None,
 ) -> IngestResult:
     """Ingest one document version. Raises IngestError for bad PDFs (after marking the
     document failed); other exceptions are transient and the caller may retry."""
@@ -109,7 +110,7 @@ def ingest_document(
     progress = _Progress(session_factory, document_id, generation)
     try:
         return _run(session_factory, document_id, generation, owner_id, sha, edited,
-                    files_root, index, embedder, progress)
+                    files_root, index, embedder, progress, max_pages)
     except pdf.PdfError as err:
         progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
         raise IngestError(err.code, err.message) from None
@@ -118,25 +119,32 @@ def ingest_document(
 
 
 def _run(session_factory, document_id, generation, owner_id, sha, edited, files_root, index,
-         embedder, progress: _Progress) -> IngestResult:
+         embedder, progress: _Progress | None, max_pages: int | None = None) -> IngestResult:
+    """Parse, classify, chunk, embed what is new, swap the chunk rows. ``progress`` None is the
+    background re-analysis of an indexed document: its status stays ``indexed`` throughout."""
     path = storage.path_for(files_root, sha)
     if not path.exists():
         raise pdf.PdfError("missing_file", "The stored file is missing; upload it again.")
 
-    # 1. parse, page by page
-    pages: list[pdf.PageText] = []
-    with pdf.pdf_document(path) as document:
-        total_pages = len(document)
-        if not progress.set(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages):
+    def report(status: str, done: int, total: int, *, force: bool = False, **fields) -> None:
+        if progress is not None and not progress.set(status, done, total, force=force, **fields):
             raise Superseded
-        for page in pdf.iter_pages(document):
-            pages.append(page)
-            if not progress.set(DocStatus.PARSING, len(pages), total_pages):
-                raise Superseded
-        meta = None if edited else pdf.extract_metadata(document, pages[0].text if pages else "")
 
-    # 2. chunk; ids are stable for unchanged text
-    chunks = chunking.chunk_pages(pages)
+    # 1. parse, page by page, with line geometry for the structure analysis
+    pages: list[pdf.PageLayout] = []
+    with pdf.pdf_document(path, max_pages=max_pages) as document:
+        total_pages = len(document)
+        report(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages)
+        for page in pdf.iter_layouts(document):
+            pages.append(page)
+            report(DocStatus.PARSING, len(pages), total_pages)
+        meta = None if edited or progress is None else pdf.extract_metadata(
+            document, pages[0].text if pages else "")
+
+    # 2. roles, reference list, chunks; ids are stable for unchanged text
+    spans = structure.analyze(pages)
+    refs = references.parse_references(pages, spans)
+    chunks = list(chunking.iter_structured_chunks(pages, spans))
     seen: Counter[str] = Counter()
     ids = []
     for c in chunks:
@@ -144,14 +152,20 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         seen[c.content_hash] += 1
 
     with session_factory() as db:
-        existing = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
+        existing = dict(db.exec(select(Chunk.id, Chunk.role).where(Chunk.document_id == document_id)).all())
         collection_ids = collection_ids_of(db, document_id)
+        doc = db.get(Document, document_id)
+        old_version = doc.structure_version if doc is not None else 0
     to_embed = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
-    removed = existing - set(ids)
+    removed = set(existing) - set(ids)
+    # Kept passages keep their vectors; only their role payload may need refreshing.
+    relabel: dict[str, list[str]] = {}
+    for cid, c in zip(ids, chunks):
+        if cid in existing and (existing[cid] != c.role or old_version < 1):
+            relabel.setdefault(c.role, []).append(cid)
 
     # 3. embed + index only new/changed chunks (upserts by id: safe to repeat)
-    if not progress.set(DocStatus.EMBEDDING, 0, len(to_embed), force=True):
-        raise Superseded
+    report(DocStatus.EMBEDDING, 0, len(to_embed), force=True)
     done = 0
     vectors: dict[str, object] = {}  # content hash → vector: repeated passages embed once
     for start in range(0, len(to_embed), EMBED_BATCH):
@@ -166,29 +180,47 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
             IndexPoint(id=cid, dense=vectors[c.content_hash],
                        sparse=tuple(sparse.document_vector(texts[i])),
                        owner_id=owner_id, document_id=document_id,
-                       collection_ids=collection_ids, page=c.page, chunk_index=c.index)
+                       collection_ids=collection_ids, page=c.page, chunk_index=c.index,
+                       role=c.role)
             for i, (cid, c) in enumerate(batch)
         ]
         index.upsert_chunks(points)
         done += len(batch)
-        if not progress.set(DocStatus.EMBEDDING, done, len(to_embed)):
-            raise Superseded
-    if removed:
-        index.delete_chunks(sorted(removed))
+        report(DocStatus.EMBEDDING, done, len(to_embed))
+    for role, cids in relabel.items():
+        index.set_roles(cids, role)
 
-    # 4. commit chunks, page texts and the final status in one transaction
+    # 4. commit chunks, page texts, references and the final status in one transaction
     with session_factory() as db:
         doc = db.get(Document, document_id)
-        if doc is None or doc.ingest_generation != generation:
+        if doc is None or doc.ingest_generation != generation or (
+                progress is None and doc.status != DocStatus.INDEXED):
+            # Vectors of passages that never got a row would linger in the index.
+            committed = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
+            stray = [cid for cid, _ in to_embed if cid not in committed]
+            if stray and doc is not None and doc.status == DocStatus.INDEXED:
+                index.delete_chunks(stray)
             raise Superseded
+        if removed:
+            index.delete_chunks(sorted(removed))
         db.exec(delete(Chunk).where(Chunk.document_id == document_id))
         db.exec(delete(PageText).where(PageText.document_id == document_id))
-        db.add_all([PageText(document_id=document_id, page=p.number, text=p.text) for p in pages])
+        db.exec(delete(DocumentReference).where(DocumentReference.document_id == document_id))
+        db.add_all([PageText(document_id=document_id, page=p.number, text=p.text,
+                             spans=[s.to_json() for s in page_spans])
+                    for p, page_spans in zip(pages, spans)])
         db.add_all([
             Chunk(id=cid, document_id=document_id, owner_id=owner_id, chunk_index=c.index,
                   page=c.page, char_start=c.char_start, char_end=c.char_end, text=c.text,
-                  content_hash=c.content_hash, token_count=c.token_count)
+                  content_hash=c.content_hash, token_count=c.token_count, role=c.role,
+                  section=c.section)
             for cid, c in zip(ids, chunks)
+        ])
+        db.add_all([
+            DocumentReference(document_id=document_id, position=k, page=r.page, raw=r.raw[:5000],
+                              authors=r.authors, year=r.year, title=r.title, venue=r.venue,
+                              doi=(r.doi or "")[:300] or None)
+            for k, r in enumerate(refs)
         ])
         if meta is not None:
             doc.title = meta.title or doc.title or Path(doc.filename).stem
@@ -199,14 +231,51 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
             doc.title = Path(doc.filename).stem
         doc.status = DocStatus.INDEXED
         doc.page_count, doc.chunk_count = len(pages), len(chunks)
-        doc.progress_done = doc.progress_total = len(to_embed)
+        doc.structure_version, doc.reference_count = structure.VERSION, len(refs)
+        if progress is not None:
+            doc.progress_done = doc.progress_total = len(to_embed)
         doc.error_code = doc.error_message = None
         doc.updated_at = utcnow()
         db.add(doc)
         db.commit()
-    log.info("indexed %s: %d pages, %d chunks (%d embedded, %d removed)", document_id,
-             len(pages), len(chunks), len(to_embed), len(removed))
+    log.info("indexed %s: %d pages, %d chunks (%d embedded, %d removed, %d relabelled), %d references",
+             document_id, len(pages), len(chunks), len(to_embed), len(removed),
+             sum(map(len, relabel.values())), len(refs))
     return IngestResult(document_id, DocStatus.INDEXED, len(pages), len(chunks), len(to_embed), len(removed))
+
+
+def restructure_document(
+    session_factory: Callable[[], Session],
+    document_id: str,
+    generation: int,
+    *,
+    files_root: Path,
+    index: IndexClient,
+    embedder: Embedder,
+) -> IngestResult:
+    """Re-analyse an indexed document made by an older :data:`structure.VERSION`, in the
+    background: it stays searchable, passages whose text did not change keep their ids and
+    vectors (only their role is updated), new passages are embedded, and the rows are swapped
+    in one transaction. A re-ingest requested meanwhile wins (this run then does nothing)."""
+    with session_factory() as db:
+        doc = db.get(Document, document_id)
+        if (doc is None or doc.ingest_generation != generation or doc.status != DocStatus.INDEXED
+                or doc.structure_version >= structure.VERSION):
+            return IngestResult(document_id, "skipped")
+        owner_id, sha = doc.owner_id, doc.file_sha256
+    try:
+        return _run(session_factory, document_id, generation, owner_id, sha, True, files_root,
+                    index, embedder, None)
+    except (pdf.PdfError, Superseded):
+        return IngestResult(document_id, "skipped")
+
+
+def outdated_structure(db: Session, limit: int = 20) -> list[tuple[str, int]]:
+    """Indexed documents analysed by an older structure version (oldest first)."""
+    rows = db.exec(select(Document.id, Document.ingest_generation).where(
+        Document.status == DocStatus.INDEXED, Document.structure_version < structure.VERSION,
+    ).order_by(col(Document.updated_at)).limit(limit))
+    return [(d, g) for d, g in rows]
 
 
 def mark_failed(session_factory: Callable[[], Session], document_id: str, generation: int,

@@ -133,3 +133,26 @@ def quote_in_text(text: str, quote: str) -> bool:
     """True if ``quote`` occurs in ``text`` after normalisation (empty quotes never match)."""
     q = normalize(quote).text
     return bool(q) and q in _normalized_cached(text).text
+
+
+@lru_cache(maxsize=32)
+def _letters_cached(text: str) -> Normalized:
+    norm = _normalized_cached(text)
+    keep = [k for k, c in enumerate(norm.text) if c.isalnum()]
+    return Normalized("".join(norm.text[k] for k in keep), tuple(norm.index_map[k] for k in keep))
+
+
+def locate_quote_loose(page_text: str, quote: str) -> tuple[int, int] | None:
+    """Like :func:`locate_quote`, comparing letters and digits only (as the viewer's text-layer
+    highlighter does): punctuation, spacing and the order pdf.js gives hyphens do not matter."""
+    found = locate_quote(page_text, quote)
+    if found is not None:
+        return found
+    q = "".join(c for c in normalize(quote).text if c.isalnum())
+    if len(q) < 8:  # too short to be located reliably by letters alone
+        return None
+    letters = _letters_cached(page_text)
+    k = letters.text.find(q)
+    if k < 0:
+        return None
+    return letters.index_map[k], letters.index_map[k + len(q) - 1] + 1

@@ -39,7 +39,7 @@ def store_stream(root: Path, stream: BinaryIO, limit_bytes: int) -> StoredFile:
 
     Writes to a temp file first and renames, so a half-written file never appears.
     """
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, whatever the umask
     digest = hashlib.sha256()
     size = 0
     fd, tmp = tempfile.mkstemp(dir=root, prefix=".upload-")
@@ -53,8 +53,8 @@ def store_stream(root: Path, stream: BinaryIO, limit_bytes: int) -> StoredFile:
                 out.write(block)
         sha = digest.hexdigest()
         dest = path_for(root, sha)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, dest)
+        dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.replace(tmp, dest)  # mkstemp made it 0600
         return StoredFile(sha, size, dest)
     except OSError as err:
         if err.errno == 28:  # ENOSPC

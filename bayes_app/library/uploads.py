@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from sqlmodel import select
+
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import storage
@@ -48,10 +50,23 @@ def accept(owner_id: str, fileobj: BinaryIO, filename: str,
     """Store the file and create (or find) the owner's document. The caller enqueues
     ingestion when `created` is True."""
     stored = store_checked(fileobj, filename)
+    quota_mb = get_settings().user_quota_mb
     try:
         with session_scope() as db:
-            doc, created = lib.add_upload(db, owner_id, filename, stored, collection_ids)
+            doc, created = lib.add_upload(db, owner_id, filename, stored, collection_ids,
+                                          quota_bytes=quota_mb << 20 if quota_mb else None)
             db.flush()
             return Accepted(doc.id, doc.ingest_generation, created)
     except lib.NotFound as err:
         raise UploadRejected("not_found", f"No such {err.what}.", 404) from None
+    except lib.LibraryError as err:
+        _discard_if_unused(stored)
+        raise UploadRejected(err.code, err.message, err.status) from None
+
+
+def _discard_if_unused(stored: storage.StoredFile) -> None:
+    """A refused upload leaves nothing behind unless another document uses the same bytes."""
+    with session_scope() as db:
+        used = db.exec(select(lib.Document.id).where(lib.Document.file_sha256 == stored.sha256)).first()
+    if used is None:
+        stored.path.unlink(missing_ok=True)

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
 from sqlmodel import Session
 
 from bayes_app.maps import service
@@ -136,21 +138,36 @@ def _sentence(text: str) -> str:
     return text if not text or text[-1] in ".!?" else text + "."
 
 
-def _blocks(t: _Tree) -> list[tuple[str, Any]]:
-    """The subtree as ("heading", (level, text)) / ("para", text) blocks, depth first."""
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|~&])")  # with [ ] escaped, "(" never opens a link
+
+
+def md_text(text: str) -> str:
+    """Untrusted text (titles, quotes, names) as literal Markdown: every character Markdown
+    could read as syntax is escaped, so no HTML, link (`javascript:`), image or citation marker
+    can come out of source text."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any]]:
+    """The subtree as ("heading", (level, text)) / ("para", text) blocks, depth first; `esc`
+    turns untrusted text into the target format's literal text."""
     out: list[tuple[str, Any]] = []
     contradicts = NodeKind.COUNTERPOINT
 
     def walk(n: MapNode, level: int) -> None:
         kids = t.kids.get(n.id, [])
         if n.kind in (NodeKind.QUESTION, NodeKind.THEME, NodeKind.CHAPTER) or (kids and n.kind == NodeKind.NOTE):
-            out.append(("heading", (min(level, 6), escape_brackets(n.title or "Untitled"))))
+            out.append(("heading", (min(level, 6), esc(n.title or "Untitled"))))
             if n.body.strip():
-                out.append(("para", escape_brackets(n.body.strip())))
+                out.append(("para", esc(n.body.strip())))
             leaf_text = []
             for k in kids:
                 if not t.kids.get(k.id) and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE):
-                    leaf_text.append(_claim_sentence(t, k))
+                    leaf_text.append(_claim_sentence(t, k, esc))
                 else:
                     if leaf_text:
                         out.append(("para", " ".join(leaf_text)))
@@ -159,7 +176,7 @@ def _blocks(t: _Tree) -> list[tuple[str, Any]]:
             if leaf_text:
                 out.append(("para", " ".join(leaf_text)))
         else:
-            out.append(("para", _claim_sentence(t, n)))
+            out.append(("para", _claim_sentence(t, n, esc)))
             for k in kids:
                 walk(k, level + 1)
 
@@ -167,17 +184,18 @@ def _blocks(t: _Tree) -> list[tuple[str, Any]]:
     return out
 
 
-def _claim_sentence(t: _Tree, n: MapNode) -> str:
-    text = escape_brackets(_sentence(n.title or n.body))
+def _claim_sentence(t: _Tree, n: MapNode, esc: Callable[[str], str] = _plain) -> str:
+    text = _sentence(n.title or n.body)
     if n.kind == NodeKind.COUNTERPOINT:
         text = "In contrast, " + text[:1].lower() + text[1:] if text else text
+    text = esc(text)
     marks = _marks(t, n)
     if marks and text.endswith("."):
         text = text[:-1] + f" {marks}."
     elif marks:
         text += f" {marks}"
     if n.body.strip() and n.title.strip():
-        text += " " + escape_brackets(n.body.strip())
+        text += " " + esc(n.body.strip())
     return text
 
 
@@ -247,7 +265,7 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
     """The Markdown of `markdown()`, with the sources behind its numbers."""
     m, t = _tree(db, owner_id, map_id, node_id)
     lines: list[str] = []
-    for kind, value in _blocks(t):
+    for kind, value in _blocks(t, md_text):
         if kind == "heading":
             level, text = value
             lines.append(f"{'#' * level} {text}\n")
@@ -255,7 +273,7 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
             lines.append(value + "\n")
     entries = t.refs.entries()
     if entries:
-        lines.extend(["## References\n", *(f"{n}. {ref}" for n, ref in entries), ""])
+        lines.extend(["## References\n", *(f"{n}. {md_text(ref)}" for n, ref in entries), ""])
     if m.offline:
         lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
     claims: dict[int, list[str]] = {}
@@ -272,7 +290,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
 
     _m, t = _tree(db, owner_id, map_id, node_id)
     doc = Docx()
-    for kind, value in _blocks(t):
+    for kind, value in _blocks(t, escape_brackets):  # source "[5]" kept apart from the real markers
         if kind == "heading":
             level, text = value
             doc.add_heading(unescape_brackets(text), level=min(level - 1, 9))
@@ -293,8 +311,17 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
     return buf.getvalue()
 
 
+# Source metadata is untrusted: every LaTeX/BibTeX special character becomes a braced LaTeX
+# command, so braces always balance and no text can close a field or start a command.
+_BIB_ENCODER = UnicodeToLatexEncoder(
+    conversion_rules=[UnicodeToLatexConversionRule(RULE_DICT, {
+        ord("{"): r"\textbraceleft", ord("}"): r"\textbraceright", ord("\\"): r"\textbackslash", ord('"'): '"'}),
+        "defaults"],
+    replacement_latex_protection="braces-all", unknown_char_policy="keep", unknown_char_warning=False)
+
+
 def _bib_escape(s: str) -> str:
-    return re.sub(r"([{}&%$#_])", r"\\\1", s)
+    return _BIB_ENCODER.unicode_to_latex(" ".join(s.split()))
 
 
 def bibtex_key(doc: Document, taken: set[str]) -> str:

@@ -28,6 +28,7 @@ Citations: see `bayes_app.maps.citations`; export: `bayes_app.maps.export`.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -130,7 +131,7 @@ def node_view(n: MapNode, citations: list[Citation] | None = None) -> dict[str, 
     scores = [c.support_score for c in cits if c.support_score is not None]
     return {"id": n.id, "map_id": n.map_id, "parent_id": n.parent_id, "kind": n.kind, "title": n.title,
             "body": n.body, "order": n.order_index,
-            "position": None if n.pos_x is None or n.pos_y is None else {"x": n.pos_x, "y": n.pos_y},
+            "position": _stored_position(n),
             "collapsed": n.collapsed, "created_by": n.created_by, "run_id": n.run_id,
             "confidence": n.confidence, "citation_count": len(cits),
             "support": round(min(scores), 3) if scores else None,
@@ -456,13 +457,26 @@ def update_node(db: Session, owner_id: str, map_id: str, node_id: str, **changes
     return node_view(node, _node_citations(db, node.id))
 
 
+MAX_COORDINATE = 1e7  # far beyond any canvas; keeps positions finite and JSON-safe
+
+
 def _position(value: Any) -> tuple[float, float]:
     if isinstance(value, dict):
         value = (value.get("x"), value.get("y"))
     if (not isinstance(value, (list, tuple)) or len(value) != 2
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-        raise MapError("bad_field", "position must be {\"x\": number, \"y\": number}.")
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+            or not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in value)):
+        raise MapError("bad_field", "position must be {\"x\": number, \"y\": number} with finite "
+                                    f"coordinates within ±{MAX_COORDINATE:.0e}.")
     return float(value[0]), float(value[1])
+
+
+def _stored_position(n: MapNode) -> dict[str, float] | None:
+    """The node's saved position; one saved before positions were checked (Infinity, NaN)
+    reads as "not placed yet" so the map stays readable and exportable."""
+    if n.pos_x is None or n.pos_y is None or not (math.isfinite(n.pos_x) and math.isfinite(n.pos_y)):
+        return None
+    return {"x": n.pos_x, "y": n.pos_y}
 
 
 def _node_citations(db: Session, node_id: str) -> list[Citation]:
@@ -496,8 +510,8 @@ def move_node(db: Session, owner_id: str, map_id: str, node_id: str, new_parent_
         raise MapError("move_root", "The root question cannot be moved.")
     if any(n.id == parent.id for n in subtree(_nodes(db, map_id), node.id)):
         raise MapError("move_cycle", "A node cannot move under itself or one of its descendants.")
-    if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
-        raise MapError("bad_field", "index must be a non-negative integer.")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool) or not 0 <= index <= 100_000):
+        raise MapError("bad_field", "index must be a whole number from 0 to 100000.")
     u = _Undo()
     u.before("nodes", node)
     node.parent_id = None  # out of the sibling list while we make room

@@ -9,6 +9,7 @@ from bayes_app.models.library import (
     DocStatus,
     Document,
     DocumentCollection,
+    DocumentReference,
     PageText,
 )
 from bayes_app.models.maps import (
@@ -20,7 +21,7 @@ from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary
 
 __all__ = [
-    "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "PageText",
+    "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "DocumentReference", "PageText",
     "User", "UserSession", "new_id", "utcnow",
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
     "Citation", "MapEdit", "MapNode", "MapProposal", "Mindmap", "NodeKind", "NodeRelation", "Origin",

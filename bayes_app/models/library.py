@@ -51,6 +51,10 @@ class Document(SQLModel, table=True):
     error_code: str | None = Field(default=None, max_length=50)
     error_message: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     ingest_generation: int = 0  # bumped per (re-)ingest request; stale jobs stop
+    # library.structure.VERSION the chunks were classified with; older ones are re-analysed
+    # in the background (0 = ingested before roles existed).
+    structure_version: int = Field(default=0, index=True)
+    reference_count: int = 0
     source: str = Field(default="upload", max_length=20)
     # Set for documents synced from Zotero (the PDF attachment and its parent item).
     zotero_library_id: str | None = Field(default=None, max_length=32, index=True)
@@ -88,6 +92,8 @@ class Chunk(SQLModel, table=True):
     text: str = Field(sa_column=Column(Text, nullable=False))
     content_hash: str = Field(max_length=64)
     token_count: int = 0
+    role: str = Field(default="body", max_length=20)  # library.structure.Role
+    section: str = Field(default="", max_length=500)  # heading path, "4 Methodology › 4.3 Selector"
 
 
 class PageText(SQLModel, table=True):
@@ -99,3 +105,22 @@ class PageText(SQLModel, table=True):
                              ondelete="CASCADE")
     page: int = Field(primary_key=True)
     text: str = Field(sa_column=Column(Text, nullable=False))
+    # Role spans of this page: [[start, end, role, section], ...] (library.structure.Span).
+    spans: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
+
+
+class DocumentReference(SQLModel, table=True):
+    """One entry of a document's reference list, parsed (library.references)."""
+
+    __tablename__ = "document_references"
+
+    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32,
+                             ondelete="CASCADE")
+    position: int = Field(primary_key=True)  # 0-based order in the list
+    page: int = 0
+    raw: str = Field(sa_column=Column(Text, nullable=False))
+    authors: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    year: int | None = None
+    title: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    venue: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    doi: str | None = Field(default=None, max_length=300)

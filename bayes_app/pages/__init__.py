@@ -7,6 +7,7 @@ import reflex as rx
 from bayes_app.pages import account, admin, auth, chat, credits, library, maps, search, sections, viewer
 from state.account import AccountState
 from state.admin import AdminState
+from state.processes import ProcessesState
 from state.auth import AuthState
 from state.chat import ChatState
 from state.credits import CreditsState
@@ -45,4 +46,4 @@ def register(app: rx.App) -> None:
     app.add_page(credits.credits_page, route="/credits", title="Credits · Bayes",
                  on_load=[AuthState.require_login, CreditsState.load])
     app.add_page(admin.admin_page, route="/admin", title="Admin · Bayes",
-                 on_load=[AuthState.require_admin, AdminState.load])
+                 on_load=[AuthState.require_admin, AdminState.load, ProcessesState.load])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.pages.auth import session_form
 from components.shell import form_messages, shell
 from state.account import AccountState
 from state.auth import AuthState
@@ -14,7 +15,8 @@ def _password_form() -> rx.Component:
         rx.vstack(
             rx.heading("Change password", size="4"),
             form_messages(),
-            rx.form(
+            session_form(
+                "password",
                 rx.vstack(
                     rx.input(name="old_password", id="old_password", type="password",
                              placeholder="Current password", required=True, width="100%"),
@@ -27,8 +29,6 @@ def _password_form() -> rx.Component:
                     spacing="2",
                     width="100%",
                 ),
-                on_submit=AuthState.change_password,
-                reset_on_submit=True,
                 width="100%",
             ),
             width="100%",

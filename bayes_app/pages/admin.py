@@ -6,6 +6,7 @@ from __future__ import annotations
 import reflex as rx
 
 from components import admin as parts
+from components.processes import processes
 from components.shell import shell
 from state.admin import AdminState
 from state.auth import AuthState
@@ -26,6 +27,7 @@ def admin_page() -> rx.Component:
                           rx.button(rx.icon("refresh-cw", size=14), "Refresh", size="1",
                                     variant="soft", on_click=AdminState.refresh,
                                     id="admin-refresh"), align="center"),
+                processes(),
                 parts.reconciliation(),
                 parts.grant_form(),
                 parts.balances(),

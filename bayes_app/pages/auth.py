@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.accounts.passwords import PASSWORD_RULES
+from components.native_form import native_form
 from components.shell import form_messages
 from state.auth import AuthState
 
@@ -37,18 +39,26 @@ def _field(label: str, name: str, kind: str = "text", **props) -> rx.Component:
     )
 
 
+def session_form(action: str, *children: rx.Component, **props) -> rx.Component:
+    """A native form posted to a session route, which sets the HttpOnly cookie and redirects."""
+    return native_form(f"/api/v1/session/{action}", *children, **props)
+
+
 def login_page() -> rx.Component:
     return _card(
         "Sign in",
         form_messages(),
-        rx.form(
+        session_form(
+            "login",
             rx.vstack(
-                _field("E-mail", "email", "email", auto_complete="username"),
+                _field("E-mail", "email", "email", auto_complete="username",
+                       default_value=AuthState.form_email),
                 _field("Password", "password", "password", auto_complete="current-password"),
+                rx.el.input(type="hidden", name="next", value=AuthState.next_path),
                 rx.button("Sign in", type="submit", width="100%", id="submit"),
                 spacing="3",
             ),
-            on_submit=AuthState.login,
+            id="login-form",
         ),
         rx.text("No account? ", rx.link("Create one", href="/register", id="to-register"),
                 size="2"),
@@ -59,16 +69,18 @@ def register_page() -> rx.Component:
     return _card(
         "Create account",
         form_messages(),
-        rx.form(
+        session_form(
+            "register",
             rx.vstack(
-                _field("E-mail", "email", "email", auto_complete="username"),
-                _field("Password (at least 10 characters)", "password", "password",
-                       auto_complete="new-password"),
+                _field("E-mail", "email", "email", auto_complete="username",
+                       default_value=AuthState.form_email),
+                _field("Password", "password", "password", auto_complete="new-password"),
+                rx.text(f"Use {PASSWORD_RULES}", size="1", color_scheme="gray", id="password-rules"),
                 _field("Repeat password", "confirm", "password", auto_complete="new-password"),
                 rx.button("Create account", type="submit", width="100%", id="submit"),
                 spacing="3",
             ),
-            on_submit=AuthState.register,
+            id="register-form",
         ),
         rx.text("Already registered? ", rx.link("Sign in", href="/login", id="to-login"),
                 size="2"),

@@ -25,19 +25,31 @@ def viewer_page() -> rx.Component:
                             ViewerState.num_pages, size="2"),
                     rx.button("Next", rx.icon("chevron-right", size=14), size="1", variant="soft",
                               on_click=ViewerState.next_page, id="next-page"),
-                    rx.cond(ViewerState.quote != "",
+                    rx.cond(ViewerState.quote_found,
                             rx.text("Highlighted: “", ViewerState.quote, "”", size="1",
                                     color_scheme="gray", max_width="600px", trim="end")),
                     align="center", spacing="3",
                 ),
+                rx.cond(ViewerState.quote_note != "",
+                        rx.callout(ViewerState.quote_note, icon="info", size="1",
+                                   color_scheme=rx.cond(ViewerState.quote_found, "blue", "amber"),
+                                   id="quote-note")),
                 rx.cond(ViewerState.load_error != "",
                         rx.callout(ViewerState.load_error, color_scheme="red")),
                 rx.cond(
                     ViewerState.file_url != "",
                     rx.box(
                         pdf_document(
-                            pdf_page(page_number=ViewerState.page, width=860,
-                                     quote=ViewerState.quote),
+                            rx.box(
+                                pdf_page(page_number=ViewerState.page, width=860,
+                                         quote=ViewerState.quote),
+                                # pdfium's boxes of the quote: shown when the text layer could
+                                # not mark it (figure labels come in another order there)
+                                rx.foreach(ViewerState.rects, lambda r: rx.box(
+                                    class_name="pdf-box", position="absolute", left=r["left"],
+                                    top=r["top"], width=r["width"], height=r["height"])),
+                                position="relative", width="fit-content", class_name="pdf-frame",
+                            ),
                             file=ViewerState.file_url,
                             on_load_success=ViewerState.loaded,
                             on_load_error=ViewerState.failed,
@@ -47,7 +59,11 @@ def viewer_page() -> rx.Component:
                     ),
                 ),
                 rx.el.style(".pdf-hit { background: rgba(255, 213, 0, 0.55); color: transparent; "
-                            "border-radius: 2px; }"),
+                            "border-radius: 2px; } "
+                            ".pdf-box { display: none; background: rgba(255, 213, 0, 0.45); "
+                            "border-radius: 2px; pointer-events: none; z-index: 5; } "
+                            ".pdf-frame:has(.textLayer[data-quote-found=\"no\"]) .pdf-box "
+                            "{ display: block; }"),
                 width="100%",
             ),
         ),

@@ -32,6 +32,9 @@ MAX_STEPS = 6  # agent rounds; the last one must answer (tool_choice "none")
 MAX_TOKENS = 1_000
 THINKING_TOKENS = 300
 TOOL_RESULT_CHARS = 12_000
+NO_STRONG_MATCHES = ("No strong matches: nothing in the library is close to this query (the closest "
+                     "passages score under the relevance floor). Say that the library has nothing on "
+                     "it; do not quote or cite unrelated passages.")
 
 
 def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None,
@@ -260,7 +263,11 @@ class AskAgent:
         except Exception as err:  # noqa: BLE001 - an index outage must not lose the answer
             log.warning("run %s: library search failed: %s", self.ctx.run.id, err)
             raise tools.ToolError("The library search is unavailable right now.") from None
-        numbered = self.draft.cite(hits)
+        strong = [h for h in hits if not h.get("weak")]
+        if hits and not strong:
+            # Quoting the closest-but-unrelated passages would dress noise up as evidence.
+            return NO_STRONG_MATCHES
+        numbered = self.draft.cite(strong)
         if numbered and self.draft.metadata_sent:
             self._send_metadata()  # sources grew after text started: send the full list again
         return format_passages(numbered) if numbered else "No passages match this query."

@@ -6,25 +6,30 @@ The URL is the embedded index server (``bayes_app.search.index_server``, started
 Points are chunks: id = the chunk id (a UUID; the app's 32-hex form is accepted and
 returned), a dense vector ``"dense"`` (cosine), a BM25-style sparse vector ``"sparse"``
 (Qdrant applies the IDF modifier) and the payload ``owner_id``, ``document_id``,
-``collection_ids``, ``page``, ``chunk_index``. Every search is filtered by owner.
+``collection_ids``, ``page``, ``chunk_index``, ``role``. Every search is filtered by owner.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import UnexpectedResponse
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+log = logging.getLogger("bayes.index")
 
 DENSE = "dense"
 SPARSE = "sparse"
 DEFAULT_COLLECTION = "chunks"
 RRF_K = 60
 MIN_PREFETCH = 20
-KEYWORD_FIELDS = ("owner_id", "document_id", "collection_ids")
+KEYWORD_FIELDS = ("owner_id", "document_id", "collection_ids", "role")
 UPSERT_BATCH = 256
 
 
@@ -40,15 +45,18 @@ class IndexPoint:
     collection_ids: Sequence[str] = ()
     page: int = 0
     chunk_index: int = 0
+    role: str = "body"  # library.structure.Role
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A search result: the chunk id (as the app stores it), fused score and payload."""
+    """A search result: the chunk id (as the app stores it), fused score and payload;
+    ``dense`` is the cosine of query and passage when the search asked for it."""
 
     point_id: str | int
     score: float
     payload: dict[str, Any] = field(default_factory=dict)
+    dense: float | None = None
 
 
 def to_point_id(chunk_id: str | int) -> str | int:
@@ -71,13 +79,61 @@ def _sparse(indices: Sequence[int], values: Sequence[float]) -> models.SparseVec
     return models.SparseVector(indices=[int(i) for i in indices], values=[float(v) for v in values])
 
 
+def _cosine(query: list[float], vector: Any) -> float | None:
+    """Dot product with the stored dense vector (both are L2-normalised: the cosine)."""
+    if isinstance(vector, dict):
+        vector = vector.get(DENSE)
+    if not vector or len(vector) != len(query):
+        return None
+    return float(sum(a * b for a, b in zip(query, vector)))
+
+
 def _floats(v: Sequence[float]) -> list[float]:
     # numpy arrays and float32 scalars are fine too; pydantic wants plain floats
     return v.tolist() if hasattr(v, "tolist") else [float(x) for x in v]
 
 
+# The connection failed or broke: the index process is (re)starting. Every call the app
+# makes is idempotent (upserts by id, deletes, payload updates, reads), so retrying is safe.
+_TRANSIENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError,
+              httpx.WriteError)
+
+
+def _transient(err: Exception) -> bool:
+    return isinstance(err, ResponseHandlingException) and isinstance(err.source, _TRANSIENT)
+
+
+class _Retrying:
+    """Wraps a QdrantClient: calls that fail to connect are retried for up to `retry_s`."""
+
+    def __init__(self, client: QdrantClient, retry_s: float) -> None:
+        self._client, self._retry_s = client, retry_s
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr) or self._retry_s <= 0:
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            deadline, delay = time.monotonic() + self._retry_s, 0.1
+            while True:
+                try:
+                    return attr(*args, **kwargs)
+                except ResponseHandlingException as err:
+                    if not _transient(err) or time.monotonic() + delay > deadline:
+                        raise
+                    log.warning("index unreachable (%s), retrying %s in %.1fs",
+                                type(err.source).__name__, name, delay)
+                    time.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+
+        return call
+
+
 class IndexClient:
-    """Chunks in one Qdrant collection (default ``"chunks"``), reached through ``url``."""
+    """Chunks in one Qdrant collection (default ``"chunks"``), reached through ``url``.
+    With ``retry_s`` > 0 a call that cannot reach the index is retried that long (the
+    supervisor restarts a crashed index process within seconds)."""
 
     def __init__(
         self,
@@ -87,9 +143,12 @@ class IndexClient:
         api_key: str | None = None,
         timeout: int = 60,
         check_compatibility: bool = True,
+        retry_s: float = 0.0,
     ) -> None:
         self.collection = collection
-        self.client = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility)
+        self.client: Any = _Retrying(
+            QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility),
+            retry_s)
 
     def close(self) -> None:
         """Close the HTTP connections."""
@@ -149,6 +208,7 @@ class IndexClient:
                         "collection_ids": list(p.collection_ids),
                         "page": p.page,
                         "chunk_index": p.chunk_index,
+                        "role": p.role,
                     },
                 )
             )
@@ -189,6 +249,13 @@ class IndexClient:
             wait=True,
         )
 
+    def set_roles(self, chunk_ids: Sequence[str | int], role: str) -> None:
+        """Set the ``role`` payload of these chunks (re-analysed passages keep their vectors)."""
+        for start in range(0, len(chunk_ids), UPSERT_BATCH):
+            self.client.set_payload(
+                self.collection, payload={"role": role},
+                points=[to_point_id(c) for c in chunk_ids[start:start + UPSERT_BATCH]], wait=True)
+
     # -- reads
 
     def hybrid_search(
@@ -200,11 +267,15 @@ class IndexClient:
         collection_ids: Sequence[str] | None = None,
         limit: int = 10,
         prefetch_limit: int = 40,
+        exclude_roles: Sequence[str] = (),
+        with_cosine: bool = False,
     ) -> list[Hit]:
         """Dense + sparse, each over-fetched, fused by RRF (k=60); always filtered by owner.
 
         ``document_ids`` / ``collection_ids`` narrow the search (any of); an empty list
-        matches nothing.
+        matches nothing. ``exclude_roles`` leaves out passages with those roles (points
+        indexed before roles existed have none and stay in). ``with_cosine`` fills
+        ``Hit.dense`` with the query-passage cosine (the dense vectors are fetched).
         """
         if (document_ids is not None and not document_ids) or (collection_ids is not None and not collection_ids):
             return []
@@ -213,7 +284,8 @@ class IndexClient:
             must.append(_match("document_id", list(document_ids)))
         if collection_ids is not None:
             must.append(_match("collection_ids", list(collection_ids)))
-        flt = models.Filter(must=must)
+        must_not = [_match("role", list(exclude_roles))] if exclude_roles else None
+        flt = models.Filter(must=must, must_not=must_not)
         per_side = max(prefetch_limit, MIN_PREFETCH, limit)
         prefetch = [models.Prefetch(query=_floats(dense), using=DENSE, limit=per_side, filter=flt)]
         if len(sparse[0]):
@@ -225,8 +297,11 @@ class IndexClient:
             query_filter=flt,  # belt and braces: the owner filter never depends on prefetch semantics
             limit=limit,
             with_payload=True,
+            with_vectors=[DENSE] if with_cosine else False,
         )
-        return [Hit(from_point_id(p.id), p.score, p.payload or {}) for p in res.points]
+        query = _floats(dense)
+        return [Hit(from_point_id(p.id), p.score, p.payload or {},
+                    _cosine(query, p.vector) if with_cosine else None) for p in res.points]
 
     def count(self, owner_id: str | None = None, document_id: str | None = None) -> int:
         """Exact number of chunks, optionally of one owner and/or one document."""

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bayes_app.search.hybrid import SearchHit
 
 _lock = threading.Lock()
+RETRY_S = 20.0  # rides out a restart of the index process (a few seconds under `make run`)
 _index: dict[str, IndexClient] = {}
 
 
@@ -35,7 +36,8 @@ def index() -> IndexClient:
     key = f"{settings.effective_qdrant_url}|{emb.name}"
     with _lock:
         if key not in _index:
-            client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name))
+            client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name),
+                                 retry_s=RETRY_S)
             client.ensure_collection(dim=emb.dim)
             _index[key] = client
         return _index[key]
@@ -51,7 +53,9 @@ def reset() -> None:
 
 def search_library(db: Session, owner_id: str, query: str, k: int = 10,
                    document_ids: list[str] | None = None,
-                   collection_ids: list[str] | None = None) -> list[SearchHit]:
+                   collection_ids: list[str] | None = None,
+                   include_roles: list[str] | None = None,
+                   all_roles: bool = False) -> list[SearchHit]:
     """Hybrid search of one owner's library with this process's index and embedder; [] at
     once (no index call) when the owner has no documents yet."""
     from sqlmodel import select
@@ -61,4 +65,5 @@ def search_library(db: Session, owner_id: str, query: str, k: int = 10,
 
     if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
         return []
-    return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids)
+    return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids,
+                  include_roles, all_roles)

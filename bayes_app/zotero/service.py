@@ -82,11 +82,36 @@ def permissions_of(info: dict, library_type: str, library_id: str) -> dict:
             "notes": bool(g.get("library")), "write": bool(g.get("write"))}
 
 
+LOCAL_LABEL = "Zotero on the server"
+
+
+def check_local_allowed(req: ConnectRequest, *, is_admin: bool, enabled: bool, local_url: str,
+                        transport: httpx2.BaseTransport | None = None) -> None:
+    """Zotero's local API reads whatever Zotero runs on the *server*: only an administrator may
+    connect it, only when BAYES_ZOTERO_LOCAL=1, and only once it answers. Raises ZoteroError."""
+    if req.api != "local":
+        return
+    if not enabled:
+        raise ZoteroError("local_disabled", "Connecting the server's own Zotero is switched off "
+                          "(an administrator can enable it with BAYES_ZOTERO_LOCAL=1).", 403)
+    if not is_admin:
+        raise ZoteroError("forbidden", "Only administrators can connect the server's own Zotero.", 403)
+    try:
+        with httpx2.Client(transport=transport, timeout=3.0) as client:
+            r = client.get(f"{local_url}/users/0/items", params={"limit": 1})
+    except httpx2.HTTPError:
+        raise ZoteroError("unreachable", f"The server's Zotero does not answer at {local_url}: start "
+                          "Zotero 7 on the server and enable its local API (Settings → Advanced).", 502) from None
+    if r.status_code >= 400:
+        raise ZoteroError("unreachable", f"The server's Zotero answered {r.status_code} at {local_url}: "
+                          "enable its local API (Settings → Advanced).", 502)
+
+
 def connect(db: Session, owner_id: str, req: ConnectRequest, *, web_api_url: str,
             transport: httpx2.BaseTransport | None = None,
             group_name: Callable[[str], str] | None = None) -> ZoteroLibrary:
     """Validate and store a new connection (not yet synced). Raises ZoteroError."""
-    name, perms, enc = "Zotero (local)", {"library": True, "files": True, "notes": True,
+    name, perms, enc = LOCAL_LABEL, {"library": True, "files": True, "notes": True,
                                           "write": False}, None
     lid = req.library_id or "0"
     if req.api == "web":

@@ -157,10 +157,12 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     c, docs = library
     pinned = docs["pasa.pdf"]
     m = f"P{uuid.uuid4().hex[:8]}"
+    # a query both papers answer (the review's deep-learning passages too): only PaSa's are cited
     fake_llm.script(Script.thinking(m),
-                    Script.tool_call("search_knowledge_base", {"query": "molecular explanations"}, match=m),
+                    Script.tool_call("search_knowledge_base",
+                                     {"query": "large language models for scientific discovery"}, match=m),
                     Script(text="Only PASA here [1].", match=m))
-    run = ask(c, f"What about molecules? {m}", scope={"document_ids": [pinned]})
+    run = ask(c, f"What about discovery? {m}", scope={"document_ids": [pinned]})
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
@@ -173,6 +175,25 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     # someone else's (or a made-up) document cannot be pinned
     bad = c.post("/runs", json={"kind": "ask", "prompt": "x", "scope": {"document_ids": ["nope"]}})
     assert bad.status_code == 404
+
+
+def test_search_with_no_strong_match_tells_the_agent_there_is_nothing(library, fake_llm):
+    """Noise that only scores under the relevance floor is neither shown to the model as
+    passages nor cited: the tool result says the library has nothing on it."""
+    c, _ = library
+    m = f"W{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m),
+                    Script.tool_call("search_knowledge_base", {"query": "qwxzzv blorf"}, match=m),
+                    Script(text="Your library has nothing on that.", match=m))
+    run = ask(c, f"Tell me about qwxzzv blorf {m}")
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "SUCCEEDED"
+    metadata = [x for x in lines if x["type"] == "metadata"]
+    assert not metadata or metadata[-1]["data"]["citations"] == []
+    answer_round = requests_with(fake_llm, m)[-1]
+    tool_results = [msg["content"] for msg in answer_round["messages"] if msg["role"] == "tool"]
+    assert tool_results and tool_results[-1].startswith("No strong matches")
+    assert "[1]" not in tool_results[-1]
 
 
 def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):

@@ -38,9 +38,9 @@ def free_port() -> int:
 class IndexServer:
     """`python -m bayes_app.search.index_server` in its own process."""
 
-    def __init__(self, path: Path, *extra: str) -> None:
+    def __init__(self, path: Path, *extra: str, port: int | None = None) -> None:
         self.path = path
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = path.parent / f"index-{self.port}.log"
         cmd = [sys.executable, "-m", "bayes_app.search.index_server", "--path", str(path), "--port", str(self.port), *extra]
@@ -195,10 +195,32 @@ def _fields(p: IndexPoint) -> dict:
     return {f: getattr(p, f) for f in IndexPoint.__slots__}
 
 
+def test_roles_filter_relabel_and_cosine(ix: IndexClient) -> None:
+    """Excluded roles stay out (points without a role stay in), set_roles relabels kept
+    points, and with_cosine returns the query-passage cosine."""
+    pts = rand_points(12, "rhea", docs=1, seed=5)
+    pts = [IndexPoint(**{**_fields(p), "role": "reference" if k < 4 else "body"}) for k, p in enumerate(pts)]
+    ix.upsert_chunks(pts)
+    ids = {p.id for p in pts}
+    ref_ids = {p.id for p in pts[:4]}
+    every = {h.point_id for h in search(ix, "rhea", limit=50)}
+    assert every == ids
+    kept = {h.point_id for h in search(ix, "rhea", limit=50, exclude_roles=["reference"])}
+    assert kept == ids - ref_ids
+    ix.set_roles([p.id for p in pts[:2]], "body")
+    kept = {h.point_id for h in search(ix, "rhea", limit=50, exclude_roles=["reference"])}
+    assert kept == ids - {p.id for p in pts[2:4]}
+    target = pts[6]
+    dense = np.asarray(target.dense, dtype=np.float64)
+    [top] = ix.hybrid_search((dense / np.linalg.norm(dense)).tolist(), target.sparse, "rhea", limit=1,
+                             with_cosine=True)
+    assert top.point_id == target.id and top.dense == pytest.approx(1.0, abs=1e-3)
+
+
 def test_ensure_collection_is_idempotent_and_checks_dim(ix: IndexClient) -> None:
     ix.ensure_collection(ix.collection, DIM)
     info = ix.client.get_collection(ix.collection)
-    assert set(info.payload_schema) == {"owner_id", "document_id", "collection_ids"}
+    assert set(info.payload_schema) == {"owner_id", "document_id", "collection_ids", "role"}
     assert info.config.params.sparse_vectors["sparse"].modifier == models.Modifier.IDF
     with pytest.raises(ValueError, match="dense size 8"):
         ix.ensure_collection(ix.collection, 16)
@@ -304,6 +326,38 @@ def test_kill_9_after_write_keeps_data(tmp_path: Path) -> None:
         ix.close()
     finally:
         srv.stop()
+
+
+def test_client_with_retry_rides_out_a_restart(tmp_path: Path) -> None:
+    """The app's client (retry_s > 0) waits through a kill -9 + restart of the index process
+    (what the supervisor does under `make run`); without retries the same call fails."""
+    import threading
+
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    srv = IndexServer(tmp_path / "data").wait_ready()
+    ix = IndexClient(srv.url, retry_s=20, check_compatibility=False)
+    ix.ensure_collection(dim=DIM)
+    ix.upsert_chunks(rand_points(50, "alice"))
+    srv.kill9()
+    with IndexClient(srv.url, check_compatibility=False) as plain, pytest.raises(ResponseHandlingException):
+        plain.count()
+    restarted: list[IndexServer] = []
+    threading.Timer(1.5, lambda: restarted.append(IndexServer(tmp_path / "data", port=srv.port))).start()
+    t0 = time.monotonic()
+    try:
+        assert ix.count() == 50  # retried until the new process answers
+        took = time.monotonic() - t0
+        assert 1.5 <= took < 20
+        ix.upsert_chunks(rand_points(5, "bob"))
+        assert ix.count(owner_id="bob") == 5
+    finally:
+        ix.close()
+        wait = time.monotonic() + 10
+        while not restarted and time.monotonic() < wait:
+            time.sleep(0.1)
+        for s in restarted:
+            s.stop()
 
 
 def test_second_server_on_same_dir_refuses(tmp_path: Path) -> None:

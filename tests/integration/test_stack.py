@@ -1,5 +1,6 @@
-"""`make run`'s process set: starts web + worker + its own Redis, Ctrl-C leaves no orphans,
-and a second start neither reinstalls nor re-creates the admin."""
+"""`make run`'s process set: starts web + workers + index + its own Redis under supervisord,
+a worker over its memory ceiling is recycled while the service stays up, Ctrl-C leaves no
+orphans, and a second start neither reinstalls nor re-creates the admin."""
 
 import subprocess
 
@@ -7,21 +8,27 @@ import httpx
 import psutil
 import pytest
 
-from tests.support.procs import ROOT, AppStack, free_port, stack_env
+from tests.support.procs import ROOT, AppStack, free_port, processes_of, stack_env, wait_for
 
 
 @pytest.mark.stack
 def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
+    """Two worker processes with a 1 MB memory ceiling: every message ends with the worker
+    recycled (exit 75, expected), and the app keeps answering."""
     port, redis_port = free_port(), free_port()
-    env = stack_env(tmp_path / "data", port, BAYES_REDIS_PORT=str(redis_port))
+    env = stack_env(tmp_path / "data", port, BAYES_REDIS_PORT=str(redis_port),
+                    BAYES_WORKER_PROCESSES="2", BAYES_WORKER_MAX_RSS_MB="1")
     stack = AppStack(data_dir=tmp_path / "data", env=env, port=port).start()
     try:
-        procfile = (tmp_path / "data" / "Procfile").read_text()
-        assert "redis-server" in procfile and "dramatiq jobs" in procfile
-        assert "bayes_app.search.index_server" in procfile
-        assert "--env prod --single-port" in procfile
-        health = httpx.get(f"{stack.url}/api/v1/health", timeout=10).json()
+        conf = (tmp_path / "data" / "supervisor" / "supervisord.conf").read_text()
+        assert "redis-server" in conf and "dramatiq jobs --processes 1 " in conf
+        assert "numprocs=2" in conf and "autorestart=true" in conf and "killasgroup=true" in conf
+        assert "bayes_app.search.index_server" in conf
+        assert "--env prod --single-port" in conf
+        health = stack.health()
         assert health["status"] == "ok"
+        assert {p["name"] for p in health["components"]["processes"]["programs"]} == \
+            {"web", "worker_0", "worker_1", "index", "redis", "watchdog"}
         log = stack.log_tail(400)
         assert "Generated password:" in log  # printed once, on creation
         # one port serves both the pages and the API
@@ -30,15 +37,31 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         children = psutil.Process(stack.proc.pid).children(recursive=True)
         names = " ".join(" ".join(c.cmdline()) for c in children)
         assert "redis-server" in names and "dramatiq" in names and "reflex" in names
-        assert "index_server" in names
+        assert "index_server" in names and "supervisord" in " ".join(psutil.Process(stack.proc.pid).cmdline())
         _offline_ask(stack, tmp_path / "data")
+        _offline_ask(stack, tmp_path / "data")
+
+        def recycled() -> list[dict]:
+            report = stack.health()["components"]["processes"]
+            return [e for e in report["recent_restarts"] if e["process"].startswith("worker_")
+                    and e["expected"] and e["detail"] == "exit status 75; expected"] or None
+
+        assert len(wait_for(recycled, 30, 0.5, what="a worker recycled")) >= 1
+        assert "over BAYES_WORKER_MAX_RSS_MB=1: finishing the messages in flight" in stack.log_tail(2000)
+        report = stack.health()["components"]["processes"]
+        assert report["status"] == "ok", report  # planned recycles are not crashes
+        assert sum(p["recycles"] for p in report["programs"]) >= 1
+        assert all(p["crashes"] == 0 for p in report["programs"]), report
+        children = psutil.Process(stack.proc.pid).children(recursive=True)
     finally:
         rc = stack.stop()
     assert rc is not None
     alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"orphans after Ctrl-C: {[c.cmdline() for c in alive]}"
+    assert not processes_of(tmp_path / "data"), [p.cmdline() for p in processes_of(tmp_path / "data")]
 
     # Second start: same data, admin exists, no password printed again.
+    env.pop("BAYES_WORKER_MAX_RSS_MB")
     again = AppStack(data_dir=tmp_path / "data", env=env, port=port)
     again.start()
     try:

@@ -193,16 +193,61 @@ class AppStack:
             return ""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
 
-    def stop(self) -> int | None:
-        """Ctrl-C the supervisor, as a user would; returns its exit code."""
+    def stop(self, sig: int = signal.SIGINT) -> int | None:
+        """Ctrl-C (or `sig`) the supervisor, as a user would; returns its exit code."""
         if not self.proc or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else None
-        self.proc.send_signal(signal.SIGINT)
+        self.proc.send_signal(sig)
         try:
             return self.proc.wait(30)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             return self.proc.wait(10)
+
+
+    # ---- the supervisor (`bayes_app.procs`) --------------------------------------------------
+    def supervisor(self):
+        """XML-RPC proxy of this stack's supervisord (`.supervisor.getProcessInfo(...)`...)."""
+        from bayes_app.procs.status import rpc
+
+        secret = (self.data_dir / "secret_key").read_text().strip()
+        return rpc(self.data_dir, secret, timeout=5).supervisor
+
+    def program_pid(self, name: str) -> int:
+        """The pid of a RUNNING program ("web", "index", "redis", "worker:worker_0")."""
+        info = self.supervisor().getProcessInfo(name)
+        if info["statename"] != "RUNNING" or not info["pid"]:
+            raise RuntimeError(f"{name} is {info['statename']}")
+        return info["pid"]
+
+    def worker_child(self, name: str = "worker:worker_0") -> int:
+        """The pid of the Dramatiq worker process (the child of the `dramatiq` main process)
+        that does the work: what the kernel's OOM killer would pick."""
+        import psutil
+
+        kids = psutil.Process(self.program_pid(name)).children()
+        if not kids:
+            raise RuntimeError(f"{name} has no worker process yet")
+        return kids[0].pid
+
+    def health(self) -> dict:
+        return httpx.get(f"{self.url}/api/v1/health", timeout=10).json()
+
+
+def processes_of(data_dir: Path) -> list:
+    """Live processes started for this data dir (their environment names it): after a stop
+    this must be empty, whatever restarts happened in between."""
+    import psutil
+
+    out = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("BAYES_DATA_DIR") == str(data_dir) and \
+                    proc.status() != psutil.STATUS_ZOMBIE and proc.pid != os.getpid():
+                out.append(proc)
+        except psutil.Error:
+            continue
+    return out
 
 
 def stack_env(data_dir: Path, port: int, **extra: str) -> dict:

@@ -118,3 +118,13 @@ def test_offsets_are_raw_offsets_for_simple_text() -> None:
     assert text[7:19] == "beta\r\ngam\ufffema"
     assert locate_quote(text, "alpha") == (0, 5)
     assert locate_quote(text, "delta") == (20, 25) and text[20:25] == "delta"
+
+
+def test_loose_location_ignores_punctuation_and_spacing_but_not_letters():
+    from bayes_app.library.quotes import locate_quote_loose
+
+    page = "Crawler Paper Queue\r\nUser Query\r\nSelector [Search] [Expand]"
+    start, end = locate_quote_loose(page, "Crawler Paper-Queue User Query: Selector")
+    assert page[start:end] == "Crawler Paper Queue\r\nUser Query\r\nSelector"
+    assert locate_quote_loose(page, "Crawler Paper Queue User Quarry Selector") is None
+    assert locate_quote_loose(page, "[Stop]") is None  # too short for letters alone, and absent

@@ -1,0 +1,140 @@
+"""Request bodies of the HTTP API, as typed models.
+
+Every model refuses unknown fields and wrong types (a list is never a title, a string never
+a number); numbers are finite and within ranges. Domain rules (which kinds exist, who owns
+what) stay in the domain; these models only guarantee the shapes the domain is given.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+Id = Annotated[StrictStr, Field(min_length=1, max_length=100)]
+Text = Annotated[StrictStr, Field(max_length=20_000)]
+Title = Annotated[StrictStr, Field(max_length=1_000)]
+Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-1e7, le=1e7)]
+
+
+class Body(BaseModel):
+    """Base of every request body: unknown fields are an error, values are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    def given(self) -> dict[str, Any]:
+        """Only the fields the client sent (PATCH semantics)."""
+        return self.model_dump(exclude_unset=True)
+
+
+# ---- auth --------------------------------------------------------------------------------
+class TokenRequest(Body):
+    email: Annotated[StrictStr, Field(min_length=1, max_length=320)]
+    password: Annotated[StrictStr, Field(min_length=1, max_length=1_024)]
+    name: Annotated[StrictStr, Field(max_length=100)] | None = None
+
+
+# ---- library -----------------------------------------------------------------------------
+class DocumentPatch(Body):
+    title: Title | None = None
+    authors: list[Annotated[StrictStr, Field(max_length=500)]] | Annotated[StrictStr, Field(max_length=5_000)] | None = None
+    year: Annotated[StrictInt, Field(ge=1000, le=2999)] | Annotated[StrictStr, Field(max_length=4)] | None = None
+    doi: Annotated[StrictStr, Field(max_length=300)] | None = None
+    collection_ids: Annotated[list[Id], Field(max_length=500)] | None = None
+
+
+class CollectionBody(Body):
+    name: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+
+# ---- maps --------------------------------------------------------------------------------
+class MapCreate(Body):
+    title: Title | None = None
+    question: Title | None = None
+
+
+class MapPatch(Body):
+    title: Title
+
+
+class Position(Body):
+    x: Coordinate
+    y: Coordinate
+
+
+class NodeCreate(Body):
+    parent_id: Id | None = None
+    after_id: Id | None = None
+    title: Title = ""
+    kind: Annotated[StrictStr, Field(max_length=40)] | None = None
+    body: Text = ""
+
+
+class NodePatch(Body):
+    title: Title | None = None
+    body: Text | None = None
+    kind: Annotated[StrictStr, Field(max_length=40)] | None = None
+    collapsed: StrictBool | None = None
+    position: Position | None = None
+    confidence: Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)] | None = None
+    parent_id: Id | None = None
+    index: Annotated[StrictInt, Field(ge=0, le=100_000)] | None = None
+
+
+class CitationCreate(Body):
+    chunk_id: Id
+    quote: Text | None = None
+
+
+# ---- runs --------------------------------------------------------------------------------
+class Scope(Body):
+    document_ids: Annotated[list[Id], Field(max_length=500)] = []
+    collection_ids: Annotated[list[Id], Field(max_length=500)] = []
+
+
+class RunCreate(Body):
+    kind: Annotated[StrictStr, Field(max_length=40)] | None = None
+    prompt: Text | None = None
+    scope: Scope | None = None
+    conversation_id: Id | None = None
+    edit_message_id: Id | None = None
+    mindmap_id: Id | None = None
+    node_id: Id | None = None
+
+
+class MapRunCreate(Body):
+    kind: Annotated[StrictStr, Field(max_length=40)]
+    prompt: Text | None = None
+    node_id: Id | None = None
+
+
+class ConversationPatch(Body):
+    title: Annotated[StrictStr, Field(max_length=500)] | None = None
+    scope: Scope | None = None
+
+
+# ---- credits -----------------------------------------------------------------------------
+class Grant(Body):
+    user_id: Id | None = None
+    email: Annotated[StrictStr, Field(max_length=320)] | None = None
+    credits: Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e9)] | None = None
+    amount_micro: Annotated[StrictInt, Field(gt=0, le=10**15)] | None = None
+    key: Annotated[StrictStr, Field(max_length=200)] | None = None
+    note: Annotated[StrictStr, Field(max_length=500)] | None = None
+
+
+Price = Annotated[StrictInt, Field(ge=0, le=10**12)]
+
+
+class PriceBody(Body):
+    input_per_million: Price
+    cached_per_million: Price
+    output_per_million: Price
+
+
+# ---- zotero ------------------------------------------------------------------------------
+class ZoteroConnect(Body):
+    api: Literal["web", "local"] = "web"
+    library_type: Annotated[StrictStr, Field(max_length=20)] | None = None
+    library_id: Annotated[StrictStr, Field(max_length=40)] | StrictInt | None = None
+    api_key: Annotated[StrictStr, Field(max_length=200)] | None = None

@@ -1,0 +1,248 @@
+"""Browser sessions: sign in, create an account, sign out.
+
+The session cookie is issued and cleared only here, by HTTP responses, so it is HttpOnly
+(page script can never read it), SameSite=Lax, and Secure whenever the browser came over
+HTTPS. The sign-in and sign-up pages post their forms here natively; a form post gets a
+303 redirect (back to the form with an error code, or on to the app), a JSON post gets JSON.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from bayes_app.accounts import service
+from bayes_app.accounts.passwords import HashingBusy
+from bayes_app.accounts.service import AccountError
+from bayes_app.accounts.throttle import LoginThrottle, Refusal
+from bayes_app.api.deps import MAX_JSON_BYTES, SESSION_COOKIE, parse_json
+from bayes_app.api.errors import ApiError
+from bayes_app.api.security import is_https
+from bayes_app.db import session_scope
+from bayes_app.models import User
+from bayes_app.settings import get_settings
+
+log = logging.getLogger("bayes.api.session")
+PUBLIC_PAGES = ("/login", "/register")
+
+
+def safe_next(target: Any) -> str:
+    """Only same-site relative paths are allowed after sign-in (no open redirects)."""
+    if (not isinstance(target, str) or not target.startswith("/") or target.startswith("//")
+            or "\\" in target or target.split("?")[0] in PUBLIC_PAGES):
+        return "/maps"
+    return target
+
+
+@lru_cache(maxsize=4)
+def _throttle(redis_url: str, max_failures: int, window: int) -> LoginThrottle:
+    return LoginThrottle(redis_url, max_failures, window)
+
+
+def login_throttle() -> LoginThrottle:
+    s = get_settings()
+    return _throttle(s.effective_redis_url, s.login_max_failures, s.login_window_minutes)
+
+
+def client_address(request: Request) -> str:
+    """The caller's address; X-Forwarded-For counts only when a trusted proxy sent it."""
+    direct = request.client.host if request.client else "unknown"
+    forwarded = request.headers.get("x-forwarded-for", "")
+    if forwarded and direct in get_settings().trusted_proxies:
+        return forwarded.split(",")[-1].strip() or direct
+    return direct
+
+
+def check_throttle(email: str, client: str) -> Refusal | None:
+    try:
+        return login_throttle().check(email, client)
+    except Exception:  # noqa: BLE001 - Redis down: sign-in must not fail closed for everyone
+        log.warning("login throttle unavailable; allowing the attempt", exc_info=True)
+        return None
+
+
+def record_attempt(email: str, client: str, ok: bool) -> None:
+    try:
+        if ok:
+            login_throttle().succeeded(email)
+        else:
+            login_throttle().failed(email, client)
+    except Exception:  # noqa: BLE001
+        log.warning("login throttle unavailable; attempt not counted", exc_info=True)
+
+
+def throttled_authenticate(email: str, password: str, client: str) -> service.UserInfo:
+    """Check the password under the throttle; raises ApiError 429/401/503."""
+    refusal = check_throttle(email, client)
+    if refusal is not None:
+        raise ApiError(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
+    try:
+        with session_scope() as db:
+            user = service.authenticate(db, email, password)
+            info = service.UserInfo.of(user)
+    except AccountError as err:
+        record_attempt(email, client, ok=False)
+        raise ApiError(err.status, err.code, err.message) from None
+    except HashingBusy as err:
+        raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
+    record_attempt(email, client, ok=True)
+    return info
+
+
+def _new_session(user_id: str) -> str:
+    ttl = timedelta(hours=get_settings().session_ttl_hours)
+    with session_scope() as db:
+        user = db.get(User, user_id)
+        return service.create_session(db, user, ttl)
+
+
+def set_session_cookie(response: Response, request: Request, token: str) -> None:
+    response.set_cookie(SESSION_COOKIE, token, max_age=get_settings().session_ttl_hours * 3600,
+                        path="/", httponly=True, samesite="lax",
+                        secure=is_https(request.scope, get_settings().trusted_proxies))
+
+
+def clear_session_cookie(response: Response, request: Request) -> None:
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax",
+                           secure=is_https(request.scope, get_settings().trusted_proxies))
+
+
+async def _form(request: Request) -> tuple[dict[str, str], bool]:
+    """The posted fields and whether the caller wants JSON back (else a redirect)."""
+    ctype = request.headers.get("content-type", "")
+    if ctype.startswith("application/json"):
+        body = await request.body()
+        if len(body) > MAX_JSON_BYTES:
+            raise ApiError(413, "too_large", "Request body is too large.")
+        data = parse_json(body)
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ApiError(400, "bad_request", "Send a JSON object of strings.")
+        return data, True
+    if ctype.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+        try:
+            form = await request.form(max_files=0, max_fields=10)
+        except Exception:  # noqa: BLE001 - malformed bodies
+            raise ApiError(400, "bad_request", "Malformed form body.") from None
+        return {k: v for k, v in form.items() if isinstance(v, str)}, False
+    raise ApiError(415, "unsupported_media_type", "Post a form or a JSON object.")
+
+
+def _back(page: str, err: ApiError, **extra: str) -> RedirectResponse:
+    query = {"error": err.code, **{k: v for k, v in extra.items() if v}}
+    if err.headers and "Retry-After" in err.headers:
+        query["retry"] = err.headers["Retry-After"]
+    return RedirectResponse(f"{page}?{urlencode(query)}", status_code=303)
+
+
+async def login(request: Request) -> Response:
+    fields, wants_json = await _form(request)
+    email, password = fields.get("email", ""), fields.get("password", "")
+    target = safe_next(fields.get("next") or request.query_params.get("next"))
+    try:
+        info = await run_in_threadpool(throttled_authenticate, email, password, client_address(request))
+    except ApiError as err:
+        if wants_json:
+            raise
+        return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
+    token = await run_in_threadpool(_new_session, info.id)
+    response: Response = (JSONResponse({"user": info.to_json()}) if wants_json
+                          else RedirectResponse(target, status_code=303))
+    set_session_cookie(response, request, token)
+    return response
+
+
+def _register(email: str, password: str) -> service.UserInfo:
+    try:
+        with session_scope() as db:
+            return service.UserInfo.of(service.register(db, email, password))
+    except AccountError as err:
+        raise ApiError(err.status, err.code, err.message) from None
+    except HashingBusy as err:
+        raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
+
+
+async def register(request: Request) -> Response:
+    fields, wants_json = await _form(request)
+    email, password = fields.get("email", ""), fields.get("password", "")
+    try:
+        if "confirm" in fields and fields["confirm"] != password:
+            raise ApiError(400, "passwords_differ", "The two passwords differ.")
+        info = await run_in_threadpool(_register, email, password)
+    except ApiError as err:
+        if wants_json:
+            raise
+        return _back("/register", err, email=email[:200])
+    token = await run_in_threadpool(_new_session, info.id)
+    response: Response = (JSONResponse({"user": info.to_json()}, status_code=201) if wants_json
+                          else RedirectResponse("/maps", status_code=303))
+    set_session_cookie(response, request, token)
+    return response
+
+
+def _end(token: str | None) -> None:
+    with session_scope() as db:
+        service.end_session(db, token)
+
+
+async def logout(request: Request) -> Response:
+    await run_in_threadpool(_end, request.cookies.get(SESSION_COOKIE))
+    wants_json = request.headers.get("content-type", "").startswith("application/json")
+    response: Response = Response(status_code=204) if wants_json else RedirectResponse("/login", status_code=303)
+    clear_session_cookie(response, request)
+    return response
+
+
+def _change_password(token: str | None, old: str, new: str, client: str) -> str:
+    """Check the session and the current password (throttled), change it, start a new session."""
+    with session_scope() as db:
+        user = service.user_for_session(db, token)
+        email = user.email if user else ""
+    if user is None:
+        raise ApiError(401, "unauthorized", "Your session has ended; sign in again.")
+    refusal = check_throttle(email, client)
+    if refusal is not None:
+        raise ApiError(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
+    try:
+        with session_scope() as db:
+            service.change_password(db, user.id, old, new)
+    except AccountError as err:
+        if err.code == "invalid_credentials":
+            record_attempt(email, client, ok=False)
+        raise ApiError(err.status, err.code, err.message) from None
+    except HashingBusy as err:
+        raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
+    return _new_session(user.id)  # older sessions (other browsers) are no longer valid
+
+
+async def change_password(request: Request) -> Response:
+    fields, wants_json = await _form(request)
+    old, new = fields.get("old_password", ""), fields.get("new_password", "")
+    try:
+        if "confirm" in fields and fields["confirm"] != new:
+            raise ApiError(400, "passwords_differ", "The two new passwords differ.")
+        token = await run_in_threadpool(_change_password, request.cookies.get(SESSION_COOKIE), old, new,
+                                        client_address(request))
+    except ApiError as err:
+        if wants_json:
+            raise
+        return _back("/login" if err.status == 401 and err.code == "unauthorized" else "/account", err)
+    response: Response = (JSONResponse({"changed": True}) if wants_json
+                          else RedirectResponse("/account?notice=password_changed", status_code=303))
+    set_session_cookie(response, request, token)
+    return response
+
+
+routes = [
+    Route("/session/password", change_password, methods=["POST"]),
+    Route("/session/login", login, methods=["POST"]),
+    Route("/session/register", register, methods=["POST"]),
+    Route("/session/logout", logout, methods=["POST"]),
+]

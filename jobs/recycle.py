@@ -1,0 +1,62 @@
+"""Memory guard: after each message, a worker process whose resident memory is over
+BAYES_WORKER_MAX_RSS_MB stops taking messages, lets the ones in flight finish, hands its
+prefetched messages back to the broker and exits with RECYCLE_EXIT_CODE; the supervisor
+starts a fresh process in its place (`bayes_app.procs`). A memory-heavy document then costs
+one restart instead of an OOM kill of everything in flight."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import psutil
+from dramatiq.middleware import Middleware
+
+from bayes_app.procs.config import RECYCLE_EXIT_CODE
+
+log = logging.getLogger("bayes.jobs.recycle")
+
+
+class MemoryGuard(Middleware):
+    def __init__(self, max_rss_mb: int) -> None:
+        self.max_rss = max_rss_mb * 1024 * 1024
+        self.recycling = threading.Event()
+        self._worker = None
+
+    def before_worker_boot(self, broker, worker) -> None:
+        self._worker = worker
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        self.check()
+
+    def after_skip_message(self, broker, message) -> None:
+        self.check()
+
+    def check(self) -> None:
+        if self.max_rss <= 0 or self._worker is None or self.recycling.is_set():
+            return
+        rss = psutil.Process().memory_info().rss
+        if rss <= self.max_rss:
+            return
+        self.recycling.set()
+        log.warning("worker process %d uses %d MB, over BAYES_WORKER_MAX_RSS_MB=%d: finishing "
+                    "the messages in flight, then exiting to be replaced", os.getpid(),
+                    rss >> 20, self.max_rss >> 20)
+        # Not in this (worker) thread: it must first finish and acknowledge its message.
+        threading.Thread(target=self._recycle, name="bayes-recycle", daemon=True).start()
+
+    def _recycle(self) -> None:
+        worker = self._worker
+        # Pause only the worker threads: the consumers keep fetching, so the broker keeps
+        # seeing this process's heartbeat and does not hand the in-flight messages to others.
+        threads = list(worker.workers)
+        for t in threads:
+            t.pause()
+        for t in threads:
+            t.paused_event.wait()
+        worker.stop(timeout=10_000)  # idle now: requeues what was prefetched, closes consumers
+        log.warning("worker process %d recycled (exit code %d)", os.getpid(), RECYCLE_EXIT_CODE)
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        os._exit(RECYCLE_EXIT_CODE)
