@@ -22,10 +22,11 @@ from typing import Any
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
 from bayes_app.library.quotes import normalize
+from bayes_app.library.structure import Span, roles_in
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
-from bayes_app.models import Chunk
+from bayes_app.models import Chunk, PageText
 
 # problems of a quoted sentence that no claim survives (fragments and short quotes are fine:
 # a model may quote part of a sentence, and a chunk may start mid-sentence)
@@ -73,12 +74,13 @@ def _quoted_sentences(chunk_text: str, quote: str) -> list[str]:
     return out
 
 
-def quote_problem(chunk: Chunk, quote: str) -> str | None:
-    """Why text of this chunk can't be quoted for a claim, or None."""
+def quote_problem(chunk: Chunk, quote: str, page_roles: set[str] | None = None) -> str | None:
+    """Why text of this chunk can't be quoted for a claim, or None. `page_roles`: the roles
+    of the page spans the quote covers (structure-aware ingestion), when known."""
     role = getattr(chunk, "role", None)
-    if not sent.role_allows_claims(role):
+    if not sent.role_allows_claims(role) or (page_roles and not sent.roles_allow_claims(page_roles)):
         return "not_body_text"
-    if role is None and sent.looks_like_reference_list(chunk.text):
+    if sent.looks_like_reference_list(chunk.text):
         return "reference_list"
     for s in _quoted_sentences(chunk.text, quote) or [quote]:
         problem = sent.claim_problem(s)
@@ -117,7 +119,10 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
                 if span is None:
                     reason = "quote_not_in_passage"
                 else:
-                    reason = quote_problem(chunk, c.quote) or claim_text_problem(c.text)
+                    page = db.get(PageText, (chunk.document_id, chunk.page))
+                    spans = [Span.from_json(x) for x in (page.spans or [])] if page is not None else []
+                    reason = quote_problem(chunk, c.quote, roles_in(spans, *span) if spans else None) \
+                        or claim_text_problem(c.text)
             if reason:
                 v.rejected.append({"text": c.text, "quote": c.quote, "passage": c.raw_passage,
                                    "reason": reason})

@@ -81,7 +81,7 @@ def claim_candidates(passages: list[Passage]) -> list[Candidate]:
         if not sent.role_allows_claims(p.role):
             continue
         raw = p.raw or p.text
-        if p.role is None and sent.looks_like_reference_list(raw):
+        if sent.looks_like_reference_list(raw):  # also when labelled body: roles may be stale
             continue
         for s in sent.candidate_sentences(raw):
             key = " ".join(s.lower().split())

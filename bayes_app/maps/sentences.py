@@ -19,8 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# roles (from structure-aware ingestion) whose text can be quoted for a claim
-CLAIM_ROLES = frozenset({"body", "caption"})
+from bayes_app.library.structure import QUOTABLE as CLAIM_ROLES  # body, caption
 
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+|(?<=[a-z)\]])[.!?]\d+(?:[,–-]\d+)*\s+(?=[A-Z])")
 _ABBREVIATIONS = frozenset(
@@ -86,9 +85,14 @@ def looks_like_reference_list(raw: str) -> bool:
 
 
 def role_allows_claims(role: str | None) -> bool:
-    """Quotes for claims come from body text and captions; text of unknown role is allowed
-    (the sentence checks still apply)."""
+    """Quotes for claims come from body text and captions (roles from structure-aware
+    ingestion); text of unknown role is allowed (the sentence checks still apply)."""
     return role is None or role == "" or role in CLAIM_ROLES
+
+
+def roles_allow_claims(roles: set[str]) -> bool:
+    """Every role a quote's page span overlaps allows claims."""
+    return all(role_allows_claims(r) for r in roles)
 
 
 # ---- splitting -----------------------------------------------------------------------------------
