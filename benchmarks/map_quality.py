@@ -16,8 +16,8 @@ of the papers, tests/support/paper_labels.py; and from chunk roles when structur
 ingestion provides them), duplicate claims (same content terms ≥ 0.8 Jaccard, or embedding
 cosine ≥ 0.9 with the same numbers), empty themes, theme titles that are "X and Y" word pairs,
 `contradicts` links; and, on the SciFact train `held` split (benchmarks/scifact_sets.py), the
-contradiction false-positive rate and the support ROC-AUC; and reference entries parsed per
-paper (n/a until structure-aware ingestion provides them).
+contradiction false-positive rate and the support ROC-AUC; and the reference entries parsed
+per paper at ingestion.
 
 --baseline runs the same on the code this branch started from (`git merge-base HEAD main`, a
 worktree at /tmp/bayes-map-quality-baseline) and prints it side by side.
@@ -42,6 +42,9 @@ QUESTIONS = ["How do LLM agents search for academic papers?",
 PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
 
 
+REFERENCES: dict[str, str] = {}  # file -> reference entries parsed at ingestion
+
+
 def build_all(provider_factory, model: str, embed) -> tuple[list[dict], float]:
     from tests.support import pdfs
     from tests.support.maplab import MapLab
@@ -54,6 +57,7 @@ def build_all(provider_factory, model: str, embed) -> tuple[list[dict], float]:
             mid = lab.create_map(q)
             lab.run("build_map", mid, provider_factory, prompt=q, model=model)
             out.append(measure_map(lab, mid, embed))
+        REFERENCES.update(reference_entries(lab))
     return out, time.monotonic() - t0
 
 
@@ -93,19 +97,23 @@ def scifact_figures(data: str | None) -> dict:
     return {"support_auc": a, "contradiction_auc": b, "link_fp": link["fp_rate"], "link_recall": link["recall"]}
 
 
-def reference_entries() -> str:
+def reference_entries(lab) -> dict[str, str]:
+    """Entries of each paper's reference list parsed at ingestion (with year and title)."""
     try:
-        from bayes_app.library import references  # noqa: F401  (structure-aware ingestion)
+        from bayes_app.models import DocumentReference
     except ImportError:
-        return "n/a (structure-aware ingestion not on this branch)"
-    from bayes_app.library.pdf import extract_pages
-    from tests.support import pdfs
+        return {p: "n/a" for p in PAPERS}  # code without structure-aware ingestion
+    from sqlmodel import select
 
-    counts = []
-    for p in PAPERS:
-        pages = list(extract_pages(pdfs.FIXTURES / p))
-        counts.append(f"{p}: {len(references.parse_pages(pages))}")  # type: ignore[attr-defined]
-    return ", ".join(counts)
+    from bayes_app.models import Document
+
+    out = {}
+    with lab.sessions() as db:
+        for d in db.exec(select(Document)):
+            refs = db.exec(select(DocumentReference).where(DocumentReference.document_id == d.id)).all()
+            full = sum(bool(r.year and r.title) for r in refs)
+            out[d.filename] = f"{len(refs)} ({full} with year and title)"
+    return out
 
 
 def summarise(name: str, maps: list[dict]) -> dict:
@@ -134,7 +142,7 @@ def run(data: str | None) -> dict:
         scripted, t_scr = build_all(lambda: OpenAIProvider(fake.base_url, "test-key"), MODEL, embed)
     return {"offline": summarise("offline", offline), "scripted": summarise("scripted model", scripted),
             "detail": {"offline": offline, "scripted": scripted}, "seconds": {"offline": t_off, "scripted": t_scr},
-            "scifact": scifact_figures(data), "references": reference_entries()}
+            "scifact": scifact_figures(data), "references": dict(REFERENCES)}
 
 
 def baseline(data: str | None) -> dict | None:
@@ -174,7 +182,7 @@ def main() -> None:
             ('"X and Y" theme titles', "pair_titles", "{}"), ("contradicts links", "contradicts", "{}"),
             ("claims", "claims", "{}")]
     print(f"maps over {len(PAPERS)} bundled papers, {len(QUESTIONS)} questions each build\n")
-    head = f"{'measure':<48}" + "".join(f"{h:>14}" for h in (
+    head = f"{'measure':<48}" + "".join(f"{h:>17}" for h in (
         ["offline (main)", "offline", "scripted (main)", "scripted"] if base else ["offline", "scripted"]))
     print(head)
     for label, key, fmt in rows:
@@ -183,7 +191,7 @@ def main() -> None:
             if base:
                 vals.append(fmt.format(base[build][key]))
             vals.append(fmt.format(ours[build][key]))
-        print(f"{label:<48}" + "".join(f"{v:>14}" for v in vals))
+        print(f"{label:<48}" + "".join(f"{v:>17}" for v in vals))
     print()
     s, b = ours["scifact"], (base or {}).get("scifact")
     for label, key in (("support ROC-AUC (evidence vs top BM25 non-evidence)", "support_auc"),
@@ -192,7 +200,10 @@ def main() -> None:
                        ("contradicts-link recall", "link_recall")):
         print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
     print("\nSciFact: train claims, held split (benchmarks/scifact_sets.py); first column = before (merge-base)")
-    print("reference entries parsed per paper:", ours["references"])
+    print("reference entries parsed per paper:")
+    for p in PAPERS:
+        print(f"  {p:<46}" + (f"{(base or {}).get('references', {}).get(p, 'n/a'):>12}" if base else "")
+              + f"{ours['references'].get(p, 'n/a'):>30}")
     print("build seconds:", {k: round(v, 1) for k, v in ours["seconds"].items()})
     if args.detail:
         for build in ("offline", "scripted"):

@@ -201,8 +201,10 @@ def key_phrases(texts: list[str]) -> Counter[str]:
             # "PaSa-7b surpasses …": a lowercase -s word right after a name is its verb
             verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
             prev = w
+            glued_citation = bool(re.fullmatch(r"[A-Za-z]{4,}\d{2,3}", w))  # "SELFIES106"
             if not _PHRASE_WORD.fullmatch(w) or low in STOPWORDS or low in _BREAK or low.endswith("ly") \
-                    or verb_after_name or (not run and (low.endswith("ing") or low.endswith("ed"))):
+                    or verb_after_name or glued_citation \
+                    or (not run and (low.endswith("ing") or low.endswith("ed"))):
                 for n in range(1, min(4, len(run)) + 1):
                     for start in range(0, len(run) - n + 1):
                         found.add(" ".join(run[start:start + n]))

@@ -41,11 +41,11 @@ Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 
 Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
 Q1_DUP = "Additionally, the token probability of the decision token can be used to rank search results."
-REF_QUOTE = "Agile: A novel framework of llm agents."  # an entry of pasa.pdf's reference list
+FIGURE_QUOTE = "Crawler Paper Queue User Query Selector"  # text inside pasa.pdf's Figure 1
 ASPECT_QUERIES = {"Decision order": pdfs.PASA_P7_PHRASE,
                   "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
                   "Unanswered aspect": "zebra migration patterns in the Serengeti"}
-REF_ASPECT = {"Agent frameworks": "Agile: A novel framework of llm agents arXiv preprint"}
+FIGURE_ASPECT = {"Agent architecture": "Crawler Paper Queue User Query Selector Select Drop"}
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +132,8 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     n1, seen = passage_no(env, ASPECT_QUERIES["Decision order"], Q1, set())
     n2a, seen2 = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2A, seen)
     n2b, _ = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2B, seen)
-    n_ref, _ = passage_no(env, REF_ASPECT["Agent frameworks"], REF_QUOTE, seen | seen2)
-    plan = {"aspects": [{"title": t, "query": q} for t, q in {**ASPECT_QUERIES, **REF_ASPECT}.items()]}
+    n_fig, _ = passage_no(env, FIGURE_ASPECT["Agent architecture"], FIGURE_QUOTE, seen | seen2)
+    plan = {"aspects": [{"title": t, "query": q} for t, q in {**ASPECT_QUERIES, **FIGURE_ASPECT}.items()]}
     with FakeOpenAI() as fake:
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
@@ -151,9 +151,9 @@ def test_scripted_build_map_provenance_and_contradiction(env):
             Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2,
                                                                                   "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."}],
                                      "contradictions": [[2, 3]]}), match="ROLE: critic"),
-            # a claim quoting a reference-list entry: rejected, and the aspect gets no theme
-            Script.reply(claims_json(("AGILE is a novel framework of LLM agents.", REF_QUOTE, n_ref)),
-                         match="ASPECT: Agent frameworks"),
+            # a claim quoting the text inside a figure: rejected, and the aspect gets no theme
+            Script.reply(claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
+                         match="ASPECT: Agent architecture"),
         )
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
@@ -162,12 +162,12 @@ def test_scripted_build_map_provenance_and_contradiction(env):
 
     # the fabricated quote was rejected by the critic, with the reason
     rejected = {x["quote"]: x["reason"] for e in evs if e.type == "agent" for x in e.data.get("rejected", [])}
-    assert rejected == {FAKE_QUOTE: "quote_not_in_passage", REF_QUOTE: "reference_list"}
+    assert rejected == {FAKE_QUOTE: "quote_not_in_passage", FIGURE_QUOTE: "not_body_text"}
     merged = [x for e in evs if e.type == "agent" for x in e.data.get("merged", [])]
     with sessions() as db:
         nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
         assert assert_provenance(db, m["id"]) == 4
-        assert not any("always finds" in n.title or "AGILE" in n.title for n in nodes)
+        assert not any("always finds" in n.title or "paper queue that" in n.title for n in nodes)
         # the repeated claim is one node with both passages cited
         [decision] = [n for n in nodes if n.title.startswith("Putting the decision")]
         assert merged == [{"text": decision.title, "into": decision.id}]

@@ -48,6 +48,7 @@ def measure_map(lab, map_id: str, embed) -> dict:
         docs = {d.id: d for d in db.exec(select(Document))}
         pages = {(p.document_id, p.page): p.text for p in db.exec(select(PageText))}
         roles = {c.id: getattr(c, "role", None) for c in db.exec(select(Chunk))}
+        spans = {(p.document_id, p.page): getattr(p, "spans", None) or [] for p in db.exec(select(PageText))}
     claims = [n for n in nodes if n.kind in ("claim", "counterpoint")]
     claim_ids = {n.id for n in claims}
     quotes = [c for c in cits if c.node_id in claim_ids]
@@ -57,8 +58,12 @@ def measure_map(lab, map_id: str, embed) -> dict:
         where = region_of(d.filename, c.page, pages[(c.document_id, c.page)], c.char_start, c.char_end, c.quote) \
             if d else None
         role = roles.get(c.chunk_id)
-        if where or (role not in (None, "body", "caption")):
-            bad.append((where or role, c.quote[:90]))
+        # the roles of the page spans the quote covers (structure-aware ingestion), when stored
+        span_roles = {str(x[2]) for x in spans.get((c.document_id, c.page), [])
+                      if x[0] < c.char_end and c.char_start < x[1]}
+        off_role = (role not in (None, "body", "caption")) or bool(span_roles - {"body", "caption"})
+        if where or off_role:
+            bad.append((where or role or ",".join(sorted(span_roles)), c.quote[:90]))
     texts = [n.title for n in claims]
     dups = 0
     if texts:
