@@ -19,8 +19,9 @@ cosine ≥ 0.9 with the same numbers), empty themes, theme titles that are "X an
 contradiction false-positive rate and the support ROC-AUC; and the reference entries parsed
 per paper at ingestion.
 
---baseline runs the same on the code this branch started from (`git merge-base HEAD main`, a
-worktree at /tmp/bayes-map-quality-baseline) and prints it side by side.
+--baseline REF runs the same on another commit (its own worktree under /tmp, this script and
+its helpers copied in) and prints it side by side; e.g. `--baseline 265dc26` (before issue 12)
+or `--baseline main`.
 """
 
 from __future__ import annotations
@@ -145,11 +146,11 @@ def run(data: str | None) -> dict:
             "scifact": scifact_figures(data), "references": dict(REFERENCES)}
 
 
-def baseline(data: str | None) -> dict | None:
-    """The same measurement on the code before this work (its own worktree, this script copied in)."""
-    base = subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True, capture_output=True,
+def baseline(data: str | None, ref: str) -> dict | None:
+    """The same measurement on commit `ref` (its own worktree, this script copied in)."""
+    base = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True,
                           text=True).stdout.strip()
-    wt = Path("/tmp/bayes-map-quality-baseline")
+    wt = Path(f"/tmp/bayes-map-quality-{base}")
     if not wt.exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True,
                        capture_output=True)
@@ -168,7 +169,7 @@ def baseline(data: str | None) -> dict | None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", help="SciFact dir (claims_train.csv, corpus.jsonl)")
-    ap.add_argument("--baseline", action="store_true", help="also measure git main's code")
+    ap.add_argument("--baseline", metavar="REF", help="also measure this commit (e.g. main, 265dc26)")
     ap.add_argument("--json", action="store_true", help="print one JSON line (used for the baseline)")
     ap.add_argument("--detail", action="store_true")
     args = ap.parse_args()
@@ -176,14 +177,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(ours, default=str))
         return
-    base = baseline(args.data) if args.baseline else None
+    base = baseline(args.data, args.baseline) if args.baseline else None
     rows = [("share of claim quotes from body/caption text", "body_share", "{:.1%}"),
             ("duplicate claims", "duplicates", "{}"), ("empty themes", "empty_themes", "{}"),
             ('"X and Y" theme titles', "pair_titles", "{}"), ("contradicts links", "contradicts", "{}"),
             ("claims", "claims", "{}")]
     print(f"maps over {len(PAPERS)} bundled papers, {len(QUESTIONS)} questions each build\n")
     head = f"{'measure':<48}" + "".join(f"{h:>17}" for h in (
-        ["offline (main)", "offline", "scripted (main)", "scripted"] if base else ["offline", "scripted"]))
+        ["offline (base)", "offline", "scripted (base)", "scripted"] if base else ["offline", "scripted"]))
     print(head)
     for label, key, fmt in rows:
         vals = []
@@ -199,7 +200,7 @@ def main() -> None:
                        ("contradicts-link false-positive rate", "link_fp"),
                        ("contradicts-link recall", "link_recall")):
         print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
-    print("\nSciFact: train claims, held split (benchmarks/scifact_sets.py); first column = before (merge-base)")
+    print(f"\nSciFact: train claims, held split (benchmarks/scifact_sets.py); base = {args.baseline or '-'}")
     print("reference entries parsed per paper:")
     for p in PAPERS:
         print(f"  {p:<46}" + (f"{(base or {}).get('references', {}).get(p, 'n/a'):>12}" if base else "")
