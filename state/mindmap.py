@@ -43,7 +43,7 @@ RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this 
 PUSH_MIN_S = 0.05
 RUN_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Dive deeper", "counter": "Counter-evidence",
               "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
-              "message": "Message"}
+              "message": "Message", "check_support": "Check support"}
 ROUTE_LABELS = {"answer": "answered from the map", "edit": "edited the map", "research": "researched the library"}
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 

@@ -9,7 +9,6 @@ by its key phrase, with its ranked sentences as the claims to write.
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass, field
 
 from bayes_app.agents import extractive

@@ -8,9 +8,9 @@ paced like any model call — and a pass that chose nothing makes no call at all
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from bayes_app.agents import extractive
 from bayes_app.agents.llm_json import ask_json, is_offline
@@ -74,7 +74,6 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
     if not is_offline(ctx):
         data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, passages))
         return parse_claims(data, passages, aspect)
-    import asyncio
 
     def choose() -> list[extractive.Candidate]:
         picks = chosen if chosen is not None else extractive.select_claims(
