@@ -164,7 +164,7 @@ def run_status() -> rx.Component:
                 rx.badge(MapState.run_outcome, id="run-outcome",
                          color_scheme=rx.cond(MapState.run_outcome == "SUCCEEDED", "green", "orange")),
                 rx.text("charged ", rx.el.span(MapState.run_cost, id="run-cost"), size="2", color_scheme="gray"),
-                rx.text(MapLiveState.run_note, size="1", color_scheme="gray"),
+                rx.text(MapLiveState.run_note, size="1", color_scheme="gray", id="run-finding"),
                 align="center", spacing="2", id="run-done",
             ),
         ),

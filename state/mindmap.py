@@ -43,7 +43,7 @@ RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this 
 PUSH_MIN_S = 0.05
 RUN_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Dive deeper", "counter": "Counter-evidence",
               "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
-              "message": "Message"}
+              "message": "Message", "check_support": "Check support"}
 ROUTE_LABELS = {"answer": "answered from the map", "edit": "edited the map", "research": "researched the library"}
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 
@@ -161,6 +161,7 @@ class MapState(AuthState):
     _relations: list[dict[str, Any]] = []
     _live_ids: list[str] = []
     _live_count: int = 0
+    _run_finding: str = ""  # what a run that found nothing says ("No counter-evidence found …")
     _cursor: str = ""
     _revision: int = 0
     _gen: int = 0
@@ -263,6 +264,7 @@ class MapState(AuthState):
         self.live_run_id = self.live_kind = self._cursor = self.run_route = ""
         self.run_outcome = self.run_cost = ""
         self._live_count, self._live_ids = 0, []
+        self._run_finding = ""
         live = self._live()
         live.run_note = live.run_text = ""
 
@@ -404,7 +406,8 @@ class MapState(AuthState):
             if "aspects" in data:
                 self._note(f"{role}: {len(data['aspects'])} aspect(s)")
             elif data.get("done"):
-                self._note("writing done")
+                self._run_finding = str(data.get("note") or "")
+                self._note(self._run_finding or "writing done")
             elif "pass" in data:
                 self._note(f"{role}: pass {data['pass']}")
         elif ev.type == "status" and data.get("status") == RunStatus.RUNNING:
@@ -426,7 +429,7 @@ class MapState(AuthState):
         self.run_cost = f"{format_credits(charged)} credits" if charged is not None else ""
         wrote = self._live_count > 0
         self.live_run_id, self._cursor, self._live_ids = "", "", []
-        self._note("")
+        self._note(self._run_finding)
         if not self._reload():
             return
         if wrote:
@@ -671,10 +674,17 @@ class MapState(AuthState):
     # ---- citations -----------------------------------------------------------------------------
     @rx.event
     def check_support(self):
-        if self.selected_id:
-            out = self._edit(cit.check_support, self.selected_id)
-            if out is not None:
-                self.notice = "Support checked."
+        from bayes_app.api.maps import model_judges_support
+
+        if not self.selected_id:
+            return
+        if model_judges_support():  # the model judges: a billed run, followed live
+            if self._start("check_support", node_id=self.selected_id):
+                self.notice = "Checking support with the model…"
+            return
+        out = self._edit(cit.check_support, self.selected_id)
+        if out is not None:
+            self.notice = "Support checked."
 
     @rx.event
     def accept_rewrite(self, citation_id: str):

@@ -1,7 +1,11 @@
 """Critic: provenance, support and contradictions.
 
 1. Provenance (always local, never delegated to a model): a claim is rejected unless its quote
-   is found — after normalisation (library.quotes) — in the cited chunk AND on that chunk's page.
+   is found — after normalisation (library.quotes) — in the cited chunk AND on that chunk's page,
+   the chunk is body text or a caption (not a reference list, author block, header/footer or
+   figure text), the sentence quoted is a complete declarative one (not a citation entry,
+   figure label, equation or prompt listing: `maps.sentences`), and the claim itself reads as
+   a statement.
 2. Support: each accepted claim gets a support score/label (and a rewrite when it overstates);
    the model's judgement when it gives one, else the extractive scorer (maps.support).
 3. Contradictions: pairs of claims that disagree — the model's list when it gives one, else
@@ -17,9 +21,17 @@ from typing import Any
 
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
+from bayes_app.library.quotes import normalize
+from bayes_app.library.structure import Span, roles_in
+from bayes_app.maps import sentences as sent
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
-from bayes_app.models import Chunk
+from bayes_app.models import Chunk, PageText
+
+# problems of a quoted sentence that no claim survives (fragments and short quotes are fine:
+# a model may quote part of a sentence, and a chunk may start mid-sentence)
+HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "reference_entry", "question",
+                           "table_numbers", "figure_text", "equation_or_numbers", "instruction", "no_verb"})
 from bayes_app.runs.executor import RunContext
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
@@ -43,8 +55,53 @@ class Verdict:
     rejected: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _quoted_sentences(chunk_text: str, quote: str) -> list[str]:
+    """The chunk's sentences the quote overlaps (lies in, covers or runs into)."""
+    text = normalize(" ".join(sent.candidate_sentences(chunk_text))).text
+    q = normalize(quote).text
+    at = text.find(q) if q else -1
+    if at < 0:
+        return []
+    out, pos = [], 0
+    for s in sent.candidate_sentences(chunk_text):
+        ns = normalize(s).text
+        start = text.find(ns, pos)
+        if start < 0:
+            continue
+        pos = start + len(ns)
+        if start < at + len(q) and at < pos:
+            out.append(s)
+    return out
+
+
+def quote_problem(chunk: Chunk, quote: str, page_roles: set[str] | None = None) -> str | None:
+    """Why text of this chunk can't be quoted for a claim, or None. `page_roles`: the roles
+    of the page spans the quote covers (structure-aware ingestion), when known."""
+    role = getattr(chunk, "role", None)
+    if not sent.role_allows_claims(role) or (page_roles and not sent.roles_allow_claims(page_roles)):
+        return "not_body_text"
+    if sent.looks_like_reference_list(chunk.text):
+        return "reference_list"
+    for s in _quoted_sentences(chunk.text, quote) or [quote]:
+        problem = sent.claim_problem(s)
+        if problem in HARD_PROBLEMS:
+            return problem
+    return None
+
+
+def claim_text_problem(text: str) -> str | None:
+    """A claim must read as a complete statement: not a question, citation entry, listing,
+    label or fragment (a missing final full stop is forgiven)."""
+    if len(text.split()) < 4:
+        return "not_a_statement"
+    t = text.strip()
+    problem = sent.claim_problem(t if t[-1:] in ".!?" else t + ".")
+    return problem if problem in HARD_PROBLEMS | {"fragment"} else None
+
+
 def verify(sessions: Any, claims: list[Claim]) -> Verdict:
-    """Keep the claims whose quote is in the cited chunk on the cited page."""
+    """Keep the claims whose quote is in the cited chunk on the cited page, quotes body text
+    or a caption, and whose wording reads as a statement."""
     v = Verdict()
     with sessions() as db:
         for c in claims:
@@ -61,6 +118,11 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
                 span = locate(db, chunk, c.quote)
                 if span is None:
                     reason = "quote_not_in_passage"
+                else:
+                    page = db.get(PageText, (chunk.document_id, chunk.page))
+                    spans = [Span.from_json(x) for x in (page.spans or [])] if page is not None else []
+                    reason = quote_problem(chunk, c.quote, roles_in(spans, *span) if spans else None) \
+                        or claim_text_problem(c.text)
             if reason:
                 v.rejected.append({"text": c.text, "quote": c.quote, "passage": c.raw_passage,
                                    "reason": reason})
@@ -88,8 +150,9 @@ def _pairs(raw: object, n: int) -> list[tuple[int, int]]:
     return sorted(set(out))
 
 
-def heuristic_pairs(texts: list[str]) -> list[tuple[int, int]]:
-    return [(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts)) if disagree(texts[i], texts[j])]
+def heuristic_pairs(texts: list[str], first_new: int = 0) -> list[tuple[int, int]]:
+    """Contradicting pairs (i < j, j ≥ first_new) by the offline detector (maps.support.disagree)."""
+    return [(i, j) for j in range(max(1, first_new), len(texts)) for i in range(j) if disagree(texts[i], texts[j])]
 
 
 async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | None = None) -> list[tuple[int, int]]:
@@ -100,13 +163,13 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
     if len(texts) < 1 or not checked:
         return []
     if is_offline(ctx):
-        return heuristic_pairs(texts)
+        return await asyncio.to_thread(heuristic_pairs, texts, len(context))
     listing = "\n".join(f"{i}. {t}" + (f'\n   quote: "{checked[i - 1 - len(context)].claim.quote}"'
                                        if i > len(context) else " (already on the map)")
                         for i, t in enumerate(texts, 1))
     data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}")
     if not isinstance(data, dict):
-        return heuristic_pairs(texts)
+        return await asyncio.to_thread(heuristic_pairs, texts, len(context))
     for s in data.get("scores") or []:
         try:
             k = int(s.get("claim")) - 1 - len(context)
@@ -119,9 +182,9 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
             c.support, c.label, c.rewrite = round(score, 3), label_for(score), rewrite
             c.citation.update(support_score=c.support, support_label=c.label, suggested_rewrite=rewrite,
                               agent="critic")
-    if "contradictions" in data:
+    if "contradictions" in data:  # the critic decides; the offline detector is only the fallback
         return _pairs(data.get("contradictions"), len(texts))
-    return heuristic_pairs(texts)
+    return await asyncio.to_thread(heuristic_pairs, texts, len(context))
 
 
 async def verify_async(ctx: RunContext, claims: list[Claim]) -> Verdict:

@@ -1,5 +1,5 @@
 """The map run kinds: build_map, expand, deepen, counter, restructure, chapters, synthesize,
-message. Input: {"mindmap_id", "node_id"?, "prompt"?}. Every node is written by the Writer
+message, check_support. Input: {"mindmap_id", "node_id"?, "prompt"?}. Every node is written by the Writer
 (own transaction + `node` event); deleting the map mid-run ends the run (resource_deleted)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from bayes_app.agents import planner
+from bayes_app.agents import extractive, planner
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
@@ -63,7 +63,18 @@ async def _start(ctx: RunContext) -> tuple[dict[str, Any], Writer]:
     return loaded, Writer(ctx, loaded["map"].id)
 
 
-def _done(ctx: RunContext, r: Research | None, **extra: Any) -> None:
+NOTES = {  # what a run that found nothing says (the `note` of its last `agent` event)
+    "no_passages": "No passages in your library match this question.",
+    "no_claims": "No claims found in your library for this question.",
+    "no_counter_evidence": "No counter-evidence found in your library.",
+    "no_new_evidence": "No new evidence found in your library.",
+}
+
+
+def _done(ctx: RunContext, r: Research | None, empty: str | None = None, **extra: Any) -> None:
+    """The writer's last event; when the run wrote no claim, `note` says so in words."""
+    if empty and (r is None or not r.claims):
+        extra.update(note=NOTES[empty], note_code=empty)
     ctx.emit("agent", {"role": "writer", "done": True, **(r.summary() if r else {}), **extra})
 
 
@@ -83,10 +94,10 @@ async def build_map(ctx: RunContext) -> None:
     aspects = await planner.plan(ctx, question, first)
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
     if not aspects:
-        _done(ctx, r, note="no_passages")
+        _done(ctx, r, "no_passages" if not first else "no_claims")
         return
     await research_aspects(r, root.id, aspects)
-    _done(ctx, r)
+    _done(ctx, r, "no_claims")
 
 
 @run_kind("expand")
@@ -102,7 +113,7 @@ async def expand(ctx: RunContext) -> None:
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
     if aspects:
         await research_aspects(r, node.id, aspects)
-    _done(ctx, r)
+    _done(ctx, r, "no_new_evidence")
 
 
 def _cited(ctx: RunContext, map_id: str) -> set[tuple[str, str]]:
@@ -135,7 +146,7 @@ async def deepen(ctx: RunContext) -> None:
         n = await r.research_aspect(node.id, node.title, passages, context=existing + r.claims)
         if n:
             break
-    _done(ctx, r)
+    _done(ctx, r, "no_new_evidence")
 
 
 @run_kind("counter")
@@ -161,7 +172,7 @@ async def counter(ctx: RunContext) -> None:
                                          context=target, only_contradicting=True, step="counter")
         if found:
             break
-    _done(ctx, r, counterpoints=found)
+    _done(ctx, r, "no_counter_evidence", counterpoints=found)
 
 
 # ---- restructure / chapters ----------------------------------------------------------------
@@ -171,15 +182,11 @@ REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes i
 
 
 def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
-    from bayes_app.agents.retrieval import Passage
-
     if size:  # chapters: consecutive runs of the top-level themes
         return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
                  "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
-    fake = [Passage(i + 1, n.id, "", n.title, [], None, 0, n.title + " " + n.body) for i, n in enumerate(items)]
-    groups = planner.cluster(fake, threshold=0.08)
-    taken: set[str] = set()
-    return [{"title": planner._title(g, "", taken), "node_ids": [p.chunk_id for p in g]} for g in groups]
+    groups = extractive.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
+    return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
 
 
 async def _regroup(ctx: RunContext, kind: str) -> None:
@@ -211,7 +218,7 @@ async def _regroup(ctx: RunContext, kind: str) -> None:
             if ids:
                 groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
     if not groups:
-        groups = _offline_groups(items, size)
+        groups = await asyncio.to_thread(_offline_groups, items, size)
 
     def write() -> Any:
         with ctx.sessions() as db:
@@ -238,8 +245,10 @@ async def chapters(ctx: RunContext) -> None:
 
 # ---- synthesize ------------------------------------------------------------------------------
 SYNTH_SYSTEM = ("Write flowing prose (Markdown, no headings) that synthesises the claims of a research "
-                "mindmap. Cite with the given markers like [1]. Keep contradictions explicit: present "
-                "both sides, never average them. Use only the claims given.")
+                "mindmap. Cite with the given markers like [1], each right after the sentence that uses "
+                "the claims carrying it. Escaped brackets such as \\[5\\] are part of the quoted text, "
+                "never citations: keep them escaped or leave them out. Keep contradictions explicit: "
+                "present both sides, never average them. Use only the claims given.")
 
 
 def _copy_citation(c: Citation) -> dict[str, Any]:
@@ -276,13 +285,73 @@ async def synthesize(ctx: RunContext) -> None:
                           messages=[{"role": "system", "content": SYNTH_SYSTEM},
                                     {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
         await ctx.stream_model(req, "synthesize", on_event)
-        prose = "".join(parts).strip()
+        # markers come from the writer only: one that its sentence doesn't match is dropped
+        prose, dropped = export.checked_markers("".join(parts).strip(), o)
+        if dropped:
+            ctx.emit("agent", {"role": "critic", "dropped_markers": dropped})
     # The note cites author-year, not [n] (numbers belong to this outline only), and carries the
     # cited passages as its own citations: badge, "Open at page", and numbered again on export.
+    # Bracketed numbers of the source text stay escaped (\[5\]): never read as markers.
     body, used = export.inline_citations(prose, o)
     cits = [_copy_citation(o.citations[n][0]) for n in used if o.citations.get(n)]
     await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], body, citations=cits)
     _done(ctx, None)
+
+
+# ---- check support with a model ---------------------------------------------------------------
+CHECK_SYSTEM = ("You check citations. For each numbered quote, judge how well it supports the claim: 1 = the "
+                "quote states it, 0.5 = it supports part of it or states it more cautiously, 0 = it does not "
+                "say it or says the opposite. When the claim overstates a quote, give a faithful rewrite of "
+                "the claim that keeps its names, acronyms and numbers exactly. Answer JSON only: "
+                '{"scores": [{"quote": 1, "support": 0.8, "rewrite": null, "reason": "..."}]}')
+
+
+@run_kind("check_support")
+async def check_support(ctx: RunContext) -> None:
+    """The model judges how well each of a node's quotes supports its wording (one billed call);
+    quotes the reply leaves out keep the instant offline score."""
+    from bayes_app.maps import citations as cit
+    from bayes_app.maps.support import score_support
+
+    loaded, _w = await _start(ctx)
+    node = loaded["node"]
+    with ctx.sessions() as db:
+        cits = list(db.exec(select(Citation).where(Citation.node_id == node.id)))
+    wording = cit.wording(node)
+    if not cits or not wording:
+        raise RunAborted("bad_target")
+    listing = "\n".join(f'{i}. "{" ".join(c.quote.split())}"' for i, c in enumerate(cits, 1))
+    data = {}
+    if not is_offline(ctx):
+        data = await ask_json(ctx, "check_support", CHECK_SYSTEM,
+                              f"ROLE: check_support\nClaim: {wording}\nQuotes:\n{listing}", max_tokens=600)
+    judged: dict[int, tuple[float, str | None]] = {}
+    for s in (data.get("scores") if isinstance(data, dict) else None) or []:
+        try:
+            k, score = int(s.get("quote")) - 1, float(s.get("support"))
+        except (AttributeError, TypeError, ValueError):
+            continue
+        rewrite = s.get("rewrite") if isinstance(s.get("rewrite"), str) and s.get("rewrite").strip() else None
+        if 0 <= k < len(cits) and 0 <= score <= 1:
+            judged[k] = (score, " ".join(rewrite.split())[:2000] if rewrite else None)
+    out = []
+    for k, c in enumerate(cits):
+        if k in judged:
+            score, rewrite, agent = *judged[k], "critic"
+        else:  # the model skipped it (or there is no model): the instant scorer
+            r = await asyncio.to_thread(score_support, wording, c.quote)
+            score, rewrite, agent = r.score, r.rewrite, "support"
+
+        def write(cid: str = c.id, sc: float = score, rw: str | None = rewrite, ag: str = agent) -> Any:
+            with ctx.sessions() as db:
+                return cit.set_support(db, loaded["map"].id, cid, sc, rw, ag)
+        row = await asyncio.to_thread(write)
+        if row is not None:
+            out.append({"citation_id": row.id, "support_score": row.support_score, "support_label": row.support_label,
+                        "suggested_rewrite": row.suggested_rewrite, "judged_by": "model" if k in judged else "offline"})
+    ctx.emit("node", {"id": node.id, "map_id": loaded["map"].id, "updated": True, "run_id": ctx.run.id,
+                      "support": min((x["support_score"] for x in out), default=None)})
+    ctx.emit("agent", {"role": "critic", "done": True, "checked": out})
 
 
 # ---- a message typed on the map --------------------------------------------------------------
@@ -370,7 +439,7 @@ async def message(ctx: RunContext) -> None:
         aspects = (await planner.plan(ctx, text, first))[:3]
         if aspects:
             await research_aspects(r, loaded["node"].id, aspects)
-        _done(ctx, r)
+        _done(ctx, r, "no_claims")
         return
     # answer from the map: its claims are the numbered passages
     with ctx.sessions() as db:

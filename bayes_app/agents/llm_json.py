@@ -34,7 +34,8 @@ def parse_json(text: str) -> Any:
     return None
 
 
-async def ask_json(ctx: RunContext, step: str, system: str, user: str, max_tokens: int = 1_500) -> Any:
+async def ask_json(ctx: RunContext, step: str, system: str, user: str, max_tokens: int = 1_500,
+                   extra_body: dict[str, Any] | None = None) -> Any:
     """One streamed JSON-mode call (usage recorded, abort checked per token); the parsed
     object, or None when the reply is not JSON."""
     parts: list[str] = []
@@ -44,7 +45,7 @@ async def ask_json(ctx: RunContext, step: str, system: str, user: str, max_token
             parts.append(ev.text)
 
     req = ChatRequest(model=ctx.run.model, max_tokens=max_tokens,
-                      response_format={"type": "json_object"},
+                      response_format={"type": "json_object"}, extra_body=extra_body,
                       messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
     await ctx.stream_model(req, step, on_event)
     data = parse_json("".join(parts))

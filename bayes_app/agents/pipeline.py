@@ -1,17 +1,23 @@
 """The research pipeline: planner → researchers → critic → writer, at most 3 passes per run.
 
 Pass 1 researches every aspect; an aspect that yielded no verified claim is researched
-again with a broader query over passages not seen yet (passes 2 and 3).
+again with a broader query over passages not seen yet (passes 2 and 3). A theme node is
+written with its first claim, so no theme stays empty. A verified claim that repeats one
+already on the map (or earlier in the run) is merged into it: its citation is added to that
+node instead of a second node (`extractive.duplicate_of`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from bayes_app.agents import critic, planner, researcher
+from bayes_app.agents import critic, extractive, planner, researcher
+from bayes_app.agents.llm_json import is_offline
 from bayes_app.agents.retrieval import Passage, retrieve
 from bayes_app.agents.writer import Writer
+from bayes_app.maps.support import disagree
 from bayes_app.runs.executor import RunContext
 
 MAX_PASSES = 3
@@ -27,6 +33,20 @@ class Written:
     text: str
 
 
+class Theme:
+    """A theme node written when its first claim is (never an empty theme)."""
+
+    def __init__(self, writer: Writer, parent_id: str, title: str) -> None:
+        self.writer, self.parent_id, self.title = writer, parent_id, title
+        self.node_id: str | None = None
+
+    async def id(self) -> str:
+        if self.node_id is None:
+            ev = await self.writer.node(self.parent_id, "theme", self.title)
+            self.node_id = ev["id"]
+        return self.node_id
+
+
 @dataclass
 class Research:
     """State of one run's research: what was seen and written."""
@@ -39,23 +59,37 @@ class Research:
     claims: list[Written] = field(default_factory=list)
     rejected: int = 0
     accepted: int = 0
+    merged: int = 0
 
-    async def write_claims(self, parent_id: str, checked: list[critic.Checked], pairs: list[tuple[int, int]],
+    async def write_claims(self, parent: str | Theme, checked: list[critic.Checked], pairs: list[tuple[int, int]],
                            context: list[Written], only_contradicting: bool = False) -> int:
-        """Write verified claims under `parent_id`; a claim contradicting one written before
-        becomes a counterpoint sibling right after it, linked by `contradicts`."""
+        """Write verified claims under `parent`; a claim contradicting one written before
+        becomes a counterpoint sibling right after it, linked by `contradicts`; a claim that
+        repeats one written before is merged into it."""
         placed: list[Written | None] = list(context)  # a snapshot: self.claims grows below
         base = len(placed)
+        earlier = list({w.node_id: w for w in [*context, *self.claims]}.values())
+        dup_of = await asyncio.to_thread(extractive.duplicate_of, [c.claim.text for c in checked],
+                                         [w.text for w in earlier])
+        batch: list[Written | None] = []
         written = 0
+        merged: list[dict[str, Any]] = []
         for k, c in enumerate(checked):
             idx = base + k
             key = (c.citation["chunk_id"], c.citation["quote"])
-            if key in self.seen_quotes:
-                placed.append(None)
-                continue
             target = next((placed[a] for a, b in pairs if b == idx and a < idx and placed[a] is not None), None)
-            if only_contradicting and target is None:
+            if key in self.seen_quotes or (only_contradicting and target is None):
                 placed.append(None)
+                batch.append(None)
+                continue
+            d = dup_of[k]
+            same = (earlier[d] if d < len(earlier) else batch[d - len(earlier)]) if d is not None else None
+            if same is not None and target is None:
+                self.seen_quotes.add(key)
+                await self.writer.cite(same.node_id, [c.citation])
+                merged.append({"text": c.claim.text, "into": same.node_id})
+                placed.append(same)
+                batch.append(None)
                 continue
             self.seen_quotes.add(key)
             if target is not None:
@@ -64,52 +98,68 @@ class Research:
                                             after_id=target.node_id)
                 await self.writer.relation(ev["id"], target.node_id)
             else:
+                parent_id = await parent.id() if isinstance(parent, Theme) else parent
                 ev = await self.writer.node(parent_id, "claim", c.claim.text, citations=[c.citation],
                                             confidence=c.support)
             w = Written(ev["id"], ev["parent_id"], c.claim.text)
             placed.append(w)
+            batch.append(w)
             self.claims.append(w)
             written += 1
+        if merged:
+            self.merged += len(merged)
+            self.ctx.emit("agent", {"role": "critic", "merged": merged})
         return written
 
-    async def research_aspect(self, parent_id: str, aspect: str, passages: list[Passage],
+    async def research_aspect(self, parent: str | Theme, aspect: str, passages: list[Passage],
                               context: list[Written] | None = None, only_contradicting: bool = False,
-                              step: str = "researcher") -> int:
+                              step: str = "researcher",
+                              chosen: list[extractive.Candidate] | None = None) -> int:
         self.seen_chunks.update(p.chunk_id for p in passages)
-        claims = await researcher.research(self.ctx, self.question, aspect, passages, step)
+        ctx_claims = list(self.claims if context is None else context)
+        keep = None
+        if only_contradicting and is_offline(self.ctx):
+            targets = [w.text for w in ctx_claims]
+
+            def keep(cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
+                # offline, only sentences that contradict the claim are written out at all
+                return [c for c in cands if any(disagree(t, c.text) for t in targets)]
+        claims = await researcher.research(self.ctx, self.question, aspect, passages, step, chosen=chosen,
+                                           avoid=[w.text for w in [*ctx_claims, *self.claims]], keep=keep)
+        if not claims:
+            return 0
         verdict = await critic.verify_async(self.ctx, claims)
         self.rejected += len(verdict.rejected)
         self.accepted += len(verdict.accepted)
-        ctx_claims = list(self.claims if context is None else context)
         pairs = await critic.judge(self.ctx, verdict.accepted, [w.text for w in ctx_claims])
-        return await self.write_claims(parent_id, verdict.accepted, pairs, ctx_claims, only_contradicting)
+        return await self.write_claims(parent, verdict.accepted, pairs, ctx_claims, only_contradicting)
 
     async def passages_for(self, query: str, k: int = PASSAGES_PER_ASPECT) -> list[Passage]:
         return await retrieve(self.ctx, query, k, exclude=self.seen_chunks)
 
     def summary(self) -> dict[str, Any]:
-        return {"claims_accepted": self.accepted, "claims_rejected": self.rejected, "nodes": len(self.writer.written)}
+        return {"claims_accepted": self.accepted, "claims_rejected": self.rejected, "claims_merged": self.merged,
+                "claims_written": len(self.claims), "nodes": len(self.writer.written)}
 
 
 async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> None:
-    """One theme node per aspect under `parent_id`, then up to MAX_PASSES research passes."""
-    themes: list[tuple[planner.Aspect, str]] = []
-    for a in aspects:
-        ev = await r.writer.node(parent_id, "theme", a.title)
-        themes.append((a, ev["id"]))
+    """One theme per aspect under `parent_id` (written with its first claim), then up to
+    MAX_PASSES research passes."""
+    themes = [(a, Theme(r.writer, parent_id, a.title)) for a in aspects]
     pending = themes
     for pass_no in range(1, MAX_PASSES + 1):
         r.ctx.emit("agent", {"role": "researcher", "pass": pass_no, "aspects": [a.title for a, _ in pending]})
-        still: list[tuple[planner.Aspect, str]] = []
-        for a, theme_id in pending:
+        still: list[tuple[planner.Aspect, Theme]] = []
+        for a, theme in pending:
+            chosen = None
             if pass_no == 1 and a.passages:
-                passages = a.passages
+                passages, chosen = a.passages, a.claims
             else:
                 query = a.query if pass_no == 1 else (a.title if pass_no == 2 else f"{r.question} {a.title}")
                 passages = await r.passages_for(query)
-            n = await r.research_aspect(theme_id, a.title, passages)
+            n = await r.research_aspect(theme, a.title, passages, chosen=chosen)
             if n == 0 and passages:
-                still.append((a, theme_id))
+                still.append((a, theme))
         pending = still
         if not pending:
             break

@@ -1,12 +1,19 @@
 """Researcher: for one aspect, claims from the passages, each with a verbatim quote and the
-number of the passage it comes from (structured JSON output; the offline provider answers
-the same format with quoted sentences)."""
+number of the passage it comes from (structured JSON output).
+
+Offline, the claims are chosen here (`agents.extractive`: complete sentences of body text and
+captions, ranked by relevance to the aspect and centrality, near-duplicates merged) and the
+offline provider writes them out (`extra_body["offline_claims"]`), so the run is billed and
+paced like any model call — and a pass that chose nothing makes no call at all."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bayes_app.agents.llm_json import ask_json
+from bayes_app.agents import extractive
+from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.retrieval import Passage
 from bayes_app.llm.offline import format_passages
 from bayes_app.runs.executor import RunContext
@@ -47,13 +54,38 @@ def parse_claims(data: object, passages: list[Passage], aspect: str) -> list[Cla
     return out[:MAX_CLAIMS]
 
 
+def _user_message(question: str, aspect: str, passages: list[Passage]) -> str:
+    text = format_passages([p.to_prompt() for p in passages])
+    return (f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
+            f"Passages:\n{text}\n\n{aspect}")
+
+
 async def research(ctx: RunContext, question: str, aspect: str, passages: list[Passage],
-                   step: str = "researcher") -> list[Claim]:
-    """Claims about `aspect` from `passages` (unverified: the critic checks them)."""
+                   step: str = "researcher", *, chosen: list[extractive.Candidate] | None = None,
+                   avoid: Sequence[str] = (),
+                   keep: Callable[[list[extractive.Candidate]], list[extractive.Candidate]] | None = None,
+                   ) -> list[Claim]:
+    """Claims about `aspect` from `passages` (unverified: the critic checks them).
+
+    Offline: `chosen` (the planner's picks) or the best sentences for the aspect, minus
+    near-duplicates of `avoid`, filtered by `keep` (e.g. only those contradicting a claim)."""
     if not passages:
         return []
-    text = format_passages([p.to_prompt() for p in passages])
-    user = (f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
-            f"Passages:\n{text}\n\n{aspect}")
-    data = await ask_json(ctx, step, SYSTEM, user)
-    return parse_claims(data, passages, aspect)
+    if not is_offline(ctx):
+        data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, passages))
+        return parse_claims(data, passages, aspect)
+
+    def choose() -> list[extractive.Candidate]:
+        picks = chosen if chosen is not None else extractive.select_claims(
+            f"{aspect} {question}" if aspect != question else question, passages, MAX_CLAIMS, avoid)
+        return keep(picks) if keep else picks
+    picks = await asyncio.to_thread(choose)
+    if not picks:
+        return []
+    by_chunk = {p.chunk_id: p for p in passages}
+    used = [by_chunk.get(c.passage.chunk_id, c.passage) for c in picks]
+    prompt_passages = list({p.chunk_id: p for p in used}.values())
+    dictate = [{"quote": c.text, "passage": p.n} for c, p in zip(picks, used)]
+    data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, prompt_passages),
+                          extra_body={"offline_claims": dictate})
+    return parse_claims(data, prompt_passages, aspect)

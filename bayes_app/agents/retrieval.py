@@ -30,6 +30,8 @@ class Passage:
     year: int | None
     page: int
     text: str
+    role: str | None = None  # the chunk's role from structure-aware ingestion, when known
+    raw: str = ""  # the chunk's text as extracted (line breaks kept)
 
     def to_prompt(self) -> dict[str, Any]:
         return {"n": self.n, "title": self.title, "page": self.page, "text": self.text}
@@ -43,9 +45,10 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
         hits = runtime.search_library(db, owner_id, query, k)
         if not hits:
             return []
-        raw = {c.id: c.text for c in db.exec(select(Chunk).where(
+        chunks = {c.id: c for c in db.exec(select(Chunk).where(
             Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
-    return [(h, raw.get(h.chunk_id, h.text)) for h in hits]
+    return [(h, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
+             getattr(chunks.get(h.chunk_id), "role", None)) for h in hits]
 
 
 async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None,
@@ -55,11 +58,11 @@ async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | 
     exclude = exclude or set()
     found = await asyncio.to_thread(_search, ctx.sessions, ctx.run.owner_id, query, k + len(exclude))
     out: list[Passage] = []
-    for h, raw in found:
+    for h, raw, role in found:
         if h.chunk_id in exclude:
             continue
         out.append(Passage(start + len(out), h.chunk_id, h.document_id, h.title, list(h.authors or []),
-                           h.year, h.page, prompt_text(raw)))
+                           h.year, h.page, prompt_text(raw), role, raw))
         if len(out) >= k:
             break
     ctx.check_abort()

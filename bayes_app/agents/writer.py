@@ -59,6 +59,23 @@ class Writer:
                                "kind": node.kind, "title": node.title, "updated": True,
                                "run_id": self.ctx.run.id, "committed_at": time.time()})
 
+    async def cite(self, node_id: str, citations: list[dict[str, Any]]) -> int:
+        """Add citations to a node this or an earlier run wrote (a merged near-duplicate)."""
+        self.ctx.check_abort()
+
+        def write() -> list[Any]:
+            with self.ctx.sessions() as db:
+                return service.add_agent_citations(db, self.map_id, node_id, citations)
+        try:
+            rows = await asyncio.to_thread(write)
+        except MapNotFound:
+            return 0  # the node was deleted meanwhile: nothing to merge into
+        if rows:
+            self.ctx.emit("node", {"id": node_id, "map_id": self.map_id, "updated": True,
+                                   "citations_added": len(rows), "run_id": self.ctx.run.id,
+                                   "committed_at": time.time()})
+        return len(rows)
+
     async def relation(self, source_id: str, target_id: str, kind: str = "contradicts") -> None:
         self.ctx.check_abort()
 

@@ -141,9 +141,23 @@ async def delete_node(request: Request) -> Response:
     return JSONResponse({"deleted": ids})
 
 
+def model_judges_support() -> bool:
+    """With a model configured, support is judged by a billed `check_support` run."""
+    from bayes_app.settings import get_settings
+
+    return get_settings().model_default != "offline"
+
+
 async def check_support(request: Request) -> Response:
+    """Offline: the instant scorer, 200 {"citations"}. With a model: a `check_support` run
+    (billed, one credit row), 202 {"run": {"id", "status"}} — follow it like any run."""
     user = await require_user(request)
-    out = await _do(citations.check_support, user.id, request.path_params["map_id"], request.path_params["node_id"])
+    map_id, node_id = request.path_params["map_id"], request.path_params["node_id"]
+    if model_judges_support():
+        run = await run_in_threadpool(start, user.id, {"kind": "check_support", "mindmap_id": map_id,
+                                                       "node_id": node_id})
+        return JSONResponse({"run": run}, status_code=202)
+    out = await _do(citations.check_support, user.id, map_id, node_id)
     return JSONResponse({"citations": out})
 
 

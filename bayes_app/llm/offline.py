@@ -7,7 +7,10 @@ terms (`bayes_app.search.sparse.tokens`) with the question. Passages travel in a
 
     [1] (Doc title, p. 7) Passage text ...
 
-It also answers JSON-mode requests with `{"claims": [{"text", "quote", "passage"}]}` and,
+It also answers JSON-mode requests with `{"claims": [{"text", "quote", "passage"}]}` (the
+sentences it picks, or — when the caller already chose them, offline research does — the
+`extra_body={"offline_claims": [{"quote", "passage"}]}` it is given, each kept only if it is
+verbatim in that passage) and,
 when `search_knowledge_base` is offered and no passage is present yet, calls that tool
 with the question. Usage is counted locally and booked under the model name `offline`.
 """
@@ -190,6 +193,23 @@ def extractive_answer(picked: list[tuple[str, int]]) -> str:
     return " ".join(f"{sentence} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
 
 
+def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int]] | None:
+    """The claims the caller chose (`extra_body["offline_claims"]`), kept only when verbatim
+    in their passage; None when the request does not dictate claims."""
+    items = (request.extra_body or {}).get("offline_claims")
+    if not isinstance(items, list):
+        return None
+    by_n = {p.n: _one_line(p.text) for p in passages}
+    out = []
+    for it in items:
+        if not isinstance(it, dict):
+            continue
+        quote, n = _one_line(str(it.get("quote") or "")), it.get("passage")
+        if quote and isinstance(n, int) and quote in by_n.get(n, ""):
+            out.append((quote, n))
+    return out
+
+
 def claims_json(picked: list[tuple[str, int]]) -> str:
     return json.dumps({"claims": [{"text": s, "quote": s, "passage": n} for s, n in picked]},
                       ensure_ascii=False)
@@ -237,7 +257,9 @@ class OfflineStream(ModelStream):
             yield call
             output, finish = call.name + call.arguments_json, "tool_calls"
         else:
-            picked = select_sentences(question, passages, self._provider.max_sentences)
+            chosen = dictated(request, passages) if _wants_json(request) else None
+            picked = chosen if chosen is not None else select_sentences(question, passages,
+                                                                        self._provider.max_sentences)
             output = claims_json(picked) if _wants_json(request) else extractive_answer(picked)
             finish = "stop"
             for word in _WORD.findall(output):

@@ -4,6 +4,10 @@
     attach_citation(db, owner_id, map_id, node_id, chunk_id, quote=None)       -> citation
     delete_citation(db, owner_id, map_id, citation_id)
     check_support(db, owner_id, map_id, node_id)   -> [citation] scored against the node's wording
+                                                      (the instant offline scorer; with a model the
+                                                      `check_support` run kind judges instead)
+    support_problem(db, node) -> MapError | None     why a node's support can't be checked
+    set_support(db, map_id, citation_id, score, rewrite, agent) -> the citation, scored
     accept_rewrite(db, owner_id, map_id, citation_id) -> node with the suggested wording
     locate(db, chunk, quote) -> (page char_start, char_end) or None: the provenance check
 """
@@ -89,15 +93,39 @@ def delete_citation(db: Session, owner_id: str, map_id: str, citation_id: str) -
     service._commit_edit(db, map_id, "delete_citation", u)
 
 
+def support_problem(db: Session, node: MapNode) -> MapError | None:
+    if not wording(node):
+        return MapError("empty_node", "Write the node's wording first.")
+    if db.exec(select(Citation.id).where(Citation.node_id == node.id)).first() is None:
+        return MapError("no_citations", "The node has no citations to check against.")
+    return None
+
+
+def set_support(db: Session, map_id: str, citation_id: str, score: float, rewrite: str | None,
+                agent: str = "critic") -> Citation | None:
+    """Store a judged support score (label from the score) on a citation; None when it is gone."""
+    from bayes_app.maps.support import label_for
+
+    c = db.get(Citation, citation_id, populate_existing=True)
+    if c is None or c.map_id != map_id:
+        return None
+    c.support_score, c.support_label = round(float(score), 3), label_for(float(score))
+    c.suggested_rewrite = rewrite or None
+    c.agent = agent
+    db.add(c)
+    service._touch(db, map_id)
+    db.commit()
+    return c
+
+
 def check_support(db: Session, owner_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
     """Score the node's wording against each of its citations (label, score, rewrite)."""
     node = service.get_node(db, owner_id, map_id, node_id)
+    problem = support_problem(db, node)
+    if problem is not None:
+        raise problem
     text = wording(node)
-    if not text:
-        raise MapError("empty_node", "Write the node's wording first.")
     cits = list(db.exec(select(Citation).where(Citation.node_id == node.id)))
-    if not cits:
-        raise MapError("no_citations", "The node has no citations to check against.")
     for c in cits:
         r = score_support(text, c.quote)
         c.support_score, c.support_label, c.suggested_rewrite = r.score, r.label, r.rewrite

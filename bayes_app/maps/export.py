@@ -6,6 +6,7 @@ page: `[1] Lovelace & Turing (2024), Small Models, p. 3`.
     markdown(db, owner_id, map_id, node_id=None) -> str
     outline(db, owner_id, map_id, node_id=None) -> Outline (markdown + what each number cites)
     inline_citations(text, outline) -> (text with "[n]" as "(Author Year, p. N)", numbers used)
+    checked_markers(text, outline) -> (text without markers its sentence doesn't match, dropped)
     docx_bytes(db, owner_id, map_id, node_id=None) -> bytes
     bibtex(db, owner_id, map_id, node_id=None) -> str
     as_json(db, owner_id, map_id) -> dict   (= service.map_view)
@@ -113,6 +114,20 @@ def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None) -> tuple
     return m, _Tree(root, service.children_index(nodes), cits, refs)
 
 
+# a bracketed number (list) as it could appear in source text: "[5]", "[1, 3]", "[2–4]"
+_SOURCE_BRACKETS = re.compile(r"(?<!\\)\[(\s*\d+(?:\s*[,;–-]\s*\d+)*\s*)\]")
+
+
+def escape_brackets(text: str) -> str:
+    """Source text with its bracketed numbers escaped (Markdown shows them as written; they
+    can never be read as citation markers)."""
+    return _SOURCE_BRACKETS.sub(lambda m: "\\[" + m.group(1) + "\\]", text)
+
+
+def unescape_brackets(text: str) -> str:
+    return text.replace("\\[", "[").replace("\\]", "]")
+
+
 def _marks(t: _Tree, n: MapNode) -> str:
     nums = sorted({t.refs.number(c) for c in t.cits.get(n.id, [])})
     return "".join(f"[{k}]" for k in nums)
@@ -191,6 +206,7 @@ class Outline:
     markdown: str
     labels: dict[int, str]  # number -> "Yang et al. 2025, p. 4"
     citations: dict[int, list[Citation]]  # number -> the citations behind it
+    claims: dict[int, list[str]] = field(default_factory=dict)  # number -> the wordings citing it
 
 
 def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
@@ -198,7 +214,8 @@ def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None
     return outline(db, owner_id, map_id, node_id).markdown
 
 
-_MARKER = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+# a citation marker: "[2]", "[1, 3]" — never an escaped "\[2\]" (source text)
+_MARKER = re.compile(r"(?<!\\)\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 
 
 def inline_citations(text: str, o: Outline) -> tuple[str, list[int]]:
@@ -216,6 +233,34 @@ def inline_citations(text: str, o: Outline) -> tuple[str, list[int]]:
     return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", out)), used
 
 
+def checked_markers(text: str, o: Outline, min_overlap: float = 0.2) -> tuple[str, list[int]]:
+    """`text` (a writer's prose) keeping a marker only where it can point to its passage: a
+    number the outline has, in a sentence that shares content terms with a claim or quote
+    behind that number. Returns the text and the numbers dropped."""
+    from bayes_app.maps.sentences import split_sentences
+    from bayes_app.search.sparse import tokens
+
+    behind = {n: set(tokens(" ".join(o.claims.get(n, []) + [c.quote for c in o.citations.get(n, [])])))
+              for n in o.labels}
+    dropped: list[int] = []
+    out = []
+    for para in text.split("\n"):
+        sents = []
+        for s in split_sentences(para) if para.strip() else [para]:
+            words = set(tokens(_MARKER.sub(" ", s)))
+
+            def keep(m: re.Match, words: set[str] = words) -> str:
+                nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+                ok = [n for n in nums if behind.get(n) and len(words & behind[n]) >= max(
+                    1, min_overlap * min(len(words), len(behind[n])))]
+                dropped.extend(n for n in nums if n not in ok)
+                return f"[{', '.join(map(str, ok))}]" if ok else ""
+            sents.append(_MARKER.sub(keep, s))
+        out.append(" ".join(sents))
+    cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", "\n".join(out)))
+    return cleaned, dropped
+
+
 def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> Outline:
     """The Markdown of `markdown()`, with the sources behind its numbers."""
     m, t = _tree(db, owner_id, map_id, node_id)
@@ -231,7 +276,12 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
         lines.extend(["## References\n", *(f"{n}. {md_text(ref)}" for n, ref in entries), ""])
     if m.offline:
         lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
-    return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited)
+    claims: dict[int, list[str]] = {}
+    by_node = {n.id: n for kids in t.kids.values() for n in kids} | {t.root.id: t.root}
+    for n_, cits in t.refs.cited.items():
+        claims[n_] = list({(by_node[c.node_id].title or by_node[c.node_id].body) for c in cits
+                           if c.node_id in by_node})
+    return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited, claims)
 
 
 def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> bytes:
@@ -240,12 +290,17 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
 
     _m, t = _tree(db, owner_id, map_id, node_id)
     doc = Docx()
-    for kind, value in _blocks(t):
+    for kind, value in _blocks(t, escape_brackets):  # source "[5]" kept apart from the real markers
         if kind == "heading":
             level, text = value
-            doc.add_heading(text, level=min(level - 1, 9))
+            doc.add_heading(unescape_brackets(text), level=min(level - 1, 9))
         else:
-            doc.add_paragraph(value)
+            para, pos = doc.add_paragraph(), 0
+            for m in _MARKER.finditer(value):  # real markers superscript; source brackets plain text
+                para.add_run(unescape_brackets(value[pos:m.start()]))
+                para.add_run(m.group(0)).font.superscript = True
+                pos = m.end()
+            para.add_run(unescape_brackets(value[pos:]))
     entries = t.refs.entries()
     if entries:
         doc.add_heading("References", level=1)

@@ -17,13 +17,15 @@ from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
 
 RESOURCE = "mindmap"
-MAP_KINDS = ("build_map", "expand", "deepen", "counter", "restructure", "chapters", "synthesize", "message")
-NEEDS_NODE = ("expand", "deepen", "counter")
+MAP_KINDS = ("build_map", "expand", "deepen", "counter", "restructure", "chapters", "synthesize", "message",
+             "check_support")
+NEEDS_NODE = ("expand", "deepen", "counter", "check_support")
 NEEDS_PROMPT = ("message",)
 MAX_PROMPT_CHARS = 8_000
 # prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
 PROMPT_BUDGET = {"build_map": 40_000, "expand": 20_000, "message": 20_000, "deepen": 12_000,
-                 "counter": 12_000, "restructure": 8_000, "chapters": 4_000, "synthesize": 10_000}
+                 "counter": 12_000, "restructure": 8_000, "chapters": 4_000, "synthesize": 10_000,
+                 "check_support": 4_000}
 
 
 def started_key(map_id: str) -> str:
@@ -65,6 +67,12 @@ def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_i
         raise RunRequestError(400, "missing_fields", f"node_id is required for {kind} runs.")
     if kind == "counter" and node is not None and node.kind == NodeKind.QUESTION:
         raise RunRequestError(400, "bad_target", "Counter-evidence needs a claim, not the root question.")
+    if kind == "check_support" and node is not None:
+        from bayes_app.maps.citations import support_problem
+
+        problem = support_problem(db, node)
+        if problem is not None:
+            raise RunRequestError(400, problem.code, problem.message)
     if kind in NEEDS_PROMPT and not prompt:
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():

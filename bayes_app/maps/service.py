@@ -605,6 +605,30 @@ def write_agent_node(db: Session, map_id: str, parent_id: str, kind: str, title:
     return node, rows
 
 
+def add_agent_citations(db: Session, map_id: str, node_id: str, citations: list[dict[str, Any]]) -> list[Citation]:
+    """More evidence for an existing node (a near-duplicate claim merged into it): its citations
+    not already on the node (same passage and quote) are added. MapNotFound when it is gone."""
+    try:
+        node = db.get(MapNode, node_id, populate_existing=True)
+        if node is None or node.map_id != map_id:
+            raise MapNotFound("node")
+        have = {(c.chunk_id, c.quote) for c in _node_citations(db, node_id)}
+        rows = []
+        for c in citations:
+            if (c.get("chunk_id"), c.get("quote")) in have:
+                continue
+            row = Citation(map_id=map_id, node_id=node_id, origin=Origin.AGENT, **c)
+            db.add(row)
+            rows.append(row)
+        if rows:
+            _touch(db, map_id)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    return rows
+
+
 def update_agent_node(db: Session, map_id: str, node_id: str, **values: Any) -> MapNode:
     """An agent's change to an existing node (e.g. a claim becoming a counterpoint)."""
     try:

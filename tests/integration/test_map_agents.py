@@ -20,6 +20,7 @@ import pytest
 import redis
 from sqlmodel import Session, select
 
+import bayes_app.agents  # noqa: F401  (registers the map run kinds)
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
 from bayes_app.llm.offline import OfflineProvider
@@ -39,9 +40,12 @@ Q1 = "the decision token is presented before the rationale, allowing the Selecto
 Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
+Q1_DUP = "Additionally, the token probability of the decision token can be used to rank search results."
+FIGURE_QUOTE = "Crawler Paper Queue User Query Selector"  # text inside pasa.pdf's Figure 1
 ASPECT_QUERIES = {"Decision order": pdfs.PASA_P7_PHRASE,
                   "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
                   "Unanswered aspect": "zebra migration patterns in the Serengeti"}
+FIGURE_ASPECT = {"Agent architecture": "Crawler Paper Queue User Query Selector Select Drop"}
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +121,7 @@ def passage_no(env, query: str, quote: str, exclude: set[str]) -> tuple[int, set
     from bayes_app.agents.retrieval import _search
     from bayes_app.library.quotes import quote_in_text
 
-    hits = [(h, raw) for h, raw in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+    hits = [(h, raw) for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
             if h.chunk_id not in exclude][:6]
     n = next(i for i, (h, raw) in enumerate(hits, 1) if quote_in_text(raw, quote))
     return n, {h.chunk_id for h, _ in hits}
@@ -128,13 +132,17 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     n1, seen = passage_no(env, ASPECT_QUERIES["Decision order"], Q1, set())
     n2a, seen2 = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2A, seen)
     n2b, _ = passage_no(env, ASPECT_QUERIES["Recall against baselines"], Q2B, seen)
-    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    n_fig, _ = passage_no(env, FIGURE_ASPECT["Agent architecture"], FIGURE_QUOTE, seen | seen2)
+    plan = {"aspects": [{"title": t, "query": q} for t, q in {**ASPECT_QUERIES, **FIGURE_ASPECT}.items()]}
     with FakeOpenAI() as fake:
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
             Script.reply(claims_json(
                 ("Putting the decision before the rationale lets the Selector act as a single-token reward model.", Q1, n1),
-                ("PaSa always finds every paper.", FAKE_QUOTE, n1)), match="ASPECT: Decision order"),
+                ("PaSa always finds every paper.", FAKE_QUOTE, n1),
+                # the same claim again, citing another sentence: merged into the first node
+                ("Putting the decision before the rationale lets the Selector act as a single-token reward model.",
+                 Q1_DUP, n1)), match="ASPECT: Decision order"),
             Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
                          match="ROLE: critic"),
             Script.reply(claims_json(("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
@@ -143,6 +151,9 @@ def test_scripted_build_map_provenance_and_contradiction(env):
             Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2,
                                                                                   "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."}],
                                      "contradictions": [[2, 3]]}), match="ROLE: critic"),
+            # a claim quoting the text inside a figure: rejected, and the aspect gets no theme
+            Script.reply(claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
+                         match="ASPECT: Agent architecture"),
         )
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
@@ -150,14 +161,20 @@ def test_scripted_build_map_provenance_and_contradiction(env):
         chat = fake.chat_requests()
 
     # the fabricated quote was rejected by the critic, with the reason
-    rejected = [x for e in evs if e.type == "agent" for x in e.data.get("rejected", [])]
-    assert [x["quote"] for x in rejected] == [FAKE_QUOTE] and rejected[0]["reason"] == "quote_not_in_passage"
+    rejected = {x["quote"]: x["reason"] for e in evs if e.type == "agent" for x in e.data.get("rejected", [])}
+    assert rejected == {FAKE_QUOTE: "quote_not_in_passage", FIGURE_QUOTE: "not_body_text"}
+    merged = [x for e in evs if e.type == "agent" for x in e.data.get("merged", [])]
     with sessions() as db:
         nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
-        assert assert_provenance(db, m["id"]) == 3
-        assert not any("always finds" in n.title for n in nodes)
+        assert assert_provenance(db, m["id"]) == 4
+        assert not any("always finds" in n.title or "paper queue that" in n.title for n in nodes)
+        # the repeated claim is one node with both passages cited
+        [decision] = [n for n in nodes if n.title.startswith("Putting the decision")]
+        assert merged == [{"text": decision.title, "into": decision.id}]
+        assert {c.quote for c in db.exec(select(Citation).where(Citation.node_id == decision.id))} == {Q1, Q1_DUP}
+        # a theme is written with its first claim: the aspects that found nothing have none
         themes = [n for n in nodes if n.kind == "theme"]
-        assert sorted(t.title for t in themes) == sorted(ASPECT_QUERIES)
+        assert sorted(t.title for t in themes) == ["Decision order", "Recall against baselines"]
         # contradiction: siblings, one of them a counterpoint, linked by `contradicts`
         hi = next(n for n in nodes if n.title.startswith("PaSa-7B achieves higher"))
         lo = next(n for n in nodes if n.title.startswith("PaSa-7B achieves lower"))
@@ -238,3 +255,38 @@ def test_offline_map_runs_and_export(env):
     import io
     paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
     assert "References" in paras and "[1]" in paras
+
+
+def test_model_judged_check_support_is_one_billed_run(env):
+    """With a model, check-support is a `check_support` run: the model's judgement is stored on
+    the citation (the rewrite keeps acronyms as the model wrote them), one credit row."""
+    from bayes_app.library.quotes import quote_in_text
+    from bayes_app.maps import citations
+    from bayes_app.models import Chunk, LedgerEntry, Operation
+
+    sessions = env["sessions"]
+    with sessions() as db:
+        chunk = next(c for c in db.exec(select(Chunk).where(Chunk.owner_id == env["user"]))
+                     if quote_in_text(c.text, Q2A))
+        m = service.create_map(db, env["user"], "Support", "How good is PaSa?")
+        root = service.map_view(db, env["user"], m["id"])["root_id"]
+        node = service.add_child(db, env["user"], m["id"], root, "PaSa-7B always beats every baseline.", kind="claim")
+        citations.attach_citation(db, env["user"], m["id"], node["id"], chunk.id, Q2A)
+    rewrite = "PaSa-7B beats Google with GPT-4o by 37.78% in recall@20."
+    with FakeOpenAI(Script.reply(json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": rewrite}]}),
+                                 match="ROLE: check_support")) as fake:
+        op_id, evs = run(env, "check_support", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"),
+                         node_id=node["id"])
+        [req] = fake.chat_requests()
+    assert "Claim: PaSa-7B always beats every baseline." in req["body"]["messages"][-1]["content"]
+    assert Q2A in req["body"]["messages"][-1]["content"]
+    [checked] = [e.data["checked"] for e in evs if e.type == "agent" and "checked" in e.data]
+    assert checked[0]["judged_by"] == "model"
+    with sessions() as db:
+        [c] = db.exec(select(Citation).where(Citation.node_id == node["id"])).all()
+        assert (c.support_score, c.support_label, c.suggested_rewrite, c.agent) == (0.4, "partial", rewrite, "critic")
+        op = db.get(Operation, op_id)
+        assert op.kind == "check_support" and op.title == "Mindmap: Support" and op.charged_credits > 0
+        spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id,
+                                                  LedgerEntry.entry_type == "spend")).all()
+        assert len(spent) == 1 and -spent[0].amount == op.charged_credits

@@ -72,7 +72,9 @@ def test_edit_a_map_over_http(api, db_url):
     bad = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h)
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "quote_not_found"
     [scored] = api.post(f"{base}/{mid}/nodes/{claim['id']}/check-support", headers=h).json()["citations"]
-    assert scored["support_label"] == "partial" and scored["suggested_rewrite"]
+    # "always win" overstates "can match … on narrow tasks" (the scorer's figures: tests/unit/test_support_scifact.py)
+    assert scored["support_label"] in ("partial", "unsupported") and scored["support_score"] < 0.7
+    assert scored["suggested_rewrite"] and "always" not in scored["suggested_rewrite"]
     node = api.post(f"{base}/{mid}/citations/{scored['id']}/accept-rewrite", headers=h).json()
     assert node["title"] == scored["suggested_rewrite"] and node["citation_count"] == 1
 

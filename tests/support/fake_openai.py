@@ -6,6 +6,8 @@ JSON body otherwise) and `GET /v1/models`. Each request consumes one `Script`:
 - by name: header `X-Fake-Script: NAME`, or the marker `NAME` appearing in the last user
   message, selects the first queued script with `match == NAME`;
 - otherwise the first queued script without `match` (FIFO);
+- otherwise, in-process, `responder(body)` when given (a Script computed from the request, e.g.
+  a scripted model that quotes the passages it is sent; None falls through);
 - otherwise `default` (a short reply; `None` makes an empty queue a 500).
 
 A script streams reasoning deltas (`reasoning_content`), text deltas, tool-call deltas
@@ -155,11 +157,12 @@ def _prompt_words(body: dict[str, Any]) -> int:
 
 # ---- state ------------------------------------------------------------------------------------
 class _State:
-    def __init__(self, default: Script | None) -> None:
+    def __init__(self, default: Script | None, responder: Any = None) -> None:
         self.lock = threading.Lock()
         self.queue: list[Script] = []
         self.records: list[dict[str, Any]] = []
         self.default = default
+        self.responder = responder
 
     def push(self, scripts: list[Script]) -> None:
         with self.lock:
@@ -182,7 +185,8 @@ class _State:
             if pick is None and wanted is None:
                 pick = next((s for s in self.queue if s.match is None), None)
             if pick is None:
-                return copy.deepcopy(self.default)
+                made = self.responder(body) if self.responder is not None else None
+                return made if made is not None else copy.deepcopy(self.default)
             if pick.times > 0:
                 pick.times -= 1
                 if pick.times == 0:
@@ -470,8 +474,9 @@ class _Api:
 class FakeOpenAI(_Api):
     """The server in a thread of this process."""
 
-    def __init__(self, *scripts: Script, default: Script | None = Script(text="OK", times=-1)) -> None:
-        self._state = _State(default)
+    def __init__(self, *scripts: Script, default: Script | None = Script(text="OK", times=-1),
+                 responder: Any = None) -> None:
+        self._state = _State(default, responder)
         self._state.push(list(scripts))
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

@@ -1,0 +1,307 @@
+"""Offline (extractive) research: which sentences of the retrieved passages become claims, how
+they group into themes, and what each theme is called — with the app's embedding model.
+
+    claim_candidates(passages) -> [Candidate]        body/caption sentences that pass the checks
+    rank(candidates, query) -> [Candidate]           relevance to the query + centrality, best first
+    select_claims(query, passages, limit, avoid) -> [Candidate]   ranked, near-duplicates merged
+    plan(question, passages) -> [(title, [Candidate])]            themes: clusters of candidates
+    duplicate_of(texts, earlier) -> [index | None]  cosine ≥ DUPLICATE_COSINE, same numbers and polarity
+
+A theme's title is the key phrase (a run of content words from its sentences) whose embedding
+is closest to the cluster's centroid — never a pair of frequent words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bayes_app.agents.retrieval import Passage
+from bayes_app.maps import sentences as sent
+from bayes_app.maps.support import polarity_clash
+from bayes_app.search.sparse import STOPWORDS, tokens
+
+
+def stem(word: str) -> str:
+    return (tokens(word) or [word.lower()])[0]
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and polarity) say the same
+CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
+MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
+RELEVANCE_WEIGHT = 0.65  # rank = 0.65 · relevance to the query + 0.35 · centrality
+MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+# words that end a key phrase: verbs, adverbs, pronouns and vague nouns
+_BREAK = frozenset("""also however which who whom whose what when where while this these those their there here
+its our we they it he she them us his her been being was were is are be have has had do does did can could may
+might will would shall should must not very more most less least than then thus so such other others each both
+all any some many several few one two three four five first second third new novel based using used use uses
+show shows shown showed propose proposed proposes present presents presented via between among within without
+about above below after before during into onto upon over under only just even well however therefore example
+examples e.g i.e et al fig figure table section paper papers work approach approaches method methods result
+results study studies way ways number numbers set sets case cases type types part parts kind lot order term terms
+different various certain given specific same similar recent important major main key good better best large
+small high low higher lower significant significantly respectively further following like including include
+includes included make makes made take takes taken give gives given lead leads need needs able often usually
+from through across against toward towards per whether because since until unless upon via versus vs""".split())
+
+
+@dataclass
+class Candidate:
+    """A sentence of a passage that may become a claim (its own verbatim quote)."""
+
+    text: str
+    passage: Passage
+    vec: np.ndarray | None = None
+    score: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def default_embed(texts: Sequence[str]) -> np.ndarray:
+    from bayes_app.search import runtime
+
+    return runtime.embedder().embed_passages(list(texts))
+
+
+# ---- candidates ----------------------------------------------------------------------------------
+def claim_candidates(passages: list[Passage]) -> list[Candidate]:
+    """Claim-shaped sentences from passages whose role allows claims (body, caption; unknown
+    roles unless the passage reads as a reference list), each once."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for p in passages:
+        if not sent.role_allows_claims(p.role):
+            continue
+        raw = p.raw or p.text
+        if sent.looks_like_reference_list(raw):  # also when labelled body: roles may be stale
+            continue
+        for s in sent.candidate_sentences(raw):
+            key = " ".join(s.lower().split())
+            if key in seen or sent.claim_problem(s) is not None:
+                continue
+            seen.add(key)
+            out.append(Candidate(s, p))
+    return out
+
+
+def _embed_all(cands: list[Candidate], embed: Embed) -> None:
+    todo = [c for c in cands if c.vec is None]
+    if todo:
+        for c, v in zip(todo, embed([c.text for c in todo])):
+            c.vec = np.asarray(v, dtype=np.float32)
+
+
+def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list[Candidate]:
+    """Best first: relevance (cosine to the query) and centrality (mean cosine to the others)."""
+    if not cands:
+        return []
+    embed = embed or default_embed
+    _embed_all(cands, embed)
+    q = embed([query])[0]
+    m = np.stack([c.vec for c in cands])
+    rel = m @ q
+    cen = (m @ m.T).sum(1) - 1.0
+    cen = cen / max(1, len(cands) - 1)
+    for c, r, z in zip(cands, rel, cen):
+        c.score = float(RELEVANCE_WEIGHT * r + (1 - RELEVANCE_WEIGHT) * z)
+        c.extra["relevance"] = float(r)
+    return sorted(cands, key=lambda c: -c.score)
+
+
+def _numbers(text: str) -> set[str]:
+    return set(_NUMBER.findall(text))
+
+
+def same_claim(a: str, b: str, cosine: float) -> bool:
+    """Near-duplicates: very close in meaning, the same numbers, and no polarity flip."""
+    return cosine >= DUPLICATE_COSINE and _numbers(a) == _numbers(b) and not polarity_clash(a, b)
+
+
+def duplicate_of(texts: list[str], earlier: list[str], embed: Embed | None = None) -> list[int | None]:
+    """For each of `texts`, the index (into `earlier + texts`) of the claim it repeats — one
+    of `earlier` or a text before it that is not itself a repeat — or None."""
+    if not texts:
+        return []
+    embed = embed or default_embed
+    allt = list(earlier) + list(texts)
+    vecs = embed(allt)
+    out: list[int | None] = []
+    for i, t in enumerate(texts):
+        me = len(earlier) + i
+        hit = next((j for j in range(me) if (j < len(earlier) or out[j - len(earlier)] is None)
+                    and same_claim(t, allt[j], float(vecs[me] @ vecs[j]))), None)
+        out.append(hit)
+    return out
+
+
+def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | None = None) -> list[Candidate]:
+    """`cands` in order without near-duplicates of each other or of `avoid` (claims already
+    written)."""
+    if not cands:
+        return []
+    embed = embed or default_embed
+    _embed_all(cands, embed)
+    avoid_vecs = embed(list(avoid)) if avoid else np.zeros((0, cands[0].vec.shape[0]))
+    kept: list[Candidate] = []
+    for c in cands:
+        if any(same_claim(c.text, a, float(c.vec @ v)) for a, v in zip(avoid, avoid_vecs)):
+            continue
+        if any(same_claim(c.text, k.text, float(c.vec @ k.vec)) for k in kept):
+            continue
+        kept.append(c)
+    return kept
+
+
+def select_claims(query: str, passages: list[Passage], limit: int, avoid: Sequence[str] = (),
+                  embed: Embed | None = None) -> list[Candidate]:
+    """Up to `limit` claim sentences for `query`, ranked, near-duplicates merged."""
+    embed = embed or default_embed
+    return dedupe(rank(claim_candidates(passages), query, embed), avoid, embed)[:limit]
+
+
+# ---- themes --------------------------------------------------------------------------------------
+def _cluster(vecs: np.ndarray, threshold: float) -> list[list[int]]:
+    """Average-linkage agglomerative clustering on cosine similarity (deterministic)."""
+    groups = [[i] for i in range(len(vecs))]
+    sims = vecs @ vecs.T
+    while len(groups) > 1:
+        best, pair = threshold, None
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                s = float(sims[np.ix_(groups[a], groups[b])].mean())
+                if s >= best:
+                    best, pair = s, (a, b)
+        if pair is None:
+            break
+        a, b = pair
+        groups[a] = groups[a] + groups[b]
+        del groups[b]
+    return groups
+
+
+def key_phrases(texts: list[str]) -> Counter[str]:
+    """Candidate key phrases (runs of 1-4 content words, and their head-final sub-runs) with
+    how many of `texts` contain them."""
+    counts: Counter[str] = Counter()
+    for t in texts:
+        found: set[str] = set()
+        run: list[str] = []
+        prev = ""
+        for tok in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*|[^\sA-Za-z]", t) + ["."]:
+            w = tok.strip("'’")
+            low = w.lower()
+            # "PaSa-7b surpasses …": a lowercase -s word right after a name is its verb
+            verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
+            prev = w
+            glued_citation = bool(re.fullmatch(r"[A-Za-z]{4,}\d{2,3}", w))  # "SELFIES106"
+            if not _PHRASE_WORD.fullmatch(w) or low in STOPWORDS or low in _BREAK or low.endswith("ly") \
+                    or verb_after_name or glued_citation \
+                    or (not run and (low.endswith("ing") or low.endswith("ed"))):
+                for n in range(1, min(4, len(run)) + 1):
+                    for start in range(0, len(run) - n + 1):
+                        found.add(" ".join(run[start:start + n]))
+                run = []
+                continue
+            run.append(w)
+        counts.update(p for p in found if len(p) >= 4 and not p.lower().endswith(("ing", "ed")))
+    return counts
+
+
+def _display(phrase: str) -> str:
+    """A theme title: the phrase as written, capitalised unless its first word is an acronym or a
+    mixed-case name ("GPT-4o", "PaSa")."""
+    first = phrase.split()[0]
+    if first.islower():
+        return phrase[0].upper() + phrase[1:]
+    return phrase
+
+
+def theme_title(texts: list[str], centroid: np.ndarray, taken: list[tuple[str, np.ndarray]],
+                embed: Embed, avoid_words: set[str] = frozenset()) -> tuple[str, np.ndarray]:
+    """The key phrase closest to the cluster's centroid, distinct from titles already taken."""
+    counts = key_phrases(texts)
+    if not counts:
+        return "Other findings", centroid
+    # a phrase must recur in the cluster when the cluster has several sentences
+    need = 2 if len(texts) >= 3 else 1
+    phrases = [p for p, n in counts.items() if n >= need] or list(counts)
+    by_lower: dict[str, str] = {}
+    for p in sorted(phrases, key=lambda p: (-counts[p], p)):
+        by_lower.setdefault(p.lower(), p)
+    phrases = [p for p in sorted(by_lower.values()) if not sent.has_verb(p.split())][:200] or \
+        sorted(by_lower.values())[:200]
+    vecs = embed(phrases)
+    c = centroid / (np.linalg.norm(centroid) or 1.0)
+    # closeness to the centroid, a little for recurring and for multi-word (more specific) phrases
+    scores = vecs @ c + 0.02 * np.log1p([counts[p] for p in phrases]) \
+        + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
+    avoid_stems = {stem(w) for w in avoid_words}
+    for i in np.argsort(-scores):
+        p, v = phrases[int(i)], vecs[int(i)]
+        if p.lower() in avoid_words or (len(p.split()) == 1 and stem(p.lower()) in avoid_stems):
+            continue
+        if any(float(v @ tv) >= 0.85 or p.lower() == t.lower() for t, tv in taken):
+            continue
+        return _display(p), v
+    return _display(phrases[int(np.argmax(scores))]), vecs[int(np.argmax(scores))]
+
+
+def plan(question: str, passages: list[Passage], embed: Embed | None = None,
+         max_aspects: int = MAX_ASPECTS, per_theme: int = CLAIMS_PER_THEME) -> list[tuple[str, list[Candidate]]]:
+    """Themes for `question`: the most relevant claim sentences clustered by meaning; each
+    theme titled by its key phrase, its claims ranked (relevance to the question and to the
+    theme, centrality) with near-duplicates merged. No theme is empty."""
+    embed = embed or default_embed
+    cands = dedupe(rank(claim_candidates(passages), question, embed), (), embed)[:MAX_CANDIDATES]
+    if not cands:
+        return []
+    m = np.stack([c.vec for c in cands])
+    groups = _cluster(m, CLUSTER_COSINE)
+    # the clusters with the most relevant sentences first; singletons only to reach the minimum
+    groups.sort(key=lambda g: (-min(len(g), 3), -max(cands[i].extra["relevance"] for i in g)))
+    multi = [g for g in groups if len(g) >= 2]
+    chosen = multi[:max_aspects]
+    for g in groups:
+        if len(chosen) >= MIN_ASPECTS:
+            break
+        if g not in chosen:
+            chosen.append(g)
+    q_words = {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
+    taken: list[tuple[str, np.ndarray]] = []
+    out: list[tuple[str, list[Candidate]]] = []
+    for g in chosen:
+        members = [cands[i] for i in g]
+        cen = m[g].mean(0)
+        cen = cen / (np.linalg.norm(cen) or 1.0)
+        members.sort(key=lambda c: -(c.extra["relevance"] + float(c.vec @ cen)))
+        shown = members[:per_theme]
+        # the title describes the claims shown: a key phrase of theirs, closest to their centroid
+        title, tvec = theme_title([c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken,
+                                  embed, avoid_words=q_words)
+        taken.append((title, tvec))
+        out.append((title, shown))
+    # reading order: the theme holding the most relevant sentence first
+    return out
+
+
+def group(texts: list[str], embed: Embed | None = None) -> list[tuple[str, list[int]]]:
+    """All of `texts` grouped by meaning, each group with its key-phrase title (restructure)."""
+    if not texts:
+        return []
+    embed = embed or default_embed
+    vecs = embed(texts)
+    taken: list[tuple[str, np.ndarray]] = []
+    out = []
+    for g in sorted(_cluster(vecs, CLUSTER_COSINE), key=lambda g: (-len(g), g[0])):
+        title, tvec = theme_title([texts[i] for i in g], vecs[g].mean(0), taken, embed)
+        taken.append((title, tvec))
+        out.append((title, sorted(g)))
+    return out

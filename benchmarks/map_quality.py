@@ -1,0 +1,216 @@
+"""map_quality: how trustworthy the claims of a map are — offline and with a scripted model.
+
+    .venv/bin/python benchmarks/map_quality.py [--data ../shared/data/scifact] [--baseline]
+
+Builds maps over the three bundled papers (tests/fixtures/papers) in-process (real index
+process, real embeddings, real Redis, SQLite), for a few research questions, with
+
+- the offline provider (extractive research), and
+- a scripted model over the real `openai` client: it quotes naively — the first sentence of
+  every passage it is sent, whatever the passage is (reference lists, figure text, author
+  blocks), twice for the first one (a duplicate) — so what reaches the map shows what the
+  pipeline's checks keep out;
+
+then prints per build: the share of claim quotes from body/caption text (hand-labelled regions
+of the papers, tests/support/paper_labels.py; and from chunk roles when structure-aware
+ingestion provides them), duplicate claims (same content terms ≥ 0.8 Jaccard, or embedding
+cosine ≥ 0.9 with the same numbers), empty themes, theme titles that are "X and Y" word pairs,
+`contradicts` links; and, on the SciFact train `held` split (benchmarks/scifact_sets.py), the
+contradiction false-positive rate and the support ROC-AUC; and the reference entries parsed
+per paper at ingestion.
+
+--baseline REF runs the same on another commit (its own worktree under /tmp, this script and
+its helpers copied in) and prints it side by side; e.g. `--baseline 265dc26` (before issue 12)
+or `--baseline main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+QUESTIONS = ["How do LLM agents search for academic papers?",
+             "How can we explain molecular property prediction models?",
+             "What are counterfactual explanations?",
+             "How is PaSa trained and evaluated?"]
+PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
+
+
+REFERENCES: dict[str, str] = {}  # file -> reference entries parsed at ingestion
+
+
+def build_all(provider_factory, model: str, embed) -> tuple[list[dict], float]:
+    from tests.support import pdfs
+    from tests.support.maplab import MapLab
+    from tests.support.mapquality import measure_map
+
+    out = []
+    t0 = time.monotonic()
+    with MapLab([pdfs.FIXTURES / p for p in PAPERS]) as lab:
+        for q in QUESTIONS:
+            mid = lab.create_map(q)
+            lab.run("build_map", mid, provider_factory, prompt=q, model=model)
+            out.append(measure_map(lab, mid, embed))
+        REFERENCES.update(reference_entries(lab))
+    return out, time.monotonic() - t0
+
+
+def _rates(rows, detect) -> dict[str, float]:
+    sup = [r for r in rows if r.label == "SUPPORT"]
+    con = [r for r in rows if r.label == "CONTRADICT"]
+    fp = sum(any(detect(r.claim, e) for e in r.evidence) for r in sup) + sum(detect(r.claim, r.neutral) for r in rows)
+    tp = sum(any(detect(r.claim, e) for e in r.evidence) for r in con)
+    return {"fp_rate": fp / (len(sup) + len(rows)), "recall": tp / max(1, len(con))}
+
+
+def scifact_figures(data: str | None) -> dict:
+    """On the held split. Code without a contradiction score (main) is measured through its
+    binary detector, as the issue measured it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from scifact_sets import find_data, load_rows, roc_auc
+
+    from bayes_app.maps import support
+
+    rows = [r for r in load_rows(find_data(data)) if r.split == "held"]
+    if not hasattr(support, "contradiction_score"):
+        a = roc_auc([support.score_support(r.claim, r.evidence_abstract).score for r in rows],
+                    [support.score_support(r.claim, r.negative_abstract).score for r in rows])
+        cs = [float(support.disagree(r.claim, " ".join(r.evidence))) for r in rows]
+        link = _rates(rows, support.disagree)
+    else:
+        from support_tune import CachedEmbed, needed_texts
+
+        embed = CachedEmbed()
+        embed.warm(needed_texts(rows))
+        a = roc_auc([support.score_support(r.claim, r.evidence_abstract, embed).score for r in rows],
+                    [support.score_support(r.claim, r.negative_abstract, embed).score for r in rows])
+        cs = [support.contradiction_score(r.claim, " ".join(r.evidence), embed) for r in rows]
+        link = _rates(rows, lambda x, y: support.disagree(x, y, embed))
+    b = roc_auc([c for c, r in zip(cs, rows) if r.label == "CONTRADICT"],
+                [c for c, r in zip(cs, rows) if r.label == "SUPPORT"])
+    return {"support_auc": a, "contradiction_auc": b, "link_fp": link["fp_rate"], "link_recall": link["recall"]}
+
+
+def reference_entries(lab) -> dict[str, str]:
+    """Entries of each paper's reference list parsed at ingestion (with year and title)."""
+    try:
+        from bayes_app.models import DocumentReference
+    except ImportError:
+        return {p: "n/a" for p in PAPERS}  # code without structure-aware ingestion
+    from sqlmodel import select
+
+    from bayes_app.models import Document
+
+    out = {}
+    with lab.sessions() as db:
+        for d in db.exec(select(Document)):
+            refs = db.exec(select(DocumentReference).where(DocumentReference.document_id == d.id)).all()
+            full = sum(bool(r.year and r.title) for r in refs)
+            out[d.filename] = f"{len(refs)} ({full} with year and title)"
+    return out
+
+
+def summarise(name: str, maps: list[dict]) -> dict:
+    quotes = sum(m["quotes"] for m in maps)
+    return {"build": name, "claims": sum(m["claims"] for m in maps),
+            "body_share": 1 - sum(m["non_body"] for m in maps) / max(1, quotes),
+            "duplicates": sum(m["duplicates"] for m in maps), "empty_themes": sum(m["empty_themes"] for m in maps),
+            "pair_titles": sum(m["pair_titles"] for m in maps), "contradicts": sum(m["contradicts"] for m in maps)}
+
+
+def run(data: str | None) -> dict:
+    from bayes_app.llm.offline import OfflineProvider
+    from bayes_app.llm.openai_provider import OpenAIProvider
+    from bayes_app.search.embeddings import get_embedder
+    from tests.support.fake_openai import FakeOpenAI
+    from tests.support.maplab import MODEL
+    from tests.support.mapquality import naive_model
+
+    model = get_embedder()
+
+    def embed(texts):
+        return model.embed_passages(list(texts))
+
+    offline, t_off = build_all(OfflineProvider, "offline", embed)
+    with FakeOpenAI(responder=naive_model) as fake:
+        scripted, t_scr = build_all(lambda: OpenAIProvider(fake.base_url, "test-key"), MODEL, embed)
+    return {"offline": summarise("offline", offline), "scripted": summarise("scripted model", scripted),
+            "detail": {"offline": offline, "scripted": scripted}, "seconds": {"offline": t_off, "scripted": t_scr},
+            "scifact": scifact_figures(data), "references": dict(REFERENCES)}
+
+
+def baseline(data: str | None, ref: str) -> dict | None:
+    """The same measurement on commit `ref` (its own worktree, this script copied in)."""
+    base = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    wt = Path(f"/tmp/bayes-map-quality-{base}")
+    if not wt.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True,
+                       capture_output=True)
+    for rel in ("benchmarks/map_quality.py", "benchmarks/scifact_sets.py", "benchmarks/support_tune.py",
+                "tests/support/maplab.py", "tests/support/paper_labels.py", "tests/support/fake_openai.py",
+                "tests/support/mapquality.py"):
+        (wt / rel).write_text((ROOT / rel).read_text())
+    res = subprocess.run([sys.executable, str(wt / "benchmarks" / "map_quality.py"), "--json"]
+                         + (["--data", data] if data else []), cwd=wt, capture_output=True, text=True)
+    if res.returncode != 0:
+        print("baseline failed:", res.stderr[-2000:])
+        return None
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", help="SciFact dir (claims_train.csv, corpus.jsonl)")
+    ap.add_argument("--baseline", metavar="REF", help="also measure this commit (e.g. main, 265dc26)")
+    ap.add_argument("--json", action="store_true", help="print one JSON line (used for the baseline)")
+    ap.add_argument("--detail", action="store_true")
+    args = ap.parse_args()
+    ours = run(args.data)
+    if args.json:
+        print(json.dumps(ours, default=str))
+        return
+    base = baseline(args.data, args.baseline) if args.baseline else None
+    rows = [("share of claim quotes from body/caption text", "body_share", "{:.1%}"),
+            ("duplicate claims", "duplicates", "{}"), ("empty themes", "empty_themes", "{}"),
+            ('"X and Y" theme titles', "pair_titles", "{}"), ("contradicts links", "contradicts", "{}"),
+            ("claims", "claims", "{}")]
+    print(f"maps over {len(PAPERS)} bundled papers, {len(QUESTIONS)} questions each build\n")
+    head = f"{'measure':<48}" + "".join(f"{h:>17}" for h in (
+        ["offline (base)", "offline", "scripted (base)", "scripted"] if base else ["offline", "scripted"]))
+    print(head)
+    for label, key, fmt in rows:
+        vals = []
+        for build in ("offline", "scripted"):
+            if base:
+                vals.append(fmt.format(base[build][key]))
+            vals.append(fmt.format(ours[build][key]))
+        print(f"{label:<48}" + "".join(f"{v:>17}" for v in vals))
+    print()
+    s, b = ours["scifact"], (base or {}).get("scifact")
+    for label, key in (("support ROC-AUC (evidence vs top BM25 non-evidence)", "support_auc"),
+                       ("disagreement ROC-AUC (CONTRADICT vs SUPPORT)", "contradiction_auc"),
+                       ("contradicts-link false-positive rate", "link_fp"),
+                       ("contradicts-link recall", "link_recall")):
+        print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
+    print(f"\nSciFact: train claims, held split (benchmarks/scifact_sets.py); base = {args.baseline or '-'}")
+    print("reference entries parsed per paper:")
+    for p in PAPERS:
+        print(f"  {p:<46}" + (f"{(base or {}).get('references', {}).get(p, 'n/a'):>12}" if base else "")
+              + f"{ours['references'].get(p, 'n/a'):>30}")
+    print("build seconds:", {k: round(v, 1) for k, v in ours["seconds"].items()})
+    if args.detail:
+        for build in ("offline", "scripted"):
+            for q, m in zip(QUESTIONS, ours["detail"][build]):
+                print(build, q, m["titles"], m["bad_examples"])
+
+
+if __name__ == "__main__":
+    main()
