@@ -359,6 +359,8 @@ class MapState(AuthState):
         data = ev.data if isinstance(ev.data, dict) else {}
         if not data.get("id"):
             return False
+        if ev.type == "node" and data.get("deleted"):
+            return data["id"] in self._nodes
         if ev.type == "node":
             return not data.get("updated") and data["id"] not in self._nodes and data.get("parent_id") in self._nodes
         if ev.type == "relation":
@@ -370,7 +372,9 @@ class MapState(AuthState):
     def _apply(self, ev: events.RunEvent) -> bool:
         """Apply one run event to the map in memory; True at the end of the run."""
         data = ev.data if isinstance(ev.data, dict) else {}
-        if ev.type == "node" and data.get("id"):
+        if ev.type == "node" and data.get("id") and data.get("deleted"):
+            self._nodes.pop(data["id"], None)  # a theme the run left empty and removed
+        elif ev.type == "node" and data.get("id"):
             old = self._nodes.get(data["id"])
             if old is not None:
                 for k in ("title", "kind", "parent_id"):

@@ -2,6 +2,8 @@
 
 1. Provenance (always local, never delegated to a model): a claim is rejected unless its quote
    is found — after normalisation (library.quotes) — in the cited chunk AND on that chunk's page.
+   Quotes come from the sentence ids the researcher selected, so they pass unless the chunk
+   changed; claims with unusable ids or echoed instructions are rejected with their reason.
 2. Support: each accepted claim gets a support score/label (and a rewrite when it overstates);
    the model's judgement when it gives one, else the extractive scorer (maps.support).
 3. Contradictions: pairs of claims that disagree — the model's list when it gives one, else
@@ -17,15 +19,20 @@ from typing import Any
 
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
+from bayes_app.llm import structured as st
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
 from bayes_app.models import Chunk
 from bayes_app.runs.executor import RunContext
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
-          "supports it (0 = not at all, 1 = fully) and suggest a more faithful wording when the claim "
-          "overstates its quote. List pairs of claims that contradict each other. Answer JSON only: "
-          '{"scores": [{"claim": 1, "support": 0.8, "rewrite": null}], "contradictions": [[1, 2]]}')
+          "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
+          "claim overstates its quote (null otherwise). Then list the pairs of claims that contradict "
+          "each other (none is a fine answer). Reply with a JSON object: key scores, a list of objects "
+          "with keys claim (its number), support and rewrite; key contradictions, a list of objects "
+          "with keys a and b (two claim numbers).")
+SCHEMA = st.obj(scores=st.array(st.obj(claim=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING))),
+                contradictions=st.array(st.obj(a=st.INTEGER, b=st.INTEGER)))
 
 
 @dataclass
@@ -51,7 +58,9 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
             reason = None
             chunk = db.get(Chunk, c.passage.chunk_id) if c.passage else None
             span = None
-            if c.passage is None:
+            if c.problem:
+                reason = c.problem
+            elif c.passage is None:
                 reason = "unknown_passage"
             elif not c.quote:
                 reason = "empty_quote"
@@ -67,7 +76,7 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
                 continue
             s = score_support(c.text, c.quote)
             cit = {"document_id": chunk.document_id, "chunk_id": chunk.id, "page": chunk.page,
-                   "quote": c.quote, "char_start": span[0], "char_end": span[1], "agent": "researcher",
+                   "quote": c.quote, "char_start": span[0], "char_end": span[1], "agent": c.origin,
                    "support_score": s.score, "support_label": s.label, "suggested_rewrite": s.rewrite}
             v.accepted.append(Checked(c, cit, s.score, s.label, s.rewrite))
     return v
@@ -104,7 +113,7 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
     listing = "\n".join(f"{i}. {t}" + (f'\n   quote: "{checked[i - 1 - len(context)].claim.quote}"'
                                        if i > len(context) else " (already on the map)")
                         for i, t in enumerate(texts, 1))
-    data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}")
+    data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}", SCHEMA, max_tokens=800)
     if not isinstance(data, dict):
         return heuristic_pairs(texts)
     for s in data.get("scores") or []:

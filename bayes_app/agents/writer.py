@@ -59,6 +59,21 @@ class Writer:
                                "kind": node.kind, "title": node.title, "updated": True,
                                "run_id": self.ctx.run.id, "committed_at": time.time()})
 
+    async def remove(self, node_id: str) -> bool:
+        """Remove a childless node this run wrote (a theme left empty); a `node` event with
+        `deleted` tells live viewers."""
+        self.ctx.check_abort()
+
+        def write() -> bool:
+            with self.ctx.sessions() as db:
+                return service.remove_agent_node(db, self.map_id, node_id, self.ctx.run.id)
+        removed = await asyncio.to_thread(write)
+        if removed:
+            self.ctx.emit("node", {"id": node_id, "map_id": self.map_id, "deleted": True,
+                                   "run_id": self.ctx.run.id, "committed_at": time.time()})
+            self.written = [e for e in self.written if e["id"] != node_id]
+        return removed
+
     async def relation(self, source_id: str, target_id: str, kind: str = "contradicts") -> None:
         self.ctx.check_abort()
 

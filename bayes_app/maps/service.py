@@ -609,6 +609,24 @@ def update_agent_node(db: Session, map_id: str, node_id: str, **values: Any) -> 
     return node
 
 
+def remove_agent_node(db: Session, map_id: str, node_id: str, run_id: str) -> bool:
+    """Remove a childless node that run `run_id` wrote (a theme left empty). False when it is
+    gone, was not written by that run, or has children (the user may have added some)."""
+    try:
+        node = db.get(MapNode, node_id, populate_existing=True)
+        if node is None or node.map_id != map_id or node.run_id != run_id or node.created_by != Origin.AGENT:
+            return False
+        if db.exec(select(MapNode.id).where(MapNode.parent_id == node_id)).first() is not None:
+            return False
+        db.delete(node)
+        _touch(db, map_id)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    return True
+
+
 def add_relation(db: Session, map_id: str, source_id: str, target_id: str,
                  kind: str = RelationKind.CONTRADICTS, *, run_id: str | None = None,
                  created_by: str = Origin.AGENT) -> NodeRelation | None:
