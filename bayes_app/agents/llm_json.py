@@ -1,24 +1,24 @@
 """JSON model calls for the agent roles: structured output over any provider.
 
 Each call carries a JSON schema. It is sent as `response_format` at the best level the
-endpoint and model accept (`bayes_app.llm.structured`: json_schema → json_object → none,
+endpoint and model accept (`bayes_app.llm.structured`: json_schema → json_object with
+the schema → json_object → none,
 learnt once per endpoint and model); the instructions describe the shape in words, never
 with a literal example object a weak model could echo back.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any
 
 from bayes_app.llm import structured
+from bayes_app.llm.structured import parse_json  # noqa: F401  (re-exported)
 from bayes_app.llm.types import ChatRequest, ProviderError, StreamEvent, TextDelta
 from bayes_app.runs.executor import RunContext
 
 log = logging.getLogger("bayes.agents")
-_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.S)
 # The role each call step runs as (its model is chosen per role: BAYES_MODEL_<ROLE>).
 STEP_ROLES = {"planner": "planner", "restructure": "planner", "chapters": "planner", "router": "planner",
               "edit": "planner", "researcher": "researcher", "counter": "researcher", "critic": "critic",
@@ -46,22 +46,6 @@ def echoes(text: str, instructions: str) -> bool:
     them), or has no words at all."""
     w = _words(text)
     return not w or (len(w.split()) <= 12 and f" {w} " in f" {_words(instructions)} ")
-
-
-def parse_json(text: str) -> Any:
-    """The JSON object in a model reply (tolerates code fences and text around it); None if none."""
-    text = _FENCE.sub("", text or "").strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            return json.loads(text[start:end + 1])
-        except ValueError:
-            return None
-    return None
 
 
 async def ask_json(ctx: RunContext, step: str, system: str, user: str, schema: dict[str, Any],

@@ -18,11 +18,14 @@ are used where an empty or endless list is the failure mode of a small model.
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from typing import Any
 
 LEVELS = ("json_schema", "json_object_schema", "json_object", "prompt")
 _known: dict[tuple[str, str], str] = {}
+_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.S)
 _lock = threading.Lock()
 
 
@@ -105,3 +108,19 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 def enum(values: list[str]) -> dict[str, Any]:
     return {"type": "string", "enum": list(values)}
+
+
+def parse_json(text: str) -> Any:
+    """The JSON object in a model reply (tolerates code fences and text around it); None if none."""
+    text = _FENCE.sub("", text or "").strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        try:
+            return json.loads(text[start:end + 1])
+        except ValueError:
+            return None
+    return None

@@ -94,7 +94,8 @@ def env(db_url, redis_server, index_env):
     r.flushdb()
 
 
-def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL) -> tuple[str, list]:
+def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL,
+        outcome: str = "SUCCEEDED") -> tuple[str, list]:
     sessions, r = env["sessions"], env["r"]
     with sessions() as db:
         op = start_map_run(db, env["user"], kind, map_id, node_id, prompt, model=model, output_tokens=2000)
@@ -104,7 +105,7 @@ def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None
     assert run_service.settle(sessions, r, op.id) == "finalized"
     evs = events.read_range(r, op.id, None, count=100_000)
     with sessions() as db:
-        assert db.get(type(op), op.id).status == res.outcome == "SUCCEEDED", [e.to_json() for e in evs if e.type == "error"]
+        assert db.get(type(op), op.id).status == res.outcome == outcome, [e.to_json() for e in evs if e.type == "error"]
     return op.id, evs
 
 
@@ -157,7 +158,8 @@ def test_scripted_build_map_provenance_and_contradiction(env):
         assert assert_provenance(db, m["id"]) == 3
         assert not any("always finds" in n.title for n in nodes)
         themes = [n for n in nodes if n.kind == "theme"]
-        assert sorted(t.title for t in themes) == sorted(ASPECT_QUERIES)
+        # the aspect nothing in the library matches was researched, then its empty theme removed
+        assert sorted(t.title for t in themes) == ["Decision order", "Recall against baselines"]
         # contradiction: siblings, one of them a counterpoint, linked by `contradicts`
         hi = next(n for n in nodes if n.title.startswith("PaSa-7B achieves higher"))
         lo = next(n for n in nodes if n.title.startswith("PaSa-7B achieves lower"))
@@ -169,11 +171,19 @@ def test_scripted_build_map_provenance_and_contradiction(env):
         assert lo.confidence == 0.2  # the critic's support score
     # every committed node was announced on the run's stream, in commit order
     node_events = [e.data for e in evs if e.type == "node" and not e.data.get("updated")]
-    assert {e["id"] for e in node_events} == {n.id for n in nodes if n.created_by == "agent"}
+    written = [e["id"] for e in node_events if not e.get("deleted")]
+    [removed] = [e["id"] for e in node_events if e.get("deleted")]
+    assert set(written) - {removed} == {n.id for n in nodes if n.created_by == "agent"} and removed in written
     # the aspect without evidence was researched at most 3 times (3 passes), no more
     unanswered = [c for c in chat if "ASPECT: Unanswered aspect" in c["body"]["messages"][-1]["content"]]
     assert len(unanswered) == 3
-    assert all(c["body"].get("response_format") == {"type": "json_object"} for c in chat)
+    # structured output: every call carried its JSON schema (the endpoint took json_schema)
+    assert all(c["body"]["response_format"]["type"] == "json_schema" for c in chat)
+    researcher_call = next(c["body"] for c in chat if "ASPECT: Decision order" in c["body"]["messages"][-1]["content"])
+    schema = researcher_call["response_format"]["json_schema"]["schema"]
+    ids = schema["properties"]["claims"]["items"]["properties"]["sentences"]["items"]["enum"]
+    assert "1.1" in ids and all(f"[{i}] " in researcher_call["messages"][-1]["content"] for i in ids)
+    assert all("{" not in c["body"]["messages"][0]["content"] for c in chat)  # no example object to echo
 
 
 def test_offline_map_runs_and_export(env):
@@ -238,3 +248,149 @@ def test_offline_map_runs_and_export(env):
     import io
     paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
     assert "References" in paras and "[1]" in paras
+
+
+# ---- weak models: provenance by selection, echoes, junk ids, no structured output ----------------
+ECHO = json.dumps({"claims": [{"text": "the claim in your words", "quote": "verbatim quote", "passage": 1}]})
+IRRELEVANT = {"Zebra migration": "zebra migration patterns in the Serengeti",
+              "Volcanic soil": "volcanic soil fertility on Mount Etna",
+              "Medieval bread": "bread prices in medieval Flanders"}
+
+
+def sentence_id(env, query: str, quote: str, exclude: set[str]) -> tuple[str, str, set[str]]:
+    """The id the researcher's numbered passages give the sentence holding `quote`, the
+    sentence, and the chunks of that passage list."""
+    from bayes_app.agents.retrieval import _search, prompt_text
+    from bayes_app.library.quotes import quote_in_text
+    from bayes_app.llm.sentences import sentences_of
+
+    hits = [(h, raw) for h, raw in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+            if h.chunk_id not in exclude][:6]
+    for i, (_h, raw) in enumerate(hits, 1):
+        for sent in sentences_of(i, prompt_text(raw)):
+            if quote_in_text(sent.text, quote):
+                return sent.id, sent.text, {h.chunk_id for h, _ in hits}
+    raise AssertionError(f"{quote!r} is in no sentence of the passages for {query!r}")
+
+
+def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
+    """Claims select sentences by id (the quote is the sentence, verbatim); junk ids, wording
+    that is no words, and the echoed example of old prompts are rejected with their reason; an
+    aspect the model gave nothing usable on gets quoted sentences marked extractive; a theme
+    left with nothing is removed; a server streaming no usage is billed by estimate."""
+    from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
+    from bayes_app.llm import structured
+    from bayes_app.models import UsageEvent
+
+    structured.forget()
+    sessions = env["sessions"]
+    sid, sentence, seen = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    a_text = "Putting the decision before the rationale lets the Selector act as a one-token reward model."
+    ids_reply = json.dumps({"claims": [
+        {"text": a_text, "sentences": [sid, "99.1", "x"]},  # one valid id among junk: kept
+        {"text": "PaSa guarantees perfect recall.", "sentences": ["42.7", "0.0"]},  # only junk ids
+        {"text": "2.1", "sentences": [sid]},  # no wording: an id where the claim should be
+    ]})
+    with FakeOpenAI() as fake:
+        fake.script(
+            Script.reply(json.dumps(plan), match="ROLE: planner", usage=False),
+            Script.reply(ids_reply, match="ASPECT: Decision order", usage=False),
+            Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", usage=False,
+                         times=-1),
+            Script.reply(ECHO, match="ASPECT: Recall against baselines", usage=False, times=3),
+            Script.reply("Sure! Here are the claims you asked for.", match="ASPECT: Unanswered aspect",
+                         usage=False, times=3),
+        )
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
+        calls = fake.chat_requests()
+
+    rejected = [x for e in evs if e.type == "agent" for x in e.data.get("rejected", [])]
+    reasons = sorted(x["reason"] for x in rejected)
+    assert reasons == ["no_wording", "unknown_sentence"] + ["wording_not_in_quote"] * 3, rejected
+    done = next(e.data for e in evs if e.type == "agent" and e.data.get("done"))
+    assert done["rejected_by_reason"] == {"no_wording": 1, "unknown_sentence": 1, "wording_not_in_quote": 3}
+    assert done["claims_extractive"] >= 1
+    with sessions() as db:
+        nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
+        cits = {c.node_id: c for c in db.exec(select(Citation).where(Citation.map_id == m["id"]))}
+        assert assert_provenance(db, m["id"]) == len(cits)
+        usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
+    themes = {n.title: n for n in nodes if n.kind == "theme"}
+    assert sorted(themes) == ["Decision order", "Recall against baselines"]  # the empty one went
+    claims = [n for n in nodes if n.kind == "claim"]
+    assert all(any(c.parent_id == t.id for c in claims) for t in themes.values())  # no empty theme
+    # the model's claim: its words, the whole selected sentence as the quote
+    [a] = [n for n in claims if n.parent_id == themes["Decision order"].id]
+    assert a.title == a_text and cits[a.id].quote == sentence and cits[a.id].agent in ("researcher", "critic")
+    # the echoing aspect: sentences quoted verbatim, marked as extractive on the node
+    quoted = [n for n in claims if n.parent_id == themes["Recall against baselines"].id]
+    assert quoted and all(cits[n.id].agent == "extractive" and n.body == EXTRACTIVE_NOTE
+                          and n.title == cits[n.id].quote for n in quoted)
+    assert any("recall" in n.title.lower() for n in quoted)
+    # no usage streamed: every call billed by estimate, each with its prompt counted
+    assert len(usage) == len(calls) and all(u.estimated and u.input_tokens > 0 for u in usage)
+
+
+def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
+    from bayes_app.llm import structured
+    from bayes_app.models import Operation
+
+    structured.forget()
+    sessions = env["sessions"]
+    plan = {"aspects": [{"title": t, "query": q} for t, q in IRRELEVANT.items()]}
+    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"),
+                    default=Script(text=ECHO, times=-1)) as fake:
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "Zebra, volcanoes and bread?")
+        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"),
+                         outcome="FAILED")
+    [err] = [e.data for e in evs if e.type == "error"]
+    assert err["code"] == "no_usable_claims" and "no usable claims" in err["message"]
+    with sessions() as db:
+        op = db.get(Operation, op_id)
+        assert op.outcome_reason == "no_usable_claims" and op.charged_credits > 0  # the calls were made
+        nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
+    assert [n.kind for n in nodes] == ["question"]  # no empty theme left behind
+
+
+@pytest.mark.parametrize("refused,expected", [
+    # llama-cpp-python: json_schema is a validation error (HTTP 500); JSON mode takes a schema
+    ({"json_schema": (500, "1 validation error: ('body', 'response_format', 'type') Input should be "
+                           "'text' or 'json_object'")}, "json_object_schema"),
+    # an endpoint with JSON mode only
+    ({"json_schema": (400, "response_format json_schema is not supported"),
+      "json_object_schema": (400, "unknown field: schema")}, "json_object"),
+])
+def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
+    from bayes_app.llm import structured
+    from tests.support.fake_openai import format_key
+
+    structured.forget()
+    sessions = env["sessions"]
+    sid, _sentence, _ = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    with FakeOpenAI() as fake:
+        fake.refuse_formats(refused)
+        fake.script(
+            Script.reply(json.dumps(plan), match="ROLE: planner"),
+            Script.reply(json.dumps({"claims": [{"text": "The decision token comes before the rationale.",
+                                                 "sentences": [sid]}]}), match="ASPECT: Decision order"),
+            Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", times=-1),
+        )
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
+        calls = fake.chat_requests()
+    keys = [format_key(c["body"]) for c in calls]
+    first_ok = keys.index(expected)
+    # the refused levels were tried once, by the first call only (retried when HTTP 500)
+    assert set(keys[:first_ok]) == set(refused) and all(k == expected for k in keys[first_ok:])
+    assert "ROLE: planner" in calls[first_ok]["body"]["messages"][-1]["content"]
+    if expected == "json_object_schema":
+        assert calls[first_ok]["body"]["response_format"]["schema"]["required"] == ["aspects"]
+    with sessions() as db:
+        assert any(n.title == "The decision token comes before the rationale."
+                   for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"])))
