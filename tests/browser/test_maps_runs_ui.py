@@ -151,7 +151,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
             tree_edge(page, heads[method if t != titles[3] else results].id, themes[t])
         tree_edge(page, root_id, heads[method].id)
         page.reload()
-        expect(page.locator(NODE)).to_have_count(11)
+        expect(page.locator(NODE)).to_have_count(10)
     chaptered()
 
     # the run's credit row: one operation titled after the map, charged (spend = charge)
@@ -280,8 +280,9 @@ def test_message_routed_to_research(app_stack, page, make_user, app_db_url, fake
 
     nodes = {n.title: n for n in db_nodes(app_db_url, map_id)}
     root = next(n for n in nodes.values() if n.parent_id is None)
-    assert len(nodes) == 6 + 5  # three themes, two claims
-    assert all(nodes[t].parent_id == root.id and nodes[t].kind == NodeKind.THEME for t in queries)
+    assert len(nodes) == 6 + 4  # two themes, two claims (aspect C's theme was left empty: removed)
+    assert c_title not in nodes
+    assert all(nodes[t].parent_id == root.id and nodes[t].kind == NodeKind.THEME for t in (a_title, b_title))
     assert (nodes[A_TEXT].parent_id, nodes[HI].parent_id) == (nodes[a_title].id, nodes[b_title].id)
     with session_scope(app_db_url) as db:
         assert assert_provenance(db, map_id) == 2
@@ -290,7 +291,7 @@ def test_message_routed_to_research(app_stack, page, make_user, app_db_url, fake
             expect(canvas_node(page, claim).locator(".mm-badge")).to_have_text("❝ 1")
             tree_edge(page, nodes[theme].id, nodes[claim].id)
         page.reload()
-        expect(page.locator(NODE)).to_have_count(11)
+        expect(page.locator(NODE)).to_have_count(10)
     bodies = [r["body"]["messages"][-1]["content"] for r in fake_llm.chat_requests()]
     assert sum(f"ASPECT: {c_title}\n" in b for b in bodies) == 3
 
