@@ -45,7 +45,7 @@ def _clean(items: object, question: str) -> list[Aspect]:
             continue
         title = " ".join(str(it.get("title") or "").split())[:200]
         query = " ".join(str(it.get("query") or title).split())[:500]
-        if title and title.lower() not in seen and not echoes(title, SYSTEM):
+        if title and title.lower() not in seen and not echoes(title, f"{SYSTEM}\n{question}"):
             seen.add(title.lower())
             out.append(Aspect(title, query or question))
     return out[:MAX_ASPECTS]

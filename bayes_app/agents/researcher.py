@@ -20,7 +20,7 @@ from bayes_app.llm.sentences import Sentence, format_numbered, select, sentences
 from bayes_app.runs.executor import RunContext
 from bayes_app.search.sparse import tokens
 
-MAX_CLAIMS = 6
+MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
 MAX_TOKENS = 900
 SYSTEM = ("You are a researcher. You are given passages from a paper library; every sentence starts "
           "with its id in square brackets: the passage number, a dot, the sentence number. State what "
@@ -32,10 +32,10 @@ SYSTEM = ("You are a researcher. You are given passages from a paper library; ev
 
 def claims_schema(ids: list[str]) -> dict:
     """Claims selecting sentences by id; the ids are limited to those shown, and a small
-    model cannot answer with an empty list (its easy way out) or an endless one."""
+    model cannot answer with a single claim or none (its easy way out) or an endless list."""
     ids_schema = st.enum(ids) if ids else st.STRING
     claim = st.obj(text=st.STRING, sentences=st.array(ids_schema, 1, 3))
-    return st.obj(claims=st.array(claim, 1, MAX_CLAIMS))
+    return st.obj(claims=st.array(claim, MIN_CLAIMS, MAX_CLAIMS))
 
 
 @dataclass
@@ -112,4 +112,5 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
     user = (f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
             f"Passages:\n{text}\n\nClaims about: {aspect}")
     data = await ask_json(ctx, step, SYSTEM, user, claims_schema(ids), max_tokens=MAX_TOKENS)
-    return parse_claims(data, passages, aspect, by_passage)
+    # wording that repeats the instructions, the aspect or the question is an echo, not a claim
+    return parse_claims(data, passages, aspect, by_passage, f"{SYSTEM}\n{aspect}\n{question}")

@@ -75,13 +75,16 @@ def test_claims_parse_with_reasons_for_weak_model_output():
         ("", "unknown_sentence"), ("PaSa wins everything", None)]  # the critic checks the copied quote
     assert claims[0].passage is passages[0] and claims[0].raw_passage == ["1.2"]
     assert echoes("the claim", SYSTEM) and not echoes("PaSa uses two agents", SYSTEM)
+    echo = parse_claims({"claims": [{"text": "How PaSa works!", "sentences": ["1.1"]}]}, passages, "How PaSa works",
+                        instructions=f"{SYSTEM}\nHow PaSa works")
+    assert echo[0].problem == "echoed_instructions"  # the aspect given back as a claim
     assert parse_claims({"claims": "nope"}, passages, "x") == [] and parse_claims(None, passages, "x") == []
 
 
 def test_claims_schema_limits_ids_and_counts():
     schema = claims_schema(["1.1", "1.2"])
     claims = schema["properties"]["claims"]
-    assert (claims["minItems"], claims["maxItems"]) == (1, 6)
+    assert (claims["minItems"], claims["maxItems"]) == (2, 6)
     sentences = claims["items"]["properties"]["sentences"]
     assert sentences["items"]["enum"] == ["1.1", "1.2"] and (sentences["minItems"], sentences["maxItems"]) == (1, 3)
     assert claims["items"]["additionalProperties"] is False and claims["items"]["required"] == ["text", "sentences"]
