@@ -23,6 +23,10 @@ class SettingsError(Exception):
 
 
 Port = Annotated[int, Field(ge=1, le=65535)]
+# Roles with their own model setting (BAYES_MODEL_<ROLE>): the Ask agent's thinking phase and
+# direct tool calls; the map pipeline's planner (also routing, regrouping, edits), researcher,
+# critic and writer (synthesis, answers from the map).
+ROLES = ("thinking", "tools", "planner", "researcher", "critic", "writer")
 
 
 def _split(value: str) -> list[str]:
@@ -66,6 +70,10 @@ class Settings(BaseSettings):
     model_default_name: str | None = Field(None, validation_alias="BAYES_MODEL_DEFAULT")
     model_thinking_name: str | None = Field(None, validation_alias="BAYES_MODEL_THINKING")
     model_tools_name: str | None = Field(None, validation_alias="BAYES_MODEL_TOOLS")
+    model_planner_name: str | None = Field(None, validation_alias="BAYES_MODEL_PLANNER")
+    model_researcher_name: str | None = Field(None, validation_alias="BAYES_MODEL_RESEARCHER")
+    model_critic_name: str | None = Field(None, validation_alias="BAYES_MODEL_CRITIC")
+    model_writer_name: str | None = Field(None, validation_alias="BAYES_MODEL_WRITER")
     signup_credits: int = Field(10, ge=0, validation_alias="BAYES_SIGNUP_CREDITS")
     run_reserve_output_tokens: int = Field(2_000, ge=1, validation_alias="BAYES_RUN_RESERVE_OUTPUT_TOKENS")
     worker_poll_ms: int = Field(100, ge=10, le=10_000, validation_alias="BAYES_WORKER_POLL_MS")
@@ -211,12 +219,17 @@ class Settings(BaseSettings):
         return "gpt-4o-mini" if configured else "offline"
 
     def model_for(self, role: str) -> str:
-        """The model of one role ("thinking": the Ask agent's phase 1, "tools": its direct
-        analyze/compare calls); the default model when the role has none configured."""
+        """The model of one role (see ROLES); the default model when the role has none configured."""
         if self.model_default == "offline":
             return "offline"
-        named = {"thinking": self.model_thinking_name, "tools": self.model_tools_name}.get(role)
+        named = {"thinking": self.model_thinking_name, "tools": self.model_tools_name,
+                 "planner": self.model_planner_name, "researcher": self.model_researcher_name,
+                 "critic": self.model_critic_name, "writer": self.model_writer_name}.get(role)
         return named or self.model_default
+
+    def role_models(self) -> dict[str, str]:
+        """The model of every role, for a run's input (each is priced when the run starts)."""
+        return {role: self.model_for(role) for role in ROLES}
 
     @property
     def files_path(self) -> Path:

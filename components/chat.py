@@ -83,6 +83,8 @@ def _assistant_message(m: rx.Var) -> rx.Component:
         rx.cond(m.status == "running",
                 rx.fragment(),  # the live block below shows it
                 rx.box(rx.markdown(m.content, use_raw=False), class_name="chat-answer", width="100%")),
+        rx.cond(m.grounding_label != "", rx.callout(m.grounding_label, icon="triangle_alert", color_scheme="orange",
+                                                    size="1", class_name="chat-grounding")),
         rx.cond(m.status == "running", rx.fragment(), sources(m.sources)),
         rx.hstack(
             rx.cond(m.status_label != "", rx.badge(m.status_label, class_name="chat-status",
@@ -110,6 +112,9 @@ def live_answer() -> rx.Component:
                               class_name="chat-tools", wrap="wrap")),
             sources(ChatState.live_sources, id_="chat-live-sources"),
             rx.box(rx.markdown(ChatState.live_text, use_raw=False), id="chat-live-answer", width="100%"),
+            rx.cond(ChatState.live_grounding != "", rx.callout(ChatState.live_grounding, icon="triangle_alert",
+                                                               color_scheme="orange", size="1",
+                                                               id="chat-live-grounding")),
             rx.hstack(
                 rx.spinner(size="1"),
                 rx.text(rx.cond(ChatState.live_status != "", ChatState.live_status, "Answering…"), size="2",

@@ -121,7 +121,7 @@ def launch(user_id: str, kind: str, prompt: str, scope: Any = None, conversation
     with session_scope() as db:
         op = service.start_run(db, user_id, kind, prompt, settings.model_default,
                                settings.run_reserve_output_tokens, scope, conversation_id,
-                               edit_message_id, {role: settings.model_for(role) for role in ("thinking", "tools")})
+                               edit_message_id, settings.role_models())
         out = {"id": op.id, "status": op.status, "conversation_id": op.input.get("conversation_id"),
                "message_id": op.input.get("answer_id")}
     submit(op.id, op.status)

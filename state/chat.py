@@ -46,6 +46,7 @@ class Message:
     cost: str = ""
     run_id: str = ""
     memory: str = ""
+    grounding_label: str = ""  # "No sources cited…" when the answer cites nothing from the library
 
 
 def _source(c: dict[str, Any]) -> Source:
@@ -66,7 +67,7 @@ def _message(m: dict[str, Any]) -> Message:
         sources=[_source(c) for c in m.get("citations") or []], status=status,
         status_label=STATUS_LABEL.get(status, status) + (f" ({reason})" if status == "failed" and reason else ""),
         cost=f"{format_credits(charged)} credits" if charged is not None else "",
-        run_id=m.get("run_id") or "",
+        run_id=m.get("run_id") or "", grounding_label=m.get("grounding_label") or "",
     )
 
 
@@ -91,6 +92,7 @@ class ChatState(AuthState):
     live_sources: list[Source] = []
     live_tools: list[str] = []
     live_memory: str = ""
+    live_grounding: str = ""
     live_status: str = ""
     cursor: str = ""
     _gen: int = 0
@@ -128,6 +130,7 @@ class ChatState(AuthState):
 
     def _reset_live(self) -> None:
         self.live_run_id = self.live_thinking = self.live_text = self.live_memory = self.live_status = ""
+        self.live_grounding = ""
         self.live_sources, self.live_tools, self.cursor = [], [], ""
 
     @rx.event
@@ -287,6 +290,8 @@ class ChatState(AuthState):
                 self.live_tools = [*self.live_tools, str(data.get("name", ""))]
         elif ev.type == "memory":
             self.live_memory = str(data.get("line", ""))
+        elif ev.type == "grounding":
+            self.live_grounding = str(data.get("label", ""))
         elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
             self.live_status = "Settling…"
         elif ev.type == "done":

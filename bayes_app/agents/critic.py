@@ -5,7 +5,9 @@
    the chunk is body text or a caption (not a reference list, author block, header/footer or
    figure text), the sentence quoted is a complete declarative one (not a citation entry,
    figure label, equation or prompt listing: `maps.sentences`), and the claim itself reads as
-   a statement.
+   a statement. Quotes selected by sentence id (the researcher's provenance by selection) are
+   verbatim by construction, so they fail only when the chunk changed; claims with unusable
+   ids or echoed instructions are rejected with their reason.
 2. Support: each accepted claim gets a support score/label (and a rewrite when it overstates);
    the model's judgement when it gives one, else the extractive scorer (maps.support).
 3. Contradictions: pairs of claims that disagree — the model's list when it gives one, else
@@ -23,6 +25,7 @@ from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
 from bayes_app.library.quotes import normalize
 from bayes_app.library.structure import Span, roles_in
+from bayes_app.llm import structured as st
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
@@ -35,9 +38,13 @@ HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "referenc
 from bayes_app.runs.executor import RunContext
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
-          "supports it (0 = not at all, 1 = fully) and suggest a more faithful wording when the claim "
-          "overstates its quote. List pairs of claims that contradict each other. Answer JSON only: "
-          '{"scores": [{"claim": 1, "support": 0.8, "rewrite": null}], "contradictions": [[1, 2]]}')
+          "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
+          "claim overstates its quote (null otherwise). Then list the pairs of claims that contradict "
+          "each other (none is a fine answer). Reply with a JSON object: key scores, a list of objects "
+          "with keys claim (its number), support and rewrite; key contradictions, a list of objects "
+          "with keys a and b (two claim numbers).")
+SCHEMA = st.obj(scores=st.array(st.obj(claim=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING))),
+                contradictions=st.array(st.obj(a=st.INTEGER, b=st.INTEGER)))
 
 
 @dataclass
@@ -108,7 +115,9 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
             reason = None
             chunk = db.get(Chunk, c.passage.chunk_id) if c.passage else None
             span = None
-            if c.passage is None:
+            if c.problem:
+                reason = c.problem
+            elif c.passage is None:
                 reason = "unknown_passage"
             elif not c.quote:
                 reason = "empty_quote"
@@ -129,7 +138,7 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
                 continue
             s = score_support(c.text, c.quote)
             cit = {"document_id": chunk.document_id, "chunk_id": chunk.id, "page": chunk.page,
-                   "quote": c.quote, "char_start": span[0], "char_end": span[1], "agent": "researcher",
+                   "quote": c.quote, "char_start": span[0], "char_end": span[1], "agent": c.origin,
                    "support_score": s.score, "support_label": s.label, "suggested_rewrite": s.rewrite}
             v.accepted.append(Checked(c, cit, s.score, s.label, s.rewrite))
     return v
@@ -167,7 +176,7 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
     listing = "\n".join(f"{i}. {t}" + (f'\n   quote: "{checked[i - 1 - len(context)].claim.quote}"'
                                        if i > len(context) else " (already on the map)")
                         for i, t in enumerate(texts, 1))
-    data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}")
+    data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}", SCHEMA, max_tokens=800)
     if not isinstance(data, dict):
         return await asyncio.to_thread(heuristic_pairs, texts, len(context))
     for s in data.get("scores") or []:

@@ -12,18 +12,19 @@ from typing import Any
 from sqlmodel import select
 
 from bayes_app.agents import extractive, planner
-from bayes_app.agents.llm_json import ask_json, is_offline
+from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
 from bayes_app.agents.router import route
 from bayes_app.agents.writer import Writer
+from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
 from bayes_app.maps import export, service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import Citation, MapNode, NodeKind
 from bayes_app.runs import lifecycle as lc
-from bayes_app.runs.executor import RunAborted, RunContext, run_kind
+from bayes_app.runs.executor import RunAborted, RunContext, RunFailed, run_kind
 
 log = logging.getLogger("bayes.agents.kinds")
 CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
@@ -78,6 +79,18 @@ def _done(ctx: RunContext, r: Research | None, empty: str | None = None, **extra
     ctx.emit("agent", {"role": "writer", "done": True, **(r.summary() if r else {}), **extra})
 
 
+NO_PASSAGES = "no_passages"
+NO_CLAIMS = "no_usable_claims"
+
+
+def _require_claims(r: Research) -> None:
+    """A research run that wrote no claim ends FAILED with a clear reason, never as an empty
+    success (its themes were removed; what the model calls cost is still charged)."""
+    if not r.claims:
+        raise RunFailed(NO_CLAIMS, "The model returned no usable claims, and no sentence of the passages "
+                                   "found matches the question's aspects.")
+
+
 # ---- build / expand / deepen / counter ---------------------------------------------------------
 @run_kind("build_map")
 async def build_map(ctx: RunContext) -> None:
@@ -91,13 +104,13 @@ async def build_map(ctx: RunContext) -> None:
     r.seen_chunks = set()
     first = await retrieve(ctx, question, k=24 if is_offline(ctx) else 10)
     ctx.emit("agent", {"role": "planner", "passages": len(first)})
+    if not first:
+        raise RunFailed(NO_PASSAGES, "The library has no passages to research this question in.")
     aspects = await planner.plan(ctx, question, first)
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
-    if not aspects:
-        _done(ctx, r, "no_passages" if not first else "no_claims")
-        return
     await research_aspects(r, root.id, aspects)
     _done(ctx, r, "no_claims")
+    _require_claims(r)
 
 
 @run_kind("expand")
@@ -109,11 +122,13 @@ async def expand(ctx: RunContext) -> None:
     r = Research(ctx, w, topic)
     r.seen_quotes = _cited(ctx, loaded["map"].id)
     first = await retrieve(ctx, topic, k=16 if is_offline(ctx) else 10)
+    if not first:
+        raise RunFailed(NO_PASSAGES, "The library has no passages on this topic.")
     aspects = (await planner.plan(ctx, topic, first))[:4]
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
-    if aspects:
-        await research_aspects(r, node.id, aspects)
+    await research_aspects(r, node.id, aspects)
     _done(ctx, r, "no_new_evidence")
+    _require_claims(r)
 
 
 def _cited(ctx: RunContext, map_id: str) -> set[tuple[str, str]]:
@@ -177,8 +192,17 @@ async def counter(ctx: RunContext) -> None:
 
 # ---- restructure / chapters ----------------------------------------------------------------
 REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
-                  "group needs a short title. Answer JSON only: "
-                  '{{"groups": [{{"title": "...", "nodes": [1, 2]}}]}}')
+                  "group needs a short title. Reply with a JSON object: key groups, a list of objects "
+                  "with key title and key nodes (a list of node numbers).")
+REGROUP_SCHEMA = st.obj(groups=st.array(st.obj(title=st.STRING, nodes=st.array(st.INTEGER))))
+EDIT_SYSTEM = ("Turn the user's request into edits of their research mindmap. Reply with a JSON object: "
+               "key ops, a list of edits, each an object with key op (add, rename or delete), key node "
+               "(the title of the node to rename or delete, else null), key title (the new title, else "
+               "null), key kind (note, claim, theme or chapter for an added node, else null) and key "
+               "under (the title of the parent of an added node, else null).")
+EDIT_SCHEMA = st.obj(ops=st.array(st.obj(op=st.enum(["add", "rename", "delete"]), node=st.nullable(st.STRING),
+                                         title=st.nullable(st.STRING), kind=st.nullable(st.STRING),
+                                         under=st.nullable(st.STRING))))
 
 
 def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
@@ -204,7 +228,8 @@ async def _regroup(ctx: RunContext, kind: str) -> None:
     groups: list[dict[str, Any]] = []
     if not is_offline(ctx):
         listing = "\n".join(f"{i}. {n.title}" for i, n in enumerate(items, 1))
-        data = await ask_json(ctx, kind, REGROUP_SYSTEM.format(what=what), f"ROLE: {kind}\nNodes:\n{listing}")
+        data = await ask_json(ctx, kind, REGROUP_SYSTEM.format(what=what), f"ROLE: {kind}\nNodes:\n{listing}",
+                              REGROUP_SCHEMA, max_tokens=800)
         for g in (data.get("groups") if isinstance(data, dict) else None) or []:
             if not isinstance(g, dict):
                 continue
@@ -281,7 +306,7 @@ async def synthesize(ctx: RunContext) -> None:
             if isinstance(ev, TextDelta) and ev.text:
                 parts.append(ev.text)
                 ctx.emit("text", {"delta": ev.text})
-        req = ChatRequest(model=ctx.run.model, max_tokens=1_500,
+        req = ChatRequest(model=role_model(ctx, "synthesize"), max_tokens=1_500,
                           messages=[{"role": "system", "content": SYNTH_SYSTEM},
                                     {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
         await ctx.stream_model(req, "synthesize", on_event)
@@ -302,8 +327,11 @@ async def synthesize(ctx: RunContext) -> None:
 CHECK_SYSTEM = ("You check citations. For each numbered quote, judge how well it supports the claim: 1 = the "
                 "quote states it, 0.5 = it supports part of it or states it more cautiously, 0 = it does not "
                 "say it or says the opposite. When the claim overstates a quote, give a faithful rewrite of "
-                "the claim that keeps its names, acronyms and numbers exactly. Answer JSON only: "
-                '{"scores": [{"quote": 1, "support": 0.8, "rewrite": null, "reason": "..."}]}')
+                "the claim that keeps its names, acronyms and numbers exactly (null otherwise). Reply with a "
+                "JSON object: key scores, a list of objects with keys quote (its number), support, rewrite "
+                "and reason.")
+CHECK_SCHEMA = st.obj(scores=st.array(st.obj(quote=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING),
+                                             reason=st.STRING)))
 
 
 @run_kind("check_support")
@@ -324,7 +352,8 @@ async def check_support(ctx: RunContext) -> None:
     data = {}
     if not is_offline(ctx):
         data = await ask_json(ctx, "check_support", CHECK_SYSTEM,
-                              f"ROLE: check_support\nClaim: {wording}\nQuotes:\n{listing}", max_tokens=600)
+                              f"ROLE: check_support\nClaim: {wording}\nQuotes:\n{listing}", CHECK_SCHEMA,
+                              max_tokens=600)
     judged: dict[int, tuple[float, str | None]] = {}
     for s in (data.get("scores") if isinstance(data, dict) else None) or []:
         try:
@@ -385,10 +414,7 @@ def edit_ops(message: str) -> list[dict[str, Any]]:
 async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[str, Any]]:
     ops = edit_ops(message)
     if not ops and not is_offline(ctx):
-        data = await ask_json(ctx, "edit", "Turn the request into map edits. JSON only: "
-                              '{"ops": [{"op": "add", "kind": "note", "title": "...", "under": "node title"}, '
-                              '{"op": "rename", "node": "node title", "title": "new"}, '
-                              '{"op": "delete", "node": "node title"}]}', f"ROLE: edit\n{message}")
+        data = await ask_json(ctx, "edit", EDIT_SYSTEM, f"ROLE: edit\n{message}", EDIT_SCHEMA, max_tokens=400)
         ops = [o for o in (data.get("ops") if isinstance(data, dict) else None) or [] if isinstance(o, dict)]
     done = []
 
@@ -436,10 +462,12 @@ async def message(ctx: RunContext) -> None:
         r = Research(ctx, w, text)
         r.seen_quotes = _cited(ctx, loaded["map"].id)
         first = await retrieve(ctx, text, k=16 if is_offline(ctx) else 10)
+        if not first:
+            raise RunFailed(NO_PASSAGES, "The library has no passages on this request.")
         aspects = (await planner.plan(ctx, text, first))[:3]
-        if aspects:
-            await research_aspects(r, loaded["node"].id, aspects)
+        await research_aspects(r, loaded["node"].id, aspects)
         _done(ctx, r, "no_claims")
+        _require_claims(r)
         return
     # answer from the map: its claims are the numbered passages
     with ctx.sessions() as db:
@@ -451,7 +479,7 @@ async def message(ctx: RunContext) -> None:
     def on_event(ev: StreamEvent) -> None:
         if isinstance(ev, TextDelta) and ev.text:
             ctx.emit("text", {"delta": ev.text})
-    req = ChatRequest(model=ctx.run.model, max_tokens=800,
+    req = ChatRequest(model=role_model(ctx, "answer"), max_tokens=800,
                       messages=[{"role": "system", "content": ANSWER_SYSTEM},
                                 {"role": "user", "content": f"Claims:\n{format_passages(passages)}\n\n{text}"}])
     await ctx.stream_model(req, "answer", on_event)

@@ -1,53 +1,85 @@
-"""JSON-mode model calls for the agent roles (structured output over any provider)."""
+"""JSON model calls for the agent roles: structured output over any provider.
+
+Each call carries a JSON schema. It is sent as `response_format` at the best level the
+endpoint and model accept (`bayes_app.llm.structured`: json_schema → json_object with
+the schema → json_object → none,
+learnt once per endpoint and model); the instructions describe the shape in words, never
+with a literal example object a weak model could echo back.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any
 
-from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
+from bayes_app.llm import structured
+from bayes_app.llm.structured import parse_json  # noqa: F401  (re-exported)
+from bayes_app.llm.types import ChatRequest, ProviderError, StreamEvent, TextDelta
 from bayes_app.runs.executor import RunContext
 
 log = logging.getLogger("bayes.agents")
-_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$", re.S)
+# The role each call step runs as (its model is chosen per role: BAYES_MODEL_<ROLE>).
+STEP_ROLES = {"planner": "planner", "restructure": "planner", "chapters": "planner", "router": "planner",
+              "edit": "planner", "researcher": "researcher", "counter": "researcher", "critic": "critic",
+              "check_support": "critic",
+              "synthesize": "writer", "answer": "writer"}
 
 
 def is_offline(ctx: RunContext) -> bool:
     return getattr(ctx.provider, "name", "") == "offline"
 
 
-def parse_json(text: str) -> Any:
-    """The JSON object in a model reply (tolerates code fences and text around it); None if none."""
-    text = _FENCE.sub("", text or "").strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            return json.loads(text[start:end + 1])
-        except ValueError:
-            return None
-    return None
+def role_model(ctx: RunContext, step: str) -> str:
+    """The model of the role that makes `step`'s call."""
+    return ctx.model_for(STEP_ROLES.get(step, step))
 
 
-async def ask_json(ctx: RunContext, step: str, system: str, user: str, max_tokens: int = 1_500,
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORDS.findall(text.lower()))
+
+
+def echoes(text: str, instructions: str) -> bool:
+    """True when a model's wording is a piece of its instructions (a weak model echoing
+    them), or has no words at all."""
+    w = _words(text)
+    return not w or (len(w.split()) <= 12 and f" {w} " in f" {_words(instructions)} ")
+
+
+async def ask_json(ctx: RunContext, step: str, system: str, user: str, schema: dict[str, Any],
+                   max_tokens: int = 1_500, model: str | None = None,
                    extra_body: dict[str, Any] | None = None) -> Any:
-    """One streamed JSON-mode call (usage recorded, abort checked per token); the parsed
-    object, or None when the reply is not JSON."""
-    parts: list[str] = []
+    """One streamed structured call (usage recorded, abort checked per token); the parsed
+    object, or None when the reply is not JSON. An endpoint refusing the response format
+    (`structured.is_refusal`) is asked again one level down."""
+    model = model or role_model(ctx, step)
+    first = level = structured.level_for(ctx.provider, model)
+    while True:
+        parts: list[str] = []
 
-    def on_event(ev: StreamEvent) -> None:
-        if isinstance(ev, TextDelta):
-            parts.append(ev.text)
+        def on_event(ev: StreamEvent) -> None:
+            if isinstance(ev, TextDelta):
+                parts.append(ev.text)
 
-    req = ChatRequest(model=ctx.run.model, max_tokens=max_tokens,
-                      response_format={"type": "json_object"}, extra_body=extra_body,
-                      messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
-    await ctx.stream_model(req, step, on_event)
+        req = ChatRequest(model=model, max_tokens=max_tokens,
+                          response_format=structured.response_format(level, step, schema), extra_body=extra_body,
+                          messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        try:
+            await ctx.stream_model(req, step, on_event)
+        except ProviderError as err:
+            nxt = structured.next_level(level) if structured.is_refusal(err) else None
+            if nxt is None:
+                raise
+            log.info("run %s: %s refused response format %s (%s); using %s", ctx.run.id, step, level,
+                     err.message, nxt)
+            level = nxt
+            continue
+        if level != first:
+            structured.worked(ctx.provider, model, level)
+        break
     data = parse_json("".join(parts))
     if data is None:
         log.info("run %s: %s reply was not JSON", ctx.run.id, step)

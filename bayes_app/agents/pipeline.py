@@ -4,7 +4,10 @@ Pass 1 researches every aspect; an aspect that yielded no verified claim is rese
 again with a broader query over passages not seen yet (passes 2 and 3). A theme node is
 written with its first claim, so no theme stays empty. A verified claim that repeats one
 already on the map (or earlier in the run) is merged into it: its citation is added to that
-node instead of a second node (`extractive.duplicate_of`).
+node instead of a second node (`extractive.duplicate_of`). With a model, an aspect still
+without a claim after the passes gets the extractive path: sentences of its passages that
+share terms with it, quoted verbatim and marked as such on the node (citation agent
+"extractive"); offline research is extractive throughout.
 """
 
 from __future__ import annotations
@@ -17,11 +20,18 @@ from bayes_app.agents import critic, extractive, planner, researcher
 from bayes_app.agents.llm_json import is_offline
 from bayes_app.agents.retrieval import Passage, retrieve
 from bayes_app.agents.writer import Writer
+from bayes_app.llm.offline import select_sentence_ids
+from bayes_app.llm.sentences import sentences_of
+from bayes_app.maps import sentences as sent
 from bayes_app.maps.support import disagree
 from bayes_app.runs.executor import RunContext
+from bayes_app.search.sparse import tokens
 
 MAX_PASSES = 3
 PASSAGES_PER_ASPECT = 6
+EXTRACTIVE_CLAIMS = 3
+EXTRACTIVE_NOTE = ("Quoted from the library: the model gave no usable claim for this aspect, so this "
+                   "sentence was picked by term overlap and is shown verbatim.")
 
 
 @dataclass
@@ -60,9 +70,11 @@ class Research:
     rejected: int = 0
     accepted: int = 0
     merged: int = 0
+    extractive: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)  # rejected claims by reason
 
     async def write_claims(self, parent: str | Theme, checked: list[critic.Checked], pairs: list[tuple[int, int]],
-                           context: list[Written], only_contradicting: bool = False) -> int:
+                           context: list[Written], only_contradicting: bool = False, body: str = "") -> int:
         """Write verified claims under `parent`; a claim contradicting one written before
         becomes a counterpoint sibling right after it, linked by `contradicts`; a claim that
         repeats one written before is merged into it."""
@@ -99,7 +111,7 @@ class Research:
                 await self.writer.relation(ev["id"], target.node_id)
             else:
                 parent_id = await parent.id() if isinstance(parent, Theme) else parent
-                ev = await self.writer.node(parent_id, "claim", c.claim.text, citations=[c.citation],
+                ev = await self.writer.node(parent_id, "claim", c.claim.text, body, citations=[c.citation],
                                             confidence=c.support)
             w = Written(ev["id"], ev["parent_id"], c.claim.text)
             placed.append(w)
@@ -129,23 +141,53 @@ class Research:
         if not claims:
             return 0
         verdict = await critic.verify_async(self.ctx, claims)
-        self.rejected += len(verdict.rejected)
-        self.accepted += len(verdict.accepted)
+        self._count(verdict)
         pairs = await critic.judge(self.ctx, verdict.accepted, [w.text for w in ctx_claims])
         return await self.write_claims(parent, verdict.accepted, pairs, ctx_claims, only_contradicting)
+
+    def _count(self, verdict: critic.Verdict) -> None:
+        self.rejected += len(verdict.rejected)
+        self.accepted += len(verdict.accepted)
+        for x in verdict.rejected:
+            self.reasons[x["reason"]] = self.reasons.get(x["reason"], 0) + 1
+
+    async def extract(self, parent: str | Theme, aspect: planner.Aspect, passages: list[Passage]) -> int:
+        """The extractive path for an aspect the model gave nothing usable on: up to
+        EXTRACTIVE_CLAIMS complete sentences of its body-text and caption passages sharing
+        terms with the aspect, verbatim (checked by the critic like any claim)."""
+        about = f"{aspect.title} {aspect.query}"
+        terms = set(tokens(about))
+        quotable = [p for p in passages if sent.role_allows_claims(p.role)]
+        by_n = {i: p for i, p in enumerate(quotable, 1)}  # passes number from 1 each: renumber
+        sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text)
+                     if sent.claim_problem(s.text) is None]
+        picked = select_sentence_ids(about, sentences, EXTRACTIVE_CLAIMS, min_overlap=1 if len(terms) <= 2 else 2)
+        claims = [researcher.Claim(text, text, by_n[int(sid.split(".")[0])], aspect.title, [sid], origin="extractive")
+                  for text, sid in picked]
+        if not claims:
+            return 0
+        verdict = await critic.verify_async(self.ctx, claims)
+        self._count(verdict)
+        n = await self.write_claims(parent, verdict.accepted, [], list(self.claims), body=EXTRACTIVE_NOTE)
+        self.extractive += n
+        return n
 
     async def passages_for(self, query: str, k: int = PASSAGES_PER_ASPECT) -> list[Passage]:
         return await retrieve(self.ctx, query, k, exclude=self.seen_chunks)
 
     def summary(self) -> dict[str, Any]:
         return {"claims_accepted": self.accepted, "claims_rejected": self.rejected, "claims_merged": self.merged,
+                "claims_extractive": self.extractive, "rejected_by_reason": dict(self.reasons),
                 "claims_written": len(self.claims), "nodes": len(self.writer.written)}
 
 
-async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> None:
+async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> int:
     """One theme per aspect under `parent_id` (written with its first claim), then up to
-    MAX_PASSES research passes."""
+    MAX_PASSES research passes and, with a model, the extractive path for aspects still
+    without a claim. Returns the number of themes written."""
     themes = [(a, Theme(r.writer, parent_id, a.title)) for a in aspects]
+    written = {id(t): 0 for _, t in themes}
+    seen: dict[int, list[Passage]] = {id(t): [] for _, t in themes}
     pending = themes
     for pass_no in range(1, MAX_PASSES + 1):
         r.ctx.emit("agent", {"role": "researcher", "pass": pass_no, "aspects": [a.title for a, _ in pending]})
@@ -157,9 +199,16 @@ async def research_aspects(r: Research, parent_id: str, aspects: list[planner.As
             else:
                 query = a.query if pass_no == 1 else (a.title if pass_no == 2 else f"{r.question} {a.title}")
                 passages = await r.passages_for(query)
-            n = await r.research_aspect(theme, a.title, passages, chosen=chosen)
-            if n == 0 and passages:
+            seen[id(theme)] += passages
+            written[id(theme)] += await r.research_aspect(theme, a.title, passages, chosen=chosen)
+            if written[id(theme)] == 0 and passages:
                 still.append((a, theme))
         pending = still
         if not pending:
             break
+    if not is_offline(r.ctx):
+        for a, theme in themes:
+            if written[id(theme)] == 0 and seen[id(theme)]:
+                written[id(theme)] += await r.extract(theme, a, seen[id(theme)])
+                r.ctx.emit("agent", {"role": "researcher", "extractive": a.title, "claims": written[id(theme)]})
+    return sum(1 for _, t in themes if t.node_id is not None)

@@ -12,16 +12,18 @@ import asyncio
 from dataclasses import dataclass, field
 
 from bayes_app.agents import extractive
-from bayes_app.agents.llm_json import ask_json, is_offline
+from bayes_app.agents.llm_json import ask_json, echoes, is_offline
 from bayes_app.agents.retrieval import Passage
+from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.runs.executor import RunContext
 
 MIN_ASPECTS, MAX_ASPECTS = 3, 8
 SYSTEM = ("You are the planner of a research team. Split the user's research question into "
-          "distinct aspects worth researching in their library. Answer JSON only: "
-          '{"aspects": [{"title": "short aspect title", "query": "a search query for it"}]} '
-          f"with {MIN_ASPECTS} to {MAX_ASPECTS} aspects.")
+          f"{MIN_ASPECTS} to {MAX_ASPECTS} distinct aspects worth researching in their library. Reply "
+          "with a JSON object: key aspects, a list of objects with key title (a few words naming the "
+          "aspect) and key query (a search query for it).")
+SCHEMA = st.obj(aspects=st.array(st.obj(title=st.STRING, query=st.STRING), MIN_ASPECTS, MAX_ASPECTS))
 
 
 @dataclass
@@ -40,7 +42,7 @@ def _clean(items: object, question: str) -> list[Aspect]:
             continue
         title = " ".join(str(it.get("title") or "").split())[:200]
         query = " ".join(str(it.get("query") or title).split())[:500]
-        if title and title.lower() not in seen:
+        if title and title.lower() not in seen and not echoes(title, f"{SYSTEM}\n{question}"):
             seen.add(title.lower())
             out.append(Aspect(title, query or question))
     return out[:MAX_ASPECTS]
@@ -59,7 +61,8 @@ async def plan(ctx: RunContext, question: str, passages: list[Passage]) -> list[
         return await asyncio.to_thread(offline_aspects, question, passages)
     overview = format_passages([p.to_prompt() for p in passages[:10]]) or "(no passages found)"
     data = await ask_json(ctx, "planner", SYSTEM,
-                          f"ROLE: planner\nQuestion: {question}\n\nA first look at the library:\n{overview}")
+                          f"ROLE: planner\nQuestion: {question}\n\nA first look at the library:\n{overview}",
+                          SCHEMA, max_tokens=600)
     aspects = _clean((data or {}).get("aspects") if isinstance(data, dict) else None, question)
     if len(aspects) < MIN_ASPECTS:  # a poor plan: complete it from the passages
         have = {a.title.lower() for a in aspects}

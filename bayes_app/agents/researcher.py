@@ -1,29 +1,50 @@
-"""Researcher: for one aspect, claims from the passages, each with a verbatim quote and the
-number of the passage it comes from (structured JSON output).
+"""Researcher: for one aspect, claims from the passages, each selecting the sentences that
+state it by id (provenance by selection: the passages are shown with numbered sentences and
+the quote is taken from the ids, so it is verbatim by construction — `bayes_app.llm.sentences`).
+
+The schema constrains the ids to those shown where the endpoint supports it. A reply that
+copies a quote instead (`quote` + `passage`) is still read; the critic checks such quotes.
+Claims whose wording is not words, repeats the instructions (a weak model echoing them) or
+shares nothing with its quote are rejected with that reason.
 
 Offline, the claims are chosen here (`agents.extractive`: complete sentences of body text and
 captions, ranked by relevance to the aspect and centrality, near-duplicates merged) and the
 offline provider writes them out (`extra_body["offline_claims"]`), so the run is billed and
-paced like any model call — and a pass that chose nothing makes no call at all."""
+paced like any model call — and a pass that chose nothing makes no call at all.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bayes_app.agents import extractive
-from bayes_app.agents.llm_json import ask_json, is_offline
+from bayes_app.agents.llm_json import ask_json, echoes, is_offline
 from bayes_app.agents.retrieval import Passage
+from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
+from bayes_app.llm.sentences import Sentence, format_numbered, select, sentences_of
 from bayes_app.runs.executor import RunContext
+from bayes_app.search.sparse import tokens
 
-MAX_CLAIMS = 6
-SYSTEM = ("You are a researcher. From the numbered passages, state the claims they make about the "
-          "aspect. Every claim needs a quote copied VERBATIM from one passage (a full sentence or a "
-          "contiguous part of it) and that passage's number. Answer JSON only: "
-          '{"claims": [{"text": "the claim in your words", "quote": "verbatim quote", "passage": 1}]}. '
-          "Never invent quotes; skip a claim you cannot quote.")
+MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
+MAX_TOKENS = 900
+SYSTEM = ("You are a researcher. You are given passages from a paper library; every sentence starts "
+          "with its id in square brackets: the passage number, a dot, the sentence number. State what "
+          "the passages say about the aspect as short claims in your own words. For each claim, list "
+          "the ids of the one to three consecutive sentences that state it. Use only ids shown; leave "
+          "out anything the passages do not state. Reply with a JSON object: key claims, a list of "
+          "objects with key text (the claim) and key sentences (a list of sentence ids).")
+
+
+def claims_schema(ids: list[str]) -> dict:
+    """Claims selecting sentences by id; the ids are limited to those shown, and a small
+    model cannot answer with a single claim or none (its easy way out) or an endless list."""
+    ids_schema = st.enum(ids) if ids else st.STRING
+    claim = st.obj(text=st.STRING, sentences=st.array(ids_schema, 1, 3))
+    return st.obj(claims=st.array(claim, MIN_CLAIMS, MAX_CLAIMS))
 
 
 @dataclass
@@ -32,25 +53,61 @@ class Claim:
     quote: str
     passage: Passage | None
     aspect: str
-    raw_passage: object = None  # what the model gave as the passage number
+    raw_passage: object = None  # what the model gave: sentence ids, or a passage number
+    problem: str | None = None  # why the claim is unusable before any check (see critic.verify)
+    origin: str = "researcher"  # "extractive": picked by the system when the model gave nothing
 
 
-def parse_claims(data: object, passages: list[Passage], aspect: str) -> list[Claim]:
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+
+
+def wording_problem(text: str, quote: str, instructions: str) -> str | None:
+    """Why a claim's wording is unusable: not words (ids, numbers), a piece of the
+    instructions, or nothing in common with the quote it selected."""
+    if len(_LETTERS.findall(text)) < 2:
+        return "no_wording"
+    if echoes(text, instructions):
+        return "echoed_instructions"
+    if quote and not set(tokens(text)) & set(tokens(quote)):
+        return "wording_not_in_quote"
+    return None
+
+
+def numbered(passages: list[Passage]) -> tuple[str, dict[int, list[Sentence]]]:
+    """The passages with numbered sentences, and the sentences per passage number."""
+    by_passage = {p.n: sentences_of(p.n, p.text) for p in passages}
+    text = format_numbered((p.n, f"{p.title}, p. {p.page}", p.text) for p in passages)
+    return text, by_passage
+
+
+def parse_claims(data: object, passages: list[Passage], aspect: str,
+                 by_passage: dict[int, list[Sentence]] | None = None, instructions: str = SYSTEM) -> list[Claim]:
     by_n = {p.n: p for p in passages}
+    by_passage = by_passage if by_passage is not None else {p.n: sentences_of(p.n, p.text) for p in passages}
     out: list[Claim] = []
     items = data.get("claims") if isinstance(data, dict) else None
     for it in items if isinstance(items, list) else []:
         if not isinstance(it, dict):
             continue
-        quote = " ".join(str(it.get("quote") or "").split())
-        text = " ".join(str(it.get("text") or quote).split())
-        n = it.get("passage")
-        try:
-            p = by_n.get(int(n))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            p = None
-        if text:
-            out.append(Claim(text[:2000], quote, p, aspect, n))
+        text = " ".join(str(it.get("text") or "").split())
+        if "sentences" in it or "quote" not in it:
+            sel = select(it.get("sentences"), by_passage, text)
+            claim = Claim(text or sel.quote, sel.quote, by_n.get(sel.passage) if sel.passage else None,
+                          aspect, it.get("sentences"), sel.problem)
+        else:  # a copied quote (a model ignoring the ids): the critic checks it
+            quote = " ".join(str(it.get("quote") or "").split())
+            n = it.get("passage")
+            try:
+                p = by_n.get(int(n))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                p = None
+            claim = Claim(text or quote, quote, p, aspect, n)
+        if not claim.text and not claim.problem:
+            continue
+        if claim.problem is None:
+            claim.problem = wording_problem(claim.text, claim.quote, instructions)
+        claim.text = claim.text[:2000]
+        out.append(claim)
     return out[:MAX_CLAIMS]
 
 
@@ -72,8 +129,13 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
     if not passages:
         return []
     if not is_offline(ctx):
-        data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, passages))
-        return parse_claims(data, passages, aspect)
+        text, by_passage = numbered(passages)
+        ids = [s.id for ss in by_passage.values() for s in ss]
+        user = (f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
+                f"Passages:\n{text}\n\nClaims about: {aspect}")
+        data = await ask_json(ctx, step, SYSTEM, user, claims_schema(ids), max_tokens=MAX_TOKENS)
+        # wording that repeats the instructions, the aspect or the question is an echo, not a claim
+        return parse_claims(data, passages, aspect, by_passage, f"{SYSTEM}\n{aspect}\n{question}")
 
     def choose() -> list[extractive.Candidate]:
         picks = chosen if chosen is not None else extractive.select_claims(
@@ -87,5 +149,5 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
     prompt_passages = list({p.chunk_id: p for p in used}.values())
     dictate = [{"quote": c.text, "passage": p.n} for c, p in zip(picks, used)]
     data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, prompt_passages),
-                          extra_body={"offline_claims": dictate})
+                          claims_schema([]), extra_body={"offline_claims": dictate})
     return parse_claims(data, prompt_passages, aspect)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from bayes_app.agents.llm_json import ask_json, is_offline
+from bayes_app.llm import structured as st
 from bayes_app.runs.executor import RunContext
 
 ROUTES = ("answer", "edit", "research")
@@ -18,8 +19,9 @@ _RESEARCH = re.compile(r"\b(find|research|search|look for|look up|evidence|explo
                        r"more (on|about)|sources?)\b", re.I)
 SYSTEM = ("Route the user's message about their research mindmap. 'answer': a question the map's "
           "claims can answer; 'edit': a request to change the map's nodes (add, rename, delete, move); "
-          "'research': a request that needs new evidence from the library. Answer JSON only: "
-          '{"route": "answer"}')
+          "'research': a request that needs new evidence from the library. Reply with a JSON object "
+          "whose key route holds one of the three.")
+SCHEMA = st.obj(route=st.enum(list(ROUTES)))
 
 
 def route_by_cues(message: str, map_has_claims: bool) -> str:
@@ -33,6 +35,6 @@ def route_by_cues(message: str, map_has_claims: bool) -> str:
 async def route(ctx: RunContext, message: str, map_has_claims: bool) -> str:
     if is_offline(ctx):
         return route_by_cues(message, map_has_claims)
-    data = await ask_json(ctx, "router", SYSTEM, f"ROLE: router\nMessage: {message}", max_tokens=50)
+    data = await ask_json(ctx, "router", SYSTEM, f"ROLE: router\nMessage: {message}", SCHEMA, max_tokens=50)
     choice = data.get("route") if isinstance(data, dict) else None
     return choice if choice in ROUTES else route_by_cues(message, map_has_claims)

@@ -239,7 +239,8 @@ def start(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
             op = map_runs.start_map_run(db, user_id, body.get("kind"), body.get("mindmap_id"),
                                         body.get("node_id"), body.get("prompt"),
                                         model=settings.model_default,
-                                        output_tokens=settings.run_reserve_output_tokens)
+                                        output_tokens=settings.run_reserve_output_tokens,
+                                        role_models=settings.role_models())
             op_id, status = op.id, op.status
     except run_service.RunRequestError as err:
         raise ApiError(err.status, err.code, err.message) from None

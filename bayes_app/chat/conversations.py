@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import delete, func
 from sqlmodel import Session, col, select
 
+from bayes_app.chat.grounding import LABELS
 from bayes_app.chat.memory import Exchange
 from bayes_app.models import (ChatMessage, Collection, Conversation, Document, MessageStatus, Operation,
                               RunStatus, utcnow)
@@ -131,13 +132,14 @@ def history_before(db: Session, conversation_id: str, position: int) -> list[Exc
 
 
 def save_answer(db: Session, message_id: str, content: str, thinking: str,
-                citations: list[dict[str, Any]], status: str) -> bool:
+                citations: list[dict[str, Any]], status: str, grounding: str | None = None) -> bool:
     """Store the answer in its slot; False when the slot is gone (the chat was rewound or
     deleted meanwhile)."""
     msg = db.get(ChatMessage, message_id, populate_existing=True)
     if msg is None:
         return False
     msg.content, msg.thinking, msg.citations, msg.status = content, thinking, citations, status
+    msg.grounding = grounding
     db.add(msg)
     conv = db.get(Conversation, msg.conversation_id)
     if conv is not None:
@@ -159,6 +161,7 @@ def message_views(db: Session, conversation_id: str) -> list[dict[str, Any]]:
         out.append({
             "id": m.id, "position": m.position, "role": m.role, "content": m.content,
             "thinking": m.thinking, "citations": m.citations, "status": _status(m, op),
+            "grounding": m.grounding, "grounding_label": LABELS.get(m.grounding or "", ""),
             "run_id": m.run_id, "run_status": op.status if op else None,
             "outcome_reason": op.outcome_reason if op else None,
             "charged_credits": op.charged_credits if op else None,

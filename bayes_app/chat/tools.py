@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from bayes_app.llm import structured as st
 from bayes_app.models import DocStatus, Document, DocumentCollection, PageText
 
 SEARCH_TOP_K = 7
@@ -114,18 +115,14 @@ def document_passages(db: Session, doc: Document, max_chars: int = ANALYZE_CHARS
     return out
 
 
-def parse_analysis(text: str) -> dict[str, Any] | None:
-    """The model's analysis JSON ({topics, entities, key_facts, summary}) or None."""
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError):
-        start, end = (text or "").find("{"), (text or "").rfind("}")
-        if start < 0 or end <= start:
-            return None
-        try:
-            data = json.loads(text[start:end + 1])
-        except ValueError:
-            return None
+ANALYSIS_SCHEMA = st.obj(topics=st.array(st.STRING), entities=st.array(st.STRING),
+                         key_facts=st.array(st.STRING), summary=st.STRING)
+
+
+def parse_analysis(data: Any) -> dict[str, Any] | None:
+    """The model's analysis ({topics, entities, key_facts, summary}, parsed or as text) or None."""
+    if isinstance(data, str):
+        data = st.parse_json(data)
     if not isinstance(data, dict):
         return None
     out: dict[str, Any] = {}

@@ -7,10 +7,11 @@ terms (`bayes_app.search.sparse.tokens`) with the question. Passages travel in a
 
     [1] (Doc title, p. 7) Passage text ...
 
-It also answers JSON-mode requests with `{"claims": [{"text", "quote", "passage"}]}` (the
-sentences it picks, or — when the caller already chose them, offline research does — the
-`extra_body={"offline_claims": [{"quote", "passage"}]}` it is given, each kept only if it is
-verbatim in that passage) and,
+It also answers JSON-mode requests: with the claims the caller already chose, when it passes
+`extra_body={"offline_claims": [{"quote", "passage"}]}` (offline research does; each kept only if
+it is verbatim in that passage), as `{"claims": [{"text", "quote", "passage"}]}`; with
+`{"claims": [{"text", "sentences": ["2.1"]}]}` when the request shows numbered sentences
+(`bayes_app.llm.sentences`); else with `{"claims": [{"text", "quote", "passage"}]}`; and,
 when `search_knowledge_base` is offered and no passage is present yet, calls that tool
 with the question. Usage is counted locally and booked under the model name `offline`.
 """
@@ -24,6 +25,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
 from bayes_app.llm.stream import ModelStream, collect
 from bayes_app.llm.tokens import count_request_tokens, count_tokens, message_text
 from bayes_app.llm.types import (ChatRequest, Completion, Done, Message, StreamEvent, TextDelta, ToolCall,
@@ -37,9 +39,6 @@ NO_PASSAGES = "No passages in the library match this question."
 _PASSAGE = re.compile(r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?\) (.+)$", re.M)
 _BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs".split())
 MIN_SENTENCE_WORDS = 4
 
 
@@ -96,22 +95,6 @@ def parse_passages(text: str) -> list[Passage]:
     return out
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a passage, verbatim (abbreviations such as "e.g." and "Fig." do not split)."""
-    out, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        before = text[start:m.start()].split()
-        last = before[-1].lower().rstrip(".") if before else ""
-        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
-            continue
-        out.append(text[start:m.end()].strip())
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(tail)
-    return out
-
-
 # ---- reading the request -------------------------------------------------------------------------
 def _passages_in(messages: list[Message]) -> list[Passage]:
     seen: dict[int, Passage] = {}
@@ -121,10 +104,18 @@ def _passages_in(messages: list[Message]) -> list[Passage]:
     return [seen[n] for n in sorted(seen)]
 
 
+def _numbered_in(messages: list[Message]) -> list[Sentence]:
+    seen: dict[str, Sentence] = {}
+    for m in messages:
+        for s in parse_numbered(message_text(m.get("content"))):
+            seen.setdefault(s.id, s)
+    return list(seen.values())
+
+
 def _question(messages: list[Message]) -> str:
     for m in reversed(messages):
         if m.get("role") == "user":
-            return _PASSAGE.sub("", message_text(m.get("content"))).strip()
+            return strip_numbered(_PASSAGE.sub("", message_text(m.get("content"))))
     return ""
 
 
@@ -163,29 +154,51 @@ def _should_search(request: ChatRequest, passages: list[Passage]) -> bool:
 
 
 # ---- choosing sentences --------------------------------------------------------------------------
-def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
-    """Up to `limit` (sentence, passage number) pairs, best term overlap with the question
-    first; when nothing overlaps, the lead sentences of the first passages."""
+Candidate = tuple[str, Any, int, int]  # (sentence, key, passage rank, position in the passage)
+
+
+def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
+                    min_overlap: int = 0) -> list[tuple[str, Any]]:
+    """Up to `limit` (sentence, key) pairs, best term overlap with the question first; when
+    nothing overlaps, the lead sentences of the first passages. With `min_overlap`, only
+    sentences sharing at least that many distinct terms with the question (no leads).
+    Short sentences and repeats are skipped."""
     q_terms = set(tokens(question))
-    scored: list[tuple[float, int, int, str, int]] = []
-    leads: list[tuple[str, int]] = []
+    scored: list[tuple[float, int, int, str, Any]] = []
+    leads: list[tuple[str, Any]] = []
+    lead_ranks: set[int] = set()
     seen: set[str] = set()
-    for rank, p in enumerate(passages):
-        for pos, sentence in enumerate(split_sentences(p.text)):
-            if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen:
-                continue
-            seen.add(sentence)
-            if not leads or leads[-1][1] != p.n:
-                leads.append((sentence, p.n))
-            s_terms = set(tokens(sentence))
-            overlap = len(q_terms & s_terms)
-            if overlap:
-                # distinct shared terms first, then density, then earlier passages and sentences
-                scored.append((overlap + overlap / (len(s_terms) + 1), rank, pos, sentence, p.n))
+    for sentence, key, rank, pos in candidates:
+        if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen:
+            continue
+        seen.add(sentence)
+        if rank not in lead_ranks:
+            lead_ranks.add(rank)
+            leads.append((sentence, key))
+        s_terms = set(tokens(sentence))
+        overlap = len(q_terms & s_terms)
+        if overlap and overlap >= min_overlap:
+            # distinct shared terms first, then density, then earlier passages and sentences
+            scored.append((overlap + overlap / (len(s_terms) + 1), rank, pos, sentence, key))
     if not scored:
-        return leads[:limit]
+        return [] if min_overlap else leads[:limit]
     scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-    return [(sentence, n) for _, _, _, sentence, n in scored[:limit]]
+    return [(sentence, key) for _, _, _, sentence, key in scored[:limit]]
+
+
+def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
+    """Up to `limit` (sentence, passage number) pairs (see `rank_candidates`)."""
+    candidates = [(sentence, p.n, rank, pos) for rank, p in enumerate(passages)
+                  for pos, sentence in enumerate(split_sentences(p.text))]
+    return rank_candidates(question, candidates, limit)
+
+
+def select_sentence_ids(question: str, sentences: list[Sentence], limit: int = 3,
+                        min_overlap: int = 0) -> list[tuple[str, str]]:
+    """Up to `limit` (sentence, sentence id) pairs of numbered sentences (see `rank_candidates`)."""
+    order = {n: i for i, n in enumerate(dict.fromkeys(s.passage for s in sentences))}
+    return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit,
+                           min_overlap)
 
 
 def extractive_answer(picked: list[tuple[str, int]]) -> str:
@@ -213,6 +226,11 @@ def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, i
 def claims_json(picked: list[tuple[str, int]]) -> str:
     return json.dumps({"claims": [{"text": s, "quote": s, "passage": n} for s, n in picked]},
                       ensure_ascii=False)
+
+
+def claim_ids_json(picked: list[tuple[str, str]]) -> str:
+    """Claims that select their sentences by id (the numbered-sentence convention)."""
+    return json.dumps({"claims": [{"text": s, "sentences": [i]} for s, i in picked]}, ensure_ascii=False)
 
 
 # ---- the provider ----------------------------------------------------------------------------------
@@ -258,9 +276,14 @@ class OfflineStream(ModelStream):
             output, finish = call.name + call.arguments_json, "tool_calls"
         else:
             chosen = dictated(request, passages) if _wants_json(request) else None
-            picked = chosen if chosen is not None else select_sentences(question, passages,
-                                                                        self._provider.max_sentences)
-            output = claims_json(picked) if _wants_json(request) else extractive_answer(picked)
+            numbered = _numbered_in(request.messages) if _wants_json(request) and chosen is None else []
+            if chosen is not None:
+                output = claims_json(chosen)
+            elif numbered:
+                output = claim_ids_json(select_sentence_ids(question, numbered, self._provider.max_sentences))
+            else:
+                picked = select_sentences(question, passages, self._provider.max_sentences)
+                output = claims_json(picked) if _wants_json(request) else extractive_answer(picked)
             finish = "stop"
             for word in _WORD.findall(output):
                 yield TextDelta(word)

@@ -63,6 +63,11 @@ class OpenAIProvider:
     def __repr__(self) -> str:
         return f"OpenAIProvider(base_url={str(self.client.base_url)!r})"
 
+    @property
+    def endpoint(self) -> str:
+        """The base URL (what structured-output support is remembered under)."""
+        return str(self.client.base_url)
+
     def stream(self, request: ChatRequest) -> OpenAIStream:
         return OpenAIStream(self, request)
 

@@ -82,6 +82,7 @@ def count_request_tokens(request: ChatRequest) -> int:
     total = count_message_tokens(request.messages)
     if request.tools:
         total += count_tokens(json.dumps(request.tools, separators=(",", ":")))
-    if request.response_format and request.response_format.get("type") == "json_schema":
+    fmt = request.response_format or {}
+    if fmt.get("type") == "json_schema" or "schema" in fmt:
         total += count_tokens(json.dumps(request.response_format, separators=(",", ":")))
     return total

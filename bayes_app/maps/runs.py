@@ -42,8 +42,10 @@ def announce_started(r: redis.Redis, map_id: str, op_id: str) -> None:
 
 
 def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_id: Any = None,
-                  prompt: Any = None, *, model: str, output_tokens: int) -> Operation:
-    """Validate, reserve and create a QUEUED map run (the caller enqueues it).
+                  prompt: Any = None, *, model: str, output_tokens: int,
+                  role_models: dict[str, str] | None = None) -> Operation:
+    """Validate, reserve and create a QUEUED map run (the caller enqueues it). `role_models`
+    names the model of each agent role (planner, researcher, critic, writer); each needs a price.
 
     Raises RunRequestError: 400 bad input, 404 map/node not found, 402 insufficient
     credits, 409 model unpriced or a run already active on the map."""
@@ -77,12 +79,14 @@ def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_i
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
         raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
-    payload: dict[str, Any] = {"mindmap_id": m.id}
+    payload: dict[str, Any] = {"mindmap_id": m.id, "models": dict(role_models or {})}
     if node is not None:
         payload["node_id"] = node.id
     if prompt:
         payload["prompt"] = prompt
     try:
+        for role_model in sorted(set((role_models or {}).values()) - {model}):
+            pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
         estimate = estimate_for(db, model, PROMPT_BUDGET[kind], output_tokens * 4)
         return lc.create_operation(db, owner_id, kind, f"Mindmap: {m.title}", estimate, model,
                                    input=payload, resource=(RESOURCE, m.id))

@@ -51,4 +51,6 @@ class ChatMessage(SQLModel, table=True):
     citations: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     run_id: str | None = Field(default=None, max_length=32, index=True)
     status: str = Field(default=MessageStatus.COMPLETE, max_length=20)
+    # an answer's grounding (chat.grounding): cited | quoted | unsupported | uncited; None before judged
+    grounding: str | None = Field(default=None, max_length=20)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

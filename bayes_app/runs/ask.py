@@ -1,10 +1,15 @@
 """The "ask" run kind: the library chat agent (a fresh agent per question).
 
 Phase 1 streams the model's thinking about the question (best effort: a failure there never
-costs the answer). Phase 2 runs the tool agent: search_knowledge_base, list_documents,
-analyze_document and compare_documents (direct model calls), calculator, current_time.
-Citations (`metadata`) always go out before the first `text` token; a `memory` line ends
-the answer. The answer is stored in its conversation slot whatever way the run ends.
+costs the answer). Phase 2 is grounded: the question is searched first (within the pinned
+scope) and the passages go to the model with the instructions, so a model that never calls
+tools still answers from the library; it may search again or use the other tools
+(list_documents, analyze_document and compare_documents as direct model calls, calculator,
+current_time). Citations (`metadata`) always go out before the first `text` token. At the end
+the answer's grounding is judged (`bayes_app.chat.grounding`): an answer citing nothing gets
+the library's own sentences quoted verbatim, or the line that the library doesn't support an
+answer, and a `grounding` event with its label; a `memory` line ends the answer. The answer
+is stored in its conversation slot whatever way the run ends.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from bayes_app.agents.llm_json import ask_json
 from bayes_app.chat import conversations as chat
-from bayes_app.chat import prompts, tools
+from bayes_app.chat import grounding, prompts, tools
 from bayes_app.chat.analysis import extractive_analysis
 from bayes_app.chat.calculator import CalculatorError, calculate
 from bayes_app.chat.memory import Memory, fit
@@ -69,6 +75,8 @@ class Draft:
     citations: list[dict] = field(default_factory=list)
     by_chunk: dict[str, int] = field(default_factory=dict)
     metadata_sent: bool = False
+    grounding: str | None = None
+    other_tools: bool = False  # the calculator or the clock answered part of it
 
     def cite(self, hits: list[dict]) -> list[dict]:
         """Number new passages after the ones already cited; returns the hits with `n`."""
@@ -126,7 +134,7 @@ class AskAgent:
 
     def model(self, role: str) -> str:
         """The model of `role` chosen (and priced) when the run started; else the run's."""
-        return str((self.ctx.run.input.get("models") or {}).get(role) or self.ctx.run.model)
+        return self.ctx.model_for(role)
 
     # ---- output ------------------------------------------------------------------------
     def _send_metadata(self) -> None:
@@ -169,26 +177,41 @@ class AskAgent:
             self.ctx.emit("thinking", {"error": "Thinking was unavailable; answering directly."})
 
     # ---- phase 2 -----------------------------------------------------------------------
-    def _messages(self) -> list[dict[str, Any]]:
+    async def presearch(self) -> str:
+        """Search the question before the model is asked (shown as a search tool call); the
+        passages as they go into the instructions."""
+        call_id = "presearch"
+        args = {"query": self.turn.question}
+        self.ctx.emit("tool", {"id": call_id, "name": "search_knowledge_base", "arguments": args,
+                               "status": "running", "auto": True})
+        try:
+            result = await self._search(self.turn.question)
+            status = "done"
+        except tools.ToolError:
+            result, status = prompts.SEARCH_DOWN, "error"
+        self.ctx.emit("tool", {"id": call_id, "name": "search_knowledge_base", "status": status,
+                               "summary": result[:200], "auto": True})
+        if status == "error":
+            return prompts.SEARCH_DOWN
+        if not self.draft.citations:
+            return prompts.NO_PASSAGES
+        return prompts.PASSAGES.format(passages=result[:TOOL_RESULT_CHARS])
+
+    def _messages(self, passages: str) -> list[dict[str, Any]]:
         system = prompts.SYSTEM
-        user = self.turn.question
         if self.turn.scope:
             system += "\n\n" + prompts.PINNED_SYSTEM.format(scope=self.turn.scope_label)
-            user += "\n\n" + prompts.PINNED_USER
+        system += "\n\n" + passages
         return [{"role": "system", "content": system}, *_history_messages(self.turn),
-                {"role": "user", "content": user}]
+                {"role": "user", "content": self.turn.question}]
 
     async def answer(self) -> None:
-        messages = self._messages()
+        messages = self._messages(await self.presearch())
+        self._send_metadata()  # the passages found are the sources so far
         for step in range(MAX_STEPS):
             last = step == MAX_STEPS - 1
-            choice: Any = "auto"
-            if last:
-                choice = "none"
-            elif step == 0 and self.turn.scope:
-                choice = {"type": "function", "function": {"name": "search_knowledge_base"}}
             request = ChatRequest(model=self.ctx.run.model, messages=messages, tools=tools.TOOLS,
-                                  tool_choice=choice, max_tokens=MAX_TOKENS)
+                                  tool_choice="none" if last else "auto", max_tokens=MAX_TOKENS)
             calls: list[ToolCall] = []
             round_text: list[str] = []
 
@@ -208,8 +231,16 @@ class AskAgent:
             for call in calls:
                 result = await self.run_tool(call)
                 messages.append(tool_message(call.id, result[:TOOL_RESULT_CHARS]))
-        if not self.draft.metadata_sent:
-            self._send_metadata()
+
+    def ground(self) -> None:
+        """Judge the finished answer's grounding; add the library's sentences or the
+        unsupported line when it cites nothing; send the `grounding` event."""
+        g = grounding.ground("".join(self.draft.text), self.turn.question, self.draft.citations,
+                             self.draft.other_tools)
+        if g.addition:
+            self._text(("\n\n" if self.draft.text else "") + g.addition)
+        self.draft.grounding = g.state
+        self.ctx.emit("grounding", g.to_json())
 
     # ---- tools -------------------------------------------------------------------------
     async def run_tool(self, call: ToolCall) -> str:
@@ -245,6 +276,8 @@ class AskAgent:
             return await self._analyze(args.get("document"))
         if name == "compare_documents":
             return await self._compare(args.get("a"), args.get("b"), str(args.get("question") or ""))
+        if name in ("calculator", "current_time"):
+            self.draft.other_tools = True
         if name == "calculator":
             return json.dumps({"expression": args.get("expression"),
                                "result": calculate(str(args.get("expression") or ""))})
@@ -288,12 +321,10 @@ class AskAgent:
             return doc, tools.document_passages(db, doc)
 
         doc, passages = await asyncio.to_thread(self._db, load)
-        request = ChatRequest(
-            model=self.model("tools"), max_tokens=800, response_format={"type": "json_object"},
-            messages=[{"role": "system", "content": prompts.ANALYZE},
-                      {"role": "user", "content": format_passages(passages) + "\n\nAnalyze this document."}])
-        text = await self._model_text(request, "analyze_document")
-        analysis = tools.parse_analysis(text) or extractive_analysis(passages, text)
+        data = await ask_json(self.ctx, "analyze_document", prompts.ANALYZE,
+                              format_passages(passages) + "\n\nAnalyze this document.", tools.ANALYSIS_SCHEMA,
+                              max_tokens=800, model=self.model("tools"))
+        analysis = tools.parse_analysis(data) or extractive_analysis(passages, json.dumps(data) if data else "")
         return json.dumps({"document": {"id": doc.id, "title": doc.title or doc.filename}, **analysis},
                           ensure_ascii=False)
 
@@ -326,7 +357,8 @@ class AskAgent:
             return
         with self.ctx.sessions() as db:
             if chat.save_answer(db, self.turn.answer_id, "".join(self.draft.text),
-                                "".join(self.draft.thinking), self.draft.citations, status):
+                                "".join(self.draft.thinking), self.draft.citations, status,
+                                self.draft.grounding):
                 db.commit()
 
 
@@ -339,6 +371,7 @@ async def ask(ctx: RunContext) -> None:
         await agent.think()
         ctx.check_abort()
         await agent.answer()
+        agent.ground()
         ctx.emit("memory", turn.memory.to_json())
         status = MessageStatus.COMPLETE
     except RunAborted:

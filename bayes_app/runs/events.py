@@ -15,7 +15,7 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 
-EVENT_TYPES = ("thinking", "metadata", "text", "tool", "memory", "usage", "status", "error", "done",
+EVENT_TYPES = ("thinking", "metadata", "text", "tool", "grounding", "memory", "usage", "status", "error", "done",
                "node", "relation", "proposal", "agent", "route")  # the last five: map runs
 MAXLEN = 10_000
 KEEP_S = 7 * 24 * 3600

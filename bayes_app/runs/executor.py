@@ -44,6 +44,15 @@ class RunAborted(Exception):
     """The run was asked to stop (cancel, deleted resource) or lost its lease."""
 
 
+class RunFailed(Exception):
+    """The run could not produce what it is for (e.g. the model returned nothing usable): it
+    ends FAILED with `reason` as its outcome reason, and `message` goes to the user."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
 @dataclass(frozen=True)
 class RunInfo:
     id: str
@@ -106,6 +115,10 @@ class RunContext:
         if self._abort_async is None:
             self._abort_async = self.abort.async_event()
         return self._abort_async
+
+    def model_for(self, role: str) -> str:
+        """The model of `role` chosen (and priced) when the run started; else the run's."""
+        return str((self.run.input.get("models") or {}).get(role) or self.run.model)
 
     # ---- usage -------------------------------------------------------------------------
     def next_seq(self) -> int:
@@ -255,6 +268,9 @@ async def _run(run: RunInfo, attempt: int, r: redis.Redis, sessions: SessionFact
             outcome = RunStatus.FAILED
     except control.LeaseExpired:  # a Redis write outside ctx.emit ran out of lease
         outcome, reason = RunStatus.FAILED, "lease_lost"
+    except RunFailed as err:
+        outcome, reason = RunStatus.FAILED, err.reason
+        _safe_emit(ctx, "error", {"code": err.reason, "message": err.message})
     except ProviderError as err:
         outcome, reason = RunStatus.FAILED, f"provider_error: {err}"
         _safe_emit(ctx, "error", {"code": "provider_error", "message": str(err)})

@@ -80,12 +80,17 @@ def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_
     assert kept.startswith("w0 w1") and "w299" not in kept
     expect(page.locator("#chat-stop")).to_have_count(0)
 
-    # a follow-up in the same conversation completes, with its cost
+    # a follow-up in the same conversation completes, with its cost; it cites nothing and the
+    # library has nothing on it: labelled "No sources cited", and the answer says so
     m2 = f"C{uuid.uuid4().hex[:8]}"
     fake_llm.script(Script.thinking(m2), Script(text="Short follow-up answer.", match=m2))
     page.fill("#chat-input", f"And then? {m2}")
     page.keyboard.press("Enter")
-    expect(page.locator(".chat-answer").last).to_have_text("Short follow-up answer.", timeout=30_000)
+    expect(page.locator(".chat-answer").last).to_contain_text("Short follow-up answer.", timeout=30_000)
+    expect(page.locator(".chat-answer").last).to_contain_text("The library doesn't support an answer to this question.")
+    expect(page.locator(".chat-message-assistant .chat-grounding")).to_have_count(1)
+    expect(page.locator(".chat-message-assistant .chat-grounding").last).to_contain_text(
+        "No sources cited: the library doesn't support an answer")
     expect(page.locator(".chat-message-assistant .chat-memory").last).to_contain_text("Memory: 1 of 1")
     expect(page.locator(".chat-question")).to_have_count(2)
     chat_url = page.url

@@ -91,6 +91,7 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     assert not any("always finds" in n.title for n in nodes)
     themes = {n.title: n for n in nodes if n.kind == "theme"}
     assert sorted(themes) == sorted([a_title, b_title])  # no empty theme for C
+    expect(canvas_node(page, c_title)).to_have_count(0)
     hi = next(n for n in nodes if n.title == HI)
     lo = next(n for n in nodes if n.title == LO)
     a = next(n for n in nodes if n.title == A_TEXT)

@@ -5,6 +5,7 @@ edit-and-rewind, pinning, cancel during a tool call, deletion mid-run, isolation
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from pathlib import Path
@@ -88,34 +89,40 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
     run = ask(c, f"What is PASA? {m}")
     lines = follow(c, run["id"])
     types = [x["type"] for x in lines]
-    assert types[0] == "status" and types[-1] == "done" and lines[-1]["data"]["status"] == "SUCCEEDED"
+    assert types[0] == "status" and types[-1] == "done" and lines[-1]["data"]["status"] == "SUCCEEDED", lines[-3:]
     assert types.index("thinking") < types.index("metadata") < types.index("text")
     thinking = "".join(x["data"].get("delta", "") for x in lines if x["type"] == "thinking")
     assert thinking == "The user asks about PASA; search first."
-    tools = [(x["data"]["name"], x["data"]["status"]) for x in lines if x["type"] == "tool"]
-    assert tools == [("search_knowledge_base", "running"), ("search_knowledge_base", "done"),
-                     ("calculator", "running"), ("calculator", "done")]
+    tools = [(x["data"]["name"], x["data"]["status"], x["data"].get("auto", False)) for x in lines if x["type"] == "tool"]
+    assert tools == [("search_knowledge_base", "running", True), ("search_knowledge_base", "done", True),
+                     ("search_knowledge_base", "running", False), ("search_knowledge_base", "done", False),
+                     ("calculator", "running", False), ("calculator", "done", False)]
     cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
-    assert 1 <= len(cites) <= 7
+    assert 7 <= len(cites) <= 14  # the question's passages, then the model's own search
     assert {x["document_id"] for x in cites} <= set(docs.values())
     assert all(x["page"] >= 1 and x["text"] and x["n"] == i for i, x in enumerate(cites, 1))
     answer = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
     assert answer == "PASA is an LLM agent for paper search [1]. The number is 1028."
     memory = next(x["data"] for x in lines if x["type"] == "memory")
     assert memory["budget_chars"] == 48_000 and memory["kept"] == 0 and "Memory:" in memory["line"]
-    # the model saw the tool results: numbered passages, then the exact arithmetic
+    assert next(x["data"] for x in lines if x["type"] == "grounding") == {"grounding": "cited", "label": "",
+                                                                           "cited": [1]}
+    # the model saw the question's passages first, then the tool results: numbered passages,
+    # then the exact arithmetic
     bodies = requests_with(fake_llm, m)
     assert len(bodies) == 4  # thinking + three agent rounds
+    assert "Passages from the library for the user's question:\n[1] (" in bodies[1]["messages"][0]["content"]
     assert "tools" not in bodies[0] and [t["function"]["name"] for t in bodies[1]["tools"]] == [
         "search_knowledge_base", "list_documents", "analyze_document", "compare_documents",
         "calculator", "current_time"]
     tool_results = [msg["content"] for msg in bodies[3]["messages"] if msg["role"] == "tool"]
-    assert tool_results[0].startswith("[1] (") and json.loads(tool_results[1])["result"] == 1028.0
+    assert re.match(r"\[\d+\] \(", tool_results[0]) and json.loads(tool_results[1])["result"] == 1028.0
     # persisted: question + answer with its citations, thinking, status and cost
     conv = c.get(f"/conversations/{run['conversation_id']}").json()
     q, a = conv["messages"]
     assert (q["role"], q["content"]) == ("user", f"What is PASA? {m}")
     assert a["content"] == answer and a["thinking"] == thinking and a["status"] == "complete"
+    assert (a["grounding"], a["grounding_label"]) == ("cited", "")
     assert [x["chunk_id"] for x in a["citations"]] == [x["chunk_id"] for x in cites]
     run_view = c.get(f"/runs/{run['id']}").json()
     assert a["charged_credits"] == run_view["charged_credits"] > 0
@@ -126,8 +133,8 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
 def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
     c, _docs = library
     m = f"F{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.thinking(m), Script(text="First answer.", match=m))
-    first = ask(c, f"First question {m}")
+    fake_llm.script(Script.thinking(m), Script(text="First answer [1].", match=m))
+    first = ask(c, f"First question: what does the PaSa Crawler do? {m}")
     assert follow(c, first["id"])[-1]["data"]["status"] == "SUCCEEDED"
     m2 = f"G{uuid.uuid4().hex[:8]}"
     fake_llm.script(Script.thinking(m2), Script(text="Second answer.", match=m2))
@@ -137,20 +144,20 @@ def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
     assert memory["kept"] == 1 and memory["dropped"] == 0
     agent_call = requests_with(fake_llm, m2)[-1]
     roles = [(msg["role"], msg.get("content")) for msg in agent_call["messages"]]
-    assert ("user", f"First question {m}") in roles and ("assistant", "First answer.") in roles
+    assert ("user", f"First question: what does the PaSa Crawler do? {m}") in roles and ("assistant", "First answer [1].") in roles
     # a second question while one is running is refused; editing the first rewinds
     conv = c.get(f"/conversations/{first['conversation_id']}").json()
     assert [x["role"] for x in conv["messages"]] == ["user", "assistant", "user", "assistant"]
     m3 = f"H{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.thinking(m3), Script(text="Edited answer.", match=m3))
-    edited = ask(c, f"Edited first question {m3}", conversation_id=first["conversation_id"],
+    fake_llm.script(Script.thinking(m3), Script(text="Edited answer [1].", match=m3))
+    edited = ask(c, f"Edited first question: what does the PaSa Selector do? {m3}", conversation_id=first["conversation_id"],
                  edit_message_id=conv["messages"][0]["id"])
     lines = follow(c, edited["id"])
     assert next(x["data"] for x in lines if x["type"] == "memory")["kept"] == 0
     agent_call = requests_with(fake_llm, m3)[-1]
     assert not any(m in json.dumps(msg) for msg in agent_call["messages"])  # history rewound
     conv = c.get(f"/conversations/{first['conversation_id']}").json()
-    assert [x["content"] for x in conv["messages"]] == [f"Edited first question {m3}", "Edited answer."]
+    assert [x["content"] for x in conv["messages"]] == [f"Edited first question: what does the PaSa Selector do? {m3}", "Edited answer [1]."]
 
 
 def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
@@ -165,12 +172,14 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     run = ask(c, f"What about discovery? {m}", scope={"document_ids": [pinned]})
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
-    cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
-    assert cites and {x["document_id"] for x in cites} == {pinned}
+    metadata = [x["data"]["citations"] for x in lines if x["type"] == "metadata"]
+    cites = metadata[-1]
+    # the question's passages and the model's own search both stay inside the pinned paper
+    assert len(cites) > len(metadata[0]) and {x["document_id"] for x in cites} == {pinned}
     first_round = requests_with(fake_llm, m)[1]
-    assert first_round["tool_choice"] == {"type": "function", "function": {"name": "search_knowledge_base"}}
-    system, user = first_round["messages"][0]["content"], first_round["messages"][-1]["content"]
-    assert "MUST call search_knowledge_base" in system and "search_knowledge_base" in user
+    assert first_round["tool_choice"] == "auto"  # the search already happened, in scope
+    system = first_round["messages"][0]["content"]
+    assert "pinned to part of the library" in system and "Passages from the library" in system
     assert c.get(f"/conversations/{run['conversation_id']}").json()["scope"] == {"document_ids": [pinned]}
     # someone else's (or a made-up) document cannot be pinned
     bad = c.post("/runs", json={"kind": "ask", "prompt": "x", "scope": {"document_ids": ["nope"]}})
@@ -219,7 +228,9 @@ def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):
     assert steps == ["agent", "agent", "agent", "analyze_document", "compare_documents", "thinking"]
     bodies = requests_with(fake_llm, m)
     analyze_call = next(r["body"] for r in fake_llm.chat_requests()[before:]
-                        if r["body"].get("response_format") == {"type": "json_object"})
+                        if (r["body"].get("response_format") or {}).get("type") == "json_schema")
+    schema = analyze_call["response_format"]["json_schema"]["schema"]
+    assert sorted(schema["required"]) == ["entities", "key_facts", "summary", "topics"]
     assert "tools" not in analyze_call and "[1] (" in analyze_call["messages"][1]["content"]
     final_round = bodies[-1]
     tool_results = [msg["content"] for msg in final_round["messages"] if msg["role"] == "tool"]
@@ -227,6 +238,7 @@ def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):
     assert tool_results[1] == "PASA uses benchmarks [1]; the other uses attributions [6]."
     cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
     assert {x["document_id"] for x in cites} == set(docs.values())  # compare cited both
+    assert next(x["data"] for x in lines if x["type"] == "grounding")["grounding"] == "cited"
 
 
 def test_cancel_during_a_tool_call_keeps_what_was_written(library, fake_llm):
@@ -260,12 +272,12 @@ def test_thinking_failure_never_costs_the_answer(library, fake_llm):
     c, _docs = library
     m = f"E{uuid.uuid4().hex[:8]}"
     fake_llm.script(Script.error(400, message="reasoning not supported", match=m),
-                    Script(text="Still answered.", match=m))
-    run = ask(c, f"Think hard {m}")
+                    Script(text="Still answered [1].", match=m))
+    run = ask(c, f"Think hard: what does the PaSa Selector do? {m}")
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     assert any(x["type"] == "thinking" and "error" in x["data"] for x in lines)
-    assert "".join(x["data"]["delta"] for x in lines if x["type"] == "text") == "Still answered."
+    assert "".join(x["data"]["delta"] for x in lines if x["type"] == "text") == "Still answered [1]."
 
 
 def test_deleting_the_conversation_mid_run_cancels_and_settles(library, fake_llm):
@@ -303,3 +315,79 @@ def test_another_user_cannot_see_or_continue_a_conversation(library, fake_llm, a
     assert all(x["id"] != conv_id for x in other.get("/conversations").json()["conversations"])
     assert other.get(f"/runs/{run['id']}").status_code == 404
     assert c.get(f"/conversations/{conv_id}").status_code == 200
+
+
+# ---- grounding with weak models ---------------------------------------------------------------
+def grounding_of(lines: list[dict]) -> dict:
+    return next(x["data"] for x in lines if x["type"] == "grounding")
+
+
+def test_a_model_that_never_calls_tools_still_answers_from_the_library(library, fake_llm):
+    """No tool call at all (a chat-only model): the question was searched first, the passages
+    were in its instructions, and its [n] cite them."""
+    c, docs = library
+    m = f"N{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m, usage=False),
+                    Script(text="PaSa has a Crawler and a Selector [1][2].", match=m, usage=False))
+    run = ask(c, f"Which agents make up PaSa? {m}")
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "SUCCEEDED"
+    agent_rounds = [b for b in requests_with(fake_llm, m) if "tools" in b]
+    assert len(agent_rounds) == 1 and agent_rounds[0]["tool_choice"] == "auto"
+    system = agent_rounds[0]["messages"][0]["content"]
+    cites = [x for x in lines if x["type"] == "metadata"][0]["data"]["citations"]
+    # sources (the strong matches: passages under the relevance floor are not given) before any text
+    assert 2 <= len(cites) <= 7 and all(f"[{x['n']}] (" in system for x in cites)
+    assert [x["type"] for x in lines].index("metadata") < [x["type"] for x in lines].index("text")
+    assert grounding_of(lines) == {"grounding": "cited", "label": "", "cited": [1, 2]}
+    answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
+    assert answer["content"] == "PaSa has a Crawler and a Selector [1][2]." and answer["grounding"] == "cited"
+    view = c.get(f"/runs/{run['id']}").json()  # the server streamed no usage: estimated, still charged
+    assert view["charged_credits"] > 0
+
+
+def test_an_answer_citing_nothing_is_labelled_and_gets_the_library_quoted(library, fake_llm):
+    c, _docs = library
+    m = f"U{uuid.uuid4().hex[:8]}"
+    invented = "The Crawler decides based on the number of references (n) and the length of reference text."
+    fake_llm.script(Script.thinking(m), Script(text=invented, match=m))
+    run = ask(c, f"How does the PaSa Crawler expand citations? {m}")
+    lines = follow(c, run["id"])
+    assert lines[-1]["data"]["status"] == "SUCCEEDED"
+    g = grounding_of(lines)
+    assert g["grounding"] == "quoted" and g["label"].startswith("No sources cited")
+    text = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
+    assert text.startswith(invented + "\n\n**From the library** (quoted verbatim")
+    cites = {x["n"]: x for x in [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]}
+    from bayes_app.chat.grounding import cited_numbers
+    from bayes_app.library.quotes import quote_in_text
+    appended = text.split("):", 1)[1]
+    numbers = cited_numbers(appended, set(cites))
+    assert numbers  # every quoted sentence is in the passage it cites
+    for sentence, n in re.findall(r"\s*(.+?) \[(\d+)\]", appended):
+        assert quote_in_text(cites[int(n)]["text"], sentence), (sentence, n)
+    answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
+    assert answer["content"] == text and answer["grounding"] == "quoted"
+    assert answer["grounding_label"].startswith("No sources cited")
+
+
+def test_a_question_the_library_cannot_support_says_so(library, fake_llm):
+    c, _docs = library
+    m = f"V{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m), Script(text="Mercury boils at 356.7 degrees Celsius.", match=m))
+    run = ask(c, f"What is the boiling point of mercury? {m}")
+    lines = follow(c, run["id"])
+    g = grounding_of(lines)
+    assert g == {"grounding": "unsupported", "label": "No sources cited: the library doesn't support an answer",
+                 "cited": []}
+    text = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
+    assert text == "Mercury boils at 356.7 degrees Celsius.\n\nThe library doesn't support an answer to this question."
+    answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
+    assert answer["grounding_label"] == g["label"]
+    # a model that says so itself is not repeated
+    m2 = f"W{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m2), Script(text="The library doesn't support an answer to this question.",
+                                                match=m2))
+    lines = follow(c, ask(c, f"What is the boiling point of mercury? {m2}")["id"])
+    assert grounding_of(lines)["grounding"] == "unsupported"
+    assert "".join(x["data"]["delta"] for x in lines if x["type"] == "text").count("doesn't support") == 1

@@ -23,11 +23,12 @@ from sqlmodel import Session, select
 import bayes_app.agents  # noqa: F401  (registers the map run kinds)
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
+from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.maps import export, service
 from bayes_app.maps.runs import start_map_run
-from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation
+from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation, UsageEvent
 from bayes_app.runs import control, events, executor
 from bayes_app.runs import service as run_service
 from tests.support import pdfs
@@ -98,7 +99,8 @@ def env(db_url, redis_server, index_env):
     r.flushdb()
 
 
-def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL) -> tuple[str, list]:
+def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL,
+        outcome: str = "SUCCEEDED") -> tuple[str, list]:
     sessions, r = env["sessions"], env["r"]
     with sessions() as db:
         op = start_map_run(db, env["user"], kind, map_id, node_id, prompt, model=model, output_tokens=2000)
@@ -108,7 +110,7 @@ def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None
     assert run_service.settle(sessions, r, op.id) == "finalized"
     evs = events.read_range(r, op.id, None, count=100_000)
     with sessions() as db:
-        assert db.get(type(op), op.id).status == res.outcome == "SUCCEEDED", [e.to_json() for e in evs if e.type == "error"]
+        assert db.get(type(op), op.id).status == res.outcome == outcome, [e.to_json() for e in evs if e.type == "error"]
     return op.id, evs
 
 
@@ -151,7 +153,7 @@ def test_scripted_build_map_provenance_and_contradiction(env):
             Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2,
                                                                                   "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."}],
                                      "contradictions": [[2, 3]]}), match="ROLE: critic"),
-            # a claim quoting the text inside a figure: rejected, and the aspect gets no theme
+            # a claim quoting the text inside a figure: rejected; the aspect falls back to quoted sentences
             Script.reply(claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
                          match="ASPECT: Agent architecture"),
         )
@@ -166,15 +168,21 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     merged = [x for e in evs if e.type == "agent" for x in e.data.get("merged", [])]
     with sessions() as db:
         nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
-        assert assert_provenance(db, m["id"]) == 4
+        cits = db.exec(select(Citation).where(Citation.map_id == m["id"])).all()
+        extractive = {c.node_id for c in cits if c.agent == "extractive"}
+        assert assert_provenance(db, m["id"]) == 4 + sum(c.agent == "extractive" for c in cits)
         assert not any("always finds" in n.title or "paper queue that" in n.title for n in nodes)
         # the repeated claim is one node with both passages cited
         [decision] = [n for n in nodes if n.title.startswith("Putting the decision")]
-        assert merged == [{"text": decision.title, "into": decision.id}]
+        assert [x for x in merged if x["into"] not in extractive] == [{"text": decision.title, "into": decision.id}]
         assert {c.quote for c in db.exec(select(Citation).where(Citation.node_id == decision.id))} == {Q1, Q1_DUP}
-        # a theme is written with its first claim: the aspects that found nothing have none
-        themes = [n for n in nodes if n.kind == "theme"]
-        assert sorted(t.title for t in themes) == ["Decision order", "Recall against baselines"]
+        # a theme is written with its first claim: the aspect that found nothing has none; the
+        # figure-text aspect holds only sentences quoted verbatim from body text, marked as such
+        themes = {n.title: n for n in nodes if n.kind == "theme"}
+        assert sorted(themes) == ["Agent architecture", "Decision order", "Recall against baselines"]
+        fig = [n for n in nodes if n.parent_id == themes["Agent architecture"].id]
+        assert fig and {n.id for n in fig} == extractive
+        assert all(n.body == EXTRACTIVE_NOTE and "[Search]" not in n.title for n in fig)
         # contradiction: siblings, one of them a counterpoint, linked by `contradicts`
         hi = next(n for n in nodes if n.title.startswith("PaSa-7B achieves higher"))
         lo = next(n for n in nodes if n.title.startswith("PaSa-7B achieves lower"))
@@ -190,7 +198,13 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     # the aspect without evidence was researched at most 3 times (3 passes), no more
     unanswered = [c for c in chat if "ASPECT: Unanswered aspect" in c["body"]["messages"][-1]["content"]]
     assert len(unanswered) == 3
-    assert all(c["body"].get("response_format") == {"type": "json_object"} for c in chat)
+    # structured output: every call carried its JSON schema (the endpoint took json_schema)
+    assert all(c["body"]["response_format"]["type"] == "json_schema" for c in chat)
+    researcher_call = next(c["body"] for c in chat if "ASPECT: Decision order" in c["body"]["messages"][-1]["content"])
+    schema = researcher_call["response_format"]["json_schema"]["schema"]
+    ids = schema["properties"]["claims"]["items"]["properties"]["sentences"]["items"]["enum"]
+    assert "1.1" in ids and all(f"[{i}] " in researcher_call["messages"][-1]["content"] for i in ids)
+    assert all("{" not in c["body"]["messages"][0]["content"] for c in chat)  # no example object to echo
 
 
 def test_offline_map_runs_and_export(env):
@@ -290,3 +304,187 @@ def test_model_judged_check_support_is_one_billed_run(env):
         spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id,
                                                   LedgerEntry.entry_type == "spend")).all()
         assert len(spent) == 1 and -spent[0].amount == op.charged_credits
+
+
+# ---- weak models: provenance by selection, echoes, junk ids, no structured output ----------------
+ECHO = json.dumps({"claims": [{"text": "the claim in your words", "quote": "verbatim quote", "passage": 1}]})
+IRRELEVANT = {"Zebra migration": "zebra migration patterns in the Serengeti",
+              "Volcanic soil": "volcanic soil fertility on Mount Etna",
+              "Medieval bread": "bread prices in medieval Flanders"}
+
+
+def sentence_id(env, query: str, quote: str, exclude: set[str]) -> tuple[str, str, set[str]]:
+    """The id the researcher's numbered passages give the sentence holding `quote`, the
+    sentence, and the chunks of that passage list."""
+    from bayes_app.agents.retrieval import _search, prompt_text
+    from bayes_app.library.quotes import quote_in_text
+    from bayes_app.llm.sentences import sentences_of
+
+    hits = [(h, raw) for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+            if h.chunk_id not in exclude][:6]
+    for i, (_h, raw) in enumerate(hits, 1):
+        for sent in sentences_of(i, prompt_text(raw)):
+            if quote_in_text(sent.text, quote):
+                return sent.id, sent.text, {h.chunk_id for h, _ in hits}
+    raise AssertionError(f"{quote!r} is in no sentence of the passages for {query!r}")
+
+
+def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
+    """Claims select sentences by id (the quote is the sentence, verbatim); junk ids, wording
+    that is no words, and the echoed example of old prompts are rejected with their reason; an
+    aspect the model gave nothing usable on gets quoted sentences marked extractive; a theme
+    left with nothing is removed; a server streaming no usage is billed by estimate."""
+    from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
+    from bayes_app.llm import structured
+
+    structured.forget()
+    sessions = env["sessions"]
+    sid, sentence, seen = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    a_text = "Putting the decision before the rationale lets the Selector act as a one-token reward model."
+    ids_reply = json.dumps({"claims": [
+        {"text": a_text, "sentences": [sid, "99.1", "x"]},  # one valid id among junk: kept
+        {"text": "PaSa guarantees perfect recall.", "sentences": ["42.7", "0.0"]},  # only junk ids
+        {"text": "2.1", "sentences": [sid]},  # no wording: an id where the claim should be
+    ]})
+    with FakeOpenAI() as fake:
+        fake.script(
+            Script.reply(json.dumps(plan), match="ROLE: planner", usage=False),
+            Script.reply(ids_reply, match="ASPECT: Decision order", usage=False),
+            Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", usage=False,
+                         times=-1),
+            Script.reply(ECHO, match="ASPECT: Recall against baselines", usage=False, times=3),
+            Script.reply("Sure! Here are the claims you asked for.", match="ASPECT: Unanswered aspect",
+                         usage=False, times=3),
+        )
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
+        calls = fake.chat_requests()
+
+    rejected = [x for e in evs if e.type == "agent" for x in e.data.get("rejected", [])]
+    reasons = sorted(x["reason"] for x in rejected)
+    assert reasons == ["no_wording", "unknown_sentence"] + ["wording_not_in_quote"] * 3, rejected
+    done = next(e.data for e in evs if e.type == "agent" and e.data.get("done"))
+    assert done["rejected_by_reason"] == {"no_wording": 1, "unknown_sentence": 1, "wording_not_in_quote": 3}
+    assert done["claims_extractive"] >= 1
+    with sessions() as db:
+        nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
+        cits = {c.node_id: c for c in db.exec(select(Citation).where(Citation.map_id == m["id"]))}
+        assert assert_provenance(db, m["id"]) == len(cits)
+        usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
+    themes = {n.title: n for n in nodes if n.kind == "theme"}
+    assert sorted(themes) == ["Decision order", "Recall against baselines"]  # the empty one went
+    claims = [n for n in nodes if n.kind == "claim"]
+    assert all(any(c.parent_id == t.id for c in claims) for t in themes.values())  # no empty theme
+    # the model's claim: its words, the whole selected sentence as the quote
+    [a] = [n for n in claims if n.parent_id == themes["Decision order"].id]
+    assert a.title == a_text and cits[a.id].quote == sentence and cits[a.id].agent in ("researcher", "critic")
+    # the echoing aspect: sentences quoted verbatim, marked as extractive on the node
+    quoted = [n for n in claims if n.parent_id == themes["Recall against baselines"].id]
+    assert quoted and all(cits[n.id].agent == "extractive" and n.body == EXTRACTIVE_NOTE
+                          and n.title == cits[n.id].quote for n in quoted)
+    assert any("recall" in n.title.lower() for n in quoted)
+    # no usage streamed: every call billed by estimate, each with its prompt counted
+    assert len(usage) == len(calls) and all(u.estimated and u.input_tokens > 0 for u in usage)
+
+
+def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
+    from bayes_app.llm import structured
+    from bayes_app.models import Operation
+
+    structured.forget()
+    sessions = env["sessions"]
+    plan = {"aspects": [{"title": t, "query": q} for t, q in IRRELEVANT.items()]}
+    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"),
+                    default=Script(text=ECHO, times=-1)) as fake:
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "Zebra, volcanoes and bread?")
+        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"),
+                         outcome="FAILED")
+    [err] = [e.data for e in evs if e.type == "error"]
+    assert err["code"] == "no_usable_claims" and "no usable claims" in err["message"]
+    with sessions() as db:
+        op = db.get(Operation, op_id)
+        assert op.outcome_reason == "no_usable_claims" and op.charged_credits > 0  # the calls were made
+        nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
+    assert [n.kind for n in nodes] == ["question"]  # no empty theme left behind
+
+
+@pytest.mark.parametrize("refused,expected", [
+    # llama-cpp-python: json_schema is a validation error (HTTP 500); JSON mode takes a schema
+    ({"json_schema": (500, "1 validation error: ('body', 'response_format', 'type') Input should be "
+                           "'text' or 'json_object'")}, "json_object_schema"),
+    # an endpoint with JSON mode only
+    ({"json_schema": (400, "response_format json_schema is not supported"),
+      "json_object_schema": (400, "unknown field: schema")}, "json_object"),
+])
+def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
+    from bayes_app.llm import structured
+    from tests.support.fake_openai import format_key
+
+    structured.forget()
+    sessions = env["sessions"]
+    sid, _sentence, _ = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    with FakeOpenAI() as fake:
+        fake.refuse_formats(refused)
+        fake.script(
+            Script.reply(json.dumps(plan), match="ROLE: planner"),
+            Script.reply(json.dumps({"claims": [{"text": "The decision token comes before the rationale.",
+                                                 "sentences": [sid]}]}), match="ASPECT: Decision order"),
+            Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", times=-1),
+        )
+        with sessions() as db:
+            m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
+        calls = fake.chat_requests()
+    keys = [format_key(c["body"]) for c in calls]
+    first_ok = keys.index(expected)
+    # the refused levels were tried once, by the first call only (retried when HTTP 500)
+    assert set(keys[:first_ok]) == set(refused) and all(k == expected for k in keys[first_ok:])
+    assert "ROLE: planner" in calls[first_ok]["body"]["messages"][-1]["content"]
+    if expected == "json_object_schema":
+        assert calls[first_ok]["body"]["response_format"]["schema"]["required"] == ["aspects"]
+    with sessions() as db:
+        assert any(n.title == "The decision token comes before the rationale."
+                   for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"])))
+
+
+def test_each_role_calls_its_own_model(env):
+    """BAYES_MODEL_<ROLE>: the run carries a model per role (each must be priced, else 409),
+    and each call goes to its role's model."""
+    from bayes_app.llm import structured
+    from bayes_app.runs.service import RunRequestError
+
+    structured.forget()
+    sessions = env["sessions"]
+    roles = {"planner": "tiny-planner", "researcher": "tiny-researcher", "critic": "big-critic", "writer": MODEL}
+    with sessions() as db:
+        m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
+        with pytest.raises(RunRequestError) as err:
+            start_map_run(db, env["user"], "build_map", m["id"], model=MODEL, output_tokens=100, role_models=roles)
+        assert err.value.status == 409 and "big-critic" in err.value.message  # the first unpriced, by name
+        for name in ("tiny-planner", "tiny-researcher", "big-critic"):
+            pricing.set_price(db, name, 10_000, 5_000, 40_000)
+        db.commit()
+        op = start_map_run(db, env["user"], "build_map", m["id"], model=MODEL, output_tokens=100, role_models=roles)
+        assert op.input["models"] == roles
+    sid, _sentence, _ = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
+    plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
+    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"),
+                    Script.reply(json.dumps({"claims": [{"text": "The decision token precedes the rationale.",
+                                                         "sentences": [sid]}]}), match="ASPECT: Decision order"),
+                    default=Script(text=json.dumps({"scores": [], "contradictions": []}), times=-1)) as fake:
+        res = asyncio.run(executor.execute(op.id, r=env["r"], sessions=sessions, listener=env["listener"],
+                                           provider_factory=lambda: OpenAIProvider(fake.base_url, "k")))
+        calls = [c["body"] for c in fake.chat_requests()]
+    assert res.outcome == "SUCCEEDED", res
+    by_role = {"ROLE: planner": "tiny-planner", "ROLE: researcher": "tiny-researcher", "ROLE: critic": "big-critic"}
+    for body in calls:
+        role = next(k for k in by_role if body["messages"][-1]["content"].startswith(k))
+        assert body["model"] == by_role[role], (role, body["model"])
+    assert {b["model"] for b in calls} == {"tiny-planner", "tiny-researcher", "big-critic"}
+    with sessions() as db:
+        models = {u.model for u in db.exec(select(UsageEvent).where(UsageEvent.operation_id == op.id))}
+    assert models == {"tiny-planner", "tiny-researcher", "big-critic"}  # priced per role

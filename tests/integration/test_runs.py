@@ -25,6 +25,7 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine, migrate
 from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent
 from bayes_app.runs import events
+from bayes_app.chat.grounding import UNSUPPORTED_TEXT
 from tests.support.fake_openai import FakeOpenAIProcess, Script
 from tests.support.procs import restore_env, stack_env, start_worker, wait_for
 
@@ -173,8 +174,9 @@ def test_run_succeeds_with_citations_before_text(env, api):
     assert types[-1] == "done"
     thinking = "".join(e.data.get("delta", "") for e in env.event_list(op_id) if e.type == "thinking")
     assert thinking == "Let me look this up in the library."
+    # the user's library is empty: an answer citing nothing gets the line that says so
     assert "".join(e.data["delta"] for e in env.event_list(op_id) if e.type == "text") == \
-        "The answer is forty two."
+        "The answer is forty two.\n\n" + UNSUPPORTED_TEXT
     settled = assert_settled(env, op_id)
     assert settled.charged_credits > 0
     body = api.get(f"/api/v1/runs/{op_id}", headers=h).json()
@@ -312,7 +314,7 @@ def test_sse_resumes_with_last_event_id(env, api):
     assert [i for i, _ in got] == stream_ids  # no gap, no duplicate, in order
     assert got[-1][1]["type"] == "done" and got[-1][1]["data"]["status"] == "SUCCEEDED"
     text = "".join(d["data"]["delta"] for _, d in got if d["type"] == "text")
-    assert text == words
+    assert text == words + "\n\n" + UNSUPPORTED_TEXT  # an empty library: nothing to cite
     # NDJSON from a cursor
     res = api.get(f"/api/v1/runs/{op_id}/events?format=ndjson&after={stream_ids[2]}", headers=h)
     lines = [json.loads(x) for x in res.text.splitlines()]

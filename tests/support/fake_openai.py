@@ -14,7 +14,9 @@ A script streams reasoning deltas (`reasoning_content`), text deltas, tool-call 
 (id and name first, arguments in fragments), a finish chunk and, when the request asked
 `stream_options.include_usage`, the usage chunk (`choices: []`), at `tokens_per_s`; or it
 fails with `status` (+ `Retry-After`), stalls (`stall_s` after `stall_at` deltas), or cuts
-the connection after `cut_after` deltas without usage.
+the connection after `cut_after` deltas without usage. `refuse_formats` makes the endpoint
+refuse some `response_format` kinds (like a server without structured output), before any
+script is consumed.
 
 Every request is recorded (body, headers, chunks sent, completed, and whether and when the
 client disconnected: `disconnected_at` on the `time.monotonic()` clock, which is
@@ -156,6 +158,17 @@ def _prompt_words(body: dict[str, Any]) -> int:
 
 
 # ---- state ------------------------------------------------------------------------------------
+def format_key(body: dict[str, Any]) -> str | None:
+    """The kind of `response_format` a request asks for: json_schema, json_object_schema
+    (JSON mode with a `schema`, llama-cpp-python's form), json_object, or None."""
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_object" and "schema" in fmt:
+        return "json_object_schema"
+    return str(fmt.get("type"))
+
+
 class _State:
     def __init__(self, default: Script | None, responder: Any = None) -> None:
         self.lock = threading.Lock()
@@ -163,6 +176,9 @@ class _State:
         self.records: list[dict[str, Any]] = []
         self.default = default
         self.responder = responder
+        # response formats this endpoint does not take → (status, message), like servers that
+        # lack structured output (llama-cpp-python answers json_schema with HTTP 500)
+        self.refuse: dict[str, tuple[int, str]] = {}
 
     def push(self, scripts: list[Script]) -> None:
         with self.lock:
@@ -172,6 +188,7 @@ class _State:
         with self.lock:
             self.queue.clear()
             self.records.clear()
+            self.refuse.clear()
 
     def take(self, body: dict[str, Any], headers: dict[str, str]) -> Script | None:
         wanted = headers.get("x-fake-script")
@@ -239,6 +256,13 @@ class _ChatCompletions:
         except ValueError:
             body = {"_raw": raw.decode("utf-8", "replace")}
         rec = self.state.record(scope["path"], body, headers)
+        refused = self.state.refuse.get(format_key(body) or "") if isinstance(body, dict) else None
+        if refused is not None:  # refused before any script is consumed
+            status, message = refused
+            await self._send_json(send, status, {"error": {"message": message, "type": "fake_error",
+                                                           "code": str(status)}})
+            rec["status"], rec["completed"], rec["ended_at"] = status, True, time.monotonic()
+            return
         script = self.state.take(body, headers) if isinstance(body, dict) else None
 
         disconnected = asyncio.Event()
@@ -408,6 +432,12 @@ def build_app(state: _State) -> Starlette:
         state.reset()
         return JSONResponse({"ok": True})
 
+    async def refuse(request: Request) -> JSONResponse:
+        data = await request.json()
+        with state.lock:
+            state.refuse = {k: (int(v[0]), str(v[1])) for k, v in (data or {}).items()}
+        return JSONResponse({"refused": sorted(state.refuse)})
+
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
@@ -417,6 +447,7 @@ def build_app(state: _State) -> Starlette:
         Route("/_script", push, methods=["POST"]),
         Route("/_requests", requests, methods=["GET"]),
         Route("/_reset", reset, methods=["POST"]),
+        Route("/_refuse", refuse, methods=["POST"]),
         Route("/_health", health, methods=["GET"]),
     ])
 
@@ -488,6 +519,11 @@ class FakeOpenAI(_Api):
     def reset(self) -> None:
         self._state.reset()
 
+    def refuse_formats(self, refused: dict[str, tuple[int, str]]) -> None:
+        """Answer requests with these response formats (see `format_key`) with (status, message)."""
+        with self._state.lock:
+            self._state.refuse = dict(refused)
+
     @property
     def requests(self) -> list[dict[str, Any]]:
         return self._state.snapshot()
@@ -534,6 +570,9 @@ class RemoteFakeOpenAI(_Api):
 
     def reset(self) -> None:
         httpx.post(self.url + "/_reset", timeout=5).raise_for_status()
+
+    def refuse_formats(self, refused: dict[str, tuple[int, str]]) -> None:
+        httpx.post(self.url + "/_refuse", json={k: list(v) for k, v in refused.items()}, timeout=5).raise_for_status()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
