@@ -144,11 +144,12 @@ class AskAgent:
         self.ctx.emit("metadata", data)
         self.draft.metadata_sent = True
 
-    def _text(self, delta: str) -> None:
+    def _text(self, delta: str, by: str | None = None) -> None:
+        """Stream a piece of the answer; `by` marks text the system added (not the model's)."""
         if not self.draft.metadata_sent:
             self._send_metadata()  # citations always precede the first text token
         self.draft.text.append(delta)
-        self.ctx.emit("text", {"delta": delta})
+        self.ctx.emit("text", {"delta": delta, "by": by} if by else {"delta": delta})
 
     def _thinking(self, delta: str) -> None:
         self.draft.thinking.append(delta)
@@ -238,7 +239,7 @@ class AskAgent:
         g = grounding.ground("".join(self.draft.text), self.turn.question, self.draft.citations,
                              self.draft.other_tools)
         if g.addition:
-            self._text(("\n\n" if self.draft.text else "") + g.addition)
+            self._text(("\n\n" if self.draft.text else "") + g.addition, by="grounding")
         self.draft.grounding = g.state
         self.ctx.emit("grounding", g.to_json())
 

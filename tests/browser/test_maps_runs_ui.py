@@ -151,7 +151,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
             tree_edge(page, heads[method if t != titles[3] else results].id, themes[t])
         tree_edge(page, root_id, heads[method].id)
         page.reload()
-        expect(page.locator(NODE)).to_have_count(10)
+        expect(page.locator(NODE)).to_have_count(11)
     chaptered()
 
     # the run's credit row: one operation titled after the map, charged (spend = charge)

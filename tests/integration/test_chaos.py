@@ -142,7 +142,8 @@ class Chaos:
         return events.read_range(self.r, op_id, None, count=100_000)
 
     def text(self, op_id: str) -> str:
-        return "".join(e.data["delta"] for e in self.events(op_id) if e.type == "text")
+        """What the model streamed (not the grounding line the system may add after it)."""
+        return "".join(e.data["delta"] for e in self.events(op_id) if e.type == "text" and not e.data.get("by"))
 
     def n_text(self, op_id: str) -> int:
         return sum(1 for e in self.events(op_id) if e.type == "text")
