@@ -19,6 +19,7 @@ class AccountState(AuthState):
 
     tokens: list[dict[str, str]] = []
     new_token: str = ""
+    token_error: str = ""
 
     def _refresh(self) -> None:
         with session_scope() as db:
@@ -39,11 +40,16 @@ class AccountState(AuthState):
     def create_token(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
+        name = " ".join(str(form.get("name") or "").split())
+        if not name:
+            self.new_token = ""
+            self.token_error = "Give the token a name, for example the script or tool that will use it."
+            return None
+        self.token_error = ""
         with session_scope() as db:
             user = db.get(User, self.user_id)
             _row, self.new_token = service.create_api_token(
-                db, user, timedelta(days=get_settings().api_token_ttl_days),
-                (form.get("name") or "api").strip() or "api")
+                db, user, timedelta(days=get_settings().api_token_ttl_days), name)
         self._refresh()
 
     @rx.event

@@ -128,6 +128,14 @@ def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
     return rev, run
 
 
+# what the user's undone edit was, in words (the undo log's action names)
+UNDO_LABELS = {"add_child": "the new node", "add_sibling": "the new node", "update_node": "the node edit",
+               "move_node": "the move", "move_nodes": "the move", "delete_subtree": "the deletion",
+               "auto_layout": "the auto-layout", "attach_citation": "the attached citation",
+               "delete_citation": "the citation removal", "accept_rewrite": "the accepted rewrite",
+               "accept_proposal": "the regrouping"}
+
+
 class MapState(AuthState):
     # the map
     map_id: str = ""
@@ -651,7 +659,8 @@ class MapState(AuthState):
                 action = service.undo(db, self.user_id, self.map_id)
             except MapNotFound:
                 action = None
-        self.notice = f"Undid {action.replace('_', ' ')}." if action else "Nothing to undo."
+        self.notice = (f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action
+                       else "Nothing to undo.")
         self._reload()
 
     @rx.event

@@ -1,4 +1,4 @@
-"""Starting runs on a map (one operation per run, titled "Mindmap: <title>", resource =
+"""Starting runs on a map (one operation per run, titled "<kind> · <map title>", resource =
 the map, so deleting the map cancels them with `resource_deleted`)."""
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ MAP_KINDS = ("build_map", "expand", "deepen", "counter", "restructure", "chapter
 NEEDS_NODE = ("expand", "deepen", "counter", "check_support")
 NEEDS_PROMPT = ("message",)
 MAX_PROMPT_CHARS = 8_000
+# how a run kind reads in the credit history and the admin's run list ("Research · <map>")
+KIND_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Deepen", "counter": "Counter-evidence",
+               "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
+               "message": "Message", "check_support": "Check support"}
 # prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
 PROMPT_BUDGET = {"build_map": 40_000, "expand": 20_000, "message": 20_000, "deepen": 12_000,
                  "counter": 12_000, "restructure": 8_000, "chapters": 4_000, "synthesize": 10_000,
@@ -39,6 +43,11 @@ def announce_started(r: redis.Redis, map_id: str, op_id: str) -> None:
     key = started_key(map_id)
     r.xadd(key, {"run": op_id}, maxlen=20, approximate=True)
     r.expire(key, 86_400)
+
+
+def run_title(kind: str, map_title: str) -> str:
+    """The history row of a map run: its kind and the map ("Research · PaSa")."""
+    return f"{KIND_LABELS.get(kind, kind)} · {map_title}"
 
 
 def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_id: Any = None,
@@ -88,7 +97,7 @@ def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_i
         for role_model in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
         estimate = estimate_for(db, model, PROMPT_BUDGET[kind], output_tokens * 4)
-        return lc.create_operation(db, owner_id, kind, f"Mindmap: {m.title}", estimate, model,
+        return lc.create_operation(db, owner_id, kind, run_title(kind, m.title), estimate, model,
                                    input=payload, resource=(RESOURCE, m.id))
     except pricing.PriceMissing as err:
         raise RunRequestError(409, "model_unpriced", str(err)) from None

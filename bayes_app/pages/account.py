@@ -37,15 +37,33 @@ def _password_form() -> rx.Component:
     )
 
 
+def _revoke(t: rx.Var) -> rx.Component:
+    """Revoke, after a confirmation naming the token."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.trigger(rx.button("Revoke", size="1", color_scheme="red", variant="soft",
+                                          class_name="token-revoke")),
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Revoke this token?"),
+            rx.alert_dialog.description(
+                rx.text("Scripts using “", t["name"], "” stop working at once. This cannot be undone.")),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Keep it", variant="soft", color_scheme="gray",
+                                                 id="token-revoke-cancel")),
+                rx.alert_dialog.action(rx.button("Revoke", color_scheme="red", id="token-revoke-confirm",
+                                                 on_click=AccountState.revoke(t["id"]))),
+                spacing="3", justify="end", margin_top="1em",
+            ),
+        ),
+    )
+
+
 def _token_row(t: rx.Var) -> rx.Component:
     return rx.table.row(
         rx.table.cell(t["name"]),
         rx.table.cell(t["created"]),
         rx.table.cell(t["expires"]),
         rx.table.cell(t["state"]),
-        rx.table.cell(rx.cond(t["state"] == "active",
-                              rx.button("Revoke", size="1", color_scheme="red", variant="soft",
-                                        on_click=AccountState.revoke(t["id"])))),
+        rx.table.cell(rx.cond(t["state"] == "active", _revoke(t))),
     )
 
 
@@ -61,6 +79,9 @@ def _tokens() -> rx.Component:
                 on_submit=AccountState.create_token,
                 reset_on_submit=True,
             ),
+            rx.cond(AccountState.token_error != "",
+                    rx.callout(AccountState.token_error, icon="triangle_alert", color_scheme="red",
+                               id="token-error")),
             rx.cond(AccountState.new_token != "",
                     rx.callout(rx.text("Copy it now, it is shown only once: ",
                                        rx.code(AccountState.new_token, id="new-token")),

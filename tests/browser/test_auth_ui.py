@@ -3,6 +3,8 @@
 import re
 import uuid
 
+import httpx
+
 from playwright.sync_api import expect
 
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
@@ -14,6 +16,7 @@ def test_register_shell_logout_and_guard(app_stack, page):
     url = app_stack.url
     email = f"reader-{uuid.uuid4().hex[:8]}@example.com"
     page.goto(f"{url}/register")
+    page.wait_for_load_state("networkidle")  # hydrated: the form's fields keep what is typed
     page.fill("#email", email)
     page.fill("#password", "quiet-river-2024")
     page.fill("#confirm", "quiet-river-2024")
@@ -48,17 +51,18 @@ def test_bad_input_shows_clear_messages(app_stack, page, make_user):
     expect(page).to_have_url(re.compile(r"/login"))
 
     page.goto(f"{url}/register")
+    page.wait_for_load_state("networkidle")  # hydrated: the form's fields keep what is typed
     page.fill("#email", email)
     page.fill("#password", "quiet-river-2024")
     page.fill("#confirm", "quiet-river-2024")
     page.click("#submit")
-    expect(page.locator("#form-error")).to_contain_text("already exists")
+    expect(page.locator("#form-error")).to_contain_text("already exists", timeout=20_000)
 
     page.fill("#email", f"new-{uuid.uuid4().hex[:6]}@example.com")
     page.fill("#password", "short")
     page.fill("#confirm", "short")
     page.click("#submit")
-    expect(page.locator("#form-error")).to_contain_text("at least 10 characters")
+    expect(page.locator("#form-error")).to_contain_text("at least 10 characters", timeout=20_000)
 
 
 def test_admin_page_is_admin_only(app_stack, page, make_user):
@@ -94,10 +98,29 @@ def test_change_password_and_api_token(app_stack, page, make_user):
     page.reload()
     expect(page.locator("#page-title")).to_have_text("Account")  # this browser stays signed in
 
+    page.click("#create-token")  # no name: refused with a reason, no token made
+    expect(page.locator("#token-error")).to_contain_text("Give the token a name")
+    expect(page.locator("#new-token")).to_have_count(0)
     page.fill("#token-name", "laptop")
     page.click("#create-token")
+    expect(page.locator("#token-error")).to_have_count(0)
     token = page.locator("#new-token").inner_text()
     me = httpx.get(f"{url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}).json()
     assert me["email"] == email
     r = httpx.post(f"{url}/api/v1/auth/token", json={"email": email, "password": password})
     assert r.status_code == 401  # the old password no longer works
+    # Revoke asks first: "Keep it" keeps the token working, confirming revokes it
+    page.click(".token-revoke")
+    expect(page.get_by_text("Revoke this token?")).to_be_visible()
+    expect(page.get_by_role("alertdialog")).to_contain_text("laptop")
+    page.click("#token-revoke-cancel")
+    assert httpx.get(f"{url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    page.click(".token-revoke")
+    page.click("#token-revoke-confirm")
+    expect(page.locator(".token-revoke")).to_have_count(0)
+    assert httpx.get(f"{url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+
+
+def test_favicon_is_served(app_stack):
+    r = httpx.get(f"{app_stack.url}/favicon.ico")
+    assert r.status_code == 200 and r.content[:4] == b"\x00\x00\x01\x00"  # an ICO file

@@ -3,7 +3,7 @@ and the subtree export links.
 
 1. Chapters: the scripted grouping of the top-level themes shows as a preview card; Accept
    puts the themes under new chapter nodes (database, canvas, after a reload); the run is
-   one "Mindmap: <title>" history row with its charged credits (ledger + Credits page).
+   one "<kind> · <map title>" history row with its charged credits (ledger + Credits page).
 2. Synthesize, for a selected node and for the whole map: the scripted prose streams into
    the run panel and is saved as a "Synthesis: …" note under the target, its [n] markers
    written author-year and the cited passages attached as the note's own citations; the model
@@ -158,7 +158,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
     with session_scope(app_db_url) as db:
         spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op.id,
                                                   LedgerEntry.entry_type == "spend")).all()
-    assert op.title == f"Mindmap: {map_title}"
+    assert op.title == f"Chapters · {map_title}"
     assert sum(e.amount for e in spent) == -op.charged_credits
     page.click("#nav-credits")
     row = page.locator("#credits-history .history-row", has_text=op.title)

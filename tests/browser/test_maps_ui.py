@@ -216,6 +216,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     assert "Gamma renamed" not in by_title()
     page.locator("#mindmap-canvas").press("Control+z")
     expect(_node(page, "Gamma renamed")).to_be_visible()
+    expect(page.locator("#map-notice")).to_have_text("Undone: the deletion.")
     # collapse Alpha: its subtree is hidden (persisted)
     _node(page, "Alpha note").locator(".mm-toggle").click()
     expect(_node(page, "Beta note")).to_have_count(0)

@@ -299,7 +299,7 @@ def test_model_judged_check_support_is_one_billed_run(env):
         [c] = db.exec(select(Citation).where(Citation.node_id == node["id"])).all()
         assert (c.support_score, c.support_label, c.suggested_rewrite, c.agent) == (0.4, "partial", rewrite, "critic")
         op = db.get(Operation, op_id)
-        assert op.kind == "check_support" and op.title == "Mindmap: Support" and op.charged_credits > 0
+        assert op.kind == "check_support" and op.title == "Check support · Support" and op.charged_credits > 0
         spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id,
                                                   LedgerEntry.entry_type == "spend")).all()
         assert len(spent) == 1 and -spent[0].amount == op.charged_credits

@@ -159,7 +159,7 @@ def test_map_runs_with_a_real_worker(stack):
     assert [f["run"] for _i, f in get_redis().xrange(started_key(m["id"]))] == [run_id]
     run = wait_final(api, h, run_id)
     assert run["status"] == "SUCCEEDED", (run, stack["worker_log"].read_text()[-3000:])
-    assert run["title"] == "Mindmap: PaSa" and run["kind"] == "build_map"
+    assert run["title"] == "Research · PaSa" and run["kind"] == "build_map"
     with api.stream("GET", f"/api/v1/runs/{run_id}/events?format=ndjson", headers=h) as s:
         evs = [json.loads(x) for x in s.iter_lines() if x]
     node_ids = [e["data"]["id"] for e in evs if e["type"] == "node"]
