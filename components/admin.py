@@ -166,8 +166,11 @@ def grant_form() -> rx.Component:
         "Grant credits",
         rx.form(
             rx.hstack(
-                rx.input(name="email", placeholder="user e-mail", id="grant-email",
-                         width="16em", max_width="100%", required=True),
+                # a picker: the field suggests every user's e-mail as you type (or pick from the list)
+                rx.input(name="email", placeholder="user e-mail", id="grant-email", list="grant-users",
+                         auto_complete="off", width="16em", max_width="100%", required=True),
+                rx.el.datalist(rx.foreach(AdminState.users, lambda u: rx.el.option(value=u["email"])),
+                               id="grant-users"),
                 rx.input(name="credits", placeholder="credits", id="grant-credits",
                          width="8em", required=True),
                 rx.input(name="note", placeholder="note (optional)", id="grant-note",

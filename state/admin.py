@@ -101,10 +101,12 @@ class AdminState(AuthState):
                 for u in users
             ]
             sums = ledger.summaries(db)
+            # every user, with no ledger row yet too (a zero balance is what an admin looks for)
+            per_user = {u.id: sums.get(u.id, (0, 0)) for u in users}
             self.balances = [
                 {"email": emails.get(uid, uid), "balance": format_credits(b),
                  "held": format_credits(h), "available": format_credits(b - h)}
-                for uid, (b, h) in sorted(sums.items(), key=lambda kv: emails.get(kv[0], kv[0]))
+                for uid, (b, h) in sorted(per_user.items(), key=lambda kv: emails.get(kv[0], kv[0]))
             ]
             self._load_reserves(db, emails)
             self._load_spend(db)

@@ -27,13 +27,16 @@ class Memory:
     budget_chars: int
 
     def line(self) -> str:
-        """The `memory` line shown under an answer."""
+        """The `memory` line shown under an answer, in plain words ("" for a first question:
+        there is nothing to remember)."""
         total = len(self.kept) + self.dropped
-        text = (f"Memory: {len(self.kept)} of {total} earlier exchange{'s' if total != 1 else ''} "
-                f"in context ({self.used_chars:,} of {self.budget_chars:,} characters)")
-        if self.dropped:
-            text += f"; the oldest {self.dropped} dropped to fit"
-        return text + "."
+        if total == 0:
+            return ""
+        if not self.dropped:
+            what = "the earlier question" if total == 1 else f"all {total} earlier questions"
+            return f"This answer took {what} of the conversation into account."
+        return (f"This answer took the last {len(self.kept)} of {total} earlier questions into account; "
+                f"the oldest {self.dropped} no longer fit what the model can read at once.")
 
     def to_json(self) -> dict:
         return {"kept": len(self.kept), "dropped": self.dropped, "used_chars": self.used_chars,

@@ -338,7 +338,9 @@ def bibtex_key(doc: Document, taken: set[str]) -> str:
 
 
 def bibtex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
-    """The cited sources (of the map or subtree) as BibTeX entries."""
+    """The cited sources (of the map or subtree) as BibTeX entries: `@misc`, since the
+    library knows no journal for a PDF (an `@article` without its required `journal` field
+    makes BibTeX warn and styles print a gap)."""
     _m, t = _tree(db, owner_id, map_id, node_id)
     ids = [n.id for n in service.subtree([n for kids in t.kids.values() for n in kids], t.root.id)]
     doc_ids: list[str] = []
@@ -360,7 +362,7 @@ def bibtex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) 
         if d.doi:
             fields.append(("doi", d.doi))
         body = ",\n".join(f"  {k} = {{{_bib_escape(v)}}}" for k, v in fields)
-        out.append(f"@article{{{bibtex_key(d, taken)},\n{body}\n}}\n")
+        out.append(f"@misc{{{bibtex_key(d, taken)},\n{body}\n}}\n")
     return "\n".join(out)
 
 

@@ -91,7 +91,8 @@ def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_
     expect(page.locator(".chat-message-assistant .chat-grounding")).to_have_count(1)
     expect(page.locator(".chat-message-assistant .chat-grounding").last).to_contain_text(
         "No sources cited: the library doesn't support an answer")
-    expect(page.locator(".chat-message-assistant .chat-memory").last).to_contain_text("Memory: 1 of 1")
+    expect(page.locator(".chat-message-assistant .chat-memory").last).to_contain_text(
+        "This answer took the earlier question of the conversation into account.")
     expect(page.locator(".chat-question")).to_have_count(2)
     chat_url = page.url
 

@@ -44,6 +44,11 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
     page.click("#nav-admin")
     expect(page.locator("#admin-reconciliation")).to_be_visible()
+    # a user with no credits yet is listed with a zero balance, and offered by the grant picker
+    zero = page.locator("#admin-balances tr", has_text=email)
+    expect(zero).to_have_count(1)
+    expect(zero).to_contain_text("0")
+    expect(page.locator(f"#grant-users option[value='{email}']")).to_have_count(1)
     page.fill("#grant-email", email)
     page.fill("#grant-credits", "10")
     page.fill("#grant-note", "Welcome credits")

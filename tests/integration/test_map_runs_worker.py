@@ -174,7 +174,7 @@ def test_map_runs_with_a_real_worker(stack):
     assert [x["id"] for x in runs] == [run_id]
     md = api.get(f"/api/v1/mindmaps/{m['id']}/export.md", headers=h)
     assert md.status_code == 200 and "## References" in md.text
-    assert api.get(f"/api/v1/mindmaps/{m['id']}/export.bib", headers=h).text.startswith("@article{")
+    assert api.get(f"/api/v1/mindmaps/{m['id']}/export.bib", headers=h).text.startswith("@misc{")
 
     # isolation: another user gets 404 for the map, its nodes, its runs and its exports
     nid = view["nodes"][1]["id"]

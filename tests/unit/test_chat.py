@@ -59,9 +59,11 @@ def test_memory_drops_the_oldest_pairs_first_to_fit_the_budget():
     assert mem.budget_chars == HISTORY_BUDGET_CHARS == 48_000
     assert mem.used_chars <= 48_000 and mem.dropped == 3
     assert [e.question[:2] for e in mem.kept] == ["q3", "q4"]  # the newest survive, in order
-    assert "2 of 5" in mem.line() and "oldest 3 dropped" in mem.line()
+    assert "last 2 of 5 earlier questions" in mem.line() and "the oldest 3 no longer fit" in mem.line()
     small = fit(history[:1], "q")
-    assert small.dropped == 0 and len(small.kept) == 1 and "dropped" not in small.line()
+    assert small.dropped == 0 and len(small.kept) == 1
+    assert small.line() == "This answer took the earlier question of the conversation into account."
+    assert fit([], "q").line() == ""  # a first question: nothing to remember, no line
 
 
 def test_memory_with_a_single_huge_exchange_keeps_nothing_rather_than_overflow():
