@@ -73,6 +73,24 @@ def _message(m: dict[str, Any]) -> Message:
     )
 
 
+# Scroll to the answer being written, then keep its end in view while it grows — until the
+# user scrolls up to read (wheel up, a touch drag, Page Up / arrow up / Home): then leave the
+# page alone for the rest of that answer.
+SHOW_ANSWER_JS = (
+    "(() => { window.__bayesFollow = true;"
+    " if (!window.__bayesFollowHooked) { window.__bayesFollowHooked = true;"
+    "  const off = () => { window.__bayesFollow = false; };"
+    "  window.addEventListener('wheel', e => { if (e.deltaY < 0) off(); }, {passive: true});"
+    "  window.addEventListener('touchmove', off, {passive: true});"
+    "  window.addEventListener('keydown', e => { if (['PageUp', 'ArrowUp', 'Home'].includes(e.key)) off(); }); }"
+    " document.getElementById('chat-live')?.scrollIntoView({block: 'end'}); })()")
+FOLLOW_ANSWER_JS = (
+    "(() => { if (!window.__bayesFollow) return;"
+    " const el = document.getElementById('chat-live') ||"
+    " [...document.querySelectorAll('.chat-message-assistant')].pop();"
+    " el?.scrollIntoView({block: 'end'}); })()")
+
+
 class ChatState(AuthState):
     conversations: list[dict[str, str]] = []
     conversation_id: str = ""
@@ -296,10 +314,12 @@ class ChatState(AuthState):
 
     @rx.event(background=True)
     async def consume(self, gen: int):
-        """Follow the live run's stream from the cursor until `done` (or superseded)."""
+        """Follow the live run's stream from the cursor until `done` (or superseded); the page
+        scrolls to the new answer and follows it while it streams, unless the user scrolled up."""
         from bayes_app.redis_client import new_async_redis
 
         r = new_async_redis()
+        first = True
         try:
             while True:
                 async with self:
@@ -326,6 +346,10 @@ class ChatState(AuthState):
                         self._reload()
                         if memory and self.messages:
                             self.messages[-1].memory = memory
-                        return
+                if finished:
+                    yield rx.call_script(FOLLOW_ANSWER_JS)
+                    return
+                yield rx.call_script(SHOW_ANSWER_JS if first else FOLLOW_ANSWER_JS)
+                first = False
         finally:
             await r.aclose()

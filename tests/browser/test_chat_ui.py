@@ -105,3 +105,35 @@ def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_
     expect(p2.locator("#chat-title")).to_have_text("New chat")
     expect(p2.locator(".chat-question")).to_have_count(0)
     other.close()
+
+
+def test_the_page_follows_a_new_answer_on_a_phone(app_stack, make_user, app_db_url, fake_llm, browser):
+    """At 390×844 the conversation soon outgrows the screen: a new answer is scrolled into
+    view and followed while it streams; its end is on screen when it completes."""
+    url = app_stack.url
+    email, password = _user_with_paper(app_stack, make_user, app_db_url)
+    ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        login(page, url, email, password)
+        page.goto(f"{url}/chat")
+        for i in range(2):  # two long exchanges first: the third answer starts below the fold
+            m = f"S{i}{uuid.uuid4().hex[:8]}"
+            fake_llm.script(Script.thinking(m), Script(text=" ".join(f"a{i}w{k}" for k in range(120)) + " [1].",
+                                                       tokens_per_s=400, match=m))
+            page.fill("#chat-input", f"What does the PaSa Crawler do? {m}")
+            page.keyboard.press("Enter")
+            expect(page.locator(".chat-answer").nth(i)).to_contain_text(f"a{i}w119", timeout=60_000)
+        m = f"S2{uuid.uuid4().hex[:8]}"
+        fake_llm.script(Script.thinking(m), Script(text=LONG, tokens_per_s=40, match=m))
+        page.fill("#chat-input", f"What does the PaSa Selector do? {m}")
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-live-answer")).to_contain_text("w150", timeout=60_000)
+        expect(page.locator("#chat-stop")).to_be_in_viewport()  # Stop sits right under the growing answer
+        expect(page.locator(".chat-answer").nth(2)).to_contain_text("w299", timeout=60_000)
+        page.wait_for_timeout(500)
+        expect(page.locator(".chat-message-assistant").last.locator(".chat-cost")).to_be_in_viewport()
+        assert page.evaluate("window.scrollY") > 0
+    finally:
+        ctx.close()
