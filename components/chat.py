@@ -55,6 +55,28 @@ def thinking(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
     )
 
 
+def _edit_warning() -> rx.Component:
+    """Asking an earlier question again replaces what followed it: say how much, first."""
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title("Ask this question again?"),
+            rx.alert_dialog.description(
+                rx.text("The conversation restarts from this question: ",
+                        rx.cond(ChatState.edit_drops == 1, "the 1 later question and its answer",
+                                rx.text.span("the ", ChatState.edit_drops, " later questions and their answers")),
+                        " will be removed.", id="chat-edit-warning-text")),
+            rx.hstack(
+                rx.alert_dialog.cancel(rx.button("Keep editing", variant="soft", color_scheme="gray",
+                                                 on_click=ChatState.keep_editing, id="chat-edit-keep")),
+                rx.alert_dialog.action(rx.button("Remove and ask again", color_scheme="red",
+                                                 on_click=ChatState.confirm_edit, id="chat-edit-confirm")),
+                spacing="3", justify="end", margin_top="1em",
+            ),
+        ),
+        open=ChatState.edit_drops > 0,
+    )
+
+
 def _user_message(m: rx.Var) -> rx.Component:
     return rx.cond(
         ChatState.edit_id == m.id,
@@ -63,6 +85,7 @@ def _user_message(m: rx.Var) -> rx.Component:
                          id="chat-edit-input"),
             rx.hstack(rx.button("Save and ask again", on_click=ChatState.save_edit, id="chat-edit-save", size="1"),
                       rx.button("Cancel", on_click=ChatState.cancel_edit, variant="soft", size="1")),
+            _edit_warning(),
             width="100%",
         ),
         rx.hstack(

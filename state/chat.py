@@ -99,6 +99,7 @@ class ChatState(AuthState):
     draft: str = ""
     edit_id: str = ""
     edit_text: str = ""
+    edit_drops: int = 0  # later exchanges the edit would remove (> 0: the warning is open)
     error: str = ""
     offline: bool = False
     # pinning
@@ -233,13 +234,38 @@ class ChatState(AuthState):
     @rx.event
     def cancel_edit(self):
         self.edit_id = self.edit_text = ""
+        self.edit_drops = 0
+
+    def _later_exchanges(self, message_id: str) -> int:
+        """How many exchanges come after the question `message_id` (the edit removes them)."""
+        ids = [m.id for m in self.messages]
+        if message_id not in ids:
+            return 0
+        return sum(1 for m in self.messages[ids.index(message_id) + 1:] if m.role == "user")
 
     @rx.event
     def save_edit(self):
+        """Ask the edited question again; when later exchanges would go, warn first."""
         text = self.edit_text.strip()
+        if not text or not self.edit_id:
+            return None
+        drops = self._later_exchanges(self.edit_id)
+        if drops:
+            self.edit_drops = drops
+            return None
+        return self._ask(text, self.edit_id)
+
+    @rx.event
+    def confirm_edit(self):
+        text = self.edit_text.strip()
+        self.edit_drops = 0
         if text and self.edit_id:
             return self._ask(text, self.edit_id)
         return None
+
+    @rx.event
+    def keep_editing(self):
+        self.edit_drops = 0
 
     @rx.event
     def stop(self):

@@ -137,3 +137,36 @@ def test_the_page_follows_a_new_answer_on_a_phone(app_stack, make_user, app_db_u
         assert page.evaluate("window.scrollY") > 0
     finally:
         ctx.close()
+
+
+def test_editing_an_earlier_question_warns_before_removing_what_followed(app_stack, page, make_user,
+                                                                           app_db_url, fake_llm):
+    url = app_stack.url
+    email, password = _user_with_paper(app_stack, make_user, app_db_url)
+    login(page, url, email, password)
+    page.goto(f"{url}/chat")
+    marks = [f"E{i}{uuid.uuid4().hex[:8]}" for i in range(3)]
+    for i, m in enumerate(marks):
+        fake_llm.script(Script.thinking(m), Script(text=f"Answer {i} [1].", tokens_per_s=200, match=m))
+        page.fill("#chat-input", f"Question {i}: what does the PaSa Crawler do? {m}")
+        page.keyboard.press("Enter")
+        expect(page.locator(".chat-answer")).to_have_count(i + 1, timeout=60_000)
+        expect(page.locator(".chat-answer").nth(i)).to_contain_text(f"Answer {i}")
+
+    page.locator(".chat-edit").first.click()
+    page.fill("#chat-edit-input", "Question 0, edited: what does the PaSa Selector do?")
+    page.click("#chat-edit-save")
+    expect(page.locator("#chat-edit-warning-text")).to_contain_text("the 2 later questions and their answers")
+    page.click("#chat-edit-keep")  # nothing is lost
+    expect(page.locator("#chat-edit-warning-text")).to_have_count(0)
+    expect(page.locator(".chat-answer")).to_have_count(3)  # still editing question 0; all kept
+    expect(page.locator(".chat-question")).to_have_count(2)
+
+    m = f"E9{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m), Script(text="Edited answer [1].", tokens_per_s=200, match=m))
+    page.fill("#chat-edit-input", f"Question 0, edited: what does the PaSa Selector do? {m}")
+    page.click("#chat-edit-save")
+    page.click("#chat-edit-confirm")
+    expect(page.locator(".chat-question")).to_have_count(1, timeout=30_000)
+    expect(page.locator(".chat-question")).to_contain_text("Question 0, edited")
+    expect(page.locator(".chat-answer").last).to_contain_text("Edited answer", timeout=60_000)
