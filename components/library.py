@@ -9,6 +9,15 @@ from state.library import LibraryState
 UPLOAD_ID = "pdf-upload"
 
 
+def _rejected(files: rx.Var) -> rx.event.EventSpec:
+    """The names of the files the zone refused, read in the page (the File objects
+    themselves do not travel to the server)."""
+    from reflex.vars import ArrayVar, ObjectVar
+
+    names = files.to(ArrayVar).map(lambda rf: rf.to(ObjectVar)["file"].to(ObjectVar)["path"].to(str))
+    return LibraryState.files_rejected(names)
+
+
 def drop_zone() -> rx.Component:
     return rx.upload.root(
         rx.vstack(
@@ -23,6 +32,9 @@ def drop_zone() -> rx.Component:
         accept={"application/pdf": [".pdf"]},
         max_files=100,
         on_drop=LibraryState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+        on_drop_rejected=_rejected,
+        # a file dragged over the zone lights it up
+        drag_active_style={"border_color": "var(--accent-9)", "background_color": "var(--accent-a3)"},
         border="2px dashed var(--gray-a7)",
         border_radius="10px",
         padding="1.2em",

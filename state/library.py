@@ -81,7 +81,25 @@ class LibraryState(AuthState):
         self.collections = [{"id": c["id"], "name": c["name"], "count": str(c["document_count"])}
                             for c in cols]
         self.documents = [_row(v, names) for v in views]
+        self._follow_uploads({v.id: v for v in views})
         return any(d["active"] for d in self.documents)
+
+    def _follow_uploads(self, views: dict[str, lib.DocumentView]) -> None:
+        """The upload list says where each new file is now (queued → indexed / failed)."""
+        if not any(r.get("document_id") for r in self.upload_results):
+            return
+        out = []
+        for r in self.upload_results:
+            v = views.get(r.get("document_id", ""))
+            if v is not None and r["ok"] == "yes":
+                if v.status == DocStatus.INDEXED:
+                    r = {**r, "message": "indexed"}
+                elif v.status == DocStatus.FAILED:
+                    r = {**r, "ok": "no", "message": f"indexing failed: {v.error_message or 'unknown error'}"}
+                elif v.status != DocStatus.QUEUED:
+                    r = {**r, "message": "indexing…"}
+            out.append(r)
+        self.upload_results = out
 
     @rx.event
     def load(self):
@@ -112,6 +130,8 @@ class LibraryState(AuthState):
     async def handle_upload(self, files: list[rx.UploadFile]):
         if not self._load_user():
             return rx.redirect("/login")
+        if not files:  # a drop of only refused files: `files_rejected` reports them
+            return None
         from jobs.library import enqueue_ingest
 
         results = []
@@ -125,13 +145,23 @@ class LibraryState(AuthState):
                 continue
             if acc.created:
                 enqueue_ingest(acc.document_id, acc.generation)
-                results.append({"file": name, "ok": "yes", "message": "queued for indexing"})
+                results.append({"file": name, "ok": "yes", "message": "queued for indexing",
+                                "document_id": acc.document_id})
             else:
                 results.append({"file": name, "ok": "dup",
                                 "message": "already in your library (same file)"})
         self.upload_results = results
         self._refresh()
         return LibraryState.start_watch
+
+    @rx.event
+    def files_rejected(self, names: list[str]):
+        """Files the drop zone refused (not PDFs), by name: say so in the upload list."""
+        results = []
+        for name in names if isinstance(names, list) else []:
+            results.append({"file": str(name or "file").lstrip("./")[:200], "ok": "no",
+                            "message": "not added: only PDF files can go into the library"})
+        self.upload_results = results
 
     # ---- documents ----------------------------------------------------------------
     @rx.event

@@ -24,6 +24,8 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     expect(page.locator(".upload-result")).to_contain_text("queued for indexing")
     status = page.locator(".doc-row .doc-status")
     expect(status).to_have_attribute("data-status", "indexed", timeout=180_000)
+    expect(page.locator(".upload-result")).to_contain_text("indexed")  # the list follows the file
+    expect(page.locator(".upload-result")).not_to_contain_text("queued")
     expect(page.locator(".doc-row .doc-title")).to_have_text(
         "PaSa: An LLM Agent for Comprehensive Academic Paper Search")
 
@@ -60,3 +62,30 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     r = page.request.get(f"{url}/api/v1/documents/{doc_id}/file")
     assert r.status == 200 and r.headers["content-type"] == "application/pdf"
     other.close()
+
+
+def test_a_file_that_is_not_a_pdf_is_refused_with_a_reason(app_stack, page, make_user, tmp_path):
+    """Picked or dropped, a .txt is not silently ignored; the drop zone lights up while a file
+    is dragged over it."""
+    url = app_stack.url
+    email, password = make_user()
+    login(page, url, email, password)
+    page.click("#nav-library")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a paper")
+    page.locator("#pdf-upload input[type=file]").set_input_files(str(notes))
+    row = page.locator(".upload-result")
+    expect(row).to_contain_text("notes.txt")
+    expect(row).to_contain_text("only PDF files")
+
+    zone = page.locator("#pdf-upload")
+    before = zone.evaluate("el => getComputedStyle(el).backgroundColor")
+    dt = page.evaluate_handle(
+        "() => { const dt = new DataTransfer();"
+        " dt.items.add(new File(['plain text'], 'dropped.txt', {type: 'text/plain'})); return dt; }")
+    zone.dispatch_event("dragenter", {"dataTransfer": dt})
+    expect(zone).not_to_have_css("background-color", before)
+    zone.dispatch_event("drop", {"dataTransfer": dt})
+    expect(row).to_contain_text("dropped.txt")
+    expect(row).to_contain_text("only PDF files")
+    expect(zone).to_have_css("background-color", before)
