@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import urllib.parse
+
 import reflex as rx
 
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate
 from state.auth import AuthState
+
+
+ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 0.5, 2.0, 0.25
+# Back where the user came from (a map, the chat, search) when the tab has history, else the library
+BACK_JS = "history.length > 1 ? history.back() : location.assign('/library')"
 
 
 class ViewerState(AuthState):
@@ -21,6 +29,7 @@ class ViewerState(AuthState):
     rects: list[dict[str, str]] = []
     quote_note: str = ""
     quote_found: bool = False
+    zoom: float = 1.0  # CSS zoom of the page (the text layer and highlight boxes scale with it)
 
     @rx.var
     def file_url(self) -> str:
@@ -61,12 +70,31 @@ class ViewerState(AuthState):
     def failed(self, message: str):
         self.load_error = f"The PDF could not be displayed: {message}"
 
+    def _sync_url(self) -> rx.event.EventSpec:
+        """Keep `?page=` (and the quote) in the address, so reload and sharing land here."""
+        query = {"page": str(self.page), **({"quote": self.quote} if self.quote else {})}
+        return rx.call_script(f"history.replaceState(null, '', {json.dumps('?' + urllib.parse.urlencode(query))})")
+
     @rx.event
     def next_page(self):
         if self.num_pages and self.page < self.num_pages:
             self.page += 1
+        return self._sync_url()
 
     @rx.event
     def prev_page(self):
         if self.page > 1:
             self.page -= 1
+        return self._sync_url()
+
+    @rx.event
+    def zoom_in(self):
+        self.zoom = min(ZOOM_MAX, round(self.zoom + ZOOM_STEP, 2))
+
+    @rx.event
+    def zoom_out(self):
+        self.zoom = max(ZOOM_MIN, round(self.zoom - ZOOM_STEP, 2))
+
+    @rx.var
+    def zoom_label(self) -> str:
+        return f"{round(self.zoom * 100)} %"

@@ -7,7 +7,7 @@ import reflex as rx
 
 from components.pdf_viewer import pdf_document, pdf_page
 from components.shell import shell
-from state.viewer import ViewerState
+from state.viewer import BACK_JS, ViewerState
 
 
 def viewer_page() -> rx.Component:
@@ -17,7 +17,12 @@ def viewer_page() -> rx.Component:
             ViewerState.missing,
             rx.callout("No such document.", icon="file-x", color_scheme="red", id="viewer-missing"),
             rx.vstack(
-                rx.heading(ViewerState.title, size="4", id="viewer-title"),
+                rx.hstack(
+                    rx.button(rx.icon("arrow-left", size=14), "Back", size="1", variant="ghost",
+                              on_click=rx.call_script(BACK_JS), id="viewer-back"),
+                    rx.heading(ViewerState.title, size="4", id="viewer-title"),
+                    align="center", spacing="3",
+                ),
                 rx.hstack(
                     rx.button(rx.icon("chevron-left", size=14), "Previous", size="1", variant="soft",
                               on_click=ViewerState.prev_page, id="prev-page"),
@@ -25,6 +30,15 @@ def viewer_page() -> rx.Component:
                             ViewerState.num_pages, size="2"),
                     rx.button("Next", rx.icon("chevron-right", size=14), size="1", variant="soft",
                               on_click=ViewerState.next_page, id="next-page"),
+                    rx.hstack(
+                        rx.icon_button(rx.icon("zoom-out", size=14), size="1", variant="soft",
+                                       on_click=ViewerState.zoom_out, id="zoom-out", title="Zoom out"),
+                        rx.text(ViewerState.zoom_label, size="1", id="viewer-zoom", min_width="3.5em",
+                                text_align="center"),
+                        rx.icon_button(rx.icon("zoom-in", size=14), size="1", variant="soft",
+                                       on_click=ViewerState.zoom_in, id="zoom-in", title="Zoom in"),
+                        align="center", spacing="1",
+                    ),
                     rx.cond(ViewerState.quote_found,
                             rx.text("Highlighted: “", ViewerState.quote, "”", size="1",
                                     color_scheme="gray", max_width="600px", trim="end")),
@@ -49,6 +63,7 @@ def viewer_page() -> rx.Component:
                                     class_name="pdf-box", position="absolute", left=r["left"],
                                     top=r["top"], width=r["width"], height=r["height"])),
                                 position="relative", width="fit-content", class_name="pdf-frame",
+                                style={"zoom": ViewerState.zoom},
                             ),
                             file=ViewerState.file_url,
                             on_load_success=ViewerState.loaded,

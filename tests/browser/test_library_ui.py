@@ -47,6 +47,21 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     assert _norm(pdfs.PASA_P7_PHRASE) in highlighted
     doc_url = page.url
 
+    # Next / Previous keep ?page= in the address; zoom scales the page; Back returns to search
+    page.click("#next-page")
+    expect(page.locator("#viewer-page")).to_have_text("8")
+    expect(page).to_have_url(re.compile(r"\?page=8(&|$)"))
+    page.click("#prev-page")
+    expect(page).to_have_url(re.compile(r"\?page=7&quote="))
+    frame = page.locator(".pdf-frame")
+    width = frame.bounding_box()["width"]
+    page.click("#zoom-in")
+    expect(page.locator("#viewer-zoom")).to_have_text("125 %")
+    page.wait_for_timeout(300)
+    assert frame.bounding_box()["width"] > width * 1.2
+    page.click("#viewer-back")
+    expect(page).to_have_url(re.compile(r"/search"))
+
     # another user: sees no documents, and the viewer refuses A's document
     other = browser.new_context(viewport={"width": 1280, "height": 860})
     p2 = other.new_page()
