@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.models import RunStatus
 from state.admin import AdminState
+
+
+RUN_STATUSES = (*RunStatus.ACTIVE, RunStatus.STOPPED, *RunStatus.OUTCOMES)
 
 
 def table(id_: str, headers: list[str], rows: rx.Var, row_fn, empty: str) -> rx.Component:
@@ -96,8 +100,27 @@ def _usage_row(u: rx.Var) -> rx.Component:
 def drill_down() -> rx.Component:
     return section(
         "Runs",
+        rx.hstack(
+            rx.select.root(
+                rx.select.trigger(placeholder="All users", id="runs-user"),
+                rx.select.content(rx.select.item("All users", value="all"),
+                                  rx.foreach(AdminState.users,
+                                             lambda u: rx.select.item(u["email"], value=u["id"]))),
+                value=AdminState.runs_user, on_change=AdminState.filter_runs_user, size="1",
+            ),
+            rx.select.root(
+                rx.select.trigger(placeholder="Any status", id="runs-status"),
+                rx.select.content(rx.select.item("Any status", value="all"),
+                                  *[rx.select.item(s.title(), value=s) for s in RUN_STATUSES]),
+                value=AdminState.runs_status, on_change=AdminState.filter_runs_status, size="1",
+            ),
+            spacing="2", wrap="wrap",
+        ),
         table("admin-runs", ["Run", "Kind", "Status", "User", "Charged", "Date", ""],
-              AdminState.recent_runs, _run_row, "No runs yet."),
+              AdminState.recent_runs, _run_row, "No runs match."),
+        rx.cond(AdminState.runs_more,
+                rx.button("Show more runs", size="1", variant="soft", on_click=AdminState.more_runs,
+                          id="runs-more")),
         rx.hstack(
             rx.input(placeholder="Run id", value=AdminState.run_id,
                      on_change=AdminState.set_run_id, id="run-id", width="22em"),

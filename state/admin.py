@@ -41,6 +41,9 @@ def _stale_after_s() -> float:
     return 5 + LEASE_MS / 1000 + 30  # the same limit as the reconciliation API
 
 
+RUNS_PAGE = 30  # runs per page of the admin's Runs table
+
+
 class AdminState(AuthState):
     users: list[dict[str, str]] = []
     balances: list[dict[str, str]] = []
@@ -48,6 +51,10 @@ class AdminState(AuthState):
     spend_by_day: list[dict] = []
     spend_by_kind: list[dict] = []
     recent_runs: list[dict[str, str]] = []
+    runs_user: str = "all"  # filter of the Runs table: a user id or "all"
+    runs_status: str = "all"  # a run status or "all"
+    runs_limit: int = RUNS_PAGE
+    runs_more: bool = False  # more runs match than are shown
     # run drill-down
     run_id: str = ""
     run_info: dict[str, str] = {}
@@ -86,6 +93,35 @@ class AdminState(AuthState):
         self.grant_error = self.grant_notice = self.price_error = self.price_notice = ""
         self._refresh()
 
+    def _runs(self, db) -> list[Operation]:
+        """The Runs table: newest first, filtered by user and status, one page more each time."""
+        q = select(Operation).order_by(col(Operation.created_at).desc())
+        if self.runs_user != "all":
+            q = q.where(Operation.owner_id == self.runs_user)
+        if self.runs_status != "all":
+            q = q.where(Operation.status == self.runs_status)
+        rows = list(db.exec(q.limit(self.runs_limit + 1)))
+        self.runs_more = len(rows) > self.runs_limit
+        return rows[:self.runs_limit]
+
+    @rx.event
+    def filter_runs_user(self, value: str):
+        self.runs_user, self.runs_limit = value, RUNS_PAGE
+        if self._admin():
+            self._refresh()
+
+    @rx.event
+    def filter_runs_status(self, value: str):
+        self.runs_status, self.runs_limit = value, RUNS_PAGE
+        if self._admin():
+            self._refresh()
+
+    @rx.event
+    def more_runs(self):
+        self.runs_limit += RUNS_PAGE
+        if self._admin():
+            self._refresh()
+
     @rx.event
     def refresh(self):
         if self._admin():
@@ -110,8 +146,7 @@ class AdminState(AuthState):
             ]
             self._load_reserves(db, emails)
             self._load_spend(db)
-            runs = db.exec(select(Operation).order_by(col(Operation.created_at).desc())
-                           .limit(30)).all()
+            runs = self._runs(db)
             self.recent_runs = [
                 {"id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
                  "owner": emails.get(op.owner_id, op.owner_id),

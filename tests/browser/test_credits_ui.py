@@ -99,6 +99,20 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     page.click("#admin-refresh")
     run_row = page.locator(".recent-run", has_text=title)
     expect(run_row).to_have_count(1)
+    # the Runs table filters by user and by status
+    page.click("#runs-user")
+    page.get_by_role("option", name=email).click()
+    runs = page.locator("#admin-runs .recent-run")
+    expect(runs).to_have_count(1)
+    expect(runs).to_contain_text(title)
+    page.click("#runs-status")
+    page.get_by_role("option", name="Failed").click()
+    expect(page.locator("#admin-runs-empty")).to_be_visible()  # this user has no failed run
+    page.click("#runs-status")
+    page.get_by_role("option", name="Any status").click()
+    page.click("#runs-user")
+    page.get_by_role("option", name="All users").click()
+    expect(run_row).to_have_count(1)
     run_row.locator(".show-run").click()
     expect(page.locator("#run-id")).to_have_value(op_id)
     usage = page.locator("#run-usage .usage-row")
@@ -110,3 +124,25 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     expect(page.locator("#recon-status")).to_contain_text("OK")
     expect(page.locator("#admin-reserves-empty")).to_be_visible()
     expect(page.locator("#chart-spend-kind")).to_be_visible()
+    # a page at a time: 30 rows, then "Show more runs"
+    from bayes_app.db import session_scope
+    from bayes_app.models import User
+    from bayes_app.runs import lifecycle
+
+    with session_scope(app_db_url) as db:
+        u = db.exec(select(User).where(User.email == email)).one()
+        queued = [lifecycle.create_operation(db, u, "ask", f"Queued {i}", 1, model, input={"prompt": "q"}).id
+                  for i in range(30)]
+    page.click("#admin-refresh")
+    page.click("#runs-user")
+    page.get_by_role("option", name=email).click()
+    expect(page.locator("#admin-runs .recent-run")).to_have_count(30)
+    page.click("#runs-more")
+    expect(page.locator("#admin-runs .recent-run")).to_have_count(31)
+    expect(page.locator("#runs-more")).to_have_count(0)
+    from bayes_app.db import get_engine
+
+    for op in queued:  # settle them: the app stack is shared with other tests
+        with session_scope(app_db_url) as db:
+            lifecycle.request_cancel(db, op, lifecycle.USER_CANCEL)
+        assert lifecycle.finalize(get_engine(app_db_url), op, lease_alive=lambda: False) == "finalized"
