@@ -17,7 +17,7 @@ import reflex as rx
 from bayes_app.app import conversations as app_conversations
 from bayes_app.app import runs as app_runs
 from bayes_app.chat import conversations as chat
-from bayes_app.credits.pricing import format_credits
+from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.models import Collection, Document, RunStatus
@@ -45,7 +45,8 @@ class Message:
     sources: list[Source] = dataclasses.field(default_factory=list)
     status: str = ""
     status_label: str = ""
-    cost: str = ""
+    cost: str = ""  # rounded for reading; `cost_exact` in its tooltip
+    cost_exact: str = ""
     run_id: str = ""
     memory: str = ""
     grounding_label: str = ""  # "No sources cited…" when the answer cites nothing from the library
@@ -68,7 +69,8 @@ def _message(m: dict[str, Any]) -> Message:
         id=m["id"], role=m["role"], content=m["content"], thinking=m["thinking"],
         sources=[_source(c) for c in m.get("citations") or []], status=status,
         status_label=STATUS_LABEL.get(status, status) + (f" ({reason})" if status == "failed" and reason else ""),
-        cost=f"{format_credits(charged)} credits" if charged is not None else "",
+        cost=f"{display_credits(charged)} credits" if charged is not None else "",
+        cost_exact=f"{format_credits(charged)} credits" if charged is not None else "",
         run_id=m.get("run_id") or "", grounding_label=m.get("grounding_label") or "",
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from bayes_app.credits import ledger
-from bayes_app.credits.pricing import format_credits
+from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
 from state.auth import AuthState
 
@@ -30,8 +30,9 @@ class CreditsState(AuthState):
             {
                 "id": r.id, "kind": r.kind, "title": r.title,
                 "status": r.status or ("Granted" if r.kind == "grant" else "Adjusted"),
-                "charged": format_credits(r.charged) if r.charged is not None else (
+                "charged": display_credits(r.charged) if r.charged is not None else (
                     "pending" if r.kind == "run" else ""),
+                "charged_exact": format_credits(r.charged) if r.charged is not None else "",
                 "amount": format_credits(r.amount) if r.amount is not None else "",
                 "date": r.date.strftime("%Y-%m-%d %H:%M"),
             }

@@ -25,7 +25,7 @@ from sqlmodel import col, select
 
 from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
-from bayes_app.credits.pricing import format_credits
+from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import citations as cit
@@ -167,6 +167,7 @@ class MapState(AuthState):
     run_route: str = ""
     run_outcome: str = ""
     run_cost: str = ""
+    run_cost_exact: str = ""
     proposals: list[dict[str, Any]] = []
     _nodes: dict[str, dict[str, Any]] = {}
     _relations: list[dict[str, Any]] = []
@@ -437,7 +438,8 @@ class MapState(AuthState):
             status, charged = (op.status, op.charged_credits) if op else ("", None)
             reason = op.outcome_reason if op else ""
         self.run_outcome = status + (f" ({reason})" if status != RunStatus.SUCCEEDED and reason else "")
-        self.run_cost = f"{format_credits(charged)} credits" if charged is not None else ""
+        self.run_cost = f"{display_credits(charged)} credits" if charged is not None else ""
+        self.run_cost_exact = f"{format_credits(charged)} credits" if charged is not None else ""
         wrote = self._live_count > 0
         self.live_run_id, self._cursor, self._live_ids = "", "", []
         self._note(self._run_finding)

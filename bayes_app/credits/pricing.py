@@ -24,6 +24,19 @@ def format_credits(micro: int) -> str:
     return f"{sign}{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else f"{sign}{whole}"
 
 
+def display_credits(micro: int) -> str:
+    """Micro-credits rounded for reading: two decimals ("12.35", "0.05", "10"), "< 0.01" for
+    less than a hundredth (show `format_credits` beside it, e.g. in a tooltip, for the exact sum)."""
+    if micro == 0:
+        return "0"
+    if abs(micro) < MICRO // 100:
+        return "< 0.01" if micro > 0 else "> -0.01"
+    cents = round(micro / (MICRO // 100))
+    sign = "-" if cents < 0 else ""
+    whole, frac = divmod(abs(cents), 100)
+    return f"{sign}{whole}.{frac:02d}".rstrip("0").rstrip(".") if frac else f"{sign}{whole}"
+
+
 def cost_micro(price: ModelPrice, input_tokens: int, cached_tokens: int, output_tokens: int) -> int:
     """Micro-credits for one usage. `cached_tokens` is the cached part of `input_tokens`.
 

@@ -20,7 +20,7 @@ def _row(r: rx.Var) -> rx.Component:
     return rx.table.row(
         rx.table.cell(r["title"]),
         rx.table.cell(rx.badge(r["status"], variant="soft")),
-        rx.table.cell(r["charged"]),
+        rx.table.cell(rx.text(r["charged"], title=r["charged_exact"], class_name="history-charged")),
         rx.table.cell(r["amount"]),
         rx.table.cell(r["date"]),
         class_name="history-row",

@@ -27,7 +27,7 @@ from sqlmodel import select
 
 from bayes_app.agents import kinds
 from bayes_app.agents.router import route_by_cues
-from bayes_app.credits.pricing import format_credits
+from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
 from bayes_app.maps import export, service
 from bayes_app.models import Citation, LedgerEntry, MapNode, MapProposal, NodeKind
@@ -164,7 +164,8 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
     row = page.locator("#credits-history .history-row", has_text=op.title)
     expect(row).to_have_count(1)
     expect(row).to_contain_text("SUCCEEDED")
-    expect(row.locator("td").nth(2)).to_have_text(format_credits(op.charged_credits))
+    expect(row.locator("td").nth(2)).to_have_text(display_credits(op.charged_credits))
+    expect(row.locator(".history-charged")).to_have_attribute("title", format_credits(op.charged_credits))
 
 
 # ---- 2. synthesize: a node, then the whole map ----------------------------------------------------

@@ -19,7 +19,7 @@ from playwright.sync_api import Locator, Page, expect
 from sqlmodel import Session, col, select
 
 from bayes_app.credits import ledger
-from bayes_app.credits.pricing import format_credits
+from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import storage
@@ -173,7 +173,8 @@ def expect_cost(page: Page, app_db_url: str, uid: str, kind: str) -> Operation:
                      .order_by(col(Operation.created_at).desc())).first()
         db.expunge(op)
     assert op.status == "SUCCEEDED" and op.charged_credits and op.charged_credits > 0, op
-    expect(page.locator("#run-cost")).to_have_text(f"{format_credits(op.charged_credits)} credits")
+    expect(page.locator("#run-cost")).to_have_text(f"{display_credits(op.charged_credits)} credits")
+    expect(page.locator("#run-cost")).to_have_attribute("title", f"{format_credits(op.charged_credits)} credits")
     return op
 
 
