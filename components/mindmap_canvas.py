@@ -109,6 +109,39 @@ function mindmapInView(rf, el, n) {
   return n.position.x >= x0 && n.position.y >= y0 && n.position.x + nw <= x0 + w && n.position.y + nh <= y0 + hh;
 }
 
+// The root and its first level: what a map opens on, at a zoom where titles stay readable.
+const MM_READABLE = { minZoom: 0.95, maxZoom: 1.2 };  // 12 px titles stay ≥ 11 px on screen
+function mindmapFirstLevel(graph) {
+  const targets = new Set(graph.edges.filter((e) => e.kind === "tree").map((e) => e.target));
+  const root = graph.nodes.find((n) => !targets.has(n.id));
+  if (!root) return [];
+  const kids = graph.edges.filter((e) => e.kind === "tree" && e.source === root.id).map((e) => ({ id: e.target }));
+  return [{ id: root.id }, ...kids];
+}
+
+// The overview: the whole map if its titles stay readable at that zoom, else the root and
+// its first level at a readable zoom (the rest is a pan away; the minimap shows it).
+function mindmapFitsReadably(rf, el) {
+  const b = rf.getNodesBounds(rf.getNodes());
+  const fits = el && b.width > 0 && b.height > 0
+    ? Math.min(el.clientWidth / (b.width * 1.3), el.clientHeight / (b.height * 1.3)) : 1;
+  return fits >= MM_READABLE.minZoom;
+}
+
+function mindmapOverview(rf, el, graph, duration) {
+  if (mindmapFitsReadably(rf, el)) { rf.fitView({ padding: 0.15, maxZoom: 1.2, duration }); return; }
+  const first = mindmapFirstLevel(graph);
+  const wide = el && el.clientWidth >= 700;  // room for the root and its first level side by side
+  // a narrow screen (a phone): the root alone, readable; its first level is a swipe away
+  rf.fitView({ nodes: wide ? first : first.slice(0, 1), padding: 0.15, ...MM_READABLE, duration });
+}
+
+// Is the user typing somewhere on the page (a node title, the side panel)? Then never move the view.
+function mindmapEditing() {
+  const a = typeof document !== "undefined" ? document.activeElement : null;
+  return !!(a && a.closest && a.closest("input, textarea, select, [contenteditable=true]"));
+}
+
 function MindmapFlowView(props) {
   const { graph, selectedId, fitSignal } = props;
   const cb = useRef(props);
@@ -151,16 +184,31 @@ function MindmapFlowView(props) {
     const ids = new Set(nodes.map((n) => n.id));
     const added = nodes.filter((n) => !knownIds.current.has(n.id));
     knownIds.current = ids;
-    if (!fitted.current) {
+    if (!fitted.current) {  // the whole map when it fits readably, else the root and first level
       fitted.current = true;
       pendingFit.current = false;
-      rf.fitView({ padding: 0.15, maxZoom: 1.2 });
+      mindmapOverview(rf, box.current, graph, 0);
       if (typeof window !== "undefined") window.__mindmapReady = performance.now();
-    } else if (pendingFit.current || added.some((n) => !mindmapInView(rf, box.current, n))) {
+    } else if (pendingFit.current) {  // a run ended: all it wrote, at once
       pendingFit.current = false;
-      // no animation while nodes stream in: each animation frame re-runs every node's and edge's
-      // store selector, which backs the next updates up behind it during a burst
-      rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: nodes.some((n) => n.data.live) ? 0 : 150 });
+      rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: 150 });
+    } else {
+      // keep newly written nodes in view at the current zoom (never zoom out to fit them all),
+      // and never move away while the user is typing. No animation while nodes stream in: each
+      // frame re-runs every node's and edge's store selector, which backs up a burst.
+      const out = new Set(added.filter((n) => !mindmapInView(rf, box.current, n)).map((n) => n.id));
+      if (out.size && mindmapFitsReadably(rf, box.current)) {  // a small map: show all of it
+        rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: nodes.some((n) => n.data.live) ? 0 : 150 });
+      } else if (out.size && !mindmapEditing()) {
+        // the new nodes with their parents, so the view keeps its bearings (when there is room)
+        if (box.current && box.current.clientWidth >= 700) {
+          for (const e of graph.edges) if (e.kind === "tree" && out.has(e.target)) out.add(e.source);
+        }
+        const z = rf.getZoom();
+        rf.fitView({ nodes: [...out].map((id) => ({ id })), padding: 0.2,
+                     minZoom: Math.min(z, MM_READABLE.minZoom), maxZoom: z,
+                     duration: nodes.some((n) => n.data.live) ? 0 : 150 });
+      }
     }
   }, [nodes, fitSignal]);
   const onNodeClick = useCallback((event, node) => {

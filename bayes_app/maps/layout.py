@@ -1,11 +1,21 @@
-"""Auto-layout: a tidy left-to-right tree (depth → x, leaves stacked → y, parents centred)."""
+"""Auto-layout: a tidy left-to-right tree (depth → x, leaves stacked → y, parents centred),
+and a free spot for a node added between layouts.
+
+The canvas draws a node at most NODE_W × NODE_H (CSS in components/mindmap_canvas.py: at
+most 260 px wide, the title clamped to four lines), so a column per depth X_STEP apart and
+rows Y_STEP apart can never overlap: within a depth, tidy-tree nodes are at least one row
+apart.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from bayes_app.models import MapNode
 
+NODE_W, NODE_H = 262.0, 100.0  # the largest box a node draws (borders included)
 X_STEP = 300.0
-Y_STEP = 80.0
+Y_STEP = 110.0
 
 
 def tree_layout(nodes: list[MapNode]) -> dict[str, tuple[float, float]]:
@@ -43,3 +53,17 @@ def _hide(n: MapNode, out: dict, kids: dict, x: float, y: float) -> None:
         c = stack.pop()
         out[c.id] = (x, y)
         stack.extend(kids.get(c.id, []))
+
+
+def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two nodes' largest boxes at these top-left positions intersect."""
+    return abs(a[0] - b[0]) < NODE_W and abs(a[1] - b[1]) < NODE_H
+
+
+def free_spot(taken: Iterable[tuple[float, float]], x: float, y: float) -> tuple[float, float]:
+    """The first position at (x, y) or below it, a row at a time, whose box meets none of
+    the boxes at `taken` (a new node never lands on another branch)."""
+    column = [p for p in taken if abs(p[0] - x) < NODE_W]
+    while any(overlaps((x, y), p) for p in column):
+        y += Y_STEP
+    return x, y

@@ -368,6 +368,17 @@ def _make_room(db: Session, parent_id: str, index: int, u: _Undo | None) -> None
         db.add(s)
 
 
+def _spot_beside(db: Session, map_id: str, parent: MapNode) -> tuple[float, float]:
+    """A free spot right of `parent`, below its children: clear of every node's box."""
+    from bayes_app.maps.layout import X_STEP, Y_STEP, free_spot
+
+    placed = list(db.exec(select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
+        MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None))))
+    below = [y for _x, y, pid in placed if pid == parent.id]
+    y0 = max(below) + Y_STEP if below else parent.pos_y
+    return free_spot([(x, y) for x, y, _pid in placed], parent.pos_x + X_STEP, y0)
+
+
 def _insert(db: Session, map_id: str, parent: MapNode, kind: str, title: str, body: str,
             index: int | None, u: _Undo | None, **extra: Any) -> MapNode:
     if index is None:
@@ -375,8 +386,8 @@ def _insert(db: Session, map_id: str, parent: MapNode, kind: str, title: str, bo
     else:
         _make_room(db, parent.id, index, u)
     pos = None
-    if parent.pos_x is not None and parent.pos_y is not None:  # near its parent until laid out
-        pos = (parent.pos_x + 280, parent.pos_y + 70 * index)
+    if parent.pos_x is not None and parent.pos_y is not None:  # beside its parent until laid out
+        pos = _spot_beside(db, map_id, parent)
     node = MapNode(map_id=map_id, parent_id=parent.id, kind=kind, title=title, body=body,
                    order_index=index, pos_x=pos[0] if pos else None, pos_y=pos[1] if pos else None,
                    **extra)

@@ -142,8 +142,14 @@ def test_sign_up_first_question_first_map(stack, browser, size):
     expect(page.locator("#run-outcome")).to_have_text(re.compile("succeeded", re.I), timeout=240_000)
     expect(page.locator("#map-error")).to_have_count(0)
     assert page.locator(".react-flow__node").count() > 3
-    # a phone can read and select a node
-    node = page.locator(".react-flow__node").nth(1)
+    # a phone can read and select a node (one the canvas shows: it opens on the first level)
+    page.wait_for_timeout(500)
+    c = page.locator("#mindmap-canvas").bounding_box()
+    shown = [n for n in page.locator(".react-flow__node").all()
+             if (b := n.bounding_box()) and b["x"] >= c["x"] and b["y"] >= c["y"]
+             and b["x"] + b["width"] <= c["x"] + c["width"] and b["y"] + b["height"] <= c["y"] + c["height"]]
+    assert len(shown) >= 2
+    node = shown[-1]
     node.click()
     expect(page.locator(".mm-node.mm-selected")).to_have_count(1)
     assert _overflow(page) == 0

@@ -144,6 +144,10 @@ def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
     page.reload()
     expect(page.locator(NODE)).to_have_count(kept)
     # agent citations are on the nodes: the badge shows and the side panel lists them
+    # the map opens on its first level (readable); the fit-view control shows all of it
+    page.wait_for_function("() => window.__mindmapReady")
+    page.click(".react-flow__controls-fitview")
+    page.wait_for_timeout(400)
     badge = page.locator(".mm-badge").first
     expect(badge).to_be_visible()
     badge.click()
@@ -298,3 +302,62 @@ def test_maps_page_and_isolation(map_stack, map_db, researcher, page, browser):
     expect(page.locator(".map-row", has_text="Newer map")).to_have_count(0)
     with session_scope(map_db) as db:
         assert db.get(Mindmap, second) is None
+
+
+def _boxes(page) -> list[dict]:
+    page.wait_for_timeout(400)  # let React Flow measure and place every node
+    return page.evaluate("""() => [...document.querySelectorAll('.react-flow__node')].map(e => {
+        const r = e.getBoundingClientRect(); return {id: e.dataset.id, x: r.x, y: r.y, w: r.width, h: r.height}; })""")
+
+
+def _intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
+    return [(a["id"], b["id"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]]
+
+
+def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db, page):
+    """Opens on the root and first level at a readable zoom (titles ≥ 11 px on screen); no two
+    node boxes intersect after Auto-layout nor after children are added to upper branches
+    (long titles wrap to several lines)."""
+    from bayes_app.maps import service
+
+    email, password = _user(map_stack, map_db, with_library=False)
+    long = "a claim whose wording is long enough to wrap over several lines of the node box"
+    with session_scope(map_db) as db:
+        from bayes_app.models import User
+
+        uid = db.exec(select(User).where(User.email == email)).one().id
+        m = service.create_map(db, uid, "Thirty", "What do thirty nodes look like?")
+        root = service.root_of(db, m["id"])
+        themes = []
+        for t in range(6):
+            theme, _ = service.write_agent_node(db, m["id"], root.id, "theme", f"Theme {t}", run_id=None)
+            themes.append(theme.id)
+            for c in range(4):
+                service.write_agent_node(db, m["id"], theme.id, "claim", f"Claim {t}.{c}: {long}", run_id=None)
+        service.auto_layout(db, uid, m["id"])
+    login(page, map_stack.url, email, password)
+    page.goto(f"{map_stack.url}/maps/{m['id']}")
+    expect(page.locator(NODE)).to_have_count(31)
+    page.wait_for_function("() => window.__mindmapReady")
+    scale = page.evaluate("""() => new DOMMatrix(getComputedStyle(
+        document.querySelector('.react-flow__viewport')).transform).a""")
+    font = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.mm-kind-claim .mm-title')).fontSize)")
+    assert font * scale >= 11, (font, scale)
+    expect(_node(page, "What do thirty nodes look like?")).to_be_in_viewport()  # the root…
+    box = page.locator("#mindmap-canvas").bounding_box()
+    seen = [b for b in _boxes(page) if b["y"] >= box["y"] and b["y"] + b["h"] <= box["y"] + box["height"]]
+    assert len(seen) >= 3  # …and first-level themes beside it, readable rather than all 31 tiny
+    assert not _intersecting(_boxes(page))
+
+    page.click("#btn-layout")
+    assert not _intersecting(_boxes(page))
+    _node(page, "Theme 2").click()  # a child added to an upper branch: beside it, never on top
+    page.locator("#mindmap-canvas").press("Tab")
+    expect(page.locator(NODE)).to_have_count(32)
+    page.keyboard.press("Escape")
+    page.reload()
+    expect(page.locator(NODE)).to_have_count(32)
+    page.wait_for_function("() => window.__mindmapReady")
+    page.click(".react-flow__controls-fitview")
+    assert not _intersecting(_boxes(page))

@@ -250,3 +250,25 @@ def test_outline_numbers_and_inline_citations(dbs):
                     "Costs fall (Lovelace & Turing 2024, p. 3). Unknown.")
     assert used == [1]
     assert export.markdown(dbs, a, mid) == o.markdown
+
+
+def test_nodes_added_between_layouts_never_land_on_another_branch(dbs):
+    """After an auto-layout, children added anywhere (by hand or by an agent) get a free spot:
+    no two stored node boxes intersect."""
+    from bayes_app.maps.layout import overlaps
+
+    a = user(dbs)
+    mid = service.create_map(dbs, a, "Map")["id"]
+    root = service.map_view(dbs, a, mid)["root_id"]
+    themes = [service.add_child(dbs, a, mid, root, f"Theme {i}", kind="theme")["id"] for i in range(4)]
+    for t in themes:
+        for j in range(3):
+            service.add_child(dbs, a, mid, t, f"Claim {j}", kind="claim")
+    service.auto_layout(dbs, a, mid)
+    for i, t in enumerate(themes):  # new children of the upper branches must not cover the lower ones
+        for j in range(4):
+            service.add_child(dbs, a, mid, t, f"Late {i}.{j}")
+    service.write_agent_node(dbs, mid, themes[0], "claim", "Agent claim", run_id=None)
+    pts = [(n["position"]["x"], n["position"]["y"]) for n in service.map_view(dbs, a, mid)["nodes"]]
+    bad = [(p, q) for k, p in enumerate(pts) for q in pts[k + 1:] if overlaps(p, q)]
+    assert len(pts) == 1 + 4 + 12 + 16 + 1 and not bad, bad[:3]
