@@ -163,13 +163,7 @@ def negate(wording: str) -> str:
         if key in SWAP:
             words[i] = w.lower().replace(key, SWAP[key])
             return " ".join(words)
-    m = re.search(r"\b(not|no|never)\s+", wording)
-    if m:
-        return wording[:m.start()] + wording[m.end():]
-    m = _AUX.search(wording)
-    if m:
-        return wording[:m.end()] + " not" + wording[m.end():]
-    return "It is not true that " + lower_first(wording)
+    return negate_statement(wording)
 
 
 def negate_statement(wording: str) -> str:
