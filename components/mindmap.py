@@ -195,6 +195,21 @@ def message_box() -> rx.Component:
 
 
 def proposals() -> rx.Component:
+    """Restructure / Chapters previews in a drawer over the right edge of the page: the canvas
+    stays where it is, beside them."""
+    return rx.cond(
+        MapState.proposals.length() > 0,
+        rx.box(
+            rx.vstack(_proposal_cards(), spacing="3", width="100%"),
+            position="fixed", right="1em", top="4.5em", z_index="30",
+            width="min(420px, calc(100vw - 2em))", max_height="calc(100vh - 6em)", overflow_y="auto",
+            padding="0.75em", border_radius="12px", background="var(--color-panel-solid)",
+            border="1px solid var(--gray-a6)", box_shadow="0 8px 30px var(--black-a5)", id="proposal-drawer",
+        ),
+    )
+
+
+def _proposal_cards() -> rx.Component:
     return rx.foreach(MapState.proposals, lambda p: rx.card(
         rx.vstack(
             rx.hstack(rx.badge(p["kind"]), rx.text("Proposed regrouping (preview)", weight="medium", size="2"),
