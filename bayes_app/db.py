@@ -56,6 +56,11 @@ def dispose_engines() -> None:
         _engines.clear()
 
 
+def sessions() -> Session:
+    """A new session on the configured database (the factory services take as `sessions`)."""
+    return Session(get_engine(), expire_on_commit=False)
+
+
 @contextmanager
 def session_scope(url: str | None = None) -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""

@@ -5,18 +5,14 @@ from __future__ import annotations
 import logging
 
 import dramatiq
-from sqlmodel import Session
 
-from bayes_app.db import get_engine, session_scope
+from bayes_app.db import session_scope, sessions
 from bayes_app.settings import get_settings
 from jobs.periodic import periodic
 
 log = logging.getLogger("bayes.jobs.zotero")
 PERIODIC_CHECK_S = 60
 
-
-def _sessions() -> Session:
-    return Session(get_engine(), expire_on_commit=False)
 
 
 def _hooks():
@@ -58,7 +54,7 @@ def sync_zotero_library(library_id: str, full: bool = False) -> None:
     """Sync one library (idempotent; resumes from the last committed version after a crash)."""
     from bayes_app.zotero.engine import sync_library
 
-    result = sync_library(_sessions, library_id, _hooks(), sync_options(), full=full)
+    result = sync_library(sessions, library_id, _hooks(), sync_options(), full=full)
     log.info("zotero sync %s: %s (version %s, %s requests)", library_id, result.outcome,
              result.version, result.requests)
     if result.outcome == "rate_limited" and result.retry_in_s:

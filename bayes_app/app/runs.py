@@ -11,11 +11,10 @@ import logging
 from typing import Any
 
 import redis
-from sqlmodel import Session
 
 from bayes_app.app import queue
 from bayes_app.chat.start import start_ask_run
-from bayes_app.db import get_engine, session_scope
+from bayes_app.db import session_scope, sessions
 from bayes_app.maps import runs as map_runs
 from bayes_app.models import RunStatus
 from bayes_app.redis_client import get_redis
@@ -35,11 +34,6 @@ class RunNotFound(LookupError):
 
 class RunFinished(Exception):
     """The run already ended (its status is the message)."""
-
-
-def sessions() -> Session:
-    """A session for the run services that open their own (one factory for the app layer)."""
-    return Session(get_engine(), expire_on_commit=False)
 
 
 def start_ask(user_id: str, kind: str, prompt: str, scope: Any = None, conversation_id: str | None = None,
