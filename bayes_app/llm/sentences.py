@@ -15,7 +15,7 @@ provider (which answers such requests by picking ids itself).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from bayes_app.search.sparse import tokens
@@ -30,13 +30,19 @@ _ABBREVIATIONS = frozenset(
     "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs".split())
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a passage, verbatim (abbreviations such as "e.g." and "Fig." do not split)."""
+def split_sentences(text: str, end: re.Pattern[str] = _SENTENCE_END,
+                    abbreviations: frozenset[str] = _ABBREVIATIONS,
+                    continues: Callable[[str], bool] | None = None) -> list[str]:
+    """Sentences of a passage, verbatim: a break at each `end` match, except after one of
+    `abbreviations` ("e.g.", "Fig.") or an initial, or where `continues(next character)`."""
     out, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
+    for m in end.finditer(text):
         before = text[start:m.start()].split()
         last = before[-1].lower().rstrip(".") if before else ""
-        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+        if last in abbreviations or (len(last) == 1 and last.isalpha()):
+            continue
+        nxt = text[m.end():m.end() + 1]
+        if continues is not None and nxt and continues(nxt):
             continue
         out.append(text[start:m.end()].strip())
         start = m.end()

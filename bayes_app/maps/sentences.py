@@ -20,6 +20,7 @@ import re
 import unicodedata
 
 from bayes_app.library.structure import QUOTABLE as CLAIM_ROLES  # body, caption
+from bayes_app.llm import sentences as llm_sentences
 
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+|(?<=[a-z)\]])[.!?]\d+(?:[,–-]\d+)*\s+(?=[A-Z])")
 _ABBREVIATIONS = frozenset(
@@ -99,21 +100,9 @@ def roles_allow_claims(roles: set[str]) -> bool:
 def split_sentences(text: str) -> list[str]:
     """Sentences of a text, verbatim ("e.g.", "Fig. 3", "et al." and initials do not split;
     a superscript citation after the full stop splits after the numbers)."""
-    out, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        before = text[start:m.start()].split()
-        last = before[-1].lower().rstrip(".") if before else ""
-        if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
-            continue
-        nxt = text[m.end():m.end() + 1]
-        if nxt and (nxt.islower() or nxt in ",;:"):  # "Fig. 3a. shows" / "vs. the"
-            continue
-        out.append(text[start:m.end()].strip())
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(tail)
-    return out
+    # "Fig. 3a. shows" / "vs. the": a lower-case word or a comma after the stop continues it
+    return llm_sentences.split_sentences(text, _SENTENCE_END, _ABBREVIATIONS,
+                                         lambda nxt: nxt.islower() or nxt in ",;:")
 
 
 def _is_heading_line(line: str) -> bool:
