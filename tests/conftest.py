@@ -175,14 +175,9 @@ def user_api(client, make_user):
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from tests.support.browser import chromium
 
-    from tests.support.browser import launch_chromium
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 @pytest.fixture

@@ -28,14 +28,9 @@ pytestmark = pytest.mark.stack
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from tests.support.browser import chromium
 
-    from tests.support.browser import launch_chromium
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")

@@ -302,14 +302,9 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
 def browser():
     """Module-scoped and closed at the end of the module (a live sync Playwright would break
     asyncio.run() in later tests)."""
-    from playwright.sync_api import sync_playwright
+    from tests.support.browser import chromium
 
-    from tests.support.browser import launch_chromium
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 def test_map_run_live_in_two_tabs_on_two_web_processes(topo, browser):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 
 from playwright.sync_api import Browser, Page, Playwright, expect
 
@@ -16,6 +17,16 @@ def launch_chromium(p: Playwright) -> Browser:
     """Headless Debian Chromium (never a downloaded browser)."""
     return p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
                              headless=True, args=CHROMIUM_ARGS)
+
+
+def chromium() -> Iterator[Browser]:
+    """A Chromium with its own sync Playwright, for a fixture's lifetime (`yield from chromium()`)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
 
 
 def login(page: Page, url: str, email: str, password: str, *, expect_home: bool = True) -> None:
