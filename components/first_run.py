@@ -13,7 +13,7 @@ def _step(n: str, done: rx.Var, title: str, body: rx.Component, id_: str) -> rx.
                 rx.icon("circle-check", color="var(--green-9)", size=22, class_name="step-done"),
                 rx.center(rx.text(n, size="2", weight="bold"), width="22px", height="22px",
                           border="2px solid var(--gray-8)", border_radius="50%", flex_shrink="0",
-                          class_name="step-todo")),
+                          class_name="step-pending")),
         rx.vstack(rx.text(title, weight="bold", size="3", text_decoration=rx.cond(done, "line-through", "none")),
                   body, spacing="1", align="start", min_width="0"),
         align="start", spacing="3", id=id_, width="100%",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 import urllib.parse
 from typing import Any
 
@@ -86,6 +87,7 @@ SHOW_ANSWER_JS = (
     "  window.addEventListener('touchmove', off, {passive: true});"
     "  window.addEventListener('keydown', e => { if (['PageUp', 'ArrowUp', 'Home'].includes(e.key)) off(); }); }"
     " document.getElementById('chat-live')?.scrollIntoView({block: 'end'}); })()")
+FOLLOW_EVERY_S = 0.25
 FOLLOW_ANSWER_JS = (
     "(() => { if (!window.__bayesFollow) return;"
     " const el = document.getElementById('chat-live') ||"
@@ -347,7 +349,7 @@ class ChatState(AuthState):
         from bayes_app.redis_client import new_async_redis
 
         r = new_async_redis()
-        first = True
+        first, followed = True, 0.0
         try:
             while True:
                 async with self:
@@ -377,7 +379,9 @@ class ChatState(AuthState):
                 if finished:
                     yield rx.call_script(FOLLOW_ANSWER_JS)
                     return
-                yield rx.call_script(SHOW_ANSWER_JS if first else FOLLOW_ANSWER_JS)
-                first = False
+                now = time.monotonic()
+                if first or now - followed >= FOLLOW_EVERY_S:  # not one script per streamed batch
+                    yield rx.call_script(SHOW_ANSWER_JS if first else FOLLOW_ANSWER_JS)
+                    first, followed = False, now
         finally:
             await r.aclose()
