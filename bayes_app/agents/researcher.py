@@ -23,7 +23,9 @@ SYSTEM = ("You are a researcher. From the numbered passages, state the claims th
           "aspect. Every claim needs a quote copied VERBATIM from one passage (a full sentence or a "
           "contiguous part of it) and that passage's number. Answer JSON only: "
           '{"claims": [{"text": "the claim in your words", "quote": "verbatim quote", "passage": 1}]}. '
-          "Never invent quotes; skip a claim you cannot quote.")
+          "Never invent quotes; skip a claim you cannot quote. A passage may be in another language "
+          "(its header says \"in German\", \"in French\", ...): copy its quote in that language, "
+          "unchanged, and write the claim in English, naming the passage's language.")
 
 
 @dataclass

@@ -40,6 +40,12 @@ CROSS_WEIGHT = 2.0
 MIN_CONFIDENCE = 0.9
 MIN_LETTERS = 20
 
+NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+         "nl": "Dutch", "pt": "Portuguese", "pl": "Polish", "sv": "Swedish", "da": "Danish",
+         "no": "Norwegian", "fi": "Finnish", "cs": "Czech", "ru": "Russian", "zh": "Chinese",
+         "ja": "Japanese", "ko": "Korean", "tr": "Turkish", "el": "Greek", "hu": "Hungarian",
+         "ro": "Romanian", "uk": "Ukrainian", "ar": "Arabic"}
+
 _identifier = None
 _lock = threading.Lock()
 
@@ -65,6 +71,11 @@ def detect(text: str) -> Detection:
         return Detection(UNKNOWN, 0.0)
     lang, conf = _ident().classify(text[:5000])
     return Detection(lang, float(conf)) if conf >= MIN_CONFIDENCE else Detection(UNKNOWN, float(conf))
+
+
+def language_name(code: str) -> str:
+    """"German" for "de"; the code itself for others; "" for unknown."""
+    return NAMES.get(code, code.upper() if code else "")
 
 
 def document_language(texts: Iterable[str]) -> str:
