@@ -284,12 +284,11 @@ class IndexClient:
     def delete_chunks(self, chunk_ids: Sequence[str | int]) -> None:
         """Remove chunks by id (e.g. the changed chunks of a re-ingested PDF)."""
         if chunk_ids:
-            for name in self._both():
-                self.client.delete(
-                    name,
-                    points_selector=models.PointIdsList(points=[to_point_id(c) for c in chunk_ids]),
-                    wait=True,
-                )
+            ids = [to_point_id(c) for c in chunk_ids]
+            self.client.delete(self.collection, points_selector=models.PointIdsList(points=ids), wait=True)
+            if self.cross_collection:  # holds only the non-English ones: select by filter, not by id
+                self.client.delete(self.cross_collection, wait=True, points_selector=models.FilterSelector(
+                    filter=models.Filter(must=[models.HasIdCondition(has_id=ids)])))
 
     def set_collections(self, document_id: str, collection_ids: Sequence[str]) -> None:
         """Replace the ``collection_ids`` of every chunk of a document."""
@@ -303,11 +302,12 @@ class IndexClient:
 
     def set_roles(self, chunk_ids: Sequence[str | int], role: str) -> None:
         """Set the ``role`` payload of these chunks (re-analysed passages keep their vectors)."""
-        for name in self._both():
-            for start in range(0, len(chunk_ids), UPSERT_BATCH):
-                self.client.set_payload(
-                    name, payload={"role": role},
-                    points=[to_point_id(c) for c in chunk_ids[start:start + UPSERT_BATCH]], wait=True)
+        for start in range(0, len(chunk_ids), UPSERT_BATCH):
+            ids = [to_point_id(c) for c in chunk_ids[start:start + UPSERT_BATCH]]
+            self.client.set_payload(self.collection, payload={"role": role}, points=ids, wait=True)
+            if self.cross_collection:  # holds only the non-English ones: select by filter, not by id
+                self.client.set_payload(self.cross_collection, payload={"role": role}, wait=True,
+                                        points=models.Filter(must=[models.HasIdCondition(has_id=ids)]))
 
     # -- reads
 

@@ -137,3 +137,25 @@ def test_without_foreign_documents_search_is_the_english_hybrid(library):
                                 prefetch_limit=40, exclude_roles=hybrid.excluded_roles())
     assert [h.chunk_id for h in hits] == [str(h.point_id) for h in plain]
     assert all(h.lang == "en" for h in hits)
+
+
+def test_role_updates_and_deletes_reach_both_collections(library):
+    """set_roles / delete_chunks take a mix of English chunks (main collection only) and
+    German ones (both collections) without failing, and apply to both."""
+    from qdrant_client import models
+
+    from bayes_app.models import Chunk
+
+    index, docs = library["index"], library["docs"]
+    with session_scope(library["db_url"]) as s:
+        de = [c.id for c in s.exec(select(Chunk).where(Chunk.document_id == docs["extra:de:5"]))]
+        en = [c.id for c in s.exec(select(Chunk).where(Chunk.document_id == docs["extra:en:5"]))]
+    index.set_roles(en + de, "footnote")
+    for name in (index.collection, index.cross_collection):
+        points, _ = index.client.scroll(name, scroll_filter=models.Filter(must=[models.FieldCondition(
+            key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))]), with_payload=["role"])
+        assert points and all(p.payload["role"] == "footnote" for p in points)
+    index.delete_chunks(en + de)
+    assert index.count(document_id=docs["extra:de:5"]) == 0
+    assert index.client.count(index.cross_collection, count_filter=models.Filter(must=[models.FieldCondition(
+        key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))])).count == 0
