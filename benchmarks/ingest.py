@@ -59,6 +59,10 @@ def main() -> None:
         embedder = runtime.embedder()
         index = runtime.index()
         embedder.embed_passages(["warm up"])
+        # loaded on the first non-English passage otherwise (~4 s, not ingestion work)
+        from bayes_app.search import crosslang
+        from bayes_app.search.embeddings import get_embedder
+        get_embedder(crosslang.CROSS_MODEL).embed_passages(["warm up"])
         docs = []
         for i in range(args.copies):
             acc = uploads.accept(owner, io.BytesIO(data + f"\n% copy {i}\n".encode()), f"copy{i}.pdf")

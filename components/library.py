@@ -102,7 +102,12 @@ def doc_row(d: rx.Var) -> rx.Component:
         rx.table.cell(rx.vstack(
             rx.link(d["title"], href="/documents/" + d["id"].to(str), weight="medium",
                     class_name="doc-title"),
-            rx.text(d["authors"], size="1", color_scheme="gray"),
+            rx.hstack(
+                rx.text(d["authors"], size="1", color_scheme="gray"),
+                rx.cond(d["language"] != "",
+                        rx.badge(d["language_name"], size="1", variant="soft", color_scheme="gray",
+                                 title="Language of the text (detected)", class_name="doc-language")),
+                spacing="2", align="center"),
             rx.cond(d["refs"] != "0", references(d)),
             spacing="0")),
         rx.table.cell(d["year"]),

@@ -10,6 +10,7 @@ from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import uploads
 from bayes_app.models import DocStatus
+from bayes_app.search.crosslang import language_name
 from state.auth import AuthState
 
 POLL_S = 0.7
@@ -32,6 +33,7 @@ def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
         "collection_ids": ",".join(v.collection_ids),
         "active": v.status in DocStatus.ACTIVE,
         "refs": str(v.reference_count or 0),
+        "language": v.language, "language_name": language_name(v.language),
     }
 
 

@@ -27,6 +27,7 @@ from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.sentences import Sentence, format_numbered, select, sentences_of
 from bayes_app.runs.executor import RunContext
+from bayes_app.search.crosslang import language_name
 from bayes_app.search.sparse import tokens
 
 MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
@@ -36,7 +37,15 @@ SYSTEM = ("You are a researcher. You are given passages from a paper library; ev
           "the passages say about the aspect as short claims in your own words. For each claim, list "
           "the ids of the one to three consecutive sentences that state it. Use only ids shown; leave "
           "out anything the passages do not state. Reply with a JSON object: key claims, a list of "
-          "objects with key text (the claim) and key sentences (a list of sentence ids).")
+          "objects with key text (the claim) and key sentences (a list of sentence ids). A passage "
+          "may be in another language (its header says \"in German\", \"in French\", ...): write "
+          "the claim in English and name the passage's language.")
+
+
+def _header(p: Passage) -> str:
+    """`title, p. 7` — with `; in German` for a passage in another language than English."""
+    name = language_name(p.lang) if p.lang else ""
+    return f"{p.title}, p. {p.page}" + (f"; in {name}" if name and name != "English" else "")
 
 
 def claims_schema(ids: list[str]) -> dict:
@@ -76,7 +85,7 @@ def wording_problem(text: str, quote: str, instructions: str) -> str | None:
 def numbered(passages: list[Passage]) -> tuple[str, dict[int, list[Sentence]]]:
     """The passages with numbered sentences, and the sentences per passage number."""
     by_passage = {p.n: sentences_of(p.n, p.text) for p in passages}
-    text = format_numbered((p.n, f"{p.title}, p. {p.page}", p.text) for p in passages)
+    text = format_numbered((p.n, _header(p), p.text) for p in passages)
     return text, by_passage
 
 

@@ -32,9 +32,10 @@ class Passage:
     text: str
     role: str | None = None  # the chunk's role from structure-aware ingestion, when known
     raw: str = ""  # the chunk's text as extracted (line breaks kept)
+    lang: str = ""  # ISO 639-1 code of the passage's language ("" = unknown)
 
     def to_prompt(self) -> dict[str, Any]:
-        return {"n": self.n, "title": self.title, "page": self.page, "text": self.text}
+        return {"n": self.n, "title": self.title, "page": self.page, "text": self.text, "language": self.lang}
 
 
 def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
@@ -62,7 +63,7 @@ async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | 
         if h.chunk_id in exclude:
             continue
         out.append(Passage(start + len(out), h.chunk_id, h.document_id, h.title, list(h.authors or []),
-                           h.year, h.page, prompt_text(raw), role, raw))
+                           h.year, h.page, prompt_text(raw), role, raw, getattr(h, "lang", "")))
         if len(out) >= k:
             break
     ctx.check_abort()

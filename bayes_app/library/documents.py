@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from bayes_app.library.storage import StoredFile
+from bayes_app.search.crosslang import language_name
 from bayes_app.models import (
     Chunk,
     Collection,
@@ -72,6 +73,7 @@ class DocumentView:
     created_at: datetime | None = None
     file_size: int = 0
     reference_count: int = 0
+    language: str = ""  # ISO 639-1, "" = not detected (yet)
 
     def to_json(self) -> dict:
         total = self.progress_total or 0
@@ -86,6 +88,7 @@ class DocumentView:
                       if self.status == DocStatus.FAILED else None),
             "collection_ids": self.collection_ids, "file_size": self.file_size,
             "reference_count": self.reference_count,
+            "language": self.language, "language_name": language_name(self.language),
             "created_at": self.created_at.isoformat() if self.created_at else None,
         }
 
@@ -97,7 +100,7 @@ def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
         progress_total=doc.progress_total, page_count=doc.page_count, chunk_count=doc.chunk_count,
         error_code=doc.error_code, error_message=doc.error_message,
         collection_ids=collection_ids, created_at=doc.created_at, file_size=doc.file_size,
-        reference_count=doc.reference_count,
+        reference_count=doc.reference_count, language=doc.language or "",
     )
 
 

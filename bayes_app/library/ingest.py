@@ -22,9 +22,9 @@ from sqlmodel import Session, col, delete, select
 from bayes_app.library import chunking, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
-from bayes_app.search import sparse
-from bayes_app.search.embeddings import Embedder
-from bayes_app.search.index import IndexClient, IndexPoint
+from bayes_app.search import crosslang, sparse
+from bayes_app.search.embeddings import Embedder, get_embedder
+from bayes_app.search.index import CrossPoint, IndexClient, IndexPoint
 
 log = logging.getLogger("bayes.ingest")
 
@@ -97,9 +97,13 @@ def ingest_document(
     index: IndexClient,
     embedder: Embedder,
     max_pages: int | None = None,
+    cross_embedder: Embedder | None = None,
 ) -> IngestResult:
     """Ingest one document version. Raises IngestError for bad PDFs (after marking the
-    document failed); other exceptions are transient and the caller may retry."""
+    document failed); other exceptions are transient and the caller may retry.
+
+    Passages not in English also get a multilingual vector (``cross_embedder``, default the
+    cross-language model) in the index's cross-language collection, when it has one."""
     with session_factory() as db:
         doc = db.get(Document, document_id)
         if doc is None or doc.ingest_generation != generation:
@@ -110,7 +114,7 @@ def ingest_document(
     progress = _Progress(session_factory, document_id, generation)
     try:
         return _run(session_factory, document_id, generation, owner_id, sha, edited,
-                    files_root, index, embedder, progress, max_pages)
+                    files_root, index, embedder, progress, max_pages, cross_embedder)
     except pdf.PdfError as err:
         progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
         raise IngestError(err.code, err.message) from None
@@ -119,7 +123,8 @@ def ingest_document(
 
 
 def _run(session_factory, document_id, generation, owner_id, sha, edited, files_root, index,
-         embedder, progress: _Progress | None, max_pages: int | None = None) -> IngestResult:
+         embedder, progress: _Progress | None, max_pages: int | None = None,
+         cross_embedder: Embedder | None = None) -> IngestResult:
     """Parse, classify, chunk, embed what is new, swap the chunk rows. ``progress`` None is the
     background re-analysis of an indexed document: its status stays ``indexed`` throughout."""
     store = storage.as_store(files_root)
@@ -152,12 +157,25 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         ids.append(chunk_id(document_id, c.content_hash, seen[c.content_hash]))
         seen[c.content_hash] += 1
 
+    embed_texts = [chunking.embedding_text(c.text) for c in chunks]
+    language, chunk_langs = crosslang.passage_languages(embed_texts)
+
     with session_factory() as db:
         existing = dict(db.exec(select(Chunk.id, Chunk.role).where(Chunk.document_id == document_id)).all())
         collection_ids = collection_ids_of(db, document_id)
         doc = db.get(Document, document_id)
         old_version = doc.structure_version if doc is not None else 0
+        # Indexed before languages were detected: kept passages have no multilingual vector yet.
+        undetected = doc is not None and not doc.language
     to_embed = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
+    lang_of = dict(zip(ids, chunk_langs))
+    text_of = dict(zip(ids, embed_texts))
+    cross = [(cid, c) for cid, c in zip(ids, chunks)
+             if crosslang.needs_cross_vector(lang_of[cid]) and (cid not in existing or undetected)]
+    if not index.cross_collection:
+        cross = []
+    if cross and cross_embedder is None:
+        cross_embedder = get_embedder(crosslang.CROSS_MODEL)
     removed = set(existing) - set(ids)
     # Kept passages keep their vectors; only their role payload may need refreshing.
     relabel: dict[str, list[str]] = {}
@@ -188,6 +206,21 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         index.upsert_chunks(points)
         done += len(batch)
         report(DocStatus.EMBEDDING, done, len(to_embed))
+    # multilingual vectors of the passages not in English (the cross-language leg)
+    cross_vectors: dict[str, object] = {}
+    for start in range(0, len(cross), EMBED_BATCH):
+        batch = cross[start:start + EMBED_BATCH]
+        fresh = {c.content_hash: text_of[cid] for cid, c in batch if c.content_hash not in cross_vectors}
+        if fresh:
+            with _EMBED_LOCK:
+                dense = cross_embedder.embed_passages(list(fresh.values()))
+            cross_vectors.update(zip(fresh.keys(), dense))
+        index.upsert_cross([
+            CrossPoint(id=cid, dense=cross_vectors[c.content_hash], lang=lang_of[cid], owner_id=owner_id,
+                       document_id=document_id, collection_ids=collection_ids, page=c.page,
+                       chunk_index=c.index, role=c.role)
+            for cid, c in batch])
+        report(DocStatus.EMBEDDING, done, len(to_embed))
     for role, cids in relabel.items():
         index.set_roles(cids, role)
 
@@ -198,7 +231,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
                 progress is None and doc.status != DocStatus.INDEXED):
             # Vectors of passages that never got a row would linger in the index.
             committed = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
-            stray = [cid for cid, _ in to_embed if cid not in committed]
+            stray = [cid for cid, _ in [*to_embed, *cross] if cid not in committed]
             if stray and doc is not None and doc.status == DocStatus.INDEXED:
                 index.delete_chunks(stray)
             raise Superseded
@@ -233,6 +266,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         doc.status = DocStatus.INDEXED
         doc.page_count, doc.chunk_count = len(pages), len(chunks)
         doc.structure_version, doc.reference_count = structure.VERSION, len(refs)
+        doc.language = language
         if progress is not None:
             doc.progress_done = doc.progress_total = len(to_embed)
         doc.error_code = doc.error_message = None

@@ -30,13 +30,15 @@ from bayes_app.llm.stream import ModelStream, collect
 from bayes_app.llm.tokens import count_request_tokens, count_tokens, message_text
 from bayes_app.llm.types import (ChatRequest, Completion, Done, Message, StreamEvent, TextDelta, ToolCall,
                                  ToolCallDelta, Usage)
+from bayes_app.search.crosslang import language_name
 from bayes_app.search.sparse import tokens
 
 OFFLINE_MODEL = "offline"
 SEARCH_TOOL = "search_knowledge_base"
 NO_PASSAGES = "No passages in the library match this question."
 
-_PASSAGE = re.compile(r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?\) (.+)$", re.M)
+_PASSAGE = re.compile(
+    r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?\) (.+)$", re.M)
 _BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
@@ -48,6 +50,7 @@ class Passage:
     text: str
     title: str = ""
     page: int | str | None = None
+    language: str = ""  # "German" for a passage not in English ("" = English or unknown)
 
 
 # ---- the passage convention ----------------------------------------------------------------------
@@ -65,12 +68,15 @@ def _clean_title(title: str) -> str:
 def _as_passage(p: Passage | Mapping[str, Any], n: int) -> Passage:
     if isinstance(p, Passage):
         return p
+    lang = str(p.get("language") or "")
+    name = language_name(lang) if len(lang) <= 3 else lang
     return Passage(n=int(p.get("n") or n), text=str(p.get("text", "")), title=str(p.get("title") or ""),
-                   page=p.get("page"))
+                   page=p.get("page"), language="" if name in ("", "English") or not name.isalpha() else name)
 
 
 def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
-    """Numbered passages, one per line: `[n] (title, p. 7) text` (n = position unless given)."""
+    """Numbered passages, one per line: `[n] (title, p. 7) text` (n = position unless given);
+    a passage in another language than English says so: `[n] (title, p. 7; in German) text`."""
     lines = []
     for i, raw in enumerate(passages, 1):
         p = _as_passage(raw, i)
@@ -80,6 +86,8 @@ def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
         head = _clean_title(p.title) or "untitled"
         if p.page not in (None, ""):
             head += f", p. {p.page}"
+        if p.language:
+            head += f"; in {p.language}"
         lines.append(f"[{p.n}] ({head}) {text}")
     return "\n".join(lines)
 
@@ -91,7 +99,8 @@ def parse_passages(text: str) -> list[Passage]:
         page: int | str | None = m.group(3)
         if page is not None and page.isdigit():
             page = int(page)
-        out.append(Passage(n=int(m.group(1)), title=m.group(2), page=page, text=m.group(4)))
+        out.append(Passage(n=int(m.group(1)), title=m.group(2), page=page, text=m.group(5),
+                           language=m.group(4) or ""))
     return out
 
 

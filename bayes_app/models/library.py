@@ -55,6 +55,9 @@ class Document(SQLModel, table=True):
     # in the background (0 = ingested before roles existed).
     structure_version: int = Field(default=0, index=True)
     reference_count: int = 0
+    # ISO 639-1 code of the language most of the text is in ("" = not detected / not yet
+    # ingested); non-English documents turn on the cross-language search leg.
+    language: str = Field(default="", max_length=8, index=True)
     source: str = Field(default="upload", max_length=20)
     # Set for documents synced from Zotero (the PDF attachment and its parent item).
     zotero_library_id: str | None = Field(default=None, max_length=32, index=True)

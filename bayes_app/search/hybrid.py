@@ -1,4 +1,6 @@
-"""Hybrid search over one owner's library: dense + BM25 sparse, fused by RRF in the index."""
+"""Hybrid search over one owner's library: dense + BM25 sparse, fused by RRF in the index;
+in a library with non-English documents, plus one multilingual list per language
+(:mod:`bayes_app.search.crosslang`), fused here."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from sqlmodel import Session, col, select
 from bayes_app.library import structure
 from bayes_app.library.chunking import embedding_text
 from bayes_app.models import Chunk, Document
-from bayes_app.search import relevance, sparse
-from bayes_app.search.embeddings import Embedder
-from bayes_app.search.index import IndexClient
+from bayes_app.search import crosslang, relevance, sparse
+from bayes_app.search.embeddings import Embedder, get_embedder
+from bayes_app.search.index import RRF_K, Hit, IndexClient
 
 MAX_K = 100
 
@@ -33,6 +35,7 @@ class SearchHit:
     section: str = ""
     cosine: float | None = None  # query-passage cosine of the dense vectors
     weak: bool = False  # under the relevance floor: the closest passage, not a strong match
+    lang: str = ""  # ISO 639-1 code of the passage's language ("" = unknown)
 
     @property
     def role_label(self) -> str:
@@ -46,7 +49,7 @@ class SearchHit:
                 "text": self.text, "score": round(self.score, 6), "role": self.role,
                 "role_label": self.role_label, "section": self.section,
                 "relevance": None if self.cosine is None else round(self.cosine, 4),
-                "weak": self.weak}
+                "weak": self.weak, "language": self.lang}
 
 
 def all_weak(hits: list[SearchHit]) -> bool:
@@ -63,25 +66,52 @@ def excluded_roles(include_roles: Collection[str] | None = None, all_roles: bool
     return sorted(r for r in structure.SEARCH_EXCLUDED if r not in keep)
 
 
+def foreign_languages(db: Session, owner_id: str) -> list[str]:
+    """Languages other than English that some of the owner's documents are in."""
+    rows = db.exec(select(Document.language).where(
+        Document.owner_id == owner_id, col(Document.language).not_in(("", crosslang.ENGLISH))).distinct())
+    return sorted(r for r in rows if r)
+
+
 def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, query: str,
            k: int = 10, document_ids: list[str] | None = None,
            collection_ids: list[str] | None = None, include_roles: Collection[str] | None = None,
-           all_roles: bool = False) -> list[SearchHit]:
+           all_roles: bool = False, cross_embedder: Embedder | None = None) -> list[SearchHit]:
     """Top-k passages of `owner_id`'s documents for `query` (optionally narrowed).
 
     Reference lists, running heads and title blocks are left out unless asked for (see
-    :func:`excluded_roles`); each hit says whether it clears the relevance floor."""
+    :func:`excluded_roles`); each hit says whether it clears the relevance floor. When the
+    library holds documents in other languages than English (and the index has a
+    cross-language collection), each such language adds a ranked list of its passages by
+    multilingual cosine (``cross_embedder``, default the cross-language model)."""
     query = (query or "").strip()
     if not query:
         return []
     k = max(1, min(int(k), MAX_K))
+    langs = foreign_languages(db, owner_id) if index.cross_collection else []
+    per_side = max(40, 2 * k)
+    exclude = excluded_roles(include_roles, all_roles)
     dense = embedder.embed_query(query)
     sv = sparse.query_vector(query)
     hits = index.hybrid_search(dense, (sv.indices, sv.values), owner_id=owner_id,
                                document_ids=document_ids, collection_ids=collection_ids,
-                               limit=k, prefetch_limit=max(40, 2 * k),
-                               exclude_roles=excluded_roles(include_roles, all_roles),
-                               with_cosine=True)
+                               limit=per_side if langs else k, prefetch_limit=per_side,
+                               exclude_roles=exclude, with_cosine=True)
+    cross: dict[str, Hit] = {}
+    if langs:
+        xq = (cross_embedder or get_embedder(crosslang.CROSS_MODEL)).embed_query(query)
+        fused = {str(h.point_id): h.score for h in hits}
+        for lang in langs:
+            ranked = index.cross_search(xq, owner_id, lang, document_ids, collection_ids, limit=per_side,
+                                        exclude_roles=exclude, score_threshold=crosslang.CROSS_FLOOR)
+            for rank, h in enumerate(ranked):
+                cid = str(h.point_id)
+                fused[cid] = fused.get(cid, 0.0) + crosslang.cross_weight(h.score) / (RRF_K + rank + 1)
+                cross[cid] = h
+        main = {str(h.point_id): h for h in hits}
+        order = sorted(fused, key=lambda cid: -fused[cid])[:k]
+        hits = [Hit(cid, fused[cid], (main.get(cid) or cross[cid]).payload,
+                    main[cid].dense if cid in main else None) for cid in order]
     if not hits:
         return []
     ids = [str(h.point_id) for h in hits]
@@ -97,7 +127,12 @@ def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, q
         if found is None:  # vector without a committed chunk (ingest in flight): skip
             continue
         c, d = found
+        x = cross.get(str(h.point_id))
+        if x is not None:  # found across languages: the multilingual cosine is the relevance
+            cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)
+        else:
+            cosine, weak, lang = h.dense, relevance.is_weak(h.dense, embedder.name), d.language
         out.append(SearchHit(c.id, d.id, d.title or d.filename, list(d.authors or []), d.year,
                              c.page, c.char_start, c.char_end, embedding_text(c.text), h.score,
-                             c.role, c.section, h.dense, relevance.is_weak(h.dense, embedder.name)))
+                             c.role, c.section, cosine, weak, lang))
     return out

@@ -7,6 +7,10 @@ Points are chunks: id = the chunk id (a UUID; the app's 32-hex form is accepted 
 returned), a dense vector ``"dense"`` (cosine), a BM25-style sparse vector ``"sparse"``
 (Qdrant applies the IDF modifier) and the payload ``owner_id``, ``document_id``,
 ``collection_ids``, ``page``, ``chunk_index``, ``role``. Every search is filtered by owner.
+
+With ``cross_collection`` set, passages that are not in English also live in a second,
+dense-only collection with their multilingual vector (same ids and payload, plus ``lang``);
+deletes and payload updates go to both (see :mod:`bayes_app.search.crosslang`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ DEFAULT_COLLECTION = "chunks"
 RRF_K = 60
 MIN_PREFETCH = 20
 KEYWORD_FIELDS = ("owner_id", "document_id", "collection_ids", "role")
+CROSS_KEYWORD_FIELDS = (*KEYWORD_FIELDS, "lang")
 UPSERT_BATCH = 256
 
 
@@ -46,6 +51,21 @@ class IndexPoint:
     page: int = 0
     chunk_index: int = 0
     role: str = "body"  # library.structure.Role
+
+
+@dataclass(frozen=True, slots=True)
+class CrossPoint:
+    """A non-English chunk's multilingual vector, for the cross-language collection."""
+
+    id: str | int
+    dense: Sequence[float]
+    lang: str
+    owner_id: str
+    document_id: str
+    collection_ids: Sequence[str] = ()
+    page: int = 0
+    chunk_index: int = 0
+    role: str = "body"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +164,10 @@ class IndexClient:
         timeout: int = 60,
         check_compatibility: bool = True,
         retry_s: float = 0.0,
+        cross_collection: str | None = None,
     ) -> None:
         self.collection = collection
+        self.cross_collection = cross_collection
         self.client: Any = _Retrying(
             QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility),
             retry_s)
@@ -162,18 +184,25 @@ class IndexClient:
 
     # -- schema
 
-    def ensure_collection(self, name: str | None = None, dim: int = 384) -> None:
-        """Create the collection and its payload indexes if missing (safe to race).
+    def ensure_collection(self, name: str | None = None, dim: int = 384, cross_dim: int = 384) -> None:
+        """Create the collection (and the cross-language one, if configured) and their payload
+        indexes if missing (safe to race).
 
         Raises ValueError when it exists with another dense dimension (re-index needed).
         """
-        name = name or self.collection
+        if name is None and self.cross_collection:
+            self._ensure(self.cross_collection, cross_dim, sparse=False, fields=CROSS_KEYWORD_FIELDS)
+        self._ensure(name or self.collection, dim)
+
+    def _ensure(self, name: str, dim: int, *, sparse: bool = True,
+                fields: Sequence[str] = KEYWORD_FIELDS) -> None:
         if not self.client.collection_exists(name):
             try:
                 self.client.create_collection(
                     name,
                     vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
-                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+                    sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+                    if sparse else None,
                 )
             except UnexpectedResponse as err:
                 if err.status_code != 409:  # 409: another process created it first
@@ -183,7 +212,7 @@ class IndexClient:
         size = vectors[DENSE].size if isinstance(vectors, dict) and DENSE in vectors else None
         if size != dim:
             raise ValueError(f"collection {name!r} has dense size {size}, expected {dim}; re-index needed")
-        for key in KEYWORD_FIELDS:
+        for key in fields:
             if key in info.payload_schema:  # (re)building an index on a big collection is not free
                 continue
             schema: Any = models.PayloadSchemaType.KEYWORD
@@ -219,42 +248,66 @@ class IndexClient:
             n += self._upsert(batch)
         return n
 
-    def _upsert(self, batch: list[models.PointStruct]) -> int:
-        self.client.upsert(self.collection, points=batch, wait=True)
+    def _upsert(self, batch: list[models.PointStruct], collection: str | None = None) -> int:
+        self.client.upsert(collection or self.collection, points=batch, wait=True)
         return len(batch)
+
+    def upsert_cross(self, points: Sequence[CrossPoint]) -> int:
+        """Insert or replace non-English chunks' multilingual vectors (needs ``cross_collection``)."""
+        if not points:
+            return 0
+        if not self.cross_collection:
+            raise RuntimeError("this IndexClient has no cross-language collection")
+        n = 0
+        for start in range(0, len(points), UPSERT_BATCH):
+            n += self._upsert([
+                models.PointStruct(
+                    id=to_point_id(p.id), vector={DENSE: _floats(p.dense)},
+                    payload={"owner_id": p.owner_id, "document_id": p.document_id,
+                             "collection_ids": list(p.collection_ids), "page": p.page,
+                             "chunk_index": p.chunk_index, "role": p.role, "lang": p.lang})
+                for p in points[start:start + UPSERT_BATCH]], self.cross_collection)
+        return n
+
+    def _both(self) -> list[str]:
+        return [self.collection, *([self.cross_collection] if self.cross_collection else [])]
 
     def delete_document(self, document_id: str) -> None:
         """Remove every chunk of a document."""
-        self.client.delete(
-            self.collection,
-            points_selector=models.FilterSelector(filter=models.Filter(must=[_match("document_id", document_id)])),
-            wait=True,
-        )
+        for name in self._both():
+            self.client.delete(
+                name,
+                points_selector=models.FilterSelector(filter=models.Filter(must=[_match("document_id", document_id)])),
+                wait=True,
+            )
 
     def delete_chunks(self, chunk_ids: Sequence[str | int]) -> None:
         """Remove chunks by id (e.g. the changed chunks of a re-ingested PDF)."""
         if chunk_ids:
-            self.client.delete(
-                self.collection,
-                points_selector=models.PointIdsList(points=[to_point_id(c) for c in chunk_ids]),
-                wait=True,
-            )
+            ids = [to_point_id(c) for c in chunk_ids]
+            self.client.delete(self.collection, points_selector=models.PointIdsList(points=ids), wait=True)
+            if self.cross_collection:  # holds only the non-English ones: select by filter, not by id
+                self.client.delete(self.cross_collection, wait=True, points_selector=models.FilterSelector(
+                    filter=models.Filter(must=[models.HasIdCondition(has_id=ids)])))
 
     def set_collections(self, document_id: str, collection_ids: Sequence[str]) -> None:
         """Replace the ``collection_ids`` of every chunk of a document."""
-        self.client.set_payload(
-            self.collection,
-            payload={"collection_ids": list(collection_ids)},
-            points=models.Filter(must=[_match("document_id", document_id)]),
-            wait=True,
-        )
+        for name in self._both():
+            self.client.set_payload(
+                name,
+                payload={"collection_ids": list(collection_ids)},
+                points=models.Filter(must=[_match("document_id", document_id)]),
+                wait=True,
+            )
 
     def set_roles(self, chunk_ids: Sequence[str | int], role: str) -> None:
         """Set the ``role`` payload of these chunks (re-analysed passages keep their vectors)."""
         for start in range(0, len(chunk_ids), UPSERT_BATCH):
-            self.client.set_payload(
-                self.collection, payload={"role": role},
-                points=[to_point_id(c) for c in chunk_ids[start:start + UPSERT_BATCH]], wait=True)
+            ids = [to_point_id(c) for c in chunk_ids[start:start + UPSERT_BATCH]]
+            self.client.set_payload(self.collection, payload={"role": role}, points=ids, wait=True)
+            if self.cross_collection:  # holds only the non-English ones: select by filter, not by id
+                self.client.set_payload(self.cross_collection, payload={"role": role}, wait=True,
+                                        points=models.Filter(must=[models.HasIdCondition(has_id=ids)]))
 
     # -- reads
 
@@ -302,6 +355,35 @@ class IndexClient:
         query = _floats(dense)
         return [Hit(from_point_id(p.id), p.score, p.payload or {},
                     _cosine(query, p.vector) if with_cosine else None) for p in res.points]
+
+    def cross_search(
+        self,
+        dense: Sequence[float],
+        owner_id: str,
+        lang: str,
+        document_ids: Sequence[str] | None = None,
+        collection_ids: Sequence[str] | None = None,
+        limit: int = 40,
+        exclude_roles: Sequence[str] = (),
+        score_threshold: float | None = None,
+    ) -> list[Hit]:
+        """Nearest passages in language ``lang`` by multilingual vector; ``Hit.score`` and
+        ``Hit.dense`` are the cosine. Filters as in :meth:`hybrid_search`."""
+        if not self.cross_collection:
+            return []
+        if (document_ids is not None and not document_ids) or (collection_ids is not None and not collection_ids):
+            return []
+        must = [_match("owner_id", owner_id), _match("lang", lang)]
+        if document_ids is not None:
+            must.append(_match("document_id", list(document_ids)))
+        if collection_ids is not None:
+            must.append(_match("collection_ids", list(collection_ids)))
+        must_not = [_match("role", list(exclude_roles))] if exclude_roles else None
+        res = self.client.query_points(
+            self.cross_collection, query=_floats(dense), using=DENSE,
+            query_filter=models.Filter(must=must, must_not=must_not), limit=limit,
+            score_threshold=score_threshold, with_payload=True, with_vectors=False)
+        return [Hit(from_point_id(p.id), p.score, p.payload or {}, p.score) for p in res.points]
 
     def count(self, owner_id: str | None = None, document_id: str | None = None) -> int:
         """Exact number of chunks, optionally of one owner and/or one document."""

@@ -96,10 +96,15 @@ def _read_weights(path: Path) -> dict[str, np.ndarray]:
 def build_model_bytes(path: Path | None = None) -> bytes:
     """Serialized ONNX model: inputs ``input_ids``/``attention_mask`` (int64 [B, L]),
     output ``embedding`` (float32 [B, 384], L2-normalised mean of the token states)."""
+    return bert_graph_bytes(_read_weights(path or weights_path()), LAYERS, "all-MiniLM-L6-v2-int8")
+
+
+def bert_graph_bytes(w: dict[str, np.ndarray], layers: int, graph_name: str) -> bytes:
+    """A BERT encoder (hidden 384, 12 heads) as a serialized int8 ONNX graph, from weights
+    named as :func:`_read_weights` names them; output = L2-normalised mean pooling."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    w = _read_weights(path or weights_path())
     inits: list[onnx.TensorProto] = []
     nodes: list[onnx.NodeProto] = []
 
@@ -147,7 +152,7 @@ def build_model_bytes(path: Path | None = None) -> bytes:
     split_heads = const("split_heads", np.array([0, 0, HEADS, head_dim], np.int64))
     merge_heads = const("merge_heads", np.array([0, 0, HIDDEN], np.int64))
     inv_sqrt = const("inv_sqrt_d", np.array(1.0 / np.sqrt(head_dim), np.float32))
-    for i in range(LAYERS):
+    for i in range(layers):
         p = f"l{i}."
         qkv = qmatmul(
             x,
@@ -185,7 +190,7 @@ def build_model_bytes(path: Path | None = None) -> bytes:
     node("Div", [pooled, norm], "embedding")
 
     graph = helper.make_graph(
-        nodes, "all-MiniLM-L6-v2-int8",
+        nodes, graph_name,
         [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in (ids, mask)],
         [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", HIDDEN])],
         initializer=inits,

@@ -6,6 +6,7 @@ import re
 import threading
 from typing import TYPE_CHECKING
 
+from bayes_app.search import crosslang
 from bayes_app.search.embeddings import Embedder, get_embedder
 from bayes_app.search.index import IndexClient
 from bayes_app.settings import get_settings
@@ -29,15 +30,21 @@ def collection_name(model_name: str) -> str:
     return "chunks_" + re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_")
 
 
+def cross_collection_name(model_name: str) -> str:
+    """The collection of non-English passages' multilingual vectors, beside ``model_name``'s."""
+    return "x" + collection_name(model_name) + "__" + collection_name(crosslang.CROSS_MODEL)[len("chunks_"):]
+
+
 def index() -> IndexClient:
-    """The shared IndexClient for the configured Qdrant (embedded index process or server)."""
+    """The shared IndexClient for the configured Qdrant (embedded index process or server),
+    with its cross-language collection."""
     settings = get_settings()
     emb = embedder()
     key = f"{settings.effective_qdrant_url}|{emb.name}"
     with _lock:
         if key not in _index:
             client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name),
-                                 retry_s=RETRY_S)
+                                 retry_s=RETRY_S, cross_collection=cross_collection_name(emb.name))
             client.ensure_collection(dim=emb.dim)
             _index[key] = client
         return _index[key]

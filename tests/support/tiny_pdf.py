@@ -28,7 +28,8 @@ def text_pdf(title: str, paragraphs: list[str] | None = None, pages: int = 1) ->
                     f"/Resources << /Font << /F1 {font_id} 0 R >> >> /Contents {page_ids[n] + 1} 0 R >>"
                     .encode())
         objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    # WinAnsi: Latin-1 text (German, French) comes back out as written.
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for i, o in enumerate(objs, start=1):
