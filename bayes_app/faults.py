@@ -10,11 +10,12 @@ exactly as a lost connection or a serialization failure would).
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 from sqlalchemy import text
 from sqlmodel import Session
+
+from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.faults")
 _lock = threading.Lock()
@@ -22,7 +23,7 @@ _counts: dict[str, int] = {}
 
 
 def _budget(point: str) -> int:
-    for item in os.environ.get("BAYES_FAULTS", "").split(","):
+    for item in get_settings().faults_raw.split(","):
         name, _, times = item.strip().partition(":")
         if name == point:
             try:

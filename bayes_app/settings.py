@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     s3_endpoint_url: str | None = Field(None, validation_alias="BAYES_S3_ENDPOINT_URL")
     index_port: Port = Field(6391, validation_alias="BAYES_INDEX_PORT")
     embedding_model: str = Field("minilm", validation_alias="BAYES_EMBEDDING_MODEL")
+    embedding_threads: int | None = Field(None, ge=1, le=64, validation_alias="BAYES_EMBEDDING_THREADS")
+    # tests only: injected faults ("point:times,…", bayes_app.faults) and Dramatiq's stub broker
+    faults_raw: str = Field("", validation_alias="BAYES_FAULTS")
+    stub_broker: bool = Field(False, validation_alias="BAYES_STUB_BROKER")
     demo: bool = Field(True, validation_alias="BAYES_DEMO")
     max_upload_mb: int = Field(100, ge=1, le=10_000, validation_alias="BAYES_MAX_UPLOAD_MB")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")

@@ -161,8 +161,3 @@ def form_messages(state=AuthState) -> rx.Component:
                 rx.callout(state.form_notice, icon="check", color_scheme="green",
                            id="form-notice", width="100%")),
     )
-
-
-def coming_later(what: str) -> rx.Component:
-    """Honest placeholder for a page a later milestone fills."""
-    return rx.callout(what, icon="info", color_scheme="gray", id="coming-later")

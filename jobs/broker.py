@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 import dramatiq
@@ -49,7 +48,7 @@ class WorkerHeartbeat(Middleware):
 
 
 def make_broker() -> dramatiq.Broker:
-    if os.environ.get("BAYES_STUB_BROKER") == "1":
+    if get_settings().stub_broker:
         from dramatiq.brokers.stub import StubBroker
 
         broker = StubBroker()
@@ -60,7 +59,7 @@ def make_broker() -> dramatiq.Broker:
     broker = RedisBroker(
         url=get_settings().effective_redis_url,
         namespace="bayes-tasks",
-        # Redeliver a dead worker's messages within ~15 s instead of minutes (see notes/runs.md).
+        # Redeliver a dead worker's messages within ~15 s instead of minutes (see docs/notes/runs-fault-tolerance.md).
         heartbeat_timeout=10_000,
         maintenance_chance=100_000,
     )

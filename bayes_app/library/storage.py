@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -348,8 +347,3 @@ def store_bytes(where: Path | FileStore, data: bytes, limit_bytes: int) -> Store
 def remove(where: Path | FileStore, sha256: str) -> None:
     """Delete a stored file (callers check no other document still uses it)."""
     as_store(where).remove(sha256)
-
-
-def copy_to(where: Path | FileStore, sha256: str, target: Path) -> None:
-    with as_store(where).local_file(sha256) as src:
-        shutil.copyfile(src, target)

@@ -63,10 +63,6 @@ def get_node(db: Session, owner_id: str, map_id: str, node_id: str) -> MapNode:
     return n
 
 
-def owner_of(db: Session, map_id: str) -> str | None:
-    return db.exec(select(Mindmap.owner_id).where(Mindmap.id == map_id)).first()
-
-
 def root_of(db: Session, map_id: str) -> MapNode:
     root = db.exec(select(MapNode).where(MapNode.map_id == map_id, col(MapNode.parent_id).is_(None))
                    .order_by(col(MapNode.created_at))).first()
@@ -282,6 +278,7 @@ class _Undo:
 
 
 def _prune_undo(db: Session, map_id: str) -> None:
+    """Keep the newest UNDO_KEEP undo entries of a map."""
     old = list(db.exec(select(MapEdit.id).where(MapEdit.map_id == map_id)
                        .order_by(col(MapEdit.created_at).desc()).offset(UNDO_KEEP)))
     if old:
@@ -291,6 +288,8 @@ def _prune_undo(db: Session, map_id: str) -> None:
 def _commit_edit(db: Session, map_id: str, action: str, u: _Undo) -> None:
     try:
         u.save(db, map_id, action)
+        db.flush()
+        _prune_undo(db, map_id)
         db.commit()
     except BaseException:
         db.rollback()

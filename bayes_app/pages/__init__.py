@@ -26,8 +26,6 @@ def register(app: rx.App) -> None:
     app.add_page(auth.register_page, route="/register", title="Create account · Bayes",
                  on_load=AuthState.redirect_if_signed_in)
     app.add_page(sections.index_page, route="/", title="Bayes", on_load=AuthState.go_home)
-    for route, page, title in sections.PAGES:
-        app.add_page(page, route=route, title=f"{title} · Bayes", on_load=AuthState.require_login)
     app.add_page(maps.maps_page, route="/maps", title="Maps · Bayes",
                  on_load=[AuthState.require_login, MapsState.load, GuideState.load_guide])
     app.add_page(maps.editor_page, route="/maps/[map_ref]", title="Map · Bayes",

@@ -1,4 +1,4 @@
-"""The main sections. Later milestones fill them; the shell, guard and navigation are real."""
+"""The landing route: a spinner while `AuthState.go_home` sends the user on."""
 
 from __future__ import annotations
 
@@ -7,6 +7,3 @@ import reflex as rx
 
 def index_page() -> rx.Component:
     return rx.center(rx.spinner(size="3"), height="60vh")
-
-
-PAGES: list = []  # /maps is bayes_app.pages.maps

@@ -85,15 +85,6 @@ def append_done(r: redis.Redis, op_id: str, data: Any) -> str | None:
     return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
 
-async def append_async(r: aioredis.Redis, op_id: str, type_: str, data: Any) -> str:
-    key = stream_key(op_id)
-    pipe = r.pipeline(transaction=False)
-    pipe.xadd(key, _fields(type_, data), maxlen=MAXLEN, approximate=True)
-    pipe.expire(key, KEEP_S)
-    entry_id = (await pipe.execute())[0]
-    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-
-
 def _after(cursor: str | None) -> str:
     """The exclusive XRANGE start after `cursor` (`-` for the beginning)."""
     return "-" if not cursor or cursor == START else f"({cursor}"

@@ -159,7 +159,3 @@ def settle(sessions: Callable[[], Session], r: redis.Redis, op_id: str) -> lc.Fi
                 control.retry_for(lambda: events.append_done(r, op_id, data), DONE_RETRY_S,
                                   f"append done of {op_id}")
     return result
-
-
-def is_terminal(status: str) -> bool:
-    return status in RunStatus.OUTCOMES

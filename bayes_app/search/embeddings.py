@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bayes_app.settings import get_settings
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENV_VAR = "BAYES_EMBEDDING_MODEL"
-THREADS_ENV_VAR = "BAYES_EMBEDDING_THREADS"
 _TOKENIZER = Path(__file__).with_name("data") / "all-MiniLM-L6-v2.tokenizer.json"
 
 
@@ -54,9 +55,9 @@ class Embedder(ABC):
 def _threads(threads: int | None) -> int:
     if threads:
         return threads
-    env = os.environ.get(THREADS_ENV_VAR)
-    if env:
-        return max(1, int(env))
+    configured = get_settings().embedding_threads
+    if configured:
+        return configured
     # Capped: several worker processes share a machine, and a small model's batches gain
     # little from many threads (unmeasured beyond 2 cores, the size of our machines).
     return max(1, min(4, os.cpu_count() or 1))
@@ -158,7 +159,7 @@ _instances_lock = threading.Lock()
 
 def resolve_name(name: str | None = None) -> str:
     """The registry name for ``name`` (default: ``$BAYES_EMBEDDING_MODEL`` or the default)."""
-    raw = (name or os.environ.get(ENV_VAR) or DEFAULT_MODEL).strip()
+    raw = (name or get_settings().embedding_model or DEFAULT_MODEL).strip()
     key = _ALIASES.get(raw.lower(), raw)
     for known in MODELS:
         if known.lower() == key.lower():

@@ -678,11 +678,6 @@ class Store:
         finally:
             coll.optimizing = False
 
-    def optimize_now(self, name: str) -> None:
-        """Run the optimizers on one collection synchronously (benchmarks, maintenance)."""
-        with self.use(name) as coll:
-            self._optimize(coll)
-
     def close(self) -> None:
         """Flush every collection, close the shards and release the directory lock."""
         self._stop.set()

@@ -122,6 +122,22 @@ def test_node_edits_and_undo(dbs):
     assert dbs.exec(select(MapEdit).where(MapEdit.map_id == mid, MapEdit.undone == False)).all() == []  # noqa: E712
 
 
+def test_undo_log_keeps_the_newest_entries(dbs, monkeypatch):
+    """Only the newest UNDO_KEEP edits of a map stay undoable; older ones are pruned."""
+    monkeypatch.setattr(service, "UNDO_KEEP", 3)
+    a = user(dbs)
+    mid = service.create_map(dbs, a, "Map")["id"]
+    root = service.map_view(dbs, a, mid)["root_id"]
+    titles = [f"Node {i}" for i in range(6)]
+    for t in titles:
+        service.add_child(dbs, a, mid, root, t)
+    assert len(dbs.exec(select(MapEdit).where(MapEdit.map_id == mid)).all()) == 3
+    while service.undo(dbs, a, mid):
+        pass
+    left = [n["title"] for n in service.map_view(dbs, a, mid)["nodes"] if n["kind"] != "question"]
+    assert left == titles[:3]  # the three oldest edits were pruned: they can no longer be undone
+
+
 def test_citations_support_and_rewrite(dbs):
     a, b = user(dbs), user(dbs)
     chunk = library(dbs, a)

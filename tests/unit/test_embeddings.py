@@ -19,10 +19,19 @@ def e5() -> Embedder:
 
 
 def test_registry_default_env_aliases_and_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default comes from the settings (BAYES_EMBEDDING_MODEL)."""
+    from bayes_app import settings
+
     monkeypatch.delenv(ENV_VAR, raising=False)
+    settings.get_settings.cache_clear()
     assert resolve_name() == "all-MiniLM-L6-v2"
     monkeypatch.setenv(ENV_VAR, "E5")
-    assert resolve_name() == "multilingual-e5-small"
+    settings.get_settings.cache_clear()
+    try:
+        assert resolve_name() == "multilingual-e5-small"
+    finally:
+        monkeypatch.delenv(ENV_VAR)
+        settings.get_settings.cache_clear()
     assert resolve_name("MULTILINGUAL-E5-SMALL") == "multilingual-e5-small"
     with pytest.raises(ValueError, match="unknown embedding model"):
         resolve_name("bge-m3")
