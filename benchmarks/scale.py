@@ -80,7 +80,11 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
     from bayes_app.library import uploads
     from bayes_app.models import MICRO, Document, Operation, User
     from jobs.library import enqueue_ingest
-    from jobs.runs import launch
+    from bayes_app.app import queue
+    from bayes_app.app.runs import start_ask
+    from jobs.runs import DramatiqRunQueue
+
+    queue.use(DramatiqRunQueue())
 
     with db.session_scope(db_url) as s:
         user = service.register(s, f"bench-{n}@example.com", "tangerine-sky-42")
@@ -110,7 +114,7 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
             pages = sum(s.get(Document, d).page_count for d in doc_ids)
 
         t0 = time.perf_counter()
-        run_ids = [launch(uid, "ask", f"Summarise what the library says, variant {i}.", None, None, None)["id"]
+        run_ids = [start_ask(uid, "ask", f"Summarise what the library says, variant {i}.", None, None, None)["id"]
                    for i in range(args.runs)]
 
         def finished() -> bool:

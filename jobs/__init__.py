@@ -2,4 +2,6 @@
 
 from jobs.broker import broker  # noqa: F401  (must come before the actors)
 from jobs import library, maintenance, runs, system, zotero  # noqa: E402,F401
-import bayes_app.maps  # noqa: E402,F401  (document removal marks map citations "source removed")
+from bayes_app import registry  # noqa: E402
+
+registry.register()  # run kinds and the document-removal hook

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any
 
 import dramatiq
 from dramatiq.middleware import Middleware
@@ -53,8 +52,6 @@ def _warm_up() -> None:
 def run_operation(op_id: str) -> None:
     """Execute one run (idempotent: does nothing unless the run can start now)."""
     from bayes_app.llm import get_provider
-    from bayes_app.runs import ask  # noqa: F401  (registers the kind)
-    import bayes_app.agents  # noqa: F401  (registers the map run kinds)
     from bayes_app.runs.executor import execute
     from bayes_app.runs.service import settle
 
@@ -105,51 +102,14 @@ def enqueue_run(op_id: str) -> None:
     run_operation.send(op_id)
 
 
-class QueueUnavailable(Exception):
-    """The broker could not take the run; it was cancelled and settled instead."""
+class DramatiqRunQueue:
+    """The application layer's run queue (`bayes_app.app.queue.RunQueue`) on Dramatiq. The
+    module functions are looked up at call time, so tests can redirect them."""
 
-
-def launch(user_id: str, kind: str, prompt: str, scope: Any = None, conversation_id: str | None = None,
-           edit_message_id: str | None = None) -> dict[str, Any]:
-    """Start a run for the API and the UI: create + reserve (RunRequestError on refusal),
-    announce it on its stream, enqueue it. Returns {id, status, conversation_id, message_id}."""
-    from bayes_app.db import session_scope
-    from bayes_app.runs import service
-    from bayes_app.settings import get_settings
-
-    settings = get_settings()
-    with session_scope() as db:
-        op = service.start_run(db, user_id, kind, prompt, settings.model_default,
-                               settings.run_reserve_output_tokens, scope, conversation_id,
-                               edit_message_id, settings.role_models())
-        out = {"id": op.id, "status": op.status, "conversation_id": op.input.get("conversation_id"),
-               "message_id": op.input.get("answer_id")}
-    submit(op.id, op.status)
-    return out
-
-
-def submit(op_id: str, status: str) -> None:
-    """Announce a just-created run on its stream and enqueue it; when the broker cannot
-    take it, cancel and settle it (nothing stays reserved) and raise QueueUnavailable."""
-    from bayes_app.runs import events, service
-
-    try:
-        events.append(get_redis(), op_id, "status", {"status": status})
+    def run(self, op_id: str) -> None:
         enqueue_run(op_id)
-    except Exception:  # broker away: settle the run instead of leaving it queued forever
-        log.exception("could not enqueue run %s", op_id)
-        service.cancel_run(_sessions, get_redis(), op_id, "enqueue_failed")
-        service.settle(_sessions, get_redis(), op_id)
-        raise QueueUnavailable(op_id) from None
 
-
-def stop(op_id: str) -> None:
-    """Cancel a run (idempotent) and settle it, now or through the finalizer."""
-    from bayes_app.runs import service
-
-    r = get_redis()
-    service.cancel_run(_sessions, r, op_id)
-    if service.settle(_sessions, r, op_id) == "wait":  # a worker is on it: it settles it
+    def finalize(self, op_id: str) -> None:
         enqueue_finalize(op_id)
 
 

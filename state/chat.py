@@ -14,6 +14,8 @@ from typing import Any
 
 import reflex as rx
 
+from bayes_app.app import conversations as app_conversations
+from bayes_app.app import runs as app_runs
 from bayes_app.chat import conversations as chat
 from bayes_app.credits.pricing import format_credits
 from bayes_app.db import session_scope
@@ -167,20 +169,18 @@ class ChatState(AuthState):
                 "collection_ids": [p["id"] for p in self.pinned if p["kind"] == "collection"]}
 
     def _ask(self, prompt: str, edit_message_id: str | None = None):
-        from jobs.runs import QueueUnavailable, launch
-
         if not self._load_user():
             return rx.redirect("/login")
         if self.running:
             self.error = "Wait for the answer or stop it first."
             return None
         try:
-            out = launch(self.user_id, "ask", prompt, self._scope(), self.conversation_id or None,
-                         edit_message_id)
+            out = app_runs.start_ask(self.user_id, "ask", prompt, self._scope(), self.conversation_id or None,
+                                     edit_message_id)
         except service.RunRequestError as err:
             self.error = err.message
             return None
-        except QueueUnavailable:
+        except app_runs.QueueUnavailable:
             self.error = "The job queue is unavailable; try again."
             return None
         self.error, self.draft, self.edit_id = "", "", ""
@@ -225,14 +225,12 @@ class ChatState(AuthState):
 
     @rx.event
     def stop(self):
-        from jobs.runs import stop
-
         if not self.live_run_id or not self._load_user():
             return
-        with session_scope() as db:
-            op = service.get_owned(db, self.user_id, self.live_run_id)
-        if op is not None and op.finalized_at is None:
-            stop(op.id)
+        try:
+            app_runs.stop_owned(self.user_id, self.live_run_id, finished_ok=True)
+        except app_runs.RunNotFound:
+            pass
         self.live_status = "Stopping…"
 
     @rx.event
@@ -244,10 +242,8 @@ class ChatState(AuthState):
 
     @rx.event
     def delete_conversation(self):
-        from bayes_app.api.conversations import delete_conversation_sync
-
         if self.conversation_id and self._load_user():
-            delete_conversation_sync(self.user_id, self.conversation_id)
+            app_conversations.delete_conversation(self.user_id, self.conversation_id)
         return ChatState.new_chat
 
     # ---- pinning -----------------------------------------------------------------------

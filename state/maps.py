@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.app import maps as app_maps
 from bayes_app.db import session_scope
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
@@ -93,14 +94,11 @@ class MapsState(AuthState):
     @rx.event
     def confirm_delete(self):
         """Delete the map; its running runs are cancelled (resource_deleted) and settled."""
-        from bayes_app.api.errors import ApiError
-        from bayes_app.api.maps import _delete
-
         map_id, self.delete_id = self.delete_id, ""
         if not map_id or not self._load_user():
             return
         try:
-            _delete(self.user_id, map_id)
-        except ApiError:
+            app_maps.delete_map(self.user_id, map_id)
+        except MapNotFound:
             pass  # already gone
         self._refresh()

@@ -23,6 +23,8 @@ from typing import Any
 import reflex as rx
 from sqlmodel import col, select
 
+from bayes_app.app import maps as app_maps
+from bayes_app.app import runs as app_runs
 from bayes_app.credits.pricing import format_credits
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
@@ -33,6 +35,7 @@ from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.layout import tree_layout
 from bayes_app.models import Mindmap, NodeKind, Operation, RunStatus
 from bayes_app.runs import events
+from bayes_app.runs.service import RunRequestError
 from state.auth import AuthState
 
 POLL_S = 0.25  # revision poll while no run is live
@@ -674,11 +677,9 @@ class MapState(AuthState):
     # ---- citations -----------------------------------------------------------------------------
     @rx.event
     def check_support(self):
-        from bayes_app.api.maps import model_judges_support
-
         if not self.selected_id:
             return
-        if model_judges_support():  # the model judges: a billed run, followed live
+        if app_maps.model_judges_support():  # the model judges: a billed run, followed live
             if self._start("check_support", node_id=self.selected_id):
                 self.notice = "Checking support with the model…"
             return
@@ -749,23 +750,18 @@ class MapState(AuthState):
         self.message_draft = value
 
     def _start(self, kind: str, node_id: str | None = None, prompt: str | None = None) -> bool:
-        from bayes_app.api.errors import ApiError
-        from bayes_app.api.maps import start
-
         if not self._load_user():
             return False
         if self.running:
             self.error = "A run is already working on this map; stop it first."
             return False
-        body: dict[str, Any] = {"kind": kind, "mindmap_id": self.map_id}
-        if node_id:
-            body["node_id"] = node_id
-        if prompt:
-            body["prompt"] = prompt
         try:
-            out = start(self.user_id, body)
-        except ApiError as err:
+            out = app_runs.start_map_run(self.user_id, kind, self.map_id, node_id, prompt)
+        except RunRequestError as err:
             self.error = err.message
+            return False
+        except app_runs.QueueUnavailable:
+            self.error = "The job queue is unavailable; try again."
             return False
         self.error = ""
         self._reset_run()
@@ -800,17 +796,12 @@ class MapState(AuthState):
 
     @rx.event
     def stop(self):
-        from bayes_app.runs import service as run_service
-
         if not self.live_run_id or not self._load_user():
             return
-        with session_scope() as db:
-            op = run_service.get_owned(db, self.user_id, self.live_run_id)
-            active = op is not None and op.finalized_at is None
-        if active:
-            from jobs.runs import stop
-
-            stop(self.live_run_id)
+        try:
+            app_runs.stop_owned(self.user_id, self.live_run_id, finished_ok=True)
+        except app_runs.RunNotFound:
+            pass
         self._note("Stopping…")
 
 

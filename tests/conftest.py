@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bayes_app import registry
 from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, stack_env
+
+registry.register()  # run kinds and hooks, as the web and worker processes do at start
 
 # Users made directly in tests (make_user, service.register) start at 0 credits so balance
 # assertions stay exact; the app stacks themselves drop BAYES_* and so run with the shipped

@@ -24,7 +24,7 @@ from bayes_app.maps import export, service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import Citation, MapNode, NodeKind
 from bayes_app.runs import lifecycle as lc
-from bayes_app.runs.executor import RunAborted, RunContext, RunFailed, run_kind
+from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
 
 log = logging.getLogger("bayes.agents.kinds")
 CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
@@ -92,7 +92,6 @@ def _require_claims(r: Research) -> None:
 
 
 # ---- build / expand / deepen / counter ---------------------------------------------------------
-@run_kind("build_map")
 async def build_map(ctx: RunContext) -> None:
     """Research a question: plan aspects, research each, write themes and cited claims."""
     loaded, w = await _start(ctx)
@@ -113,7 +112,6 @@ async def build_map(ctx: RunContext) -> None:
     _require_claims(r)
 
 
-@run_kind("expand")
 async def expand(ctx: RunContext) -> None:
     """Sub-aspects of a node, each researched, as children of the node."""
     loaded, w = await _start(ctx)
@@ -141,7 +139,6 @@ def _cited_chunks(ctx: RunContext, map_id: str) -> set[str]:
     return {chunk for chunk, _ in _cited(ctx, map_id)}
 
 
-@run_kind("deepen")
 async def deepen(ctx: RunContext) -> None:
     """More evidence on one node, from passages the map does not cite yet (≤ 3 passes)."""
     loaded, w = await _start(ctx)
@@ -164,7 +161,6 @@ async def deepen(ctx: RunContext) -> None:
     _done(ctx, r, "no_new_evidence")
 
 
-@run_kind("counter")
 async def counter(ctx: RunContext) -> None:
     """Counter-evidence for a claim: contradicting claims become counterpoint siblings
     linked to it by `contradicts`."""
@@ -256,13 +252,11 @@ async def _regroup(ctx: RunContext, kind: str) -> None:
     ctx.emit("proposal", service.proposal_view(p))
 
 
-@run_kind("restructure")
 async def restructure(ctx: RunContext) -> None:
     """Propose a regrouping of the claims into themes (a preview the user accepts or rejects)."""
     await _regroup(ctx, "restructure")
 
 
-@run_kind("chapters")
 async def chapters(ctx: RunContext) -> None:
     """Propose chapters grouping the top-level themes (a preview, like restructure)."""
     await _regroup(ctx, "chapters")
@@ -284,7 +278,6 @@ def _copy_citation(c: Citation) -> dict[str, Any]:
             "source_removed_reason": c.source_removed_reason}
 
 
-@run_kind("synthesize")
 async def synthesize(ctx: RunContext) -> None:
     """Prose for a node or the whole map, streamed as `text` and saved as a note node."""
     loaded, w = await _start(ctx)
@@ -334,7 +327,6 @@ CHECK_SCHEMA = st.obj(scores=st.array(st.obj(quote=st.INTEGER, support=st.NUMBER
                                              reason=st.STRING)))
 
 
-@run_kind("check_support")
 async def check_support(ctx: RunContext) -> None:
     """The model judges how well each of a node's quotes supports its wording (one billed call);
     quotes the reply leaves out keep the instant offline score."""
@@ -447,7 +439,6 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
     return done
 
 
-@run_kind("message")
 async def message(ctx: RunContext) -> None:
     """Route a typed message to answer-from-the-map, edit-only or research; emit the route."""
     loaded, w = await _start(ctx)

@@ -43,7 +43,14 @@ def api_routes() -> list:
 
 
 def build_api() -> Starlette:
-    """The Starlette app holding /api/v1; Reflex mounts its own app under it."""
+    """The Starlette app holding /api/v1; Reflex mounts its own app under it. Wires the
+    application layer to Dramatiq's queue (the web process's composition root)."""
+    from bayes_app import registry
+    from bayes_app.app import queue
+    from jobs.runs import DramatiqRunQueue
+
+    registry.register()
+    queue.use(DramatiqRunQueue())
     return Starlette(
         routes=[Mount(API_PREFIX, app=Router(routes=api_routes()))],
         exception_handlers={

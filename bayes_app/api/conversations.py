@@ -14,6 +14,7 @@ from starlette.routing import Route
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
+from bayes_app.app import conversations as app_conversations
 from bayes_app.chat import conversations as chat
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
@@ -54,28 +55,6 @@ def _patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:
         return chat.view(conv)
 
 
-def delete_conversation_sync(user_id: str, conv_id: str) -> bool:
-    """Cancel its running answer (`resource_deleted`, still settled), then delete it."""
-    from bayes_app.api.runs import _redis, _sessions
-    from bayes_app.runs import service
-
-    with session_scope() as db:
-        if chat.get_owned(db, user_id, conv_id) is None:
-            return False
-    r = _redis()
-    for op_id in service.cancel_resource_runs(_sessions, r, "conversation", conv_id):
-        if service.settle(_sessions, r, op_id) == "wait":
-            from jobs.runs import enqueue_finalize
-
-            enqueue_finalize(op_id)
-    with session_scope() as db:
-        conv = chat.get_owned(db, user_id, conv_id)
-        if conv is not None:
-            db.delete(conv)
-            db.commit()
-    return True
-
-
 async def list_conversations(request: Request) -> Response:
     user = await require_user(request)
     return JSONResponse(await run_in_threadpool(_list, user.id))
@@ -94,7 +73,7 @@ async def patch_conversation(request: Request) -> Response:
 
 async def delete_conversation(request: Request) -> Response:
     user = await require_user(request)
-    if not await run_in_threadpool(delete_conversation_sync, user.id, request.path_params["conversation_id"]):
+    if not await run_in_threadpool(app_conversations.delete_conversation, user.id, request.path_params["conversation_id"]):
         raise not_found("conversation")
     return Response(status_code=204)
 

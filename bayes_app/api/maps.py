@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import redis
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -15,11 +14,12 @@ from starlette.routing import Route
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
+from bayes_app.api.runs import start_map_run
+from bayes_app.app import maps as app_maps
 from bayes_app.db import session_scope
 from bayes_app.maps import citations, export, service
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.redis_client import get_redis
 from bayes_app.runs import service as run_service
 
 log = logging.getLogger("bayes.api.maps")
@@ -67,19 +67,10 @@ async def patch_map(request: Request) -> Response:
 
 
 def _delete(user_id: str, map_id: str) -> list[str]:
-    from bayes_app.api.runs import _redis, _sessions
-
-    r = _redis()
     try:
-        ids = map_runs.delete_map(_sessions, r, user_id, map_id)
+        return app_maps.delete_map(user_id, map_id)
     except MapNotFound:
         raise not_found("mindmap") from None
-    for op_id in ids:
-        if run_service.settle(_sessions, r, op_id) == "wait":
-            from jobs.runs import enqueue_finalize
-
-            enqueue_finalize(op_id)
-    return ids
 
 
 async def delete_map(request: Request) -> Response:
@@ -141,20 +132,13 @@ async def delete_node(request: Request) -> Response:
     return JSONResponse({"deleted": ids})
 
 
-def model_judges_support() -> bool:
-    """With a model configured, support is judged by a billed `check_support` run."""
-    from bayes_app.settings import get_settings
-
-    return get_settings().model_default != "offline"
-
-
 async def check_support(request: Request) -> Response:
     """Offline: the instant scorer, 200 {"citations"}. With a model: a `check_support` run
     (billed, one credit row), 202 {"run": {"id", "status"}} — follow it like any run."""
     user = await require_user(request)
     map_id, node_id = request.path_params["map_id"], request.path_params["node_id"]
-    if model_judges_support():
-        run = await run_in_threadpool(start, user.id, {"kind": "check_support", "mindmap_id": map_id,
+    if app_maps.model_judges_support():
+        run = await run_in_threadpool(start_map_run, user.id, {"kind": "check_support", "mindmap_id": map_id,
                                                        "node_id": node_id})
         return JSONResponse({"run": run}, status_code=202)
     out = await _do(citations.check_support, user.id, map_id, node_id)
@@ -228,39 +212,12 @@ async def list_runs(request: Request) -> Response:
     return JSONResponse({"runs": await run_in_threadpool(_runs, user.id, request.path_params["map_id"])})
 
 
-def start(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Create + enqueue a map run (called by POST /runs for the map kinds)."""
-    from bayes_app.settings import get_settings
-    from jobs.runs import QueueUnavailable, submit
-
-    settings = get_settings()
-    try:
-        with session_scope() as db:
-            op = map_runs.start_map_run(db, user_id, body.get("kind"), body.get("mindmap_id"),
-                                        body.get("node_id"), body.get("prompt"),
-                                        model=settings.model_default,
-                                        output_tokens=settings.run_reserve_output_tokens,
-                                        role_models=settings.role_models())
-            op_id, status = op.id, op.status
-    except run_service.RunRequestError as err:
-        raise ApiError(err.status, err.code, err.message) from None
-    try:
-        submit(op_id, status)
-    except QueueUnavailable:
-        raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
-    try:
-        map_runs.announce_started(get_redis(), body["mindmap_id"], op_id)
-    except redis.RedisError:  # a hint only: open editors still find the run at their next poll
-        log.warning("could not announce run %s on its map", op_id)
-    return {"id": op_id, "status": status}
-
-
 async def start_run(request: Request) -> Response:
     """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""
     user = await require_user(request)
     body = (await read_model(request, schemas.MapRunCreate)).given()
     body["mindmap_id"] = request.path_params["map_id"]
-    return JSONResponse(await run_in_threadpool(start, user.id, body), status_code=202)
+    return JSONResponse(await run_in_threadpool(start_map_run, user.id, body), status_code=202)
 
 
 P = "/mindmaps/{map_id}"

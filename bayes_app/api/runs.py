@@ -14,27 +14,14 @@ from starlette.routing import Route
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
+from bayes_app.app import runs as app_runs
 from bayes_app.db import session_scope
-from bayes_app.models import Operation, RunStatus
+from bayes_app.models import Operation
 from bayes_app.runs import events, service
 from bayes_app.runs import lifecycle as lc
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
-
-
-def _sessions():
-    from sqlmodel import Session
-
-    from bayes_app.db import get_engine
-
-    return Session(get_engine(), expire_on_commit=False)
-
-
-def _redis():
-    from bayes_app.redis_client import get_redis
-
-    return get_redis()
 
 
 def _owned_view(user_id: str, op_id: str) -> dict[str, Any]:
@@ -47,8 +34,6 @@ def _owned_view(user_id: str, op_id: str) -> dict[str, Any]:
 
 def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: Any,
            edit_message_id: Any = None) -> dict:
-    from jobs.runs import QueueUnavailable, launch
-
     for name, value in (("prompt", prompt), ("conversation_id", conversation_id),
                         ("edit_message_id", edit_message_id)):
         if value is not None and not isinstance(value, str):
@@ -56,10 +41,10 @@ def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: An
     if edit_message_id and not conversation_id:
         raise ApiError(400, "bad_request", "edit_message_id needs the conversation_id.")
     try:
-        return launch(user_id, kind, prompt, scope, conversation_id, edit_message_id)
+        return app_runs.start_ask(user_id, kind, prompt, scope, conversation_id, edit_message_id)
     except service.RunRequestError as err:
         raise ApiError(err.status, err.code, err.message) from None
-    except QueueUnavailable:
+    except app_runs.QueueUnavailable:
         raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
 
 
@@ -68,10 +53,8 @@ async def create_run(request: Request) -> Response:
     raw = (await read_model(request, schemas.RunCreate)).given()
     from bayes_app.maps.runs import MAP_KINDS
 
-    if raw.get("kind") in MAP_KINDS:  # mindmap runs: see bayes_app.api.maps
-        from bayes_app.api.maps import start
-
-        return JSONResponse(await run_in_threadpool(start, user.id, raw), status_code=202)
+    if raw.get("kind") in MAP_KINDS:  # mindmap runs
+        return JSONResponse(await run_in_threadpool(start_map_run, user.id, raw), status_code=202)
     if not raw.get("prompt"):
         raise ApiError(400, "missing_fields", "Missing or empty field(s): prompt.")
     out = await run_in_threadpool(_start, user.id, raw.get("kind") or "ask", raw["prompt"], raw.get("scope"),
@@ -85,16 +68,24 @@ async def get_run(request: Request) -> Response:
 
 
 def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
-    with session_scope() as db:
-        op = service.get_owned(db, user_id, op_id)
-        if op is None:
-            raise not_found("run")
-        if op.finalized_at is not None and op.status != RunStatus.CANCELLED:
-            raise ApiError(409, "run_finished", f"The run already ended ({op.status}).")
-    from jobs.runs import stop
-
-    stop(op_id)
+    try:
+        app_runs.stop_owned(user_id, op_id)
+    except app_runs.RunNotFound:
+        raise not_found("run") from None
+    except app_runs.RunFinished as err:
+        raise ApiError(409, "run_finished", f"The run already ended ({err}).") from None
     return _owned_view(user_id, op_id)
+
+
+def start_map_run(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Create + enqueue a map run (POST /runs and POST /mindmaps/<id>/runs)."""
+    try:
+        return app_runs.start_map_run(user_id, body.get("kind"), body.get("mindmap_id"), body.get("node_id"),
+                                      body.get("prompt"))
+    except service.RunRequestError as err:
+        raise ApiError(err.status, err.code, err.message) from None
+    except app_runs.QueueUnavailable:
+        raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
 
 
 async def cancel_run(request: Request) -> Response:

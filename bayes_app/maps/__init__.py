@@ -5,7 +5,6 @@ Domain code (no Reflex, broker or Redis): `service` (maps + node edits + undo + 
 JSON), `runs` (starting map runs), `layout`, `support` (extractive judgements).
 """
 
-from bayes_app.maps import sources  # noqa: F401  (registers the "source removed" hook)
 from bayes_app.maps.errors import MapError, MapNotFound
 
 __all__ = ["MapError", "MapNotFound"]

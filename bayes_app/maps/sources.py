@@ -6,11 +6,9 @@ from __future__ import annotations
 from sqlalchemy import update
 from sqlmodel import Session, col
 
-from bayes_app.library.documents import on_document_removed
 from bayes_app.models import Citation, Document, utcnow
 
 
-@on_document_removed
 def mark_citations_source_removed(db: Session, document_id: str, reason: str) -> None:
     """Detach the document's citations (inside the deleting transaction)."""
     doc = db.get(Document, document_id)

@@ -32,10 +32,16 @@ KINDS: dict[str, RunKind] = {}
 USAGE_CHECKPOINT_S = 1.0  # how often a streaming response's running estimate is persisted
 
 
+def register_kind(name: str, fn: RunKind) -> None:
+    """Register an async run kind under `name` (the operation's `kind`); features' kinds are
+    registered in one place, `bayes_app.registry`."""
+    KINDS[name] = fn
+
+
 def run_kind(name: str) -> Callable[[RunKind], RunKind]:
-    """Register an async run kind under `name` (the operation's `kind`)."""
+    """`register_kind` as a decorator (for tests' ad-hoc kinds)."""
     def deco(fn: RunKind) -> RunKind:
-        KINDS[name] = fn
+        register_kind(name, fn)
         return fn
     return deco
 

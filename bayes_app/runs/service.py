@@ -11,13 +11,11 @@ from typing import Any
 import redis
 from sqlmodel import Session
 
-from bayes_app.credits import ledger, pricing
-from bayes_app.models import Operation, RunStatus, new_id
+from bayes_app.credits import pricing
+from bayes_app.models import Operation, RunStatus
 from bayes_app.runs import control, events
 from bayes_app.runs import lifecycle as lc
 
-KINDS = ("ask",)
-MAX_PROMPT_CHARS = 8_000
 
 
 class RunRequestError(ValueError):
@@ -29,68 +27,6 @@ class RunRequestError(ValueError):
 def estimate_for(db: Session, model: str, prompt_tokens: int, output_tokens: int) -> int:
     """The reserve for one run: its prompt plus the output budget at the model's price."""
     return pricing.cost_micro(pricing.get_price(db, model), prompt_tokens, 0, output_tokens)
-
-
-def start_run(db: Session, owner_id: str, kind: str, prompt: str, model: str,
-              output_tokens: int, scope: dict[str, Any] | None = None,
-              conversation_id: str | None = None, edit_message_id: str | None = None,
-              role_models: dict[str, str] | None = None) -> Operation:
-    """Validate, reserve and create a QUEUED run (the caller enqueues it).
-
-    For "ask": the question and an answer slot are appended to the conversation (a new one
-    when `conversation_id` is None; `scope` pins it), in the same transaction as the run.
-    `edit_message_id` first rewinds the conversation to that question (edit and re-ask).
-    `role_models` names the model of each role other than the main one; each needs a price.
-
-    Raises RunRequestError: 400 bad input, 402 insufficient credits, 404 unknown
-    conversation, 409 model unpriced or a conversation still answering.
-    """
-    from bayes_app.chat import conversations as chat
-    from bayes_app.llm.tokens import count_tokens
-
-    if kind not in KINDS:
-        raise RunRequestError(400, "bad_kind", f"Unknown run kind {kind!r}; use one of {', '.join(KINDS)}.")
-    prompt = (prompt or "").strip()
-    if not prompt:
-        raise RunRequestError(400, "missing_fields", "The prompt is empty.")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise RunRequestError(400, "too_long", f"The prompt is longer than {MAX_PROMPT_CHARS} characters.")
-    try:
-        # the prompt + up to 7 passages of ~300 tokens + instructions + history, per model call
-        estimate = estimate_for(db, model, count_tokens(prompt) + 6_000, output_tokens)
-        for role_model in set((role_models or {}).values()) - {model}:
-            pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
-        pinned = chat.normalize_scope(db, owner_id, scope)
-        if conversation_id:
-            conv = chat.get_owned(db, owner_id, conversation_id)
-            if conv is None:
-                raise chat.ChatError(404, "not_found", "No such conversation.")
-            if chat.active_runs(db, conv.id):
-                raise chat.ChatError(409, "conversation_busy",
-                                     "This conversation is still answering; stop it or wait.")
-            if scope is not None:
-                conv.scope = pinned
-            if edit_message_id:
-                chat.rewind(db, conv, edit_message_id)
-        else:
-            conv = chat.create(db, owner_id, prompt, pinned)
-        question, answer = chat.begin_turn(db, conv, prompt)
-        op_id = new_id()
-        answer.run_id = op_id
-        db.add(answer)
-        payload: dict[str, Any] = {"prompt": prompt, "conversation_id": conv.id,
-                                   "question_id": question.id, "answer_id": answer.id,
-                                   "models": dict(role_models or {})}
-        title = f"Ask: {' '.join(prompt.split())}"
-        return lc.create_operation(db, owner_id, kind, title, estimate, model, input=payload,
-                                   resource=("conversation", conv.id), op_id=op_id)
-    except chat.ChatError as err:
-        db.rollback()
-        raise RunRequestError(err.status, err.code, err.message) from None
-    except pricing.PriceMissing as err:
-        raise RunRequestError(409, "model_unpriced", str(err)) from None
-    except ledger.InsufficientCredits as err:
-        raise RunRequestError(402, "insufficient_credits", str(err)) from None
 
 
 def get_owned(db: Session, owner_id: str, op_id: str) -> Operation | None:

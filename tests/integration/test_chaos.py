@@ -28,6 +28,7 @@ import redis
 from dramatiq.brokers.redis import RedisBroker
 from sqlmodel import Session, func, select
 
+from bayes_app.chat.start import start_ask_run
 from bayes_app.credits import ledger, pricing
 from bayes_app.credits.reconcile import reconcile
 from bayes_app.db import get_engine, migrate
@@ -122,7 +123,7 @@ class Chaos:
 
     def start(self, uid: str, prompt: str, enqueue: bool = True) -> str:
         with self.sessions() as db:
-            op_id = service.start_run(db, uid, "ask", prompt, MODEL, 1000).id
+            op_id = start_ask_run(db, uid, "ask", prompt, MODEL, 1000).id
         if enqueue:
             self.send("run_operation", "agent", op_id)
         return op_id

@@ -20,7 +20,6 @@ import pytest
 import redis
 from sqlmodel import Session, select
 
-import bayes_app.agents  # noqa: F401  (registers the map run kinds)
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
 from bayes_app.agents.pipeline import EXTRACTIVE_NOTE

@@ -66,8 +66,6 @@ def _new_run(sessions, kind: str = "ask") -> str:
 
 
 def test_offline_ask_succeeds_and_settles(setup):
-    from bayes_app.runs import ask  # noqa: F401
-
     sessions, r, listener = setup
     op_id = _new_run(sessions)
     res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,

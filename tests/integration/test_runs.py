@@ -20,6 +20,7 @@ import redis
 from dramatiq.brokers.redis import RedisBroker
 from sqlmodel import Session, func, select
 
+from bayes_app.chat.start import start_ask_run
 from bayes_app.accounts import service as accounts
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine, migrate
@@ -202,10 +203,8 @@ def test_cancel_while_queued(env, api):
     uid, h = new_user(env)
     marker = f"Q{uuid.uuid4().hex[:8]}"
     # create the run without enqueueing it: it stays QUEUED
-    from bayes_app.runs import service
-
     with env.sessions() as db:
-        op_id = service.start_run(db, uid, "ask", f"q {marker}", MODEL, 1000).id
+        op_id = start_ask_run(db, uid, "ask", f"q {marker}", MODEL, 1000).id
     res = api.post(f"/api/v1/runs/{op_id}/cancel", headers=h)
     assert res.status_code == 202, res.text
     assert res.json()["status"] == "CANCELLED"  # settled inline: nobody was working on it

@@ -30,9 +30,9 @@ from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import (ChatRequest, ProviderError, ReasoningDelta, StreamEvent, TextDelta, ToolCall,
                                  assistant_message, tool_message)
 from bayes_app.models import Collection, Conversation, Document, MessageStatus
-from bayes_app.runs.executor import RunAborted, RunContext, run_kind
+from bayes_app.runs.executor import RunAborted, RunContext
 
-log = logging.getLogger("bayes.runs.ask")
+log = logging.getLogger("bayes.chat.agent")
 TOP_K = tools.SEARCH_TOP_K
 MAX_STEPS = 6  # agent rounds; the last one must answer (tool_choice "none")
 MAX_TOKENS = 1_000
@@ -362,7 +362,6 @@ class AskAgent:
                 db.commit()
 
 
-@run_kind("ask")
 async def ask(ctx: RunContext) -> None:
     turn = await asyncio.to_thread(load_turn, ctx.sessions, ctx.run.input, ctx.run.owner_id)
     agent = AskAgent(ctx, turn)

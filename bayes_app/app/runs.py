@@ -1,0 +1,116 @@
+"""Run use cases: start an Ask or a map run, stop a run, cancel the runs of a deleted resource.
+
+Starting is "create + reserve in one transaction, then announce and enqueue"; when the
+queue cannot take the run it is cancelled and settled (nothing stays reserved) and
+QueueUnavailable is raised. Stopping is "cancel, then settle now or through the finalizer".
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from sqlmodel import Session
+
+from bayes_app.app import queue
+from bayes_app.chat.start import start_ask_run
+from bayes_app.db import get_engine, session_scope
+from bayes_app.maps import runs as map_runs
+from bayes_app.models import RunStatus
+from bayes_app.redis_client import get_redis
+from bayes_app.runs import events, service
+from bayes_app.settings import get_settings
+
+log = logging.getLogger("bayes.app.runs")
+
+
+class QueueUnavailable(Exception):
+    """The broker could not take the run; it was cancelled and settled instead."""
+
+
+class RunNotFound(LookupError):
+    """No such run for this user."""
+
+
+class RunFinished(Exception):
+    """The run already ended (its status is the message)."""
+
+
+def sessions() -> Session:
+    """A session for the run services that open their own (one factory for the app layer)."""
+    return Session(get_engine(), expire_on_commit=False)
+
+
+def start_ask(user_id: str, kind: str, prompt: str, scope: Any = None, conversation_id: str | None = None,
+              edit_message_id: str | None = None) -> dict[str, Any]:
+    """Start an Ask run (RunRequestError on refusal). Returns {id, status, conversation_id, message_id}."""
+    settings = get_settings()
+    with session_scope() as db:
+        op = start_ask_run(db, user_id, kind, prompt, settings.model_default,
+                               settings.run_reserve_output_tokens, scope, conversation_id,
+                               edit_message_id, settings.role_models())
+        out = {"id": op.id, "status": op.status, "conversation_id": op.input.get("conversation_id"),
+               "message_id": op.input.get("answer_id")}
+    submit(op.id, op.status)
+    return out
+
+
+def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, prompt: Any = None) -> dict[str, Any]:
+    """Start a map run (RunRequestError on refusal); open editors of the map are told."""
+    settings = get_settings()
+    with session_scope() as db:
+        op = map_runs.start_map_run(db, user_id, kind, map_id, node_id, prompt,
+                                    model=settings.model_default,
+                                    output_tokens=settings.run_reserve_output_tokens,
+                                    role_models=settings.role_models())
+        op_id, status = op.id, op.status
+    submit(op_id, status)
+    try:
+        map_runs.announce_started(get_redis(), map_id, op_id)
+    except redis.RedisError:  # a hint only: open editors still find the run at their next poll
+        log.warning("could not announce run %s on its map", op_id)
+    return {"id": op_id, "status": status}
+
+
+def submit(op_id: str, status: str) -> None:
+    """Announce a just-created run on its stream and enqueue it; when that fails, cancel and
+    settle it and raise QueueUnavailable."""
+    try:
+        events.append(get_redis(), op_id, "status", {"status": status})
+        queue.runs().run(op_id)
+    except Exception:  # broker away: settle the run instead of leaving it queued forever
+        log.exception("could not enqueue run %s", op_id)
+        service.cancel_run(sessions, get_redis(), op_id, "enqueue_failed")
+        service.settle(sessions, get_redis(), op_id)
+        raise QueueUnavailable(op_id) from None
+
+
+def stop(op_id: str) -> None:
+    """Cancel a run (idempotent) and settle it, now or through the finalizer."""
+    r = get_redis()
+    service.cancel_run(sessions, r, op_id)
+    if service.settle(sessions, r, op_id) == "wait":  # a worker is on it: it settles it
+        queue.runs().finalize(op_id)
+
+
+def stop_owned(user_id: str, op_id: str, *, finished_ok: bool = False) -> None:
+    """Stop the user's run. RunNotFound when it isn't theirs; RunFinished when it already
+    ended (unless `finished_ok`: then nothing happens)."""
+    with session_scope() as db:
+        op = service.get_owned(db, user_id, op_id)
+        if op is None:
+            raise RunNotFound(op_id)
+        ended = op.finalized_at is not None
+        if ended and op.status != RunStatus.CANCELLED and not finished_ok:
+            raise RunFinished(op.status)
+    if not ended:
+        stop(op_id)
+
+
+def settle_cancelled(op_ids: list[str]) -> None:
+    """Settle runs just cancelled because their resource went (now or through the finalizer)."""
+    r = get_redis()
+    for op_id in op_ids:
+        if service.settle(sessions, r, op_id) == "wait":
+            queue.runs().finalize(op_id)

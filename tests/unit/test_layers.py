@@ -1,0 +1,73 @@
+"""The import rules of docs/architecture.md, checked on the source (every import, including
+ones inside functions): the two front doors never import each other, the domain imports no
+front door, broker or web framework, the application layer sits between them, and the run
+engine knows no feature."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("bayes_app", "state", "components", "jobs")
+# bayes_app modules that are not domain code: the front doors (the HTTP API; the index process's
+# Qdrant-compatible server), the app layer, composition roots
+EDGES = ("bayes_app.api", "bayes_app.app", "bayes_app.pages", "bayes_app.bayes_app", "bayes_app.cli",
+         "bayes_app.procs", "bayes_app.registry", "bayes_app.search.index_server")
+FRAMEWORKS = ("reflex", "dramatiq", "starlette", "fastapi")
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            src = _module(path)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    out += [(src, a.name) for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    out.append((src, node.module))
+                    out += [(src, f"{node.module}.{a.name}") for a in node.names]
+    return out
+
+
+IMPORTS = _imports()
+
+
+def _under(name: str, *prefixes: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _domain(name: str) -> bool:
+    return _under(name, "bayes_app") and not _under(name, *EDGES)
+
+
+RULES = [
+    ("state does not import the HTTP API", lambda s: _under(s, "state"), lambda d: _under(d, "bayes_app.api")),
+    ("the HTTP API does not import state", lambda s: _under(s, "bayes_app.api"), lambda d: _under(d, "state")),
+    ("the domain imports no front door, app layer, jobs or framework", _domain,
+     lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.app", "jobs", *FRAMEWORKS)),
+    ("the app layer imports no front door, jobs or framework", lambda s: _under(s, "bayes_app.app"),
+     lambda d: _under(d, "state", "components", "bayes_app.api", "jobs", *FRAMEWORKS)),
+    ("the run engine knows no feature", lambda s: _under(s, "bayes_app.runs"),
+     lambda d: _under(d, "bayes_app.chat", "bayes_app.maps", "bayes_app.agents")),
+]
+
+
+@pytest.mark.parametrize("rule,source,target", RULES, ids=[r[0] for r in RULES])
+def test_import_rule(rule, source, target) -> None:
+    broken = sorted({(s, d) for s, d in IMPORTS if source(s) and target(d)})
+    assert not broken, f"{rule}: " + ", ".join(f"{s} → {d}" for s, d in broken)
+
+
+def test_the_rules_see_imports() -> None:
+    """The scan finds imports inside functions too (so a rule cannot pass by finding nothing)."""
+    assert ("bayes_app.api", "jobs.runs") in IMPORTS or ("bayes_app.api", "jobs.runs.DramatiqRunQueue") in IMPORTS
+    assert any(s == "state.chat" and d == "bayes_app.app" for s, d in IMPORTS)
