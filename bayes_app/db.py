@@ -56,6 +56,12 @@ def dispose_engines() -> None:
         _engines.clear()
 
 
+def sessions() -> Session:
+    """A new session (not yet in a transaction): the one factory the services that open their
+    own sessions are given (run lifecycle, ingestion, Zotero sync)."""
+    return Session(get_engine(), expire_on_commit=False)
+
+
 @contextmanager
 def session_scope(url: str | None = None) -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""

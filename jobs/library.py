@@ -6,9 +6,8 @@ import logging
 
 import dramatiq
 from dramatiq.middleware import CurrentMessage
-from sqlmodel import Session
 
-from bayes_app.db import get_engine, session_scope
+from bayes_app.db import session_scope, sessions
 from bayes_app.library import crash_guard, ingest, storage
 from bayes_app.search import runtime
 from bayes_app.settings import get_settings
@@ -29,10 +28,6 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
     get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=7 * 24 * 3600)
 
 
-def _session() -> Session:
-    return Session(get_engine(), expire_on_commit=False)
-
-
 @dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,
                 max_backoff=60_000, time_limit=2 * 3600 * 1000, throws=(ingest.IngestError,))
 def ingest_document(document_id: str, generation: int) -> None:
@@ -51,12 +46,12 @@ def ingest_document(document_id: str, generation: int) -> None:
     if crashes >= get_settings().ingest_max_crashes:
         log.error("ingestion of %s (generation %s) killed its worker %d times: marking it failed",
                   document_id, generation, crashes)
-        ingest.mark_failed(_session, document_id, generation, crash_guard.CODE,
+        ingest.mark_failed(sessions, document_id, generation, crash_guard.CODE,
                            crash_guard.message(crashes))
         crash_guard.forget(r, document_id, generation)
         return
     try:
-        ingest.ingest_document(_session, document_id, generation,
+        ingest.ingest_document(sessions, document_id, generation,
                                files_root=storage.default_store(),
                                index=runtime.index(), embedder=runtime.embedder(),
                                max_pages=get_settings().max_pages)
@@ -66,7 +61,7 @@ def ingest_document(document_id: str, generation: int) -> None:
         message = CurrentMessage.get_current_message()
         retries = message.options.get("retries", 0) if message else INGEST_RETRIES
         if retries >= INGEST_RETRIES:
-            ingest.mark_failed(_session, document_id, generation, "internal",
+            ingest.mark_failed(sessions, document_id, generation, "internal",
                                "Indexing failed repeatedly because of a server problem "
                                f"({type(err).__name__}). Try re-indexing later.")
         raise
@@ -91,7 +86,7 @@ def _heartbeat_alive(host: str, pid: int) -> bool:
 def restructure_document(document_id: str, generation: int) -> None:
     """Re-analyse an indexed document made before the current structure rules, in place
     (it stays searchable; unchanged passages keep their ids and vectors)."""
-    ingest.restructure_document(_session, document_id, generation,
+    ingest.restructure_document(sessions, document_id, generation,
                                 files_root=storage.default_store(),
                                 index=runtime.index(), embedder=runtime.embedder())
 

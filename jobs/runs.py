@@ -9,20 +9,14 @@ import threading
 
 import dramatiq
 from dramatiq.middleware import Middleware
-from sqlmodel import Session
 
-from bayes_app.db import get_engine
+from bayes_app.db import sessions
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import control
-from jobs.periodic import periodic
 
 log = logging.getLogger("bayes.jobs.runs")
 FINALIZE_RETRIES = 60  # with 100 ms .. 1 s backoff: ~1 min, then the reaper takes over
 REAP_EVERY_S = 5
-
-
-def _sessions() -> Session:
-    return Session(get_engine(), expire_on_commit=False)
 
 
 class RunControl(Middleware):
@@ -56,7 +50,7 @@ def run_operation(op_id: str) -> None:
     from bayes_app.runs.service import settle
 
     r = get_redis()
-    result = asyncio.run(execute(op_id, r=r, sessions=_sessions,
+    result = asyncio.run(execute(op_id, r=r, sessions=sessions,
                                  listener=control.get_listener(), provider_factory=get_provider))
     if not result.started:
         log.info("run %s not started: %s", op_id, result.detail)
@@ -64,7 +58,7 @@ def run_operation(op_id: str) -> None:
             return
     # Settle at once (the lease is released); the actor is only the backup.
     try:
-        if settle(_sessions, r, op_id) != "wait":
+        if settle(sessions, r, op_id) != "wait":
             return
     except Exception as err:  # noqa: BLE001
         log.warning("inline finalize of %s failed: %s", op_id, err)
@@ -80,7 +74,7 @@ def finalize_operation(op_id: str) -> None:
     """Settle a run; retried (short backoff) while a worker still holds its lease."""
     from bayes_app.runs.service import settle
 
-    if settle(_sessions, get_redis(), op_id) == "wait":
+    if settle(sessions, get_redis(), op_id) == "wait":
         raise dramatiq.Retry("run still active", delay=200)
 
 
@@ -91,7 +85,7 @@ def reap_runs() -> None:
     from bayes_app.runs.lifecycle import reap_candidates
 
     r = get_redis()
-    with _sessions() as db:
+    with sessions() as db:
         ids = reap_candidates(db, utcnow(), lambda i: control.lease_alive(r, i),
                               grace_s=control.LEASE_MS / 1000)
     for op_id in ids:
@@ -102,22 +96,6 @@ def enqueue_run(op_id: str) -> None:
     run_operation.send(op_id)
 
 
-class DramatiqRunQueue:
-    """The application layer's run queue (`bayes_app.app.queue.RunQueue`) on Dramatiq. The
-    module functions are looked up at call time, so tests can redirect them."""
-
-    def run(self, op_id: str) -> None:
-        enqueue_run(op_id)
-
-    def finalize(self, op_id: str) -> None:
-        enqueue_finalize(op_id)
-
-
 def enqueue_finalize(op_id: str) -> None:
     finalize_operation.send(op_id)
 
-
-periodic.every(REAP_EVERY_S, "reap_runs")
-
-
-dramatiq.get_broker().add_middleware(RunControl())

@@ -5,25 +5,19 @@ from __future__ import annotations
 import logging
 
 import dramatiq
-from sqlmodel import Session
 
-from bayes_app.db import get_engine, session_scope
+from bayes_app.db import session_scope, sessions
 from bayes_app.settings import get_settings
-from jobs.periodic import periodic
 
 log = logging.getLogger("bayes.jobs.zotero")
 PERIODIC_CHECK_S = 60
 
 
-def _sessions() -> Session:
-    return Session(get_engine(), expire_on_commit=False)
-
-
 def _hooks():
     """The broker side of a sync. A failed send (Redis restarting) must not fail the sync: the
     database is the truth, and the ingestion reaper re-sends queued documents that were never sent."""
+    from bayes_app.app import queue
     from bayes_app.zotero.engine import Hooks
-    from jobs.library import enqueue_ingest, purge_document, sync_document_collections
 
     def safe(what: str, fn):
         def call(*args):
@@ -34,10 +28,9 @@ def _hooks():
                             what, args[0], type(err).__name__)
         return call
 
-    return Hooks(enqueue_ingest=safe("enqueue ingestion", enqueue_ingest),
-                 purge_document=safe("purge", lambda doc_id, sha: purge_document.send(doc_id, sha)),
-                 collections_changed=safe("update collections",
-                                          lambda doc_id: sync_document_collections.send(doc_id)))
+    q = queue.get()
+    return Hooks(enqueue_ingest=safe("enqueue ingestion", q.ingest), purge_document=safe("purge", q.purge),
+                 collections_changed=safe("update collections", q.sync_collections))
 
 
 def sync_options():
@@ -58,7 +51,7 @@ def sync_zotero_library(library_id: str, full: bool = False) -> None:
     """Sync one library (idempotent; resumes from the last committed version after a crash)."""
     from bayes_app.zotero.engine import sync_library
 
-    result = sync_library(_sessions, library_id, _hooks(), sync_options(), full=full)
+    result = sync_library(sessions, library_id, _hooks(), sync_options(), full=full)
     log.info("zotero sync %s: %s (version %s, %s requests)", library_id, result.outcome,
              result.version, result.requests)
     if result.outcome == "rate_limited" and result.retry_in_s:
@@ -81,5 +74,3 @@ def sync_zotero_due() -> None:
     for library_id in due:
         sync_zotero_library.send(library_id)
 
-
-periodic.every(PERIODIC_CHECK_S, "sync_zotero_due")

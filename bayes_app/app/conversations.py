@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bayes_app.app import runs
+from bayes_app.db import sessions
 from bayes_app.chat import conversations as chat
 from bayes_app.db import session_scope
 from bayes_app.redis_client import get_redis
@@ -15,7 +16,7 @@ def delete_conversation(user_id: str, conv_id: str) -> bool:
     with session_scope() as db:
         if chat.get_owned(db, user_id, conv_id) is None:
             return False
-    runs.settle_cancelled(service.cancel_resource_runs(runs.sessions, get_redis(), "conversation", conv_id))
+    runs.settle_cancelled(service.cancel_resource_runs(sessions, get_redis(), "conversation", conv_id))
     with session_scope() as db:
         conv = chat.get_owned(db, user_id, conv_id)
         if conv is not None:

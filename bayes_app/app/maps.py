@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bayes_app.app import runs
+from bayes_app.db import sessions
 from bayes_app.maps import runs as map_runs
 from bayes_app.redis_client import get_redis
 from bayes_app.settings import get_settings
@@ -11,7 +12,7 @@ from bayes_app.settings import get_settings
 def delete_map(user_id: str, map_id: str) -> list[str]:
     """Delete the map; its running runs are cancelled (`resource_deleted`) and settled.
     Returns their ids; MapNotFound when the map is not the user's."""
-    ids = map_runs.delete_map(runs.sessions, get_redis(), user_id, map_id)
+    ids = map_runs.delete_map(sessions, get_redis(), user_id, map_id)
     runs.settle_cancelled(ids)
     return ids
 
