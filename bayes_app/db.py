@@ -63,15 +63,23 @@ def sessions() -> Session:
 
 
 @contextmanager
+def atomic(db: Session) -> Iterator[Session]:
+    """Commit `db` when the block ends; roll it back and re-raise when the block raises, so a
+    caller that handles the error keeps a usable session (the domain services that are given
+    a session use this; the sessions they open themselves roll back by closing)."""
+    try:
+        yield db
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
+@contextmanager
 def session_scope(url: str | None = None) -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""
-    with Session(get_engine(url), expire_on_commit=False) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+    with Session(get_engine(url), expire_on_commit=False) as session, atomic(session):
+        yield session
 
 
 def ping(url: str | None = None) -> None:
