@@ -29,11 +29,16 @@ def stale_after_s() -> float:
 
 
 # ---- the user's credits --------------------------------------------------------------------
-def my_credits(user_id: str) -> dict[str, Any]:
+def balance(user_id: str) -> tuple[int, int, list[ledger.HistoryRow]]:
+    """(balance, held, history: one row per run or grant, newest first)."""
     with session_scope() as db:
-        bal, held = ledger.balance(db, user_id), ledger.held(db, user_id)
-        return {"balance": bal, "held": held, "available": bal - held, "unit": "micro-credits",
-                "history": [h.to_json() for h in ledger.history(db, user_id)]}
+        return ledger.balance(db, user_id), ledger.held(db, user_id), ledger.history(db, user_id)
+
+
+def my_credits(user_id: str) -> dict[str, Any]:
+    bal, held, history = balance(user_id)
+    return {"balance": bal, "held": held, "available": bal - held, "unit": "micro-credits",
+            "history": [h.to_json() for h in history]}
 
 
 # ---- admin: grants and prices --------------------------------------------------------------

@@ -67,6 +67,17 @@ def upload(user_id: str, fileobj: BinaryIO, filename: str,
     return acc
 
 
+def add_demo_papers(user_id: str) -> list[uploads.Accepted]:
+    """Add the bundled open-access papers to the user's library and queue the new ones."""
+    from bayes_app.library import demo
+
+    accepted = demo.add_demo_papers(user_id)
+    for acc in accepted:
+        if acc.created:
+            queue.get().ingest(acc.document_id, acc.generation)
+    return accepted
+
+
 def replace_file(user_id: str, document_id: str, stored: storage.StoredFile) -> bool:
     """Put a new file under the document; True when it changed (and was queued for ingestion)."""
     with session_scope() as db:

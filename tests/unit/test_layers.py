@@ -52,6 +52,8 @@ def _domain(name: str) -> bool:
 RULES = [
     ("state does not import the HTTP API", lambda s: _under(s, "state"), lambda d: _under(d, "bayes_app.api")),
     ("the HTTP API does not import state", lambda s: _under(s, "bayes_app.api"), lambda d: _under(d, "state")),
+    ("state hands work to the queue only through the app layer", lambda s: _under(s, "state"),
+     lambda d: _under(d, "jobs", "dramatiq")),
     ("the domain imports no front door, app layer, jobs or framework", _domain,
      lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.app", "jobs", *FRAMEWORKS)),
     ("the app layer imports no front door, jobs or framework", lambda s: _under(s, "bayes_app.app"),
