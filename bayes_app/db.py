@@ -57,20 +57,29 @@ def dispose_engines() -> None:
 
 
 def sessions() -> Session:
-    """A new session on the configured database (the factory services take as `sessions`)."""
+    """A new session (not yet in a transaction): the one factory the services that open their
+    own sessions are given (run lifecycle, ingestion, Zotero sync)."""
     return Session(get_engine(), expire_on_commit=False)
+
+
+@contextmanager
+def atomic(db: Session) -> Iterator[Session]:
+    """Commit `db` when the block ends; roll it back and re-raise when the block raises, so a
+    caller that handles the error keeps a usable session (the domain services that are given
+    a session use this; the sessions they open themselves roll back by closing)."""
+    try:
+        yield db
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
 
 
 @contextmanager
 def session_scope(url: str | None = None) -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""
-    with Session(get_engine(url), expire_on_commit=False) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+    with Session(get_engine(url), expire_on_commit=False) as session, atomic(session):
+        yield session
 
 
 def ping(url: str | None = None) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import dramatiq
-from dramatiq.middleware import CurrentMessage
 
 from bayes_app.db import session_scope, sessions
 from bayes_app.library import crash_guard, ingest, storage
@@ -28,9 +27,9 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
     get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=7 * 24 * 3600)
 
 
-
 @dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,
-                max_backoff=60_000, time_limit=2 * 3600 * 1000, throws=(ingest.IngestError,))
+                max_backoff=60_000, time_limit=2 * 3600 * 1000, throws=(ingest.IngestError,),
+                on_retry_exhausted="ingest_retries_exhausted")
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
     A version whose earlier attempts killed their worker BAYES_INGEST_MAX_CRASHES times is
@@ -56,22 +55,30 @@ def ingest_document(document_id: str, generation: int) -> None:
                                files_root=storage.default_store(),
                                index=runtime.index(), embedder=runtime.embedder(),
                                max_pages=get_settings().max_pages)
-    except ingest.IngestError:
-        raise  # already recorded on the document; `throws` stops retries
-    except Exception as err:
-        message = CurrentMessage.get_current_message()
-        retries = message.options.get("retries", 0) if message else INGEST_RETRIES
-        if retries >= INGEST_RETRIES:
-            ingest.mark_failed(sessions, document_id, generation, "internal",
-                               "Indexing failed repeatedly because of a server problem "
-                               f"({type(err).__name__}). Try re-indexing later.")
-        raise
     finally:
         if token is not None:
             try:
                 crash_guard.end(r, document_id, generation, token)
             except Exception as err:  # noqa: BLE001 - an uncleared token counts as one crash
                 log.warning("could not clear the ingest attempt of %s: %s", document_id, err)
+
+
+@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
+                time_limit=60_000)
+def ingest_retries_exhausted(message: dict, retry_info: dict) -> None:
+    """Dramatiq's `on_retry_exhausted` for ingest_document: transient errors used up the
+    retries, so the document is marked failed (an IngestError is recorded by ingestion itself
+    and never retried)."""
+    document_id, generation = message["args"][:2]
+    ingest.mark_failed(sessions, document_id, generation, "internal",
+                       "Indexing failed repeatedly because of a server problem "
+                       f"({_error_name(message.get('options', {}).get('traceback'))}). Try re-indexing later.")
+
+
+def _error_name(traceback: str | None) -> str:
+    """The exception's class name from the last line of a formatted traceback."""
+    last = (traceback or "").strip().splitlines()[-1:] or ["error"]
+    return last[0].split(":", 1)[0].rsplit(".", 1)[-1].strip() or "error"
 
 
 def _heartbeat_alive(host: str, pid: int) -> bool:

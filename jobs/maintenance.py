@@ -1,4 +1,4 @@
-"""Periodic maintenance actors (scheduled by jobs.periodic)."""
+"""Periodic maintenance actors (scheduled in jobs/__init__.py through jobs.periodic)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import logging
 
 import dramatiq
 
-from jobs.periodic import periodic
-
 log = logging.getLogger("bayes.jobs.maintenance")
+REAP_INGESTION_EVERY_S = 30
+RESTRUCTURE_EVERY_S = 60
 
 
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=60_000)
@@ -26,8 +26,6 @@ def reap_ingestion() -> None:
         log.info("enqueueing ingestion of %s (stalled or never sent)", doc_id)
         enqueue_ingest(doc_id, gen)
 
-
-periodic.every(30, "reap_ingestion")
 
 RESTRUCTURE_KEY = "bayes:restructure-sent:{}:{}:{}"
 RESTRUCTURE_BATCH = 5
@@ -55,5 +53,3 @@ def restructure_outdated() -> None:
     if sent:
         log.info("sent %d document(s) for structure re-analysis", sent)
 
-
-periodic.every(60, "restructure_outdated")

@@ -13,12 +13,10 @@ from dramatiq.middleware import Middleware
 from bayes_app.db import sessions
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import control
-from jobs.periodic import periodic
 
 log = logging.getLogger("bayes.jobs.runs")
 FINALIZE_RETRIES = 60  # with 100 ms .. 1 s backoff: ~1 min, then the reaper takes over
 REAP_EVERY_S = 5
-
 
 
 class RunControl(Middleware):
@@ -98,22 +96,6 @@ def enqueue_run(op_id: str) -> None:
     run_operation.send(op_id)
 
 
-class DramatiqRunQueue:
-    """The application layer's run queue (`bayes_app.app.queue.RunQueue`) on Dramatiq. The
-    module functions are looked up at call time, so tests can redirect them."""
-
-    def run(self, op_id: str) -> None:
-        enqueue_run(op_id)
-
-    def finalize(self, op_id: str) -> None:
-        enqueue_finalize(op_id)
-
-
 def enqueue_finalize(op_id: str) -> None:
     finalize_operation.send(op_id)
 
-
-periodic.every(REAP_EVERY_S, "reap_runs")
-
-
-dramatiq.get_broker().add_middleware(RunControl())

@@ -8,18 +8,16 @@ import dramatiq
 
 from bayes_app.db import session_scope, sessions
 from bayes_app.settings import get_settings
-from jobs.periodic import periodic
 
 log = logging.getLogger("bayes.jobs.zotero")
 PERIODIC_CHECK_S = 60
 
 
-
 def _hooks():
     """The broker side of a sync. A failed send (Redis restarting) must not fail the sync: the
     database is the truth, and the ingestion reaper re-sends queued documents that were never sent."""
+    from bayes_app.app import queue
     from bayes_app.zotero.engine import Hooks
-    from jobs.library import enqueue_ingest, purge_document, sync_document_collections
 
     def safe(what: str, fn):
         def call(*args):
@@ -30,10 +28,9 @@ def _hooks():
                             what, args[0], type(err).__name__)
         return call
 
-    return Hooks(enqueue_ingest=safe("enqueue ingestion", enqueue_ingest),
-                 purge_document=safe("purge", lambda doc_id, sha: purge_document.send(doc_id, sha)),
-                 collections_changed=safe("update collections",
-                                          lambda doc_id: sync_document_collections.send(doc_id)))
+    q = queue.get()
+    return Hooks(enqueue_ingest=safe("enqueue ingestion", q.ingest), purge_document=safe("purge", q.purge),
+                 collections_changed=safe("update collections", q.sync_collections))
 
 
 def sync_options():
@@ -77,5 +74,3 @@ def sync_zotero_due() -> None:
     for library_id in due:
         sync_zotero_library.send(library_id)
 
-
-periodic.every(PERIODIC_CHECK_S, "sync_zotero_due")

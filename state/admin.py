@@ -4,17 +4,13 @@ drill-down, reconciliation), credit grants and the price table editor."""
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from datetime import timedelta
 
 import reflex as rx
-from sqlmodel import col, func, select
 
-from bayes_app.credits import ledger, pricing
+from bayes_app.app import credits
 from bayes_app.credits.pricing import format_credits
-from bayes_app.credits.reconcile import reconcile
-from bayes_app.db import session_scope
-from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent, User, utcnow
+from bayes_app.errors import DomainError, NotFound
+from bayes_app.models import MICRO, utcnow
 from state.auth import AuthState
 
 SPEND_DAYS = 30
@@ -33,12 +29,6 @@ def _parse_credits(raw: str, what: str) -> int:
     if value != value or value < 0:  # NaN or negative
         raise ValueError(f"{what}: must be a number >= 0")
     return round(value * MICRO)
-
-
-def _stale_after_s() -> float:
-    from bayes_app.runs.control import LEASE_MS
-
-    return 5 + LEASE_MS / 1000 + 30  # the same limit as the reconciliation API
 
 
 RUNS_PAGE = 30  # runs per page of the admin's Runs table
@@ -93,17 +83,6 @@ class AdminState(AuthState):
         self.grant_error = self.grant_notice = self.price_error = self.price_notice = ""
         self._refresh()
 
-    def _runs(self, db) -> list[Operation]:
-        """The Runs table: newest first, filtered by user and status, one page more each time."""
-        q = select(Operation).order_by(col(Operation.created_at).desc())
-        if self.runs_user != "all":
-            q = q.where(Operation.owner_id == self.runs_user)
-        if self.runs_status != "all":
-            q = q.where(Operation.status == self.runs_status)
-        rows = list(db.exec(q.limit(self.runs_limit + 1)))
-        self.runs_more = len(rows) > self.runs_limit
-        return rows[:self.runs_limit]
-
     @rx.event
     def filter_runs_user(self, value: str):
         self.runs_user, self.runs_limit = value, RUNS_PAGE
@@ -128,84 +107,50 @@ class AdminState(AuthState):
             self._refresh()
 
     def _refresh(self) -> None:
-        with session_scope() as db:
-            users = list(db.exec(select(User).order_by(User.created_at)))
-            emails = {u.id: u.email for u in users}
-            self.users = [
-                {"id": u.id, "email": u.email, "role": "admin" if u.is_admin else "user",
-                 "created": u.created_at.strftime("%Y-%m-%d %H:%M")}
-                for u in users
-            ]
-            sums = ledger.summaries(db)
-            # every user, with no ledger row yet too (a zero balance is what an admin looks for)
-            per_user = {u.id: sums.get(u.id, (0, 0)) for u in users}
-            self.balances = [
-                {"email": emails.get(uid, uid), "balance": format_credits(b),
-                 "held": format_credits(h), "available": format_credits(b - h)}
-                for uid, (b, h) in sorted(per_user.items(), key=lambda kv: emails.get(kv[0], kv[0]))
-            ]
-            self._load_reserves(db, emails)
-            self._load_spend(db)
-            runs = self._runs(db)
-            self.recent_runs = [
-                {"id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
-                 "owner": emails.get(op.owner_id, op.owner_id),
-                 "charged": format_credits(op.charged_credits)
-                 if op.charged_credits is not None else "—",
-                 "date": op.created_at.strftime("%Y-%m-%d %H:%M")}
-                for op in runs
-            ]
-            self.prices = [
-                {"model": p.model, "input": format_credits(p.input_per_million),
-                 "cached": format_credits(p.cached_per_million),
-                 "output": format_credits(p.output_per_million),
-                 "updated": (p.updated_at.strftime("%Y-%m-%d %H:%M") if p.updated_at else "")
-                 + (f" by {p.updated_by}" if p.updated_by else "")}
-                for p in pricing.list_prices(db)
-            ]
-            self._load_reconciliation(db)
-            if self.run_id:
-                self._load_run(db, self.run_id)
-
-    def _load_reserves(self, db, emails: dict[str, str]) -> None:
-        held = func.sum(LedgerEntry.amount)
-        rows = db.exec(
-            select(LedgerEntry.operation_id, held)
-            .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD),
-                   col(LedgerEntry.operation_id).is_not(None))
-            .group_by(LedgerEntry.operation_id)
-            .having(held != 0)
-        ).all()
-        ops = {op.id: op for op in db.exec(
-            select(Operation).where(col(Operation.id).in_([r[0] for r in rows])))} if rows else {}
-        self.reserves = [
-            {"id": oid, "held": format_credits(int(amount)),
-             "title": ops[oid].title if oid in ops else "",
-             "status": ops[oid].status if oid in ops else "",
-             "owner": emails.get(ops[oid].owner_id, "") if oid in ops else ""}
-            for oid, amount in rows
+        d = credits.dashboard(SPEND_DAYS, self.runs_limit,
+                              runs_user=None if self.runs_user == "all" else self.runs_user,
+                              runs_status=None if self.runs_status == "all" else self.runs_status)
+        self.runs_more = d.runs_more
+        emails = {u.id: u.email for u in d.users}
+        self.users = [
+            {"id": u.id, "email": u.email, "role": "admin" if u.is_admin else "user",
+             "created": u.created_at.strftime("%Y-%m-%d %H:%M")}
+            for u in d.users
         ]
+        self.balances = [
+            {"email": emails.get(uid, uid), "balance": format_credits(b),
+             "held": format_credits(h), "available": format_credits(b - h)}
+            for uid, (b, h) in sorted(d.balances.items(), key=lambda kv: emails.get(kv[0], kv[0]))
+        ]
+        self.reserves = [
+            {"id": oid, "held": format_credits(amount), "title": op.title if op else "",
+             "status": op.status if op else "", "owner": emails.get(op.owner_id, "") if op else ""}
+            for oid, amount, op in d.reserves
+        ]
+        self.spend_by_day = [{"day": day, "credits": _credits_number(v)} for day, v in sorted(d.spend_by_day.items())]
+        self.spend_by_kind = [{"kind": k, "credits": _credits_number(v)} for k, v in sorted(d.spend_by_kind.items())]
+        self.recent_runs = [
+            {"id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
+             "owner": emails.get(op.owner_id, op.owner_id),
+             "charged": format_credits(op.charged_credits)
+             if op.charged_credits is not None else "—",
+             "date": op.created_at.strftime("%Y-%m-%d %H:%M")}
+            for op in d.recent_runs
+        ]
+        self.prices = [
+            {"model": p.model, "input": format_credits(p.input_per_million),
+             "cached": format_credits(p.cached_per_million),
+             "output": format_credits(p.output_per_million),
+             "updated": (p.updated_at.strftime("%Y-%m-%d %H:%M") if p.updated_at else "")
+             + (f" by {p.updated_by}" if p.updated_by else "")}
+            for p in d.prices
+        ]
+        self._load_reconciliation()
+        if self.run_id:
+            self._load_run(self.run_id)
 
-    def _load_spend(self, db) -> None:
-        since = utcnow() - timedelta(days=SPEND_DAYS)
-        rows = db.exec(
-            select(LedgerEntry.created_at, LedgerEntry.amount, Operation.kind)
-            .join(Operation, col(Operation.id) == col(LedgerEntry.operation_id))
-            .where(LedgerEntry.entry_type == EntryType.SPEND,
-                   col(LedgerEntry.created_at) >= since)
-        ).all()
-        by_day: dict[str, int] = defaultdict(int)
-        by_kind: dict[str, int] = defaultdict(int)
-        for created, amount, kind in rows:
-            by_day[created.strftime("%Y-%m-%d")] += -int(amount)
-            by_kind[kind] += -int(amount)
-        self.spend_by_day = [{"day": d, "credits": _credits_number(v)}
-                             for d, v in sorted(by_day.items())]
-        self.spend_by_kind = [{"kind": k, "credits": _credits_number(v)}
-                              for k, v in sorted(by_kind.items())]
-
-    def _load_reconciliation(self, db) -> None:
-        report = reconcile(db, stale_after_s=_stale_after_s())
+    def _load_reconciliation(self) -> None:
+        report = credits.reconciliation()
         self.recon_ok = report.ok
         self.recon_checked = report.runs_checked
         self.recon_mismatches = [
@@ -221,27 +166,25 @@ class AdminState(AuthState):
     def run_reconciliation(self):
         if not self._admin():
             return
-        with session_scope() as db:
-            self._load_reconciliation(db)
+        self._load_reconciliation()
 
     # ---- run drill-down -------------------------------------------------------------
-    def _load_run(self, db, op_id: str) -> None:
+    def _load_run(self, op_id: str) -> None:
         self.run_error = ""
-        op = db.get(Operation, op_id)
-        if op is None:
+        try:
+            detail = credits.run_detail(op_id)
+        except NotFound:
             self.run_info, self.run_usage = {}, []
             self.run_error = f"No run with id {op_id}."
             return
-        owner = db.get(User, op.owner_id)
+        op, events = detail.run, detail.usage
         self.run_info = {
             "id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
-            "reason": op.outcome_reason or "", "owner": owner.email if owner else op.owner_id,
+            "reason": op.outcome_reason or "", "owner": detail.owner_email or op.owner_id,
             "reserved": format_credits(op.reserved_credits),
             "charged": format_credits(op.charged_credits)
             if op.charged_credits is not None else "not settled",
         }
-        events = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)
-                         .order_by(UsageEvent.attempt, UsageEvent.seq)).all()
         self.run_usage = [
             {"step": e.step, "model": e.model, "attempt": str(e.attempt), "seq": str(e.seq),
              "input": str(e.input_tokens), "cached": str(e.cached_tokens),
@@ -263,8 +206,7 @@ class AdminState(AuthState):
         if not self.run_id:
             self.run_error = "Give a run id."
             return
-        with session_scope() as db:
-            self._load_run(db, self.run_id)
+        self._load_run(self.run_id)
 
     # ---- grant ----------------------------------------------------------------------
     @rx.event
@@ -282,15 +224,13 @@ class AdminState(AuthState):
             self.grant_error = "Amount: must be more than 0 credits."
             return
         key = self.grant_key or f"grant:{uuid.uuid4().hex}"
-        with session_scope() as db:
-            user = db.exec(select(User).where(User.email == email)).first()
-            if user is None:
-                self.grant_error = f"No user with e-mail {email or '(empty)'}."
-                return
-            created = ledger.grant(db, user, amount, key,
-                                   str(form.get("note", "")).strip() or f"Granted by {self.user_email}")
-            db.commit()
-            bal = ledger.balance(db, user.id)
+        try:
+            g = credits.grant(amount, key, str(form.get("note", "")).strip() or f"Granted by {self.user_email}",
+                              email=email)
+        except NotFound:
+            self.grant_error = f"No user with e-mail {email or '(empty)'}."
+            return
+        created, bal = g.created, g.balance
         self.grant_key = f"grant:{uuid.uuid4().hex}"  # a new key for the next submit
         self.grant_notice = (
             f"Granted {format_credits(amount)} credits to {email}; balance {format_credits(bal)}."
@@ -331,12 +271,12 @@ class AdminState(AuthState):
             values = [_parse_credits(v or "0", name) for v, name in (
                 (self.price_input, "Input"), (self.price_cached, "Cached input"),
                 (self.price_output, "Output"))]
-            with session_scope() as db:
-                p = pricing.set_price(db, self.price_model, *values, updated_by=self.user_email)
-                db.commit()
-                model = p.model
+            model = credits.set_price(self.price_model, values, self.user_email).model
         except ValueError as err:
             self.price_error = str(err)
+            return
+        except DomainError as err:
+            self.price_error = err.message
             return
         self.price_notice = f"Saved the price of {model}."
         self.price_model = self.price_input = self.price_cached = self.price_output = ""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.credits import ledger
+from bayes_app.app import credits
 from bayes_app.credits.pricing import display_credits, format_credits
-from bayes_app.db import session_scope
 from state.auth import AuthState
 
 
@@ -21,9 +20,7 @@ class CreditsState(AuthState):
         if not self._load_user():
             self.history = []
             return
-        with session_scope() as db:
-            bal, hold = ledger.balance(db, self.user_id), ledger.held(db, self.user_id)
-            rows = ledger.history(db, self.user_id)
+        bal, hold, rows = credits.balance(self.user_id)
         self.balance, self.held, self.available = (
             format_credits(bal), format_credits(hold), format_credits(bal - hold))
         self.history = [

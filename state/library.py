@@ -6,9 +6,9 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.db import session_scope
+from bayes_app.app import library as app_lib
+from bayes_app.errors import DomainError
 from bayes_app.library import documents as lib
-from bayes_app.library import uploads
 from bayes_app.models import DocStatus
 from bayes_app.search.crosslang import language_name
 from state.auth import AuthState
@@ -72,13 +72,12 @@ class LibraryState(AuthState):
 
     def _refresh(self) -> bool:
         """Reload documents and collections; True while some document is still ingesting."""
-        with session_scope() as db:
-            cols = lib.list_collections(db, self.user_id)
-            try:
-                views = lib.list_documents(db, self.user_id, self.filter_collection or None)
-            except lib.NotFound:
-                self.filter_collection = ""
-                views = lib.list_documents(db, self.user_id)
+        cols = app_lib.collections(self.user_id)
+        try:
+            views = app_lib.documents(self.user_id, self.filter_collection or None)
+        except lib.NotFound:
+            self.filter_collection = ""
+            views = app_lib.documents(self.user_id)
         names = {c["id"]: c["name"] for c in cols}
         self.collections = [{"id": c["id"], "name": c["name"], "count": str(c["document_count"])}
                             for c in cols]
@@ -134,19 +133,16 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         if not files:  # a drop of only refused files: `files_rejected` reports them
             return None
-        from jobs.library import enqueue_ingest
-
         results = []
         target = [self.filter_collection] if self.filter_collection else None
         for f in files:
             name = f.filename or "upload.pdf"
             try:
-                acc = uploads.accept(self.user_id, f.file, name, target)
-            except uploads.UploadRejected as err:
+                acc = app_lib.upload(self.user_id, f.file, name, target)
+            except DomainError as err:
                 results.append({"file": name, "ok": "no", "message": err.message})
                 continue
             if acc.created:
-                enqueue_ingest(acc.document_id, acc.generation)
                 results.append({"file": name, "ok": "yes", "message": "queued for indexing",
                                 "document_id": acc.document_id})
             else:
@@ -175,8 +171,7 @@ class LibraryState(AuthState):
         if not self._load_user():
             return
         try:
-            with session_scope() as db:
-                rows = lib.list_references(db, self.user_id, document_id)
+            rows = app_lib.references(self.user_id, document_id)
         except lib.NotFound:
             self.refs_doc, self.refs = "", []
             return
@@ -186,14 +181,10 @@ class LibraryState(AuthState):
     def delete_document(self, document_id: str):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import purge_document
-
         try:
-            with session_scope() as db:
-                sha, used = lib.delete_document(db, self.user_id, document_id)
+            app_lib.delete_document(self.user_id, document_id)
         except lib.NotFound:
             return rx.toast.error("That document no longer exists.")
-        purge_document.send(document_id, None if used else sha)
         self._refresh()
         return rx.toast.success("Document deleted.")
 
@@ -201,17 +192,10 @@ class LibraryState(AuthState):
     def reindex(self, document_id: str):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import enqueue_ingest
-
         try:
-            with session_scope() as db:
-                doc = lib.get_owned(db, self.user_id, document_id)
-                lib.queue_ingest(doc)
-                db.add(doc)
-                gen = doc.ingest_generation
+            app_lib.reindex(self.user_id, document_id)
         except lib.NotFound:
             return rx.toast.error("That document no longer exists.")
-        enqueue_ingest(document_id, gen)
         self._refresh()
         return LibraryState.start_watch
 
@@ -236,19 +220,15 @@ class LibraryState(AuthState):
     def save_edit(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import sync_document_collections
-
         ids = [c["id"] for c in self.collections if c["name"] == self.edit_collection]
         changes = {"title": form.get("title", ""), "authors": form.get("authors", ""),
                    "year": form.get("year", ""), "doi": form.get("doi", ""),
                    "collection_ids": ids}
         try:
-            with session_scope() as db:
-                lib.update_metadata(db, self.user_id, self.edit_id, changes)
-        except (lib.LibraryError, lib.NotFound) as err:
-            self.edit_error = getattr(err, "message", str(err))
+            app_lib.update_metadata(self.user_id, self.edit_id, changes)
+        except DomainError as err:
+            self.edit_error = err.message
             return
-        sync_document_collections.send(self.edit_id)
         self.edit_id = ""
         self._refresh()
 
@@ -263,9 +243,8 @@ class LibraryState(AuthState):
         if not self._load_user():
             return rx.redirect("/login")
         try:
-            with session_scope() as db:
-                lib.create_collection(db, self.user_id, form.get("name", ""))
-        except lib.LibraryError as err:
+            app_lib.create_collection(self.user_id, form.get("name", ""))
+        except DomainError as err:
             return rx.toast.error(err.message)
         self._refresh()
 
@@ -274,25 +253,19 @@ class LibraryState(AuthState):
         if not self._load_user():
             return rx.redirect("/login")
         try:
-            with session_scope() as db:
-                lib.rename_collection(db, self.user_id, form.get("id", ""), form.get("name", ""))
-        except (lib.LibraryError, lib.NotFound) as err:
-            return rx.toast.error(getattr(err, "message", str(err)))
+            app_lib.rename_collection(self.user_id, form.get("id", ""), form.get("name", ""))
+        except DomainError as err:
+            return rx.toast.error(err.message)
         self._refresh()
 
     @rx.event
     def delete_collection(self, collection_id: str):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import sync_document_collections
-
         try:
-            with session_scope() as db:
-                doc_ids = lib.delete_collection(db, self.user_id, collection_id)
+            app_lib.delete_collection(self.user_id, collection_id)
         except lib.NotFound:
             return rx.toast.error("That collection no longer exists.")
-        for d in doc_ids:
-            sync_document_collections.send(d)
         if self.filter_collection == collection_id:
             self.filter_collection = ""
         self._refresh()

@@ -41,19 +41,16 @@ class GuideState(AuthState):
     @rx.event
     def use_demo_papers(self):
         """Add the bundled open-access papers to this user's library and index them."""
-        from bayes_app.library import demo, uploads
-        from jobs.library import enqueue_ingest
+        from bayes_app.app import library as app_lib
+        from bayes_app.errors import DomainError
 
         if not self._load_user():
             return rx.redirect("/login")
         try:
-            accepted = demo.add_demo_papers(self.user_id)
-        except uploads.UploadRejected as err:
+            accepted = app_lib.add_demo_papers(self.user_id)
+        except DomainError as err:
             self.demo_error = err.message
             return None
-        for acc in accepted:
-            if acc.created:
-                enqueue_ingest(acc.document_id, acc.generation)
         self.demo_error = ""
         self._refresh_guide()
         return rx.toast.success(f"Added {len(accepted)} demo papers; they are being indexed.")

@@ -6,9 +6,7 @@ from urllib.parse import quote as urlquote
 
 import reflex as rx
 
-from bayes_app.db import session_scope
-from bayes_app.library import documents as lib
-from bayes_app.search import runtime
+from bayes_app.app import library as app_lib
 from bayes_app.search.highlight import best_quote, emphasis_segments
 from bayes_app.search.hybrid import all_weak
 from state.auth import AuthState
@@ -29,11 +27,9 @@ class SearchState(AuthState):
     def load(self):
         if not self._load_user():
             return
-        with session_scope() as db:
-            self.collections = [{"id": c["id"], "name": c["name"]}
-                                for c in lib.list_collections(db, self.user_id)]
-            self.documents = [{"id": d.id, "title": d.title[:80]}
-                              for d in lib.list_documents(db, self.user_id) if d.status == "indexed"]
+        self.collections = [{"id": c["id"], "name": c["name"]} for c in app_lib.collections(self.user_id)]
+        self.documents = [{"id": d.id, "title": d.title[:80]}
+                          for d in app_lib.documents(self.user_id) if d.status == "indexed"]
         q = self.router.url.query_parameters.get("q", "")
         if q:
             self.query = q
@@ -65,10 +61,8 @@ class SearchState(AuthState):
             self.results, self.searched = [], False
             return
         try:
-            with session_scope() as db:
-                hits = runtime.search_library(db, self.user_id, self.query, 10,
-                                              [self.document_id] if self.document_id else None,
-                                              [self.collection_id] if self.collection_id else None)
+            hits = app_lib.search(self.user_id, self.query, 10, [self.document_id] if self.document_id else None,
+                                  [self.collection_id] if self.collection_id else None)
         except Exception as err:  # noqa: BLE001 - show the user, keep the page alive
             self.error = f"Search is unavailable right now ({type(err).__name__})."
             self.results, self.weak = [], False

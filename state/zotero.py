@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 
 import reflex as rx
 
-from bayes_app.db import session_scope
-from bayes_app.library import documents as lib
+from bayes_app.app import zotero as app_zotero
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.settings import get_settings
 from bayes_app.zotero import service as zs
 from state.library import LibraryState
@@ -87,8 +87,7 @@ class ZoteroState(LibraryState):
         return self.zotero_api == "web"
 
     def _zotero_refresh(self) -> bool:
-        with session_scope() as db:
-            views = zs.list_libraries(db, self.user_id)
+        views = app_zotero.libraries(self.user_id)
         self.zotero_libraries = [_row(v) for v in views]
         return any(r["active"] for r in self.zotero_libraries)
 
@@ -131,24 +130,15 @@ class ZoteroState(LibraryState):
     def zotero_connect(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.zotero import sync_zotero_library
-
         data = {"api": self.zotero_api, "library_type": self.zotero_type,
                 "library_id": (form.get("library_id") or "").strip() or None,
                 "api_key": (form.get("api_key") or "").strip()}
         try:
-            req = zs.ConnectRequest.parse(data)
-            settings = get_settings()
-            zs.check_local_allowed(req, is_admin=self.is_admin, enabled=settings.zotero_local,
-                                   local_url=settings.zotero_local_url)
-            with session_scope() as db:
-                row = zs.connect(db, self.user_id, req, web_api_url=get_settings().zotero_api_url)
-                library_id = row.id
-        except zs.ZoteroError as err:
+            app_zotero.connect(self.user_id, self.is_admin, data)
+        except DomainError as err:
             self.zotero_error = err.message
             return
         self.zotero_error = ""
-        sync_zotero_library.send(library_id)
         self._zotero_refresh()
         return [ZoteroState.zotero_start_watch, rx.toast.success("Connected: the first sync has started.")]
 
@@ -156,14 +146,10 @@ class ZoteroState(LibraryState):
     def zotero_sync_now(self, library_id: str):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.zotero import sync_zotero_library
-
         try:
-            with session_scope() as db:
-                zs.request_sync(db, self.user_id, library_id)
-        except lib.NotFound:
+            app_zotero.sync_now(self.user_id, library_id)
+        except NotFound:
             return rx.toast.error("That Zotero library is no longer connected.")
-        sync_zotero_library.send(library_id)
         self._zotero_refresh()
         return ZoteroState.zotero_start_watch
 
@@ -171,15 +157,10 @@ class ZoteroState(LibraryState):
     def zotero_disconnect(self, library_id: str, keep_documents: bool):
         if not self._load_user():
             return rx.redirect("/login")
-        from jobs.library import purge_document
-
         try:
-            with session_scope() as db:
-                purges = zs.disconnect(db, self.user_id, library_id, keep_documents)
-        except lib.NotFound:
+            app_zotero.disconnect(self.user_id, library_id, keep_documents)
+        except NotFound:
             return rx.toast.error("That Zotero library is no longer connected.")
-        for doc_id, sha in purges:
-            purge_document.send(doc_id, sha)
         self._zotero_refresh()
         self._refresh()
         return rx.toast.success("Disconnected" + (" (documents kept)." if keep_documents else

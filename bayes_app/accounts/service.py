@@ -23,20 +23,15 @@ from bayes_app.accounts.passwords import (
     normalize_email,
     verify_password,
 )
+from bayes_app.errors import DomainError
 from bayes_app.models import ApiToken, User, UserSession, utcnow
 
 SESSION_PREFIX = "bss_"
 API_TOKEN_PREFIX = "bat_"
 
 
-class AccountError(Exception):
-    """A user-facing account error with a stable code and an HTTP status."""
-
-    def __init__(self, code: str, message: str, status: int = 400):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
+class AccountError(DomainError):
+    """A user-facing account error with a stable code."""
 
 
 @dataclass(frozen=True)

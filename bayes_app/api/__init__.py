@@ -8,12 +8,8 @@ from starlette.requests import Request
 from starlette.routing import Match, Mount, Route, Router
 
 from bayes_app.api import auth, conversations, credits, library, maps, runs, session, system, zotero
-from bayes_app.api.errors import (
-    ApiError,
-    handle_api_error,
-    handle_http_exception,
-    handle_unexpected,
-)
+from bayes_app.api.errors import ApiError, handle_domain_error, handle_http_exception, handle_unexpected
+from bayes_app.errors import DomainError
 
 API_PREFIX = "/api/v1"
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
@@ -47,14 +43,14 @@ def build_api() -> Starlette:
     application layer to Dramatiq's queue (the web process's composition root)."""
     from bayes_app import registry
     from bayes_app.app import queue
-    from jobs.runs import DramatiqRunQueue
+    from jobs.queue import DramatiqQueue
 
     registry.register()
-    queue.use(DramatiqRunQueue())
+    queue.use(DramatiqQueue())
     return Starlette(
         routes=[Mount(API_PREFIX, app=Router(routes=api_routes()))],
         exception_handlers={
-            ApiError: handle_api_error,
+            DomainError: handle_domain_error,
             HTTPException: handle_http_exception,
             Exception: handle_unexpected,
         },

@@ -10,18 +10,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bayes_app.accounts import service
-from bayes_app.accounts.service import AccountError
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
-from bayes_app.api.errors import ApiError
 from bayes_app.api.session import client_address, throttled_authenticate
 from bayes_app.db import session_scope
 from bayes_app.models import User
 from bayes_app.settings import get_settings
-
-
-def _account_error(err: AccountError) -> ApiError:
-    return ApiError(err.status, err.code, err.message)
 
 
 async def issue_token(request: Request) -> Response:
@@ -64,10 +58,7 @@ async def revoke_token(request: Request) -> Response:
         with session_scope() as db:
             service.revoke_api_token(db, user.id, token_id)
 
-    try:
-        await run_in_threadpool(work)
-    except AccountError as err:
-        raise _account_error(err) from None
+    await run_in_threadpool(work)
     return Response(status_code=204)
 
 

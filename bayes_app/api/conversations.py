@@ -40,16 +40,13 @@ def _patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:
         conv = chat.get_owned(db, user_id, conv_id)
         if conv is None:
             raise not_found("conversation")
-        try:
-            if "title" in body:
-                title = body["title"]
-                if not isinstance(title, str) or not title.strip():
-                    raise ApiError(400, "bad_request", "title must be a non-empty string.")
-                conv.title = chat.title_for(title)
-            if "scope" in body:
-                conv.scope = chat.normalize_scope(db, user_id, body["scope"])
-        except chat.ChatError as err:
-            raise ApiError(err.status, err.code, err.message) from None
+        if "title" in body:
+            title = body["title"]
+            if not isinstance(title, str) or not title.strip():
+                raise ApiError(400, "bad_request", "title must be a non-empty string.")
+            conv.title = chat.title_for(title)
+        if "scope" in body:
+            conv.scope = chat.normalize_scope(db, user_id, body["scope"])
         db.add(conv)
         db.commit()
         return chat.view(conv)

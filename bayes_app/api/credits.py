@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlmodel import select
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -13,25 +12,14 @@ from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_admin, require_user
-from bayes_app.api.errors import ApiError, not_found
-from bayes_app.credits import ledger, pricing
-from bayes_app.credits.reconcile import reconcile
-from bayes_app.db import session_scope
-from bayes_app.models import MICRO, ModelPrice, User
-
-PRICE_FIELDS = ("input_per_million", "cached_per_million", "output_per_million")
-
-
-def _credits(user_id: str) -> dict[str, Any]:
-    with session_scope() as db:
-        bal, held = ledger.balance(db, user_id), ledger.held(db, user_id)
-        return {"balance": bal, "held": held, "available": bal - held, "unit": "micro-credits",
-                "history": [h.to_json() for h in ledger.history(db, user_id)]}
+from bayes_app.api.errors import ApiError
+from bayes_app.app import credits
+from bayes_app.models import MICRO, ModelPrice
 
 
 async def my_credits(request: Request) -> Response:
     user = await require_user(request)
-    return JSONResponse(await run_in_threadpool(_credits, user.id))
+    return JSONResponse(await run_in_threadpool(credits.my_credits, user.id))
 
 
 def _grant(body: dict[str, Any], admin_email: str) -> dict[str, Any]:
@@ -40,19 +28,13 @@ def _grant(body: dict[str, Any], admin_email: str) -> dict[str, Any]:
         amount = round(body["credits"] * MICRO)
     if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
         raise ApiError(400, "bad_amount", "Give 'credits' (a number > 0) or 'amount_micro' (an integer > 0).")
-    key = body.get("key") or f"grant:{uuid.uuid4().hex}"
-    with session_scope() as db:
-        user = None
-        if isinstance(body.get("user_id"), str):
-            user = db.get(User, body["user_id"])
-        elif isinstance(body.get("email"), str):
-            user = db.exec(select(User).where(User.email == body["email"].strip().lower())).first()
-        if user is None:
-            raise not_found("user")
-        created = ledger.grant(db, user, amount, str(key), body.get("note") or f"Granted by {admin_email}")
-        db.commit()
-        return {"user_id": user.id, "amount_micro": amount, "created": created,
-                "balance": ledger.balance(db, user.id), "available": ledger.available(db, user.id)}
+    key = str(body.get("key") or f"grant:{uuid.uuid4().hex}")
+    note = body.get("note") or f"Granted by {admin_email}"
+    user_id = body["user_id"] if isinstance(body.get("user_id"), str) else None
+    email = body["email"] if user_id is None and isinstance(body.get("email"), str) else None
+    g = credits.grant(amount, key, note, user_id=user_id, email=email)
+    return {"user_id": g.user_id, "amount_micro": amount, "created": g.created, "balance": g.balance,
+            "available": g.available}
 
 
 async def grant(request: Request) -> Response:
@@ -62,61 +44,31 @@ async def grant(request: Request) -> Response:
 
 
 def _price_json(p: ModelPrice) -> dict[str, Any]:
-    return {"model": p.model, **{f: getattr(p, f) for f in PRICE_FIELDS},
+    return {"model": p.model, **{f: getattr(p, f) for f in credits.PRICE_FIELDS},
             "updated_at": p.updated_at.isoformat() if p.updated_at else None, "updated_by": p.updated_by}
-
-
-def _prices() -> list[dict[str, Any]]:
-    with session_scope() as db:
-        return [_price_json(p) for p in pricing.list_prices(db)]
-
-
-def _price(model: str) -> dict[str, Any]:
-    with session_scope() as db:
-        try:
-            return _price_json(pricing.get_price(db, model))
-        except pricing.PriceMissing:
-            raise not_found("price") from None
-
-
-def _set_price(model: str, body: dict[str, Any], admin_email: str) -> dict[str, Any]:
-    values = [body.get(f) for f in PRICE_FIELDS]
-    with session_scope() as db:
-        try:
-            p = pricing.set_price(db, model, *values, updated_by=admin_email)  # type: ignore[arg-type]
-        except ValueError as err:
-            raise ApiError(400, "bad_price", f"{err}; fields: {', '.join(PRICE_FIELDS)}.") from None
-        db.add(p)
-        db.commit()
-        return _price_json(p)
 
 
 async def list_prices(request: Request) -> Response:
     await require_admin(request)
-    return JSONResponse({"prices": await run_in_threadpool(_prices)})
+    return JSONResponse({"prices": [_price_json(p) for p in await run_in_threadpool(credits.prices)]})
 
 
 async def get_price(request: Request) -> Response:
     await require_admin(request)
-    return JSONResponse(await run_in_threadpool(_price, request.path_params["model"]))
+    return JSONResponse(_price_json(await run_in_threadpool(credits.price, request.path_params["model"])))
 
 
 async def put_price(request: Request) -> Response:
     admin = await require_admin(request)
     body = (await read_model(request, schemas.PriceBody)).given()
-    return JSONResponse(await run_in_threadpool(_set_price, request.path_params["model"], body, admin.email))
-
-
-def _reconciliation() -> dict[str, Any]:
-    from bayes_app.runs.control import LEASE_MS
-
-    with session_scope() as db:
-        return reconcile(db, stale_after_s=5 + LEASE_MS / 1000 + 30).to_json()
+    p = await run_in_threadpool(credits.set_price, request.path_params["model"],
+                                [body.get(f) for f in credits.PRICE_FIELDS], admin.email)
+    return JSONResponse(_price_json(p))
 
 
 async def reconciliation(request: Request) -> Response:
     await require_admin(request)
-    return JSONResponse(await run_in_threadpool(_reconciliation))
+    return JSONResponse((await run_in_threadpool(credits.reconciliation)).to_json())
 
 
 routes = [

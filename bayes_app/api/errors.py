@@ -8,6 +8,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from bayes_app.errors import DomainError, NotFound
+
 log = logging.getLogger("bayes.api")
 
 _DEFAULT_CODES = {
@@ -17,26 +19,27 @@ _DEFAULT_CODES = {
 }
 
 
-class ApiError(Exception):
-    """Raise inside a route to answer with a JSON error."""
+class ApiError(DomainError):
+    """An HTTP-only refusal (malformed body, wrong media type …), with optional headers."""
 
     def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
-        super().__init__(message)
-        self.status, self.code, self.message, self.headers = status, code, message, headers
+        super().__init__(code, message, status)
+        self.headers = headers
 
 
 def error_response(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
-def not_found(what: str = "resource") -> ApiError:
+def not_found(what: str = "resource") -> NotFound:
     """The one answer for both 'does not exist' and 'not yours' (never reveal others' objects)."""
-    return ApiError(404, "not_found", f"No such {what}.")
+    return NotFound(what)
 
 
-async def handle_api_error(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, ApiError)
-    return error_response(exc.status, exc.code, exc.message, exc.headers)
+async def handle_domain_error(_request: Request, exc: Exception) -> JSONResponse:
+    """The one translation of the domain's refusals (and ApiError) into the JSON error contract."""
+    assert isinstance(exc, DomainError)
+    return error_response(exc.status, exc.code, exc.message, getattr(exc, "headers", None))
 
 
 async def handle_http_exception(_request: Request, exc: Exception) -> JSONResponse:

@@ -14,25 +14,20 @@ from starlette.routing import Route
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.errors import ApiError, not_found
-from bayes_app.api.runs import start_map_run
 from bayes_app.app import maps as app_maps
+from bayes_app.app import runs as app_runs
 from bayes_app.db import session_scope
 from bayes_app.maps import citations, export, service
 from bayes_app.maps import runs as map_runs
-from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.runs import service as run_service
 
 log = logging.getLogger("bayes.api.maps")
 
 
 def _call(fn: Any, *args: Any, **kw: Any) -> Any:
-    try:
-        with session_scope() as db:
-            return fn(db, *args, **kw)
-    except MapNotFound as err:
-        raise not_found(err.what) from None
-    except MapError as err:
-        raise ApiError(err.status, err.code, err.message) from None
+    """One domain call in one transaction."""
+    with session_scope() as db:
+        return fn(db, *args, **kw)
 
 
 async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
@@ -66,16 +61,9 @@ async def patch_map(request: Request) -> Response:
     return JSONResponse(await _do(service.rename_map, user.id, request.path_params["map_id"], body.title))
 
 
-def _delete(user_id: str, map_id: str) -> list[str]:
-    try:
-        return app_maps.delete_map(user_id, map_id)
-    except MapNotFound:
-        raise not_found("mindmap") from None
-
-
 async def delete_map(request: Request) -> Response:
     user = await require_user(request)
-    ids = await run_in_threadpool(_delete, user.id, request.path_params["map_id"])
+    ids = await run_in_threadpool(app_maps.delete_map, user.id, request.path_params["map_id"])
     return JSONResponse({"deleted": True, "cancelled_runs": ids})
 
 
@@ -138,8 +126,7 @@ async def check_support(request: Request) -> Response:
     user = await require_user(request)
     map_id, node_id = request.path_params["map_id"], request.path_params["node_id"]
     if app_maps.model_judges_support():
-        run = await run_in_threadpool(start_map_run, user.id, {"kind": "check_support", "mindmap_id": map_id,
-                                                       "node_id": node_id})
+        run = await run_in_threadpool(app_runs.start_map_run, user.id, "check_support", map_id, node_id)
         return JSONResponse({"run": run}, status_code=202)
     out = await _do(citations.check_support, user.id, map_id, node_id)
     return JSONResponse({"citations": out})
@@ -200,11 +187,8 @@ async def export_map(request: Request) -> Response:
 
 # ---- runs ------------------------------------------------------------------------------------
 def _runs(user_id: str, map_id: str) -> list[dict]:
-    try:
-        with session_scope() as db:
-            return [run_service.view(db, op) for op in map_runs.map_runs(db, user_id, map_id)]
-    except MapNotFound:
-        raise not_found("mindmap") from None
+    with session_scope() as db:
+        return [run_service.view(db, op) for op in map_runs.map_runs(db, user_id, map_id)]
 
 
 async def list_runs(request: Request) -> Response:
@@ -216,8 +200,9 @@ async def start_run(request: Request) -> Response:
     """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""
     user = await require_user(request)
     body = (await read_model(request, schemas.MapRunCreate)).given()
-    body["mindmap_id"] = request.path_params["map_id"]
-    return JSONResponse(await run_in_threadpool(start_map_run, user.id, body), status_code=202)
+    run = await run_in_threadpool(app_runs.start_map_run, user.id, body.get("kind"), request.path_params["map_id"],
+                                  body.get("node_id"), body.get("prompt"))
+    return JSONResponse(run, status_code=202)
 
 
 P = "/mindmaps/{map_id}"

@@ -40,12 +40,7 @@ def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: An
             raise ApiError(400, "bad_request", f"{name} must be a string.")
     if edit_message_id and not conversation_id:
         raise ApiError(400, "bad_request", "edit_message_id needs the conversation_id.")
-    try:
-        return app_runs.start_ask(user_id, kind, prompt, scope, conversation_id, edit_message_id)
-    except service.RunRequestError as err:
-        raise ApiError(err.status, err.code, err.message) from None
-    except app_runs.QueueUnavailable:
-        raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
+    return app_runs.start_ask(user_id, kind, prompt, scope, conversation_id, edit_message_id)
 
 
 async def create_run(request: Request) -> Response:
@@ -54,7 +49,9 @@ async def create_run(request: Request) -> Response:
     from bayes_app.maps.runs import MAP_KINDS
 
     if raw.get("kind") in MAP_KINDS:  # mindmap runs
-        return JSONResponse(await run_in_threadpool(start_map_run, user.id, raw), status_code=202)
+        run = await run_in_threadpool(app_runs.start_map_run, user.id, raw["kind"], raw.get("mindmap_id"),
+                                      raw.get("node_id"), raw.get("prompt"))
+        return JSONResponse(run, status_code=202)
     if not raw.get("prompt"):
         raise ApiError(400, "missing_fields", "Missing or empty field(s): prompt.")
     out = await run_in_threadpool(_start, user.id, raw.get("kind") or "ask", raw["prompt"], raw.get("scope"),
@@ -68,24 +65,8 @@ async def get_run(request: Request) -> Response:
 
 
 def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
-    try:
-        app_runs.stop_owned(user_id, op_id)
-    except app_runs.RunNotFound:
-        raise not_found("run") from None
-    except app_runs.RunFinished as err:
-        raise ApiError(409, "run_finished", f"The run already ended ({err}).") from None
+    app_runs.stop_owned(user_id, op_id)
     return _owned_view(user_id, op_id)
-
-
-def start_map_run(user_id: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Create + enqueue a map run (POST /runs and POST /mindmaps/<id>/runs)."""
-    try:
-        return app_runs.start_map_run(user_id, body.get("kind"), body.get("mindmap_id"), body.get("node_id"),
-                                      body.get("prompt"))
-    except service.RunRequestError as err:
-        raise ApiError(err.status, err.code, err.message) from None
-    except app_runs.QueueUnavailable:
-        raise ApiError(503, "unavailable", "The job queue is unavailable; try again.") from None
 
 
 async def cancel_run(request: Request) -> Response:

@@ -27,6 +27,7 @@ from bayes_app.api.deps import MAX_JSON_BYTES, SESSION_COOKIE, parse_json
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
 from bayes_app.db import session_scope
+from bayes_app.errors import DomainError
 from bayes_app.models import User
 from bayes_app.settings import get_settings
 
@@ -88,9 +89,9 @@ def throttled_authenticate(email: str, password: str, client: str) -> service.Us
         with session_scope() as db:
             user = service.authenticate(db, email, password)
             info = service.UserInfo.of(user)
-    except AccountError as err:
+    except AccountError:
         record_attempt(email, client, ok=False)
-        raise ApiError(err.status, err.code, err.message) from None
+        raise
     except HashingBusy as err:
         raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
     record_attempt(email, client, ok=True)
@@ -135,10 +136,11 @@ async def _form(request: Request) -> tuple[dict[str, str], bool]:
     raise ApiError(415, "unsupported_media_type", "Post a form or a JSON object.")
 
 
-def _back(page: str, err: ApiError, **extra: str) -> RedirectResponse:
+def _back(page: str, err: DomainError, **extra: str) -> RedirectResponse:
     query = {"error": err.code, **{k: v for k, v in extra.items() if v}}
-    if err.headers and "Retry-After" in err.headers:
-        query["retry"] = err.headers["Retry-After"]
+    headers = getattr(err, "headers", None)
+    if headers and "Retry-After" in headers:
+        query["retry"] = headers["Retry-After"]
     return RedirectResponse(f"{page}?{urlencode(query)}", status_code=303)
 
 
@@ -148,7 +150,7 @@ async def login(request: Request) -> Response:
     target = safe_next(fields.get("next") or request.query_params.get("next"))
     try:
         info = await run_in_threadpool(throttled_authenticate, email, password, client_address(request))
-    except ApiError as err:
+    except DomainError as err:
         if wants_json:
             raise
         return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
@@ -163,8 +165,6 @@ def _register(email: str, password: str) -> service.UserInfo:
     try:
         with session_scope() as db:
             return service.UserInfo.of(service.register(db, email, password))
-    except AccountError as err:
-        raise ApiError(err.status, err.code, err.message) from None
     except HashingBusy as err:
         raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
 
@@ -176,7 +176,7 @@ async def register(request: Request) -> Response:
         if "confirm" in fields and fields["confirm"] != password:
             raise ApiError(400, "passwords_differ", "The two passwords differ.")
         info = await run_in_threadpool(_register, email, password)
-    except ApiError as err:
+    except DomainError as err:
         if wants_json:
             raise
         return _back("/register", err, email=email[:200])
@@ -216,7 +216,7 @@ def _change_password(token: str | None, old: str, new: str, client: str) -> str:
     except AccountError as err:
         if err.code == "invalid_credentials":
             record_attempt(email, client, ok=False)
-        raise ApiError(err.status, err.code, err.message) from None
+        raise
     except HashingBusy as err:
         raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
     return _new_session(user.id)  # older sessions (other browsers) are no longer valid
@@ -230,7 +230,7 @@ async def change_password(request: Request) -> Response:
             raise ApiError(400, "passwords_differ", "The two new passwords differ.")
         token = await run_in_threadpool(_change_password, request.cookies.get(SESSION_COOKIE), old, new,
                                         client_address(request))
-    except ApiError as err:
+    except DomainError as err:
         if wants_json:
             raise
         return _back("/login" if err.status == 401 and err.code == "unauthorized" else "/account", err)

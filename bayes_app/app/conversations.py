@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bayes_app.app import runs
+from bayes_app.db import sessions
 from bayes_app.chat import conversations as chat
-from bayes_app.db import session_scope, sessions
+from bayes_app.db import session_scope
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service
 

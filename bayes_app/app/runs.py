@@ -15,6 +15,7 @@ import redis
 from bayes_app.app import queue
 from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.maps import runs as map_runs
 from bayes_app.models import RunStatus
 from bayes_app.redis_client import get_redis
@@ -24,16 +25,27 @@ from bayes_app.settings import get_settings
 log = logging.getLogger("bayes.app.runs")
 
 
-class QueueUnavailable(Exception):
+class QueueUnavailable(DomainError):
     """The broker could not take the run; it was cancelled and settled instead."""
 
+    def __init__(self, op_id: str) -> None:
+        super().__init__("unavailable", "The job queue is unavailable; try again.", 503)
+        self.op_id = op_id
 
-class RunNotFound(LookupError):
+
+class RunNotFound(NotFound, LookupError):
     """No such run for this user."""
 
+    def __init__(self) -> None:
+        super().__init__("run")
 
-class RunFinished(Exception):
-    """The run already ended (its status is the message)."""
+
+class RunFinished(DomainError):
+    """The run already ended."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__("run_finished", f"The run already ended ({status}).", 409)
+        self.run_status = status
 
 
 def start_ask(user_id: str, kind: str, prompt: str, scope: Any = None, conversation_id: str | None = None,
@@ -72,7 +84,7 @@ def submit(op_id: str, status: str) -> None:
     settle it and raise QueueUnavailable."""
     try:
         events.append(get_redis(), op_id, "status", {"status": status})
-        queue.runs().run(op_id)
+        queue.get().run(op_id)
     except Exception:  # broker away: settle the run instead of leaving it queued forever
         log.exception("could not enqueue run %s", op_id)
         service.cancel_run(sessions, get_redis(), op_id, "enqueue_failed")
@@ -85,7 +97,7 @@ def stop(op_id: str) -> None:
     r = get_redis()
     service.cancel_run(sessions, r, op_id)
     if service.settle(sessions, r, op_id) == "wait":  # a worker is on it: it settles it
-        queue.runs().finalize(op_id)
+        queue.get().finalize(op_id)
 
 
 def stop_owned(user_id: str, op_id: str, *, finished_ok: bool = False) -> None:
@@ -94,7 +106,7 @@ def stop_owned(user_id: str, op_id: str, *, finished_ok: bool = False) -> None:
     with session_scope() as db:
         op = service.get_owned(db, user_id, op_id)
         if op is None:
-            raise RunNotFound(op_id)
+            raise RunNotFound()
         ended = op.finalized_at is not None
         if ended and op.status != RunStatus.CANCELLED and not finished_ok:
             raise RunFinished(op.status)
@@ -107,4 +119,4 @@ def settle_cancelled(op_ids: list[str]) -> None:
     r = get_redis()
     for op_id in op_ids:
         if service.settle(sessions, r, op_id) == "wait":
-            queue.runs().finalize(op_id)
+            queue.get().finalize(op_id)

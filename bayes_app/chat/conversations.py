@@ -13,18 +13,18 @@ from sqlmodel import Session, col, select
 
 from bayes_app.chat.grounding import LABELS
 from bayes_app.chat.memory import Exchange
+from bayes_app.errors import DomainError
 from bayes_app.models import (ChatMessage, Collection, Conversation, Document, MessageStatus, Operation,
                               RunStatus, utcnow)
 
 TITLE_CHARS = 80
 
 
-class ChatError(ValueError):
-    """A request about a conversation that cannot be done; `status`/`code` map to HTTP."""
+class ChatError(DomainError, ValueError):
+    """A request about a conversation that cannot be done."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        super().__init__(code, message, status)
 
 
 def title_for(question: str) -> str:

@@ -14,6 +14,7 @@ from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
+from bayes_app import errors
 from bayes_app.library.storage import StoredFile
 from bayes_app.search.crosslang import language_name
 from bayes_app.models import (
@@ -30,18 +31,13 @@ from bayes_app.models import (
 PDF_MAGIC = b"%PDF-"
 
 
-class NotFound(Exception):
+class NotFound(errors.NotFound):
     def __init__(self, what: str = "document"):
-        super().__init__(f"No such {what}.")
-        self.what = what
+        super().__init__(what)
 
 
-class LibraryError(Exception):
+class LibraryError(errors.DomainError):
     """A user-facing library error with a stable code."""
-
-    def __init__(self, code: str, message: str, status: int = 400):
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
 
 
 def check_upload_head(head: bytes, filename: str) -> None:

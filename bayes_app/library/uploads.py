@@ -8,17 +8,14 @@ from typing import BinaryIO
 from sqlmodel import select
 
 from bayes_app.db import session_scope
+from bayes_app.errors import DomainError
 from bayes_app.library import documents as lib
 from bayes_app.library import storage
 from bayes_app.settings import get_settings
 
 
-class UploadRejected(Exception):
-    """The file was not accepted; nothing was stored. `status` is the HTTP status to use."""
-
-    def __init__(self, code: str, message: str, status: int = 400):
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
+class UploadRejected(DomainError):
+    """The file was not accepted; nothing was stored."""
 
 
 @dataclass(frozen=True)

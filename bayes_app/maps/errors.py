@@ -1,19 +1,16 @@
-"""Errors of the maps domain (the API maps them to 404 / 400 / 409)."""
+"""Errors of the maps domain (DomainErrors: 404 / 400 / 409)."""
 
 from __future__ import annotations
 
+from bayes_app.errors import DomainError, NotFound
 
-class MapNotFound(LookupError):
+
+class MapNotFound(NotFound, LookupError):
     """The map (or node, citation, proposal) does not exist or belongs to someone else."""
 
     def __init__(self, what: str = "mindmap") -> None:
-        super().__init__(f"No such {what}.")
-        self.what = what
+        super().__init__(what)
 
 
-class MapError(ValueError):
+class MapError(DomainError, ValueError):
     """A request the map cannot apply (bad input, forbidden move …); `code` is machine-readable."""
-
-    def __init__(self, code: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status

@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy import delete, update
 from sqlmodel import Session, col, func, select
 
+from bayes_app.db import atomic
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import (
     Citation, Document, MapEdit, MapNode, MapProposal, Mindmap, NodeKind, NodeRelation, Origin,
@@ -207,15 +208,11 @@ def create_map(db: Session, owner_id: str, title: str, question: str = "") -> di
     """A new map with its root `question` node (titled `question`, or the map's title)."""
     title = _clean_title(title)
     question = " ".join((question or "").split())[:MAX_NODE_TITLE]
-    try:
+    with atomic(db):
         m = Mindmap(owner_id=owner_id, title=title)
         db.add(m)
         db.flush()
         db.add(MapNode(map_id=m.id, kind=NodeKind.QUESTION, title=question or title, pos_x=0, pos_y=0))
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return map_summary(m)
 
 
@@ -232,12 +229,8 @@ def rename_map(db: Session, owner_id: str, map_id: str, title: str) -> dict[str,
 def delete_map(db: Session, owner_id: str, map_id: str) -> None:
     """Delete the map with everything on it. Cancel its runs FIRST (see maps.runs.delete_map)."""
     get_map(db, owner_id, map_id)
-    try:
+    with atomic(db):
         db.exec(delete(Mindmap).where(col(Mindmap.id) == map_id))  # type: ignore[call-overload]
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
 
 
 # ---- undo log --------------------------------------------------------------------------------
@@ -286,14 +279,10 @@ def _prune_undo(db: Session, map_id: str) -> None:
 
 
 def _commit_edit(db: Session, map_id: str, action: str, u: _Undo) -> None:
-    try:
+    with atomic(db):
         u.save(db, map_id, action)
         db.flush()
         _prune_undo(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
 
 
 def undo(db: Session, owner_id: str, map_id: str) -> str | None:
@@ -303,7 +292,7 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
                    .order_by(col(MapEdit.created_at).desc())).first()
     if edit is None:
         return None
-    try:
+    with atomic(db):
         dele, rest = edit.undo.get("delete", {}), edit.undo.get("restore", {})
         if dele.get("relations"):
             db.exec(delete(NodeRelation).where(col(NodeRelation.id).in_(dele["relations"])))  # type: ignore[call-overload]
@@ -329,10 +318,6 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
         edit.undone = True
         db.add(edit)
         _touch(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return edit.action
 
 
@@ -554,12 +539,9 @@ def delete_subtree(db: Session, owner_id: str, map_id: str, node_id: str) -> lis
     for r in db.exec(select(NodeRelation).where(
             col(NodeRelation.source_id).in_(ids) | col(NodeRelation.target_id).in_(ids))):
         u.before("relations", r)
-    try:
+    with atomic(db):
         db.exec(delete(MapNode).where(col(MapNode.id) == node.id))  # type: ignore[call-overload]
-    except BaseException:
-        db.rollback()
-        raise
-    _commit_edit(db, map_id, "delete_subtree", u)
+        _commit_edit(db, map_id, "delete_subtree", u)
     return ids
 
 
@@ -589,7 +571,7 @@ def write_agent_node(db: Session, map_id: str, parent_id: str, kind: str, title:
     quote, char_start, char_end, agent, support_score, support_label, suggested_rewrite.
     Placed right after `after_id` (a sibling) when given, else last. Raises MapNotFound when
     the map or the parent is gone (deleted mid-run)."""
-    try:
+    with atomic(db):
         if db.get(Mindmap, map_id, populate_existing=True) is None:
             raise MapNotFound("mindmap")
         parent = db.get(MapNode, parent_id, populate_existing=True)
@@ -608,17 +590,13 @@ def write_agent_node(db: Session, map_id: str, parent_id: str, kind: str, title:
             db.add(row)
             rows.append(row)
         _touch(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return node, rows
 
 
 def add_agent_citations(db: Session, map_id: str, node_id: str, citations: list[dict[str, Any]]) -> list[Citation]:
     """More evidence for an existing node (a near-duplicate claim merged into it): its citations
     not already on the node (same passage and quote) are added. MapNotFound when it is gone."""
-    try:
+    with atomic(db):
         node = db.get(MapNode, node_id, populate_existing=True)
         if node is None or node.map_id != map_id:
             raise MapNotFound("node")
@@ -632,16 +610,12 @@ def add_agent_citations(db: Session, map_id: str, node_id: str, citations: list[
             rows.append(row)
         if rows:
             _touch(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return rows
 
 
 def update_agent_node(db: Session, map_id: str, node_id: str, **values: Any) -> MapNode:
     """An agent's change to an existing node (e.g. a claim becoming a counterpoint)."""
-    try:
+    with atomic(db):
         node = db.get(MapNode, node_id, populate_existing=True)
         if node is None or node.map_id != map_id:
             raise MapNotFound("node")
@@ -650,10 +624,6 @@ def update_agent_node(db: Session, map_id: str, node_id: str, **values: Any) -> 
         node.updated_at = utcnow()
         db.add(node)
         _touch(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return node
 
 
@@ -663,7 +633,7 @@ def add_relation(db: Session, map_id: str, source_id: str, target_id: str,
     """Link two nodes of the map (idempotent: None when the link exists)."""
     if kind not in RelationKind.ALL:
         raise MapError("bad_relation", f"Unknown relation {kind!r}.")
-    try:
+    with atomic(db):
         nodes = {n.id: n for n in db.exec(select(MapNode).where(col(MapNode.id).in_([source_id, target_id])))}
         if len(nodes) != 2 or any(n.map_id != map_id for n in nodes.values()):
             raise MapNotFound("node")
@@ -677,10 +647,6 @@ def add_relation(db: Session, map_id: str, source_id: str, target_id: str,
                            run_id=run_id, created_by=created_by)
         db.add(rel)
         _touch(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return rel
 
 
@@ -694,13 +660,9 @@ def create_proposal(db: Session, map_id: str, kind: str, groups: list[dict[str, 
                     run_id: str | None = None) -> MapProposal:
     p = MapProposal(map_id=map_id, kind=kind, run_id=run_id,
                     payload={"groups": groups, "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME})
-    try:
+    with atomic(db):
         db.add(p)
         _touch(db, map_id)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return p
 
 

@@ -25,6 +25,7 @@ from sqlmodel import Session, col, func, select
 
 from bayes_app import faults
 from bayes_app.credits import ledger, pricing
+from bayes_app.db import atomic
 from bayes_app.models import (
     EntryType, LedgerEntry, Operation, RunStatus, UsageEvent, User, new_id, utcnow,
 )
@@ -93,7 +94,7 @@ def create_operation(
     owner_id = owner if isinstance(owner, str) else owner.id
     if estimate < 0:
         raise ValueError("estimate must be >= 0 micro-credits")
-    try:
+    with atomic(db):
         pricing.get_price(db, model)
         ledger.ensure_available(db, owner_id, estimate)
         op = Operation(
@@ -105,10 +106,6 @@ def create_operation(
         db.add(op)
         db.flush()
         ledger.reserve(db, op, estimate)
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
     return op
 
 
@@ -118,7 +115,7 @@ def mark_running(db: Session, op_id: str) -> int:
     The caller must hold the run's lease. Refused (CannotStart) once a cancel was requested
     or the run stopped; a RUNNING run whose previous worker lost its lease may be taken over.
     """
-    try:
+    with atomic(db):
         ok = _update(
             db, op_id,
             col(Operation.status).in_(RunStatus.ACTIVE),
@@ -132,11 +129,7 @@ def mark_running(db: Session, op_id: str) -> int:
             reason = ("finalized" if op.finalized_at else
                       "stopped" if op.status not in RunStatus.ACTIVE else "cancel_requested")
             raise CannotStart(op_id, reason)
-        db.commit()
         return op.attempt
-    except BaseException:
-        db.rollback()
-        raise
 
 
 # ---- while running -------------------------------------------------------------------------
@@ -154,7 +147,7 @@ def record_usage(
     Raises RunFinalized once the run is settled (its spend is fixed) and PriceMissing
     when `model` has no price.
     """
-    try:
+    with atomic(db):
         # Shared with other recorders, exclusive against finalize: usage can never slip
         # in between finalize's sum and its commit.
         ledger.write_lock(db, finalize_lock_key(op_id), shared=True)
@@ -176,11 +169,7 @@ def record_usage(
         event = db.exec(select(UsageEvent).where(
             UsageEvent.operation_id == op_id, UsageEvent.attempt == attempt, UsageEvent.seq == seq
         )).one()
-        db.commit()
         return event
-    except BaseException:
-        db.rollback()
-        raise
 
 
 def _upsert_over_estimate(db: Session, values: dict[str, Any]) -> None:
@@ -208,7 +197,7 @@ def request_cancel(db: Session, op_id: str, reason: str = USER_CANCEL) -> bool:
 
     The caller then sets the abort flag, publishes it and enqueues the finalizer.
     """
-    try:
+    with atomic(db):
         _update(
             db, op_id,
             col(Operation.status).in_(RunStatus.ACTIVE),
@@ -216,11 +205,7 @@ def request_cancel(db: Session, op_id: str, reason: str = USER_CANCEL) -> bool:
             cancel_requested_at=utcnow(), cancel_reason=reason[:200],
         )
         op = _load(db, op_id)
-        db.commit()
         return op.status not in RunStatus.ACTIVE
-    except BaseException:
-        db.rollback()
-        raise
 
 
 def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str,
@@ -236,16 +221,12 @@ def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str,
     why: Any = reason
     if reason is None and outcome == RunStatus.CANCELLED:
         why = func.coalesce(col(Operation.cancel_reason), USER_CANCEL)
-    try:
+    with atomic(db):
         ok = _update(
             db, op_id, col(Operation.status) == RunStatus.RUNNING, col(Operation.attempt) == attempt,
             status=RunStatus.STOPPED, outcome=outcome, outcome_reason=why, stopped_at=utcnow(),
         )
-        db.commit()
         return ok
-    except BaseException:
-        db.rollback()
-        raise
 
 
 # ---- finalize ------------------------------------------------------------------------------
@@ -323,33 +304,26 @@ def finalize(sessions: Engine | Callable[[], Session], op_id: str,
     then appends `terminal_event(op)` to the run's stream.
     """
     make = _sessions(sessions)
+    # Each session is owned here: leaving its `with` on an error closes it, which rolls back.
     with make() as db:
-        try:
-            for _ in range(5):
-                op = _load(db, op_id)
-                if op.finalized_at is not None:
-                    return "noop"
-                if op.status not in RunStatus.ACTIVE:
-                    break
-                stopped = _stop_if_abandoned(db, op, lease_alive)
-                if stopped is None:
-                    db.rollback()
-                    return "wait"
-                db.commit()
-            else:
+        for _ in range(5):
+            op = _load(db, op_id)
+            if op.finalized_at is not None:
+                return "noop"
+            if op.status not in RunStatus.ACTIVE:
+                break
+            stopped = _stop_if_abandoned(db, op, lease_alive)
+            if stopped is None:
+                db.rollback()
                 return "wait"
-            owner_id = op.owner_id
-        except BaseException:
-            db.rollback()
-            raise
-    with make() as db:
-        try:
-            result = _settle(db, op_id, owner_id)
             db.commit()
-            return result
-        except BaseException:
-            db.rollback()
-            raise
+        else:
+            return "wait"
+        owner_id = op.owner_id
+    with make() as db:
+        result = _settle(db, op_id, owner_id)
+        db.commit()
+        return result
 
 
 def terminal_event(op: Operation) -> dict[str, Any]:

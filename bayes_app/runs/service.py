@@ -12,16 +12,18 @@ import redis
 from sqlmodel import Session
 
 from bayes_app.credits import pricing
+from bayes_app.errors import DomainError
 from bayes_app.models import Operation, RunStatus
 from bayes_app.runs import control, events
 from bayes_app.runs import lifecycle as lc
 
 
 
-class RunRequestError(ValueError):
+class RunRequestError(DomainError, ValueError):
+    """A run that cannot be started (bad input, no price, not enough credits …)."""
+
     def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        super().__init__(code, message, status)
 
 
 def estimate_for(db: Session, model: str, prompt_tokens: int, output_tokens: int) -> int:

@@ -14,6 +14,7 @@ import httpx2
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from bayes_app.errors import DomainError
 from bayes_app.library import documents as lib
 from bayes_app.models import (
     DocStatus,
@@ -30,10 +31,8 @@ from bayes_app.zotero.keys import encrypt_key
 MAX_PROBLEMS_SHOWN = 200
 
 
-class ZoteroError(Exception):
-    def __init__(self, code: str, message: str, status: int = 400):
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
+class ZoteroError(DomainError):
+    """A Zotero request that cannot be done (bad key, library not reachable …)."""
 
 
 @dataclass

@@ -1,0 +1,170 @@
+"""Credit use cases: a user's balance and history; for admins grants, prices, reconciliation
+and the dashboard's reports (balances, open reserves, spend, recent runs, one run's usage).
+
+Amounts are integer micro-credits; the front doors format them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlmodel import col, func, select
+
+from bayes_app.credits import ledger, pricing
+from bayes_app.credits.reconcile import Reconciliation, reconcile
+from bayes_app.db import session_scope
+from bayes_app.errors import DomainError, NotFound
+from bayes_app.models import EntryType, LedgerEntry, ModelPrice, Operation, UsageEvent, User, utcnow
+
+PRICE_FIELDS = ("input_per_million", "cached_per_million", "output_per_million")
+
+
+def stale_after_s() -> float:
+    """A run with no live lease for this long is reported stale (the reaper's limit)."""
+    from bayes_app.runs.control import LEASE_MS
+
+    return 5 + LEASE_MS / 1000 + 30
+
+
+# ---- the user's credits --------------------------------------------------------------------
+def balance(user_id: str) -> tuple[int, int, list[ledger.HistoryRow]]:
+    """(balance, held, history: one row per run or grant, newest first)."""
+    with session_scope() as db:
+        return ledger.balance(db, user_id), ledger.held(db, user_id), ledger.history(db, user_id)
+
+
+def my_credits(user_id: str) -> dict[str, Any]:
+    bal, held, history = balance(user_id)
+    return {"balance": bal, "held": held, "available": bal - held, "unit": "micro-credits",
+            "history": [h.to_json() for h in history]}
+
+
+# ---- admin: grants and prices --------------------------------------------------------------
+@dataclass(frozen=True)
+class Granted:
+    user_id: str
+    email: str
+    created: bool  # False: a grant with this key was already recorded
+    balance: int
+    available: int
+
+
+def grant(amount: int, key: str, note: str, *, user_id: str | None = None,
+          email: str | None = None) -> Granted:
+    """Grant `amount` micro-credits to the user named by id or e-mail (idempotent per `key`)."""
+    with session_scope() as db:
+        user = None
+        if user_id is not None:
+            user = db.get(User, user_id)
+        elif email is not None:
+            user = db.exec(select(User).where(User.email == email.strip().lower())).first()
+        if user is None:
+            raise NotFound("user")
+        created = ledger.grant(db, user, amount, key, note)
+        db.commit()
+        return Granted(user.id, user.email, created, ledger.balance(db, user.id), ledger.available(db, user.id))
+
+
+def prices() -> list[ModelPrice]:
+    with session_scope() as db:
+        return list(pricing.list_prices(db))
+
+
+def price(model: str) -> ModelPrice:
+    with session_scope() as db:
+        try:
+            return pricing.get_price(db, model)
+        except pricing.PriceMissing:
+            raise NotFound("price") from None
+
+
+def set_price(model: str, values: list[Any], updated_by: str) -> ModelPrice:
+    """Set a model's three prices (micro-credits per million tokens)."""
+    with session_scope() as db:
+        try:
+            p = pricing.set_price(db, model, *values, updated_by=updated_by)
+        except ValueError as err:
+            raise DomainError("bad_price", f"{err}; fields: {', '.join(PRICE_FIELDS)}.") from None
+        db.add(p)
+        return p
+
+
+def reconciliation() -> Reconciliation:
+    with session_scope() as db:
+        return reconcile(db, stale_after_s=stale_after_s())
+
+
+# ---- admin: dashboard reports ---------------------------------------------------------------
+@dataclass
+class Dashboard:
+    users: list[User]
+    balances: dict[str, tuple[int, int]]  # user id -> (balance, held)
+    reserves: list[tuple[str, int, Operation | None]]  # run id, amount held, the run
+    spend_by_day: dict[str, int]
+    spend_by_kind: dict[str, int]
+    recent_runs: list[Operation]
+    runs_more: bool  # more runs match the filter than `recent_runs` holds
+    prices: list[ModelPrice]
+
+
+def dashboard(spend_days: int = 30, recent: int = 30, *, runs_user: str | None = None,
+              runs_status: str | None = None) -> Dashboard:
+    """The admin dashboard. Every user has a balance line (zero too: that is what an admin
+    looks for); the runs are the newest `recent` by `runs_user` with `runs_status` (None: all)."""
+    with session_scope() as db:
+        users = list(db.exec(select(User).order_by(User.created_at)))
+        held = func.sum(LedgerEntry.amount)
+        rows = db.exec(
+            select(LedgerEntry.operation_id, held)
+            .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD),
+                   col(LedgerEntry.operation_id).is_not(None))
+            .group_by(LedgerEntry.operation_id)
+            .having(held != 0)
+        ).all()
+        ops = {op.id: op for op in db.exec(
+            select(Operation).where(col(Operation.id).in_([r[0] for r in rows])))} if rows else {}
+        spent = db.exec(
+            select(LedgerEntry.created_at, LedgerEntry.amount, Operation.kind)
+            .join(Operation, col(Operation.id) == col(LedgerEntry.operation_id))
+            .where(LedgerEntry.entry_type == EntryType.SPEND,
+                   col(LedgerEntry.created_at) >= utcnow() - timedelta(days=spend_days))
+        ).all()
+        by_day: dict[str, int] = defaultdict(int)
+        by_kind: dict[str, int] = defaultdict(int)
+        for created, amount, kind in spent:
+            by_day[created.strftime("%Y-%m-%d")] += -int(amount)
+            by_kind[kind] += -int(amount)
+        q = select(Operation).order_by(col(Operation.created_at).desc())
+        if runs_user:
+            q = q.where(Operation.owner_id == runs_user)
+        if runs_status:
+            q = q.where(Operation.status == runs_status)
+        runs = list(db.exec(q.limit(recent + 1)))
+        sums = ledger.summaries(db)
+        return Dashboard(
+            users=users, balances={u.id: sums.get(u.id, (0, 0)) for u in users},
+            reserves=[(oid, int(amount), ops.get(oid)) for oid, amount in rows],
+            spend_by_day=dict(by_day), spend_by_kind=dict(by_kind),
+            recent_runs=runs[:recent], runs_more=len(runs) > recent,
+            prices=list(pricing.list_prices(db)))
+
+
+@dataclass
+class RunDetail:
+    run: Operation
+    owner_email: str | None
+    usage: list[UsageEvent]
+
+
+def run_detail(op_id: str) -> RunDetail:
+    """One run with its owner and usage events, for any user's run (admins only)."""
+    with session_scope() as db:
+        op = db.get(Operation, op_id)
+        if op is None:
+            raise NotFound("run")
+        owner = db.get(User, op.owner_id)
+        usage = list(db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)
+                             .order_by(UsageEvent.attempt, UsageEvent.seq)))
+        return RunDetail(op, owner.email if owner else None, usage)

@@ -1,0 +1,132 @@
+"""Library use cases: documents and collections, each in one transaction; what changes the
+index is written first and then handed to the queue (ingest, purge, collection sync).
+
+Refusals are the domain's (`documents.NotFound`, `LibraryError`, `UploadRejected`)."""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+from bayes_app.app import queue
+from bayes_app.db import session_scope
+from bayes_app.library import documents as lib
+from bayes_app.library import storage, uploads
+from bayes_app.models import Collection, Document
+from bayes_app.search import runtime
+from bayes_app.search.hybrid import SearchHit
+
+
+# ---- reads ----------------------------------------------------------------------------------
+def documents(user_id: str, collection_id: str | None = None) -> list[lib.DocumentView]:
+    """The user's documents (of one collection when given; NotFound when it is not theirs)."""
+    with session_scope() as db:
+        return lib.list_documents(db, user_id, collection_id)
+
+
+def document(user_id: str, document_id: str) -> lib.DocumentView:
+    with session_scope() as db:
+        return lib.view(db, user_id, document_id)
+
+
+def owned(user_id: str, document_id: str) -> Document:
+    """The document row (NotFound unless it is the user's)."""
+    with session_scope() as db:
+        return lib.get_owned(db, user_id, document_id)
+
+
+def references(user_id: str, document_id: str) -> list[dict]:
+    with session_scope() as db:
+        return lib.list_references(db, user_id, document_id)
+
+
+def collections(user_id: str) -> list[dict]:
+    with session_scope() as db:
+        return lib.list_collections(db, user_id)
+
+
+def search(user_id: str, query: str, k: int, document_ids: list[str] | None = None,
+           collection_ids: list[str] | None = None, include_roles: list[str] | None = None,
+           all_roles: bool = False) -> list[SearchHit]:
+    """Search the user's library (NotFound for a named document or collection not theirs)."""
+    with session_scope() as db:
+        for d in document_ids or []:
+            lib.get_owned(db, user_id, d)
+        for c in collection_ids or []:
+            lib.get_collection(db, user_id, c)
+        return runtime.search_library(db, user_id, query, k, document_ids, collection_ids,
+                                      include_roles, all_roles)
+
+
+# ---- write, then enqueue ------------------------------------------------------------------
+def upload(user_id: str, fileobj: BinaryIO, filename: str,
+           collection_ids: list[str] | None = None) -> uploads.Accepted:
+    """Store and record an upload, then queue its ingestion (not for the user's duplicate)."""
+    acc = uploads.accept(user_id, fileobj, filename, collection_ids)
+    if acc.created:
+        queue.get().ingest(acc.document_id, acc.generation)
+    return acc
+
+
+def add_demo_papers(user_id: str) -> list[uploads.Accepted]:
+    """Add the bundled open-access papers to the user's library and queue the new ones."""
+    from bayes_app.library import demo
+
+    accepted = demo.add_demo_papers(user_id)
+    for acc in accepted:
+        if acc.created:
+            queue.get().ingest(acc.document_id, acc.generation)
+    return accepted
+
+
+def replace_file(user_id: str, document_id: str, stored: storage.StoredFile) -> bool:
+    """Put a new file under the document; True when it changed (and was queued for ingestion)."""
+    with session_scope() as db:
+        doc, old = lib.replace_file(db, user_id, document_id, stored)
+        generation = doc.ingest_generation
+    if old is not None:
+        queue.get().ingest(document_id, generation)
+    return old is not None
+
+
+def reindex(user_id: str, document_id: str) -> None:
+    """Index the document again from its file."""
+    with session_scope() as db:
+        doc = lib.get_owned(db, user_id, document_id)
+        lib.queue_ingest(doc)
+        db.add(doc)
+        generation = doc.ingest_generation
+    queue.get().ingest(document_id, generation)
+
+
+def update_metadata(user_id: str, document_id: str, changes: dict[str, Any]) -> None:
+    """Edit title, authors, year, DOI, collections; a collection change is then copied into
+    the document's vectors."""
+    with session_scope() as db:
+        lib.update_metadata(db, user_id, document_id, changes)
+    if "collection_ids" in changes:
+        queue.get().sync_collections(document_id)
+
+
+def delete_document(user_id: str, document_id: str) -> None:
+    """Delete the document, then purge its vectors (and its file unless another document uses it)."""
+    with session_scope() as db:
+        sha, still_used = lib.delete_document(db, user_id, document_id)
+    queue.get().purge(document_id, None if still_used else sha)
+
+
+def create_collection(user_id: str, name: str) -> Collection:
+    with session_scope() as db:
+        return lib.create_collection(db, user_id, name)
+
+
+def rename_collection(user_id: str, collection_id: str, name: str) -> Collection:
+    with session_scope() as db:
+        return lib.rename_collection(db, user_id, collection_id, name)
+
+
+def delete_collection(user_id: str, collection_id: str) -> None:
+    """Delete the collection (its documents stay), then update its documents' vectors."""
+    with session_scope() as db:
+        doc_ids = lib.delete_collection(db, user_id, collection_id)
+    for document_id in doc_ids:
+        queue.get().sync_collections(document_id)

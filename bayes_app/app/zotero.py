@@ -1,0 +1,52 @@
+"""Zotero use cases: connect, sync now, disconnect. The database is written first, then the
+sync (or the purge of removed documents) is handed to the queue.
+
+Refusals are the domain's (`ZoteroError`, `documents.NotFound`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bayes_app.app import queue
+from bayes_app.db import session_scope
+from bayes_app.settings import get_settings
+from bayes_app.zotero import service as zs
+
+
+def connect(user_id: str, is_admin: bool, data: dict[str, Any]) -> dict[str, Any]:
+    """Connect a Zotero library (web API key or, for admins where enabled, the local API) and
+    queue its first sync. Returns the library's view."""
+    settings = get_settings()
+    req = zs.ConnectRequest.parse(data)
+    zs.check_local_allowed(req, is_admin=is_admin, enabled=settings.zotero_local,
+                           local_url=settings.zotero_local_url)
+    with session_scope() as db:
+        library_id = zs.connect(db, user_id, req, web_api_url=settings.zotero_api_url).id
+    queue.get().sync_zotero(library_id)
+    return library(user_id, library_id)
+
+
+def libraries(user_id: str) -> list[dict[str, Any]]:
+    with session_scope() as db:
+        return zs.list_libraries(db, user_id)
+
+
+def library(user_id: str, library_id: str, with_problems: bool = True) -> dict[str, Any]:
+    with session_scope() as db:
+        return zs.view(db, zs.get_owned(db, user_id, library_id), with_problems)
+
+
+def sync_now(user_id: str, library_id: str) -> dict[str, Any]:
+    """Mark the library for a sync and queue it."""
+    with session_scope() as db:
+        zs.request_sync(db, user_id, library_id)
+    queue.get().sync_zotero(library_id)
+    return library(user_id, library_id, with_problems=False)
+
+
+def disconnect(user_id: str, library_id: str, keep_documents: bool) -> None:
+    """Forget the library; unless its documents are kept, delete them and queue their purge."""
+    with session_scope() as db:
+        purges = zs.disconnect(db, user_id, library_id, keep_documents)
+    for document_id, sha in purges:
+        queue.get().purge(document_id, sha)
