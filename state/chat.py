@@ -7,7 +7,6 @@ was written so far and continues live. Closing the tab never changes the run.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 import urllib.parse
@@ -23,6 +22,7 @@ from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.models import Collection, Document, RunStatus
 from bayes_app.runs import events, service
+from bayes_app.runs.follower import RunFollower
 from state.auth import AuthState
 
 STATUS_LABEL = {"complete": "", "running": "Answering…", "cancelled": "Cancelled", "failed": "Failed"}
@@ -348,19 +348,16 @@ class ChatState(AuthState):
         scrolls to the new answer and follows it while it streams, unless the user scrolled up."""
         from bayes_app.redis_client import new_async_redis
 
-        r = new_async_redis()
+        follower = RunFollower(new_async_redis(), block_ms=1000)
         first, followed = True, 0.0
         try:
             while True:
                 async with self:
                     if self._gen != gen or not self.live_run_id:
                         return
-                    run_id, cursor = self.live_run_id, self.cursor or None
-                try:
-                    batch = await events.read_after_async(r, run_id, cursor, block_ms=1000)
-                except Exception:  # noqa: BLE001 - Redis restarting: retry from the cursor
-                    await asyncio.sleep(0.5)
-                    continue
+                    if self.live_run_id != follower.run_id:
+                        follower.follow(self.live_run_id, self.cursor or None)
+                batch = await follower.next()
                 if not batch:
                     continue
                 async with self:
@@ -384,4 +381,4 @@ class ChatState(AuthState):
                     yield rx.call_script(SHOW_ANSWER_JS if first else FOLLOW_ANSWER_JS)
                     first, followed = False, now
         finally:
-            await r.aclose()
+            await follower.aclose()

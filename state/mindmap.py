@@ -17,11 +17,9 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.parse
-from types import SimpleNamespace
 from typing import Any
 
 import reflex as rx
-from sqlmodel import col, select
 
 from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
@@ -32,9 +30,11 @@ from bayes_app.maps import citations as cit
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.maps.layout import tree_layout
-from bayes_app.models import Mindmap, NodeKind, Operation, RunStatus
+from bayes_app.maps import live as live_map
+from bayes_app.maps.live import LiveMap, build_graph, support_level
+from bayes_app.models import NodeKind, Operation, RunStatus
 from bayes_app.runs import events
+from bayes_app.runs.follower import RunFollower
 from bayes_app.runs.service import RunRequestError
 from state.auth import AuthState
 
@@ -47,61 +47,7 @@ PUSH_MIN_S = 0.05
 RUN_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Dive deeper", "counter": "Counter-evidence",
               "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
               "message": "Message", "check_support": "Check support"}
-ROUTE_LABELS = {"answer": "answered from the map", "edit": "edited the map", "research": "researched the library"}
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
-
-
-def support_level(score: float | None) -> str:
-    if score is None:
-        return ""
-    return "good" if score >= 0.7 else "weak" if score >= 0.4 else "poor"
-
-
-def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]], live_layout: bool,
-                live_ids: set[str] | frozenset = frozenset()) -> dict[str, Any]:
-    """The canvas projection: visible nodes (not under a collapsed node) with positions, and edges."""
-    kids: dict[str | None, list[dict]] = {}
-    for n in nodes.values():
-        kids.setdefault(n["parent_id"], []).append(n)
-    for lst in kids.values():
-        lst.sort(key=lambda n: (n.get("order") or 0, n.get("created_at") or ""))
-    unplaced = any(n.get("position") is None for n in nodes.values())
-    layout: dict[str, tuple[float, float]] = {}
-    if live_layout or unplaced:
-        layout = tree_layout([SimpleNamespace(id=n["id"], parent_id=n["parent_id"], order_index=n.get("order") or 0,
-                                              created_at=n.get("created_at") or "", collapsed=n["collapsed"])
-                              for n in nodes.values()])
-
-    def count(nid: str) -> int:
-        return sum(1 + count(c["id"]) for c in kids.get(nid, []))
-
-    out_nodes: list[dict] = []
-    edges: list[dict] = []
-    visible: set[str] = set()
-    stack = list(reversed(kids.get(None, [])))
-    while stack:
-        n = stack.pop()
-        visible.add(n["id"])
-        pos = n.get("position")
-        if live_layout or pos is None:
-            x, y = layout.get(n["id"], (0.0, 0.0))
-            pos = {"x": x, "y": y}
-        children = kids.get(n["id"], [])
-        out_nodes.append({
-            "id": n["id"], "kind": n["kind"], "title": n["title"], "position": pos,
-            "citations": n.get("citation_count") or 0, "support": n.get("support"),
-            "level": support_level(n.get("support")), "children": len(children),
-            "hidden": count(n["id"]) if n["collapsed"] and children else 0,
-            "collapsed": bool(n["collapsed"]), "live": n["id"] in live_ids,
-        })
-        if n["parent_id"]:
-            edges.append({"id": "t-" + n["id"], "source": n["parent_id"], "target": n["id"], "kind": "tree"})
-        if not n["collapsed"]:
-            stack.extend(reversed(children))
-    for r in relations:
-        if r["source_id"] in visible and r["target_id"] in visible:
-            edges.append({"id": "r-" + r["id"], "source": r["source_id"], "target": r["target_id"], "kind": r["kind"]})
-    return {"nodes": out_nodes, "edges": edges}
 
 
 def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
@@ -118,14 +64,8 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
-    """(map revision or None when gone, id of the newest active run on the map)."""
     with session_scope() as db:
-        rev = db.exec(select(Mindmap.revision).where(Mindmap.id == map_id, Mindmap.owner_id == owner_id)).first()
-        run = db.exec(select(Operation.id).where(
-            Operation.resource_type == "mindmap", Operation.resource_id == map_id,
-            Operation.owner_id == owner_id, col(Operation.status).in_(RunStatus.ACTIVE))
-            .order_by(col(Operation.created_at).desc())).first()
-    return rev, run
+        return live_map.probe(db, owner_id, map_id)
 
 
 # what the user's undone edit was, in words (the undo log's action names)
@@ -299,7 +239,8 @@ class MapState(AuthState):
             owner, map_id = self.user_id, self.map_id
             run_id, cursor = self.live_run_id, self._cursor or None
             known_rev = self._revision
-        r = new_async_redis()
+        follower = RunFollower(new_async_redis(), run_id, cursor, block_ms=RUN_BLOCK_MS, min_gap_s=PUSH_MIN_S)
+        r = follower.redis
         started, started_cursor = map_runs.started_key(map_id), f"{int(time.time() * 1000)}-0"
         last_reload = last_sync = last_probe = 0.0
         rev, active = known_rev, run_id or None
@@ -307,10 +248,7 @@ class MapState(AuthState):
             while True:
                 batch: list[events.RunEvent] = []
                 if run_id:
-                    try:
-                        batch = await events.read_after_async(r, run_id, cursor, block_ms=RUN_BLOCK_MS)
-                    except Exception:  # noqa: BLE001 - Redis restarting: retry from the cursor
-                        await asyncio.sleep(0.5)
+                    batch = await follower.next()
                 else:  # idle: a run started elsewhere wakes us at once; else poll every POLL_S
                     try:
                         res = await r.xread({started: started_cursor}, block=int(POLL_S * 1000), count=10)
@@ -319,14 +257,6 @@ class MapState(AuthState):
                     except Exception:  # noqa: BLE001 - Redis restarting: plain polling meanwhile
                         await asyncio.sleep(POLL_S)
                 now = time.monotonic()
-                if batch and now - last_sync < PUSH_MIN_S:
-                    # a burst: wait out the interval and take what came meanwhile in the same push
-                    await asyncio.sleep(PUSH_MIN_S - (now - last_sync))
-                    try:
-                        batch += await events.read_after_async(r, run_id, batch[-1].id, block_ms=1)
-                    except Exception:  # noqa: BLE001 - Redis restarting: the next round retries
-                        pass
-                    now = time.monotonic()
                 if not batch:  # events flowing: the probe runs after they are shown (below)
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = now
@@ -344,12 +274,13 @@ class MapState(AuthState):
                         self.missing, self.error = True, "This map was deleted."
                         self._reset_run()
                         return
-                    finished = False
+                    finished, view = False, self._view()
                     for ev in batch:
                         self._cursor = ev.id
-                        if self.live_run_id and self._counted_write(ev):
+                        if self.live_run_id and view.counted_write(ev):
                             self._revision += 1
-                        finished = self._apply(ev) or finished
+                        finished = self._take(view.apply(ev)) or finished
+                    self._keep(view)
                     if batch and not finished:
                         self._rebuild()  # the canvas refits itself when a new node lands off-view
                     if finished:
@@ -360,75 +291,36 @@ class MapState(AuthState):
                     elif rev > self._revision and (foreign or not self.live_run_id):
                         self._reload()
                         last_reload = now
-                    run_id, cursor, known_rev = self.live_run_id, self._cursor or None, self._revision
+                    run_id, known_rev = self.live_run_id, self._revision
+                    if (run_id, self._cursor or None) != (follower.run_id, follower.cursor):
+                        follower.follow(run_id, self._cursor or None)
                 if batch and time.monotonic() - last_probe >= 1.0:  # at least one probe a second
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = time.monotonic()
         finally:
-            await r.aclose()
+            await follower.aclose()
 
-    def _counted_write(self, ev: events.RunEvent) -> bool:
-        """Is `ev` a run write (one revision bump each) that the map in memory does not have yet?
-        Only those are counted; anything else leaves the revision behind, so the map is re-read."""
-        data = ev.data if isinstance(ev.data, dict) else {}
-        if not data.get("id"):
-            return False
-        if ev.type == "node":
-            return not data.get("updated") and data["id"] not in self._nodes and data.get("parent_id") in self._nodes
-        if ev.type == "relation":
-            return not any(r["id"] == data["id"] for r in self._relations)
-        if ev.type == "proposal":
-            return not any(p["id"] == data["id"] for p in self.proposals)
-        return False
+    def _view(self) -> LiveMap:
+        """The map in memory as a live view (nodes shared, not copied)."""
+        return LiveMap(self._nodes, self._relations, {p["id"] for p in self.proposals},
+                       list(self._live_ids), self._live_count)
 
-    def _apply(self, ev: events.RunEvent) -> bool:
-        """Apply one run event to the map in memory; True at the end of the run."""
-        data = ev.data if isinstance(ev.data, dict) else {}
-        if ev.type == "node" and data.get("id"):
-            old = self._nodes.get(data["id"])
-            if old is not None:
-                for k in ("title", "kind", "parent_id"):
-                    if k in data:
-                        old[k] = data[k]
-                if "body" in data:
-                    old["body"] = data["body"]
-            elif data.get("parent_id") in self._nodes:
-                self._nodes[data["id"]] = {
-                    "id": data["id"], "parent_id": data["parent_id"], "kind": data.get("kind", "claim"),
-                    "title": data.get("title", ""), "body": data.get("body", ""), "order": data.get("order", 0),
-                    "position": None, "collapsed": False, "created_by": "agent", "run_id": data.get("run_id"),
-                    "confidence": data.get("confidence"), "citation_count": data.get("citations", 0),
-                    "support": data.get("support"), "created_at": f"~{ev.id}"}
-                self._live_ids = [*self._live_ids[-49:], data["id"]]
-                self._live_count += 1
-                self._note(f"{self._live_count} node(s) written")
-        elif ev.type == "relation" and data.get("id"):
-            if not any(r["id"] == data["id"] for r in self._relations):
-                self._relations = [*self._relations, {"id": data["id"], "source_id": data["source_id"],
-                                                      "target_id": data["target_id"], "kind": data.get("kind", "contradicts")}]
-        elif ev.type == "proposal" and data.get("id"):
-            if not any(p["id"] == data["id"] for p in self.proposals):
-                self.proposals = [*self.proposals, self._proposal_row(data)]
-        elif ev.type == "route":
-            self.run_route = ROUTE_LABELS.get(str(data.get("route")), str(data.get("route")))
-        elif ev.type == "text":
-            self._live().run_text += str(data.get("delta", ""))
-        elif ev.type == "agent":
-            role = data.get("role", "")
-            if "aspects" in data:
-                self._note(f"{role}: {len(data['aspects'])} aspect(s)")
-            elif data.get("done"):
-                self._run_finding = str(data.get("note") or "")
-                self._note(self._run_finding or "writing done")
-            elif "pass" in data:
-                self._note(f"{role}: pass {data['pass']}")
-        elif ev.type == "status" and data.get("status") == RunStatus.RUNNING:
-            self._note("Running…")
-        elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
-            self._note("Settling…")
-        elif ev.type == "done":
-            return True
-        return False
+    def _keep(self, view: LiveMap) -> None:
+        self._relations, self._live_ids, self._live_count = view.relations, view.live_ids, view.written
+
+    def _take(self, change: live_map.Change) -> bool:
+        """Show what one run event changed besides nodes and relations; True at the run's end."""
+        if change.proposal is not None:
+            self.proposals = [*self.proposals, self._proposal_row(change.proposal)]
+        if change.route is not None:
+            self.run_route = change.route
+        if change.text:
+            self._live().run_text += change.text
+        if change.finding is not None:
+            self._run_finding = change.finding
+        if change.note is not None:
+            self._note(change.note)
+        return change.finished
 
     def _finish(self) -> None:
         """The run ended: show its outcome and cost, reload the map, lay new nodes out."""
@@ -452,12 +344,7 @@ class MapState(AuthState):
     def _layout_if_needed(self) -> None:
         """Save the tidy layout when the stored positions differ (a run's new nodes sit near
         their parents until laid out). Idempotent across tabs."""
-        want = tree_layout([SimpleNamespace(id=n["id"], parent_id=n["parent_id"], order_index=n.get("order") or 0,
-                                            created_at=n.get("created_at") or "", collapsed=n["collapsed"])
-                            for n in self._nodes.values()])
-        same = all((n.get("position") or {}).get("x") == want[i][0] and (n.get("position") or {}).get("y") == want[i][1]
-                   for i, n in self._nodes.items() if i in want)
-        if not same:
+        if live_map.layout_differs(self._nodes):
             self._edit(service.auto_layout)
 
     # ---- edits -------------------------------------------------------------------------------
@@ -482,10 +369,7 @@ class MapState(AuthState):
 
     def _patch_node(self, node: dict[str, Any]) -> None:
         """Show an edited node without re-reading the map (the revision moved by exactly one)."""
-        old = self._nodes.get(node["id"])
-        if old is not None:
-            old.update({k: node[k] for k in ("title", "body", "kind", "collapsed", "position",
-                                             "citation_count", "support") if k in node})
+        self._view().patch(node)
         with session_scope() as db:
             rev = service.revision(db, self.user_id, self.map_id)
         if rev == self._revision + 1:
@@ -495,22 +379,13 @@ class MapState(AuthState):
             self._reload()
 
     def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
-        """Show a node this tab just added (add_child / add_sibling) without re-reading the map:
-        the same changes as the service (siblings from its place shift down one, the parent is
-        expanded), applied in memory when the revision moved by exactly one; else a re-read."""
-        parent = self._nodes.get(node.get("parent_id") or "")
+        """Show a node this tab just added without re-reading the map (`LiveMap.insert`) when
+        the revision moved by exactly one; else re-read it."""
         with session_scope() as db:
             rev = service.revision(db, self.user_id, self.map_id)
-        if parent is None or rev != self._revision + 1:
+        if rev != self._revision + 1 or not self._view().insert(node, expand_parent):
             self._reload()
             return
-        order = node.get("order") or 0
-        for n in self._nodes.values():
-            if n["parent_id"] == parent["id"] and (n.get("order") or 0) >= order:
-                n["order"] = (n.get("order") or 0) + 1
-        if expand_parent:
-            parent["collapsed"] = False
-        self._nodes[node["id"]] = dict(node)
         self._revision = rev
         self._rebuild()
 

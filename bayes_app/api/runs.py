@@ -18,6 +18,7 @@ from bayes_app.app import runs as app_runs
 from bayes_app.db import session_scope
 from bayes_app.models import Operation
 from bayes_app.runs import events, service
+from bayes_app.runs.follower import RunFollower
 from bayes_app.runs import lifecycle as lc
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
@@ -86,11 +87,10 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
     idle second (for keep-alives)."""
     from bayes_app.redis_client import new_async_redis
 
-    r = new_async_redis()
+    follower = RunFollower(new_async_redis(), op_id, cursor, block_ms=1000)
     idle = 0
     try:
-        while True:
-            batch = await events.read_after_async(r, op_id, cursor, block_ms=1000)
+        async for batch in follower.until_done():
             if not batch:
                 if await request.is_disconnected():
                     return
@@ -104,12 +104,11 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
                 continue
             idle = 0
             for ev in batch:
-                cursor = ev.id
                 yield ev.to_json()
                 if ev.type == "done":
                     return
     finally:
-        await r.aclose()
+        await follower.aclose()
 
 
 async def run_events(request: Request) -> Response:

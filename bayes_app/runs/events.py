@@ -8,7 +8,7 @@ for `KEEP_S` so a late reader still sees the end.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,15 +135,3 @@ async def read_after_async(r: aioredis.Redis, op_id: str, cursor: str | None,
         res = await r.xread({key: cursor or START}, block=block_ms, count=1000)
         batch = [_decode(i, f) for _k, entries in (res or []) for i, f in entries]
     return batch
-
-
-async def follow_async(r: aioredis.Redis, op_id: str, after: str | None = None,
-                       block_ms: int = 1000, stop_at_done: bool = True) -> AsyncIterator[RunEvent]:
-    """Async `follow`: replay from `after` (exclusive), then XREAD BLOCK."""
-    cursor = after or START
-    while True:
-        for ev in await read_after_async(r, op_id, cursor, block_ms):
-            cursor = ev.id
-            yield ev
-            if stop_at_done and ev.type == "done":
-                return

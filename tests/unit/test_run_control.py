@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from bayes_app.runs import control, events
+from bayes_app.runs.follower import RunFollower
 
 
 @pytest.fixture
@@ -115,7 +116,7 @@ def test_async_follow(redis_server, r):
 
         ar = new_async_redis(redis_server.url_db(13))
         try:
-            return [e.type async for e in events.follow_async(ar, op, None)]
+            return [e.type async for batch in RunFollower(ar, op).until_done() for e in batch]
         finally:
             await ar.aclose()
 
