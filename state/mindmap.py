@@ -21,12 +21,10 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
-from bayes_app.maps import citations as cit
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
@@ -37,6 +35,7 @@ from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
 from bayes_app.runs.service import RunRequestError
 from state.auth import AuthState
+from state.map_edits import MapEditing
 
 POLL_S = 0.25  # revision poll while no run is live
 RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
@@ -68,15 +67,7 @@ def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
         return live_map.probe(db, owner_id, map_id)
 
 
-# what the user's undone edit was, in words (the undo log's action names)
-UNDO_LABELS = {"add_child": "the new node", "add_sibling": "the new node", "update_node": "the node edit",
-               "move_node": "the move", "move_nodes": "the move", "delete_subtree": "the deletion",
-               "auto_layout": "the auto-layout", "attach_citation": "the attached citation",
-               "delete_citation": "the citation removal", "accept_rewrite": "the accepted rewrite",
-               "accept_proposal": "the regrouping"}
-
-
-class MapState(AuthState):
+class MapState(MapEditing, AuthState):
     # the map
     map_id: str = ""
     map_title: str = ""
@@ -388,243 +379,6 @@ class MapState(AuthState):
             return
         self._revision = rev
         self._rebuild()
-
-    @rx.event
-    def select(self, node_id: str):
-        self.confirm_delete = False
-        self.selected_id = node_id if node_id in self._nodes else ""
-        self._refresh_selected()
-
-    @rx.event
-    def clear_selection(self):
-        self.selected_id, self.sel_citations, self.confirm_delete = "", [], False
-
-    def _save_field(self, node_id: str, field: str, value: str) -> None:
-        """Save a typed field on the node it was typed for (the selection may have moved on)."""
-        if not node_id or node_id not in self._nodes:
-            return
-        if node_id == self.selected_id:
-            setattr(self, "sel_" + field, value)
-        out = self._edit(service.update_node, node_id, reload=False, **{field: value})
-        if out:
-            self._patch_node(out)
-
-    @rx.event
-    def set_sel_title(self, value: str, node_id: str):
-        self._save_field(node_id, "title", value)
-
-    @rx.event
-    def set_sel_body(self, value: str, node_id: str):
-        self._save_field(node_id, "body", value)
-
-    @rx.event
-    def set_sel_kind(self, value: str):
-        if self.selected_id and value != self.sel_kind:
-            out = self._edit(service.update_node, self.selected_id, reload=False, kind=value)
-            if out:
-                self.sel_kind = value
-                self._patch_node(out)
-
-    def _focus_title(self):
-        return rx.call_script("setTimeout(() => { const e = document.getElementById('node-title');"
-                              " if (e) { e.focus(); e.select(); } }, 60)")
-
-    def _added(self, out: dict[str, Any] | None, child: bool):
-        if not out:
-            return None
-        self._insert_local(out, expand_parent=child)
-        self.selected_id = out["id"]
-        self._refresh_selected([])
-        return self._focus_title()
-
-    def _add_child(self):
-        target = self.selected_id or next((i for i, n in self._nodes.items() if n["parent_id"] is None), "")
-        if not target:
-            return None
-        return self._added(self._edit(service.add_child, target, reload=False), child=True)
-
-    def _add_sibling(self):
-        if not self.selected_id:
-            return None
-        if self.sel_is_root:
-            return self._add_child()
-        return self._added(self._edit(service.add_sibling, self.selected_id, reload=False), child=False)
-
-    @rx.event
-    def add_child(self):
-        return self._add_child()
-
-    @rx.event
-    def add_sibling(self):
-        return self._add_sibling()
-
-    def _ask_delete(self) -> None:
-        if self.selected_id and not self.sel_is_root:
-            self.confirm_delete = True
-        elif self.sel_is_root:
-            self.error = "The root question cannot be deleted; delete the map instead."
-
-    @rx.event
-    def ask_delete(self):
-        self._ask_delete()
-
-    @rx.event
-    def cancel_delete(self):
-        self.confirm_delete = False
-
-    @rx.event
-    def delete_selected(self):
-        self.confirm_delete = False
-        if not self.selected_id:
-            return
-        parent = (self._nodes.get(self.selected_id) or {}).get("parent_id") or ""
-        if self._edit(service.delete_subtree, self.selected_id) is not None:
-            self.selected_id = parent
-            self._refresh_selected()
-
-    @rx.event
-    def toggle(self, node_id: str):
-        n = self._nodes.get(node_id)
-        if n is not None:
-            out = self._edit(service.update_node, node_id, reload=False, collapsed=not n["collapsed"])
-            if out:
-                self._patch_node(out)
-                if node_id == self.selected_id:
-                    self.sel_collapsed = out["collapsed"]
-
-    @rx.event
-    def toggle_selected(self):
-        if self.selected_id:
-            return MapState.toggle(self.selected_id)
-        return None
-
-    @rx.event
-    def drag_stop(self, node_id: str, x: float, y: float, target_id: str):
-        """A drag ended: dropped onto another node → re-parent under it; else keep the spot."""
-        node = self._nodes.get(node_id)
-        if node is None:
-            return
-        if target_id and target_id in self._nodes and target_id != node["parent_id"] and node["parent_id"]:
-            if self._edit(service.move_node, node_id, target_id, reload=False) is not None:
-                self._edit(service.auto_layout)
-                self.notice = f"Moved under “{self._nodes[target_id]['title'][:60]}”."
-            else:
-                self._rebuild()  # refused (e.g. under its own child): snap back
-            return
-        out = self._edit(service.update_node, node_id, reload=False, position={"x": x, "y": y})
-        if out:
-            self._patch_node(out)
-
-    @rx.event
-    def layout(self):
-        if self._edit(service.auto_layout) is not None:
-            self._live().fit_signal += 1
-
-    @rx.event
-    def fit(self):
-        self._live().fit_signal += 1
-
-    @rx.event
-    def undo(self):
-        self._undo()
-
-    def _undo(self) -> None:
-        if not self._load_user():
-            return
-        with session_scope() as db:
-            try:
-                action = service.undo(db, self.user_id, self.map_id)
-            except MapNotFound:
-                action = None
-        self.notice = (f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action
-                       else "Nothing to undo.")
-        self._reload()
-
-    @rx.event
-    def key(self, key: str):
-        """Canvas keyboard: Enter sibling, Tab child, Delete, F2 rename, Ctrl/Cmd-Z undo.
-        Handled here, not chained as another event (which would cost a websocket round trip)."""
-        if key == "Undo":
-            self._undo()
-            return None
-        if key == "Tab":
-            return self._add_child()
-        if not self.selected_id:
-            return None
-        if key == "Enter":
-            return self._add_sibling()
-        if key == "Delete":
-            self._ask_delete()
-            return None
-        if key == "F2":
-            return self._focus_title()
-        return None
-
-    # ---- citations -----------------------------------------------------------------------------
-    @rx.event
-    def check_support(self):
-        if not self.selected_id:
-            return
-        if app_maps.model_judges_support():  # the model judges: a billed run, followed live
-            if self._start("check_support", node_id=self.selected_id):
-                self.notice = "Checking support with the model…"
-            return
-        out = self._edit(cit.check_support, self.selected_id)
-        if out is not None:
-            self.notice = "Support checked."
-
-    @rx.event
-    def accept_rewrite(self, citation_id: str):
-        if self._edit(cit.accept_rewrite, citation_id) is not None:
-            self.notice = "Rewrite accepted."
-
-    @rx.event
-    def remove_citation(self, citation_id: str):
-        self._edit(cit.delete_citation, citation_id)
-
-    @rx.event
-    def set_search_q(self, value: str):
-        self.search_q = value
-
-    @rx.event
-    def search_library(self, form: dict | None = None):
-        from bayes_app.search import runtime
-        from bayes_app.search.highlight import best_quote
-
-        if form and "q" in form:
-            self.search_q = form["q"]
-        self.search_error = ""
-        if not self._load_user() or not self.search_q.strip():
-            self.search_hits = []
-            return
-        try:
-            with session_scope() as db:
-                hits = runtime.search_library(db, self.user_id, self.search_q, 8)
-        except Exception as err:  # noqa: BLE001 - keep the editor alive
-            self.search_error = f"Search is unavailable right now ({type(err).__name__})."
-            self.search_hits = []
-            return
-        self.search_hits = [{"chunk_id": h.chunk_id, "title": h.title, "page": str(h.page),
-                             "quote": best_quote(h.text, self.search_q) or h.text[:300]} for h in hits]
-        if not hits:
-            self.search_error = "No passages found."
-
-    @rx.event
-    def attach(self, chunk_id: str, quote: str):
-        if not self.selected_id:
-            self.error = "Select a node to cite this passage on."
-            return
-        if self._edit(cit.attach_citation, self.selected_id, chunk_id, quote) is not None:
-            self.notice = "Citation attached."
-
-    # ---- proposals -----------------------------------------------------------------------------
-    @rx.event
-    def decide(self, proposal_id: str, accept: bool):
-        fn = service.accept_proposal if accept else service.reject_proposal
-        if self._edit(fn, proposal_id) is not None:
-            if accept:
-                self._edit(service.auto_layout)
-            self.notice = "Regrouping applied." if accept else "Proposal rejected."
 
     # ---- runs ----------------------------------------------------------------------------------
     @rx.event
