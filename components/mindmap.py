@@ -232,6 +232,9 @@ def _citation(c: rx.Var) -> rx.Component:
             rx.hstack(
                 rx.text(c["title"], size="2", weight="medium", trim="end", class_name="citation-paper"),
                 rx.text("p. ", c["page"], size="1", color_scheme="gray", class_name="citation-page"),
+                rx.cond(c["language"] != "", rx.badge(c["language"], size="1", variant="soft", color_scheme="gray",
+                                                      class_name="citation-language",
+                                                      title="The passage's language (quoted as written)")),
                 rx.spacer(),
                 rx.icon_button(rx.icon("x", size=12), size="1", variant="ghost", title="Remove citation",
                                on_click=MapState.remove_citation(c["id"]), class_name="citation-remove"),

@@ -22,6 +22,7 @@ from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.models import Collection, Document, RunStatus
 from bayes_app.runs import events, service
+from bayes_app.search.crosslang import foreign_label
 from bayes_app.runs.follower import RunFollower
 from state.auth import AuthState
 
@@ -35,6 +36,7 @@ class Source:
     page: str = ""
     quote: str = ""
     href: str = ""
+    language: str = ""  # "German" for a passage not in English
 
 
 @dataclasses.dataclass
@@ -59,6 +61,7 @@ def _source(c: dict[str, Any]) -> Source:
         n=str(c.get("n", "")), title=str(c.get("title") or "Untitled"), page=str(c.get("page", "")),
         quote=quote[:280] + ("…" if len(quote) > 280 else ""),
         href=f"/documents/{c.get('document_id')}?page={c.get('page')}&quote=" + urllib.parse.quote(quote[:300]),
+        language=foreign_label(c.get("language")),
     )
 
 

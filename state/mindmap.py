@@ -33,6 +33,7 @@ from bayes_app.maps.live import LiveMap, build_graph, support_level
 from bayes_app.models import NodeKind, Operation, RunStatus
 from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
+from bayes_app.search.crosslang import foreign_label
 from bayes_app.runs.service import RunRequestError
 from state.auth import AuthState
 from state.map_edits import MapEditing
@@ -59,6 +60,7 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
         "label": c.get("support_label") or "", "score": "" if score is None else f"{score:.2f}",
         "level": support_level(score), "rewrite": c.get("suggested_rewrite") or "",
         "authors": ", ".join((c.get("authors") or [])[:3]), "year": str(c.get("year") or ""),
+        "language": foreign_label(c.get("language")),
     }
 
 

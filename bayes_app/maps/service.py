@@ -144,7 +144,7 @@ def citation_view(c: Citation, doc: Document | None = None) -> dict[str, Any]:
             "source_removed": c.source_removed_at is not None,
             "source_removed_reason": c.source_removed_reason,
             "authors": list(doc.authors or []) if doc else [], "year": doc.year if doc else None,
-            "created_at": _iso(c.created_at)}
+            "language": doc.language if doc else "", "created_at": _iso(c.created_at)}
 
 
 def relation_view(r: NodeRelation) -> dict[str, Any]:

