@@ -33,7 +33,7 @@ import qdrant_edge as qe
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from bayes_app.search.index import IndexClient, IndexPoint  # noqa: E402
-from bayes_app.search.index_server import to_edge_config, to_points, to_query_request  # noqa: E402
+from bayes_app.search.index_server.convert import to_edge_config, to_points, to_query_request  # noqa: E402
 
 DIM, NNZ, VOCAB, BATCH = 384, 50, 50_000, 256
 REPO = Path(__file__).resolve().parents[1]

@@ -1,0 +1,202 @@
+"""The ASGI app (Qdrant's routes and envelopes) and the process entry point."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from bayes_app.search.index_server import handlers as h
+from bayes_app.search.index_server.errors import (
+    ApiError,
+    IndexLockedError,
+    _engine_error,
+    bad_input,
+)
+from bayes_app.search.index_server.handlers import Handler
+from bayes_app.search.index_server.store import (
+    FLUSH_INTERVAL_S,
+    FLUSH_QUIET_S,
+    OPTIMIZE_IDLE_S,
+    OPTIMIZE_MIN_CHANGES,
+    Store,
+)
+
+log = logging.getLogger("bayes.index_server")
+
+
+# ---------------------------------------------------------------------- ASGI wiring
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+
+
+def _error(err: ApiError, t0: float) -> Response:
+    return _json({"status": {"error": err.message}, "time": time.perf_counter() - t0}, err.status)
+
+
+def _invoke(handler: Handler, store: Store, pp: dict[str, Any], raw: bytes, qp: QueryParams) -> Any:
+    try:
+        body = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, f"Format error in JSON body: {exc}") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "Format error in JSON body: expected a JSON object")
+    try:
+        return handler(store, pp, body, qp)
+    except ApiError:
+        raise
+    except KeyError as exc:
+        raise bad_input(f"missing field {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the engine raises plain Exception
+        err = _engine_error(exc)
+        if err.status >= 500:
+            log.exception("request failed")
+        raise err from None
+
+
+def _endpoint(handler: Handler, *, threaded: bool = True) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        t0 = time.perf_counter()
+        store: Store = request.app.state.store
+        store.last_request = time.monotonic()
+        try:
+            raw = await request.body()
+            args = (handler, store, request.path_params, raw, request.query_params)
+            result = await run_in_threadpool(_invoke, *args) if threaded else _invoke(*args)
+        except ApiError as err:
+            return _error(err, t0)
+        except Exception:  # noqa: BLE001
+            log.exception("unexpected error")
+            return _error(ApiError(500, "Service internal error: see the index server log"), t0)
+        return _json({"result": result, "status": "ok", "time": time.perf_counter() - t0})
+
+    return endpoint
+
+
+@functools.cache
+def _version_info() -> bytes:
+    # qdrant-client warns when major.minor differ by more than one: claim its own version.
+    try:
+        version = metadata.version("qdrant-client")
+    except metadata.PackageNotFoundError:
+        version = "1.17.0"
+    engine = f"bayes index server, qdrant-edge-py {metadata.version('qdrant-edge-py')}"
+    return orjson.dumps({"title": "qdrant - vector search engine", "version": version, "engine": engine})
+
+
+async def _root(request: Request) -> Response:
+    return Response(_version_info(), media_type="application/json")
+
+
+async def _health(request: Request) -> Response:
+    return PlainTextResponse("healthz check passed")
+
+
+def create_app(store: Store) -> Starlette:
+    """The ASGI app serving ``store``; the store is flushed and closed on shutdown."""
+    c = "/collections/{name}"
+    # Reads run on the event loop: the engine holds the GIL anyway, so a thread hop would
+    # only add ~0.3 ms. Writes (big bodies, the write lock) go to the thread pool.
+    fast = {"threaded": False}
+    routes = [
+        Route("/", _root, methods=["GET"]),
+        Route("/healthz", _health, methods=["GET"]),
+        Route("/livez", _health, methods=["GET"]),
+        Route("/readyz", _health, methods=["GET"]),
+        Route("/collections", _endpoint(h.h_list_collections, **fast), methods=["GET"]),
+        Route(c, _endpoint(h.h_get_collection, **fast), methods=["GET"]),
+        Route(c, _endpoint(h.h_create_collection), methods=["PUT"]),
+        Route(c, _endpoint(h.h_delete_collection), methods=["DELETE"]),
+        Route(c + "/exists", _endpoint(h.h_exists, **fast), methods=["GET"]),
+        Route(c + "/index", _endpoint(h.h_create_index), methods=["PUT"]),
+        Route(c + "/index/{field}", _endpoint(h.h_delete_index), methods=["DELETE"]),
+        Route(c + "/points", _endpoint(h.h_upsert), methods=["PUT"]),
+        Route(c + "/points", _endpoint(h.h_retrieve, **fast), methods=["POST"]),
+        Route(c + "/points/delete", _endpoint(h.h_delete_points), methods=["POST"]),
+        Route(c + "/points/payload", _endpoint(h.h_set_payload), methods=["POST"]),
+        Route(c + "/points/payload", _endpoint(h.h_overwrite_payload), methods=["PUT"]),
+        Route(c + "/points/payload/delete", _endpoint(h.h_delete_payload), methods=["POST"]),
+        Route(c + "/points/payload/clear", _endpoint(h.h_clear_payload), methods=["POST"]),
+        Route(c + "/points/scroll", _endpoint(h.h_scroll, **fast), methods=["POST"]),
+        Route(c + "/points/count", _endpoint(h.h_count, **fast), methods=["POST"]),
+        Route(c + "/points/query", _endpoint(h.h_query, **fast), methods=["POST"]),
+        Route(c + "/points/query/batch", _endpoint(h.h_query_batch, **fast), methods=["POST"]),
+        Route(c + "/points/{id}", _endpoint(h.h_get_point, **fast), methods=["GET"]),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await run_in_threadpool(store.close)
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.store = store
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point: take the directory lock, open the shards, serve."""
+    import uvicorn
+
+    parser = argparse.ArgumentParser(prog="python -m bayes_app.search.index_server", description=__doc__.split("\n")[0])
+    parser.add_argument("--path", required=True, type=Path, help="index directory (created if missing)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=6333)
+    parser.add_argument("--flush-interval", type=float, default=FLUSH_INTERVAL_S,
+                        help="most seconds between flushes while writes go on")
+    parser.add_argument("--flush-quiet", type=float, default=FLUSH_QUIET_S,
+                        help="flush a shard this many seconds after its last write")
+    parser.add_argument("--optimize-min-changes", type=int, default=OPTIMIZE_MIN_CHANGES,
+                        help="points written or deleted before a background optimize")
+    parser.add_argument("--optimize-idle", type=float, default=OPTIMIZE_IDLE_S,
+                        help="seconds without any request before a (blocking) optimize may start")
+    parser.add_argument("--log-level", default=os.environ.get("BAYES_LOG_LEVEL", "INFO"))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s index %(levelname)s %(message)s")
+    try:
+        store = Store(
+            args.path,
+            flush_interval=args.flush_interval,
+            flush_quiet=args.flush_quiet,
+            optimize_min_changes=args.optimize_min_changes,
+            optimize_idle=args.optimize_idle,
+        )
+    except IndexLockedError as err:
+        print(f"index server: {err}", file=sys.stderr)
+        return 3
+    log.info("serving %s on http://%s:%d", args.path, args.host, args.port)
+    try:
+        uvicorn.run(
+            create_app(store),
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=10,
+        )
+    finally:
+        store.close()  # no-op after a clean lifespan shutdown; covers a failed bind
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
