@@ -10,6 +10,7 @@ from sqlmodel import select
 
 from bayes_app.accounts import service as accounts
 from bayes_app.maps import citations, service
+from bayes_app.maps import undo as undo_log
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import Chunk, Citation, Document, MapEdit, MapNode, PageText
 
@@ -124,7 +125,7 @@ def test_node_edits_and_undo(dbs):
 
 def test_undo_log_keeps_the_newest_entries(dbs, monkeypatch):
     """Only the newest UNDO_KEEP edits of a map stay undoable; older ones are pruned."""
-    monkeypatch.setattr(service, "UNDO_KEEP", 3)
+    monkeypatch.setattr(undo_log, "UNDO_KEEP", 3)
     a = user(dbs)
     mid = service.create_map(dbs, a, "Map")["id"]
     root = service.map_view(dbs, a, mid)["root_id"]
