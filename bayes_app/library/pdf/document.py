@@ -1,0 +1,210 @@
+"""Opening a PDF safely (header, encryption, page limit, damage → PdfError) and its pages' text."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages"]
+PdfSource = bytes | bytearray | Path | str
+
+_HEADER_WINDOW = 1024  # readers accept "%PDF-" anywhere in the first 1 KiB
+_TEXT_PAGE_MIN_CHARS = 50  # non-space characters for a page to count as having text
+_MIN_TEXT_PAGE_FRACTION = 0.2
+
+# pdfium is not thread-safe, not even across documents, and Dramatiq runs actors in threads:
+# every pdfium call in this module holds this lock. Code that calls pdfium on a document
+# directly (close(), rendering) should hold it too.
+PDFIUM_LOCK = threading.RLock()
+
+
+class PdfError(Exception):
+    """A PDF we cannot use; ``code`` is machine-readable, ``message`` is for the user."""
+
+    def __init__(self, code: PdfErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code: PdfErrorCode = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"PdfError({self.code!r}, {self.message!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class PageText:
+    """Text of one page; ``number`` is 1-based."""
+
+    number: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PdfMetadata:
+    """Best-effort bibliographic data; any field may be missing."""
+
+    title: str | None = None
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    doi: str | None = None
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def _read_head(source: PdfSource) -> tuple[bytes, int]:
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source[:_HEADER_WINDOW]), len(source)
+    path = Path(source)
+    with path.open("rb") as fh:
+        return fh.read(_HEADER_WINDOW), path.stat().st_size
+
+
+def _load_error(err: pdfium.PdfiumError) -> PdfError:
+    code = getattr(err, "err_code", None)
+    if code == pdfium_c.FPDF_ERR_PASSWORD:
+        return PdfError(
+            "encrypted",
+            "This PDF is password-protected. Remove the password (for example by printing it "
+            "to a new PDF) and upload it again.",
+        )
+    if code == pdfium_c.FPDF_ERR_SECURITY:
+        return PdfError(
+            "encrypted",
+            "This PDF uses a copy-protection scheme that cannot be opened. Save an unprotected "
+            "copy and upload that instead.",
+        )
+    return PdfError(
+        "corrupt",
+        "This PDF is damaged or incomplete and could not be opened. Try downloading it again.",
+    )
+
+
+def _too_many_pages(pages: int, limit: int) -> PdfError:
+    message = f"Too many pages: this PDF has {pages:,} pages; the limit is {limit:,} (BAYES_MAX_PAGES)."
+    return PdfError("too_many_pages", message)
+
+
+def open_pdf(source: PdfSource, *, max_pages: int | None = None) -> pdfium.PdfDocument:
+    """Open a PDF from bytes or a path, raising :class:`PdfError` for unusable input.
+
+    The caller owns the document and must close it while holding ``PDFIUM_LOCK``;
+    :func:`pdf_document` does that. A missing or unreadable path raises the usual ``OSError``.
+    """
+    head, size = _read_head(source)
+    if size == 0:
+        raise PdfError("empty", "The file is empty (0 bytes).")
+    if b"%PDF-" not in head:
+        raise PdfError("not_pdf", "This file is not a PDF.")
+    data = bytes(source) if isinstance(source, bytearray) else source
+    with PDFIUM_LOCK:
+        try:
+            pdf = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError as err:
+            raise _load_error(err) from None
+        pages = len(pdf)
+        if pages == 0 or (max_pages is not None and pages > max_pages):
+            pdf.close()
+    if pages == 0:
+        raise PdfError("empty", "This PDF has no pages.")
+    if max_pages is not None and pages > max_pages:
+        raise _too_many_pages(pages, max_pages)
+    return pdf
+
+
+@contextmanager
+def pdf_document(
+    source: PdfSource, *, max_pages: int | None = None
+) -> Iterator[pdfium.PdfDocument]:
+    """``with pdf_document(data) as pdf:`` — :func:`open_pdf`, closed under the lock on exit."""
+    pdf = open_pdf(source, max_pages=max_pages)
+    try:
+        yield pdf
+    finally:
+        with PDFIUM_LOCK:
+            pdf.close()
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _page_text(pdf: pdfium.PdfDocument, index: int) -> str:
+    damaged = PdfError("corrupt", f"Page {index + 1} of this PDF is damaged and could not be read.")
+    with PDFIUM_LOCK:
+        try:
+            page = pdf[index]
+        except pdfium.PdfiumError:
+            raise damaged from None
+        try:
+            textpage = page.get_textpage()
+            try:
+                return textpage.get_text_range()
+            finally:
+                textpage.close()
+        except pdfium.PdfiumError:
+            raise damaged from None
+        finally:
+            page.close()
+
+
+def page_has_text(text: str) -> bool:
+    """True if a page has a text layer worth indexing (more than a page number or a stamp)."""
+    return len("".join(text.split())) >= _TEXT_PAGE_MIN_CHARS
+
+
+def _no_text_error() -> PdfError:
+    return PdfError(
+        "no_text",
+        "This PDF has no selectable text; it looks like a scanned document. Run it through "
+        "OCR (text recognition) first, then upload it again.",
+    )
+
+
+def iter_pages(
+    source: PdfSource | pdfium.PdfDocument,
+    *,
+    max_pages: int | None = None,
+    require_text: bool = True,
+) -> Iterator[PageText]:
+    """Yield the pages' text one at a time; each page's pdfium objects are closed at once.
+
+    Given bytes or a path, the document is opened and closed here (also when the consumer stops
+    early); an open ``PdfDocument`` is left open. Like any generator it does nothing until the
+    first ``next()``, so opening errors surface there (call :func:`open_pdf` first to fail
+    early). With ``require_text``, ``PdfError("no_text")`` is raised after the last page if
+    fewer than 20% of pages have a text layer, so a scanned PDF fails after yielding only
+    near-empty pages.
+    """
+    own = not isinstance(source, pdfium.PdfDocument)
+    pdf = open_pdf(source, max_pages=max_pages) if own else source
+    try:
+        count = len(pdf)
+        if not own and max_pages is not None and count > max_pages:
+            raise _too_many_pages(count, max_pages)
+        with_text = 0
+        for index in range(count):
+            text = _page_text(pdf, index)
+            with_text += page_has_text(text)
+            yield PageText(index + 1, text)
+        if require_text and with_text < max(1, _MIN_TEXT_PAGE_FRACTION * count):
+            raise _no_text_error()
+    finally:
+        if own:
+            with PDFIUM_LOCK:
+                pdf.close()
+
+
+def extract_pages(
+    source: PdfSource | pdfium.PdfDocument,
+    *,
+    max_pages: int | None = None,
+    require_text: bool = True,
+) -> list[PageText]:
+    """All pages' text as a list (see :func:`iter_pages` for errors and ownership)."""
+    return list(iter_pages(source, max_pages=max_pages, require_text=require_text))
