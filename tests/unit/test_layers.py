@@ -73,3 +73,9 @@ def test_the_rules_see_imports() -> None:
     """The scan finds imports inside functions too (so a rule cannot pass by finding nothing)."""
     assert ("bayes_app.api", "jobs.queue.DramatiqQueue") in IMPORTS
     assert any(s == "state.chat" and d == "bayes_app.app" for s, d in IMPORTS)
+
+
+def test_no_product_module_is_over_500_lines():
+    long = {str(p.relative_to(ROOT)): n for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    assert not long, long
