@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     # tests only: injected faults ("point:times,…", bayes_app.faults) and Dramatiq's stub broker
     faults_raw: str = Field("", validation_alias="BAYES_FAULTS")
     stub_broker: bool = Field(False, validation_alias="BAYES_STUB_BROKER")
+    # tests: every JSON response is checked against its documented model (bayes_app.api.routing)
+    api_check_responses: bool = Field(False, validation_alias="BAYES_API_CHECK_RESPONSES")
     demo: bool = Field(True, validation_alias="BAYES_DEMO")
     max_upload_mb: int = Field(100, ge=1, le=10_000, validation_alias="BAYES_MAX_UPLOAD_MB")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")

@@ -19,6 +19,9 @@ registry.register()  # run kinds and hooks, as the web and worker processes do a
 # assertions stay exact; the app stacks themselves drop BAYES_* and so run with the shipped
 # default starter grant (tests/browser/test_first_run_ui.py relies on that).
 os.environ.setdefault("BAYES_SIGNUP_CREDITS", "0")
+# Every JSON success response of the API is checked against its documented model (a
+# mismatch is a 500), in-process and in the app stacks alike (bayes_app/api/routing.py).
+os.environ.setdefault("BAYES_API_CHECK_RESPONSES", "1")
 
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "stack-secret-pass-42"

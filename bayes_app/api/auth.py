@@ -7,10 +7,11 @@ from datetime import timedelta
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from bayes_app.accounts import service
 from bayes_app.api import schemas
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.session import client_address, throttled_authenticate
 from bayes_app.db import session_scope
@@ -63,8 +64,8 @@ async def revoke_token(request: Request) -> Response:
 
 
 routes = [
-    Route("/auth/token", issue_token, methods=["POST"]),
-    Route("/auth/token", revoke_token, methods=["DELETE"]),
-    Route("/auth/tokens", list_tokens, methods=["GET"]),
-    Route("/auth/tokens/{token_id}", revoke_token, methods=["DELETE"]),
+    op("POST", "/auth/token", issue_token, "Issue an API token (email, password, optional name); the token is shown once", R.TokenIssued, public=True, status=201, body=schemas.TokenRequest),
+    op("DELETE", "/auth/token", revoke_token, "Revoke an API token (the one used, or the one named by id)", status=204),
+    op("GET", "/auth/tokens", list_tokens, "List the user's API tokens", R.TokenList),
+    op("DELETE", "/auth/tokens/{token_id}", revoke_token, "Revoke an API token (the one used, or the one named by id)", status=204),
 ]

@@ -9,10 +9,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import conversations as app_conversations
 from bayes_app.chat import conversations as chat
@@ -76,8 +77,8 @@ async def delete_conversation(request: Request) -> Response:
 
 
 routes = [
-    Route("/conversations", list_conversations, methods=["GET"]),
-    Route("/conversations/{conversation_id}", get_conversation, methods=["GET"]),
-    Route("/conversations/{conversation_id}", patch_conversation, methods=["PATCH"]),
-    Route("/conversations/{conversation_id}", delete_conversation, methods=["DELETE"]),
+    op("GET", "/conversations", list_conversations, "List conversations, newest first", R.ConversationList),
+    op("GET", "/conversations/{conversation_id}", get_conversation, "A conversation with its messages and active runs", R.ConversationDetail),
+    op("PATCH", "/conversations/{conversation_id}", patch_conversation, "Rename a conversation or pin it to documents/collections (scope)", R.ConversationOut, body=schemas.ConversationPatch),
+    op("DELETE", "/conversations/{conversation_id}", delete_conversation, "Delete a conversation (its running answers are stopped)", status=204),
 ]

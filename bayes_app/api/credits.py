@@ -8,10 +8,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_admin, require_user
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError
 from bayes_app.app import credits
 from bayes_app.models import MICRO, ModelPrice
@@ -72,10 +73,10 @@ async def reconciliation(request: Request) -> Response:
 
 
 routes = [
-    Route("/credits", my_credits, methods=["GET"]),
-    Route("/admin/credits/grant", grant, methods=["POST"]),
-    Route("/admin/credits/reconciliation", reconciliation, methods=["GET"]),
-    Route("/admin/prices", list_prices, methods=["GET"]),
-    Route("/admin/prices/{model:path}", get_price, methods=["GET"]),
-    Route("/admin/prices/{model:path}", put_price, methods=["PUT"]),
+    op("GET", "/credits", my_credits, "The user's balance, held credits and history (micro-credits)", R.MyCredits),
+    op("POST", "/admin/credits/grant", grant, "Grant credits to a user (admin; idempotent per key)", R.Granted, status=201, body=schemas.Grant),
+    op("GET", "/admin/credits/reconciliation", reconciliation, "Check that every settled run charged exactly its usage (admin)", R.Reconciliation),
+    op("GET", "/admin/prices", list_prices, "The model price table (admin)", R.PriceList),
+    op("GET", "/admin/prices/{model:path}", get_price, "One model's prices (admin)", R.PriceOut),
+    op("PUT", "/admin/prices/{model:path}", put_price, "Set a model's prices per million tokens (admin)", R.PriceOut, body=schemas.PriceBody),
 ]

@@ -6,10 +6,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import library as app_lib
 from bayes_app.library import storage, uploads
@@ -226,18 +227,18 @@ async def document_references(request: Request) -> Response:
 
 
 routes = [
-    Route("/documents", upload_document, methods=["POST"]),
-    Route("/documents", list_documents, methods=["GET"]),
-    Route("/documents/{document_id}", get_document, methods=["GET"]),
-    Route("/documents/{document_id}", patch_document, methods=["PATCH"]),
-    Route("/documents/{document_id}", delete_document, methods=["DELETE"]),
-    Route("/documents/{document_id}/file", document_file, methods=["GET"]),
-    Route("/documents/{document_id}/file", replace_file, methods=["PUT"]),
-    Route("/documents/{document_id}/reindex", reindex, methods=["POST"]),
-    Route("/documents/{document_id}/references", document_references, methods=["GET"]),
-    Route("/collections", list_collections, methods=["GET"]),
-    Route("/collections", create_collection, methods=["POST"]),
-    Route("/collections/{collection_id}", patch_collection, methods=["PATCH"]),
-    Route("/collections/{collection_id}", delete_collection, methods=["DELETE"]),
-    Route("/search", search, methods=["GET"]),
+    op("POST", "/documents", upload_document, "Upload a PDF (multipart `file`); it is indexed in the background (200: the same file was already there)", R.UploadedDocument, status=202, form=True),
+    op("GET", "/documents", list_documents, "List the library's documents", R.DocumentList),
+    op("GET", "/documents/{document_id}", get_document, "One document with its indexing progress", R.DocumentOut),
+    op("PATCH", "/documents/{document_id}", patch_document, "Edit a document's metadata or collections", R.DocumentOut, body=schemas.DocumentPatch),
+    op("DELETE", "/documents/{document_id}", delete_document, "Delete a document (its vectors and file are purged)", status=204),
+    op("GET", "/documents/{document_id}/file", document_file, "The document's PDF", media="application/pdf"),
+    op("PUT", "/documents/{document_id}/file", replace_file, "Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)", R.DocumentOut, status=202, form=True),
+    op("POST", "/documents/{document_id}/reindex", reindex, "Index a document again", R.DocumentOut, status=202),
+    op("GET", "/documents/{document_id}/references", document_references, "The document's parsed reference list", R.ReferenceList),
+    op("GET", "/collections", list_collections, "List collections", R.CollectionList),
+    op("POST", "/collections", create_collection, "Create a collection", R.CollectionOut, status=201, body=schemas.CollectionBody),
+    op("PATCH", "/collections/{collection_id}", patch_collection, "Rename a collection", R.CollectionOut, body=schemas.CollectionBody),
+    op("DELETE", "/collections/{collection_id}", delete_collection, "Delete a collection (its documents stay)", status=204),
+    op("GET", "/search", search, "Search the library (q, k, document_ids, collection_ids, roles)", list[R.SearchHit]),
 ]

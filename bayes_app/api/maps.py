@@ -9,10 +9,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
@@ -207,23 +208,23 @@ async def start_run(request: Request) -> Response:
 
 P = "/mindmaps/{map_id}"
 routes = [
-    Route("/mindmaps", list_maps, methods=["GET"]),
-    Route("/mindmaps", create_map, methods=["POST"]),
-    Route(P, get_map, methods=["GET"]),
-    Route(P, patch_map, methods=["PATCH"]),
-    Route(P, delete_map, methods=["DELETE"]),
-    Route(P + "/revision", map_revision, methods=["GET"]),
-    Route(P + "/undo", undo, methods=["POST"]),
-    Route(P + "/layout", layout, methods=["POST"]),
-    Route(P + "/nodes", create_node, methods=["POST"]),
-    Route(P + "/nodes/{node_id}", patch_node, methods=["PATCH"]),
-    Route(P + "/nodes/{node_id}", delete_node, methods=["DELETE"]),
-    Route(P + "/nodes/{node_id}/check-support", check_support, methods=["POST"]),
-    Route(P + "/nodes/{node_id}/citations", add_citation, methods=["POST"]),
-    Route(P + "/citations/{citation_id}", delete_citation, methods=["DELETE"]),
-    Route(P + "/citations/{citation_id}/accept-rewrite", accept_rewrite, methods=["POST"]),
-    Route(P + "/proposals/{proposal_id}/{decision:str}", decide_proposal, methods=["POST"]),
-    Route(P + "/export.{fmt}", export_map, methods=["GET"]),
-    Route(P + "/runs", list_runs, methods=["GET"]),
-    Route(P + "/runs", start_run, methods=["POST"]),
+    op("GET", "/mindmaps", list_maps, "List mindmaps, last edited first", R.MapList),
+    op("POST", "/mindmaps", create_map, "Create a mindmap with its root question", R.MapView, status=201, body=schemas.MapCreate),
+    op("GET", P, get_map, "The whole map: nodes, citations, relations, pending proposals", R.MapView),
+    op("PATCH", P, patch_map, "Rename a map", R.MapSummary, body=schemas.MapPatch),
+    op("DELETE", P, delete_map, "Delete a map (runs working on it are stopped)", R.MapDeleted),
+    op("GET", P + "/revision", map_revision, "The map's revision counter (changes with every edit)", R.Revision),
+    op("POST", P + "/undo", undo, "Undo the user's latest edit on the map", R.Undone),
+    op("POST", P + "/layout", layout, "Lay the map out as a tidy tree", R.Layout),
+    op("POST", P + "/nodes", create_node, "Add a node", R.NodeOut, status=201, body=schemas.NodeCreate),
+    op("PATCH", P + "/nodes/{node_id}", patch_node, "Edit, move, collapse or reposition a node", R.NodeOut, body=schemas.NodePatch),
+    op("DELETE", P + "/nodes/{node_id}", delete_node, "Delete a node and its subtree", R.NodesDeleted),
+    op("POST", P + "/nodes/{node_id}/check-support", check_support, "Score how well each of the node's citations supports it (202 with a run when a model judges)", R.CitationList | R.SupportRun),
+    op("POST", P + "/nodes/{node_id}/citations", add_citation, "Cite a library passage on a node (the quote must be in the passage)", R.CitationOut, status=201, body=schemas.CitationCreate),
+    op("DELETE", P + "/citations/{citation_id}", delete_citation, "Remove a citation", R.Deleted),
+    op("POST", P + "/citations/{citation_id}/accept-rewrite", accept_rewrite, "Accept a citation's suggested rewrite of its node", R.NodeOut),
+    op("POST", P + "/proposals/{proposal_id}/{decision:str}", decide_proposal, "Accept or reject a regrouping proposal (decision: accept | reject)", dict[str, Any]),
+    op("GET", P + "/export.{fmt}", export_map, "Export the map (fmt: json | md | bib; node_id for a branch)", media="application/json, text/markdown, application/x-bibtex"),
+    op("GET", P + "/runs", list_runs, "The map's runs", R.RunList),
+    op("POST", P + "/runs", start_run, "Start a run on the map (kind: build_map, expand, deepen, counter, restructure, chapters, synthesize, message, check_support)", R.RunStarted, status=202, body=schemas.MapRunCreate),
 ]

@@ -9,10 +9,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import runs as app_runs
 from bayes_app.db import session_scope
@@ -147,8 +148,8 @@ async def run_events(request: Request) -> Response:
 
 
 routes = [
-    Route("/runs", create_run, methods=["POST"]),
-    Route("/runs/{run_id}", get_run, methods=["GET"]),
-    Route("/runs/{run_id}/events", run_events, methods=["GET"]),
-    Route("/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+    op("POST", "/runs", create_run, "Start a run: an Ask question (kind ask) or a map run", R.RunStarted, status=202, body=schemas.RunCreate),
+    op("GET", "/runs/{run_id}", get_run, "A run with its status, outcome, credits and usage", R.RunOut),
+    op("GET", "/runs/{run_id}/events", run_events, "The run's events from a cursor (Last-Event-ID), as server-sent events (or NDJSON with format=ndjson)", media="text/event-stream"),
+    op("POST", "/runs/{run_id}/cancel", cancel_run, "Stop a run (it settles within a fraction of a second)", R.RunOut, status=202),
 ]

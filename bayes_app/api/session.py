@@ -17,13 +17,14 @@ from urllib.parse import urlencode
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 from bayes_app.accounts import service
 from bayes_app.accounts.passwords import HashingBusy
 from bayes_app.accounts.service import AccountError
 from bayes_app.accounts.throttle import LoginThrottle, Refusal
 from bayes_app.api.deps import MAX_JSON_BYTES, SESSION_COOKIE, parse_json
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
 from bayes_app.db import session_scope
@@ -241,8 +242,8 @@ async def change_password(request: Request) -> Response:
 
 
 routes = [
-    Route("/session/password", change_password, methods=["POST"]),
-    Route("/session/login", login, methods=["POST"]),
-    Route("/session/register", register, methods=["POST"]),
-    Route("/session/logout", logout, methods=["POST"]),
+    op("POST", "/session/password", change_password, "Change the password (form or JSON: current_password, new_password)", R.Changed),
+    op("POST", "/session/login", login, "Sign in (form or JSON: email, password); sets the session cookie", R.SessionUser, public=True),
+    op("POST", "/session/register", register, "Create an account (form or JSON: email, password); sets the session cookie", R.SessionUser, public=True, status=201),
+    op("POST", "/session/logout", logout, "Sign out (ends the session)", status=204),
 ]

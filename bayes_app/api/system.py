@@ -5,8 +5,9 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.deps import require_user
 from bayes_app.health import check_health
 
@@ -23,6 +24,6 @@ async def me(request: Request) -> Response:
 
 
 routes = [
-    Route("/health", health, methods=["GET"]),
-    Route("/me", me, methods=["GET"]),
+    op("GET", "/health", health, "Health of the database, Redis, workers, index and processes (503 when degraded)", R.Health, public=True),
+    op("GET", "/me", me, "The signed-in user", R.UserOut),
 ]

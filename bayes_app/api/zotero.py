@@ -8,10 +8,11 @@ from __future__ import annotations
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
+from bayes_app.api import responses as R
+from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError
 from bayes_app.app import zotero as app_zotero
 
@@ -50,9 +51,9 @@ async def disconnect(request: Request) -> Response:
 
 
 routes = [
-    Route("/zotero/libraries", connect, methods=["POST"]),
-    Route("/zotero/libraries", list_libraries, methods=["GET"]),
-    Route("/zotero/libraries/{library_id}", get_library, methods=["GET"]),
-    Route("/zotero/libraries/{library_id}", disconnect, methods=["DELETE"]),
-    Route("/zotero/libraries/{library_id}/sync", sync_now, methods=["POST"]),
+    op("POST", "/zotero/libraries", connect, "Connect a Zotero library (API key; the key is stored encrypted) and sync it", R.ZoteroLibraryOut, status=201, body=schemas.ZoteroConnect),
+    op("GET", "/zotero/libraries", list_libraries, "List connected Zotero libraries", R.ZoteroLibraryList),
+    op("GET", "/zotero/libraries/{library_id}", get_library, "One Zotero library with its sync state and problems", R.ZoteroLibraryOut),
+    op("DELETE", "/zotero/libraries/{library_id}", disconnect, "Disconnect a Zotero library (its documents are removed)", status=204),
+    op("POST", "/zotero/libraries/{library_id}/sync", sync_now, "Sync a Zotero library now", R.ZoteroLibraryOut, status=202),
 ]

@@ -1,0 +1,427 @@
+"""Response bodies of the HTTP API, as typed models: they describe the JSON in the OpenAPI
+document, and the test suite checks every JSON success response against them
+(`routing.py`). Ids are strings; times are ISO 8601 strings; credits are integer
+micro-credits. Fields a client may ignore are still listed, so the document is complete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+Opt = Any  # a value that may be null
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    """Every refusal: `{"error": {"code", "message"}}` with a 4xx/5xx status."""
+
+    error: ErrorDetail
+
+
+# ---- system, session, tokens -----------------------------------------------------------------
+class UserOut(BaseModel):
+    id: str
+    email: str
+    is_admin: bool
+    created_at: str
+
+
+class SessionUser(BaseModel):
+    user: UserOut
+
+
+class Changed(BaseModel):
+    changed: bool
+
+
+class Health(BaseModel):
+    status: str  # "ok" | "degraded"
+    broken: list[str]
+    components: dict[str, dict[str, Any]]
+
+
+class TokenIssued(BaseModel):
+    token: str  # shown once: store it
+    id: str
+    expires_at: str | None
+
+
+class TokenRow(BaseModel):
+    id: str
+    name: str
+    created_at: str
+    expires_at: str | None
+    revoked: bool
+    current: bool
+
+
+class TokenList(BaseModel):
+    tokens: list[TokenRow]
+
+
+# ---- library ---------------------------------------------------------------------------------
+class Progress(BaseModel):
+    done: int
+    total: int
+    fraction: float | None
+
+
+class DocumentOut(BaseModel):
+    id: str
+    filename: str
+    title: str
+    authors: list[str]
+    year: int | None
+    doi: str | None
+    status: str  # queued | processing | indexed | failed
+    progress: Progress
+    page_count: int
+    chunk_count: int
+    error: ErrorDetail | None
+    collection_ids: list[str]
+    file_size: int
+    reference_count: int
+    language: str  # ISO 639-1 ("" until detected)
+    language_name: str
+    created_at: str | None
+
+
+class UploadedDocument(DocumentOut):
+    duplicate: bool  # the same file was already in the library (nothing new was stored)
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentOut]
+
+
+class Reference(BaseModel):
+    position: int
+    page: int | None
+    authors: list[str]
+    year: int | None
+    title: str | None
+    venue: str | None
+    doi: str | None
+    raw: str
+
+
+class ReferenceList(BaseModel):
+    document_id: str
+    count: int
+    references: list[Reference]
+
+
+class CollectionOut(BaseModel):
+    id: str
+    name: str
+
+
+class CollectionRow(CollectionOut):
+    document_count: int
+    created_at: str
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionRow]
+
+
+class SearchHit(BaseModel):
+    chunk_id: str
+    document_id: str
+    title: str
+    authors: list[str]
+    year: int | None
+    page: int
+    char_start: int
+    char_end: int
+    text: str
+    score: float
+    role: str | None
+    role_label: str | None
+    section: str | None
+    relevance: float | None
+    weak: bool
+    language: str
+
+
+# ---- runs and conversations -------------------------------------------------------------------
+class RunStarted(BaseModel):
+    id: str
+    status: str
+    conversation_id: str | None = None  # Ask runs
+    message_id: str | None = None
+
+
+class RunUsage(BaseModel):
+    events: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    cost_credits: int
+    estimated_events: int
+
+
+class RunOut(BaseModel):
+    id: str
+    kind: str
+    title: str
+    status: str
+    outcome: str | None
+    outcome_reason: str | None
+    model: str | None
+    attempt: int
+    reserved_credits: int | None
+    charged_credits: int | None
+    created_at: str
+    started_at: str | None
+    cancel_requested_at: str | None
+    stopped_at: str | None
+    finalized_at: str | None
+    usage: RunUsage
+
+
+class RunList(BaseModel):
+    runs: list[RunOut]
+
+
+class ConversationOut(BaseModel):
+    id: str
+    title: str
+    scope: dict[str, Any] | None
+    created_at: str
+    updated_at: str
+
+
+class ConversationList(BaseModel):
+    conversations: list[ConversationOut]
+    offline_mode: bool
+
+
+class MessageOut(BaseModel):
+    id: str
+    position: int
+    role: str  # user | assistant
+    content: str
+    thinking: str | None
+    citations: list[dict[str, Any]] | None
+    status: str
+    grounding: str | None
+    grounding_label: str
+    run_id: str | None
+    run_status: str | None
+    outcome_reason: str | None
+    charged_credits: int | None
+    created_at: str
+
+
+class ConversationDetail(ConversationOut):
+    messages: list[MessageOut]
+    active_run_ids: list[str]
+    offline_mode: bool
+
+
+# ---- mindmaps ---------------------------------------------------------------------------------
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+class MapSummary(BaseModel):
+    id: str
+    title: str
+    offline: bool  # written without a language model
+    revision: int
+    created_at: str | None
+    updated_at: str | None
+
+
+class MapRow(MapSummary):
+    node_count: int
+
+
+class MapList(BaseModel):
+    mindmaps: list[MapRow]
+
+
+class NodeOut(BaseModel):
+    id: str
+    map_id: str
+    parent_id: str | None
+    kind: str
+    title: str
+    body: str
+    order: int
+    position: Point | None
+    collapsed: bool
+    created_by: str  # user | agent
+    run_id: str | None
+    confidence: float | None
+    citation_count: int
+    support: float | None
+    created_at: str | None
+    updated_at: str | None
+
+
+class CitationOut(BaseModel):
+    id: str
+    node_id: str
+    document_id: str | None
+    chunk_id: str | None
+    page: int | None
+    quote: str
+    char_start: int | None
+    char_end: int | None
+    origin: str
+    agent: str | None
+    support_score: float | None
+    support_label: str | None
+    suggested_rewrite: str | None
+    title: str | None
+    source_removed: bool
+    source_removed_reason: str | None
+    authors: list[str]
+    year: int | None
+    language: str | None
+    created_at: str | None
+
+
+class RelationOut(BaseModel):
+    id: str
+    source_id: str
+    target_id: str
+    kind: str
+    created_by: str
+    run_id: str | None
+
+
+class ProposalOut(BaseModel):
+    id: str
+    kind: str  # restructure | chapters
+    status: str
+    run_id: str | None
+    payload: dict[str, Any]
+    created_at: str | None
+
+
+class MapView(MapSummary):
+    root_id: str
+    nodes: list[NodeOut]
+    citations: list[CitationOut]
+    relations: list[RelationOut]
+    proposals: list[ProposalOut]
+
+
+class MapDeleted(BaseModel):
+    deleted: bool
+    cancelled_runs: list[str]
+
+
+class NodesDeleted(BaseModel):
+    deleted: list[str]
+
+
+class Deleted(BaseModel):
+    deleted: bool
+
+
+class Revision(BaseModel):
+    revision: int
+
+
+class Undone(BaseModel):
+    undone: str | None  # the action undone; null: nothing to undo
+
+
+class Layout(BaseModel):
+    positions: dict[str, Point]
+
+
+class CitationList(BaseModel):
+    citations: list[CitationOut]
+
+
+class SupportRun(BaseModel):
+    """A support check judged by the model: a billed run, followed like any other."""
+
+    run: RunStarted
+
+
+# ---- credits -----------------------------------------------------------------------------------
+class HistoryRow(BaseModel):
+    kind: str  # run | grant | adjustment
+    id: str
+    title: str
+    date: str
+    amount: int | None
+    status: str | None
+    charged: int | None
+    reserved: int | None
+    operation_kind: str | None
+
+
+class MyCredits(BaseModel):
+    balance: int
+    held: int
+    available: int
+    unit: str
+    history: list[HistoryRow]
+
+
+class Granted(BaseModel):
+    user_id: str
+    amount_micro: int
+    created: bool  # False: a grant with this idempotency key was already recorded
+    balance: int
+    available: int
+
+
+class PriceOut(BaseModel):
+    model: str
+    input_per_million: int
+    cached_per_million: int
+    output_per_million: int
+    updated_at: str | None
+    updated_by: str | None
+
+
+class PriceList(BaseModel):
+    prices: list[PriceOut]
+
+
+class Reconciliation(BaseModel):
+    ok: bool
+    runs_checked: int
+    spend_mismatches: list[dict[str, Any]]
+    held_after_finalize: list[dict[str, Any]]
+    stale_runs: list[str]
+
+
+# ---- Zotero -------------------------------------------------------------------------------------
+class ZoteroLibraryOut(BaseModel):
+    id: str
+    api: str
+    library_type: str
+    library_id: str
+    name: str
+    permissions: dict[str, bool]
+    status: str
+    version: int | None
+    last_sync_at: str | None
+    last_result: dict[str, Any] | None
+    last_error: str | None
+    progress: dict[str, Any]
+    items: int
+    collections: int
+    documents: dict[str, int]
+    problem_count: int
+    created_at: str
+    problems: list[dict[str, Any]] = []
+
+
+class ZoteroLibraryList(BaseModel):
+    libraries: list[ZoteroLibraryOut]
