@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 
 import reflex as rx
 
-from bayes_app.accounts import service
+from bayes_app.app import accounts
 from bayes_app.accounts.service import AccountError
-from bayes_app.db import session_scope
-from bayes_app.models import User
-from bayes_app.settings import get_settings
 from state.auth import AuthState
 
 
@@ -22,13 +18,12 @@ class AccountState(AuthState):
     token_error: str = ""
 
     def _refresh(self) -> None:
-        with session_scope() as db:
-            self.tokens = [
-                {"id": t.id, "name": t.name, "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
-                 "expires": t.expires_at.strftime("%Y-%m-%d"),
-                 "state": "revoked" if t.revoked_at else "active"}
-                for t in service.list_api_tokens(db, self.user_id)
-            ]
+        self.tokens = [
+            {"id": t.id, "name": t.name, "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
+             "expires": t.expires_at.strftime("%Y-%m-%d"),
+             "state": "revoked" if t.revoked_at else "active"}
+            for t in accounts.tokens(self.user_id)
+        ]
 
     @rx.event
     def load(self):
@@ -46,10 +41,7 @@ class AccountState(AuthState):
             self.token_error = "Give the token a name, for example the script or tool that will use it."
             return None
         self.token_error = ""
-        with session_scope() as db:
-            user = db.get(User, self.user_id)
-            _row, self.new_token = service.create_api_token(
-                db, user, timedelta(days=get_settings().api_token_ttl_days), name)
+        _row, self.new_token = accounts.create_token(self.user_id, name)
         self._refresh()
 
     @rx.event
@@ -57,8 +49,7 @@ class AccountState(AuthState):
         if not self._load_user():
             return rx.redirect("/login")
         try:
-            with session_scope() as db:
-                service.revoke_api_token(db, self.user_id, token_id)
+            accounts.revoke_token(self.user_id, token_id)
         except AccountError as err:
             return rx.toast.error(err.message)
         self._refresh()

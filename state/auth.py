@@ -7,9 +7,8 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from bayes_app.accounts import service
+from bayes_app.app import accounts
 from bayes_app.accounts.passwords import PASSWORD_RULES
-from bayes_app.db import session_scope
 
 SESSION_COOKIE = "bayes_session"
 _PUBLIC = ("/login", "/register")
@@ -76,9 +75,7 @@ class AuthState(rx.State):
         return session_token_of(self.router.headers.cookie)
 
     def _load_user(self) -> bool:
-        with session_scope() as db:
-            user = service.user_for_session(db, self._token())
-            info = service.UserInfo.of(user) if user else None
+        info = accounts.session_user(self._token())
         if info is None:
             self.user_id, self.user_email, self.is_admin = "", "", False
             return False

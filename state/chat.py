@@ -16,11 +16,9 @@ import reflex as rx
 
 from bayes_app.app import conversations as app_conversations
 from bayes_app.app import runs as app_runs
-from bayes_app.chat import conversations as chat
 from bayes_app.credits.pricing import display_credits, format_credits
-from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
-from bayes_app.models import Collection, Document, RunStatus
+from bayes_app.models import RunStatus
 from bayes_app.runs import events, service
 from bayes_app.search.crosslang import foreign_label
 from bayes_app.runs.follower import RunFollower
@@ -132,26 +130,23 @@ class ChatState(AuthState):
     # ---- loading -----------------------------------------------------------------------
     def _reload(self) -> str | None:
         """Read conversations + messages; returns the run id still answering, if any."""
-        with session_scope() as db:
-            self.conversations = [
-                {"id": c.id, "title": c.title, "updated": c.updated_at.strftime("%Y-%m-%d %H:%M")}
-                for c in chat.list_for(db, self.user_id)]
-            docs = db.query(Document).filter(Document.owner_id == self.user_id).order_by(Document.title).all()
-            colls = db.query(Collection).filter(Collection.owner_id == self.user_id).order_by(Collection.name).all()
-            self.documents = [{"id": d.id, "name": d.title or d.filename} for d in docs]
-            self.collections = [{"id": c.id, "name": c.name} for c in colls]
-            conv = chat.get_owned(db, self.user_id, self.conversation_id) if self.conversation_id else None
-            if conv is None:
-                self.conversation_id, self.title, self.messages = "", "", []
-                return None
-            self.title = conv.title
-            names = {d["id"]: d["name"] for d in self.documents} | {c["id"]: c["name"] for c in self.collections}
-            self.pinned = (
-                [{"kind": "document", "id": i, "name": names.get(i, i)} for i in conv.scope.get("document_ids", [])]
-                + [{"kind": "collection", "id": i, "name": names.get(i, i)}
-                   for i in conv.scope.get("collection_ids", [])])
-            views = chat.message_views(db, conv.id)
-            active = chat.active_runs(db, conv.id)
+        page = app_conversations.page(self.user_id, self.conversation_id or None)
+        self.conversations = [
+            {"id": c.id, "title": c.title, "updated": c.updated_at.strftime("%Y-%m-%d %H:%M")}
+            for c in page.conversations]
+        self.documents = [{"id": d.id, "name": d.title or d.filename} for d in page.documents]
+        self.collections = [{"id": c.id, "name": c.name} for c in page.collections]
+        conv = page.conversation
+        if conv is None:
+            self.conversation_id, self.title, self.messages = "", "", []
+            return None
+        self.title = conv.title
+        names = {d["id"]: d["name"] for d in self.documents} | {c["id"]: c["name"] for c in self.collections}
+        self.pinned = (
+            [{"kind": "document", "id": i, "name": names.get(i, i)} for i in conv.scope.get("document_ids", [])]
+            + [{"kind": "collection", "id": i, "name": names.get(i, i)}
+               for i in conv.scope.get("collection_ids", [])])
+        views, active = page.messages, page.active_run_ids
         self.messages = [_message(m) for m in views]
         running = [m["run_id"] for m in views if m["status"] == "running" and m.get("run_id")]
         return (active or running or [None])[0]
@@ -316,11 +311,7 @@ class ChatState(AuthState):
     def _save_scope(self) -> None:
         if not self.conversation_id or not self._load_user():
             return  # a new chat: the scope goes with its first question
-        with session_scope() as db:
-            conv = chat.get_owned(db, self.user_id, self.conversation_id)
-            if conv is not None:
-                conv.scope = chat.normalize_scope(db, self.user_id, self._scope())
-                db.add(conv)
+        app_conversations.set_scope(self.user_id, self.conversation_id, self._scope())
 
     # ---- the live answer ---------------------------------------------------------------
     def _apply(self, ev: events.RunEvent) -> bool:

@@ -10,8 +10,8 @@ from typing import Any
 
 import reflex as rx
 
+from bayes_app.app import library as app_lib
 from bayes_app.app import maps as app_maps
-from bayes_app.db import session_scope
 from bayes_app.maps import citations as cit
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapNotFound
@@ -170,11 +170,10 @@ class MapEditing(rx.State, mixin=True):
     def _undo(self) -> None:
         if not self._load_user():
             return
-        with session_scope() as db:
-            try:
-                action = service.undo(db, self.user_id, self.map_id)
-            except MapNotFound:
-                action = None
+        try:
+            action = app_maps.call(service.undo, self.user_id, self.map_id)
+        except MapNotFound:
+            action = None
         self.notice = (f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action
                        else "Nothing to undo.")
         self._reload()
@@ -227,7 +226,6 @@ class MapEditing(rx.State, mixin=True):
 
     @rx.event
     def search_library(self, form: dict | None = None):
-        from bayes_app.search import runtime
         from bayes_app.search.highlight import best_quote
 
         if form and "q" in form:
@@ -237,8 +235,7 @@ class MapEditing(rx.State, mixin=True):
             self.search_hits = []
             return
         try:
-            with session_scope() as db:
-                hits = runtime.search_library(db, self.user_id, self.search_q, 8)
+            hits = app_lib.search(self.user_id, self.search_q, 8)
         except Exception as err:  # noqa: BLE001 - keep the editor alive
             self.search_error = f"Search is unavailable right now ({type(err).__name__})."
             self.search_hits = []

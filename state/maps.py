@@ -5,7 +5,6 @@ from __future__ import annotations
 import reflex as rx
 
 from bayes_app.app import maps as app_maps
-from bayes_app.db import session_scope
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from state.auth import AuthState
@@ -27,8 +26,7 @@ class MapsState(AuthState):
     maps_error: str = ""
 
     def _refresh(self) -> None:
-        with session_scope() as db:
-            self.maps = [_row(m) for m in service.list_maps(db, self.user_id)]
+        self.maps = [_row(m) for m in app_maps.list_maps(self.user_id)]
 
     @rx.event
     def load(self):
@@ -47,8 +45,7 @@ class MapsState(AuthState):
         if not self._load_user():
             return rx.redirect("/login")
         try:
-            with session_scope() as db:
-                m = service.create_map(db, self.user_id, title)
+            m = app_maps.create_map(self.user_id, title)
         except MapError as err:
             self.maps_error = err.message
             return None
@@ -73,8 +70,7 @@ class MapsState(AuthState):
         if not self.rename_id or not self._load_user():
             return
         try:
-            with session_scope() as db:
-                service.rename_map(db, self.user_id, self.rename_id, title)
+            app_maps.call(service.rename_map, self.user_id, self.rename_id, title)
         except MapError as err:
             self.maps_error = err.message
             return

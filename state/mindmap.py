@@ -21,16 +21,16 @@ from typing import Any
 
 import reflex as rx
 
+from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
-from bayes_app.db import session_scope
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps import live as live_map
 from bayes_app.maps.live import LiveMap, build_graph, support_level
-from bayes_app.models import NodeKind, Operation, RunStatus
+from bayes_app.models import NodeKind, RunStatus
 from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
 from bayes_app.search.crosslang import foreign_label
@@ -65,8 +65,7 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
-    with session_scope() as db:
-        return live_map.probe(db, owner_id, map_id)
+    return app_maps.probe(owner_id, map_id)
 
 
 class MapState(MapEditing, AuthState):
@@ -160,8 +159,7 @@ class MapState(MapEditing, AuthState):
     def _reload(self) -> bool:
         """Read the whole map; False when it is gone (deleted, or never ours)."""
         try:
-            with session_scope() as db:
-                view = service.map_view(db, self.user_id, self.map_id)
+            view = app_maps.call(service.map_view, self.user_id, self.map_id)
         except MapNotFound:
             self.missing, self._nodes = True, {}
             self._live().graph = {"nodes": [], "edges": []}
@@ -177,9 +175,7 @@ class MapState(MapEditing, AuthState):
         self.sel_title, self.sel_body, self.sel_kind = n["title"], n["body"], n["kind"]
         self.sel_origin, self.sel_is_root, self.sel_collapsed = n["created_by"], n["parent_id"] is None, n["collapsed"]
         if citations is None:
-            with session_scope() as db:
-                citations = [service.citation_view(c, d) for c, d in service.map_citations(db, self.map_id)
-                             if c.node_id == n["id"]]
+            citations = app_maps.node_citations(self.user_id, self.map_id, n["id"])
         self.sel_citations = [_citation_row(c) for c in citations]
 
     @rx.event
@@ -214,9 +210,8 @@ class MapState(MapEditing, AuthState):
         live.run_note = live.run_text = ""
 
     def _follow(self, run_id: str) -> None:
-        with session_scope() as db:
-            op = db.get(Operation, run_id)
-            kind = op.kind if op else ""
+        run = app_runs.info(run_id)
+        kind = run.kind if run else ""
         self._reset_run()
         self.live_run_id, self.live_kind = run_id, kind
         self._note("Queued…")
@@ -318,10 +313,9 @@ class MapState(MapEditing, AuthState):
     def _finish(self) -> None:
         """The run ended: show its outcome and cost, reload the map, lay new nodes out."""
         run_id = self.live_run_id
-        with session_scope() as db:
-            op = db.get(Operation, run_id)
-            status, charged = (op.status, op.charged_credits) if op else ("", None)
-            reason = op.outcome_reason if op else ""
+        run = app_runs.info(run_id)
+        status, charged = (run.status, run.charged_credits) if run else ("", None)
+        reason = (run.outcome_reason if run else "") or ""
         self.run_outcome = status + (f" ({reason})" if status != RunStatus.SUCCEEDED and reason else "")
         self.run_cost = f"{display_credits(charged)} credits" if charged is not None else ""
         self.run_cost_exact = f"{format_credits(charged)} credits" if charged is not None else ""
@@ -346,8 +340,7 @@ class MapState(MapEditing, AuthState):
         if not self._load_user():
             return None
         try:
-            with session_scope() as db:
-                out = fn(db, self.user_id, self.map_id, *args, **kw)
+            out = app_maps.call(fn, self.user_id, self.map_id, *args, **kw)
         except MapNotFound as err:
             self.error = str(err)
             self._reload()
@@ -363,8 +356,7 @@ class MapState(MapEditing, AuthState):
     def _patch_node(self, node: dict[str, Any]) -> None:
         """Show an edited node without re-reading the map (the revision moved by exactly one)."""
         self._view().patch(node)
-        with session_scope() as db:
-            rev = service.revision(db, self.user_id, self.map_id)
+        rev = app_maps.call(service.revision, self.user_id, self.map_id)
         if rev == self._revision + 1:
             self._revision = rev
             self._rebuild()
@@ -374,8 +366,7 @@ class MapState(MapEditing, AuthState):
     def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
         """Show a node this tab just added without re-reading the map (`LiveMap.insert`) when
         the revision moved by exactly one; else re-read it."""
-        with session_scope() as db:
-            rev = service.revision(db, self.user_id, self.map_id)
+        rev = app_maps.call(service.revision, self.user_id, self.map_id)
         if rev != self._revision + 1 or not self._view().insert(node, expand_parent):
             self._reload()
             return

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.accounts import onboarding
-from bayes_app.db import session_scope
+from bayes_app.app import accounts
 from state.auth import AuthState
 
 
@@ -26,8 +25,7 @@ class GuideState(AuthState):
         return int(self.papers > 0) + int(self.asked) + int(self.mapped)
 
     def _refresh_guide(self) -> None:
-        with session_scope() as db:
-            p = onboarding.progress(db, self.user_id)
+        p = accounts.first_run(self.user_id)
         self.papers, self.indexed, self.asked, self.mapped = p.papers, p.indexed, p.asked, p.mapped
         self.guide_loaded = True
 

@@ -7,7 +7,7 @@ import urllib.parse
 
 import reflex as rx
 
-from bayes_app.db import session_scope
+from bayes_app.app import library as app_lib
 from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate
 from state.auth import AuthState
@@ -50,10 +50,9 @@ class ViewerState(AuthState):
             self.page = 1
         self.quote = params.get("quote", "")
         try:
-            with session_scope() as db:
-                doc = lib.get_owned(db, self.user_id, doc_id)
-                self.doc_id, self.title = doc.id, doc.title or doc.filename
-                sha = doc.file_sha256
+            doc = app_lib.owned(self.user_id, doc_id)
+            self.doc_id, self.title = doc.id, doc.title or doc.filename
+            sha = doc.file_sha256
         except lib.NotFound:
             self.doc_id, self.title, self.missing = "", "", True
             return

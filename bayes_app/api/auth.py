@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from bayes_app.accounts import service
+from bayes_app.app import accounts
 from bayes_app.api import schemas
 from bayes_app.api import responses as R
 from bayes_app.api.routing import op
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api.session import client_address, throttled_authenticate
-from bayes_app.db import session_scope
-from bayes_app.models import User
-from bayes_app.settings import get_settings
 
 
 async def issue_token(request: Request) -> Response:
@@ -25,11 +21,8 @@ async def issue_token(request: Request) -> Response:
                                    client_address(request))
 
     def work() -> dict:
-        with session_scope() as db:
-            user = db.get(User, info.id)
-            row, token = service.create_api_token(
-                db, user, timedelta(days=get_settings().api_token_ttl_days), body.name or "api")
-            return {"token": token, "id": row.id, "expires_at": row.expires_at.isoformat()}
+        row, token = accounts.create_token(info.id, body.name or "api")
+        return {"token": token, "id": row.id, "expires_at": row.expires_at.isoformat()}
 
     return JSONResponse(await run_in_threadpool(work), status_code=201)
 
@@ -38,14 +31,13 @@ async def list_tokens(request: Request) -> Response:
     user = await require_user(request)
 
     def work() -> list[dict]:
-        with session_scope() as db:
-            return [
-                {"id": t.id, "name": t.name, "created_at": t.created_at.isoformat(),
-                 "expires_at": t.expires_at.isoformat(),
-                 "revoked": t.revoked_at is not None,
-                 "current": t.id == request.state.token_id}
-                for t in service.list_api_tokens(db, user.id)
-            ]
+        return [
+            {"id": t.id, "name": t.name, "created_at": t.created_at.isoformat(),
+             "expires_at": t.expires_at.isoformat(),
+             "revoked": t.revoked_at is not None,
+             "current": t.id == request.state.token_id}
+            for t in accounts.tokens(user.id)
+        ]
 
     return JSONResponse({"tokens": await run_in_threadpool(work)})
 
@@ -55,11 +47,7 @@ async def revoke_token(request: Request) -> Response:
     user = await require_user(request)
     token_id = request.path_params.get("token_id") or request.state.token_id
 
-    def work() -> None:
-        with session_scope() as db:
-            service.revoke_api_token(db, user.id, token_id)
-
-    await run_in_threadpool(work)
+    await run_in_threadpool(accounts.revoke_token, user.id, token_id)
     return Response(status_code=204)
 
 

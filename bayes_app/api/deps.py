@@ -10,10 +10,9 @@ from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from bayes_app.accounts import service
+from bayes_app.app import accounts
 from bayes_app.accounts.service import UserInfo
 from bayes_app.api.errors import ApiError
-from bayes_app.db import session_scope
 
 SESSION_COOKIE = "bayes_session"
 MAX_JSON_BYTES = 1_000_000
@@ -115,12 +114,10 @@ def bearer_token(request: Request) -> str | None:
 
 
 def _resolve(bearer: str | None, cookie: str | None) -> tuple[UserInfo, str | None] | None:
-    with session_scope() as db:
-        if bearer:
-            found = service.user_for_api_token(db, bearer)
-            return (UserInfo.of(found[0]), found[1].id) if found else None
-        user = service.user_for_session(db, cookie)
-        return (UserInfo.of(user), None) if user else None
+    if bearer:
+        return accounts.token_user(bearer)
+    user = accounts.session_user(cookie)
+    return (user, None) if user else None
 
 
 async def require_user(request: Request, allow_cookie: bool = False) -> UserInfo:

@@ -17,22 +17,14 @@ from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
-from bayes_app.db import session_scope
 from bayes_app.maps import citations, export, service
-from bayes_app.maps import runs as map_runs
-from bayes_app.runs import service as run_service
 
 log = logging.getLogger("bayes.api.maps")
 
 
-def _call(fn: Any, *args: Any, **kw: Any) -> Any:
-    """One domain call in one transaction."""
-    with session_scope() as db:
-        return fn(db, *args, **kw)
-
-
 async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
-    return await run_in_threadpool(_call, fn, *args, **kw)
+    """One domain call in one transaction (the app layer's), off the event loop."""
+    return await run_in_threadpool(app_maps.transact, fn, *args, **kw)
 
 
 # ---- maps ------------------------------------------------------------------------------------
@@ -187,14 +179,9 @@ async def export_map(request: Request) -> Response:
 
 
 # ---- runs ------------------------------------------------------------------------------------
-def _runs(user_id: str, map_id: str) -> list[dict]:
-    with session_scope() as db:
-        return [run_service.view(db, op) for op in map_runs.map_runs(db, user_id, map_id)]
-
-
 async def list_runs(request: Request) -> Response:
     user = await require_user(request)
-    return JSONResponse({"runs": await run_in_threadpool(_runs, user.id, request.path_params["map_id"])})
+    return JSONResponse({"runs": await run_in_threadpool(app_maps.runs_of, user.id, request.path_params["map_id"])})
 
 
 async def start_run(request: Request) -> Response:

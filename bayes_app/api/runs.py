@@ -14,24 +14,13 @@ from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
 from bayes_app.api.routing import op
-from bayes_app.api.errors import ApiError, not_found
+from bayes_app.api.errors import ApiError
 from bayes_app.app import runs as app_runs
-from bayes_app.db import session_scope
-from bayes_app.models import Operation
-from bayes_app.runs import events, service
+from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
-from bayes_app.runs import lifecycle as lc
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
-
-
-def _owned_view(user_id: str, op_id: str) -> dict[str, Any]:
-    with session_scope() as db:
-        op = service.get_owned(db, user_id, op_id)
-        if op is None:
-            raise not_found("run")
-        return service.view(db, op)
 
 
 def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: Any,
@@ -63,24 +52,18 @@ async def create_run(request: Request) -> Response:
 
 async def get_run(request: Request) -> Response:
     user = await require_user(request)
-    return JSONResponse(await run_in_threadpool(_owned_view, user.id, request.path_params["run_id"]))
+    return JSONResponse(await run_in_threadpool(app_runs.view_owned, user.id, request.path_params["run_id"]))
 
 
 def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
     app_runs.stop_owned(user_id, op_id)
-    return _owned_view(user_id, op_id)
+    return app_runs.view_owned(user_id, op_id)
 
 
 async def cancel_run(request: Request) -> Response:
     user = await require_user(request)
     out = await run_in_threadpool(_cancel, user.id, request.path_params["run_id"])
     return JSONResponse(out, status_code=202)
-
-
-def _settled_done(op_id: str) -> dict[str, Any] | None:
-    with session_scope() as db:
-        op = db.get(Operation, op_id, populate_existing=True)
-        return lc.terminal_event(op) if op is not None and op.finalized_at is not None else None
 
 
 async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
@@ -98,7 +81,7 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
                 idle += 1
                 yield None
                 if idle % IDLE_CHECKS_EVERY == 0:  # settled but its `done` is gone (expired)
-                    done = await run_in_threadpool(_settled_done, op_id)
+                    done = await run_in_threadpool(app_runs.settled_done, op_id)
                     if done is not None:
                         yield {"id": None, **done}
                         return
@@ -115,7 +98,7 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
 async def run_events(request: Request) -> Response:
     user = await require_user(request, allow_cookie=True)
     op_id = request.path_params["run_id"]
-    await run_in_threadpool(_owned_view, user.id, op_id)  # 404 for others' runs
+    await run_in_threadpool(app_runs.view_owned, user.id, op_id)  # 404 for others' runs
     raw = (request.headers.get("last-event-id") or request.query_params.get("last_event_id")
            or request.query_params.get("after"))
     cursor = events.valid_cursor(raw)

@@ -9,7 +9,6 @@ HTTPS. The sign-in and sign-up pages post their forms here natively; a form post
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
@@ -18,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from bayes_app.app import accounts
 from bayes_app.accounts import service
 from bayes_app.accounts.passwords import HashingBusy
 from bayes_app.accounts.service import AccountError
@@ -27,9 +27,7 @@ from bayes_app.api import responses as R
 from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
-from bayes_app.db import session_scope
 from bayes_app.errors import DomainError
-from bayes_app.models import User
 from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.api.session")
@@ -87,9 +85,7 @@ def throttled_authenticate(email: str, password: str, client: str) -> service.Us
     if refusal is not None:
         raise ApiError(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
     try:
-        with session_scope() as db:
-            user = service.authenticate(db, email, password)
-            info = service.UserInfo.of(user)
+        info = accounts.authenticate(email, password)
     except AccountError:
         record_attempt(email, client, ok=False)
         raise
@@ -100,10 +96,7 @@ def throttled_authenticate(email: str, password: str, client: str) -> service.Us
 
 
 def _new_session(user_id: str) -> str:
-    ttl = timedelta(hours=get_settings().session_ttl_hours)
-    with session_scope() as db:
-        user = db.get(User, user_id)
-        return service.create_session(db, user, ttl)
+    return accounts.new_session(user_id)
 
 
 def set_session_cookie(response: Response, request: Request, token: str) -> None:
@@ -164,8 +157,7 @@ async def login(request: Request) -> Response:
 
 def _register(email: str, password: str) -> service.UserInfo:
     try:
-        with session_scope() as db:
-            return service.UserInfo.of(service.register(db, email, password))
+        return accounts.register(email, password)
     except HashingBusy as err:
         raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
 
@@ -189,8 +181,7 @@ async def register(request: Request) -> Response:
 
 
 def _end(token: str | None) -> None:
-    with session_scope() as db:
-        service.end_session(db, token)
+    accounts.end_session(token)
 
 
 async def logout(request: Request) -> Response:
@@ -203,17 +194,15 @@ async def logout(request: Request) -> Response:
 
 def _change_password(token: str | None, old: str, new: str, client: str) -> str:
     """Check the session and the current password (throttled), change it, start a new session."""
-    with session_scope() as db:
-        user = service.user_for_session(db, token)
-        email = user.email if user else ""
+    user = accounts.session_user(token)
+    email = user.email if user else ""
     if user is None:
         raise ApiError(401, "unauthorized", "Your session has ended; sign in again.")
     refusal = check_throttle(email, client)
     if refusal is not None:
         raise ApiError(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
     try:
-        with session_scope() as db:
-            service.change_password(db, user.id, old, new)
+        accounts.change_password(user.id, old, new)
     except AccountError as err:
         if err.code == "invalid_credentials":
             record_attempt(email, client, ok=False)

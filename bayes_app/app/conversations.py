@@ -1,13 +1,55 @@
-"""Conversation use cases that span the database and the job queue."""
+"""Conversation use cases: the chat page's data, pinning a conversation to part of the
+library, and deleting one with its answer still running (database and job queue)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from bayes_app.app import runs
-from bayes_app.db import sessions
 from bayes_app.chat import conversations as chat
-from bayes_app.db import session_scope
+from bayes_app.db import session_scope, sessions
+from bayes_app.errors import DomainError, NotFound
+from bayes_app.llm.factory import is_offline
+from bayes_app.models import Collection, Conversation, Document
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service
+
+
+@dataclass
+class ChatPage:
+    """What the chat page shows: the user's conversations, the documents and collections a
+    conversation can be pinned to, and the open conversation with its messages."""
+
+    conversations: list[Conversation]
+    documents: list[Document]
+    collections: list[Collection]
+    conversation: Conversation | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    active_run_ids: list[str] = field(default_factory=list)
+
+
+def page(user_id: str, conv_id: str | None) -> ChatPage:
+    with session_scope() as db:
+        out = ChatPage(
+            conversations=list(chat.list_for(db, user_id)),
+            documents=db.query(Document).filter(Document.owner_id == user_id).order_by(Document.title).all(),
+            collections=db.query(Collection).filter(Collection.owner_id == user_id).order_by(Collection.name).all())
+        conv = chat.get_owned(db, user_id, conv_id) if conv_id else None
+        if conv is not None:
+            out.conversation = conv
+            out.messages = chat.message_views(db, conv.id)
+            out.active_run_ids = list(chat.active_runs(db, conv.id))
+        return out
+
+
+def set_scope(user_id: str, conv_id: str, scope: dict[str, list[str]]) -> None:
+    """Pin the conversation to documents/collections (only the user's own are kept)."""
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is not None:
+            conv.scope = chat.normalize_scope(db, user_id, scope)
+            db.add(conv)
 
 
 def delete_conversation(user_id: str, conv_id: str) -> bool:
@@ -23,3 +65,38 @@ def delete_conversation(user_id: str, conv_id: str) -> bool:
             db.delete(conv)
             db.commit()
     return True
+
+
+def listing(user_id: str) -> dict[str, Any]:
+    """The user's conversations (newest first) and whether answers are offline."""
+    with session_scope() as db:
+        return {"conversations": [chat.view(c) for c in chat.list_for(db, user_id)],
+                "offline_mode": is_offline()}
+
+
+def detail(user_id: str, conv_id: str) -> dict[str, Any]:
+    """A conversation with its messages and active runs (NotFound unless the user's)."""
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is None:
+            raise NotFound("conversation")
+        return {**chat.view(conv), "messages": chat.message_views(db, conv.id),
+                "active_run_ids": chat.active_runs(db, conv.id), "offline_mode": is_offline()}
+
+
+def patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Rename (`title`) or pin (`scope`) a conversation."""
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is None:
+            raise NotFound("conversation")
+        if "title" in body:
+            title = body["title"]
+            if not isinstance(title, str) or not title.strip():
+                raise DomainError("bad_request", "title must be a non-empty string.")
+            conv.title = chat.title_for(title)
+        if "scope" in body:
+            conv.scope = chat.normalize_scope(db, user_id, body["scope"])
+        db.add(conv)
+        db.commit()
+        return chat.view(conv)

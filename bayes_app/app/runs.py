@@ -8,6 +8,7 @@ QueueUnavailable is raised. Stopping is "cancel, then settle now or through the 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -17,12 +18,43 @@ from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.maps import runs as map_runs
-from bayes_app.models import RunStatus
+from bayes_app.models import Operation, RunStatus
 from bayes_app.redis_client import get_redis
-from bayes_app.runs import events, service
+from bayes_app.runs import events, lifecycle, service
 from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.app.runs")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    kind: str
+    status: str
+    charged_credits: int | None
+    outcome_reason: str | None
+
+
+def info(op_id: str) -> RunInfo | None:
+    """What a live view shows of a run: kind, status, charge, why it ended (None: unknown)."""
+    with session_scope() as db:
+        op = db.get(Operation, op_id)
+        return RunInfo(op.kind, op.status, op.charged_credits, op.outcome_reason) if op else None
+
+
+def view_owned(user_id: str, op_id: str) -> dict[str, Any]:
+    """The run's view (status, outcome, credits, usage); NotFound unless it is the user's."""
+    with session_scope() as db:
+        op = service.get_owned(db, user_id, op_id)
+        if op is None:
+            raise NotFound("run")
+        return service.view(db, op)
+
+
+def settled_done(op_id: str) -> dict[str, Any] | None:
+    """The `done` event of a settled run (its stream entry may have expired), else None."""
+    with session_scope() as db:
+        op = db.get(Operation, op_id, populate_existing=True)
+        return lifecycle.terminal_event(op) if op is not None and op.finalized_at is not None else None
 
 
 class QueueUnavailable(DomainError):

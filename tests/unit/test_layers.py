@@ -58,6 +58,9 @@ RULES = [
      lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.app", "jobs", *FRAMEWORKS)),
     ("the app layer imports no front door, jobs or framework", lambda s: _under(s, "bayes_app.app"),
      lambda d: _under(d, "state", "components", "bayes_app.api", "jobs", *FRAMEWORKS)),
+    ("the front doors open no database sessions and run no queries (the app layer owns transactions)",
+     lambda s: _under(s, "state", "components", "bayes_app.api"),
+     lambda d: _under(d, "bayes_app.db", "sqlmodel", "sqlalchemy")),
     ("the run engine knows no feature", lambda s: _under(s, "bayes_app.runs"),
      lambda d: _under(d, "bayes_app.chat", "bayes_app.maps", "bayes_app.agents")),
 ]
