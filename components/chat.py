@@ -58,6 +58,23 @@ def thinking(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
     )
 
 
+def other_version() -> rx.Component:
+    """After an edit of an earlier question: the exchanges it put aside are one click away
+    (clicking again returns to the edited version)."""
+    return rx.cond(
+        (ChatState.other_version > 0) & (ChatState.live_run_id == ""),
+        rx.callout.root(
+            rx.callout.icon(rx.icon("history", size=16)),
+            rx.callout.text(
+                "An edit put ", rx.cond(ChatState.other_version == 1, "1 earlier question",
+                                         rx.text.span(ChatState.other_version, " earlier questions")),
+                " and the answers aside. ",
+                rx.button("Show that version instead", on_click=ChatState.switch_version, size="1",
+                          variant="soft", id="chat-switch-version", margin_left="0.5em")),
+            size="1", color="gray", variant="surface", width="100%", id="chat-other-version"),
+    )
+
+
 def _edit_warning() -> rx.Component:
     """Asking an earlier question again replaces what followed it: say how much, first."""
     return rx.alert_dialog.root(
@@ -67,11 +84,11 @@ def _edit_warning() -> rx.Component:
                 rx.text("The conversation restarts from this question: ",
                         rx.cond(ChatState.edit_drops == 1, "the 1 later question and its answer",
                                 rx.text.span("the ", ChatState.edit_drops, " later questions and their answers")),
-                        " will be removed.", id="chat-edit-warning-text")),
+                        " will be put aside. You can bring them back afterwards.", id="chat-edit-warning-text")),
             rx.hstack(
                 rx.alert_dialog.cancel(rx.button("Keep editing", variant="soft", color_scheme="gray",
                                                  on_click=ChatState.keep_editing, id="chat-edit-keep")),
-                rx.alert_dialog.action(rx.button("Remove and ask again", color_scheme="red",
+                rx.alert_dialog.action(rx.button("Ask again", color_scheme="red",
                                                  on_click=ChatState.confirm_edit, id="chat-edit-confirm")),
                 spacing="3", justify="end", margin_top="1em",
             ),

@@ -17,6 +17,7 @@ import reflex as rx
 from bayes_app.app import conversations as app_conversations
 from bayes_app.app import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
+from bayes_app.errors import DomainError
 from bayes_app.llm.factory import is_offline
 from bayes_app.models import RunStatus
 from bayes_app.runs import events, service
@@ -104,7 +105,8 @@ class ChatState(AuthState):
     draft: str = ""
     edit_id: str = ""
     edit_text: str = ""
-    edit_drops: int = 0  # later exchanges the edit would remove (> 0: the warning is open)
+    edit_drops: int = 0  # later exchanges the edit would put aside (> 0: the warning is open)
+    other_version: int = 0  # questions an earlier edit put aside (the "show them" bar)
     error: str = ""
     offline: bool = False
     # pinning
@@ -137,6 +139,7 @@ class ChatState(AuthState):
         self.documents = [{"id": d.id, "name": d.title or d.filename} for d in page.documents]
         self.collections = [{"id": c.id, "name": c.name} for c in page.collections]
         conv = page.conversation
+        self.other_version = page.other_version
         if conv is None:
             self.conversation_id, self.title, self.messages = "", "", []
             return None
@@ -256,6 +259,20 @@ class ChatState(AuthState):
             self.edit_drops = drops
             return None
         return self._ask(text, self.edit_id)
+
+    @rx.event
+    def switch_version(self):
+        """Bring back the exchanges the last edit put aside (the ones since go aside instead)."""
+        if not self.conversation_id or not self._load_user():
+            return None
+        try:
+            app_conversations.switch_version(self.user_id, self.conversation_id)
+        except DomainError as err:
+            self.error = err.message
+            return None
+        self.error = ""
+        self._reload()
+        return None
 
     @rx.event
     def confirm_edit(self):

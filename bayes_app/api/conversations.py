@@ -33,6 +33,12 @@ async def patch_conversation(request: Request) -> Response:
     return JSONResponse(await run_in_threadpool(app_conversations.patch, user.id, request.path_params["conversation_id"], body))
 
 
+async def switch_version(request: Request) -> Response:
+    user = await require_user(request)
+    return JSONResponse(await run_in_threadpool(app_conversations.switch_version, user.id,
+                                                request.path_params["conversation_id"]))
+
+
 async def delete_conversation(request: Request) -> Response:
     user = await require_user(request)
     if not await run_in_threadpool(app_conversations.delete_conversation, user.id, request.path_params["conversation_id"]):
@@ -44,5 +50,6 @@ routes = [
     op("GET", "/conversations", list_conversations, "List conversations, newest first", R.ConversationList),
     op("GET", "/conversations/{conversation_id}", get_conversation, "A conversation with its messages and active runs", R.ConversationDetail),
     op("PATCH", "/conversations/{conversation_id}", patch_conversation, "Rename a conversation or pin it to documents/collections (scope)", R.ConversationOut, body=schemas.ConversationPatch),
+    op("POST", "/conversations/{conversation_id}/switch-version", switch_version, "Show the exchanges the last edit of a question put aside instead of the ones since (again: back)", R.ConversationDetail),
     op("DELETE", "/conversations/{conversation_id}", delete_conversation, "Delete a conversation (its running answers are stopped)", status=204),
 ]

@@ -223,6 +223,7 @@ class ConversationDetail(ConversationOut):
     messages: list[MessageOut]
     active_run_ids: list[str]
     offline_mode: bool
+    other_version: int  # questions an edit put aside (POST …/switch-version shows them); 0: none
 
 
 # ---- mindmaps ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ class ChatPage:
     documents: list[Document]
     collections: list[Collection]
     conversation: Conversation | None = None
+    other_version: int = 0  # questions an edit put aside (0: no other version)
     messages: list[dict[str, Any]] = field(default_factory=list)
     active_run_ids: list[str] = field(default_factory=list)
 
@@ -38,6 +39,7 @@ def page(user_id: str, conv_id: str | None) -> ChatPage:
         conv = chat.get_owned(db, user_id, conv_id) if conv_id else None
         if conv is not None:
             out.conversation = conv
+            out.other_version = chat.other_version_questions(db, conv)
             out.messages = chat.message_views(db, conv.id)
             out.active_run_ids = list(chat.active_runs(db, conv.id))
         return out
@@ -81,7 +83,21 @@ def detail(user_id: str, conv_id: str) -> dict[str, Any]:
         if conv is None:
             raise NotFound("conversation")
         return {**chat.view(conv), "messages": chat.message_views(db, conv.id),
-                "active_run_ids": chat.active_runs(db, conv.id), "offline_mode": is_offline()}
+                "active_run_ids": chat.active_runs(db, conv.id), "offline_mode": is_offline(),
+                "other_version": chat.other_version_questions(db, conv)}
+
+
+def switch_version(user_id: str, conv_id: str) -> dict[str, Any]:
+    """Show the exchanges the last edit put aside instead of the ones since (and back);
+    the conversation's detail afterwards. Refused while an answer is being written."""
+    with session_scope() as db:
+        conv = chat.get_owned(db, user_id, conv_id)
+        if conv is None:
+            raise NotFound("conversation")
+        if chat.active_runs(db, conv.id):
+            raise DomainError("answer_running", "Wait for the answer to finish (or stop it) first.", 409)
+        chat.switch_version(db, conv)
+    return detail(user_id, conv_id)
 
 
 def patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:

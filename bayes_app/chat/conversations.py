@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, func
+from sqlalchemy import func, update
 from sqlmodel import Session, col, select
 
 from bayes_app.chat.grounding import LABELS
 from bayes_app.chat.memory import Exchange
 from bayes_app.errors import DomainError
 from bayes_app.models import (ChatMessage, Collection, Conversation, Document, MessageStatus, Operation,
-                              RunStatus, utcnow)
+                              RunStatus, new_id, utcnow)
 
 TITLE_CHARS = 80
 
@@ -75,7 +75,9 @@ def create(db: Session, owner_id: str, title: str, scope: dict[str, list[str]] |
 
 
 def messages(db: Session, conversation_id: str) -> list[ChatMessage]:
-    return list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id)
+    """The messages shown, in order (not the ones an edit put aside)."""
+    return list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id,
+                                                  col(ChatMessage.hidden_by).is_(None))
                         .order_by(col(ChatMessage.position))).all())
 
 
@@ -103,20 +105,57 @@ def begin_turn(db: Session, conv: Conversation, question: str) -> tuple[ChatMess
 
 
 def rewind(db: Session, conv: Conversation, message_id: str) -> None:
-    """Forget the user message `message_id` and everything after it (edit-and-re-ask).
+    """Put the user message `message_id` and everything after it aside (edit-and-re-ask):
+    they become the conversation's other version, which `switch_version` brings back.
     Runs that answered them keep their settled credits."""
     msg = db.get(ChatMessage, message_id)
-    if msg is None or msg.conversation_id != conv.id or msg.role != "user":
+    if msg is None or msg.conversation_id != conv.id or msg.role != "user" or msg.hidden_by is not None:
         raise ChatError(404, "not_found", "No such question in this conversation.")
-    db.exec(delete(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
-                                      col(ChatMessage.position) >= msg.position))
+    key = new_id()
+    db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
+                                      col(ChatMessage.position) >= msg.position,
+                                      col(ChatMessage.hidden_by).is_(None)).values(hidden_by=key))
+    conv.other_version = key
+    db.add(conv)
     db.flush()
+
+
+def other_version_questions(db: Session, conv: Conversation) -> int:
+    """How many questions the conversation's other version holds (0: there is none)."""
+    if not conv.other_version:
+        return 0
+    return int(db.exec(select(func.count()).select_from(ChatMessage).where(
+        ChatMessage.conversation_id == conv.id, ChatMessage.hidden_by == conv.other_version,
+        ChatMessage.role == "user")).one())
+
+
+def switch_version(db: Session, conv: Conversation) -> int:
+    """Show the other version of the conversation (the exchanges an edit put aside) instead of
+    the one shown since that edit, which becomes the other version in turn — so an edit can
+    always be undone, and redone. Returns how many questions are shown again."""
+    key = conv.other_version
+    hidden = list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conv.id,
+                                                    ChatMessage.hidden_by == key))) if key else []
+    if not hidden:
+        raise ChatError(409, "no_other_version", "This conversation has no earlier version to show.")
+    first = min(m.position for m in hidden)
+    swap = new_id()
+    db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
+                                      col(ChatMessage.position) >= first,
+                                      col(ChatMessage.hidden_by).is_(None)).values(hidden_by=swap))
+    db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
+                                      col(ChatMessage.hidden_by) == key).values(hidden_by=None))
+    conv.other_version, conv.updated_at = swap, utcnow()
+    db.add(conv)
+    db.flush()
+    return sum(1 for m in hidden if m.role == "user")
 
 
 def history_before(db: Session, conversation_id: str, position: int) -> list[Exchange]:
     """Earlier complete question/answer pairs, oldest first (unanswered questions and
     failed answers are skipped; a cancelled answer's partial text counts)."""
     rows = db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id,
+                                             col(ChatMessage.hidden_by).is_(None),
                                              col(ChatMessage.position) < position)
                    .order_by(col(ChatMessage.position))).all()
     out: list[Exchange] = []

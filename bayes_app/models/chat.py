@@ -31,6 +31,8 @@ class Conversation(SQLModel, table=True):
     title: str = Field(max_length=200)
     # {"document_ids": [...], "collection_ids": [...]}; empty = the whole library
     scope: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # the other version after an edit: the key its hidden exchanges carry (chat.switch_version)
+    other_version: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
@@ -53,4 +55,7 @@ class ChatMessage(SQLModel, table=True):
     status: str = Field(default=MessageStatus.COMPLETE, max_length=20)
     # an answer's grounding (chat.grounding): cited | quoted | unsupported | uncited; None before judged
     grounding: str | None = Field(default=None, max_length=20)
+    # set when an edit of an earlier question put this message aside (the key of that version);
+    # None = shown. Put-aside messages keep their positions; new ones come after them.
+    hidden_by: str | None = Field(default=None, max_length=32, index=True)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

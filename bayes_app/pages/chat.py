@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from components.chat import composer, conversation_list, live_answer, message
+from components.chat import composer, conversation_list, live_answer, message, other_version
 from components.shell import shell, stack_on_phone
 from state.chat import ChatState
 
@@ -37,6 +37,7 @@ def chat_page() -> rx.Component:
                                 ))),
                     width="100%", align="center",
                 ),
+                other_version(),
                 rx.vstack(rx.foreach(ChatState.messages, message), live_answer(), width="100%", spacing="4",
                           id="chat-messages"),
                 composer(),

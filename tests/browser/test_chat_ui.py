@@ -139,7 +139,7 @@ def test_the_page_follows_a_new_answer_on_a_phone(app_stack, make_user, app_db_u
         ctx.close()
 
 
-def test_editing_an_earlier_question_warns_before_removing_what_followed(app_stack, page, make_user,
+def test_editing_an_earlier_question_warns_and_keeps_the_earlier_version(app_stack, page, make_user,
                                                                            app_db_url, fake_llm):
     url = app_stack.url
     email, password = _user_with_paper(app_stack, make_user, app_db_url)
@@ -170,3 +170,20 @@ def test_editing_an_earlier_question_warns_before_removing_what_followed(app_sta
     expect(page.locator(".chat-question")).to_have_count(1, timeout=30_000)
     expect(page.locator(".chat-question")).to_contain_text("Question 0, edited")
     expect(page.locator(".chat-answer").last).to_contain_text("Edited answer", timeout=60_000)
+
+    # the three earlier exchanges were put aside, not lost: one click brings them back …
+    expect(page.locator("#chat-other-version")).to_contain_text("3 earlier questions")
+    page.click("#chat-switch-version")
+    expect(page.locator(".chat-question")).to_have_count(3, timeout=30_000)
+    expect(page.locator(".chat-answer")).to_have_count(3)
+    for i in range(3):
+        expect(page.locator(".chat-answer").nth(i)).to_contain_text(f"Answer {i}")
+    expect(page.get_by_text("Question 0, edited")).to_have_count(0)
+    # … and a reload shows the same version (it is stored, not a view of this tab)
+    page.reload()
+    expect(page.locator(".chat-answer")).to_have_count(3, timeout=30_000)
+    # switching again returns to the edited version
+    expect(page.locator("#chat-other-version")).to_contain_text("1 earlier question")
+    page.click("#chat-switch-version")
+    expect(page.locator(".chat-question")).to_have_count(1, timeout=30_000)
+    expect(page.locator(".chat-question")).to_contain_text("Question 0, edited")

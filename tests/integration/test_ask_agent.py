@@ -158,6 +158,24 @@ def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
     assert not any(m in json.dumps(msg) for msg in agent_call["messages"])  # history rewound
     conv = c.get(f"/conversations/{first['conversation_id']}").json()
     assert [x["content"] for x in conv["messages"]] == [f"Edited first question: what does the PaSa Selector do? {m3}", "Edited answer [1]."]
+    # the two earlier exchanges were put aside: switching shows them again (and back)
+    assert conv["other_version"] == 2
+    cid = first["conversation_id"]
+    back = c.post(f"/conversations/{cid}/switch-version").json()
+    assert [x["content"] for x in back["messages"]][::2] == [
+        f"First question: what does the PaSa Crawler do? {m}", f"Follow-up {m2}"]
+    assert back["other_version"] == 1
+    # a follow-up now carries the restored exchanges as memory, not the edited one
+    m4 = f"J{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m4), Script(text="Third answer.", match=m4))
+    third = ask(c, f"Another follow-up {m4}", conversation_id=cid)
+    assert next(x["data"] for x in follow(c, third["id"]) if x["type"] == "memory")["kept"] == 2
+    sent = json.dumps(requests_with(fake_llm, m4)[-1]["messages"])
+    assert m in sent and m2 in sent and m3 not in sent
+    again = c.post(f"/conversations/{cid}/switch-version").json()
+    assert [x["content"] for x in again["messages"]][0].startswith("Edited first question")
+    assert again["other_version"] == 3  # the restored version grew by the third exchange
+    assert c.post(f"/conversations/{cid}/switch-version").json()["other_version"] == 1
 
 
 def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
