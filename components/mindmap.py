@@ -345,6 +345,7 @@ def delete_node_dialog() -> rx.Component:
 def canvas() -> rx.Component:
     return rx.box(
         mindmap_canvas(graph=MapLiveState.graph, selected_id=MapState.selected_id, fit_signal=MapLiveState.fit_signal,
+                       layout_signal=MapLiveState.layout_signal, on_layout=MapState.apply_layout,
                        on_select=MapState.select, on_toggle=MapState.toggle, on_key=MapState.key,
                        on_drag_stop=MapState.drag_stop, on_pane_select=MapState.clear_selection),
         width="100%", height="68vh", border="1px solid var(--gray-a6)", border_radius="8px",

@@ -21,6 +21,7 @@ from reflex.event import passthrough_event_spec
 from reflex.vars.base import Var
 
 XYFLOW = "@xyflow/react@12.12.1"
+ELKJS = "elkjs@0.12.1"  # the Eclipse Layout Kernel: Auto-layout with the nodes' measured sizes
 
 _JS = r"""
 function MindmapNodeView({ data, selected }) {
@@ -136,6 +137,30 @@ function mindmapOverview(rf, el, graph, duration) {
   rf.fitView({ nodes: wide ? first : first.slice(0, 1), padding: 0.15, ...MM_READABLE, duration });
 }
 
+// Auto-layout: ELK's layered algorithm, left to right, over the nodes on the canvas with the
+// sizes the browser measured (a wrapped title makes a taller box, a short one a narrower box),
+// tree edges only, children kept in their order. No two boxes overlap by construction.
+const MM_ELK = new ELK();
+const MM_ELK_OPTIONS = {
+  "elk.algorithm": "layered", "elk.direction": "RIGHT",
+  "elk.spacing.nodeNode": "18", "elk.layered.spacing.nodeNodeBetweenLayers": "56",
+  "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+  "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF", "elk.layered.nodePlacement.bk.fixedAlignment": "BALANCED",
+};
+async function mindmapElkLayout(nodes, edges) {
+  const ids = new Set(nodes.map((n) => n.id));
+  const graph = {
+    id: "map", layoutOptions: MM_ELK_OPTIONS,
+    children: nodes.map((n) => ({ id: n.id, width: Math.ceil(n.measured.width), height: Math.ceil(n.measured.height) })),
+    edges: edges.filter((e) => e.mmKind === "tree" && ids.has(e.source) && ids.has(e.target))
+      .map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
+  };
+  const out = await MM_ELK.layout(graph);
+  const pos = {};
+  for (const c of out.children) pos[c.id] = [Math.round(c.x), Math.round(c.y)];
+  return pos;
+}
+
 // Is the user typing somewhere on the page (a node title, the side panel)? Then never move the view.
 function mindmapEditing() {
   const a = typeof document !== "undefined" ? document.activeElement : null;
@@ -143,7 +168,7 @@ function mindmapEditing() {
 }
 
 function MindmapFlowView(props) {
-  const { graph, selectedId, fitSignal } = props;
+  const { graph, selectedId, fitSignal, layoutSignal } = props;
   const cb = useRef(props);
   cb.current = props;
   const onSelect = useCallback((id) => cb.current.onSelect(id), []);
@@ -151,6 +176,7 @@ function MindmapFlowView(props) {
   const onDragStop = useCallback((id, x, y, t) => cb.current.onDragStop(id, x, y, t), []);
   const onKey = useCallback((k) => cb.current.onKey(k), []);
   const onPaneSelect = useCallback(() => cb.current.onPaneSelect(), []);
+  const onLayout = useCallback((pos) => cb.current.onLayout(pos), []);
   const rf = useReactFlow();
   const [nodes, setNodes, onNodesChange] = useNodesState([]);
   const [edges, setEdges] = useState([]);
@@ -177,6 +203,15 @@ function MindmapFlowView(props) {
     }).map((n) => n.id);
     if (stale.length) updateNodeInternals(stale);
   }, [nodes]);
+  // Auto-layout on request (the button, the end of a run, a move): once every node on the
+  // canvas is measured, lay them out with ELK and hand the positions back in ONE event.
+  const laidOut = useRef(layoutSignal || 0);
+  useEffect(() => {
+    if (!layoutSignal || layoutSignal === laidOut.current) return;
+    if (!nodes.length || !nodes.every((n) => n.measured && n.measured.width)) return;
+    laidOut.current = layoutSignal;
+    mindmapElkLayout(nodes, edges).then(onLayout, (err) => console.warn("auto-layout failed", err));
+  }, [layoutSignal, nodes]);
   const pendingFit = useRef(false);
   useEffect(() => { if (fitSignal) pendingFit.current = true; }, [fitSignal]);
   useEffect(() => {  // fit once the first nodes are measured, and on request once new nodes are
@@ -257,7 +292,8 @@ function MindmapFlowView(props) {
 // passes new (but equivalent) event callbacks each time: skip those renders; the callbacks are
 // read through a ref, so the latest are always used.
 const MindmapFlow = memo(MindmapFlowView, (a, b) =>
-  a.graph === b.graph && a.selectedId === b.selectedId && a.fitSignal === b.fitSignal);
+  a.graph === b.graph && a.selectedId === b.selectedId && a.fitSignal === b.fitSignal
+  && a.layoutSignal === b.layoutSignal);
 
 function MindmapCanvas(props) {
   return createElement(ReactFlowProvider, null, createElement(MindmapFlow, props));
@@ -298,21 +334,24 @@ class MindmapCanvas(rx.Component):
     """`<MindmapCanvas>`: defined in this module's custom code on top of @xyflow/react."""
 
     tag = "MindmapCanvas"
-    lib_dependencies: list[str] = [XYFLOW]
+    lib_dependencies: list[str] = [XYFLOW, ELKJS]
 
     graph: Var[dict[str, Any]]
     selected_id: Var[str]
     fit_signal: Var[int]
+    layout_signal: Var[int]  # increment: lay the canvas out with ELK, answered by on_layout
 
     on_select: rx.EventHandler[passthrough_event_spec(str)]
     on_toggle: rx.EventHandler[passthrough_event_spec(str)]
     on_key: rx.EventHandler[passthrough_event_spec(str)]
     on_drag_stop: rx.EventHandler[passthrough_event_spec(str, float, float, str)]
     on_pane_select: rx.EventHandler[lambda: []]
+    on_layout: rx.EventHandler[passthrough_event_spec(dict)]  # {node id: [x, y]}
 
     def add_imports(self) -> dict:
         return {
             "": "@xyflow/react/dist/style.css",
+            ELKJS: rx.ImportVar(tag="ELK", is_default=True, package_path="/lib/elk.bundled.js"),
             XYFLOW: [rx.ImportVar(tag=t) for t in (
                 "ReactFlow", "ReactFlowProvider", "Background", "Controls", "MiniMap", "Handle", "Position",
                 "useNodesState", "useReactFlow", "useUpdateNodeInternals")],

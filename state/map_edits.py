@@ -130,6 +130,8 @@ class MapEditing(rx.State, mixin=True):
                 self._patch_node(out)
                 if node_id == self.selected_id:
                     self.sel_collapsed = out["collapsed"]
+                if not out["collapsed"]:  # a branch came back: make room for it
+                    self._request_layout(fit=False)
 
     @rx.event
     def toggle_selected(self):
@@ -144,8 +146,8 @@ class MapEditing(rx.State, mixin=True):
         if node is None:
             return
         if target_id and target_id in self._nodes and target_id != node["parent_id"] and node["parent_id"]:
-            if self._edit(service.move_node, node_id, target_id, reload=False) is not None:
-                self._edit(service.auto_layout)
+            if self._edit(service.move_node, node_id, target_id) is not None:
+                self._request_layout(fit=False)
                 self.notice = f"Moved under “{self._nodes[target_id]['title'][:60]}”."
             else:
                 self._rebuild()  # refused (e.g. under its own child): snap back
@@ -156,8 +158,22 @@ class MapEditing(rx.State, mixin=True):
 
     @rx.event
     def layout(self):
-        if self._edit(service.auto_layout) is not None:
-            self._live().fit_signal += 1
+        """Auto-layout: the canvas lays the nodes out with their measured sizes (ELK) and
+        answers with `apply_layout`."""
+        self._request_layout(fit=True)
+
+    def _request_layout(self, fit: bool) -> None:
+        self._fit_after_layout = self._fit_after_layout or fit
+        self._live().layout_signal += 1
+
+    @rx.event
+    def apply_layout(self, positions: dict):
+        """The canvas's layout: save every position at once (one undoable edit)."""
+        mine = {i: p for i, p in (positions or {}).items() if i in self._nodes}
+        if mine and self._edit(service.set_positions, mine, action="auto_layout") is not None:
+            if self._fit_after_layout:
+                self._live().fit_signal += 1
+        self._fit_after_layout = False
 
     @rx.event
     def fit(self):
@@ -259,5 +275,5 @@ class MapEditing(rx.State, mixin=True):
         fn = service.accept_proposal if accept else service.reject_proposal
         if self._edit(fn, proposal_id) is not None:
             if accept:
-                self._edit(service.auto_layout)
+                self._request_layout(fit=True)
             self.notice = "Regrouping applied." if accept else "Proposal rejected."

@@ -109,6 +109,7 @@ class MapState(MapEditing, AuthState):
     _cursor: str = ""
     _revision: int = 0
     _gen: int = 0
+    _fit_after_layout: bool = False  # fit the view once the requested layout is saved
 
     def _live(self) -> MapLiveState:
         """The substate with what changes while a run writes (see MapLiveState)."""
@@ -324,15 +325,8 @@ class MapState(MapEditing, AuthState):
         self._note(self._run_finding)
         if not self._reload():
             return
-        if wrote:
-            self._layout_if_needed()
-            self._live().fit_signal += 1
-
-    def _layout_if_needed(self) -> None:
-        """Save the tidy layout when the stored positions differ (a run's new nodes sit near
-        their parents until laid out). Idempotent across tabs."""
-        if live_map.layout_differs(self._nodes):
-            self._edit(service.auto_layout)
+        if wrote:  # lay out what the run wrote with the nodes' measured sizes, then show it all
+            self._request_layout(fit=True)
 
     # ---- edits -------------------------------------------------------------------------------
     def _edit(self, fn: Any, *args: Any, reload: bool = True, **kw: Any) -> Any:
@@ -448,5 +442,6 @@ class MapLiveState(MapState):
     graph: dict[str, Any] = {"nodes": [], "edges": []}
     node_count: int = 0
     fit_signal: int = 0
+    layout_signal: int = 0  # incremented: the canvas lays itself out (ELK) and calls apply_layout
     run_note: str = ""
     run_text: str = ""

@@ -219,8 +219,15 @@ def _position(value: Any) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
-def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, Any]) -> int:
-    """Save canvas positions of several nodes at once (one undoable edit)."""
+LAYOUT_ACTIONS = ("move_nodes", "auto_layout")
+
+
+def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, Any],
+                  action: str = "move_nodes") -> int:
+    """Save canvas positions of several nodes at once (one undoable edit, recorded as `action`:
+    a drag of several nodes, or an auto-layout the canvas computed with measured sizes)."""
+    if action not in LAYOUT_ACTIONS:
+        raise MapError("bad_field", f"action must be one of {', '.join(LAYOUT_ACTIONS)}.")
     get_map(db, owner_id, map_id)
     nodes = {n.id: n for n in db.exec(select(MapNode).where(
         MapNode.map_id == map_id, col(MapNode.id).in_(list(positions))))}
@@ -233,7 +240,7 @@ def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, 
         u.before("nodes", n)
         n.pos_x, n.pos_y = _position(pos)
         db.add(n)
-    _commit_edit(db, map_id, "move_nodes", u)
+    _commit_edit(db, map_id, action, u)
     return len(nodes)
 
 

@@ -80,13 +80,6 @@ def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]
     return {"nodes": out_nodes, "edges": edges}
 
 
-def layout_differs(nodes: dict[str, dict[str, Any]]) -> bool:
-    """Do the stored positions differ from the tidy layout (a run's new nodes sit unplaced)?"""
-    want = _layout_of(nodes)
-    return not all((n.get("position") or {}).get("x") == want[i][0] and (n.get("position") or {}).get("y") == want[i][1]
-                   for i, n in nodes.items() if i in want)
-
-
 def probe(db: Session, owner_id: str, map_id: str) -> tuple[int | None, str | None]:
     """(map revision or None when gone or not the owner's, id of the newest active run on it)."""
     rev = db.exec(select(Mindmap.revision).where(Mindmap.id == map_id, Mindmap.owner_id == owner_id)).first()

@@ -305,6 +305,14 @@ def _boxes(page) -> list[dict]:
         const r = e.getBoundingClientRect(); return {id: e.dataset.id, x: r.x, y: r.y, w: r.width, h: r.height}; })""")
 
 
+def _flow(page) -> dict[str, dict]:
+    """Each node's place on the canvas in flow coordinates (zoom-free), by title."""
+    return page.evaluate(r"""() => Object.fromEntries([...document.querySelectorAll('.react-flow__node')].map(e => {
+        const m = /translate\(([-\d.]+)px, ?([-\d.]+)px\)/.exec(e.style.transform);
+        return [e.querySelector('.mm-title').textContent, {x: +m[1], y: +m[2], w: e.offsetWidth, h: e.offsetHeight}];
+    }))""")
+
+
 def _intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
     return [(a["id"], b["id"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
             if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]]
@@ -345,8 +353,25 @@ def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db,
     assert len(seen) >= 3  # …and first-level themes beside it, readable rather than all 31 tiny
     assert not _intersecting(_boxes(page))
 
+    # Auto-layout runs ELK in the browser with the measured boxes: the claim column starts just
+    # past the widest theme box (the fixed-size tidy tree kept 300 px columns), nothing overlaps,
+    # and the layout is one undoable edit
+    assert _flow(page)["Theme 0"]["x"] + 300 <= _flow(page)["Claim 0.0: " + long]["x"]
     page.click("#btn-layout")
+    page.wait_for_function("""() => { const p = {}; for (const e of document.querySelectorAll('.react-flow__node')) {
+        const m = /translate\\(([-\\d.]+)px, ?([-\\d.]+)px\\)/.exec(e.style.transform);
+        p[e.querySelector('.mm-title').textContent] = {x: +m[1], w: e.offsetWidth}; }
+        const t = p['Theme 0'], c = Object.entries(p).find(([k]) => k.startsWith('Claim 0.0'));
+        return t && c && c[1].x < t.x + 300 && c[1].x >= t.x + t.w; }""", timeout=15_000)
+    flow = _flow(page)
+    theme = flow["Theme 0"]
+    assert theme["x"] + theme["w"] + 20 <= flow["Claim 0.0: " + long]["x"] <= theme["x"] + theme["w"] + 120
     assert not _intersecting(_boxes(page))
+    with session_scope(map_db) as db:
+        from bayes_app.models import MapEdit
+
+        last = db.exec(select(MapEdit).where(MapEdit.map_id == m["id"]).order_by(MapEdit.created_at.desc())).first()
+        assert last.action == "auto_layout"
     _node(page, "Theme 2").click()  # a child added to an upper branch: beside it, never on top
     page.locator("#mindmap-canvas").press("Tab")
     expect(page.locator(NODE)).to_have_count(32)

@@ -3,7 +3,7 @@ the service's ordering rule, the canvas projection."""
 
 from __future__ import annotations
 
-from bayes_app.maps.live import LiveMap, build_graph, layout_differs, support_level
+from bayes_app.maps.live import LiveMap, build_graph, support_level
 from bayes_app.runs.events import RunEvent
 
 
@@ -111,15 +111,6 @@ def test_graph_hides_collapsed_branches_and_counts_them():
     assert set(shown) == {"root", "a", "b"} and shown["a"]["hidden"] == 2 and shown["b"]["live"]
     assert all(e["kind"] == "tree" for e in g["edges"])  # the relation's end is hidden
     assert all(n["position"] is not None for n in g["nodes"])  # unplaced nodes get the tidy layout
-
-
-def test_layout_differs_until_positions_are_the_tidy_layout():
-    m = a_map()
-    assert layout_differs(m.nodes)
-    g = build_graph(m.nodes, [], live_layout=True)
-    for n in g["nodes"]:
-        m.nodes[n["id"]]["position"] = n["position"]
-    assert not layout_differs(m.nodes)
 
 
 def test_support_levels():
