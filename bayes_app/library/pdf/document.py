@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages"]
 PdfSource = bytes | bytearray | Path | str
+P = TypeVar("P")  # what a page reader returns (it has `.text`)
 
 _HEADER_WINDOW = 1024  # readers accept "%PDF-" anywhere in the first 1 KiB
 _TEXT_PAGE_MIN_CHARS = 50  # non-space characters for a page to count as having text
@@ -181,6 +182,14 @@ def iter_pages(
     fewer than 20% of pages have a text layer, so a scanned PDF fails after yielding only
     near-empty pages.
     """
+    return each_page(source, lambda pdf, i: PageText(i + 1, _page_text(pdf, i)),
+                     max_pages=max_pages, require_text=require_text)
+
+
+def each_page(source: PdfSource | pdfium.PdfDocument, read: Callable[[pdfium.PdfDocument, int], P], *,
+              max_pages: int | None = None, require_text: bool = True) -> Iterator[P]:
+    """`read(pdf, index)` for every page, one at a time, with `iter_pages`' opening, page limit
+    and text-layer check (`.text` of what `read` returns)."""
     own = not isinstance(source, pdfium.PdfDocument)
     pdf = open_pdf(source, max_pages=max_pages) if own else source
     try:
@@ -189,9 +198,9 @@ def iter_pages(
             raise _too_many_pages(count, max_pages)
         with_text = 0
         for index in range(count):
-            text = _page_text(pdf, index)
-            with_text += page_has_text(text)
-            yield PageText(index + 1, text)
+            page = read(pdf, index)
+            with_text += page_has_text(page.text)
+            yield page
         if require_text and with_text < max(1, _MIN_TEXT_PAGE_FRACTION * count):
             raise _no_text_error()
     finally:

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bayes_app.library.pdf.document import (_MIN_TEXT_PAGE_FRACTION, PDFIUM_LOCK, PdfError, _no_text_error,
-    _too_many_pages, PdfSource, open_pdf, page_has_text, pdf_document)
+from bayes_app.library.pdf.document import (each_page, PDFIUM_LOCK, PdfError, PdfSource, pdf_document)
 
 
 # --------------------------------------------------------------------------- layout
@@ -156,23 +155,7 @@ def iter_layouts(
     require_text: bool = True,
 ) -> Iterator[PageLayout]:
     """Like :func:`iter_pages`, with each page's lines, font sizes and picture regions."""
-    own = not isinstance(source, pdfium.PdfDocument)
-    pdf = open_pdf(source, max_pages=max_pages) if own else source
-    try:
-        count = len(pdf)
-        if not own and max_pages is not None and count > max_pages:
-            raise _too_many_pages(count, max_pages)
-        with_text = 0
-        for index in range(count):
-            layout = _page_layout(pdf, index)
-            with_text += page_has_text(layout.text)
-            yield layout
-        if require_text and with_text < max(1, _MIN_TEXT_PAGE_FRACTION * count):
-            raise _no_text_error()
-    finally:
-        if own:
-            with PDFIUM_LOCK:
-                pdf.close()
+    return each_page(source, _page_layout, max_pages=max_pages, require_text=require_text)
 
 
 def text_rects(source: PdfSource, page_number: int, start: int, end: int
