@@ -22,6 +22,7 @@ from reflex.vars.base import Var
 
 XYFLOW = "@xyflow/react@12.12.1"
 ELKJS = "elkjs@0.12.1"  # the Eclipse Layout Kernel: Auto-layout with the nodes' measured sizes
+WEB_WORKER = "web-worker@1.5.0"  # elkjs's bundle imports it (unused in the browser, but it must resolve)
 
 _JS = r"""
 function MindmapNodeView({ data, selected }) {
@@ -334,7 +335,7 @@ class MindmapCanvas(rx.Component):
     """`<MindmapCanvas>`: defined in this module's custom code on top of @xyflow/react."""
 
     tag = "MindmapCanvas"
-    lib_dependencies: list[str] = [XYFLOW, ELKJS]
+    lib_dependencies: list[str] = [XYFLOW, ELKJS, WEB_WORKER]
 
     graph: Var[dict[str, Any]]
     selected_id: Var[str]

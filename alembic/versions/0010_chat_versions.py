@@ -22,10 +22,12 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_chat_messages_hidden_by'), ['hidden_by'], unique=False)
     with op.batch_alter_table('conversations', schema=None) as batch_op:
         batch_op.add_column(sa.Column('other_version', sqlmodel.sql.sqltypes.AutoString(length=32), nullable=True))
+        batch_op.add_column(sa.Column('fork_position', sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table('conversations', schema=None) as batch_op:
+        batch_op.drop_column('fork_position')
         batch_op.drop_column('other_version')
     with op.batch_alter_table('chat_messages', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_chat_messages_hidden_by'))

@@ -115,7 +115,7 @@ def rewind(db: Session, conv: Conversation, message_id: str) -> None:
     db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
                                       col(ChatMessage.position) >= msg.position,
                                       col(ChatMessage.hidden_by).is_(None)).values(hidden_by=key))
-    conv.other_version = key
+    conv.other_version, conv.fork_position = key, msg.position
     db.add(conv)
     db.flush()
 
@@ -136,12 +136,11 @@ def switch_version(db: Session, conv: Conversation) -> int:
     key = conv.other_version
     hidden = list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conv.id,
                                                     ChatMessage.hidden_by == key))) if key else []
-    if not hidden:
+    if not hidden or conv.fork_position is None:
         raise ChatError(409, "no_other_version", "This conversation has no earlier version to show.")
-    first = min(m.position for m in hidden)
     swap = new_id()
     db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
-                                      col(ChatMessage.position) >= first,
+                                      col(ChatMessage.position) >= conv.fork_position,
                                       col(ChatMessage.hidden_by).is_(None)).values(hidden_by=swap))
     db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
                                       col(ChatMessage.hidden_by) == key).values(hidden_by=None))

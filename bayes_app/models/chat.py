@@ -33,6 +33,8 @@ class Conversation(SQLModel, table=True):
     scope: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     # the other version after an edit: the key its hidden exchanges carry (chat.switch_version)
     other_version: str | None = Field(default=None, max_length=32)
+    # where the two versions part: the position of the question the edit replaced
+    fork_position: int | None = Field(default=None)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
