@@ -77,6 +77,17 @@ def first_run(page: Page, url: str, email: str, password: str, out: Path) -> dic
     expect(page.locator(".chat-message-assistant .chat-cost").last).to_be_visible(timeout=120_000)
     expect(page.locator("#chat-live")).to_have_count(0, timeout=120_000)
     chat = page.url.replace(url, "")
+    # a follow-up, then the first question edited: the earlier version is one click away
+    page.fill("#chat-input", "Which datasets does it use?")
+    page.click("#chat-send")
+    expect(page.locator(".chat-answer")).to_have_count(2, timeout=120_000)
+    expect(page.locator("#chat-live")).to_have_count(0, timeout=120_000)
+    page.locator(".chat-edit").first.click()
+    page.fill("#chat-edit-input", "What is PaSa, and how is its Crawler trained?")
+    page.click("#chat-edit-save")
+    page.click("#chat-edit-confirm")
+    expect(page.locator("#chat-other-version")).to_be_visible(timeout=120_000)
+    expect(page.locator("#chat-live")).to_have_count(0, timeout=120_000)
     page.goto(f"{url}/maps")
     page.fill("#new-map-title", "How do LLM agents search for papers?")
     page.click("#new-map")
@@ -109,7 +120,8 @@ def main() -> None:
         pages = [("login", "/login", anon), ("register", "/register", anon),
                  ("maps", "/maps", ctx), ("chat", paths["chat"], ctx), ("map", paths["map"], ctx),
                  ("library", "/library", ctx), ("search", "/search?q=agent", ctx),
-                 ("viewer", paths["viewer"], ctx), ("credits", "/credits", ctx), ("account", "/account", ctx)]
+                 ("viewer", paths["viewer"], ctx), ("credits", "/credits", ctx), ("account", "/account", ctx),
+                 ("api-docs", "/api/v1/docs", anon)]
         if args.admin_email:
             admin = browser.new_context(viewport={"width": 1440, "height": 900})
             ap_ = admin.new_page()

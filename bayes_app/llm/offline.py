@@ -166,19 +166,35 @@ def _should_search(request: ChatRequest, passages: list[Passage]) -> bool:
 Candidate = tuple[str, Any, int, int]  # (sentence, key, passage rank, position in the passage)
 
 
+_NUMBERISH = re.compile(r"^[(\[]?[-+±~<>≤≥]?\d[\d.,:/%×x±]*[)\]]?\*?$")
+
+
+def tabular(sentence: str) -> bool:
+    """A table row read as text ("w/o RL 0.6556 0.1476 0.4210 …"), not a sentence to quote:
+    three numbers in a row, or numbers making up half of its words (three at least)."""
+    words = sentence.split()
+    run = longest = numbers = 0
+    for w in words:
+        is_num = bool(_NUMBERISH.match(w))
+        numbers += is_num
+        run = run + 1 if is_num else 0
+        longest = max(longest, run)
+    return longest >= 3 or (numbers >= 3 and numbers >= 0.5 * len(words))
+
+
 def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
                     min_overlap: int = 0) -> list[tuple[str, Any]]:
     """Up to `limit` (sentence, key) pairs, best term overlap with the question first; when
     nothing overlaps, the lead sentences of the first passages. With `min_overlap`, only
     sentences sharing at least that many distinct terms with the question (no leads).
-    Short sentences and repeats are skipped."""
+    Short sentences, table rows and repeats are skipped."""
     q_terms = set(tokens(question))
     scored: list[tuple[float, int, int, str, Any]] = []
     leads: list[tuple[str, Any]] = []
     lead_ranks: set[int] = set()
     seen: set[str] = set()
     for sentence, key, rank, pos in candidates:
-        if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen:
+        if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen or tabular(sentence):
             continue
         seen.add(sentence)
         if rank not in lead_ranks:

@@ -195,3 +195,16 @@ def test_factory(monkeypatch):
 @pytest.mark.parametrize("content", ["plain", [{"type": "text", "text": "parts"}]])
 def test_request_token_count_handles_content_forms(content):
     assert count_request_tokens(ChatRequest(model="m", messages=[{"role": "user", "content": content}])) > 6
+
+
+def test_table_rows_are_never_quoted_as_sentences():
+    from bayes_app.llm.offline import rank_candidates, tabular
+
+    row = ("Method AutoScholarQuery RealScholarQuery Crawler Recall Precision w/o [Expand] 0.3355 0.1445 "
+           "0.2536 0.3359 w/o RL training 0.6556 0.1476 0.4210")
+    prose = ["Accuracy rose from 71.2 to 78.9 (p < 0.01) over 12 epochs of Crawler training.",
+             "Scores were 0.81, 0.79 and 0.85 for the three Crawler runs."]
+    assert tabular(row) and not any(tabular(p) for p in prose)
+    picked = rank_candidates("How does the Crawler training change recall and precision?",
+                             [(row, 1, 0, 0), (prose[0], 2, 1, 0), (prose[1], 3, 2, 0)])
+    assert [s for s, _ in picked] == [prose[0], prose[1]]
