@@ -126,6 +126,11 @@ def summarise(name: str, maps: list[dict]) -> dict:
 
 
 def run(data: str | None) -> dict:
+    try:  # run kinds are registered explicitly since issue 13 (older commits, for --baseline, have no registry)
+        from bayes_app import registry
+        registry.register()
+    except ImportError:
+        pass
     from bayes_app.llm.offline import OfflineProvider
     from bayes_app.llm.openai_provider import OpenAIProvider
     from bayes_app.search.embeddings import get_embedder
