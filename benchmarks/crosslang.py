@@ -21,7 +21,6 @@ Embeddings are cached in ``--cache`` (keyed by model and text).
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import math
@@ -37,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from bayes_app.search import crosslang, sparse  # noqa: E402
 from bayes_app.search.embeddings import get_embedder  # noqa: E402
+from retrieval_eval import load as load_scifact, ndcg_at  # noqa: E402  (SciFact, as the retrieval benchmark reads it)
 
 FIXTURE = REPO / "tests" / "fixtures" / "crosslang"
 RRF_K = 60
@@ -55,13 +55,13 @@ class Cache:
         path = self.root / f"{model}.npz"
         store = dict(np.load(path)) if path.exists() else {}
         keys = [("q" if is_query else "p") + hashlib.sha1(t.encode()).hexdigest() for t in texts]
-        todo = [(k, t) for k, t in dict(zip(keys, texts)).items() if k not in store]
-        if todo:
+        missing = [(k, t) for k, t in dict(zip(keys, texts)).items() if k not in store]
+        if missing:
             t0 = time.perf_counter()
-            vecs = fn([t for _, t in todo])
-            print(f"  embedded {len(todo)} {'queries' if is_query else 'passages'} with {model} "
+            vecs = fn([t for _, t in missing])
+            print(f"  embedded {len(missing)} {'queries' if is_query else 'passages'} with {model} "
                   f"in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-            store.update({k: v for (k, _), v in zip(todo, vecs)})
+            store.update({k: v for (k, _), v in zip(missing, vecs)})
             np.savez(path, **store)
         return np.stack([store[k] for k in keys]).astype(np.float32)
 
@@ -136,33 +136,6 @@ def cross_metrics(score_fn: Callable[[int, np.ndarray], np.ndarray], pool: list[
             rr[lang].append(1.0 / rank if s[target] > -np.inf and s[target] > 0 else 0.0)
             hit10[lang].append(float(rank <= 10 and s[target] > 0))
     return {lang: (float(np.mean(rr[lang])), float(np.mean(hit10[lang]))) for lang in LANGS}
-
-
-def ndcg10(ranked: list[str], rel: dict[str, int]) -> float:
-    dcg = sum(rel.get(d, 0) / math.log2(r + 2) for r, d in enumerate(ranked[:10]))
-    ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(rel.values(), reverse=True)[:10]))
-    return dcg / ideal if ideal else 0.0
-
-
-def load_scifact(data: Path) -> tuple[list[str], list[str], dict[str, str], dict[str, dict[str, int]]]:
-    ids, texts = [], []
-    with open(data / "corpus.jsonl", encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            ids.append(str(d["_id"]))
-            texts.append(f"{d.get('title', '')} {d['text']}".strip())
-    qrels: dict[str, dict[str, int]] = defaultdict(dict)
-    with open(data / "qrels" / "train.tsv", encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            if int(row["score"]) > 0:
-                qrels[row["query-id"]][row["corpus-id"]] = int(row["score"])
-    queries = {}
-    with open(data / "queries.jsonl", encoding="utf-8") as f:
-        for line in f:
-            q = json.loads(line)
-            if str(q["_id"]) in qrels:
-                queries[str(q["_id"])] = q["text"]
-    return ids, texts, queries, dict(qrels)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5) -> None:
     """English quality: SciFact train nDCG@10, alone and with the pool's non-English passages."""
-    ids, texts, queries, qrels = load_scifact(args.scifact)
+    ids, texts, queries, qrels = load_scifact(args.scifact, "train.tsv")
     qids = list(queries)
     qtexts = [queries[q] for q in qids]
     foreign = [p for p in pool if p["lang"] != "en"]
@@ -328,7 +301,7 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         ok = np.ones(n_en, bool)
         fused = rrf([(top(s_bm, ok), 1.0), (top(s_de, ok), 1.0)], n_en)
         results["English library (cross-language leg off: today's path)"].append(
-            ndcg10([ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid]))
+            ndcg_at([ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid]))
         # mixed library: + 80 German/French passages
         n_all = len(all_texts)
         ok = np.ones(n_all, bool)
@@ -336,7 +309,7 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         base = [(top(s_bm, ok), 1.0), (top(s_de, ok), 1.0)]
         fused = rrf(base, n_all)
         results["mixed library, default today"].append(
-            ndcg10([all_ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid]))
+            ndcg_at([all_ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid]))
         xs = xv @ xq[qi]
         lists = list(base)
         extra = np.zeros(n_all)
@@ -348,7 +321,7 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         ranked = np.argsort(-fused, kind="stable")[:10]
         polluted += any(i >= n_en for i in ranked)
         results[f"mixed library, ours (ramp {args.floor:.2f}–{args.full:.2f})"].append(
-            ndcg10([all_ids[i] for i in ranked], qrels[qid]))
+            ndcg_at([all_ids[i] for i in ranked], qrels[qid]))
     print(f"\nSciFact train, {len(qids)} English queries, {n_en} abstracts (+{len(foreign)} DE/FR passages in the mixed library):\n")
     print("| library, method | nDCG@10 |")
     print("|---|---|")
