@@ -26,7 +26,7 @@ class MapsState(AuthState):
     maps_error: str = ""
 
     def _refresh(self) -> None:
-        self.maps = [_row(m) for m in app_maps.list_maps(self.user_id)]
+        self.maps = [_row(m) for m in app_maps.call(service.list_maps, self.user_id)]
 
     @rx.event
     def load(self):
@@ -45,7 +45,7 @@ class MapsState(AuthState):
         if not self._load_user():
             return rx.redirect("/login")
         try:
-            m = app_maps.create_map(self.user_id, title)
+            m = app_maps.call(service.create_map, self.user_id, title)
         except MapError as err:
             self.maps_error = err.message
             return None

@@ -65,7 +65,7 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
-    return app_maps.probe(owner_id, map_id)
+    return app_maps.call(live_map.probe, owner_id, map_id)
 
 
 class MapState(MapEditing, AuthState):

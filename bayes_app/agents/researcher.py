@@ -27,7 +27,7 @@ from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.sentences import Sentence, format_numbered, select, sentences_of
 from bayes_app.runs.executor import RunContext
-from bayes_app.search.crosslang import language_name
+from bayes_app.search.crosslang import foreign_label
 from bayes_app.search.sparse import tokens
 
 MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
@@ -44,8 +44,8 @@ SYSTEM = ("You are a researcher. You are given passages from a paper library; ev
 
 def _header(p: Passage) -> str:
     """`title, p. 7` — with `; in German` for a passage in another language than English."""
-    name = language_name(p.lang) if p.lang else ""
-    return f"{p.title}, p. {p.page}" + (f"; in {name}" if name and name != "English" else "")
+    name = foreign_label(p.lang)
+    return f"{p.title}, p. {p.page}" + (f"; in {name}" if name else "")
 
 
 def claims_schema(ids: list[str]) -> dict:

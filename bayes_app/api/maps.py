@@ -24,7 +24,7 @@ log = logging.getLogger("bayes.api.maps")
 
 async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
     """One domain call in one transaction (the app layer's), off the event loop."""
-    return await run_in_threadpool(app_maps.transact, fn, *args, **kw)
+    return await run_in_threadpool(app_maps.call, fn, *args, **kw)
 
 
 # ---- maps ------------------------------------------------------------------------------------

@@ -59,13 +59,12 @@ def op(method: str, path: str, handler: Handler, summary: str, response: Any = N
 
 
 def _checked(o: Op, adapter: TypeAdapter | None) -> Handler:
-    """`o.handler`, validating its JSON success bodies against `o.response` (see module doc)."""
+    """`o.handler`, validating its JSON success bodies with `adapter` when one is given."""
     name = f"{o.method} {o.path}"
 
     async def handler(request: Request) -> Response:
         response = await o.handler(request)
-        if (adapter is not None and isinstance(response, JSONResponse) and 200 <= response.status_code < 300
-                and get_settings().api_check_responses):
+        if adapter is not None and isinstance(response, JSONResponse) and 200 <= response.status_code < 300:
             try:
                 adapter.validate_json(bytes(response.body))
             except ValidationError as err:
@@ -105,7 +104,9 @@ def api_route(o: Op, prefix: str, tag: str) -> APIRoute:
         responses[o.status] = {"content": {o.media: {}}, "description": "Success"}
     elif o.response is None:
         responses[o.status] = {"description": "Success (no body)" if o.status == 204 else "Success"}
-    adapter = TypeAdapter(o.response) if o.response is not None and o.media is None else None
+    # checked only when the setting is on (read once, as the route is built): no cost otherwise
+    check = o.response is not None and o.media is None and get_settings().api_check_responses
+    adapter = TypeAdapter(o.response) if check else None
     return APIRoute(prefix + o.path, _checked(o, adapter), methods=[o.method],
                     response_model=o.response if o.media is None else None, status_code=o.status,
                     summary=o.summary, description=o.handler.__doc__ or "", tags=[tag],
