@@ -135,7 +135,10 @@ def pdf_document(
 # --------------------------------------------------------------------------- text
 
 
-def _page_text(pdf: pdfium.PdfDocument, index: int) -> str:
+@contextmanager
+def open_page(pdf: pdfium.PdfDocument, index: int) -> Iterator[tuple[pdfium.PdfPage, pdfium.PdfTextPage]]:
+    """Page `index` and its text page, under the pdfium lock, both closed afterwards; any
+    pdfium failure while reading it is `PdfError("corrupt")` naming the page."""
     damaged = PdfError("corrupt", f"Page {index + 1} of this PDF is damaged and could not be read.")
     with PDFIUM_LOCK:
         try:
@@ -145,13 +148,18 @@ def _page_text(pdf: pdfium.PdfDocument, index: int) -> str:
         try:
             textpage = page.get_textpage()
             try:
-                return textpage.get_text_range()
+                yield page, textpage
             finally:
                 textpage.close()
         except pdfium.PdfiumError:
             raise damaged from None
         finally:
             page.close()
+
+
+def _page_text(pdf: pdfium.PdfDocument, index: int) -> str:
+    with open_page(pdf, index) as (_page, textpage):
+        return textpage.get_text_range()
 
 
 def page_has_text(text: str) -> bool:

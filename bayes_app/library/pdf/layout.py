@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bayes_app.library.pdf.document import (each_page, PDFIUM_LOCK, PdfError, PdfSource, pdf_document)
+from bayes_app.library.pdf.document import (each_page, open_page, PDFIUM_LOCK, PdfSource, pdf_document)
 
 
 # --------------------------------------------------------------------------- layout
@@ -126,25 +126,11 @@ def _regions(page: pdfium.PdfPage, width: float, height: float) -> list[tuple[fl
 
 
 def _page_layout(pdf: pdfium.PdfDocument, index: int) -> PageLayout:
-    damaged = PdfError("corrupt", f"Page {index + 1} of this PDF is damaged and could not be read.")
-    with PDFIUM_LOCK:
-        try:
-            page = pdf[index]
-        except pdfium.PdfiumError:
-            raise damaged from None
-        try:
-            width, height = page.get_size()
-            textpage = page.get_textpage()
-            try:
-                text = textpage.get_text_range()
-                lines = _lines_of(textpage, text, height)
-            finally:
-                textpage.close()
-            regions = _regions(page, width, height)
-        except pdfium.PdfiumError:
-            raise damaged from None
-        finally:
-            page.close()
+    with open_page(pdf, index) as (page, textpage):
+        width, height = page.get_size()
+        text = textpage.get_text_range()
+        lines = _lines_of(textpage, text, height)
+        regions = _regions(page, width, height)
     return PageLayout(index + 1, text, width, height, tuple(lines), tuple(regions))
 
 
