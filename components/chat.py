@@ -76,7 +76,7 @@ def other_version() -> rx.Component:
 
 
 def _edit_warning() -> rx.Component:
-    """Asking an earlier question again replaces what followed it: say how much, first."""
+    """Asking an earlier question again puts what followed it aside: say how much, first."""
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
             rx.alert_dialog.title("Ask this question again?"),

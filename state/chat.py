@@ -242,7 +242,7 @@ class ChatState(AuthState):
         self.edit_drops = 0
 
     def _later_exchanges(self, message_id: str) -> int:
-        """How many exchanges come after the question `message_id` (the edit removes them)."""
+        """How many exchanges come after the question `message_id` (the edit puts them aside)."""
         ids = [m.id for m in self.messages]
         if message_id not in ids:
             return 0
