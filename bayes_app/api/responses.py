@@ -10,7 +10,6 @@ from typing import Any
 from pydantic import BaseModel
 
 
-
 class ErrorDetail(BaseModel):
     code: str
     message: str
