@@ -182,12 +182,15 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     c, docs = library
     pinned = docs["pasa.pdf"]
     m = f"P{uuid.uuid4().hex[:8]}"
-    # a query both papers answer (the review's deep-learning passages too): only PaSa's are cited
+    # The question is plainly about the pinned paper (a vague one such as "What about
+    # discovery?" sat on the relevance floor, so the random marker decided whether the
+    # presearch found anything). The model's own query is one both papers answer (the review's
+    # deep-learning passages too): only PaSa's are cited.
     fake_llm.script(Script.thinking(m),
                     Script.tool_call("search_knowledge_base",
                                      {"query": "large language models for scientific discovery"}, match=m),
                     Script(text="Only PASA here [1].", match=m))
-    run = ask(c, f"What about discovery? {m}", scope={"document_ids": [pinned]})
+    run = ask(c, f"How is the PaSa Crawler trained? {m}", scope={"document_ids": [pinned]})
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     metadata = [x["data"]["citations"] for x in lines if x["type"] == "metadata"]
