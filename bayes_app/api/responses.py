@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-Opt = Any  # a value that may be null
 
 
 class ErrorDetail(BaseModel):
