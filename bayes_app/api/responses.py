@@ -188,10 +188,17 @@ class RunList(BaseModel):
     runs: list[RunOut]
 
 
+class ScopeOut(BaseModel):
+    """What a conversation is pinned to (`{}`: the whole library)."""
+
+    document_ids: list[str] = []
+    collection_ids: list[str] = []
+
+
 class ConversationOut(BaseModel):
     id: str
     title: str
-    scope: dict[str, Any] | None
+    scope: ScopeOut | None
     created_at: str
     updated_at: str
 
@@ -402,6 +409,17 @@ class Reconciliation(BaseModel):
 
 
 # ---- Zotero -------------------------------------------------------------------------------------
+class ZoteroProblem(BaseModel):
+    """An item whose PDF could not be brought in, and why."""
+
+    item_key: str
+    attachment_key: str
+    title: str
+    filename: str | None
+    code: str
+    message: str | None
+
+
 class ZoteroLibraryOut(BaseModel):
     id: str
     api: str
@@ -420,7 +438,7 @@ class ZoteroLibraryOut(BaseModel):
     documents: dict[str, int]
     problem_count: int
     created_at: str
-    problems: list[dict[str, Any]] = []
+    problems: list[ZoteroProblem] = []  # in GET /zotero/libraries/<id> only
 
 
 class ZoteroLibraryList(BaseModel):
