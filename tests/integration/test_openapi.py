@@ -10,7 +10,6 @@ import uuid
 
 import pytest
 from openapi_spec_validator import validate
-from pydantic import TypeAdapter
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.testclient import TestClient
