@@ -9,6 +9,7 @@ wheel, served from here: no CDN), and answers unknown paths with the JSON 404/40
 from __future__ import annotations
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
@@ -19,7 +20,8 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Match
 
 from bayes_app.api import auth, conversations, credits, library, maps, runs, session, system, zotero
-from bayes_app.api.errors import ApiError, handle_domain_error, handle_http_exception, handle_unexpected
+from bayes_app.api.errors import (ApiError, handle_domain_error, handle_http_exception, handle_unexpected,
+                                  handle_validation_error)
 from bayes_app.api.routing import Op, api_route
 from bayes_app.errors import DomainError
 
@@ -72,7 +74,8 @@ async def _docs(_request: Request) -> HTMLResponse:
 
 def _openapi(app: FastAPI) -> dict:
     """FastAPI's document plus the request body schemas (the handlers read bodies themselves,
-    so FastAPI does not see them) and the two ways to authenticate."""
+    so FastAPI does not see them: `routing` refers to them by name) and the two ways to
+    authenticate."""
     if app.openapi_schema:
         return app.openapi_schema
     doc = get_openapi(title=TITLE, version=VERSION, description=DESCRIPTION, routes=app.routes)
@@ -101,7 +104,7 @@ def build_api() -> FastAPI:
     app = FastAPI(title=TITLE, version=VERSION, openapi_url=API_PREFIX + "/openapi.json", docs_url=None,
                   redoc_url=None, swagger_ui_oauth2_redirect_url=None,
                   exception_handlers={DomainError: handle_domain_error, HTTPException: handle_http_exception,
-                                      Exception: handle_unexpected})
+                                      RequestValidationError: handle_validation_error, Exception: handle_unexpected})
     for tag, module in FEATURES.items():
         for o in module.routes:
             app.router.routes.append(api_route(o, API_PREFIX, tag))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -47,6 +48,19 @@ async def handle_http_exception(_request: Request, exc: Exception) -> JSONRespon
     code = _DEFAULT_CODES.get(exc.status_code, "error")
     detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
     return error_response(exc.status_code, code, detail, getattr(exc, "headers", None))
+
+
+async def handle_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's own request validation (a typed parameter it parsed) answers like `read_model`:
+    400 with the JSON error contract, never FastAPI's 422 `{"detail": [...]}`."""
+    assert isinstance(exc, RequestValidationError)
+    parts = []
+    for e in exc.errors()[:5]:
+        where = ".".join(str(p) for p in e.get("loc", ())) or "request"
+        parts.append(f"{where}: {e.get('msg', 'invalid')}")
+    missing = [e for e in exc.errors() if e.get("type") == "missing"]
+    code = "missing_fields" if missing and len(missing) == len(exc.errors()) else "invalid"
+    return error_response(400, code, "; ".join(parts) + ".")
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -11,6 +11,10 @@ from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
 from bayes_app.api.routing import op
+
+MULTIPART = ("multipart/form-data",)
+PARTIAL = {"description": "The requested byte range (416 when it cannot be satisfied)",
+           "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import library as app_lib
 from bayes_app.library import storage, uploads
@@ -227,18 +231,21 @@ async def document_references(request: Request) -> Response:
 
 
 routes = [
-    op("POST", "/documents", upload_document, "Upload a PDF (multipart `file`); it is indexed in the background (200: the same file was already there)", R.UploadedDocument, status=202, form=True),
-    op("GET", "/documents", list_documents, "List the library's documents", R.DocumentList),
+    op("POST", "/documents", upload_document, "Upload a PDF (multipart `file`); it is indexed in the background (200: the same file was already there)", R.UploadedDocument, status=202,
+       body=schemas.DocumentUpload, body_media=MULTIPART, also={200: R.UploadedDocument}),
+    op("GET", "/documents", list_documents, "List the library's documents", R.DocumentList, query=schemas.DocumentsQuery),
     op("GET", "/documents/{document_id}", get_document, "One document with its indexing progress", R.DocumentOut),
     op("PATCH", "/documents/{document_id}", patch_document, "Edit a document's metadata or collections", R.DocumentOut, body=schemas.DocumentPatch),
     op("DELETE", "/documents/{document_id}", delete_document, "Delete a document (its vectors and file are purged)", status=204),
-    op("GET", "/documents/{document_id}/file", document_file, "The document's PDF", media="application/pdf"),
-    op("PUT", "/documents/{document_id}/file", replace_file, "Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)", R.DocumentOut, status=202, form=True),
+    op("GET", "/documents/{document_id}/file", document_file, "The document's PDF (one byte range honoured)", media="application/pdf",
+       query=schemas.FileQuery, also={206: PARTIAL}),
+    op("PUT", "/documents/{document_id}/file", replace_file, "Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)", R.DocumentOut, status=202,
+       body=schemas.FileUpload, body_media=MULTIPART, also={200: R.DocumentOut}),
     op("POST", "/documents/{document_id}/reindex", reindex, "Index a document again", R.DocumentOut, status=202),
     op("GET", "/documents/{document_id}/references", document_references, "The document's parsed reference list", R.ReferenceList),
     op("GET", "/collections", list_collections, "List collections", R.CollectionList),
     op("POST", "/collections", create_collection, "Create a collection", R.CollectionOut, status=201, body=schemas.CollectionBody),
     op("PATCH", "/collections/{collection_id}", patch_collection, "Rename a collection", R.CollectionOut, body=schemas.CollectionBody),
     op("DELETE", "/collections/{collection_id}", delete_collection, "Delete a collection (its documents stay)", status=204),
-    op("GET", "/search", search, "Search the library (q, k, document_ids, collection_ids, roles)", list[R.SearchHit]),
+    op("GET", "/search", search, "Search the library's passages", list[R.SearchHit], query=schemas.SearchQuery),
 ]

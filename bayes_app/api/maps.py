@@ -157,6 +157,9 @@ async def decide_proposal(request: Request) -> Response:
 
 
 # ---- export ----------------------------------------------------------------------------------
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
 async def export_map(request: Request) -> Response:
     user = await require_user(request, allow_cookie=True)
     map_id, fmt = request.path_params["map_id"], request.path_params["fmt"]
@@ -173,7 +176,7 @@ async def export_map(request: Request) -> Response:
                                  headers={"Content-Disposition": 'attachment; filename="sources.bib"'})
     if fmt == "docx":
         data = await _do(export.docx_bytes, user.id, map_id, node_id)
-        return Response(data, media_type="application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        return Response(data, media_type=DOCX,
                         headers={"Content-Disposition": 'attachment; filename="mindmap.docx"'})
     raise ApiError(400, "bad_format", "Export format must be md, docx, bib or json.")
 
@@ -206,12 +209,14 @@ routes = [
     op("POST", P + "/nodes", create_node, "Add a node", R.NodeOut, status=201, body=schemas.NodeCreate),
     op("PATCH", P + "/nodes/{node_id}", patch_node, "Edit, move, collapse or reposition a node", R.NodeOut, body=schemas.NodePatch),
     op("DELETE", P + "/nodes/{node_id}", delete_node, "Delete a node and its subtree", R.NodesDeleted),
-    op("POST", P + "/nodes/{node_id}/check-support", check_support, "Score how well each of the node's citations supports it (202 with a run when a model judges)", R.CitationList | R.SupportRun),
+    op("POST", P + "/nodes/{node_id}/check-support", check_support, "Score how well each of the node's citations supports it (202 with a run when a model judges)", R.CitationList,
+       also={202: R.SupportRun}),
     op("POST", P + "/nodes/{node_id}/citations", add_citation, "Cite a library passage on a node (the quote must be in the passage)", R.CitationOut, status=201, body=schemas.CitationCreate),
     op("DELETE", P + "/citations/{citation_id}", delete_citation, "Remove a citation", R.Deleted),
     op("POST", P + "/citations/{citation_id}/accept-rewrite", accept_rewrite, "Accept a citation's suggested rewrite of its node", R.NodeOut),
-    op("POST", P + "/proposals/{proposal_id}/{decision:str}", decide_proposal, "Accept or reject a regrouping proposal (decision: accept | reject)", dict[str, Any]),
-    op("GET", P + "/export.{fmt}", export_map, "Export the map (fmt: json | md | bib; node_id for a branch)", media="application/json, text/markdown, application/x-bibtex"),
+    op("POST", P + "/proposals/{proposal_id}/{decision:str}", decide_proposal, "Accept or reject a regrouping proposal (decision: accept | reject)", R.ProposalOut),
+    op("GET", P + "/export.{fmt}", export_map, "Export the map (fmt: json | md | bib | docx; node_id for a branch of md, bib, docx)", R.MapView,
+       media=("application/json", "text/markdown", "application/x-bibtex", DOCX), query=schemas.ExportQuery),
     op("GET", P + "/runs", list_runs, "The map's runs", R.RunList),
     op("POST", P + "/runs", start_run, "Start a run on the map (kind: build_map, expand, deepen, counter, restructure, chapters, synthesize, message, check_support)", R.RunStarted, status=202, body=schemas.MapRunCreate),
 ]

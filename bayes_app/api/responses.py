@@ -187,10 +187,17 @@ class RunList(BaseModel):
     runs: list[RunOut]
 
 
+class ScopeOut(BaseModel):
+    """What a conversation is pinned to (`{}`: the whole library)."""
+
+    document_ids: list[str] = []
+    collection_ids: list[str] = []
+
+
 class ConversationOut(BaseModel):
     id: str
     title: str
-    scope: dict[str, Any] | None
+    scope: ScopeOut | None
     created_at: str
     updated_at: str
 
@@ -392,15 +399,63 @@ class PriceList(BaseModel):
     prices: list[PriceOut]
 
 
+class SpendMismatch(BaseModel):
+    """A settled run whose spend rows disagree with its usage."""
+
+    operation_id: str
+    status: str
+    usage_cost: int
+    spent: int
+    spend_rows: int
+    charged: int | None
+
+
+class HeldReserve(BaseModel):
+    operation_id: str
+    held: int
+
+
 class Reconciliation(BaseModel):
     ok: bool
     runs_checked: int
-    spend_mismatches: list[dict[str, Any]]
-    held_after_finalize: list[dict[str, Any]]
+    spend_mismatches: list[SpendMismatch]
+    held_after_finalize: list[HeldReserve]
     stale_runs: list[str]
 
 
 # ---- Zotero -------------------------------------------------------------------------------------
+class ZoteroSyncResult(BaseModel):
+    """The outcome of the last sync (fields an older sync did not record take their defaults)."""
+
+    outcome: str  # unchanged | synced | busy | error | rate_limited
+    version: int = 0
+    requests: int = 0
+    items_changed: int = 0
+    items_deleted: int = 0
+    collections_changed: int = 0
+    documents_added: int = 0
+    documents_updated: int = 0
+    documents_removed: int = 0
+    files_downloaded: int = 0
+    problems: int = 0
+    restarts: int = 0
+    full_resync: bool = False
+    seconds: float = 0.0
+    error: str | None = None
+    retry_in_s: float | None = None
+
+
+class ZoteroProblem(BaseModel):
+    """An item whose PDF could not be brought in, and why."""
+
+    item_key: str
+    attachment_key: str
+    title: str
+    filename: str | None
+    code: str
+    message: str | None
+
+
 class ZoteroLibraryOut(BaseModel):
     id: str
     api: str
@@ -411,7 +466,7 @@ class ZoteroLibraryOut(BaseModel):
     status: str
     version: int | None
     last_sync_at: str | None
-    last_result: dict[str, Any] | None
+    last_result: ZoteroSyncResult | None
     last_error: str | None
     progress: dict[str, Any]
     items: int
@@ -419,7 +474,7 @@ class ZoteroLibraryOut(BaseModel):
     documents: dict[str, int]
     problem_count: int
     created_at: str
-    problems: list[dict[str, Any]] = []
+    problems: list[ZoteroProblem] = []  # in GET /zotero/libraries/<id> only
 
 
 class ZoteroLibraryList(BaseModel):

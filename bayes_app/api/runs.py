@@ -133,6 +133,7 @@ async def run_events(request: Request) -> Response:
 routes = [
     op("POST", "/runs", create_run, "Start a run: an Ask question (kind ask) or a map run", R.RunStarted, status=202, body=schemas.RunCreate),
     op("GET", "/runs/{run_id}", get_run, "A run with its status, outcome, credits and usage", R.RunOut),
-    op("GET", "/runs/{run_id}/events", run_events, "The run's events from a cursor (Last-Event-ID), as server-sent events (or NDJSON with format=ndjson)", media="text/event-stream"),
+    op("GET", "/runs/{run_id}/events", run_events, "The run's events from a cursor (Last-Event-ID), as server-sent events (or NDJSON with format=ndjson)",
+       media=("text/event-stream", "application/x-ndjson"), query=schemas.EventsQuery),
     op("POST", "/runs/{run_id}/cancel", cancel_run, "Stop a run (it settles within a fraction of a second)", R.RunOut, status=202),
 ]

@@ -24,7 +24,8 @@ from bayes_app.accounts.service import AccountError
 from bayes_app.accounts.throttle import LoginThrottle, Refusal
 from bayes_app.api.deps import MAX_JSON_BYTES, SESSION_COOKIE, parse_json
 from bayes_app.api import responses as R
-from bayes_app.api.routing import op
+from bayes_app.api import schemas
+from bayes_app.api.routing import FORM_MEDIA, REDIRECT, op
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
 from bayes_app.errors import DomainError
@@ -139,9 +140,10 @@ def _back(page: str, err: DomainError, **extra: str) -> RedirectResponse:
 
 
 async def login(request: Request) -> Response:
-    fields, wants_json = await _form(request)
-    email, password = fields.get("email", ""), fields.get("password", "")
-    target = safe_next(fields.get("next") or request.query_params.get("next"))
+    raw, wants_json = await _form(request)
+    fields = schemas.LoginForm.model_validate(raw)
+    email, password = fields.email, fields.password
+    target = safe_next(fields.next or request.query_params.get("next"))
     try:
         info = await run_in_threadpool(throttled_authenticate, email, password, client_address(request))
     except DomainError as err:
@@ -163,10 +165,11 @@ def _register(email: str, password: str) -> service.UserInfo:
 
 
 async def register(request: Request) -> Response:
-    fields, wants_json = await _form(request)
-    email, password = fields.get("email", ""), fields.get("password", "")
+    raw, wants_json = await _form(request)
+    fields = schemas.RegisterForm.model_validate(raw)
+    email, password = fields.email, fields.password
     try:
-        if "confirm" in fields and fields["confirm"] != password:
+        if fields.confirm is not None and fields.confirm != password:
             raise ApiError(400, "passwords_differ", "The two passwords differ.")
         info = await run_in_threadpool(_register, email, password)
     except DomainError as err:
@@ -213,10 +216,11 @@ def _change_password(token: str | None, old: str, new: str, client: str) -> str:
 
 
 async def change_password(request: Request) -> Response:
-    fields, wants_json = await _form(request)
-    old, new = fields.get("old_password", ""), fields.get("new_password", "")
+    raw, wants_json = await _form(request)
+    fields = schemas.PasswordForm.model_validate(raw)
+    old, new = fields.old_password, fields.new_password
     try:
-        if "confirm" in fields and fields["confirm"] != new:
+        if fields.confirm is not None and fields.confirm != new:
             raise ApiError(400, "passwords_differ", "The two new passwords differ.")
         token = await run_in_threadpool(_change_password, request.cookies.get(SESSION_COOKIE), old, new,
                                         client_address(request))
@@ -231,8 +235,12 @@ async def change_password(request: Request) -> Response:
 
 
 routes = [
-    op("POST", "/session/password", change_password, "Change the password (form or JSON: current_password, new_password)", R.Changed),
-    op("POST", "/session/login", login, "Sign in (form or JSON: email, password); sets the session cookie", R.SessionUser, public=True),
-    op("POST", "/session/register", register, "Create an account (form or JSON: email, password); sets the session cookie", R.SessionUser, public=True, status=201),
-    op("POST", "/session/logout", logout, "Sign out (ends the session)", status=204),
+    op("POST", "/session/password", change_password, "Change the password (form or JSON: old_password, new_password); starts a new session",
+       R.Changed, body=schemas.PasswordForm, body_media=FORM_MEDIA, also={303: REDIRECT}),
+    op("POST", "/session/login", login, "Sign in (form or JSON: email, password); sets the session cookie", R.SessionUser, public=True,
+       body=schemas.LoginForm, body_media=FORM_MEDIA, query=schemas.NextQuery, also={303: REDIRECT}),
+    op("POST", "/session/register", register, "Create an account (form or JSON: email, password); sets the session cookie", R.SessionUser,
+       public=True, status=201, body=schemas.RegisterForm, body_media=FORM_MEDIA, also={303: REDIRECT}),
+    op("POST", "/session/logout", logout, "Sign out (ends the session; JSON requests get 204, forms a redirect)", status=204,
+       also={303: REDIRECT}),
 ]

@@ -24,6 +24,7 @@ async def me(request: Request) -> Response:
 
 
 routes = [
-    op("GET", "/health", health, "Health of the database, Redis, workers, index and processes (503 when degraded)", R.Health, public=True),
+    op("GET", "/health", health, "Health of the database, Redis, workers, index and processes (503 when degraded)", R.Health, public=True,
+       also={503: R.Health}),
     op("GET", "/me", me, "The signed-in user", R.UserOut),
 ]

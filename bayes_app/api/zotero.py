@@ -54,6 +54,7 @@ routes = [
     op("POST", "/zotero/libraries", connect, "Connect a Zotero library (API key; the key is stored encrypted) and sync it", R.ZoteroLibraryOut, status=201, body=schemas.ZoteroConnect),
     op("GET", "/zotero/libraries", list_libraries, "List connected Zotero libraries", R.ZoteroLibraryList),
     op("GET", "/zotero/libraries/{library_id}", get_library, "One Zotero library with its sync state and problems", R.ZoteroLibraryOut),
-    op("DELETE", "/zotero/libraries/{library_id}", disconnect, "Disconnect a Zotero library (its documents are removed)", status=204),
+    op("DELETE", "/zotero/libraries/{library_id}", disconnect, "Disconnect a Zotero library (its documents stay unless keep_documents=false)", status=204,
+       query=schemas.DisconnectQuery),
     op("POST", "/zotero/libraries/{library_id}/sync", sync_now, "Sync a Zotero library now", R.ZoteroLibraryOut, status=202),
 ]
