@@ -1,9 +1,12 @@
 """Any OpenAI-compatible chat endpoint, through the `openai` SDK's `AsyncOpenAI`.
 
-The SDK's own retries are off: `OpenAIStream` retries 429 / 5xx / connection errors /
-timeouts itself, with exponential backoff and jitter, honouring `Retry-After`, bounded in
-attempts and in total wait, and only while nothing has been handed to the caller yet: a
-half-streamed answer is never replayed.
+Retries are the SDK's own (429 / 408 / 409 / 5xx / connection errors / timeouts until the
+response headers arrive; exponential backoff with jitter; `Retry-After` honoured) kept within
+our `RetryPolicy`: a bound on the attempts and on the total wait of one call, which the SDK
+alone does not give (it honours `Retry-After` up to 60 s on every attempt). `OpenAIStream`
+adds the one case the SDK cannot see: a stream cut or stalled after its headers but before
+its first token is opened again, within the same bounds. A half-streamed answer is never
+replayed, and Stop (`aclose()` from another task) abandons a backoff at once.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ import random
 import re
 import time
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx2
 
 import openai
 from openai import AsyncOpenAI
@@ -30,7 +36,7 @@ _SECRETISH = re.compile(r"(Bearer\s+)\S+|\bsk-[A-Za-z0-9_\-]{6,}", re.IGNORECASE
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Bounded retries before the first streamed token."""
+    """The bounds of one call's retries before its first streamed token."""
 
     max_attempts: int = 4
     max_total_wait: float = 20.0  # seconds slept across all retries of one call
@@ -41,6 +47,50 @@ class RetryPolicy:
         """Delay after failed attempt `attempt` (1-based): exponential, 50-100 % jitter."""
         raw = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return raw * (0.5 + 0.5 * rng())
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What one call has spent of its `RetryPolicy` so far."""
+
+    policy: RetryPolicy
+    waited: float = 0.0
+    retries: int = 0
+
+    def remaining_wait(self) -> float:
+        return max(0.0, self.policy.max_total_wait - self.waited)
+
+
+# Set inside the task that runs one `create()` (see `OpenAIStream._create`), so each call's
+# SDK retries draw on that call's budget only.
+_budget: ContextVar[_Budget | None] = ContextVar("bayes_retry_budget", default=None)
+
+
+class _BudgetedClient(AsyncOpenAI):
+    """`AsyncOpenAI` whose own retries stay within the current call's `RetryPolicy`: a
+    `Retry-After` longer than what is left of the total wait is not waited for (the error is
+    returned at once), and every backoff is ours (exponential with 50–100 % jitter, at least the
+    `Retry-After`) cut to what is left. The two hooks are the SDK's retry decision and delay;
+    `tests/integration/test_llm_openai.py` pins their behaviour against the fake endpoint."""
+
+    def _should_retry(self, response: httpx2.Response) -> bool:
+        budget = _budget.get()
+        if budget is not None:
+            after = _retry_after_seconds(response.headers)
+            if after is not None and after > budget.remaining_wait():
+                return False
+        return super()._should_retry(response)
+
+    def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
+                                 response_headers: httpx2.Headers | None = None) -> float:
+        budget = _budget.get()
+        if budget is None:
+            return super()._calculate_retry_timeout(remaining_retries, options, response_headers)
+        budget.retries += 1
+        after = _retry_after_seconds(response_headers) if response_headers is not None else None
+        delay = min(max(budget.policy.backoff(budget.retries), after or 0.0), budget.remaining_wait())
+        budget.waited += delay
+        return delay
 
 
 class OpenAIProvider:
@@ -56,9 +106,10 @@ class OpenAIProvider:
         self.retry = retry or RetryPolicy()
         # "max_completion_tokens" for OpenAI's reasoning models; most compatible servers take both.
         self.max_tokens_param = max_tokens_param
-        self.client = AsyncOpenAI(base_url=base_url, api_key=self._api_key, max_retries=0,
-                                  timeout=openai.Timeout(read_timeout, connect=connect_timeout),
-                                  default_headers=default_headers)
+        self.client = _BudgetedClient(base_url=base_url, api_key=self._api_key,
+                                      max_retries=self.retry.max_attempts - 1,
+                                      timeout=openai.Timeout(read_timeout, connect=connect_timeout),
+                                      default_headers=default_headers)
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(base_url={str(self.client.base_url)!r})"
@@ -166,7 +217,13 @@ class OpenAIStream(ModelStream):
         self._provider = provider
         self._sdk_stream: Any = None
         self._abort_event = asyncio.Event()
-        self.attempts = 0
+        self._budget = _Budget(provider.retry)
+        self._opened = 0
+
+    @property
+    def attempts(self) -> int:
+        """Requests sent so far: each opening plus the SDK's retries inside them."""
+        return self._opened + self._budget.retries
 
     async def _abort(self) -> None:
         self._abort_event.set()
@@ -174,12 +231,10 @@ class OpenAIStream(ModelStream):
             await self._sdk_stream.close()
 
     async def _events(self) -> AsyncIterator[StreamEvent]:
-        policy = self._provider.retry
         params = self._provider.params(self.request)
-        waited = 0.0
+        budget = self._budget
         emitted = False
         while True:
-            self.attempts += 1
             decoder = _Decoder()
             try:
                 self._sdk_stream = await self._open(params)
@@ -190,12 +245,15 @@ class OpenAIStream(ModelStream):
                 break
             except openai.OpenAIError as err:
                 error = self._to_provider_error(err, partial=emitted)
-                if emitted or not error.retryable or self.attempts >= policy.max_attempts or self._closing:
+                # Only a stream that ended before its first token is opened again (the SDK
+                # already retried what failed before the headers, and said no to the rest).
+                reopen = self._sdk_stream is not None and not emitted and error.retryable
+                if (not reopen or self.attempts >= budget.policy.max_attempts or self._closing):
                     raise error from None
-                delay = max(policy.backoff(self.attempts), _retry_after(err) or 0.0)
-                if waited + delay > policy.max_total_wait:
+                delay = min(budget.policy.backoff(self.attempts), budget.remaining_wait())
+                if delay <= 0.0:
                     raise error from None
-                waited += delay
+                budget.waited += delay
                 await self._wait(delay)
             finally:
                 if self._sdk_stream is not None:
@@ -206,10 +264,21 @@ class OpenAIStream(ModelStream):
         yield self._usage_event(decoder)
         yield Done(decoder.finish_reason)
 
+    async def _create(self, params: dict[str, Any]) -> Any:
+        """`create()` with the SDK's retries drawing on this call's budget (its own task, so
+        the budget is seen by this call only)."""
+        _budget.set(self._budget)
+        left = self._budget.policy.max_attempts - self.attempts - 1
+        client = self._provider.client
+        if left != client.max_retries:
+            client = client.with_options(max_retries=max(0, left))
+        self._opened += 1
+        return await client.chat.completions.create(**params)
+
     async def _open(self, params: dict[str, Any]) -> Any:
-        """`create()`, abandoned at once when `aclose()` comes from another task while the
-        endpoint has not sent its response headers yet."""
-        create = asyncio.ensure_future(self._provider.client.chat.completions.create(**params))
+        """`create()`, abandoned at once (with any SDK backoff in it) when `aclose()` comes
+        from another task before the endpoint has sent its response headers."""
+        create = asyncio.ensure_future(self._create(params))
         aborted = asyncio.ensure_future(self._abort_event.wait())
         try:
             await asyncio.wait({create, aborted}, return_when=asyncio.FIRST_COMPLETED)
@@ -278,12 +347,10 @@ def _status_detail(err: openai.APIStatusError) -> str:
     return (err.message or "")[:500]
 
 
-def _retry_after(err: openai.OpenAIError) -> float | None:
+def _retry_after_seconds(headers: httpx2.Headers | None) -> float | None:
     """Seconds from `retry-after-ms` / `retry-after` (seconds or an HTTP date)."""
-    response = getattr(err, "response", None)
-    if response is None:
+    if headers is None:
         return None
-    headers = response.headers
     try:
         if (ms := headers.get("retry-after-ms")) is not None:
             return max(0.0, float(ms) / 1000)

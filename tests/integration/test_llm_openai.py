@@ -123,6 +123,42 @@ def test_429_then_success_honours_retry_after(fake):
     assert 1.0 <= elapsed < 2.0  # waited for Retry-After, not the (tiny) backoff
 
 
+def test_the_sdk_retries_within_our_budget(fake):
+    """The retries are the SDK's own (it numbers them in a header), with our backoff bound."""
+    fake.script(Script.error(503), Script.error(429, retry_after="0.2"), Script.reply("third time"))
+    t0 = time.monotonic()
+    events, stream = asyncio.run(drain(provider(fake), request()))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "third time"
+    assert [r["headers"].get("x-stainless-retry-count") for r in fake.chat_requests()] == ["0", "1", "2"]
+    assert stream.attempts == 3 and 0.2 <= time.monotonic() - t0 < 1.5
+
+
+def test_aclose_during_the_sdk_backoff_ends_it_at_once(fake):
+    """Stop while the SDK waits out a Retry-After: no second request, the consumer ends now."""
+    fake.script(Script.error(429, retry_after="8"), Script.reply("never asked for"))
+
+    async def go():
+        p = provider(fake, retry=RetryPolicy(max_total_wait=20.0))
+        s = p.stream(request())
+
+        async def consume():
+            return [ev async for ev in s]
+
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0.4)  # the 429 is in; the SDK is sleeping
+        t0 = time.monotonic()
+        await s.aclose()
+        events = await asyncio.wait_for(task, 1)  # ends normally, as any Stop does
+        latency = time.monotonic() - t0
+        await p.aclose()
+        return latency, events, s
+
+    latency, events, stream = asyncio.run(go())
+    assert latency < 0.3 and events == [] and stream.closed
+    time.sleep(0.2)
+    assert len(fake.chat_requests()) == 1
+
+
 def test_retry_after_beyond_the_budget_fails_at_once(fake):
     fake.script(Script.error(429, retry_after=30))
     t0 = time.monotonic()
