@@ -62,14 +62,6 @@ CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGM
 BUILT = "bayes-llama-build.txt"  # marks a venv whose llama.cpp was built with CMAKE_ARGS
 
 
-def _pin() -> str:
-    """The `==version` of llama-cpp-python in REQUIREMENTS."""
-    for line in REQUIREMENTS.read_text().splitlines():
-        if line.startswith("llama-cpp-python"):
-            return "==" + line.split("==", 1)[1].strip()
-    raise RuntimeError(f"llama-cpp-python is not pinned in {REQUIREMENTS}")
-
-
 def ensure_venv() -> Path:
     """The harness venv with the server and the model; returns its python."""
     py = VENV / "bin" / "python"
@@ -77,14 +69,15 @@ def ensure_venv() -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     ok = subprocess.run([str(py), "-c", _FIND + "import llama_cpp.server; assert where()"],
                         capture_output=True).returncode == 0
-    if not ok or not (VENV / BUILT).exists():
+    built = VENV / BUILT
+    if not ok or not built.exists() or built.read_text().strip() != CMAKE_ARGS:
         env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2), "CMAKE_ARGS": CMAKE_ARGS}
         print("installing llama-cpp-python[server] (builds llama.cpp: ~6 min on 2 cores) ...", flush=True)
-        # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and would hand back a native build
+        # --no-cache-dir / --force-reinstall: pip's wheel cache ignores CMAKE_ARGS and would hand
+        # back (or keep) a native build
         subprocess.run(["nice", "-n", "10", str(py), "-m", "pip", "install", "-q", "--no-cache-dir",
-                        "--force-reinstall", "--no-deps", "llama-cpp-python" + _pin()], check=True, env=env)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
-        (VENV / BUILT).write_text(CMAKE_ARGS + "\n")
+                        "--force-reinstall", "-r", str(REQUIREMENTS)], check=True, env=env)
+        built.write_text(CMAKE_ARGS + "\n")
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-r", str(WEIGHTS)], check=True)
     return py
 

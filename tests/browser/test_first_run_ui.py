@@ -6,7 +6,6 @@ scrolls sideways on a phone; a credits refusal says what to do."""
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from playwright.sync_api import Page, expect
 from bayes_app.accounts import service as accounts
 from bayes_app.db import session_scope
 from tests.support import pdfs
-from tests.support.procs import AppStack, free_port, stack_env
+from tests.support.procs import AppStack, free_port, stack_env, wait_for
 
 ADMIN = ("root@example.com", "Xk4-" + uuid.uuid4().hex[:12])
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
@@ -74,15 +73,13 @@ def _wait_indexed(url: str, email: str, password: str) -> None:
     api = url + "/api/v1"
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
-    deadline = time.monotonic() + 300
+
     # every paper, not the first one: the map question is about PaSa, and the demo's smallest
     # paper (indexed first) has no passage on it, so a research started early fails no_passages
-    while True:
+    def all_indexed() -> bool:
         docs = httpx.get(f"{api}/documents", headers=h).json()["documents"]
-        if docs and all(d["status"] == "indexed" for d in docs):
-            return
-        assert time.monotonic() < deadline, f"papers not indexed: {[d['status'] for d in docs]}"
-        time.sleep(1)
+        return bool(docs) and all(d["status"] == "indexed" for d in docs)
+    wait_for(all_indexed, 300, 1, what="every paper to be indexed")
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
