@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     zotero_local: bool = Field(False, validation_alias="BAYES_ZOTERO_LOCAL")
     max_pages: int = Field(2_000, ge=1, le=1_000_000, validation_alias="BAYES_MAX_PAGES")
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
+    # stored files no document references are removed by the periodic sweep once this old
+    file_sweep_grace_hours: float = Field(24, ge=0, le=24 * 365, validation_alias="BAYES_FILE_SWEEP_GRACE_HOURS")
     # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
     offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 

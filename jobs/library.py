@@ -105,14 +105,9 @@ def purge_document(document_id: str, file_sha256: str | None) -> None:
     """Remove a deleted document's vectors, and its file when no document uses it any more."""
     runtime.index().delete_document(document_id)
     if file_sha256:
-        from sqlmodel import select
+        from bayes_app.library import uploads
 
-        from bayes_app.models import Document
-
-        with session_scope() as db:
-            used = db.exec(select(Document.id).where(Document.file_sha256 == file_sha256)).first()
-        if used is None:
-            storage.default_store().remove(file_sha256)
+        uploads.release(file_sha256)
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,

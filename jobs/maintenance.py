@@ -9,6 +9,7 @@ import dramatiq
 log = logging.getLogger("bayes.jobs.maintenance")
 REAP_INGESTION_EVERY_S = 30
 RESTRUCTURE_EVERY_S = 60
+SWEEP_FILES_EVERY_S = 3600
 
 
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=60_000)
@@ -53,3 +54,11 @@ def restructure_outdated() -> None:
     if sent:
         log.info("sent %d document(s) for structure re-analysis", sent)
 
+
+
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=30 * 60_000)
+def sweep_files() -> None:
+    """Remove stored files no document refers to, older than BAYES_FILE_SWEEP_GRACE_HOURS."""
+    from bayes_app.library import uploads
+
+    uploads.sweep_unreferenced()

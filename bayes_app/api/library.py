@@ -17,7 +17,7 @@ PARTIAL = {"description": "The requested byte range (416 when it cannot be satis
            "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import library as app_lib
-from bayes_app.library import storage, uploads
+from bayes_app.library import storage
 from bayes_app.library.structure import ROLES
 from bayes_app.settings import get_settings
 
@@ -80,8 +80,8 @@ async def replace_file(request: Request) -> Response:
     doc_id = request.path_params["document_id"]
     await run_in_threadpool(app_lib.owned, user.id, doc_id)  # 404 before reading the body
     upload, _ = await _upload_field(request)
-    stored = await run_in_threadpool(uploads.store_checked, upload.file, upload.filename or "upload.pdf")
-    changed = await run_in_threadpool(app_lib.replace_file, user.id, doc_id, stored)
+    changed = await run_in_threadpool(app_lib.replace_file, user.id, doc_id, upload.file,
+                                      upload.filename or "upload.pdf")
     view = await run_in_threadpool(app_lib.document, user.id, doc_id)
     return JSONResponse(view.to_json(), status_code=202 if changed else 200)
 

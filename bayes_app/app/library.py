@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 from bayes_app.app import queue
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
-from bayes_app.library import storage, uploads
+from bayes_app.library import uploads
 from bayes_app.models import Collection, Document
 from bayes_app.search import runtime
 from bayes_app.search.hybrid import SearchHit
@@ -78,14 +78,13 @@ def add_demo_papers(user_id: str) -> list[uploads.Accepted]:
     return accepted
 
 
-def replace_file(user_id: str, document_id: str, stored: storage.StoredFile) -> bool:
-    """Put a new file under the document; True when it changed (and was queued for ingestion)."""
-    with session_scope() as db:
-        doc, old = lib.replace_file(db, user_id, document_id, stored)
-        generation = doc.ingest_generation
-    if old is not None:
-        queue.get().ingest(document_id, generation)
-    return old is not None
+def replace_file(user_id: str, document_id: str, fileobj: BinaryIO, filename: str) -> bool:
+    """Put a new file under the document (size limit, PDF check, quota; the old file is removed
+    when nothing else uses it); True when it changed (and was queued for ingestion)."""
+    replaced = uploads.replace(user_id, document_id, fileobj, filename)
+    if replaced.changed:
+        queue.get().ingest(document_id, replaced.generation)
+    return replaced.changed
 
 
 def reindex(user_id: str, document_id: str) -> None:

@@ -138,6 +138,12 @@ def stored_bytes(db: Session, owner_id: str) -> int:
                        .where(Document.owner_id == owner_id)).one())
 
 
+def _quota_exceeded(filename: str, quota_bytes: int) -> LibraryError:
+    return LibraryError("quota_exceeded", f"{filename}: this would exceed your storage quota of "
+                        f"{quota_bytes / 2**20:,.0f} MB; delete documents you no longer need, or ask "
+                        "an administrator to raise BAYES_USER_QUOTA_MB.", 413)
+
+
 def add_upload(db: Session, owner_id: str, filename: str, stored: StoredFile,
                collection_ids: list[str] | None = None, quota_bytes: int | None = None) -> tuple[Document, bool]:
     """A new queued document for this file, or the owner's existing one (same content).
@@ -150,9 +156,7 @@ def add_upload(db: Session, owner_id: str, filename: str, stored: StoredFile,
     if existing is not None:
         return existing, False
     if quota_bytes is not None and stored_bytes(db, owner_id) + stored.size > quota_bytes:
-        raise LibraryError("quota_exceeded", f"{filename}: this would exceed your storage quota of "
-                           f"{quota_bytes / 2**20:,.0f} MB; delete documents you no longer need, or ask "
-                           "an administrator to raise BAYES_USER_QUOTA_MB.", 413)
+        raise _quota_exceeded(filename, quota_bytes)
     for cid in collection_ids or []:
         get_collection(db, owner_id, cid)
     doc = Document(owner_id=owner_id, filename=(filename or "upload.pdf")[:500],
@@ -171,10 +175,12 @@ def add_upload(db: Session, owner_id: str, filename: str, stored: StoredFile,
     return doc, True
 
 
-def replace_file(db: Session, owner_id: str, document_id: str, stored: StoredFile) -> tuple[Document, str | None]:
+def replace_file(db: Session, owner_id: str, document_id: str, stored: StoredFile,
+                 quota_bytes: int | None = None) -> tuple[Document, str | None]:
     """Point a document at a new version of its file and queue re-ingestion.
 
-    Returns (document, old_sha256 or None if unchanged)."""
+    Returns (document, old_sha256 or None if unchanged). Raises LibraryError 413 when the new
+    version would take the owner past `quota_bytes` (the old version's size no longer counts)."""
     doc = get_owned(db, owner_id, document_id)
     if doc.file_sha256 == stored.sha256:
         return doc, None
@@ -182,6 +188,8 @@ def replace_file(db: Session, owner_id: str, document_id: str, stored: StoredFil
         Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).first()
     if clash is not None:
         raise LibraryError("duplicate", "This file is already in your library as another document.", 409)
+    if quota_bytes is not None and stored_bytes(db, owner_id) - doc.file_size + stored.size > quota_bytes:
+        raise _quota_exceeded(doc.filename, quota_bytes)
     old = doc.file_sha256
     doc.file_sha256, doc.file_size = stored.sha256, stored.size
     queue_ingest(doc)
@@ -287,6 +295,15 @@ def delete_document(db: Session, owner_id: str, document_id: str,
     still_used = db.exec(select(func.count()).select_from(Document).where(
         Document.file_sha256 == sha)).one() > 0
     return sha, still_used
+
+
+def referenced_files(db: Session) -> set[str]:
+    """The hashes of every stored file some document (of any owner) refers to."""
+    return set(db.exec(select(Document.file_sha256).distinct()))
+
+
+def file_in_use(db: Session, sha256: str) -> bool:
+    return db.exec(select(Document.id).where(Document.file_sha256 == sha256)).first() is not None
 
 
 def list_references(db: Session, owner_id: str, document_id: str) -> list[dict]:

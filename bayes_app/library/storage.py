@@ -60,6 +60,7 @@ class FileStore(Protocol):
     def local_file(self, sha256: str): ...  # context manager yielding a readable Path
     def remove(self, sha256: str) -> None: ...
     def iter_shas(self) -> Iterator[str]: ...
+    def iter_objects(self) -> Iterator[tuple[str, float]]: ...  # (sha256, last written, epoch s)
     def describe(self) -> str: ...
 
 
@@ -145,11 +146,20 @@ class LocalStore:
         self.path(sha256).unlink(missing_ok=True)
 
     def iter_shas(self) -> Iterator[str]:
+        for sha, _ in self.iter_objects():
+            yield sha
+
+    def iter_objects(self) -> Iterator[tuple[str, float]]:
+        """(sha256, modification time) of every stored file; storing the same bytes again
+        renames a fresh copy into place, so the time is that of the last upload."""
         if not self.root.is_dir():
             return
         for p in sorted(self.root.glob("??/*.pdf")):
             if _is_sha(p.stem) and p.parent.name == p.stem[:2]:
-                yield p.stem
+                try:
+                    yield p.stem, p.stat().st_mtime
+                except FileNotFoundError:
+                    continue
 
 
 # ---- S3-compatible object store -----------------------------------------------------------------
@@ -227,14 +237,16 @@ class S3Store:
         try:
             with tempfile.TemporaryFile(dir=self.spool_dir, prefix="bayes-upload-") as tmp:
                 sha, size = _spool(stream, tmp, limit_bytes)
-                if self._head(sha) is None:  # dedupe: identical bytes are stored once
-                    tmp.seek(0)
-                    try:
-                        self.client.upload_fileobj(
-                            tmp, self.bucket, self.key(sha),
-                            ExtraArgs={"ContentType": "application/pdf", "Metadata": {"sha256": sha}})
-                    except self._errors() as err:
-                        raise StorageUnavailable(f"The object store refused the file: {err}") from None
+                extra = {"ContentType": "application/pdf", "Metadata": {"sha256": sha}}
+                try:
+                    if self._head(sha) is None:  # dedupe: identical bytes are stored once
+                        tmp.seek(0)
+                        self.client.upload_fileobj(tmp, self.bucket, self.key(sha), ExtraArgs=extra)
+                    else:  # copied onto itself: a fresh LastModified keeps the sweep's grace period
+                        self.client.copy_object(Bucket=self.bucket, Key=self.key(sha), MetadataDirective="REPLACE",
+                                                CopySource={"Bucket": self.bucket, "Key": self.key(sha)}, **extra)
+                except self._errors() as err:
+                    raise StorageUnavailable(f"The object store refused the file: {err}") from None
                 return StoredFile(sha, size)
         except OSError as err:
             if err.errno == 28:
@@ -283,13 +295,18 @@ class S3Store:
                 raise StorageUnavailable(f"The object store failed: {err}") from None
 
     def iter_shas(self) -> Iterator[str]:
+        for sha, _ in self.iter_objects():
+            yield sha
+
+    def iter_objects(self) -> Iterator[tuple[str, float]]:
+        """(sha256, LastModified) of every object under the prefix."""
         pages = self.client.get_paginator("list_objects_v2").paginate(
             Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else "")
         for page in pages:
             for obj in page.get("Contents", []):
                 name = obj["Key"].rsplit("/", 1)[-1]
                 if name.endswith(".pdf") and _is_sha(name[:-4]):
-                    yield name[:-4]
+                    yield name[:-4], obj["LastModified"].timestamp()
 
 
 # ---- choosing the store ------------------------------------------------------------------------
