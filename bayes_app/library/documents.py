@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import BinaryIO
 
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from bayes_app import errors
+from bayes_app.library import pdf
 from bayes_app.library.storage import StoredFile
 from bayes_app.search.crosslang import language_name
 from bayes_app.models import (
@@ -28,8 +30,6 @@ from bayes_app.models import (
     utcnow,
 )
 
-PDF_MAGIC = b"%PDF-"
-
 
 class NotFound(errors.NotFound):
     def __init__(self, what: str = "document"):
@@ -41,11 +41,29 @@ class LibraryError(errors.DomainError):
 
 
 def check_upload_head(head: bytes, filename: str) -> None:
-    """Reject what is certainly not a PDF before storing it (empty, wrong magic bytes)."""
+    """Reject what is certainly not a PDF before storing it: empty, or not starting with
+    `%PDF-` (after an optional BOM and whitespace: HTML/SVG polyglots are refused)."""
     if not head:
         raise LibraryError("empty", f"{filename}: the file is empty (0 bytes).")
-    if PDF_MAGIC not in head[:1024]:
-        raise LibraryError("not_pdf", f"{filename}: this is not a PDF file.", 415)
+    if not pdf.has_pdf_header(head):
+        raise LibraryError("not_pdf", f"{filename}: this is not a PDF file (a PDF starts with %PDF-).", 415)
+
+
+def check_pdf(source: bytes | BinaryIO, filename: str) -> None:
+    """:func:`check_upload_head`, then pdfium must open the file (a seekable stream is left where
+    it was). A password-protected PDF passes: ingestion tells the user how to fix it."""
+    if isinstance(source, bytes):
+        head = source[:1024]
+    else:
+        position = source.tell()
+        head = source.read(1024)
+        source.seek(position)
+    check_upload_head(head, filename)
+    try:
+        pdf.check_opens(source)
+    except pdf.PdfError as err:
+        if err.code != "encrypted":
+            raise LibraryError(err.code, f"{filename}: {err.message}", 415 if err.code == "not_pdf" else 400) from None
 
 
 @dataclass

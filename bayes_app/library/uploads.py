@@ -35,12 +35,11 @@ class Accepted:
 
 
 def store_checked(fileobj: BinaryIO, filename: str) -> storage.StoredFile:
-    """Reject empty/non-PDF/oversized files, else store the bytes by content hash."""
+    """Reject empty/non-PDF (pdfium must open it)/oversized files, else store the bytes by
+    content hash."""
     settings = get_settings()
-    head = fileobj.read(1024)
-    fileobj.seek(0)
     try:
-        lib.check_upload_head(head, filename)
+        lib.check_pdf(fileobj, filename)
         return storage.default_store().store_stream(fileobj, settings.max_upload_mb << 20)
     except lib.LibraryError as err:
         raise UploadRejected(err.code, err.message, err.status) from None

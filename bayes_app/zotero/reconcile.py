@@ -180,7 +180,7 @@ def _store_file(db: Session, ctx: _Ctx, row: ZoteroItem, parent: ZoteroItem | No
         raise _ItemProblem("too_large", f"{name}: larger than the {ctx.opts.max_file_bytes >> 20} MB "
                            "limit (BAYES_MAX_UPLOAD_MB).")
     try:
-        lib.check_upload_head(blob[:1024], name)
+        lib.check_pdf(blob, name)
     except lib.LibraryError as err:
         raise _ItemProblem(err.code, err.message) from None
     md5 = hashlib.md5(blob).hexdigest()

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import BinaryIO, Literal, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -16,7 +16,9 @@ PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "t
 PdfSource = bytes | bytearray | Path | str
 P = TypeVar("P")  # what a page reader returns (it has `.text`)
 
-_HEADER_WINDOW = 1024  # readers accept "%PDF-" anywhere in the first 1 KiB
+_HEADER_WINDOW = 1024  # bytes read to check the header
+_BOM = b"\xef\xbb\xbf"
+_PDF_WHITESPACE = b"\x00\t\n\x0c\r "
 _TEXT_PAGE_MIN_CHARS = 50  # non-space characters for a page to count as having text
 _MIN_TEXT_PAGE_FRACTION = 0.2
 
@@ -67,6 +69,31 @@ def _read_head(source: PdfSource) -> tuple[bytes, int]:
         return fh.read(_HEADER_WINDOW), path.stat().st_size
 
 
+def has_pdf_header(head: bytes) -> bool:
+    """True when the bytes start with `%PDF-`, after at most a UTF-8 BOM and PDF whitespace.
+
+    Readers (pdfium too) accept `%PDF-` anywhere in the first KiB, so an HTML or SVG page with
+    `%PDF-` in a comment would pass for a PDF and could be served back; we require it first."""
+    return head.removeprefix(_BOM).lstrip(_PDF_WHITESPACE).startswith(b"%PDF-")
+
+
+def check_opens(source: PdfSource | BinaryIO) -> None:
+    """Raise :class:`PdfError` unless pdfium can open the document (from bytes, a path or a
+    seekable stream, which is left where it was). A password-protected PDF is a PDF: its
+    ``encrypted`` error is raised too, for the caller to decide."""
+    stream = None if isinstance(source, (bytes, bytearray, Path, str)) else source
+    position = stream.tell() if stream is not None else 0
+    try:
+        with PDFIUM_LOCK:
+            try:
+                pdfium.PdfDocument(bytes(source) if isinstance(source, bytearray) else source).close()
+            except pdfium.PdfiumError as err:
+                raise _load_error(err) from None
+    finally:
+        if stream is not None:
+            stream.seek(position)
+
+
 def _load_error(err: pdfium.PdfiumError) -> PdfError:
     code = getattr(err, "err_code", None)
     if code == pdfium_c.FPDF_ERR_PASSWORD:
@@ -101,7 +128,7 @@ def open_pdf(source: PdfSource, *, max_pages: int | None = None) -> pdfium.PdfDo
     head, size = _read_head(source)
     if size == 0:
         raise PdfError("empty", "The file is empty (0 bytes).")
-    if b"%PDF-" not in head:
+    if not has_pdf_header(head):
         raise PdfError("not_pdf", "This file is not a PDF.")
     data = bytes(source) if isinstance(source, bytearray) else source
     with PDFIUM_LOCK:
