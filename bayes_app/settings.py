@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     password_hash_concurrency: int = Field(2, ge=1, le=64, validation_alias="BAYES_PASSWORD_HASH_CONCURRENCY")
     zotero_local: bool = Field(False, validation_alias="BAYES_ZOTERO_LOCAL")
     max_pages: int = Field(2_000, ge=1, le=1_000_000, validation_alias="BAYES_MAX_PAGES")
+    # text bombs: characters taken from one page / one document before it fails
+    max_page_chars: int = Field(200_000, ge=1_000, le=100_000_000, validation_alias="BAYES_MAX_PAGE_CHARS")
+    max_document_chars: int = Field(10_000_000, ge=1_000, le=2_000_000_000,
+                                    validation_alias="BAYES_MAX_DOCUMENT_CHARS")
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
     # stored files no document references are removed by the periodic sweep once this old
     file_sweep_grace_hours: float = Field(24, ge=0, le=24 * 365, validation_alias="BAYES_FILE_SWEEP_GRACE_HOURS")

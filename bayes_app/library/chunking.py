@@ -28,6 +28,7 @@ from bayes_app.library.pdf import PageText
 from bayes_app.library.structure import Role, Span, segments
 
 TOKENS_PER_PIECE = 1.3
+MAX_RUN_CHARS = 200
 _WORD = re.compile(r"\S+")
 _PIECE = re.compile(r"\w{1,16}|[^\w\s]")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
@@ -77,7 +78,11 @@ def _page_spans(
     text: str, target_tokens: int, overlap_tokens: int, min_tail_tokens: int
 ) -> Iterator[tuple[int, int]]:
     """Yield ``(char_start, char_end)`` of the chunks of one page."""
+    # A run without spaces longer than MAX_RUN_CHARS (a text bomb, a base64 blob) is cut into
+    # pieces, so one "word" never becomes one giant chunk; offsets stay those of the page text.
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    if any(e - s > MAX_RUN_CHARS for s, e in words):
+        words = [(k, min(k + MAX_RUN_CHARS, e)) for s, e in words for k in range(s, e, MAX_RUN_CHARS)]
     if not words:
         return
     pieces = [len(_PIECE.findall(text, s, e)) for s, e in words]

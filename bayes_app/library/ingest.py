@@ -84,6 +84,13 @@ class _Progress:
         return True
 
 
+def _text_budget() -> pdf.TextBudget:
+    from bayes_app.settings import get_settings
+
+    settings = get_settings()
+    return pdf.TextBudget(settings.max_page_chars, settings.max_document_chars)
+
+
 class Superseded(Exception):
     """The document was deleted or re-queued while this job ran."""
 
@@ -141,7 +148,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     with store.local_file(sha) as path, pdf.pdf_document(path, max_pages=max_pages) as document:
         total_pages = len(document)
         report(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages)
-        for page in pdf.iter_layouts(document):
+        for page in pdf.iter_layouts(document, budget=_text_budget()):
             pages.append(page)
             report(DocStatus.PARSING, len(pages), total_pages)
         meta = None if edited or progress is None else pdf.extract_metadata(

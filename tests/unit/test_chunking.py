@@ -90,7 +90,10 @@ def test_short_tail_is_merged_into_previous_chunk() -> None:
 def test_empty_pages_and_giant_words() -> None:
     pages = [PageText(1, ""), PageText(2, " \r\n "), PageText(3, "x" * 5000 + " tail")]
     chunks = chunk_pages(pages, target_tokens=10, overlap_tokens=2, min_tail_tokens=0)
-    assert [(c.index, c.page, c.text[:1]) for c in chunks] == [(0, 3, "x"), (1, 3, "t")]
+    # the 5,000-character word is cut into MAX_RUN_CHARS pieces (issue 24.3), one chunk each
+    assert [c.page for c in chunks] == [3] * len(chunks) and len(chunks) == 5000 // 200 + 1
+    assert all(c.text == "x" * 200 for c in chunks[:-1]) and chunks[-1].text == "tail"
+    assert [c.index for c in chunks] == list(range(len(chunks)))
 
 
 def test_invalid_parameters() -> None:
@@ -135,3 +138,17 @@ def test_chunking_speed_on_41_page_paper() -> None:
         chunk_pages(pages)
         best = min(best, time.perf_counter() - start)
     assert len(pages) / best > 500, f"{len(pages) / best:.0f} pages/s"
+
+
+def test_a_run_without_spaces_is_cut_into_bounded_chunks():
+    """Issue 24.3: a 300,000-character run with no space is split, not one giant chunk;
+    every chunk still is a slice of the page text at its offsets."""
+    from bayes_app.library.chunking import MAX_RUN_CHARS, iter_chunks
+    from bayes_app.library.pdf import PageText
+
+    text = "Intro words here. " + "A" * 300_000 + " and the end."
+    chunks = list(iter_chunks([PageText(1, text)], target_tokens=250, overlap_tokens=50))
+    assert len(chunks) > 100
+    assert max(len(c.text) for c in chunks) < 250 * MAX_RUN_CHARS // 10
+    assert all(c.text == text[c.char_start:c.char_end] for c in chunks)
+    assert chunks[-1].text.endswith("the end.")

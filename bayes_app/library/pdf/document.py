@@ -12,13 +12,17 @@ from typing import BinaryIO, Literal, TypeVar
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages"]
+PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages", "too_much_text"]
 PdfSource = bytes | bytearray | Path | str
 P = TypeVar("P")  # what a page reader returns (it has `.text`)
 
 _HEADER_WINDOW = 1024  # bytes read to check the header
 _BOM = b"\xef\xbb\xbf"
 _PDF_WHITESPACE = b"\x00\t\n\x0c\r "
+# Text bombs: a few KB of PDF (pages sharing one compressed content stream) can hold millions
+# of characters; the bounds are checked on pdfium's count before the text is read.
+MAX_PAGE_CHARS = 200_000
+MAX_TEXT_CHARS = 10_000_000
 _TEXT_PAGE_MIN_CHARS = 50  # non-space characters for a page to count as having text
 _MIN_TEXT_PAGE_FRACTION = 0.2
 
@@ -184,9 +188,32 @@ def open_page(pdf: pdfium.PdfDocument, index: int) -> Iterator[tuple[pdfium.PdfP
             page.close()
 
 
-def _page_text(pdf: pdfium.PdfDocument, index: int) -> str:
+@dataclass(frozen=True, slots=True)
+class TextBudget:
+    """How much text may be taken: from one page, and from the whole document."""
+
+    page_chars: int = MAX_PAGE_CHARS
+    total_chars: int = MAX_TEXT_CHARS
+
+
+def bounded_text(textpage: pdfium.PdfTextPage, number: int, budget: TextBudget, used: int = 0) -> str:
+    """Page `number`'s text, refused (`PdfError("too_much_text")`) when pdfium counts more
+    characters than the page bound or than what is left of the document's bound after `used`."""
+    count = textpage.count_chars()
+    if count > budget.page_chars:
+        raise PdfError("too_much_text", f"Page {number} holds more text than {budget.page_chars:,} "
+                       f"characters (it has {count:,}; BAYES_MAX_PAGE_CHARS), so this PDF cannot be "
+                       "indexed. A real page holds a few thousand; this file is probably damaged or built "
+                       "to exhaust the server.")
+    if used + count > budget.total_chars:
+        raise PdfError("too_much_text", f"This PDF holds more text than {budget.total_chars:,} characters "
+                       f"(BAYES_MAX_DOCUMENT_CHARS), reached on page {number}; split it into smaller files.")
+    return textpage.get_text_range()
+
+
+def _page_text(pdf: pdfium.PdfDocument, index: int, budget: TextBudget, used: int) -> str:
     with open_page(pdf, index) as (_page, textpage):
-        return textpage.get_text_range()
+        return bounded_text(textpage, index + 1, budget, used)
 
 
 def page_has_text(text: str) -> bool:
@@ -207,6 +234,7 @@ def iter_pages(
     *,
     max_pages: int | None = None,
     require_text: bool = True,
+    budget: TextBudget = TextBudget(),
 ) -> Iterator[PageText]:
     """Yield the pages' text one at a time; each page's pdfium objects are closed at once.
 
@@ -215,25 +243,29 @@ def iter_pages(
     first ``next()``, so opening errors surface there (call :func:`open_pdf` first to fail
     early). With ``require_text``, ``PdfError("no_text")`` is raised after the last page if
     fewer than 20% of pages have a text layer, so a scanned PDF fails after yielding only
-    near-empty pages.
+    near-empty pages. Past the ``budget`` (a page's or the document's text), ``PdfError
+    ("too_much_text")`` is raised before that page's text is read.
     """
-    return each_page(source, lambda pdf, i: PageText(i + 1, _page_text(pdf, i)),
-                     max_pages=max_pages, require_text=require_text)
+    return each_page(source, lambda pdf, i, b, used: PageText(i + 1, _page_text(pdf, i, b, used)),
+                     max_pages=max_pages, require_text=require_text, budget=budget)
 
 
-def each_page(source: PdfSource | pdfium.PdfDocument, read: Callable[[pdfium.PdfDocument, int], P], *,
-              max_pages: int | None = None, require_text: bool = True) -> Iterator[P]:
-    """`read(pdf, index)` for every page, one at a time, with `iter_pages`' opening, page limit
-    and text-layer check (`.text` of what `read` returns)."""
+def each_page(source: PdfSource | pdfium.PdfDocument, read: Callable[[pdfium.PdfDocument, int, TextBudget, int], P],
+              *, max_pages: int | None = None, require_text: bool = True,
+              budget: TextBudget = TextBudget()) -> Iterator[P]:
+    """`read(pdf, index, budget, chars used so far)` for every page, one at a time, with
+    `iter_pages`' opening, page limit, text budget and text-layer check (`.text` of what
+    `read` returns)."""
     own = not isinstance(source, pdfium.PdfDocument)
     pdf = open_pdf(source, max_pages=max_pages) if own else source
     try:
         count = len(pdf)
         if not own and max_pages is not None and count > max_pages:
             raise _too_many_pages(count, max_pages)
-        with_text = 0
+        with_text = used = 0
         for index in range(count):
-            page = read(pdf, index)
+            page = read(pdf, index, budget, used)
+            used += len(page.text)
             with_text += page_has_text(page.text)
             yield page
         if require_text and with_text < max(1, _MIN_TEXT_PAGE_FRACTION * count):
@@ -249,6 +281,7 @@ def extract_pages(
     *,
     max_pages: int | None = None,
     require_text: bool = True,
+    budget: TextBudget = TextBudget(),
 ) -> list[PageText]:
     """All pages' text as a list (see :func:`iter_pages` for errors and ownership)."""
-    return list(iter_pages(source, max_pages=max_pages, require_text=require_text))
+    return list(iter_pages(source, max_pages=max_pages, require_text=require_text, budget=budget))

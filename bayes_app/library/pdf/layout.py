@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bayes_app.library.pdf.document import (each_page, open_page, PDFIUM_LOCK, PdfSource, pdf_document)
+from bayes_app.library.pdf.document import (PDFIUM_LOCK, PdfSource, TextBudget, bounded_text, each_page, open_page,
+                                            pdf_document)
 
 
 # --------------------------------------------------------------------------- layout
@@ -125,10 +126,10 @@ def _regions(page: pdfium.PdfPage, width: float, height: float) -> list[tuple[fl
     return out
 
 
-def _page_layout(pdf: pdfium.PdfDocument, index: int) -> PageLayout:
+def _page_layout(pdf: pdfium.PdfDocument, index: int, budget: TextBudget, used: int) -> PageLayout:
     with open_page(pdf, index) as (page, textpage):
         width, height = page.get_size()
-        text = textpage.get_text_range()
+        text = bounded_text(textpage, index + 1, budget, used)
         lines = _lines_of(textpage, text, height)
         regions = _regions(page, width, height)
     return PageLayout(index + 1, text, width, height, tuple(lines), tuple(regions))
@@ -139,9 +140,10 @@ def iter_layouts(
     *,
     max_pages: int | None = None,
     require_text: bool = True,
+    budget: TextBudget = TextBudget(),
 ) -> Iterator[PageLayout]:
     """Like :func:`iter_pages`, with each page's lines, font sizes and picture regions."""
-    return each_page(source, _page_layout, max_pages=max_pages, require_text=require_text)
+    return each_page(source, _page_layout, max_pages=max_pages, require_text=require_text, budget=budget)
 
 
 def text_rects(source: PdfSource, page_number: int, start: int, end: int

@@ -9,7 +9,7 @@ import unicodedata
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bayes_app.library.pdf.document import PDFIUM_LOCK, PdfMetadata
+from bayes_app.library.pdf.document import PDFIUM_LOCK, PdfMetadata, TextBudget, bounded_text
 
 
 # --------------------------------------------------------------------------- metadata
@@ -95,7 +95,7 @@ def _lines_with_sizes(pdf: pdfium.PdfDocument) -> tuple[str, list[tuple[str, flo
     try:
         textpage = page.get_textpage()
         try:
-            text = textpage.get_text_range()
+            text = bounded_text(textpage, 1, TextBudget())
             lines: list[tuple[str, float]] = []
             pos = 0
             for raw_line in text.split("\r\n"):
