@@ -7,6 +7,7 @@ import reflex as rx
 from bayes_app.accounts.passwords import configure_hashing
 from bayes_app.api import build_api
 from bayes_app.api.security import SecurityMiddleware
+from bayes_app.api.upload_guard import PageUploadGuard
 from bayes_app.pages import register
 from bayes_app.settings import get_settings
 
@@ -17,8 +18,13 @@ configure_hashing(get_settings().password_hash_concurrency)
 
 
 def _secure(asgi_app):
+    from reflex import constants
+    from reflex.config import get_config
+
     settings = get_settings()
-    return SecurityMiddleware(asgi_app, settings.cors_origins, settings.trusted_proxies)
+    upload_path = get_config().prepend_backend_path(str(constants.Endpoint.UPLOAD))
+    return SecurityMiddleware(PageUploadGuard(asgi_app, upload_path), settings.cors_origins,
+                              settings.trusted_proxies)
 
 
 app = rx.App(api_transformer=[build_api(), _secure], stylesheets=["/bayes.css"])
