@@ -73,6 +73,12 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
     return {"status": "degraded" if broken else "ok", "broken": broken, "components": comps}
 
 
+def public_view(report: dict[str, Any]) -> dict[str, Any]:
+    """What anyone may see: the status alone (components, process ids, uptimes and crash
+    counts are for administrators)."""
+    return {"status": report["status"]}
+
+
 def supervised_processes() -> dict[str, Any] | None:
     """The supervisor's report for this data dir; None when the app was not started by
     `make run` (no supervisor socket)."""

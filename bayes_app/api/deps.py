@@ -136,6 +136,19 @@ async def require_user(request: Request, allow_cookie: bool = False) -> UserInfo
     return found[0]
 
 
+async def optional_user(request: Request) -> UserInfo | None:
+    """The caller's user from a Bearer token or the session cookie; None when neither is valid."""
+    bearer = bearer_token(request)
+    cookie = None if bearer else request.cookies.get(SESSION_COOKIE)
+    if not bearer and not cookie:
+        return None
+    try:
+        found = await run_in_threadpool(_resolve, bearer, cookie)
+    except Exception:  # noqa: BLE001 - the database is down: health must still answer
+        return None
+    return found[0] if found else None
+
+
 async def require_admin(request: Request) -> UserInfo:
     user = await require_user(request)
     if not user.is_admin:

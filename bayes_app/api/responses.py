@@ -39,8 +39,8 @@ class Changed(BaseModel):
 
 class Health(BaseModel):
     status: str  # "ok" | "degraded"
-    broken: list[str]
-    components: dict[str, dict[str, Any]]
+    broken: list[str] | None = None  # administrators only
+    components: dict[str, dict[str, Any]] | None = None  # administrators only
 
 
 class TokenIssued(BaseModel):

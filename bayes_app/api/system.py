@@ -8,12 +8,16 @@ from starlette.responses import JSONResponse, Response
 
 from bayes_app.api import responses as R
 from bayes_app.api.routing import op
-from bayes_app.api.deps import require_user
-from bayes_app.health import check_health
+from bayes_app.api.deps import optional_user, require_user
+from bayes_app.health import check_health, public_view
 
 
-async def health(_request: Request) -> Response:
+async def health(request: Request) -> Response:
+    """Status for anyone; the components' details for an administrator (token or cookie)."""
     report = await run_in_threadpool(check_health)
+    user = await optional_user(request)
+    if user is None or not user.is_admin:
+        report = public_view(report)
     return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503,
                         headers={"Cache-Control": "no-store"})
 
@@ -24,7 +28,7 @@ async def me(request: Request) -> Response:
 
 
 routes = [
-    op("GET", "/health", health, "Health of the database, Redis, workers, index and processes (503 when degraded)", R.Health, public=True,
+    op("GET", "/health", health, "Health: the status; for administrators also the database, Redis, workers, index and processes (503 when degraded)", R.Health, public=True,
        also={503: R.Health}),
     op("GET", "/me", me, "The signed-in user", R.UserOut),
 ]

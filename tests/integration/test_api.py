@@ -31,8 +31,14 @@ def assert_error(r: httpx.Response, status: int, code: str | None = None):
         assert body["error"]["code"] == code
 
 
-def test_health_ok_names_every_component(api):
-    r = api.get("/health")
+def test_health_ok_names_every_component(api, make_user):
+    anonymous = api.get("/health")
+    assert anonymous.status_code == 200 and anonymous.json() == {"status": "ok"}  # issue 24.8
+    email, password = make_user()
+    user = {"Authorization": f"Bearer {token_for(api, email, password)}"}
+    assert api.get("/health", headers=user).json() == {"status": "ok"}
+    email, password = make_user(is_admin=True)
+    r = api.get("/health", headers={"Authorization": f"Bearer {token_for(api, email, password)}"})
     assert r.status_code == 200
     body = r.json()
     assert body["status"] == "ok" and body["broken"] == []

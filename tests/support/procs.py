@@ -161,6 +161,7 @@ class AppStack:
     port: int
     proc: subprocess.Popen | None = None
     log_path: Path | None = None
+    _admin_token: str | None = None
 
     @property
     def url(self) -> str:
@@ -230,8 +231,26 @@ class AppStack:
             raise RuntimeError(f"{name} has no worker process yet")
         return kids[0].pid
 
+    def admin_headers(self) -> dict[str, str]:
+        """A Bearer token of the stack's administrator (made in its database once)."""
+        if self._admin_token is None:
+            from datetime import timedelta
+
+            from sqlmodel import select
+
+            from bayes_app.accounts import service
+            from bayes_app.db import session_scope
+            from bayes_app.models import User
+
+            url = self.env.get("DATABASE_URL") or f"sqlite:///{self.data_dir / 'bayes.db'}"
+            with session_scope(url) as db:
+                admin = db.exec(select(User).where(User.is_admin == True)).first()  # noqa: E712
+                self._admin_token = service.create_api_token(db, admin, timedelta(days=1), name="tests")[1]
+        return {"Authorization": f"Bearer {self._admin_token}"}
+
     def health(self) -> dict:
-        return httpx.get(f"{self.url}/api/v1/health", timeout=10).json()
+        """The full health report (an administrator's view)."""
+        return httpx.get(f"{self.url}/api/v1/health", headers=self.admin_headers(), timeout=10).json()
 
 
 def processes_of(data_dir: Path) -> list:
