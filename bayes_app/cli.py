@@ -147,6 +147,7 @@ def run(dev: bool = False) -> None:
         env["REDIS_URL"] = settings.effective_redis_url
     if settings.runs_local_index:
         env["QDRANT_URL"] = settings.effective_qdrant_url
+        env["QDRANT_API_KEY"] = settings.effective_qdrant_api_key or ""
     env["BAYES_EMBEDDING_MODEL"] = settings.embedding_model
     if dev:  # the dev frontend (its own port) talks to the backend on :8000 across origins
         dev_origins = [f"http://localhost:{settings.port}", f"http://127.0.0.1:{settings.port}"]

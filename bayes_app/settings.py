@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(None, validation_alias="REDIS_URL")
     redis_port: Port = Field(6390, validation_alias="BAYES_REDIS_PORT")
     qdrant_url: str | None = Field(None, validation_alias="QDRANT_URL")
+    # the `api-key` of QDRANT_URL's server; the embedded index gets a generated one
+    qdrant_api_key: SecretStr | None = Field(None, validation_alias="QDRANT_API_KEY")
     # ---- file storage (README: "File storage"): unset = <data dir>/files on local disk
     storage_url: str | None = Field(None, validation_alias="BAYES_STORAGE_URL")
     s3_endpoint_url: str | None = Field(None, validation_alias="BAYES_S3_ENDPOINT_URL")
@@ -211,7 +213,19 @@ class Settings(BaseSettings):
 
     @property
     def effective_redis_url(self) -> str:
-        return self.redis_url or f"redis://127.0.0.1:{self.redis_port}/0"
+        """REDIS_URL, else `make run`'s own redis-server with its generated password."""
+        return self.redis_url or f"redis://:{self.redis_password()}@127.0.0.1:{self.redis_port}/0"
+
+    def redis_password(self) -> str:
+        """The local redis-server's `requirepass`, generated once into the data dir (mode 600)."""
+        return self._stored_secret("redis_password", 32)
+
+    @property
+    def effective_qdrant_api_key(self) -> str | None:
+        """QDRANT_API_KEY, else for the embedded index its generated key (data dir, mode 600)."""
+        if self.qdrant_api_key is not None and self.qdrant_api_key.get_secret_value():
+            return self.qdrant_api_key.get_secret_value()
+        return self._stored_secret("index_api_key", 32) if self.runs_local_index else None
 
     @property
     def effective_qdrant_url(self) -> str:
@@ -256,12 +270,19 @@ class Settings(BaseSettings):
         """The app's secret key: BAYES_SECRET_KEY, or one generated once into the data dir."""
         if self.secret_key is not None and self.secret_key.get_secret_value():
             return self.secret_key.get_secret_value()
-        path = self.data_path / "secret_key"
+        return self._stored_secret("secret_key", 48)
+
+    def _stored_secret(self, name: str, nbytes: int) -> str:
+        """`<data dir>/<name>`, created once with a random URL-safe value, readable by us only."""
+        path = self.data_path / name
         if path.exists():
             return path.read_text().strip()
         path.parent.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_urlsafe(48)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        key = secrets.token_urlsafe(nbytes)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process made it first
+            return path.read_text().strip()
         try:
             os.write(fd, key.encode())
         except BaseException:

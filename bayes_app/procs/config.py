@@ -65,6 +65,17 @@ class Program:
     exitcodes: str = "0"
 
 
+def redis_conf(settings: Settings) -> Path:
+    """The local redis-server's config file (mode 600): its generated `requirepass`, which
+    must not appear on a command line that every local user can list."""
+    path = settings.data_path / "redis" / "redis.conf"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"requirepass {settings.redis_password()}\n")
+    os.chmod(path, 0o600)
+    return path
+
+
 def programs(settings: Settings, *, dev: bool = False) -> list[Program]:
     """The processes `make run` supervises (no redis / index when REDIS_URL / QDRANT_URL is set)."""
     bin_dir = Path(sys.executable).parent
@@ -74,18 +85,22 @@ def programs(settings: Settings, *, dev: bool = False) -> list[Program]:
     out: list[Program] = []
     if settings.runs_local_redis:
         redis_dir = settings.data_path / "redis"
-        redis_dir.mkdir(parents=True, exist_ok=True)
+        redis_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        conf = redis_conf(settings)
         out.append(Program(
             "redis",
-            f"redis-server --port {settings.redis_port} --bind 127.0.0.1 --protected-mode yes"
-            f" --dir {shlex.quote(str(redis_dir))} --appendonly yes --save '' --loglevel warning",
+            f"redis-server {shlex.quote(str(conf))} --port {settings.redis_port} --bind 127.0.0.1"
+            f" --protected-mode yes --dir {shlex.quote(str(redis_dir))} --appendonly yes --save ''"
+            " --loglevel warning",
             priority=10, startsecs=1))
     if settings.runs_local_index:
         index_dir = shlex.quote(str(settings.data_path / "index"))
+        settings.effective_qdrant_api_key  # generated into the data dir on first use
+        key_file = shlex.quote(str(settings.data_path / "index_api_key"))
         out.append(Program(
             "index",
             f"{py} -m bayes_app.search.index_server --path {index_dir}"
-            f" --host 127.0.0.1 --port {settings.index_port}",
+            f" --host 127.0.0.1 --port {settings.index_port} --api-key-file {key_file}",
             priority=20, startsecs=2, stopwaitsecs=20))
     watch = f" --watch {shlex.quote(str(PROJECT_ROOT / 'bayes_app'))}" if dev else ""
     # One Dramatiq process per worker: Dramatiq's own pool shuts everything down when one of

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,9 +169,10 @@ class IndexClient:
     ) -> None:
         self.collection = collection
         self.cross_collection = cross_collection
-        self.client: Any = _Retrying(
-            QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility),
-            retry_s)
+        with warnings.catch_warnings():  # the embedded index listens on loopback only, over plain HTTP
+            warnings.filterwarnings("ignore", "Api key is used with an insecure connection")
+            qdrant = QdrantClient(url=url, api_key=api_key, timeout=timeout, check_compatibility=check_compatibility)
+        self.client: Any = _Retrying(qdrant, retry_s)
 
     def close(self) -> None:
         """Close the HTTP connections."""

@@ -389,3 +389,29 @@ def test_second_server_on_same_dir_refuses(tmp_path: Path) -> None:
             assert ix.count() == 40
     finally:
         again.stop()
+
+
+def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
+    """Issue 24.8: started with --api-key-file (as `make run` does), every request but the
+    health probes needs the key in the `api-key` header (or as a Bearer token), as Qdrant's;
+    qdrant-client sends it with `api_key=`."""
+    key_file = tmp_path / "index_api_key"
+    key_file.write_text("k-" + uuid.uuid4().hex)
+    key = key_file.read_text()
+    srv = IndexServer(tmp_path / "idx", "--api-key-file", str(key_file)).wait_ready()
+    try:
+        assert httpx.get(srv.url + "/healthz").status_code == 200
+        for headers in ({}, {"api-key": "wrong"}, {"Authorization": "Bearer wrong"}):
+            r = httpx.get(srv.url + "/collections", headers=headers)
+            assert r.status_code == 401 and "API key" in r.json()["status"]["error"], headers
+        assert httpx.put(srv.url + "/collections/x", json={}).status_code == 401
+        assert httpx.get(srv.url + "/collections", headers={"api-key": key}).status_code == 200
+        assert httpx.get(srv.url + "/collections", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        with pytest.raises(UnexpectedResponse):
+            QdrantClient(url=srv.url, check_compatibility=False).get_collections()
+        ix = IndexClient(srv.url, collection="keyed", api_key=key)
+        ix.ensure_collection(dim=4)
+        assert ix.count() == 0
+        ix.close()
+    finally:
+        srv.kill9()

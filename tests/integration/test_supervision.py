@@ -38,7 +38,9 @@ class Stack:
     def __init__(self, app: AppStack, redis_port: int) -> None:
         self.app = app
         self.db_url = f"sqlite:///{app.data_dir / 'bayes.db'}"
-        self.r = redis.Redis(port=redis_port, decode_responses=True)
+        # `make run`'s redis-server requires the password it generated into the data dir
+        self.redis_password = (app.data_dir / "redis_password").read_text().strip()
+        self.r = redis.Redis(port=redis_port, password=self.redis_password, decode_responses=True)
         self.api = httpx.Client(base_url=app.url + "/api/v1", timeout=60)
         self.h: dict[str, str] = {}
 
@@ -220,7 +222,8 @@ def _echo_round_trip(stack: Stack, timeout: float = 30) -> bool:
     import dramatiq
     from dramatiq.brokers.redis import RedisBroker
 
-    broker = RedisBroker(url=f"redis://127.0.0.1:{stack.r.connection_pool.connection_kwargs['port']}/0",
+    broker = RedisBroker(url=f"redis://:{stack.redis_password}@127.0.0.1:"
+                             f"{stack.r.connection_pool.connection_kwargs['port']}/0",
                          namespace="bayes-tasks")
     key = f"bayes:test:echo:{uuid.uuid4().hex}"
     try:

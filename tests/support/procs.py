@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,20 +59,25 @@ class RedisServer:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
     persist: bool = False  # append-only file (fsync always): data survives restart()
+    # like `make run`'s, it requires a password (from a mode-600 config file, not argv)
+    password: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return self.url_db(0)
 
     def url_db(self, db: int) -> str:
-        return f"redis://127.0.0.1:{self.port}/{db}"
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/{db}"
 
     def start(self) -> "RedisServer":
         self.workdir.mkdir(parents=True, exist_ok=True)
         aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else \
             ["--appendonly", "no"]
+        conf = self.workdir / "redis.conf"
+        conf.write_text(f"requirepass {self.password}\n")
+        conf.chmod(0o600)
         self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            ["redis-server", str(conf), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              *aof, "--dir", str(self.workdir), "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: _port_open(self.port), 10, what="redis-server")

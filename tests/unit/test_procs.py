@@ -25,7 +25,7 @@ def _settings(tmp_path: Path, **env: str):
 
 @pytest.fixture
 def env(monkeypatch, tmp_path):
-    for k in ("REDIS_URL", "QDRANT_URL", "BAYES_WORKER_PROCESSES", "BAYES_WORKER_THREADS"):
+    for k in ("REDIS_URL", "QDRANT_URL", "QDRANT_API_KEY", "BAYES_WORKER_PROCESSES", "BAYES_WORKER_THREADS"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("BAYES_DATA_DIR", str(tmp_path))
     return monkeypatch
@@ -157,3 +157,27 @@ def test_leftovers_are_processes_below_no_live_program():
     finally:
         parent.kill()
         parent.wait(5)
+
+
+def test_local_redis_and_index_require_generated_secrets(env, tmp_path):
+    """Issue 24.8: `make run`'s redis-server gets a generated `requirepass` and the index an
+    API key, both kept in the data dir (mode 600) and never on a command line; the clients'
+    settings carry them."""
+    import stat
+
+    settings = _settings(tmp_path)
+    cp = _parse(config.render(settings))
+    redis_cmd, index_cmd = cp["program:redis"]["command"], cp["program:index"]["command"]
+    password = (tmp_path / "redis_password").read_text().strip()
+    key = (tmp_path / "index_api_key").read_text().strip()
+    assert len(password) >= 32 and len(key) >= 32 and password != key
+    conf = tmp_path / "redis" / "redis.conf"
+    assert redis_cmd.startswith(f"redis-server {conf} ") and conf.read_text() == f"requirepass {password}\n"
+    assert f"--api-key-file {tmp_path / 'index_api_key'}" in index_cmd
+    for path in (conf, tmp_path / "redis_password", tmp_path / "index_api_key"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    assert password not in redis_cmd and key not in index_cmd
+    assert settings.effective_redis_url == f"redis://:{password}@127.0.0.1:{settings.redis_port}/0"
+    assert settings.effective_qdrant_api_key == key
+    again = _settings(tmp_path)  # the same secrets on every start
+    assert again.redis_password() == password and again.effective_qdrant_api_key == key

@@ -15,7 +15,8 @@ def test_defaults(tmp_path):
     s = load_settings()
     assert s.port == 3000
     assert s.effective_database_url == f"sqlite:///{tmp_path / 'bayes.db'}"
-    assert s.runs_local_redis and s.effective_redis_url.startswith("redis://127.0.0.1:")
+    assert s.runs_local_redis and s.effective_redis_url.startswith("redis://:")
+    assert s.effective_redis_url.endswith(f"@127.0.0.1:{s.redis_port}/0")  # with its generated password
 
 
 @pytest.mark.parametrize("name,value", [

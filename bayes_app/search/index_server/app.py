@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import hmac
 import logging
 import os
 import sys
@@ -21,6 +22,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bayes_app.search.index_server import handlers as h
 from bayes_app.search.index_server.errors import (
@@ -110,8 +112,36 @@ async def _health(request: Request) -> Response:
     return PlainTextResponse("healthz check passed")
 
 
-def create_app(store: Store) -> Starlette:
-    """The ASGI app serving ``store``; the store is flushed and closed on shutdown."""
+_OPEN_PATHS = frozenset({"/healthz", "/livez", "/readyz"})  # as Qdrant: probes need no key
+
+
+class _RequireApiKey:
+    """Qdrant's API key check: `api-key: <key>` or `Authorization: Bearer <key>` on every
+    request but the health probes; 401 otherwise."""
+
+    def __init__(self, app: ASGIApp, api_key: str) -> None:
+        self.app, self.key = app, api_key.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in _OPEN_PATHS:
+            given = b""
+            for name, value in scope.get("headers", []):
+                name = name.lower()
+                if name == b"api-key":
+                    given = value
+                elif name == b"authorization" and value[:7].lower() == b"bearer " and not given:
+                    given = value[7:].strip()
+            if not hmac.compare_digest(given, self.key):
+                body = orjson.dumps({"status": {"error": "Must provide an API key or an Authorization bearer token"},
+                                     "time": 0.0})
+                await Response(body, status_code=401, media_type="application/json")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(store: Store, api_key: str | None = None) -> ASGIApp:
+    """The ASGI app serving ``store``; the store is flushed and closed on shutdown. With
+    ``api_key``, every request but the health probes must carry it (`api-key` header)."""
     c = "/collections/{name}"
     # Reads run on the event loop: the engine holds the GIL anyway, so a thread hop would
     # only add ~0.3 ms. Writes (big bodies, the write lock) go to the thread pool.
@@ -149,7 +179,7 @@ def create_app(store: Store) -> Starlette:
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.store = store
-    return app
+    return _RequireApiKey(app, api_key) if api_key else app
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--optimize-idle", type=float, default=OPTIMIZE_IDLE_S,
                         help="seconds without any request before a (blocking) optimize may start")
     parser.add_argument("--log-level", default=os.environ.get("BAYES_LOG_LEVEL", "INFO"))
+    parser.add_argument("--api-key-file", type=Path, default=None,
+                        help="file holding the API key every request must carry (the key never on the command line)")
     args = parser.parse_args(argv)
+    api_key = args.api_key_file.read_text().strip() if args.api_key_file else None
+    if args.api_key_file and not api_key:
+        print(f"index server: {args.api_key_file} is empty", file=sys.stderr)
+        return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s index %(levelname)s %(message)s")
     try:
         store = Store(
@@ -185,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("serving %s on http://%s:%d", args.path, args.host, args.port)
     try:
         uvicorn.run(
-            create_app(store),
+            create_app(store, api_key),
             host=args.host,
             port=args.port,
             log_level="warning",
