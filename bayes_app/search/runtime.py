@@ -44,7 +44,8 @@ def index() -> IndexClient:
     with _lock:
         if key not in _index:
             client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name),
-                                 api_key=settings.effective_qdrant_api_key, retry_s=RETRY_S, cross_collection=cross_collection_name(emb.name))
+                                 api_key=settings.effective_qdrant_api_key, retry_s=RETRY_S,
+                                 cross_collection=cross_collection_name(emb.name))
             client.ensure_collection(dim=emb.dim)
             _index[key] = client
         return _index[key]

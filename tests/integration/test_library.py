@@ -168,7 +168,7 @@ def test_delete_removes_file_chunks_and_vectors(user_api, app_stack, app_db_url)
         sha = s.get(Document, doc["id"]).file_sha256
     path = storage.path_for(app_stack.data_dir / "files", sha)
     index = IndexClient(f"http://127.0.0.1:{app_stack.env['BAYES_INDEX_PORT']}",
-                        collection_name(resolve_name()))
+                        collection_name(resolve_name()), api_key=app_stack.index_api_key)
     assert path.exists() and index.count(document_id=doc["id"]) > 0
 
     assert c.delete(f"/documents/{doc['id']}").status_code == 204

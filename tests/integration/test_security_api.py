@@ -226,6 +226,34 @@ def test_fuzz_every_route_never_5xx_and_objects_stay_readable(app_stack, make_us
 
 
 # ---- uploads, pages, quota -----------------------------------------------------------------
+def _page_upload_reply(app_stack, cookie: str | None, declared: int) -> bytes:
+    """Start `POST /_upload` declaring `declared` bytes, send only its first 64 KB, read the reply."""
+    boundary = "bnd"
+    s = socket.create_connection(("127.0.0.1", app_stack.port))
+    try:
+        s.sendall((f"POST /_upload HTTP/1.1\r\nHost: 127.0.0.1:{app_stack.port}\r\n"
+                   f"Origin: http://127.0.0.1:{app_stack.port}\r\n"
+                   + (f"Cookie: bayes_session={cookie}\r\n" if cookie else "")
+                   + "Reflex-Client-Token: t\r\nReflex-Event-Handler: state.library_state.handle_upload\r\n"
+                   f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {declared}\r\n\r\n"
+                   ).encode() + b"0" * 65536)
+        s.settimeout(20)
+        return s.recv(4096)
+    finally:
+        s.close()
+
+
+def test_page_upload_refuses_before_reading(app_stack, make_user):
+    """Issue 24.5: without a session, or past BAYES_MAX_UPLOAD_MB (20 here), `POST /_upload`
+    answers at once, with 150 MB declared and only 64 KB sent (before: it waited to spool it)."""
+    assert _page_upload_reply(app_stack, None, 150 << 20).startswith(b"HTTP/1.1 401")
+    assert _page_upload_reply(app_stack, "forged", 150 << 20).startswith(b"HTTP/1.1 401")
+    email, password = make_user()
+    r = httpx.post(f"{app_stack.url}/api/v1/session/login", json={"email": email, "password": password})
+    cookie = r.cookies["bayes_session"]
+    assert _page_upload_reply(app_stack, cookie, 150 << 20).startswith(b"HTTP/1.1 413")
+
+
 def test_chunked_upload_stops_at_the_limit(user_api, app_stack):
     c = user_api()
     token = c.headers["Authorization"]

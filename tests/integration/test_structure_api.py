@@ -106,7 +106,7 @@ def test_worker_reanalyses_old_documents_keeping_ids_and_vectors(pasa, app_db_ur
     their ids, reference chunks get their role back, in the database and in the index."""
     api, doc_id = pasa
     index_url = f"http://127.0.0.1:{app_stack.env['BAYES_INDEX_PORT']}"
-    qdrant = QdrantClient(url=index_url, check_compatibility=False)
+    qdrant = QdrantClient(url=index_url, api_key=app_stack.index_api_key, check_compatibility=False)
     collection = runtime.collection_name("all-MiniLM-L6-v2")
     with session_scope(app_db_url) as db:
         chunks = list(db.exec(select(Chunk).where(Chunk.document_id == doc_id)))

@@ -175,7 +175,8 @@ def test_kill_9_worker_mid_ingestion_is_retried_and_indexed_once(stack: Stack):
 
     with session_scope(stack.db_url) as db:
         ids = list(db.exec(select(Chunk.id).where(Chunk.document_id == doc_id)))
-    ix = IndexClient(f"http://127.0.0.1:{stack.app.env['BAYES_INDEX_PORT']}", collection_name(resolve_name()))
+    ix = IndexClient(f"http://127.0.0.1:{stack.app.env['BAYES_INDEX_PORT']}", collection_name(resolve_name()),
+                     api_key=stack.app.index_api_key)
     assert doc.chunk_count == len(ids) == len(set(ids)) > 100
     assert ix.count(document_id=doc_id) == len(ids)
     ix.close()

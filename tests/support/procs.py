@@ -237,6 +237,11 @@ class AppStack:
             raise RuntimeError(f"{name} has no worker process yet")
         return kids[0].pid
 
+    @property
+    def index_api_key(self) -> str:
+        """The API key `make run` generated for its embedded index (the index requires it)."""
+        return (self.data_dir / "index_api_key").read_text().strip()
+
     def admin_headers(self) -> dict[str, str]:
         """A Bearer token of the stack's administrator (made in its database once)."""
         if self._admin_token is None:
