@@ -65,6 +65,9 @@ class AuthState(rx.State):
     form_email: str = ""
     next_path: str = ""
     busy: bool = False
+    # The user this tab's state was built for, claimed only by the page guard
+    # (state/session_guard.py), which resets every user state when the cookie's user changes.
+    _owner: str = ""
 
     @rx.var
     def signed_in(self) -> bool:
@@ -74,13 +77,20 @@ class AuthState(rx.State):
     def _token(self) -> str:
         return session_token_of(self.router.headers.cookie)
 
-    def _load_user(self) -> bool:
-        info = accounts.session_user(self._token())
+    def _set_user(self, info: accounts.UserInfo | None) -> None:
         if info is None:
             self.user_id, self.user_email, self.is_admin = "", "", False
-            return False
-        self.user_id, self.user_email, self.is_admin = info.id, info.email, info.is_admin
-        return True
+        else:
+            self.user_id, self.user_email, self.is_admin = info.id, info.email, info.is_admin
+
+    def _load_user(self) -> bool:
+        """Who the cookie says is signed in, looked up server-side on every call. A user other
+        than the one the page guard built this state for counts as signed out."""
+        info = accounts.session_user(self._token())
+        if info is not None and info.id != self._owner:
+            info = None
+        self._set_user(info)
+        return info is not None
 
     def _here(self) -> str:
         url = self.router.url

@@ -6,7 +6,7 @@ import reflex as rx
 
 from bayes_app.pages.auth import session_form
 from components.shell import form_messages, shell
-from state.account import AccountState
+from state.account import NEW_TOKEN, AccountState
 from state.auth import AuthState
 
 
@@ -82,9 +82,9 @@ def _tokens() -> rx.Component:
             rx.cond(AccountState.token_error != "",
                     rx.callout(AccountState.token_error, icon="triangle_alert", color_scheme="red",
                                id="token-error")),
-            rx.cond(AccountState.new_token != "",
+            rx.cond(NEW_TOKEN.value != "",
                     rx.callout(rx.text("Copy it now, it is shown only once: ",
-                                       rx.code(AccountState.new_token, id="new-token")),
+                                       rx.code(NEW_TOKEN.value, id="new-token")),
                                icon="key", color_scheme="amber")),
             rx.table.root(
                 rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in

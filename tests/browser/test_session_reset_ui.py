@@ -1,0 +1,116 @@
+"""A tab that signs out, or where another user signs in, receives nothing of the previous
+user: every websocket frame after the logout (and after the switch) is recorded and searched
+for the previous user's e-mail, API token, document and map titles, and an admin's dashboard."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
+from tests.support.browser import login
+from tests.support.tiny_pdf import text_pdf
+
+
+class Frames:
+    """Every websocket frame the page receives, from the moment it is attached."""
+
+    def __init__(self, page: Page) -> None:
+        self.frames: list[str] = []
+        page.on("websocket", lambda ws: ws.on("framereceived", self._add))
+
+    def _add(self, payload) -> None:
+        self.frames.append(payload if isinstance(payload, str) else payload.decode("utf-8", "replace"))
+
+    def mark(self) -> int:
+        return len(self.frames)
+
+    def since(self, mark: int) -> str:
+        return "\n".join(self.frames[mark:])
+
+
+def _seed(url: str, email: str, password: str, tag: str) -> tuple[str, str]:
+    """A document and a map, through the API; returns their titles."""
+    api = f"{url}/api/v1"
+    token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
+    h = {"Authorization": f"Bearer {token}"}
+    doc_title, map_title = f"Secret paper {tag}", f"Secret map {tag}"
+    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
+                     files={"file": (f"{doc_title}.pdf", text_pdf(doc_title), "application/pdf")})
+    assert doc.status_code in (200, 201, 202), doc.text
+    httpx.patch(f"{api}/documents/{doc.json()['id']}", headers=h, json={"title": doc_title})
+    httpx.post(f"{api}/mindmaps", headers=h, json={"title": map_title}).raise_for_status()
+    return doc_title, map_title
+
+
+def _visit(page: Page, url: str, path: str, title: str) -> None:
+    page.goto(f"{url}{path}")
+    expect(page.locator("#page-title")).to_have_text(title)
+
+
+def test_logout_and_user_switch_send_nothing_of_the_previous_user(app_stack, page, make_user):
+    url = app_stack.url
+    frames = Frames(page)
+    a_email, a_password = make_user()
+    b_email, b_password = make_user()
+    doc_title, map_title = _seed(url, a_email, a_password, uuid.uuid4().hex[:8])
+
+    login(page, url, a_email, a_password)
+    expect(page.get_by_text(map_title)).to_be_visible()
+    _visit(page, url, "/library", "Library")
+    expect(page.get_by_text(doc_title).first).to_be_visible()
+    _visit(page, url, "/account", "Account")
+    page.fill("#token-name", "laptop")
+    page.click("#create-token")
+    token = page.locator("#new-token").inner_text()
+    assert token.startswith("bat_")
+    _visit(page, url, "/maps", "Maps")
+    expect(page.get_by_text(map_title)).to_be_visible()
+    page.wait_for_timeout(500)  # let the page's last deltas arrive before the recording mark
+    secrets = (a_email, token, doc_title, map_title)
+    assert all(s in frames.since(0) for s in (a_email, doc_title, map_title))  # the recording works
+
+    mark = frames.mark()
+    page.click("#logout")
+    expect(page).to_have_url(re.compile(r"/login"))
+    page.reload()
+    expect(page.locator("#page-title")).to_have_text("Sign in")
+    page.wait_for_load_state("networkidle")
+    after_logout = frames.since(mark)
+    assert after_logout, "no frame was recorded after the logout"
+    assert [s for s in secrets if s in after_logout] == [], after_logout[:3000]
+
+    mark = frames.mark()
+    login(page, url, b_email, b_password)
+    expect(page.locator("#user-email")).to_have_text(b_email)
+    for path, title in (("/library", "Library"), ("/account", "Account"), ("/maps", "Maps")):
+        _visit(page, url, path, title)
+    page.wait_for_load_state("networkidle")
+    after_switch = frames.since(mark)
+    assert b_email in after_switch
+    assert [s for s in secrets if s in after_switch] == []
+    # the page the new user sees holds nothing of the previous one either
+    assert map_title not in page.content()
+
+
+def test_admin_dashboard_is_not_sent_after_the_admin_signs_out(app_stack, page, make_user):
+    url = app_stack.url
+    frames = Frames(page)
+    other_email, _ = make_user()
+    login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    _visit(page, url, "/admin", "Admin")
+    expect(page.locator("#admin-users")).to_contain_text(other_email)
+    assert other_email in frames.since(0)
+
+    mark = frames.mark()
+    page.click("#logout")
+    expect(page).to_have_url(re.compile(r"/login"))
+    page.reload()
+    expect(page.locator("#page-title")).to_have_text("Sign in")
+    page.wait_for_load_state("networkidle")
+    after = frames.since(mark)
+    assert after
+    assert other_email not in after and ADMIN_EMAIL not in after
