@@ -49,6 +49,14 @@ class AccountState(AuthState):
         return NEW_TOKEN.push(raw)
 
     @rx.event
+    def sign_out_everywhere(self):
+        """End every browser session of this user, this one included, and revoke every API token."""
+        if self._load_user():
+            accounts.sign_out_everywhere(self.user_id)
+        # the guard of the login page finds no session any more and resets this tab's state
+        return rx.redirect("/login?notice=signed_out_everywhere")
+
+    @rx.event
     def revoke(self, token_id: str):
         if not self._load_user():
             return rx.redirect("/login")

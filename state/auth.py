@@ -12,6 +12,7 @@ from bayes_app.accounts.passwords import PASSWORD_RULES
 
 SESSION_COOKIE = "bayes_session"
 _PUBLIC = ("/login", "/register")
+_NOTICES = ("password_changed", "signed_out_everywhere")
 
 # What the account forms show for the error codes the session routes send back. Only these
 # fixed texts are shown: a crafted link cannot put words of its own on the sign-in page.
@@ -21,10 +22,14 @@ MESSAGES = {
     "busy": "The server is busy; try again in a moment.",
     "invalid_email": "That is not a valid e-mail address.",
     "email_taken": "An account with this e-mail already exists.",
+    "email_lookalike": "This address looks like an existing account's address (letters from other scripts "
+                       "that look the same); choose another.",
     "weak_password": f"Choose a stronger password: {PASSWORD_RULES}",
     "passwords_differ": "The two passwords differ.",
     "same_password": "The new password must differ from the current one.",
-    "password_changed": "Password changed. Other browsers have been signed out.",
+    "password_changed": "Password changed. Other browsers have been signed out and your API tokens revoked.",
+    "signed_out_everywhere": "Signed out everywhere: every browser session has ended and every API token "
+                             "is revoked.",
     "bad_request": "The form could not be read; please try again.",
 }
 
@@ -100,7 +105,7 @@ class AuthState(rx.State):
     def _read_query(self) -> None:
         q = self.router.url.query_parameters
         self.form_error = message_for(q.get("error", ""), q.get("retry", ""))
-        self.form_notice = message_for(q.get("notice", "")) if q.get("notice") in ("password_changed",) else ""
+        self.form_notice = message_for(q.get("notice", "")) if q.get("notice") in _NOTICES else ""
         self.form_email = (q.get("email") or "")[:200]
         self.next_path = _safe_next(q.get("next"))
 

@@ -14,6 +14,8 @@ def _password_form() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.heading("Change password", size="4"),
+            rx.text("This signs out your other browsers and revokes all your API tokens.", size="2",
+                    color_scheme="gray", id="password-effects"),
             form_messages(),
             session_form(
                 "password",
@@ -98,6 +100,34 @@ def _tokens() -> rx.Component:
     )
 
 
+def _sign_out_everywhere() -> rx.Component:
+    what = ("Ends every browser session of this account, this one included, and revokes all your "
+            "API tokens: scripts using them stop working at once.")
+    return rx.card(
+        rx.vstack(
+            rx.heading("Sign out everywhere", size="4"),
+            rx.text(what, size="2", color_scheme="gray"),
+            rx.alert_dialog.root(
+                rx.alert_dialog.trigger(rx.button("Sign out everywhere", color_scheme="red", variant="soft",
+                                                  id="sign-out-everywhere")),
+                rx.alert_dialog.content(
+                    rx.alert_dialog.title("Sign out everywhere?"),
+                    rx.alert_dialog.description(what),
+                    rx.hstack(
+                        rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
+                        rx.alert_dialog.action(rx.button("Sign out everywhere", color_scheme="red",
+                                                         id="sign-out-everywhere-confirm",
+                                                         on_click=AccountState.sign_out_everywhere)),
+                        spacing="3", justify="end", margin_top="1em",
+                    ),
+                ),
+            ),
+            width="100%",
+        ),
+        width="100%", max_width="640px",
+    )
+
+
 def account_page() -> rx.Component:
     return shell("Account", rx.text("Signed in as ", rx.text.strong(AuthState.user_email)),
-                 _password_form(), _tokens())
+                 _password_form(), _tokens(), _sign_out_everywhere())

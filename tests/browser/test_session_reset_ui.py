@@ -114,3 +114,46 @@ def test_admin_dashboard_is_not_sent_after_the_admin_signs_out(app_stack, page, 
     after = frames.since(mark)
     assert after
     assert other_email not in after and ADMIN_EMAIL not in after
+
+
+def _new_token(page: Page, name: str) -> str:
+    page.fill("#token-name", name)
+    page.click("#create-token")
+    token = page.locator("#new-token").inner_text()
+    assert token.startswith("bat_")
+    return token
+
+
+def _me(url: str, token: str) -> int:
+    return httpx.get(f"{url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code
+
+
+def test_password_change_revokes_tokens_and_sign_out_everywhere(app_stack, page, browser, make_user):
+    url = app_stack.url
+    email, password = make_user()
+    login(page, url, email, password)
+    _visit(page, url, "/account", "Account")
+    expect(page.locator("#password-effects")).to_contain_text("revokes all your API tokens")
+    old_token = _new_token(page, "before")
+    assert _me(url, old_token) == 200
+    page.fill("#old_password", password)
+    page.fill("#new_password", "brand-new-secret-7")
+    page.fill("#confirm", "brand-new-secret-7")
+    page.click("#change-password")
+    expect(page.locator("#form-notice")).to_contain_text("API tokens revoked")
+    assert _me(url, old_token) == 401  # minted before the change: revoked with it
+
+    other = browser.new_context().new_page()  # a second browser, signed in too
+    login(other, url, email, "brand-new-secret-7")
+    token = _new_token(page, "after")
+    page.click("#sign-out-everywhere")
+    expect(page.get_by_role("alertdialog")).to_contain_text("this one included")
+    page.click("#sign-out-everywhere-confirm")
+    expect(page).to_have_url(re.compile(r"/login\?notice=signed_out_everywhere"))
+    expect(page.locator("#form-notice")).to_contain_text("Signed out everywhere")
+    assert _me(url, token) == 401
+    page.goto(f"{url}/account")
+    expect(page).to_have_url(re.compile(r"/login\?next=/account"))  # this browser's session ended
+    other.goto(f"{url}/library")
+    expect(other).to_have_url(re.compile(r"/login\?next=/library"))  # and the other one's
+    other.context.close()
