@@ -181,3 +181,27 @@ def test_registration_refuses_a_lookalike_of_an_existing_address(dbs):
     assert dbs.exec(select(func.count()).select_from(User)).one() == 1
     service.register(dbs, "redb-b@example.org", "tangerine-sky-44")  # a different address is fine
     dbs.commit()
+
+
+def test_migration_0012_gives_existing_accounts_their_skeleton(tmp_path):
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from bayes_app.accounts.identity import skeleton
+    from bayes_app.db import PROJECT_ROOT
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    cfg = Config(str(PROJECT_ROOT / "alembic.ini"))
+    cfg.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    cfg.attributes["database_url"] = url
+    command.upgrade(cfg, "0010")
+    engine = sa.create_engine(url)
+    with engine.begin() as c:
+        c.execute(sa.text("INSERT INTO users (id, email, password_hash, is_admin, created_at, password_changed_at) "
+                          "VALUES ('u1', 'modern@example.org', 'x', 0, '2026-01-01', '2026-01-01')"))
+    command.upgrade(cfg, "0012")
+    with engine.begin() as c:
+        stored = c.execute(sa.text("SELECT email_skeleton FROM users WHERE id = 'u1'")).scalar_one()
+    assert stored == skeleton("modern@example.org") == skeleton("rnodern@example.org")
+    engine.dispose()
