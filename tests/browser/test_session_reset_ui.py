@@ -4,6 +4,7 @@ for the previous user's e-mail, API token, document and map titles, and an admin
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 
@@ -124,6 +125,18 @@ def _new_token(page: Page, name: str) -> str:
     return token
 
 
+def _screenshots(page: Page, name: str) -> None:
+    """With SCREENSHOT_DIR set, the page at 1440×900 and 390×844 (for looking at, not checked)."""
+    out = os.environ.get("SCREENSHOT_DIR")
+    if not out:
+        return
+    for label, (w, h) in (("desktop", (1440, 900)), ("phone", (390, 844))):
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_timeout(300)
+        page.screenshot(path=f"{out}/{name}-{label}.png", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 860})
+
+
 def _me(url: str, token: str) -> int:
     return httpx.get(f"{url}/api/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code
 
@@ -134,6 +147,7 @@ def test_password_change_revokes_tokens_and_sign_out_everywhere(app_stack, page,
     login(page, url, email, password)
     _visit(page, url, "/account", "Account")
     expect(page.locator("#password-effects")).to_contain_text("revokes all your API tokens")
+    _screenshots(page, "account")
     old_token = _new_token(page, "before")
     assert _me(url, old_token) == 200
     page.fill("#old_password", password)
