@@ -181,7 +181,8 @@ class AdminState(AuthState):
         op, events = detail.run, detail.usage
         self.run_info = {
             "id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
-            "reason": op.outcome_reason or "", "owner": shown_email(detail.owner_email) if detail.owner_email else op.owner_id,
+            "reason": op.outcome_reason or "",
+            "owner": shown_email(detail.owner_email) if detail.owner_email else op.owner_id,
             "reserved": format_credits(op.reserved_credits),
             "charged": format_credits(op.charged_credits)
             if op.charged_credits is not None else "not settled",
