@@ -22,6 +22,8 @@ $(BIN)/python:
 
 # pip runs only when a requirements file's content changed since the last install.
 setup: $(BIN)/python
+	@scripts/ensure-apt.sh pkg-config:pkg-config g++:g++
+	@pkg-config --exists icu-i18n || scripts/ensure-apt.sh libicu-dev:libicu-dev  # pyicu builds against it
 	@scripts/install-deps.sh requirements.txt
 	@$(BIN)/python -c "import reflex, dramatiq, sqlmodel, supervisor, psutil, qdrant_client"
 	@scripts/ensure-apt.sh redis-server:redis-server

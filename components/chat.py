@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.safe_markdown import safe_markdown
 from components.refusal import error_callout
 from state.chat import ChatState
 
@@ -125,7 +126,7 @@ def _assistant_message(m: rx.Var) -> rx.Component:
         thinking(m.thinking),
         rx.cond(m.status == "running",
                 rx.fragment(),  # the live block below shows it
-                rx.box(rx.markdown(m.content, use_raw=False), class_name="chat-answer", width="100%")),
+                rx.box(safe_markdown(m.content), class_name="chat-answer", width="100%")),
         rx.cond(m.grounding_label != "", rx.callout(m.grounding_label, icon="triangle_alert", color_scheme="orange",
                                                     size="1", class_name="chat-grounding")),
         rx.cond(m.status == "running", rx.fragment(), sources(m.sources)),
@@ -155,7 +156,7 @@ def live_answer() -> rx.Component:
                     rx.hstack(rx.foreach(ChatState.live_tools, lambda t: rx.badge(t, variant="outline", size="1")),
                               class_name="chat-tools", wrap="wrap")),
             sources(ChatState.live_sources, id_="chat-live-sources"),
-            rx.box(rx.markdown(ChatState.live_text, use_raw=False), id="chat-live-answer", width="100%"),
+            rx.box(safe_markdown(ChatState.live_text), id="chat-live-answer", width="100%"),
             rx.cond(ChatState.live_grounding != "", rx.callout(ChatState.live_grounding, icon="triangle_alert",
                                                                color_scheme="orange", size="1",
                                                                id="chat-live-grounding")),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.safe_markdown import safe_markdown
 from components.mindmap_canvas import mindmap_canvas
 from state.maps import MapsState
 from state.mindmap import EDITABLE_KINDS, MapLiveState, MapState
@@ -187,7 +188,7 @@ def message_box() -> rx.Component:
         rx.cond(MapState.run_route != "",
                 rx.text("Route: ", rx.el.b(MapState.run_route, id="run-route"), size="2")),
         rx.cond(MapLiveState.run_text != "",
-                rx.box(rx.markdown(MapLiveState.run_text, use_raw=False), id="run-text", padding="0.6em",
+                rx.box(safe_markdown(MapLiveState.run_text), id="run-text", padding="0.6em",
                        border="1px solid var(--gray-a5)", border_radius="8px", max_height="14em",
                        overflow_y="auto", width="100%")),
         width="100%", spacing="2",

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 
 import reflex as rx
+from reflex.experimental.client_state import ClientStateVar
 
 from bayes_app.app import accounts
 from bayes_app.accounts.service import AccountError
 from state.auth import AuthState
+
+# A new token lives only in the browser: it reaches the page once, as a script pushed over the
+# socket, and is never a field of the page state (which outlives a logout until reset).
+NEW_TOKEN = ClientStateVar.create("new_api_token", default="", global_ref=True)
 
 
 class AccountState(AuthState):
     """API tokens: list, create (the raw token is shown once), revoke."""
 
     tokens: list[dict[str, str]] = []
-    new_token: str = ""
     token_error: str = ""
 
     def _refresh(self) -> None:
@@ -27,9 +31,9 @@ class AccountState(AuthState):
 
     @rx.event
     def load(self):
-        self.new_token = ""
         if self._load_user():
             self._refresh()
+        return NEW_TOKEN.push("")
 
     @rx.event
     def create_token(self, form: dict):
@@ -37,12 +41,20 @@ class AccountState(AuthState):
             return rx.redirect("/login")
         name = " ".join(str(form.get("name") or "").split())
         if not name:
-            self.new_token = ""
             self.token_error = "Give the token a name, for example the script or tool that will use it."
-            return None
+            return NEW_TOKEN.push("")
         self.token_error = ""
-        _row, self.new_token = accounts.create_token(self.user_id, name)
+        _row, raw = accounts.create_token(self.user_id, name)
         self._refresh()
+        return NEW_TOKEN.push(raw)
+
+    @rx.event
+    def sign_out_everywhere(self):
+        """End every browser session of this user, this one included, and revoke every API token."""
+        if self._load_user():
+            accounts.sign_out_everywhere(self.user_id)
+        # the guard of the login page finds no session any more and resets this tab's state
+        return rx.redirect("/login?notice=signed_out_everywhere")
 
     @rx.event
     def revoke(self, token_id: str):

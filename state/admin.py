@@ -7,6 +7,7 @@ import uuid
 
 import reflex as rx
 
+from bayes_app.accounts.identity import shown_email
 from bayes_app.app import credits
 from bayes_app.credits.pricing import format_credits
 from bayes_app.errors import DomainError, NotFound
@@ -111,9 +112,9 @@ class AdminState(AuthState):
                               runs_user=None if self.runs_user == "all" else self.runs_user,
                               runs_status=None if self.runs_status == "all" else self.runs_status)
         self.runs_more = d.runs_more
-        emails = {u.id: u.email for u in d.users}
+        emails = {u.id: shown_email(u.email) for u in d.users}  # lookalikes told apart
         self.users = [
-            {"id": u.id, "email": u.email, "role": "admin" if u.is_admin else "user",
+            {"id": u.id, "email": shown_email(u.email), "role": "admin" if u.is_admin else "user",
              "created": u.created_at.strftime("%Y-%m-%d %H:%M")}
             for u in d.users
         ]
@@ -180,7 +181,8 @@ class AdminState(AuthState):
         op, events = detail.run, detail.usage
         self.run_info = {
             "id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
-            "reason": op.outcome_reason or "", "owner": detail.owner_email or op.owner_id,
+            "reason": op.outcome_reason or "",
+            "owner": shown_email(detail.owner_email) if detail.owner_email else op.owner_id,
             "reserved": format_credits(op.reserved_credits),
             "charged": format_credits(op.charged_credits)
             if op.charged_credits is not None else "not settled",

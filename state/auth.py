@@ -12,6 +12,7 @@ from bayes_app.accounts.passwords import PASSWORD_RULES
 
 SESSION_COOKIE = "bayes_session"
 _PUBLIC = ("/login", "/register")
+_NOTICES = ("password_changed", "signed_out_everywhere")
 
 # What the account forms show for the error codes the session routes send back. Only these
 # fixed texts are shown: a crafted link cannot put words of its own on the sign-in page.
@@ -21,10 +22,14 @@ MESSAGES = {
     "busy": "The server is busy; try again in a moment.",
     "invalid_email": "That is not a valid e-mail address.",
     "email_taken": "An account with this e-mail already exists.",
+    "email_lookalike": "This address looks like an existing account's address (letters from other scripts "
+                       "that look the same); choose another.",
     "weak_password": f"Choose a stronger password: {PASSWORD_RULES}",
     "passwords_differ": "The two passwords differ.",
     "same_password": "The new password must differ from the current one.",
-    "password_changed": "Password changed. Other browsers have been signed out.",
+    "password_changed": "Password changed. Other browsers have been signed out and your API tokens revoked.",
+    "signed_out_everywhere": "Signed out everywhere: every browser session has ended and every API token "
+                             "is revoked.",
     "bad_request": "The form could not be read; please try again.",
 }
 
@@ -65,6 +70,9 @@ class AuthState(rx.State):
     form_email: str = ""
     next_path: str = ""
     busy: bool = False
+    # The user this tab's state was built for, claimed only by the page guard
+    # (state/session_guard.py), which resets every user state when the cookie's user changes.
+    _owner: str = ""
 
     @rx.var
     def signed_in(self) -> bool:
@@ -74,13 +82,20 @@ class AuthState(rx.State):
     def _token(self) -> str:
         return session_token_of(self.router.headers.cookie)
 
-    def _load_user(self) -> bool:
-        info = accounts.session_user(self._token())
+    def _set_user(self, info: accounts.UserInfo | None) -> None:
         if info is None:
             self.user_id, self.user_email, self.is_admin = "", "", False
-            return False
-        self.user_id, self.user_email, self.is_admin = info.id, info.email, info.is_admin
-        return True
+        else:
+            self.user_id, self.user_email, self.is_admin = info.id, info.email, info.is_admin
+
+    def _load_user(self) -> bool:
+        """Who the cookie says is signed in, looked up server-side on every call. A user other
+        than the one the page guard built this state for counts as signed out."""
+        info = accounts.session_user(self._token())
+        if info is not None and info.id != self._owner:
+            info = None
+        self._set_user(info)
+        return info is not None
 
     def _here(self) -> str:
         url = self.router.url
@@ -90,7 +105,7 @@ class AuthState(rx.State):
     def _read_query(self) -> None:
         q = self.router.url.query_parameters
         self.form_error = message_for(q.get("error", ""), q.get("retry", ""))
-        self.form_notice = message_for(q.get("notice", "")) if q.get("notice") in ("password_changed",) else ""
+        self.form_notice = message_for(q.get("notice", "")) if q.get("notice") in _NOTICES else ""
         self.form_email = (q.get("email") or "")[:200]
         self.next_path = _safe_next(q.get("next"))
 

@@ -23,6 +23,7 @@ from bayes_app.accounts.passwords import (
     normalize_email,
     verify_password,
 )
+from bayes_app.accounts.identity import skeleton
 from bayes_app.errors import DomainError
 from bayes_app.models import ApiToken, User, UserSession, utcnow
 
@@ -85,7 +86,11 @@ def register(db: Session, email: str, password: str, *, is_admin: bool = False,
     _strong(password, email)
     if db.exec(select(User).where(User.email == email)).first() is not None:
         raise AccountError("email_taken", "An account with this e-mail already exists.", 409)
-    user = User(email=email, password_hash=hash_password(password), is_admin=is_admin)
+    look = skeleton(email)
+    if db.exec(select(User).where(User.email_skeleton == look)).first() is not None:
+        raise AccountError("email_lookalike", "This address looks like an existing account's address "
+                           "(characters from other scripts that look the same); choose another.", 409)
+    user = User(email=email, email_skeleton=look, password_hash=hash_password(password), is_admin=is_admin)
     db.add(user)
     try:
         db.flush()
@@ -122,7 +127,8 @@ def authenticate(db: Session, email: str, password: str) -> User:
 
 
 def change_password(db: Session, user_id: str, old_password: str, new_password: str) -> None:
-    """Change a password after checking the old one; other browser sessions are signed out."""
+    """Change a password after checking the old one; other browser sessions are signed out and
+    every API token is revoked (a token minted with the old password must not outlive it)."""
     user = db.get(User, user_id)
     if user is None or not verify_password(user.password_hash, old_password or ""):
         raise AccountError("invalid_credentials", "The current password is wrong.", 401)
@@ -132,6 +138,27 @@ def change_password(db: Session, user_id: str, old_password: str, new_password: 
     user.password_hash = hash_password(new_password)
     user.password_changed_at = utcnow()
     db.add(user)
+    revoke_all_api_tokens(db, user_id)
+
+
+def end_all_sessions(db: Session, user_id: str) -> int:
+    """Revoke every live browser session of the user (this one too); returns how many."""
+    now, n = utcnow(), 0
+    for row in db.exec(select(UserSession).where(UserSession.user_id == user_id,
+                                                 UserSession.revoked_at.is_(None))):  # type: ignore[union-attr]
+        row.revoked_at, n = now, n + 1
+        db.add(row)
+    return n
+
+
+def revoke_all_api_tokens(db: Session, user_id: str) -> int:
+    """Revoke every unrevoked API token of the user; returns how many."""
+    now, n = utcnow(), 0
+    for row in db.exec(select(ApiToken).where(ApiToken.user_id == user_id,
+                                              ApiToken.revoked_at.is_(None))):  # type: ignore[union-attr]
+        row.revoked_at, n = now, n + 1
+        db.add(row)
+    return n
 
 
 def create_session(db: Session, user: User, ttl: timedelta) -> str:

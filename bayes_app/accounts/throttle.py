@@ -1,5 +1,7 @@
 """Sign-in throttling: after too many failed attempts for one account or from one client,
 further attempts are refused for a while (counters in Redis, shared by every web process).
+An account's failures are counted under the canonical form sign-in uses (identity.login_key),
+so a lookalike spelling of the address (full-width letters, other case) shares the counter.
 
 Built on the `limits` package (moving windows in Redis).
 """
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+
+from bayes_app.accounts.identity import login_key
 
 # One client may try several accounts (a shared lab NAT), so its allowance is larger.
 CLIENT_FACTOR = 4
@@ -43,7 +47,7 @@ class LoginThrottle:
 
     def check(self, email: str, client: str) -> Refusal | None:
         """None when an attempt may proceed, else the refusal to answer with (HTTP 429)."""
-        for item, key, who in ((self._account, ("login-account", email.strip().lower()), "this account"),
+        for item, key, who in ((self._account, ("login-account", login_key(email)), "this account"),
                                (self._client, ("login-client", client), "your address")):
             if not self._limiter.test(item, *key):
                 wait = self._retry_after(item, *key)
@@ -54,9 +58,9 @@ class LoginThrottle:
 
     def failed(self, email: str, client: str) -> None:
         """Record a failed attempt against both the account and the client."""
-        self._limiter.hit(self._account, "login-account", email.strip().lower())
+        self._limiter.hit(self._account, "login-account", login_key(email))
         self._limiter.hit(self._client, "login-client", client)
 
     def succeeded(self, email: str) -> None:
         """A correct password clears the account's failures (the client's stay)."""
-        self._limiter.clear(self._account, "login-account", email.strip().lower())
+        self._limiter.clear(self._account, "login-account", login_key(email))

@@ -57,8 +57,16 @@ def end_session(token: str | None) -> None:
 
 
 def change_password(user_id: str, old: str, new: str) -> None:
+    """Change the password; other browsers are signed out and every API token is revoked."""
     with session_scope() as db:
         service.change_password(db, user_id, old, new)
+
+
+def sign_out_everywhere(user_id: str) -> tuple[int, int]:
+    """End every browser session of the user (this one too) and revoke every API token, in one
+    transaction; returns (sessions ended, tokens revoked)."""
+    with session_scope() as db:
+        return service.end_all_sessions(db, user_id), service.revoke_all_api_tokens(db, user_id)
 
 
 def tokens(user_id: str) -> list[ApiToken]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bayes_app.llm.markup import literal
 from bayes_app.llm.offline import Passage, rank_candidates, split_sentences
 from bayes_app.search.sparse import tokens
 
@@ -97,6 +98,6 @@ def ground(answer: str, question: str, citations: list[dict], used_other_tools: 
                 for c in citations]
     picked = supporting_sentences(question, passages)
     if picked:
-        quoted = " ".join(f"{s} [{n}]" for s, n in picked)
+        quoted = " ".join(f"{literal(s)} [{n}]" for s, n in picked)  # source text: never markup
         return Grounding(QUOTED, [], f"{QUOTED_HEAD} {quoted}")
     return Grounding(UNSUPPORTED, [], UNSUPPORTED_TEXT)

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bayes_app.llm.markup import literal
 from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
 from bayes_app.llm.stream import ModelStream, collect
 from bayes_app.llm.tokens import count_request_tokens, count_tokens, message_text
@@ -227,8 +228,9 @@ def select_sentence_ids(question: str, sentences: list[Sentence], limit: int = 3
 
 
 def extractive_answer(picked: list[tuple[str, int]]) -> str:
-    """The picked sentences, verbatim, each followed by its citation marker."""
-    return " ".join(f"{sentence} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
+    """The picked sentences, verbatim (as literal Markdown: source text never becomes markup),
+    each followed by its citation marker."""
+    return " ".join(f"{literal(sentence)} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
 
 
 def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int]] | None:

@@ -15,6 +15,8 @@ class User(SQLModel, table=True):
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     email: str = Field(max_length=320, unique=True, index=True)
+    # TR39 confusable skeleton of the address (accounts.identity.skeleton): lookalikes are refused
+    email_skeleton: str = Field(default="", max_length=1280, index=True)
     password_hash: str = Field(max_length=255)
     is_admin: bool = Field(default=False)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

@@ -16,11 +16,13 @@ from state.maps import MapsState
 from state.onboarding import GuideState
 from state.mindmap import MapState
 from state.search import SearchState
+from state.session_guard import SessionGuard
 from state.viewer import ViewerState
 from state.zotero import ZoteroState
 
 
 def register(app: rx.App) -> None:
+    app.add_middleware(SessionGuard())  # a tab's state never outlives its user (state/session_guard.py)
     app.add_page(auth.login_page, route="/login", title="Sign in · Bayes",
                  on_load=AuthState.redirect_if_signed_in)
     app.add_page(auth.register_page, route="/register", title="Create account · Bayes",

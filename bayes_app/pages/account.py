@@ -6,7 +6,7 @@ import reflex as rx
 
 from bayes_app.pages.auth import session_form
 from components.shell import form_messages, shell
-from state.account import AccountState
+from state.account import NEW_TOKEN, AccountState
 from state.auth import AuthState
 
 
@@ -14,6 +14,8 @@ def _password_form() -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.heading("Change password", size="4"),
+            rx.text("This signs out your other browsers and revokes all your API tokens.", size="2",
+                    color_scheme="gray", id="password-effects"),
             form_messages(),
             session_form(
                 "password",
@@ -82,9 +84,9 @@ def _tokens() -> rx.Component:
             rx.cond(AccountState.token_error != "",
                     rx.callout(AccountState.token_error, icon="triangle_alert", color_scheme="red",
                                id="token-error")),
-            rx.cond(AccountState.new_token != "",
+            rx.cond(NEW_TOKEN.value != "",
                     rx.callout(rx.text("Copy it now, it is shown only once: ",
-                                       rx.code(AccountState.new_token, id="new-token")),
+                                       rx.code(NEW_TOKEN.value, id="new-token")),
                                icon="key", color_scheme="amber")),
             rx.table.root(
                 rx.table.header(rx.table.row(*[rx.table.column_header_cell(h) for h in
@@ -98,6 +100,34 @@ def _tokens() -> rx.Component:
     )
 
 
+def _sign_out_everywhere() -> rx.Component:
+    what = ("Ends every browser session of this account, this one included, and revokes all your "
+            "API tokens: scripts using them stop working at once.")
+    return rx.card(
+        rx.vstack(
+            rx.heading("Sign out everywhere", size="4"),
+            rx.text(what, size="2", color_scheme="gray"),
+            rx.alert_dialog.root(
+                rx.alert_dialog.trigger(rx.button("Sign out everywhere", color_scheme="red", variant="soft",
+                                                  id="sign-out-everywhere")),
+                rx.alert_dialog.content(
+                    rx.alert_dialog.title("Sign out everywhere?"),
+                    rx.alert_dialog.description(what),
+                    rx.hstack(
+                        rx.alert_dialog.cancel(rx.button("Cancel", variant="soft", color_scheme="gray")),
+                        rx.alert_dialog.action(rx.button("Sign out everywhere", color_scheme="red",
+                                                         id="sign-out-everywhere-confirm",
+                                                         on_click=AccountState.sign_out_everywhere)),
+                        spacing="3", justify="end", margin_top="1em",
+                    ),
+                ),
+            ),
+            width="100%",
+        ),
+        width="100%", max_width="640px",
+    )
+
+
 def account_page() -> rx.Component:
     return shell("Account", rx.text("Signed in as ", rx.text.strong(AuthState.user_email)),
-                 _password_form(), _tokens())
+                 _password_form(), _tokens(), _sign_out_everywhere())

@@ -5,6 +5,7 @@ from another port cannot read the API with the user's cookie."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -121,3 +122,64 @@ def test_another_origin_cannot_read_the_api_with_the_users_cookie(app_stack, pag
         expect(page).to_have_title("blocked", timeout=15_000)
     finally:
         server.shutdown()
+
+
+LINK = "[the trial registry, sign in to view](https://evil.example/login)"
+IMAGE = "![x](/api/v1/health)"
+
+
+def _no_link_or_image(page) -> None:
+    assert page.locator("a[href*='evil.example']").count() == 0
+    assert page.locator("img[src*='/api/v1/health']").count() == 0
+    assert page.locator("h1, h2, h3, h4, h5, h6").filter(has_text="Wound").count() == 0
+
+
+def test_markdown_in_document_text_stays_text_in_chat_and_map(app_stack, page, make_user, app_db_url, fake_llm):
+    """Issue 24.7: a quote carrying Markdown link/image syntax renders as those characters."""
+    url = app_stack.url
+    email, password = make_user()
+    with session_scope(app_db_url) as db:
+        user = db.query(User).filter(User.email == email).one()
+        ledger.grant(db, user, 5 * MICRO, f"grant:{user.id}", "test")
+    api = url + "/api/v1"
+    token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
+    h = {"Authorization": f"Bearer {token}"}
+    pdf = text_pdf("Wound trials", [f"Wound trials: {LINK} lists every wound trial.",
+                                    f"{IMAGE} Wound trials heal slowly in the cold."])
+    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
+                     files={"file": ("wounds.pdf", pdf, "application/pdf")}).json()
+    deadline = time.monotonic() + 120
+    while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
+        assert time.monotonic() < deadline, "the paper did not finish indexing"
+        time.sleep(0.3)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/api/v1/health" in r.url else None)
+    login(page, url, email, password)
+
+    # the model cites nothing, so the answer gets the library's sentences quoted verbatim
+    m = f"W{uuid.uuid4().hex[:8]}"
+    fake_llm.script(Script.thinking(m), Script(text="Trials are listed somewhere.", match=m))
+    page.click("#nav-ask")
+    page.fill("#chat-input", f"Where are the wound trials listed? {m}")
+    page.click("#chat-send")
+    answer = page.locator(".chat-answer").last
+    expect(answer).to_contain_text(LINK, timeout=60_000)  # every character shown, as text
+    expect(answer).to_contain_text(IMAGE)
+    page.reload()
+    expect(page.locator(".chat-answer").last).to_contain_text(LINK, timeout=30_000)
+    _no_link_or_image(page)
+
+    # a model echoing the syntax on its own: no link or image either (the map's run text)
+    mp = httpx.post(f"{api}/mindmaps", headers=h, json={"title": f"Wounds {m}"}).json()
+    httpx.post(f"{api}/mindmaps/{mp['id']}/nodes", headers=h,
+               json={"parent_id": mp["root_id"], "title": "Wound trials are registered"}).raise_for_status()
+    q = f"Where are the wound trials listed {m}"
+    fake_llm.script(Script.reply(json.dumps({"route": "answer"}), match=f"ROLE: router\nMessage: {q}"),
+                    Script(text=f"The paper says: {LINK} and {IMAGE} {m}", match=f"\n\n{q}"))
+    page.goto(f"{url}/maps/{mp['id']}")
+    page.fill("#message-input", q)
+    page.click("#btn-send")
+    expect(page.locator("#run-text")).to_contain_text(f"the trial registry, sign in to view", timeout=60_000)
+    expect(page.locator("#run-text")).to_contain_text(m)
+    _no_link_or_image(page)
+    assert fetched == []  # the browser never fetched the image URL with the user's cookie

@@ -139,3 +139,69 @@ def test_signup_credits_are_granted_once_at_registration(dbs, configure):
     dbs.commit()
     assert ledger.balance(dbs, other) == 0 and ledger.history(dbs, other) == []
     assert service.grant_signup_credits(dbs, other, 2) is True  # explicit amount
+
+
+def test_password_change_revokes_every_api_token_of_that_user_only(dbs):
+    a = service.register(dbs, "ivy@example.com", "tangerine-sky-42")
+    b = service.register(dbs, "jon@example.com", "tangerine-sky-43")
+    _, ta = service.create_api_token(dbs, a, timedelta(days=90), "laptop")
+    _, tb = service.create_api_token(dbs, b, timedelta(days=90), "laptop")
+    dbs.commit()
+    service.change_password(dbs, a.id, "tangerine-sky-42", "new-mango-pass-9")
+    dbs.commit()
+    assert service.user_for_api_token(dbs, ta) is None
+    assert service.user_for_api_token(dbs, tb)[0].id == b.id
+
+
+def test_sign_out_everywhere_ends_every_session_and_token(dbs):
+    a = service.register(dbs, "kim@example.com", "tangerine-sky-42")
+    b = service.register(dbs, "lee@example.com", "tangerine-sky-43")
+    sessions = [service.create_session(dbs, a, timedelta(hours=1)) for _ in range(3)]
+    _, token = service.create_api_token(dbs, a, timedelta(days=1))
+    other = service.create_session(dbs, b, timedelta(hours=1))
+    dbs.commit()
+    assert service.end_all_sessions(dbs, a.id) == 3
+    assert service.revoke_all_api_tokens(dbs, a.id) == 1
+    dbs.commit()
+    assert [service.user_for_session(dbs, s) for s in sessions] == [None] * 3
+    assert service.user_for_api_token(dbs, token) is None
+    assert service.user_for_session(dbs, other).id == b.id  # another user's sessions stay
+    assert service.end_all_sessions(dbs, a.id) == 0
+
+
+def test_registration_refuses_a_lookalike_of_an_existing_address(dbs):
+    first = service.register(dbs, "redb-a@example.org", "tangerine-sky-42")
+    dbs.commit()
+    assert first.email_skeleton  # stored with the account
+    for lookalike in ("redb-\u0430@example.org", "redb-a@ex\u0430mple.org", "redb-a@exarnple.org"):
+        with pytest.raises(AccountError) as err:
+            service.register(dbs, lookalike, "tangerine-sky-43")
+        assert err.value.code == "email_lookalike" and err.value.status == 409
+        dbs.rollback()
+    assert dbs.exec(select(func.count()).select_from(User)).one() == 1
+    service.register(dbs, "redb-b@example.org", "tangerine-sky-44")  # a different address is fine
+    dbs.commit()
+
+
+def test_migration_0012_gives_existing_accounts_their_skeleton(tmp_path):
+    import sqlalchemy as sa
+    from alembic import command
+    from alembic.config import Config
+
+    from bayes_app.accounts.identity import skeleton
+    from bayes_app.db import PROJECT_ROOT
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    cfg = Config(str(PROJECT_ROOT / "alembic.ini"))
+    cfg.set_main_option("script_location", str(PROJECT_ROOT / "alembic"))
+    cfg.attributes["database_url"] = url
+    command.upgrade(cfg, "0010")
+    engine = sa.create_engine(url)
+    with engine.begin() as c:
+        c.execute(sa.text("INSERT INTO users (id, email, password_hash, is_admin, created_at, password_changed_at) "
+                          "VALUES ('u1', 'modern@example.org', 'x', 0, '2026-01-01', '2026-01-01')"))
+    command.upgrade(cfg, "0012")
+    with engine.begin() as c:
+        stored = c.execute(sa.text("SELECT email_skeleton FROM users WHERE id = 'u1'")).scalar_one()
+    assert stored == skeleton("modern@example.org") == skeleton("rnodern@example.org")
+    engine.dispose()

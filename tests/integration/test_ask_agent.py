@@ -382,11 +382,12 @@ def test_an_answer_citing_nothing_is_labelled_and_gets_the_library_quoted(librar
     cites = {x["n"]: x for x in [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]}
     from bayes_app.chat.grounding import cited_numbers
     from bayes_app.library.quotes import quote_in_text
+    from bayes_app.llm.markup import plain
     appended = text.split("):", 1)[1]
     numbers = cited_numbers(appended, set(cites))
     assert numbers  # every quoted sentence is in the passage it cites
     for sentence, n in re.findall(r"\s*(.+?) \[(\d+)\]", appended):
-        assert quote_in_text(cites[int(n)]["text"], sentence), (sentence, n)
+        assert quote_in_text(cites[int(n)]["text"], plain(sentence)), (sentence, n)
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
     assert answer["content"] == text and answer["grounding"] == "quoted"
     assert answer["grounding_label"].startswith("No sources cited")
