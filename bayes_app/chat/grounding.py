@@ -67,7 +67,7 @@ def supporting_sentences(question: str, passages: list[Passage], limit: int = QU
     about = " ".join(sorted(terms))
     candidates = [(s, p.n, rank, pos) for rank, p in enumerate(passages)
                   for pos, s in enumerate(split_sentences(" ".join(p.text.split())))]
-    return rank_candidates(about, candidates, limit, min_overlap=1 if len(terms) <= 2 else 2)
+    return rank_candidates(question, candidates, limit, min_overlap=1 if len(terms) <= 2 else 2, overlap_with=about)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bayes_app.llm import choose
 from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
 from bayes_app.llm.stream import ModelStream, collect
 from bayes_app.llm.tokens import count_request_tokens, count_tokens, message_text
@@ -182,33 +183,62 @@ def tabular(sentence: str) -> bool:
     return longest >= 3 or (numbers >= 3 and numbers >= 0.5 * len(words))
 
 
+def _complete(sentence: str, first: bool, last: bool) -> bool:
+    """False for a sentence cut by the passage's edge (a page or chunk break): the passage's last
+    sentence without end punctuation, or its first one starting mid-sentence (lower case)."""
+    if last and not re.search(r"[.!?][\"'”’)\]]*(?:\s*\[\d+(?:[,–-]\d+)*\])?$", sentence):
+        return False
+    return not (first and sentence[:1].islower())
+
+
 def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
-                    min_overlap: int = 0) -> list[tuple[str, Any]]:
-    """Up to `limit` (sentence, key) pairs, best term overlap with the question first; when
-    nothing overlaps, the lead sentences of the first passages. With `min_overlap`, only
-    sentences sharing at least that many distinct terms with the question (no leads).
-    Short sentences, table rows and repeats are skipped."""
-    q_terms = set(tokens(question))
-    scored: list[tuple[float, int, int, str, Any]] = []
-    leads: list[tuple[str, Any]] = []
-    lead_ranks: set[int] = set()
+                    min_overlap: int = 0, embed: choose.Embed | None = None,
+                    overlap_with: str | None = None) -> list[tuple[str, Any]]:
+    """Up to `limit` (sentence, key) pairs chosen for what the question asks: dense similarity
+    to the question plus term coverage, then maximal marginal relevance so one fact appears
+    once. A sentence leaning on the one before it ("This…", "It…") is quoted with it (same
+    passage) or skipped; sentences cut by a passage edge, short sentences, table rows and
+    repeats are skipped. With `min_overlap`, only sentences sharing at least that many distinct
+    terms with the question (or with `overlap_with`)."""
+    q_terms = set(tokens(overlap_with if overlap_with is not None else question))
+    by_place = {(rank, pos): (sentence, key) for sentence, key, rank, pos in candidates}
+    first_pos: dict[int, int] = {}
+    last_pos: dict[int, int] = {}
+    for _, _, rank, pos in candidates:
+        first_pos[rank] = min(pos, first_pos.get(rank, pos))
+        last_pos[rank] = max(pos, last_pos.get(rank, pos))
+    texts: list[str] = []  # what is judged: the sentence itself
+    quotes: list[str] = []  # what is quoted: with the sentence before it when it leans on it
+    keys: list[Any] = []
     seen: set[str] = set()
     for sentence, key, rank, pos in candidates:
         if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen or tabular(sentence):
             continue
         seen.add(sentence)
-        if rank not in lead_ranks:
-            lead_ranks.add(rank)
-            leads.append((sentence, key))
-        s_terms = set(tokens(sentence))
-        overlap = len(q_terms & s_terms)
-        if overlap and overlap >= min_overlap:
-            # distinct shared terms first, then density, then earlier passages and sentences
-            scored.append((overlap + overlap / (len(s_terms) + 1), rank, pos, sentence, key))
-    if not scored:
-        return [] if min_overlap else leads[:limit]
-    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-    return [(sentence, key) for _, _, _, sentence, key in scored[:limit]]
+        if not _complete(sentence, pos == first_pos[rank], pos == last_pos[rank]):
+            continue
+        quote, quote_key = sentence, key
+        if choose.leans_on_previous(sentence):
+            prev = by_place.get((rank, pos - 1))
+            if prev is None or choose.leans_on_previous(prev[0]) or tabular(prev[0]) \
+                    or not _complete(prev[0], pos - 1 == first_pos[rank], False):
+                continue
+            quote = f"{prev[0]} {sentence}"
+            quote_key = key if prev[1] == key else (prev[1], key)
+        if min_overlap and len(q_terms & set(tokens(quote))) < min_overlap:
+            continue
+        texts.append(sentence)
+        quotes.append(quote)
+        keys.append(quote_key)
+    if not texts:
+        return []
+    scores, vecs = choose.relevance(question, texts, embed)
+    # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
+    out: list[int] = []
+    for i in choose.mmr(scores, vecs, 2 * limit):
+        if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
+            out.append(i)
+    return [(quotes[i], keys[i]) for i in out[:limit]]
 
 
 def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
@@ -219,7 +249,7 @@ def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> 
 
 
 def select_sentence_ids(question: str, sentences: list[Sentence], limit: int = 3,
-                        min_overlap: int = 0) -> list[tuple[str, str]]:
+                        min_overlap: int = 0) -> list[tuple[str, Any]]:
     """Up to `limit` (sentence, sentence id) pairs of numbered sentences (see `rank_candidates`)."""
     order = {n: i for i, n in enumerate(dict.fromkeys(s.passage for s in sentences))}
     return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit,
@@ -255,7 +285,8 @@ def claims_json(picked: list[tuple[str, int]]) -> str:
 
 def claim_ids_json(picked: list[tuple[str, str]]) -> str:
     """Claims that select their sentences by id (the numbered-sentence convention)."""
-    return json.dumps({"claims": [{"text": s, "sentences": [i]} for s, i in picked]}, ensure_ascii=False)
+    return json.dumps({"claims": [{"text": s, "sentences": list(i) if isinstance(i, tuple) else [i]}
+                                  for s, i in picked]}, ensure_ascii=False)
 
 
 # ---- the provider ----------------------------------------------------------------------------------
