@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm import choose
 from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
 from bayes_app.llm.stream import ModelStream, collect
@@ -81,7 +82,7 @@ def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
     lines = []
     for i, raw in enumerate(passages, 1):
         p = _as_passage(raw, i)
-        text = _one_line(p.text)
+        text = _one_line(join_broken_words(p.text))
         if not text:
             continue
         head = _clean_title(p.title) or "untitled"

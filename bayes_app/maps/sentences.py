@@ -20,6 +20,7 @@ import re
 import unicodedata
 
 from bayes_app.library.structure import QUOTABLE as CLAIM_ROLES  # body, caption
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm import sentences as llm_sentences
 
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+|(?<=[a-z)\]])[.!?]\d+(?:[,–-]\d+)*\s+(?=[A-Z])")
@@ -31,7 +32,6 @@ _HEADING_LINE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.?(?:\d+\.?)*|[IVX]+\.)\
 _NAMED_HEADING = re.compile(r"^(?:abstract|introduction|background|methods?|materials and methods|results|"
                             r"discussion|conclusions?|conclusion and outlook|related work|acknowledg\w*|"
                             r"references|bibliography|appendix\b.*|limitations|future work)$", re.I)
-_HYPHEN_MARK = re.compile(r"[\u00ad\ufffe\u0002]\s*")
 
 _AUXILIARIES = frozenset("is are was were be been being am has have had do does did can could may might will "
                          "would shall should must".split())
@@ -133,7 +133,7 @@ def _blocks(raw: str) -> list[str]:
         blocks.append(" ".join(cur))
     out = []
     for b in blocks:
-        b = " ".join(_HYPHEN_MARK.sub("", b).split())
+        b = " ".join(join_broken_words(b).split())
         out.extend(p.strip() for p in re.split(r"\s[•▪◦]\s", b) if p.strip())  # bullets start sentences
     return out
 
