@@ -262,9 +262,9 @@ def extractive_answer(picked: list[tuple[str, int]]) -> str:
     return " ".join(f"{sentence} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
 
 
-def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int]] | None:
-    """The claims the caller chose (`extra_body["offline_claims"]`), kept only when verbatim
-    in their passage; None when the request does not dictate claims."""
+def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int, str]] | None:
+    """The claims the caller chose (`extra_body["offline_claims"]`: quote, passage and optional
+    wording), kept only when the quote is verbatim in its passage; None when none are dictated."""
     items = (request.extra_body or {}).get("offline_claims")
     if not isinstance(items, list):
         return None
@@ -275,13 +275,14 @@ def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, i
             continue
         quote, n = _one_line(str(it.get("quote") or "")), it.get("passage")
         if quote and isinstance(n, int) and quote in by_n.get(n, ""):
-            out.append((quote, n))
+            out.append((quote, n, _one_line(str(it.get("text") or "")) or quote))
     return out
 
 
-def claims_json(picked: list[tuple[str, int]]) -> str:
-    return json.dumps({"claims": [{"text": s, "quote": s, "passage": n} for s, n in picked]},
-                      ensure_ascii=False)
+def claims_json(picked: list[tuple[str, int]] | list[tuple[str, int, str]]) -> str:
+    """Claims quoting the picked sentences; the wording is the quote unless given third."""
+    return json.dumps({"claims": [{"text": t[2] if len(t) > 2 else t[0], "quote": t[0], "passage": t[1]}
+                                  for t in picked]}, ensure_ascii=False)
 
 
 def claim_ids_json(picked: list[tuple[str, str]]) -> str:
