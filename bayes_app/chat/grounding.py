@@ -25,13 +25,15 @@ LABELS = {
     UNSUPPORTED: "No sources cited: the library doesn't support an answer",
     UNCITED: "No sources cited",
 }
-UNSUPPORTED_TEXT = "The library doesn't support an answer to this question."
+UNSUPPORTED_TEXT = ("The library doesn't support an answer to this question. Try other words, or add papers "
+                    "on the topic.")
 QUOTED_HEAD = "**From the library** (quoted verbatim; the answer above cites no source):"
 QUOTED_SENTENCES = 3
 
 _MARKERS = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 _SAYS_UNSUPPORTED = re.compile(r"library (?:doesn't|does not|can't|cannot) support an answer|"
-                               r"no passages (?:in the library )?match", re.I)
+                               r"no passages (?:in the library )?match|nothing in your library addresses|"
+                               r"your library is empty", re.I)
 # words of a question that say nothing about its topic
 _ASKING = frozenset("""what whats how why which who whom whose when where does do did done is are was were
 be been can could would should shall may might must will explain describe tell me us about please

@@ -37,7 +37,8 @@ from bayes_app.search.sparse import tokens
 
 OFFLINE_MODEL = "offline"
 SEARCH_TOOL = "search_knowledge_base"
-NO_PASSAGES = "No passages in the library match this question."
+NO_PASSAGES = ("Nothing in your library addresses this question. Try other words, widen the scope, "
+               "or add papers on the topic.")
 
 _PASSAGE = re.compile(
     r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?\) (.+)$", re.M)
