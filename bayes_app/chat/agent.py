@@ -249,6 +249,9 @@ class AskAgent:
         if g.addition:
             self._text(("\n\n" if self.draft.text else "") + g.addition, by="grounding")
         self.draft.grounding = g.state
+        # the sources list tells cited from only retrieved, and opens each at its cited sentence
+        self.draft.citations = grounding.mark_cited("".join(self.draft.text), self.draft.citations)
+        self._send_metadata()
         self.ctx.emit("grounding", g.to_json())
 
     # ---- tools -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm.offline import Passage, rank_candidates, split_sentences
 from bayes_app.search.sparse import tokens
 
@@ -51,6 +52,36 @@ def cited_numbers(text: str, available: set[int]) -> list[int]:
             if n in available and n not in out:
                 out.append(n)
     return out
+
+
+def _cited_sentence(claim: str, passage_text: str) -> str:
+    """The passage sentence an answer sentence cites: the one containing it verbatim (an extractive
+    answer), else the one sharing most of its terms; "" when none shares any."""
+    sentences = split_sentences(" ".join(join_broken_words(passage_text).split()))
+    claim = " ".join(claim.split())
+    for s in sentences:
+        if claim and (claim in s or s in claim) and len(s.split()) >= 3:
+            return s
+    terms = set(tokens(claim))
+    best = max(sentences, key=lambda s: len(terms & set(tokens(s))), default="")
+    return best if best and terms & set(tokens(best)) else ""
+
+
+def mark_cited(answer: str, citations: list[dict]) -> list[dict]:
+    """The run's citations, each with `cited` (the answer carries its marker) and `sentence`: the
+    passage's own sentence the answer cites, verbatim ("" when not cited), to open the viewer at."""
+    by_n = {int(c["n"]): c for c in citations}
+    sentence: dict[int, str] = {}
+    start = 0
+    for m in _MARKERS.finditer(answer or ""):
+        claim = re.split(r"(?<=[.!?])\s+|\n+", answer[start:m.start()].replace(QUOTED_HEAD, "").strip())[-1]
+        start = m.end()
+        for part in re.split(r"[,;]", m.group(1)):
+            n = int(part.strip())
+            if n in by_n and n not in sentence:
+                sentence[n] = _cited_sentence(claim, str(by_n[n].get("text") or ""))
+    return [{**c, "cited": int(c["n"]) in sentence, "sentence": sentence.get(int(c["n"]), "")}
+            for c in citations]
 
 
 def content_terms(question: str) -> set[str]:

@@ -25,6 +25,7 @@ log = logging.getLogger("bayes.llm.choose")
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 DENSE_WEIGHT = 0.75  # score = 0.75 · cosine(question, sentence) + 0.25 · share of question terms covered
+PASSAGE_WEIGHT = 0.3  # a sentence's score: 0.7 · its own relevance + 0.3 · its passage's
 MMR_LAMBDA = 0.7  # MMR: 0.7 · relevance − 0.3 · closeness to a sentence already chosen
 SAME_FACT_COSINE = 0.9  # a sentence this close to a chosen one repeats it: never chosen
 
@@ -46,7 +47,7 @@ _DEPENDENT = re.compile(
 _LIST_PREFIX = re.compile(r"^\s*(?:\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})\)|(?:\d{1,2}|[ivx]{1,4})\.(?=\s+[A-Za-z]))\s+")
 # "ChatGPT9 ," / "models17 ." — digits glued to a word and cut off from the punctuation that
 # follows: the text layer of a superscript footnote or reference mark.
-_GLUED_MARK = re.compile(r"(?<=[a-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
+_GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
 
 
 def default_embed(texts: Sequence[str]) -> np.ndarray:

@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm import choose
 from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
@@ -212,6 +214,7 @@ def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
     texts: list[str] = []  # what is judged: the sentence itself
     quotes: list[str] = []  # what is quoted: with the sentence before it when it leans on it
     keys: list[Any] = []
+    places: list[tuple[int, int]] = []  # (position, passage rank) of each
     seen: set[str] = set()
     for sentence, key, rank, pos in candidates:
         if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen or tabular(sentence):
@@ -232,9 +235,16 @@ def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
         texts.append(sentence)
         quotes.append(quote)
         keys.append(quote_key)
+        places.append((pos, rank))
     if not texts:
         return []
+    # a sentence is judged with its passage: answer-bearing sentences sit together
+    passages = {rank: " ".join(t for (r, _), (t, _) in sorted(by_place.items()) if r == rank) for rank in last_pos}
+    ranks = [r for r in dict.fromkeys(k[1] for k in places)]
+    p_scores, _ = choose.relevance(question, [passages[r] for r in ranks], embed)
+    prior = dict(zip(ranks, p_scores))
     scores, vecs = choose.relevance(question, texts, embed)
+    scores = (1 - choose.PASSAGE_WEIGHT) * scores + choose.PASSAGE_WEIGHT * np.array([prior[k[1]] for k in places])
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
     for i in choose.mmr(scores, vecs, 2 * limit):
