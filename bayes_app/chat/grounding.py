@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from bayes_app.library.hyphens import join_broken_words
-from bayes_app.llm.offline import Passage, rank_candidates, split_sentences
+from bayes_app.llm.offline import Passage, passage_sentences, rank_candidates, split_sentences
 from bayes_app.search.sparse import tokens
 
 CITED, QUOTED, UNSUPPORTED, UNCITED = "cited", "quoted", "unsupported", "uncited"
@@ -99,7 +99,7 @@ def supporting_sentences(question: str, passages: list[Passage], limit: int = QU
         return []
     about = " ".join(sorted(terms))
     candidates = [(s, p.n, rank, pos) for rank, p in enumerate(passages)
-                  for pos, s in enumerate(split_sentences(" ".join(p.text.split())))]
+                  for pos, s in enumerate(passage_sentences(p.text))]
     return rank_candidates(question, candidates, limit, min_overlap=1 if len(terms) <= 2 else 2, overlap_with=about)
 
 

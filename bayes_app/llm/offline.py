@@ -171,6 +171,7 @@ def _should_search(request: ChatRequest, passages: list[Passage]) -> bool:
 Candidate = tuple[str, Any, int, int]  # (sentence, key, passage rank, position in the passage)
 
 
+_CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Algorithm|Listing)\s*[A-Z]?\d", re.I)
 _NUMBERISH = re.compile(r"^[(\[]?[-+±~<>≤≥]?\d[\d.,:/%×x±]*[)\]]?\*?$")
 
 
@@ -193,6 +194,16 @@ def _complete(sentence: str, first: bool, last: bool) -> bool:
     if last and not re.search(r"[.!?][\"'”’)\]]*(?:\s*\[\d+(?:[,–-]\d+)*\])?$", sentence):
         return False
     return not (first and sentence[:1].islower())
+
+
+def _quotable(sentence: str) -> bool:
+    """A complete declarative sentence of prose (no figure text, equation, question, reference)."""
+    from bayes_app.maps.sentences import claim_problem
+
+    problem = claim_problem(sentence)
+    if problem == "no_verb":  # the verb test is rough ("Counterfactuals explain …"): only captions fail it
+        return not _CAPTION.match(sentence)
+    return problem in (None, "too_long", "too_short")
 
 
 def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
@@ -220,7 +231,7 @@ def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
         if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen or tabular(sentence):
             continue
         seen.add(sentence)
-        if not _complete(sentence, pos == first_pos[rank], pos == last_pos[rank]):
+        if not _complete(sentence, pos == first_pos[rank], pos == last_pos[rank]) or not _quotable(sentence):
             continue
         quote, quote_key = sentence, key
         if choose.leans_on_previous(sentence):
@@ -253,10 +264,18 @@ def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
     return [(quotes[i], keys[i]) for i in out[:limit]]
 
 
+def passage_sentences(text: str) -> list[str]:
+    """A passage's sentences as an answer may quote them: verbatim, run-in headings, bullets and
+    leading citation marks cut off (`maps.sentences.candidate_sentences`)."""
+    from bayes_app.maps.sentences import candidate_sentences
+
+    return candidate_sentences(text)
+
+
 def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
     """Up to `limit` (sentence, passage number) pairs (see `rank_candidates`)."""
     candidates = [(sentence, p.n, rank, pos) for rank, p in enumerate(passages)
-                  for pos, sentence in enumerate(split_sentences(p.text))]
+                  for pos, sentence in enumerate(passage_sentences(p.text))]
     return rank_candidates(question, candidates, limit)
 
 
@@ -308,7 +327,7 @@ class OfflineProvider:
 
     name = "offline"
 
-    def __init__(self, max_sentences: int = 3, word_delay_s: float = 0.0) -> None:
+    def __init__(self, max_sentences: int = 4, word_delay_s: float = 0.0) -> None:
         self.max_sentences = max_sentences
         self.word_delay_s = word_delay_s  # pacing for demos/tests (BAYES_OFFLINE_WORD_DELAY_MS)
 
