@@ -112,7 +112,8 @@ def run() -> dict:
                 "research_facts": sum(facts_reached(q, claim_quotes)), "claims": len(r["claims"]),
                 "relevant_claims": sum(relevant), "openers": sum(bool(OPENER.match(t)) for t, _ in r["claims"]),
                 "duplicates": r["duplicates"], "themes": r["themes"],
-                "off_topic": [t[:100] for (t, _), ok in zip(r["claims"], relevant) if not ok]})
+                "off_topic": [t[:100] for (t, _), ok in zip(r["claims"], relevant) if not ok],
+                "claim_rows": [[t, ok] for (t, _), ok in zip(r["claims"], relevant)]})
     return {"rows": rows, "seconds": time.monotonic() - t0}
 
 
@@ -151,8 +152,11 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REF", help="also measure this commit (e.g. main)")
     ap.add_argument("--json", action="store_true", help="print one JSON line (used for the baseline)")
     ap.add_argument("--detail", action="store_true", help="answers and off-topic claims per question")
+    ap.add_argument("--save", metavar="PATH", help="also write the full measurement as JSON")
     args = ap.parse_args()
     ours = run()
+    if args.save:
+        Path(args.save).write_text(json.dumps(ours, default=str))
     if args.json:
         print(json.dumps(ours, default=str))
         return

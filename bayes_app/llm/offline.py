@@ -200,10 +200,10 @@ def _quotable(sentence: str) -> bool:
     """A complete declarative sentence of prose (no figure text, equation, question, reference)."""
     from bayes_app.maps.sentences import claim_problem
 
-    problem = claim_problem(sentence)
-    if problem == "no_verb":  # the verb test is rough ("Counterfactuals explain …"): only captions fail it
-        return not _CAPTION.match(sentence)
-    return problem in (None, "too_long", "too_short")
+    if _CAPTION.match(sentence):  # "Table 1: Examples of queries …" titles a table; it answers nothing
+        return False
+    # the verb test is rough ("Counterfactuals explain …"): it doesn't decide here
+    return claim_problem(sentence) in (None, "too_long", "too_short", "no_verb")
 
 
 def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,

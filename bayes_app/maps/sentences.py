@@ -50,6 +50,8 @@ _STARTERS = (r"(?=(?:The|We|Our|In|As|A|An|This|These|Those|It|Its|To|For|During
              r"However|Although|Given|Since|When|After|Unlike|Recent|Many|Most|Several|Each|One)\s)")
 _NUMBERED_RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)+\.?|\d+\.?|[A-Z]\.\d+(?:\.\d+)*)\s+(?:\S+\s+){1,6}?" + _STARTERS)
 _TITLED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,3}?" + _STARTERS)
+# "Methodology 4.1 Overview As illustrated …": a section heading, then a subsection heading
+_NESTED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,4}\d+(?:\.\d+)+\.?\s+(?:\S+\s+){0,6}?" + _STARTERS)
 _REFERENCE = [
     re.compile(r"^\s*(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s+[A-Z][\w'’-]+,?\s+(?:[A-Z]\.|[A-Z][a-z]+)"),  # (57) Sheridan, R. P.
     re.compile(r"\b(?:19|20)\d{2}[a-z]?\s*[,;]\s*\d+\s*(?:\(\d+\))?\s*[,:]\s*\d+\s*[–-]\s*\d+"),  # 2018, 84, 96–108
@@ -139,7 +141,7 @@ def _blocks(raw: str) -> list[str]:
 
 
 def _strip_run_in_heading(s: str) -> str:
-    m = _NUMBERED_RUN_IN.match(s)
+    m = _NESTED_RUN_IN.match(s) or _NUMBERED_RUN_IN.match(s)
     if m and sum(c.isalpha() for c in m.group(0)) >= 3:
         return s[m.end():]
     m = _TITLED_RUN_IN.match(s)
