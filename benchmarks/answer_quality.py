@@ -21,9 +21,7 @@ labels copied in) and prints both side by side with the change.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import re
 import subprocess
 import sys
 import time
@@ -33,51 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
-OPENER = re.compile(r"^(?:This|These|That|Those|It|Its|They|Their|Such|Subsequently|Ultimately|Consequently|"
-                    r"Thus|Hence|Then|Among these|Of these|The latter|The former)\b(?!\s+(?:paper|work|study|"
-                    r"article|review|survey|perspective)\b)")
-_MARKED = re.compile(r"(.+?)\s*\[(\d+(?:\s*,\s*\d+)*)\]")
-
-
-def ask_answer(lab, question: str) -> tuple[str, list[tuple[str, int | None]]]:
-    """The offline Ask answer as the Ask run builds it; its quoted sentences with their pages."""
-    from bayes_app.chat import agent, prompts
-    from bayes_app.llm.offline import OfflineProvider, format_passages
-    from bayes_app.llm.types import ChatRequest
-
-    hits = [h for h in agent.search_library(lab.sessions, lab.user_id, question, None, agent.TOP_K)
-            if not h.get("weak")]
-    numbered = [{**h, "n": i} for i, h in enumerate(hits, 1)]
-    system = prompts.SYSTEM + "\n\n" + (prompts.PASSAGES.format(passages=format_passages(numbered)[:agent.TOOL_RESULT_CHARS])
-                                        if numbered else prompts.NO_PASSAGES)
-    req = ChatRequest(model="offline", messages=[{"role": "system", "content": system},
-                                                 {"role": "user", "content": question}])
-    text = asyncio.run(OfflineProvider().complete(req)).text
-    pages = {h["n"]: h.get("page") for h in numbered}
-    quoted = [(m.group(1).strip(), pages.get(int(m.group(2).split(",")[0]))) for m in _MARKED.finditer(text)]
-    return text, quoted
-
-
-def research(lab, question: str, embed) -> dict:
-    from sqlmodel import select
-
-    from bayes_app.llm.offline import OfflineProvider
-    from bayes_app.models import Citation, MapNode
-    from tests.support.mapquality import measure_map
-
-    mid = lab.create_map(question)
-    lab.run("build_map", mid, OfflineProvider, prompt=question)
-    with lab.sessions() as db:
-        claims = [n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.kind == "claim"]
-        cits = list(db.exec(select(Citation).where(Citation.map_id == mid)))
-    by_node: dict[str, list] = {}
-    for c in cits:
-        by_node.setdefault(c.node_id, []).append((c.quote, c.page))
-    m = measure_map(lab, mid, embed)
-    return {"claims": [(n.title, by_node.get(n.id, [])) for n in claims], "duplicates": m["duplicates"],
-            "themes": m["titles"]}
-
-
 def run() -> dict:
     try:
         from bayes_app import registry
@@ -87,7 +40,7 @@ def run() -> dict:
     from bayes_app.library.pdf import iter_pages
     from bayes_app.search.embeddings import get_embedder
     from tests.support import pdfs
-    from tests.support.answer_labels import QUESTIONS, addresses, facts_reached, region_texts
+    from tests.support.answer_labels import QUESTIONS, measure_question
     from tests.support.maplab import MapLab
 
     model = get_embedder()
@@ -96,24 +49,9 @@ def run() -> dict:
         return model.embed_passages(list(texts))
 
     pages = {p: {i: t.text for i, t in enumerate(iter_pages(str(pdfs.FIXTURES / p)), 1)} for p in PAPERS[:2]}
-    rows = []
     t0 = time.monotonic()
     with MapLab([pdfs.FIXTURES / p for p in PAPERS]) as lab:
-        for q in QUESTIONS:
-            regions = region_texts(q, pages[q.paper])
-            text, quoted = ask_answer(lab, q.question)
-            r = research(lab, q.question, embed)
-            claim_quotes = [qt for _, cs in r["claims"] for qt, _ in cs]
-            relevant = [any(addresses(q, qt, pg, regions) for qt, pg in cs) for _, cs in r["claims"]]
-            rows.append({
-                "question": q.question, "facts": len(q.facts),
-                "ask_facts": sum(facts_reached(q, [s for s, _ in quoted])), "ask_answer": text,
-                "ask_relevant": sum(addresses(q, s, pg, regions) for s, pg in quoted), "ask_sentences": len(quoted),
-                "research_facts": sum(facts_reached(q, claim_quotes)), "claims": len(r["claims"]),
-                "relevant_claims": sum(relevant), "openers": sum(bool(OPENER.match(t)) for t, _ in r["claims"]),
-                "duplicates": r["duplicates"], "themes": r["themes"],
-                "off_topic": [t[:100] for (t, _), ok in zip(r["claims"], relevant) if not ok],
-                "claim_rows": [[t, ok] for (t, _), ok in zip(r["claims"], relevant)]})
+        rows = [measure_question(lab, q, pages[q.paper], embed) for q in QUESTIONS]
     return {"rows": rows, "seconds": time.monotonic() - t0}
 
 

@@ -14,6 +14,7 @@ code reads these labels except the measurement.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 
@@ -210,3 +211,67 @@ def addresses(labelled: Labelled, quote: str, page: int | None, regions: list[tu
     if any(norm(alt) in q for fact in labelled.facts for alt in fact):
         return True
     return any(q and q in text and (page is None or p == page) for p, text in regions)
+
+
+# ---- measuring (benchmarks/answer_quality.py, tests/integration/test_answer_quality.py) ----------------
+OPENER = re.compile(r"^(?:This|These|That|Those|It|Its|They|Their|Such|Subsequently|Ultimately|Consequently|"
+                    r"Thus|Hence|Then|Among these|Of these|The latter|The former)\b(?!\s+(?:paper|work|study|"
+                    r"article|review|survey|perspective)\b)")
+_MARKED = re.compile(r"(.+?)\s*\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def ask_answer(lab, question: str) -> tuple[str, list[tuple[str, int | None]]]:
+    """The offline Ask answer as the Ask run builds it; its quoted sentences with their pages."""
+    from bayes_app.chat import agent, prompts
+    from bayes_app.llm.offline import OfflineProvider, format_passages
+    from bayes_app.llm.types import ChatRequest
+
+    hits = [h for h in agent.search_library(lab.sessions, lab.user_id, question, None, agent.TOP_K)
+            if not h.get("weak")]
+    numbered = [{**h, "n": i} for i, h in enumerate(hits, 1)]
+    system = prompts.SYSTEM + "\n\n" + (prompts.PASSAGES.format(passages=format_passages(numbered)[:agent.TOOL_RESULT_CHARS])
+                                        if numbered else prompts.NO_PASSAGES)
+    req = ChatRequest(model="offline", messages=[{"role": "system", "content": system},
+                                                 {"role": "user", "content": question}])
+    text = asyncio.run(OfflineProvider().complete(req)).text
+    pages = {h["n"]: h.get("page") for h in numbered}
+    quoted = [(m.group(1).strip(), pages.get(int(m.group(2).split(",")[0]))) for m in _MARKED.finditer(text)]
+    return text, quoted
+
+
+def research(lab, question: str, embed) -> dict:
+    from sqlmodel import select
+
+    from bayes_app.llm.offline import OfflineProvider
+    from bayes_app.models import Citation, MapNode
+    from tests.support.mapquality import measure_map
+
+    mid = lab.create_map(question)
+    lab.run("build_map", mid, OfflineProvider, prompt=question)
+    with lab.sessions() as db:
+        claims = [n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.kind == "claim"]
+        cits = list(db.exec(select(Citation).where(Citation.map_id == mid)))
+    by_node: dict[str, list] = {}
+    for c in cits:
+        by_node.setdefault(c.node_id, []).append((c.quote, c.page))
+    m = measure_map(lab, mid, embed)
+    return {"claims": [(n.title, by_node.get(n.id, [])) for n in claims], "duplicates": m["duplicates"],
+            "themes": m["titles"]}
+
+
+def measure_question(lab, q: Labelled, page_text: dict[int, str], embed) -> dict:
+    """Ask and Research on one labelled question in a MapLab library, measured against its labels."""
+    regions = region_texts(q, page_text)
+    text, quoted = ask_answer(lab, q.question)
+    r = research(lab, q.question, embed)
+    claim_quotes = [qt for _, cs in r["claims"] for qt, _ in cs]
+    relevant = [any(addresses(q, qt, pg, regions) for qt, pg in cs) for _, cs in r["claims"]]
+    return {
+        "question": q.question, "facts": len(q.facts),
+        "ask_facts": sum(facts_reached(q, [s for s, _ in quoted])), "ask_answer": text,
+        "ask_relevant": sum(addresses(q, s, pg, regions) for s, pg in quoted), "ask_sentences": len(quoted),
+        "research_facts": sum(facts_reached(q, claim_quotes)), "claims": len(r["claims"]),
+        "relevant_claims": sum(relevant), "openers": sum(bool(OPENER.match(t)) for t, _ in r["claims"]),
+        "duplicates": r["duplicates"], "themes": r["themes"],
+        "off_topic": [t[:100] for (t, _), ok in zip(r["claims"], relevant) if not ok],
+        "claim_rows": [[t, ok] for (t, _), ok in zip(r["claims"], relevant)]}
