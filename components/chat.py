@@ -24,11 +24,12 @@ def conversation_list() -> rx.Component:
     )
 
 
-def sources(items: rx.Var, id_: str | None = None) -> rx.Component:
+def sources(items: rx.Var, id_: str | None = None, heading: str = "Sources",
+            class_name: str = "chat-sources") -> rx.Component:
     return rx.cond(
         items.length() > 0,
         rx.vstack(
-            rx.text("Sources", size="2", weight="bold", color_scheme="gray"),
+            rx.text(heading, size="2", weight="bold", color_scheme="gray"),
             rx.foreach(items, lambda s: rx.card(
                 rx.vstack(
                     rx.hstack(rx.badge("[" + s.n + "]", variant="soft"),
@@ -43,9 +44,21 @@ def sources(items: rx.Var, id_: str | None = None) -> rx.Component:
                     rx.text(s.quote, size="1", color_scheme="gray"),
                     spacing="1", width="100%"),
                 class_name="chat-source", width="100%", size="1")),
-            spacing="2", width="100%", id=id_,
+            spacing="2", width="100%", id=id_, class_name=class_name,
         ),
     )
+
+
+def answer_sources(cited: rx.Var, retrieved: rx.Var, id_: str | None = None) -> rx.Component:
+    """What the answer cites, then what the search found that it does not cite (folded)."""
+    return rx.vstack(
+        sources(cited, id_),
+        rx.cond(retrieved.length() > 0, rx.el.details(
+            rx.el.summary(rx.text("Also retrieved, not cited (", retrieved.length().to_string(), ")", size="1",
+                                  color_scheme="gray", as_="span")),
+            sources(retrieved, None, "Retrieved, not cited", "chat-retrieved"),
+            class_name="chat-retrieved-box", width="100%")),
+        spacing="2", width="100%")
 
 
 def thinking(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
@@ -129,7 +142,7 @@ def _assistant_message(m: rx.Var) -> rx.Component:
                 rx.box(safe_markdown(m.content), class_name="chat-answer", width="100%")),
         rx.cond(m.grounding_label != "", rx.callout(m.grounding_label, icon="triangle_alert", color_scheme="orange",
                                                     size="1", class_name="chat-grounding")),
-        rx.cond(m.status == "running", rx.fragment(), sources(m.sources)),
+        rx.cond(m.status == "running", rx.fragment(), answer_sources(m.sources, m.retrieved)),
         rx.hstack(
             rx.cond(m.status_label != "", rx.badge(m.status_label, class_name="chat-status",
                                                       color_scheme=rx.cond(m.status == "complete", "green",
@@ -155,7 +168,7 @@ def live_answer() -> rx.Component:
             rx.cond(ChatState.live_tools.length() > 0,
                     rx.hstack(rx.foreach(ChatState.live_tools, lambda t: rx.badge(t, variant="outline", size="1")),
                               class_name="chat-tools", wrap="wrap")),
-            sources(ChatState.live_sources, id_="chat-live-sources"),
+            answer_sources(ChatState.live_sources, ChatState.live_retrieved, id_="chat-live-sources"),
             rx.box(safe_markdown(ChatState.live_text), id="chat-live-answer", width="100%"),
             rx.cond(ChatState.live_grounding != "", rx.callout(ChatState.live_grounding, icon="triangle_alert",
                                                                color_scheme="orange", size="1",

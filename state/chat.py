@@ -44,7 +44,8 @@ class Message:
     role: str = ""
     content: str = ""
     thinking: str = ""
-    sources: list[Source] = dataclasses.field(default_factory=list)
+    sources: list[Source] = dataclasses.field(default_factory=list)  # cited (all, before citations are known)
+    retrieved: list[Source] = dataclasses.field(default_factory=list)  # found by search, not cited
     status: str = ""
     status_label: str = ""
     cost: str = ""  # rounded for reading; `cost_exact` in its tooltip
@@ -55,7 +56,8 @@ class Message:
 
 
 def _source(c: dict[str, Any]) -> Source:
-    quote = " ".join(str(c.get("text", "")).split())
+    # a cited source shows, and opens the viewer at, the sentence the answer cites; else its passage
+    quote = " ".join(str(c.get("sentence") or c.get("text", "")).split())
     return Source(
         n=str(c.get("n", "")), title=str(c.get("title") or "Untitled"), page=str(c.get("page", "")),
         quote=quote[:280] + ("…" if len(quote) > 280 else ""),
@@ -64,13 +66,23 @@ def _source(c: dict[str, Any]) -> Source:
     )
 
 
+def _split_sources(citations: list[dict[str, Any]]) -> tuple[list[Source], list[Source]]:
+    """(cited, only retrieved) once the answer's citations are known (`cited` flags); before
+    that (or for answers stored without flags) every source is listed first."""
+    if not any("cited" in c for c in citations):
+        return [_source(c) for c in citations], []
+    return ([_source(c) for c in citations if c.get("cited")],
+            [_source(c) for c in citations if not c.get("cited")])
+
+
 def _message(m: dict[str, Any]) -> Message:
     charged = m.get("charged_credits")
     status = m["status"]
     reason = m.get("outcome_reason") or ""
+    cited, retrieved = _split_sources(m.get("citations") or [])
     return Message(
         id=m["id"], role=m["role"], content=m["content"], thinking=m["thinking"],
-        sources=[_source(c) for c in m.get("citations") or []], status=status,
+        sources=cited, retrieved=retrieved, status=status,
         status_label=STATUS_LABEL.get(status, status) + (f" ({reason})" if status == "failed" and reason else ""),
         cost=f"{display_credits(charged)} credits" if charged is not None else "",
         cost_exact=f"{format_credits(charged)} credits" if charged is not None else "",
@@ -118,6 +130,7 @@ class ChatState(AuthState):
     live_thinking: str = ""
     live_text: str = ""
     live_sources: list[Source] = []
+    live_retrieved: list[Source] = []
     live_tools: list[str] = []
     live_memory: str = ""
     live_grounding: str = ""
@@ -157,7 +170,7 @@ class ChatState(AuthState):
     def _reset_live(self) -> None:
         self.live_run_id = self.live_thinking = self.live_text = self.live_memory = self.live_status = ""
         self.live_grounding = ""
-        self.live_sources, self.live_tools, self.cursor = [], [], ""
+        self.live_sources, self.live_retrieved, self.live_tools, self.cursor = [], [], [], ""
 
     @rx.event
     def load(self):
@@ -337,7 +350,7 @@ class ChatState(AuthState):
         if ev.type == "thinking":
             self.live_thinking += data.get("delta", "")
         elif ev.type == "metadata":
-            self.live_sources = [_source(c) for c in data.get("citations", [])]
+            self.live_sources, self.live_retrieved = _split_sources(data.get("citations", []))
         elif ev.type == "text":
             self.live_text += data.get("delta", "")
         elif ev.type == "tool":

@@ -317,7 +317,7 @@ class MapState(MapEditing, AuthState):
         run = app_runs.info(run_id)
         status, charged = (run.status, run.charged_credits) if run else ("", None)
         reason = (run.outcome_reason if run else "") or ""
-        self.run_outcome = status + (f" ({reason})" if status != RunStatus.SUCCEEDED and reason else "")
+        self.run_outcome = map_runs.outcome_line(status, reason)
         self.run_cost = f"{display_credits(charged)} credits" if charged is not None else ""
         self.run_cost_exact = f"{format_credits(charged)} credits" if charged is not None else ""
         wrote = self._live_count > 0

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayes_app.agents.retrieval import Passage
+from bayes_app.llm import choose
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.support import polarity_clash
 from bayes_app.search.sparse import STOPWORDS, tokens
@@ -34,7 +35,8 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and polarity) say the same
 CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
-RELEVANCE_WEIGHT = 0.65  # rank = 0.65 · relevance to the query + 0.35 · centrality
+RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
+MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
@@ -83,12 +85,21 @@ def claim_candidates(passages: list[Passage]) -> list[Candidate]:
         raw = p.raw or p.text
         if sent.looks_like_reference_list(raw):  # also when labelled body: roles may be stale
             continue
-        for s in sent.candidate_sentences(raw):
+        sentences = sent.candidate_sentences(raw)
+        for i, s in enumerate(sentences):
             key = " ".join(s.lower().split())
             if key in seen or sent.claim_problem(s) is not None:
                 continue
+            text = s
+            if choose.leans_on_previous(s):
+                # "This challenge motivates…": quote it with the sentence it points to, or not at all
+                prev = sentences[i - 1] if i else ""
+                text = f"{prev} {s}"
+                if not prev or choose.leans_on_previous(prev) or sent.claim_problem(prev) is not None \
+                        or len(text.split()) > MAX_PAIR_WORDS or text not in " ".join(p.text.split()):
+                    continue
             seen.add(key)
-            out.append(Candidate(s, p))
+            out.append(Candidate(text, p, extra={"wording": choose.wording(text)}))
     return out
 
 
@@ -107,7 +118,9 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
     _embed_all(cands, embed)
     q = embed([query])[0]
     m = np.stack([c.vec for c in cands])
-    rel = m @ q
+    # dense similarity to the query, and a share for the query's own terms
+    rel = choose.DENSE_WEIGHT * (m @ q) + (1 - choose.DENSE_WEIGHT) * choose.term_coverage(
+        query, [c.text for c in cands])
     cen = (m @ m.T).sum(1) - 1.0
     cen = cen / max(1, len(cands) - 1)
     for c, r, z in zip(cands, rel, cen):
@@ -162,9 +175,14 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
 
 def select_claims(query: str, passages: list[Passage], limit: int, avoid: Sequence[str] = (),
                   embed: Embed | None = None) -> list[Candidate]:
-    """Up to `limit` claim sentences for `query`, ranked, near-duplicates merged."""
+    """Up to `limit` claim sentences for `query`: ranked, near-duplicates merged, then chosen by
+    maximal marginal relevance so one fact appears once."""
     embed = embed or default_embed
-    return dedupe(rank(claim_candidates(passages), query, embed), avoid, embed)[:limit]
+    kept = dedupe(rank(claim_candidates(passages), query, embed), avoid, embed)
+    if not kept:
+        return []
+    picked = choose.mmr(np.array([c.score for c in kept]), np.stack([c.vec for c in kept]), limit)
+    return [kept[i] for i in picked]
 
 
 # ---- themes --------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
 from bayes_app.agents.router import route
 from bayes_app.agents.writer import Writer
+from bayes_app.library import documents
 from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
@@ -81,6 +82,17 @@ def _done(ctx: RunContext, r: Research | None, empty: str | None = None, **extra
 
 NO_PASSAGES = "no_passages"
 NO_CLAIMS = "no_usable_claims"
+LIBRARY_EMPTY = "library_empty"
+
+
+async def _nothing_to_research(ctx: RunContext) -> RunFailed:
+    """Why a search found nothing, in plain words: an empty library, or nothing relevant in it."""
+    def count() -> int:
+        with ctx.sessions() as db:
+            return documents.indexed_count(db, ctx.run.owner_id)
+    if await asyncio.to_thread(count) == 0:
+        return RunFailed(LIBRARY_EMPTY, documents.EMPTY_LIBRARY)
+    return RunFailed(NO_PASSAGES, documents.NOTHING_RELEVANT)
 
 
 def _require_claims(r: Research) -> None:
@@ -104,7 +116,7 @@ async def build_map(ctx: RunContext) -> None:
     first = await retrieve(ctx, question, k=24 if is_offline(ctx) else 10)
     ctx.emit("agent", {"role": "planner", "passages": len(first)})
     if not first:
-        raise RunFailed(NO_PASSAGES, "The library has no passages to research this question in.")
+        raise await _nothing_to_research(ctx)
     aspects = await planner.plan(ctx, question, first)
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
     await research_aspects(r, root.id, aspects)

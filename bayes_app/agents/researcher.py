@@ -156,7 +156,8 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
     by_chunk = {p.chunk_id: p for p in passages}
     used = [by_chunk.get(c.passage.chunk_id, c.passage) for c in picks]
     prompt_passages = list({p.chunk_id: p for p in used}.values())
-    dictate = [{"quote": c.text, "passage": p.n} for c, p in zip(picks, used)]
+    dictate = [{"quote": c.text, "text": c.extra.get("wording") or c.text, "passage": p.n}
+               for c, p in zip(picks, used)]
     data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, prompt_passages),
                           claims_schema([]), extra_body={"offline_claims": dictate})
     return parse_claims(data, prompt_passages, aspect)

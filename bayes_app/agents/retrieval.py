@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from sqlmodel import select
 
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.runs.executor import RunContext
 
-_MARKER_BREAK = re.compile(r"[\u00ad\ufffe\u0002]\s*")
 
 
 def prompt_text(raw: str) -> str:
-    """A passage as shown to the model: hyphenation markers joined with the next line,
+    """A passage as shown to the model: hyphenation marks joined with the next line (the hyphen
+    kept where it belongs to the word, `library.hyphens`),
     whitespace collapsed (so a quote copied from it matches after quote normalisation)."""
-    return " ".join(_MARKER_BREAK.sub("", raw).split())
+    return " ".join(join_broken_words(raw).split())
 
 
 @dataclass

@@ -26,6 +26,7 @@ from bayes_app.chat import grounding, prompts, tools
 from bayes_app.chat.analysis import extractive_analysis
 from bayes_app.chat.calculator import CalculatorError, calculate
 from bayes_app.chat.memory import Memory, fit
+from bayes_app.library import documents
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import (ChatRequest, ProviderError, ReasoningDelta, StreamEvent, TextDelta, ToolCall,
                                  assistant_message, tool_message)
@@ -206,7 +207,14 @@ class AskAgent:
         return [{"role": "system", "content": system}, *_history_messages(self.turn),
                 {"role": "user", "content": self.turn.question}]
 
+    def _library_empty(self) -> bool:
+        with self.ctx.sessions() as db:
+            return documents.indexed_count(db, self.ctx.run.owner_id) == 0
+
     async def answer(self) -> None:
+        if await asyncio.to_thread(self._library_empty):
+            self._text(documents.EMPTY_LIBRARY, by="system")  # nothing to search: say what to do instead
+            return
         messages = self._messages(await self.presearch())
         self._send_metadata()  # the passages found are the sources so far
         for step in range(MAX_STEPS):
@@ -241,6 +249,9 @@ class AskAgent:
         if g.addition:
             self._text(("\n\n" if self.draft.text else "") + g.addition, by="grounding")
         self.draft.grounding = g.state
+        # the sources list tells cited from only retrieved, and opens each at its cited sentence
+        self.draft.citations = grounding.mark_cited("".join(self.draft.text), self.draft.citations)
+        self._send_metadata()
         self.ctx.emit("grounding", g.to_json())
 
     # ---- tools -------------------------------------------------------------------------

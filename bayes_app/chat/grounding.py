@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm.markup import literal
-from bayes_app.llm.offline import Passage, rank_candidates, split_sentences
+from bayes_app.llm.offline import Passage, passage_sentences, rank_candidates, split_sentences
 from bayes_app.search.sparse import tokens
 
 CITED, QUOTED, UNSUPPORTED, UNCITED = "cited", "quoted", "unsupported", "uncited"
@@ -26,13 +27,15 @@ LABELS = {
     UNSUPPORTED: "No sources cited: the library doesn't support an answer",
     UNCITED: "No sources cited",
 }
-UNSUPPORTED_TEXT = "The library doesn't support an answer to this question."
+UNSUPPORTED_TEXT = ("The library doesn't support an answer to this question. Try other words, or add papers "
+                    "on the topic.")
 QUOTED_HEAD = "**From the library** (quoted verbatim; the answer above cites no source):"
 QUOTED_SENTENCES = 3
 
 _MARKERS = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 _SAYS_UNSUPPORTED = re.compile(r"library (?:doesn't|does not|can't|cannot) support an answer|"
-                               r"no passages (?:in the library )?match", re.I)
+                               r"no passages (?:in the library )?match|nothing in your library addresses|"
+                               r"your library is empty", re.I)
 # words of a question that say nothing about its topic
 _ASKING = frozenset("""what whats how why which who whom whose when where does do did done is are was were
 be been can could would should shall may might must will explain describe tell me us about please
@@ -52,6 +55,36 @@ def cited_numbers(text: str, available: set[int]) -> list[int]:
     return out
 
 
+def _cited_sentence(claim: str, passage_text: str) -> str:
+    """The passage sentence an answer sentence cites: the one containing it verbatim (an extractive
+    answer), else the one sharing most of its terms; "" when none shares any."""
+    sentences = split_sentences(" ".join(join_broken_words(passage_text).split()))
+    claim = " ".join(claim.split())
+    for s in sentences:
+        if claim and (claim in s or s in claim) and len(s.split()) >= 3:
+            return s
+    terms = set(tokens(claim))
+    best = max(sentences, key=lambda s: len(terms & set(tokens(s))), default="")
+    return best if best and terms & set(tokens(best)) else ""
+
+
+def mark_cited(answer: str, citations: list[dict]) -> list[dict]:
+    """The run's citations, each with `cited` (the answer carries its marker) and `sentence`: the
+    passage's own sentence the answer cites, verbatim ("" when not cited), to open the viewer at."""
+    by_n = {int(c["n"]): c for c in citations}
+    sentence: dict[int, str] = {}
+    start = 0
+    for m in _MARKERS.finditer(answer or ""):
+        claim = re.split(r"(?<=[.!?])\s+|\n+", answer[start:m.start()].replace(QUOTED_HEAD, "").strip())[-1]
+        start = m.end()
+        for part in re.split(r"[,;]", m.group(1)):
+            n = int(part.strip())
+            if n in by_n and n not in sentence:
+                sentence[n] = _cited_sentence(claim, str(by_n[n].get("text") or ""))
+    return [{**c, "cited": int(c["n"]) in sentence, "sentence": sentence.get(int(c["n"]), "")}
+            for c in citations]
+
+
 def content_terms(question: str) -> set[str]:
     """The stemmed terms of what the question is about (asking words dropped)."""
     return set(tokens(" ".join(w for w in _WORD.findall(question)
@@ -67,8 +100,8 @@ def supporting_sentences(question: str, passages: list[Passage], limit: int = QU
         return []
     about = " ".join(sorted(terms))
     candidates = [(s, p.n, rank, pos) for rank, p in enumerate(passages)
-                  for pos, s in enumerate(split_sentences(" ".join(p.text.split())))]
-    return rank_candidates(about, candidates, limit, min_overlap=1 if len(terms) <= 2 else 2)
+                  for pos, s in enumerate(passage_sentences(p.text))]
+    return rank_candidates(question, candidates, limit, min_overlap=1 if len(terms) <= 2 else 2, overlap_with=about)
 
 
 @dataclass

@@ -150,6 +150,17 @@ def list_documents(db: Session, owner_id: str, collection_id: str | None = None)
     return [_view(d, cols[d.id]) for d in docs]
 
 
+EMPTY_LIBRARY = "Your library is empty — add papers on the Library page first."
+NOTHING_RELEVANT = ("Nothing in your library addresses this question. Try other words, widen the scope, "
+                    "or add papers on the topic.")
+
+
+def indexed_count(db: Session, owner_id: str) -> int:
+    """How many of the owner's documents are indexed (searchable)."""
+    return int(db.exec(select(func.count()).select_from(Document).where(
+        Document.owner_id == owner_id, Document.status == DocStatus.INDEXED)).one())
+
+
 def stored_bytes(db: Session, owner_id: str) -> int:
     """How many bytes of files the owner's documents take (each document counted once)."""
     return int(db.exec(select(func.coalesce(func.sum(Document.file_size), 0))

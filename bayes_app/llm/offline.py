@@ -25,6 +25,10 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from bayes_app.library.hyphens import join_broken_words
+from bayes_app.llm import choose
 from bayes_app.llm.markup import literal
 from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
 from bayes_app.llm.stream import ModelStream, collect
@@ -36,7 +40,8 @@ from bayes_app.search.sparse import tokens
 
 OFFLINE_MODEL = "offline"
 SEARCH_TOOL = "search_knowledge_base"
-NO_PASSAGES = "No passages in the library match this question."
+NO_PASSAGES = ("Nothing in your library addresses this question. Try other words, widen the scope, "
+               "or add papers on the topic.")
 
 _PASSAGE = re.compile(
     r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?\) (.+)$", re.M)
@@ -81,7 +86,7 @@ def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
     lines = []
     for i, raw in enumerate(passages, 1):
         p = _as_passage(raw, i)
-        text = _one_line(p.text)
+        text = _one_line(join_broken_words(p.text))
         if not text:
             continue
         head = _clean_title(p.title) or "untitled"
@@ -167,6 +172,7 @@ def _should_search(request: ChatRequest, passages: list[Passage]) -> bool:
 Candidate = tuple[str, Any, int, int]  # (sentence, key, passage rank, position in the passage)
 
 
+_CAPTION = re.compile(r"^(?:Figure|Fig\.|Table|Algorithm|Listing)\s*[A-Z]?\d", re.I)
 _NUMBERISH = re.compile(r"^[(\[]?[-+±~<>≤≥]?\d[\d.,:/%×x±]*[)\]]?\*?$")
 
 
@@ -183,44 +189,99 @@ def tabular(sentence: str) -> bool:
     return longest >= 3 or (numbers >= 3 and numbers >= 0.5 * len(words))
 
 
+def _complete(sentence: str, first: bool, last: bool) -> bool:
+    """False for a sentence cut by the passage's edge (a page or chunk break): the passage's last
+    sentence without end punctuation, or its first one starting mid-sentence (lower case)."""
+    if last and not re.search(r"[.!?][\"'”’)\]]*(?:\s*\[\d+(?:[,–-]\d+)*\])?$", sentence):
+        return False
+    return not (first and sentence[:1].islower())
+
+
+def _quotable(sentence: str) -> bool:
+    """A complete declarative sentence of prose (no figure text, equation, question, reference)."""
+    from bayes_app.maps.sentences import claim_problem
+
+    if _CAPTION.match(sentence):  # "Table 1: Examples of queries …" titles a table; it answers nothing
+        return False
+    # the verb test is rough ("Counterfactuals explain …"): it doesn't decide here
+    return claim_problem(sentence) in (None, "too_long", "too_short", "no_verb")
+
+
 def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
-                    min_overlap: int = 0) -> list[tuple[str, Any]]:
-    """Up to `limit` (sentence, key) pairs, best term overlap with the question first; when
-    nothing overlaps, the lead sentences of the first passages. With `min_overlap`, only
-    sentences sharing at least that many distinct terms with the question (no leads).
-    Short sentences, table rows and repeats are skipped."""
-    q_terms = set(tokens(question))
-    scored: list[tuple[float, int, int, str, Any]] = []
-    leads: list[tuple[str, Any]] = []
-    lead_ranks: set[int] = set()
+                    min_overlap: int = 0, embed: choose.Embed | None = None,
+                    overlap_with: str | None = None) -> list[tuple[str, Any]]:
+    """Up to `limit` (sentence, key) pairs chosen for what the question asks: dense similarity
+    to the question plus term coverage, then maximal marginal relevance so one fact appears
+    once. A sentence leaning on the one before it ("This…", "It…") is quoted with it (same
+    passage) or skipped; sentences cut by a passage edge, short sentences, table rows and
+    repeats are skipped. With `min_overlap`, only sentences sharing at least that many distinct
+    terms with the question (or with `overlap_with`)."""
+    q_terms = set(tokens(overlap_with if overlap_with is not None else question))
+    by_place = {(rank, pos): (sentence, key) for sentence, key, rank, pos in candidates}
+    first_pos: dict[int, int] = {}
+    last_pos: dict[int, int] = {}
+    for _, _, rank, pos in candidates:
+        first_pos[rank] = min(pos, first_pos.get(rank, pos))
+        last_pos[rank] = max(pos, last_pos.get(rank, pos))
+    texts: list[str] = []  # what is judged: the sentence itself
+    quotes: list[str] = []  # what is quoted: with the sentence before it when it leans on it
+    keys: list[Any] = []
+    places: list[tuple[int, int]] = []  # (position, passage rank) of each
     seen: set[str] = set()
     for sentence, key, rank, pos in candidates:
         if len(sentence.split()) < MIN_SENTENCE_WORDS or sentence in seen or tabular(sentence):
             continue
         seen.add(sentence)
-        if rank not in lead_ranks:
-            lead_ranks.add(rank)
-            leads.append((sentence, key))
-        s_terms = set(tokens(sentence))
-        overlap = len(q_terms & s_terms)
-        if overlap and overlap >= min_overlap:
-            # distinct shared terms first, then density, then earlier passages and sentences
-            scored.append((overlap + overlap / (len(s_terms) + 1), rank, pos, sentence, key))
-    if not scored:
-        return [] if min_overlap else leads[:limit]
-    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-    return [(sentence, key) for _, _, _, sentence, key in scored[:limit]]
+        if not _complete(sentence, pos == first_pos[rank], pos == last_pos[rank]) or not _quotable(sentence):
+            continue
+        quote, quote_key = sentence, key
+        if choose.leans_on_previous(sentence):
+            prev = by_place.get((rank, pos - 1))
+            if prev is None or choose.leans_on_previous(prev[0]) or tabular(prev[0]) \
+                    or not _complete(prev[0], pos - 1 == first_pos[rank], False):
+                continue
+            quote = f"{prev[0]} {sentence}"
+            quote_key = key if prev[1] == key else (prev[1], key)
+        if min_overlap and len(q_terms & set(tokens(quote))) < min_overlap:
+            continue
+        texts.append(sentence)
+        quotes.append(quote)
+        keys.append(quote_key)
+        places.append((pos, rank))
+    if not texts:
+        return []
+    # a sentence is judged with its passage: answer-bearing sentences sit together
+    passages = {rank: " ".join(t for (r, _), (t, _) in sorted(by_place.items()) if r == rank) for rank in last_pos}
+    ranks = [r for r in dict.fromkeys(k[1] for k in places)]
+    p_scores, _ = choose.relevance(question, [passages[r] for r in ranks], embed)
+    prior = dict(zip(ranks, p_scores))
+    scores, vecs = choose.relevance(question, texts, embed)
+    scores = (1 - choose.PASSAGE_WEIGHT) * scores + choose.PASSAGE_WEIGHT * np.array([prior[k[1]] for k in places])
+    # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
+    out: list[int] = []
+    for i in choose.mmr(scores, vecs, 2 * limit):
+        if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
+            out.append(i)
+    return [(quotes[i], keys[i]) for i in out[:limit]]
+
+
+def passage_sentences(text: str) -> list[str]:
+    """A passage's sentences as an answer may quote them: verbatim, run-in headings, bullets and
+    leading citation marks cut off (`maps.sentences.candidate_sentences`)."""
+    from bayes_app.maps.sentences import candidate_sentences
+
+    return candidate_sentences(text)
 
 
 def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
     """Up to `limit` (sentence, passage number) pairs (see `rank_candidates`)."""
     candidates = [(sentence, p.n, rank, pos) for rank, p in enumerate(passages)
-                  for pos, sentence in enumerate(split_sentences(p.text))]
+                  for pos, sentence in enumerate(passage_sentences(p.text))]
     return rank_candidates(question, candidates, limit)
 
 
 def select_sentence_ids(question: str, sentences: list[Sentence], limit: int = 3,
-                        min_overlap: int = 0) -> list[tuple[str, str]]:
+                        min_overlap: int = 0) -> list[tuple[str, Any]]:
     """Up to `limit` (sentence, sentence id) pairs of numbered sentences (see `rank_candidates`)."""
     order = {n: i for i, n in enumerate(dict.fromkeys(s.passage for s in sentences))}
     return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit,
@@ -233,9 +294,9 @@ def extractive_answer(picked: list[tuple[str, int]]) -> str:
     return " ".join(f"{literal(sentence)} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
 
 
-def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int]] | None:
-    """The claims the caller chose (`extra_body["offline_claims"]`), kept only when verbatim
-    in their passage; None when the request does not dictate claims."""
+def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int, str]] | None:
+    """The claims the caller chose (`extra_body["offline_claims"]`: quote, passage and optional
+    wording), kept only when the quote is verbatim in its passage; None when none are dictated."""
     items = (request.extra_body or {}).get("offline_claims")
     if not isinstance(items, list):
         return None
@@ -246,18 +307,20 @@ def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, i
             continue
         quote, n = _one_line(str(it.get("quote") or "")), it.get("passage")
         if quote and isinstance(n, int) and quote in by_n.get(n, ""):
-            out.append((quote, n))
+            out.append((quote, n, _one_line(str(it.get("text") or "")) or quote))
     return out
 
 
-def claims_json(picked: list[tuple[str, int]]) -> str:
-    return json.dumps({"claims": [{"text": s, "quote": s, "passage": n} for s, n in picked]},
-                      ensure_ascii=False)
+def claims_json(picked: list[tuple[str, int]] | list[tuple[str, int, str]]) -> str:
+    """Claims quoting the picked sentences; the wording is the quote unless given third."""
+    return json.dumps({"claims": [{"text": t[2] if len(t) > 2 else t[0], "quote": t[0], "passage": t[1]}
+                                  for t in picked]}, ensure_ascii=False)
 
 
 def claim_ids_json(picked: list[tuple[str, str]]) -> str:
     """Claims that select their sentences by id (the numbered-sentence convention)."""
-    return json.dumps({"claims": [{"text": s, "sentences": [i]} for s, i in picked]}, ensure_ascii=False)
+    return json.dumps({"claims": [{"text": s, "sentences": list(i) if isinstance(i, tuple) else [i]}
+                                  for s, i in picked]}, ensure_ascii=False)
 
 
 # ---- the provider ----------------------------------------------------------------------------------
@@ -266,7 +329,7 @@ class OfflineProvider:
 
     name = "offline"
 
-    def __init__(self, max_sentences: int = 3, word_delay_s: float = 0.0) -> None:
+    def __init__(self, max_sentences: int = 4, word_delay_s: float = 0.0) -> None:
         self.max_sentences = max_sentences
         self.word_delay_s = word_delay_s  # pacing for demos/tests (BAYES_OFFLINE_WORD_DELAY_MS)
 

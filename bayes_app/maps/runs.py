@@ -124,3 +124,29 @@ def delete_map(sessions: Callable[[], Session], r: redis.Redis, owner_id: str, m
     with sessions() as db:
         service.delete_map(db, owner_id, map_id)
     return ids
+
+
+# how a run's end reads under the map, in plain words (never a raw reason code)
+OUTCOME_WORDS = {
+    "library_empty": "Your library is empty — add papers on the Library page first.",
+    "no_passages": "Nothing in your library addresses this question. Try other words or add papers on the topic.",
+    "no_usable_claims": "No claims: nothing in the passages found answers the question's aspects. "
+                        "Try other words or add papers on the topic.",
+    "lease_lost": "The run was interrupted (its worker stopped); start it again.",
+    "worker_lost": "The run was interrupted (its worker stopped); start it again.",
+}
+
+
+def outcome_line(status: str, reason: str | None) -> str:
+    """A finished run's outcome as the map shows it: the status when it succeeded, else why in words."""
+    if status == RunStatus.SUCCEEDED or not reason:
+        return status
+    if status != RunStatus.FAILED:
+        return f"{status} ({reason})"  # CANCELLED (user): what stopped it
+    if reason in OUTCOME_WORDS:
+        return OUTCOME_WORDS[reason]
+    if reason.startswith("provider_error"):
+        return "The model call failed; try again later."
+    if reason.startswith("internal_error"):
+        return "The run failed because of an error on our side."
+    return f"The run failed ({reason.replace('_', ' ')})."

@@ -20,6 +20,7 @@ import re
 import unicodedata
 
 from bayes_app.library.structure import QUOTABLE as CLAIM_ROLES  # body, caption
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm import sentences as llm_sentences
 
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+|(?<=[a-z)\]])[.!?]\d+(?:[,–-]\d+)*\s+(?=[A-Z])")
@@ -31,7 +32,6 @@ _HEADING_LINE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.?(?:\d+\.?)*|[IVX]+\.)\
 _NAMED_HEADING = re.compile(r"^(?:abstract|introduction|background|methods?|materials and methods|results|"
                             r"discussion|conclusions?|conclusion and outlook|related work|acknowledg\w*|"
                             r"references|bibliography|appendix\b.*|limitations|future work)$", re.I)
-_HYPHEN_MARK = re.compile(r"[\u00ad\ufffe\u0002]\s*")
 
 _AUXILIARIES = frozenset("is are was were be been being am has have had do does did can could may might will "
                          "would shall should must".split())
@@ -50,6 +50,8 @@ _STARTERS = (r"(?=(?:The|We|Our|In|As|A|An|This|These|Those|It|Its|To|For|During
              r"However|Although|Given|Since|When|After|Unlike|Recent|Many|Most|Several|Each|One)\s)")
 _NUMBERED_RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)+\.?|\d+\.?|[A-Z]\.\d+(?:\.\d+)*)\s+(?:\S+\s+){1,6}?" + _STARTERS)
 _TITLED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,3}?" + _STARTERS)
+# "Methodology 4.1 Overview As illustrated …": a section heading, then a subsection heading
+_NESTED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,4}\d+(?:\.\d+)+\.?\s+(?:\S+\s+){0,6}?" + _STARTERS)
 _REFERENCE = [
     re.compile(r"^\s*(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s+[A-Z][\w'’-]+,?\s+(?:[A-Z]\.|[A-Z][a-z]+)"),  # (57) Sheridan, R. P.
     re.compile(r"\b(?:19|20)\d{2}[a-z]?\s*[,;]\s*\d+\s*(?:\(\d+\))?\s*[,:]\s*\d+\s*[–-]\s*\d+"),  # 2018, 84, 96–108
@@ -133,13 +135,13 @@ def _blocks(raw: str) -> list[str]:
         blocks.append(" ".join(cur))
     out = []
     for b in blocks:
-        b = " ".join(_HYPHEN_MARK.sub("", b).split())
+        b = " ".join(join_broken_words(b).split())
         out.extend(p.strip() for p in re.split(r"\s[•▪◦]\s", b) if p.strip())  # bullets start sentences
     return out
 
 
 def _strip_run_in_heading(s: str) -> str:
-    m = _NUMBERED_RUN_IN.match(s)
+    m = _NESTED_RUN_IN.match(s) or _NUMBERED_RUN_IN.match(s)
     if m and sum(c.isalpha() for c in m.group(0)) >= 3:
         return s[m.end():]
     m = _TITLED_RUN_IN.match(s)

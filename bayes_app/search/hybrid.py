@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlmodel import Session, col, select
 
 from bayes_app.library import structure
-from bayes_app.library.chunking import embedding_text
+from bayes_app.library.hyphens import join_broken_words
 from bayes_app.models import Chunk, Document
 from bayes_app.search import crosslang, relevance, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
@@ -50,6 +50,12 @@ class SearchHit:
                 "role_label": self.role_label, "section": self.section,
                 "relevance": None if self.cosine is None else round(self.cosine, 4),
                 "weak": self.weak, "language": self.lang}
+
+
+def display_text(text: str) -> str:
+    """A hit's text as shown and quoted: line-broken words joined (keeping a hyphen that belongs to
+    the word, `library.hyphens`), whitespace collapsed."""
+    return " ".join(join_broken_words(text).split())
 
 
 def all_weak(hits: list[SearchHit]) -> bool:
@@ -133,6 +139,6 @@ def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, q
         else:
             cosine, weak, lang = h.dense, relevance.is_weak(h.dense, embedder.name), d.language
         out.append(SearchHit(c.id, d.id, d.title or d.filename, list(d.authors or []), d.year,
-                             c.page, c.char_start, c.char_end, embedding_text(c.text), h.score,
+                             c.page, c.char_start, c.char_end, display_text(c.text), h.score,
                              c.role, c.section, cosine, weak, lang))
     return out

@@ -54,16 +54,26 @@ def test_calculator_never_calls_eval(monkeypatch):
 
 def test_memory_drops_the_oldest_pairs_first_to_fit_the_budget():
     big = "x" * 10_000
-    history = [Exchange(f"q{i} {big}", f"a{i} {big}") for i in range(5)]  # ~100k chars
-    mem = fit(history, "new question")
+    history = [Exchange(f"q{i} crawler {big}", f"a{i} {big}") for i in range(5)]  # ~100k chars
+    mem = fit(history, "new question on the crawler")
     assert mem.budget_chars == HISTORY_BUDGET_CHARS == 48_000
     assert mem.used_chars <= 48_000 and mem.dropped == 3
     assert [e.question[:2] for e in mem.kept] == ["q3", "q4"]  # the newest survive, in order
     assert "last 2 of 5 earlier questions" in mem.line() and "the oldest 3 no longer fit" in mem.line()
-    small = fit(history[:1], "q")
+    small = fit(history[:1], "And then?")
     assert small.dropped == 0 and len(small.kept) == 1
     assert small.line() == "This answer took the earlier question of the conversation into account."
     assert fit([], "q").line() == ""  # a first question: nothing to remember, no line
+
+
+def test_memory_line_counts_only_earlier_questions_about_this_one():
+    history = [Exchange("How is the PaSa crawler trained?", "In two stages [1]."),
+               Exchange("What is SHAP?", "A feature attribution method [2].")]
+    assert fit(history, "What baking temperature suits sourdough bread?").line() == ""
+    assert fit(history, "Which reward does the crawler get?").line() == (
+        "This answer took 1 of the 2 earlier questions into account (the others are about something else).")
+    assert fit(history, "Why is that?").line() == "This answer took all 2 earlier questions of the conversation " \
+        "into account."
 
 
 def test_memory_with_a_single_huge_exchange_keeps_nothing_rather_than_overflow():

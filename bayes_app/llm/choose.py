@@ -1,0 +1,125 @@
+"""Choosing sentences for a question: relevance first, then diversity (pure domain code).
+
+    relevance(question, sentences, embed) -> scores     dense cosine to the question + term coverage
+    mmr(scores, vecs, limit) -> [index]                  maximal marginal relevance: one fact once
+    leans_on_previous(sentence) -> bool                  opens with words pointing outside itself
+    wording(sentence) -> str                             list prefix and glued footnote digits removed
+
+Used by the offline provider (Ask answers), the grounding of model answers and offline research
+(map claims). The dense part uses the app's embedding model (`bayes_app.search.runtime`); when no
+model can be loaded the term part alone ranks.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from bayes_app.search.sparse import tokens
+
+log = logging.getLogger("bayes.llm.choose")
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+DENSE_WEIGHT = 0.75  # score = 0.75 · cosine(question, sentence) + 0.25 · share of question terms covered
+PASSAGE_WEIGHT = 0.3  # a sentence's score: 0.7 · its own relevance + 0.3 · its passage's
+MMR_LAMBDA = 0.7  # MMR: 0.7 · relevance − 0.3 · closeness to a sentence already chosen
+SAME_FACT_COSINE = 0.9  # a sentence this close to a chosen one repeats it: never chosen
+
+# Openers whose referent lies in an earlier sentence ("This challenge…", "It can…", "Among these…").
+# "This paper/work/study…" names the document itself and stands alone.
+_SELF = r"(?:paper|work|study|article|review|survey|perspective|thesis|report|chapter|manuscript|section)\b"
+_DEPENDENT = re.compile(
+    r"^(?:(?:This|These|That|Those|Such)\b(?!\s+" + _SELF + r")"
+    r"|(?:It|Its|They|Their|Them|He|She|His|Her)\b"
+    r"|(?:Subsequently|Ultimately|Consequently|Accordingly|Thereafter|Afterwards|Hence|Thus|Therefore|Then|"
+    r"Similarly|Likewise|Conversely|Instead|Otherwise|Nonetheless|Nevertheless|Still)\b"
+    r"|(?:Among|Of|Between|For|In|Like|Unlike|Beyond|Besides|Despite|With)\s+(?:these|those|them|this|that|"
+    r"such|which|both|all of these|each of these)\b"
+    r"|(?:The\s+)?(?:latter|former|above|aforementioned)\b"
+    r"|(?:Both|Neither|Either)\s+(?:of\s+)?(?:these|those|them|approaches|methods|models)\b"
+    r"|(?:In\s+(?:turn|addition|contrast)|On the other hand|As a result|To this end|For this reason|"
+    r"In doing so|By doing so|In this way|Additionally|Furthermore|Moreover)\b)", re.I)
+# "2) long trajectories: …", "(b) The …", "iii. …": a list prefix, not part of the wording
+_LIST_PREFIX = re.compile(r"^\s*(?:\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})\)|(?:\d{1,2}|[ivx]{1,4})\.(?=\s+[A-Za-z]))\s+")
+# "ChatGPT9 ," / "models17 ." — digits glued to a word and cut off from the punctuation that
+# follows: the text layer of a superscript footnote or reference mark.
+_GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
+
+
+def default_embed(texts: Sequence[str]) -> np.ndarray:
+    """The app's embedding model (passages side)."""
+    from bayes_app.search import runtime
+
+    return runtime.embedder().embed_passages(list(texts))
+
+
+def _safe_embed(embed: Embed | None, texts: Sequence[str]) -> np.ndarray | None:
+    try:
+        vecs = np.asarray((embed or default_embed)(texts), dtype=np.float32)
+    except Exception as err:  # noqa: BLE001 - no model: rank by terms alone
+        log.warning("sentence ranking without embeddings: %s", err)
+        return None
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms == 0, 1.0, norms)
+
+
+def term_coverage(question: str, sentences: Sequence[str]) -> np.ndarray:
+    """Share of the question's distinct stemmed terms each sentence contains."""
+    q = set(tokens(question))
+    if not q:
+        return np.zeros(len(sentences), dtype=np.float32)
+    return np.array([len(q & set(tokens(s))) / len(q) for s in sentences], dtype=np.float32)
+
+
+def relevance(question: str, sentences: Sequence[str], embed: Embed | None = None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(score per sentence, unit sentence vectors or None): dense similarity to the question
+    blended with term coverage (terms alone without a model)."""
+    terms = term_coverage(question, sentences)
+    if not sentences:
+        return terms, None
+    vecs = _safe_embed(embed, [question, *sentences])
+    if vecs is None:
+        return terms, None
+    dense = vecs[1:] @ vecs[0]
+    return DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * terms, vecs[1:]
+
+
+def mmr(scores: np.ndarray, vecs: np.ndarray | None, limit: int, lam: float = MMR_LAMBDA,
+        same: float = SAME_FACT_COSINE, eligible: Sequence[bool] | None = None) -> list[int]:
+    """Indices of up to `limit` items by maximal marginal relevance; an item closer than `same`
+    to one already chosen (the same fact said again) is never chosen."""
+    order = [int(i) for i in np.argsort(-scores, kind="stable") if eligible is None or eligible[int(i)]]
+    if vecs is None:
+        return order[:limit]
+    chosen: list[int] = []
+    pool = list(order)
+    while pool and len(chosen) < limit:
+        best, best_val = None, -1e9
+        for i in pool:
+            sim = max((float(vecs[i] @ vecs[j]) for j in chosen), default=0.0)
+            val = lam * float(scores[i]) - (1 - lam) * sim
+            if sim < same and val > best_val:
+                best, best_val = i, val
+        if best is None:
+            break
+        chosen.append(best)
+        pool.remove(best)
+    return chosen
+
+
+def leans_on_previous(sentence: str) -> bool:
+    """True when the sentence opens with words whose referent is in an earlier sentence."""
+    return bool(_DEPENDENT.match(wording(sentence)))
+
+
+def wording(sentence: str) -> str:
+    """The sentence without a list prefix ("2) ") and without footnote digits glued to a word
+    ("ChatGPT9 ," → "ChatGPT,")."""
+    s = _LIST_PREFIX.sub("", sentence.strip(), count=1)
+    s = _GLUED_MARK.sub("", s)
+    return s[:1].upper() + s[1:] if s[:1].islower() and s != sentence.strip() else s
