@@ -378,8 +378,10 @@ async def check_support(ctx: RunContext) -> None:
 # ---- a message typed on the map --------------------------------------------------------------
 ANSWER_SYSTEM = ("Answer the question from the claims of the user's research mindmap only, citing "
                  "the markers [n]. If the map does not answer it, say so.")
-_ADD = re.compile(r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*[:\"']?\s*(.+?)[\"']?"
-                  r"(?:\s+under\s+[\"']?(.+?)[\"']?)?\s*$", re.I)
+# "add a note saying X" / "… that says X" / "… called X": the verb introduces the title, it is not part of it
+_ADD = re.compile(r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*"
+                  r"(?:(?:that|which)\s+(?:says|reads)|saying|reading|called|titled|named|with\s+the\s+(?:text|title))?"
+                  r"\s*:?\s*[\"'“]?(.+?)[\"'”]?(?:\s+under\s+[\"'“]?(.+?)[\"'”]?)?\s*$", re.I)
 _RENAME = re.compile(r"^\s*(?:please\s+)?rename\s+[\"']?(.+?)[\"']?\s+to\s+[\"']?(.+?)[\"']?\s*$", re.I)
 _DELETE = re.compile(r"^\s*(?:please\s+)?(?:delete|remove)\s+(?:the\s+)?(?:node\s+)?[\"']?(.+?)[\"']?\s*$", re.I)
 
