@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlmodel import select
 
-from bayes_app.agents import extractive, planner
+from bayes_app.agents import extractive, planner, themes
 from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
@@ -22,6 +22,7 @@ from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
 from bayes_app.maps import export, service
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.proposals import clean_groups
 from bayes_app.models import Citation, MapNode, NodeKind
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
@@ -112,12 +113,36 @@ async def build_map(ctx: RunContext) -> None:
     _require_claims(r)
 
 
+def _topic(nodes: list[MapNode], node: MapNode) -> tuple[list[str], list[list[str]]] | None:
+    """What Expand / Dive deeper keep claims close to: the node's wording with its claims, and
+    every other theme of the map (not above or below the node) with its claims."""
+    if node.parent_id is None:
+        return None
+    kids = service.children_index(nodes)
+
+    def wording(n: MapNode) -> str:
+        return n.title or n.body
+
+    def claims(n: MapNode) -> list[str]:
+        return [wording(k) for k in kids.get(n.id, []) if k.kind in CLAIM_KINDS and wording(k)]
+    by_id = {n.id: n for n in nodes}
+    near, cur = set(), node
+    while cur is not None:
+        near.add(cur.id)
+        cur = by_id.get(cur.parent_id) if cur.parent_id else None
+    near.update(n.id for n in service.subtree(nodes, node.id))
+    others = [[wording(t), *claims(t)] for t in nodes
+              if t.kind in (NodeKind.THEME, NodeKind.CHAPTER) and t.id not in near and wording(t)]
+    return [wording(node), *claims(node)], others
+
+
 async def expand(ctx: RunContext) -> None:
     """Sub-aspects of a node, each researched, as children of the node."""
     loaded, w = await _start(ctx)
     node = loaded["node"]
     topic = " ".join(str(ctx.run.input.get("prompt") or "").split()) or _path(loaded["nodes"], node)
     r = Research(ctx, w, topic)
+    r.topic = _topic(loaded["nodes"], node)
     r.seen_quotes = _cited(ctx, loaded["map"].id)
     first = await retrieve(ctx, topic, k=16 if is_offline(ctx) else 10)
     if not first:
@@ -146,6 +171,7 @@ async def deepen(ctx: RunContext) -> None:
     topic = _path(loaded["nodes"], node)
     focus = " ".join(str(ctx.run.input.get("prompt") or "").split())
     r = Research(ctx, w, topic)
+    r.topic = _topic(loaded["nodes"], node)
     r.seen_chunks = _cited_chunks(ctx, loaded["map"].id)
     r.seen_quotes = _cited(ctx, loaded["map"].id)
     existing = [Written(n.id, n.parent_id or node.id, n.title) for n in loaded["nodes"]
@@ -205,8 +231,23 @@ def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, An
     if size:  # chapters: consecutive runs of the top-level themes
         return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
                  "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
-    groups = extractive.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
+    groups = themes.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
     return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
+
+
+def _usable(groups: list[dict[str, Any]], items: list[MapNode], kind: str) -> list[dict[str, Any]]:
+    """A model's grouping, each node in one group; for chapters the themes it left out join the
+    last chapter. A restructure that leaves claims out or puts more than half of them in one of
+    ≥ 4 groups is not used (the offline grouping is)."""
+    groups = clean_groups(groups)
+    placed = {i for g in groups for i in g["node_ids"]}
+    missing = [n.id for n in items if n.id not in placed]
+    if kind == "chapters":
+        if groups and missing:
+            groups[-1]["node_ids"].extend(missing)
+        return groups
+    too_big = len(groups) >= 4 and max(len(g["node_ids"]) for g in groups) > len(items) * themes.MAX_SHARE
+    return [] if missing or too_big or len(groups) < 2 else groups
 
 
 async def _regroup(ctx: RunContext, kind: str) -> None:
@@ -238,6 +279,7 @@ async def _regroup(ctx: RunContext, kind: str) -> None:
                     continue
             if ids:
                 groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
+    groups = _usable(groups, items, kind) if groups else []
     if not groups:
         groups = await asyncio.to_thread(_offline_groups, items, size)
 
