@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from datetime import timedelta
 from typing import Any
 
 from sqlmodel import select
 
-from bayes_app.agents import extractive, planner, themes
+from bayes_app.agents import planner, regroup
 from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
@@ -20,10 +21,9 @@ from bayes_app.agents.writer import Writer
 from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
-from bayes_app.maps import export, service
+from bayes_app.maps import export, service, synthesis
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.maps.proposals import clean_groups
-from bayes_app.models import Citation, MapNode, NodeKind
+from bayes_app.models import Citation, MapNode, NodeKind, utcnow
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
 
@@ -213,10 +213,6 @@ async def counter(ctx: RunContext) -> None:
 
 
 # ---- restructure / chapters ----------------------------------------------------------------
-REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
-                  "group needs a short title. Reply with a JSON object: key groups, a list of objects "
-                  "with key title and key nodes (a list of node numbers).")
-REGROUP_SCHEMA = st.obj(groups=st.array(st.obj(title=st.STRING, nodes=st.array(st.INTEGER))))
 EDIT_SYSTEM = ("Turn the user's request into edits of their research mindmap. Reply with a JSON object: "
                "key ops, a list of edits, each an object with key op (add, rename or delete), key node "
                "(the title of the node to rename or delete, else null), key title (the new title, else "
@@ -227,71 +223,9 @@ EDIT_SCHEMA = st.obj(ops=st.array(st.obj(op=st.enum(["add", "rename", "delete"])
                                          under=st.nullable(st.STRING))))
 
 
-def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
-    if size:  # chapters: consecutive runs of the top-level themes
-        return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
-                 "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
-    groups = themes.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
-    return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
-
-
-def _usable(groups: list[dict[str, Any]], items: list[MapNode], kind: str) -> list[dict[str, Any]]:
-    """A model's grouping, each node in one group; for chapters the themes it left out join the
-    last chapter. A restructure that leaves claims out or puts more than half of them in one of
-    ≥ 4 groups is not used (the offline grouping is)."""
-    groups = clean_groups(groups)
-    placed = {i for g in groups for i in g["node_ids"]}
-    missing = [n.id for n in items if n.id not in placed]
-    if kind == "chapters":
-        if groups and missing:
-            groups[-1]["node_ids"].extend(missing)
-        return groups
-    too_big = len(groups) >= 4 and max(len(g["node_ids"]) for g in groups) > len(items) * themes.MAX_SHARE
-    return [] if missing or too_big or len(groups) < 2 else groups
-
-
 async def _regroup(ctx: RunContext, kind: str) -> None:
     loaded, _w = await _start(ctx)
-    nodes, root = loaded["nodes"], loaded["root"]
-    if kind == "chapters":
-        items = [n for n in nodes if n.parent_id == root.id]
-        what, size = "3 to 7 chapters, in reading order", 3
-    else:
-        items = [n for n in nodes if n.kind in CLAIM_KINDS]
-        what, size = "themes (3 to 8)", None
-    if len(items) < 2:
-        ctx.emit("agent", {"role": "planner", "note": "nothing_to_group"})
-        return
-    groups: list[dict[str, Any]] = []
-    if not is_offline(ctx):
-        listing = "\n".join(f"{i}. {n.title}" for i, n in enumerate(items, 1))
-        data = await ask_json(ctx, kind, REGROUP_SYSTEM.format(what=what), f"ROLE: {kind}\nNodes:\n{listing}",
-                              REGROUP_SCHEMA, max_tokens=800)
-        for g in (data.get("groups") if isinstance(data, dict) else None) or []:
-            if not isinstance(g, dict):
-                continue
-            ids = []
-            for k in g.get("nodes") or []:
-                try:
-                    if 1 <= int(k) <= len(items):
-                        ids.append(items[int(k) - 1].id)
-                except (TypeError, ValueError):
-                    continue
-            if ids:
-                groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
-    groups = _usable(groups, items, kind) if groups else []
-    if not groups:
-        groups = await asyncio.to_thread(_offline_groups, items, size)
-
-    def write() -> Any:
-        with ctx.sessions() as db:
-            return service.create_proposal(db, loaded["map"].id, kind, groups, run_id=ctx.run.id)
-    try:
-        p = await asyncio.to_thread(write)
-    except Exception:  # noqa: BLE001 - the map went away under us
-        ctx.check_abort()
-        raise RunAborted(lc.RESOURCE_DELETED) from None
-    ctx.emit("proposal", service.proposal_view(p))
+    await regroup.propose(ctx, loaded, kind)
 
 
 async def restructure(ctx: RunContext) -> None:
@@ -312,29 +246,34 @@ SYNTH_SYSTEM = ("Write flowing prose (Markdown, no headings) that synthesises th
                 "present both sides, never average them. Use only the claims given.")
 
 
-def _copy_citation(c: Citation) -> dict[str, Any]:
-    """A citation's passage, to cite it again on another node."""
+def _copy_citation(c: Citation, k: int) -> dict[str, Any]:
+    """A citation's passage, to cite it again on the synthesis note as its `k`-th citation
+    (created_at in that order: the note's markers [k] number its citations)."""
     return {"document_id": c.document_id, "chunk_id": c.chunk_id, "page": c.page, "quote": c.quote,
             "char_start": c.char_start, "char_end": c.char_end, "agent": "synthesize",
             "source_title": c.source_title, "source_removed_at": c.source_removed_at,
-            "source_removed_reason": c.source_removed_reason}
+            "source_removed_reason": c.source_removed_reason,
+            "created_at": utcnow() + timedelta(microseconds=k)}
 
 
 async def synthesize(ctx: RunContext) -> None:
-    """Prose for a node or the whole map, streamed as `text` and saved as a note node."""
+    """A synthesis of a node or the whole map, streamed as `text` and saved as a note node whose
+    markers [k] number its own citations (the export renumbers them by paper). Offline: the
+    structured extractive summary (maps.synthesis.offline); with a model: prose over the export
+    outline, markers checked against the claims and unmarked sentences dropped."""
     loaded, w = await _start(ctx)
     node = loaded["node"]
-
-    def outline() -> export.Outline:
-        with ctx.sessions() as db:
-            return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
-    o = await asyncio.to_thread(outline)
-    md = o.markdown
     if is_offline(ctx):
-        prose = re.sub(r"^#+ .*\n?", "", md[:md.rfind("## References")] if "## References" in md else md,
-                       flags=re.M).strip()  # extractive: the claims as prose
-        ctx.emit("text", {"delta": prose})
+        def summarise() -> synthesis.Summary:
+            with ctx.sessions() as db:
+                return synthesis.offline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+        summary = await asyncio.to_thread(summarise)
+        ctx.emit("text", {"delta": summary.text})
     else:
+        def outline() -> export.Outline:
+            with ctx.sessions() as db:
+                return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+        o = await asyncio.to_thread(outline)
         parts: list[str] = []
 
         def on_event(ev: StreamEvent) -> None:
@@ -343,18 +282,18 @@ async def synthesize(ctx: RunContext) -> None:
                 ctx.emit("text", {"delta": ev.text})
         req = ChatRequest(model=role_model(ctx, "synthesize"), max_tokens=1_500,
                           messages=[{"role": "system", "content": SYNTH_SYSTEM},
-                                    {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
+                                    {"role": "user", "content": f"ROLE: synthesize\n{o.markdown}"}])
         await ctx.stream_model(req, "synthesize", on_event)
-        # markers come from the writer only: one that its sentence doesn't match is dropped
-        prose, dropped = export.checked_markers("".join(parts).strip(), o)
-        if dropped:
-            ctx.emit("agent", {"role": "critic", "dropped_markers": dropped})
-    # The note cites author-year, not [n] (numbers belong to this outline only), and carries the
-    # cited passages as its own citations: badge, "Open at page", and numbered again on export.
-    # Bracketed numbers of the source text stay escaped (\[5\]): never read as markers.
-    body, used = export.inline_citations(prose, o)
-    cits = [_copy_citation(o.citations[n][0]) for n in used if o.citations.get(n)]
-    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], body, citations=cits)
+        # markers come from the writer only: one its sentence doesn't match is dropped, and so
+        # is a sentence left without any
+        summary, dropped, lost = synthesis.from_prose("".join(parts).strip(), o)
+        if dropped or lost:
+            ctx.emit("agent", {"role": "critic", "dropped_markers": dropped, "dropped_sentences": lost})
+    if not summary.text.strip():
+        _done(ctx, None, note="Nothing to synthesise: this part of the map has no claims yet.")
+        return
+    cits = [_copy_citation(c, k) for k, c in enumerate(summary.citations)]
+    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], summary.text, citations=cits)
     _done(ctx, None)
 
 

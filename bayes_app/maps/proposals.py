@@ -113,19 +113,25 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
 
 
 def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:
-    """Delete the themes and chapters (never claims or notes) the move left without children."""
-    for n in parents:
-        if n.kind not in (NodeKind.THEME, NodeKind.CHAPTER):
+    """Delete the themes and chapters (never claims or notes) the move left without children,
+    and the themes above them that are left empty in turn."""
+    todo = list(parents)
+    while todo:
+        n = todo.pop()
+        if n.kind not in (NodeKind.THEME, NodeKind.CHAPTER) or n.parent_id is None:
             continue
         if db.exec(select(MapNode.id).where(MapNode.parent_id == n.id)).first() is not None:
             continue
+        u.before("nodes", n)
+        if (up := db.get(MapNode, n.parent_id)) is not None:
+            todo.append(up)
         for c in db.exec(select(Citation).where(Citation.node_id == n.id)):
             u.before("citations", c)
         for r in db.exec(select(NodeRelation).where(
                 (NodeRelation.source_id == n.id) | (NodeRelation.target_id == n.id))):
             u.before("relations", r)
         db.delete(n)
-    db.flush()
+        db.flush()
 
 
 def _has_ancestor_in(n: MapNode, ids: set[str], nodes: dict[str, MapNode]) -> bool:

@@ -123,7 +123,9 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
 
 def _restore(db: Session, model: Any, rows: list[dict[str, Any]]) -> None:
     """Put rows back as recorded: update those that exist, re-add those that are gone (a node
-    only while its parent exists)."""
+    only while its parent exists; parents are put back before their children)."""
+    if model is MapNode:
+        rows = _parents_first(rows)
     for data in rows:
         row = db.get(model, data["id"], populate_existing=True)
         if row is None:
@@ -135,3 +137,17 @@ def _restore(db: Session, model: Any, rows: list[dict[str, Any]]) -> None:
                 setattr(row, k, v)
             db.add(row)
         db.flush()
+
+
+def _parents_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Node snapshots ordered so that a node whose parent is also restored comes after it."""
+    pending = {r["id"]: r for r in rows}
+    out: list[dict[str, Any]] = []
+    while pending:
+        ready = [r for r in pending.values() if r.get("parent_id") not in pending]
+        if not ready:  # a cycle cannot be recorded; keep the rest as they are
+            ready = list(pending.values())
+        for r in ready:
+            out.append(r)
+            del pending[r["id"]]
+    return out

@@ -100,3 +100,19 @@ def test_chapters_assign_each_theme_once(dbs):
     parent = {t: service.get_node(dbs, a, mid, ids[t]).parent_id for t in ("Crawler", "Selector", "Tool")}
     assert parent == {"Crawler": chapters["Chapter 1: Crawler"], "Selector": chapters["Chapter 1: Crawler"],
                       "Tool": chapters["Chapter 2: Tool"]}
+
+
+def test_a_theme_left_holding_only_an_emptied_sub_theme_goes_too_and_undo_brings_both_back(dbs):
+    a = _user(dbs)
+    mid, ids = _map_with_themes(dbs, a)
+    root = service.root_of(dbs, mid)
+    outer, _ = service.write_agent_node(dbs, mid, root.id, "theme", "Outer", run_id="r1")
+    inner, _ = service.write_agent_node(dbs, mid, outer.id, "theme", "Inner", run_id="r1")
+    x, _ = service.write_agent_node(dbs, mid, inner.id, "claim", "Claim X.", run_id="r1")
+    before = _snapshot(dbs, mid)
+    p = service.create_proposal(dbs, mid, "restructure", [{"title": "Crawler", "node_ids": [x.id]}])
+    service.accept_proposal(dbs, a, mid, p.id)
+    after = _snapshot(dbs, mid)["nodes"]
+    assert outer.id not in after and inner.id not in after and after[x.id][0] == ids["Crawler"]
+    assert service.undo(dbs, a, mid) == "accept_proposal"
+    assert _snapshot(dbs, mid) == before
