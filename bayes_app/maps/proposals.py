@@ -115,10 +115,10 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
 def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:
     """Delete the themes and chapters (never claims or notes) the move left without children,
     and the themes above them that are left empty in turn."""
-    todo = list(parents)
+    todo, gone = list(parents), set()
     while todo:
         n = todo.pop()
-        if n.kind not in (NodeKind.THEME, NodeKind.CHAPTER) or n.parent_id is None:
+        if n.id in gone or n.kind not in (NodeKind.THEME, NodeKind.CHAPTER) or n.parent_id is None:
             continue
         if db.exec(select(MapNode.id).where(MapNode.parent_id == n.id)).first() is not None:
             continue
@@ -130,6 +130,7 @@ def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) ->
         for r in db.exec(select(NodeRelation).where(
                 (NodeRelation.source_id == n.id) | (NodeRelation.target_id == n.id))):
             u.before("relations", r)
+        gone.add(n.id)
         db.delete(n)
         db.flush()
 

@@ -113,7 +113,7 @@ def offline(db: Session, owner_id: str, map_id: str, node_id: str | None = None,
     # the most central claim of each theme first, then second ones while the budget lasts
     for rank in (0, 1):
         for gi, g in enumerate(groups):
-            if rank >= len(g.ranked) or (rank == 1 and len(g.claims) < 3):
+            if rank >= len(g.ranked):
                 continue
             for ci in g.ranked[rank:]:
                 cost = _words(_sentence(g.claims[ci][0])) + (_words(_lead(g)) if rank == 0 else 0) + 1
@@ -148,8 +148,7 @@ def _sentence(n: MapNode) -> str:
 
 
 def _lead(g: _Group) -> str:
-    role = f" ({ROLES[g.role]})" if g.role else ""
-    return f"{g.title}{role}:"
+    return f"{g.title}:"
 
 
 _MARKER = re.compile(r"(?<!\\)\[(\d+(?:\s*[,;]\s*\d+)*)\]")
