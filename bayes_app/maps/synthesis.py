@@ -169,10 +169,14 @@ def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple
             words = set(tokens(_MARKER.sub(" ", s)))
             found = False
 
-            def repl(m: re.Match, words: set[str] = words) -> str:
+            def repl(m: re.Match, words: set[str] = words, s: str = s) -> str:
                 nonlocal found
                 local = []
-                for n in (int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))):
+                nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+                if not re.search(r"\w", _MARKER.sub("", s[:m.start()])):  # follows no statement
+                    dropped.extend(nums)
+                    return ""
+                for n in nums:
                     best = _best_citation(words, o.citations.get(n, []), o, min_overlap)
                     if best is None:
                         dropped.append(n)

@@ -65,3 +65,50 @@ def export_markdown(md: str, synthesis_title: str | None = None) -> dict:
     return {"orphan_markers": orphan, "double_escaped": md.count("\\\\\\[") + md.count("\\\\["),
             "repeated_references": len(titles) - len(set(titles)),
             "synthesis_shown": md.count(synthesis_title) if synthesis_title else 0}
+
+
+def run_checks(lab, map_id: str, provider_factory) -> dict:
+    """After a build: Expand the first theme, Restructure (and accept it), Synthesize; the
+    grouping after each step, the proposal's balance, the synthesis and the export."""
+    from sqlmodel import select
+
+    from bayes_app.maps import export, service
+    from bayes_app.models import Citation, MapNode
+
+    def nodes() -> list:
+        with lab.sessions() as db:
+            return list(db.exec(select(MapNode).where(MapNode.map_id == map_id)))
+    out: dict = {}
+
+    def worst(step: str, g: dict) -> None:
+        for k in ("repeated_names", "nested_same_name", "empty_themes"):
+            out[k] = max(out.get(k, 0), g[k])
+        out[f"{step}_grouping"] = g
+    worst("build", grouping(nodes()))
+    themes = [n for n in nodes() if n.kind == "theme"]
+    if themes:
+        lab.run("expand", map_id, provider_factory, node_id=themes[0].id)
+        worst("expand", grouping(nodes()))
+    claims_before = grouping(nodes())["claims"]
+    _, evs = lab.run("restructure", map_id, provider_factory)
+    props = [e.data for e in evs if e.type == "proposal"]
+    if props:
+        groups = props[0]["payload"]["groups"]
+        sizes = [len(g["node_ids"]) for g in groups]
+        out["groups"], out["largest_share"] = len(sizes), max(sizes) / max(1, claims_before)
+        with lab.sessions() as db:
+            service.accept_proposal(db, lab.user_id, map_id, props[0]["id"])
+        g = grouping(nodes())
+        out["restructure_empty"], out["restructure_repeated"] = g["empty_themes"], g["repeated_names"]
+        out["restructure_claims_lost"] = claims_before - g["claims"]
+        worst("accept", g)
+    lab.run("synthesize", map_id, provider_factory)
+    with lab.sessions() as db:
+        notes = [n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id))
+                 if n.title.startswith("Synthesis:")]
+        if notes:
+            n_cits = len(db.exec(select(Citation).where(Citation.node_id == notes[0].id)).all())
+            out.update({f"synthesis_{k}": v for k, v in synthesis_body(notes[0].body, n_cits).items()})
+        md = export.markdown(db, lab.user_id, map_id)
+    out.update(export_markdown(md, notes[0].title if notes else None))
+    return out
