@@ -176,8 +176,13 @@ def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple
                 if not re.search(r"\w", _MARKER.sub("", s[:m.start()])):  # follows no statement
                     dropped.extend(nums)
                     return ""
+                # the clause the marker ends ("A [1], and B [2]."): its words pick the claim
+                clause = set(tokens(_MARKER.split(s[:m.start()])[-1]))
                 for n in nums:
-                    best = _best_citation(words, o.citations.get(n, []), o, min_overlap)
+                    best = None
+                    if len(clause) >= 2:
+                        best = _best_citation(clause, o.citations.get(n, []), o, min_overlap)
+                    best = best or _best_citation(words, o.citations.get(n, []), o, min_overlap)
                     if best is None:
                         dropped.append(n)
                         continue

@@ -42,3 +42,16 @@ def test_model_prose_markers_point_to_the_claim_of_their_sentence_and_unmarked_s
 def test_pages_label_lists_every_page_once():
     assert export.pages_label({14}) == "p. 14"
     assert export.pages_label({14, 1, 5}) == "pp. 1, 5, 14"
+
+
+def test_each_marker_of_a_two_clause_sentence_points_to_its_own_clause_claim():
+    a = _cit("a", 5, "The Selector acts as a single-token reward model during Crawler training.")
+    b = _cit("b", 1, "PaSa-7B surpasses Google with GPT-4o by 37.78% in recall@20.")
+    o = export.Outline("", {1: "He et al. 2025, pp. 1, 5"}, {1: [a, b]},
+                       claims_of={"a": ["The Selector serves as a reward model."],
+                                  "b": ["PaSa-7B wins on recall against Google."]})
+    s, dropped, lost = synthesis.from_prose("PaSa trains the Selector as a reward model [1], and PaSa-7B "
+                                            "wins on recall against Google [1].", o)
+    assert (dropped, lost) == ([], 0) and s.citations == [a, b]
+    assert s.text == "PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall against Google [2]."
+
