@@ -194,7 +194,8 @@ def baseline(data: str | None, ref: str, scifact: bool = True) -> dict | None:
                 "tests/support/mapquality.py", "tests/support/mapchecks.py"):
         (wt / rel).write_text((ROOT / rel).read_text())
     res = subprocess.run([sys.executable, str(wt / "benchmarks" / "map_quality.py"), "--json"]
-                         + (["--data", data] if data else []) + ([] if scifact else ["--no-scifact"]), cwd=wt, capture_output=True, text=True)
+                         + (["--data", data] if data else []) + ([] if scifact else ["--no-scifact"]),
+                         cwd=wt, capture_output=True, text=True)
     if res.returncode != 0:
         print("baseline failed:", res.stderr[-2000:])
         return None

@@ -34,7 +34,8 @@ _CUES = {
     "method": r"\b(we (?:propose|introduce|present|design|train|use)|is trained|are trained|training|trains?|"
               r"architecture|algorithm|framework|pipeline|approach|method|procedure|fine-?tun\w*|optimi[sz]\w*)\b",
     "results": r"\b(outperform\w*|surpass\w*|exceed\w*|improv\w*|achiev\w*|accuracy|recall|precision|"
-               r"results? (?:show|indicate|demonstrate)|significant\w*|higher|lower|better|worse|gains?)\b|\d+(?:\.\d+)?\s?%",
+               r"results? (?:show|indicate|demonstrate)|significant\w*|higher|lower|better|worse|gains?)\b"
+               r"|\d+(?:\.\d+)?\s?%",
     "limitations": r"\b(limitation\w*|limited|drawbacks?|fail\w*|cannot|can ?not|unable|challeng\w*|future work|"
                    r"remains? (?:unclear|open|difficult)|however|bias\w*|costly|expensive)\b",
 }

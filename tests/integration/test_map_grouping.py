@@ -13,6 +13,7 @@ from sqlmodel import select
 
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.maps import export, service
+from bayes_app.maps.layout import overlaps
 from bayes_app.models import Citation, MapNode
 from tests.support import pdfs
 from tests.support.mapchecks import export_markdown, grouping, synthesis_body
@@ -95,6 +96,9 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
         [note] = [n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.title.startswith("Synthesis:")]
         n_cits = len(db.exec(select(Citation).where(Citation.node_id == note.id)).all())
         md = export.markdown(db, lab.user_id, mid)
+    # the note sits clear of every other node's box on the canvas
+    others = [(n.pos_x, n.pos_y) for n in _nodes(lab, mid) if n.id != note.id and n.pos_x is not None]
+    assert note.pos_x is not None and not any(overlaps((note.pos_x, note.pos_y), p) for p in others)
     s = synthesis_body(note.body, n_cits)
     assert s["bad_markers"] == 0 and n_cits >= 1 and "[1]" in note.body
     assert s["words"] <= 250 * max(1, g["claims"] / 40), (s, note.body)
