@@ -53,11 +53,15 @@ def build_all(provider_factory, model: str, embed) -> tuple[list[dict], float]:
 
     out = []
     t0 = time.monotonic()
+    from tests.support.mapchecks import run_checks
+
     with MapLab([pdfs.FIXTURES / p for p in PAPERS]) as lab:
         for q in QUESTIONS:
             mid = lab.create_map(q)
             lab.run("build_map", mid, provider_factory, prompt=q, model=model)
             out.append(measure_map(lab, mid, embed))
+            if model == "offline":  # grouping and synthesis: Expand, Restructure + accept, Synthesize
+                out[-1]["runs"] = run_checks(lab, mid, provider_factory)
         REFERENCES.update(reference_entries(lab))
     return out, time.monotonic() - t0
 
@@ -117,15 +121,41 @@ def reference_entries(lab) -> dict[str, str]:
     return out
 
 
+RUN_ROWS = [  # (label, key, how the maps combine, format)
+    ("repeated theme names (any step)", "repeated_names", sum, "{}"),
+    ("theme under a node of its own name", "nested_same_name", sum, "{}"),
+    ("empty themes after any run or accept", "empty_themes", sum, "{}"),
+    ("Restructure: empty themes after accept", "restructure_empty", sum, "{}"),
+    ("Restructure: repeated names after accept", "restructure_repeated", sum, "{}"),
+    ("Restructure: claims lost or duplicated", "restructure_claims_lost", lambda v: sum(abs(x) for x in v), "{}"),
+    ("Restructure: largest group share (max)", "largest_share", max, "{:.0%}"),
+    ("Restructure: groups proposed (mean)", "groups", lambda v: sum(v) / len(v), "{:.1f}"),
+    ("synthesis words (max)", "synthesis_words", max, "{}"),
+    ("synthesis markers not on its citations", "synthesis_bad_markers", sum, "{}"),
+    ("export: markers that follow no statement", "orphan_markers", sum, "{}"),
+    ("export: double-escaped brackets", "double_escaped", sum, "{}"),
+    ("export: repeated reference entries", "repeated_references", sum, "{}"),
+    ("export: synthesis shown (times, max)", "synthesis_shown", max, "{}"),
+]
+
+
+def summarise_runs(maps: list[dict]) -> dict:
+    out = {}
+    for _label, key, combine, _fmt in RUN_ROWS:
+        vals = [m["runs"][key] for m in maps if key in m.get("runs", {})]
+        out[key] = combine(vals) if vals else None
+    return out
+
+
 def summarise(name: str, maps: list[dict]) -> dict:
     quotes = sum(m["quotes"] for m in maps)
-    return {"build": name, "claims": sum(m["claims"] for m in maps),
+    return {"build": name, "claims": sum(m["claims"] for m in maps), "runs": summarise_runs(maps),
             "body_share": 1 - sum(m["non_body"] for m in maps) / max(1, quotes),
             "duplicates": sum(m["duplicates"] for m in maps), "empty_themes": sum(m["empty_themes"] for m in maps),
             "pair_titles": sum(m["pair_titles"] for m in maps), "contradicts": sum(m["contradicts"] for m in maps)}
 
 
-def run(data: str | None) -> dict:
+def run(data: str | None, scifact: bool = True) -> dict:
     try:  # run kinds are registered explicitly since issue 13 (older commits, for --baseline, have no registry)
         from bayes_app import registry
         registry.register()
@@ -148,10 +178,10 @@ def run(data: str | None) -> dict:
         scripted, t_scr = build_all(lambda: OpenAIProvider(fake.base_url, "test-key"), MODEL, embed)
     return {"offline": summarise("offline", offline), "scripted": summarise("scripted model", scripted),
             "detail": {"offline": offline, "scripted": scripted}, "seconds": {"offline": t_off, "scripted": t_scr},
-            "scifact": scifact_figures(data), "references": dict(REFERENCES)}
+            "scifact": scifact_figures(data) if scifact else None, "references": dict(REFERENCES)}
 
 
-def baseline(data: str | None, ref: str) -> dict | None:
+def baseline(data: str | None, ref: str, scifact: bool = True) -> dict | None:
     """The same measurement on commit `ref` (its own worktree, this script copied in)."""
     base = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True,
                           text=True).stdout.strip()
@@ -161,10 +191,11 @@ def baseline(data: str | None, ref: str) -> dict | None:
                        capture_output=True)
     for rel in ("benchmarks/map_quality.py", "benchmarks/scifact_sets.py", "benchmarks/support_tune.py",
                 "tests/support/maplab.py", "tests/support/paper_labels.py", "tests/support/fake_openai.py",
-                "tests/support/mapquality.py"):
+                "tests/support/mapquality.py", "tests/support/mapchecks.py"):
         (wt / rel).write_text((ROOT / rel).read_text())
     res = subprocess.run([sys.executable, str(wt / "benchmarks" / "map_quality.py"), "--json"]
-                         + (["--data", data] if data else []), cwd=wt, capture_output=True, text=True)
+                         + (["--data", data] if data else []) + ([] if scifact else ["--no-scifact"]),
+                         cwd=wt, capture_output=True, text=True)
     if res.returncode != 0:
         print("baseline failed:", res.stderr[-2000:])
         return None
@@ -177,12 +208,13 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REF", help="also measure this commit (e.g. main, 265dc26)")
     ap.add_argument("--json", action="store_true", help="print one JSON line (used for the baseline)")
     ap.add_argument("--detail", action="store_true")
+    ap.add_argument("--no-scifact", action="store_true", help="skip the SciFact figures (faster)")
     args = ap.parse_args()
-    ours = run(args.data)
+    ours = run(args.data, not args.no_scifact)
     if args.json:
         print(json.dumps(ours, default=str))
         return
-    base = baseline(args.data, args.baseline) if args.baseline else None
+    base = baseline(args.data, args.baseline, not args.no_scifact) if args.baseline else None
     rows = [("share of claim quotes from body/caption text", "body_share", "{:.1%}"),
             ("duplicate claims", "duplicates", "{}"), ("empty themes", "empty_themes", "{}"),
             ('"X and Y" theme titles', "pair_titles", "{}"), ("contradicts links", "contradicts", "{}"),
@@ -198,13 +230,19 @@ def main() -> None:
                 vals.append(fmt.format(base[build][key]))
             vals.append(fmt.format(ours[build][key]))
         print(f"{label:<48}" + "".join(f"{v:>17}" for v in vals))
+    print(f"\noffline maps, then Expand (first theme), Restructure + accept, Synthesize on each\n")
+    print(f"{'measure':<48}" + ("".join(f"{h:>17}" for h in ["base", "ours"]) if base else f"{'ours':>17}"))
+    for label, key, _combine, fmt in RUN_ROWS:
+        vals = ([(base["offline"].get("runs") or {}).get(key)] if base else []) + [ours["offline"]["runs"].get(key)]
+        print(f"{label:<48}" + "".join(f"{'n/a' if v is None else fmt.format(v):>17}" for v in vals))
     print()
     s, b = ours["scifact"], (base or {}).get("scifact")
     for label, key in (("support ROC-AUC (evidence vs top BM25 non-evidence)", "support_auc"),
                        ("disagreement ROC-AUC (CONTRADICT vs SUPPORT)", "contradiction_auc"),
                        ("contradicts-link false-positive rate", "link_fp"),
                        ("contradicts-link recall", "link_recall")):
-        print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
+        if s:
+            print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
     print(f"\nSciFact: train claims, held split (benchmarks/scifact_sets.py); base = {args.baseline or '-'}")
     print("reference entries parsed per paper:")
     for p in PAPERS:

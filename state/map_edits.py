@@ -170,7 +170,9 @@ class MapEditing(rx.State, mixin=True):
     def apply_layout(self, positions: dict):
         """The canvas's layout: save every position at once (one undoable edit)."""
         mine = {i: p for i, p in (positions or {}).items() if i in self._nodes}
-        if mine and self._edit(service.set_positions, mine, action="auto_layout") is not None:
+        completes, self._layout_completes = self._layout_completes, ""
+        if mine and self._edit(service.set_positions, mine, action="auto_layout",
+                               completes=completes or None) is not None:
             if self._fit_after_layout:
                 self._live().fit_signal += 1
         self._fit_after_layout = False
@@ -274,6 +276,7 @@ class MapEditing(rx.State, mixin=True):
     def decide(self, proposal_id: str, accept: bool):
         fn = service.accept_proposal if accept else service.reject_proposal
         if self._edit(fn, proposal_id) is not None:
-            if accept:
+            if accept:  # the canvas's layout joins the regrouping's undo step
+                self._layout_completes = "accept_proposal"
                 self._request_layout(fit=True)
             self.notice = "Regrouping applied." if accept else "Proposal rejected."

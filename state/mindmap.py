@@ -110,6 +110,7 @@ class MapState(MapEditing, AuthState):
     _revision: int = 0
     _gen: int = 0
     _fit_after_layout: bool = False  # fit the view once the requested layout is saved
+    _layout_completes: str = ""  # the edit the requested layout finishes (one undo step with it)
 
     def _live(self) -> MapLiveState:
         """The substate with what changes while a run writes (see MapLiveState)."""

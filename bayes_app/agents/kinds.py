@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from datetime import timedelta
 from typing import Any
 
 from sqlmodel import select
 
-from bayes_app.agents import extractive, planner
+from bayes_app.agents import planner, regroup
 from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, Written, research_aspects
 from bayes_app.agents.retrieval import retrieve
@@ -21,9 +22,9 @@ from bayes_app.library import documents
 from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
-from bayes_app.maps import export, service
+from bayes_app.maps import export, service, synthesis
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.models import Citation, MapNode, NodeKind
+from bayes_app.models import Citation, MapNode, NodeKind, utcnow
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
 
@@ -124,12 +125,36 @@ async def build_map(ctx: RunContext) -> None:
     _require_claims(r)
 
 
+def _topic(nodes: list[MapNode], node: MapNode) -> tuple[list[str], list[list[str]]] | None:
+    """What Expand / Dive deeper keep claims close to: the node's wording with its claims, and
+    every other theme of the map (not above or below the node) with its claims."""
+    if node.parent_id is None:
+        return None
+    kids = service.children_index(nodes)
+
+    def wording(n: MapNode) -> str:
+        return n.title or n.body
+
+    def claims(n: MapNode) -> list[str]:
+        return [wording(k) for k in kids.get(n.id, []) if k.kind in CLAIM_KINDS and wording(k)]
+    by_id = {n.id: n for n in nodes}
+    near, cur = set(), node
+    while cur is not None:
+        near.add(cur.id)
+        cur = by_id.get(cur.parent_id) if cur.parent_id else None
+    near.update(n.id for n in service.subtree(nodes, node.id))
+    others = [[wording(t), *claims(t)] for t in nodes
+              if t.kind in (NodeKind.THEME, NodeKind.CHAPTER) and t.id not in near and wording(t)]
+    return [wording(node), *claims(node)], others
+
+
 async def expand(ctx: RunContext) -> None:
     """Sub-aspects of a node, each researched, as children of the node."""
     loaded, w = await _start(ctx)
     node = loaded["node"]
     topic = " ".join(str(ctx.run.input.get("prompt") or "").split()) or _path(loaded["nodes"], node)
     r = Research(ctx, w, topic)
+    r.topic = _topic(loaded["nodes"], node)
     r.seen_quotes = _cited(ctx, loaded["map"].id)
     first = await retrieve(ctx, topic, k=16 if is_offline(ctx) else 10)
     if not first:
@@ -158,6 +183,7 @@ async def deepen(ctx: RunContext) -> None:
     topic = _path(loaded["nodes"], node)
     focus = " ".join(str(ctx.run.input.get("prompt") or "").split())
     r = Research(ctx, w, topic)
+    r.topic = _topic(loaded["nodes"], node)
     r.seen_chunks = _cited_chunks(ctx, loaded["map"].id)
     r.seen_quotes = _cited(ctx, loaded["map"].id)
     existing = [Written(n.id, n.parent_id or node.id, n.title) for n in loaded["nodes"]
@@ -199,10 +225,6 @@ async def counter(ctx: RunContext) -> None:
 
 
 # ---- restructure / chapters ----------------------------------------------------------------
-REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
-                  "group needs a short title. Reply with a JSON object: key groups, a list of objects "
-                  "with key title and key nodes (a list of node numbers).")
-REGROUP_SCHEMA = st.obj(groups=st.array(st.obj(title=st.STRING, nodes=st.array(st.INTEGER))))
 EDIT_SYSTEM = ("Turn the user's request into edits of their research mindmap. Reply with a JSON object: "
                "key ops, a list of edits, each an object with key op (add, rename or delete), key node "
                "(the title of the node to rename or delete, else null), key title (the new title, else "
@@ -213,55 +235,9 @@ EDIT_SCHEMA = st.obj(ops=st.array(st.obj(op=st.enum(["add", "rename", "delete"])
                                          under=st.nullable(st.STRING))))
 
 
-def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
-    if size:  # chapters: consecutive runs of the top-level themes
-        return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
-                 "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
-    groups = extractive.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
-    return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
-
-
 async def _regroup(ctx: RunContext, kind: str) -> None:
     loaded, _w = await _start(ctx)
-    nodes, root = loaded["nodes"], loaded["root"]
-    if kind == "chapters":
-        items = [n for n in nodes if n.parent_id == root.id]
-        what, size = "3 to 7 chapters, in reading order", 3
-    else:
-        items = [n for n in nodes if n.kind in CLAIM_KINDS]
-        what, size = "themes (3 to 8)", None
-    if len(items) < 2:
-        ctx.emit("agent", {"role": "planner", "note": "nothing_to_group"})
-        return
-    groups: list[dict[str, Any]] = []
-    if not is_offline(ctx):
-        listing = "\n".join(f"{i}. {n.title}" for i, n in enumerate(items, 1))
-        data = await ask_json(ctx, kind, REGROUP_SYSTEM.format(what=what), f"ROLE: {kind}\nNodes:\n{listing}",
-                              REGROUP_SCHEMA, max_tokens=800)
-        for g in (data.get("groups") if isinstance(data, dict) else None) or []:
-            if not isinstance(g, dict):
-                continue
-            ids = []
-            for k in g.get("nodes") or []:
-                try:
-                    if 1 <= int(k) <= len(items):
-                        ids.append(items[int(k) - 1].id)
-                except (TypeError, ValueError):
-                    continue
-            if ids:
-                groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
-    if not groups:
-        groups = await asyncio.to_thread(_offline_groups, items, size)
-
-    def write() -> Any:
-        with ctx.sessions() as db:
-            return service.create_proposal(db, loaded["map"].id, kind, groups, run_id=ctx.run.id)
-    try:
-        p = await asyncio.to_thread(write)
-    except Exception:  # noqa: BLE001 - the map went away under us
-        ctx.check_abort()
-        raise RunAborted(lc.RESOURCE_DELETED) from None
-    ctx.emit("proposal", service.proposal_view(p))
+    await regroup.propose(ctx, loaded, kind)
 
 
 async def restructure(ctx: RunContext) -> None:
@@ -282,29 +258,34 @@ SYNTH_SYSTEM = ("Write flowing prose (Markdown, no headings) that synthesises th
                 "present both sides, never average them. Use only the claims given.")
 
 
-def _copy_citation(c: Citation) -> dict[str, Any]:
-    """A citation's passage, to cite it again on another node."""
+def _copy_citation(c: Citation, k: int) -> dict[str, Any]:
+    """A citation's passage, to cite it again on the synthesis note as its `k`-th citation
+    (created_at in that order: the note's markers [k] number its citations)."""
     return {"document_id": c.document_id, "chunk_id": c.chunk_id, "page": c.page, "quote": c.quote,
             "char_start": c.char_start, "char_end": c.char_end, "agent": "synthesize",
             "source_title": c.source_title, "source_removed_at": c.source_removed_at,
-            "source_removed_reason": c.source_removed_reason}
+            "source_removed_reason": c.source_removed_reason,
+            "created_at": utcnow() + timedelta(microseconds=k)}
 
 
 async def synthesize(ctx: RunContext) -> None:
-    """Prose for a node or the whole map, streamed as `text` and saved as a note node."""
+    """A synthesis of a node or the whole map, streamed as `text` and saved as a note node whose
+    markers [k] number its own citations (the export renumbers them by paper). Offline: the
+    structured extractive summary (maps.synthesis.offline); with a model: prose over the export
+    outline, markers checked against the claims and unmarked sentences dropped."""
     loaded, w = await _start(ctx)
     node = loaded["node"]
-
-    def outline() -> export.Outline:
-        with ctx.sessions() as db:
-            return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
-    o = await asyncio.to_thread(outline)
-    md = o.markdown
     if is_offline(ctx):
-        prose = re.sub(r"^#+ .*\n?", "", md[:md.rfind("## References")] if "## References" in md else md,
-                       flags=re.M).strip()  # extractive: the claims as prose
-        ctx.emit("text", {"delta": prose})
+        def summarise() -> synthesis.Summary:
+            with ctx.sessions() as db:
+                return synthesis.offline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+        summary = await asyncio.to_thread(summarise)
+        ctx.emit("text", {"delta": summary.text})
     else:
+        def outline() -> export.Outline:
+            with ctx.sessions() as db:
+                return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+        o = await asyncio.to_thread(outline)
         parts: list[str] = []
 
         def on_event(ev: StreamEvent) -> None:
@@ -313,18 +294,18 @@ async def synthesize(ctx: RunContext) -> None:
                 ctx.emit("text", {"delta": ev.text})
         req = ChatRequest(model=role_model(ctx, "synthesize"), max_tokens=1_500,
                           messages=[{"role": "system", "content": SYNTH_SYSTEM},
-                                    {"role": "user", "content": f"ROLE: synthesize\n{md}"}])
+                                    {"role": "user", "content": f"ROLE: synthesize\n{o.markdown}"}])
         await ctx.stream_model(req, "synthesize", on_event)
-        # markers come from the writer only: one that its sentence doesn't match is dropped
-        prose, dropped = export.checked_markers("".join(parts).strip(), o)
-        if dropped:
-            ctx.emit("agent", {"role": "critic", "dropped_markers": dropped})
-    # The note cites author-year, not [n] (numbers belong to this outline only), and carries the
-    # cited passages as its own citations: badge, "Open at page", and numbered again on export.
-    # Bracketed numbers of the source text stay escaped (\[5\]): never read as markers.
-    body, used = export.inline_citations(prose, o)
-    cits = [_copy_citation(o.citations[n][0]) for n in used if o.citations.get(n)]
-    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], body, citations=cits)
+        # markers come from the writer only: one its sentence doesn't match is dropped, and so
+        # is a sentence left without any
+        summary, dropped, lost = synthesis.from_prose("".join(parts).strip(), o)
+        if dropped or lost:
+            ctx.emit("agent", {"role": "critic", "dropped_markers": dropped, "dropped_sentences": lost})
+    if not summary.text.strip():
+        _done(ctx, None, note="Nothing to synthesise: this part of the map has no claims yet.")
+        return
+    cits = [_copy_citation(c, k) for k, c in enumerate(summary.citations)]
+    await w.node(node.id, NodeKind.NOTE, f"Synthesis: {node.title}"[:300], summary.text, citations=cits)
     _done(ctx, None)
 
 
@@ -390,8 +371,10 @@ async def check_support(ctx: RunContext) -> None:
 # ---- a message typed on the map --------------------------------------------------------------
 ANSWER_SYSTEM = ("Answer the question from the claims of the user's research mindmap only, citing "
                  "the markers [n]. If the map does not answer it, say so.")
-_ADD = re.compile(r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*[:\"']?\s*(.+?)[\"']?"
-                  r"(?:\s+under\s+[\"']?(.+?)[\"']?)?\s*$", re.I)
+# "add a note saying X" / "… that says X" / "… called X": the verb introduces the title, it is not part of it
+_ADD = re.compile(r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*"
+                  r"(?:(?:that|which)\s+(?:says|reads)|saying|reading|called|titled|named|with\s+the\s+(?:text|title))?"
+                  r"\s*:?\s*[\"'“]?(.+?)[\"'”]?(?:\s+under\s+[\"'“]?(.+?)[\"'”]?)?\s*$", re.I)
 _RENAME = re.compile(r"^\s*(?:please\s+)?rename\s+[\"']?(.+?)[\"']?\s+to\s+[\"']?(.+?)[\"']?\s*$", re.I)
 _DELETE = re.compile(r"^\s*(?:please\s+)?(?:delete|remove)\s+(?:the\s+)?(?:node\s+)?[\"']?(.+?)[\"']?\s*$", re.I)
 

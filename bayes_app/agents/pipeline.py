@@ -16,7 +16,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from bayes_app.agents import critic, extractive, planner, researcher
+import numpy as np
+
+from bayes_app.agents import critic, extractive, planner, researcher, themes
 from bayes_app.agents.llm_json import is_offline
 from bayes_app.agents.retrieval import Passage, retrieve
 from bayes_app.agents.writer import Writer
@@ -72,6 +74,9 @@ class Research:
     merged: int = 0
     extractive: int = 0
     reasons: dict[str, int] = field(default_factory=dict)  # rejected claims by reason
+    # Expand / Dive deeper: (the node's wording and claims, every other theme's): claims not
+    # about the node are left out (themes.on_topic)
+    topic: tuple[list[str], list[list[str]]] | None = None
 
     async def write_claims(self, parent: str | Theme, checked: list[critic.Checked], pairs: list[tuple[int, int]],
                            context: list[Written], only_contradicting: bool = False, body: str = "") -> int:
@@ -141,9 +146,19 @@ class Research:
         if not claims:
             return 0
         verdict = await critic.verify_async(self.ctx, claims)
+        await self._off_topic(verdict)
         self._count(verdict)
         pairs = await critic.judge(self.ctx, verdict.accepted, [w.text for w in ctx_claims])
         return await self.write_claims(parent, verdict.accepted, pairs, ctx_claims, only_contradicting)
+
+    async def _off_topic(self, verdict: critic.Verdict) -> None:
+        """Move accepted claims that are not about the run's node to the rejected ones."""
+        if self.topic is None or not verdict.accepted:
+            return
+        keep = await asyncio.to_thread(themes.on_topic, [c.claim.text for c in verdict.accepted], *self.topic)
+        verdict.rejected.extend({"text": c.claim.text, "quote": c.claim.quote, "reason": "off_topic"}
+                                for c, k in zip(verdict.accepted, keep) if not k)
+        verdict.accepted[:] = [c for c, k in zip(verdict.accepted, keep) if k]
 
     def _count(self, verdict: critic.Verdict) -> None:
         self.rejected += len(verdict.rejected)
@@ -185,10 +200,10 @@ async def research_aspects(r: Research, parent_id: str, aspects: list[planner.As
     """One theme per aspect under `parent_id` (written with its first claim), then up to
     MAX_PASSES research passes and, with a model, the extractive path for aspects still
     without a claim. Returns the number of themes written."""
-    themes = [(a, Theme(r.writer, parent_id, a.title)) for a in aspects]
-    written = {id(t): 0 for _, t in themes}
-    seen: dict[int, list[Passage]] = {id(t): [] for _, t in themes}
-    pending = themes
+    placed = await asyncio.to_thread(place_aspects, r, parent_id, aspects)
+    written = {id(t): 0 for _, t in placed}
+    seen: dict[int, list[Passage]] = {id(t): [] for _, t in placed}
+    pending = placed
     for pass_no in range(1, MAX_PASSES + 1):
         r.ctx.emit("agent", {"role": "researcher", "pass": pass_no, "aspects": [a.title for a, _ in pending]})
         still: list[tuple[planner.Aspect, Theme]] = []
@@ -207,8 +222,43 @@ async def research_aspects(r: Research, parent_id: str, aspects: list[planner.As
         if not pending:
             break
     if not is_offline(r.ctx):
-        for a, theme in themes:
+        for a, theme in placed:
             if written[id(theme)] == 0 and seen[id(theme)]:
                 written[id(theme)] += await r.extract(theme, a, seen[id(theme)])
                 r.ctx.emit("agent", {"role": "researcher", "extractive": a.title, "claims": written[id(theme)]})
-    return sum(1 for _, t in themes if t.node_id is not None)
+    return len({t.node_id for _, t in placed if t.node_id is not None})
+
+
+def place_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> list[tuple[planner.Aspect, Theme]]:
+    """A theme per aspect, named so that no two themes of the map share a name and no theme
+    sits under a node of its own name: an offline aspect whose name is taken gets another key
+    phrase of its own claims; otherwise its claims go to the node of that name when it is the
+    parent (or above it) or a theme beside it, or the name is qualified by the parent's."""
+    from bayes_app.maps import service
+
+    with r.ctx.sessions() as db:
+        nodes = service._nodes(db, r.writer.map_id)
+    by_id = {n.id: n for n in nodes}
+    above: list[str] = []
+    cur = by_id.get(parent_id)
+    while cur is not None:
+        above.append(cur.title)
+        cur = by_id.get(cur.parent_id) if cur.parent_id else None
+    taken = [n.title for n in nodes if n.kind in ("theme", "chapter")]
+    beside = {n.title.lower(): n.id for n in nodes if n.parent_id == parent_id and n.kind == "theme"}
+    made: list[tuple[planner.Aspect, Theme]] = []
+    for a in aspects:
+        names = above + taken + [t.title for _, t in made]
+        title = a.title
+        if any(themes.same_name(title, x) for x in names) and a.claims and all(c.vec is not None for c in a.claims):
+            title = themes.name([c.text for c in a.claims], np.stack([c.vec for c in a.claims]), names)
+        same = next((t for _, t in made if themes.same_name(title, t.title)), None)
+        theme = same or Theme(r.writer, parent_id, title)
+        if same is None and any(themes.same_name(title, x) for x in above):
+            theme.node_id = parent_id  # "Crawler" expanded: its findings go right under it
+        elif same is None and (hit := next((i for t, i in beside.items() if themes.same_name(title, t)), None)):
+            theme.node_id = hit
+        elif same is None and any(themes.same_name(title, x) for x in taken):
+            theme.title = f"{title} ({by_id[parent_id].title})"[:300] if parent_id in by_id else title
+        made.append((a, theme))
+    return made

@@ -16,6 +16,9 @@ from bayes_app.settings import PROJECT_ROOT
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_PAPERS = PROJECT_ROOT / "tests" / "fixtures" / "papers"
+# Only real, published papers: the folder also holds test fixtures (duplicate-media.pdf is a
+# five-page stub of images, a table and LaTeX) that a new user must never meet as a "paper".
+DEMO_FILES = ("pasa.pdf", "explanations-molecular-prediction-models.pdf")
 
 
 def ensure_demo(papers_dir: Path = DEMO_PAPERS) -> str | None:
@@ -31,10 +34,11 @@ def ensure_demo(papers_dir: Path = DEMO_PAPERS) -> str | None:
 
 
 def add_demo_papers(user_id: str, papers_dir: Path = DEMO_PAPERS) -> list[uploads.Accepted]:
-    """Put the bundled papers into `user_id`'s library (a paper already there is kept as is).
-    The caller enqueues ingestion of the created ones (or the worker's reaper does)."""
+    """Put the bundled real papers (`DEMO_FILES`) into `user_id`'s library (a paper already
+    there is kept as is). The caller enqueues ingestion of the created ones (or the worker's
+    reaper does)."""
     out = []
-    for pdf in sorted(papers_dir.glob("*.pdf")):
+    for pdf in (papers_dir / name for name in DEMO_FILES):
         with open(pdf, "rb") as fh:
             out.append(uploads.accept(user_id, fh, pdf.name))
     return out

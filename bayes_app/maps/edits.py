@@ -12,7 +12,7 @@ from sqlmodel import Session, col, func, select
 from bayes_app.db import atomic
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.access import _node_citations, _nodes, _touch, get_map, get_node, subtree
-from bayes_app.maps.undo import _commit_edit, _Undo
+from bayes_app.maps.undo import _amend_edit, _commit_edit, _Undo
 from bayes_app.maps.views import map_summary, node_view
 from bayes_app.models import (
     Citation, MapNode, Mindmap, NodeKind, NodeRelation, Origin,
@@ -223,9 +223,11 @@ LAYOUT_ACTIONS = ("move_nodes", "auto_layout")
 
 
 def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, Any],
-                  action: str = "move_nodes") -> int:
+                  action: str = "move_nodes", completes: str | None = None) -> int:
     """Save canvas positions of several nodes at once (one undoable edit, recorded as `action`:
-    a drag of several nodes, or an auto-layout the canvas computed with measured sizes)."""
+    a drag of several nodes, or an auto-layout the canvas computed with measured sizes).
+    `completes`: the edit this layout finishes (e.g. "accept_proposal"); while that edit is
+    the latest, the positions join its undo step instead of making a second one."""
     if action not in LAYOUT_ACTIONS:
         raise MapError("bad_field", f"action must be one of {', '.join(LAYOUT_ACTIONS)}.")
     get_map(db, owner_id, map_id)
@@ -240,7 +242,8 @@ def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, 
         u.before("nodes", n)
         n.pos_x, n.pos_y = _position(pos)
         db.add(n)
-    _commit_edit(db, map_id, action, u)
+    if not (completes and _amend_edit(db, map_id, completes, u)):
+        _commit_edit(db, map_id, action, u)
     return len(nodes)
 
 

@@ -29,44 +29,53 @@ from bayes_app.models import Citation, Document, MapNode, NodeKind
 
 @dataclass
 class _Refs:
-    """Numbering of cited sources: one number per (document, page)."""
+    """Numbering of cited sources: one number per paper (its pages listed in its entry)."""
 
-    numbers: dict[tuple[str, int], int] = field(default_factory=dict)
+    numbers: dict[str, int] = field(default_factory=dict)
     docs: dict[str, Document] = field(default_factory=dict)
     removed: dict[str, str] = field(default_factory=dict)  # key -> title of a removed source
     cited: dict[int, list[Citation]] = field(default_factory=dict)  # number -> its citations
+    pages: dict[int, set[int]] = field(default_factory=dict)  # number -> the pages cited
 
     def number(self, c: Citation) -> int:
         doc_key = c.document_id or f"removed:{c.source_title or ''}"
         if c.document_id is None:
             self.removed[doc_key] = c.source_title or "Untitled"
-        key = (doc_key, c.page)
-        if key not in self.numbers:
-            self.numbers[key] = len(self.numbers) + 1
-        n = self.numbers[key]
+        if doc_key not in self.numbers:
+            self.numbers[doc_key] = len(self.numbers) + 1
+        n = self.numbers[doc_key]
+        self.pages.setdefault(n, set()).add(c.page)
         if all(x.id != c.id for x in self.cited.setdefault(n, [])):
             self.cited[n].append(c)
         return n
 
     def inline(self) -> dict[int, str]:
-        """number -> its author-year label: "Yang et al. 2025, p. 4"."""
+        """number -> its author-year label: "Yang et al. 2025, pp. 4, 7"."""
         out = {}
-        for (doc_key, page), n in self.numbers.items():
+        for doc_key, n in self.numbers.items():
+            where = pages_label(self.pages.get(n, set()))
             if doc_key in self.removed:
-                out[n] = f"{self.removed[doc_key]}, p. {page}"
+                out[n] = f"{self.removed[doc_key]}, {where}"
             else:
                 doc = self.docs.get(doc_key)
-                out[n] = f"{author_label(doc)} {doc.year if doc and doc.year else 'n.d.'}, p. {page}"
+                out[n] = f"{author_label(doc)} {doc.year if doc and doc.year else 'n.d.'}, {where}"
         return out
 
     def entries(self) -> list[tuple[int, str]]:
         out = []
-        for (doc_key, page), n in self.numbers.items():
+        for doc_key, n in self.numbers.items():
+            where = pages_label(self.pages.get(n, set()))
             if doc_key in self.removed:
-                out.append((n, f"{self.removed[doc_key]}, p. {page} (source removed from the library)"))
+                out.append((n, f"{self.removed[doc_key]}, {where} (source removed from the library)"))
             else:
-                out.append((n, reference(self.docs.get(doc_key), page)))
+                out.append((n, reference(self.docs.get(doc_key), where)))
         return out
+
+
+def pages_label(pages: set[int]) -> str:
+    """"p. 4" or "pp. 1, 4, 14"."""
+    ps = sorted(pages)
+    return f"p. {ps[0]}" if len(ps) == 1 else "pp. " + ", ".join(map(str, ps))
 
 
 def _surname(name: str) -> str:
@@ -87,10 +96,11 @@ def author_label(doc: Document | None) -> str:
     return f"{_surname(authors[0])} et al."
 
 
-def reference(doc: Document | None, page: int) -> str:
+def reference(doc: Document | None, where: int | str) -> str:
+    """`Author (year), Title, p. 3` (`where`: a page or a pages label)."""
     year = doc.year if doc and doc.year else "n.d."
     title = (doc.title or doc.filename) if doc else "Deleted document"
-    return f"{author_label(doc)} ({year}), {title}, p. {page}"
+    return f"{author_label(doc)} ({year}), {title}, {f'p. {where}' if isinstance(where, int) else where}"
 
 
 @dataclass
@@ -166,7 +176,12 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
                 out.append(("para", esc(n.body.strip())))
             leaf_text = []
             for k in kids:
-                if not t.kids.get(k.id) and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE):
+                if is_synthesis(k, t.cits.get(k.id, [])) and not t.kids.get(k.id):
+                    if leaf_text:
+                        out.append(("para", " ".join(leaf_text)))
+                        leaf_text = []
+                    out.extend(_synthesis_blocks(t, k, min(level + 1, 6), esc))
+                elif not t.kids.get(k.id) and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE):
                     leaf_text.append(_claim_sentence(t, k, esc))
                 else:
                     if leaf_text:
@@ -182,6 +197,38 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
 
     walk(t.root, 1)
     return out
+
+
+def is_synthesis(n: MapNode, cits: list[Citation]) -> bool:
+    """A note Synthesize wrote: its body's markers [k] number the note's own citations."""
+    return n.kind == NodeKind.NOTE and bool(cits) and all(c.agent == "synthesize" for c in cits)
+
+
+def _synthesis_blocks(t: _Tree, n: MapNode, level: int, esc: Callable[[str], str]) -> list[tuple[str, Any]]:
+    """A synthesis note: its title as a heading (never with markers), its paragraphs with the
+    note's own markers renumbered as this export numbers the papers."""
+    own = t.cits.get(n.id, [])
+
+    def remap(m: re.Match) -> str:
+        local = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+        nums = sorted({t.refs.number(own[k - 1]) for k in local if 1 <= k <= len(own)})
+        return f"[{', '.join(map(str, nums))}]" if nums else ""
+    out: list[tuple[str, Any]] = [("heading", (level, esc(n.title or "Synthesis")))]
+    for para in (p for p in n.body.split("\n") if p.strip()):
+        parts, pos = [], 0
+        for m in _MARKER.finditer(para):  # source text escaped once, markers as they are
+            parts.extend([_spaced(esc, unescape_brackets(para[pos:m.start()])), remap(m)])
+            pos = m.end()
+        parts.append(_spaced(esc, unescape_brackets(para[pos:])))
+        out.append(("para", re.sub(r"[ \t]+([.,;:])", r"\1", "".join(parts)).strip()))
+    return out
+
+
+def _spaced(esc: Callable[[str], str], seg: str) -> str:
+    """`esc(seg)` with the space around `seg` kept (escapers collapse it)."""
+    if not seg.strip():
+        return " " if seg else ""
+    return (" " if seg[0].isspace() else "") + esc(seg.strip()) + (" " if seg[-1].isspace() else "")
 
 
 def _claim_sentence(t: _Tree, n: MapNode, esc: Callable[[str], str] = _plain) -> str:
@@ -207,6 +254,7 @@ class Outline:
     labels: dict[int, str]  # number -> "Yang et al. 2025, p. 4"
     citations: dict[int, list[Citation]]  # number -> the citations behind it
     claims: dict[int, list[str]] = field(default_factory=dict)  # number -> the wordings citing it
+    claims_of: dict[str, list[str]] = field(default_factory=dict)  # citation id -> its node's wording
 
 
 def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
@@ -281,7 +329,9 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
     for n_, cits in t.refs.cited.items():
         claims[n_] = list({(by_node[c.node_id].title or by_node[c.node_id].body) for c in cits
                            if c.node_id in by_node})
-    return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited, claims)
+    claims_of = {c.id: [by_node[c.node_id].title or by_node[c.node_id].body] for cits in t.refs.cited.values()
+                 for c in cits if c.node_id in by_node}
+    return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited, claims, claims_of)
 
 
 def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> bytes:

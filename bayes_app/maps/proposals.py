@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from bayes_app.db import atomic
 from bayes_app.maps.errors import MapError, MapNotFound
@@ -13,14 +13,29 @@ from bayes_app.maps.edits import MAX_NODE_TITLE, _insert
 from bayes_app.maps.undo import _commit_edit, _Undo
 from bayes_app.maps.views import proposal_view
 from bayes_app.models import (
-    MapNode, MapProposal, NodeKind, Origin,
+    Citation, MapNode, MapProposal, NodeKind, NodeRelation, Origin,
 )
 
 # ---- proposals (restructure / chapters previews) -------------------------------------------
+def clean_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Groups as a proposal may hold them: each node in the first group that lists it, groups
+    with the same title (case-insensitive) merged, empty groups dropped."""
+    out: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for i, g in enumerate(groups):
+        title = " ".join(str(g.get("title") or "").split())[:MAX_NODE_TITLE] or f"Group {i + 1}"
+        ids = [n for n in dict.fromkeys(g.get("node_ids") or []) if isinstance(n, str) and n not in seen]
+        seen.update(ids)
+        if ids:
+            out.setdefault(title.lower(), {**g, "title": title, "node_ids": []})["node_ids"].extend(ids)
+    return list(out.values())
+
+
 def create_proposal(db: Session, map_id: str, kind: str, groups: list[dict[str, Any]],
                     run_id: str | None = None) -> MapProposal:
     p = MapProposal(map_id=map_id, kind=kind, run_id=run_id,
-                    payload={"groups": groups, "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME})
+                    payload={"groups": clean_groups(groups),
+                             "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME})
     with atomic(db):
         db.add(p)
         _touch(db, map_id)
@@ -38,31 +53,86 @@ def _proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -> MapP
 
 
 def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -> dict[str, Any]:
-    """Apply a regrouping: one new theme/chapter node per group under the root, the group's
-    nodes moved under it (nodes deleted since are skipped). One undoable edit."""
+    """Apply a regrouping as a move: each group's nodes go under the top-level theme/chapter of
+    the group's title (the existing one of that name, else a new one); a theme or chapter left
+    empty by the move is removed; the tree is laid out again. All of it is ONE undoable edit
+    (nodes deleted since the proposal are skipped)."""
+    from bayes_app.maps.layout import tree_layout
+
     p = _proposal(db, owner_id, map_id, proposal_id)
     root = root_of(db, map_id)
     nodes = {n.id: n for n in _nodes(db, map_id)}
     kind = p.payload.get("node_kind", NodeKind.THEME)
+    heads = {n.title.lower(): n for n in sorted(nodes.values(), key=lambda n: n.order_index)
+             if n.parent_id == root.id and n.kind == kind}
     u = _Undo()
-    for gi, group in enumerate(p.payload.get("groups", [])):
-        members = [nodes[i] for i in group.get("node_ids", []) if i in nodes and i != root.id]
+    groups = clean_groups(p.payload.get("groups", []))
+    moving = {i for g in groups for i in g["node_ids"] if i in nodes and i != root.id}
+    # the old parents first: undo restores rows in order, a parent before the children it gets back
+    old_parents = {nodes[i].parent_id for i in moving if nodes[i].parent_id in nodes}
+    for pid in old_parents:
+        u.before("nodes", nodes[pid])
+    used: list[str] = []
+    for gi, group in enumerate(groups):
+        members = [nodes[i] for i in group["node_ids"] if i in moving]
         if not members:
             continue
-        head = _insert(db, map_id, root, kind, str(group.get("title") or f"Group {gi + 1}")[:MAX_NODE_TITLE],
-                       str(group.get("summary") or ""), None, u, created_by=Origin.AGENT, run_id=p.run_id)
+        head = heads.get(group["title"].lower())
+        if head is None or head.id in moving:
+            head = _insert(db, map_id, root, kind, group["title"], str(group.get("summary") or ""), None, u,
+                           created_by=Origin.AGENT, run_id=p.run_id)
+        else:
+            u.before("nodes", head)
+            head.order_index = gi
+            db.add(head)
+        used.append(head.id)
         member_ids = {m.id for m in members}
-        for k, m in enumerate(members):
+        k = 0
+        for m in members:
             # a member nested under another member moves along with it
             if _has_ancestor_in(m, member_ids, nodes):
                 continue
             u.before("nodes", m)
             m.parent_id, m.order_index = head.id, k
             db.add(m)
+            k += 1
+    db.flush()
+    _drop_emptied(db, map_id, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
+    positions = tree_layout(_nodes(db, map_id))
+    created = set(u.delete["nodes"])
+    for n in _nodes(db, map_id):
+        if n.id in positions:
+            if n.id not in created:
+                u.before("nodes", n)
+            n.pos_x, n.pos_y = positions[n.id]
+            db.add(n)
     p.status = "accepted"
     db.add(p)
     _commit_edit(db, map_id, "accept_proposal", u)
     return proposal_view(p)
+
+
+def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:
+    """Delete the themes and chapters (never claims or notes) the move left without children,
+    and the themes above them that are left empty in turn."""
+    todo, gone = list(parents), set()
+    while todo:
+        n = todo.pop()
+        if n.id in gone or n.kind not in (NodeKind.THEME, NodeKind.CHAPTER) or n.parent_id is None:
+            continue
+        if db.exec(select(MapNode.id).where(MapNode.parent_id == n.id)).first() is not None:
+            continue
+        u.before("nodes", n)
+        if (up := db.get(MapNode, n.parent_id)) is not None:
+            todo.append(up)
+        for c in db.exec(select(Citation).where(Citation.node_id == n.id)):
+            u.before("citations", c)
+        for r in db.exec(select(NodeRelation).where(
+                (NodeRelation.source_id == n.id) | (NodeRelation.target_id == n.id))):
+            u.before("relations", r)
+        gone.add(n.id)
+        db.delete(n)
+        db.flush()
 
 
 def _has_ancestor_in(n: MapNode, ids: set[str], nodes: dict[str, MapNode]) -> bool:

@@ -68,6 +68,28 @@ def _commit_edit(db: Session, map_id: str, action: str, u: _Undo) -> None:
         _prune_undo(db, map_id)
 
 
+def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
+    """Fold `u` into the map's latest edit when that one is `action` and not undone, so one
+    undo reverts both (the canvas's layout right after an accepted regrouping). Rows the
+    latest edit already restores or deletes keep its record. False when there is none."""
+    last = db.exec(select(MapEdit).where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
+                   .order_by(col(MapEdit.created_at).desc())).first()
+    if last is None or last.action != action:
+        return False
+    rec = {"delete": {k: list(v) for k, v in last.undo.get("delete", {}).items()},
+           "restore": {k: list(v) for k, v in last.undo.get("restore", {}).items()}}
+    for table, rows in u.restore.items():
+        known = set(rec["delete"].get(table, [])) | {r["id"] for r in rec["restore"].get(table, [])}
+        rec["restore"].setdefault(table, []).extend(r for r in rows if r["id"] not in known)
+    for table, ids in u.delete.items():
+        rec["delete"].setdefault(table, []).extend(ids)
+    with atomic(db):
+        last.undo = rec
+        db.add(last)
+        _touch(db, map_id)
+    return True
+
+
 def undo(db: Session, owner_id: str, map_id: str) -> str | None:
     """Reverse the latest user edit not yet undone; returns its action name (None: nothing)."""
     get_map(db, owner_id, map_id)
@@ -77,28 +99,55 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
         return None
     with atomic(db):
         dele, rest = edit.undo.get("delete", {}), edit.undo.get("restore", {})
+        edit_id = edit.id
+        db.expunge_all()
+        edit = db.get(MapEdit, edit_id)
+        # nodes first, parents before their children: a node moved under a node this edit
+        # created is back under its old parent before that one is deleted (no cascade reaches it)
+        _restore(db, MapNode, rest.get("nodes", []))
         if dele.get("relations"):
             db.exec(delete(NodeRelation).where(col(NodeRelation.id).in_(dele["relations"])))  # type: ignore[call-overload]
         if dele.get("citations"):
             db.exec(delete(Citation).where(col(Citation.id).in_(dele["citations"])))  # type: ignore[call-overload]
         if dele.get("nodes"):
             db.exec(delete(MapNode).where(col(MapNode.id).in_(dele["nodes"])))  # type: ignore[call-overload]
-        edit_id = edit.id
         db.expunge_all()  # rows deleted in bulk (here or by an earlier delete) must not linger
         edit = db.get(MapEdit, edit_id)
-        for table, model in (("nodes", MapNode), ("citations", Citation), ("relations", NodeRelation)):
-            for data in rest.get(table, []):
-                row = db.get(model, data["id"], populate_existing=True)
-                if row is None:
-                    if table == "nodes" and data.get("parent_id") and db.get(MapNode, data["parent_id"]) is None:
-                        continue  # its parent is gone since: nothing to hang it on
-                    db.add(model(**data))
-                else:
-                    for k, v in data.items():
-                        setattr(row, k, v)
-                    db.add(row)
-                db.flush()
+        _restore(db, Citation, rest.get("citations", []))
+        _restore(db, NodeRelation, rest.get("relations", []))
         edit.undone = True
         db.add(edit)
         _touch(db, map_id)
     return edit.action
+
+
+def _restore(db: Session, model: Any, rows: list[dict[str, Any]]) -> None:
+    """Put rows back as recorded: update those that exist, re-add those that are gone (a node
+    only while its parent exists; parents are put back before their children)."""
+    if model is MapNode:
+        rows = _parents_first(rows)
+    for data in rows:
+        row = db.get(model, data["id"], populate_existing=True)
+        if row is None:
+            if model is MapNode and data.get("parent_id") and db.get(MapNode, data["parent_id"]) is None:
+                continue  # its parent is gone since: nothing to hang it on
+            db.add(model(**data))
+        else:
+            for k, v in data.items():
+                setattr(row, k, v)
+            db.add(row)
+        db.flush()
+
+
+def _parents_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Node snapshots ordered so that a node whose parent is also restored comes after it."""
+    pending = {r["id"]: r for r in rows}
+    out: list[dict[str, Any]] = []
+    while pending:
+        ready = [r for r in pending.values() if r.get("parent_id") not in pending]
+        if not ready:  # a cycle cannot be recorded; keep the rest as they are
+            ready = list(pending.values())
+        for r in ready:
+            out.append(r)
+            del pending[r["id"]]
+    return out

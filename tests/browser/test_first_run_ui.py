@@ -106,7 +106,7 @@ def test_sign_up_first_question_first_map(stack, browser, size):
     if size == "desktop":
         page.click("#guide-demo")
         expect(page.locator("#guide-step-papers.guide-step-done")).to_be_visible()
-        expect(page.locator("#guide-papers-count")).to_contain_text("3 in your library")
+        expect(page.locator("#guide-papers-count")).to_contain_text("2 in your library")
     else:
         page.click("#guide-upload")
         expect(page).to_have_url(re.compile(r"/library/?$"))

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import docx
 from playwright.sync_api import Page, expect
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bayes_app.agents import kinds
 from bayes_app.agents.router import route_by_cues
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
-from bayes_app.maps import export, service
+from bayes_app.maps import export, service, synthesis
 from bayes_app.models import Citation, LedgerEntry, MapNode, MapProposal, NodeKind
 from tests.support import pdfs
 from tests.support.browser import login
@@ -200,16 +200,15 @@ def _synthesize(page: Page, app_db_url: str, u: MapUser, fake_llm, map_id: str, 
     assert req["messages"][-1]["content"] == f"ROLE: synthesize\n{outline}"  # numbered as the export does
     [note] = [n for n in db_nodes(app_db_url, map_id) if n.title == f"Synthesis: {heading}"]
     assert (note.kind, note.parent_id, note.created_by) == (NodeKind.NOTE, target_id, "agent")
-    # saved with author-year citations (the numbers belong to this outline only) and the cited
-    # passages as the note's own citations
-    body, used = export.inline_citations(prose, o)
-    assert note.body == body and used and not _markers(note.body)
+    # saved with the cited passages as the note's own citations, its markers [k] numbering them
+    # (the export renumbers them by paper); sentences without a checked marker are left out
+    summary, _dropped, _lost = synthesis.from_prose(prose, o)
+    assert note.body == summary.text and summary.citations
     with session_scope(app_db_url) as db:
-        cits = db.exec(select(Citation).where(Citation.node_id == note.id)).all()
-    assert sorted((c.page, c.quote) for c in cits) == sorted((o.citations[n][0].page, o.citations[n][0].quote)
-                                                             for n in used)
+        cits = db.exec(select(Citation).where(Citation.node_id == note.id).order_by(col(Citation.created_at))).all()
+    assert [(c.page, c.quote) for c in cits] == [(c.page, c.quote) for c in summary.citations]
     expect(canvas_node(page, note.title)).to_have_count(1)
-    expect(canvas_node(page, note.title).locator(".mm-badge")).to_have_text(f"❝ {len(used)}")
+    expect(canvas_node(page, note.title).locator(".mm-badge")).to_have_text(f"❝ {len(cits)}")
     expect(canvas_node(page, note.title).locator(".mm-node")).to_have_attribute("data-kind", "note")
     tree_edge(page, target_id, note.id)
     return note
@@ -229,21 +228,23 @@ def test_synthesize_node_and_whole_map(app_stack, page, make_user, app_db_url, f
     note = _synthesize(page, app_db_url, u, fake_llm, map_id, ids["rec"], ids["rec_title"], prose)
     _select(page, note.title)
     expect(page.locator("#node-body")).to_have_value(note.body)
-    expect(page.locator("#node-body")).to_have_value(re.compile(r"\(He et al\. 2025, p\. \d+\)"))
+    expect(page.locator("#node-body")).to_have_value(re.compile(r"recall@20 \[1\]"))
 
     # the whole map (nothing selected): the first synthesis is part of the outline now
     page.click("#node-close")
     expect(page.locator("#node-panel")).to_have_count(0)
-    prose2 = f"PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall [2]. {m}"
+    prose2 = f"PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall [1]. {m}"
     whole = _synthesize(page, app_db_url, u, fake_llm, map_id, ids["root"], ids["root_title"], prose2)
     expect(page.locator("#run-text")).not_to_contain_text(prose)  # a new run's text only
-    # the whole map numbers the selector's source [1] and the recall source [2]: the saved text
-    # names their own pages
+    # one paper, one number [1] in the outline: each marker of the saved text points at the
+    # passage of the claim its clause states
     with session_scope(app_db_url) as db:
         page_of = {c.node_id: c.page for c in db.exec(select(Citation).where(Citation.map_id == map_id))}
+        own = db.exec(select(Citation).where(Citation.node_id == whole.id).order_by(col(Citation.created_at))).all()
     sel, rec = page_of[ids["a"]], page_of[ids["hi"]]
-    assert f"as a reward model (He et al. 2025, p. {sel})" in whole.body
-    assert f"wins on recall (He et al. 2025, p. {rec})" in whole.body
+    k_sel = int(re.search(r"as a reward model \[(\d+)\]", whole.body).group(1))
+    k_rec = int(re.search(r"wins on recall \[(\d+)\]", whole.body).group(1))
+    assert (own[k_sel - 1].page, own[k_rec - 1].page) == (sel, rec)
     page.reload()
     expect(page.locator(NODE)).to_have_count(9)
     expect(canvas_node(page, whole.title)).to_have_count(1)
@@ -326,10 +327,10 @@ def test_export_subtree_markdown_and_docx(app_stack, page, make_user, app_db_url
         assert ids[other] not in md, other
     refs = _references(md).splitlines()[2:]
     assert [r.split(".")[0] for r in refs] == [str(i) for i in range(1, len(refs) + 1)]
-    assert all(re.search(r", p\. \d+$", r) for r in refs)
+    assert all(re.search(r", pp?\. [\d, ]+$", r) for r in refs) and len(refs) == 1  # one entry per paper
     assert _markers(md) == {f"[{i}]" for i in range(1, len(refs) + 1)}
-    whole = _markdown(app_db_url, u, map_id)  # in the whole map the selector's source is [1]
-    assert f"{ids['a_title']} [1]." in whole and f"{ids['hi_title']} [2]." in whole
+    whole = _markdown(app_db_url, u, map_id)  # one paper: [1] throughout the whole map
+    assert f"{ids['a_title']} [1]." in whole and f"{ids['hi_title']} [1]." in whole
     assert _download(page, "#export-md").read_text() == whole  # the toolbar's link: the whole map
 
     doc = docx.Document(str(_download(page, "#export-node-docx")))

@@ -25,7 +25,6 @@ LIST_QUOTE = ("Answer Papers: [0] Instruction Distillation Makes Large Language 
               "[1] Beyond Yes and No: Improving Zero-Shot LLM Rankers via Scoring Fine-Grained Relevance Labels")
 RECALL_QUOTE = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 MARKER = re.compile(r"(?<!\\)\[(\d+)\]")
-AUTHOR_YEAR = re.compile(r"\(([^()]*?\d{4}, p\. (\d+))\)")
 
 
 @pytest.fixture(scope="module")
@@ -59,23 +58,33 @@ def _map(lab: MapLab) -> tuple[str, str, str]:
     return m["id"], a["id"], b["id"]
 
 
-def _page_of_marker(md: str, n: int) -> int:
-    ref = re.search(rf"^{n}\. .*, p\. (\d+)$", md, re.M)
+def _pages_of_marker(md: str, n: int) -> set[int]:
+    """The pages the reference entry `n` lists (one entry per paper: "p. 3" or "pp. 1, 14")."""
+    ref = re.search(rf"^{n}\. .*, pp?\. ([\d, ]+)$", md, re.M)
     assert ref, (n, md)
-    return int(ref.group(1))
+    return {int(x) for x in ref.group(1).split(",")}
 
 
-def _check_note(lab: MapLab, map_id: str) -> MapNode:
-    """The saved synthesis: every author-year marker is one of the passages it carries; the
-    source's "[0]"/"[1]" stay escaped text."""
+def _note(lab: MapLab, map_id: str) -> tuple[MapNode, list[Citation]]:
     with lab.sessions() as db:
         [note] = db.exec(select(MapNode).where(MapNode.map_id == map_id,
                                                col(MapNode.title).startswith("Synthesis:"))).all()
-        cits = db.exec(select(Citation).where(Citation.node_id == note.id)).all()
-    assert not MARKER.search(note.body), note.body  # no unescaped [n] left in the note
-    cited_pages = {c.page for c in cits}
-    marker_pages = {int(p) for _, p in AUTHOR_YEAR.findall(note.body)}
-    assert marker_pages and marker_pages == cited_pages, (note.body, cited_pages)
+        cits = list(db.exec(select(Citation).where(Citation.node_id == note.id).order_by(col(Citation.created_at))))
+    return note, cits
+
+
+def _marker_page(note: MapNode, cits: list[Citation], after: str) -> int:
+    """The page of the note's own citation that the first marker after `after` numbers."""
+    k = int(MARKER.search(note.body, note.body.index(after)).group(1))
+    return cits[k - 1].page
+
+
+def _check_note(lab: MapLab, map_id: str) -> MapNode:
+    """The saved synthesis: every marker [k] numbers one of the note's own citations (in their
+    order); the source's "[0]"/"[1]" stay escaped text."""
+    note, cits = _note(lab, map_id)
+    used = {int(k) for k in MARKER.findall(note.body)}
+    assert used and used == set(range(1, len(cits) + 1)), (note.body, len(cits))
     return note
 
 
@@ -83,27 +92,23 @@ def test_offline_synthesis_and_exports_keep_source_brackets_as_text(lab):
     map_id, a_id, b_id = _map(lab)
     _, evs = lab.run("synthesize", map_id, OfflineProvider)
     note = _check_note(lab, map_id)
+    _, cits = _note(lab, map_id)
     assert "\\[0\\] Instruction Distillation" in note.body and "\\[1\\] Beyond Yes and No" in note.body
     # the list claim is cited with its own page, the recall claim with page 1
-    assert re.search(r"Beyond Yes and No[^()]*\(He et al\. 2025, p\. 14\)", note.body), note.body
-    assert re.search(r"recall@20[^()]*\(He et al\. 2025, p\. 1\)", note.body), note.body
+    assert _marker_page(note, cits, "Beyond Yes and No") == 14
+    assert _marker_page(note, cits, "recall@20") == 1
 
     with lab.sessions() as db:
         md = export.markdown(db, lab.user_id, map_id)
         docx = export.docx_bytes(db, lab.user_id, map_id)
-    # Markdown: every unescaped [n] is a real marker pointing to the passage of its claim
-    for line in md.splitlines():
-        for n in MARKER.findall(line):
-            page = _page_of_marker(md, int(n))
-            if "Beyond Yes and No" in line.split(f"[{n}]")[0].split(". ")[-1] and "recall@20" not in line:
-                assert page == 14
+    # Markdown: one paper, one reference entry listing both pages; every unescaped [n] is it
+    assert {int(n) for n in MARKER.findall(md)} == {1} and _pages_of_marker(md, 1) == {1, 14}
     claim_a = next(x for x in md.splitlines() if x.startswith("RealScholarQuery lists"))
     assert "\\[0\\] Instruction Distillation and \\[1\\] Beyond Yes and No" in claim_a
-    [n_a] = MARKER.findall(claim_a.split("PaSa-7B")[0])
-    assert _page_of_marker(md, int(n_a)) == 14
-    n_b = MARKER.findall(claim_a.split("PaSa-7B", 1)[1])[0]
-    assert _page_of_marker(md, int(n_b)) == 1
     assert "0. " not in md.split("## References")[1]  # the source's [0] never became a reference
+    assert "\\\\" not in md  # escaped once, never twice
+    synth = md[md.index("Synthesis:"):md.index("## References")]
+    assert "\\[0\\] Instruction Distillation" in synth and "[1]" in synth
 
     # DOCX: the markers are superscript runs; the source's brackets are plain text
     paras = Docx(io.BytesIO(docx)).paragraphs
@@ -118,18 +123,23 @@ def test_model_synthesis_markers_come_from_the_writer_and_point_to_their_passage
     map_id, _a, _b = _map(lab)
     with lab.sessions() as db:
         o = export.outline(db, lab.user_id, map_id)
-    n_list = next(n for n, cs in o.citations.items() if cs[0].page == 14)
-    n_recall = next(n for n, cs in o.citations.items() if cs[0].page == 1)
-    prose = (f"RealScholarQuery lists answer papers such as \\[0\\] Instruction Distillation [{n_list}]. "
-             f"PaSa-7B beats Google with GPT-4o by 37.78% in recall@20 [{n_recall}]. "
-             # a marker the sentence doesn't match (the recall passage for the list): dropped
-             f"The benchmark also lists Beyond Yes and No Improving Zero-Shot LLM Rankers [{n_recall}].")
+    [n_paper] = o.citations  # one paper: one number
+    prose = (f"RealScholarQuery lists answer papers such as \\[0\\] Instruction Distillation [{n_paper}]. "
+             f"PaSa-7B beats Google with GPT-4o by 37.78% in recall@20 [{n_paper}]. "
+             # a marker the sentence doesn't match (no claim of that paper says it): dropped
+             f"The weather in Shanghai was mild [{n_paper}]. "
+             # a sentence without a marker: dropped
+             "This shows a lot.")
     with FakeOpenAI(Script.reply(prose, match="ROLE: synthesize")) as fake:
         _, evs = lab.run("synthesize", map_id, lambda: OpenAIProvider(fake.base_url, "test-key"), model=MODEL)
         [req] = [r for r in fake.chat_requests() if "ROLE: synthesize" in r["body"]["messages"][-1]["content"]]
     sent = req["body"]["messages"][-1]["content"]
     assert "\\[0\\] Instruction Distillation" in sent  # the writer sees the source brackets escaped
-    assert [x for e in evs if e.type == "agent" for x in e.data.get("dropped_markers", [])] == [n_recall]
+    [critic] = [e.data for e in evs if e.type == "agent" and "dropped_markers" in e.data]
+    assert critic["dropped_markers"] == [n_paper] and critic["dropped_sentences"] == 2
     note = _check_note(lab, map_id)
-    assert "Zero-Shot LLM Rankers." in note.body and "Rankers (He" not in note.body
-    assert re.search(r"Instruction Distillation \(He et al\. 2025, p\. 14\)", note.body), note.body
+    _, cits = _note(lab, map_id)
+    assert "Shanghai" not in note.body and "This shows a lot" not in note.body
+    # each marker points at the citation of the claim its sentence states
+    assert _marker_page(note, cits, "Instruction Distillation") == 14
+    assert _marker_page(note, cits, "recall@20") == 1

@@ -1,0 +1,215 @@
+"""Synthesis of a map (or a branch) as a short text whose markers [k] number the synthesis
+note's own citations (the export renumbers them as it numbers the papers).
+
+    offline(db, owner_id, map_id, node_id=None, embed=None) -> Summary
+        a structured extractive summary: an opening sentence, then per theme a lead naming the
+        theme and its one or two most central claims (cosine to the theme's centroid), themes in
+        reading order (background → method → results → limitations, from cue words of their
+        claims), at most MAX_WORDS words.
+    from_prose(prose, outline) -> (Summary, dropped markers, dropped sentences)
+        a model's prose over the export outline: markers kept only where the sentence shares
+        content terms with a claim citing that paper, each pointed at the best matching claim's
+        citation; sentences left without a marker are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlmodel import Session
+
+from bayes_app.maps import export
+from bayes_app.maps.sentences import split_sentences
+from bayes_app.models import Citation, MapNode, NodeKind
+from bayes_app.search.sparse import tokens
+
+MAX_WORDS = 250
+CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
+ROLES = ("background", "method", "results", "limitations")
+# cue words of a claim's rhetorical role (generic academic English, not any paper's terms)
+_CUES = {
+    "method": r"\b(we (?:propose|introduce|present|design|train|use)|is trained|are trained|training|trains?|"
+              r"architecture|algorithm|framework|pipeline|approach|method|procedure|fine-?tun\w*|optimi[sz]\w*)\b",
+    "results": r"\b(outperform\w*|surpass\w*|exceed\w*|improv\w*|achiev\w*|accuracy|recall|precision|"
+               r"results? (?:show|indicate|demonstrate)|significant\w*|higher|lower|better|worse|gains?)\b"
+               r"|\d+(?:\.\d+)?\s?%",
+    "limitations": r"\b(limitation\w*|limited|drawbacks?|fail\w*|cannot|can ?not|unable|challeng\w*|future work|"
+                   r"remains? (?:unclear|open|difficult)|however|bias\w*|costly|expensive)\b",
+}
+
+
+@dataclass
+class Summary:
+    text: str  # paragraphs; markers [k] number `citations` from 1
+    citations: list[Citation] = field(default_factory=list)
+
+
+def role_of(texts: Sequence[str]) -> int:
+    """The reading-order rank of a group of claims: 0 background, 1 method, 2 results, 3 limitations."""
+    hits = {r: sum(bool(re.search(p, t, re.I)) for t in texts) for r, p in _CUES.items()}
+    best = max(hits, key=lambda r: (hits[r], -ROLES.index(r)))
+    return ROLES.index(best) if hits[best] * 2 >= max(1, len(texts)) else 0
+
+
+def _default_embed(texts: Sequence[str]) -> np.ndarray:
+    from bayes_app.search import runtime
+
+    return runtime.embedder().embed_passages(list(texts))
+
+
+@dataclass
+class _Group:
+    title: str
+    claims: list[tuple[MapNode, list[Citation]]]
+    order: int
+    role: int = 0
+    ranked: list[int] = field(default_factory=list)  # claim indices, most central first
+
+
+def _groups(t: export._Tree) -> list[_Group]:
+    """Every node with claim children (not a synthesis note), in tree order, with those claims."""
+    out: list[_Group] = []
+
+    def walk(n: MapNode) -> None:
+        kids = t.kids.get(n.id, [])
+        claims = [(k, t.cits.get(k.id, [])) for k in kids if k.kind in CLAIM_KINDS and (k.title or k.body)]
+        if claims:
+            out.append(_Group(n.title or "Untitled", claims, len(out)))
+        for k in kids:
+            if not export.is_synthesis(k, t.cits.get(k.id, [])):
+                walk(k)
+    walk(t.root)
+    return out
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def offline(db: Session, owner_id: str, map_id: str, node_id: str | None = None,
+            embed: Callable[[Sequence[str]], np.ndarray] | None = None, max_words: int = MAX_WORDS) -> Summary:
+    """The structured extractive summary of the map or of the branch under `node_id`."""
+    _m, t = export._tree(db, owner_id, map_id, node_id)
+    groups = _groups(t)
+    if not groups:
+        return Summary("")
+    embed = embed or _default_embed
+    for g in groups:
+        texts = [c.title or c.body for c, _ in g.claims]
+        g.role = role_of(texts)
+        v = np.asarray(embed(texts), dtype=np.float32)
+        cen = v.mean(0)
+        cen = cen / (np.linalg.norm(cen) or 1.0)
+        g.ranked = sorted(range(len(texts)), key=lambda i: (-float(v[i] @ cen), i))
+    groups.sort(key=lambda g: (g.role, g.order))
+    papers = {c.document_id or c.source_title for g in groups for _, cs in g.claims for c in cs}
+    n_claims = sum(len(g.claims) for g in groups)
+    opening = (f"{n_claims} claim{'s' if n_claims != 1 else ''} from {len(papers)} "
+               f"source{'s' if len(papers) != 1 else ''}, in {len(groups)} theme{'s' if len(groups) != 1 else ''}.")
+    budget = max_words - _words(opening)
+    chosen: dict[int, list[int]] = {}
+    # the most central claim of each theme first, then second ones while the budget lasts
+    for rank in (0, 1):
+        for gi, g in enumerate(groups):
+            if rank >= len(g.ranked):
+                continue
+            for ci in g.ranked[rank:]:
+                cost = _words(_sentence(g.claims[ci][0])) + (_words(_lead(g)) if rank == 0 else 0) + 1
+                if cost <= budget:
+                    chosen.setdefault(gi, []).append(ci)
+                    budget -= cost
+                    break
+    cits: list[Citation] = []
+    paras = [opening]
+    for gi, g in enumerate(groups):
+        if gi not in chosen:
+            continue
+        parts = [_lead(g)]
+        for ci in chosen[gi]:
+            node, cs = g.claims[ci]
+            local = []
+            for c in cs:
+                if c not in cits:
+                    cits.append(c)
+                local.append(cits.index(c) + 1)
+            text = export.escape_brackets(_sentence(node))
+            parts.append(f"{text[:-1]} [{', '.join(map(str, sorted(set(local))))}]." if local else text)
+        paras.append(" ".join(parts))
+    return Summary("\n\n".join(paras), cits)
+
+
+def _sentence(n: MapNode) -> str:
+    text = " ".join((n.title or n.body).split())
+    if n.kind == NodeKind.COUNTERPOINT:
+        text = "In contrast, " + text[:1].lower() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _lead(g: _Group) -> str:
+    return f"{g.title}:"
+
+
+_MARKER = re.compile(r"(?<!\\)\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+
+
+def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple[Summary, list[int], int]:
+    """A model's prose as a synthesis: each marker [n] (a paper in the outline) kept only when
+    its sentence shares content terms with a claim citing that paper, and pointed at that
+    claim's citation; a sentence left without a marker is dropped. Returns the summary, the
+    markers dropped and the number of sentences dropped."""
+    cits: list[Citation] = []
+    dropped: list[int] = []
+    lost = 0
+    paras = []
+    for para in prose.split("\n"):
+        kept = []
+        for s in split_sentences(para) if para.strip() else []:
+            words = set(tokens(_MARKER.sub(" ", s)))
+            found = False
+
+            def repl(m: re.Match, words: set[str] = words, s: str = s) -> str:
+                nonlocal found
+                local = []
+                nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+                if not re.search(r"\w", _MARKER.sub("", s[:m.start()])):  # follows no statement
+                    dropped.extend(nums)
+                    return ""
+                # the clause the marker ends ("A [1], and B [2]."): its words pick the claim
+                clause = set(tokens(_MARKER.split(s[:m.start()])[-1]))
+                for n in nums:
+                    best = None
+                    if len(clause) >= 2:
+                        best = _best_citation(clause, o.citations.get(n, []), o, min_overlap)
+                    best = best or _best_citation(words, o.citations.get(n, []), o, min_overlap)
+                    if best is None:
+                        dropped.append(n)
+                        continue
+                    if best not in cits:
+                        cits.append(best)
+                    local.append(cits.index(best) + 1)
+                found = found or bool(local)
+                return f"[{', '.join(map(str, sorted(set(local))))}]" if local else ""
+            out = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", _MARKER.sub(repl, s))).strip()
+            if found:
+                kept.append(out)
+            else:
+                lost += 1
+        if kept:
+            paras.append(" ".join(kept))
+    return Summary("\n\n".join(paras), cits), dropped, lost
+
+
+def _best_citation(words: set[str], cands: list[Citation], o: export.Outline,
+                   min_overlap: float) -> Citation | None:
+    """The citation whose claim (or quote) the sentence shares the most content terms with,
+    when it shares enough."""
+    best, best_score = None, 0.0
+    for c in cands:
+        behind = set(tokens(" ".join([*o.claims_of.get(c.id, []), c.quote])))
+        common = len(words & behind)
+        if behind and common >= max(1, min_overlap * min(len(words), len(behind))) and common > best_score:
+            best, best_score = c, common
+    return best

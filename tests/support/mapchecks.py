@@ -1,0 +1,114 @@
+"""Checks of a map's grouping and synthesis (tests/integration/test_map_grouping.py and
+benchmarks/map_quality.py): repeated theme names, themes under a node of their own name, empty
+themes, the synthesis's length and its markers, and the export's references and escaping."""
+
+from __future__ import annotations
+
+import re
+
+MARKER = re.compile(r"(?<!\\)\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+
+
+def _norm(title: str) -> str:
+    from bayes_app.agents.extractive import stem
+
+    return " ".join(stem(w) for w in re.findall(r"[A-Za-z0-9]+", title.lower()))
+
+
+def grouping(nodes: list) -> dict:
+    """Counts over a map's nodes (MapNode rows or node views with kind/title/parent_id/id)."""
+    get = (lambda n, k: n[k]) if nodes and isinstance(nodes[0], dict) else (lambda n, k: getattr(n, k))
+    by_id = {get(n, "id"): n for n in nodes}
+    heads = [n for n in nodes if get(n, "kind") in ("theme", "chapter")]
+    names = [_norm(get(n, "title")) for n in heads]
+    repeated = len(names) - len(set(names))
+    nested_same = 0
+    for n in heads:
+        cur = by_id.get(get(n, "parent_id"))
+        while cur is not None:
+            if _norm(get(cur, "title")) == _norm(get(n, "title")):
+                nested_same += 1
+                break
+            cur = by_id.get(get(cur, "parent_id"))
+    parents = {get(n, "parent_id") for n in nodes}
+    empty = sum(1 for n in heads if get(n, "id") not in parents)
+    claims = [n for n in nodes if get(n, "kind") in ("claim", "counterpoint")]
+    return {"themes": len(heads), "repeated_names": repeated, "nested_same_name": nested_same,
+            "empty_themes": empty, "claims": len(claims)}
+
+
+def synthesis_body(body: str, n_citations: int) -> dict:
+    """Words of a synthesis note and its markers that point at none of its citations."""
+    words = len(MARKER.sub(" ", body).split())
+    bad = 0
+    for m in MARKER.finditer(body):
+        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+        bad += sum(1 for k in nums if not 1 <= k <= n_citations)
+    return {"words": words, "bad_markers": bad}
+
+
+def export_markdown(md: str, synthesis_title: str | None = None) -> dict:
+    """Markers that follow no statement (on a heading, at a line start or right after another
+    sentence's end), double escaping, reference entries repeating a paper, synthesis shown twice."""
+    body, _, refs = md.partition("## References")
+    orphan = 0
+    for line in body.splitlines():
+        if line.startswith("#"):
+            orphan += len(MARKER.findall(line))
+            continue
+        for m in MARKER.finditer(line):
+            before = MARKER.sub("", line[:m.start()]).rstrip()
+            if not before or before.endswith((".", "!", "?", ":")):
+                orphan += 1
+    titles = [re.sub(r",? (?:p|pp)\. [\d, ]+.*$", "", ln.split(". ", 1)[1]) for ln in refs.splitlines()
+              if re.match(r"^\d+\. ", ln)]
+    return {"orphan_markers": orphan, "double_escaped": md.count("\\\\\\[") + md.count("\\\\["),
+            "repeated_references": len(titles) - len(set(titles)),
+            "synthesis_shown": md.count(synthesis_title) if synthesis_title else 0}
+
+
+def run_checks(lab, map_id: str, provider_factory) -> dict:
+    """After a build: Expand the first theme, Restructure (and accept it), Synthesize; the
+    grouping after each step, the proposal's balance, the synthesis and the export."""
+    from sqlmodel import select
+
+    from bayes_app.maps import export, service
+    from bayes_app.models import Citation, MapNode
+
+    def nodes() -> list:
+        with lab.sessions() as db:
+            return list(db.exec(select(MapNode).where(MapNode.map_id == map_id)))
+    out: dict = {}
+
+    def worst(step: str, g: dict) -> None:
+        for k in ("repeated_names", "nested_same_name", "empty_themes"):
+            out[k] = max(out.get(k, 0), g[k])
+        out[f"{step}_grouping"] = g
+    worst("build", grouping(nodes()))
+    themes = [n for n in nodes() if n.kind == "theme"]
+    if themes:
+        lab.run("expand", map_id, provider_factory, node_id=themes[0].id)
+        worst("expand", grouping(nodes()))
+    claims_before = grouping(nodes())["claims"]
+    _, evs = lab.run("restructure", map_id, provider_factory)
+    props = [e.data for e in evs if e.type == "proposal"]
+    if props:
+        groups = props[0]["payload"]["groups"]
+        sizes = [len(g["node_ids"]) for g in groups]
+        out["groups"], out["largest_share"] = len(sizes), max(sizes) / max(1, claims_before)
+        with lab.sessions() as db:
+            service.accept_proposal(db, lab.user_id, map_id, props[0]["id"])
+        g = grouping(nodes())
+        out["restructure_empty"], out["restructure_repeated"] = g["empty_themes"], g["repeated_names"]
+        out["restructure_claims_lost"] = claims_before - g["claims"]
+        worst("accept", g)
+    lab.run("synthesize", map_id, provider_factory)
+    with lab.sessions() as db:
+        notes = [n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id))
+                 if n.title.startswith("Synthesis:")]
+        if notes:
+            n_cits = len(db.exec(select(Citation).where(Citation.node_id == notes[0].id)).all())
+            out.update({f"synthesis_{k}": v for k, v in synthesis_body(notes[0].body, n_cits).items()})
+        md = export.markdown(db, lab.user_id, map_id)
+    out.update(export_markdown(md, notes[0].title if notes else None))
+    return out
