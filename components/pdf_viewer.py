@@ -1,5 +1,4 @@
-"""react-pdf (pdf.js) wrapper with a highlighter that finds a quote across line breaks,
-hyphenation and ligatures in the rendered text layer and wraps it in <mark>."""
+"""react-pdf (pdf.js) wrapper: the page canvas and text layer, and a hook run after each render."""
 
 from __future__ import annotations
 
@@ -10,49 +9,27 @@ from reflex.vars.function import FunctionStringVar
 
 REACT_PDF = "react-pdf@10.4.1"
 
-# Matching works on letters and digits only (NFKD, accents dropped, lower case), so
-# "hyphen-\nation", "ﬁ" vs "fi" and any whitespace differences do not matter; each kept
-# character remembers its (span, offset) so the match can be wrapped in <mark> elements.
-_HIGHLIGHT_JS = r"""
-const bayesNorm = (s) => s.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
-const bayesHighlight = (quote, pageNumber) => {
-  if (typeof document === "undefined" || !quote) return;
-  const layer = document.querySelector(
-    `.react-pdf__Page[data-page-number="${pageNumber}"] .textLayer`);
-  if (!layer) return;
-  const spans = Array.from(layer.querySelectorAll("span")).filter(
-    (s) => s.childElementCount === 0 && s.textContent);
-  const chars = []; const where = [];
-  spans.forEach((span, si) => {
-    const text = span.textContent;
-    for (let i = 0; i < text.length; i++) {
-      for (const c of bayesNorm(text[i])) {
-        if (/[\p{L}\p{N}]/u.test(c)) { chars.push(c); where.push([si, i]); }
-      }
-    }
-  });
-  const hay = chars.join("");
-  const needle = Array.from(bayesNorm(quote)).filter((c) => /[\p{L}\p{N}]/u.test(c)).join("");
-  if (!needle) return;
-  const at = hay.indexOf(needle);
-  if (at < 0) { layer.setAttribute("data-quote-found", "no"); return; }
-  const first = where[at]; const last = where[at + needle.length - 1];
-  const ranges = new Map();
-  for (let si = first[0]; si <= last[0]; si++) {
-    const len = spans[si].textContent.length;
-    ranges.set(si, [si === first[0] ? first[1] : 0, si === last[0] ? last[1] + 1 : len]);
+# The quote's boxes are drawn by the viewer page over the canvas (pdfium's character boxes in
+# page percentages), so nothing here touches the text layer: scrolling an element inside it
+# (scrollIntoView on a <mark>) scrolled the overflow:hidden layer and it drifted off the canvas.
+# After each render the outer containers (never the layer) are scrolled to centre the quote; the viewer
+# is marked `data-rendered="<page>@<width>"` for whoever waits for the page.
+_RENDERED_JS = r"""
+const bayesRendered = (pageNumber, width) => () => {
+  if (typeof document === "undefined") return;
+  const view = document.getElementById("pdf-view");
+  if (!view) return;
+  const boxes = Array.from(view.querySelectorAll(".pdf-box")).map((b) => b.getBoundingClientRect());
+  if (boxes.length) {
+    // the whole quote when it fits the window, else its first line (a quote crossing columns)
+    const top = Math.min(...boxes.map((r) => r.top)); const bottom = Math.max(...boxes.map((r) => r.bottom));
+    const r = bottom - top < window.innerHeight * 0.8 ? { top, bottom, left: boxes[0].left } : boxes[0];
+    const v = view.getBoundingClientRect();
+    view.scrollLeft += r.left - v.left - view.clientWidth / 4;
+    window.scrollBy({ top: (r.top + r.bottom) / 2 - window.innerHeight / 2, behavior: "instant" });
   }
-  const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  let firstMark = null;
-  ranges.forEach(([a, b], si) => {
-    const span = spans[si]; const t = span.textContent;
-    span.innerHTML = esc(t.slice(0, a)) + `<mark class="pdf-hit">${esc(t.slice(a, b))}</mark>` + esc(t.slice(b));
-    firstMark = firstMark || span.querySelector("mark");
-  });
-  layer.setAttribute("data-quote-found", "yes");
-  if (firstMark) firstMark.scrollIntoView({ block: "center" });
+  view.setAttribute("data-rendered", `${pageNumber}@${width}`);
 };
-const bayesHighlighter = (quote, pageNumber) => () => bayesHighlight(quote, pageNumber);
 """
 
 
@@ -68,7 +45,7 @@ class PdfLib(NoSSRComponent):
             """if (typeof window !== "undefined") {
   import('react-pdf').then(({ pdfjs }) => { pdfjs.GlobalWorkerOptions.workerSrc = pdfWorkerUrl; });
 }""",
-            _HIGHLIGHT_JS,
+            _RENDERED_JS,
         ]
 
 
@@ -83,13 +60,12 @@ class Page(PdfLib):
     tag = "Page"
     page_number: Var[int]
     width: Var[int]
-    on_render_text_layer_success: Var[str]
+    on_render_success: Var[str]
 
     @classmethod
-    def create(cls, *children, quote=None, **props):
-        if quote is not None:
-            props["on_render_text_layer_success"] = FunctionStringVar.create(
-                "bayesHighlighter").call(quote, props.get("page_number"))
+    def create(cls, *children, **props):
+        props["on_render_success"] = FunctionStringVar.create("bayesRendered").call(
+            props.get("page_number"), props.get("width"))
         return super().create(*children, **props)
 
 

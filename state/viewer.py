@@ -9,11 +9,12 @@ import reflex as rx
 
 from bayes_app.app import library as app_lib
 from bayes_app.library import documents as lib
-from bayes_app.library.highlight import locate
+from bayes_app.library.highlight import locate_pages
 from state.auth import AuthState
 
 
-ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 0.5, 2.0, 0.25
+ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 0.5, 3.0, 0.25
+PAGE_MAX_WIDTH = 860  # px of the page at 100 % on a wide screen; narrower screens fit the page to their width
 # Back where the user came from (a map, the chat, search) when the tab has history, else the library
 BACK_JS = "history.length > 1 ? history.back() : location.assign('/library')"
 
@@ -26,10 +27,11 @@ class ViewerState(AuthState):
     quote: str = ""
     missing: bool = False
     load_error: str = ""
-    rects: list[dict[str, str]] = []
+    hits: dict[str, list[dict[str, str]]] = {}  # page number -> the quote's boxes on it
     quote_note: str = ""
     quote_found: bool = False
-    zoom: float = 1.0  # CSS zoom of the page (the text layer and highlight boxes scale with it)
+    zoom: float = 1.0  # times the fitted width; pdf.js renders the page at that width
+    view_width: int = 0  # the viewer box's inner width, measured in the browser (0: not yet)
 
     @rx.var
     def file_url(self) -> str:
@@ -38,7 +40,7 @@ class ViewerState(AuthState):
     @rx.event
     def load(self):
         self.missing, self.load_error, self.num_pages = False, "", 0
-        self.rects, self.quote_note, self.quote_found = [], "", False
+        self.hits, self.quote_note, self.quote_found = {}, "", False
         if not self._load_user():
             return
         parts = [p for p in self.router.url.path.split("/") if p]
@@ -57,8 +59,9 @@ class ViewerState(AuthState):
             self.doc_id, self.title, self.missing = "", "", True
             return
         if self.quote.strip():
-            self.page, self.rects, self.quote_note = locate(self.doc_id, sha, self.page, self.quote)
-            self.quote_found = bool(self.rects)
+            self.page, hits, self.quote_note = locate_pages(self.doc_id, sha, self.page, self.quote)
+            self.hits = {str(p): boxes for p, boxes in hits.items()}
+            self.quote_found = any(self.hits.values())
 
     @rx.event
     def loaded(self, n: int):
@@ -93,6 +96,22 @@ class ViewerState(AuthState):
     @rx.event
     def zoom_out(self):
         self.zoom = max(ZOOM_MIN, round(self.zoom - ZOOM_STEP, 2))
+
+    @rx.event
+    def set_view_width(self, width: float | None):
+        """The viewer box's width, measured by the browser when the box is mounted."""
+        if isinstance(width, int | float) and width > 0:
+            self.view_width = int(width)
+
+    @rx.var
+    def rects(self) -> list[dict[str, str]]:
+        """The quote's boxes on the page shown (CSS percentages of the page)."""
+        return self.hits.get(str(self.page), [])
+
+    @rx.var
+    def page_width(self) -> int:
+        """Rendered page width in CSS px: fitted to the box (at most 860 px), times the zoom."""
+        return max(120, round(min(PAGE_MAX_WIDTH, self.view_width or PAGE_MAX_WIDTH) * self.zoom))
 
     @rx.var
     def zoom_label(self) -> str:

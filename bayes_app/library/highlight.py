@@ -1,6 +1,8 @@
-"""Where a quote is in a document and which boxes of the page to highlight for it."""
+"""Where a quote is in a document and which boxes of its page(s) to highlight for it."""
 
 from __future__ import annotations
+
+import re
 
 from sqlmodel import col, select
 
@@ -9,30 +11,73 @@ from bayes_app.library import pdf, storage
 from bayes_app.library.quotes import locate_quote_loose
 from bayes_app.models import PageText
 
+Span = tuple[int, int, int]  # (page, start, end): raw offsets into that page's pdfium text
+# A page's last line when it is only a page number ("12", "iv"): a sentence running on to the
+# next page reads past it.
+_PAGE_NUMBER_TAIL = re.compile(r"[\r\n]+[ \t]*(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.I)
 
-def locate(document_id: str, sha256: str, page: int, quote: str) -> tuple[int, list[dict[str, str]], str]:
-    """(page to show, highlight boxes as CSS percentages, note for the reader).
 
-    The quote is looked up in the stored page text (the requested page first, then the others
-    nearest first) and its boxes come from pdfium's character boxes, so figure labels and
-    captions are highlighted even where the browser's text layer orders them differently."""
-    with session_scope() as db:
-        pages = dict(db.exec(select(PageText.page, PageText.text).where(
-            PageText.document_id == document_id).order_by(col(PageText.page))).all())
+def find_quote_spans(pages: dict[int, str], page: int, quote: str) -> list[Span]:
+    """The character ranges of ``quote`` in a document's page texts, nearest ``page`` first.
+
+    One span when the quote lies on one page; two when it runs from the end of a page onto the
+    next (the first page's trailing page number is skipped). Empty when it is nowhere."""
     order = sorted(pages, key=lambda p: (abs(p - page), p))
     for number in order:
         found = locate_quote_loose(pages[number], quote)
-        if found is None:
+        if found is not None:
+            return [(number, *found)]
+    for number in order:
+        if number + 1 not in pages:
             continue
-        try:
-            with storage.default_store().local_file(sha256) as path:
-                boxes = pdf.text_rects(path, number, *found)
-        except (OSError, pdf.PdfError, storage.StorageUnavailable):
-            boxes = []
-        rects = [{"left": f"{x0 * 100:.3f}%", "top": f"{top * 100:.3f}%",
-                  "width": f"{(x1 - x0) * 100:.3f}%", "height": f"{(bottom - top) * 100:.3f}%"}
-                 for x0, top, x1, bottom in boxes]
-        note = "" if number == page else f"The quoted passage is on page {number}, shown here."
-        return number, rects, note
-    return page, [], (f"The quoted passage could not be found in this document's text, so nothing "
-                      f"is highlighted; showing page {page}.")
+        head = pages[number]
+        tail_number = _PAGE_NUMBER_TAIL.search(head)
+        if tail_number:
+            head = head[:tail_number.start()]
+        joined = head + "\n" + pages[number + 1]
+        found = locate_quote_loose(joined, quote)
+        if found is None or not (found[0] < len(head) < found[1] - 1):
+            continue
+        return [(number, found[0], len(head)), (number + 1, 0, found[1] - len(head) - 1)]
+    return []
+
+
+def _boxes(sha256: str, span: Span) -> list[dict[str, str]]:
+    try:
+        with storage.default_store().local_file(sha256) as path:
+            boxes = pdf.text_rects(path, *span)
+    except (OSError, pdf.PdfError, storage.StorageUnavailable):
+        boxes = []
+    return [{"left": f"{x0 * 100:.3f}%", "top": f"{top * 100:.3f}%",
+             "width": f"{(x1 - x0) * 100:.3f}%", "height": f"{(bottom - top) * 100:.3f}%"}
+            for x0, top, x1, bottom in boxes]
+
+
+def locate_pages(document_id: str, sha256: str, page: int, quote: str
+                 ) -> tuple[int, dict[int, list[dict[str, str]]], str]:
+    """(page to show, highlight boxes per page as CSS percentages of the page, note for the reader).
+
+    The quote is looked up in the stored page text (the requested page first, then the others
+    nearest first, then across each page break) and its boxes are pdfium's character boxes of
+    the matched characters, merged per printed line: the viewer draws them over the rendered
+    page, so they never depend on how the browser's text layer orders or scrolls the text."""
+    with session_scope() as db:
+        pages = dict(db.exec(select(PageText.page, PageText.text).where(
+            PageText.document_id == document_id).order_by(col(PageText.page))).all())
+    spans = find_quote_spans(pages, page, quote)
+    if not spans:
+        return page, {}, (f"The quoted passage could not be found in this document's text, so nothing "
+                          f"is highlighted; showing page {page}.")
+    shown = spans[0][0]
+    rects = {span[0]: _boxes(sha256, span) for span in spans}
+    if len(spans) > 1:
+        note = f"The quoted passage runs from page {shown} on to page {spans[-1][0]}."
+    else:
+        note = "" if shown == page else f"The quoted passage is on page {shown}, shown here."
+    return shown, rects, note
+
+
+def locate(document_id: str, sha256: str, page: int, quote: str) -> tuple[int, list[dict[str, str]], str]:
+    """Like :func:`locate_pages`, with only the boxes of the page to show."""
+    shown, rects, note = locate_pages(document_id, sha256, page, quote)
+    return shown, rects.get(shown, []), note

@@ -55,33 +55,33 @@ def viewer_page() -> rx.Component:
                     rx.box(
                         pdf_document(
                             rx.box(
-                                pdf_page(page_number=ViewerState.page, width=860,
-                                         quote=ViewerState.quote),
-                                # pdfium's boxes of the quote: shown when the text layer could
-                                # not mark it (figure labels come in another order there)
+                                # rendered once the box is measured, so a phone never draws the page
+                                # at the desktop width first
+                                rx.cond(ViewerState.view_width > 0, pdf_page(
+                                    page_number=ViewerState.page, width=ViewerState.page_width)),
+                                # pdfium's boxes of the quote in page percentages, drawn over
+                                # the canvas: they scale with it at every zoom and width
                                 rx.foreach(ViewerState.rects, lambda r: rx.box(
                                     class_name="pdf-box", position="absolute", left=r["left"],
                                     top=r["top"], width=r["width"], height=r["height"])),
                                 position="relative", width="fit-content", class_name="pdf-frame",
-                                style={"zoom": ViewerState.zoom},
                             ),
                             file=ViewerState.file_url,
                             on_load_success=ViewerState.loaded,
                             on_load_error=ViewerState.failed,
                         ),
                         border="1px solid var(--gray-a5)",
-                        # the page keeps its rendered width (the highlight boxes are in its
-                        # pixels): on a narrow screen it pans inside this box, not the page
-                        max_width="100%", overflow_x="auto",
+                        # the page fits this box's width at 100 %; zoomed in, it pans inside
+                        # the box, never the whole page
+                        max_width="100%", width="100%", overflow_x="auto",
                         id="pdf-view",
+                        data_quote_found=rx.cond(ViewerState.quote_found, "yes", "no"),
+                        on_mount=rx.call_script("document.getElementById('pdf-view').clientWidth",
+                                                callback=ViewerState.set_view_width),
                     ),
                 ),
-                rx.el.style(".pdf-hit { background: rgba(255, 213, 0, 0.55); color: transparent; "
-                            "border-radius: 2px; } "
-                            ".pdf-box { display: none; background: rgba(255, 213, 0, 0.45); "
-                            "border-radius: 2px; pointer-events: none; z-index: 5; } "
-                            ".pdf-frame:has(.textLayer[data-quote-found=\"no\"]) .pdf-box "
-                            "{ display: block; }"),
+                rx.el.style(".pdf-box { background: rgba(255, 213, 0, 0.45); mix-blend-mode: multiply; "
+                            "border-radius: 2px; pointer-events: none; z-index: 5; }"),
                 width="100%",
             ),
         ),

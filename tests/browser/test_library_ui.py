@@ -39,12 +39,19 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
 
     expect(page).to_have_url(re.compile(r"/documents/[0-9a-f]{32}\?page=7"))
     expect(page.locator("#viewer-page")).to_have_text("7")
-    expect(page.locator('.react-pdf__Page[data-page-number="7"] .textLayer')).to_have_attribute(
-        "data-quote-found", "yes", timeout=60_000)
-    marks = page.locator("mark.pdf-hit")
-    expect(marks.first).to_be_visible()
-    highlighted = _norm("".join(marks.all_inner_texts()))
-    assert _norm(pdfs.PASA_P7_PHRASE) in highlighted
+    expect(page.locator("#pdf-view")).to_have_attribute("data-quote-found", "yes")
+    expect(page.locator("#pdf-view")).to_have_attribute("data-rendered", re.compile(r"^7@"), timeout=60_000)
+    boxes = page.locator("#pdf-view .pdf-box")
+    expect(boxes.first).to_be_in_viewport()
+    # the boxes sit on the phrase: the text layer's words under them spell it
+    under = page.evaluate("""() => {
+      const boxes = Array.from(document.querySelectorAll('#pdf-view .pdf-box')).map((b) => b.getBoundingClientRect());
+      return Array.from(document.querySelectorAll('.textLayer span')).filter((s) => {
+        const r = s.getBoundingClientRect(); const y = (r.top + r.bottom) / 2;
+        return boxes.some((b) => y > b.top && y < b.bottom && r.right > b.left && r.left < b.right);
+      }).map((s) => s.textContent).join(' ');
+    }""")
+    assert _norm(pdfs.PASA_P7_PHRASE) in _norm(under)
     doc_url = page.url
 
     # Next / Previous keep ?page= in the address; zoom scales the page; Back returns to search

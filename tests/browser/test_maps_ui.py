@@ -256,9 +256,9 @@ def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, res
     cit.locator(".open-at-page").click()
     expect(page).to_have_url(re.compile(rf"/documents/[0-9a-f]{{32}}\?page={page_no}&quote="))
     expect(page.locator("#viewer-page")).to_have_text(str(page_no))
-    expect(page.locator(f'.react-pdf__Page[data-page-number="{page_no}"] .textLayer')).to_have_attribute(
-        "data-quote-found", "yes", timeout=60_000)
-    expect(page.locator("mark.pdf-hit").first).to_be_visible()
+    expect(page.locator("#pdf-view")).to_have_attribute("data-quote-found", "yes")
+    expect(page.locator("#pdf-view")).to_have_attribute("data-rendered", re.compile(rf"^{page_no}@"), timeout=60_000)
+    expect(page.locator("#pdf-view .pdf-box").first).to_be_in_viewport()
 
 
 def test_maps_page_and_isolation(map_stack, map_db, researcher, page, browser):
