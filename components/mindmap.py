@@ -6,6 +6,7 @@ import reflex as rx
 
 from components.safe_markdown import safe_markdown
 from components.mindmap_canvas import mindmap_canvas
+from components.mindmap_outline import mindmap_outline
 from state.maps import MapsState
 from state.mindmap import EDITABLE_KINDS, MapLiveState, MapState
 
@@ -196,16 +197,25 @@ def message_box() -> rx.Component:
 
 
 def proposals() -> rx.Component:
-    """Restructure / Chapters previews in a drawer over the right edge of the page: the canvas
-    stays where it is, beside them."""
+    """Restructure / Chapters previews in a drawer in the page's flow (under the run buttons,
+    above the canvas: it covers nothing), collapsible to a badge; a reload shows the badge."""
+    n = MapState.proposals.length()
     return rx.cond(
-        MapState.proposals.length() > 0,
-        rx.box(
-            rx.vstack(_proposal_cards(), spacing="3", width="100%"),
-            position="fixed", right="1em", top="4.5em", z_index="30",
-            width="min(420px, calc(100vw - 2em))", max_height="calc(100vh - 6em)", overflow_y="auto",
-            padding="0.75em", border_radius="12px", background="var(--color-panel-solid)",
-            border="1px solid var(--gray-a6)", box_shadow="0 8px 30px var(--black-a5)", id="proposal-drawer",
+        n > 0,
+        rx.cond(
+            MapState.proposals_open,
+            rx.box(
+                rx.hstack(rx.text(n, " pending proposal(s)", weight="medium", size="2"), rx.spacer(),
+                          rx.button(rx.icon("chevron-up", size=14), "Hide", size="1", variant="soft",
+                                    color_scheme="gray", on_click=MapState.set_proposals_open(False),
+                                    id="proposal-collapse"),
+                          width="100%", align="center", margin_bottom="0.5em"),
+                rx.vstack(_proposal_cards(), spacing="3", width="100%"),
+                width="100%", max_height="45vh", overflow_y="auto", padding="0.75em", border_radius="12px",
+                background="var(--color-panel-solid)", border="1px solid var(--gray-a6)", id="proposal-drawer",
+            ),
+            rx.button(rx.icon("layers", size=14), n, " proposal(s) pending: review", size="1", variant="soft",
+                      color_scheme="violet", on_click=MapState.set_proposals_open(True), id="proposal-badge"),
         ),
     )
 
@@ -300,7 +310,7 @@ def node_panel() -> rx.Component:
                     rx.text("No citations. Search the library below and attach a passage.", size="1",
                             color_scheme="gray")),
             node_export(),
-            width="100%", spacing="2", id="node-panel",
+            width="100%", spacing="2", id="node-panel", class_name="mm-sheet",
         ),
         rx.text("Select a node to edit it and see its citations.", size="2", color_scheme="gray"),
     )
@@ -346,8 +356,65 @@ def delete_node_dialog() -> rx.Component:
 def canvas() -> rx.Component:
     return rx.box(
         mindmap_canvas(graph=MapLiveState.graph, selected_id=MapState.selected_id, fit_signal=MapLiveState.fit_signal,
+                       view_signal=MapLiveState.view_signal,
                        layout_signal=MapLiveState.layout_signal, on_layout=MapState.apply_layout,
                        on_select=MapState.select, on_toggle=MapState.toggle, on_key=MapState.key,
                        on_drag_stop=MapState.drag_stop, on_pane_select=MapState.clear_selection),
         width="100%", height="68vh", border="1px solid var(--gray-a6)", border_radius="8px",
+    )
+
+
+def view_switch() -> rx.Component:
+    """Canvas / Outline / Both (the outline is the default on phones)."""
+    return rx.segmented_control.root(
+        rx.segmented_control.item("Canvas", value="canvas", id="view-canvas"),
+        rx.segmented_control.item("Outline", value="outline", id="view-outline"),
+        rx.segmented_control.item("Both", value="both", id="view-both"),
+        value=MapState.view_mode, on_change=MapState.set_view, size="1", id="view-switch",
+    )
+
+
+def _ol_tool(icon: str, label: str, cmd: str, id_: str, **kw) -> rx.Component:
+    return rx.icon_button(rx.icon(icon, size=14), size="1", variant="soft", aria_label=label, title=label, id=id_,
+                          on_click=MapState.outline_command(cmd, MapState.selected_id),
+                          disabled=MapState.selected_id == "", **kw)
+
+
+def outline() -> rx.Component:
+    """The outline: the same edits as the canvas, by keys or these buttons (for touch)."""
+    return rx.vstack(
+        rx.hstack(
+            _ol_tool("corner-down-right", "Add child (Shift+Enter)", "child", "ol-add-child"),
+            _ol_tool("list-plus", "Add sibling (Enter)", "sibling", "ol-add-sibling"),
+            _ol_tool("pencil", "Rename (F2)", "rename", "ol-rename"),
+            _ol_tool("arrow-up", "Move up (Alt+↑)", "up", "ol-up"),
+            _ol_tool("arrow-down", "Move down (Alt+↓)", "down", "ol-down"),
+            _ol_tool("indent-increase", "Indent (Alt+→)", "indent", "ol-indent"),
+            _ol_tool("indent-decrease", "Outdent (Alt+←)", "outdent", "ol-outdent"),
+            _ol_tool("trash-2", "Delete branch (Delete)", "delete", "ol-delete", color_scheme="red"),
+            rx.icon_button(rx.icon("undo-2", size=14), size="1", variant="soft", aria_label="Undo (Ctrl/Cmd-Z)",
+                           title="Undo (Ctrl/Cmd-Z)", id="ol-undo", on_click=MapState.outline_command("undo", "")),
+            spacing="1", wrap="wrap", align="center"),
+        rx.box(
+            mindmap_outline(rows=MapLiveState.outline, selected_id=MapState.selected_id,
+                            edit_request=MapState.outline_edit, on_select=MapState.select,
+                            on_toggle=MapState.toggle, on_command=MapState.outline_command,
+                            on_rename=MapState.outline_rename),
+            width="100%", max_height=rx.breakpoints(initial="none", lg="68vh"), overflow_y="auto",
+            border="1px solid var(--gray-a6)", border_radius="8px", padding="0.25em"),
+        width="100%", spacing="2", id="outline-panel",
+    )
+
+
+def map_views() -> rx.Component:
+    """The canvas, the outline, or both side by side, as the view switch says."""
+    # "": before the browser's width chose the view (one round trip): the canvas on a large screen
+    # at once (the same element stays when "canvas" is chosen); hidden on a phone (class mm-auto)
+    show_canvas = (MapState.view_mode == "canvas") | (MapState.view_mode == "both") | (MapState.view_mode == "")
+    show_outline = (MapState.view_mode == "outline") | (MapState.view_mode == "both")
+    return rx.box(
+        rx.cond(show_outline, rx.box(outline(), flex="1 1 0", min_width="0", width="100%")),
+        rx.cond(show_canvas, rx.box(canvas(), flex="2 1 0", min_width="0", width="100%",
+                                    class_name=rx.cond(MapState.view_mode == "", "mm-auto", ""))),
+        display="flex", flex_direction=rx.breakpoints(initial="column", md="row"), gap="0.75em", width="100%",
     )

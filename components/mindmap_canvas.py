@@ -27,7 +27,8 @@ WEB_WORKER = "web-worker@1.5.0"  # elkjs's bundle imports it (unused in the brow
 _JS = r"""
 function MindmapNodeView({ data, selected }) {
   const h = createElement;
-  const cls = "mm-node mm-kind-" + data.kind + (selected ? " mm-selected" : "") + (data.live ? " mm-live" : "");
+  const cls = "mm-node mm-kind-" + data.kind + (data.hue >= 0 ? " mm-hue-" + data.hue : "")
+    + (selected ? " mm-selected" : "") + (data.live ? " mm-live" : "");
   const badge = data.citations > 0
     ? h("span", { className: "mm-badge", title: data.citations + " citation(s)" }, "❝ " + data.citations) : null;
   const support = data.level
@@ -49,7 +50,7 @@ const mindmapNodeTypes = { mind: MindmapNode };
 const MM_TREE_EDGE = { type: "default", className: "mm-edge-tree", style: { stroke: "var(--gray-8)", strokeWidth: 1.5 } };
 const MM_CONTRA_EDGE = { type: "straight", className: "mm-edge-contradicts", animated: true, label: "contradicts",
   style: { stroke: "var(--red-9)", strokeWidth: 2, strokeDasharray: "6 4" },
-  labelStyle: { fill: "var(--red-11)", fontSize: 10 }, labelBgStyle: { fill: "var(--color-background)" } };
+  labelStyle: { fill: "var(--red-11)", fontSize: 12 }, labelBgStyle: { fill: "var(--color-background)" } };
 
 function mindmapToFlow(n, selected) {
   return { id: n.id, type: "mind", position: n.position, data: n, selected, draggable: true, connectable: false };
@@ -112,7 +113,8 @@ function mindmapInView(rf, el, n) {
 }
 
 // The root and its first level: what a map opens on, at a zoom where titles stay readable.
-const MM_READABLE = { minZoom: 0.95, maxZoom: 1.2 };  // 12 px titles stay ≥ 11 px on screen
+// Every text on a node is ≥ 12 px (CSS below), so at ≥ 0.95 it stays ≥ 11 px on screen.
+const MM_READABLE = { minZoom: 0.95, maxZoom: 1.2 };
 function mindmapFirstLevel(graph) {
   const targets = new Set(graph.edges.filter((e) => e.kind === "tree").map((e) => e.target));
   const root = graph.nodes.find((n) => !targets.has(n.id));
@@ -131,7 +133,7 @@ function mindmapFitsReadably(rf, el) {
 }
 
 function mindmapOverview(rf, el, graph, duration) {
-  if (mindmapFitsReadably(rf, el)) { rf.fitView({ padding: 0.15, maxZoom: 1.2, duration }); return; }
+  if (mindmapFitsReadably(rf, el)) { rf.fitView({ padding: 0.15, ...MM_READABLE, duration }); return; }
   const first = mindmapFirstLevel(graph);
   const wide = el && el.clientWidth >= 700;  // room for the root and its first level side by side
   // a narrow screen (a phone): the root alone, readable; its first level is a swipe away
@@ -169,7 +171,7 @@ function mindmapEditing() {
 }
 
 function MindmapFlowView(props) {
-  const { graph, selectedId, fitSignal, layoutSignal } = props;
+  const { graph, selectedId, fitSignal, viewSignal, layoutSignal } = props;
   const cb = useRef(props);
   cb.current = props;
   const onSelect = useCallback((id) => cb.current.onSelect(id), []);
@@ -213,8 +215,9 @@ function MindmapFlowView(props) {
     laidOut.current = layoutSignal;
     mindmapElkLayout(nodes, edges).then(onLayout, (err) => console.warn("auto-layout failed", err));
   }, [layoutSignal, nodes]);
-  const pendingFit = useRef(false);
+  const pendingFit = useRef(false), pendingView = useRef(false);
   useEffect(() => { if (fitSignal) pendingFit.current = true; }, [fitSignal]);
+  useEffect(() => { if (viewSignal) pendingView.current = true; }, [viewSignal]);
   useEffect(() => {  // fit once the first nodes are measured, and on request once new nodes are
     if (!nodes.length || !nodes.every((n) => n.measured)) return;
     const ids = new Set(nodes.map((n) => n.id));
@@ -222,31 +225,34 @@ function MindmapFlowView(props) {
     knownIds.current = ids;
     if (!fitted.current) {  // the whole map when it fits readably, else the root and first level
       fitted.current = true;
-      pendingFit.current = false;
+      pendingFit.current = pendingView.current = false;
       mindmapOverview(rf, box.current, graph, 0);
       if (typeof window !== "undefined") window.__mindmapReady = performance.now();
-    } else if (pendingFit.current) {  // a run ended: all it wrote, at once
-      pendingFit.current = false;
+    } else if (pendingFit.current) {  // the Fit button: the whole map, however small
+      pendingFit.current = pendingView.current = false;
       rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: 150 });
+    } else if (pendingView.current) {  // a run ended or a layout was saved: readable, never fit-all
+      pendingView.current = false;
+      mindmapOverview(rf, box.current, graph, 150);
     } else {
       // keep newly written nodes in view at the current zoom (never zoom out to fit them all),
       // and never move away while the user is typing. No animation while nodes stream in: each
       // frame re-runs every node's and edge's store selector, which backs up a burst.
       const out = new Set(added.filter((n) => !mindmapInView(rf, box.current, n)).map((n) => n.id));
       if (out.size && mindmapFitsReadably(rf, box.current)) {  // a small map: show all of it
-        rf.fitView({ padding: 0.15, maxZoom: 1.2, duration: nodes.some((n) => n.data.live) ? 0 : 150 });
-      } else if (out.size && !mindmapEditing()) {
+        rf.fitView({ padding: 0.15, ...MM_READABLE, duration: nodes.some((n) => n.data.live) ? 0 : 150 });
+      } else if (out.size && (!mindmapEditing() || out.has(selectedId))) {  // (or the node just added here)
         // the new nodes with their parents, so the view keeps its bearings (when there is room)
         if (box.current && box.current.clientWidth >= 700) {
           for (const e of graph.edges) if (e.kind === "tree" && out.has(e.target)) out.add(e.source);
         }
-        const z = rf.getZoom();
-        rf.fitView({ nodes: [...out].map((id) => ({ id })), padding: 0.2,
-                     minZoom: Math.min(z, MM_READABLE.minZoom), maxZoom: z,
+        // pan to them at the current zoom, or at a readable one if the view was zoomed out
+        const z = Math.max(rf.getZoom(), MM_READABLE.minZoom);
+        rf.fitView({ nodes: [...out].map((id) => ({ id })), padding: 0.2, minZoom: z, maxZoom: z,
                      duration: nodes.some((n) => n.data.live) ? 0 : 150 });
       }
     }
-  }, [nodes, fitSignal]);
+  }, [nodes, fitSignal, viewSignal]);
   const onNodeClick = useCallback((event, node) => {
     if (event.target && event.target.closest && event.target.closest(".mm-toggle")) onToggle(node.id);
     else onSelect(node.id);
@@ -294,7 +300,7 @@ function MindmapFlowView(props) {
 // read through a ref, so the latest are always used.
 const MindmapFlow = memo(MindmapFlowView, (a, b) =>
   a.graph === b.graph && a.selectedId === b.selectedId && a.fitSignal === b.fitSignal
-  && a.layoutSignal === b.layoutSignal);
+  && a.viewSignal === b.viewSignal && a.layoutSignal === b.layoutSignal);
 
 function MindmapCanvas(props) {
   return createElement(ReactFlowProvider, null, createElement(MindmapFlow, props));
@@ -309,22 +315,21 @@ CSS = {
     ".mm-node.mm-live": {"animation": "mmflash 1.2s ease-out"},
     "@keyframes mmflash": {"from": {"box_shadow": "0 0 0 6px var(--accent-a6)"}, "to": {"box_shadow": "none"}},
     ".mm-head": {"display": "flex", "gap": "6px", "align_items": "center", "margin_bottom": "2px"},
-    ".mm-kind": {"font_size": "9px", "text_transform": "uppercase", "letter_spacing": "0.05em",
-                 "color": "var(--gray-11)", "flex": "1"},
+    ".mm-kind": {"font_size": "12px", "color": "var(--gray-11)", "flex": "1"},
     ".mm-title": {"line_height": "1.3", "overflow": "hidden", "display": "-webkit-box",
                   "-webkit-line-clamp": "4", "-webkit-box-orient": "vertical"},
-    ".mm-badge": {"font_size": "10px", "background": "var(--accent-a4)", "color": "var(--accent-11)",
+    ".mm-badge": {"font_size": "12px", "background": "var(--accent-a4)", "color": "var(--accent-11)",
                   "border_radius": "8px", "padding": "0 5px"},
     ".mm-support": {"width": "8px", "height": "8px", "border_radius": "50%", "display": "inline-block"},
     ".mm-support-good": {"background": "var(--green-9)"},
     ".mm-support-weak": {"background": "var(--amber-9)"},
     ".mm-support-poor": {"background": "var(--red-9)"},
-    ".mm-toggle": {"font_size": "10px", "border": "1px solid var(--gray-7)", "border_radius": "4px",
-                   "background": "var(--gray-2)", "cursor": "pointer", "padding": "0 4px", "line_height": "14px"},
+    ".mm-toggle": {"font_size": "12px", "border": "1px solid var(--gray-7)", "border_radius": "4px",
+                   "background": "var(--gray-2)", "cursor": "pointer", "padding": "0 4px", "line_height": "16px"},
     ".mm-kind-question": {"background": "var(--indigo-3)", "border_color": "var(--indigo-8)",
                           "font_weight": "600", "font_size": "13px"},
     ".mm-kind-theme": {"background": "var(--violet-2)", "border_color": "var(--violet-7)", "font_weight": "500"},
-    ".mm-kind-claim": {"background": "var(--color-panel-solid)"},
+    ".mm-kind-claim": {"background": "var(--color-panel-solid)", "min_width": "200px"},
     ".mm-kind-counterpoint": {"background": "var(--red-2)", "border_color": "var(--red-7)"},
     ".mm-kind-note": {"background": "var(--yellow-2)", "border_color": "var(--yellow-7)", "border_style": "dashed"},
     ".mm-kind-chapter": {"background": "var(--teal-3)", "border_color": "var(--teal-8)", "font_weight": "600"},
@@ -339,7 +344,8 @@ class MindmapCanvas(rx.Component):
 
     graph: Var[dict[str, Any]]
     selected_id: Var[str]
-    fit_signal: Var[int]
+    fit_signal: Var[int]  # increment: fit the whole map (the Fit button)
+    view_signal: Var[int]  # increment: the readable overview (after a run or a layout)
     layout_signal: Var[int]  # increment: lay the canvas out with ELK, answered by on_layout
 
     on_select: rx.EventHandler[passthrough_event_spec(str)]

@@ -160,6 +160,7 @@ class MapEditing(rx.State, mixin=True):
     def layout(self):
         """Auto-layout: the canvas lays the nodes out with their measured sizes (ELK) and
         answers with `apply_layout`."""
+        self.notice = ""
         self._request_layout(fit=True)
 
     def _request_layout(self, fit: bool) -> None:
@@ -174,7 +175,7 @@ class MapEditing(rx.State, mixin=True):
         if mine and self._edit(service.set_positions, mine, action="auto_layout",
                                completes=completes or None) is not None:
             if self._fit_after_layout:
-                self._live().fit_signal += 1
+                self._live().view_signal += 1
         self._fit_after_layout = False
 
     @rx.event
@@ -225,9 +226,12 @@ class MapEditing(rx.State, mixin=True):
             if self._start("check_support", node_id=self.selected_id):
                 self.notice = "Checking support with the model…"
             return
+        before = [c["score"] for c in self.sel_citations]
         out = self._edit(cit.check_support, self.selected_id)
         if out is not None:
-            self.notice = "Support checked."
+            after = [c["score"] for c in self.sel_citations]
+            self.notice = ("Support checked: the scores changed." if after != before
+                           else "Support checked: no change" + (f" (score {', '.join(after)})." if any(after) else "."))
 
     @rx.event
     def accept_rewrite(self, citation_id: str):

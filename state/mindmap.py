@@ -30,6 +30,7 @@ from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps import live as live_map
 from bayes_app.maps.live import LiveMap, build_graph, support_level
+from bayes_app.maps.outline import outline_rows
 from bayes_app.models import NodeKind, RunStatus
 from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
@@ -37,6 +38,7 @@ from bayes_app.search.crosslang import foreign_label
 from bayes_app.runs.service import RunRequestError
 from state.auth import AuthState
 from state.map_edits import MapEditing
+from state.map_outline import MapOutline
 
 POLL_S = 0.25  # revision poll while no run is live
 RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
@@ -68,7 +70,7 @@ def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
     return app_maps.call(live_map.probe, owner_id, map_id)
 
 
-class MapState(MapEditing, AuthState):
+class MapState(MapOutline, MapEditing, AuthState):
     # the map
     map_id: str = ""
     map_title: str = ""
@@ -101,6 +103,12 @@ class MapState(MapEditing, AuthState):
     run_cost: str = ""
     run_cost_exact: str = ""
     proposals: list[dict[str, Any]] = []
+    proposals_open: bool = False  # the proposal drawer, else its badge (a reload shows the badge)
+    # the view: "canvas", "outline" or "both" ("" until the browser's width chose the default)
+    view_mode: str = ""
+    outline_edit: str = ""  # "<node id>:<n>": the outline renames that row in place
+    _rename_n: int = 0
+    _first_cites: dict[str, dict[str, Any]] = {}  # node id → its first citation (the outline's quote)
     _nodes: dict[str, dict[str, Any]] = {}
     _relations: list[dict[str, Any]] = []
     _live_ids: list[str] = []
@@ -139,6 +147,8 @@ class MapState(MapEditing, AuthState):
         by_node: dict[str, list[dict]] = {}
         for c in view["citations"]:
             by_node.setdefault(c["node_id"], []).append(c)
+        self._first_cites = {nid: {k: cs[0][k] for k in ("quote", "page", "document_id")}
+                             for nid, cs in by_node.items()}
         self._nodes = {n["id"]: n for n in view["nodes"]}
         self._relations = view["relations"]
         self.proposals = [self._proposal_row(p) for p in view["proposals"]]
@@ -157,6 +167,7 @@ class MapState(MapEditing, AuthState):
         live.graph = build_graph(self._nodes, self._relations, live_layout=self.live_run_id != "",
                                  live_ids=set(self._live_ids))
         live.node_count = len(self._nodes)
+        live.outline = outline_rows(self._nodes, self._first_cites) if self.view_mode in ("outline", "both") else []
 
     def _reload(self) -> bool:
         """Read the whole map; False when it is gone (deleted, or never ours)."""
@@ -187,7 +198,7 @@ class MapState(MapEditing, AuthState):
             return
         self.offline_mode = is_offline()
         self.error = self.notice = ""
-        self.missing, self.confirm_delete = False, False
+        self.missing, self.confirm_delete, self.proposals_open = False, False, False
         parts = [p for p in self.router.url.path.split("/") if p]
         new_id = parts[1] if len(parts) >= 2 and parts[0] == "maps" else ""
         if new_id != self.map_id:
@@ -201,7 +212,7 @@ class MapState(MapEditing, AuthState):
         if run_id:
             self._follow(run_id)
         self._gen += 1
-        return MapState.watch(self._gen)
+        return [MapState.watch(self._gen), rx.call_script("window.innerWidth", callback=MapState.default_view)]
 
     def _reset_run(self) -> None:
         self.live_run_id = self.live_kind = self._cursor = self.run_route = ""
@@ -302,6 +313,7 @@ class MapState(MapEditing, AuthState):
         """Show what one run event changed besides nodes and relations; True at the run's end."""
         if change.proposal is not None:
             self.proposals = [*self.proposals, self._proposal_row(change.proposal)]
+            self.proposals_open = True
         if change.route is not None:
             self.run_route = change.route
         if change.text:
@@ -334,6 +346,7 @@ class MapState(MapEditing, AuthState):
         """Run one service edit; reload the map after it. None (and `error` set) on refusal."""
         if not self._load_user():
             return None
+        self.notice = ""  # the status line speaks of the latest action only
         try:
             out = app_maps.call(fn, self.user_id, self.map_id, *args, **kw)
         except MapNotFound as err:
@@ -441,8 +454,10 @@ class MapLiveState(MapState):
     not the ~50 toolbar/panel components that read MapState."""
 
     graph: dict[str, Any] = {"nodes": [], "edges": []}
+    outline: list[dict[str, Any]] = []  # the outline's rows (only while the outline is shown)
     node_count: int = 0
-    fit_signal: int = 0
+    fit_signal: int = 0  # incremented: fit the whole map (the Fit button)
+    view_signal: int = 0  # incremented: the readable overview (after a run, a layout, a regrouping)
     layout_signal: int = 0  # incremented: the canvas lays itself out (ELK) and calls apply_layout
     run_note: str = ""
     run_text: str = ""

@@ -87,7 +87,7 @@ async def create_node(request: Request) -> Response:
         out = await _do(service.add_sibling, user.id, map_id, body.after_id, body.title, body.kind, body.body)
     elif body.parent_id:
         out = await _do(service.add_child, user.id, map_id, body.parent_id, body.title,
-                        body.kind or "note", body.body)
+                        body.kind, body.body)
     else:
         raise ApiError(400, "missing_fields", "Send parent_id (add a child) or after_id (add a sibling).")
     return JSONResponse(out, status_code=201)

@@ -137,10 +137,11 @@ def _insert(db: Session, map_id: str, parent: MapNode, kind: str, title: str, bo
 
 
 def add_child(db: Session, owner_id: str, map_id: str, parent_id: str, title: str = "",
-              kind: str = NodeKind.NOTE, body: str = "") -> dict[str, Any]:
-    """A user node as the last child of `parent_id` (Tab in the editor)."""
+              kind: str | None = None, body: str = "") -> dict[str, Any]:
+    """A user node as the last child of `parent_id` (Tab in the editor). Without a kind: a
+    theme under the root question, a note anywhere else."""
     parent = get_node(db, owner_id, map_id, parent_id)
-    kind = _check_kind(kind)
+    kind = _check_kind(kind or (NodeKind.THEME if parent.parent_id is None else NodeKind.NOTE))
     title = _clean_text(title, "title", MAX_NODE_TITLE)
     body = _clean_text(body, "body", MAX_BODY, multiline=True)
     u = _Undo()

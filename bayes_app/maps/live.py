@@ -16,6 +16,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from bayes_app.maps.layout import tree_layout
+from bayes_app.maps.outline import branch_hues
 from bayes_app.models import Mindmap, Operation, RunStatus
 from bayes_app.runs.events import RunEvent
 
@@ -47,6 +48,7 @@ def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]
         lst.sort(key=lambda n: (n.get("order") or 0, n.get("created_at") or ""))
     unplaced = any(n.get("position") is None for n in nodes.values())
     layout = _layout_of(nodes) if live_layout or unplaced else {}
+    hues = branch_hues(nodes)
 
     def count(nid: str) -> int:
         return sum(1 + count(c["id"]) for c in kids.get(nid, []))
@@ -68,7 +70,7 @@ def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]
             "citations": n.get("citation_count") or 0, "support": n.get("support"),
             "level": support_level(n.get("support")), "children": len(children),
             "hidden": count(n["id"]) if n["collapsed"] and children else 0,
-            "collapsed": bool(n["collapsed"]), "live": n["id"] in live_ids,
+            "collapsed": bool(n["collapsed"]), "live": n["id"] in live_ids, "hue": hues.get(n["id"], -1),
         })
         if n["parent_id"]:
             edges.append({"id": "t-" + n["id"], "source": n["parent_id"], "target": n["id"], "kind": "tree"})

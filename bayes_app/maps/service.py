@@ -13,11 +13,13 @@ The UI calls (all return plain dicts / lists, JSON-ready):
     list_maps(db, owner_id)                       -> [map_summary], last edited first
     create_map(db, owner_id, title, question="")  -> map_summary (with a root question node)
     rename_map / delete_map / map_view / revision
-    add_child(db, owner_id, map_id, parent_id, title="", kind="note", body="")  -> node
+    add_child(db, owner_id, map_id, parent_id, title="", kind=None, body="")  -> node
+                                  (kind None: "theme" under the root, else "note")
     add_sibling(db, owner_id, map_id, node_id, title="", kind=None, body="")   -> node
     update_node(db, owner_id, map_id, node_id, title=?, body=?, kind=?, collapsed=?,
                 position=(x, y)?, confidence=?)                                 -> node
     move_node(db, owner_id, map_id, node_id, new_parent_id, index=None)         -> node
+    move_step(db, owner_id, map_id, node_id, "up"|"down"|"indent"|"outdent")    -> node
     delete_subtree(db, owner_id, map_id, node_id)                                -> deleted ids
     set_positions(db, owner_id, map_id, {node_id: (x, y)})  (drag of several nodes)
     auto_layout(db, owner_id, map_id)                        -> {node_id: (x, y)}
@@ -27,7 +29,8 @@ Citations: see `bayes_app.maps.citations`; export: `bayes_app.maps.export`.
 
 This module is the maps feature's entry point; the code lives in `access` (loading for the
 owner, the tree, the revision), `views` (JSON views), `edits` (the user's edits), `undo`
-(the undo log), `agent_writes` (what runs write) and `proposals` (regrouping previews).
+(the undo log), `agent_writes` (what runs write), `proposals` (regrouping previews) and `outline` (one-step
+moves, the outline's rows).
 """
 
 from __future__ import annotations
@@ -38,3 +41,4 @@ from bayes_app.maps.undo import (UNDO_KEEP, _Undo, _commit_edit, undo)  # noqa: 
 from bayes_app.maps.edits import (MAX_BODY, MAX_COORDINATE, MAX_NODE_TITLE, MAX_TITLE, add_child, add_sibling, auto_layout, create_map, delete_map, delete_subtree, list_maps, move_node, rename_map, set_positions, update_node)  # noqa: F401
 from bayes_app.maps.agent_writes import (add_agent_citations, add_relation, mark_offline, update_agent_node, write_agent_node)  # noqa: F401
 from bayes_app.maps.proposals import (accept_proposal, create_proposal, reject_proposal)  # noqa: F401
+from bayes_app.maps.outline import (branch_hues, move_step, outline_rows)  # noqa: F401

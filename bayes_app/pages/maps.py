@@ -5,10 +5,18 @@ from __future__ import annotations
 import reflex as rx
 
 from components.mindmap import (
-    canvas, delete_map_dialog, delete_node_dialog, maps_table, message_box, new_map_form, node_panel,
-    proposals, run_bar, search_panel, toolbar,
+    delete_map_dialog, delete_node_dialog, map_views, maps_table, message_box, new_map_form, node_panel,
+    proposals, run_bar, search_panel, toolbar, view_switch,
 )
 from components.mindmap_canvas import CSS
+from components.mindmap_outline import CSS as OUTLINE_CSS
+
+# on a phone the node panel is a bottom sheet: always in view, over the page's lower part
+SHEET_CSS = {"@media (max-width: 1023px)": {".mm-sheet": {
+    "position": "fixed", "left": "0", "right": "0", "bottom": "0", "z_index": "40", "max_height": "60vh",
+    "overflow_y": "auto", "padding": "0.75em 1em 1em", "background": "var(--color-panel-solid)",
+    "border_top": "1px solid var(--gray-a6)", "border_radius": "14px 14px 0 0",
+    "box_shadow": "0 -8px 30px var(--black-a5)"}, ".mm-auto": {"display": "none"}}}
 from components.first_run import first_run_guide
 from components.refusal import error_callout
 from components.shell import shell, stack_on_phone
@@ -35,7 +43,8 @@ def _editor() -> rx.Component:
                     rx.badge("offline mode", color_scheme="orange", id="offline-badge",
                              title="No language model is configured: agents quote sentences from your library.")),
             rx.spacer(),
-            align="center", width="100%"),
+            view_switch(),
+            align="center", width="100%", wrap="wrap"),
         toolbar(),
         run_bar(),
         error_callout(MapState.error, "map-error", width="100%"),
@@ -43,7 +52,7 @@ def _editor() -> rx.Component:
                 rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
         stack_on_phone(
-            rx.vstack(canvas(), message_box(), width="100%", min_width="0", spacing="3"),
+            rx.vstack(map_views(), message_box(), width="100%", min_width="0", spacing="3"),
             rx.vstack(node_panel(), rx.divider(), search_panel(),
                       width=rx.breakpoints(initial="100%", lg="380px"),
                       min_width=rx.breakpoints(initial="0", lg="380px"), spacing="3",
@@ -51,7 +60,7 @@ def _editor() -> rx.Component:
             wide="lg", width="100%", align_items="start", gap="1em",
         ),
         delete_node_dialog(),
-        width="100%", spacing="3", style=CSS,
+        width="100%", spacing="3", style={**CSS, **OUTLINE_CSS, **SHEET_CSS},
     )
 
 

@@ -138,6 +138,14 @@ def test_sign_up_first_question_first_map(stack, browser, size):
     page.click("#btn-research")
     expect(page.locator("#run-outcome")).to_have_text(re.compile("succeeded", re.I), timeout=240_000)
     expect(page.locator("#map-error")).to_have_count(0)
+    if size == "phone":  # a phone opens the map as its outline; a tapped row opens the node sheet in view
+        expect(page.locator("#map-outline")).to_be_visible()
+        assert page.locator('#map-outline [role="treeitem"]').count() > 3
+        page.locator('#map-outline [role="treeitem"][aria-level="2"]').first.click()
+        expect(page.locator("#node-panel")).to_be_in_viewport()
+        assert _overflow(page) == 0
+        page.click("#node-close")
+        page.click("#view-canvas")
     assert page.locator(".react-flow__node").count() > 3
     # a phone can read and select a node (one the canvas shows: it opens on the first level)
     page.wait_for_timeout(500)

@@ -216,6 +216,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     page.locator("#mindmap-canvas").press("Control+z")
     expect(_node(page, "Gamma renamed")).to_be_visible()
     expect(page.locator("#map-notice")).to_have_text("Undone: the deletion.")
+    expect(_node(page, "Alpha note").locator(".mm-kind-theme")).to_have_count(1)  # added under the root
     # collapse Alpha: its subtree is hidden (persisted)
     _node(page, "Alpha note").locator(".mm-toggle").click()
     expect(_node(page, "Beta note")).to_have_count(0)
@@ -248,6 +249,9 @@ def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, res
     expect(_node(page, "always prove").locator(".mm-badge")).to_contain_text("1")
     page.click("#btn-check-support")
     expect(cit.locator(".citation-support")).to_be_visible()
+    expect(page.locator("#map-notice")).to_contain_text("the scores changed")
+    page.click("#btn-check-support")  # again: the same score, and the status line says so
+    expect(page.locator("#map-notice")).to_contain_text("no change")
     with session_scope(map_db) as db:
         c = db.exec(select(Citation).where(Citation.map_id == map_id)).one()
         assert c.origin == "user" and c.support_label and c.support_score is not None
