@@ -477,5 +477,19 @@ class ZoteroLibraryOut(BaseModel):
     problems: list[ZoteroProblem] = []  # in GET /zotero/libraries/<id> only
 
 
+class ZoteroSendFailure(BaseModel):
+    key: str
+    code: int
+    message: str
+
+
+class ZoteroSendResult(BaseModel):
+    written: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    failed: list[ZoteroSendFailure]
+    collection_key: str | None
+
+
 class ZoteroLibraryList(BaseModel):
     libraries: list[ZoteroLibraryOut]

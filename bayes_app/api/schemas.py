@@ -140,6 +140,11 @@ class ZoteroConnect(Body):
     api_key: Annotated[StrictStr, Field(max_length=200)] | None = None
 
 
+class ZoteroSend(Body):
+    library_id: Annotated[StrictStr, Field(max_length=32)]
+    child_notes: bool = False
+
+
 # ---- sign-in forms -------------------------------------------------------------------------
 class Form(BaseModel):
     """A sign-in form, posted as a form or as a JSON object of strings. Unknown fields are
