@@ -1,4 +1,5 @@
-"""zotero both ways: notes written back to Zotero; annotations re-read with their fields
+"""zotero both ways: notes written back to Zotero; annotations re-read with their fields;
+citations can carry a page region (a Zotero highlight's rectangles)
 
 Revision ID: 0013
 Revises: 0010
@@ -40,11 +41,15 @@ def upgrade() -> None:
     with op.batch_alter_table('zotero_notes', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_zotero_notes_library_id'), ['library_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_zotero_notes_map_id'), ['map_id'], unique=False)
+    with op.batch_alter_table('map_citations', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('region', sa.JSON(), nullable=True))
     op.execute("DELETE FROM zotero_items WHERE item_type = 'annotation'")
     op.execute("UPDATE zotero_libraries SET version = 0")
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('map_citations', schema=None) as batch_op:
+        batch_op.drop_column('region')
     with op.batch_alter_table('zotero_notes', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_zotero_notes_map_id'))
         batch_op.drop_index(batch_op.f('ix_zotero_notes_library_id'))

@@ -205,6 +205,13 @@ async def send_to_zotero(request: Request) -> Response:
     return JSONResponse(body)
 
 
+async def add_zotero_highlights(request: Request) -> Response:
+    user = await require_user(request)
+    data = (await read_model(request, schemas.ZoteroHighlights)).given()
+    body = await run_in_threadpool(app_zotero.add_highlights, user.id, request.path_params["map_id"], data)
+    return JSONResponse(body)
+
+
 routes = [
     op("GET", "/mindmaps", list_maps, "List mindmaps, last edited first", R.MapList),
     op("POST", "/mindmaps", create_map, "Create a mindmap with its root question", R.MapView, status=201, body=schemas.MapCreate),
@@ -212,6 +219,7 @@ routes = [
     op("PATCH", P, patch_map, "Rename a map", R.MapSummary, body=schemas.MapPatch),
     op("DELETE", P, delete_map, "Delete a map (runs working on it are stopped)", R.MapDeleted),
     op("POST", P + "/zotero", send_to_zotero, "Send the map to Zotero as notes; sending again updates the same notes", R.ZoteroSendResult, body=schemas.ZoteroSend),
+    op("POST", P + "/zotero/highlights", add_zotero_highlights, "Add my Zotero highlights: one cited claim per highlight", R.HighlightsAdded, body=schemas.ZoteroHighlights),
     op("GET", P + "/revision", map_revision, "The map's revision counter (changes with every edit)", R.Revision),
     op("POST", P + "/undo", undo, "Undo the user's latest edit on the map", R.Undone),
     op("POST", P + "/layout", layout, "Lay the map out as a tidy tree", R.Layout),

@@ -287,6 +287,7 @@ class CitationOut(BaseModel):
     support_score: float | None
     support_label: str | None
     suggested_rewrite: str | None
+    region: dict[str, Any] | None = None  # a Zotero highlight's page rectangles
     title: str | None
     source_removed: bool
     source_removed_reason: str | None
@@ -489,6 +490,30 @@ class ZoteroSendResult(BaseModel):
     unchanged: list[str]
     failed: list[ZoteroSendFailure]
     collection_key: str | None
+
+
+class AnnotationOut(BaseModel):
+    key: str
+    type: str
+    text: str
+    comment: str
+    color: str
+    page: int
+    page_index: int
+    page_label: str
+    rects: list[list[float]]
+    sort_index: str
+    attachment_key: str
+
+
+class HighlightsAdded(BaseModel):
+    added: int
+    skipped: int
+    themes: dict[str, int]
+
+
+class AnnotationList(BaseModel):
+    annotations: list[AnnotationOut]
 
 
 class ZoteroLibraryList(BaseModel):

@@ -145,6 +145,10 @@ class ZoteroSend(Body):
     child_notes: bool = False
 
 
+class ZoteroHighlights(Body):
+    document_ids: Annotated[list[Annotated[StrictStr, Field(max_length=32)]], Field(max_length=1000)] | None = None
+
+
 # ---- sign-in forms -------------------------------------------------------------------------
 class Form(BaseModel):
     """A sign-in form, posted as a form or as a JSON object of strings. Unknown fields are

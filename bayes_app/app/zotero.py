@@ -12,6 +12,8 @@ import httpx2
 from bayes_app.app import queue
 from bayes_app.db import session_scope
 from bayes_app.settings import get_settings
+from bayes_app.zotero import annotations as zann
+from bayes_app.zotero import highlights_map
 from bayes_app.zotero import notes_out
 from bayes_app.zotero import service as zs
 from bayes_app.zotero.client import Clients
@@ -83,3 +85,16 @@ def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
     with session_scope() as db:
         notes_out.record(db, outbox, result)
     return result.to_json()
+
+
+def annotations(user_id: str, document_id: str) -> list[dict[str, Any]]:
+    """A document's synced Zotero annotations (type, text, comment, colour, page, rectangles)."""
+    with session_scope() as db:
+        return [a.to_json() for a in zann.for_document(db, user_id, document_id)]
+
+
+def add_highlights(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    """"Add my Zotero highlights": one cited claim per highlight (one undoable edit)."""
+    ids = data.get("document_ids")
+    with session_scope() as db:
+        return highlights_map.add_highlights(db, user_id, map_id, list(ids) if ids is not None else None)
