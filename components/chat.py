@@ -36,6 +36,8 @@ def sources(items: rx.Var, id_: str | None = None) -> rx.Component:
                               rx.cond(s.language != "", rx.badge(s.language, size="1", variant="soft",
                                                                  color_scheme="gray", class_name="source-language",
                                                                  title="The passage's language (quoted as written)")),
+                              rx.cond(s.highlighted, rx.badge("you highlighted this", size="1", variant="soft",
+                                                              color_scheme="amber", class_name="source-highlighted")),
                               rx.spacer(),
                               rx.link("Open at page", href=s.href, size="2", class_name="chat-open-source"),
                               width="100%", align="center"),

@@ -10,6 +10,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
+from bayes_app.api import responses_zotero as RZ
 from bayes_app.api.routing import op
 
 MULTIPART = ("multipart/form-data",)
@@ -251,7 +252,7 @@ routes = [
        body=schemas.FileUpload, body_media=MULTIPART, also={200: R.DocumentOut}),
     op("POST", "/documents/{document_id}/reindex", reindex, "Index a document again", R.DocumentOut, status=202),
     op("GET", "/documents/{document_id}/annotations", document_annotations,
-       "The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)", R.AnnotationList),
+       "The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)", RZ.AnnotationList),
     op("GET", "/documents/{document_id}/references", document_references, "The document's parsed reference list", R.ReferenceList),
     op("GET", "/collections", list_collections, "List collections", R.CollectionList),
     op("POST", "/collections", create_collection, "Create a collection", R.CollectionOut, status=201, body=schemas.CollectionBody),

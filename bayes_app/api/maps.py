@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
+from bayes_app.api import responses_zotero as RZ
 from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import maps as app_maps
@@ -218,8 +219,8 @@ routes = [
     op("GET", P, get_map, "The whole map: nodes, citations, relations, pending proposals", R.MapView),
     op("PATCH", P, patch_map, "Rename a map", R.MapSummary, body=schemas.MapPatch),
     op("DELETE", P, delete_map, "Delete a map (runs working on it are stopped)", R.MapDeleted),
-    op("POST", P + "/zotero", send_to_zotero, "Send the map to Zotero as notes; sending again updates the same notes", R.ZoteroSendResult, body=schemas.ZoteroSend),
-    op("POST", P + "/zotero/highlights", add_zotero_highlights, "Add my Zotero highlights: one cited claim per highlight", R.HighlightsAdded, body=schemas.ZoteroHighlights),
+    op("POST", P + "/zotero", send_to_zotero, "Send the map to Zotero as notes; sending again updates the same notes", RZ.ZoteroSendResult, body=schemas.ZoteroSend),
+    op("POST", P + "/zotero/highlights", add_zotero_highlights, "Add my Zotero highlights: one cited claim per highlight", RZ.HighlightsAdded, body=schemas.ZoteroHighlights),
     op("GET", P + "/revision", map_revision, "The map's revision counter (changes with every edit)", R.Revision),
     op("POST", P + "/undo", undo, "Undo the user's latest edit on the map", R.Undone),
     op("POST", P + "/layout", layout, "Lay the map out as a tidy tree", R.Layout),

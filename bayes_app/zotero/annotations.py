@@ -153,3 +153,37 @@ def is_highlighted(quote: str, texts: list[str]) -> bool:
         if len(qw & hw) >= 0.6 * min(len(qw), len(hw)) and len(qw & hw) >= 5:
             return True
     return False
+
+
+def region_of(a: Annotation) -> dict:
+    """A citation's `region` for a passage the user highlighted (page rectangles, colour)."""
+    return {"page_index": a.page_index, "rects": a.rects, "annotation_key": a.key, "color": a.color,
+            "highlighted": True}
+
+
+def highlights_on(db: Session, spots: list[tuple[str, int, str]]) -> list[Annotation | None]:
+    """For each (document id, page, text): the user's highlight that text lies in or covers, if any."""
+    ids = {d for d, _, _ in spots}
+    if not ids:
+        return []
+    docs = list(db.exec(select(Document).where(col(Document.id).in_(ids),
+                                               col(Document.zotero_library_id).is_not(None))))
+    found = _of_documents(db, docs) if docs else {}
+    out: list[Annotation | None] = []
+    for doc_id, page, text in spots:
+        out.append(next((a for a in found.get(doc_id, []) if a.type in TEXT_TYPES and a.page == page
+                         and a.text.strip() and is_highlighted(text, [a.text])), None))
+    return out
+
+
+def prefer_highlighted(db: Session, hits: list[dict]) -> list[dict]:
+    """Search hits (dicts with document_id, page, text) with `highlighted` and `highlight` (the
+    region) set, the strong highlighted ones first: the user's highlights are preferred evidence."""
+    marks = highlights_on(db, [(str(h.get("document_id")), int(h.get("page") or 0), str(h.get("text") or ""))
+                               for h in hits])
+    out = []
+    for h, a in zip(hits, marks):
+        out.append({**h, "highlighted": a is not None, "highlight": region_of(a) if a is not None else None})
+    if not any(h["highlighted"] for h in out):
+        return out
+    return sorted(out, key=lambda h: (bool(h.get("weak")), not h["highlighted"]))

@@ -142,3 +142,35 @@ def test_add_my_highlights_writes_one_cited_claim_per_highlight(zann_env):
         titles = {n.title for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"]))}
         assert titles == {root.title, "Sleep and memory"}
         assert not db.exec(select(Citation).where(Citation.map_id == m["id"])).all()
+
+
+def test_highlighted_passages_are_preferred_evidence(zann_env):
+    from bayes_app.agents.researcher import _header
+    from bayes_app.agents.retrieval import Passage as AgentPassage
+    from bayes_app.llm.offline import format_passages, parse_passages
+
+    env = zann_env
+    env.sync()
+    d1, d2 = env.doc(env.a1).id, env.doc(env.a2).id
+    text = "In a trial of 40 adults, sleep deprivation impairs memory consolidation in adults, as measured."
+    hits = [{"document_id": d2, "page": 1, "text": "Unrelated passage about coffee.", "weak": False, "n": 1},
+            {"document_id": d1, "page": 1, "text": text, "weak": False, "n": 2},  # wrong page: not it
+            {"document_id": d1, "page": 2, "text": text, "weak": False, "n": 3},
+            {"document_id": d1, "page": 2, "text": text, "weak": True, "n": 4}]
+    with Session(get_engine(env.db_url)) as db:
+        out = zann.prefer_highlighted(db, hits)
+    assert [h["n"] for h in out] == [3, 1, 2, 4]  # strong highlighted first; weak stays last
+    assert out[0]["highlighted"] and out[0]["highlight"]["annotation_key"] == "ANNOT001"
+    assert out[0]["highlight"]["rects"][0] == [72, 500, 300, 512]
+    assert not out[1]["highlighted"] and not out[2]["highlighted"]
+    # no highlight among the hits: the order is left alone
+    with Session(get_engine(env.db_url)) as db:
+        assert [h["n"] for h in zann.prefer_highlighted(db, [hits[1], hits[0]])] == [2, 1]
+
+    # the model is told, in the passage header, and the header still parses
+    text_block = format_passages(out[:2])
+    assert "p. 2; you highlighted this)" in text_block
+    parsed = parse_passages(text_block)
+    assert [p.highlighted for p in parsed] == [True, False] and parsed[0].text.startswith("In a trial")
+    ap = AgentPassage(1, "c", d1, "Title", [], 2020, 2, text, highlighted=True)
+    assert _header(ap).endswith("; you highlighted this")
