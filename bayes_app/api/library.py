@@ -220,6 +220,8 @@ async def search(request: Request) -> Response:
         raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. "
                                        f"Roles are: {', '.join(ROLES)}.")
     all_roles = request.query_params.get("all_roles", "").lower() in ("1", "true", "yes")
+    if request.query_params.get("highlights", "").lower() in ("1", "true", "yes"):  # "my highlights"
+        return JSONResponse(await run_in_threadpool(app_zotero.search_highlights, user.id, q, k, doc_ids, col_ids))
     hits = await run_in_threadpool(app_lib.search, user.id, q, k, doc_ids, col_ids, include, all_roles)
     return JSONResponse([h.to_json() for h in hits])
 

@@ -98,3 +98,23 @@ def add_highlights(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str,
     ids = data.get("document_ids")
     with session_scope() as db:
         return highlights_map.add_highlights(db, user_id, map_id, list(ids) if ids is not None else None)
+
+
+def search_highlights(user_id: str, query: str, k: int, document_ids: list[str] | None = None,
+                      collection_ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """Search filtered to "my highlights": passages the user highlighted in Zotero, best first,
+    each with its highlight (page rectangles, colour)."""
+    from bayes_app.library import documents as lib
+    from bayes_app.search import runtime
+
+    with session_scope() as db:
+        for d in document_ids or []:
+            lib.get_owned(db, user_id, d)
+        for c in collection_ids or []:
+            lib.get_collection(db, user_id, c)
+        marked = {d.id for d, _ in zann.highlights(db, user_id, document_ids)}
+        if not marked:
+            return []
+        hits = runtime.search_library(db, user_id, query, max(k, 1) * 4, sorted(marked), collection_ids)
+        found = zann.prefer_highlighted(db, [h.to_json() for h in hits])
+    return [h for h in found if h["highlighted"]][:k]
