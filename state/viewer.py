@@ -8,6 +8,7 @@ import urllib.parse
 import reflex as rx
 
 from bayes_app.app import library as app_lib
+from bayes_app.app import zotero as app_zotero
 from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate
 from state.auth import AuthState
@@ -30,6 +31,10 @@ class ViewerState(AuthState):
     quote_note: str = ""
     quote_found: bool = False
     zoom: float = 1.0  # CSS zoom of the page (the text layer and highlight boxes scale with it)
+    zotero_boxes: list[dict[str, str]] = []  # the user's Zotero annotations on this page
+
+    def _load_zotero(self) -> None:
+        self.zotero_boxes = app_zotero.viewer_boxes(self.user_id, self.doc_id, self.page) if self.doc_id else []
 
     @rx.var
     def file_url(self) -> str:
@@ -38,7 +43,7 @@ class ViewerState(AuthState):
     @rx.event
     def load(self):
         self.missing, self.load_error, self.num_pages = False, "", 0
-        self.rects, self.quote_note, self.quote_found = [], "", False
+        self.rects, self.quote_note, self.quote_found, self.zotero_boxes = [], "", False, []
         if not self._load_user():
             return
         parts = [p for p in self.router.url.path.split("/") if p]
@@ -59,6 +64,7 @@ class ViewerState(AuthState):
         if self.quote.strip():
             self.page, self.rects, self.quote_note = locate(self.doc_id, sha, self.page, self.quote)
             self.quote_found = bool(self.rects)
+        self._load_zotero()
 
     @rx.event
     def loaded(self, n: int):
@@ -78,12 +84,14 @@ class ViewerState(AuthState):
     def next_page(self):
         if self.num_pages and self.page < self.num_pages:
             self.page += 1
+        self._load_zotero()
         return self._sync_url()
 
     @rx.event
     def prev_page(self):
         if self.page > 1:
             self.page -= 1
+        self._load_zotero()
         return self._sync_url()
 
     @rx.event

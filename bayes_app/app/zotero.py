@@ -11,6 +11,7 @@ import httpx2
 
 from bayes_app.app import queue
 from bayes_app.db import session_scope
+from bayes_app.models import Document
 from bayes_app.settings import get_settings
 from bayes_app.zotero import annotations as zann
 from bayes_app.zotero import highlights_map
@@ -118,3 +119,16 @@ def search_highlights(user_id: str, query: str, k: int, document_ids: list[str] 
         hits = runtime.search_library(db, user_id, query, max(k, 1) * 4, sorted(marked), collection_ids)
         found = zann.prefer_highlighted(db, [h.to_json() for h in hits])
     return [h for h in found if h["highlighted"]][:k]
+
+
+def viewer_boxes(user_id: str, document_id: str, page: int) -> list[dict[str, str]]:
+    """The boxes of the user's Zotero annotations on one page of a document, for the viewer."""
+    from bayes_app.zotero import viewer_boxes as vb
+
+    with session_scope() as db:
+        anns = [a for a in zann.for_document(db, user_id, document_id) if a.page == page and a.rects]
+        sha = db.get(Document, document_id).file_sha256 if anns else None
+    if not anns or not sha:
+        return []
+    box = vb.page_box(sha, page)
+    return vb.css_boxes(anns, page, box) if box else []
