@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.map_zotero import zotero_menu
 from components.mindmap_canvas import mindmap_canvas
 from state.maps import MapsState
 from state.mindmap import EDITABLE_KINDS, MapLiveState, MapState
@@ -112,6 +113,7 @@ def toolbar() -> rx.Component:
         download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
         download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
         download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
+        zotero_menu(),
         width="100%", align="center", spacing="2", wrap="wrap",
     )
 
