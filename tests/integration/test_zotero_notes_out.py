@@ -154,3 +154,47 @@ def test_rate_limit_is_waited_out(sent):
     sent.fz.backoff = "1"
     out = sent.send(child_notes=False)
     assert len(out["written"]) == 1 and len(notes(sent.zlib)) == 1
+
+
+def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure, tmp_path):
+    """A group the user belongs to: its items become the user's documents (nobody else's), its
+    annotations come in, and a map is sent back into the group with group links."""
+    from bayes_app.app import library as app_lib
+    from bayes_app.library.documents import NotFound
+    from tests.support.fake_zotero_write import add_annotation, add_group
+
+    configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url,
+              ZOTERO_API_URL=fake_zotero.base)
+    uid, key = new_ids()
+    fake_zotero.add_user(uid, key, username=f"user{uid}")
+    gid = uid + 700000
+    group = add_group(fake_zotero, key, gid, "Lab", write=True)
+    atts = seed_recorded(group, pdf_for=2)
+    att = next(iter(atts.values()))
+    add_annotation(group, att, "GRPANN01", text="a group highlight", page_index=0)
+    with session_scope(db_url) as s:
+        owner = accounts.register(s, f"g{uid}@example.com", "tangerine-sky-42").id
+        other = accounts.register(s, f"o{uid}@example.com", "tangerine-sky-42").id
+    lib_id = connect_web(db_url, owner, fake_zotero, key, library_type="group", library_id=str(gid))
+    assert engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(),
+                               options(fake_zotero, tmp_path)).outcome == "synced"
+    docs = app_lib.documents(owner)
+    assert len(docs) == 2 and app_lib.documents(other) == []
+    doc_id = next(d.id for d in docs if _att_of(db_url, d.id) == att)
+    assert [a["key"] for a in app_zotero.annotations(owner, doc_id)] == ["GRPANN01"]
+    with pytest.raises(NotFound):
+        app_zotero.send_map(other, "nope", {"library_id": lib_id})  # not theirs
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        m = maps.create_map(db, owner, "Group map", "Q?")
+        claim = maps.add_child(db, owner, m["id"], maps.root_of(db, m["id"]).id, title="A claim", kind=NodeKind.CLAIM)
+        db.add(Citation(map_id=m["id"], node_id=claim["id"], document_id=doc_id, page=1, quote="q"))
+        db.commit()
+    out = app_zotero.send_map(owner, m["id"], {"library_id": lib_id, "child_notes": True})
+    assert len(out["written"]) == 2
+    note = next(d for d in group.items.values() if d["itemType"] == "note" and not d.get("parentItem"))
+    assert f'zotero://open-pdf/groups/{gid}/items/{att}?page=1' in note["note"]
+
+
+def _att_of(db_url: str, doc_id: str) -> str | None:
+    with Session(get_engine(db_url)) as db:
+        return db.get(Document, doc_id).zotero_attachment_key
