@@ -59,7 +59,8 @@ class MapZoteroState(MapState):
         parts = [f"{len(out[k])} {k}" for k in ("written", "updated", "unchanged") if out[k]]
         async with self:
             self.z_busy = False
-            self.z_message = "Sent to Zotero (collection “Bayes”): " + (", ".join(parts) or "nothing to write") + "."
+            done = ", ".join(parts) or "nothing to write"
+            self.z_message = f"Sent to Zotero (collection “Bayes”): {done}."
             if out["failed"]:
                 self.z_error = f"{len(out['failed'])} note(s) not written: " + "; ".join(
                     f["message"] for f in out["failed"][:3])

@@ -205,7 +205,8 @@ class SearchQuery(Query):
         "Bring back regions left out by default (references, running heads, title blocks): "
         "role names, repeated or comma-separated."))
     all_roles: StrictBool = Field(False, description="Search every region of the pages.")
-    highlights: StrictBool = Field(False, description="Only passages the user highlighted in Zotero (\"my highlights\").")
+    highlights: StrictBool = Field(False, description=(
+        "Only passages the user highlighted in Zotero (\"my highlights\")."))
 
 
 class DocumentsQuery(Query):

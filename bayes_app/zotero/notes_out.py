@@ -208,7 +208,8 @@ def _retry(z, todo: list[tuple[OutNote, dict]], res: SendResult) -> None:
             notes.append((n, fresh, True))
             continue
         except ze.PyZoteroError as err:
-            res.failed.append({"key": n.key, "code": 412, "message": f"Could not re-read the note ({type(err).__name__})"})
+            res.failed.append({"key": n.key, "code": 412,
+                               "message": f"Could not re-read the note ({type(err).__name__})"})
             continue
         v = int(current.get("version") or current.get("data", {}).get("version", 0))
         objs.append(_payload(n, res.collection_key, version=v))

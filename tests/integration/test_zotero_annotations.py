@@ -31,7 +31,8 @@ def zann_env(db_url, fake_zotero, configure, tmp_path):
     atts = seed_recorded(zlib, pdf_for=2)
     a1, a2 = list(atts.values())
     add_annotation(zlib, a1, "ANNOT001", text="Sleep deprivation impairs memory consolidation in adults",
-                   comment="key result", color="#ff6666", page_index=1, rects=[[72, 500, 300, 512], [72, 488, 200, 500]])
+                   comment="key result", color="#ff6666", page_index=1,
+                   rects=[[72, 500, 300, 512], [72, 488, 200, 500]])
     add_annotation(zlib, a1, "ANNOT002", text="Coffee improves reaction time", page_index=0)
     add_annotation(zlib, a2, "ANNOT003", kind="note", comment="remember this", page_index=0)
     with session_scope(db_url) as s:

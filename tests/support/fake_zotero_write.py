@@ -173,7 +173,8 @@ def write(fz: "FakeZotero", req: Request, lib: "FakeLibrary", kind: str, raw: by
                 if key is not None:
                     if expected is None:
                         body["failed"][idx] = {"key": key, "code": 428, "message": "Either If-Unmodified-Since-"
-                                               "Version or object version property must be provided for key-based writes"}
+                                               "Version or object version property must be provided for "
+                                               "key-based writes"}
                         continue
                     if int(expected) > 0:
                         body["failed"][idx] = {"key": key, "code": 404, "message": f"{kind[:-1].title()} "
