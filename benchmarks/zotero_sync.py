@@ -1,6 +1,7 @@
 """Zotero sync on a generated 5,000-item library (1,000 small PDFs) served by the fake Web API.
 
     .venv/bin/python benchmarks/zotero_sync.py [--items 5000] [--pdfs 1000] [--latency-ms 0]
+                                               [--annotations 20000]
 
 Everything runs here: the fake Zotero Web API (tests/support/fake_zotero.py, a real HTTP
 server driven by the real pyzotero), a temp SQLite database, the app's sync engine with its
@@ -30,6 +31,8 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=5000)
     ap.add_argument("--pdfs", type=int, default=1000)
     ap.add_argument("--latency-ms", type=float, default=0.0)
+    ap.add_argument("--annotations", type=int, default=0,
+                    help="PDF annotations (Zotero 7 highlights), spread over the PDFs")
     args = ap.parse_args()
 
     import os
@@ -45,6 +48,7 @@ def main() -> None:
     from bayes_app.zotero.client import Clients, Target
     from bayes_app.zotero.http import Policy
     from tests.support.fake_zotero import FakeZotero, generate
+    from tests.support.fake_zotero_write import add_annotation
     from tests.support.tiny_pdf import text_pdf
     from tests.support.zotero_sync import Recorder, connect_web, sessions
 
@@ -53,9 +57,13 @@ def main() -> None:
     fz = FakeZotero().start()
     zlib = fz.add_user(4242, "benchkey42")
     t0 = time.monotonic()
-    generate(zlib, args.items, args.pdfs)
-    print(f"generated {args.items} items, {args.pdfs} PDFs in {time.monotonic() - t0:.1f}s "
-          f"(library version {zlib.version})")
+    atts = generate(zlib, args.items, args.pdfs)
+    for i in range(args.annotations):
+        add_annotation(zlib, atts[i % len(atts)], f"N{i:07d}", text=f"Highlighted sentence {i} of the paper.",
+                       comment="" if i % 3 else f"comment {i}", page_index=0,
+                       rects=[[72.0, 700.0 - (i % 40) * 14, 400.0, 712.0 - (i % 40) * 14]])
+    print(f"generated {args.items} items, {args.pdfs} PDFs, {args.annotations} annotations in "
+          f"{time.monotonic() - t0:.1f}s (library version {zlib.version})")
     fz.latency_s = args.latency_ms / 1000
     with session_scope(db_url) as s:
         owner = accounts.register(s, "bench@example.com", "tangerine-sky-42").id
@@ -101,6 +109,19 @@ def main() -> None:
                    "creators": [], "tags": [], "relations": {}})
     zlib.add_pdf("GNEW0001", "PNEW0001", text_pdf("a new paper for the benchmark"))
     inc = run("incremental (10 edits + 1 new PDF)")
+    ann = None
+    if args.annotations:
+        for i in range(10):
+            zlib.edit_item(f"N{i * 13:07d}", annotationComment=f"edited {i}")
+        for i in range(5):
+            zlib.delete_item(f"N{i * 17 + 1:07d}")
+        ann = run("incremental (10 + 5 annotations)")
+        with session_scope(db_url) as s:
+            from bayes_app.zotero.annotations import highlights
+
+            t = time.monotonic()
+            n = len(highlights(s, owner))
+            print(f"  all {n} highlights read back in {(time.monotonic() - t) * 1000:.0f} ms")
     print("Baseline:")
     nv = naive()
     print()
@@ -109,6 +130,8 @@ def main() -> None:
     print(f"| full sync ({args.items:,} items, {args.pdfs:,} PDFs) | {full[0]:.1f} s | {full[1]:,} |")
     print(f"| no-change resync | {noop[0] * 1000:.0f} ms | {noop[1]} |")
     print(f"| incremental: 10 edits + 1 new PDF | {inc[0] * 1000:.0f} ms | {inc[1]} |")
+    if ann:
+        print(f"| incremental: 10 annotations edited + 5 deleted | {ann[0] * 1000:.0f} ms | {ann[1]} |")
     print(f"| naive full re-fetch (each time) | {nv[0]:.1f} s | {nv[1]:,} |")
     print(f"| ratio naive / no-change resync | {nv[0] / noop[0]:,.0f}× | {nv[1] / noop[1]:,.0f}× |")
     print(f"| ratio naive / incremental | {nv[0] / inc[0]:,.0f}× | {nv[1] / inc[1]:,.0f}× |")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.map_zotero import zotero_menu
 from components.safe_markdown import safe_markdown
 from components.mindmap_canvas import mindmap_canvas
 from components.mindmap_outline import mindmap_outline
@@ -114,6 +115,7 @@ def toolbar() -> rx.Component:
         download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
         download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
         download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
+        zotero_menu(),
         width="100%", align="center", spacing="2", wrap="wrap",
     )
 

@@ -36,6 +36,7 @@ class Source:
     quote: str = ""
     href: str = ""
     language: str = ""  # "German" for a passage not in English
+    highlighted: bool = False  # the user highlighted this passage in Zotero
 
 
 @dataclasses.dataclass
@@ -63,6 +64,7 @@ def _source(c: dict[str, Any]) -> Source:
         quote=quote[:280] + ("…" if len(quote) > 280 else ""),
         href=f"/documents/{c.get('document_id')}?page={c.get('page')}&quote=" + urllib.parse.quote(quote[:300]),
         language=foreign_label(c.get("language")),
+        highlighted=bool(c.get("highlighted")),
     )
 
 

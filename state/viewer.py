@@ -8,6 +8,7 @@ import urllib.parse
 import reflex as rx
 
 from bayes_app.app import library as app_lib
+from bayes_app.app import zotero as app_zotero
 from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate_pages
 from state.auth import AuthState
@@ -32,6 +33,10 @@ class ViewerState(AuthState):
     quote_found: bool = False
     zoom: float = 1.0  # times the fitted width; pdf.js renders the page at that width
     view_width: int = 0  # the viewer box's inner width, measured in the browser (0: not yet)
+    zotero_boxes: list[dict[str, str]] = []  # the user's Zotero annotations on this page
+
+    def _load_zotero(self) -> None:
+        self.zotero_boxes = app_zotero.viewer_boxes(self.user_id, self.doc_id, self.page) if self.doc_id else []
 
     @rx.var
     def file_url(self) -> str:
@@ -40,7 +45,7 @@ class ViewerState(AuthState):
     @rx.event
     def load(self):
         self.missing, self.load_error, self.num_pages = False, "", 0
-        self.hits, self.quote_note, self.quote_found = {}, "", False
+        self.hits, self.quote_note, self.quote_found, self.zotero_boxes = {}, "", False, []
         if not self._load_user():
             return
         parts = [p for p in self.router.url.path.split("/") if p]
@@ -62,6 +67,7 @@ class ViewerState(AuthState):
             self.page, hits, self.quote_note = locate_pages(self.doc_id, sha, self.page, self.quote)
             self.hits = {str(p): boxes for p, boxes in hits.items()}
             self.quote_found = any(self.hits.values())
+        self._load_zotero()
 
     @rx.event
     def loaded(self, n: int):
@@ -81,12 +87,14 @@ class ViewerState(AuthState):
     def next_page(self):
         if self.num_pages and self.page < self.num_pages:
             self.page += 1
+        self._load_zotero()
         return self._sync_url()
 
     @rx.event
     def prev_page(self):
         if self.page > 1:
             self.page -= 1
+        self._load_zotero()
         return self._sync_url()
 
     @rx.event

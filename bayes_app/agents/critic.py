@@ -36,6 +36,7 @@ from bayes_app.models import Chunk, PageText
 HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "reference_entry", "question",
                            "table_numbers", "figure_text", "equation_or_numbers", "instruction", "no_verb"})
 from bayes_app.runs.executor import RunContext
+from bayes_app.zotero.annotations import highlights_on, region_of
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
           "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
@@ -140,6 +141,8 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
             cit = {"document_id": chunk.document_id, "chunk_id": chunk.id, "page": chunk.page,
                    "quote": c.quote, "char_start": span[0], "char_end": span[1], "agent": c.origin,
                    "support_score": s.score, "support_label": s.label, "suggested_rewrite": s.rewrite}
+            if (hl := highlights_on(db, [(chunk.document_id, chunk.page, c.quote)])[0]) is not None:
+                cit["region"] = region_of(hl)  # "you highlighted this", at the highlight's rectangles
             v.accepted.append(Checked(c, cit, s.score, s.label, s.rewrite))
     return v
 

@@ -45,7 +45,8 @@ SYSTEM = ("You are a researcher. You are given passages from a paper library; ev
 def _header(p: Passage) -> str:
     """`title, p. 7` — with `; in German` for a passage in another language than English."""
     name = foreign_label(p.lang)
-    return f"{p.title}, p. {p.page}" + (f"; in {name}" if name else "")
+    return f"{p.title}, p. {p.page}" + (f"; in {name}" if name else "") + \
+        ("; you highlighted this" if p.highlighted else "")
 
 
 def claims_schema(ids: list[str]) -> dict:

@@ -33,6 +33,7 @@ class Passage:
     role: str | None = None  # the chunk's role from structure-aware ingestion, when known
     raw: str = ""  # the chunk's text as extracted (line breaks kept)
     lang: str = ""  # ISO 639-1 code of the passage's language ("" = unknown)
+    highlighted: bool = False  # the user highlighted it in Zotero: preferred evidence
 
     def to_prompt(self) -> dict[str, Any]:
         return {"n": self.n, "title": self.title, "page": self.page, "text": self.text, "language": self.lang}
@@ -41,6 +42,7 @@ class Passage:
 def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
     from bayes_app.models import Chunk
     from bayes_app.search import runtime
+    from bayes_app.zotero.annotations import highlights_on
 
     with sessions() as db:
         hits = runtime.search_library(db, owner_id, query, k)
@@ -48,8 +50,14 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(
             Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
-    return [(h, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
-             getattr(chunks.get(h.chunk_id), "role", None)) for h in hits]
+        marks = highlights_on(db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks
+                                    else h.text) for h in hits])
+    found = [(h, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
+              getattr(chunks.get(h.chunk_id), "role", None), m is not None) for h, m in zip(hits, marks)]
+    if not any(f[3] for f in found):
+        return found
+    # the user's highlighted passages are preferred evidence: strong ones first
+    return sorted(found, key=lambda f: (bool(getattr(f[0], "weak", False)), not f[3]))
 
 
 async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None,
@@ -59,11 +67,11 @@ async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | 
     exclude = exclude or set()
     found = await asyncio.to_thread(_search, ctx.sessions, ctx.run.owner_id, query, k + len(exclude))
     out: list[Passage] = []
-    for h, raw, role in found:
+    for h, raw, role, highlighted in found:
         if h.chunk_id in exclude:
             continue
         out.append(Passage(start + len(out), h.chunk_id, h.document_id, h.title, list(h.authors or []),
-                           h.year, h.page, prompt_text(raw), role, raw, getattr(h, "lang", "")))
+                           h.year, h.page, prompt_text(raw), role, raw, getattr(h, "lang", ""), highlighted))
         if len(out) >= k:
             break
     ctx.check_abort()

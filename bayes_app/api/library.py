@@ -10,6 +10,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
+from bayes_app.api import responses_zotero as RZ
 from bayes_app.api.routing import op
 
 MULTIPART = ("multipart/form-data",)
@@ -17,6 +18,7 @@ PARTIAL = {"description": "The requested byte range (416 when it cannot be satis
            "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import library as app_lib
+from bayes_app.app import zotero as app_zotero
 from bayes_app.library import storage
 from bayes_app.library.structure import ROLES
 from bayes_app.settings import get_settings
@@ -218,8 +220,17 @@ async def search(request: Request) -> Response:
         raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. "
                                        f"Roles are: {', '.join(ROLES)}.")
     all_roles = request.query_params.get("all_roles", "").lower() in ("1", "true", "yes")
+    if request.query_params.get("highlights", "").lower() in ("1", "true", "yes"):  # "my highlights"
+        return JSONResponse(await run_in_threadpool(app_zotero.search_highlights, user.id, q, k, doc_ids, col_ids))
     hits = await run_in_threadpool(app_lib.search, user.id, q, k, doc_ids, col_ids, include, all_roles)
     return JSONResponse([h.to_json() for h in hits])
+
+
+async def document_annotations(request: Request) -> Response:
+    """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
+    user = await require_user(request)
+    anns = await run_in_threadpool(app_zotero.annotations, user.id, request.path_params["document_id"])
+    return JSONResponse({"annotations": anns})
 
 
 async def document_references(request: Request) -> Response:
@@ -242,6 +253,8 @@ routes = [
     op("PUT", "/documents/{document_id}/file", replace_file, "Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)", R.DocumentOut, status=202,
        body=schemas.FileUpload, body_media=MULTIPART, also={200: R.DocumentOut}),
     op("POST", "/documents/{document_id}/reindex", reindex, "Index a document again", R.DocumentOut, status=202),
+    op("GET", "/documents/{document_id}/annotations", document_annotations,
+       "The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)", RZ.AnnotationList),
     op("GET", "/documents/{document_id}/references", document_references, "The document's parsed reference list", R.ReferenceList),
     op("GET", "/collections", list_collections, "List collections", R.CollectionList),
     op("POST", "/collections", create_collection, "Create a collection", R.CollectionOut, status=201, body=schemas.CollectionBody),

@@ -13,10 +13,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from bayes_app.api import schemas
 from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
+from bayes_app.api import responses_zotero as RZ
 from bayes_app.api.routing import op
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
+from bayes_app.app import zotero as app_zotero
 from bayes_app.maps import citations, export, service
 
 log = logging.getLogger("bayes.api.maps")
@@ -197,12 +199,30 @@ async def start_run(request: Request) -> Response:
 
 
 P = "/mindmaps/{map_id}"
+async def send_to_zotero(request: Request) -> Response:
+    user = await require_user(request)
+    data = (await read_model(request, schemas.ZoteroSend)).given()
+    body = await run_in_threadpool(app_zotero.send_map, user.id, request.path_params["map_id"], data)
+    return JSONResponse(body)
+
+
+async def add_zotero_highlights(request: Request) -> Response:
+    user = await require_user(request)
+    data = (await read_model(request, schemas.ZoteroHighlights)).given()
+    body = await run_in_threadpool(app_zotero.add_highlights, user.id, request.path_params["map_id"], data)
+    return JSONResponse(body)
+
+
 routes = [
     op("GET", "/mindmaps", list_maps, "List mindmaps, last edited first", R.MapList),
     op("POST", "/mindmaps", create_map, "Create a mindmap with its root question", R.MapView, status=201, body=schemas.MapCreate),
     op("GET", P, get_map, "The whole map: nodes, citations, relations, pending proposals", R.MapView),
     op("PATCH", P, patch_map, "Rename a map", R.MapSummary, body=schemas.MapPatch),
     op("DELETE", P, delete_map, "Delete a map (runs working on it are stopped)", R.MapDeleted),
+    op("POST", P + "/zotero", send_to_zotero, "Send the map to Zotero as notes; sending again updates them",
+       RZ.ZoteroSendResult, body=schemas.ZoteroSend),
+    op("POST", P + "/zotero/highlights", add_zotero_highlights, "Add my Zotero highlights: one cited claim each",
+       RZ.HighlightsAdded, body=schemas.ZoteroHighlights),
     op("GET", P + "/revision", map_revision, "The map's revision counter (changes with every edit)", R.Revision),
     op("POST", P + "/undo", undo, "Undo the user's latest edit on the map", R.Undone),
     op("POST", P + "/layout", layout, "Lay the map out as a tidy tree", R.Layout),

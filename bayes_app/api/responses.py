@@ -287,6 +287,7 @@ class CitationOut(BaseModel):
     support_score: float | None
     support_label: str | None
     suggested_rewrite: str | None
+    region: dict[str, Any] | None = None  # a Zotero highlight's page rectangles
     title: str | None
     source_removed: bool
     source_removed_reason: str | None

@@ -140,6 +140,15 @@ class ZoteroConnect(Body):
     api_key: Annotated[StrictStr, Field(max_length=200)] | None = None
 
 
+class ZoteroSend(Body):
+    library_id: Annotated[StrictStr, Field(max_length=32)]
+    child_notes: bool = False
+
+
+class ZoteroHighlights(Body):
+    document_ids: Annotated[list[Annotated[StrictStr, Field(max_length=32)]], Field(max_length=1000)] | None = None
+
+
 # ---- sign-in forms -------------------------------------------------------------------------
 class Form(BaseModel):
     """A sign-in form, posted as a form or as a JSON object of strings. Unknown fields are
@@ -196,6 +205,8 @@ class SearchQuery(Query):
         "Bring back regions left out by default (references, running heads, title blocks): "
         "role names, repeated or comma-separated."))
     all_roles: StrictBool = Field(False, description="Search every region of the pages.")
+    highlights: StrictBool = Field(False, description=(
+        "Only passages the user highlighted in Zotero (\"my highlights\")."))
 
 
 class DocumentsQuery(Query):

@@ -49,11 +49,13 @@ def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, An
     """Top passages of the owner's library (within the scope) as citations."""
     from bayes_app.search import runtime
 
+    from bayes_app.zotero.annotations import prefer_highlighted
+
     scope = scope or {}
     with sessions() as db:
         hits = runtime.search_library(db, owner_id, query, k, scope.get("document_ids") or None,
                                       scope.get("collection_ids") or None)
-    return [h.to_json() for h in hits]
+        return prefer_highlighted(db, [h.to_json() for h in hits])
 
 
 @dataclass

@@ -44,7 +44,8 @@ NO_PASSAGES = ("Nothing in your library addresses this question. Try other words
                "or add papers on the topic.")
 
 _PASSAGE = re.compile(
-    r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?\) (.+)$", re.M)
+    r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?"
+    r"(?:; (you highlighted this))?\) (.+)$", re.M)
 _BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
@@ -57,6 +58,7 @@ class Passage:
     title: str = ""
     page: int | str | None = None
     language: str = ""  # "German" for a passage not in English ("" = English or unknown)
+    highlighted: bool = False  # the user highlighted it in Zotero: preferred evidence
 
 
 # ---- the passage convention ----------------------------------------------------------------------
@@ -77,7 +79,8 @@ def _as_passage(p: Passage | Mapping[str, Any], n: int) -> Passage:
     lang = str(p.get("language") or "")
     name = language_name(lang) if len(lang) <= 3 else lang
     return Passage(n=int(p.get("n") or n), text=str(p.get("text", "")), title=str(p.get("title") or ""),
-                   page=p.get("page"), language="" if name in ("", "English") or not name.isalpha() else name)
+                   page=p.get("page"), language="" if name in ("", "English") or not name.isalpha() else name,
+                   highlighted=bool(p.get("highlighted")))
 
 
 def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
@@ -94,6 +97,8 @@ def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
             head += f", p. {p.page}"
         if p.language:
             head += f"; in {p.language}"
+        if p.highlighted:
+            head += "; you highlighted this"
         lines.append(f"[{p.n}] ({head}) {text}")
     return "\n".join(lines)
 
@@ -105,8 +110,8 @@ def parse_passages(text: str) -> list[Passage]:
         page: int | str | None = m.group(3)
         if page is not None and page.isdigit():
             page = int(page)
-        out.append(Passage(n=int(m.group(1)), title=m.group(2), page=page, text=m.group(5),
-                           language=m.group(4) or ""))
+        out.append(Passage(n=int(m.group(1)), title=m.group(2), page=page, text=m.group(6),
+                           language=m.group(4) or "", highlighted=bool(m.group(5))))
     return out
 
 

@@ -40,7 +40,7 @@ def citation_view(c: Citation, doc: Document | None = None) -> dict[str, Any]:
             "page": c.page, "quote": c.quote, "char_start": c.char_start, "char_end": c.char_end,
             "origin": c.origin, "agent": c.agent, "support_score": c.support_score,
             "support_label": c.support_label, "suggested_rewrite": c.suggested_rewrite,
-            "title": (doc.title or doc.filename) if doc else c.source_title,
+            "region": c.region, "title": (doc.title or doc.filename) if doc else c.source_title,
             "source_removed": c.source_removed_at is not None,
             "source_removed_reason": c.source_removed_reason,
             "authors": list(doc.authors or []) if doc else [], "year": doc.year if doc else None,

@@ -18,7 +18,7 @@ from bayes_app.models.maps import (
 )
 from bayes_app.models.runs import Operation, RunStatus, UsageEvent
 from bayes_app.models.users import ApiToken, User, UserSession
-from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary
+from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
 __all__ = [
     "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "DocumentReference", "PageText",
@@ -26,5 +26,5 @@ __all__ = [
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
     "Citation", "MapEdit", "MapNode", "MapProposal", "Mindmap", "NodeKind", "NodeRelation", "Origin",
     "RelationKind", "SupportLabel",
-    "SyncStatus", "ZoteroCollection", "ZoteroItem", "ZoteroLibrary",
+    "SyncStatus", "ZoteroCollection", "ZoteroItem", "ZoteroLibrary", "ZoteroNote",
 ]

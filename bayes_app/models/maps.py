@@ -29,6 +29,7 @@ class NodeKind:
 class Origin:
     USER = "user"
     AGENT = "agent"
+    ZOTERO = "zotero"  # brought in from the user's Zotero highlights
 
 
 class RelationKind:
@@ -103,6 +104,9 @@ class Citation(SQLModel, table=True):
     support_score: float | None = None  # 0..1
     support_label: str | None = Field(default=None, max_length=20)
     suggested_rewrite: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # Where on the page (a Zotero highlight): {"page_index", "rects": [[x1, y1, x2, y2]] in PDF points
+    # from the page's bottom-left, "annotation_key", "color"}; None for text-located citations.
+    region: dict | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
 

@@ -80,3 +80,20 @@ class ZoteroItem(SQLModel, table=True):
     document_id: str | None = Field(default=None, max_length=32, index=True)
     problem_code: str | None = Field(default=None, max_length=40)
     problem_message: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class ZoteroNote(SQLModel, table=True):
+    """A note Bayes wrote into a Zotero library for a map ("Send to Zotero"): the map's own
+    standalone note (`parent_item_key` "") or a child note on one cited item. Kept by key and
+    version so that sending again updates the same note instead of adding a copy."""
+
+    __tablename__ = "zotero_notes"
+    __table_args__ = (UniqueConstraint("library_id", "map_id", "parent_item_key", name="uq_zotero_note"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    library_id: str = Field(foreign_key="zotero_libraries.id", index=True, max_length=32, ondelete="CASCADE")
+    map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
+    parent_item_key: str = Field(default="", max_length=16)  # "" = the map's standalone note
+    note_key: str = Field(max_length=16)
+    version: int = 0  # the note's Zotero version after our last write (0: not confirmed yet)
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

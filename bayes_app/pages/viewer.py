@@ -64,6 +64,12 @@ def viewer_page() -> rx.Component:
                                 rx.foreach(ViewerState.rects, lambda r: rx.box(
                                     class_name="pdf-box", position="absolute", left=r["left"],
                                     top=r["top"], width=r["width"], height=r["height"])),
+                                # the user's Zotero annotations, at their rectangles, in their colour
+                                rx.foreach(ViewerState.zotero_boxes, lambda r: rx.box(
+                                    class_name="zotero-box", position="absolute", left=r["left"],
+                                    top=r["top"], width=r["width"], height=r["height"],
+                                    background_color=r["color"], title=r["comment"],
+                                    custom_attrs={"data-annotation": r["key"], "data-color": r["color"]})),
                                 position="relative", width="fit-content", class_name="pdf-frame",
                             ),
                             file=ViewerState.file_url,
@@ -81,7 +87,9 @@ def viewer_page() -> rx.Component:
                     ),
                 ),
                 rx.el.style(".pdf-box { background: rgba(255, 213, 0, 0.45); mix-blend-mode: multiply; "
-                            "border-radius: 2px; pointer-events: none; z-index: 5; }"),
+                            "border-radius: 2px; pointer-events: none; z-index: 5; } "
+                            ".zotero-box { opacity: 0.35; border-radius: 2px; z-index: 4; "
+                            "mix-blend-mode: multiply; pointer-events: none; }"),
                 width="100%",
             ),
         ),

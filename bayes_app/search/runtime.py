@@ -65,13 +65,18 @@ def search_library(db: Session, owner_id: str, query: str, k: int = 10,
                    include_roles: list[str] | None = None,
                    all_roles: bool = False) -> list[SearchHit]:
     """Hybrid search of one owner's library with this process's index and embedder; [] at
-    once (no index call) when the owner has no documents yet."""
+    once (no index call) when the owner has no documents yet. A collection scope includes the
+    collection's Zotero sub-collections."""
     from sqlmodel import select
 
     from bayes_app.models import Document
     from bayes_app.search.hybrid import search
 
+    from bayes_app.zotero.scopes import with_subcollections
+
     if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
         return []
+    # a Zotero collection's scope covers its sub-collections
+    collection_ids = with_subcollections(db, owner_id, collection_ids)
     return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids,
                   include_roles, all_roles)

@@ -11,7 +11,9 @@ _YEAR = re.compile(r"\b(1[5-9]\d\d|2[0-9]\d\d)\b")
 _DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.I)
 # Fields kept per item (the rest of Zotero's JSON is not needed to rebuild a document).
 _KEEP = ("itemType", "title", "creators", "date", "DOI", "extra", "collections", "parentItem",
-         "linkMode", "contentType", "filename", "md5", "deleted", "url", "publicationTitle")
+         "linkMode", "contentType", "filename", "md5", "deleted", "url", "publicationTitle",
+         "annotationType", "annotationText", "annotationComment", "annotationColor", "annotationPageLabel",
+         "annotationPosition", "annotationSortIndex")
 
 
 def compact(data: dict) -> dict:

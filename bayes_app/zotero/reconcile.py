@@ -43,7 +43,7 @@ def _reconcile(ctx: _Ctx) -> None:
         # a dirty parent makes its PDF attachments dirty (metadata, trash and collections come from it)
         parents = list(db.exec(select(ZoteroItem.key).where(
             ZoteroItem.library_id == ctx.library_id, ZoteroItem.dirty == True,  # noqa: E712
-            ZoteroItem.item_type != "attachment")))
+            col(ZoteroItem.item_type).not_in(("attachment", "annotation", "note")))))
         for i in range(0, len(parents), 500):
             db.exec(update(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id,
                                              col(ZoteroItem.parent_key).in_(parents[i:i + 500]))

@@ -31,6 +31,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from tests.support import fake_zotero_write
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "zotero"
 DELETED_KINDS = ("collections", "searches", "items", "tags", "settings")
 
@@ -204,10 +206,10 @@ class FakeZotero:
 
     # ---- setup --------------------------------------------------------------------------
     def add_user(self, user_id: int, api_key: str, username: str = "fake", *, files: bool = True,
-                 groups: dict[int, str] | None = None) -> FakeLibrary:
+                 groups: dict[int, str] | None = None, write: bool = False) -> FakeLibrary:
         lib = FakeLibrary("users", user_id, username)
         self.libraries[("users", str(user_id))] = lib
-        access = {"user": {"library": True, "files": files, "notes": True, "write": False}}
+        access = {"user": {"library": True, "files": files, "notes": True, "write": write}}
         if groups:
             access["groups"] = {str(g): {"library": True, "write": False} for g in groups}
             for g, name in groups.items():
@@ -341,12 +343,17 @@ class FakeZotero:
 
         @library_route
         async def items(req: Request, lib: Any):
+            if req.method == "POST":
+                return fake_zotero_write.write(fz, req, lib, "items", await req.body())
             with lib.lock:
                 objs = list(lib.items.values())
                 if req.query_params.get("includeTrashed") != "1":
                     objs = [o for o in objs if not o.get("deleted")]
                 if req.url.path.endswith("/top"):
                     objs = [o for o in objs if not o.get("parentItem")]
+                if t := req.query_params.get("itemType"):  # "a", "a || b", "-a"
+                    neg, names = t.startswith("-"), {x.strip() for x in t.lstrip("-").split("||")}
+                    objs = [o for o in objs if (o.get("itemType") in names) != neg]
                 return fz._multi(req, lib, objs, lib.item_json)
 
         @library_route
@@ -383,6 +390,8 @@ class FakeZotero:
 
         @library_route
         async def collections(req: Request, lib: Any):
+            if req.method == "POST":
+                return fake_zotero_write.write(fz, req, lib, "collections", await req.body())
             with lib.lock:
                 return fz._multi(req, lib, list(lib.collections.values()), lib.collection_json)
 
@@ -423,9 +432,10 @@ class FakeZotero:
         routes = []
         for prefix in ("", "/api"):
             p = prefix + "/{kind:str}/{lid:str}"
-            routes += [Route(p + "/items", items), Route(p + "/items/top", items),
+            routes += [Route(p + "/items", items, methods=["GET", "POST"]), Route(p + "/items/top", items),
                        Route(p + "/items/{key}", item), Route(p + "/items/{key}/file", item_file),
-                       Route(p + "/collections", collections), Route(p + "/deleted", deleted)]
+                       Route(p + "/collections", collections, methods=["GET", "POST"]),
+                       Route(p + "/deleted", deleted)]
         routes += [Route("/keys/{k}", key_info), Route("/{kind:str}/{lid:str}/groups", user_groups),
                    Route("/s3/{kind}/{lid}/{key}/{md5}", s3)]
         return Starlette(routes=routes)
