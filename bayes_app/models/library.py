@@ -127,3 +127,18 @@ class DocumentReference(SQLModel, table=True):
     title: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     venue: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     doi: str | None = Field(default=None, max_length=300)
+
+
+class DocumentCitation(SQLModel, table=True):
+    """A reference of one library document that names another library document (the
+    citation graph, library.citation_graph). Rebuilt per document as documents arrive,
+    change metadata or leave."""
+
+    __tablename__ = "document_citations"
+
+    citing_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32, ondelete="CASCADE")
+    position: int = Field(primary_key=True)  # the reference's position in the citing list
+    cited_id: str = Field(foreign_key="documents.id", index=True, max_length=32, ondelete="CASCADE")
+    owner_id: str = Field(index=True, max_length=32)
+    how: str = Field(max_length=10)  # citation_match.Match.how: doi | title | fuzzy
+    score: float = 100.0
