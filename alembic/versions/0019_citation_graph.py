@@ -28,6 +28,9 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(['cited_id'], ['documents.id'], ondelete='CASCADE'),
         sa.PrimaryKeyConstraint('citing_id', 'position'),
     )
+    with op.batch_alter_table('documents', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('citations_version', sa.Integer(), nullable=False, server_default='0'))
+        batch_op.create_index('ix_documents_citations_version', ['citations_version'], unique=False)
     with op.batch_alter_table('document_citations', schema=None) as batch_op:
         batch_op.create_index('ix_document_citations_cited_id', ['cited_id'], unique=False)
         batch_op.create_index('ix_document_citations_owner_id', ['owner_id'], unique=False)
@@ -35,3 +38,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('document_citations')
+    with op.batch_alter_table('documents', schema=None) as batch_op:
+        batch_op.drop_index('ix_documents_citations_version')
+        batch_op.drop_column('citations_version')

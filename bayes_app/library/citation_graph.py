@@ -17,8 +17,9 @@ from sqlalchemy import and_, or_
 from sqlmodel import Session, col, delete, func, select
 
 from bayes_app.library.citation_match import Match, Paper, PaperIndex, reference_key
-from bayes_app.models import Document, DocumentCitation, DocumentCollection, DocumentReference
+from bayes_app.models import DocStatus, Document, DocumentCitation, DocumentCollection, DocumentReference
 
+VERSION = 1  # bump when matching changes: documents linked by an older version are re-linked
 MISSING_MIN_CITERS = 2
 MISSING_LIMIT = 50
 
@@ -117,8 +118,20 @@ def update_document(db: Session, owner_id: str, document_id: str) -> tuple[int, 
         return (0, 0)
     out = _link_outgoing(db, owner_id, document_id, library_index(db, owner_id))
     inc = _link_incoming(db, owner_id, doc)
+    doc.citations_version = VERSION
+    db.add(doc)
     db.flush()
     return out, inc
+
+
+def relink_outdated(db: Session, limit: int = 200) -> int:
+    """Link up to ``limit`` indexed documents linked by an older :data:`VERSION` (or never,
+    e.g. indexed before the graph existed); returns how many were linked. The caller commits."""
+    rows = db.exec(select(Document.id, Document.owner_id).where(
+        Document.status == DocStatus.INDEXED, Document.citations_version < VERSION).limit(limit)).all()
+    for doc_id, owner_id in rows:
+        update_document(db, owner_id, doc_id)
+    return len(rows)
 
 
 def forget_document(db: Session, document_id: str) -> None:

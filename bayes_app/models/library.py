@@ -55,6 +55,9 @@ class Document(SQLModel, table=True):
     # in the background (0 = ingested before roles existed).
     structure_version: int = Field(default=0, index=True)
     reference_count: int = 0
+    # library.citation_graph.VERSION this document's citation links were made with (0 = never);
+    # older ones are re-linked in the background.
+    citations_version: int = Field(default=0, index=True)
     # ISO 639-1 code of the language most of the text is in ("" = not detected / not yet
     # ingested); non-English documents turn on the cross-language search leg.
     language: str = Field(default="", max_length=8, index=True)

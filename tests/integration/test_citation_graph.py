@@ -139,3 +139,18 @@ def test_map_missing_uses_the_maps_cited_papers(dbs):
     dbs.commit()
     cited = sorted({c.document_id for c in dbs.exec(select(Citation).where(Citation.map_id == m.id))})
     assert [p.title for p in graph.missing(dbs, u, cited)] == [MISSING]
+
+
+def test_documents_indexed_before_the_graph_are_linked_in_the_background(dbs):
+    u = _user(dbs)
+    a = _doc(dbs, u, "Scalable Reference Matching in Digital Libraries", 2019)
+    b = _doc(dbs, u, "A later paper", 2021, refs=[("Scalable Reference Matching in Digital Libraries", 2019, None)])
+    for doc_id in (a, b):  # as if indexed before migration 0019
+        graph.forget_document(dbs, doc_id)
+        dbs.get(Document, doc_id).citations_version = 0
+    dbs.commit()
+    assert _links(dbs, u) == set()
+    assert graph.relink_outdated(dbs) >= 2
+    dbs.commit()
+    assert _links(dbs, u) == {(b, 0, a, "title")}
+    assert graph.relink_outdated(dbs) == 0  # every document is linked by the current version
