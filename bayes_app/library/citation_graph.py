@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel
 from sqlalchemy import and_, or_
@@ -207,14 +208,17 @@ def missing(db: Session, owner_id: str, document_ids: Sequence[str] | None = Non
     linked = select(DocumentCitation.citing_id).where(
         DocumentCitation.citing_id == DocumentReference.document_id,
         DocumentCitation.position == DocumentReference.position)
-    q = (select(DocumentReference).join(Document, col(Document.id) == DocumentReference.document_id)
+    q = (select(DocumentReference.document_id, DocumentReference.title, DocumentReference.year,
+                DocumentReference.doi, DocumentReference.venue, DocumentReference.authors)
+         .join(Document, col(Document.id) == DocumentReference.document_id)
          .where(Document.owner_id == owner_id, ~linked.exists()))
     if document_ids is not None:
         if not document_ids:
             return []
         q = q.where(col(DocumentReference.document_id).in_(list(document_ids)))
-    groups: dict[str, list[DocumentReference]] = defaultdict(list)
-    for ref in db.exec(q):
+    groups: dict[str, list[_Ref]] = defaultdict(list)
+    for row in db.exec(q):
+        ref = _Ref(*row)
         if key := reference_key(ref.title, ref.doi):
             groups[key].append(ref)
     groups = _merge_similar(groups)
@@ -228,12 +232,21 @@ def missing(db: Session, owner_id: str, document_ids: Sequence[str] | None = Non
     return out[:limit]
 
 
-def _merge_similar(groups: dict[str, list[DocumentReference]]) -> dict[str, list[DocumentReference]]:
+class _Ref(NamedTuple):
+    document_id: str
+    title: str | None
+    year: int | None
+    doi: str | None
+    venue: str | None
+    authors: list[str] | None
+
+
+def _merge_similar(groups: dict[str, list[_Ref]]) -> dict[str, list[_Ref]]:
     """Join groups that name one paper under two keys: a DOI group and a title group of the
     same title, or two titles one typo apart (fuzzy ≥ citation_match.FUZZY_MIN)."""
     index = PaperIndex()
     rep: dict[str, str] = {}
-    merged: dict[str, list[DocumentReference]] = {}
+    merged: dict[str, list[_Ref]] = {}
     for key, refs in sorted(groups.items(), key=lambda kv: (not kv[0].startswith("doi:"), -len(kv[1]))):
         title = next((r.title for r in refs if r.title), None)
         year = next((r.year for r in refs if r.year), None)
@@ -256,7 +269,7 @@ def _most_common(values: Iterable[object]) -> object | None:
     return max(counts, key=counts.__getitem__) if counts else None
 
 
-def _describe(refs: list[DocumentReference], citers: list[str]) -> MissingPaper:
+def _describe(refs: list[_Ref], citers: list[str]) -> MissingPaper:
     authors = _most_common(r.authors for r in refs)
     title = _most_common((r.title or "").strip(" .,;:") for r in refs)
     return MissingPaper(title=title,  # type: ignore[arg-type]

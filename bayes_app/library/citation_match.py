@@ -37,13 +37,20 @@ def normalize_title(title: str | None) -> str:
     """Lower case, accents and punctuation removed, spaces collapsed ("" when absent)."""
     if not title:
         return ""
-    t = unicodedata.normalize("NFKD", title.replace("\ufffe", "").replace("\u00ad", ""))
-    t = "".join(ch for ch in t if not unicodedata.combining(ch)).casefold()
-    return " ".join(_NON_WORD.sub(" ", t).replace("_", " ").split())
+    t = title if title.isascii() else _strip_accents(title)
+    return " ".join(_NON_WORD.sub(" ", t.casefold()).replace("_", " ").split())
 
 
-def _numbers(norm_title: str) -> set[str]:
-    return {w for w in norm_title.split() if any(ch.isdigit() for ch in w)}
+def _strip_accents(text: str) -> str:
+    t = unicodedata.normalize("NFKD", text.replace("\ufffe", "").replace("\u00ad", ""))
+    return "".join(ch for ch in t if not unicodedata.combining(ch))
+
+
+_NUMBER = re.compile(r"\w*\d\w*")
+
+
+def _numbers(norm_title: str) -> frozenset[str]:
+    return frozenset(_NUMBER.findall(norm_title))
 
 
 def _words(norm_title: str) -> list[str]:
@@ -74,7 +81,7 @@ class PaperIndex:
         self._by_doi: dict[str, str] = {}
         self._by_title: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
         self._by_word: dict[str, set[str]] = defaultdict(set)
-        self._norm: dict[str, tuple[str, int | None]] = {}
+        self._norm: dict[str, tuple[str, int | None, frozenset[str]]] = {}
         for p in papers:
             self.add(p)
 
@@ -84,7 +91,7 @@ class PaperIndex:
     def add(self, paper: Paper) -> None:
         """Index one paper (a paper without a title or DOI cannot be matched)."""
         norm = normalize_title(paper.title)
-        self._norm[paper.id] = (norm, paper.year)
+        self._norm[paper.id] = (norm, paper.year, _numbers(norm))
         if d := normalize_doi(paper.doi):
             self._by_doi.setdefault(d, paper.id)
         if norm:
@@ -117,13 +124,14 @@ class PaperIndex:
         for w in rare:
             candidates |= self._by_word[w]
         best: Match | None = None
+        numbers = _numbers(norm)
         for pid in candidates:
             if pid == exclude:
                 continue
-            ptitle, pyear = self._norm[pid]
+            ptitle, pyear, pnumbers = self._norm[pid]
             if year is not None and pyear is not None and abs(year - pyear) > 1:
                 continue
-            if _numbers(ptitle) != _numbers(norm):  # "Part 1" vs "Part 2", "GPT-3" vs "GPT-4"
+            if pnumbers != numbers:  # "Part 1" vs "Part 2", "GPT-3" vs "GPT-4": other papers
                 continue
             score = fuzz.ratio(norm, ptitle, score_cutoff=FUZZY_MIN)
             if score and (best is None or score > best.score):
