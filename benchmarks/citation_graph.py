@@ -42,7 +42,7 @@ def _typo(title: str, rng: random.Random) -> str:
 def build_library(url: str, n_docs: int, n_refs: int, seed: int = 7) -> tuple[str, dict[tuple[int, int], int]]:
     """Write the synthetic library; returns (owner id, truth: (doc index, position) → cited doc index)."""
     corpus = find_data(None) / "corpus.jsonl"
-    titles = [json.loads(line)["title"] for line in corpus.open(encoding="utf-8")]
+    titles = [t for line in corpus.open(encoding="utf-8") if len((t := json.loads(line)["title"]).split()) >= 3]
     rng = random.Random(seed)
     rng.shuffle(titles)
     lib_titles, outside = titles[:n_docs], titles[n_docs:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.citation_graph import document_citations_panel
 from components.pdf_viewer import pdf_document, pdf_page
 from components.shell import shell
 from state.viewer import BACK_JS, ViewerState
@@ -76,6 +77,7 @@ def viewer_page() -> rx.Component:
                         id="pdf-view",
                     ),
                 ),
+                document_citations_panel(),
                 rx.el.style(".pdf-hit { background: rgba(255, 213, 0, 0.55); color: transparent; "
                             "border-radius: 2px; } "
                             ".pdf-box { display: none; background: rgba(255, 213, 0, 0.45); "
