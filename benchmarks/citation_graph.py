@@ -113,10 +113,10 @@ def main() -> None:
     print(f"library: {args.docs} documents, {args.docs * args.refs} references "
           f"({len(truth)} name library papers); written in {time.perf_counter() - t0:.1f} s")
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with dbm.session_scope(url) as s:
         n = graph.rebuild(s, owner)
-    build_s = time.perf_counter() - t0
+    build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
     with dbm.session_scope(url) as s:
         links = {(c.citing_id, c.position): c.cited_id for c in s.exec(
             DocumentCitation.__table__.select()).all()}
@@ -128,18 +128,20 @@ def main() -> None:
     with dbm.session_scope(url) as s:
         graph.update_document(s, owner, some_doc)
     incremental_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with dbm.session_scope(url) as s:
         missing = graph.missing(s, owner)
-    missing_s = time.perf_counter() - t0
+    missing_s, missing_cpu = time.perf_counter() - t0, time.process_time() - c0
     naive_s = naive_seconds(url, owner)
 
     print(f"{'':34}{'ours':>12}{'naive all-pairs':>18}{'ratio':>9}")
     print(f"{'graph build (s)':34}{build_s:>12.1f}{naive_s:>18.1f}{naive_s / build_s:>8.1f}x")
+    print(f"{'graph build, CPU of this process (s)':34}{build_cpu:>12.1f}")
     print(f"{'links found':34}{n:>12}")
     print(f"{'link precision / recall':34}{precision:>7.3f} / {recall:.3f}")
     print(f"{'one document arrives (s)':34}{incremental_s:>12.2f}")
-    print(f"{'missing list (s), top count':34}{missing_s:>12.2f}   {missing[0].cited_by_count if missing else 0}")
+    print(f"{'missing list (s), CPU (s)':34}{missing_s:>12.2f}{missing_cpu:>18.2f}")
+    print(f"{'missing papers listed, top count':34}{len(missing):>12}{missing[0].cited_by_count if missing else 0:>18}")
     print(f"target: build ≤ 60 s on 2 cores — {'met' if build_s <= 60 else 'NOT met'}")
 
 

@@ -3,6 +3,7 @@ the library cites but lacks (library page)."""
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import quote
 
 import reflex as rx
@@ -47,9 +48,16 @@ class CitationGraphState(AuthState):
         self.cites = [_linked_row(p) for p in view.cites]
         self.cited_by = [_linked_row(p) for p in view.cited_by]
 
-    @rx.event
-    def load_missing(self):
-        """on_load of the library: papers cited by ≥ 2 library papers that are not in it."""
-        self.missing_papers = []
-        if self._load_user():
-            self.missing_papers = [missing_row(p) for p in app_cit.missing(self.user_id)]
+    @rx.event(background=True)
+    async def load_missing(self):
+        """on_load of the library: papers cited by ≥ 2 library papers that are not in it
+        (in the background: a library of thousands of papers takes a few seconds)."""
+        async with self:
+            self.missing_papers = []
+            user_id = self.user_id if self._load_user() else ""
+        if not user_id:
+            return
+        rows = [missing_row(p) for p in await asyncio.to_thread(app_cit.missing, user_id)]
+        async with self:
+            if self.user_id == user_id:
+                self.missing_papers = rows

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 FUZZY_MIN = 90.0  # rapidfuzz ratio (0–100) for a fuzzy title match
 _MIN_TITLE_WORDS = 3  # shorter titles ("Introduction", "Attention") match only exactly with a year
@@ -123,20 +123,19 @@ class PaperIndex:
         candidates: set[str] = set()
         for w in rare:
             candidates |= self._by_word[w]
-        best: Match | None = None
+        pool = []
         numbers = _numbers(norm)
+        lo, hi = len(norm) * 0.8, len(norm) * 1.25  # a ratio ≥ 90 needs lengths this close
         for pid in candidates:
-            if pid == exclude:
-                continue
             ptitle, pyear, pnumbers = self._norm[pid]
-            if year is not None and pyear is not None and abs(year - pyear) > 1:
-                continue
-            if pnumbers != numbers:  # "Part 1" vs "Part 2", "GPT-3" vs "GPT-4": other papers
-                continue
-            score = fuzz.ratio(norm, ptitle, score_cutoff=FUZZY_MIN)
-            if score and (best is None or score > best.score):
-                best = Match(pid, "fuzzy", float(score))
-        return best
+            if (pid == exclude or not lo <= len(ptitle) <= hi or pnumbers != numbers
+                    or (year is not None and pyear is not None and abs(year - pyear) > 1)):
+                continue  # numbers differ: "Part 1" vs "Part 2", "GPT-3" vs "GPT-4" are other papers
+            pool.append(pid)
+        if not pool:
+            return None
+        hit = process.extractOne(norm, [self._norm[p][0] for p in pool], scorer=fuzz.ratio, score_cutoff=FUZZY_MIN)
+        return Match(pool[hit[2]], "fuzzy", float(hit[1])) if hit else None
 
 
 def reference_key(title: str | None, doi: str | None) -> str | None:
