@@ -253,6 +253,8 @@ def _citation(c: rx.Var) -> rx.Component:
                                on_click=MapState.remove_citation(c["id"]), class_name="citation-remove"),
                 width="100%", align="center"),
             rx.text("“", c["quote"], "”", size="1", class_name="citation-quote"),
+            rx.cond(c["cited_in_library"] != "",
+                    rx.text(c["cited_in_library"], size="1", color_scheme="gray", class_name="citation-cited-by")),
             rx.hstack(
                 rx.link("Open at page", href=c["href"], size="2", class_name="open-at-page"),
                 rx.spacer(),

@@ -10,6 +10,7 @@ log = logging.getLogger("bayes.jobs.maintenance")
 REAP_INGESTION_EVERY_S = 30
 RESTRUCTURE_EVERY_S = 60
 SWEEP_FILES_EVERY_S = 3600
+RELINK_CITATIONS_EVERY_S = 60
 
 
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=60_000)
@@ -62,3 +63,13 @@ def sweep_files() -> None:
     from bayes_app.library import uploads
 
     uploads.sweep_unreferenced()
+@dramatiq.actor(queue_name="default", max_retries=0, time_limit=120_000)
+def relink_citations() -> None:
+    """Link documents indexed before the citation graph existed (or by an older matcher)."""
+    from bayes_app.db import session_scope
+    from bayes_app.library import citation_graph
+
+    with session_scope() as db:
+        n = citation_graph.relink_outdated(db)
+    if n:
+        log.info("linked the citations of %d document(s)", n)

@@ -63,7 +63,12 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
         "level": support_level(score), "rewrite": c.get("suggested_rewrite") or "",
         "authors": ", ".join((c.get("authors") or [])[:3]), "year": str(c.get("year") or ""),
         "language": foreign_label(c.get("language")),
+        "cited_in_library": _cited_label(c.get("cited_in_library") or 0),
     }
+
+
+def _cited_label(n: int) -> str:
+    return "" if not n else f"cited by {n} paper{'s' if n != 1 else ''} in your library"
 
 
 def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:

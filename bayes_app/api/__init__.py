@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Match
 
-from bayes_app.api import auth, conversations, credits, library, maps, runs, session, system, zotero
+from bayes_app.api import auth, citations, conversations, credits, library, maps, runs, session, system, zotero
 from bayes_app.api.errors import (ApiError, handle_domain_error, handle_http_exception, handle_unexpected,
                                   handle_validation_error)
 from bayes_app.api.routing import Op, api_route
@@ -34,7 +34,8 @@ DESCRIPTION = ("The Bayes research assistant's HTTP API: library, search, runs (
                "Authenticate with `Authorization: Bearer <token>` (POST /auth/token) or the "
                "session cookie. Errors are `{\"error\": {\"code\", \"message\"}}`.")
 FEATURES = {"System": system, "Session": session, "Tokens": auth, "Library": library, "Runs": runs,
-            "Conversations": conversations, "Credits": credits, "Mindmaps": maps, "Zotero": zotero}
+            "Conversations": conversations, "Credits": credits, "Mindmaps": maps, "Citations": citations,
+            "Zotero": zotero}
 
 
 def _known_routes() -> list[Op]:

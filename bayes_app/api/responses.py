@@ -294,6 +294,7 @@ class CitationOut(BaseModel):
     authors: list[str]
     year: int | None
     language: str | None
+    cited_in_library: int = 0  # how many of the owner's documents cite this citation's paper
     created_at: str | None
 
 

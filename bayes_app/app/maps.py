@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 
 from bayes_app.app import runs
+from bayes_app.maps.views import node_citation_views
 from bayes_app.db import session_scope, sessions
 from bayes_app.maps import service
 from bayes_app.maps import runs as map_runs
@@ -36,7 +37,7 @@ def node_citations(user_id: str, map_id: str, node_id: str) -> list[dict[str, An
     """The citation views of one node of the user's map."""
     with session_scope() as db:
         service.get_map(db, user_id, map_id)
-        return [service.citation_view(c, d) for c, d in service.map_citations(db, map_id) if c.node_id == node_id]
+        return node_citation_views(db, user_id, map_id, node_id)
 
 
 def delete_map(user_id: str, map_id: str) -> list[str]:

@@ -17,6 +17,7 @@ from sqlmodel import Session, col, delete, select
 
 from bayes_app import errors
 from bayes_app.library import pdf
+from bayes_app.library import citation_graph
 from bayes_app.library.storage import StoredFile
 from bayes_app.search.crosslang import language_name
 from bayes_app.models import (
@@ -273,6 +274,9 @@ def update_metadata(db: Session, owner_id: str, document_id: str, changes: dict)
         doc.doi = doi[:300] or None
     if {"title", "authors", "year", "doi"} & set(changes):
         doc.metadata_edited = True
+    if {"title", "year", "doi"} & set(changes):
+        db.add(doc)
+        citation_graph.update_document(db, owner_id, doc.id)
     if "collection_ids" in changes:
         ids = changes["collection_ids"]
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
@@ -317,6 +321,7 @@ def delete_document(db: Session, owner_id: str, document_id: str,
         hook(db, doc.id, reason)
     db.exec(delete(Chunk).where(Chunk.document_id == doc.id))
     db.exec(delete(PageText).where(PageText.document_id == doc.id))
+    citation_graph.forget_document(db, doc.id)
     db.exec(delete(DocumentReference).where(DocumentReference.document_id == doc.id))
     db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))
     db.delete(doc)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sqlmodel import Session, col, delete, select
 
-from bayes_app.library import chunking, pdf, references, storage, structure
+from bayes_app.library import chunking, citation_graph, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import crosslang, sparse
@@ -274,6 +274,8 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         doc.page_count, doc.chunk_count = len(pages), len(chunks)
         doc.structure_version, doc.reference_count = structure.VERSION, len(refs)
         doc.language = language
+        db.add(doc)
+        citation_graph.update_document(db, owner_id, document_id)
         if progress is not None:
             doc.progress_done = doc.progress_total = len(to_embed)
         doc.error_code = doc.error_message = None

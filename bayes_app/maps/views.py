@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from bayes_app.library import citation_graph
 from bayes_app.maps.access import _nodes, get_map
 from bayes_app.models import (
     Citation, Document, MapNode, MapProposal, Mindmap, NodeRelation,
@@ -35,7 +36,9 @@ def node_view(n: MapNode, citations: list[Citation] | None = None) -> dict[str, 
             "created_at": _iso(n.created_at), "updated_at": _iso(n.updated_at)}
 
 
-def citation_view(c: Citation, doc: Document | None = None) -> dict[str, Any]:
+def citation_view(c: Citation, doc: Document | None = None, cited_in_library: int = 0) -> dict[str, Any]:
+    """A citation with its source's title; ``cited_in_library``: how many of the owner's
+    documents cite that source (the citation graph)."""
     return {"id": c.id, "node_id": c.node_id, "document_id": c.document_id, "chunk_id": c.chunk_id,
             "page": c.page, "quote": c.quote, "char_start": c.char_start, "char_end": c.char_end,
             "origin": c.origin, "agent": c.agent, "support_score": c.support_score,
@@ -44,7 +47,8 @@ def citation_view(c: Citation, doc: Document | None = None) -> dict[str, Any]:
             "source_removed": c.source_removed_at is not None,
             "source_removed_reason": c.source_removed_reason,
             "authors": list(doc.authors or []) if doc else [], "year": doc.year if doc else None,
-            "language": doc.language if doc else "", "created_at": _iso(c.created_at)}
+            "language": doc.language if doc else "", "cited_in_library": cited_in_library,
+            "created_at": _iso(c.created_at)}
 
 
 def relation_view(r: NodeRelation) -> dict[str, Any]:
@@ -64,6 +68,13 @@ def map_citations(db: Session, map_id: str) -> list[tuple[Citation, Document | N
     return [(c, docs.get(c.document_id)) for c in cits]
 
 
+def node_citation_views(db: Session, owner_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
+    """The citation views of one node, with how often the library cites each source."""
+    cits = [(c, d) for c, d in map_citations(db, map_id) if c.node_id == node_id]
+    counts = citation_graph.cited_by_counts(db, owner_id, (c.document_id for c, _ in cits if c.document_id))
+    return [citation_view(c, d, counts.get(c.document_id or "", 0)) for c, d in cits]
+
+
 def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     """The whole map: summary, nodes (display order), citations, relations, pending proposals."""
     m = get_map(db, owner_id, map_id)
@@ -76,9 +87,10 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     props = db.exec(select(MapProposal).where(MapProposal.map_id == map_id, MapProposal.status == "pending")
                     .order_by(col(MapProposal.created_at)))
     root = next((n.id for n in nodes if n.parent_id is None), None)
+    counts = citation_graph.cited_by_counts(db, m.owner_id, (c.document_id for c, _ in cits if c.document_id))
     return {**map_summary(m), "root_id": root,
             "nodes": [node_view(n, by_node.get(n.id)) for n in nodes],
-            "citations": [citation_view(c, d) for c, d in cits],
+            "citations": [citation_view(c, d, counts.get(c.document_id or "", 0)) for c, d in cits],
             "relations": [relation_view(r) for r in rels],
             "proposals": [proposal_view(p) for p in props]}
 

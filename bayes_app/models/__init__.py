@@ -8,6 +8,7 @@ from bayes_app.models.library import (
     Collection,
     DocStatus,
     Document,
+    DocumentCitation,
     DocumentCollection,
     DocumentReference,
     PageText,
@@ -21,7 +22,7 @@ from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
 __all__ = [
-    "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCollection", "DocumentReference", "PageText",
+    "ApiToken", "ChatMessage", "Conversation", "MessageStatus", "Chunk", "Collection", "DocStatus", "Document", "DocumentCitation", "DocumentCollection", "DocumentReference", "PageText",
     "User", "UserSession", "new_id", "utcnow",
     "EntryType", "LedgerEntry", "MICRO", "ModelPrice", "Operation", "RunStatus", "UsageEvent",
     "Citation", "MapEdit", "MapNode", "MapProposal", "Mindmap", "NodeKind", "NodeRelation", "Origin",

@@ -55,6 +55,9 @@ class Document(SQLModel, table=True):
     # in the background (0 = ingested before roles existed).
     structure_version: int = Field(default=0, index=True)
     reference_count: int = 0
+    # library.citation_graph.VERSION this document's citation links were made with (0 = never);
+    # older ones are re-linked in the background.
+    citations_version: int = Field(default=0, index=True)
     # ISO 639-1 code of the language most of the text is in ("" = not detected / not yet
     # ingested); non-English documents turn on the cross-language search leg.
     language: str = Field(default="", max_length=8, index=True)
@@ -127,3 +130,18 @@ class DocumentReference(SQLModel, table=True):
     title: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     venue: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     doi: str | None = Field(default=None, max_length=300)
+
+
+class DocumentCitation(SQLModel, table=True):
+    """A reference of one library document that names another library document (the
+    citation graph, library.citation_graph). Rebuilt per document as documents arrive,
+    change metadata or leave."""
+
+    __tablename__ = "document_citations"
+
+    citing_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32, ondelete="CASCADE")
+    position: int = Field(primary_key=True)  # the reference's position in the citing list
+    cited_id: str = Field(foreign_key="documents.id", index=True, max_length=32, ondelete="CASCADE")
+    owner_id: str = Field(index=True, max_length=32)
+    how: str = Field(max_length=10)  # citation_match.Match.how: doi | title | fuzzy
+    score: float = 100.0

@@ -17,6 +17,7 @@ from state.onboarding import GuideState
 from state.mindmap import MapState
 from state.search import SearchState
 from state.session_guard import SessionGuard
+from state.citations import CitationGraphState
 from state.viewer import ViewerState
 from state.zotero import ZoteroState
 
@@ -33,11 +34,12 @@ def register(app: rx.App) -> None:
     app.add_page(maps.editor_page, route="/maps/[map_ref]", title="Map · Bayes",
                  on_load=[AuthState.require_login, MapState.load])
     app.add_page(library.library_page, route="/library", title="Library · Bayes",
-                 on_load=[AuthState.require_login, LibraryState.load, ZoteroState.zotero_load])
+                 on_load=[AuthState.require_login, LibraryState.load, ZoteroState.zotero_load,
+                          CitationGraphState.load_missing])
     app.add_page(search.search_page, route="/search", title="Search · Bayes",
                  on_load=[AuthState.require_login, SearchState.load])
     app.add_page(viewer.viewer_page, route="/documents/[document_id]", title="Document · Bayes",
-                 on_load=[AuthState.require_login, ViewerState.load])
+                 on_load=[AuthState.require_login, ViewerState.load, CitationGraphState.load_document])
     app.add_page(chat.chat_page, route="/chat", title="Ask · Bayes",
                  on_load=[AuthState.require_login, ChatState.load])
     app.add_page(chat.chat_page, route="/chat/[chat_id]", title="Ask · Bayes",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.citation_graph import missing_panel
 from components.library import collections_panel, documents_table, drop_zone, edit_dialog, upload_results
 from components.shell import shell
 from components.zotero import zotero_section
@@ -17,5 +18,6 @@ def library_page() -> rx.Component:
         zotero_section(),
         collections_panel(),
         documents_table(),
+        missing_panel(),
         edit_dialog(),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.citation_graph import document_citations_panel
 from components.pdf_viewer import pdf_document, pdf_page
 from components.shell import shell
 from state.viewer import BACK_JS, ViewerState
@@ -86,6 +87,7 @@ def viewer_page() -> rx.Component:
                                                 callback=ViewerState.set_view_width),
                     ),
                 ),
+                document_citations_panel(),
                 rx.el.style(".pdf-box { background: rgba(255, 213, 0, 0.45); mix-blend-mode: multiply; "
                             "border-radius: 2px; pointer-events: none; z-index: 5; } "
                             ".zotero-box { opacity: 0.35; border-radius: 2px; z-index: 4; "

@@ -1,0 +1,53 @@
+"""Citation-graph use cases: who cites whom in the user's library, how often a map's cited
+papers are cited there, and the papers the library (a collection, a map) cites but lacks."""
+
+from __future__ import annotations
+
+from sqlmodel import col, select
+
+from bayes_app.db import session_scope
+from bayes_app.library import citation_graph as graph
+from bayes_app.library import documents as lib
+from bayes_app.maps.access import get_map
+from bayes_app.models import Citation
+
+
+def document_citations(user_id: str, document_id: str) -> graph.DocumentCitations:
+    """The library documents one document cites and is cited by (NotFound unless theirs)."""
+    with session_scope() as db:
+        lib.get_owned(db, user_id, document_id)
+        return graph.citations_of(db, user_id, document_id)
+
+
+def missing(user_id: str, collection_id: str | None = None) -> list[graph.MissingPaper]:
+    """Papers cited by ≥ 2 documents of the library (or of one collection) that it lacks."""
+    with session_scope() as db:
+        ids = None
+        if collection_id:
+            lib.get_collection(db, user_id, collection_id)
+            ids = graph.collection_documents(db, collection_id)
+        return graph.missing(db, user_id, ids)
+
+
+def _map_documents(db, user_id: str, map_id: str) -> list[str]:
+    get_map(db, user_id, map_id)
+    return sorted({d for d in db.exec(select(Citation.document_id).where(
+        Citation.map_id == map_id, col(Citation.document_id).is_not(None))) if d})
+
+
+def map_missing(user_id: str, map_id: str) -> list[graph.MissingPaper]:
+    """Papers cited by ≥ 2 of the papers a map cites that are not in the library."""
+    with session_scope() as db:
+        return graph.missing(db, user_id, _map_documents(db, user_id, map_id))
+
+
+def map_cited_by_counts(user_id: str, map_id: str) -> dict[str, int]:
+    """For each document a map cites: how many library documents cite it."""
+    with session_scope() as db:
+        return graph.cited_by_counts(db, user_id, _map_documents(db, user_id, map_id))
+
+
+def rebuild(user_id: str) -> int:
+    """Rebuild the user's whole graph (after an upgrade, or on demand)."""
+    with session_scope() as db:
+        return graph.rebuild(db, user_id)
