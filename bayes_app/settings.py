@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     zotero_local: bool = Field(False, validation_alias="BAYES_ZOTERO_LOCAL")
     max_pages: int = Field(2_000, ge=1, le=1_000_000, validation_alias="BAYES_MAX_PAGES")
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
+    # OCR of pages without a text layer (README: "Scanned papers"); 0 turns it off
+    ocr: bool = Field(True, validation_alias="BAYES_OCR")
+    ocr_page_timeout_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_OCR_PAGE_TIMEOUT_S")
     # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
     offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 
