@@ -9,6 +9,10 @@ export REFLEX_TELEMETRY_ENABLED := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 
+# Tesseract's language data for OCR (the engine itself comes inside the tesserocr wheel)
+TESSDATA := /usr/share/tesseract-ocr/5/tessdata
+TESSDATA_PKGS := $(foreach l,eng deu fra osd,$(TESSDATA)/$(l).traineddata:tesseract-ocr-$(l))
+
 .PHONY: run dev test setup setup-test migrate clean help
 
 help:
@@ -26,7 +30,7 @@ setup: $(BIN)/python
 	@pkg-config --exists icu-i18n || scripts/ensure-apt.sh libicu-dev:libicu-dev  # pyicu builds against it
 	@scripts/install-deps.sh requirements.txt
 	@$(BIN)/python -c "import reflex, dramatiq, sqlmodel, supervisor, psutil, qdrant_client"
-	@scripts/ensure-apt.sh redis-server:redis-server
+	@scripts/ensure-apt.sh redis-server:redis-server $(TESSDATA_PKGS)
 
 setup-test: setup
 	@scripts/install-deps.sh requirements-test.txt

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
     # stored files no document references are removed by the periodic sweep once this old
     file_sweep_grace_hours: float = Field(24, ge=0, le=24 * 365, validation_alias="BAYES_FILE_SWEEP_GRACE_HOURS")
+    # OCR of pages without a text layer (README: "Scanned papers"); 0 turns it off
+    ocr: bool = Field(True, validation_alias="BAYES_OCR")
+    ocr_page_timeout_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_OCR_PAGE_TIMEOUT_S")
     # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
     offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 

@@ -18,6 +18,12 @@ INGEST_RETRIES = 4
 ENQUEUED_KEY = "bayes:ingest-enqueued:{}:{}"
 
 
+def ocr_options() -> ingest.OcrOptions | None:
+    """OCR for pages without a text layer, unless BAYES_OCR=0."""
+    settings = get_settings()
+    return ingest.OcrOptions(page_timeout_s=settings.ocr_page_timeout_s) if settings.ocr else None
+
+
 def enqueue_ingest(document_id: str, generation: int) -> None:
     """Send the ingest message and remember that it was sent (the reaper enqueues queued
     documents that were never sent, e.g. the demo library created before Redis was up)."""
@@ -54,7 +60,7 @@ def ingest_document(document_id: str, generation: int) -> None:
         ingest.ingest_document(sessions, document_id, generation,
                                files_root=storage.default_store(),
                                index=runtime.index(), embedder=runtime.embedder(),
-                               max_pages=get_settings().max_pages)
+                               max_pages=get_settings().max_pages, ocr_options=ocr_options())
     finally:
         if token is not None:
             try:
@@ -96,7 +102,8 @@ def restructure_document(document_id: str, generation: int) -> None:
     (it stays searchable; unchanged passages keep their ids and vectors)."""
     ingest.restructure_document(sessions, document_id, generation,
                                 files_root=storage.default_store(),
-                                index=runtime.index(), embedder=runtime.embedder())
+                                index=runtime.index(), embedder=runtime.embedder(),
+                                ocr_options=ocr_options())
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Install Debian packages whose command is missing. Args: command:package ...
+# Install Debian packages whose command is missing. Args: command:package ... (a command
+# starting with "/" is a file that the package installs, e.g. Tesseract's language data)
 # Non-interactive (CI has no stdin and runs as root); uses sudo when not root.
 set -euo pipefail
 missing=()
 for pair in "$@"; do
   cmd=${pair%%:*}; pkg=${pair#*:}
-  if ! command -v "$cmd" >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/"$cmd" >/dev/null 2>&1; then
+  if [[ "$cmd" == /* ]]; then
+    [ -e "$cmd" ] || missing+=("$pkg")
+  elif ! command -v "$cmd" >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/"$cmd" >/dev/null 2>&1; then
     missing+=("$pkg")
   fi
 done

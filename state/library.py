@@ -20,6 +20,7 @@ def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
     total = v.progress_total or 0
     pct = int(100 * v.progress_done / total) if total else 0
     stage = {DocStatus.QUEUED: "Queued", DocStatus.PARSING: "Reading pages",
+             DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress_done + 1, total)} of {total}",
              DocStatus.EMBEDDING: "Embedding passages", DocStatus.INDEXED: "Indexed",
              DocStatus.FAILED: "Failed"}.get(v.status, v.status)
     return {
@@ -29,6 +30,7 @@ def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
         "status": v.status, "stage": stage, "pct": pct,
         "progress": f"{v.progress_done} / {total}" if total else "",
         "pages": str(v.page_count or ""), "error": v.error_message or "",
+        "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
         "collection_ids": ",".join(v.collection_ids),
         "active": v.status in DocStatus.ACTIVE,

@@ -2,7 +2,7 @@
 citations can carry a page region (a Zotero highlight's rectangles)
 
 Revision ID: 0013
-Revises: 0010
+Revises: 0012
 
 Annotations were synced before but stored without their annotation fields: forget those rows
 and reset the libraries' versions, so the next sync lists everything again and fetches only
@@ -18,7 +18,7 @@ import bayes_app.models.base
 
 
 revision: str = '0013'
-down_revision: Union[str, None] = '0010'
+down_revision: Union[str, None] = '0012'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -1,7 +1,7 @@
 """citation graph: library documents whose reference lists name each other
 
 Revision ID: 0019
-Revises: 0010
+Revises: 0013
 """
 from typing import Sequence, Union
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0019'
-down_revision: Union[str, None] = '0010'
+down_revision: Union[str, None] = '0013'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

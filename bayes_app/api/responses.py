@@ -86,6 +86,7 @@ class DocumentOut(BaseModel):
     reference_count: int
     language: str  # ISO 639-1 ("" until detected)
     language_name: str
+    ocr_pages: int = 0  # pages whose text came from OCR (text recognition)
     created_at: str | None
 
 

@@ -89,6 +89,7 @@ class DocumentView:
     file_size: int = 0
     reference_count: int = 0
     language: str = ""  # ISO 639-1, "" = not detected (yet)
+    ocr_pages: int = 0  # pages whose text came from OCR
 
     def to_json(self) -> dict:
         total = self.progress_total or 0
@@ -104,6 +105,7 @@ class DocumentView:
             "collection_ids": self.collection_ids, "file_size": self.file_size,
             "reference_count": self.reference_count,
             "language": self.language, "language_name": language_name(self.language),
+            "ocr_pages": self.ocr_pages,
             "created_at": self.created_at.isoformat() if self.created_at else None,
         }
 
@@ -115,7 +117,7 @@ def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
         progress_total=doc.progress_total, page_count=doc.page_count, chunk_count=doc.chunk_count,
         error_code=doc.error_code, error_message=doc.error_message,
         collection_ids=collection_ids, created_at=doc.created_at, file_size=doc.file_size,
-        reference_count=doc.reference_count, language=doc.language or "",
+        reference_count=doc.reference_count, language=doc.language or "", ocr_pages=doc.ocr_pages,
     )
 
 

@@ -7,7 +7,7 @@ import re
 from sqlmodel import col, select
 
 from bayes_app.db import session_scope
-from bayes_app.library import pdf, storage
+from bayes_app.library import ocr, pdf, storage
 from bayes_app.library.quotes import locate_quote_loose
 from bayes_app.models import PageText
 
@@ -42,12 +42,15 @@ def find_quote_spans(pages: dict[int, str], page: int, quote: str) -> list[Span]
     return []
 
 
-def _boxes(sha256: str, span: Span) -> list[dict[str, str]]:
-    try:
-        with storage.default_store().local_file(sha256) as path:
-            boxes = pdf.text_rects(path, *span)
-    except (OSError, pdf.PdfError, storage.StorageUnavailable):
-        boxes = []
+def _boxes(sha256: str, span: Span, ocr_words: list | None = None) -> list[dict[str, str]]:
+    if ocr_words:  # an OCR'd page: the recognised words' boxes on the page image
+        boxes = ocr.word_rects(ocr_words, span[1], span[2])
+    else:
+        try:
+            with storage.default_store().local_file(sha256) as path:
+                boxes = pdf.text_rects(path, *span)
+        except (OSError, pdf.PdfError, storage.StorageUnavailable):
+            boxes = []
     return [{"left": f"{x0 * 100:.3f}%", "top": f"{top * 100:.3f}%",
              "width": f"{(x1 - x0) * 100:.3f}%", "height": f"{(bottom - top) * 100:.3f}%"}
             for x0, top, x1, bottom in boxes]
@@ -62,14 +65,16 @@ def locate_pages(document_id: str, sha256: str, page: int, quote: str
     the matched characters, merged per printed line: the viewer draws them over the rendered
     page, so they never depend on how the browser's text layer orders or scrolls the text."""
     with session_scope() as db:
-        pages = dict(db.exec(select(PageText.page, PageText.text).where(
-            PageText.document_id == document_id).order_by(col(PageText.page))).all())
+        rows = db.exec(select(PageText.page, PageText.text, PageText.ocr_words).where(
+            PageText.document_id == document_id).order_by(col(PageText.page))).all()
+    pages = {number: text for number, text, _ in rows}
+    words = {number: w for number, _, w in rows if w}
     spans = find_quote_spans(pages, page, quote)
     if not spans:
         return page, {}, (f"The quoted passage could not be found in this document's text, so nothing "
                           f"is highlighted; showing page {page}.")
     shown = spans[0][0]
-    rects = {span[0]: _boxes(sha256, span) for span in spans}
+    rects = {span[0]: _boxes(sha256, span, words.get(span[0])) for span in spans}
     if len(spans) > 1:
         note = f"The quoted passage runs from page {shown} on to page {spans[-1][0]}."
     else:

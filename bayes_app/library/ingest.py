@@ -19,8 +19,9 @@ from pathlib import Path
 
 from sqlmodel import Session, col, delete, select
 
-from bayes_app.library import chunking, citation_graph, pdf, references, storage, structure
+from bayes_app.library import chunking, citation_graph, ocr, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
+from bayes_app.library.scanned import read_page as read_scanned
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import crosslang, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
@@ -105,8 +106,10 @@ def ingest_document(
     embedder: Embedder,
     max_pages: int | None = None,
     cross_embedder: Embedder | None = None,
+    ocr_options: OcrOptions | None = None,
 ) -> IngestResult:
-    """Ingest one document version. Raises IngestError for bad PDFs (after marking the
+    """Ingest one document version (pages without a text layer are read by OCR when
+    ``ocr_options`` is given). Raises IngestError for bad PDFs (after marking the
     document failed); other exceptions are transient and the caller may retry.
 
     Passages not in English also get a multilingual vector (``cross_embedder``, default the
@@ -121,7 +124,7 @@ def ingest_document(
     progress = _Progress(session_factory, document_id, generation)
     try:
         return _run(session_factory, document_id, generation, owner_id, sha, edited,
-                    files_root, index, embedder, progress, max_pages, cross_embedder)
+                    files_root, index, embedder, progress, max_pages, cross_embedder, ocr_options)
     except pdf.PdfError as err:
         progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
         raise IngestError(err.code, err.message) from None
@@ -129,9 +132,43 @@ def ingest_document(
         return IngestResult(document_id, "superseded")
 
 
+@dataclass(frozen=True)
+class OcrOptions:
+    """Reading pages without a text layer (settings ``BAYES_OCR``, ``BAYES_OCR_PAGE_TIMEOUT_S``)."""
+
+    page_timeout_s: float = 60.0
+    dpi: int = ocr.DPI
+
+
+def _recognise(document, pages: list[pdf.PageLayout], words: dict[int, tuple[ocr.OcrWord, ...]],
+               options: OcrOptions, report: Callable[..., None]) -> None:
+    """OCR the pages that need it, in place; the language follows the text-layer pages' (or
+    the first recognised page's) detected language. No text at all → PdfError("no_text")."""
+    todo = [p for p in pages if ocr.needs_ocr(p.text)]
+    if todo:
+        known = " ".join(p.text for p in pages if not ocr.needs_ocr(p.text))[:20_000]
+        lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
+        for k, page in enumerate(todo):
+            report(DocStatus.RECOGNISING, k, len(todo), force=k == 0)
+            try:
+                scanned = read_scanned(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
+            except TimeoutError:
+                raise pdf.PdfError("no_text", f"Reading page {page.number} by text recognition took longer than "
+                                   f"{options.page_timeout_s:.0f} s; the page may be damaged.") from None
+            pages[page.number - 1] = scanned.layout
+            if scanned.words:
+                words[page.number] = scanned.words
+            if k == 0 and not known.strip() and scanned.layout.text.strip():
+                lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
+        report(DocStatus.RECOGNISING, len(todo), len(todo), force=True)
+    if not any(pdf.page_has_text(p.text) for p in pages):
+        raise pdf.PdfError("no_text", "No text could be found in this PDF, not even by text recognition (OCR): "
+                           "its pages look like pictures without words.")
+
+
 def _run(session_factory, document_id, generation, owner_id, sha, edited, files_root, index,
          embedder, progress: _Progress | None, max_pages: int | None = None,
-         cross_embedder: Embedder | None = None) -> IngestResult:
+         cross_embedder: Embedder | None = None, ocr_options: OcrOptions | None = None) -> IngestResult:
     """Parse, classify, chunk, embed what is new, swap the chunk rows. ``progress`` None is the
     background re-analysis of an indexed document: its status stays ``indexed`` throughout."""
     store = storage.as_store(files_root)
@@ -142,15 +179,19 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         if progress is not None and not progress.set(status, done, total, force=force, **fields):
             raise Superseded
 
-    # 1. parse, page by page, with line geometry for the structure analysis
+    # 1. parse, page by page, with line geometry for the structure analysis; pages without a
+    #    usable text layer are read by OCR (their word boxes kept for highlighting)
     pages: list[pdf.PageLayout] = []
+    ocr_words: dict[int, tuple[ocr.OcrWord, ...]] = {}
     # pdfium needs a file: the local store's own, or a temp copy of the object
     with store.local_file(sha) as path, pdf.pdf_document(path, max_pages=max_pages) as document:
         total_pages = len(document)
         report(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages)
-        for page in pdf.iter_layouts(document, budget=_text_budget()):
+        for page in pdf.iter_layouts(document, budget=_text_budget(), require_text=ocr_options is None):
             pages.append(page)
             report(DocStatus.PARSING, len(pages), total_pages)
+        if ocr_options is not None:
+            _recognise(document, pages, ocr_words, ocr_options, report)
         meta = None if edited or progress is None else pdf.extract_metadata(
             document, pages[0].text if pages else "")
 
@@ -248,7 +289,8 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         db.exec(delete(PageText).where(PageText.document_id == document_id))
         db.exec(delete(DocumentReference).where(DocumentReference.document_id == document_id))
         db.add_all([PageText(document_id=document_id, page=p.number, text=p.text,
-                             spans=[s.to_json() for s in page_spans])
+                             spans=[s.to_json() for s in page_spans],
+                             ocr_words=[w.to_json() for w in ocr_words.get(p.number, ())])
                     for p, page_spans in zip(pages, spans)])
         db.add_all([
             Chunk(id=cid, document_id=document_id, owner_id=owner_id, chunk_index=c.index,
@@ -274,6 +316,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         doc.page_count, doc.chunk_count = len(pages), len(chunks)
         doc.structure_version, doc.reference_count = structure.VERSION, len(refs)
         doc.language = language
+        doc.ocr_pages = len(ocr_words)
         db.add(doc)
         citation_graph.update_document(db, owner_id, document_id)
         if progress is not None:
@@ -296,6 +339,7 @@ def restructure_document(
     files_root: Path | storage.FileStore,
     index: IndexClient,
     embedder: Embedder,
+    ocr_options: OcrOptions | None = None,
 ) -> IngestResult:
     """Re-analyse an indexed document made by an older :data:`structure.VERSION`, in the
     background: it stays searchable, passages whose text did not change keep their ids and
@@ -309,7 +353,7 @@ def restructure_document(
         owner_id, sha = doc.owner_id, doc.file_sha256
     try:
         return _run(session_factory, document_id, generation, owner_id, sha, True, files_root,
-                    index, embedder, None)
+                    index, embedder, None, ocr_options=ocr_options)
     except (pdf.PdfError, Superseded):
         return IngestResult(document_id, "skipped")
 

@@ -13,10 +13,11 @@ from bayes_app.models.base import UTCDateTime, new_id, utcnow
 class DocStatus:
     QUEUED = "queued"
     PARSING = "parsing"
+    RECOGNISING = "recognising"  # OCR of pages without a text layer
     EMBEDDING = "embedding"
     INDEXED = "indexed"
     FAILED = "failed"
-    ACTIVE = (QUEUED, PARSING, EMBEDDING)
+    ACTIVE = (QUEUED, PARSING, RECOGNISING, EMBEDDING)
 
 
 class Collection(SQLModel, table=True):
@@ -58,6 +59,7 @@ class Document(SQLModel, table=True):
     # library.citation_graph.VERSION this document's citation links were made with (0 = never);
     # older ones are re-linked in the background.
     citations_version: int = Field(default=0, index=True)
+    ocr_pages: int = 0  # pages whose text came from OCR (library.ocr)
     # ISO 639-1 code of the language most of the text is in ("" = not detected / not yet
     # ingested); non-English documents turn on the cross-language search leg.
     language: str = Field(default="", max_length=8, index=True)
@@ -113,6 +115,9 @@ class PageText(SQLModel, table=True):
     text: str = Field(sa_column=Column(Text, nullable=False))
     # Role spans of this page: [[start, end, role, section], ...] (library.structure.Span).
     spans: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
+    # Pages read by OCR: [[start, end, x0, top, x1, bottom], ...] per word (ocr.OcrWord), the
+    # boxes as fractions of the displayed page; empty for text-layer pages.
+    ocr_words: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
 
 
 class DocumentReference(SQLModel, table=True):

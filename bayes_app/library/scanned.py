@@ -1,0 +1,56 @@
+"""Pages without a usable text layer, read by OCR during ingestion: the page's layout (text,
+lines with boxes and sizes) built from the recognised words, so structure analysis, chunking
+and quotes treat it like any page; the words' boxes are kept for highlighting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+
+from bayes_app.library import ocr
+from bayes_app.library.pdf import PDFIUM_LOCK, PageLayout, TextLine
+from bayes_app.library.pdf.document import open_page
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedPage:
+    layout: PageLayout
+    words: tuple[ocr.OcrWord, ...]
+    lang: str
+
+
+def _lines(text: str, words: tuple[ocr.OcrWord, ...], width: float, height: float) -> tuple[TextLine, ...]:
+    """A TextLine per recognised line (``\\r\\n``-separated), boxed by its words, in points."""
+    lines = []
+    pos = 0
+    k = 0
+    for raw in text.split("\r\n"):
+        start, end = pos, pos + len(raw)
+        pos = end + 2
+        boxes = []
+        while k < len(words) and words[k].start < end:
+            if words[k].start >= start:
+                boxes.append(words[k])
+            k += 1
+        if not boxes:
+            continue
+        top, bottom = min(b.top for b in boxes) * height, max(b.bottom for b in boxes) * height
+        lines.append(TextLine(start, end, min(b.x0 for b in boxes) * width, top,
+                              max(b.x1 for b in boxes) * width, bottom,
+                              # printed size ≈ the line's height (cap + descender) in points
+                              round((bottom - top) * 0.85, 2)))
+    return tuple(lines)
+
+
+def read_page(document: pdfium.PdfDocument, layout: PageLayout, lang: str, *, dpi: int = ocr.DPI,
+              timeout_s: float = 60.0) -> ScannedPage:
+    """OCR one page of an open document (rendering holds the pdfium lock, recognition does not)
+    and return its layout in place of ``layout`` (regions kept)."""
+    with PDFIUM_LOCK, open_page(document, layout.number - 1) as (page, _textpage):
+        image = ocr.render(page, dpi)
+    result = ocr.recognise_image(image, lang, timeout_s)
+    text = result.text
+    lines = _lines(text, result.words, layout.width, layout.height)
+    return ScannedPage(PageLayout(layout.number, text, layout.width, layout.height, lines, layout.regions),
+                       result.words, result.lang)
