@@ -12,7 +12,7 @@ from starlette.responses import Response
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute, TokenId
-from bayes_app.api.session import client_address, throttled_authenticate
+from bayes_app.api.session import client_address
 from bayes_app.app import accounts
 
 router = APIRouter(route_class=StrictJSONRoute)
@@ -21,7 +21,7 @@ router = APIRouter(route_class=StrictJSONRoute)
 @router.post("/auth/token", status_code=201, response_model=R.TokenIssued,
              summary="Issue an API token (email, password, optional name); the token is shown once")
 async def issue_token(request: Request, body: schemas.TokenRequest) -> dict[str, Any]:
-    info = await run_in_threadpool(throttled_authenticate, body.email, body.password, client_address(request))
+    info = await run_in_threadpool(accounts.sign_in, body.email, body.password, client_address(request))
 
     def work() -> dict[str, Any]:
         row, token = accounts.create_token(info.id, body.name or "api")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from fastapi import APIRouter
@@ -11,9 +10,8 @@ from starlette.concurrency import run_in_threadpool
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
-from bayes_app.api.errors import ApiError
 from bayes_app.app import credits
-from bayes_app.models import MICRO, ModelPrice
+from bayes_app.models import ModelPrice
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -24,17 +22,8 @@ async def my_credits(user: CurrentUser) -> Any:
     return await run_in_threadpool(credits.my_credits, user.id)
 
 
-def _grant(body: dict[str, Any], admin_email: str) -> dict[str, Any]:
-    amount = body.get("amount_micro")
-    if amount is None and isinstance(body.get("credits"), (int, float)) and not isinstance(body.get("credits"), bool):
-        amount = round(body["credits"] * MICRO)
-    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
-        raise ApiError(400, "bad_amount", "Give 'credits' (a number > 0) or 'amount_micro' (an integer > 0).")
-    key = str(body.get("key") or f"grant:{uuid.uuid4().hex}")
-    note = body.get("note") or f"Granted by {admin_email}"
-    user_id = body["user_id"] if isinstance(body.get("user_id"), str) else None
-    email = body["email"] if user_id is None and isinstance(body.get("email"), str) else None
-    g = credits.grant(amount, key, note, user_id=user_id, email=email)
+def _grant(admin_email: str, body: schemas.Grant) -> dict[str, Any]:
+    amount, g = credits.grant_by_admin(admin_email, **body.given())
     return {"user_id": g.user_id, "amount_micro": amount, "created": g.created, "balance": g.balance,
             "available": g.available}
 
@@ -42,7 +31,7 @@ def _grant(body: dict[str, Any], admin_email: str) -> dict[str, Any]:
 @router.post("/admin/credits/grant", status_code=201, response_model=R.Granted,
              summary="Grant credits to a user (admin; idempotent per key)")
 async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
-    return await run_in_threadpool(_grant, body.given(), admin.email)
+    return await run_in_threadpool(_grant, admin.email, body)
 
 
 def _price_json(p: ModelPrice) -> dict[str, Any]:

@@ -24,30 +24,10 @@ IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run wit
 router = APIRouter(route_class=StrictJSONRoute)
 
 
-def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: Any,
-           edit_message_id: Any = None) -> dict:
-    for name, value in (("prompt", prompt), ("conversation_id", conversation_id),
-                        ("edit_message_id", edit_message_id)):
-        if value is not None and not isinstance(value, str):
-            raise ApiError(400, "bad_request", f"{name} must be a string.")
-    if edit_message_id and not conversation_id:
-        raise ApiError(400, "bad_request", "edit_message_id needs the conversation_id.")
-    return app_runs.start_ask(user_id, kind, prompt, scope, conversation_id, edit_message_id)
-
-
 @router.post("/runs", status_code=202, response_model=R.RunStarted,
              summary="Start a run: an Ask question (kind ask) or a map run")
 async def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
-    raw = body.given()
-    from bayes_app.maps.runs import MAP_KINDS
-
-    if raw.get("kind") in MAP_KINDS:  # mindmap runs
-        return await run_in_threadpool(app_runs.start_map_run, user.id, raw["kind"], raw.get("mindmap_id"),
-                                       raw.get("node_id"), raw.get("prompt"))
-    if not raw.get("prompt"):
-        raise ApiError(400, "missing_fields", "Missing or empty field(s): prompt.")
-    return await run_in_threadpool(_start, user.id, raw.get("kind") or "ask", raw["prompt"], raw.get("scope"),
-                                   raw.get("conversation_id"), raw.get("edit_message_id"))
+    return await run_in_threadpool(app_runs.start, user.id, body.given())
 
 
 @router.get("/runs/{run_id}", response_model=R.RunOut, summary="A run with its status, outcome, credits and usage")
