@@ -15,16 +15,9 @@ log = logging.getLogger("bayes.jobs.library")
 INGEST_RETRIES = 4
 
 
-ENQUEUED_KEY = "bayes:ingest-enqueued:{}:{}"
-
-
 def enqueue_ingest(document_id: str, generation: int) -> None:
-    """Send the ingest message and remember that it was sent (the reaper enqueues queued
-    documents that were never sent, e.g. the demo library created before Redis was up)."""
-    from bayes_app.redis_client import get_redis
-
+    """Send the ingest message (middleware.IngestEnqueued remembers that it was sent)."""
     ingest_document.send(document_id, generation)
-    get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=7 * 24 * 3600)
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,
