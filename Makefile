@@ -13,12 +13,16 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 TESSDATA := /usr/share/tesseract-ocr/5/tessdata
 TESSDATA_PKGS := $(foreach l,eng deu fra osd,$(TESSDATA)/$(l).traineddata:tesseract-ocr-$(l))
 
-.PHONY: run dev test setup setup-test migrate clean help
+.PHONY: run dev test test-fast lint format lock setup setup-test migrate clean help
 
 help:
 	@echo "make run   - set up (venv, deps, redis, migrations, admin) and start web, workers, index, redis (supervised)"
 	@echo "make dev   - same, with hot reload (frontend :3000, backend :8000)"
-	@echo "make test  - set up (plus Chromium) and run the whole test suite"
+	@echo "make test  - set up (plus Chromium), lint, and run the whole test suite"
+	@echo "make test-fast - the unit tests only (under 2 minutes)"
+	@echo "make lint  - ruff check, ruff format --check and mypy (settings in pyproject.toml)"
+	@echo "make format - ruff format and ruff check --fix over the tree"
+	@echo "make lock  - recompile requirements*.txt (every transitive pin) from requirements*.in"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,8 +50,30 @@ dev: setup
 migrate: setup
 	$(BIN)/python -m bayes_app.cli migrate
 
-test: setup-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# The suite in two passes: what needs no full app runs on both cores (pytest-xdist; those
+# tests share nothing but per-process services), then the tests that boot the app or its
+# process set (`slow`: the shared app, `stack`, `browser`) in one process, in order.
+test: setup-test lint
+	$(BIN)/python -m pytest -m "not slow" -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+test-fast: setup-test
+	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)
+
+lint: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: setup-test
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+lock: setup-test
+	$(BIN)/uv pip compile requirements.in -o requirements.txt --universal --python-version 3.11 \
+		--annotation-style line --custom-compile-command "make lock" -q
+	$(BIN)/uv pip compile requirements-test.in -o requirements-test.txt --universal --python-version 3.11 \
+		--annotation-style line --custom-compile-command "make lock" -q
 
 clean:
 	rm -rf $(VENV) .web

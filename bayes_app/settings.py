@@ -10,7 +10,7 @@ import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -56,8 +56,6 @@ class Settings(BaseSettings):
     # tests only: injected faults ("point:times,…", bayes_app.faults) and Dramatiq's stub broker
     faults_raw: str = Field("", validation_alias="BAYES_FAULTS")
     stub_broker: bool = Field(False, validation_alias="BAYES_STUB_BROKER")
-    # tests: every JSON response is checked against its documented model (bayes_app.api.routing)
-    api_check_responses: bool = Field(False, validation_alias="BAYES_API_CHECK_RESPONSES")
     demo: bool = Field(True, validation_alias="BAYES_DEMO")
     max_upload_mb: int = Field(100, ge=1, le=10_000, validation_alias="BAYES_MAX_UPLOAD_MB")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
@@ -304,7 +302,7 @@ def _describe(err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_settings(**overrides) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Read settings from the environment; raise SettingsError naming the bad variable."""
     try:
         return Settings(**overrides)

@@ -322,7 +322,8 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         polluted += any(i >= n_en for i in ranked)
         results[f"mixed library, ours (ramp {args.floor:.2f}–{args.full:.2f})"].append(
             ndcg_at([all_ids[i] for i in ranked], qrels[qid]))
-    print(f"\nSciFact train, {len(qids)} English queries, {n_en} abstracts (+{len(foreign)} DE/FR passages in the mixed library):\n")
+    print(f"\nSciFact train, {len(qids)} English queries, {n_en} abstracts "
+          f"(+{len(foreign)} DE/FR passages in the mixed library):\n")
     print("| library, method | nDCG@10 |")
     print("|---|---|")
     for k, v in results.items():

@@ -81,9 +81,9 @@ def main() -> None:
     suggested = max(ok) if ok else None
     floor = relevance.FLOORS.get(model.name)
     print(f"model {model.name}: {len(queries)} SciFact train queries, {len(ids)} abstracts")
-    print("top-1 cosine of real queries: p1 %.3f  p2 %.3f  p5 %.3f  median %.3f" % tuple(
-        np.percentile(top_a, [1, 2, 5, 50])))
-    print("best nonsense query: %.3f (p50 %.3f); off-topic: max %.3f" % (junk.max(), np.median(junk), off.max()))
+    p1, p2, p5, p50 = np.percentile(top_a, [1, 2, 5, 50])
+    print(f"top-1 cosine of real queries: p1 {p1:.3f}  p2 {p2:.3f}  p5 {p5:.3f}  median {p50:.3f}")
+    print(f"best nonsense query: {junk.max():.3f} (p50 {np.median(junk):.3f}); off-topic: max {off.max():.3f}")
     print()
     print(f"{'floor':>22} | real queries hidden | gold abstract below floor | nonsense caught | off-topic caught")
     rows = [("in code (relevance.py)", floor), (f"highest under {args.target:.0%}", suggested)]

@@ -234,7 +234,8 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    print(f"\n{'points':>8} {'phase':>7} | {'edge p50/p95':>14} | {'http p50/p95':>14} | {'client p50/p95':>15} | client/edge p95")
+    print(f"\n{'points':>8} {'phase':>7} | {'edge p50/p95':>14} | {'http p50/p95':>14} "
+          f"| {'client p50/p95':>15} | client/edge p95")
     for r in rows:
         e, s = r["edge"], r["server"]
         for phase in ("before", "after"):
@@ -243,7 +244,8 @@ def main() -> None:
             print(f"{r['n']:>8} {phase:>7} | {ep['p50']:>6.2f}/{ep['p95']:<7.2f} | {hp['p50']:>6.2f}/{hp['p95']:<7.2f} |"
                   f" {cp['p50']:>6.2f}/{cp['p95']:<8.2f} | {cp['p95'] / ep['p95']:.2f}x")
         print(f"{'':>8} upsert  | edge {e.get('upsert_pts_s', 0):>7} pts/s | http {s['http_upsert_pts_s']:>6} pts/s |"
-              f" client {s['client_upsert_pts_s']:>6} pts/s | optimize edge {e.get('optimize_s')} s, server {s['optimize_s']} s")
+              f" client {s['client_upsert_pts_s']:>6} pts/s | optimize edge {e.get('optimize_s')} s,"
+              f" server {s['optimize_s']} s")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,19 @@
 """Dramatiq actors. `dramatiq jobs` imports this package: the worker process's composition
-root. The broker comes first, then every actor module; then, explicitly and in one place, the
-run kinds and domain hooks, the worker middleware, the periodic jobs and the use cases' queue."""
+root (the web process imports it too, to send messages). In one place and in this order: the
+broker with its middleware (`build_broker`, before any actor is declared on it), the actor
+modules, then the run kinds and domain hooks, the periodic jobs and the use cases' queue."""
 
-from jobs.broker import broker  # noqa: F401  (must come before the actors)
-from jobs import library, maintenance, runs, system, zotero  # noqa: E402,F401
+from jobs.broker import build_broker
+
+broker = build_broker()
+
+from jobs import library, maintenance, runs, system, zotero  # noqa: E402
 from jobs.periodic import periodic  # noqa: E402
 from jobs.queue import DramatiqQueue  # noqa: E402
 from bayes_app import registry  # noqa: E402
 from bayes_app.app import queue  # noqa: E402
 
 registry.register()
-broker.add_middleware(runs.RunControl())
 periodic.every(runs.REAP_EVERY_S, "reap_runs")
 periodic.every(zotero.PERIODIC_CHECK_S, "sync_zotero_due")
 periodic.every(maintenance.REAP_INGESTION_EVERY_S, "reap_ingestion")

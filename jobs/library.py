@@ -15,9 +15,6 @@ log = logging.getLogger("bayes.jobs.library")
 INGEST_RETRIES = 4
 
 
-ENQUEUED_KEY = "bayes:ingest-enqueued:{}:{}"
-
-
 def ocr_options() -> ingest.OcrOptions | None:
     """OCR for pages without a text layer, unless BAYES_OCR=0."""
     settings = get_settings()
@@ -25,12 +22,8 @@ def ocr_options() -> ingest.OcrOptions | None:
 
 
 def enqueue_ingest(document_id: str, generation: int) -> None:
-    """Send the ingest message and remember that it was sent (the reaper enqueues queued
-    documents that were never sent, e.g. the demo library created before Redis was up)."""
-    from bayes_app.redis_client import get_redis
-
+    """Send the ingest message (middleware.IngestEnqueued remembers that it was sent)."""
     ingest_document.send(document_id, generation)
-    get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=7 * 24 * 3600)
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,

@@ -19,7 +19,8 @@ def reap_ingestion() -> None:
     from bayes_app.db import session_scope
     from bayes_app.library.ingest import never_sent, stale_documents
     from bayes_app.redis_client import get_redis
-    from jobs.library import ENQUEUED_KEY, enqueue_ingest
+    from jobs.library import enqueue_ingest
+    from jobs.middleware import ENQUEUED_KEY
 
     with session_scope() as db:
         stale = stale_documents(db, older_than_s=90)

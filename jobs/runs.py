@@ -1,14 +1,12 @@
-"""Run actors (thin): execute a run, finalize it, reap abandoned runs; plus the worker
-middleware that starts the abort listener and shortens broker polling."""
+"""Run actors (thin): execute a run, finalize it, reap abandoned runs (their worker
+middleware is `jobs.middleware.RunControl`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 
 import dramatiq
-from dramatiq.middleware import Middleware
 
 from bayes_app.db import sessions
 from bayes_app.redis_client import get_redis
@@ -17,29 +15,6 @@ from bayes_app.runs import control
 log = logging.getLogger("bayes.jobs.runs")
 FINALIZE_RETRIES = 60  # with 100 ms .. 1 s backoff: ~1 min, then the reaper takes over
 REAP_EVERY_S = 5
-
-
-class RunControl(Middleware):
-    """Per worker process: start the abort listener; poll queues at most every
-    BAYES_WORKER_POLL_MS (Dramatiq's default idle backoff is up to 1 s)."""
-
-    def before_worker_boot(self, broker, worker) -> None:
-        from bayes_app.settings import get_settings
-
-        worker.worker_timeout = get_settings().worker_poll_ms
-        control.get_listener(start=True)
-        threading.Thread(target=_warm_up, name="bayes-warmup", daemon=True).start()
-
-
-def _warm_up() -> None:
-    """Load the tokenizer now, so the first cancelled run does not pay for it while
-    estimating its usage."""
-    try:
-        from bayes_app.llm.tokens import count_tokens
-
-        count_tokens("warm up")
-    except Exception:  # noqa: BLE001
-        pass
 
 
 @dramatiq.actor(queue_name="agent", max_retries=0, time_limit=3_600_000)

@@ -218,19 +218,14 @@ class AdminState(AuthState):
             return
         email = str(form.get("email", "")).strip().lower()
         try:
-            amount = _parse_credits(form.get("credits", ""), "Amount")
-        except ValueError as err:
-            self.grant_error = str(err)
-            return
-        if amount <= 0:
-            self.grant_error = "Amount: must be more than 0 credits."
-            return
-        key = self.grant_key or f"grant:{uuid.uuid4().hex}"
-        try:
-            g = credits.grant(amount, key, str(form.get("note", "")).strip() or f"Granted by {self.user_email}",
-                              email=email)
+            amount, g = credits.grant_by_admin(self.user_email, credits=str(form.get("credits", "")),
+                                               key=self.grant_key or None, note=str(form.get("note", "")),
+                                               email=email)
         except NotFound:
             self.grant_error = f"No user with e-mail {email or '(empty)'}."
+            return
+        except DomainError as err:
+            self.grant_error = err.message
             return
         created, bal = g.created, g.balance
         self.grant_key = f"grant:{uuid.uuid4().hex}"  # a new key for the next submit

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from http.cookies import CookieError, SimpleCookie
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import reflex as rx
 
 from bayes_app.app import accounts
 from bayes_app.accounts.passwords import PASSWORD_RULES
+from bayes_app.errors import DomainError
+
+T = TypeVar("T")
 
 SESSION_COOKIE = "bayes_session"
 _PUBLIC = ("/login", "/register")
@@ -38,13 +43,6 @@ def message_for(code: str, retry: str = "") -> str:
     text = MESSAGES.get(code, "Something went wrong; please try again." if code else "")
     minutes = max(1, round(int(retry) / 60)) if retry.isdigit() else 15
     return text.replace("{minutes}", str(minutes))
-
-
-def _safe_next(target: str | None) -> str:
-    """Only same-site relative paths are allowed after login (no open redirects)."""
-    if not target or not target.startswith("/") or target.startswith("//") or target in _PUBLIC:
-        return "/maps"
-    return target
 
 
 def session_token_of(cookie_header: str) -> str:
@@ -79,6 +77,17 @@ class AuthState(rx.State):
         return self.user_id != ""
 
     # ---- helpers ------------------------------------------------------------------
+    def _as_user(self, use_case: Callable[..., T], *args: Any, **kw: Any) -> tuple[T | None, Any]:
+        """Call `use_case(user_id, *args)` as the signed-in user: (its result, None), or
+        (None, the event to return) — a redirect to sign in, or a toast with the refusal
+        (every DomainError is one the user can act on: its message is meant to be shown)."""
+        if not self._load_user():
+            return None, rx.redirect("/login")
+        try:
+            return use_case(self.user_id, *args, **kw), None
+        except DomainError as err:
+            return None, rx.toast.error(err.message)
+
     def _token(self) -> str:
         return session_token_of(self.router.headers.cookie)
 
@@ -107,7 +116,7 @@ class AuthState(rx.State):
         self.form_error = message_for(q.get("error", ""), q.get("retry", ""))
         self.form_notice = message_for(q.get("notice", "")) if q.get("notice") in _NOTICES else ""
         self.form_email = (q.get("email") or "")[:200]
-        self.next_path = _safe_next(q.get("next"))
+        self.next_path = accounts.safe_next(q.get("next"))
 
     @rx.event
     def require_login(self):

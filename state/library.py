@@ -242,22 +242,16 @@ class LibraryState(AuthState):
 
     @rx.event
     def create_collection(self, form: dict):
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            app_lib.create_collection(self.user_id, form.get("name", ""))
-        except DomainError as err:
-            return rx.toast.error(err.message)
+        _, refused = self._as_user(app_lib.create_collection, form.get("name", ""))
+        if refused:
+            return refused
         self._refresh()
 
     @rx.event
     def rename_collection(self, form: dict):
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            app_lib.rename_collection(self.user_id, form.get("id", ""), form.get("name", ""))
-        except DomainError as err:
-            return rx.toast.error(err.message)
+        _, refused = self._as_user(app_lib.rename_collection, form.get("id", ""), form.get("name", ""))
+        if refused:
+            return refused
         self._refresh()
 
     @rx.event

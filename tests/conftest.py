@@ -19,9 +19,6 @@ registry.register()  # run kinds and hooks, as the web and worker processes do a
 # assertions stay exact; the app stacks themselves drop BAYES_* and so run with the shipped
 # default starter grant (tests/browser/test_first_run_ui.py relies on that).
 os.environ.setdefault("BAYES_SIGNUP_CREDITS", "0")
-# Every JSON success response of the API is checked against its documented model (a
-# mismatch is a 500), in-process and in the app stacks alike (bayes_app/api/routing.py).
-os.environ.setdefault("BAYES_API_CHECK_RESPONSES", "1")
 
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "stack-secret-pass-42"
@@ -33,11 +30,20 @@ def pytest_collection_modifyitems(config, items):
     # so two Reflex builds never write the same .web directory at once. Browser tests run
     # last: sync Playwright keeps an event loop running in the main thread while its
     # session fixture lives, which would break asyncio.run() in later tests.
+    # Markers by what a test needs: `browser` (tests/browser), and `slow` for every test that
+    # boots the app (the shared `app_stack`, or a `stack` of its own) so `-m "not slow"` is the
+    # part of the suite that can run in parallel (Makefile `test`).
     def order(it) -> int:
         if it.get_closest_marker("stack"):
             return 0
-        return 2 if "tests/browser/" in it.nodeid.replace("\\", "/") else 1
+        return 2 if it.get_closest_marker("browser") else 1
 
+    for it in items:
+        if "tests/browser/" in it.nodeid.replace("\\", "/"):
+            it.add_marker(pytest.mark.browser)
+        if (it.get_closest_marker("stack") or it.get_closest_marker("browser")
+                or "app_stack" in getattr(it, "fixturenames", ())):
+            it.add_marker(pytest.mark.slow)
     items.sort(key=order)
 
 

@@ -30,13 +30,13 @@ from bayes_app.maps import sentences as sent
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
 from bayes_app.models import Chunk, PageText
+from bayes_app.runs.executor import RunContext
+from bayes_app.zotero.annotations import highlights_on, region_of
 
 # problems of a quoted sentence that no claim survives (fragments and short quotes are fine:
 # a model may quote part of a sentence, and a chunk may start mid-sentence)
 HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "reference_entry", "question",
                            "table_numbers", "figure_text", "equation_or_numbers", "instruction", "no_verb"})
-from bayes_app.runs.executor import RunContext
-from bayes_app.zotero.annotations import highlights_on, region_of
 
 SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
           "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "

@@ -1,12 +1,15 @@
 """The HTTP API under /api/v1 (FastAPI), mounted into Reflex's server via `api_transformer`.
 
-Each feature module lists its operations (`routes`, built with `routing.op`); `build_api`
-turns them into documented FastAPI routes, serves the OpenAPI document at
+Each feature module holds one `APIRouter` (`router`) whose handlers take typed path, query
+and body parameters and the caller as a dependency (`deps.CurrentUser`); `build_api`
+includes them under /api/v1, translates every `DomainError` in one handler, serves the OpenAPI document at
 `/api/v1/openapi.json` and Swagger UI at `/api/v1/docs` (assets from the `fastapi-swagger`
 wheel, served from here: no CDN), and answers unknown paths with the JSON 404/405 contract.
 """
 
 from __future__ import annotations
+
+import re
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -22,7 +25,8 @@ from starlette.routing import Match
 from bayes_app.api import auth, citations, conversations, credits, library, maps, runs, session, system, zotero
 from bayes_app.api.errors import (ApiError, handle_domain_error, handle_http_exception, handle_unexpected,
                                   handle_validation_error)
-from bayes_app.api.routing import Op, api_route
+from bayes_app.api.deps import documented_bodies
+from bayes_app.api.responses import ErrorOut
 from bayes_app.errors import DomainError
 
 API_PREFIX = "/api/v1"
@@ -38,18 +42,50 @@ FEATURES = {"System": system, "Session": session, "Tokens": auth, "Library": lib
             "Zotero": zotero}
 
 
-def _known_routes() -> list[Op]:
-    return [o for module in FEATURES.values() for o in module.routes]
+ERRORS: dict[int | str, dict] = {
+    "4XX": {"model": ErrorOut, "description": "Refused (the error says why)"},
+    "5XX": {"model": ErrorOut, "description": "Failed on our side, or a service is unavailable"},
+}
+
+
+def _operation_id(route: APIRoute) -> str:
+    """`get_mindmaps_map_id_nodes`: the method and the path's words (stable for clients)."""
+    path = re.sub(r"\{(\w+)(?::\w+)?\}", r"\1", route.path_format.removeprefix(API_PREFIX))
+    return sorted(route.methods)[0].lower() + re.sub(r"[^A-Za-z0-9]+", "_", path).rstrip("_")
+
+
+def operations(app: FastAPI) -> list[APIRoute]:
+    """Every documented operation of `app`, as routes carrying their full path (FastAPI keeps an
+    included router's routes behind its inclusion; this lists them with the prefix applied)."""
+    found: list[APIRoute] = []
+    for route in app.router.routes:
+        included = getattr(route, "original_router", None)
+        if isinstance(route, APIRoute):
+            found.append(route)
+        elif included is not None:
+            prefix = route.include_context.prefix  # type: ignore[attr-defined]
+            for inner in included.routes:
+                if isinstance(inner, APIRoute):
+                    copy = APIRoute(prefix + inner.path, inner.endpoint, methods=list(inner.methods),
+                                    response_model=inner.response_model, status_code=inner.status_code,
+                                    include_in_schema=inner.include_in_schema, openapi_extra=inner.openapi_extra)
+                    found.append(copy)
+    return [r for r in found if r.include_in_schema]
 
 
 async def _unknown_route(request: Request):
     """404 for unknown paths; 405 (with Allow) when the path exists with other methods."""
-    allowed: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, APIRoute) and route.include_in_schema:
-            match, _ = route.matches(request.scope)
-            if match == Match.PARTIAL and route.methods:
-                allowed |= route.methods
+    allowed = set()
+    for method in ALL_METHODS:
+        scope = {**request.scope, "method": method}
+        for route in request.app.router.routes:  # this API's operations only (Reflex is mounted here too)
+            if getattr(route, "endpoint", None) is _unknown_route or not (
+                    isinstance(route, APIRoute) or hasattr(route, "original_router")):
+                continue
+            match, _ = route.matches(scope)
+            if match == Match.FULL:
+                allowed.add(method)
+                break
     if allowed:
         raise ApiError(405, "method_not_allowed", f"{request.method} is not allowed here.",
                        {"Allow": ", ".join(sorted(allowed))})
@@ -74,21 +110,14 @@ async def _docs(_request: Request) -> HTMLResponse:
 
 
 def _openapi(app: FastAPI) -> dict:
-    """FastAPI's document plus the request body schemas (the handlers read bodies themselves,
-    so FastAPI does not see them: `routing` refers to them by name) and the two ways to
-    authenticate."""
+    """FastAPI's document plus the schemas of the bodies read by hand (sign-in forms posted as
+    form or JSON, multipart uploads read within a bound), which `deps.read_by_hand` refers to."""
     if app.openapi_schema:
         return app.openapi_schema
     doc = get_openapi(title=TITLE, version=VERSION, description=DESCRIPTION, routes=app.routes)
-    bodies = sorted({o.body for o in _known_routes() if o.body is not None}, key=lambda m: m.__name__)
+    bodies = sorted(documented_bodies(), key=lambda m: m.__name__)
     _, defs = models_json_schema([(m, "validation") for m in bodies], ref_template="#/components/schemas/{model}")
-    components = doc.setdefault("components", {})
-    components.setdefault("schemas", {}).update(defs.get("$defs", {}))
-    components["securitySchemes"] = {
-        "bearer": {"type": "http", "scheme": "bearer", "description": "An API token from POST /auth/token."},
-        "session": {"type": "apiKey", "in": "cookie", "name": "bayes_session",
-                    "description": "The browser session (state-changing requests must come from this origin)."},
-    }
+    doc.setdefault("components", {}).setdefault("schemas", {}).update(defs.get("$defs", {}))
     app.openapi_schema = doc
     return doc
 
@@ -103,14 +132,15 @@ def build_api() -> FastAPI:
     registry.register()
     queue.use(DramatiqQueue())
     app = FastAPI(title=TITLE, version=VERSION, openapi_url=API_PREFIX + "/openapi.json", docs_url=None,
-                  redoc_url=None, swagger_ui_oauth2_redirect_url=None,
+                  redoc_url=None, swagger_ui_oauth2_redirect_url=None, generate_unique_id_function=_operation_id,
+                  strict_content_type=False,
                   exception_handlers={DomainError: handle_domain_error, HTTPException: handle_http_exception,
                                       RequestValidationError: handle_validation_error, Exception: handle_unexpected})
     for tag, module in FEATURES.items():
-        for o in module.routes:
-            app.router.routes.append(api_route(o, API_PREFIX, tag))
+        app.include_router(module.router, prefix=API_PREFIX, tags=[tag], responses=ERRORS)
     app.add_api_route(API_PREFIX + "/docs", _docs, methods=["GET"], include_in_schema=False)
-    app.add_api_route(API_PREFIX + "/docs/swagger-ui-bundle.js", _swagger_asset("swagger-ui-bundle.js", "text/javascript"),
+    app.add_api_route(API_PREFIX + "/docs/swagger-ui-bundle.js",
+                      _swagger_asset("swagger-ui-bundle.js", "text/javascript"),
                       methods=["GET"], include_in_schema=False)
     app.add_api_route(API_PREFIX + "/docs/swagger-ui.css", _swagger_asset("swagger-ui.css", "text/css"),
                       methods=["GET"], include_in_schema=False)

@@ -1,14 +1,20 @@
-"""Request helpers shared by the routes: JSON bodies and the authenticated user."""
+"""What every route shares: the strict JSON body reader (`StrictJSONRoute`, the routers'
+route class), and the caller as a dependency (`CurrentUser`, `CookieUser`, `AdminUser`)."""
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, TypeVar
 
+from fastapi import Depends
+from fastapi.routing import APIRoute
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
+from starlette.responses import Response
 
 from bayes_app.app import accounts
 from bayes_app.accounts.service import UserInfo
@@ -154,3 +160,90 @@ async def require_admin(request: Request) -> UserInfo:
     if not user.is_admin:
         raise ApiError(403, "forbidden", "Administrators only.")
     return user
+
+
+_bearer = HTTPBearer(scheme_name="bearer", auto_error=False,
+                     description="An API token from POST /auth/token.")
+_session = APIKeyCookie(name=SESSION_COOKIE, scheme_name="session", auto_error=False,
+                        description="The browser session (state-changing requests must come from this origin).")
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+Cookie = Annotated[str | None, Depends(_session)]
+
+
+async def current_user(request: Request, _bearer: Bearer, _cookie: Cookie) -> UserInfo:
+    """The caller, by `Authorization: Bearer` only (401 otherwise)."""
+    return await require_user(request)
+
+
+async def cookie_user(request: Request, _bearer: Bearer, _cookie: Cookie) -> UserInfo:
+    """The caller, by bearer token or the browser session cookie (read-only routes)."""
+    return await require_user(request, allow_cookie=True)
+
+
+async def admin_user(user: Annotated[UserInfo, Depends(current_user)]) -> UserInfo:
+    """The caller, who must be an administrator (403 otherwise)."""
+    if not user.is_admin:
+        raise ApiError(403, "forbidden", "Administrators only.")
+    return user
+
+
+def token_id(request: Request, _user: Annotated[UserInfo, Depends(current_user)]) -> str | None:
+    """The id of the API token the caller authenticated with (None for a session)."""
+    return getattr(request.state, "token_id", None)
+
+
+CurrentUser = Annotated[UserInfo, Depends(current_user)]
+CookieUser = Annotated[UserInfo, Depends(cookie_user)]
+AdminUser = Annotated[UserInfo, Depends(admin_user)]
+TokenId = Annotated[str | None, Depends(token_id)]
+
+
+class StrictJSONRoute(APIRoute):
+    """The routers' route class: a JSON request body is read within MAX_JSON_BYTES (413) and
+    parsed by the strict reader (`parse_json`: 400 bad_json) before FastAPI validates it
+    against the handler's body model; FastAPI then reuses the parsed value."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        field = self.body_field
+        if field is None or getattr(field.field_info, "media_type", "application/json") != "application/json":
+            return handler
+
+        async def strict(request: Request) -> Response:
+            request._body = await read_body(request)  # Starlette's cache, read once within the bound
+            data = parse_json(request._body)
+            if not isinstance(data, dict):
+                raise ApiError(400, "bad_json", "Request body must be a JSON object.")
+            request._json = data  # Starlette's cache: FastAPI's `request.json()` returns it
+            return await handler(request)
+
+        return strict
+
+
+# ---- documenting what FastAPI does not read itself --------------------------------------------
+FORM_MEDIA = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
+MULTIPART = ("multipart/form-data",)
+REDIRECT = {"description": "Form posts (not JSON) are answered with a redirect to the page to show next",
+            "headers": {"Location": {"schema": {"type": "string"}}}}
+_TEXT = ("text/", "application/x-bibtex", "application/x-ndjson")
+_HAND_READ: set[type[BaseModel]] = set()
+
+
+def read_by_hand(model: type[BaseModel], media: tuple[str, ...]) -> dict[str, Any]:
+    """`openapi_extra` for a body the handler reads itself (a form or JSON; a bounded
+    multipart upload), documented by `model` under each media type."""
+    _HAND_READ.add(model)
+    ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {m: {"schema": ref} for m in media}}}
+
+
+def documented_bodies() -> set[type[BaseModel]]:
+    """The models named by `read_by_hand` (build_api adds their schemas to the document)."""
+    return set(_HAND_READ)
+
+
+def media(*types: str, description: str = "Success") -> dict[str, Any]:
+    """A `responses` entry for a success answered in non-JSON media types."""
+    content = {m: {"schema": {"type": "string"} if m.startswith(_TEXT) else {"type": "string", "format": "binary"}}
+               for m in types}
+    return {"content": content, "description": description}

@@ -50,17 +50,25 @@ async def handle_http_exception(_request: Request, exc: Exception) -> JSONRespon
     return error_response(exc.status_code, code, detail, getattr(exc, "headers", None))
 
 
+def _where(loc: tuple) -> str:
+    return ".".join(str(p) for p in (loc[1:] if loc[:1] == ("body",) else loc))
+
+
 async def handle_validation_error(_request: Request, exc: Exception) -> JSONResponse:
-    """FastAPI's own request validation (a typed parameter it parsed) answers like `read_model`:
-    400 with the JSON error contract, never FastAPI's 422 `{"detail": [...]}`."""
+    """FastAPI's request validation (typed parameters and body models) answers with the JSON
+    error contract, never FastAPI's 422 `{"detail": [...]}`: 400 `missing_fields` naming what
+    is missing, else 400 `invalid` with the first few problems (unknown fields named)."""
     assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    missing = [_where(tuple(e.get("loc", ()))) or "body" for e in errors if e.get("type") == "missing"]
+    if missing and len(missing) == len(errors):
+        return error_response(400, "missing_fields", f"Missing field(s): {', '.join(missing)}.")
     parts = []
-    for e in exc.errors()[:5]:
-        where = ".".join(str(p) for p in e.get("loc", ())) or "request"
-        parts.append(f"{where}: {e.get('msg', 'invalid')}")
-    missing = [e for e in exc.errors() if e.get("type") == "missing"]
-    code = "missing_fields" if missing and len(missing) == len(exc.errors()) else "invalid"
-    return error_response(400, code, "; ".join(parts) + ".")
+    for e in errors[:5]:
+        where = _where(tuple(e.get("loc", ()))) or "body"
+        msg = "unknown field" if e.get("type") == "extra_forbidden" else e.get("msg", "invalid")
+        parts.append(f"{where}: {msg}")
+    return error_response(400, "invalid", "; ".join(parts) + ".")
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, Response, StreamingResponse
 
-from bayes_app.api import schemas
-from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
 from bayes_app.api import responses_zotero as RZ
-from bayes_app.api.routing import op
-
-MULTIPART = ("multipart/form-data",)
-PARTIAL = {"description": "The requested byte range (416 when it cannot be satisfied)",
-           "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}
+from bayes_app.api import schemas
+from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.app import library as app_lib
 from bayes_app.app import zotero as app_zotero
 from bayes_app.library import storage
 from bayes_app.library.structure import ROLES
 from bayes_app.settings import get_settings
+
+router = APIRouter(route_class=StrictJSONRoute)
+D = "/documents/{document_id}"
+PARTIAL = {"description": "The requested byte range (416 when it cannot be satisfied)",
+           "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}
 
 
 def _limit() -> int:
@@ -66,67 +69,71 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     return upload, {k: v for k, v in form.items() if isinstance(v, str)}
 
 
-async def upload_document(request: Request) -> Response:
-    user = await require_user(request)
+@router.post("/documents", status_code=202, response_model=R.UploadedDocument,
+             openapi_extra=read_by_hand(schemas.DocumentUpload, MULTIPART),
+             responses={200: {"model": R.UploadedDocument, "description": "The same file was already there"}},
+             summary="Upload a PDF (multipart `file`); it is indexed in the background "
+                     "(200: the same file was already there)")
+async def upload_document(request: Request, response: Response, user: CurrentUser) -> Any:
     upload, fields = await _upload_field(request)
     collection_ids = [c for c in fields.get("collection_id", "").split(",") if c]
     acc = await run_in_threadpool(app_lib.upload, user.id, upload.file, upload.filename or "upload.pdf",
                                   collection_ids)
     view = await run_in_threadpool(app_lib.document, user.id, acc.document_id)
-    body = view.to_json() | {"duplicate": not acc.created}
-    return JSONResponse(body, status_code=202 if acc.created else 200)
+    response.status_code = 202 if acc.created else 200
+    return view.to_json() | {"duplicate": not acc.created}
 
 
-async def replace_file(request: Request) -> Response:
-    user = await require_user(request)
-    doc_id = request.path_params["document_id"]
-    await run_in_threadpool(app_lib.owned, user.id, doc_id)  # 404 before reading the body
+@router.put(D + "/file", status_code=202, response_model=R.DocumentOut,
+            openapi_extra=read_by_hand(schemas.FileUpload, MULTIPART),
+            responses={200: {"model": R.DocumentOut, "description": "The same file"}},
+            summary="Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)")
+async def replace_file(request: Request, response: Response, user: CurrentUser, document_id: str) -> Any:
+    await run_in_threadpool(app_lib.owned, user.id, document_id)  # 404 before reading the body
     upload, _ = await _upload_field(request)
-    changed = await run_in_threadpool(app_lib.replace_file, user.id, doc_id, upload.file,
+    changed = await run_in_threadpool(app_lib.replace_file, user.id, document_id, upload.file,
                                       upload.filename or "upload.pdf")
-    view = await run_in_threadpool(app_lib.document, user.id, doc_id)
-    return JSONResponse(view.to_json(), status_code=202 if changed else 200)
+    response.status_code = 202 if changed else 200
+    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
 
 
-async def reindex(request: Request) -> Response:
-    user = await require_user(request)
-    doc_id = request.path_params["document_id"]
-    await run_in_threadpool(app_lib.reindex, user.id, doc_id)
-    return JSONResponse((await run_in_threadpool(app_lib.document, user.id, doc_id)).to_json(),
-                        status_code=202)
+@router.post(D + "/reindex", status_code=202, response_model=R.DocumentOut, summary="Index a document again")
+async def reindex(user: CurrentUser, document_id: str) -> Any:
+    await run_in_threadpool(app_lib.reindex, user.id, document_id)
+    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
 
 
-async def list_documents(request: Request) -> Response:
-    user = await require_user(request)
-    views = await run_in_threadpool(app_lib.documents, user.id,
-                                    request.query_params.get("collection_id") or None)
-    return JSONResponse({"documents": [v.to_json() for v in views]})
+@router.get("/documents", response_model=R.DocumentList, summary="List the library's documents")
+async def list_documents(user: CurrentUser, collection_id: Annotated[str | None, Query(
+        description="Only the documents in this collection.")] = None) -> Any:
+    views = await run_in_threadpool(app_lib.documents, user.id, collection_id or None)
+    return {"documents": [v.to_json() for v in views]}
 
 
-async def get_document(request: Request) -> Response:
-    user = await require_user(request)
-    view = await run_in_threadpool(app_lib.document, user.id, request.path_params["document_id"])
-    return JSONResponse(view.to_json())
+@router.get(D, response_model=R.DocumentOut, summary="One document with its indexing progress")
+async def get_document(user: CurrentUser, document_id: str) -> Any:
+    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
 
 
-async def patch_document(request: Request) -> Response:
-    user = await require_user(request)
-    changes = (await read_model(request, schemas.DocumentPatch)).given()
-    doc_id = request.path_params["document_id"]
-    await run_in_threadpool(app_lib.update_metadata, user.id, doc_id, changes)
-    return JSONResponse((await run_in_threadpool(app_lib.document, user.id, doc_id)).to_json())
+@router.patch(D, response_model=R.DocumentOut, summary="Edit a document's metadata or collections")
+async def patch_document(user: CurrentUser, document_id: str, body: schemas.DocumentPatch) -> Any:
+    await run_in_threadpool(app_lib.update_metadata, user.id, document_id, body.given())
+    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
 
 
-async def delete_document(request: Request) -> Response:
-    user = await require_user(request)
-    await run_in_threadpool(app_lib.delete_document, user.id, request.path_params["document_id"])
+@router.delete(D, status_code=204, response_class=Response,
+               summary="Delete a document (its vectors and file are purged)")
+async def delete_document(user: CurrentUser, document_id: str) -> Response:
+    await run_in_threadpool(app_lib.delete_document, user.id, document_id)
     return Response(status_code=204)
 
 
-async def document_file(request: Request) -> Response:
+@router.get(D + "/file", response_class=Response, responses={200: media("application/pdf"), 206: PARTIAL},
+            summary="The document's PDF (one byte range honoured)")
+async def document_file(user: CookieUser, document_id: str, range: Annotated[str | None, Header(
+        alias="Range", description="One byte range, such as bytes=0-1023.")] = None) -> Response:
     """The PDF bytes, for the owner only (Bearer token or the browser's session cookie)."""
-    user = await require_user(request, allow_cookie=True)
-    doc = await run_in_threadpool(app_lib.owned, user.id, request.path_params["document_id"])
+    doc = await run_in_threadpool(app_lib.owned, user.id, document_id)
     safe = "".join(ch for ch in doc.filename if ch.isalnum() or ch in "._- ")[:100] or "document.pdf"
     headers = {"Content-Disposition": f'inline; filename="{safe}"', "Cache-Control": "private, max-age=300",
                "X-Content-Type-Options": "nosniff"}
@@ -136,7 +143,7 @@ async def document_file(request: Request) -> Response:
         if not path.exists():
             raise not_found("file")
         return FileResponse(path, media_type="application/pdf", headers=headers)
-    return await _stream_object(store, doc.file_sha256, request.headers.get("range"), headers)
+    return await _stream_object(store, doc.file_sha256, range, headers)
 
 
 async def _stream_object(store: storage.FileStore, sha: str, range_header: str | None,
@@ -175,90 +182,72 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
     return (start, end) if start <= end < size else None
 
 
+
 # ---- collections ----------------------------------------------------------------------------
-async def list_collections(request: Request) -> Response:
-    user = await require_user(request)
-    return JSONResponse({"collections": await run_in_threadpool(app_lib.collections, user.id)})
+@router.get("/collections", response_model=R.CollectionList, summary="List collections")
+async def list_collections(user: CurrentUser) -> Any:
+    return {"collections": await run_in_threadpool(app_lib.collections, user.id)}
 
 
-async def create_collection(request: Request) -> Response:
-    user = await require_user(request)
-    data = await read_model(request, schemas.CollectionBody)
-    c = await run_in_threadpool(app_lib.create_collection, user.id, data.name)
-    return JSONResponse({"id": c.id, "name": c.name}, status_code=201)
+@router.post("/collections", status_code=201, response_model=R.CollectionOut, summary="Create a collection")
+async def create_collection(user: CurrentUser, body: schemas.CollectionBody) -> Any:
+    c = await run_in_threadpool(app_lib.create_collection, user.id, body.name)
+    return {"id": c.id, "name": c.name}
 
 
-async def patch_collection(request: Request) -> Response:
-    user = await require_user(request)
-    data = await read_model(request, schemas.CollectionBody)
-    c = await run_in_threadpool(app_lib.rename_collection, user.id, request.path_params["collection_id"],
-                                data.name)
-    return JSONResponse({"id": c.id, "name": c.name})
+@router.patch("/collections/{collection_id}", response_model=R.CollectionOut, summary="Rename a collection")
+async def patch_collection(user: CurrentUser, collection_id: str, body: schemas.CollectionBody) -> Any:
+    c = await run_in_threadpool(app_lib.rename_collection, user.id, collection_id, body.name)
+    return {"id": c.id, "name": c.name}
 
 
-async def delete_collection(request: Request) -> Response:
-    user = await require_user(request)
-    await run_in_threadpool(app_lib.delete_collection, user.id, request.path_params["collection_id"])
+@router.delete("/collections/{collection_id}", status_code=204, response_class=Response,
+               summary="Delete a collection (its documents stay)")
+async def delete_collection(user: CurrentUser, collection_id: str) -> Response:
+    await run_in_threadpool(app_lib.delete_collection, user.id, collection_id)
     return Response(status_code=204)
 
 
 # ---- search -----------------------------------------------------------------------------------
-async def search(request: Request) -> Response:
-    user = await require_user(request)
-    q = request.query_params.get("q", "").strip()
-    if not q:
+
+@router.get("/search", response_model=list[R.SearchHit], summary="Search the library's passages")
+async def search(
+    user: CurrentUser,
+    q: Annotated[str, Query(description="The question or keywords.")],
+    k: Annotated[int, Query(description="How many passages to return.")] = 10,
+    document_id: Annotated[list[str] | None, Query(description="Only these documents (repeat the parameter).")] = None,
+    collection_id: Annotated[list[str] | None, Query(
+        description="Only these collections (repeat the parameter).")] = None,
+    include_roles: Annotated[list[str] | None, Query(description=(
+        "Bring back regions left out by default (references, running heads, title blocks): "
+        "role names, repeated or comma-separated."))] = None,
+    all_roles: Annotated[bool, Query(description="Search every region of the pages.")] = False,
+    highlights: Annotated[bool, Query(description="Only passages the user highlighted in Zotero (\"my highlights\").")]
+    = False,
+) -> Any:
+    if not q.strip():
         raise ApiError(400, "missing_fields", "Missing query parameter 'q'.")
-    try:
-        k = int(request.query_params.get("k", "10"))
-    except ValueError:
-        raise ApiError(400, "invalid", "k must be a whole number.") from None
-    doc_ids = request.query_params.getlist("document_id") or None
-    col_ids = request.query_params.getlist("collection_id") or None
-    include = [r for v in request.query_params.getlist("include_roles") for r in v.split(",") if r]
+    include = [r for v in include_roles or [] for r in v.split(",") if r]
     unknown = sorted(set(include) - set(ROLES))
     if unknown:
-        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. "
-                                       f"Roles are: {', '.join(ROLES)}.")
-    all_roles = request.query_params.get("all_roles", "").lower() in ("1", "true", "yes")
-    if request.query_params.get("highlights", "").lower() in ("1", "true", "yes"):  # "my highlights"
-        return JSONResponse(await run_in_threadpool(app_zotero.search_highlights, user.id, q, k, doc_ids, col_ids))
-    hits = await run_in_threadpool(app_lib.search, user.id, q, k, doc_ids, col_ids, include, all_roles)
-    return JSONResponse([h.to_json() for h in hits])
+        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(ROLES)}.")
+    if highlights:  # "my highlights": only passages the user highlighted in Zotero
+        return await run_in_threadpool(app_zotero.search_highlights, user.id, q.strip(), k,
+                                       document_id or None, collection_id or None)
+    hits = await run_in_threadpool(app_lib.search, user.id, q.strip(), k, document_id or None, collection_id or None,
+                                   include, all_roles)
+    return [h.to_json() for h in hits]
 
 
-async def document_annotations(request: Request) -> Response:
+@router.get(D + "/annotations", response_model=RZ.AnnotationList,
+            summary="The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)")
+async def document_annotations(user: CurrentUser, document_id: str) -> Any:
     """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
-    user = await require_user(request)
-    anns = await run_in_threadpool(app_zotero.annotations, user.id, request.path_params["document_id"])
-    return JSONResponse({"annotations": anns})
+    return {"annotations": await run_in_threadpool(app_zotero.annotations, user.id, document_id)}
 
 
-async def document_references(request: Request) -> Response:
+@router.get(D + "/references", response_model=R.ReferenceList, summary="The document's parsed reference list")
+async def document_references(user: CurrentUser, document_id: str) -> Any:
     """The document's reference list, parsed into authors, year, title, venue and DOI."""
-    user = await require_user(request)
-    doc_id = request.path_params["document_id"]
-    refs = await run_in_threadpool(app_lib.references, user.id, doc_id)
-    return JSONResponse({"document_id": doc_id, "count": len(refs), "references": refs})
-
-
-routes = [
-    op("POST", "/documents", upload_document, "Upload a PDF (multipart `file`); it is indexed in the background (200: the same file was already there)", R.UploadedDocument, status=202,
-       body=schemas.DocumentUpload, body_media=MULTIPART, also={200: R.UploadedDocument}),
-    op("GET", "/documents", list_documents, "List the library's documents", R.DocumentList, query=schemas.DocumentsQuery),
-    op("GET", "/documents/{document_id}", get_document, "One document with its indexing progress", R.DocumentOut),
-    op("PATCH", "/documents/{document_id}", patch_document, "Edit a document's metadata or collections", R.DocumentOut, body=schemas.DocumentPatch),
-    op("DELETE", "/documents/{document_id}", delete_document, "Delete a document (its vectors and file are purged)", status=204),
-    op("GET", "/documents/{document_id}/file", document_file, "The document's PDF (one byte range honoured)", media="application/pdf",
-       query=schemas.FileQuery, also={206: PARTIAL}),
-    op("PUT", "/documents/{document_id}/file", replace_file, "Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)", R.DocumentOut, status=202,
-       body=schemas.FileUpload, body_media=MULTIPART, also={200: R.DocumentOut}),
-    op("POST", "/documents/{document_id}/reindex", reindex, "Index a document again", R.DocumentOut, status=202),
-    op("GET", "/documents/{document_id}/annotations", document_annotations,
-       "The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)", RZ.AnnotationList),
-    op("GET", "/documents/{document_id}/references", document_references, "The document's parsed reference list", R.ReferenceList),
-    op("GET", "/collections", list_collections, "List collections", R.CollectionList),
-    op("POST", "/collections", create_collection, "Create a collection", R.CollectionOut, status=201, body=schemas.CollectionBody),
-    op("PATCH", "/collections/{collection_id}", patch_collection, "Rename a collection", R.CollectionOut, body=schemas.CollectionBody),
-    op("DELETE", "/collections/{collection_id}", delete_collection, "Delete a collection (its documents stay)", status=204),
-    op("GET", "/search", search, "Search the library's passages", list[R.SearchHit], query=schemas.SearchQuery),
-]
+    refs = await run_in_threadpool(app_lib.references, user.id, document_id)
+    return {"document_id": document_id, "count": len(refs), "references": refs}

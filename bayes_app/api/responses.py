@@ -1,6 +1,6 @@
 """Response bodies of the HTTP API, as typed models: they describe the JSON in the OpenAPI
-document, and the test suite checks every JSON success response against them
-(`routing.py`). Ids are strings; times are ISO 8601 strings; credits are integer
+document, and FastAPI validates every JSON success response against its route's model
+(a mismatch is a 500). Ids are strings; times are ISO 8601 strings; credits are integer
 micro-credits. Fields a client may ignore are still listed, so the document is complete."""
 
 from __future__ import annotations
@@ -146,6 +146,9 @@ class SearchHit(BaseModel):
     relevance: float | None
     weak: bool
     language: str
+    # with highlights=true ("my highlights"): the Zotero highlight over the passage
+    highlighted: bool | None = None
+    highlight: dict[str, Any] | None = None
 
 
 # ---- runs and conversations -------------------------------------------------------------------

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from fastapi import APIRouter, Header, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
-from bayes_app.api import schemas
-from bayes_app.api.deps import read_model, require_user
 from bayes_app.api import responses as R
-from bayes_app.api.routing import op
+from bayes_app.api import schemas
+from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError
 from bayes_app.app import runs as app_runs
 from bayes_app.runs import events
@@ -21,38 +21,18 @@ from bayes_app.runs.follower import RunFollower
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
+router = APIRouter(route_class=StrictJSONRoute)
 
 
-def _start(user_id: str, kind: str, prompt: Any, scope: Any, conversation_id: Any,
-           edit_message_id: Any = None) -> dict:
-    for name, value in (("prompt", prompt), ("conversation_id", conversation_id),
-                        ("edit_message_id", edit_message_id)):
-        if value is not None and not isinstance(value, str):
-            raise ApiError(400, "bad_request", f"{name} must be a string.")
-    if edit_message_id and not conversation_id:
-        raise ApiError(400, "bad_request", "edit_message_id needs the conversation_id.")
-    return app_runs.start_ask(user_id, kind, prompt, scope, conversation_id, edit_message_id)
+@router.post("/runs", status_code=202, response_model=R.RunStarted,
+             summary="Start a run: an Ask question (kind ask) or a map run")
+async def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
+    return await run_in_threadpool(app_runs.start, user.id, body.given())
 
 
-async def create_run(request: Request) -> Response:
-    user = await require_user(request)
-    raw = (await read_model(request, schemas.RunCreate)).given()
-    from bayes_app.maps.runs import MAP_KINDS
-
-    if raw.get("kind") in MAP_KINDS:  # mindmap runs
-        run = await run_in_threadpool(app_runs.start_map_run, user.id, raw["kind"], raw.get("mindmap_id"),
-                                      raw.get("node_id"), raw.get("prompt"))
-        return JSONResponse(run, status_code=202)
-    if not raw.get("prompt"):
-        raise ApiError(400, "missing_fields", "Missing or empty field(s): prompt.")
-    out = await run_in_threadpool(_start, user.id, raw.get("kind") or "ask", raw["prompt"], raw.get("scope"),
-                                  raw.get("conversation_id"), raw.get("edit_message_id"))
-    return JSONResponse(out, status_code=202)
-
-
-async def get_run(request: Request) -> Response:
-    user = await require_user(request)
-    return JSONResponse(await run_in_threadpool(app_runs.view_owned, user.id, request.path_params["run_id"]))
+@router.get("/runs/{run_id}", response_model=R.RunOut, summary="A run with its status, outcome, credits and usage")
+async def get_run(user: CurrentUser, run_id: str) -> Any:
+    return await run_in_threadpool(app_runs.view_owned, user.id, run_id)
 
 
 def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
@@ -60,10 +40,10 @@ def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
     return app_runs.view_owned(user_id, op_id)
 
 
-async def cancel_run(request: Request) -> Response:
-    user = await require_user(request)
-    out = await run_in_threadpool(_cancel, user.id, request.path_params["run_id"])
-    return JSONResponse(out, status_code=202)
+@router.post("/runs/{run_id}/cancel", status_code=202, response_model=R.RunOut,
+             summary="Stop a run (it settles within a fraction of a second)")
+async def cancel_run(user: CurrentUser, run_id: str) -> Any:
+    return await run_in_threadpool(_cancel, user.id, run_id)
 
 
 async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
@@ -95,16 +75,29 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
         await follower.aclose()
 
 
-async def run_events(request: Request) -> Response:
-    user = await require_user(request, allow_cookie=True)
-    op_id = request.path_params["run_id"]
+Cursor = Annotated[str | None, Query(description="Resume after this event id (as the Last-Event-ID header).")]
+
+
+@router.get("/runs/{run_id}/events", response_class=Response,
+            responses={200: media("text/event-stream", "application/x-ndjson")},
+            summary="The run's events from a cursor (Last-Event-ID), as server-sent events "
+                    "(or NDJSON with format=ndjson)")
+async def run_events(
+    request: Request, user: CookieUser, run_id: str,
+    format: Annotated[Literal["sse", "ndjson"], Query(
+        description="ndjson: one JSON event per line instead of server-sent events.")] = "sse",
+    last_event_id: Cursor = None,
+    after: Annotated[str | None, Query(description="The same as last_event_id.")] = None,
+    last_event_id_header: Annotated[str | None, Header(
+        alias="Last-Event-ID", description="Resume after this event id (browsers send it when reconnecting).")] = None,
+) -> Response:
+    op_id = run_id
     await run_in_threadpool(app_runs.view_owned, user.id, op_id)  # 404 for others' runs
-    raw = (request.headers.get("last-event-id") or request.query_params.get("last_event_id")
-           or request.query_params.get("after"))
+    raw = last_event_id_header or last_event_id or after
     cursor = events.valid_cursor(raw)
     if raw and cursor is None:
         raise ApiError(400, "bad_cursor", "Last-Event-ID must be a stream entry id such as 1700000000000-0.")
-    if request.query_params.get("format") == "ndjson":
+    if format == "ndjson":
         async def ndjson() -> AsyncIterator[str]:
             async for ev in _run_events(request, op_id, cursor):
                 if ev is not None:
@@ -130,10 +123,3 @@ async def run_events(request: Request) -> Response:
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-routes = [
-    op("POST", "/runs", create_run, "Start a run: an Ask question (kind ask) or a map run", R.RunStarted, status=202, body=schemas.RunCreate),
-    op("GET", "/runs/{run_id}", get_run, "A run with its status, outcome, credits and usage", R.RunOut),
-    op("GET", "/runs/{run_id}/events", run_events, "The run's events from a cursor (Last-Event-ID), as server-sent events (or NDJSON with format=ndjson)",
-       media=("text/event-stream", "application/x-ndjson"), query=schemas.EventsQuery),
-    op("POST", "/runs/{run_id}/cancel", cancel_run, "Stop a run (it settles within a fraction of a second)", R.RunOut, status=202),
-]

@@ -37,7 +37,8 @@ class TokenRequest(Body):
 # ---- library -----------------------------------------------------------------------------
 class DocumentPatch(Body):
     title: Title | None = None
-    authors: list[Annotated[StrictStr, Field(max_length=500)]] | Annotated[StrictStr, Field(max_length=5_000)] | None = None
+    authors: (list[Annotated[StrictStr, Field(max_length=500)]] | Annotated[StrictStr, Field(max_length=5_000)]
+              | None) = None
     year: Annotated[StrictInt, Field(ge=1000, le=2999)] | Annotated[StrictStr, Field(max_length=4)] | None = None
     doi: Annotated[StrictStr, Field(max_length=300)] | None = None
     collection_ids: Annotated[list[Id], Field(max_length=500)] | None = None
@@ -178,7 +179,7 @@ class PasswordForm(Form):
     confirm: StrictStr | None = Field(None, description="The new password again; refused if different.")
 
 
-# ---- uploads (multipart/form-data; documentation: the handler reads the parts itself) -------
+# ---- uploads (multipart/form-data; documentation: the handler reads the parts within a bound) ---
 Binary = Annotated[bytes, Field(json_schema_extra={"type": "string", "format": "binary"})]
 
 
@@ -188,52 +189,3 @@ class FileUpload(BaseModel):
 
 class DocumentUpload(FileUpload):
     collection_id: StrictStr | None = Field(None, description="Comma-separated ids of collections to file it in.")
-
-
-# ---- query parameters (one field each; `in: header` marks a header) ------------------------
-class Query(BaseModel):
-    """Base of the query-parameter models: they document what a handler reads from the URL
-    (tests/integration/test_openapi.py checks a handler reads exactly these)."""
-
-
-class SearchQuery(Query):
-    q: StrictStr = Field(description="The question or keywords.")
-    k: StrictInt = Field(10, description="How many passages to return.")
-    document_id: list[StrictStr] | None = Field(None, description="Only these documents (repeat the parameter).")
-    collection_id: list[StrictStr] | None = Field(None, description="Only these collections (repeat the parameter).")
-    include_roles: list[StrictStr] | None = Field(None, description=(
-        "Bring back regions left out by default (references, running heads, title blocks): "
-        "role names, repeated or comma-separated."))
-    all_roles: StrictBool = Field(False, description="Search every region of the pages.")
-    highlights: StrictBool = Field(False, description=(
-        "Only passages the user highlighted in Zotero (\"my highlights\")."))
-
-
-class DocumentsQuery(Query):
-    collection_id: StrictStr | None = Field(None, description="Only the documents in this collection.")
-
-
-class ExportQuery(Query):
-    node_id: StrictStr | None = Field(None, description="Export only this node's branch (md, bib, docx).")
-
-
-class EventsQuery(Query):
-    format: Literal["sse", "ndjson"] = Field("sse", description="ndjson: one JSON event per line instead of server-sent events.")
-    last_event_id: StrictStr | None = Field(None, description="Resume after this event id (as the Last-Event-ID header).")
-    after: StrictStr | None = Field(None, description="The same as last_event_id.")
-    last_event_id_header: StrictStr | None = Field(
-        None, alias="Last-Event-ID", json_schema_extra={"in": "header"},
-        description="Resume after this event id (browsers send it when reconnecting).")
-
-
-class FileQuery(Query):
-    range: StrictStr | None = Field(None, alias="Range", json_schema_extra={"in": "header"},
-                                    description="One byte range, such as bytes=0-1023.")
-
-
-class DisconnectQuery(Query):
-    keep_documents: StrictBool = Field(True, description="false: delete the library's documents too.")
-
-
-class NextQuery(Query):
-    next: StrictStr | None = Field(None, description="Form posts: the page to go to after signing in.")

@@ -8,49 +8,25 @@ HTTPS. The sign-in and sign-up pages post their forms here natively; a form post
 
 from __future__ import annotations
 
-import logging
-from functools import lru_cache
-from typing import Any
+from typing import Annotated
 from urllib.parse import urlencode
 
+from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from bayes_app.app import accounts
-from bayes_app.accounts import service
-from bayes_app.accounts.passwords import HashingBusy
-from bayes_app.accounts.service import AccountError
-from bayes_app.accounts.throttle import LoginThrottle, Refusal
-from bayes_app.api.deps import MAX_JSON_BYTES, SESSION_COOKIE, parse_json
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
-from bayes_app.api.routing import FORM_MEDIA, REDIRECT, op
+from bayes_app.api.deps import (FORM_MEDIA, MAX_JSON_BYTES, REDIRECT, SESSION_COOKIE, Cookie, StrictJSONRoute,
+                                parse_json, read_by_hand)
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
 from bayes_app.errors import DomainError
 from bayes_app.settings import get_settings
 
-log = logging.getLogger("bayes.api.session")
-PUBLIC_PAGES = ("/login", "/register")
-
-
-def safe_next(target: Any) -> str:
-    """Only same-site relative paths are allowed after sign-in (no open redirects)."""
-    if (not isinstance(target, str) or not target.startswith("/") or target.startswith("//")
-            or "\\" in target or target.split("?")[0] in PUBLIC_PAGES):
-        return "/maps"
-    return target
-
-
-@lru_cache(maxsize=4)
-def _throttle(redis_url: str, max_failures: int, window: int) -> LoginThrottle:
-    return LoginThrottle(redis_url, max_failures, window)
-
-
-def login_throttle() -> LoginThrottle:
-    s = get_settings()
-    return _throttle(s.effective_redis_url, s.login_max_failures, s.login_window_minutes)
+router = APIRouter(route_class=StrictJSONRoute)
 
 
 def client_address(request: Request) -> str:
@@ -60,40 +36,6 @@ def client_address(request: Request) -> str:
     if forwarded and direct in get_settings().trusted_proxies:
         return forwarded.split(",")[-1].strip() or direct
     return direct
-
-
-def check_throttle(email: str, client: str) -> Refusal | None:
-    try:
-        return login_throttle().check(email, client)
-    except Exception:  # noqa: BLE001 - Redis down: sign-in must not fail closed for everyone
-        log.warning("login throttle unavailable; allowing the attempt", exc_info=True)
-        return None
-
-
-def record_attempt(email: str, client: str, ok: bool) -> None:
-    try:
-        if ok:
-            login_throttle().succeeded(email)
-        else:
-            login_throttle().failed(email, client)
-    except Exception:  # noqa: BLE001
-        log.warning("login throttle unavailable; attempt not counted", exc_info=True)
-
-
-def throttled_authenticate(email: str, password: str, client: str) -> service.UserInfo:
-    """Check the password under the throttle; raises ApiError 429/401/503."""
-    refusal = check_throttle(email, client)
-    if refusal is not None:
-        raise ApiError(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
-    try:
-        info = accounts.authenticate(email, password)
-    except AccountError:
-        record_attempt(email, client, ok=False)
-        raise
-    except HashingBusy as err:
-        raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
-    record_attempt(email, client, ok=True)
-    return info
 
 
 def _new_session(user_id: str) -> str:
@@ -139,13 +81,16 @@ def _back(page: str, err: DomainError, **extra: str) -> RedirectResponse:
     return RedirectResponse(f"{page}?{urlencode(query)}", status_code=303)
 
 
-async def login(request: Request) -> Response:
+@router.post("/session/login", response_model=R.SessionUser, openapi_extra=read_by_hand(schemas.LoginForm, FORM_MEDIA),
+             responses={303: REDIRECT}, summary="Sign in (form or JSON: email, password); sets the session cookie")
+async def login(request: Request, next: Annotated[str | None, Query(
+        description="Form posts: the page to go to after signing in.")] = None) -> Response:
     raw, wants_json = await _form(request)
     fields = schemas.LoginForm.model_validate(raw)
     email, password = fields.email, fields.password
-    target = safe_next(fields.next or request.query_params.get("next"))
+    target = accounts.safe_next(fields.next or next)
     try:
-        info = await run_in_threadpool(throttled_authenticate, email, password, client_address(request))
+        info = await run_in_threadpool(accounts.sign_in, email, password, client_address(request))
     except DomainError as err:
         if wants_json:
             raise
@@ -157,13 +102,9 @@ async def login(request: Request) -> Response:
     return response
 
 
-def _register(email: str, password: str) -> service.UserInfo:
-    try:
-        return accounts.register(email, password)
-    except HashingBusy as err:
-        raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
-
-
+@router.post("/session/register", status_code=201, response_model=R.SessionUser,
+             openapi_extra=read_by_hand(schemas.RegisterForm, FORM_MEDIA), responses={303: REDIRECT},
+             summary="Create an account (form or JSON: email, password); sets the session cookie")
 async def register(request: Request) -> Response:
     raw, wants_json = await _form(request)
     fields = schemas.RegisterForm.model_validate(raw)
@@ -171,7 +112,7 @@ async def register(request: Request) -> Response:
     try:
         if fields.confirm is not None and fields.confirm != password:
             raise ApiError(400, "passwords_differ", "The two passwords differ.")
-        info = await run_in_threadpool(_register, email, password)
+        info = await run_in_threadpool(accounts.register, email, password)
     except DomainError as err:
         if wants_json:
             raise
@@ -187,42 +128,28 @@ def _end(token: str | None) -> None:
     accounts.end_session(token)
 
 
-async def logout(request: Request) -> Response:
-    await run_in_threadpool(_end, request.cookies.get(SESSION_COOKIE))
+@router.post("/session/logout", status_code=204, response_class=Response, responses={303: REDIRECT},
+             summary="Sign out (ends the session; JSON requests get 204, forms a redirect)")
+async def logout(request: Request, session: Cookie) -> Response:
+    await run_in_threadpool(_end, session)
     wants_json = request.headers.get("content-type", "").startswith("application/json")
     response: Response = Response(status_code=204) if wants_json else RedirectResponse("/login", status_code=303)
     clear_session_cookie(response, request)
     return response
 
 
-def _change_password(token: str | None, old: str, new: str, client: str) -> str:
-    """Check the session and the current password (throttled), change it, start a new session."""
-    user = accounts.session_user(token)
-    email = user.email if user else ""
-    if user is None:
-        raise ApiError(401, "unauthorized", "Your session has ended; sign in again.")
-    refusal = check_throttle(email, client)
-    if refusal is not None:
-        raise ApiError(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
-    try:
-        accounts.change_password(user.id, old, new)
-    except AccountError as err:
-        if err.code == "invalid_credentials":
-            record_attempt(email, client, ok=False)
-        raise
-    except HashingBusy as err:
-        raise ApiError(503, "busy", str(err), {"Retry-After": "5"}) from None
-    return _new_session(user.id)  # older sessions (other browsers) are no longer valid
-
-
-async def change_password(request: Request) -> Response:
+@router.post("/session/password", response_model=R.Changed,
+             openapi_extra=read_by_hand(schemas.PasswordForm, FORM_MEDIA),
+             responses={303: REDIRECT},
+             summary="Change the password (form or JSON: old_password, new_password); starts a new session")
+async def change_password(request: Request, session: Cookie) -> Response:
     raw, wants_json = await _form(request)
     fields = schemas.PasswordForm.model_validate(raw)
     old, new = fields.old_password, fields.new_password
     try:
         if fields.confirm is not None and fields.confirm != new:
             raise ApiError(400, "passwords_differ", "The two new passwords differ.")
-        token = await run_in_threadpool(_change_password, request.cookies.get(SESSION_COOKIE), old, new,
+        token = await run_in_threadpool(accounts.change_password_in_session, session, old, new,
                                         client_address(request))
     except DomainError as err:
         if wants_json:
@@ -234,13 +161,3 @@ async def change_password(request: Request) -> Response:
     return response
 
 
-routes = [
-    op("POST", "/session/password", change_password, "Change the password (form or JSON: old_password, new_password); starts a new session",
-       R.Changed, body=schemas.PasswordForm, body_media=FORM_MEDIA, also={303: REDIRECT}),
-    op("POST", "/session/login", login, "Sign in (form or JSON: email, password); sets the session cookie", R.SessionUser, public=True,
-       body=schemas.LoginForm, body_media=FORM_MEDIA, query=schemas.NextQuery, also={303: REDIRECT}),
-    op("POST", "/session/register", register, "Create an account (form or JSON: email, password); sets the session cookie", R.SessionUser,
-       public=True, status=201, body=schemas.RegisterForm, body_media=FORM_MEDIA, also={303: REDIRECT}),
-    op("POST", "/session/logout", logout, "Sign out (ends the session; JSON requests get 204, forms a redirect)", status=204,
-       also={303: REDIRECT}),
-]

@@ -5,56 +5,45 @@ The API key goes in once (POST) and never comes back out; another user's library
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from typing import Annotated, Any
 
-from bayes_app.api import schemas
-from bayes_app.api.deps import read_model, require_user
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
 from bayes_app.api import responses as R
-from bayes_app.api.routing import op
-from bayes_app.api.errors import ApiError
+from bayes_app.api import schemas
+from bayes_app.api.deps import CurrentUser, StrictJSONRoute
 from bayes_app.app import zotero as app_zotero
 
-
-async def connect(request: Request) -> Response:
-    user = await require_user(request)
-    data = (await read_model(request, schemas.ZoteroConnect)).given()
-    body = await run_in_threadpool(app_zotero.connect, user.id, user.is_admin, data)
-    return JSONResponse(body, status_code=201)
+router = APIRouter(route_class=StrictJSONRoute)
+P = "/zotero/libraries/{library_id}"
 
 
-async def list_libraries(request: Request) -> Response:
-    user = await require_user(request)
-    return JSONResponse({"libraries": await run_in_threadpool(app_zotero.libraries, user.id)})
+@router.post("/zotero/libraries", status_code=201, response_model=R.ZoteroLibraryOut,
+             summary="Connect a Zotero library (API key; the key is stored encrypted) and sync it")
+async def connect(user: CurrentUser, body: schemas.ZoteroConnect) -> Any:
+    return await run_in_threadpool(app_zotero.connect, user.id, user.is_admin, body.given())
 
 
-async def get_library(request: Request) -> Response:
-    user = await require_user(request)
-    return JSONResponse(await run_in_threadpool(app_zotero.library, user.id, request.path_params["library_id"]))
+@router.get("/zotero/libraries", response_model=R.ZoteroLibraryList, summary="List connected Zotero libraries")
+async def list_libraries(user: CurrentUser) -> Any:
+    return {"libraries": await run_in_threadpool(app_zotero.libraries, user.id)}
 
 
-async def sync_now(request: Request) -> Response:
-    user = await require_user(request)
-    body = await run_in_threadpool(app_zotero.sync_now, user.id, request.path_params["library_id"])
-    return JSONResponse(body, status_code=202)
+@router.get(P, response_model=R.ZoteroLibraryOut, summary="One Zotero library with its sync state and problems")
+async def get_library(user: CurrentUser, library_id: str) -> Any:
+    return await run_in_threadpool(app_zotero.library, user.id, library_id)
 
 
-async def disconnect(request: Request) -> Response:
-    user = await require_user(request)
-    keep_raw = request.query_params.get("keep_documents", "true").strip().lower()
-    if keep_raw not in ("true", "false", "1", "0", "yes", "no"):
-        raise ApiError(400, "invalid", "keep_documents must be true or false.")
-    keep = keep_raw in ("true", "1", "yes")
-    await run_in_threadpool(app_zotero.disconnect, user.id, request.path_params["library_id"], keep)
+@router.post(P + "/sync", status_code=202, response_model=R.ZoteroLibraryOut, summary="Sync a Zotero library now")
+async def sync_now(user: CurrentUser, library_id: str) -> Any:
+    return await run_in_threadpool(app_zotero.sync_now, user.id, library_id)
+
+
+@router.delete(P, status_code=204, response_class=Response,
+               summary="Disconnect a Zotero library (its documents stay unless keep_documents=false)")
+async def disconnect(user: CurrentUser, library_id: str, keep_documents: Annotated[bool, Query(
+        description="false: delete the library's documents too.")] = True) -> Response:
+    await run_in_threadpool(app_zotero.disconnect, user.id, library_id, keep_documents)
     return Response(status_code=204)
-
-
-routes = [
-    op("POST", "/zotero/libraries", connect, "Connect a Zotero library (API key; the key is stored encrypted) and sync it", R.ZoteroLibraryOut, status=201, body=schemas.ZoteroConnect),
-    op("GET", "/zotero/libraries", list_libraries, "List connected Zotero libraries", R.ZoteroLibraryList),
-    op("GET", "/zotero/libraries/{library_id}", get_library, "One Zotero library with its sync state and problems", R.ZoteroLibraryOut),
-    op("DELETE", "/zotero/libraries/{library_id}", disconnect, "Disconnect a Zotero library (its documents stay unless keep_documents=false)", status=204,
-       query=schemas.DisconnectQuery),
-    op("POST", "/zotero/libraries/{library_id}/sync", sync_now, "Sync a Zotero library now", R.ZoteroLibraryOut, status=202),
-]

@@ -3,14 +3,77 @@ password changes, API tokens and the first-run progress — each one transaction
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
+from functools import lru_cache
 
 from bayes_app.accounts import onboarding, service
-from bayes_app.accounts.service import UserInfo
+from bayes_app.accounts.passwords import HashingBusy
+from bayes_app.accounts.service import AccountError, UserInfo
+from bayes_app.accounts.throttle import LoginThrottle, Refusal
 from bayes_app.db import session_scope
-from bayes_app.errors import NotFound
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import ApiToken, User
 from bayes_app.settings import get_settings
+
+log = logging.getLogger("bayes.app.accounts")
+PUBLIC_PAGES = ("/login", "/register")
+
+
+class SignInRefused(DomainError):
+    """A sign-in, sign-up or password change refused for now (throttled, hashing busy, the
+    session gone), with the HTTP headers that say when to come back."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(code, message, status)
+        self.headers = headers
+
+
+def safe_next(target: object) -> str:
+    """The page to go to after signing in: only a same-site relative path (no `//host`, no
+    backslash, not a sign-in page), else /maps. The one open-redirect guard of both doors."""
+    if (not isinstance(target, str) or not target.startswith("/") or target.startswith("//")
+            or "\\" in target or target.split("?")[0] in PUBLIC_PAGES):
+        return "/maps"
+    return target
+
+
+@lru_cache(maxsize=4)
+def _throttle(redis_url: str, max_failures: int, window: int) -> LoginThrottle:
+    return LoginThrottle(redis_url, max_failures, window)
+
+
+def login_throttle() -> LoginThrottle:
+    s = get_settings()
+    return _throttle(s.effective_redis_url, s.login_max_failures, s.login_window_minutes)
+
+
+def _check_throttle(email: str, client: str) -> Refusal | None:
+    try:
+        return login_throttle().check(email, client)
+    except Exception:  # noqa: BLE001 - Redis down: sign-in must not fail closed for everyone
+        log.warning("login throttle unavailable; allowing the attempt", exc_info=True)
+        return None
+
+
+def _record_attempt(email: str, client: str, ok: bool) -> None:
+    try:
+        if ok:
+            login_throttle().succeeded(email)
+        else:
+            login_throttle().failed(email, client)
+    except Exception:  # noqa: BLE001
+        log.warning("login throttle unavailable; attempt not counted", exc_info=True)
+
+
+def _refuse_if_throttled(email: str, client: str) -> None:
+    refusal = _check_throttle(email, client)
+    if refusal is not None:
+        raise SignInRefused(429, "rate_limited", refusal.message, {"Retry-After": str(refusal.retry_after_s)})
+
+
+def _busy(err: HashingBusy) -> SignInRefused:
+    return SignInRefused(503, "busy", str(err), {"Retry-After": "5"})
 
 
 def _user(db, user_id: str) -> User:
@@ -40,9 +103,28 @@ def authenticate(email: str, password: str) -> UserInfo:
         return UserInfo.of(service.authenticate(db, email, password))
 
 
+def sign_in(email: str, password: str, client: str) -> UserInfo:
+    """Check the password under the login throttle (per account and per client address):
+    the user, or SignInRefused 429/503, or AccountError for wrong credentials (counted)."""
+    _refuse_if_throttled(email, client)
+    try:
+        info = authenticate(email, password)
+    except AccountError:
+        _record_attempt(email, client, ok=False)
+        raise
+    except HashingBusy as err:
+        raise _busy(err) from None
+    _record_attempt(email, client, ok=True)
+    return info
+
+
 def register(email: str, password: str) -> UserInfo:
-    with session_scope() as db:
-        return UserInfo.of(service.register(db, email, password))
+    """A new account (AccountError for a bad e-mail or password; SignInRefused 503 when busy)."""
+    try:
+        with session_scope() as db:
+            return UserInfo.of(service.register(db, email, password))
+    except HashingBusy as err:
+        raise _busy(err) from None
 
 
 def new_session(user_id: str) -> str:
@@ -67,6 +149,22 @@ def sign_out_everywhere(user_id: str) -> tuple[int, int]:
     transaction; returns (sessions ended, tokens revoked)."""
     with session_scope() as db:
         return service.end_all_sessions(db, user_id), service.revoke_all_api_tokens(db, user_id)
+def change_password_in_session(token: str | None, old: str, new: str, client: str) -> str:
+    """Change the password of the session's user, checking the current one under the login
+    throttle; returns a new session token (older sessions, other browsers, end)."""
+    user = session_user(token)
+    if user is None:
+        raise SignInRefused(401, "unauthorized", "Your session has ended; sign in again.")
+    _refuse_if_throttled(user.email, client)
+    try:
+        change_password(user.id, old, new)
+    except AccountError as err:
+        if err.code == "invalid_credentials":
+            _record_attempt(user.email, client, ok=False)
+        raise
+    except HashingBusy as err:
+        raise _busy(err) from None
+    return new_session(user.id)
 
 
 def tokens(user_id: str) -> list[ApiToken]:

@@ -111,6 +111,26 @@ def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, pro
     return {"id": op_id, "status": status}
 
 
+def start(user_id: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Start the run a client asked for (`POST /runs`): a map kind goes to `start_map_run`
+    (`mindmap_id`, `node_id`, `prompt`), anything else is an Ask question (`prompt` required;
+    `scope`, `conversation_id`, `edit_message_id`). RunRequestError on a refusal."""
+    kind = request.get("kind")
+    if kind in map_runs.MAP_KINDS:
+        return start_map_run(user_id, kind, request.get("mindmap_id"), request.get("node_id"), request.get("prompt"))
+    prompt, conversation_id = request.get("prompt"), request.get("conversation_id")
+    edit_message_id = request.get("edit_message_id")
+    for name, value in (("prompt", prompt), ("conversation_id", conversation_id),
+                        ("edit_message_id", edit_message_id)):
+        if value is not None and not isinstance(value, str):
+            raise service.RunRequestError(400, "bad_request", f"{name} must be a string.")
+    if not prompt:
+        raise service.RunRequestError(400, "missing_fields", "Missing or empty field(s): prompt.")
+    if edit_message_id and not conversation_id:
+        raise service.RunRequestError(400, "bad_request", "edit_message_id needs the conversation_id.")
+    return start_ask(user_id, kind or "ask", prompt, request.get("scope"), conversation_id, edit_message_id)
+
+
 def submit(op_id: str, status: str) -> None:
     """Announce a just-created run on its stream and enqueue it; when that fails, cancel and
     settle it and raise QueueUnavailable."""

@@ -43,7 +43,7 @@ class ModelStream(ABC):
     def _events(self) -> AsyncIterator[StreamEvent]:
         """The provider's raw event stream (an async generator)."""
 
-    async def _abort(self) -> None:
+    async def _abort(self) -> None:  # noqa: B027 - optional hook: a provider overrides it if it can interrupt
         """Interrupt an `_events()` step running in another task (close the transport)."""
 
     # ---- iteration -----------------------------------------------------------------------

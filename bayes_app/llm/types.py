@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from bayes_app.llm.stream import ModelStream
@@ -83,7 +83,7 @@ class Done:
     finish_reason: str | None
 
 
-StreamEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, ToolCall, Usage, Done]
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCall | Usage | Done
 
 
 # ---- results ------------------------------------------------------------------------------

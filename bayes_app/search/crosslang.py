@@ -10,9 +10,10 @@ is embedded by both models. Besides today's two lists (BM25 and the English Mini
 each non-English language of the library contributes one ranked list: its passages ordered by
 multilingual cosine, weighted in the RRF by :func:`cross_weight` — up to :data:`CROSS_WEIGHT`,
 so that a close German match counts as much as an English passage that leads both English
-lists, and nothing under :data:`CROSS_FLOOR`. (Across languages the multilingual model's cosines are not comparable: an English
-passage on the same topic outscores the faithful translation, which is why one ranking over
-all passages fails in a mixed library; ``benchmarks/crosslang.py`` measures it.)
+lists, and nothing under :data:`CROSS_FLOOR`. (Across languages the multilingual model's
+cosines are not comparable: an English passage on the same topic outscores the faithful
+translation, which is why one ranking over all passages fails in a mixed library;
+``benchmarks/crosslang.py`` measures it.)
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def _run(ctx: _Ctx, since: int, full: bool) -> int:
         if current == since and not _pending_work(ctx):
             ctx.result.outcome = "unchanged"
             return since
-    for attempt in range(MAX_RESTARTS + 1):
+    for _attempt in range(MAX_RESTARTS + 1):
         try:
             version = _web_pass(ctx, 0 if full else since, full)
             break

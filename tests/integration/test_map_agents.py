@@ -36,9 +36,11 @@ from tests.support.maplib import assert_provenance, ingest
 from tests.support.procs import free_port, restore_env, start_index
 
 MODEL = "gpt-4o-mini"
-Q1 = "the decision token is presented before the rationale, allowing the Selector to act as a single-token reward model during the Crawler training"
+Q1 = ("the decision token is presented before the rationale, allowing the Selector to act as a single-token "
+      "reward model during the Crawler training")
 Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
+SELECTOR_CLAIM = "Putting the decision before the rationale lets the Selector act as a single-token reward model."
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
 Q1_DUP = "Additionally, the token probability of the decision token can be used to rank search results."
 FIGURE_QUOTE = "Crawler Paper Queue User Query Selector"  # text inside pasa.pdf's Figure 1
@@ -139,10 +141,10 @@ def test_scripted_build_map_provenance_and_contradiction(env):
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
             Script.reply(claims_json(
-                ("Putting the decision before the rationale lets the Selector act as a single-token reward model.", Q1, n1),
+                (SELECTOR_CLAIM, Q1, n1),
                 ("PaSa always finds every paper.", FAKE_QUOTE, n1),
                 # the same claim again, citing another sentence: merged into the first node
-                ("Putting the decision before the rationale lets the Selector act as a single-token reward model.",
+                (SELECTOR_CLAIM,
                  Q1_DUP, n1)), match="ASPECT: Decision order"),
             Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
                          match="ROLE: critic"),

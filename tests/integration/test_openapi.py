@@ -1,17 +1,12 @@
 """The API's OpenAPI document: valid OpenAPI, every operation in it with its body, response
-and credentials; and the response check that keeps it true (api/routing.py)."""
+and credentials; and FastAPI's response validation that keeps it true."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import re
 import uuid
 
 import pytest
 from openapi_spec_validator import validate
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.testclient import TestClient
 
 
@@ -32,82 +27,56 @@ def test_the_document_is_valid_openapi(doc):
 
 
 def test_every_route_of_the_app_is_in_the_document_with_its_methods(doc):
-    from fastapi.routing import APIRoute
+    from bayes_app.api import build_api, operations
 
-    from bayes_app.api import build_api
-
-    served = {}
-    for route in build_api().routes:
-        if isinstance(route, APIRoute) and route.include_in_schema:
-            served.setdefault(route.path_format, set()).update(m.lower() for m in route.methods)
+    served: dict[str, set[str]] = {}
+    for route in operations(build_api()):
+        served.setdefault(route.path_format, set()).update(m.lower() for m in route.methods)
     documented = {path: set(item) for path, item in doc["paths"].items()}
     assert len(served) >= 45 and sum(map(len, served.values())) >= 60
     assert documented == served
 
 
-def test_every_operation_is_documented_with_its_contract(doc):
-    from bayes_app.api import _known_routes
-    from bayes_app.api.routing import _PARAM
+def _operations() -> list:
+    from bayes_app.api import build_api, operations
 
-    ops = _known_routes()
-    assert len(ops) >= 60
+    return operations(build_api())
+
+
+def test_every_operation_is_documented_with_its_contract(doc):
+    """Summary, tag, the error answers, its body (typed or read by hand), its path parameters,
+    its non-JSON media types, and credentials unless it is one of the public operations."""
+    public = {("GET", "/api/v1/health"), ("POST", "/api/v1/session/login"), ("POST", "/api/v1/session/register"),
+              ("POST", "/api/v1/auth/token")}
+    routes = _operations()
+    assert len(routes) >= 60
     schemas = doc["components"]["schemas"]
-    for o in ops:
-        path = "/api/v1" + _PARAM.sub(r"{\1}", o.path)
-        operation = doc["paths"][path][o.method.lower()]
-        assert operation["summary"] and operation["tags"], (o.method, o.path)
-        assert {"4XX", "5XX"} <= set(operation["responses"])
-        if o.body is not None:
-            content = operation["requestBody"]["content"]
-            assert set(content) == set(o.body_media), (o.method, o.path)
-            for media in content.values():
-                assert media["schema"]["$ref"].rsplit("/", 1)[1] in schemas
+    for route in routes:
+        (method,) = route.methods
+        where = (method, route.path)
+        operation = doc["paths"][route.path_format][method.lower()]
+        assert operation["summary"] and operation["tags"], where
+        assert {"4XX", "5XX"} <= set(operation["responses"]), where
+        if route.body_field is not None or "requestBody" in (route.openapi_extra or {}):
+            for media in operation["requestBody"]["content"].values():
+                assert media["schema"]["$ref"].rsplit("/", 1)[1] in schemas, where
         else:
-            assert "requestBody" not in operation, (o.method, o.path)
-        for status, model in o.models().items():
-            content = operation["responses"][str(status)]["content"]["application/json"]
-            assert content["schema"], (o.method, o.path, status)
-        for media in o.media:
-            assert media in operation["responses"][str(o.status)]["content"], (o.method, o.path)
+            assert "requestBody" not in operation, where
+        if route.response_model is not None:
+            content = operation["responses"][str(route.status_code or 200)]["content"]["application/json"]
+            assert content["schema"], where
         names = {(p["in"], p["name"]) for p in operation.get("parameters", [])}
-        assert {("path", n) for n in _PARAM.findall(o.path)} <= names
-        if o.query is not None:
-            assert len(names) == len(_PARAM.findall(o.path)) + len(o.query.model_fields)
-        assert ("security" in operation) != o.public, (o.method, o.path)
+        assert {("path", n) for n in route.param_convertors} <= names, where
+        assert ("security" in operation) != (where in public), where
+    export = doc["paths"]["/api/v1/mindmaps/{map_id}/export.{fmt}"]["get"]["responses"]["200"]["content"]
+    assert {"application/json", "text/markdown", "application/x-bibtex"} <= set(export)
+    events = doc["paths"]["/api/v1/runs/{run_id}/events"]["get"]
+    assert {"text/event-stream", "application/x-ndjson"} <= set(events["responses"]["200"]["content"])
+    assert ("header", "Last-Event-ID") in {(p["in"], p["name"]) for p in events["parameters"]}
+    upload = doc["paths"]["/api/v1/documents"]["post"]
+    assert set(upload["requestBody"]["content"]) == {"multipart/form-data"} and "200" in upload["responses"]
     # the fallback, the docs and their assets are not operations
     assert not [p for p in doc["paths"] if "{path}" in p or "/docs" in p]
-
-
-_READS_MODEL = re.compile(r"(?:read_model\(request, schemas\.(\w+)\)|schemas\.(\w+)\.model_validate)")
-_READS_QUERY = re.compile(r"query_params\.(?:get|getlist)\(\"([\w-]+)\"")
-_READS_HEADER = re.compile(r"headers\.get\(\"([\w-]+)\"")
-_READS_PATH = re.compile(r"path_params\[\"(\w+)\"\]")
-_TRANSPORT_HEADERS = {"content-type", "content-length", "authorization"}
-
-
-def test_the_document_declares_what_each_handler_reads():
-    """The declarations cannot drift from the code: the body model a handler validates, the
-    query parameters and headers it reads and the path parameters it uses are the ones its
-    operation declares (read from the handler's source)."""
-    from bayes_app.api import _known_routes
-    from bayes_app.api.routing import _PARAM
-    from bayes_app.api.schemas import FileUpload
-
-    for o in _known_routes():
-        where = (o.method, o.path)
-        source = inspect.getsource(o.handler)
-        models = {a or b for a, b in _READS_MODEL.findall(source)}
-        if o.body is not None and issubclass(o.body, FileUpload):
-            assert "_upload_field(request)" in source and not models, where
-            assert all(f in source for f in o.body.model_fields if f != "file"), where
-        else:
-            assert models == ({o.body.__name__} if o.body else set()), where
-        fields = o.query.model_fields.items() if o.query else []
-        declared = {(f.alias or n).lower(): (f.json_schema_extra or {}).get("in", "query") for n, f in fields}
-        assert set(_READS_QUERY.findall(source)) == {n for n, w in declared.items() if w == "query"}, where
-        headers = {h.lower() for h in _READS_HEADER.findall(source)} - _TRANSPORT_HEADERS
-        assert headers == {n for n, w in declared.items() if w == "header"}, where
-        assert set(_READS_PATH.findall(source)) <= set(_PARAM.findall(o.path)), where
 
 
 def test_fastapi_validation_errors_keep_the_json_error_contract():
@@ -141,39 +110,45 @@ def test_unknown_paths_keep_the_json_404_and_405_contract():
         assert r.json()["error"]["code"] == "method_not_allowed"
 
 
-def test_a_response_that_does_not_match_its_model_is_a_500(monkeypatch):
+def test_a_response_that_does_not_match_its_model_is_a_500():
+    """FastAPI validates every JSON answer against its route's response model: a handler that
+    drifts from the document fails loudly (500 with the JSON error contract), never silently."""
+    from fastapi.routing import APIRoute
+
+    from bayes_app.api import build_api
     from bayes_app.api import responses as R
-    from bayes_app.api import routing
-    from bayes_app.settings import get_settings
 
-    async def wrong(_request: Request) -> JSONResponse:
-        return JSONResponse({"mindmaps": [{"id": "m1"}]})  # node_count, title … missing
+    async def wrong() -> dict:
+        return {"mindmaps": [{"id": "m1"}]}  # node_count, title … missing
 
-    async def right(_request: Request) -> JSONResponse:
-        return JSONResponse({"revision": 3})
+    async def right() -> dict:
+        return {"revision": 3, "extra": "dropped"}
 
-    async def accepted_wrong(_request: Request) -> JSONResponse:
-        return JSONResponse({"revision": 3}, status_code=202)  # 202 is documented as a RunStarted
+    app = build_api()
+    app.router.routes.insert(0, APIRoute("/api/v1/probe/wrong", wrong, methods=["GET"], response_model=R.MapList))
+    app.router.routes.insert(0, APIRoute("/api/v1/probe/right", right, methods=["GET"], response_model=R.Revision))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        bad = c.get("/api/v1/probe/wrong")
+        assert bad.status_code == 500 and bad.json()["error"]["code"] == "internal_error"
+        assert c.get("/api/v1/probe/right").json() == {"revision": 3}
 
-    async def accepted_right(_request: Request) -> JSONResponse:
-        return JSONResponse({"run": {"id": "r1", "status": "queued"}}, status_code=202)
 
-    monkeypatch.setenv("BAYES_API_CHECK_RESPONSES", "1")
-    get_settings.cache_clear()
-    try:
-        scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "query_string": b""}
+def test_strict_json_bodies_are_read_before_fastapi_validates():
+    """The routers' route class reads a typed JSON body strictly (bad_json for NaN, lone
+    surrogates, non-objects; 413 past the bound) and FastAPI then validates the model."""
+    from bayes_app.api import build_api
+    from bayes_app.api.deps import MAX_JSON_BYTES
 
-        def call(handler, response=R.Revision, **kw):
-            return asyncio.run(routing._checked(routing.op("GET", "/x", handler, "x", response, **kw))(Request(scope)))
-
-        out_bad, out_good = call(wrong, R.MapList), call(right)
-        also = {202: R.SupportRun}
-        out_202_bad, out_202_good = call(accepted_wrong, also=also), call(accepted_right, also=also)
-    finally:
-        get_settings.cache_clear()
-    assert out_bad.status_code == 500 and b"GET /x" in out_bad.body
-    assert out_good.status_code == 200
-    assert out_202_bad.status_code == 500 and out_202_good.status_code == 202, out_202_good.body
+    with TestClient(build_api()) as c:
+        for raw in (b'{"email": NaN}', b'{"email": "\\ud800", "password": "x"}', b"[1]", b"", b"{oops"):
+            r = c.post("/api/v1/auth/token", content=raw, headers={"content-type": "application/json"})
+            assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", raw
+        big = c.post("/api/v1/auth/token", content=b" " * (MAX_JSON_BYTES + 1))
+        assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
+        extra = c.post("/api/v1/auth/token", json={"email": "a@b.c", "password": "x", "admin": True})
+        assert extra.status_code == 400 and "admin: unknown field" in extra.json()["error"]["message"]
+        missing = c.post("/api/v1/auth/token", json={"email": "a@b.c"})
+        assert missing.json()["error"] == {"code": "missing_fields", "message": "Missing field(s): password."}
 
 
 def test_sign_in_forms_read_through_their_models(app_stack):
@@ -193,7 +168,8 @@ def test_sign_in_forms_read_through_their_models(app_stack):
                                                  "confirm": "pw-0123456789", "extra": "ignored"})
         assert made.status_code == 201 and made.json()["user"]["email"] == email
         change = {"old_password": "pw-0123456789", "new_password": "new-0123456789"}
-        assert c.post("/session/password", json=change | {"confirm": "nope"}).json()["error"]["code"] == "passwords_differ"
+        differ = c.post("/session/password", json=change | {"confirm": "nope"})
+        assert differ.json()["error"]["code"] == "passwords_differ"
         assert c.post("/session/password", json=change).json() == {"changed": True}
     ok = httpx.post(f"{api}/session/login", data={"email": email, "password": "new-0123456789"},
                     params={"next": "/library"})

@@ -170,15 +170,15 @@ _bodies = st.one_of(
 
 
 def _routes(map_id: str, node_id: str, doc_id: str, coll_id: str) -> list[tuple[str, str]]:
-    from bayes_app.api import _known_routes
+    from bayes_app.api import API_PREFIX, build_api, operations
 
     ids = {"map_id": map_id, "node_id": node_id, "document_id": doc_id, "collection_id": coll_id,
            "citation_id": "nope", "proposal_id": "nope", "decision": "accept", "run_id": "nope",
            "conversation_id": "nope", "library_id": "nope", "token_id": "nope", "model": "fuzz-model",
            "fmt": "json"}
     out = []
-    for route in _known_routes():
-        path = route.path
+    for route in operations(build_api()):
+        path = route.path.removeprefix(API_PREFIX)
         for k, v in ids.items():
             path = path.replace("{" + k + "}", v).replace("{" + k + ":str}", v).replace("{" + k + ":path}", v)
         for method in sorted(route.methods or []):

@@ -25,7 +25,7 @@ def test_connect_sync_ingest_and_incremental(user_api, fake_zotero, app_stack):
     a = user_api()
     uid, key = new_ids()
     zlib = fake_zotero.add_user(uid, key, username="ada")
-    atts = seed_recorded(zlib, pdf_for=3)
+    seed_recorded(zlib, pdf_for=3)
     items = [d["key"] for d in recorded_items()]
     zlib.add_pdf(items[5], "WEBDAV02", b"%PDF-1.4 not stored", with_file=False)
 

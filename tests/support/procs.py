@@ -288,7 +288,6 @@ def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
         BAYES_DATA_DIR=str(data_dir), BAYES_PORT=str(port), REFLEX_USE_NPM="1",
         BAYES_INDEX_PORT=str(free_port()),
         REFLEX_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1",
-        BAYES_API_CHECK_RESPONSES="1",  # documented response models are checked (api/routing.py)
     )
     env.update(extra)
     return env

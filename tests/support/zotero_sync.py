@@ -68,7 +68,7 @@ def snapshot(db_url: str, owner_id: str) -> dict:
         names = {c.id: c.name for c in s.exec(select(Collection).where(Collection.owner_id == owner_id))}
         out = {}
         for d in docs:
-            cols = sorted(names[l.collection_id] for l in s.exec(
+            cols = sorted(names[link.collection_id] for link in s.exec(
                 select(DocumentCollection).where(DocumentCollection.document_id == d.id)))
             out[d.zotero_attachment_key] = (d.title, cols, d.zotero_version)
         return out

@@ -23,7 +23,8 @@ from bayes_app.maps.sentences import (candidate_sentences, claim_problem, clean_
     ("Crawler Paper Queue User Query Selector User Query Select / Drop [Search] [Expand] [Stop] Figure 1: "
      "Architecture of PaSa.", "figure_text"),
     ("Queries: Table 10: The prompt for GPT-4o to generate search queries from the user query.", "figure_text"),
-    ("Equation 3 is an approximation and gives contributions with an expectation term as ϕ0 + P i=1 ϕi(⃗x) = ˆf(⃗x).",
+    ("Equation 3 is an approximation and gives contributions with an expectation term as "
+     "ϕ0 + P i=1 ϕi(⃗x) = ˆf(⃗x).",
      "equation_or_numbers"),
     ("0.6563 0.5798 PaSa-7b-ensemble 0.7503 0.4938 0.6488 0.7281 0.6877 0.5986 Table 6: Results.", "figure_text"),
     ("You are an elite researcher in the field of AI, please generate some mutually exclusive queries.",

@@ -82,3 +82,88 @@ def test_no_product_module_is_over_500_lines():
     long = {str(p.relative_to(ROOT)): n for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
     assert not long, long
+
+
+# The front doors (pages' states, components, the HTTP API) reach the domain through the
+# application layer: they import it, the errors, the settings and these view helpers only.
+DOOR_MAY_IMPORT = ("bayes_app.app", "bayes_app.errors", "bayes_app.settings", "bayes_app.api",
+                   "bayes_app.registry",  # build_api is the web process's composition root
+                   "bayes_app.credits.pricing.format_credits", "bayes_app.search.crosslang.language_name",
+                   "bayes_app.search.highlight", "bayes_app.accounts.passwords.PASSWORD_RULES")
+# What they still import from the domain directly, each to become a use case or a view helper.
+# The list may only shrink: a new direct import fails, and so does an entry no longer imported.
+DOOR_DEBTS = {
+    ("bayes_app.api.credits", "bayes_app.models.ModelPrice"),
+    ("bayes_app.api.deps", "bayes_app.accounts.service.UserInfo"),
+    ("bayes_app.api.library", "bayes_app.library.storage"),
+    ("bayes_app.api.library", "bayes_app.library.structure.ROLES"),
+    ("bayes_app.api.library", "bayes_app.library.uploads"),
+    ("bayes_app.api.maps", "bayes_app.maps.citations"),
+    ("bayes_app.api.maps", "bayes_app.maps.export"),
+    ("bayes_app.api.maps", "bayes_app.maps.service"),
+    ("bayes_app.api.runs", "bayes_app.redis_client.new_async_redis"),
+    ("bayes_app.api.runs", "bayes_app.runs.events"),
+    ("bayes_app.api.runs", "bayes_app.runs.follower.RunFollower"),
+    ("bayes_app.api.system", "bayes_app.health.check_health"),
+    ("components.admin", "bayes_app.models.RunStatus"),
+    ("components.zotero", "bayes_app.zotero.service.LOCAL_LABEL"),
+    ("state.account", "bayes_app.accounts.service.AccountError"),
+    ("state.admin", "bayes_app.credits.pricing"),
+    ("state.admin", "bayes_app.models.MICRO"),
+    ("state.admin", "bayes_app.models.utcnow"),
+    ("state.auth", "bayes_app.accounts.passwords"),
+    ("state.chat", "bayes_app.credits.pricing.display_credits"),
+    ("state.chat", "bayes_app.llm.factory.is_offline"),
+    ("state.chat", "bayes_app.models.RunStatus"),
+    ("state.chat", "bayes_app.redis_client.new_async_redis"),
+    ("state.chat", "bayes_app.runs.events"),
+    ("state.chat", "bayes_app.runs.follower.RunFollower"),
+    ("state.chat", "bayes_app.runs.service"),
+    ("state.chat", "bayes_app.search.crosslang.foreign_label"),
+    ("state.credits", "bayes_app.credits.pricing.display_credits"),
+    ("state.library", "bayes_app.library.documents"),
+    ("state.library", "bayes_app.models.DocStatus"),
+    ("state.library", "bayes_app.search.crosslang"),
+    ("state.map_edits", "bayes_app.maps.citations"),
+    ("state.map_edits", "bayes_app.maps.errors.MapNotFound"),
+    ("state.map_edits", "bayes_app.maps.service"),
+    ("state.maps", "bayes_app.maps.errors.MapError"),
+    ("state.maps", "bayes_app.maps.errors.MapNotFound"),
+    ("state.maps", "bayes_app.maps.service"),
+    ("state.mindmap", "bayes_app.credits.pricing.display_credits"),
+    ("state.mindmap", "bayes_app.llm.factory.is_offline"),
+    ("state.mindmap", "bayes_app.maps.errors.MapError"),
+    ("state.mindmap", "bayes_app.maps.errors.MapNotFound"),
+    ("state.mindmap", "bayes_app.maps.live.LiveMap"),
+    ("state.mindmap", "bayes_app.maps.live.build_graph"),
+    ("state.mindmap", "bayes_app.maps.live.support_level"),
+    ("state.mindmap", "bayes_app.maps.runs"),
+    ("state.mindmap", "bayes_app.maps.service"),
+    ("state.mindmap", "bayes_app.models.NodeKind"),
+    ("state.mindmap", "bayes_app.models.RunStatus"),
+    ("state.mindmap", "bayes_app.redis_client.new_async_redis"),
+    ("state.mindmap", "bayes_app.runs.events"),
+    ("state.mindmap", "bayes_app.runs.follower.RunFollower"),
+    ("state.mindmap", "bayes_app.runs.service.RunRequestError"),
+    ("state.mindmap", "bayes_app.search.crosslang.foreign_label"),
+    ("state.processes", "bayes_app.health.supervised_processes"),
+    ("state.search", "bayes_app.search.hybrid.all_weak"),
+    ("state.viewer", "bayes_app.library.documents"),
+    ("state.viewer", "bayes_app.library.highlight.locate"),
+    ("state.zotero", "bayes_app.zotero.service"),
+}
+
+
+def _door_imports() -> set[tuple[str, str]]:
+    found = {(s, d) for s, d in IMPORTS
+             if _under(s, "state", "components", "bayes_app.api") and _under(d, "bayes_app")
+             and d != "bayes_app" and not _under(d, *DOOR_MAY_IMPORT)}  # `from bayes_app import x`: x is checked
+    return {(s, d) for s, d in found if not any(s == s2 and d2 != d and d2.startswith(d + ".") for s2, d2 in found)}
+
+
+def test_front_doors_reach_the_domain_only_through_the_app_layer() -> None:
+    found = _door_imports()
+    assert not found - DOOR_DEBTS, "new direct domain imports from a front door: " + ", ".join(
+        f"{s} → {d}" for s, d in sorted(found - DOOR_DEBTS))
+    assert not DOOR_DEBTS - found, "no longer imported (remove from DOOR_DEBTS): " + ", ".join(
+        f"{s} → {d}" for s, d in sorted(DOOR_DEBTS - found))

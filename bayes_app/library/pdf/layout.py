@@ -168,8 +168,8 @@ def text_rects(source: PdfSource, page_number: int, start: int, end: int
                     return []
                 rects = []
                 for i in range(textpage.count_rects(start, end - start)):
-                    l, b, r, t = textpage.get_rect(i)
-                    rects.append(((l - left) / width, (top - t) / height,
+                    x0, b, r, t = textpage.get_rect(i)
+                    rects.append(((x0 - left) / width, (top - t) / height,
                                   (r - left) / width, (top - b) / height))
                 return rects
             finally:

@@ -1,0 +1,84 @@
+"""The workers' Dramatiq middleware (added to the broker in one place, `jobs.broker.build_broker`):
+the heartbeat health reads, the run engine's abort listener and poll interval, and the
+bookkeeping of sent ingestion messages."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from dramatiq.middleware import Middleware
+
+from bayes_app.redis_client import get_redis
+from bayes_app.runs import control
+from bayes_app.workers import HEARTBEAT_EVERY_S, clear_heartbeat, publish_heartbeat
+
+log = logging.getLogger("bayes.jobs")
+ENQUEUED_KEY = "bayes:ingest-enqueued:{}:{}"
+ENQUEUED_TTL_S = 7 * 24 * 3600
+
+
+class WorkerHeartbeat(Middleware):
+    """Publishes this worker process's heartbeat to Redis so /api/v1/health can see it."""
+
+    def __init__(self, keep_on: threading.Event | None = None) -> None:
+        self._stop = threading.Event()
+        # Set while the process is recycled on purpose: its heartbeat then stays until it
+        # expires, so health does not flap for the few seconds its replacement needs to boot.
+        self._keep_on = keep_on or threading.Event()
+
+    def before_worker_boot(self, broker, worker) -> None:
+        queues = sorted(broker.get_declared_queues())
+
+        def beat() -> None:
+            while not self._stop.is_set():
+                try:
+                    publish_heartbeat(get_redis(), queues)
+                except Exception as err:  # noqa: BLE001 - Redis may be down for a while
+                    log.warning("worker heartbeat failed: %s", err)
+                self._stop.wait(HEARTBEAT_EVERY_S)
+
+        threading.Thread(target=beat, name="bayes-heartbeat", daemon=True).start()
+
+    def before_worker_shutdown(self, broker, worker) -> None:
+        self._stop.set()
+        if self._keep_on.is_set():
+            return
+        try:
+            clear_heartbeat(get_redis())
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class RunControl(Middleware):
+    """Per worker process: start the abort listener; poll queues at most every
+    BAYES_WORKER_POLL_MS (Dramatiq's default idle backoff is up to 1 s)."""
+
+    def before_worker_boot(self, broker, worker) -> None:
+        from bayes_app.settings import get_settings
+
+        worker.worker_timeout = get_settings().worker_poll_ms
+        control.get_listener(start=True)
+        threading.Thread(target=_warm_up, name="bayes-warmup", daemon=True).start()
+
+
+def _warm_up() -> None:
+    """Load the tokenizer now, so the first cancelled run does not pay for it while
+    estimating its usage."""
+    try:
+        from bayes_app.llm.tokens import count_tokens
+
+        count_tokens("warm up")
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class IngestEnqueued(Middleware):
+    """Remember every ingestion message that was sent (document, generation), so the reaper
+    (`jobs.maintenance.reap_ingestion`) re-sends only the queued documents that never were,
+    e.g. the demo library created before Redis was up."""
+
+    def after_enqueue(self, broker, message, delay) -> None:
+        if message.actor_name == "ingest_document":
+            document_id, generation = message.args[:2]
+            get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=ENQUEUED_TTL_S)
