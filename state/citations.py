@@ -9,8 +9,7 @@ from urllib.parse import quote
 import reflex as rx
 
 from bayes_app.app import citations as app_cit
-from bayes_app.library import documents as lib
-from bayes_app.library.citation_graph import LinkedPaper, MissingPaper
+from bayes_app.app.citations import LinkedPaper, MissingPaper
 from state.auth import AuthState
 
 
@@ -43,7 +42,7 @@ class CitationGraphState(AuthState):
         parts = [p for p in self.router.url.path.split("/") if p]
         try:
             view = app_cit.document_citations(self.user_id, parts[1] if len(parts) >= 2 else "")
-        except lib.NotFound:
+        except app_cit.NotFound:
             return
         self.cites = [_linked_row(p) for p in view.cites]
         self.cited_by = [_linked_row(p) for p in view.cited_by]

@@ -8,18 +8,23 @@ from sqlmodel import col, select
 from bayes_app.db import session_scope
 from bayes_app.library import citation_graph as graph
 from bayes_app.library import documents as lib
+from bayes_app.library.citation_graph import DocumentCitations, LinkedPaper, MissingPaper
+from bayes_app.library.documents import NotFound
+
+__all__ = ["DocumentCitations", "LinkedPaper", "MissingPaper", "NotFound", "document_citations", "map_cited_by_counts",
+           "map_missing", "missing", "rebuild"]
 from bayes_app.maps.access import get_map
 from bayes_app.models import Citation
 
 
-def document_citations(user_id: str, document_id: str) -> graph.DocumentCitations:
+def document_citations(user_id: str, document_id: str) -> DocumentCitations:
     """The library documents one document cites and is cited by (NotFound unless theirs)."""
     with session_scope() as db:
         lib.get_owned(db, user_id, document_id)
         return graph.citations_of(db, user_id, document_id)
 
 
-def missing(user_id: str, collection_id: str | None = None) -> list[graph.MissingPaper]:
+def missing(user_id: str, collection_id: str | None = None) -> list[MissingPaper]:
     """Papers cited by ≥ 2 documents of the library (or of one collection) that it lacks."""
     with session_scope() as db:
         ids = None
@@ -35,7 +40,7 @@ def _map_documents(db, user_id: str, map_id: str) -> list[str]:
         Citation.map_id == map_id, col(Citation.document_id).is_not(None))) if d})
 
 
-def map_missing(user_id: str, map_id: str) -> list[graph.MissingPaper]:
+def map_missing(user_id: str, map_id: str) -> list[MissingPaper]:
     """Papers cited by ≥ 2 of the papers a map cites that are not in the library."""
     with session_scope() as db:
         return graph.missing(db, user_id, _map_documents(db, user_id, map_id))
