@@ -129,7 +129,8 @@ IMAGE = "![x](/api/v1/health)"
 
 
 def _no_link_or_image(page) -> None:
-    assert page.locator("a[href*='evil.example']").count() == 0
+    # the sources' own "Open at page" links carry the quote, URL-encoded, to our viewer: not from it
+    assert page.locator("a[href*='evil.example']:not([href^='/documents/'])").count() == 0
     assert page.locator("img[src*='/api/v1/health']").count() == 0
     assert page.locator("h1, h2, h3, h4, h5, h6").filter(has_text="Wound").count() == 0
 
