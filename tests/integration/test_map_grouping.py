@@ -51,9 +51,10 @@ def _snapshot(lab, mid):
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     mid = lab.create_map(question)
-    lab.run("build_map", mid, OfflineProvider, prompt=question)
+    _, evs = lab.run("build_map", mid, OfflineProvider, prompt=question)
     _assert_grouping(lab, mid)
     themes = [n for n in _nodes(lab, mid) if n.kind == "theme"]
+    assert themes, [(e.type, e.data) for e in evs if e.type not in ("node", "text")][-4:]
     lab.run("build_map", mid, OfflineProvider, prompt=question)  # the same question again: no name twice
     _assert_grouping(lab, mid)
     # Expand a theme: its sub-themes never repeat its name or another theme's
