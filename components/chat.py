@@ -31,14 +31,17 @@ def sources(items: rx.Var, id_: str | None = None) -> rx.Component:
             rx.foreach(items, lambda s: rx.card(
                 rx.vstack(
                     rx.hstack(rx.badge("[" + s.n + "]", variant="soft"),
-                              rx.text(s.title, size="2", weight="medium", trim="end"),
-                              rx.text("p. " + s.page, size="1", color_scheme="gray"),
+                              rx.text(s.title, size="2", weight="medium", trim="end", flex="1 1 10em",
+                                      min_width="0"),
+                              # chips never break inside ("p. 9" wrapped a letter a line on phones)
+                              rx.text("p. " + s.page, size="1", color_scheme="gray", white_space="nowrap",
+                                      class_name="source-page"),
                               rx.cond(s.language != "", rx.badge(s.language, size="1", variant="soft",
                                                                  color_scheme="gray", class_name="source-language",
                                                                  title="The passage's language (quoted as written)")),
-                              rx.spacer(),
-                              rx.link("Open at page", href=s.href, size="2", class_name="chat-open-source"),
-                              width="100%", align="center"),
+                              rx.link("Open at page", href=s.href, size="2", class_name="chat-open-source",
+                                      white_space="nowrap", margin_left="auto"),
+                              width="100%", align="center", wrap="wrap"),
                     rx.text(s.quote, size="1", color_scheme="gray"),
                     spacing="1", width="100%"),
                 class_name="chat-source", width="100%", size="1")),
