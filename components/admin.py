@@ -36,14 +36,17 @@ def cells(*values) -> list[rx.Component]:
 def balances() -> rx.Component:
     return section("Balances per user", table(
         "admin-balances", ["User", "Balance", "Held", "Available"], AdminState.balances,
-        lambda b: rx.table.row(*cells(b["email"], b["balance"], b["held"], b["available"])),
+        lambda b: rx.table.row(rx.table.cell(b["email"]), *[
+            rx.table.cell(rx.text(b[k], title=b[f"{k}_exact"], class_name=f"balance-{k}"))
+            for k in ("balance", "held", "available")]),
         "No credit activity yet."))
 
 
 def reserves() -> rx.Component:
     return section("Reserves held now", table(
         "admin-reserves", ["Run", "User", "Status", "Held"], AdminState.reserves,
-        lambda r: rx.table.row(*cells(r["title"], r["owner"], r["status"], r["held"])),
+        lambda r: rx.table.row(*cells(r["title"], r["owner"], r["status"]),
+                               rx.table.cell(rx.text(r["held"], title=r["held_exact"]))),
         "No reserves are held."))
 
 
@@ -79,7 +82,8 @@ def charts() -> rx.Component:
 # ---- run drill-down ------------------------------------------------------------------------
 def _run_row(r: rx.Var) -> rx.Component:
     return rx.table.row(
-        *cells(r["title"], r["kind"], r["status"], r["owner"], r["charged"], r["date"]),
+        *cells(r["title"], r["kind"], r["status"], r["owner"]),
+        rx.table.cell(rx.text(r["charged"], title=r["charged_exact"])), rx.table.cell(r["date"]),
         rx.table.cell(rx.button("Usage", size="1", variant="soft",
                                 on_click=AdminState.show_run(r["id"]),
                                 class_name="show-run")),

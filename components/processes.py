@@ -10,7 +10,7 @@ from state.processes import ProcessesState
 
 def processes() -> rx.Component:
     return section(
-        "Processes",
+        "Supervised programs",
         rx.cond(
             ProcessesState.supervised,
             rx.vstack(

@@ -77,6 +77,9 @@ def first_run(page: Page, url: str, email: str, password: str, out: Path) -> dic
     expect(page.locator(".chat-message-assistant .chat-cost").last).to_be_visible(timeout=120_000)
     expect(page.locator("#chat-live")).to_have_count(0, timeout=120_000)
     chat = page.url.replace(url, "")
+    # the viewer as a chat source opens it: at the cited page, with the quote highlighted
+    sources = page.locator(".chat-message-assistant .chat-open-source")
+    viewer = sources.first.get_attribute("href") if sources.count() else f"/documents/{doc_id}?page=2"
     # a follow-up, then the first question edited: the earlier version is one click away
     page.fill("#chat-input", "Which datasets does it use?")
     page.click("#chat-send")
@@ -95,7 +98,6 @@ def first_run(page: Page, url: str, email: str, password: str, out: Path) -> dic
     page.click("#btn-research")
     expect(page.locator("#run-outcome")).to_be_visible(timeout=180_000)
     editor = page.url.replace(url, "")
-    viewer = f"/documents/{doc_id}?page=2"
     return {"chat": chat, "map": editor, "viewer": viewer}
 
 

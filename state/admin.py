@@ -9,12 +9,20 @@ import reflex as rx
 
 from bayes_app.accounts.identity import shown_email
 from bayes_app.app import credits
-from bayes_app.credits.pricing import format_credits
+from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import MICRO, utcnow
 from state.auth import AuthState
 
 SPEND_DAYS = 30
+
+
+def _amounts(**micro: int) -> dict[str, str]:
+    """Each amount rounded for reading (as in the credit history) and exact under `<name>_exact`."""
+    out: dict[str, str] = {}
+    for name, value in micro.items():
+        out[name], out[f"{name}_exact"] = display_credits(value), format_credits(value)
+    return out
 
 
 def _credits_number(micro: int) -> float:
@@ -119,12 +127,11 @@ class AdminState(AuthState):
             for u in d.users
         ]
         self.balances = [
-            {"email": emails.get(uid, uid), "balance": format_credits(b),
-             "held": format_credits(h), "available": format_credits(b - h)}
+            {"email": emails.get(uid, uid), **_amounts(balance=b, held=h, available=b - h)}
             for uid, (b, h) in sorted(d.balances.items(), key=lambda kv: emails.get(kv[0], kv[0]))
         ]
         self.reserves = [
-            {"id": oid, "held": format_credits(amount), "title": op.title if op else "",
+            {"id": oid, **_amounts(held=amount), "title": op.title if op else "",
              "status": op.status if op else "", "owner": emails.get(op.owner_id, "") if op else ""}
             for oid, amount, op in d.reserves
         ]
@@ -133,8 +140,8 @@ class AdminState(AuthState):
         self.recent_runs = [
             {"id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
              "owner": emails.get(op.owner_id, op.owner_id),
-             "charged": format_credits(op.charged_credits)
-             if op.charged_credits is not None else "—",
+             **(_amounts(charged=op.charged_credits) if op.charged_credits is not None
+                else {"charged": "—", "charged_exact": ""}),
              "date": op.created_at.strftime("%Y-%m-%d %H:%M")}
             for op in d.recent_runs
         ]

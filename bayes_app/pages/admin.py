@@ -1,5 +1,5 @@
 """Admin page (admin-only: hidden from the navigation and refused on load for others):
-users and the credit dashboard."""
+the supervised processes, the credit dashboard and the users."""
 
 from __future__ import annotations
 
@@ -23,11 +23,12 @@ def admin_page() -> rx.Component:
         rx.cond(
             AuthState.is_admin,
             rx.vstack(
-                rx.hstack(rx.heading("Credit dashboard", size="5"),
+                rx.heading("Processes", size="5", id="admin-processes-heading"),
+                processes(),
+                rx.hstack(rx.heading("Credit dashboard", size="5", id="admin-credits-heading"),
                           rx.button(rx.icon("refresh-cw", size=14), "Refresh", size="1",
                                     variant="soft", on_click=AdminState.refresh,
                                     id="admin-refresh"), align="center"),
-                processes(),
                 parts.reconciliation(),
                 parts.grant_form(),
                 parts.balances(),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import reflex as rx
 
 from bayes_app.accounts.passwords import PASSWORD_RULES
-from components.native_form import native_form
+from components.native_form import keep_fields_on_error, native_form
 from components.shell import form_messages
-from state.auth import AuthState
+from state.auth import MESSAGES, AuthState
 
 
 def _card(title: str, *children: rx.Component) -> rx.Component:
@@ -71,6 +71,8 @@ def register_page() -> rx.Component:
     return _card(
         "Create account",
         form_messages(),
+        rx.callout.root(rx.callout.icon(rx.icon("triangle-alert")), rx.callout.text("", data_message=""),
+                        color_scheme="red", id="form-error-live", role="alert", width="100%", display="none"),
         session_form(
             "register",
             rx.vstack(
@@ -83,6 +85,7 @@ def register_page() -> rx.Component:
                 spacing="3",
             ),
             id="register-form",
+            on_mount=keep_fields_on_error("register-form", "form-error-live", MESSAGES, "/maps"),
         ),
         rx.text("Already registered? ", rx.link("Sign in", href="/login", id="to-login"),
                 size="2"),

@@ -56,13 +56,24 @@ def test_bad_input_shows_clear_messages(app_stack, page, make_user):
     page.fill("#password", "quiet-river-2024")
     page.fill("#confirm", "quiet-river-2024")
     page.click("#submit")
-    expect(page.locator("#form-error")).to_contain_text("already exists", timeout=20_000)
+    expect(page.locator("#form-error-live")).to_contain_text("already exists", timeout=20_000)
+    # the error is shown beside the form as typed: nothing to type again
+    expect(page).to_have_url(re.compile(r"/register$"))
+    expect(page.locator("#email")).to_have_value(email)
+    expect(page.locator("#password")).to_have_value("quiet-river-2024")
+    expect(page.locator("#confirm")).to_have_value("quiet-river-2024")
 
     page.fill("#email", f"new-{uuid.uuid4().hex[:6]}@example.com")
     page.fill("#password", "short")
     page.fill("#confirm", "short")
     page.click("#submit")
-    expect(page.locator("#form-error")).to_contain_text("at least 10 characters", timeout=20_000)
+    expect(page.locator("#form-error-live")).to_contain_text("at least 10 characters", timeout=20_000)
+    expect(page.locator("#password")).to_have_value("short")
+    page.fill("#password", "quiet-river-2024")
+    page.fill("#confirm", "quiet-river-2025")
+    page.click("#submit")
+    expect(page.locator("#form-error-live")).to_contain_text("passwords differ", timeout=20_000)
+    expect(page.locator("#confirm")).to_have_value("quiet-river-2025")
 
 
 def test_admin_page_is_admin_only(app_stack, page, make_user):
