@@ -142,7 +142,8 @@ def test_text_readable_after_a_run_an_edit_and_on_reopen(map_stack, map_db, rese
     total = page.locator(NODE).count()
     assert total >= 10, total  # a map too big to fit readably on either screen
     assert _min_text_px(page) >= 11
-    assert _inside(page, NODE) >= (1 if size == "phone" else 3)
+    # the root and (on a desktop) first-level nodes; a tall first level is a pan away at this zoom
+    assert _inside(page, NODE) >= (1 if size == "phone" else 2)
     expect(page.locator(".mm-kind-question")).to_be_in_viewport()
 
     # an edit: a new theme under the root is panned into view, still readable
