@@ -418,7 +418,7 @@ def map_views() -> rx.Component:
     show_outline = (MapState.view_mode == "outline") | (MapState.view_mode == "both")
     return rx.box(
         rx.cond(show_outline, rx.box(outline(), flex="1 1 0", min_width="0", width="100%")),
-        rx.cond(show_canvas, rx.box(canvas(), flex="2 1 0", min_width="0", width="100%",
+        rx.cond(show_canvas, rx.box(canvas(), flex="1 1 0", min_width="0", width="100%",
                                     class_name=rx.cond(MapState.view_mode == "", "mm-auto", ""))),
         display="flex", flex_direction=rx.breakpoints(initial="column", md="row"), gap="0.75em", width="100%",
     )

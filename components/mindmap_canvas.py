@@ -243,12 +243,16 @@ function MindmapFlowView(props) {
         rf.fitView({ padding: 0.15, ...MM_READABLE, duration: nodes.some((n) => n.data.live) ? 0 : 150 });
       } else if (out.size && (!mindmapEditing() || out.has(selectedId))) {  // (or the node just added here)
         // the new nodes with their parents, so the view keeps its bearings (when there is room)
-        if (box.current && box.current.clientWidth >= 700) {
+        const fresh = [...out], el = box.current;
+        if (el && el.clientWidth >= 700) {
           for (const e of graph.edges) if (e.kind === "tree" && out.has(e.target)) out.add(e.source);
         }
-        // pan to them at the current zoom, or at a readable one if the view was zoomed out
+        // pan to them at the current zoom, or at a readable one if the view was zoomed out; the new
+        // nodes alone when they and their parents do not fit together at that zoom
         const z = Math.max(rf.getZoom(), MM_READABLE.minZoom);
-        rf.fitView({ nodes: [...out].map((id) => ({ id })), padding: 0.2, minZoom: z, maxZoom: z,
+        const b = rf.getNodesBounds(nodes.filter((n) => out.has(n.id)));
+        const both = !el || (b.width * z <= el.clientWidth * 0.9 && b.height * z <= el.clientHeight * 0.9);
+        rf.fitView({ nodes: (both ? [...out] : fresh).map((id) => ({ id })), padding: 0.2, minZoom: z, maxZoom: z,
                      duration: nodes.some((n) => n.data.live) ? 0 : 150 });
       }
     }

@@ -37,7 +37,8 @@ function OutlineRowView({ row, selected, focused, editing, onRenameDone }) {
   };
   const attrs = { role: "treeitem", "aria-level": row.level, "aria-posinset": row.posinset, "aria-setsize": row.setsize,
     "aria-selected": selected ? "true" : "false", tabIndex: focused ? 0 : -1, "data-id": row.id,
-    className: "ol-row ol-kind-" + row.kind + (row.hue >= 0 ? " mm-hue-" + row.hue : "") + (selected ? " ol-selected" : ""),
+    className: "ol-row ol-kind-" + row.kind + (row.hue >= 0 ? " mm-hue-" + row.hue : "")
+      + (selected ? " ol-selected" : ""),
     style: { paddingLeft: (row.level - 1) * 18 + 6 + "px" } };
   if (row.expanded) attrs["aria-expanded"] = row.expanded;
   const twisty = h("span", { className: "ol-twisty", "aria-hidden": "true", "data-toggle": row.expanded ? "1" : "" },

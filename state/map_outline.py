@@ -27,7 +27,7 @@ class MapOutline(rx.State, mixin=True):
             self._live().view_signal += 1  # the canvas's box changed size: a readable view again
 
     @rx.event
-    def default_view(self, width: int | float | None):
+    def default_view(self, width: float | None):
         """The first view of this tab: the outline on a phone, the canvas on a larger screen."""
         if self.view_mode == "":
             narrow = isinstance(width, (int, float)) and width < PHONE_MAX_PX

@@ -84,8 +84,9 @@ def branch_hues(nodes: dict[str, dict[str, Any]]) -> dict[str, int]:
 def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The visible outline in reading order (depth first, children in their order, nothing under
     a collapsed node). Each row: id, parent_id, level (1 = root), kind, title, expanded ("true",
-    "false", or "" for a leaf: the aria-expanded value), hue, citations (count), quote, page,
-    document_id (of the node's first citation, "" without one), posinset and setsize."""
+    "false", or "" for a leaf: the aria-expanded value), hue, citations (count), quote (of the
+    first citation; "" when the title already says it), page, document_id (of the first
+    citation, "" without one), posinset and setsize."""
     kids = _children(nodes)
     hues = branch_hues(nodes)
     rows: list[dict[str, Any]] = []
@@ -96,6 +97,9 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
         children = kids.get(n["id"], [])
         cite = first_citations.get(n["id"]) or {}
         quote = " ".join(str(cite.get("quote") or "").split())
+        title = " ".join(str(n["title"] or "").split())
+        if title and title.casefold() in quote.casefold():  # the claim is its quote: show it once
+            quote = ""
         rows.append({
             "id": n["id"], "parent_id": n["parent_id"] or "", "level": level, "kind": n["kind"],
             "title": n["title"], "expanded": ("false" if n["collapsed"] else "true") if children else "",
