@@ -8,11 +8,18 @@ import dramatiq
 from bayes_app.settings import get_settings
 
 
+def _mark_crashed(document_id: str, generation: int, crashes: int) -> None:
+    from bayes_app.db import sessions
+    from bayes_app.library import crash_guard, ingest
+
+    ingest.mark_failed(sessions, document_id, generation, crash_guard.CODE, crash_guard.message(crashes))
+
+
 def build_broker() -> dramatiq.Broker:
     """Build this process's broker with every middleware and make it Dramatiq's broker.
     `jobs/__init__.py` calls it once, before the actor modules declare their actors on it.
     The worker middleware is inert in the web process (its hooks fire only in workers)."""
-    from jobs.middleware import IngestEnqueued, RunControl, WorkerHeartbeat
+    from jobs.middleware import IngestCrashGuard, IngestEnqueued, RunControl, WorkerHeartbeat
     from jobs.periodic import periodic
     from jobs.recycle import MemoryGuard
 
@@ -37,7 +44,7 @@ def build_broker() -> dramatiq.Broker:
         )
         guard = MemoryGuard(settings.worker_max_rss_mb)
         for middleware in (IngestEnqueued(), WorkerHeartbeat(keep_on=guard.recycling), guard, periodic,
-                           RunControl()):
+                           RunControl(), IngestCrashGuard(settings.ingest_max_crashes, _mark_crashed)):
             broker.add_middleware(middleware)
     dramatiq.set_broker(broker)
     return broker

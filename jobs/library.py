@@ -7,7 +7,7 @@ import logging
 import dramatiq
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.library import crash_guard, ingest, storage
+from bayes_app.library import ingest, storage
 from bayes_app.search import runtime
 from bayes_app.settings import get_settings
 
@@ -31,35 +31,11 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
                 on_retry_exhausted="ingest_retries_exhausted")
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
-    A version whose earlier attempts killed their worker BAYES_INGEST_MAX_CRASHES times is
-    marked failed instead (crash_guard)."""
-    from bayes_app.redis_client import get_redis
-
-    r = get_redis()
-    token = None
-    try:
-        token, crashes = crash_guard.begin(r, document_id, generation, _heartbeat_alive)
-    except Exception as err:  # noqa: BLE001 - without Redis the attempt simply goes uncounted
-        log.warning("ingest crash guard unavailable for %s: %s", document_id, err)
-        crashes = 0
-    if crashes >= get_settings().ingest_max_crashes:
-        log.error("ingestion of %s (generation %s) killed its worker %d times: marking it failed",
-                  document_id, generation, crashes)
-        ingest.mark_failed(sessions, document_id, generation, crash_guard.CODE,
-                           crash_guard.message(crashes))
-        crash_guard.forget(r, document_id, generation)
-        return
-    try:
-        ingest.ingest_document(sessions, document_id, generation,
-                               files_root=storage.default_store(),
-                               index=runtime.index(), embedder=runtime.embedder(),
-                               max_pages=get_settings().max_pages, ocr_options=ocr_options())
-    finally:
-        if token is not None:
-            try:
-                crash_guard.end(r, document_id, generation, token)
-            except Exception as err:  # noqa: BLE001 - an uncleared token counts as one crash
-                log.warning("could not clear the ingest attempt of %s: %s", document_id, err)
+    A version whose earlier attempts killed their worker BAYES_INGEST_MAX_CRASHES times never
+    gets here (middleware.IngestCrashGuard marks it failed)."""
+    ingest.ingest_document(sessions, document_id, generation, files_root=storage.default_store(),
+                           index=runtime.index(), embedder=runtime.embedder(),
+                           max_pages=get_settings().max_pages, ocr_options=ocr_options())
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
@@ -78,14 +54,6 @@ def _error_name(traceback: str | None) -> str:
     """The exception's class name from the last line of a formatted traceback."""
     last = (traceback or "").strip().splitlines()[-1:] or ["error"]
     return last[0].split(":", 1)[0].rsplit(".", 1)[-1].strip() or "error"
-
-
-def _heartbeat_alive(host: str, pid: int) -> bool:
-    """A worker on another host is alive while its heartbeat key exists."""
-    from bayes_app.redis_client import get_redis
-    from bayes_app.workers import HEARTBEAT_PREFIX
-
-    return bool(get_redis().exists(f"{HEARTBEAT_PREFIX}{host}:{pid}"))
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=3, min_backoff=5_000, max_backoff=120_000,

@@ -1,14 +1,16 @@
 """The workers' Dramatiq middleware (added to the broker in one place, `jobs.broker.build_broker`):
-the heartbeat health reads, the run engine's abort listener and poll interval, and the
-bookkeeping of sent ingestion messages."""
+the heartbeat health reads, the run engine's abort listener and poll interval, the
+bookkeeping of sent ingestion messages and the ingestion crash guard."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
-from dramatiq.middleware import Middleware
+from dramatiq.middleware import Middleware, SkipMessage
 
+from bayes_app.library import crash_guard
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import control
 from bayes_app.workers import HEARTBEAT_EVERY_S, clear_heartbeat, publish_heartbeat
@@ -82,3 +84,50 @@ class IngestEnqueued(Middleware):
         if message.actor_name == "ingest_document":
             document_id, generation = message.args[:2]
             get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=ENQUEUED_TTL_S)
+
+
+class IngestCrashGuard(Middleware):
+    """Counts the ingestion attempts that died with their worker process (`crash_guard`): each
+    `ingest_document` message registers its attempt before it runs and clears it after, however
+    it ended; a version whose attempts killed their worker BAYES_INGEST_MAX_CRASHES times is not
+    run again but handed to `on_crashed(document_id, generation, crashes)` (mark it failed)."""
+
+    def __init__(self, max_crashes: int, on_crashed: Callable[[str, int, int], None]) -> None:
+        self.max_crashes, self.on_crashed = max_crashes, on_crashed
+        self._tokens: dict[str, str] = {}  # message id -> this attempt's token
+
+    def before_process_message(self, broker, message) -> None:
+        if message.actor_name != "ingest_document":
+            return
+        document_id, generation = message.args[:2]
+        r = get_redis()
+        try:
+            token, crashes = crash_guard.begin(r, document_id, generation, heartbeat_alive)
+        except Exception as err:  # noqa: BLE001 - without Redis the attempt simply goes uncounted
+            log.warning("ingest crash guard unavailable for %s: %s", document_id, err)
+            return
+        if crashes < self.max_crashes:
+            self._tokens[message.message_id] = token
+            return
+        log.error("ingestion of %s (generation %s) killed its worker %d times: marking it failed",
+                  document_id, generation, crashes)
+        self.on_crashed(document_id, generation, crashes)
+        crash_guard.forget(r, document_id, generation)
+        raise SkipMessage()
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        token = self._tokens.pop(message.message_id, None)
+        if token is None:
+            return
+        document_id, generation = message.args[:2]
+        try:
+            crash_guard.end(get_redis(), document_id, generation, token)
+        except Exception as err:  # noqa: BLE001 - an uncleared token counts as one crash
+            log.warning("could not clear the ingest attempt of %s: %s", document_id, err)
+
+
+def heartbeat_alive(host: str, pid: int) -> bool:
+    """A worker on another host is alive while its heartbeat key exists."""
+    from bayes_app.workers import HEARTBEAT_PREFIX
+
+    return bool(get_redis().exists(f"{HEARTBEAT_PREFIX}{host}:{pid}"))

@@ -38,4 +38,45 @@ def test_the_broker_is_built_with_its_middleware_in_one_function(configure):
         names = [type(m).__name__ for m in build_broker().middleware]
     finally:
         dramatiq.set_broker(before)
-    assert names[-5:] == ["IngestEnqueued", "WorkerHeartbeat", "MemoryGuard", "Periodic", "RunControl"]
+    assert names[-6:] == ["IngestEnqueued", "WorkerHeartbeat", "MemoryGuard", "Periodic", "RunControl",
+                          "IngestCrashGuard"]
+
+
+def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(redis_server, configure):
+    """Attempts of processes that are gone count as crashes: below the limit the message runs
+    (and its attempt is cleared however it ended); at the limit it is skipped and handed over."""
+    from dramatiq import Worker
+
+    from bayes_app.library import crash_guard
+    from bayes_app.redis_client import get_redis
+    from jobs.middleware import IngestCrashGuard
+
+    configure(REDIS_URL=redis_server.url_db(13))
+    r = get_redis()
+    ran, crashed = [], []
+    broker = StubBroker()
+    broker.add_middleware(IngestCrashGuard(2, lambda d, g, n: crashed.append((d, g, n))))
+    broker.emit_after("process_boot")
+
+    def ingest(document_id: str, generation: int) -> None:
+        ran.append(document_id)
+        assert len(r.smembers(crash_guard.KEY.format(document_id, generation))) >= 1  # registered while running
+
+    dramatiq.Actor(ingest, actor_name="ingest_document", queue_name="ingest", priority=0, broker=broker,
+                   options={"max_retries": 0})
+    fine, doomed = uuid.uuid4().hex, uuid.uuid4().hex
+    dead = f"{__import__('socket').gethostname()}|999999|1.00|dead"  # a process that no longer runs
+    r.sadd(crash_guard.KEY.format(fine, 1), dead)
+    r.sadd(crash_guard.KEY.format(doomed, 1), dead, dead + "2")
+    worker = Worker(broker, worker_timeout=100)
+    worker.start()
+    try:
+        broker.get_actor("ingest_document").send(fine, 1)
+        broker.get_actor("ingest_document").send(doomed, 1)
+        broker.join("ingest")
+        worker.join()
+    finally:
+        worker.stop()
+    assert ran == [fine] and crashed == [(doomed, 1, 2)]
+    assert set(r.smembers(crash_guard.KEY.format(fine, 1))) == {dead}  # our attempt cleared, the dead one kept
+    assert not r.exists(crash_guard.KEY.format(doomed, 1))
