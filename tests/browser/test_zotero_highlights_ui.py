@@ -58,3 +58,37 @@ def test_a_zotero_highlight_renders_at_its_rectangles(app_stack, page, make_user
     page.click("#next-page")
     expect(page.locator('.zotero-box[data-annotation="HLANN002"]')).to_have_count(1)
     expect(boxes).to_have_count(0)
+
+
+def test_map_zotero_menu_adds_highlights_and_sends_the_map(app_stack, page, make_user, fake_zotero, client):
+    uid, key = new_ids()
+    z = fake_zotero.add_user(uid, key, username="menu", write=True)
+    z.put_item({"key": "MNITEM01", "itemType": "journalArticle", "title": "Menu paper", "creators": [],
+                "collections": [], "tags": [], "relations": {}})
+    z.add_pdf("MNITEM01", "MNATT001", text_pdf("Menu paper"))
+    add_annotation(z, "MNATT001", "MNANN001", text="Menu paper shows a clear effect", comment="<b>my note</b>")
+    email, password = make_user()
+    tok = client.post("/auth/token", json={"email": email, "password": password}).json()["token"]
+    api = httpx.Client(base_url=str(client.base_url), timeout=60, headers={"Authorization": f"Bearer {tok}"})
+    assert api.post("/zotero/libraries", json={"api_key": key}).status_code == 201
+    wait_for(lambda: api.get("/documents").json()["documents"], 120, 0.5, what="the Zotero document")
+    map_id = api.post("/mindmaps", json={"title": "Menu map", "question": "What works?"}).json()["id"]
+
+    login(page, app_stack.url, email, password)
+    page.goto(f"{app_stack.url}/maps/{map_id}")
+    page.click("#btn-zotero")
+    page.click("#zotero-add-highlights")
+    expect(page.locator("#zotero-map-message")).to_contain_text("Added 1 highlight")
+    expect(page.locator(".react-flow__node", has_text="Menu paper shows a clear effect")).to_be_visible()
+    page.click("#zotero-send")
+    expect(page.locator("#zotero-map-message")).to_contain_text("Sent to Zotero", timeout=30_000)
+    notes = [d for d in z.items.values() if d["itemType"] == "note"]
+    assert len(notes) == 2  # the map note and the child note on the cited item
+    assert "&lt;b&gt;my note&lt;/b&gt;" in next(n for n in notes if not n.get("parentItem"))["note"]
+    if shots := os.environ.get("BAYES_SCREENSHOT_DIR"):
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.screenshot(path=f"{shots}/zotero_map_menu_1440.png")
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path=f"{shots}/zotero_map_menu_390.png")
+    page.click("#zotero-send")
+    expect(page.locator("#zotero-map-message")).to_contain_text("2 unchanged", timeout=30_000)
