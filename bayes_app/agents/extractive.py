@@ -36,6 +36,8 @@ DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and po
 CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
+CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
+MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)  # a claim's relevance to the question (benchmarks/answer_quality.py)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
 
@@ -173,6 +175,19 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
     return kept
 
 
+def on_question(question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1
+                ) -> list[Candidate]:
+    """The candidates that address `question`: relevance to it (`llm.choose.relevance`) at least
+    CLAIM_FLOOR, or within FLOOR_MARGIN of the best one, and at least the `keep` most relevant (a
+    library that matches weakly still gets its best claims)."""
+    if not cands:
+        return []
+    scores, _ = choose.relevance(question, [c.text for c in cands], embed or default_embed)
+    ordered = np.sort(scores)[::-1]
+    floor = min(CLAIM_FLOOR, float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
+    return [c for c, s in zip(cands, scores) if s >= floor]
+
+
 def select_claims(query: str, passages: list[Passage], limit: int, avoid: Sequence[str] = (),
                   embed: Embed | None = None) -> list[Candidate]:
     """Up to `limit` claim sentences for `query`: ranked, near-duplicates merged, then chosen by
@@ -278,7 +293,8 @@ def plan(question: str, passages: list[Passage], embed: Embed | None = None,
     theme titled by its key phrase, its claims ranked (relevance to the question and to the
     theme, centrality) with near-duplicates merged. No theme is empty."""
     embed = embed or default_embed
-    cands = dedupe(rank(claim_candidates(passages), question, embed), (), embed)[:MAX_CANDIDATES]
+    cands = on_question(question, dedupe(rank(claim_candidates(passages), question, embed), (), embed),
+                        embed, keep=MIN_PLAN_CANDIDATES)[:MAX_CANDIDATES]
     if not cands:
         return []
     m = np.stack([c.vec for c in cands])

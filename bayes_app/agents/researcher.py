@@ -148,8 +148,8 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
         return parse_claims(data, passages, aspect, by_passage, f"{SYSTEM}\n{aspect}\n{question}")
 
     def choose() -> list[extractive.Candidate]:
-        picks = chosen if chosen is not None else extractive.select_claims(
-            f"{aspect} {question}" if aspect != question else question, passages, MAX_CLAIMS, avoid)
+        picks = chosen if chosen is not None else extractive.on_question(question, extractive.select_claims(
+            f"{aspect} {question}" if aspect != question else question, passages, MAX_CLAIMS, avoid))
         return keep(picks) if keep else picks
     picks = await asyncio.to_thread(choose)
     if not picks:

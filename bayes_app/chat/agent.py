@@ -35,6 +35,9 @@ from bayes_app.runs.executor import RunAborted, RunContext
 
 log = logging.getLogger("bayes.chat.agent")
 TOP_K = tools.SEARCH_TOP_K
+# offline, sentences are chosen from the passages by relevance (llm/choose.py): more passages cost
+# no model tokens and reach answer-bearing sentences the first few miss
+OFFLINE_TOP_K = 14
 MAX_STEPS = 6  # agent rounds; the last one must answer (tool_choice "none")
 MAX_TOKENS = 1_000
 THINKING_TOKENS = 300
@@ -189,7 +192,7 @@ class AskAgent:
         self.ctx.emit("tool", {"id": call_id, "name": "search_knowledge_base", "arguments": args,
                                "status": "running", "auto": True})
         try:
-            result = await self._search(self.turn.question)
+            result = await self._search(self.turn.question, k=OFFLINE_TOP_K if self.offline else TOP_K)
             status = "done"
         except tools.ToolError:
             result, status = prompts.SEARCH_DOWN, "error"
@@ -199,7 +202,8 @@ class AskAgent:
             return prompts.SEARCH_DOWN
         if not self.draft.citations:
             return prompts.NO_PASSAGES
-        return prompts.PASSAGES.format(passages=result[:TOOL_RESULT_CHARS])
+        cap = TOOL_RESULT_CHARS * OFFLINE_TOP_K // TOP_K if self.offline else TOOL_RESULT_CHARS
+        return prompts.PASSAGES.format(passages=result[:cap])
 
     def _messages(self, passages: str) -> list[dict[str, Any]]:
         system = prompts.SYSTEM

@@ -26,6 +26,7 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 DENSE_WEIGHT = 0.75  # score = 0.75 · cosine(question, sentence) + 0.25 · share of question terms covered
 PASSAGE_WEIGHT = 0.3  # a sentence's score: 0.7 · its own relevance + 0.3 · its passage's
+NEIGHBOUR_WEIGHT = 0.2  # and a share of the best score next to it ("… comprises two stages. In the first …")
 MMR_LAMBDA = 0.7  # MMR: 0.7 · relevance − 0.3 · closeness to a sentence already chosen
 SAME_FACT_COSINE = 0.9  # a sentence this close to a chosen one repeats it: never chosen
 
@@ -110,6 +111,17 @@ def mmr(scores: np.ndarray, vecs: np.ndarray | None, limit: int, lam: float = MM
         chosen.append(best)
         pool.remove(best)
     return chosen
+
+
+def with_neighbours(scores: np.ndarray, places: Sequence[tuple[int, int]],
+                    weight: float | None = None) -> np.ndarray:
+    """Scores raised by a share of the better neighbour's score (the sentence just before or after
+    it in the same passage; `places` = (position, passage) of each): answers run over a few
+    adjacent sentences."""
+    w = NEIGHBOUR_WEIGHT if weight is None else weight
+    at = {place: float(v) for place, v in zip(places, scores)}
+    best = np.array([max(at.get((pos - 1, p), 0.0), at.get((pos + 1, p), 0.0)) for pos, p in places])
+    return (1 - w) * scores + w * np.maximum(best, 0.0) if len(scores) else scores
 
 
 def leans_on_previous(sentence: str) -> bool:

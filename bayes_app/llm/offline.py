@@ -262,6 +262,7 @@ def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
     prior = dict(zip(ranks, p_scores))
     scores, vecs = choose.relevance(question, texts, embed)
     scores = (1 - choose.PASSAGE_WEIGHT) * scores + choose.PASSAGE_WEIGHT * np.array([prior[k[1]] for k in places])
+    scores = choose.with_neighbours(scores, places)
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
     for i in choose.mmr(scores, vecs, 2 * limit):
@@ -334,7 +335,7 @@ class OfflineProvider:
 
     name = "offline"
 
-    def __init__(self, max_sentences: int = 4, word_delay_s: float = 0.0) -> None:
+    def __init__(self, max_sentences: int = 5, word_delay_s: float = 0.0) -> None:
         self.max_sentences = max_sentences
         self.word_delay_s = word_delay_s  # pacing for demos/tests (BAYES_OFFLINE_WORD_DELAY_MS)
 

@@ -226,10 +226,11 @@ def ask_answer(lab, question: str) -> tuple[str, list[tuple[str, int | None]]]:
     from bayes_app.llm.offline import OfflineProvider, format_passages
     from bayes_app.llm.types import ChatRequest
 
-    hits = [h for h in agent.search_library(lab.sessions, lab.user_id, question, None, agent.TOP_K)
-            if not h.get("weak")]
+    k = getattr(agent, "OFFLINE_TOP_K", agent.TOP_K)  # what the offline Ask run searches (main: TOP_K)
+    hits = [h for h in agent.search_library(lab.sessions, lab.user_id, question, None, k) if not h.get("weak")]
     numbered = [{**h, "n": i} for i, h in enumerate(hits, 1)]
-    system = prompts.SYSTEM + "\n\n" + (prompts.PASSAGES.format(passages=format_passages(numbered)[:agent.TOOL_RESULT_CHARS])
+    cap = agent.TOOL_RESULT_CHARS * k // agent.TOP_K
+    system = prompts.SYSTEM + "\n\n" + (prompts.PASSAGES.format(passages=format_passages(numbered)[:cap])
                                         if numbered else prompts.NO_PASSAGES)
     req = ChatRequest(model="offline", messages=[{"role": "system", "content": system},
                                                  {"role": "user", "content": question}])

@@ -97,7 +97,7 @@ def test_no_passages_and_no_overlap():
     # nothing overlaps: the closest sentences by meaning, still verbatim and cited
     text = run(OfflineProvider().complete(ask("quantum chromodynamics"))).text
     parts = re.findall(r"(.+?) \[(\d)\]\s*", text)
-    assert len(parts) == 4 and all(s.strip() in PASSAGES[int(n) - 1].text for s, n in parts)
+    assert len(parts) == 5 and all(s.strip() in PASSAGES[int(n) - 1].text for s, n in parts)
 
 
 def test_json_claims_mode():

@@ -1,0 +1,55 @@
+"""Answers and maps that answer the question (issue 25), offline, over the bundled papers and the
+hand-labelled questions of tests/support/answer_labels.py: Ask and Research reach the
+answer-bearing facts, claims address the question, no claim opens with a word pointing outside
+itself, no near-duplicate claims. Real ingestion, embeddings, index process, Redis, SQLite; map
+runs executed by the executor. The same measurement as benchmarks/answer_quality.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from bayes_app.library.pdf import iter_pages
+from bayes_app.search.embeddings import get_embedder
+from tests.support import pdfs
+from tests.support.answer_labels import QUESTIONS, measure_question
+from tests.support.maplab import MapLab
+
+# Floors under what this code measures (docs/answer-quality.md): a regression to passage-order
+# picking (main before issue 25: Ask 0.17, claims 0.34) fails them. Measured: Ask 0.39, Research 0.46,
+# precision 0.46 (the issue's targets 0.7 and 0.8 are not reached yet; see the docs).
+ASK_RECALL = 0.33
+RESEARCH_RECALL = 0.35
+CLAIM_PRECISION = 0.40
+
+
+@pytest.fixture(scope="module")
+def rows():
+    model = get_embedder()
+
+    def embed(texts):
+        return model.embed_passages(list(texts))
+
+    papers = {q.paper for q in QUESTIONS}
+    pages = {p: {i: t.text for i, t in enumerate(iter_pages(str(pdfs.FIXTURES / p)), 1)} for p in papers}
+    with MapLab([pdfs.PASA, pdfs.REVIEW, pdfs.MEDIA]) as lab:
+        yield [measure_question(lab, q, pages[q.paper], embed) for q in QUESTIONS]
+
+
+def test_labels_cover_at_least_ten_questions():
+    assert len(QUESTIONS) >= 10 and all(len(q.facts) >= 3 for q in QUESTIONS)
+
+
+def test_ask_and_research_reach_the_answer_bearing_facts(rows):
+    facts = sum(r["facts"] for r in rows)
+    ask = sum(r["ask_facts"] for r in rows) / facts
+    research = sum(r["research_facts"] for r in rows) / facts
+    assert ask >= ASK_RECALL, [(r["question"], r["ask_answer"][:300]) for r in rows if r["ask_facts"] < r["facts"]]
+    assert research >= RESEARCH_RECALL
+
+
+def test_claims_address_the_question_stand_alone_and_are_said_once(rows):
+    claims = sum(r["claims"] for r in rows)
+    precision = sum(r["relevant_claims"] for r in rows) / claims
+    assert precision >= CLAIM_PRECISION, [t for r in rows for t in r["off_topic"]][:20]
+    assert sum(r["openers"] for r in rows) == 0, [t for r in rows for t, _ in r["claim_rows"]]
+    assert sum(r["duplicates"] for r in rows) == 0
