@@ -1,9 +1,9 @@
 """Alembic environment: target metadata = all SQLModel tables; URL from settings."""
 
-from alembic import context
 from sqlmodel import SQLModel
 
 import bayes_app.models  # noqa: F401  (registers every table on SQLModel.metadata)
+from alembic import context
 from bayes_app.db import make_engine
 from bayes_app.settings import get_settings
 
@@ -16,8 +16,7 @@ def _url() -> str:
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True,
-                      render_as_batch=True)
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
 

@@ -11,8 +11,7 @@ from bayes_app.api.upload_guard import PageUploadGuard
 from bayes_app.pages import register
 from bayes_app.settings import get_settings
 
-logging.basicConfig(level=get_settings().log_level,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+logging.basicConfig(level=get_settings().log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 configure_hashing(get_settings().password_hash_concurrency)
 
@@ -23,8 +22,7 @@ def _secure(asgi_app):
 
     settings = get_settings()
     upload_path = get_config().prepend_backend_path(str(constants.Endpoint.UPLOAD))
-    return SecurityMiddleware(PageUploadGuard(asgi_app, upload_path), settings.cors_origins,
-                              settings.trusted_proxies)
+    return SecurityMiddleware(PageUploadGuard(asgi_app, upload_path), settings.cors_origins, settings.trusted_proxies)
 
 
 app = rx.App(api_transformer=[build_api(), _secure], stylesheets=["/bayes.css"])

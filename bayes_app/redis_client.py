@@ -15,7 +15,10 @@ def get_redis(url: str | None = None) -> redis.Redis:
     url = url or get_settings().effective_redis_url
     if url not in _sync:
         _sync[url] = redis.Redis.from_url(
-            url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5,
+            url,
+            decode_responses=True,
+            socket_connect_timeout=2,
+            socket_timeout=5,
             health_check_interval=30,
         )
     return _sync[url]
@@ -24,6 +27,8 @@ def get_redis(url: str | None = None) -> redis.Redis:
 def new_async_redis(url: str | None = None) -> aioredis.Redis:
     """A new asyncio client; the caller closes it (`await r.aclose()`)."""
     return aioredis.from_url(
-        url or get_settings().effective_redis_url, decode_responses=True,
-        socket_connect_timeout=2, socket_timeout=5,
+        url or get_settings().effective_redis_url,
+        decode_responses=True,
+        socket_connect_timeout=2,
+        socket_timeout=5,
     )

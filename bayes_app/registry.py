@@ -23,8 +23,17 @@ def register() -> None:
     from bayes_app.runs.executor import register_kind
 
     register_kind("ask", agent.ask)
-    for name in ("build_map", "expand", "deepen", "counter", "restructure", "chapters", "synthesize",
-                 "check_support", "message"):
+    for name in (
+        "build_map",
+        "expand",
+        "deepen",
+        "counter",
+        "restructure",
+        "chapters",
+        "synthesize",
+        "check_support",
+        "message",
+    ):
         register_kind(name, getattr(map_kinds, name))
     on_document_removed(mark_citations_source_removed)
     _registered = True

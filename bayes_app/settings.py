@@ -98,8 +98,7 @@ class Settings(BaseSettings):
     max_pages: int = Field(2_000, ge=1, le=1_000_000, validation_alias="BAYES_MAX_PAGES")
     # text bombs: characters taken from one page / one document before it fails
     max_page_chars: int = Field(200_000, ge=1_000, le=100_000_000, validation_alias="BAYES_MAX_PAGE_CHARS")
-    max_document_chars: int = Field(10_000_000, ge=1_000, le=2_000_000_000,
-                                    validation_alias="BAYES_MAX_DOCUMENT_CHARS")
+    max_document_chars: int = Field(10_000_000, ge=1_000, le=2_000_000_000, validation_alias="BAYES_MAX_DOCUMENT_CHARS")
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
     # stored files no document references are removed by the periodic sweep once this old
     file_sweep_grace_hours: float = Field(24, ge=0, le=24 * 365, validation_alias="BAYES_FILE_SWEEP_GRACE_HOURS")
@@ -179,8 +178,9 @@ class Settings(BaseSettings):
     def _check_cors(cls, v: str) -> str:
         for origin in _split(v):
             if origin == "*" or not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
-                raise ValueError("must be a comma-separated list of origins such as "
-                                 "https://lab.example.org (no wildcard, no path)")
+                raise ValueError(
+                    "must be a comma-separated list of origins such as https://lab.example.org (no wildcard, no path)"
+                )
         return v
 
     @field_validator("log_level")
@@ -249,9 +249,14 @@ class Settings(BaseSettings):
         """The model of one role (see ROLES); the default model when the role has none configured."""
         if self.model_default == "offline":
             return "offline"
-        named = {"thinking": self.model_thinking_name, "tools": self.model_tools_name,
-                 "planner": self.model_planner_name, "researcher": self.model_researcher_name,
-                 "critic": self.model_critic_name, "writer": self.model_writer_name}.get(role)
+        named = {
+            "thinking": self.model_thinking_name,
+            "tools": self.model_tools_name,
+            "planner": self.model_planner_name,
+            "researcher": self.model_researcher_name,
+            "critic": self.model_critic_name,
+            "writer": self.model_writer_name,
+        }.get(role)
         return named or self.model_default
 
     def role_models(self) -> dict[str, str]:

@@ -31,9 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
+
+
 def run() -> dict:
     try:
         from bayes_app import registry
+
         registry.register()
     except ImportError:
         pass
@@ -58,27 +61,34 @@ def run() -> dict:
 def totals(res: dict) -> dict:
     rows = res["rows"]
     facts = sum(r["facts"] for r in rows)
-    return {"ask_recall": sum(r["ask_facts"] for r in rows) / facts,
-            "ask_precision": sum(r["ask_relevant"] for r in rows) / max(1, sum(r["ask_sentences"] for r in rows)),
-            "research_recall": sum(r["research_facts"] for r in rows) / facts,
-            "claim_precision": sum(r["relevant_claims"] for r in rows) / max(1, sum(r["claims"] for r in rows)),
-            "openers": sum(r["openers"] for r in rows), "duplicates": sum(r["duplicates"] for r in rows),
-            "claims": sum(r["claims"] for r in rows), "questions": len(rows)}
+    return {
+        "ask_recall": sum(r["ask_facts"] for r in rows) / facts,
+        "ask_precision": sum(r["ask_relevant"] for r in rows) / max(1, sum(r["ask_sentences"] for r in rows)),
+        "research_recall": sum(r["research_facts"] for r in rows) / facts,
+        "claim_precision": sum(r["relevant_claims"] for r in rows) / max(1, sum(r["claims"] for r in rows)),
+        "openers": sum(r["openers"] for r in rows),
+        "duplicates": sum(r["duplicates"] for r in rows),
+        "claims": sum(r["claims"] for r in rows),
+        "questions": len(rows),
+    }
 
 
 def baseline(ref: str) -> dict | None:
     """The same measurement on commit `ref` (its own worktree; this script and the labels copied in)."""
-    base = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
+    ).stdout.strip()
     wt = Path(f"/tmp/bayes-answer-quality-{base}")
     if not wt.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True, capture_output=True
+        )
         (wt / ".venv").symlink_to(ROOT / ".venv")
     for rel in ("benchmarks/answer_quality.py", "tests/support/answer_labels.py"):
         (wt / rel).write_text((ROOT / rel).read_text())
-    res = subprocess.run([sys.executable, str(wt / "benchmarks" / "answer_quality.py"), "--json"], cwd=wt,
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, str(wt / "benchmarks" / "answer_quality.py"), "--json"], cwd=wt, capture_output=True, text=True
+    )
     if res.returncode != 0:
         print("baseline failed:", res.stderr[-2000:])
         return None
@@ -102,21 +112,29 @@ def main() -> None:
     o, b = totals(ours), totals(base) if base else None
     print(f"{o['questions']} labelled questions over {len(PAPERS)} bundled papers (offline)\n")
     print(f"{'measure':<52}" + (f"{'base':>10}" if b else "") + f"{'ours':>10}" + (f"{'ratio':>10}" if b else ""))
-    for label, key, fmt in (("Ask recall of answer-bearing facts (target >= 0.7)", "ask_recall", "{:.2f}"),
-                            ("Ask sentences addressing the question", "ask_precision", "{:.2f}"),
-                            ("Research recall of answer-bearing facts", "research_recall", "{:.2f}"),
-                            ("claim precision vs labels (target >= 0.8)", "claim_precision", "{:.2f}"),
-                            ("claims opening with a context-dependent word", "openers", "{}"),
-                            ("near-duplicate claims", "duplicates", "{}"),
-                            ("claims", "claims", "{}")):
+    for label, key, fmt in (
+        ("Ask recall of answer-bearing facts (target >= 0.7)", "ask_recall", "{:.2f}"),
+        ("Ask sentences addressing the question", "ask_precision", "{:.2f}"),
+        ("Research recall of answer-bearing facts", "research_recall", "{:.2f}"),
+        ("claim precision vs labels (target >= 0.8)", "claim_precision", "{:.2f}"),
+        ("claims opening with a context-dependent word", "openers", "{}"),
+        ("near-duplicate claims", "duplicates", "{}"),
+        ("claims", "claims", "{}"),
+    ):
         ratio = (o[key] / b[key] if b[key] else float("inf")) if b else None
-        print(f"{label:<52}" + (f"{fmt.format(b[key]):>10}" if b else "") + f"{fmt.format(o[key]):>10}"
-              + (f"{ratio:>10.2f}" if b else ""))
+        print(
+            f"{label:<52}"
+            + (f"{fmt.format(b[key]):>10}" if b else "")
+            + f"{fmt.format(o[key]):>10}"
+            + (f"{ratio:>10.2f}" if b else "")
+        )
     print(f"\nseconds: ours {ours['seconds']:.0f}" + (f", base {base['seconds']:.0f}" if base else ""))
     if args.detail:
         for r in ours["rows"]:
-            print(f"\n## {r['question']}  ask {r['ask_facts']}/{r['facts']}  research {r['research_facts']}/"
-                  f"{r['facts']}  claims {r['relevant_claims']}/{r['claims']}")
+            print(
+                f"\n## {r['question']}  ask {r['ask_facts']}/{r['facts']}  research {r['research_facts']}/"
+                f"{r['facts']}  claims {r['relevant_claims']}/{r['claims']}"
+            )
             print("  answer:", r["ask_answer"][:700])
             print("  themes:", r["themes"])
             for t in r["off_topic"]:

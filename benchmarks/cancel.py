@@ -46,8 +46,7 @@ def _install_baseline() -> None:
             if self._started:
                 return
             self._started = True
-            threading.Thread(target=self._poll, name="bench-throttled-abort-poll",
-                             daemon=True).start()
+            threading.Thread(target=self._poll, name="bench-throttled-abort-poll", daemon=True).start()
 
     control._listener = ThrottledListener(get_redis, poll_s=BASELINE_CHECK_S)
 
@@ -57,18 +56,18 @@ if __name__ != "__main__" and os.environ.get(BASELINE_ENV) == "1":
 
 
 # ---- the benchmark (driver side) -------------------------------------------------------------
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-from datetime import timedelta  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -101,7 +100,7 @@ class Stack:
         self._saved_env: dict[str, str | None] = {}
 
     # -- lifecycle
-    def start(self) -> "Stack":
+    def start(self) -> Stack:
         import redis as redis_lib
         from sqlmodel import Session
 
@@ -119,9 +118,14 @@ class Stack:
             db.commit()
         self.fake = FakeOpenAIProcess().start()
         self.r = redis_lib.Redis.from_url(self.redis_url, decode_responses=True)
-        common = dict(DATABASE_URL=self.db_url, REDIS_URL=self.redis_url,
-                      OPENAI_BASE_URL=self.fake.base_url, OPENAI_API_KEY="bench-key",
-                      BAYES_MODEL_DEFAULT=MODEL, BAYES_DATA_DIR=str(self.tmp))
+        common = dict(
+            DATABASE_URL=self.db_url,
+            REDIS_URL=self.redis_url,
+            OPENAI_BASE_URL=self.fake.base_url,
+            OPENAI_API_KEY="bench-key",
+            BAYES_MODEL_DEFAULT=MODEL,
+            BAYES_DATA_DIR=str(self.tmp),
+        )
         self.proc_env = stack_env(self.tmp, 1, **common)
         for k, v in common.items():
             self._saved_env[k] = os.environ.get(k)
@@ -164,9 +168,23 @@ class Stack:
         env = {**self.proc_env, **extra_env}
         log = open(self.tmp / f"worker-{len(self.workers)}.log", "w")
         w = subprocess.Popen(
-            [str(VENV_BIN / "dramatiq"), "jobs", "benchmarks.cancel", "--processes", "1",
-             "--threads", "2", "--worker-shutdown-timeout", "2000"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                str(VENV_BIN / "dramatiq"),
+                "jobs",
+                "benchmarks.cancel",
+                "--processes",
+                "1",
+                "--threads",
+                "2",
+                "--worker-shutdown-timeout",
+                "2000",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         log.close()
         self.workers.append(w)
         return w
@@ -209,8 +227,7 @@ class Stack:
         from bayes_app.models import MICRO
 
         with self.sessions() as db:
-            user = accounts.register(db, f"bench{uuid.uuid4().hex[:10]}@example.com",
-                                     "pw-" + uuid.uuid4().hex)
+            user = accounts.register(db, f"bench{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
             db.commit()
             ledger.grant(db, user, credits * MICRO, f"grant:{user.id}", "bench")
             _, token = accounts.create_api_token(db, user, timedelta(days=1))
@@ -246,8 +263,9 @@ class Stack:
         """Poll the DB until finalized_at is set; returns time.monotonic() at that moment."""
         from tests.support.procs import wait_for
 
-        wait_for(lambda: self.op(op_id).finalized_at is not None, timeout, interval,
-                 what=f"run {op_id} to be finalized")
+        wait_for(
+            lambda: self.op(op_id).finalized_at is not None, timeout, interval, what=f"run {op_id} to be finalized"
+        )
         return time.monotonic()
 
     def check_settled(self, op_id: str) -> tuple[int, int]:
@@ -258,8 +276,9 @@ class Stack:
 
         with self.sessions() as db:
             op = db.get(Operation, op_id)
-            usage = db.exec(select(func.coalesce(func.sum(UsageEvent.cost_credits), 0))
-                            .where(UsageEvent.operation_id == op_id)).one()
+            usage = db.exec(
+                select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
+            ).one()
             n_usage = len(db.exec(select(UsageEvent.id).where(UsageEvent.operation_id == op_id)).all())
             rows = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id)).all()
         spends = [e.amount for e in rows if e.entry_type == EntryType.SPEND]
@@ -294,17 +313,20 @@ def cancel_once(st: Stack, headers: dict, rng: random.Random, idle_s: float = 0.
     t0 = time.monotonic()
     st.cancel(headers, op_id)  # POST /api/v1/runs/<id>/cancel
     t_fin = st.wait_finalized(op_id, 30)
-    recs = st.fake.wait_for(lambda rs: any(marker in json.dumps(r["body"]) and r["disconnected"]
-                                           for r in rs), 10)
+    recs = st.fake.wait_for(lambda rs: any(marker in json.dumps(r["body"]) and r["disconnected"] for r in rs), 10)
     rec = next(r for r in recs if marker in json.dumps(r["body"]) and r["disconnected"])
     wait_for(lambda: st.has_done(op_id), 5, 0.01, what="done event")
     op = st.op(op_id)
     assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel"), (op.status, op.outcome_reason)
     charged, _ = st.check_settled(op_id)
     st.fake.reset()  # keep the server's request log small
-    return {"stop_s": rec["disconnected_at"] - t0, "settle_s": t_fin - t0,
-            "text_after_stop": st.text_events(op_id) - text_at_stop, "charged": charged,
-            "chunks_sent": rec["chunks_sent"]}
+    return {
+        "stop_s": rec["disconnected_at"] - t0,
+        "settle_s": t_fin - t0,
+        "text_after_stop": st.text_events(op_id) - text_at_stop,
+        "charged": charged,
+        "chunks_sent": rec["chunks_sent"],
+    }
 
 
 def run_phase(st: Stack, label: str, n: int, baseline: bool, rng: random.Random) -> list[dict]:
@@ -316,9 +338,12 @@ def run_phase(st: Stack, label: str, n: int, baseline: bool, rng: random.Random)
         for i in range(n):
             res = cancel_once(st, headers, rng, BASELINE_CHECK_S if baseline else 0.0)
             out.append(res)
-            print(f"  {label} {i + 1:3d}/{n}: stop->disconnect {res['stop_s'] * 1000:8.1f} ms, "
-                  f"stop->settled {res['settle_s'] * 1000:8.1f} ms, "
-                  f"text events after stop {res['text_after_stop']}", flush=True)
+            print(
+                f"  {label} {i + 1:3d}/{n}: stop->disconnect {res['stop_s'] * 1000:8.1f} ms, "
+                f"stop->settled {res['settle_s'] * 1000:8.1f} ms, "
+                f"text events after stop {res['text_after_stop']}",
+                flush=True,
+            )
         return out
     finally:
         st.stop_worker(w)
@@ -327,20 +352,22 @@ def run_phase(st: Stack, label: str, n: int, baseline: bool, rng: random.Random)
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--baseline-runs", type=int, default=10,
-                    help="baseline runs (each waits up to 5 s for its abort check)")
+    ap.add_argument(
+        "--baseline-runs", type=int, default=10, help="baseline runs (each waits up to 5 s for its abort check)"
+    )
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
     st = Stack("cancel")
     try:
         st.start()
-        print(f"stack: redis {st.redis_url}, {st.db_url}, model server {st.fake.base_url} "
-              f"(~{TOKENS_PER_S} tokens/s, separate process), 1 dramatiq worker process")
+        print(
+            f"stack: redis {st.redis_url}, {st.db_url}, model server {st.fake.base_url} "
+            f"(~{TOKENS_PER_S} tokens/s, separate process), 1 dramatiq worker process"
+        )
         print(f"product: {args.runs} runs (pub/sub abort + async stream close)")
         prod = run_phase(st, "product ", args.runs, False, rng)
-        print(f"baseline: {args.baseline_runs} runs (abort checked every {BASELINE_CHECK_S:.0f} s, "
-              "no pub/sub)")
+        print(f"baseline: {args.baseline_runs} runs (abort checked every {BASELINE_CHECK_S:.0f} s, no pub/sub)")
         base = run_phase(st, "baseline", args.baseline_runs, True, rng)
     except BaseException:
         print(st.worker_log_tail(), file=sys.stderr)
@@ -353,21 +380,29 @@ def main() -> int:
         b = [x[key] * 1000 for x in base]
         p50, p99, b50, b99 = pct(p, 50), pct(p, 99), pct(b, 50), pct(b, 99)
         ok = "PASS" if p99 <= target_s * 1000 else "FAIL"
-        return (f"{name:<34} {p50:>9.1f} {p99:>9.1f} {max(p):>9.1f} | {b50:>9.1f} {b99:>9.1f} "
-                f"{max(b):>9.1f} | {b50 / p50:>7.0f}x {b99 / p99:>7.0f}x | p99<={target_s * 1000:.0f} ms {ok}")
+        return (
+            f"{name:<34} {p50:>9.1f} {p99:>9.1f} {max(p):>9.1f} | {b50:>9.1f} {b99:>9.1f} "
+            f"{max(b):>9.1f} | {b50 / p50:>7.0f}x {b99 / p99:>7.0f}x | p99<={target_s * 1000:.0f} ms {ok}"
+        )
 
     print()
-    print(f"runs: product {len(prod)}, baseline {len(base)} (baseline kept smaller: every run "
-          f"waits up to {BASELINE_CHECK_S:.0f} s for its throttled abort check)")
+    print(
+        f"runs: product {len(prod)}, baseline {len(base)} (baseline kept smaller: every run "
+        f"waits up to {BASELINE_CHECK_S:.0f} s for its throttled abort check)"
+    )
     print(f"{'':<34} {'product (ms)':^29} | {'baseline 5 s check (ms)':^29} | {'ratio base/prod':^17} |")
-    print(f"{'metric':<34} {'p50':>9} {'p99':>9} {'max':>9} | {'p50':>9} {'p99':>9} {'max':>9} | "
-          f"{'p50':>8} {'p99':>8} | target")
+    print(
+        f"{'metric':<34} {'p50':>9} {'p99':>9} {'max':>9} | {'p50':>9} {'p99':>9} {'max':>9} | "
+        f"{'p50':>8} {'p99':>8} | target"
+    )
     print(row("Stop -> server sees disconnect", "stop_s", 0.1))
     print(row("Stop -> CANCELLED + settled", "settle_s", 1.0))
     pt = [x["text_after_stop"] for x in prod]
     bt = [x["text_after_stop"] for x in base]
-    print(f"{'text events after Stop (mean/max)':<34} {sum(pt) / len(pt):>9.1f} {max(pt):>9} "
-          f"{'':>9} | {sum(bt) / len(bt):>9.1f} {max(bt):>9}")
+    print(
+        f"{'text events after Stop (mean/max)':<34} {sum(pt) / len(pt):>9.1f} {max(pt):>9} "
+        f"{'':>9} | {sum(bt) / len(bt):>9.1f} {max(bt):>9}"
+    )
     print("every run: CANCELLED user_cancel, one spend row == Σ usage, no reserve held")
     return 0
 

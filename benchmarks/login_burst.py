@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx  # noqa: E402
-import psutil  # noqa: E402
+import httpx
+import psutil
 
-from tests.support.procs import AppStack, free_port, stack_env  # noqa: E402
+from tests.support.procs import AppStack, free_port, stack_env
 
 
 def _web_rss(port: int) -> int:
@@ -43,9 +43,19 @@ def measure(label: str, burst: int, **env: str) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bayes-loginbench-"))
     port = free_port()
     admin_pw = "Xk4-" + uuid.uuid4().hex[:12]
-    stack = AppStack(data_dir=tmp, port=port, env=stack_env(
-        tmp, port, BAYES_ADMIN_EMAIL="root@example.com", BAYES_ADMIN_PASSWORD=admin_pw, BAYES_DEMO="0",
-        BAYES_REDIS_PORT=str(free_port()), **env)).start()
+    stack = AppStack(
+        data_dir=tmp,
+        port=port,
+        env=stack_env(
+            tmp,
+            port,
+            BAYES_ADMIN_EMAIL="root@example.com",
+            BAYES_ADMIN_PASSWORD=admin_pw,
+            BAYES_DEMO="0",
+            BAYES_REDIS_PORT=str(free_port()),
+            **env,
+        ),
+    ).start()
     try:
         api = stack.url + "/api/v1"
         c = httpx.Client(timeout=120)
@@ -68,8 +78,9 @@ def measure(label: str, burst: int, **env: str) -> dict:
 
         def login(_i: int) -> int:
             with httpx.Client(timeout=120) as x:
-                return x.post(f"{api}/session/login",
-                              json={"email": "root@example.com", "password": admin_pw}).status_code
+                return x.post(
+                    f"{api}/session/login", json={"email": "root@example.com", "password": admin_pw}
+                ).status_code
 
         threading.Thread(target=sample, daemon=True).start()
         loaded: list[float] = []
@@ -89,9 +100,16 @@ def measure(label: str, burst: int, **env: str) -> dict:
             if r.status_code == 429:
                 break
             answered += 1
-        return {"label": label, "quiet_p50": statistics.median(quiet), "loaded_p50": statistics.median(loaded),
-                "loaded_max": max(loaded), "rss0_mb": rss0 / 2**20, "peak_mb": peak / 2**20,
-                "ok_logins": sum(s == 200 for s in statuses), "guesses": answered}
+        return {
+            "label": label,
+            "quiet_p50": statistics.median(quiet),
+            "loaded_p50": statistics.median(loaded),
+            "loaded_max": max(loaded),
+            "rss0_mb": rss0 / 2**20,
+            "peak_mb": peak / 2**20,
+            "ok_logins": sum(s == 200 for s in statuses),
+            "guesses": answered,
+        }
     finally:
         stack.stop()
 
@@ -101,12 +119,16 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=30)
     args = ap.parse_args()
     ours = measure("ours", args.burst)
-    base = measure("baseline", args.burst, BAYES_PASSWORD_HASH_CONCURRENCY="64",
-                   BAYES_LOGIN_MAX_FAILURES="1000")
-    rows = [("/me p50, quiet (ms)", "quiet_p50"), (f"/me p50 during {args.burst} logins (ms)", "loaded_p50"),
-            (f"/me max during {args.burst} logins (ms)", "loaded_max"), ("web RSS before (MB)", "rss0_mb"),
-            ("web RSS peak in burst (MB)", "peak_mb"), ("sign-ins that succeeded", "ok_logins"),
-            ("wrong passwords answered before 429 (of 100)", "guesses")]
+    base = measure("baseline", args.burst, BAYES_PASSWORD_HASH_CONCURRENCY="64", BAYES_LOGIN_MAX_FAILURES="1000")
+    rows = [
+        ("/me p50, quiet (ms)", "quiet_p50"),
+        (f"/me p50 during {args.burst} logins (ms)", "loaded_p50"),
+        (f"/me max during {args.burst} logins (ms)", "loaded_max"),
+        ("web RSS before (MB)", "rss0_mb"),
+        ("web RSS peak in burst (MB)", "peak_mb"),
+        ("sign-ins that succeeded", "ok_logins"),
+        ("wrong passwords answered before 429 (of 100)", "guesses"),
+    ]
     print(f"{'':46} {'ours':>10} {'baseline':>10} {'ours/base':>10}")
     for name, key in rows:
         a, b = ours[key], base[key]

@@ -34,11 +34,11 @@ def main() -> None:
     args = ap.parse_args()
 
     import httpx
+    from mapstack import CHROMIUM_ARGS
     from playwright.sync_api import expect, sync_playwright
 
     from bayes_app.db import session_scope
     from bayes_app.maps import service
-    from mapstack import CHROMIUM_ARGS
     from tests.support import pdfs
 
     with app() as (stack, db_url), sync_playwright() as pw:
@@ -63,6 +63,7 @@ def main() -> None:
             t = (p["timestamp"] + clock["offset"]) * 1000
             for m in ID_RE.finditer(p["response"].get("payloadData") or ""):
                 wire_seen.setdefault(m.group(1), t)
+
         cdp.on("Network.webSocketWillSendHandshakeRequest", on_handshake)
         cdp.on("Network.webSocketFrameReceived", on_frame)
         login(page, stack.url, email, password)
@@ -84,6 +85,7 @@ def main() -> None:
                 for n in view["nodes"]:
                     baseline_seen.setdefault(n["id"], t)
                 stop_poll.wait(1.0)
+
         poller = threading.Thread(target=naive_poller, daemon=True)
         poller.start()
 
@@ -104,8 +106,9 @@ def main() -> None:
                         committed[ev["data"]["id"]] = ev["data"]["committed_at"]
                     if ev["type"] == "done":
                         break
-            page.wait_for_function("n => Object.keys(window.__seen).length >= n", arg=len(committed) + 1,
-                                   timeout=30_000)
+            page.wait_for_function(
+                "n => Object.keys(window.__seen).length >= n", arg=len(committed) + 1, timeout=30_000
+            )
             time.sleep(1.2)  # let the 1 s poller see the last nodes too
         stop_poll.set()
         seen = page.evaluate("() => window.__seen")
@@ -119,11 +122,17 @@ def main() -> None:
         browser.close()
     if args.dump:
         with open(args.dump, "w") as f:
-            json.dump({"committed": {i: t * 1000 for i, t in committed.items()}, "dom": seen, "ws": ws_seen,
-                       "wire": wire_seen}, f)
+            json.dump(
+                {
+                    "committed": {i: t * 1000 for i, t in committed.items()},
+                    "dom": seen,
+                    "ws": ws_seen,
+                    "wire": wire_seen,
+                },
+                f,
+            )
 
-    print(f"map_live over {runs} offline build_map runs, {len(committed)} nodes committed, "
-          f"{len(missing)} never shown")
+    print(f"map_live over {runs} offline build_map runs, {len(committed)} nodes committed, {len(missing)} never shown")
     print(summary("ours (stream consumer -> canvas)", ours))
     if to_wire:
         print("  " + summary("of which commit -> frame received by Chromium's network stack", to_wire))
@@ -131,9 +140,11 @@ def main() -> None:
         print("  " + summary("of which commit -> websocket frame in the browser", to_ws))
         print("  " + summary("of which websocket frame -> node in the DOM", ws_to_dom))
     print(summary("baseline (poll every 1 s + full re-read, no rendering)", base))
-    print(f"ratio p50 baseline/ours = {pct(base, 50) / max(pct(ours, 50), 1):.1f}x, "
-          f"p95 = {pct(base, 95) / max(pct(ours, 95), 1):.1f}x; target p95 <= 200 ms: "
-          f"{'MET' if pct(ours, 95) <= 200 else 'NOT MET'}")
+    print(
+        f"ratio p50 baseline/ours = {pct(base, 50) / max(pct(ours, 50), 1):.1f}x, "
+        f"p95 = {pct(base, 95) / max(pct(ours, 95), 1):.1f}x; target p95 <= 200 ms: "
+        f"{'MET' if pct(ours, 95) <= 200 else 'NOT MET'}"
+    )
 
 
 if __name__ == "__main__":

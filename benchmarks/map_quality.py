@@ -36,10 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-QUESTIONS = ["How do LLM agents search for academic papers?",
-             "How can we explain molecular property prediction models?",
-             "What are counterfactual explanations?",
-             "How is PaSa trained and evaluated?"]
+QUESTIONS = [
+    "How do LLM agents search for academic papers?",
+    "How can we explain molecular property prediction models?",
+    "What are counterfactual explanations?",
+    "How is PaSa trained and evaluated?",
+]
 PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
 
 
@@ -84,8 +86,10 @@ def scifact_figures(data: str | None) -> dict:
 
     rows = [r for r in load_rows(find_data(data)) if r.split == "held"]
     if not hasattr(support, "contradiction_score"):
-        a = roc_auc([support.score_support(r.claim, r.evidence_abstract).score for r in rows],
-                    [support.score_support(r.claim, r.negative_abstract).score for r in rows])
+        a = roc_auc(
+            [support.score_support(r.claim, r.evidence_abstract).score for r in rows],
+            [support.score_support(r.claim, r.negative_abstract).score for r in rows],
+        )
         cs = [float(support.disagree(r.claim, " ".join(r.evidence))) for r in rows]
         link = _rates(rows, support.disagree)
     else:
@@ -93,12 +97,15 @@ def scifact_figures(data: str | None) -> dict:
 
         embed = CachedEmbed()
         embed.warm(needed_texts(rows))
-        a = roc_auc([support.score_support(r.claim, r.evidence_abstract, embed).score for r in rows],
-                    [support.score_support(r.claim, r.negative_abstract, embed).score for r in rows])
+        a = roc_auc(
+            [support.score_support(r.claim, r.evidence_abstract, embed).score for r in rows],
+            [support.score_support(r.claim, r.negative_abstract, embed).score for r in rows],
+        )
         cs = [support.contradiction_score(r.claim, " ".join(r.evidence), embed) for r in rows]
         link = _rates(rows, lambda x, y: support.disagree(x, y, embed))
-    b = roc_auc([c for c, r in zip(cs, rows) if r.label == "CONTRADICT"],
-                [c for c, r in zip(cs, rows) if r.label == "SUPPORT"])
+    b = roc_auc(
+        [c for c, r in zip(cs, rows) if r.label == "CONTRADICT"], [c for c, r in zip(cs, rows) if r.label == "SUPPORT"]
+    )
     return {"support_auc": a, "contradiction_auc": b, "link_fp": link["fp_rate"], "link_recall": link["recall"]}
 
 
@@ -149,15 +156,22 @@ def summarise_runs(maps: list[dict]) -> dict:
 
 def summarise(name: str, maps: list[dict]) -> dict:
     quotes = sum(m["quotes"] for m in maps)
-    return {"build": name, "claims": sum(m["claims"] for m in maps), "runs": summarise_runs(maps),
-            "body_share": 1 - sum(m["non_body"] for m in maps) / max(1, quotes),
-            "duplicates": sum(m["duplicates"] for m in maps), "empty_themes": sum(m["empty_themes"] for m in maps),
-            "pair_titles": sum(m["pair_titles"] for m in maps), "contradicts": sum(m["contradicts"] for m in maps)}
+    return {
+        "build": name,
+        "claims": sum(m["claims"] for m in maps),
+        "runs": summarise_runs(maps),
+        "body_share": 1 - sum(m["non_body"] for m in maps) / max(1, quotes),
+        "duplicates": sum(m["duplicates"] for m in maps),
+        "empty_themes": sum(m["empty_themes"] for m in maps),
+        "pair_titles": sum(m["pair_titles"] for m in maps),
+        "contradicts": sum(m["contradicts"] for m in maps),
+    }
 
 
 def run(data: str | None, scifact: bool = True) -> dict:
     try:  # run kinds are registered explicitly since issue 13 (older commits, for --baseline, have no registry)
         from bayes_app import registry
+
         registry.register()
     except ImportError:
         pass
@@ -176,26 +190,45 @@ def run(data: str | None, scifact: bool = True) -> dict:
     offline, t_off = build_all(OfflineProvider, "offline", embed)
     with FakeOpenAI(responder=naive_model) as fake:
         scripted, t_scr = build_all(lambda: OpenAIProvider(fake.base_url, "test-key"), MODEL, embed)
-    return {"offline": summarise("offline", offline), "scripted": summarise("scripted model", scripted),
-            "detail": {"offline": offline, "scripted": scripted}, "seconds": {"offline": t_off, "scripted": t_scr},
-            "scifact": scifact_figures(data) if scifact else None, "references": dict(REFERENCES)}
+    return {
+        "offline": summarise("offline", offline),
+        "scripted": summarise("scripted model", scripted),
+        "detail": {"offline": offline, "scripted": scripted},
+        "seconds": {"offline": t_off, "scripted": t_scr},
+        "scifact": scifact_figures(data) if scifact else None,
+        "references": dict(REFERENCES),
+    }
 
 
 def baseline(data: str | None, ref: str, scifact: bool = True) -> dict | None:
     """The same measurement on commit `ref` (its own worktree, this script copied in)."""
-    base = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
+    ).stdout.strip()
     wt = Path(f"/tmp/bayes-map-quality-{base}")
     if not wt.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True,
-                       capture_output=True)
-    for rel in ("benchmarks/map_quality.py", "benchmarks/scifact_sets.py", "benchmarks/support_tune.py",
-                "tests/support/maplab.py", "tests/support/paper_labels.py", "tests/support/fake_openai.py",
-                "tests/support/mapquality.py", "tests/support/mapchecks.py"):
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True, capture_output=True
+        )
+    for rel in (
+        "benchmarks/map_quality.py",
+        "benchmarks/scifact_sets.py",
+        "benchmarks/support_tune.py",
+        "tests/support/maplab.py",
+        "tests/support/paper_labels.py",
+        "tests/support/fake_openai.py",
+        "tests/support/mapquality.py",
+        "tests/support/mapchecks.py",
+    ):
         (wt / rel).write_text((ROOT / rel).read_text())
-    res = subprocess.run([sys.executable, str(wt / "benchmarks" / "map_quality.py"), "--json"]
-                         + (["--data", data] if data else []) + ([] if scifact else ["--no-scifact"]),
-                         cwd=wt, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, str(wt / "benchmarks" / "map_quality.py"), "--json"]
+        + (["--data", data] if data else [])
+        + ([] if scifact else ["--no-scifact"]),
+        cwd=wt,
+        capture_output=True,
+        text=True,
+    )
     if res.returncode != 0:
         print("baseline failed:", res.stderr[-2000:])
         return None
@@ -215,13 +248,19 @@ def main() -> None:
         print(json.dumps(ours, default=str))
         return
     base = baseline(args.data, args.baseline, not args.no_scifact) if args.baseline else None
-    rows = [("share of claim quotes from body/caption text", "body_share", "{:.1%}"),
-            ("duplicate claims", "duplicates", "{}"), ("empty themes", "empty_themes", "{}"),
-            ('"X and Y" theme titles', "pair_titles", "{}"), ("contradicts links", "contradicts", "{}"),
-            ("claims", "claims", "{}")]
+    rows = [
+        ("share of claim quotes from body/caption text", "body_share", "{:.1%}"),
+        ("duplicate claims", "duplicates", "{}"),
+        ("empty themes", "empty_themes", "{}"),
+        ('"X and Y" theme titles', "pair_titles", "{}"),
+        ("contradicts links", "contradicts", "{}"),
+        ("claims", "claims", "{}"),
+    ]
     print(f"maps over {len(PAPERS)} bundled papers, {len(QUESTIONS)} questions each build\n")
-    head = f"{'measure':<48}" + "".join(f"{h:>17}" for h in (
-        ["offline (base)", "offline", "scripted (base)", "scripted"] if base else ["offline", "scripted"]))
+    head = f"{'measure':<48}" + "".join(
+        f"{h:>17}"
+        for h in (["offline (base)", "offline", "scripted (base)", "scripted"] if base else ["offline", "scripted"])
+    )
     print(head)
     for label, key, fmt in rows:
         vals = []
@@ -230,24 +269,29 @@ def main() -> None:
                 vals.append(fmt.format(base[build][key]))
             vals.append(fmt.format(ours[build][key]))
         print(f"{label:<48}" + "".join(f"{v:>17}" for v in vals))
-    print(f"\noffline maps, then Expand (first theme), Restructure + accept, Synthesize on each\n")
+    print("\noffline maps, then Expand (first theme), Restructure + accept, Synthesize on each\n")
     print(f"{'measure':<48}" + ("".join(f"{h:>17}" for h in ["base", "ours"]) if base else f"{'ours':>17}"))
     for label, key, _combine, fmt in RUN_ROWS:
         vals = ([(base["offline"].get("runs") or {}).get(key)] if base else []) + [ours["offline"]["runs"].get(key)]
         print(f"{label:<48}" + "".join(f"{'n/a' if v is None else fmt.format(v):>17}" for v in vals))
     print()
     s, b = ours["scifact"], (base or {}).get("scifact")
-    for label, key in (("support ROC-AUC (evidence vs top BM25 non-evidence)", "support_auc"),
-                       ("disagreement ROC-AUC (CONTRADICT vs SUPPORT)", "contradiction_auc"),
-                       ("contradicts-link false-positive rate", "link_fp"),
-                       ("contradicts-link recall", "link_recall")):
+    for label, key in (
+        ("support ROC-AUC (evidence vs top BM25 non-evidence)", "support_auc"),
+        ("disagreement ROC-AUC (CONTRADICT vs SUPPORT)", "contradiction_auc"),
+        ("contradicts-link false-positive rate", "link_fp"),
+        ("contradicts-link recall", "link_recall"),
+    ):
         if s:
             print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
     print(f"\nSciFact: train claims, held split (benchmarks/scifact_sets.py); base = {args.baseline or '-'}")
     print("reference entries parsed per paper:")
     for p in PAPERS:
-        print(f"  {p:<46}" + (f"{(base or {}).get('references', {}).get(p, 'n/a'):>12}" if base else "")
-              + f"{ours['references'].get(p, 'n/a'):>30}")
+        print(
+            f"  {p:<46}"
+            + (f"{(base or {}).get('references', {}).get(p, 'n/a'):>12}" if base else "")
+            + f"{ours['references'].get(p, 'n/a'):>30}"
+        )
     print("build seconds:", {k: round(v, 1) for k, v in ours["seconds"].items()})
     if args.detail:
         for build in ("offline", "scripted"):

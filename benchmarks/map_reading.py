@@ -99,15 +99,19 @@ def main() -> None:
 
     print(f"map_reading: {args.nodes}-node map, {args.repeats} repeats, Chromium 1440×900 and 390×844")
     print(summary("ours: open -> readable first view (desktop canvas)", ready))
-    print(f"  smallest text on screen: ours {min(text_ours):.1f} px | baseline fit-all {max(text_fit):.1f} px "
-          f"| ratio {min(text_ours) / max(max(text_fit), 0.01):.1f}x (readable >= 11 px)")
+    print(
+        f"  smallest text on screen: ours {min(text_ours):.1f} px | baseline fit-all {max(text_fit):.1f} px "
+        f"| ratio {min(text_ours) / max(max(text_fit), 0.01):.1f}x (readable >= 11 px)"
+    )
     print(summary("ours: Outline clicked -> all rows rendered (desktop)", outline_click))
     print(summary("ours: phone open -> outline, all rows rendered", outline_phone))
     print(summary("baseline: phone open -> canvas first view", canvas_phone))
     met = max(pct(outline_click, 95), pct(outline_phone, 95)) <= 1000
-    print(f"ratio baseline/ours on the phone: p50 {pct(canvas_phone, 50) / max(pct(outline_phone, 50), 1):.1f}x; "
-          f"target outline <= 1000 ms {'MET' if met else 'NOT MET'}"
-          f" (p95 desktop {pct(outline_click, 95):.0f} ms, phone {pct(outline_phone, 95):.0f} ms)")
+    print(
+        f"ratio baseline/ours on the phone: p50 {pct(canvas_phone, 50) / max(pct(outline_phone, 50), 1):.1f}x; "
+        f"target outline <= 1000 ms {'MET' if met else 'NOT MET'}"
+        f" (p95 desktop {pct(outline_click, 95):.0f} ms, phone {pct(outline_phone, 95):.0f} ms)"
+    )
 
 
 if __name__ == "__main__":

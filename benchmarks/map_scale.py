@@ -33,12 +33,19 @@ def build_map(db_url: str, user_id: str, n_nodes: int) -> str:
     with session_scope(db_url) as db:
         m = service.create_map(db, user_id, f"Scale map ({n_nodes} nodes)")
         root = service.root_of(db, m["id"]).id
-        themes = [service.write_agent_node(db, m["id"], root, "theme", f"Theme {t}", run_id=None)[0].id
-                  for t in range(10)]
+        themes = [
+            service.write_agent_node(db, m["id"], root, "theme", f"Theme {t}", run_id=None)[0].id for t in range(10)
+        ]
         for i in range(n_nodes - 11):
-            service.write_agent_node(db, m["id"], themes[i % 10], "claim",
-                                     f"Claim {i}: a statement long enough to wrap onto two lines", run_id=None,
-                                     confidence=0.5)
+            service.write_agent_node(
+                db,
+                m["id"],
+                themes[i % 10],
+                "claim",
+                f"Claim {i}: a statement long enough to wrap onto two lines",
+                run_id=None,
+                confidence=0.5,
+            )
         service.auto_layout(db, user_id, m["id"])
         return m["id"]
 
@@ -113,10 +120,12 @@ def main() -> None:
     print(summary("edit (Tab: add child) -> saved and shown", edits))
     print(summary("edit (title typed, incl. 250 ms debounce) -> shown", titles))
     print(summary("baseline: page reload to show an edit", reloads))
-    print(f"ratio baseline/ours for an edit: p50 {pct(reloads, 50) / max(pct(edits, 50), 1):.1f}x; "
-          f"targets: open <= 2000 ms {'MET' if pct(panels, 95) <= 2000 else 'NOT MET'} (p95 {pct(panels, 95):.0f}), "
-          f"edit <= 200 ms {'MET' if pct(edits, 95) <= 200 else 'NOT MET'} (p95 {pct(edits, 95):.0f}); "
-          f"title debounce-free ~{statistics.median(titles) - 250:.0f} ms")
+    print(
+        f"ratio baseline/ours for an edit: p50 {pct(reloads, 50) / max(pct(edits, 50), 1):.1f}x; "
+        f"targets: open <= 2000 ms {'MET' if pct(panels, 95) <= 2000 else 'NOT MET'} (p95 {pct(panels, 95):.0f}), "
+        f"edit <= 200 ms {'MET' if pct(edits, 95) <= 200 else 'NOT MET'} (p95 {pct(edits, 95):.0f}); "
+        f"title debounce-free ~{statistics.median(titles) - 250:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.browser import CHROMIUM_ARGS, login  # noqa: E402,F401  (re-exported)
-from tests.support.procs import AppStack, free_port, stack_env  # noqa: E402
+from tests.support.browser import CHROMIUM_ARGS, login  # noqa: F401  (re-exported)
+from tests.support.procs import AppStack, free_port, stack_env
 
 # Records, per canvas node id, the wall-clock ms when its element entered the DOM and when its
 # title text last changed (performance.timeOrigin + now(): comparable with time.time()).
@@ -71,17 +71,25 @@ def pct(values: list[float], p: float) -> float:
 
 
 def summary(name: str, values: list[float]) -> str:
-    return (f"{name}: n={len(values)} p50={pct(values, 50):.0f} ms p95={pct(values, 95):.0f} ms "
-            f"max={max(values):.0f} ms mean={statistics.mean(values):.0f} ms")
+    return (
+        f"{name}: n={len(values)} p50={pct(values, 50):.0f} ms p95={pct(values, 95):.0f} ms "
+        f"max={max(values):.0f} ms mean={statistics.mean(values):.0f} ms"
+    )
 
 
 @contextmanager
 def app(word_delay_ms: int = 0):
     tmp = Path(tempfile.mkdtemp(prefix="bayes-mapbench-"))
     port = free_port()
-    env = stack_env(tmp, port, BAYES_ADMIN_EMAIL="root@example.com",
-                    BAYES_ADMIN_PASSWORD="Xk4-" + uuid.uuid4().hex[:12], BAYES_DEMO="0",
-                    BAYES_REDIS_PORT=str(free_port()), BAYES_OFFLINE_WORD_DELAY_MS=str(word_delay_ms))
+    env = stack_env(
+        tmp,
+        port,
+        BAYES_ADMIN_EMAIL="root@example.com",
+        BAYES_ADMIN_PASSWORD="Xk4-" + uuid.uuid4().hex[:12],
+        BAYES_DEMO="0",
+        BAYES_REDIS_PORT=str(free_port()),
+        BAYES_OFFLINE_WORD_DELAY_MS=str(word_delay_ms),
+    )
     stack = AppStack(data_dir=tmp, env=env, port=port).start()
     try:
         yield stack, f"sqlite:///{tmp / 'bayes.db'}"
@@ -106,7 +114,9 @@ def upload_and_index(base: str, email: str, password: str, paths: list[Path]) ->
     import httpx
 
     c = httpx.Client(base_url=base + "/api/v1", timeout=60)
-    h = {"Authorization": "Bearer " + c.post("/auth/token", json={"email": email, "password": password}).json()["token"]}
+    h = {
+        "Authorization": "Bearer " + c.post("/auth/token", json={"email": email, "password": password}).json()["token"]
+    }
     for p in paths:
         c.post("/documents", files={"file": (p.name, p.read_bytes(), "application/pdf")}, headers=h).raise_for_status()
     deadline = time.time() + 600
@@ -116,5 +126,3 @@ def upload_and_index(base: str, email: str, password: str, paths: list[Path]) ->
             return h
         time.sleep(1)
     raise RuntimeError("library not indexed")
-
-

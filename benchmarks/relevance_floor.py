@@ -25,16 +25,24 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from retrieval_eval import dense_vectors, load  # noqa: E402
+from retrieval_eval import dense_vectors, load
 
-from bayes_app.search import relevance  # noqa: E402
-from bayes_app.search.embeddings import get_embedder  # noqa: E402
+from bayes_app.search import relevance
+from bayes_app.search.embeddings import get_embedder
 
 OFF_TOPIC = [
-    "qwxzzv blorf", "recipe for chocolate chip cookies", "who won the football world cup",
-    "cheap flights to lisbon in may", "how to tie a bowline knot", "lyrics of a famous pop song",
-    "best hiking boots for winter", "fix a flat bicycle tyre", "medieval castle architecture styles",
-    "stock price forecast for tomorrow", "zzzz yyyy xxxx", "asdf jkl qwerty uiop",
+    "qwxzzv blorf",
+    "recipe for chocolate chip cookies",
+    "who won the football world cup",
+    "cheap flights to lisbon in may",
+    "how to tie a bowline knot",
+    "lyrics of a famous pop song",
+    "best hiking boots for winter",
+    "fix a flat bicycle tyre",
+    "medieval castle architecture styles",
+    "stock price forecast for tomorrow",
+    "zzzz yyyy xxxx",
+    "asdf jkl qwerty uiop",
 ]
 
 
@@ -42,8 +50,10 @@ def nonsense(n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     out = []
     for _ in range(n):
-        words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 8)))
-                 for _ in range(rng.randint(1, 3))]
+        words = [
+            "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 8)))
+            for _ in range(rng.randint(1, 3))
+        ]
         out.append(" ".join(words))
     return out
 
@@ -92,8 +102,10 @@ def main() -> None:
         if f is None:
             print(f"{name:>22} | (none)")
             continue
-        print(f"{name + f' {f:.3f}':>22} | {(top_a < f).mean():19.2%} | {(gold_a < f).mean():25.2%} | "
-              f"{(junk < f).mean():15.1%} | {(off < f).mean():16.1%}")
+        print(
+            f"{name + f' {f:.3f}':>22} | {(top_a < f).mean():19.2%} | {(gold_a < f).mean():25.2%} | "
+            f"{(junk < f).mean():15.1%} | {(off < f).mean():16.1%}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,15 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.support.procs import (AppStack, RedisServer, free_port, processes_of,  # noqa: E402
-                                 stack_env, start_worker, wait_for)
+from tests.support.procs import (
+    AppStack,
+    RedisServer,
+    free_port,
+    processes_of,
+    stack_env,
+    start_worker,
+    wait_for,
+)
 
 WAIT_S = 60.0
 
@@ -49,8 +56,9 @@ def _echo(redis_url: str, timeout: float) -> bool:
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     key = f"bayes:bench:{uuid.uuid4().hex}"
     try:
-        broker.enqueue(dramatiq.Message(queue_name="default", actor_name="echo", args=(key, "x"),
-                                        kwargs={}, options={}))
+        broker.enqueue(
+            dramatiq.Message(queue_name="default", actor_name="echo", args=(key, "x"), kwargs={}, options={})
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if r.get(key):
@@ -63,9 +71,8 @@ def _echo(redis_url: str, timeout: float) -> bool:
 
 
 def ours(kills: int) -> dict[str, list[tuple[float, float]]]:
-    import redis
-
     import httpx
+    import redis
 
     tmp = Path(tempfile.mkdtemp(prefix="bayes-restart-"))
     port, redis_port = free_port(), free_port()
@@ -150,12 +157,16 @@ def main() -> None:
         work = [w for w, _ in runs]
         ok = [o for _, o in runs]
         if target == "worker":
-            baseline = (f"never: Dramatiq exited {exited:.1f} s after the kill (measured), "
-                        f"{'a' if back else 'no'} worker answered in the next 20 s")
+            baseline = (
+                f"never: Dramatiq exited {exited:.1f} s after the kill (measured), "
+                f"{'a' if back else 'no'} worker answered in the next 20 s"
+            )
         else:
             baseline = "never: honcho stops every process when one exits"
-        print(f"| {target} | {statistics.median(work):.1f} / {max(work):.1f} "
-              f"| {statistics.median(ok):.1f} / {max(ok):.1f} | {baseline} |")
+        print(
+            f"| {target} | {statistics.median(work):.1f} / {max(work):.1f} "
+            f"| {statistics.median(ok):.1f} / {max(ok):.1f} | {baseline} |"
+        )
 
 
 if __name__ == "__main__":

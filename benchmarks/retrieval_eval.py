@@ -30,8 +30,8 @@ import qdrant_edge as qe
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script from anywhere
-from bayes_app.search import sparse  # noqa: E402
-from bayes_app.search.embeddings import get_embedder  # noqa: E402
+from bayes_app.search import sparse
+from bayes_app.search.embeddings import get_embedder
 
 RRF_K = 60
 BATCH = 256
@@ -131,8 +131,11 @@ def main() -> None:
 
     doc_ids, texts, queries, qrels = load(args.data, args.qrels)
     model = get_embedder(args.model)
-    print(f"SciFact: {len(texts)} documents, {len(queries)} queries ({args.qrels}); "
-          f"dense model {model.name}; avgdl {args.avgdl:g}", file=sys.stderr)
+    print(
+        f"SciFact: {len(texts)} documents, {len(queries)} queries ({args.qrels}); "
+        f"dense model {model.name}; avgdl {args.avgdl:g}",
+        file=sys.stderr,
+    )
     sparse_vecs = [sparse.document_vector(t, avgdl=args.avgdl) for t in texts]
     dense = dense_vectors(model.name, texts, args.cache)
 
@@ -152,10 +155,17 @@ def main() -> None:
 
         def hybrid(depth: int) -> Callable[[str], list[int]]:
             def run(t: str) -> list[int]:
-                return ids(qe.QueryRequest(limit=100, query=qe.Fusion.Rrf(k=RRF_K), prefetches=[
-                    qe.Prefetch(limit=depth, query=qe.Query.Nearest(q_dense[t], using="dense")),
-                    qe.Prefetch(limit=depth, query=qe.Query.Nearest(q_sparse[t], using="sparse")),
-                ]))
+                return ids(
+                    qe.QueryRequest(
+                        limit=100,
+                        query=qe.Fusion.Rrf(k=RRF_K),
+                        prefetches=[
+                            qe.Prefetch(limit=depth, query=qe.Query.Nearest(q_dense[t], using="dense")),
+                            qe.Prefetch(limit=depth, query=qe.Query.Nearest(q_sparse[t], using="sparse")),
+                        ],
+                    )
+                )
+
             return run
 
         def encode_cost(t: str, with_dense: bool, with_sparse: bool) -> None:
@@ -173,8 +183,9 @@ def main() -> None:
         for name, fn, wd, ws in methods:
             fn(next(iter(queries.values())))  # warm up
             nd, rc, p50 = evaluate(fn, doc_ids, queries, qrels)
-            _, _, p50_enc = evaluate(lambda t, fn=fn, wd=wd, ws=ws: (encode_cost(t, wd, ws), fn(t))[1],
-                                     doc_ids, queries, qrels)
+            _, _, p50_enc = evaluate(
+                lambda t, fn=fn, wd=wd, ws=ws: (encode_cost(t, wd, ws), fn(t))[1], doc_ids, queries, qrels
+            )
             rows.append((name, nd, rc, p50, p50_enc))
         shard.close()
 

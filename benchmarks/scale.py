@@ -35,15 +35,37 @@ def _start_workers(n: int, env: dict, threads: int, logdir: Path) -> list[subpro
     procs = []
     for i in range(n):
         log = logdir / f"worker-{n}-{i}.log"
-        procs.append(subprocess.Popen(
-            [str(VENV_BIN / "dramatiq"), "jobs", "--processes", "1", "--threads", str(threads),
-             "--worker-shutdown-timeout", "2000"],
-            cwd=REPO, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(VENV_BIN / "dramatiq"),
+                    "jobs",
+                    "--processes",
+                    "1",
+                    "--threads",
+                    str(threads),
+                    "--worker-shutdown-timeout",
+                    "2000",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=open(log, "w"),
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
     from tests.support.procs import wait_for
 
-    wait_for(lambda: all("ready" in (logdir / f"worker-{n}-{i}.log").read_text().lower()
-                         or "booted" in (logdir / f"worker-{n}-{i}.log").read_text().lower()
-                         for i in range(n)), 120, 0.2, what="workers")
+    wait_for(
+        lambda: all(
+            "ready" in (logdir / f"worker-{n}-{i}.log").read_text().lower()
+            or "booted" in (logdir / f"worker-{n}-{i}.log").read_text().lower()
+            for i in range(n)
+        ),
+        120,
+        0.2,
+        what="workers",
+    )
     return procs
 
 
@@ -66,22 +88,30 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
     db_url = pg.create_database(f"scale_{n}_{uuid.uuid4().hex[:6]}")
     data_dir = tmp / f"data-{n}"
     data_dir.mkdir()
-    env = stack_env(data_dir, 1, DATABASE_URL=db_url, REDIS_URL=redis_url, QDRANT_URL=index_url,
-                    BAYES_DEMO="0", BAYES_OFFLINE_WORD_DELAY_MS=str(args.word_delay_ms))
-    os.environ.update({k: v for k, v in env.items() if k.startswith(("BAYES_", "DATABASE_URL", "REDIS_URL",
-                                                                      "QDRANT_URL"))})
+    env = stack_env(
+        data_dir,
+        1,
+        DATABASE_URL=db_url,
+        REDIS_URL=redis_url,
+        QDRANT_URL=index_url,
+        BAYES_DEMO="0",
+        BAYES_OFFLINE_WORD_DELAY_MS=str(args.word_delay_ms),
+    )
+    os.environ.update(
+        {k: v for k, v in env.items() if k.startswith(("BAYES_", "DATABASE_URL", "REDIS_URL", "QDRANT_URL"))}
+    )
     settings.get_settings.cache_clear()
     db.migrate(db_url)
     import redis
 
     redis.Redis.from_url(redis_url).flushdb()
     from bayes_app.accounts import service
+    from bayes_app.app import queue
+    from bayes_app.app.runs import start_ask
     from bayes_app.credits import ledger
     from bayes_app.library import uploads
     from bayes_app.models import MICRO, Document, Operation, User
     from jobs.library import enqueue_ingest
-    from bayes_app.app import queue
-    from bayes_app.app.runs import start_ask
     from jobs.runs import DramatiqRunQueue
 
     queue.use(DramatiqRunQueue())
@@ -114,8 +144,10 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
             pages = sum(s.get(Document, d).page_count for d in doc_ids)
 
         t0 = time.perf_counter()
-        run_ids = [start_ask(uid, "ask", f"Summarise what the library says, variant {i}.", None, None, None)["id"]
-                   for i in range(args.runs)]
+        run_ids = [
+            start_ask(uid, "ask", f"Summarise what the library says, variant {i}.", None, None, None)["id"]
+            for i in range(args.runs)
+        ]
 
         def finished() -> bool:
             with db.session_scope(db_url) as s:
@@ -163,15 +195,16 @@ def main() -> None:
 
     base_p, base_r, _ = results[counts[0]]
     cores = os.cpu_count() or 1
-    print(f"\nworkers  ingest pages/s  ratio   Ask runs/min  ratio   (ideal ratio = workers; "
-          f"{cores} CPU cores here)")
+    print(f"\nworkers  ingest pages/s  ratio   Ask runs/min  ratio   (ideal ratio = workers; {cores} CPU cores here)")
     for n in counts:
         pps, rpm, _ = results[n]
         print(f"{n:7d}  {pps:14.2f}  {pps / base_p:5.2f}x  {rpm:12.1f}  {rpm / base_r:5.2f}x")
-    print(f"\nIngestion is CPU-bound (pdfium + int8 MiniLM): beyond {cores} worker process(es) on "
-          f"this machine its ratio cannot exceed ~{cores}x. Ask runs mostly wait on the model, so "
-          "they scale with worker threads x processes until PostgreSQL/Redis round trips or the "
-          "model endpoint become the limit.")
+    print(
+        f"\nIngestion is CPU-bound (pdfium + int8 MiniLM): beyond {cores} worker process(es) on "
+        f"this machine its ratio cannot exceed ~{cores}x. Ask runs mostly wait on the model, so "
+        "they scale with worker threads x processes until PostgreSQL/Redis round trips or the "
+        "model endpoint become the limit."
+    )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bayes_app.llm.offline import split_sentences  # noqa: E402
-from bayes_app.search.sparse import tokens  # noqa: E402
+from bayes_app.llm.offline import split_sentences
+from bayes_app.search.sparse import tokens
 
 DEFAULT_DATA = ROOT.parent.parent / "shared" / "data" / "scifact"
 FIXTURE = ROOT / "tests" / "fixtures" / "scifact" / "held.json"
@@ -88,7 +88,8 @@ class BM25:
             for i in self.post[w]:
                 f = self.tf[i][w]
                 out[i] = out.get(i, 0.0) + idf * f * (self.k1 + 1) / (
-                    f + self.k1 * (1 - self.b + self.b * self.len[i] / self.avg))
+                    f + self.k1 * (1 - self.b + self.b * self.len[i] / self.avg)
+                )
         return out
 
     def top(self, query: str, exclude: set[str]) -> str | None:
@@ -127,17 +128,33 @@ def load_rows(data: Path) -> list[Row]:
         neg = corpus[neg_id]["text"]
         neg_sents = split_sentences(neg) or [neg]
         q = set(tokens(r["claim"]))
-        neutral = max(neg_sents, key=lambda s: len(q & set(tokens(s))) / (1 + len(set(tokens(s)))) )
-        rows.append(Row(r["id"], r["claim"], r["evidence_label"], [sents[i] for i in idx], doc["text"], neg,
-                        neutral, split_of(r["id"])))
+        neutral = max(neg_sents, key=lambda s: len(q & set(tokens(s))) / (1 + len(set(tokens(s)))))
+        rows.append(
+            Row(
+                r["id"],
+                r["claim"],
+                r["evidence_label"],
+                [sents[i] for i in idx],
+                doc["text"],
+                neg,
+                neutral,
+                split_of(r["id"]),
+            )
+        )
     return rows
 
 
 def write_fixture(rows: list[Row], path: Path = FIXTURE) -> None:
     held = [asdict(r) for r in rows if r.split == "held"]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"source": "SciFact train (allenai/scifact via BEIR), CC BY-NC 2.0",
-                                "rows": held}, ensure_ascii=False, indent=0), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {"source": "SciFact train (allenai/scifact via BEIR), CC BY-NC 2.0", "rows": held},
+            ensure_ascii=False,
+            indent=0,
+        ),
+        encoding="utf-8",
+    )
     print(f"wrote {len(held)} held rows to {path}")
 
 

@@ -42,13 +42,16 @@ def main() -> None:
 
     from tests.support.procs import free_port, start_index
 
-    print(f"{'chunks':>8s} {'app search p50':>15s} {'p95':>8s} {'index only p50':>15s} {'p95':>8s} "
-          f"{'embed q p50':>12s} {'ratio app/index p95':>20s}")
+    print(
+        f"{'chunks':>8s} {'app search p50':>15s} {'p95':>8s} {'index only p50':>15s} {'p95':>8s} "
+        f"{'embed q p50':>12s} {'ratio app/index p95':>20s}"
+    )
     for n in args.sizes:
         tmp = Path(tempfile.mkdtemp(prefix="bayes-bench-search-"))
         port = free_port()
-        os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=f"sqlite:///{tmp / 'b.db'}",
-                          QDRANT_URL=f"http://127.0.0.1:{port}")
+        os.environ.update(
+            BAYES_DATA_DIR=str(tmp), DATABASE_URL=f"sqlite:///{tmp / 'b.db'}", QDRANT_URL=f"http://127.0.0.1:{port}"
+        )
         from bayes_app import settings
 
         settings.get_settings.cache_clear()
@@ -79,8 +82,7 @@ def run_size(n: int, texts: list[str], queries: list[str]) -> None:
     db.migrate()
     with db.session_scope() as s:
         owner = service.register(s, "bench@example.com", "tangerine-sky-42").id
-        doc = Document(owner_id=owner, filename="corpus.pdf", file_sha256="0" * 64,
-                       title="SciFact", status="indexed")
+        doc = Document(owner_id=owner, filename="corpus.pdf", file_sha256="0" * 64, title="SciFact", status="indexed")
         s.add(doc)
         s.flush()
         doc_id = doc.id
@@ -91,13 +93,27 @@ def run_size(n: int, texts: list[str], queries: list[str]) -> None:
     for i in range(n):
         text = texts[i % len(texts)]
         cid = f"{i:032x}"
-        rows.append(dict(id=cid, document_id=doc_id, owner_id=owner, chunk_index=i, page=1 + i // 5,
-                         char_start=0, char_end=len(text), text=text, content_hash=cid * 2,
-                         token_count=200))
+        rows.append(
+            dict(
+                id=cid,
+                document_id=doc_id,
+                owner_id=owner,
+                chunk_index=i,
+                page=1 + i // 5,
+                char_start=0,
+                char_end=len(text),
+                text=text,
+                content_hash=cid * 2,
+                token_count=200,
+            )
+        )
         v = rng.standard_normal(emb.dim).astype(np.float32)
         sv = sparse.document_vector(text)
-        batch.append(IndexPoint(id=cid, dense=v / np.linalg.norm(v), sparse=(sv.indices, sv.values),
-                                owner_id=owner, document_id=doc_id))
+        batch.append(
+            IndexPoint(
+                id=cid, dense=v / np.linalg.norm(v), sparse=(sv.indices, sv.values), owner_id=owner, document_id=doc_id
+            )
+        )
         if len(batch) == 1000:
             index.upsert_chunks(batch)
             batch = []
@@ -105,7 +121,7 @@ def run_size(n: int, texts: list[str], queries: list[str]) -> None:
         index.upsert_chunks(batch)
     with db.get_engine().begin() as conn:
         for i in range(0, len(rows), 5000):
-            conn.execute(insert(Chunk), rows[i:i + 5000])
+            conn.execute(insert(Chunk), rows[i : i + 5000])
     time.sleep(5)  # let the index server's optimizer run after the bulk load
 
     from sqlmodel import Session
@@ -127,9 +143,11 @@ def run_size(n: int, texts: list[str], queries: list[str]) -> None:
         t = time.perf_counter()
         index.hybrid_search(dense, (sv.indices, sv.values), owner_id=owner, limit=10)
         only.append(time.perf_counter() - t)
-    print(f"{n:8d} {pct(app, 50):13.1f}ms {pct(app, 95):6.1f}ms {pct(only, 50):13.1f}ms "
-          f"{pct(only, 95):6.1f}ms {pct(embed, 50):10.1f}ms {pct(app, 95) / pct(only, 95):20.2f}"
-          f"   target p95 ≤ 50 ms: {'met' if pct(app, 95) <= 50 else 'NOT met'}")
+    print(
+        f"{n:8d} {pct(app, 50):13.1f}ms {pct(app, 95):6.1f}ms {pct(only, 50):13.1f}ms "
+        f"{pct(only, 95):6.1f}ms {pct(embed, 50):10.1f}ms {pct(app, 95) / pct(only, 95):20.2f}"
+        f"   target p95 ≤ 50 ms: {'met' if pct(app, 95) <= 50 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

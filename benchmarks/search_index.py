@@ -32,8 +32,8 @@ import orjson
 import qdrant_edge as qe
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-from bayes_app.search.index import IndexClient, IndexPoint  # noqa: E402
-from bayes_app.search.index_server.convert import to_edge_config, to_points, to_query_request  # noqa: E402
+from bayes_app.search.index import IndexClient, IndexPoint
+from bayes_app.search.index_server.convert import to_edge_config, to_points, to_query_request
 
 DIM, NNZ, VOCAB, BATCH = 384, 50, 50_000, 256
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +50,9 @@ class IndexServer:
         self.log = path.parent / "server.log"
         cmd = [sys.executable, "-m", "bayes_app.search.index_server", "--path", str(path), "--port", str(port), *extra]
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=out, stderr=out)
+            self.proc = subprocess.Popen(
+                cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=out, stderr=out
+            )
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -119,12 +121,20 @@ def point_json(p: IndexPoint) -> dict:
     return {
         "id": str(uuid.UUID(p.id)),
         "vector": {"dense": p.dense.tolist(), "sparse": {"indices": p.sparse[0], "values": p.sparse[1]}},
-        "payload": {"owner_id": p.owner_id, "document_id": p.document_id, "collection_ids": p.collection_ids,
-                    "page": p.page, "chunk_index": p.chunk_index},
+        "payload": {
+            "owner_id": p.owner_id,
+            "document_id": p.document_id,
+            "collection_ids": p.collection_ids,
+            "page": p.page,
+            "chunk_index": p.chunk_index,
+        },
     }
 
 
-COLLECTION_BODY = {"vectors": {"dense": {"size": DIM, "distance": "Cosine"}}, "sparse_vectors": {"sparse": {"modifier": "idf"}}}
+COLLECTION_BODY = {
+    "vectors": {"dense": {"size": DIM, "distance": "Cosine"}},
+    "sparse_vectors": {"sparse": {"modifier": "idf"}},
+}
 
 
 def latency(fn: Callable[[int], object], nq: int) -> dict[str, float]:
@@ -186,7 +196,9 @@ def bench_server(data: Data, root: Path) -> dict:
         nq = len(bodies)
 
         def raw(i: int) -> None:
-            r = http.post("/collections/chunks/points/query", content=bodies[i], headers={"content-type": "application/json"})
+            r = http.post(
+                "/collections/chunks/points/query", content=bodies[i], headers={"content-type": "application/json"}
+            )
             assert len(orjson.loads(r.content)["result"]["points"]) == 10
 
         def client(i: int) -> None:
@@ -202,10 +214,14 @@ def bench_server(data: Data, root: Path) -> dict:
         # raw-HTTP upsert into a second collection: the server's own write cost
         http.put("/collections/raw", json=COLLECTION_BODY).raise_for_status()
         n = min(len(data.points), 20_000)
-        chunks = [orjson.dumps({"points": [point_json(p) for p in data.points[s : s + BATCH]]}) for s in range(0, n, BATCH)]
+        chunks = [
+            orjson.dumps({"points": [point_json(p) for p in data.points[s : s + BATCH]]}) for s in range(0, n, BATCH)
+        ]
         t = time.perf_counter()
         for body in chunks:
-            http.put("/collections/raw/points?wait=true", content=body, headers={"content-type": "application/json"}).raise_for_status()
+            http.put(
+                "/collections/raw/points?wait=true", content=body, headers={"content-type": "application/json"}
+            ).raise_for_status()
         res["http_upsert_pts_s"] = round(n / (time.perf_counter() - t))
         ix.close()
         http.close()
@@ -234,18 +250,24 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    print(f"\n{'points':>8} {'phase':>7} | {'edge p50/p95':>14} | {'http p50/p95':>14} "
-          f"| {'client p50/p95':>15} | client/edge p95")
+    print(
+        f"\n{'points':>8} {'phase':>7} | {'edge p50/p95':>14} | {'http p50/p95':>14} "
+        f"| {'client p50/p95':>15} | client/edge p95"
+    )
     for r in rows:
         e, s = r["edge"], r["server"]
         for phase in ("before", "after"):
             ep = e.get(phase, {"p50": float("nan"), "p95": float("nan")})
             hp, cp = s[f"http_{phase}"], s[f"client_{phase}"]
-            print(f"{r['n']:>8} {phase:>7} | {ep['p50']:>6.2f}/{ep['p95']:<7.2f} | {hp['p50']:>6.2f}/{hp['p95']:<7.2f} |"
-                  f" {cp['p50']:>6.2f}/{cp['p95']:<8.2f} | {cp['p95'] / ep['p95']:.2f}x")
-        print(f"{'':>8} upsert  | edge {e.get('upsert_pts_s', 0):>7} pts/s | http {s['http_upsert_pts_s']:>6} pts/s |"
-              f" client {s['client_upsert_pts_s']:>6} pts/s | optimize edge {e.get('optimize_s')} s,"
-              f" server {s['optimize_s']} s")
+            print(
+                f"{r['n']:>8} {phase:>7} | {ep['p50']:>6.2f}/{ep['p95']:<7.2f} | {hp['p50']:>6.2f}/{hp['p95']:<7.2f} |"
+                f" {cp['p50']:>6.2f}/{cp['p95']:<8.2f} | {cp['p95'] / ep['p95']:.2f}x"
+            )
+        print(
+            f"{'':>8} upsert  | edge {e.get('upsert_pts_s', 0):>7} pts/s | http {s['http_upsert_pts_s']:>6} pts/s |"
+            f" client {s['client_upsert_pts_s']:>6} pts/s | optimize edge {e.get('optimize_s')} s,"
+            f" server {s['optimize_s']} s"
+        )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from bayes_app.library import chunking, pdf, references, structure  # noqa: E402
+from bayes_app.library import chunking, pdf, references, structure
 
 PAPERS = sorted((REPO / "tests" / "fixtures" / "papers").glob("*.pdf"))
 

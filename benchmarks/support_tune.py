@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scifact_sets import ROOT, find_data, load_rows, roc_auc  # noqa: E402
+from scifact_sets import ROOT, find_data, load_rows, roc_auc
 
 sys.path.insert(0, str(ROOT))
-from bayes_app.maps import support  # noqa: E402
-from bayes_app.maps.sentences import split_sentences  # noqa: E402
+from bayes_app.maps import support
+from bayes_app.maps.sentences import split_sentences
 
 S_KEYS = [k for k in support.SUPPORT_WEIGHTS if k != "bias"]
 C_KEYS = [k for k in support.CONTRADICTION_WEIGHTS if k != "bias"]
@@ -63,16 +63,18 @@ def needed_texts(rows) -> set[str]:
 
 
 def feature_rows(pairs, embed) -> list[dict[str, float]]:
-    return [support._with_interactions(support.features(" ".join(c.split()), " ".join(q.split()), embed))
-            for c, q in pairs]
+    return [
+        support._with_interactions(support.features(" ".join(c.split()), " ".join(q.split()), embed)) for c, q in pairs
+    ]
 
 
 def matrix(rows: list[dict[str, float]], keys: list[str]) -> np.ndarray:
     return np.array([[r[k] for k in keys] for r in rows])
 
 
-def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 20_000,
-                 lr: float = 0.5) -> tuple[np.ndarray, float]:
+def fit_logistic(
+    X: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 20_000, lr: float = 0.5
+) -> tuple[np.ndarray, float]:
     """Weights and bias on the raw features (fitted on standardised ones)."""
     mu, sd = X.mean(0), X.std(0) + 1e-9
     Zb = np.c_[(X - mu) / sd, np.ones(len(X))]
@@ -117,8 +119,12 @@ def contradiction_rates(rows, detect) -> dict[str, float]:
     fp_neu = sum(detect(r.claim, r.neutral) for r in rows)
     tp = sum(any(detect(r.claim, e) for e in r.evidence) for r in con)
     negatives = len(sup) + len(rows)
-    return {"fp_rate": (fp_sup + fp_neu) / negatives, "fp_support": fp_sup / max(1, len(sup)),
-            "fp_neutral": fp_neu / max(1, len(rows)), "recall": tp / max(1, len(con))}
+    return {
+        "fp_rate": (fp_sup + fp_neu) / negatives,
+        "fp_support": fp_sup / max(1, len(sup)),
+        "fp_neutral": fp_neu / max(1, len(rows)),
+        "recall": tp / max(1, len(con)),
+    }
 
 
 def main() -> None:
@@ -130,10 +136,15 @@ def main() -> None:
     embed = CachedEmbed()
     embed.warm(needed_texts(rows))
     split = {s: [r for r in rows if r.split == s] for s in ("tune", "held")}
-    feats = {s: {"ev": feature_rows([(r.claim, r.evidence_abstract) for r in rs], embed),
-                 "neg": feature_rows([(r.claim, r.negative_abstract) for r in rs], embed),
-                 "sent": feature_rows([(r.claim, " ".join(r.evidence)) for r in rs], embed),
-                 "support": np.array([r.label == "SUPPORT" for r in rs])} for s, rs in split.items()}
+    feats = {
+        s: {
+            "ev": feature_rows([(r.claim, r.evidence_abstract) for r in rs], embed),
+            "neg": feature_rows([(r.claim, r.negative_abstract) for r in rs], embed),
+            "sent": feature_rows([(r.claim, " ".join(r.evidence)) for r in rs], embed),
+            "support": np.array([r.label == "SUPPORT" for r in rs]),
+        }
+        for s, rs in split.items()
+    }
     sw, cw = dict(support.SUPPORT_WEIGHTS), dict(support.CONTRADICTION_WEIGHTS)
     if args.fit:
         t = feats["tune"]
@@ -153,18 +164,25 @@ def main() -> None:
     for s, rs in split.items():
         f = feats[s]
         sup = f["support"]
-        old_a = roc_auc([old_support(r.claim, r.evidence_abstract) for r in rs],
-                        [old_support(r.claim, r.negative_abstract) for r in rs])
+        old_a = roc_auc(
+            [old_support(r.claim, r.evidence_abstract) for r in rs],
+            [old_support(r.claim, r.negative_abstract) for r in rs],
+        )
         new_a = roc_auc(list(score(f["ev"], sw)), list(score(f["neg"], sw)))
-        old_b = roc_auc([float(old_disagree(r.claim, " ".join(r.evidence))) for r in rs if r.label == "CONTRADICT"],
-                        [float(old_disagree(r.claim, " ".join(r.evidence))) for r in rs if r.label == "SUPPORT"])
+        old_b = roc_auc(
+            [float(old_disagree(r.claim, " ".join(r.evidence))) for r in rs if r.label == "CONTRADICT"],
+            [float(old_disagree(r.claim, " ".join(r.evidence))) for r in rs if r.label == "SUPPORT"],
+        )
         c = score(f["sent"], cw)
         new_b = roc_auc(list(c[~sup]), list(c[sup]))
         app_a = roc_auc([support.base_score(r) for r in f["ev"]], [support.base_score(r) for r in f["neg"]])
         print(f"{s:<6} {'support prob.: evidence vs top BM25 non-evid. (AUC)':<52} {old_a:7.3f} {new_a:7.3f}")
         print(f"{s:<6} {'support score (app): same pairs (AUC)':<52} {old_a:7.3f} {app_a:7.3f}")
         print(f"{s:<6} {'disagreement: CONTRADICT vs SUPPORT evidence (AUC)':<52} {old_b:7.3f} {new_b:7.3f}")
-        old_c, new_c = contradiction_rates(rs, old_disagree), contradiction_rates(rs, lambda a, b: support.disagree(a, b, embed))
+        old_c, new_c = (
+            contradiction_rates(rs, old_disagree),
+            contradiction_rates(rs, lambda a, b: support.disagree(a, b, embed)),
+        )
         for k in ("fp_rate", "fp_support", "fp_neutral", "recall"):
             print(f"{s:<6} {'contradiction link ' + k:<52} {old_c[k]:7.3f} {new_c[k]:7.3f}")
 

@@ -31,8 +31,9 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=5000)
     ap.add_argument("--pdfs", type=int, default=1000)
     ap.add_argument("--latency-ms", type=float, default=0.0)
-    ap.add_argument("--annotations", type=int, default=0,
-                    help="PDF annotations (Zotero 7 highlights), spread over the PDFs")
+    ap.add_argument(
+        "--annotations", type=int, default=0, help="PDF annotations (Zotero 7 highlights), spread over the PDFs"
+    )
     args = ap.parse_args()
 
     import os
@@ -59,11 +60,19 @@ def main() -> None:
     t0 = time.monotonic()
     atts = generate(zlib, args.items, args.pdfs)
     for i in range(args.annotations):
-        add_annotation(zlib, atts[i % len(atts)], f"N{i:07d}", text=f"Highlighted sentence {i} of the paper.",
-                       comment="" if i % 3 else f"comment {i}", page_index=0,
-                       rects=[[72.0, 700.0 - (i % 40) * 14, 400.0, 712.0 - (i % 40) * 14]])
-    print(f"generated {args.items} items, {args.pdfs} PDFs, {args.annotations} annotations in "
-          f"{time.monotonic() - t0:.1f}s (library version {zlib.version})")
+        add_annotation(
+            zlib,
+            atts[i % len(atts)],
+            f"N{i:07d}",
+            text=f"Highlighted sentence {i} of the paper.",
+            comment="" if i % 3 else f"comment {i}",
+            page_index=0,
+            rects=[[72.0, 700.0 - (i % 40) * 14, 400.0, 712.0 - (i % 40) * 14]],
+        )
+    print(
+        f"generated {args.items} items, {args.pdfs} PDFs, {args.annotations} annotations in "
+        f"{time.monotonic() - t0:.1f}s (library version {zlib.version})"
+    )
     fz.latency_s = args.latency_ms / 1000
     with session_scope(db_url) as s:
         owner = accounts.register(s, "bench@example.com", "tangerine-sky-42").id
@@ -71,8 +80,14 @@ def main() -> None:
     rec = Recorder()
 
     def opts():
-        return engine.SyncOptions(files_root=tmp / "files", max_file_bytes=20 << 20, web_api_url=fz.base,
-                                  local_api_url=fz.base + "/api", policy=Policy(), secret="bench-secret")
+        return engine.SyncOptions(
+            files_root=tmp / "files",
+            max_file_bytes=20 << 20,
+            web_api_url=fz.base,
+            local_api_url=fz.base + "/api",
+            policy=Policy(),
+            secret="bench-secret",
+        )
 
     def run(label: str):
         fz.reset_counters()
@@ -80,8 +95,10 @@ def main() -> None:
         res = engine.sync_library(sessions(db_url), lib_id, rec.hooks(), opts())
         dt = time.monotonic() - t
         assert res.outcome in ("synced", "unchanged"), res
-        print(f"  {label:<34} {dt:8.2f} s {res.requests:7d} requests  (max in flight {fz.max_in_flight}, "
-              f"{res.files_downloaded} files, outcome {res.outcome})")
+        print(
+            f"  {label:<34} {dt:8.2f} s {res.requests:7d} requests  (max in flight {fz.max_in_flight}, "
+            f"{res.files_downloaded} files, outcome {res.outcome})"
+        )
         return dt, res.requests
 
     def naive():
@@ -105,8 +122,17 @@ def main() -> None:
     noop = run("no-change resync")
     for i in range(10):
         zlib.edit_item(f"G{i * 7:07d}", title=f"Edited title {i}")
-    zlib.put_item({"key": "GNEW0001", "itemType": "journalArticle", "title": "New", "collections": [],
-                   "creators": [], "tags": [], "relations": {}})
+    zlib.put_item(
+        {
+            "key": "GNEW0001",
+            "itemType": "journalArticle",
+            "title": "New",
+            "collections": [],
+            "creators": [],
+            "tags": [],
+            "relations": {},
+        }
+    )
     zlib.add_pdf("GNEW0001", "PNEW0001", text_pdf("a new paper for the benchmark"))
     inc = run("incremental (10 edits + 1 new PDF)")
     ann = None

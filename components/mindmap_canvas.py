@@ -312,26 +312,54 @@ function MindmapCanvas(props) {
 """
 
 CSS = {
-    ".mm-node": {"background": "var(--color-panel-solid)", "border": "1px solid var(--gray-7)",
-                 "border_radius": "8px", "padding": "6px 10px", "min_width": "140px", "max_width": "260px",
-                 "font_size": "12px", "box_shadow": "0 1px 2px var(--black-a3)"},
+    ".mm-node": {
+        "background": "var(--color-panel-solid)",
+        "border": "1px solid var(--gray-7)",
+        "border_radius": "8px",
+        "padding": "6px 10px",
+        "min_width": "140px",
+        "max_width": "260px",
+        "font_size": "12px",
+        "box_shadow": "0 1px 2px var(--black-a3)",
+    },
     ".mm-node.mm-selected": {"outline": "2px solid var(--accent-9)", "outline_offset": "1px"},
     ".mm-node.mm-live": {"animation": "mmflash 1.2s ease-out"},
     "@keyframes mmflash": {"from": {"box_shadow": "0 0 0 6px var(--accent-a6)"}, "to": {"box_shadow": "none"}},
     ".mm-head": {"display": "flex", "gap": "6px", "align_items": "center", "margin_bottom": "2px"},
     ".mm-kind": {"font_size": "12px", "color": "var(--gray-11)", "flex": "1"},
-    ".mm-title": {"line_height": "1.3", "overflow": "hidden", "display": "-webkit-box",
-                  "-webkit-line-clamp": "4", "-webkit-box-orient": "vertical"},
-    ".mm-badge": {"font_size": "12px", "background": "var(--accent-a4)", "color": "var(--accent-11)",
-                  "border_radius": "8px", "padding": "0 5px"},
+    ".mm-title": {
+        "line_height": "1.3",
+        "overflow": "hidden",
+        "display": "-webkit-box",
+        "-webkit-line-clamp": "4",
+        "-webkit-box-orient": "vertical",
+    },
+    ".mm-badge": {
+        "font_size": "12px",
+        "background": "var(--accent-a4)",
+        "color": "var(--accent-11)",
+        "border_radius": "8px",
+        "padding": "0 5px",
+    },
     ".mm-support": {"width": "8px", "height": "8px", "border_radius": "50%", "display": "inline-block"},
     ".mm-support-good": {"background": "var(--green-9)"},
     ".mm-support-weak": {"background": "var(--amber-9)"},
     ".mm-support-poor": {"background": "var(--red-9)"},
-    ".mm-toggle": {"font_size": "12px", "border": "1px solid var(--gray-7)", "border_radius": "4px",
-                   "background": "var(--gray-2)", "cursor": "pointer", "padding": "0 4px", "line_height": "16px"},
-    ".mm-kind-question": {"background": "var(--indigo-3)", "border_color": "var(--indigo-8)",
-                          "font_weight": "600", "font_size": "13px"},
+    ".mm-toggle": {
+        "font_size": "12px",
+        "border": "1px solid var(--gray-7)",
+        "border_radius": "4px",
+        "background": "var(--gray-2)",
+        "cursor": "pointer",
+        "padding": "0 4px",
+        "line_height": "16px",
+    },
+    ".mm-kind-question": {
+        "background": "var(--indigo-3)",
+        "border_color": "var(--indigo-8)",
+        "font_weight": "600",
+        "font_size": "13px",
+    },
     ".mm-kind-theme": {"background": "var(--violet-2)", "border_color": "var(--violet-7)", "font_weight": "500"},
     ".mm-kind-claim": {"background": "var(--color-panel-solid)", "min_width": "200px"},
     ".mm-kind-counterpoint": {"background": "var(--red-2)", "border_color": "var(--red-7)"},
@@ -363,11 +391,25 @@ class MindmapCanvas(rx.Component):
         return {
             "": "@xyflow/react/dist/style.css",
             ELKJS: rx.ImportVar(tag="ELK", is_default=True, package_path="/lib/elk.bundled.js"),
-            XYFLOW: [rx.ImportVar(tag=t) for t in (
-                "ReactFlow", "ReactFlowProvider", "Background", "Controls", "MiniMap", "Handle", "Position",
-                "useNodesState", "useReactFlow", "useUpdateNodeInternals")],
-            "react": [rx.ImportVar(tag=t) for t in (
-                "createElement", "memo", "useState", "useEffect", "useLayoutEffect", "useCallback", "useRef")],
+            XYFLOW: [
+                rx.ImportVar(tag=t)
+                for t in (
+                    "ReactFlow",
+                    "ReactFlowProvider",
+                    "Background",
+                    "Controls",
+                    "MiniMap",
+                    "Handle",
+                    "Position",
+                    "useNodesState",
+                    "useReactFlow",
+                    "useUpdateNodeInternals",
+                )
+            ],
+            "react": [
+                rx.ImportVar(tag=t)
+                for t in ("createElement", "memo", "useState", "useEffect", "useLayoutEffect", "useCallback", "useRef")
+            ],
         }
 
     def add_custom_code(self) -> list[str]:

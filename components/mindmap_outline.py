@@ -167,25 +167,48 @@ def hue_css() -> dict[str, Any]:
 
 CSS: dict[str, Any] = {
     ".ol-tree": {"list_style": "none", "margin": "0", "padding": "0.25em 0", "font_size": "14px"},
-    ".ol-row": {"padding": "3px 6px", "border_radius": "4px", "cursor": "default", "outline": "none",
-                "margin_bottom": "1px"},
+    ".ol-row": {
+        "padding": "3px 6px",
+        "border_radius": "4px",
+        "cursor": "default",
+        "outline": "none",
+        "margin_bottom": "1px",
+    },
     ".ol-row:focus-visible": {"box_shadow": "0 0 0 2px var(--accent-8)"},
     ".ol-row.ol-selected": {"background": "var(--accent-a4)"},
     ".ol-line": {"display": "flex", "align_items": "baseline", "gap": "6px", "min_width": "0"},
-    ".ol-twisty": {"width": "1.1em", "flex": "none", "color": "var(--gray-11)", "cursor": "pointer",
-                   "text_align": "center"},
+    ".ol-twisty": {
+        "width": "1.1em",
+        "flex": "none",
+        "color": "var(--gray-11)",
+        "cursor": "pointer",
+        "text_align": "center",
+    },
     ".ol-kind": {"font_size": "11px", "text_transform": "uppercase", "color": "var(--gray-11)", "flex": "none"},
     ".ol-title": {"flex": "1", "min_width": "0", "overflow_wrap": "anywhere"},
     ".ol-kind-question .ol-title": {"font_weight": "600"},
     ".ol-kind-theme .ol-title": {"font_weight": "600"},
     ".ol-kind-note .ol-title": {"font_style": "italic"},
     ".ol-rename": {"flex": "1", "min_width": "0", "font": "inherit"},
-    ".ol-chip": {"flex": "none", "font_size": "12px", "white_space": "nowrap", "background": "var(--accent-a4)",
-                 "color": "var(--accent-11)", "border_radius": "8px", "padding": "0 6px",
-                 "text_decoration": "none"},
-    ".ol-quote": {"font_size": "12.5px", "color": "var(--gray-11)", "margin_left": "calc(1.1em + 6px)",
-                  "overflow": "hidden", "display": "-webkit-box", "-webkit-line-clamp": "2",
-                  "-webkit-box-orient": "vertical"},
+    ".ol-chip": {
+        "flex": "none",
+        "font_size": "12px",
+        "white_space": "nowrap",
+        "background": "var(--accent-a4)",
+        "color": "var(--accent-11)",
+        "border_radius": "8px",
+        "padding": "0 6px",
+        "text_decoration": "none",
+    },
+    ".ol-quote": {
+        "font_size": "12.5px",
+        "color": "var(--gray-11)",
+        "margin_left": "calc(1.1em + 6px)",
+        "overflow": "hidden",
+        "display": "-webkit-box",
+        "-webkit-line-clamp": "2",
+        "-webkit-box-orient": "vertical",
+    },
     **hue_css(),
 }
 
@@ -205,8 +228,12 @@ class MindmapOutline(rx.Component):
     on_rename: rx.EventHandler[passthrough_event_spec(str, str)]  # (node id, title)
 
     def add_imports(self) -> dict:
-        return {"react": [rx.ImportVar(tag=t) for t in (
-            "createElement", "memo", "useState", "useEffect", "useCallback", "useRef", "useMemo")]}
+        return {
+            "react": [
+                rx.ImportVar(tag=t)
+                for t in ("createElement", "memo", "useState", "useEffect", "useCallback", "useRef", "useMemo")
+            ]
+        }
 
     def add_custom_code(self) -> list[str]:
         return [_JS]

@@ -31,7 +31,8 @@ def keep_fields_on_error(form_id: str, error_id: str, messages: dict[str, str], 
     beside the fields as typed (a native post reloads the page and empties the password
     fields); on success go to `done`. Without script, or when the fetch itself fails, the form
     still posts natively. Messages are fixed texts per error code, set as text (never HTML)."""
-    js = """(() => {
+    js = (
+        """(() => {
   const form = document.getElementById(%(form)s); const box = document.getElementById(%(box)s);
   if (!form || !box || form.dataset.json === "1") return;
   form.dataset.json = "1";
@@ -55,6 +56,12 @@ def keep_fields_on_error(form_id: str, error_id: str, messages: dict[str, str], 
     const old = document.getElementById("form-error"); if (old) old.style.display = "none";
     box.setAttribute("data-code", code || String(r.status));
   });
-})()""" % {"form": json.dumps(form_id), "box": json.dumps(error_id), "messages": json.dumps(messages),
-           "done": json.dumps(done)}
+})()"""  # noqa: UP031 - the script is full of braces
+        % {
+            "form": json.dumps(form_id),
+            "box": json.dumps(error_id),
+            "messages": json.dumps(messages),
+            "done": json.dumps(done),
+        }
+    )
     return rx.call_script(js)

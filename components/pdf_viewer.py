@@ -52,8 +52,8 @@ class PdfLib(NoSSRComponent):
 class Document(PdfLib):
     tag = "Document"
     file: Var[str]
-    on_load_success: rx.EventHandler[lambda doc: [doc["numPages"].to(int)]]
-    on_load_error: rx.EventHandler[lambda err: [err["message"].to(str)]]
+    on_load_success: rx.EventHandler[lambda doc: [doc[numPages].to(int)]]
+    on_load_error: rx.EventHandler[lambda err: [err[message].to(str)]]
 
 
 class Page(PdfLib):
@@ -65,7 +65,8 @@ class Page(PdfLib):
     @classmethod
     def create(cls, *children, **props):
         props["on_render_success"] = FunctionStringVar.create("bayesRendered").call(
-            props.get("page_number"), props.get("width"))
+            props.get("page_number"), props.get("width")
+        )
         return super().create(*children, **props)
 
 

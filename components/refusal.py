@@ -14,12 +14,20 @@ def credits_hint() -> rx.Component:
     """What to do when credits run out: admins grant themselves some, users ask an admin."""
     return rx.cond(
         AuthState.is_admin,
-        rx.text("You are an administrator: ",
-                rx.link("grant credits on the Admin page", href="/admin#grant", id="credits-hint-link"),
-                " (your own e-mail works too).", size="2", class_name="credits-hint"),
-        rx.text("Ask an administrator for credits. Your balance and history are on the ",
-                rx.link("Credits page", href="/credits", id="credits-hint-link"), ".",
-                size="2", class_name="credits-hint"),
+        rx.text(
+            "You are an administrator: ",
+            rx.link("grant credits on the Admin page", href="/admin#grant", id="credits-hint-link"),
+            " (your own e-mail works too).",
+            size="2",
+            class_name="credits-hint",
+        ),
+        rx.text(
+            "Ask an administrator for credits. Your balance and history are on the ",
+            rx.link("Credits page", href="/credits", id="credits-hint-link"),
+            ".",
+            size="2",
+            class_name="credits-hint",
+        ),
     )
 
 
@@ -32,8 +40,11 @@ def error_callout(message: rx.Var, id_: str, **props) -> rx.Component:
             rx.vstack(
                 rx.callout.text(message),
                 rx.cond(message.contains(NO_CREDITS), credits_hint()),
-                spacing="1", align="start",
+                spacing="1",
+                align="start",
             ),
-            color_scheme="red", id=id_, **props,
+            color_scheme="red",
+            id=id_,
+            **props,
         ),
     )

@@ -21,6 +21,6 @@ def _image_as_text(*children, **props) -> rx.Component:
 SAFE_MAP = {"a": _link_as_text, "img": _image_as_text}
 
 
-def safe_markdown(text, **props) -> rx.Component:  # noqa: ANN001 - a str or a Var
+def safe_markdown(text, **props) -> rx.Component:
     """`rx.markdown` without raw HTML, links or images."""
     return rx.markdown(text, use_raw=False, component_map=SAFE_MAP, **props)

@@ -24,8 +24,7 @@ MOBILE = rx.breakpoints(initial="flex", md="none")
 
 def stack_on_phone(*children: rx.Component, wide: str = "md", **props) -> rx.Component:
     """Side by side from breakpoint `wide` up, one above the other below it."""
-    return rx.box(*children, display="flex", flex_direction=rx.breakpoints(initial="column", **{wide: "row"}),
-                  **props)
+    return rx.box(*children, display="flex", flex_direction=rx.breakpoints(initial="column", **{wide: "row"}), **props)
 
 
 def nav_link(label: str, href: str, icon: str, prefix: str = "nav") -> rx.Component:
@@ -55,12 +54,28 @@ def nav_items(prefix: str = "nav") -> list[rx.Component]:
         rx.cond(AuthState.is_admin, nav_link("Admin", "/admin", "shield", prefix=prefix)),
         rx.spacer(),
         rx.divider(),
-        rx.link(rx.text(AuthState.user_email, size="2", id="muser-email" if m else "user-email",
-                        max_width="100%", overflow_wrap="anywhere"),
-                href="/account", id=f"{prefix}-email"),
-        native_form("/api/v1/session/logout",
-                    rx.button(rx.icon("log-out", size=14), "Log out", type="submit",
-                              variant="soft", size="1", id="mlogout" if m else "logout")),
+        rx.link(
+            rx.text(
+                AuthState.user_email,
+                size="2",
+                id="muser-email" if m else "user-email",
+                max_width="100%",
+                overflow_wrap="anywhere",
+            ),
+            href="/account",
+            id=f"{prefix}-email",
+        ),
+        native_form(
+            "/api/v1/session/logout",
+            rx.button(
+                rx.icon("log-out", size=14),
+                "Log out",
+                type="submit",
+                variant="soft",
+                size="1",
+                id="mlogout" if m else "logout",
+            ),
+        ),
     ]
 
 
@@ -89,22 +104,39 @@ def topbar() -> rx.Component:
     """Phones: a bar with a menu button that opens the navigation in a drawer."""
     return rx.hstack(
         rx.drawer.root(
-            rx.drawer.trigger(rx.icon_button(rx.icon("menu", size=20), variant="ghost", size="3",
-                                             id="nav-menu", aria_label="Menu")),
+            rx.drawer.trigger(
+                rx.icon_button(rx.icon("menu", size=20), variant="ghost", size="3", id="nav-menu", aria_label="Menu")
+            ),
             rx.drawer.overlay(z_index="50"),
             rx.drawer.portal(
                 rx.drawer.content(
                     rx.vstack(
-                        rx.hstack(_brand(), rx.spacer(),
-                                  rx.drawer.close(rx.icon_button(rx.icon("x", size=18), variant="ghost",
-                                                                 id="nav-menu-close", aria_label="Close menu")),
-                                  width="100%", align="center"),
+                        rx.hstack(
+                            _brand(),
+                            rx.spacer(),
+                            rx.drawer.close(
+                                rx.icon_button(
+                                    rx.icon("x", size=18), variant="ghost", id="nav-menu-close", aria_label="Close menu"
+                                )
+                            ),
+                            width="100%",
+                            align="center",
+                        ),
                         rx.divider(),
                         *nav_items("mnav"),
-                        height="100%", align="start", spacing="2", padding="1em",
+                        height="100%",
+                        align="start",
+                        spacing="2",
+                        padding="1em",
                     ),
-                    background="var(--color-panel-solid)", width="75vw", max_width="280px",
-                    height="100%", top="0", left="0", position="fixed", z_index="51",
+                    background="var(--color-panel-solid)",
+                    width="75vw",
+                    max_width="280px",
+                    height="100%",
+                    top="0",
+                    left="0",
+                    position="fixed",
+                    z_index="51",
                     id="nav-drawer",
                 ),
             ),
@@ -136,8 +168,7 @@ def shell(title: str, *content: rx.Component) -> rx.Component:
             sidebar(),
             topbar(),
             rx.vstack(
-                rx.heading(title, size={"initial": "6", "sm": "7"}, id="page-title",
-                           overflow_wrap="anywhere"),
+                rx.heading(title, size={"initial": "6", "sm": "7"}, id="page-title", overflow_wrap="anywhere"),
                 *content,
                 padding=rx.breakpoints(initial="1em", md="1.5em"),
                 width="100%",
@@ -154,10 +185,12 @@ def shell(title: str, *content: rx.Component) -> rx.Component:
 
 def form_messages(state=AuthState) -> rx.Component:
     return rx.fragment(
-        rx.cond(state.form_error != "",
-                rx.callout(state.form_error, icon="triangle-alert", color_scheme="red",
-                           id="form-error", width="100%")),
-        rx.cond(state.form_notice != "",
-                rx.callout(state.form_notice, icon="check", color_scheme="green",
-                           id="form-notice", width="100%")),
+        rx.cond(
+            state.form_error != "",
+            rx.callout(state.form_error, icon="triangle-alert", color_scheme="red", id="form-error", width="100%"),
+        ),
+        rx.cond(
+            state.form_notice != "",
+            rx.callout(state.form_notice, icon="check", color_scheme="green", id="form-notice", width="100%"),
+        ),
     )

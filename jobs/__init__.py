@@ -7,11 +7,11 @@ from jobs.broker import build_broker
 
 broker = build_broker()
 
+from bayes_app import registry  # noqa: E402
+from bayes_app.app import queue as app_queue  # noqa: E402  (jobs.queue would shadow `queue`)
 from jobs import library, maintenance, runs, system, zotero  # noqa: E402
 from jobs.periodic import periodic  # noqa: E402
 from jobs.queue import DramatiqQueue  # noqa: E402
-from bayes_app import registry  # noqa: E402
-from bayes_app.app import queue  # noqa: E402
 
 registry.register()
 periodic.every(runs.REAP_EVERY_S, "reap_runs")
@@ -20,4 +20,4 @@ periodic.every(maintenance.REAP_INGESTION_EVERY_S, "reap_ingestion")
 periodic.every(maintenance.RESTRUCTURE_EVERY_S, "restructure_outdated")
 periodic.every(maintenance.SWEEP_FILES_EVERY_S, "sweep_files")
 periodic.every(maintenance.RELINK_CITATIONS_EVERY_S, "relink_citations")
-queue.use(DramatiqQueue())
+app_queue.use(DramatiqQueue())

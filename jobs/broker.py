@@ -43,8 +43,14 @@ def build_broker() -> dramatiq.Broker:
             maintenance_chance=100_000,
         )
         guard = MemoryGuard(settings.worker_max_rss_mb)
-        for middleware in (IngestEnqueued(), WorkerHeartbeat(keep_on=guard.recycling), guard, periodic,
-                           RunControl(), IngestCrashGuard(settings.ingest_max_crashes, _mark_crashed)):
+        for middleware in (
+            IngestEnqueued(),
+            WorkerHeartbeat(keep_on=guard.recycling),
+            guard,
+            periodic,
+            RunControl(),
+            IngestCrashGuard(settings.ingest_max_crashes, _mark_crashed),
+        ):
             broker.add_middleware(middleware)
     dramatiq.set_broker(broker)
     return broker

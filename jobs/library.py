@@ -26,28 +26,45 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
     ingest_document.send(document_id, generation)
 
 
-@dramatiq.actor(queue_name="ingest", max_retries=INGEST_RETRIES, min_backoff=2_000,
-                max_backoff=60_000, time_limit=2 * 3600 * 1000, throws=(ingest.IngestError,),
-                on_retry_exhausted="ingest_retries_exhausted")
+@dramatiq.actor(
+    queue_name="ingest",
+    max_retries=INGEST_RETRIES,
+    min_backoff=2_000,
+    max_backoff=60_000,
+    time_limit=2 * 3600 * 1000,
+    throws=(ingest.IngestError,),
+    on_retry_exhausted="ingest_retries_exhausted",
+)
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
     A version whose earlier attempts killed their worker BAYES_INGEST_MAX_CRASHES times never
     gets here (middleware.IngestCrashGuard marks it failed)."""
-    ingest.ingest_document(sessions, document_id, generation, files_root=storage.default_store(),
-                           index=runtime.index(), embedder=runtime.embedder(),
-                           max_pages=get_settings().max_pages, ocr_options=ocr_options())
+    ingest.ingest_document(
+        sessions,
+        document_id,
+        generation,
+        files_root=storage.default_store(),
+        index=runtime.index(),
+        embedder=runtime.embedder(),
+        max_pages=get_settings().max_pages,
+        ocr_options=ocr_options(),
+    )
 
 
-@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
-                time_limit=60_000)
+@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000, time_limit=60_000)
 def ingest_retries_exhausted(message: dict, retry_info: dict) -> None:
     """Dramatiq's `on_retry_exhausted` for ingest_document: transient errors used up the
     retries, so the document is marked failed (an IngestError is recorded by ingestion itself
     and never retried)."""
     document_id, generation = message["args"][:2]
-    ingest.mark_failed(sessions, document_id, generation, "internal",
-                       "Indexing failed repeatedly because of a server problem "
-                       f"({_error_name(message.get('options', {}).get('traceback'))}). Try re-indexing later.")
+    ingest.mark_failed(
+        sessions,
+        document_id,
+        generation,
+        "internal",
+        "Indexing failed repeatedly because of a server problem "
+        f"({_error_name(message.get('options', {}).get('traceback'))}). Try re-indexing later.",
+    )
 
 
 def _error_name(traceback: str | None) -> str:
@@ -56,19 +73,24 @@ def _error_name(traceback: str | None) -> str:
     return last[0].split(":", 1)[0].rsplit(".", 1)[-1].strip() or "error"
 
 
-@dramatiq.actor(queue_name="ingest", max_retries=3, min_backoff=5_000, max_backoff=120_000,
-                time_limit=2 * 3600 * 1000, priority=50)
+@dramatiq.actor(
+    queue_name="ingest", max_retries=3, min_backoff=5_000, max_backoff=120_000, time_limit=2 * 3600 * 1000, priority=50
+)
 def restructure_document(document_id: str, generation: int) -> None:
     """Re-analyse an indexed document made before the current structure rules, in place
     (it stays searchable; unchanged passages keep their ids and vectors)."""
-    ingest.restructure_document(sessions, document_id, generation,
-                                files_root=storage.default_store(),
-                                index=runtime.index(), embedder=runtime.embedder(),
-                                ocr_options=ocr_options())
+    ingest.restructure_document(
+        sessions,
+        document_id,
+        generation,
+        files_root=storage.default_store(),
+        index=runtime.index(),
+        embedder=runtime.embedder(),
+        ocr_options=ocr_options(),
+    )
 
 
-@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
-                time_limit=10 * 60 * 1000)
+@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000, time_limit=10 * 60 * 1000)
 def purge_document(document_id: str, file_sha256: str | None) -> None:
     """Remove a deleted document's vectors, and its file when no document uses it any more."""
     runtime.index().delete_document(document_id)
@@ -78,8 +100,7 @@ def purge_document(document_id: str, file_sha256: str | None) -> None:
         uploads.release(file_sha256)
 
 
-@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000,
-                time_limit=60_000)
+@dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000, time_limit=60_000)
 def sync_document_collections(document_id: str) -> None:
     """Copy a document's collection membership into its vectors' payload (for filtering)."""
     from bayes_app.library.documents import collection_ids_of

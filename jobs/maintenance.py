@@ -57,13 +57,14 @@ def restructure_outdated() -> None:
         log.info("sent %d document(s) for structure re-analysis", sent)
 
 
-
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=30 * 60_000)
 def sweep_files() -> None:
     """Remove stored files no document refers to, older than BAYES_FILE_SWEEP_GRACE_HOURS."""
     from bayes_app.library import uploads
 
     uploads.sweep_unreferenced()
+
+
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=120_000)
 def relink_citations() -> None:
     """Link documents indexed before the citation graph existed (or by an older matcher)."""

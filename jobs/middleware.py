@@ -109,8 +109,12 @@ class IngestCrashGuard(Middleware):
         if crashes < self.max_crashes:
             self._tokens[message.message_id] = token
             return
-        log.error("ingestion of %s (generation %s) killed its worker %d times: marking it failed",
-                  document_id, generation, crashes)
+        log.error(
+            "ingestion of %s (generation %s) killed its worker %d times: marking it failed",
+            document_id,
+            generation,
+            crashes,
+        )
         self.on_crashed(document_id, generation, crashes)
         crash_guard.forget(r, document_id, generation)
         raise SkipMessage()

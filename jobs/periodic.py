@@ -22,8 +22,7 @@ class Periodic(Middleware):
         self._entries.append((actor_name, seconds))
 
     def after_worker_boot(self, broker, worker) -> None:
-        threading.Thread(target=self._loop, args=(broker,), name="bayes-periodic",
-                         daemon=True).start()
+        threading.Thread(target=self._loop, args=(broker,), name="bayes-periodic", daemon=True).start()
 
     def before_worker_shutdown(self, broker, worker) -> None:
         self._stop.set()

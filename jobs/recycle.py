@@ -40,9 +40,13 @@ class MemoryGuard(Middleware):
         if rss <= self.max_rss:
             return
         self.recycling.set()
-        log.warning("worker process %d uses %d MB, over BAYES_WORKER_MAX_RSS_MB=%d: finishing "
-                    "the messages in flight, then exiting to be replaced", os.getpid(),
-                    rss >> 20, self.max_rss >> 20)
+        log.warning(
+            "worker process %d uses %d MB, over BAYES_WORKER_MAX_RSS_MB=%d: finishing "
+            "the messages in flight, then exiting to be replaced",
+            os.getpid(),
+            rss >> 20,
+            self.max_rss >> 20,
+        )
         # Not in this (worker) thread: it must first finish and acknowledge its message.
         threading.Thread(target=self._recycle, name="bayes-recycle", daemon=True).start()
 

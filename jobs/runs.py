@@ -25,8 +25,9 @@ def run_operation(op_id: str) -> None:
     from bayes_app.runs.service import settle
 
     r = get_redis()
-    result = asyncio.run(execute(op_id, r=r, sessions=sessions,
-                                 listener=control.get_listener(), provider_factory=get_provider))
+    result = asyncio.run(
+        execute(op_id, r=r, sessions=sessions, listener=control.get_listener(), provider_factory=get_provider)
+    )
     if not result.started:
         log.info("run %s not started: %s", op_id, result.detail)
         if result.detail == "lease_held":
@@ -43,8 +44,9 @@ def run_operation(op_id: str) -> None:
         log.warning("could not enqueue the finalizer of %s: %s", op_id, err)
 
 
-@dramatiq.actor(queue_name="finalize", max_retries=FINALIZE_RETRIES, min_backoff=100,
-                max_backoff=1_000, time_limit=60_000)
+@dramatiq.actor(
+    queue_name="finalize", max_retries=FINALIZE_RETRIES, min_backoff=100, max_backoff=1_000, time_limit=60_000
+)
 def finalize_operation(op_id: str) -> None:
     """Settle a run; retried (short backoff) while a worker still holds its lease."""
     from bayes_app.runs.service import settle
@@ -61,8 +63,7 @@ def reap_runs() -> None:
 
     r = get_redis()
     with sessions() as db:
-        ids = reap_candidates(db, utcnow(), lambda i: control.lease_alive(r, i),
-                              grace_s=control.LEASE_MS / 1000)
+        ids = reap_candidates(db, utcnow(), lambda i: control.lease_alive(r, i), grace_s=control.LEASE_MS / 1000)
     for op_id in ids:
         finalize_operation.send(op_id)
 
@@ -73,4 +74,3 @@ def enqueue_run(op_id: str) -> None:
 
 def enqueue_finalize(op_id: str) -> None:
     finalize_operation.send(op_id)
-

@@ -24,13 +24,18 @@ def _hooks():
             try:
                 fn(*args)
             except Exception as err:  # noqa: BLE001 - the broker may be briefly away
-                log.warning("zotero sync: could not %s for %s (%s); left to the reaper",
-                            what, args[0], type(err).__name__)
+                log.warning(
+                    "zotero sync: could not %s for %s (%s); left to the reaper", what, args[0], type(err).__name__
+                )
+
         return call
 
     q = queue.get()
-    return Hooks(enqueue_ingest=safe("enqueue ingestion", q.ingest), purge_document=safe("purge", q.purge),
-                 collections_changed=safe("update collections", q.sync_collections))
+    return Hooks(
+        enqueue_ingest=safe("enqueue ingestion", q.ingest),
+        purge_document=safe("purge", q.purge),
+        collections_changed=safe("update collections", q.sync_collections),
+    )
 
 
 def sync_options():
@@ -40,27 +45,32 @@ def sync_options():
     s = get_settings()
     from bayes_app.library import storage
 
-    return SyncOptions(files_root=storage.default_store(), max_file_bytes=s.max_upload_mb << 20,
-                       web_api_url=s.zotero_api_url, local_api_url=s.zotero_local_url,
-                       lease_s=s.zotero_lease_s, policy=Policy(max_wait_s=s.zotero_max_wait_s))
+    return SyncOptions(
+        files_root=storage.default_store(),
+        max_file_bytes=s.max_upload_mb << 20,
+        web_api_url=s.zotero_api_url,
+        local_api_url=s.zotero_local_url,
+        lease_s=s.zotero_lease_s,
+        policy=Policy(max_wait_s=s.zotero_max_wait_s),
+    )
 
 
-@dramatiq.actor(queue_name="zotero", max_retries=8, min_backoff=2_000, max_backoff=300_000,
-                time_limit=12 * 3600 * 1000)
+@dramatiq.actor(queue_name="zotero", max_retries=8, min_backoff=2_000, max_backoff=300_000, time_limit=12 * 3600 * 1000)
 def sync_zotero_library(library_id: str, full: bool = False) -> None:
     """Sync one library (idempotent; resumes from the last committed version after a crash)."""
     from bayes_app.zotero.engine import sync_library
 
     result = sync_library(sessions, library_id, _hooks(), sync_options(), full=full)
-    log.info("zotero sync %s: %s (version %s, %s requests)", library_id, result.outcome,
-             result.version, result.requests)
+    log.info(
+        "zotero sync %s: %s (version %s, %s requests)", library_id, result.outcome, result.version, result.requests
+    )
     if result.outcome == "rate_limited" and result.retry_in_s:
-        sync_zotero_library.send_with_options(args=(library_id, full),
-                                              delay=int(result.retry_in_s * 1000) + 1000)
+        sync_zotero_library.send_with_options(args=(library_id, full), delay=int(result.retry_in_s * 1000) + 1000)
     elif result.outcome == "busy":
         # A live sync is running, or a killed worker's lease has not expired: try again after it.
-        sync_zotero_library.send_with_options(args=(library_id, full),
-                                              delay=int(get_settings().zotero_lease_s * 1000) + 1000)
+        sync_zotero_library.send_with_options(
+            args=(library_id, full), delay=int(get_settings().zotero_lease_s * 1000) + 1000
+        )
 
 
 @dramatiq.actor(queue_name="default", max_retries=0, time_limit=60_000)
@@ -73,4 +83,3 @@ def sync_zotero_due() -> None:
         due = due_for_sync(db, get_settings().zotero_sync_minutes)
     for library_id in due:
         sync_zotero_library.send(library_id)
-

@@ -119,11 +119,19 @@ def main() -> None:
         ctx = browser.new_context(viewport={"width": 1440, "height": 900})
         page = ctx.new_page()
         paths = first_run(page, url, email, password, out)
-        pages = [("login", "/login", anon), ("register", "/register", anon),
-                 ("maps", "/maps", ctx), ("chat", paths["chat"], ctx), ("map", paths["map"], ctx),
-                 ("library", "/library", ctx), ("search", "/search?q=agent", ctx),
-                 ("viewer", paths["viewer"], ctx), ("credits", "/credits", ctx), ("account", "/account", ctx),
-                 ("api-docs", "/api/v1/docs", anon)]
+        pages = [
+            ("login", "/login", anon),
+            ("register", "/register", anon),
+            ("maps", "/maps", ctx),
+            ("chat", paths["chat"], ctx),
+            ("map", paths["map"], ctx),
+            ("library", "/library", ctx),
+            ("search", "/search?q=agent", ctx),
+            ("viewer", paths["viewer"], ctx),
+            ("credits", "/credits", ctx),
+            ("account", "/account", ctx),
+            ("api-docs", "/api/v1/docs", anon),
+        ]
         if args.admin_email:
             admin = browser.new_context(viewport={"width": 1440, "height": 900})
             ap_ = admin.new_page()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-
 import reflex as rx
 from reflex.experimental.client_state import ClientStateVar
 
-from bayes_app.app import accounts
 from bayes_app.accounts.service import AccountError
+from bayes_app.app import accounts
 from state.auth import AuthState
 
 # A new token lives only in the browser: it reaches the page once, as a script pushed over the
@@ -23,9 +22,13 @@ class AccountState(AuthState):
 
     def _refresh(self) -> None:
         self.tokens = [
-            {"id": t.id, "name": t.name, "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
-             "expires": t.expires_at.strftime("%Y-%m-%d"),
-             "state": "revoked" if t.revoked_at else "active"}
+            {
+                "id": t.id,
+                "name": t.name,
+                "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
+                "expires": t.expires_at.strftime("%Y-%m-%d"),
+                "state": "revoked" if t.revoked_at else "active",
+            }
             for t in accounts.tokens(self.user_id)
         ]
 

@@ -116,14 +116,21 @@ class AdminState(AuthState):
             self._refresh()
 
     def _refresh(self) -> None:
-        d = credits.dashboard(SPEND_DAYS, self.runs_limit,
-                              runs_user=None if self.runs_user == "all" else self.runs_user,
-                              runs_status=None if self.runs_status == "all" else self.runs_status)
+        d = credits.dashboard(
+            SPEND_DAYS,
+            self.runs_limit,
+            runs_user=None if self.runs_user == "all" else self.runs_user,
+            runs_status=None if self.runs_status == "all" else self.runs_status,
+        )
         self.runs_more = d.runs_more
         emails = {u.id: shown_email(u.email) for u in d.users}  # lookalikes told apart
         self.users = [
-            {"id": u.id, "email": shown_email(u.email), "role": "admin" if u.is_admin else "user",
-             "created": u.created_at.strftime("%Y-%m-%d %H:%M")}
+            {
+                "id": u.id,
+                "email": shown_email(u.email),
+                "role": "admin" if u.is_admin else "user",
+                "created": u.created_at.strftime("%Y-%m-%d %H:%M"),
+            }
             for u in d.users
         ]
         self.balances = [
@@ -131,26 +138,42 @@ class AdminState(AuthState):
             for uid, (b, h) in sorted(d.balances.items(), key=lambda kv: emails.get(kv[0], kv[0]))
         ]
         self.reserves = [
-            {"id": oid, **_amounts(held=amount), "title": op.title if op else "",
-             "status": op.status if op else "", "owner": emails.get(op.owner_id, "") if op else ""}
+            {
+                "id": oid,
+                **_amounts(held=amount),
+                "title": op.title if op else "",
+                "status": op.status if op else "",
+                "owner": emails.get(op.owner_id, "") if op else "",
+            }
             for oid, amount, op in d.reserves
         ]
         self.spend_by_day = [{"day": day, "credits": _credits_number(v)} for day, v in sorted(d.spend_by_day.items())]
         self.spend_by_kind = [{"kind": k, "credits": _credits_number(v)} for k, v in sorted(d.spend_by_kind.items())]
         self.recent_runs = [
-            {"id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
-             "owner": emails.get(op.owner_id, op.owner_id),
-             **(_amounts(charged=op.charged_credits) if op.charged_credits is not None
-                else {"charged": "—", "charged_exact": ""}),
-             "date": op.created_at.strftime("%Y-%m-%d %H:%M")}
+            {
+                "id": op.id,
+                "title": op.title,
+                "kind": op.kind,
+                "status": op.status,
+                "owner": emails.get(op.owner_id, op.owner_id),
+                **(
+                    _amounts(charged=op.charged_credits)
+                    if op.charged_credits is not None
+                    else {"charged": "—", "charged_exact": ""}
+                ),
+                "date": op.created_at.strftime("%Y-%m-%d %H:%M"),
+            }
             for op in d.recent_runs
         ]
         self.prices = [
-            {"model": p.model, "input": format_credits(p.input_per_million),
-             "cached": format_credits(p.cached_per_million),
-             "output": format_credits(p.output_per_million),
-             "updated": (p.updated_at.strftime("%Y-%m-%d %H:%M") if p.updated_at else "")
-             + (f" by {p.updated_by}" if p.updated_by else "")}
+            {
+                "model": p.model,
+                "input": format_credits(p.input_per_million),
+                "cached": format_credits(p.cached_per_million),
+                "output": format_credits(p.output_per_million),
+                "updated": (p.updated_at.strftime("%Y-%m-%d %H:%M") if p.updated_at else "")
+                + (f" by {p.updated_by}" if p.updated_by else ""),
+            }
             for p in d.prices
         ]
         self._load_reconciliation()
@@ -164,9 +187,9 @@ class AdminState(AuthState):
         self.recon_mismatches = [
             f"{m.operation_id} ({m.status}): usage {format_credits(m.usage_cost)}, "
             f"spent {format_credits(m.spent)} in {m.spend_rows} row(s)"
-            for m in report.spend_mismatches]
-        self.recon_held = [f"{h.operation_id}: {format_credits(h.held)} held"
-                           for h in report.held_after_finalize]
+            for m in report.spend_mismatches
+        ]
+        self.recon_held = [f"{h.operation_id}: {format_credits(h.held)} held" for h in report.held_after_finalize]
         self.recon_stale = list(report.stale_runs)
         self.recon_at = utcnow().strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -187,18 +210,27 @@ class AdminState(AuthState):
             return
         op, events = detail.run, detail.usage
         self.run_info = {
-            "id": op.id, "title": op.title, "kind": op.kind, "status": op.status,
+            "id": op.id,
+            "title": op.title,
+            "kind": op.kind,
+            "status": op.status,
             "reason": op.outcome_reason or "",
             "owner": shown_email(detail.owner_email) if detail.owner_email else op.owner_id,
             "reserved": format_credits(op.reserved_credits),
-            "charged": format_credits(op.charged_credits)
-            if op.charged_credits is not None else "not settled",
+            "charged": format_credits(op.charged_credits) if op.charged_credits is not None else "not settled",
         }
         self.run_usage = [
-            {"step": e.step, "model": e.model, "attempt": str(e.attempt), "seq": str(e.seq),
-             "input": str(e.input_tokens), "cached": str(e.cached_tokens),
-             "output": str(e.output_tokens), "cost": format_credits(e.cost_credits),
-             "estimated": "estimated" if e.estimated else ""}
+            {
+                "step": e.step,
+                "model": e.model,
+                "attempt": str(e.attempt),
+                "seq": str(e.seq),
+                "input": str(e.input_tokens),
+                "cached": str(e.cached_tokens),
+                "output": str(e.output_tokens),
+                "cost": format_credits(e.cost_credits),
+                "estimated": "estimated" if e.estimated else "",
+            }
             for e in events
         ]
 
@@ -225,9 +257,13 @@ class AdminState(AuthState):
             return
         email = str(form.get("email", "")).strip().lower()
         try:
-            amount, g = credits.grant_by_admin(self.user_email, credits=str(form.get("credits", "")),
-                                               key=self.grant_key or None, note=str(form.get("note", "")),
-                                               email=email)
+            amount, g = credits.grant_by_admin(
+                self.user_email,
+                credits=str(form.get("credits", "")),
+                key=self.grant_key or None,
+                note=str(form.get("note", "")),
+                email=email,
+            )
         except NotFound:
             self.grant_error = f"No user with e-mail {email or '(empty)'}."
             return
@@ -238,7 +274,9 @@ class AdminState(AuthState):
         self.grant_key = f"grant:{uuid.uuid4().hex}"  # a new key for the next submit
         self.grant_notice = (
             f"Granted {format_credits(amount)} credits to {email}; balance {format_credits(bal)}."
-            if created else "This grant was already recorded.")
+            if created
+            else "This grant was already recorded."
+        )
         self._refresh()
 
     # ---- prices ---------------------------------------------------------------------
@@ -272,9 +310,14 @@ class AdminState(AuthState):
         if not self._admin():
             return
         try:
-            values = [_parse_credits(v or "0", name) for v, name in (
-                (self.price_input, "Input"), (self.price_cached, "Cached input"),
-                (self.price_output, "Output"))]
+            values = [
+                _parse_credits(v or "0", name)
+                for v, name in (
+                    (self.price_input, "Input"),
+                    (self.price_cached, "Cached input"),
+                    (self.price_output, "Output"),
+                )
+            ]
             model = credits.set_price(self.price_model, values, self.user_email).model
         except ValueError as err:
             self.price_error = str(err)

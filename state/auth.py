@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from bayes_app.app import accounts
 from bayes_app.accounts.passwords import PASSWORD_RULES
+from bayes_app.app import accounts
 from bayes_app.errors import DomainError
 
 T = TypeVar("T")
@@ -28,13 +28,12 @@ MESSAGES = {
     "invalid_email": "That is not a valid e-mail address.",
     "email_taken": "An account with this e-mail already exists.",
     "email_lookalike": "This address looks like an existing account's address (letters from other scripts "
-                       "that look the same); choose another.",
+    "that look the same); choose another.",
     "weak_password": f"Choose a stronger password: {PASSWORD_RULES}",
     "passwords_differ": "The two passwords differ.",
     "same_password": "The new password must differ from the current one.",
     "password_changed": "Password changed. Other browsers have been signed out and your API tokens revoked.",
-    "signed_out_everywhere": "Signed out everywhere: every browser session has ended and every API token "
-                             "is revoked.",
+    "signed_out_everywhere": "Signed out everywhere: every browser session has ended and every API token is revoked.",
     "bad_request": "The form could not be read; please try again.",
 }
 

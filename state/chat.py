@@ -21,8 +21,8 @@ from bayes_app.errors import DomainError
 from bayes_app.llm.factory import is_offline
 from bayes_app.models import RunStatus
 from bayes_app.runs import events, service
-from bayes_app.search.crosslang import foreign_label
 from bayes_app.runs.follower import RunFollower
+from bayes_app.search.crosslang import foreign_label
 from state.auth import AuthState
 
 STATUS_LABEL = {"complete": "", "running": "Answering…", "cancelled": "Cancelled", "failed": "Failed"}
@@ -60,7 +60,9 @@ def _source(c: dict[str, Any]) -> Source:
     # a cited source shows, and opens the viewer at, the sentence the answer cites; else its passage
     quote = " ".join(str(c.get("sentence") or c.get("text", "")).split())
     return Source(
-        n=str(c.get("n", "")), title=str(c.get("title") or "Untitled"), page=str(c.get("page", "")),
+        n=str(c.get("n", "")),
+        title=str(c.get("title") or "Untitled"),
+        page=str(c.get("page", "")),
         quote=quote[:280] + ("…" if len(quote) > 280 else ""),
         href=f"/documents/{c.get('document_id')}?page={c.get('page')}&quote=" + urllib.parse.quote(quote[:300]),
         language=foreign_label(c.get("language")),
@@ -73,8 +75,7 @@ def _split_sources(citations: list[dict[str, Any]]) -> tuple[list[Source], list[
     that (or for answers stored without flags) every source is listed first."""
     if not any("cited" in c for c in citations):
         return [_source(c) for c in citations], []
-    return ([_source(c) for c in citations if c.get("cited")],
-            [_source(c) for c in citations if not c.get("cited")])
+    return ([_source(c) for c in citations if c.get("cited")], [_source(c) for c in citations if not c.get("cited")])
 
 
 def _message(m: dict[str, Any]) -> Message:
@@ -83,12 +84,18 @@ def _message(m: dict[str, Any]) -> Message:
     reason = m.get("outcome_reason") or ""
     cited, retrieved = _split_sources(m.get("citations") or [])
     return Message(
-        id=m["id"], role=m["role"], content=m["content"], thinking=m["thinking"],
-        sources=cited, retrieved=retrieved, status=status,
+        id=m["id"],
+        role=m["role"],
+        content=m["content"],
+        thinking=m["thinking"],
+        sources=cited,
+        retrieved=retrieved,
+        status=status,
         status_label=STATUS_LABEL.get(status, status) + (f" ({reason})" if status == "failed" and reason else ""),
         cost=f"{display_credits(charged)} credits" if charged is not None else "",
         cost_exact=f"{format_credits(charged)} credits" if charged is not None else "",
-        run_id=m.get("run_id") or "", grounding_label=m.get("grounding_label") or "",
+        run_id=m.get("run_id") or "",
+        grounding_label=m.get("grounding_label") or "",
     )
 
 
@@ -102,13 +109,15 @@ SHOW_ANSWER_JS = (
     "  window.addEventListener('wheel', e => { if (e.deltaY < 0) off(); }, {passive: true});"
     "  window.addEventListener('touchmove', off, {passive: true});"
     "  window.addEventListener('keydown', e => { if (['PageUp', 'ArrowUp', 'Home'].includes(e.key)) off(); }); }"
-    " document.getElementById('chat-live')?.scrollIntoView({block: 'end'}); })()")
+    " document.getElementById('chat-live')?.scrollIntoView({block: 'end'}); })()"
+)
 FOLLOW_EVERY_S = 0.25
 FOLLOW_ANSWER_JS = (
     "(() => { if (!window.__bayesFollow) return;"
     " const el = document.getElementById('chat-live') ||"
     " [...document.querySelectorAll('.chat-message-assistant')].pop();"
-    " el?.scrollIntoView({block: 'end'}); })()")
+    " el?.scrollIntoView({block: 'end'}); })()"
+)
 
 
 class ChatState(AuthState):
@@ -150,7 +159,8 @@ class ChatState(AuthState):
         page = app_conversations.page(self.user_id, self.conversation_id or None)
         self.conversations = [
             {"id": c.id, "title": c.title, "updated": c.updated_at.strftime("%Y-%m-%d %H:%M")}
-            for c in page.conversations]
+            for c in page.conversations
+        ]
         self.documents = [{"id": d.id, "name": d.title or d.filename} for d in page.documents]
         self.collections = [{"id": c.id, "name": c.name} for c in page.collections]
         conv = page.conversation
@@ -160,10 +170,9 @@ class ChatState(AuthState):
             return None
         self.title = conv.title
         names = {d["id"]: d["name"] for d in self.documents} | {c["id"]: c["name"] for c in self.collections}
-        self.pinned = (
-            [{"kind": "document", "id": i, "name": names.get(i, i)} for i in conv.scope.get("document_ids", [])]
-            + [{"kind": "collection", "id": i, "name": names.get(i, i)}
-               for i in conv.scope.get("collection_ids", [])])
+        self.pinned = [
+            {"kind": "document", "id": i, "name": names.get(i, i)} for i in conv.scope.get("document_ids", [])
+        ] + [{"kind": "collection", "id": i, "name": names.get(i, i)} for i in conv.scope.get("collection_ids", [])]
         views, active = page.messages, page.active_run_ids
         self.messages = [_message(m) for m in views]
         running = [m["run_id"] for m in views if m["status"] == "running" and m.get("run_id")]
@@ -204,8 +213,10 @@ class ChatState(AuthState):
     def _scope(self) -> dict[str, list[str]] | None:
         if not self.pinned:
             return {} if self.conversation_id else None
-        return {"document_ids": [p["id"] for p in self.pinned if p["kind"] == "document"],
-                "collection_ids": [p["id"] for p in self.pinned if p["kind"] == "collection"]}
+        return {
+            "document_ids": [p["id"] for p in self.pinned if p["kind"] == "document"],
+            "collection_ids": [p["id"] for p in self.pinned if p["kind"] == "collection"],
+        }
 
     def _ask(self, prompt: str, edit_message_id: str | None = None):
         if not self._load_user():
@@ -214,8 +225,9 @@ class ChatState(AuthState):
             self.error = "Wait for the answer or stop it first."
             return None
         try:
-            out = app_runs.start_ask(self.user_id, "ask", prompt, self._scope(), self.conversation_id or None,
-                                     edit_message_id)
+            out = app_runs.start_ask(
+                self.user_id, "ask", prompt, self._scope(), self.conversation_id or None, edit_message_id
+            )
         except service.RunRequestError as err:
             self.error = err.message
             return None
@@ -230,8 +242,10 @@ class ChatState(AuthState):
         self.live_run_id = out["id"]
         self._gen += 1
         if new_conversation:  # the URL names the conversation, so a reload comes back to it
-            return [rx.call_script(f"window.history.replaceState(null, '', '/chat/{self.conversation_id}')"),
-                    ChatState.consume(self._gen)]
+            return [
+                rx.call_script(f"window.history.replaceState(null, '', '/chat/{self.conversation_id}')"),
+                ChatState.consume(self._gen),
+            ]
         return ChatState.consume(self._gen)
 
     @rx.event
@@ -261,7 +275,7 @@ class ChatState(AuthState):
         ids = [m.id for m in self.messages]
         if message_id not in ids:
             return 0
-        return sum(1 for m in self.messages[ids.index(message_id) + 1:] if m.role == "user")
+        return sum(1 for m in self.messages[ids.index(message_id) + 1 :] if m.role == "user")
 
     @rx.event
     def save_edit(self):

@@ -14,18 +14,28 @@ from state.auth import AuthState
 
 
 def _linked_row(p: LinkedPaper) -> dict[str, str]:
-    return {"id": p.document_id, "title": p.title or "Untitled", "href": f"/documents/{p.document_id}",
-            "meta": ", ".join(filter(None, [", ".join(p.authors[:2]) + (" et al." if len(p.authors) > 2 else ""),
-                                            str(p.year or "")]))}
+    return {
+        "id": p.document_id,
+        "title": p.title or "Untitled",
+        "href": f"/documents/{p.document_id}",
+        "meta": ", ".join(
+            filter(None, [", ".join(p.authors[:2]) + (" et al." if len(p.authors) > 2 else ""), str(p.year or "")])
+        ),
+    }
 
 
 def missing_row(p: MissingPaper) -> dict[str, str]:
     """A missing paper for display: plain strings (never markup); the DOI link is built from
     the DOI percent-encoded, so reference text cannot make another URL."""
     authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
-    return {"title": p.title or (p.doi or "Untitled"), "authors": authors, "year": str(p.year or ""),
-            "doi": p.doi or "", "doi_href": ("https://doi.org/" + quote(p.doi, safe="/.")) if p.doi else "",
-            "count": f"cited by {p.cited_by_count} of your papers"}
+    return {
+        "title": p.title or (p.doi or "Untitled"),
+        "authors": authors,
+        "year": str(p.year or ""),
+        "doi": p.doi or "",
+        "doi_href": ("https://doi.org/" + quote(p.doi, safe="/.")) if p.doi else "",
+        "count": f"cited by {p.cited_by_count} of your papers",
+    }
 
 
 class CitationGraphState(AuthState):

@@ -22,13 +22,19 @@ class CreditsState(AuthState):
             return
         bal, hold, rows = credits.balance(self.user_id)
         self.balance, self.held, self.available = (
-            format_credits(bal), format_credits(hold), format_credits(bal - hold))
+            format_credits(bal),
+            format_credits(hold),
+            format_credits(bal - hold),
+        )
         self.history = [
             {
-                "id": r.id, "kind": r.kind, "title": r.title,
+                "id": r.id,
+                "kind": r.kind,
+                "title": r.title,
                 "status": r.status or ("Granted" if r.kind == "grant" else "Adjusted"),
-                "charged": display_credits(r.charged) if r.charged is not None else (
-                    "pending" if r.kind == "run" else ""),
+                "charged": display_credits(r.charged)
+                if r.charged is not None
+                else ("pending" if r.kind == "run" else ""),
                 "charged_exact": format_credits(r.charged) if r.charged is not None else "",
                 "amount": format_credits(r.amount) if r.amount is not None else "",
                 "date": r.date.strftime("%Y-%m-%d %H:%M"),

@@ -19,31 +19,48 @@ POLL_S = 0.7
 def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
     total = v.progress_total or 0
     pct = int(100 * v.progress_done / total) if total else 0
-    stage = {DocStatus.QUEUED: "Queued", DocStatus.PARSING: "Reading pages",
-             DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress_done + 1, total)} of {total}",
-             DocStatus.EMBEDDING: "Embedding passages", DocStatus.INDEXED: "Indexed",
-             DocStatus.FAILED: "Failed"}.get(v.status, v.status)
+    stage = {
+        DocStatus.QUEUED: "Queued",
+        DocStatus.PARSING: "Reading pages",
+        DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress_done + 1, total)} of {total}",
+        DocStatus.EMBEDDING: "Embedding passages",
+        DocStatus.INDEXED: "Indexed",
+        DocStatus.FAILED: "Failed",
+    }.get(v.status, v.status)
     return {
-        "id": v.id, "title": v.title, "filename": v.filename,
+        "id": v.id,
+        "title": v.title,
+        "filename": v.filename,
         "authors": ", ".join(v.authors[:4]) + (" et al." if len(v.authors) > 4 else ""),
-        "authors_raw": ", ".join(v.authors), "year": str(v.year or ""), "doi": v.doi or "",
-        "status": v.status, "stage": stage, "pct": pct,
+        "authors_raw": ", ".join(v.authors),
+        "year": str(v.year or ""),
+        "doi": v.doi or "",
+        "status": v.status,
+        "stage": stage,
+        "pct": pct,
         "progress": f"{v.progress_done} / {total}" if total else "",
-        "pages": str(v.page_count or ""), "error": v.error_message or "",
+        "pages": str(v.page_count or ""),
+        "error": v.error_message or "",
         "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
         "collection_ids": ",".join(v.collection_ids),
         "active": v.status in DocStatus.ACTIVE,
         "refs": str(v.reference_count or 0),
-        "language": v.language, "language_name": language_name(v.language),
+        "language": v.language,
+        "language_name": language_name(v.language),
     }
 
 
 def _reference_row(r: dict) -> dict[str, str]:
     authors = r["authors"]
     who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
-    return {"who": who, "year": str(r["year"] or "n.d."), "title": r["title"] or r["raw"][:300],
-            "venue": r["venue"] or "", "doi": r["doi"] or ""}
+    return {
+        "who": who,
+        "year": str(r["year"] or "n.d."),
+        "title": r["title"] or r["raw"][:300],
+        "venue": r["venue"] or "",
+        "doi": r["doi"] or "",
+    }
 
 
 class LibraryState(AuthState):
@@ -81,8 +98,7 @@ class LibraryState(AuthState):
             self.filter_collection = ""
             views = app_lib.documents(self.user_id)
         names = {c["id"]: c["name"] for c in cols}
-        self.collections = [{"id": c["id"], "name": c["name"], "count": str(c["document_count"])}
-                            for c in cols]
+        self.collections = [{"id": c["id"], "name": c["name"], "count": str(c["document_count"])} for c in cols]
         self.documents = [_row(v, names) for v in views]
         self._follow_uploads({v.id: v for v in views})
         return any(d["active"] for d in self.documents)
@@ -145,11 +161,11 @@ class LibraryState(AuthState):
                 results.append({"file": name, "ok": "no", "message": err.message})
                 continue
             if acc.created:
-                results.append({"file": name, "ok": "yes", "message": "queued for indexing",
-                                "document_id": acc.document_id})
+                results.append(
+                    {"file": name, "ok": "yes", "message": "queued for indexing", "document_id": acc.document_id}
+                )
             else:
-                results.append({"file": name, "ok": "dup",
-                                "message": "already in your library (same file)"})
+                results.append({"file": name, "ok": "dup", "message": "already in your library (same file)"})
         self.upload_results = results
         self._refresh()
         return LibraryState.start_watch
@@ -159,8 +175,13 @@ class LibraryState(AuthState):
         """Files the drop zone refused (not PDFs), by name: say so in the upload list."""
         results = []
         for name in names if isinstance(names, list) else []:
-            results.append({"file": str(name or "file").lstrip("./")[:200], "ok": "no",
-                            "message": "not added: only PDF files can go into the library"})
+            results.append(
+                {
+                    "file": str(name or "file").lstrip("./")[:200],
+                    "ok": "no",
+                    "message": "not added: only PDF files can go into the library",
+                }
+            )
         self.upload_results = results
 
     # ---- documents ----------------------------------------------------------------
@@ -223,9 +244,13 @@ class LibraryState(AuthState):
         if not self._load_user():
             return rx.redirect("/login")
         ids = [c["id"] for c in self.collections if c["name"] == self.edit_collection]
-        changes = {"title": form.get("title", ""), "authors": form.get("authors", ""),
-                   "year": form.get("year", ""), "doi": form.get("doi", ""),
-                   "collection_ids": ids}
+        changes = {
+            "title": form.get("title", ""),
+            "authors": form.get("authors", ""),
+            "year": form.get("year", ""),
+            "doi": form.get("doi", ""),
+            "collection_ids": ids,
+        }
         try:
             app_lib.update_metadata(self.user_id, self.edit_id, changes)
         except DomainError as err:

@@ -17,12 +17,19 @@ from bayes_app.maps import service
 from bayes_app.maps.errors import MapNotFound
 
 # what the user's undone edit was, in words (the undo log's action names)
-UNDO_LABELS = {"add_child": "the new node", "add_sibling": "the new node", "update_node": "the node edit",
-               "move_node": "the move", "move_nodes": "the move", "delete_subtree": "the deletion",
-               "auto_layout": "the auto-layout", "attach_citation": "the attached citation",
-               "delete_citation": "the citation removal", "accept_rewrite": "the accepted rewrite",
-               "accept_proposal": "the regrouping"}
-
+UNDO_LABELS = {
+    "add_child": "the new node",
+    "add_sibling": "the new node",
+    "update_node": "the node edit",
+    "move_node": "the move",
+    "move_nodes": "the move",
+    "delete_subtree": "the deletion",
+    "auto_layout": "the auto-layout",
+    "attach_citation": "the attached citation",
+    "delete_citation": "the citation removal",
+    "accept_rewrite": "the accepted rewrite",
+    "accept_proposal": "the regrouping",
+}
 
 
 class MapEditing(rx.State, mixin=True):
@@ -65,8 +72,10 @@ class MapEditing(rx.State, mixin=True):
                 self._patch_node(out)
 
     def _focus_title(self):
-        return rx.call_script("setTimeout(() => { const e = document.getElementById('node-title');"
-                              " if (e) { e.focus(); e.select(); } }, 60)")
+        return rx.call_script(
+            "setTimeout(() => { const e = document.getElementById('node-title');"
+            " if (e) { e.focus(); e.select(); } }, 60)"
+        )
 
     def _added(self, out: dict[str, Any] | None, child: bool):
         if not out:
@@ -172,8 +181,10 @@ class MapEditing(rx.State, mixin=True):
         """The canvas's layout: save every position at once (one undoable edit)."""
         mine = {i: p for i, p in (positions or {}).items() if i in self._nodes}
         completes, self._layout_completes = self._layout_completes, ""
-        if mine and self._edit(service.set_positions, mine, action="auto_layout",
-                               completes=completes or None) is not None:
+        if (
+            mine
+            and self._edit(service.set_positions, mine, action="auto_layout", completes=completes or None) is not None
+        ):
             if self._fit_after_layout:
                 self._live().view_signal += 1
         self._fit_after_layout = False
@@ -193,8 +204,7 @@ class MapEditing(rx.State, mixin=True):
             action = app_maps.call(service.undo, self.user_id, self.map_id)
         except MapNotFound:
             action = None
-        self.notice = (f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action
-                       else "Nothing to undo.")
+        self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action else "Nothing to undo."
         self._reload()
 
     @rx.event
@@ -230,8 +240,11 @@ class MapEditing(rx.State, mixin=True):
         out = self._edit(cit.check_support, self.selected_id)
         if out is not None:
             after = [c["score"] for c in self.sel_citations]
-            self.notice = ("Support checked: the scores changed." if after != before
-                           else "Support checked: no change" + (f" (score {', '.join(after)})." if any(after) else "."))
+            self.notice = (
+                "Support checked: the scores changed."
+                if after != before
+                else "Support checked: no change" + (f" (score {', '.join(after)})." if any(after) else ".")
+            )
 
     @rx.event
     def accept_rewrite(self, citation_id: str):
@@ -262,8 +275,15 @@ class MapEditing(rx.State, mixin=True):
             self.search_error = f"Search is unavailable right now ({type(err).__name__})."
             self.search_hits = []
             return
-        self.search_hits = [{"chunk_id": h.chunk_id, "title": h.title, "page": str(h.page),
-                             "quote": best_quote(h.text, self.search_q) or h.text[:300]} for h in hits]
+        self.search_hits = [
+            {
+                "chunk_id": h.chunk_id,
+                "title": h.title,
+                "page": str(h.page),
+                "quote": best_quote(h.text, self.search_q) or h.text[:300],
+            }
+            for h in hits
+        ]
         if not hits:
             self.search_error = "No passages found."
 

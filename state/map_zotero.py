@@ -63,7 +63,8 @@ class MapZoteroState(MapState):
             self.z_message = f"Sent to Zotero (collection “Bayes”): {done}."
             if out["failed"]:
                 self.z_error = f"{len(out['failed'])} note(s) not written: " + "; ".join(
-                    f["message"] for f in out["failed"][:3])
+                    f["message"] for f in out["failed"][:3]
+                )
 
     @rx.event
     def z_add_highlights(self):
@@ -74,8 +75,9 @@ class MapZoteroState(MapState):
             self.z_error = err.message
             return
         if not out["added"]:
-            self.z_message = ("No new highlights: none of your Zotero PDFs has text highlights that are "
-                              "not on this map yet.")
+            self.z_message = (
+                "No new highlights: none of your Zotero PDFs has text highlights that are not on this map yet."
+            )
             return
         self.z_message = f"Added {out['added']} highlight(s) as claims."
         self._reload()

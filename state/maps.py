@@ -12,8 +12,13 @@ from state.auth import AuthState
 
 def _row(m: dict) -> dict[str, str]:
     updated = (m.get("updated_at") or "")[:16].replace("T", " ")
-    return {"id": m["id"], "title": m["title"], "nodes": str(m.get("node_count", 0)), "updated": updated,
-            "offline": "yes" if m.get("offline") else ""}
+    return {
+        "id": m["id"],
+        "title": m["title"],
+        "nodes": str(m.get("node_count", 0)),
+        "updated": updated,
+        "offline": "yes" if m.get("offline") else "",
+    }
 
 
 class MapsState(AuthState):
@@ -66,7 +71,7 @@ class MapsState(AuthState):
 
     @rx.event
     def save_rename(self, form: dict | None = None):
-        title = ((form or {}).get("title") or self.rename_title)
+        title = (form or {}).get("title") or self.rename_title
         if not self.rename_id or not self._load_user():
             return
         try:

@@ -25,17 +25,17 @@ from bayes_app.app import maps as app_maps
 from bayes_app.app import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.llm.factory import is_offline
+from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.maps import live as live_map
 from bayes_app.maps.live import LiveMap, build_graph, support_level
 from bayes_app.maps.outline import outline_rows
-from bayes_app.models import NodeKind, RunStatus
+from bayes_app.models import NodeKind
 from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
-from bayes_app.search.crosslang import foreign_label
 from bayes_app.runs.service import RunRequestError
+from bayes_app.search.crosslang import foreign_label
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
@@ -46,9 +46,17 @@ RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this 
 # During a burst of writes, at most one push per PUSH_MIN_S: each push costs the browser a render,
 # and a backlog of renders (not the wait) is what made nodes late (see docs/notes/mindmap-ui.md).
 PUSH_MIN_S = 0.05
-RUN_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Dive deeper", "counter": "Counter-evidence",
-              "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
-              "message": "Message", "check_support": "Check support"}
+RUN_LABELS = {
+    "build_map": "Research",
+    "expand": "Expand",
+    "deepen": "Dive deeper",
+    "counter": "Counter-evidence",
+    "restructure": "Restructure",
+    "chapters": "Chapters",
+    "synthesize": "Synthesize",
+    "message": "Message",
+    "check_support": "Check support",
+}
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 
 
@@ -56,12 +64,18 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
     quote = " ".join((c.get("quote") or "").split())
     score = c.get("support_score")
     return {
-        "id": c["id"], "title": c.get("title") or "Deleted document", "page": str(c.get("page") or ""),
-        "quote": quote[:400] + ("…" if len(quote) > 400 else ""), "origin": c.get("origin") or "",
+        "id": c["id"],
+        "title": c.get("title") or "Deleted document",
+        "page": str(c.get("page") or ""),
+        "quote": quote[:400] + ("…" if len(quote) > 400 else ""),
+        "origin": c.get("origin") or "",
         "href": f"/documents/{c.get('document_id')}?page={c.get('page')}&quote=" + urllib.parse.quote(quote[:300]),
-        "label": c.get("support_label") or "", "score": "" if score is None else f"{score:.2f}",
-        "level": support_level(score), "rewrite": c.get("suggested_rewrite") or "",
-        "authors": ", ".join((c.get("authors") or [])[:3]), "year": str(c.get("year") or ""),
+        "label": c.get("support_label") or "",
+        "score": "" if score is None else f"{score:.2f}",
+        "level": support_level(score),
+        "rewrite": c.get("suggested_rewrite") or "",
+        "authors": ", ".join((c.get("authors") or [])[:3]),
+        "year": str(c.get("year") or ""),
         "language": foreign_label(c.get("language")),
         "cited_in_library": _cited_label(c.get("cited_in_library") or 0),
     }
@@ -152,8 +166,9 @@ class MapState(MapOutline, MapEditing, AuthState):
         by_node: dict[str, list[dict]] = {}
         for c in view["citations"]:
             by_node.setdefault(c["node_id"], []).append(c)
-        self._first_cites = {nid: {k: cs[0][k] for k in ("quote", "page", "document_id")}
-                             for nid, cs in by_node.items()}
+        self._first_cites = {
+            nid: {k: cs[0][k] for k in ("quote", "page", "document_id")} for nid, cs in by_node.items()
+        }
         self._nodes = {n["id"]: n for n in view["nodes"]}
         self._relations = view["relations"]
         self.proposals = [self._proposal_row(p) for p in view["proposals"]]
@@ -169,8 +184,9 @@ class MapState(MapOutline, MapEditing, AuthState):
 
     def _rebuild(self) -> None:
         live = self._live()
-        live.graph = build_graph(self._nodes, self._relations, live_layout=self.live_run_id != "",
-                                 live_ids=set(self._live_ids))
+        live.graph = build_graph(
+            self._nodes, self._relations, live_layout=self.live_run_id != "", live_ids=set(self._live_ids)
+        )
         live.node_count = len(self._nodes)
         live.outline = outline_rows(self._nodes, self._first_cites) if self.view_mode in ("outline", "both") else []
 
@@ -308,8 +324,9 @@ class MapState(MapOutline, MapEditing, AuthState):
 
     def _view(self) -> LiveMap:
         """The map in memory as a live view (nodes shared, not copied)."""
-        return LiveMap(self._nodes, self._relations, {p["id"] for p in self.proposals},
-                       list(self._live_ids), self._live_count)
+        return LiveMap(
+            self._nodes, self._relations, {p["id"] for p in self.proposals}, list(self._live_ids), self._live_count
+        )
 
     def _keep(self, view: LiveMap) -> None:
         self._relations, self._live_ids, self._live_count = view.relations, view.live_ids, view.written

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import reflex as rx
 
@@ -10,7 +10,7 @@ from state.auth import AuthState
 
 
 def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _uptime(seconds: int | None) -> str:
@@ -55,15 +55,19 @@ class ProcessesState(AuthState):
         self.status = report["status"]
         self.problem = report.get("error", "")
         self.programs = [
-            {"name": p["name"], "state": p["state"], "pid": str(p["pid"] or "—"),
-             "uptime": _uptime(p["uptime_s"]), "restarts": str(p["restarts"]),
-             "crashes": str(p["crashes"]), "recycles": str(p["recycles"]),
-             "last_exit": (f"{_when(p['last_exit']['at'])}: {p['last_exit']['detail']}"
-                           if p["last_exit"] else "—")}
+            {
+                "name": p["name"],
+                "state": p["state"],
+                "pid": str(p["pid"] or "—"),
+                "uptime": _uptime(p["uptime_s"]),
+                "restarts": str(p["restarts"]),
+                "crashes": str(p["crashes"]),
+                "recycles": str(p["recycles"]),
+                "last_exit": (f"{_when(p['last_exit']['at'])}: {p['last_exit']['detail']}" if p["last_exit"] else "—"),
+            }
             for p in report.get("programs", [])
         ]
         self.restarts = [
-            {"at": _when(e["at"]), "process": e["process"], "detail": e["detail"] or "—",
-             "kind": _kind(e)}
+            {"at": _when(e["at"]), "process": e["process"], "detail": e["detail"] or "—", "kind": _kind(e)}
             for e in reversed(report.get("recent_restarts", []))
         ]

@@ -28,8 +28,9 @@ class SearchState(AuthState):
         if not self._load_user():
             return
         self.collections = [{"id": c["id"], "name": c["name"]} for c in app_lib.collections(self.user_id)]
-        self.documents = [{"id": d.id, "title": d.title[:80]}
-                          for d in app_lib.documents(self.user_id) if d.status == "indexed"]
+        self.documents = [
+            {"id": d.id, "title": d.title[:80]} for d in app_lib.documents(self.user_id) if d.status == "indexed"
+        ]
         q = self.router.url.query_parameters.get("q", "")
         if q:
             self.query = q
@@ -61,8 +62,13 @@ class SearchState(AuthState):
             self.results, self.searched = [], False
             return
         try:
-            hits = app_lib.search(self.user_id, self.query, 10, [self.document_id] if self.document_id else None,
-                                  [self.collection_id] if self.collection_id else None)
+            hits = app_lib.search(
+                self.user_id,
+                self.query,
+                10,
+                [self.document_id] if self.document_id else None,
+                [self.collection_id] if self.collection_id else None,
+            )
         except Exception as err:  # noqa: BLE001 - show the user, keep the page alive
             self.error = f"Search is unavailable right now ({type(err).__name__})."
             self.results, self.weak = [], False
@@ -70,12 +76,20 @@ class SearchState(AuthState):
         self.searched = True
         self.weak = all_weak(hits)
         self.results = [
-            {"chunk_id": h.chunk_id, "document_id": h.document_id, "title": h.title,
-             "authors": ", ".join(h.authors[:3]) + (" et al." if len(h.authors) > 3 else ""),
-             "year": str(h.year or ""), "page": str(h.page), "score": f"{h.score:.3f}",
-             "segments": emphasis_segments(h.text, self.query),
-             "role_label": h.role_label, "section": h.section, "weak": "1" if h.weak else "",
-             "href": f"/documents/{h.document_id}?page={h.page}&quote="
-                     + urlquote(best_quote(h.text, self.query) or h.text[:200])}
+            {
+                "chunk_id": h.chunk_id,
+                "document_id": h.document_id,
+                "title": h.title,
+                "authors": ", ".join(h.authors[:3]) + (" et al." if len(h.authors) > 3 else ""),
+                "year": str(h.year or ""),
+                "page": str(h.page),
+                "score": f"{h.score:.3f}",
+                "segments": emphasis_segments(h.text, self.query),
+                "role_label": h.role_label,
+                "section": h.section,
+                "weak": "1" if h.weak else "",
+                "href": f"/documents/{h.document_id}?page={h.page}&quote="
+                + urlquote(best_quote(h.text, self.query) or h.text[:200]),
+            }
             for h in hits
         ]

@@ -32,8 +32,14 @@ def _descendants(cls: type[rx.State]) -> Iterator[type[rx.State]]:
 def user_states() -> list[type[rx.State]]:
     """Every state of this app that can hold a user's data: AuthState's whole subtree and any
     other app state hung on the root (Reflex's own internal states are not ours to reset)."""
-    roots = [AuthState, *(s for s in rx.State.get_substates()
-                          if s is not AuthState and not s.__module__.startswith(("reflex.", "reflex_")))]
+    roots = [
+        AuthState,
+        *(
+            s
+            for s in rx.State.get_substates()
+            if s is not AuthState and not s.__module__.startswith(("reflex.", "reflex_"))
+        ),
+    ]
     return [cls for root in roots for cls in (root, *_descendants(root))]
 
 
@@ -60,7 +66,7 @@ async def guard(state: rx.State) -> None:
 class SessionGuard(Middleware):
     """Runs `guard` before every page load (see the module docstring)."""
 
-    async def preprocess(self, app, state, event):  # noqa: ANN001 - Reflex's signature
+    async def preprocess(self, app, state, event):
         if event.name.rsplit(".", 1)[-1] in _PAGE_EVENTS:
             await guard(state)
         return None

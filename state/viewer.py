@@ -13,7 +13,6 @@ from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate_pages
 from state.auth import AuthState
 
-
 ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 0.5, 3.0, 0.25
 PAGE_MAX_WIDTH = 860  # px of the page at 100 % on a wide screen; narrower screens fit the page to their width
 # Back where the user came from (a map, the chat, search) when the tab has history, else the library

@@ -7,7 +7,7 @@ the state (which is sent to the browser)."""
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import reflex as rx
 
@@ -24,7 +24,7 @@ ACTIVE = ("queued", "syncing")
 def _ago(iso: str | None) -> str:
     if not iso:
         return "never"
-    s = (datetime.now(timezone.utc) - datetime.fromisoformat(iso)).total_seconds()
+    s = (datetime.now(UTC) - datetime.fromisoformat(iso)).total_seconds()
     if s < 60:
         return "just now"
     if s < 3600:
@@ -38,27 +38,37 @@ def _row(v: dict) -> dict:
     p, res, docs = v.get("progress") or {}, v.get("last_result") or {}, v["documents"]
     progress = ""
     if v["status"] in ACTIVE and p:
-        progress = (f"{p.get('phase', 'starting')}: items {p.get('fetched', 0)} / {p.get('to_fetch', 0)} "
-                    f"fetched ({p.get('items_seen', 0)} seen) · files {p.get('files_downloaded', 0)} "
-                    f"downloaded · {p.get('ingest_queued', 0)} queued for indexing")
+        progress = (
+            f"{p.get('phase', 'starting')}: items {p.get('fetched', 0)} / {p.get('to_fetch', 0)} "
+            f"fetched ({p.get('items_seen', 0)} seen) · files {p.get('files_downloaded', 0)} "
+            f"downloaded · {p.get('ingest_queued', 0)} queued for indexing"
+        )
     result = ""
     if res:
         if res.get("outcome") == "unchanged":
             result = "No changes."
         elif res.get("outcome") == "synced":
-            result = (f"{res.get('items_changed', 0)} items changed, {res.get('documents_added', 0)} added, "
-                      f"{res.get('documents_updated', 0)} updated, {res.get('documents_removed', 0)} removed "
-                      f"({res.get('requests', 0)} requests, {res.get('seconds', 0)} s).")
+            result = (
+                f"{res.get('items_changed', 0)} items changed, {res.get('documents_added', 0)} added, "
+                f"{res.get('documents_updated', 0)} updated, {res.get('documents_removed', 0)} removed "
+                f"({res.get('requests', 0)} requests, {res.get('seconds', 0)} s)."
+            )
     perms = v.get("permissions") or {}
     return {
-        "id": v["id"], "name": v["name"],
-        "kind": zs.LOCAL_LABEL if v["api"] == "local" else
-                ("group " if v["library_type"] == "group" else "user ") + v["library_id"],
+        "id": v["id"],
+        "name": v["name"],
+        "kind": zs.LOCAL_LABEL
+        if v["api"] == "local"
+        else ("group " if v["library_type"] == "group" else "user ") + v["library_id"],
         "permissions": ", ".join(k for k in ("library", "files", "notes", "write") if perms.get(k)) or "none",
-        "status": v["status"], "version": str(v["version"]), "last_sync": _ago(v["last_sync_at"]),
-        "progress": progress, "result": result, "error": v.get("last_error") or "",
+        "status": v["status"],
+        "version": str(v["version"]),
+        "last_sync": _ago(v["last_sync_at"]),
+        "progress": progress,
+        "result": result,
+        "error": v.get("last_error") or "",
         "documents": f"{docs['indexed']} of {docs['total']} documents indexed"
-                     + (f", {docs['failed']} failed" if docs["failed"] else ""),
+        + (f", {docs['failed']} failed" if docs["failed"] else ""),
         "problem_count": str(v["problem_count"]),
         "problems": [{"title": str(pr["title"]), "message": f"{pr['message']}"} for pr in v.get("problems", [])[:50]],
         "active": v["status"] in ACTIVE,
@@ -130,9 +140,12 @@ class ZoteroState(LibraryState):
     def zotero_connect(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
-        data = {"api": self.zotero_api, "library_type": self.zotero_type,
-                "library_id": (form.get("library_id") or "").strip() or None,
-                "api_key": (form.get("api_key") or "").strip()}
+        data = {
+            "api": self.zotero_api,
+            "library_type": self.zotero_type,
+            "library_id": (form.get("library_id") or "").strip() or None,
+            "api_key": (form.get("api_key") or "").strip(),
+        }
         try:
             app_zotero.connect(self.user_id, self.is_admin, data)
         except DomainError as err:
@@ -163,5 +176,6 @@ class ZoteroState(LibraryState):
             return rx.toast.error("That Zotero library is no longer connected.")
         self._zotero_refresh()
         self._refresh()
-        return rx.toast.success("Disconnected" + (" (documents kept)." if keep_documents else
-                                                  " and its documents removed."))
+        return rx.toast.success(
+            "Disconnected" + (" (documents kept)." if keep_documents else " and its documents removed.")
+        )

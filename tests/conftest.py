@@ -41,8 +41,11 @@ def pytest_collection_modifyitems(config, items):
     for it in items:
         if "tests/browser/" in it.nodeid.replace("\\", "/"):
             it.add_marker(pytest.mark.browser)
-        if (it.get_closest_marker("stack") or it.get_closest_marker("browser")
-                or "app_stack" in getattr(it, "fixturenames", ())):
+        if (
+            it.get_closest_marker("stack")
+            or it.get_closest_marker("browser")
+            or "app_stack" in getattr(it, "fixturenames", ())
+        ):
             it.add_marker(pytest.mark.slow)
     items.sort(key=order)
 
@@ -127,11 +130,19 @@ def app_stack(tmp_path_factory, redis_server, fake_llm, fake_zotero) -> AppStack
 
     data_dir = Path(tmp_path_factory.mktemp("app"))
     port = free_port()
-    env = stack_env(data_dir, port, REDIS_URL=redis_server.url,
-                    BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                    BAYES_MAX_UPLOAD_MB="20", BAYES_DEMO="0", OPENAI_BASE_URL=fake_llm.base_url,
-                    OPENAI_API_KEY="sk-test-secret-key-not-for-browsers", BAYES_MODEL_DEFAULT=APP_MODEL,
-                    ZOTERO_API_URL=fake_zotero.base)
+    env = stack_env(
+        data_dir,
+        port,
+        REDIS_URL=redis_server.url,
+        BAYES_ADMIN_EMAIL=ADMIN_EMAIL,
+        BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
+        BAYES_MAX_UPLOAD_MB="20",
+        BAYES_DEMO="0",
+        OPENAI_BASE_URL=fake_llm.base_url,
+        OPENAI_API_KEY="sk-test-secret-key-not-for-browsers",
+        BAYES_MODEL_DEFAULT=APP_MODEL,
+        ZOTERO_API_URL=fake_zotero.base,
+    )
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:
         pricing.set_price(db, APP_MODEL, 150_000, 75_000, 600_000)
@@ -177,8 +188,8 @@ def user_api(client, make_user):
     def make() -> httpx.Client:
         email, pw = make_user()
         tok = client.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
-        return httpx.Client(base_url=str(client.base_url), timeout=60,
-                            headers={"Authorization": f"Bearer {tok}"})
+        return httpx.Client(base_url=str(client.base_url), timeout=60, headers={"Authorization": f"Bearer {tok}"})
+
     return make
 
 

@@ -24,11 +24,23 @@ class FirstRun:
 
 def progress(db: Session, user_id: str) -> FirstRun:
     papers = db.exec(select(func.count()).select_from(Document).where(Document.owner_id == user_id)).one()
-    indexed = db.exec(select(func.count()).select_from(Document).where(
-        Document.owner_id == user_id, Document.status == DocStatus.INDEXED)).one()
-    asked = db.exec(select(ChatMessage.id).join(Conversation, Conversation.id == ChatMessage.conversation_id)
-                    .where(Conversation.owner_id == user_id, ChatMessage.role == "user").limit(1)).first()
-    mapped = db.exec(select(MapNode.map_id).join(Mindmap, Mindmap.id == MapNode.map_id)
-                     .where(Mindmap.owner_id == user_id).group_by(MapNode.map_id)
-                     .having(func.count() > 1).limit(1)).first()
+    indexed = db.exec(
+        select(func.count())
+        .select_from(Document)
+        .where(Document.owner_id == user_id, Document.status == DocStatus.INDEXED)
+    ).one()
+    asked = db.exec(
+        select(ChatMessage.id)
+        .join(Conversation, Conversation.id == ChatMessage.conversation_id)
+        .where(Conversation.owner_id == user_id, ChatMessage.role == "user")
+        .limit(1)
+    ).first()
+    mapped = db.exec(
+        select(MapNode.map_id)
+        .join(Mindmap, Mindmap.id == MapNode.map_id)
+        .where(Mindmap.owner_id == user_id)
+        .group_by(MapNode.map_id)
+        .having(func.count() > 1)
+        .limit(1)
+    ).first()
     return FirstRun(papers=papers, indexed=indexed, asked=asked is not None, mapped=mapped is not None)

@@ -12,11 +12,22 @@ from email_validator import EmailNotValidError, validate_email
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 256
-PASSWORD_RULES = (f"at least {MIN_PASSWORD_LENGTH} characters, not a common password, "
-                  "and not containing the name part of your e-mail address.")
+PASSWORD_RULES = (
+    f"at least {MIN_PASSWORD_LENGTH} characters, not a common password, "
+    "and not containing the name part of your e-mail address."
+)
 _COMMON = {
-    "password", "password1", "password123", "1234567890", "qwertyuiop", "letmein123",
-    "iloveyou12", "administrator", "changeme123", "welcome123", "0123456789",
+    "password",
+    "password1",
+    "password123",
+    "1234567890",
+    "qwertyuiop",
+    "letmein123",
+    "iloveyou12",
+    "administrator",
+    "changeme123",
+    "welcome123",
+    "0123456789",
 }
 _hasher = PasswordHasher()
 # Each Argon2 computation takes ~64 MiB and a core for a moment: a burst of logins must queue
@@ -57,9 +68,7 @@ class InvalidEmailError(ValueError):
 def normalize_email(email: str) -> str:
     """Validate an e-mail address (syntax only, no DNS) and return it lower-cased."""
     try:
-        info = validate_email(
-            (email or "").strip(), check_deliverability=False, test_environment=True
-        )
+        info = validate_email((email or "").strip(), check_deliverability=False, test_environment=True)
     except EmailNotValidError as err:
         raise InvalidEmailError(f"Not a valid e-mail address: {err}") from None
     return info.normalized.lower()

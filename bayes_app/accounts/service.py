@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from bayes_app.accounts.identity import skeleton
 from bayes_app.accounts.passwords import (
     DUMMY_HASH,
     InvalidEmailError,
@@ -23,7 +24,6 @@ from bayes_app.accounts.passwords import (
     normalize_email,
     verify_password,
 )
-from bayes_app.accounts.identity import skeleton
 from bayes_app.errors import DomainError
 from bayes_app.models import ApiToken, User, UserSession, utcnow
 
@@ -45,7 +45,7 @@ class UserInfo:
     created_at: datetime
 
     @classmethod
-    def of(cls, user: User) -> "UserInfo":
+    def of(cls, user: User) -> UserInfo:
         return cls(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at)
 
     def to_json(self) -> dict:
@@ -75,8 +75,9 @@ def _strong(password: str, email: str | None = None) -> None:
         raise AccountError("weak_password", str(err)) from None
 
 
-def register(db: Session, email: str, password: str, *, is_admin: bool = False,
-             signup_credits: int | None = None) -> User:
+def register(
+    db: Session, email: str, password: str, *, is_admin: bool = False, signup_credits: int | None = None
+) -> User:
     """Create a user; AccountError on a bad e-mail, weak password or taken e-mail.
 
     Grants `signup_credits` whole credits (default: BAYES_SIGNUP_CREDITS) in the same
@@ -88,8 +89,12 @@ def register(db: Session, email: str, password: str, *, is_admin: bool = False,
         raise AccountError("email_taken", "An account with this e-mail already exists.", 409)
     look = skeleton(email)
     if db.exec(select(User).where(User.email_skeleton == look)).first() is not None:
-        raise AccountError("email_lookalike", "This address looks like an existing account's address "
-                           "(characters from other scripts that look the same); choose another.", 409)
+        raise AccountError(
+            "email_lookalike",
+            "This address looks like an existing account's address "
+            "(characters from other scripts that look the same); choose another.",
+            409,
+        )
     user = User(email=email, email_skeleton=look, password_hash=hash_password(password), is_admin=is_admin)
     db.add(user)
     try:
@@ -144,8 +149,7 @@ def change_password(db: Session, user_id: str, old_password: str, new_password: 
 def end_all_sessions(db: Session, user_id: str) -> int:
     """Revoke every live browser session of the user (this one too); returns how many."""
     now, n = utcnow(), 0
-    for row in db.exec(select(UserSession).where(UserSession.user_id == user_id,
-                                                 UserSession.revoked_at.is_(None))):  # type: ignore[union-attr]
+    for row in db.exec(select(UserSession).where(UserSession.user_id == user_id, UserSession.revoked_at.is_(None))):  # type: ignore[union-attr]
         row.revoked_at, n = now, n + 1
         db.add(row)
     return n
@@ -154,8 +158,7 @@ def end_all_sessions(db: Session, user_id: str) -> int:
 def revoke_all_api_tokens(db: Session, user_id: str) -> int:
     """Revoke every unrevoked API token of the user; returns how many."""
     now, n = utcnow(), 0
-    for row in db.exec(select(ApiToken).where(ApiToken.user_id == user_id,
-                                              ApiToken.revoked_at.is_(None))):  # type: ignore[union-attr]
+    for row in db.exec(select(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))):  # type: ignore[union-attr]
         row.revoked_at, n = now, n + 1
         db.add(row)
     return n
@@ -196,7 +199,9 @@ def create_api_token(db: Session, user: User, ttl: timedelta, name: str = "api")
     """Issue an API token; returns the row and the raw token (shown once)."""
     token = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken(
-        user_id=user.id, name=(name or "api")[:100], token_hash=_hash_token(token),
+        user_id=user.id,
+        name=(name or "api")[:100],
+        token_hash=_hash_token(token),
         expires_at=utcnow() + ttl,
     )
     db.add(row)
@@ -222,9 +227,7 @@ def user_for_api_token(db: Session, token: str | None) -> tuple[User, ApiToken] 
 
 
 def list_api_tokens(db: Session, user_id: str) -> list[ApiToken]:
-    return list(
-        db.exec(select(ApiToken).where(ApiToken.user_id == user_id).order_by(ApiToken.created_at.desc()))
-    )
+    return list(db.exec(select(ApiToken).where(ApiToken.user_id == user_id).order_by(ApiToken.created_at.desc())))
 
 
 def revoke_api_token(db: Session, user_id: str, token_id: str) -> None:

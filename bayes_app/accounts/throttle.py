@@ -30,7 +30,7 @@ class Refusal:
 
 
 def _limits_url(redis_url: str) -> str:
-    return "redis+unix://" + redis_url[len("unix://"):] if redis_url.startswith("unix://") else redis_url
+    return "redis+unix://" + redis_url[len("unix://") :] if redis_url.startswith("unix://") else redis_url
 
 
 class LoginThrottle:
@@ -47,13 +47,18 @@ class LoginThrottle:
 
     def check(self, email: str, client: str) -> Refusal | None:
         """None when an attempt may proceed, else the refusal to answer with (HTTP 429)."""
-        for item, key, who in ((self._account, ("login-account", login_key(email)), "this account"),
-                               (self._client, ("login-client", client), "your address")):
+        for item, key, who in (
+            (self._account, ("login-account", login_key(email)), "this account"),
+            (self._client, ("login-client", client), "your address"),
+        ):
             if not self._limiter.test(item, *key):
                 wait = self._retry_after(item, *key)
                 minutes = max(1, round(wait / 60))
-                return Refusal(wait, f"Too many failed sign-ins for {who}. "
-                                     f"Try again in about {minutes} minute{'s' if minutes != 1 else ''}.")
+                return Refusal(
+                    wait,
+                    f"Too many failed sign-ins for {who}. "
+                    f"Try again in about {minutes} minute{'s' if minutes != 1 else ''}.",
+                )
         return None
 
     def failed(self, email: str, client: str) -> None:

@@ -4,4 +4,4 @@ router, and the map run kinds (registered with the executor by `bayes_app.regist
 Roles work with any OpenAI-compatible model (JSON output) and with the offline provider
 (extractive). Domain code: no Reflex or broker imports."""
 
-from bayes_app.maps.runs import MAP_KINDS  # noqa: F401
+from bayes_app.maps.runs import MAP_KINDS

@@ -35,17 +35,32 @@ from bayes_app.zotero.annotations import highlights_on, region_of
 
 # problems of a quoted sentence that no claim survives (fragments and short quotes are fine:
 # a model may quote part of a sentence, and a chunk may start mid-sentence)
-HARD_PROBLEMS = frozenset({"contact_or_affiliation", "prompt_listing", "reference_entry", "question",
-                           "table_numbers", "figure_text", "equation_or_numbers", "instruction", "no_verb"})
+HARD_PROBLEMS = frozenset(
+    {
+        "contact_or_affiliation",
+        "prompt_listing",
+        "reference_entry",
+        "question",
+        "table_numbers",
+        "figure_text",
+        "equation_or_numbers",
+        "instruction",
+        "no_verb",
+    }
+)
 
-SYSTEM = ("You are the critic of a research team. For each numbered claim judge how well its quote "
-          "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
-          "claim overstates its quote (null otherwise). Then list the pairs of claims that contradict "
-          "each other (none is a fine answer). Reply with a JSON object: key scores, a list of objects "
-          "with keys claim (its number), support and rewrite; key contradictions, a list of objects "
-          "with keys a and b (two claim numbers).")
-SCHEMA = st.obj(scores=st.array(st.obj(claim=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING))),
-                contradictions=st.array(st.obj(a=st.INTEGER, b=st.INTEGER)))
+SYSTEM = (
+    "You are the critic of a research team. For each numbered claim judge how well its quote "
+    "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
+    "claim overstates its quote (null otherwise). Then list the pairs of claims that contradict "
+    "each other (none is a fine answer). Reply with a JSON object: key scores, a list of objects "
+    "with keys claim (its number), support and rewrite; key contradictions, a list of objects "
+    "with keys a and b (two claim numbers)."
+)
+SCHEMA = st.obj(
+    scores=st.array(st.obj(claim=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING))),
+    contradictions=st.array(st.obj(a=st.INTEGER, b=st.INTEGER)),
+)
 
 
 @dataclass
@@ -131,16 +146,25 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
                 else:
                     page = db.get(PageText, (chunk.document_id, chunk.page))
                     spans = [Span.from_json(x) for x in (page.spans or [])] if page is not None else []
-                    reason = quote_problem(chunk, c.quote, roles_in(spans, *span) if spans else None) \
-                        or claim_text_problem(c.text)
+                    reason = quote_problem(
+                        chunk, c.quote, roles_in(spans, *span) if spans else None
+                    ) or claim_text_problem(c.text)
             if reason:
-                v.rejected.append({"text": c.text, "quote": c.quote, "passage": c.raw_passage,
-                                   "reason": reason})
+                v.rejected.append({"text": c.text, "quote": c.quote, "passage": c.raw_passage, "reason": reason})
                 continue
             s = score_support(c.text, c.quote)
-            cit = {"document_id": chunk.document_id, "chunk_id": chunk.id, "page": chunk.page,
-                   "quote": c.quote, "char_start": span[0], "char_end": span[1], "agent": c.origin,
-                   "support_score": s.score, "support_label": s.label, "suggested_rewrite": s.rewrite}
+            cit = {
+                "document_id": chunk.document_id,
+                "chunk_id": chunk.id,
+                "page": chunk.page,
+                "quote": c.quote,
+                "char_start": span[0],
+                "char_end": span[1],
+                "agent": c.origin,
+                "support_score": s.score,
+                "support_label": s.label,
+                "suggested_rewrite": s.rewrite,
+            }
             if (hl := highlights_on(db, [(chunk.document_id, chunk.page, c.quote)])[0]) is not None:
                 cit["region"] = region_of(hl)  # "you highlighted this", at the highlight's rectangles
             v.accepted.append(Checked(c, cit, s.score, s.label, s.rewrite))
@@ -176,9 +200,15 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
         return []
     if is_offline(ctx):
         return await asyncio.to_thread(heuristic_pairs, texts, len(context))
-    listing = "\n".join(f"{i}. {t}" + (f'\n   quote: "{checked[i - 1 - len(context)].claim.quote}"'
-                                       if i > len(context) else " (already on the map)")
-                        for i, t in enumerate(texts, 1))
+    listing = "\n".join(
+        f"{i}. {t}"
+        + (
+            f'\n   quote: "{checked[i - 1 - len(context)].claim.quote}"'
+            if i > len(context)
+            else " (already on the map)"
+        )
+        for i, t in enumerate(texts, 1)
+    )
     data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}", SCHEMA, max_tokens=800)
     if not isinstance(data, dict):
         return await asyncio.to_thread(heuristic_pairs, texts, len(context))
@@ -192,8 +222,7 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
             c = checked[k]
             rewrite = s.get("rewrite") if isinstance(s.get("rewrite"), str) and s.get("rewrite") else None
             c.support, c.label, c.rewrite = round(score, 3), label_for(score), rewrite
-            c.citation.update(support_score=c.support, support_label=c.label, suggested_rewrite=rewrite,
-                              agent="critic")
+            c.citation.update(support_score=c.support, support_label=c.label, suggested_rewrite=rewrite, agent="critic")
     if "contradictions" in data:  # the critic decides; the offline detector is only the fallback
         return _pairs(data.get("contradictions"), len(texts))
     return await asyncio.to_thread(heuristic_pairs, texts, len(context))

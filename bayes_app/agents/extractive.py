@@ -30,6 +30,7 @@ from bayes_app.search.sparse import STOPWORDS, tokens
 def stem(word: str) -> str:
     return (tokens(word) or [word.lower()])[0]
 
+
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and polarity) say the same
@@ -37,14 +38,15 @@ CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
-MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)  # a claim's relevance to the question (benchmarks/answer_quality.py)
+MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 # words that end a key phrase: verbs, adverbs, pronouns and vague nouns
-_BREAK = frozenset("""also however which who whom whose what when where while this these those their there here
+_BREAK = frozenset(
+    """also however which who whom whose what when where while this these those their there here
 its our we they it he she them us his her been being was were is are be have has had do does did can could may
 might will would shall should must not very more most less least than then thus so such other others each both
 all any some many several few one two three four five first second third new novel based using used use uses
@@ -55,7 +57,8 @@ results study studies way ways number numbers set sets case cases type types par
 different various certain given specific same similar recent important major main key good better best large
 small high low higher lower significant significantly respectively further following like including include
 includes included make makes made take takes taken give gives given lead leads need needs able often usually
-from through across against toward towards per whether because since until unless upon via versus vs""".split())
+from through across against toward towards per whether because since until unless upon via versus vs""".split()
+)
 
 
 @dataclass
@@ -97,8 +100,13 @@ def claim_candidates(passages: list[Passage]) -> list[Candidate]:
                 # "This challenge motivates…": quote it with the sentence it points to, or not at all
                 prev = sentences[i - 1] if i else ""
                 text = f"{prev} {s}"
-                if not prev or choose.leans_on_previous(prev) or sent.claim_problem(prev) is not None \
-                        or len(text.split()) > MAX_PAIR_WORDS or text not in " ".join(p.text.split()):
+                if (
+                    not prev
+                    or choose.leans_on_previous(prev)
+                    or sent.claim_problem(prev) is not None
+                    or len(text.split()) > MAX_PAIR_WORDS
+                    or text not in " ".join(p.text.split())
+                ):
                     continue
             seen.add(key)
             out.append(Candidate(text, p, extra={"wording": choose.wording(text)}))
@@ -122,7 +130,8 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
     m = np.stack([c.vec for c in cands])
     # dense similarity to the query, and a share for the query's own terms
     rel = choose.DENSE_WEIGHT * (m @ q) + (1 - choose.DENSE_WEIGHT) * choose.term_coverage(
-        query, [c.text for c in cands])
+        query, [c.text for c in cands]
+    )
     cen = (m @ m.T).sum(1) - 1.0
     cen = cen / max(1, len(cands) - 1)
     for c, r, z in zip(cands, rel, cen):
@@ -151,8 +160,15 @@ def duplicate_of(texts: list[str], earlier: list[str], embed: Embed | None = Non
     out: list[int | None] = []
     for i, t in enumerate(texts):
         me = len(earlier) + i
-        hit = next((j for j in range(me) if (j < len(earlier) or out[j - len(earlier)] is None)
-                    and same_claim(t, allt[j], float(vecs[me] @ vecs[j]))), None)
+        hit = next(
+            (
+                j
+                for j in range(me)
+                if (j < len(earlier) or out[j - len(earlier)] is None)
+                and same_claim(t, allt[j], float(vecs[me] @ vecs[j]))
+            ),
+            None,
+        )
         out.append(hit)
     return out
 
@@ -175,8 +191,7 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
     return kept
 
 
-def on_question(question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1
-                ) -> list[Candidate]:
+def on_question(question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1) -> list[Candidate]:
     """The candidates that address `question`: relevance to it (`llm.choose.relevance`) at least
     CLAIM_FLOOR, or within FLOOR_MARGIN of the best one, and at least the `keep` most relevant (a
     library that matches weakly still gets its best claims)."""
@@ -188,8 +203,9 @@ def on_question(question: str, cands: list[Candidate], embed: Embed | None = Non
     return [c for c, s in zip(cands, scores) if s >= floor]
 
 
-def select_claims(query: str, passages: list[Passage], limit: int, avoid: Sequence[str] = (),
-                  embed: Embed | None = None) -> list[Candidate]:
+def select_claims(
+    query: str, passages: list[Passage], limit: int, avoid: Sequence[str] = (), embed: Embed | None = None
+) -> list[Candidate]:
     """Up to `limit` claim sentences for `query`: ranked, near-duplicates merged, then chosen by
     maximal marginal relevance so one fact appears once."""
     embed = embed or default_embed
@@ -235,12 +251,18 @@ def key_phrases(texts: list[str]) -> Counter[str]:
             verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
             prev = w
             glued_citation = bool(re.fullmatch(r"[A-Za-z]{4,}\d{2,3}", w))  # "SELFIES106"
-            if not _PHRASE_WORD.fullmatch(w) or low in STOPWORDS or low in _BREAK or low.endswith("ly") \
-                    or verb_after_name or glued_citation \
-                    or (not run and (low.endswith("ing") or low.endswith("ed"))):
+            if (
+                not _PHRASE_WORD.fullmatch(w)
+                or low in STOPWORDS
+                or low in _BREAK
+                or low.endswith("ly")
+                or verb_after_name
+                or glued_citation
+                or (not run and (low.endswith("ing") or low.endswith("ed")))
+            ):
                 for n in range(1, min(4, len(run)) + 1):
                     for start in range(0, len(run) - n + 1):
-                        found.add(" ".join(run[start:start + n]))
+                        found.add(" ".join(run[start : start + n]))
                 run = []
                 continue
             run.append(w)
@@ -257,8 +279,13 @@ def _display(phrase: str) -> str:
     return phrase
 
 
-def theme_title(texts: list[str], centroid: np.ndarray, taken: list[tuple[str, np.ndarray]],
-                embed: Embed, avoid_words: set[str] = frozenset()) -> tuple[str, np.ndarray]:
+def theme_title(
+    texts: list[str],
+    centroid: np.ndarray,
+    taken: list[tuple[str, np.ndarray]],
+    embed: Embed,
+    avoid_words: set[str] = frozenset(),
+) -> tuple[str, np.ndarray]:
     """The key phrase closest to the cluster's centroid, distinct from titles already taken."""
     counts = key_phrases(texts)
     if not counts:
@@ -269,13 +296,17 @@ def theme_title(texts: list[str], centroid: np.ndarray, taken: list[tuple[str, n
     by_lower: dict[str, str] = {}
     for p in sorted(phrases, key=lambda p: (-counts[p], p)):
         by_lower.setdefault(p.lower(), p)
-    phrases = [p for p in sorted(by_lower.values()) if not sent.has_verb(p.split())][:200] or \
-        sorted(by_lower.values())[:200]
+    phrases = [p for p in sorted(by_lower.values()) if not sent.has_verb(p.split())][:200] or sorted(by_lower.values())[
+        :200
+    ]
     vecs = embed(phrases)
     c = centroid / (np.linalg.norm(centroid) or 1.0)
     # closeness to the centroid, a little for recurring and for multi-word (more specific) phrases
-    scores = vecs @ c + 0.02 * np.log1p([counts[p] for p in phrases]) \
+    scores = (
+        vecs @ c
+        + 0.02 * np.log1p([counts[p] for p in phrases])
         + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
+    )
     avoid_stems = {stem(w) for w in avoid_words}
     for i in np.argsort(-scores):
         p, v = phrases[int(i)], vecs[int(i)]
@@ -287,14 +318,20 @@ def theme_title(texts: list[str], centroid: np.ndarray, taken: list[tuple[str, n
     return _display(phrases[int(np.argmax(scores))]), vecs[int(np.argmax(scores))]
 
 
-def plan(question: str, passages: list[Passage], embed: Embed | None = None,
-         max_aspects: int = MAX_ASPECTS, per_theme: int = CLAIMS_PER_THEME) -> list[tuple[str, list[Candidate]]]:
+def plan(
+    question: str,
+    passages: list[Passage],
+    embed: Embed | None = None,
+    max_aspects: int = MAX_ASPECTS,
+    per_theme: int = CLAIMS_PER_THEME,
+) -> list[tuple[str, list[Candidate]]]:
     """Themes for `question`: the most relevant claim sentences clustered by meaning; each
     theme titled by its key phrase, its claims ranked (relevance to the question and to the
     theme, centrality) with near-duplicates merged. No theme is empty."""
     embed = embed or default_embed
-    cands = on_question(question, dedupe(rank(claim_candidates(passages), question, embed), (), embed),
-                        embed, keep=MIN_PLAN_CANDIDATES)[:MAX_CANDIDATES]
+    cands = on_question(
+        question, dedupe(rank(claim_candidates(passages), question, embed), (), embed), embed, keep=MIN_PLAN_CANDIDATES
+    )[:MAX_CANDIDATES]
     if not cands:
         return []
     m = np.stack([c.vec for c in cands])
@@ -318,8 +355,9 @@ def plan(question: str, passages: list[Passage], embed: Embed | None = None,
         members.sort(key=lambda c: -(c.extra["relevance"] + float(c.vec @ cen)))
         shown = members[:per_theme]
         # the title describes the claims shown: a key phrase of theirs, closest to their centroid
-        title, tvec = theme_title([c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken,
-                                  embed, avoid_words=q_words)
+        title, tvec = theme_title(
+            [c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken, embed, avoid_words=q_words
+        )
         taken.append((title, tvec))
         out.append((title, shown))
     # reading order: the theme holding the most relevant sentence first

@@ -61,8 +61,15 @@ def _path(nodes: list[MapNode], node: MapNode) -> str:
 
 async def _start(ctx: RunContext) -> tuple[dict[str, Any], Writer]:
     loaded = await asyncio.to_thread(_load, ctx)
-    ctx.emit("metadata", {"mindmap_id": loaded["map"].id, "node_id": loaded["node"].id,
-                          "offline": is_offline(ctx), "kind": ctx.run.kind})
+    ctx.emit(
+        "metadata",
+        {
+            "mindmap_id": loaded["map"].id,
+            "node_id": loaded["node"].id,
+            "offline": is_offline(ctx),
+            "kind": ctx.run.kind,
+        },
+    )
     return loaded, Writer(ctx, loaded["map"].id)
 
 
@@ -88,9 +95,11 @@ LIBRARY_EMPTY = "library_empty"
 
 async def _nothing_to_research(ctx: RunContext) -> RunFailed:
     """Why a search found nothing, in plain words: an empty library, or nothing relevant in it."""
+
     def count() -> int:
         with ctx.sessions() as db:
             return documents.indexed_count(db, ctx.run.owner_id)
+
     if await asyncio.to_thread(count) == 0:
         return RunFailed(LIBRARY_EMPTY, documents.EMPTY_LIBRARY)
     return RunFailed(NO_PASSAGES, documents.NOTHING_RELEVANT)
@@ -100,8 +109,11 @@ def _require_claims(r: Research) -> None:
     """A research run that wrote no claim ends FAILED with a clear reason, never as an empty
     success (its themes were removed; what the model calls cost is still charged)."""
     if not r.claims:
-        raise RunFailed(NO_CLAIMS, "The model returned no usable claims, and no sentence of the passages "
-                                   "found matches the question's aspects.")
+        raise RunFailed(
+            NO_CLAIMS,
+            "The model returned no usable claims, and no sentence of the passages "
+            "found matches the question's aspects.",
+        )
 
 
 # ---- build / expand / deepen / counter ---------------------------------------------------------
@@ -137,14 +149,18 @@ def _topic(nodes: list[MapNode], node: MapNode) -> tuple[list[str], list[list[st
 
     def claims(n: MapNode) -> list[str]:
         return [wording(k) for k in kids.get(n.id, []) if k.kind in CLAIM_KINDS and wording(k)]
+
     by_id = {n.id: n for n in nodes}
     near, cur = set(), node
     while cur is not None:
         near.add(cur.id)
         cur = by_id.get(cur.parent_id) if cur.parent_id else None
     near.update(n.id for n in service.subtree(nodes, node.id))
-    others = [[wording(t), *claims(t)] for t in nodes
-              if t.kind in (NodeKind.THEME, NodeKind.CHAPTER) and t.id not in near and wording(t)]
+    others = [
+        [wording(t), *claims(t)]
+        for t in nodes
+        if t.kind in (NodeKind.THEME, NodeKind.CHAPTER) and t.id not in near and wording(t)
+    ]
     return [wording(node), *claims(node)], others
 
 
@@ -168,8 +184,7 @@ async def expand(ctx: RunContext) -> None:
 
 def _cited(ctx: RunContext, map_id: str) -> set[tuple[str, str]]:
     with ctx.sessions() as db:
-        return {(c.chunk_id, c.quote) for c in db.exec(select(Citation).where(Citation.map_id == map_id))
-                if c.chunk_id}
+        return {(c.chunk_id, c.quote) for c in db.exec(select(Citation).where(Citation.map_id == map_id)) if c.chunk_id}
 
 
 def _cited_chunks(ctx: RunContext, map_id: str) -> set[str]:
@@ -186,8 +201,11 @@ async def deepen(ctx: RunContext) -> None:
     r.topic = _topic(loaded["nodes"], node)
     r.seen_chunks = _cited_chunks(ctx, loaded["map"].id)
     r.seen_quotes = _cited(ctx, loaded["map"].id)
-    existing = [Written(n.id, n.parent_id or node.id, n.title) for n in loaded["nodes"]
-                if n.parent_id == node.id and n.kind in CLAIM_KINDS]
+    existing = [
+        Written(n.id, n.parent_id or node.id, n.title)
+        for n in loaded["nodes"]
+        if n.parent_id == node.id and n.kind in CLAIM_KINDS
+    ]
     for pass_no, query in enumerate([f"{focus} {node.title}".strip(), topic, f"{node.title} details evidence"], 1):
         passages = await r.passages_for(query, k=8)
         ctx.emit("agent", {"role": "researcher", "pass": pass_no, "passages": len(passages)})
@@ -217,22 +235,38 @@ async def counter(ctx: RunContext) -> None:
         ctx.emit("agent", {"role": "researcher", "pass": pass_no, "passages": len(passages)})
         if not passages:
             break
-        found += await r.research_aspect(node.parent_id, f"Evidence against: {node.title}", passages,
-                                         context=target, only_contradicting=True, step="counter")
+        found += await r.research_aspect(
+            node.parent_id,
+            f"Evidence against: {node.title}",
+            passages,
+            context=target,
+            only_contradicting=True,
+            step="counter",
+        )
         if found:
             break
     _done(ctx, r, "no_counter_evidence", counterpoints=found)
 
 
 # ---- restructure / chapters ----------------------------------------------------------------
-EDIT_SYSTEM = ("Turn the user's request into edits of their research mindmap. Reply with a JSON object: "
-               "key ops, a list of edits, each an object with key op (add, rename or delete), key node "
-               "(the title of the node to rename or delete, else null), key title (the new title, else "
-               "null), key kind (note, claim, theme or chapter for an added node, else null) and key "
-               "under (the title of the parent of an added node, else null).")
-EDIT_SCHEMA = st.obj(ops=st.array(st.obj(op=st.enum(["add", "rename", "delete"]), node=st.nullable(st.STRING),
-                                         title=st.nullable(st.STRING), kind=st.nullable(st.STRING),
-                                         under=st.nullable(st.STRING))))
+EDIT_SYSTEM = (
+    "Turn the user's request into edits of their research mindmap. Reply with a JSON object: "
+    "key ops, a list of edits, each an object with key op (add, rename or delete), key node "
+    "(the title of the node to rename or delete, else null), key title (the new title, else "
+    "null), key kind (note, claim, theme or chapter for an added node, else null) and key "
+    "under (the title of the parent of an added node, else null)."
+)
+EDIT_SCHEMA = st.obj(
+    ops=st.array(
+        st.obj(
+            op=st.enum(["add", "rename", "delete"]),
+            node=st.nullable(st.STRING),
+            title=st.nullable(st.STRING),
+            kind=st.nullable(st.STRING),
+            under=st.nullable(st.STRING),
+        )
+    )
+)
 
 
 async def _regroup(ctx: RunContext, kind: str) -> None:
@@ -251,21 +285,31 @@ async def chapters(ctx: RunContext) -> None:
 
 
 # ---- synthesize ------------------------------------------------------------------------------
-SYNTH_SYSTEM = ("Write flowing prose (Markdown, no headings) that synthesises the claims of a research "
-                "mindmap. Cite with the given markers like [1], each right after the sentence that uses "
-                "the claims carrying it. Escaped brackets such as \\[5\\] are part of the quoted text, "
-                "never citations: keep them escaped or leave them out. Keep contradictions explicit: "
-                "present both sides, never average them. Use only the claims given.")
+SYNTH_SYSTEM = (
+    "Write flowing prose (Markdown, no headings) that synthesises the claims of a research "
+    "mindmap. Cite with the given markers like [1], each right after the sentence that uses "
+    "the claims carrying it. Escaped brackets such as \\[5\\] are part of the quoted text, "
+    "never citations: keep them escaped or leave them out. Keep contradictions explicit: "
+    "present both sides, never average them. Use only the claims given."
+)
 
 
 def _copy_citation(c: Citation, k: int) -> dict[str, Any]:
     """A citation's passage, to cite it again on the synthesis note as its `k`-th citation
     (created_at in that order: the note's markers [k] number its citations)."""
-    return {"document_id": c.document_id, "chunk_id": c.chunk_id, "page": c.page, "quote": c.quote,
-            "char_start": c.char_start, "char_end": c.char_end, "agent": "synthesize",
-            "source_title": c.source_title, "source_removed_at": c.source_removed_at,
-            "source_removed_reason": c.source_removed_reason,
-            "created_at": utcnow() + timedelta(microseconds=k)}
+    return {
+        "document_id": c.document_id,
+        "chunk_id": c.chunk_id,
+        "page": c.page,
+        "quote": c.quote,
+        "char_start": c.char_start,
+        "char_end": c.char_end,
+        "agent": "synthesize",
+        "source_title": c.source_title,
+        "source_removed_at": c.source_removed_at,
+        "source_removed_reason": c.source_removed_reason,
+        "created_at": utcnow() + timedelta(microseconds=k),
+    }
 
 
 async def synthesize(ctx: RunContext) -> None:
@@ -276,15 +320,19 @@ async def synthesize(ctx: RunContext) -> None:
     loaded, w = await _start(ctx)
     node = loaded["node"]
     if is_offline(ctx):
+
         def summarise() -> synthesis.Summary:
             with ctx.sessions() as db:
                 return synthesis.offline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+
         summary = await asyncio.to_thread(summarise)
         ctx.emit("text", {"delta": summary.text})
     else:
+
         def outline() -> export.Outline:
             with ctx.sessions() as db:
                 return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+
         o = await asyncio.to_thread(outline)
         parts: list[str] = []
 
@@ -292,9 +340,15 @@ async def synthesize(ctx: RunContext) -> None:
             if isinstance(ev, TextDelta) and ev.text:
                 parts.append(ev.text)
                 ctx.emit("text", {"delta": ev.text})
-        req = ChatRequest(model=role_model(ctx, "synthesize"), max_tokens=1_500,
-                          messages=[{"role": "system", "content": SYNTH_SYSTEM},
-                                    {"role": "user", "content": f"ROLE: synthesize\n{o.markdown}"}])
+
+        req = ChatRequest(
+            model=role_model(ctx, "synthesize"),
+            max_tokens=1_500,
+            messages=[
+                {"role": "system", "content": SYNTH_SYSTEM},
+                {"role": "user", "content": f"ROLE: synthesize\n{o.markdown}"},
+            ],
+        )
         await ctx.stream_model(req, "synthesize", on_event)
         # markers come from the writer only: one its sentence doesn't match is dropped, and so
         # is a sentence left without any
@@ -310,14 +364,17 @@ async def synthesize(ctx: RunContext) -> None:
 
 
 # ---- check support with a model ---------------------------------------------------------------
-CHECK_SYSTEM = ("You check citations. For each numbered quote, judge how well it supports the claim: 1 = the "
-                "quote states it, 0.5 = it supports part of it or states it more cautiously, 0 = it does not "
-                "say it or says the opposite. When the claim overstates a quote, give a faithful rewrite of "
-                "the claim that keeps its names, acronyms and numbers exactly (null otherwise). Reply with a "
-                "JSON object: key scores, a list of objects with keys quote (its number), support, rewrite "
-                "and reason.")
-CHECK_SCHEMA = st.obj(scores=st.array(st.obj(quote=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING),
-                                             reason=st.STRING)))
+CHECK_SYSTEM = (
+    "You check citations. For each numbered quote, judge how well it supports the claim: 1 = the "
+    "quote states it, 0.5 = it supports part of it or states it more cautiously, 0 = it does not "
+    "say it or says the opposite. When the claim overstates a quote, give a faithful rewrite of "
+    "the claim that keeps its names, acronyms and numbers exactly (null otherwise). Reply with a "
+    "JSON object: key scores, a list of objects with keys quote (its number), support, rewrite "
+    "and reason."
+)
+CHECK_SCHEMA = st.obj(
+    scores=st.array(st.obj(quote=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING), reason=st.STRING))
+)
 
 
 async def check_support(ctx: RunContext) -> None:
@@ -336,9 +393,14 @@ async def check_support(ctx: RunContext) -> None:
     listing = "\n".join(f'{i}. "{" ".join(c.quote.split())}"' for i, c in enumerate(cits, 1))
     data = {}
     if not is_offline(ctx):
-        data = await ask_json(ctx, "check_support", CHECK_SYSTEM,
-                              f"ROLE: check_support\nClaim: {wording}\nQuotes:\n{listing}", CHECK_SCHEMA,
-                              max_tokens=600)
+        data = await ask_json(
+            ctx,
+            "check_support",
+            CHECK_SYSTEM,
+            f"ROLE: check_support\nClaim: {wording}\nQuotes:\n{listing}",
+            CHECK_SCHEMA,
+            max_tokens=600,
+        )
     judged: dict[int, tuple[float, str | None]] = {}
     for s in (data.get("scores") if isinstance(data, dict) else None) or []:
         try:
@@ -359,22 +421,43 @@ async def check_support(ctx: RunContext) -> None:
         def write(cid: str = c.id, sc: float = score, rw: str | None = rewrite, ag: str = agent) -> Any:
             with ctx.sessions() as db:
                 return cit.set_support(db, loaded["map"].id, cid, sc, rw, ag)
+
         row = await asyncio.to_thread(write)
         if row is not None:
-            out.append({"citation_id": row.id, "support_score": row.support_score, "support_label": row.support_label,
-                        "suggested_rewrite": row.suggested_rewrite, "judged_by": "model" if k in judged else "offline"})
-    ctx.emit("node", {"id": node.id, "map_id": loaded["map"].id, "updated": True, "run_id": ctx.run.id,
-                      "support": min((x["support_score"] for x in out), default=None)})
+            out.append(
+                {
+                    "citation_id": row.id,
+                    "support_score": row.support_score,
+                    "support_label": row.support_label,
+                    "suggested_rewrite": row.suggested_rewrite,
+                    "judged_by": "model" if k in judged else "offline",
+                }
+            )
+    ctx.emit(
+        "node",
+        {
+            "id": node.id,
+            "map_id": loaded["map"].id,
+            "updated": True,
+            "run_id": ctx.run.id,
+            "support": min((x["support_score"] for x in out), default=None),
+        },
+    )
     ctx.emit("agent", {"role": "critic", "done": True, "checked": out})
 
 
 # ---- a message typed on the map --------------------------------------------------------------
-ANSWER_SYSTEM = ("Answer the question from the claims of the user's research mindmap only, citing "
-                 "the markers [n]. If the map does not answer it, say so.")
+ANSWER_SYSTEM = (
+    "Answer the question from the claims of the user's research mindmap only, citing "
+    "the markers [n]. If the map does not answer it, say so."
+)
 # "add a note saying X" / "… that says X" / "… called X": the verb introduces the title, it is not part of it
-_ADD = re.compile(r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*"
-                  r"(?:(?:that|which)\s+(?:says|reads)|saying|reading|called|titled|named|with\s+the\s+(?:text|title))?"
-                  r"\s*:?\s*[\"'“]?(.+?)[\"'”]?(?:\s+under\s+[\"'“]?(.+?)[\"'”]?)?\s*$", re.I)
+_ADD = re.compile(
+    r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*"
+    r"(?:(?:that|which)\s+(?:says|reads)|saying|reading|called|titled|named|with\s+the\s+(?:text|title))?"
+    r"\s*:?\s*[\"'“]?(.+?)[\"'”]?(?:\s+under\s+[\"'“]?(.+?)[\"'”]?)?\s*$",
+    re.I,
+)
 _RENAME = re.compile(r"^\s*(?:please\s+)?rename\s+[\"']?(.+?)[\"']?\s+to\s+[\"']?(.+?)[\"']?\s*$", re.I)
 _DELETE = re.compile(r"^\s*(?:please\s+)?(?:delete|remove)\s+(?:the\s+)?(?:node\s+)?[\"']?(.+?)[\"']?\s*$", re.I)
 
@@ -414,8 +497,9 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
                     if op.get("op") == "add":
                         parent = _find(nodes, str(op.get("under") or "")) if op.get("under") else root
                         kind = op.get("kind") if op.get("kind") in NodeKind.ALL[1:] else NodeKind.NOTE
-                        n = service.add_child(db, ctx.run.owner_id, map_id, (parent or root).id,
-                                              str(op.get("title") or ""), kind=kind)
+                        n = service.add_child(
+                            db, ctx.run.owner_id, map_id, (parent or root).id, str(op.get("title") or ""), kind=kind
+                        )
                         done.append({"op": "add", "node": n})
                     elif op.get("op") == "rename" and (t := _find(nodes, str(op.get("node") or ""))):
                         n = service.update_node(db, ctx.run.owner_id, map_id, t.id, title=str(op.get("title") or ""))
@@ -425,12 +509,21 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
                         done.append({"op": "delete", "deleted": ids})
                 except (MapError, MapNotFound) as err:
                     done.append({"op": op.get("op"), "error": str(err)})
+
     await asyncio.to_thread(apply)
     for d in done:
         if "node" in d:
             ctx.emit("node", {**d["node"], "run_id": ctx.run.id, "updated": d["op"] == "rename"})
-    ctx.emit("agent", {"role": "editor", "edits": [{k: v for k, v in d.items() if k != "node"} | (
-        {"node_id": d["node"]["id"]} if "node" in d else {}) for d in done]})
+    ctx.emit(
+        "agent",
+        {
+            "role": "editor",
+            "edits": [
+                {k: v for k, v in d.items() if k != "node"} | ({"node_id": d["node"]["id"]} if "node" in d else {})
+                for d in done
+            ],
+        },
+    )
     return done
 
 
@@ -458,14 +551,22 @@ async def message(ctx: RunContext) -> None:
     # answer from the map: its claims are the numbered passages
     with ctx.sessions() as db:
         cits = {c.node_id: c for c, _ in service.map_citations(db, loaded["map"].id)}
-    passages = [{"n": i, "title": n.title[:80], "text": (cits[n.id].quote if n.id in cits else n.title)}
-                for i, n in enumerate(claims, 1)]
+    passages = [
+        {"n": i, "title": n.title[:80], "text": (cits[n.id].quote if n.id in cits else n.title)}
+        for i, n in enumerate(claims, 1)
+    ]
     ctx.emit("metadata", {"claims": [{"n": p["n"], "node_id": n.id} for p, n in zip(passages, claims)]})
 
     def on_event(ev: StreamEvent) -> None:
         if isinstance(ev, TextDelta) and ev.text:
             ctx.emit("text", {"delta": ev.text})
-    req = ChatRequest(model=role_model(ctx, "answer"), max_tokens=800,
-                      messages=[{"role": "system", "content": ANSWER_SYSTEM},
-                                {"role": "user", "content": f"Claims:\n{format_passages(passages)}\n\n{text}"}])
+
+    req = ChatRequest(
+        model=role_model(ctx, "answer"),
+        max_tokens=800,
+        messages=[
+            {"role": "system", "content": ANSWER_SYSTEM},
+            {"role": "user", "content": f"Claims:\n{format_passages(passages)}\n\n{text}"},
+        ],
+    )
     await ctx.stream_model(req, "answer", on_event)

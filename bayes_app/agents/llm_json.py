@@ -14,16 +14,25 @@ import re
 from typing import Any
 
 from bayes_app.llm import structured
-from bayes_app.llm.structured import parse_json  # noqa: F401  (re-exported)
+from bayes_app.llm.structured import parse_json
 from bayes_app.llm.types import ChatRequest, ProviderError, StreamEvent, TextDelta
 from bayes_app.runs.executor import RunContext
 
 log = logging.getLogger("bayes.agents")
 # The role each call step runs as (its model is chosen per role: BAYES_MODEL_<ROLE>).
-STEP_ROLES = {"planner": "planner", "restructure": "planner", "chapters": "planner", "router": "planner",
-              "edit": "planner", "researcher": "researcher", "counter": "researcher", "critic": "critic",
-              "check_support": "critic",
-              "synthesize": "writer", "answer": "writer"}
+STEP_ROLES = {
+    "planner": "planner",
+    "restructure": "planner",
+    "chapters": "planner",
+    "router": "planner",
+    "edit": "planner",
+    "researcher": "researcher",
+    "counter": "researcher",
+    "critic": "critic",
+    "check_support": "critic",
+    "synthesize": "writer",
+    "answer": "writer",
+}
 
 
 def is_offline(ctx: RunContext) -> bool:
@@ -49,9 +58,16 @@ def echoes(text: str, instructions: str) -> bool:
     return not w or (len(w.split()) <= 12 and f" {w} " in f" {_words(instructions)} ")
 
 
-async def ask_json(ctx: RunContext, step: str, system: str, user: str, schema: dict[str, Any],
-                   max_tokens: int = 1_500, model: str | None = None,
-                   extra_body: dict[str, Any] | None = None) -> Any:
+async def ask_json(
+    ctx: RunContext,
+    step: str,
+    system: str,
+    user: str,
+    schema: dict[str, Any],
+    max_tokens: int = 1_500,
+    model: str | None = None,
+    extra_body: dict[str, Any] | None = None,
+) -> Any:
     """One streamed structured call (usage recorded, abort checked per token); the parsed
     object, or None when the reply is not JSON. An endpoint refusing the response format
     (`structured.is_refusal`) is asked again one level down."""
@@ -64,17 +80,20 @@ async def ask_json(ctx: RunContext, step: str, system: str, user: str, schema: d
             if isinstance(ev, TextDelta):
                 parts.append(ev.text)
 
-        req = ChatRequest(model=model, max_tokens=max_tokens,
-                          response_format=structured.response_format(level, step, schema), extra_body=extra_body,
-                          messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+        req = ChatRequest(
+            model=model,
+            max_tokens=max_tokens,
+            response_format=structured.response_format(level, step, schema),
+            extra_body=extra_body,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+        )
         try:
             await ctx.stream_model(req, step, on_event)
         except ProviderError as err:
             nxt = structured.next_level(level) if structured.is_refusal(err) else None
             if nxt is None:
                 raise
-            log.info("run %s: %s refused response format %s (%s); using %s", ctx.run.id, step, level,
-                     err.message, nxt)
+            log.info("run %s: %s refused response format %s (%s); using %s", ctx.run.id, step, level, err.message, nxt)
             level = nxt
             continue
         if level != first:

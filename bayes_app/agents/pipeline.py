@@ -32,8 +32,10 @@ from bayes_app.search.sparse import tokens
 MAX_PASSES = 3
 PASSAGES_PER_ASPECT = 6
 EXTRACTIVE_CLAIMS = 3
-EXTRACTIVE_NOTE = ("Quoted from the library: the model gave no usable claim for this aspect, so this "
-                   "sentence was picked by term overlap and is shown verbatim.")
+EXTRACTIVE_NOTE = (
+    "Quoted from the library: the model gave no usable claim for this aspect, so this "
+    "sentence was picked by term overlap and is shown verbatim."
+)
 
 
 @dataclass
@@ -78,16 +80,24 @@ class Research:
     # about the node are left out (themes.on_topic)
     topic: tuple[list[str], list[list[str]]] | None = None
 
-    async def write_claims(self, parent: str | Theme, checked: list[critic.Checked], pairs: list[tuple[int, int]],
-                           context: list[Written], only_contradicting: bool = False, body: str = "") -> int:
+    async def write_claims(
+        self,
+        parent: str | Theme,
+        checked: list[critic.Checked],
+        pairs: list[tuple[int, int]],
+        context: list[Written],
+        only_contradicting: bool = False,
+        body: str = "",
+    ) -> int:
         """Write verified claims under `parent`; a claim contradicting one written before
         becomes a counterpoint sibling right after it, linked by `contradicts`; a claim that
         repeats one written before is merged into it."""
         placed: list[Written | None] = list(context)  # a snapshot: self.claims grows below
         base = len(placed)
         earlier = list({w.node_id: w for w in [*context, *self.claims]}.values())
-        dup_of = await asyncio.to_thread(extractive.duplicate_of, [c.claim.text for c in checked],
-                                         [w.text for w in earlier])
+        dup_of = await asyncio.to_thread(
+            extractive.duplicate_of, [c.claim.text for c in checked], [w.text for w in earlier]
+        )
         batch: list[Written | None] = []
         written = 0
         merged: list[dict[str, Any]] = []
@@ -110,14 +120,20 @@ class Research:
                 continue
             self.seen_quotes.add(key)
             if target is not None:
-                ev = await self.writer.node(target.parent_id, "counterpoint", c.claim.text,
-                                            citations=[c.citation], confidence=c.support,
-                                            after_id=target.node_id)
+                ev = await self.writer.node(
+                    target.parent_id,
+                    "counterpoint",
+                    c.claim.text,
+                    citations=[c.citation],
+                    confidence=c.support,
+                    after_id=target.node_id,
+                )
                 await self.writer.relation(ev["id"], target.node_id)
             else:
                 parent_id = await parent.id() if isinstance(parent, Theme) else parent
-                ev = await self.writer.node(parent_id, "claim", c.claim.text, body, citations=[c.citation],
-                                            confidence=c.support)
+                ev = await self.writer.node(
+                    parent_id, "claim", c.claim.text, body, citations=[c.citation], confidence=c.support
+                )
             w = Written(ev["id"], ev["parent_id"], c.claim.text)
             placed.append(w)
             batch.append(w)
@@ -128,10 +144,16 @@ class Research:
             self.ctx.emit("agent", {"role": "critic", "merged": merged})
         return written
 
-    async def research_aspect(self, parent: str | Theme, aspect: str, passages: list[Passage],
-                              context: list[Written] | None = None, only_contradicting: bool = False,
-                              step: str = "researcher",
-                              chosen: list[extractive.Candidate] | None = None) -> int:
+    async def research_aspect(
+        self,
+        parent: str | Theme,
+        aspect: str,
+        passages: list[Passage],
+        context: list[Written] | None = None,
+        only_contradicting: bool = False,
+        step: str = "researcher",
+        chosen: list[extractive.Candidate] | None = None,
+    ) -> int:
         self.seen_chunks.update(p.chunk_id for p in passages)
         ctx_claims = list(self.claims if context is None else context)
         keep = None
@@ -141,8 +163,17 @@ class Research:
             def keep(cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
                 # offline, only sentences that contradict the claim are written out at all
                 return [c for c in cands if any(disagree(t, c.text) for t in targets)]
-        claims = await researcher.research(self.ctx, self.question, aspect, passages, step, chosen=chosen,
-                                           avoid=[w.text for w in [*ctx_claims, *self.claims]], keep=keep)
+
+        claims = await researcher.research(
+            self.ctx,
+            self.question,
+            aspect,
+            passages,
+            step,
+            chosen=chosen,
+            avoid=[w.text for w in [*ctx_claims, *self.claims]],
+            keep=keep,
+        )
         if not claims:
             return 0
         verdict = await critic.verify_async(self.ctx, claims)
@@ -156,8 +187,11 @@ class Research:
         if self.topic is None or not verdict.accepted:
             return
         keep = await asyncio.to_thread(themes.on_topic, [c.claim.text for c in verdict.accepted], *self.topic)
-        verdict.rejected.extend({"text": c.claim.text, "quote": c.claim.quote, "reason": "off_topic"}
-                                for c, k in zip(verdict.accepted, keep) if not k)
+        verdict.rejected.extend(
+            {"text": c.claim.text, "quote": c.claim.quote, "reason": "off_topic"}
+            for c, k in zip(verdict.accepted, keep)
+            if not k
+        )
         verdict.accepted[:] = [c for c, k in zip(verdict.accepted, keep) if k]
 
     def _count(self, verdict: critic.Verdict) -> None:
@@ -174,11 +208,12 @@ class Research:
         terms = set(tokens(about))
         quotable = [p for p in passages if sent.role_allows_claims(p.role)]
         by_n = {i: p for i, p in enumerate(quotable, 1)}  # passes number from 1 each: renumber
-        sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text)
-                     if sent.claim_problem(s.text) is None]
+        sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text) if sent.claim_problem(s.text) is None]
         picked = select_sentence_ids(about, sentences, EXTRACTIVE_CLAIMS, min_overlap=1 if len(terms) <= 2 else 2)
-        claims = [researcher.Claim(text, text, by_n[int(sid.split(".")[0])], aspect.title, [sid], origin="extractive")
-                  for text, sid in picked]
+        claims = [
+            researcher.Claim(text, text, by_n[int(sid.split(".")[0])], aspect.title, [sid], origin="extractive")
+            for text, sid in picked
+        ]
         if not claims:
             return 0
         verdict = await critic.verify_async(self.ctx, claims)
@@ -191,9 +226,15 @@ class Research:
         return await retrieve(self.ctx, query, k, exclude=self.seen_chunks)
 
     def summary(self) -> dict[str, Any]:
-        return {"claims_accepted": self.accepted, "claims_rejected": self.rejected, "claims_merged": self.merged,
-                "claims_extractive": self.extractive, "rejected_by_reason": dict(self.reasons),
-                "claims_written": len(self.claims), "nodes": len(self.writer.written)}
+        return {
+            "claims_accepted": self.accepted,
+            "claims_rejected": self.rejected,
+            "claims_merged": self.merged,
+            "claims_extractive": self.extractive,
+            "rejected_by_reason": dict(self.reasons),
+            "claims_written": len(self.claims),
+            "nodes": len(self.writer.written),
+        }
 
 
 async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> int:

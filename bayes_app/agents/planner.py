@@ -19,10 +19,12 @@ from bayes_app.llm.offline import format_passages
 from bayes_app.runs.executor import RunContext
 
 MIN_ASPECTS, MAX_ASPECTS = 3, 8
-SYSTEM = ("You are the planner of a research team. Split the user's research question into "
-          f"{MIN_ASPECTS} to {MAX_ASPECTS} distinct aspects worth researching in their library. Reply "
-          "with a JSON object: key aspects, a list of objects with key title (a few words naming the "
-          "aspect) and key query (a search query for it).")
+SYSTEM = (
+    "You are the planner of a research team. Split the user's research question into "
+    f"{MIN_ASPECTS} to {MAX_ASPECTS} distinct aspects worth researching in their library. Reply "
+    "with a JSON object: key aspects, a list of objects with key title (a few words naming the "
+    "aspect) and key query (a search query for it)."
+)
 SCHEMA = st.obj(aspects=st.array(st.obj(title=st.STRING, query=st.STRING), MIN_ASPECTS, MAX_ASPECTS))
 
 
@@ -50,9 +52,10 @@ def _clean(items: object, question: str) -> list[Aspect]:
 
 def offline_aspects(question: str, passages: list[Passage]) -> list[Aspect]:
     """Themes of the passages' claim sentences (see agents.extractive.plan)."""
-    return [Aspect(title, f"{question} {title}", list({c.passage.chunk_id: c.passage for c in cands}.values()),
-                   cands)
-            for title, cands in extractive.plan(question, passages)]
+    return [
+        Aspect(title, f"{question} {title}", list({c.passage.chunk_id: c.passage for c in cands}.values()), cands)
+        for title, cands in extractive.plan(question, passages)
+    ]
 
 
 async def plan(ctx: RunContext, question: str, passages: list[Passage]) -> list[Aspect]:
@@ -60,9 +63,14 @@ async def plan(ctx: RunContext, question: str, passages: list[Passage]) -> list[
     if is_offline(ctx):
         return await asyncio.to_thread(offline_aspects, question, passages)
     overview = format_passages([p.to_prompt() for p in passages[:10]]) or "(no passages found)"
-    data = await ask_json(ctx, "planner", SYSTEM,
-                          f"ROLE: planner\nQuestion: {question}\n\nA first look at the library:\n{overview}",
-                          SCHEMA, max_tokens=600)
+    data = await ask_json(
+        ctx,
+        "planner",
+        SYSTEM,
+        f"ROLE: planner\nQuestion: {question}\n\nA first look at the library:\n{overview}",
+        SCHEMA,
+        max_tokens=600,
+    )
     aspects = _clean((data or {}).get("aspects") if isinstance(data, dict) else None, question)
     if len(aspects) < MIN_ASPECTS:  # a poor plan: complete it from the passages
         have = {a.title.lower() for a in aspects}

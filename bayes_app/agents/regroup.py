@@ -17,16 +17,23 @@ from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext
 
 CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
-REGROUP_SYSTEM = ("You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
-                  "group needs a short title. Reply with a JSON object: key groups, a list of objects "
-                  "with key title and key nodes (a list of node numbers).")
+REGROUP_SYSTEM = (
+    "You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
+    "group needs a short title. Reply with a JSON object: key groups, a list of objects "
+    "with key title and key nodes (a list of node numbers)."
+)
 REGROUP_SCHEMA = st.obj(groups=st.array(st.obj(title=st.STRING, nodes=st.array(st.INTEGER))))
 
 
 def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
     if size:  # chapters: consecutive runs of the top-level themes
-        return [{"title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
-                 "node_ids": [n.id for n in items[i:i + size]]} for i in range(0, len(items), size)]
+        return [
+            {
+                "title": f"Chapter {i // size + 1}: {items[i].title}"[:200],
+                "node_ids": [n.id for n in items[i : i + size]],
+            }
+            for i in range(0, len(items), size)
+        ]
     groups = themes.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
     return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
 
@@ -61,8 +68,14 @@ async def propose(ctx: RunContext, loaded: dict[str, Any], kind: str) -> None:
     groups: list[dict[str, Any]] = []
     if not is_offline(ctx):
         listing = "\n".join(f"{i}. {n.title}" for i, n in enumerate(items, 1))
-        data = await ask_json(ctx, kind, REGROUP_SYSTEM.format(what=what), f"ROLE: {kind}\nNodes:\n{listing}",
-                              REGROUP_SCHEMA, max_tokens=800)
+        data = await ask_json(
+            ctx,
+            kind,
+            REGROUP_SYSTEM.format(what=what),
+            f"ROLE: {kind}\nNodes:\n{listing}",
+            REGROUP_SCHEMA,
+            max_tokens=800,
+        )
         for g in (data.get("groups") if isinstance(data, dict) else None) or []:
             if not isinstance(g, dict):
                 continue
@@ -82,6 +95,7 @@ async def propose(ctx: RunContext, loaded: dict[str, Any], kind: str) -> None:
     def write() -> Any:
         with ctx.sessions() as db:
             return service.create_proposal(db, loaded["map"].id, kind, groups, run_id=ctx.run.id)
+
     try:
         p = await asyncio.to_thread(write)
     except Exception:  # noqa: BLE001 - the map went away under us

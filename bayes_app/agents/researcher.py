@@ -32,21 +32,26 @@ from bayes_app.search.sparse import tokens
 
 MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
 MAX_TOKENS = 900
-SYSTEM = ("You are a researcher. You are given passages from a paper library; every sentence starts "
-          "with its id in square brackets: the passage number, a dot, the sentence number. State what "
-          "the passages say about the aspect as short claims in your own words. For each claim, list "
-          "the ids of the one to three consecutive sentences that state it. Use only ids shown; leave "
-          "out anything the passages do not state. Reply with a JSON object: key claims, a list of "
-          "objects with key text (the claim) and key sentences (a list of sentence ids). A passage "
-          "may be in another language (its header says \"in German\", \"in French\", ...): write "
-          "the claim in English and name the passage's language.")
+SYSTEM = (
+    "You are a researcher. You are given passages from a paper library; every sentence starts "
+    "with its id in square brackets: the passage number, a dot, the sentence number. State what "
+    "the passages say about the aspect as short claims in your own words. For each claim, list "
+    "the ids of the one to three consecutive sentences that state it. Use only ids shown; leave "
+    "out anything the passages do not state. Reply with a JSON object: key claims, a list of "
+    "objects with key text (the claim) and key sentences (a list of sentence ids). A passage "
+    'may be in another language (its header says "in German", "in French", ...): write '
+    "the claim in English and name the passage's language."
+)
 
 
 def _header(p: Passage) -> str:
     """`title, p. 7` — with `; in German` for a passage in another language than English."""
     name = foreign_label(p.lang)
-    return f"{p.title}, p. {p.page}" + (f"; in {name}" if name else "") + \
-        ("; you highlighted this" if p.highlighted else "")
+    return (
+        f"{p.title}, p. {p.page}"
+        + (f"; in {name}" if name else "")
+        + ("; you highlighted this" if p.highlighted else "")
+    )
 
 
 def claims_schema(ids: list[str]) -> dict:
@@ -90,8 +95,13 @@ def numbered(passages: list[Passage]) -> tuple[str, dict[int, list[Sentence]]]:
     return text, by_passage
 
 
-def parse_claims(data: object, passages: list[Passage], aspect: str,
-                 by_passage: dict[int, list[Sentence]] | None = None, instructions: str = SYSTEM) -> list[Claim]:
+def parse_claims(
+    data: object,
+    passages: list[Passage],
+    aspect: str,
+    by_passage: dict[int, list[Sentence]] | None = None,
+    instructions: str = SYSTEM,
+) -> list[Claim]:
     by_n = {p.n: p for p in passages}
     by_passage = by_passage if by_passage is not None else {p.n: sentences_of(p.n, p.text) for p in passages}
     out: list[Claim] = []
@@ -102,8 +112,14 @@ def parse_claims(data: object, passages: list[Passage], aspect: str,
         text = " ".join(str(it.get("text") or "").split())
         if "sentences" in it or "quote" not in it:
             sel = select(it.get("sentences"), by_passage, text)
-            claim = Claim(text or sel.quote, sel.quote, by_n.get(sel.passage) if sel.passage else None,
-                          aspect, it.get("sentences"), sel.problem)
+            claim = Claim(
+                text or sel.quote,
+                sel.quote,
+                by_n.get(sel.passage) if sel.passage else None,
+                aspect,
+                it.get("sentences"),
+                sel.problem,
+            )
         else:  # a copied quote (a model ignoring the ids): the critic checks it
             quote = " ".join(str(it.get("quote") or "").split())
             n = it.get("passage")
@@ -123,15 +139,20 @@ def parse_claims(data: object, passages: list[Passage], aspect: str,
 
 def _user_message(question: str, aspect: str, passages: list[Passage]) -> str:
     text = format_passages([p.to_prompt() for p in passages])
-    return (f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
-            f"Passages:\n{text}\n\n{aspect}")
+    return f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\nPassages:\n{text}\n\n{aspect}"
 
 
-async def research(ctx: RunContext, question: str, aspect: str, passages: list[Passage],
-                   step: str = "researcher", *, chosen: list[extractive.Candidate] | None = None,
-                   avoid: Sequence[str] = (),
-                   keep: Callable[[list[extractive.Candidate]], list[extractive.Candidate]] | None = None,
-                   ) -> list[Claim]:
+async def research(
+    ctx: RunContext,
+    question: str,
+    aspect: str,
+    passages: list[Passage],
+    step: str = "researcher",
+    *,
+    chosen: list[extractive.Candidate] | None = None,
+    avoid: Sequence[str] = (),
+    keep: Callable[[list[extractive.Candidate]], list[extractive.Candidate]] | None = None,
+) -> list[Claim]:
     """Claims about `aspect` from `passages` (unverified: the critic checks them).
 
     Offline: `chosen` (the planner's picks) or the best sentences for the aspect, minus
@@ -141,24 +162,40 @@ async def research(ctx: RunContext, question: str, aspect: str, passages: list[P
     if not is_offline(ctx):
         text, by_passage = numbered(passages)
         ids = [s.id for ss in by_passage.values() for s in ss]
-        user = (f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
-                f"Passages:\n{text}\n\nClaims about: {aspect}")
+        user = (
+            f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
+            f"Passages:\n{text}\n\nClaims about: {aspect}"
+        )
         data = await ask_json(ctx, step, SYSTEM, user, claims_schema(ids), max_tokens=MAX_TOKENS)
         # wording that repeats the instructions, the aspect or the question is an echo, not a claim
         return parse_claims(data, passages, aspect, by_passage, f"{SYSTEM}\n{aspect}\n{question}")
 
     def choose() -> list[extractive.Candidate]:
-        picks = chosen if chosen is not None else extractive.on_question(question, extractive.select_claims(
-            f"{aspect} {question}" if aspect != question else question, passages, MAX_CLAIMS, avoid))
+        picks = (
+            chosen
+            if chosen is not None
+            else extractive.on_question(
+                question,
+                extractive.select_claims(
+                    f"{aspect} {question}" if aspect != question else question, passages, MAX_CLAIMS, avoid
+                ),
+            )
+        )
         return keep(picks) if keep else picks
+
     picks = await asyncio.to_thread(choose)
     if not picks:
         return []
     by_chunk = {p.chunk_id: p for p in passages}
     used = [by_chunk.get(c.passage.chunk_id, c.passage) for c in picks]
     prompt_passages = list({p.chunk_id: p for p in used}.values())
-    dictate = [{"quote": c.text, "text": c.extra.get("wording") or c.text, "passage": p.n}
-               for c, p in zip(picks, used)]
-    data = await ask_json(ctx, step, SYSTEM, _user_message(question, aspect, prompt_passages),
-                          claims_schema([]), extra_body={"offline_claims": dictate})
+    dictate = [{"quote": c.text, "text": c.extra.get("wording") or c.text, "passage": p.n} for c, p in zip(picks, used)]
+    data = await ask_json(
+        ctx,
+        step,
+        SYSTEM,
+        _user_message(question, aspect, prompt_passages),
+        claims_schema([]),
+        extra_body={"offline_claims": dictate},
+    )
     return parse_claims(data, prompt_passages, aspect)

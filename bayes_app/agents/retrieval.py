@@ -12,7 +12,6 @@ from bayes_app.library.hyphens import join_broken_words
 from bayes_app.runs.executor import RunContext
 
 
-
 def prompt_text(raw: str) -> str:
     """A passage as shown to the model: hyphenation marks joined with the next line (the hyphen
     kept where it belongs to the word, `library.hyphens`),
@@ -48,20 +47,28 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
         hits = runtime.search_library(db, owner_id, query, k)
         if not hits:
             return []
-        chunks = {c.id: c for c in db.exec(select(Chunk).where(
-            Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
-        marks = highlights_on(db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks
-                                    else h.text) for h in hits])
-    found = [(h, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
-              getattr(chunks.get(h.chunk_id), "role", None), m is not None) for h, m in zip(hits, marks)]
+        chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
+        marks = highlights_on(
+            db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text) for h in hits]
+        )
+    found = [
+        (
+            h,
+            chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
+            getattr(chunks.get(h.chunk_id), "role", None),
+            m is not None,
+        )
+        for h, m in zip(hits, marks)
+    ]
     if not any(f[3] for f in found):
         return found
     # the user's highlighted passages are preferred evidence: strong ones first
     return sorted(found, key=lambda f: (bool(getattr(f[0], "weak", False)), not f[3]))
 
 
-async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None,
-                   start: int = 1) -> list[Passage]:
+async def retrieve(
+    ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None, start: int = 1
+) -> list[Passage]:
     """Up to `k` passages of the run owner's library for `query`, skipping `exclude` chunk ids;
     numbered from `start`."""
     exclude = exclude or set()
@@ -70,8 +77,22 @@ async def retrieve(ctx: RunContext, query: str, k: int = 6, exclude: set[str] | 
     for h, raw, role, highlighted in found:
         if h.chunk_id in exclude:
             continue
-        out.append(Passage(start + len(out), h.chunk_id, h.document_id, h.title, list(h.authors or []),
-                           h.year, h.page, prompt_text(raw), role, raw, getattr(h, "lang", ""), highlighted))
+        out.append(
+            Passage(
+                start + len(out),
+                h.chunk_id,
+                h.document_id,
+                h.title,
+                list(h.authors or []),
+                h.year,
+                h.page,
+                prompt_text(raw),
+                role,
+                raw,
+                getattr(h, "lang", ""),
+                highlighted,
+            )
+        )
         if len(out) >= k:
             break
     ctx.check_abort()

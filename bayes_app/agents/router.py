@@ -13,14 +13,22 @@ from bayes_app.llm import structured as st
 from bayes_app.runs.executor import RunContext
 
 ROUTES = ("answer", "edit", "research")
-_EDIT = re.compile(r"^\s*(please\s+)?(add|create|rename|delete|remove|move|collapse|expand all|retitle|"
-                   r"change the title)\b", re.I)
-_RESEARCH = re.compile(r"\b(find|research|search|look for|look up|evidence|explore|investigate|"
-                       r"more (on|about)|sources?)\b", re.I)
-SYSTEM = ("Route the user's message about their research mindmap. 'answer': a question the map's "
-          "claims can answer; 'edit': a request to change the map's nodes (add, rename, delete, move); "
-          "'research': a request that needs new evidence from the library. Reply with a JSON object "
-          "whose key route holds one of the three.")
+_EDIT = re.compile(
+    r"^\s*(please\s+)?(add|create|rename|delete|remove|move|collapse|expand all|retitle|"
+    r"change the title)\b",
+    re.I,
+)
+_RESEARCH = re.compile(
+    r"\b(find|research|search|look for|look up|evidence|explore|investigate|"
+    r"more (on|about)|sources?)\b",
+    re.I,
+)
+SYSTEM = (
+    "Route the user's message about their research mindmap. 'answer': a question the map's "
+    "claims can answer; 'edit': a request to change the map's nodes (add, rename, delete, move); "
+    "'research': a request that needs new evidence from the library. Reply with a JSON object "
+    "whose key route holds one of the three."
+)
 SCHEMA = st.obj(route=st.enum(list(ROUTES)))
 
 

@@ -82,8 +82,10 @@ def balanced_groups(vecs: np.ndarray, k: int | None = None, max_share: float = M
 # ---- naming ------------------------------------------------------------------------------------
 def same_name(a: str, b: str) -> bool:
     """The same title: equal words, ignoring case, punctuation and inflection."""
+
     def norm(t: str) -> list[str]:
         return [stem(w) for w in re.findall(r"[A-Za-z0-9]+", t.lower())]
+
     return bool(norm(a)) and norm(a) == norm(b)
 
 
@@ -103,16 +105,24 @@ def _display(phrase: str) -> str:
     return phrase[0].upper() + phrase[1:] if first.islower() else phrase
 
 
-def name(texts: Sequence[str], vecs: np.ndarray, taken: Iterable[str] = (), embed: Embed | None = None,
-         taken_vecs: np.ndarray | None = None) -> str:
+def name(
+    texts: Sequence[str],
+    vecs: np.ndarray,
+    taken: Iterable[str] = (),
+    embed: Embed | None = None,
+    taken_vecs: np.ndarray | None = None,
+) -> str:
     """The key phrase of `texts` closest to their centroid that is a noun phrase and not the
     same name as (or too close in meaning to) any of `taken`; "Other findings" when none."""
     embed = embed or default_embed
     taken = [t for t in taken if t]
     counts = key_phrases(list(texts))
     need = 2 if len(texts) >= 3 else 1
-    phrases = sorted({p.lower(): p for p in sorted(counts, key=lambda p: (-counts[p], p))
-                      if counts[p] >= need and _noun_phrase(p)}.values())
+    phrases = sorted(
+        {
+            p.lower(): p for p in sorted(counts, key=lambda p: (-counts[p], p)) if counts[p] >= need and _noun_phrase(p)
+        }.values()
+    )
     if not phrases:
         phrases = sorted({p.lower(): p for p in counts if _noun_phrase(p)}.values())
     phrases = [p for p in phrases if not any(same_name(p, t) for t in taken)][:200]
@@ -122,8 +132,11 @@ def name(texts: Sequence[str], vecs: np.ndarray, taken: Iterable[str] = (), embe
     c = np.asarray(vecs, dtype=np.float32).mean(0)
     c = c / (np.linalg.norm(c) or 1.0)
     # KeyBERT: closeness to the group; a little for recurring and for more specific phrases
-    score = pv @ c + 0.02 * np.log1p([counts[p] for p in phrases]) \
+    score = (
+        pv @ c
+        + 0.02 * np.log1p([counts[p] for p in phrases])
         + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
+    )
     tv = taken_vecs if taken_vecs is not None else (embed(taken) if taken else np.zeros((0, pv.shape[1])))
     for i in np.argsort(-score):
         if len(tv) and float((tv @ pv[int(i)]).max()) >= NAME_COSINE:
@@ -159,8 +172,13 @@ def group(texts: list[str], embed: Embed | None = None, taken: Iterable[str] = (
 TOPIC_FLOOR = 0.25  # cosine to the node below which a sentence is not about it at all
 
 
-def on_topic(texts: Sequence[str], node_texts: Sequence[str], others: Sequence[Sequence[str]],
-             floor: float = TOPIC_FLOOR, embed: Embed | None = None) -> list[bool]:
+def on_topic(
+    texts: Sequence[str],
+    node_texts: Sequence[str],
+    others: Sequence[Sequence[str]],
+    floor: float = TOPIC_FLOOR,
+    embed: Embed | None = None,
+) -> list[bool]:
     """For each text, whether it is about the node: its cosine to the node (the centroid of the
     node's wording and its claims) reaches `floor` and is no lower than to any other theme of
     the map (`others`: each theme's wording and claims). Expand and Dive deeper keep only these,
@@ -171,7 +189,7 @@ def on_topic(texts: Sequence[str], node_texts: Sequence[str], others: Sequence[S
     groups = [list(node_texts)] + [list(o) for o in others if o]
     flat = [t for g in groups for t in g]
     allv = np.asarray(embed(list(texts) + flat), dtype=np.float32)
-    tv, gv = allv[:len(texts)], allv[len(texts):]
+    tv, gv = allv[: len(texts)], allv[len(texts) :]
     cents, k = [], 0
     for g in groups:
         cents.append(_centroid(gv, list(range(k, k + len(g)))))

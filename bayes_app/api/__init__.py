@@ -23,9 +23,14 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Match
 
 from bayes_app.api import auth, citations, conversations, credits, library, maps, runs, session, system, zotero
-from bayes_app.api.errors import (ApiError, handle_domain_error, handle_http_exception, handle_unexpected,
-                                  handle_validation_error)
 from bayes_app.api.deps import documented_bodies
+from bayes_app.api.errors import (
+    ApiError,
+    handle_domain_error,
+    handle_http_exception,
+    handle_unexpected,
+    handle_validation_error,
+)
 from bayes_app.api.responses import ErrorOut
 from bayes_app.errors import DomainError
 
@@ -33,13 +38,24 @@ API_PREFIX = "/api/v1"
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 TITLE = "Bayes API"
 VERSION = "1"
-DESCRIPTION = ("The Bayes research assistant's HTTP API: library, search, runs (Ask and map runs, "
-               "streamed as server-sent events), mindmaps, conversations, credits, Zotero. "
-               "Authenticate with `Authorization: Bearer <token>` (POST /auth/token) or the "
-               "session cookie. Errors are `{\"error\": {\"code\", \"message\"}}`.")
-FEATURES = {"System": system, "Session": session, "Tokens": auth, "Library": library, "Runs": runs,
-            "Conversations": conversations, "Credits": credits, "Mindmaps": maps, "Citations": citations,
-            "Zotero": zotero}
+DESCRIPTION = (
+    "The Bayes research assistant's HTTP API: library, search, runs (Ask and map runs, "
+    "streamed as server-sent events), mindmaps, conversations, credits, Zotero. "
+    "Authenticate with `Authorization: Bearer <token>` (POST /auth/token) or the "
+    'session cookie. Errors are `{"error": {"code", "message"}}`.'
+)
+FEATURES = {
+    "System": system,
+    "Session": session,
+    "Tokens": auth,
+    "Library": library,
+    "Runs": runs,
+    "Conversations": conversations,
+    "Credits": credits,
+    "Mindmaps": maps,
+    "Citations": citations,
+    "Zotero": zotero,
+}
 
 
 ERRORS: dict[int | str, dict] = {
@@ -66,9 +82,15 @@ def operations(app: FastAPI) -> list[APIRoute]:
             prefix = route.include_context.prefix  # type: ignore[attr-defined]
             for inner in included.routes:
                 if isinstance(inner, APIRoute):
-                    copy = APIRoute(prefix + inner.path, inner.endpoint, methods=list(inner.methods),
-                                    response_model=inner.response_model, status_code=inner.status_code,
-                                    include_in_schema=inner.include_in_schema, openapi_extra=inner.openapi_extra)
+                    copy = APIRoute(
+                        prefix + inner.path,
+                        inner.endpoint,
+                        methods=list(inner.methods),
+                        response_model=inner.response_model,
+                        status_code=inner.status_code,
+                        include_in_schema=inner.include_in_schema,
+                        openapi_extra=inner.openapi_extra,
+                    )
                     found.append(copy)
     return [r for r in found if r.include_in_schema]
 
@@ -80,15 +102,17 @@ async def _unknown_route(request: Request):
         scope = {**request.scope, "method": method}
         for route in request.app.router.routes:  # this API's operations only (Reflex is mounted here too)
             if getattr(route, "endpoint", None) is _unknown_route or not (
-                    isinstance(route, APIRoute) or hasattr(route, "original_router")):
+                isinstance(route, APIRoute) or hasattr(route, "original_router")
+            ):
                 continue
             match, _ = route.matches(scope)
             if match == Match.FULL:
                 allowed.add(method)
                 break
     if allowed:
-        raise ApiError(405, "method_not_allowed", f"{request.method} is not allowed here.",
-                       {"Allow": ", ".join(sorted(allowed))})
+        raise ApiError(
+            405, "method_not_allowed", f"{request.method} is not allowed here.", {"Allow": ", ".join(sorted(allowed))}
+        )
     raise ApiError(404, "not_found", f"No route {request.method} {request.url.path}.")
 
 
@@ -99,14 +123,18 @@ def _swagger_asset(name: str, media: str):
 
     async def asset(_request: Request) -> Response:
         return FileResponse(path, media_type=media, headers={"Cache-Control": "public, max-age=86400"})
+
     return asset
 
 
 async def _docs(_request: Request) -> HTMLResponse:
-    return get_swagger_ui_html(openapi_url=API_PREFIX + "/openapi.json", title=TITLE,
-                               swagger_js_url=API_PREFIX + "/docs/swagger-ui-bundle.js",
-                               swagger_css_url=API_PREFIX + "/docs/swagger-ui.css",
-                               swagger_favicon_url="/favicon.ico")
+    return get_swagger_ui_html(
+        openapi_url=API_PREFIX + "/openapi.json",
+        title=TITLE,
+        swagger_js_url=API_PREFIX + "/docs/swagger-ui-bundle.js",
+        swagger_css_url=API_PREFIX + "/docs/swagger-ui.css",
+        swagger_favicon_url="/favicon.ico",
+    )
 
 
 def _openapi(app: FastAPI) -> dict:
@@ -131,19 +159,37 @@ def build_api() -> FastAPI:
 
     registry.register()
     queue.use(DramatiqQueue())
-    app = FastAPI(title=TITLE, version=VERSION, openapi_url=API_PREFIX + "/openapi.json", docs_url=None,
-                  redoc_url=None, swagger_ui_oauth2_redirect_url=None, generate_unique_id_function=_operation_id,
-                  strict_content_type=False,
-                  exception_handlers={DomainError: handle_domain_error, HTTPException: handle_http_exception,
-                                      RequestValidationError: handle_validation_error, Exception: handle_unexpected})
+    app = FastAPI(
+        title=TITLE,
+        version=VERSION,
+        openapi_url=API_PREFIX + "/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
+        generate_unique_id_function=_operation_id,
+        strict_content_type=False,
+        exception_handlers={
+            DomainError: handle_domain_error,
+            HTTPException: handle_http_exception,
+            RequestValidationError: handle_validation_error,
+            Exception: handle_unexpected,
+        },
+    )
     for tag, module in FEATURES.items():
         app.include_router(module.router, prefix=API_PREFIX, tags=[tag], responses=ERRORS)
     app.add_api_route(API_PREFIX + "/docs", _docs, methods=["GET"], include_in_schema=False)
-    app.add_api_route(API_PREFIX + "/docs/swagger-ui-bundle.js",
-                      _swagger_asset("swagger-ui-bundle.js", "text/javascript"),
-                      methods=["GET"], include_in_schema=False)
-    app.add_api_route(API_PREFIX + "/docs/swagger-ui.css", _swagger_asset("swagger-ui.css", "text/css"),
-                      methods=["GET"], include_in_schema=False)
+    app.add_api_route(
+        API_PREFIX + "/docs/swagger-ui-bundle.js",
+        _swagger_asset("swagger-ui-bundle.js", "text/javascript"),
+        methods=["GET"],
+        include_in_schema=False,
+    )
+    app.add_api_route(
+        API_PREFIX + "/docs/swagger-ui.css",
+        _swagger_asset("swagger-ui.css", "text/css"),
+        methods=["GET"],
+        include_in_schema=False,
+    )
     app.add_api_route(API_PREFIX + "/{path:path}", _unknown_route, methods=ALL_METHODS, include_in_schema=False)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

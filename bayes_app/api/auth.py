@@ -18,8 +18,12 @@ from bayes_app.app import accounts
 router = APIRouter(route_class=StrictJSONRoute)
 
 
-@router.post("/auth/token", status_code=201, response_model=R.TokenIssued,
-             summary="Issue an API token (email, password, optional name); the token is shown once")
+@router.post(
+    "/auth/token",
+    status_code=201,
+    response_model=R.TokenIssued,
+    summary="Issue an API token (email, password, optional name); the token is shown once",
+)
 async def issue_token(request: Request, body: schemas.TokenRequest) -> dict[str, Any]:
     info = await run_in_threadpool(accounts.sign_in, body.email, body.password, client_address(request))
 
@@ -33,24 +37,39 @@ async def issue_token(request: Request, body: schemas.TokenRequest) -> dict[str,
 @router.get("/auth/tokens", response_model=R.TokenList, summary="List the user's API tokens")
 async def list_tokens(user: CurrentUser, current: TokenId) -> dict[str, Any]:
     def work() -> list[dict[str, Any]]:
-        return [{"id": t.id, "name": t.name, "created_at": t.created_at.isoformat(),
-                 "expires_at": t.expires_at.isoformat(), "revoked": t.revoked_at is not None,
-                 "current": t.id == current}
-                for t in accounts.tokens(user.id)]
+        return [
+            {
+                "id": t.id,
+                "name": t.name,
+                "created_at": t.created_at.isoformat(),
+                "expires_at": t.expires_at.isoformat(),
+                "revoked": t.revoked_at is not None,
+                "current": t.id == current,
+            }
+            for t in accounts.tokens(user.id)
+        ]
 
     return {"tokens": await run_in_threadpool(work)}
 
 
-@router.delete("/auth/token", status_code=204, response_class=Response,
-               summary="Revoke an API token (the one used, or the one named by id)")
+@router.delete(
+    "/auth/token",
+    status_code=204,
+    response_class=Response,
+    summary="Revoke an API token (the one used, or the one named by id)",
+)
 async def revoke_current_token(user: CurrentUser, current: TokenId) -> Response:
     """DELETE /auth/token revokes the calling token; /auth/tokens/{id} revokes another one."""
     await run_in_threadpool(accounts.revoke_token, user.id, current)
     return Response(status_code=204)
 
 
-@router.delete("/auth/tokens/{token_id}", status_code=204, response_class=Response,
-               summary="Revoke an API token (the one used, or the one named by id)")
+@router.delete(
+    "/auth/tokens/{token_id}",
+    status_code=204,
+    response_class=Response,
+    summary="Revoke an API token (the one used, or the one named by id)",
+)
 async def revoke_token(user: CurrentUser, token_id: str) -> Response:
     """DELETE /auth/token revokes the calling token; /auth/tokens/{id} revokes another one."""
     await run_in_threadpool(accounts.revoke_token, user.id, token_id)

@@ -21,23 +21,34 @@ class MissingList(BaseModel):
     papers: list[MissingPaper]
 
 
-@router.get("/documents/{document_id}/citations", response_model=DocumentCitations,
-            summary="The library documents a document cites and is cited by")
+@router.get(
+    "/documents/{document_id}/citations",
+    response_model=DocumentCitations,
+    summary="The library documents a document cites and is cited by",
+)
 async def document_citations(user: CurrentUser, document_id: str) -> Any:
     """The library documents this document cites (`cites`) and those citing it (`cited_by`)."""
     return await run_in_threadpool(app_cit.document_citations, user.id, document_id)
 
 
-@router.get("/library/missing", response_model=MissingList,
-            summary="Papers cited by ≥ 2 library documents that are missing from the library")
-async def library_missing(user: CurrentUser, collection: Annotated[str | None, Query(
-        description="Only references of this collection's documents.")] = None) -> Any:
+@router.get(
+    "/library/missing",
+    response_model=MissingList,
+    summary="Papers cited by ≥ 2 library documents that are missing from the library",
+)
+async def library_missing(
+    user: CurrentUser,
+    collection: Annotated[str | None, Query(description="Only references of this collection's documents.")] = None,
+) -> Any:
     papers = await run_in_threadpool(app_cit.missing, user.id, collection or None)
     return {"count": len(papers), "papers": papers}
 
 
-@router.get("/mindmaps/{map_id}/missing", response_model=MissingList,
-            summary="Papers cited by ≥ 2 of a map's cited papers that are missing from the library")
+@router.get(
+    "/mindmaps/{map_id}/missing",
+    response_model=MissingList,
+    summary="Papers cited by ≥ 2 of a map's cited papers that are missing from the library",
+)
 async def map_missing(user: CurrentUser, map_id: str) -> Any:
     papers = await run_in_threadpool(app_cit.map_missing, user.id, map_id)
     return {"count": len(papers), "papers": papers}

@@ -30,20 +30,25 @@ async def get_conversation(user: CurrentUser, conversation_id: str) -> Any:
     return await run_in_threadpool(app_conversations.detail, user.id, conversation_id)
 
 
-@router.patch(P, response_model=R.ConversationOut,
-              summary="Rename a conversation or pin it to documents/collections (scope)")
+@router.patch(
+    P, response_model=R.ConversationOut, summary="Rename a conversation or pin it to documents/collections (scope)"
+)
 async def patch_conversation(user: CurrentUser, conversation_id: str, body: schemas.ConversationPatch) -> Any:
     return await run_in_threadpool(app_conversations.patch, user.id, conversation_id, body.given())
 
 
-@router.post(P + "/switch-version", response_model=R.ConversationDetail,
-             summary="Show the exchanges the last edit of a question put aside instead of the ones since (again: back)")
+@router.post(
+    P + "/switch-version",
+    response_model=R.ConversationDetail,
+    summary="Show the exchanges the last edit of a question put aside instead of the ones since (again: back)",
+)
 async def switch_version(user: CurrentUser, conversation_id: str) -> Any:
     return await run_in_threadpool(app_conversations.switch_version, user.id, conversation_id)
 
 
-@router.delete(P, status_code=204, response_class=Response,
-               summary="Delete a conversation (its running answers are stopped)")
+@router.delete(
+    P, status_code=204, response_class=Response, summary="Delete a conversation (its running answers are stopped)"
+)
 async def delete_conversation(user: CurrentUser, conversation_id: str) -> Response:
     if not await run_in_threadpool(app_conversations.delete_conversation, user.id, conversation_id):
         raise not_found("conversation")

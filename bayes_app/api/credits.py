@@ -16,31 +16,48 @@ from bayes_app.models import ModelPrice
 router = APIRouter(route_class=StrictJSONRoute)
 
 
-@router.get("/credits", response_model=R.MyCredits,
-            summary="The user's balance, held credits and history (micro-credits)")
+@router.get(
+    "/credits", response_model=R.MyCredits, summary="The user's balance, held credits and history (micro-credits)"
+)
 async def my_credits(user: CurrentUser) -> Any:
     return await run_in_threadpool(credits.my_credits, user.id)
 
 
 def _grant(admin_email: str, body: schemas.Grant) -> dict[str, Any]:
     amount, g = credits.grant_by_admin(admin_email, **body.given())
-    return {"user_id": g.user_id, "amount_micro": amount, "created": g.created, "balance": g.balance,
-            "available": g.available}
+    return {
+        "user_id": g.user_id,
+        "amount_micro": amount,
+        "created": g.created,
+        "balance": g.balance,
+        "available": g.available,
+    }
 
 
-@router.post("/admin/credits/grant", status_code=201, response_model=R.Granted,
-             summary="Grant credits to a user (admin; idempotent per key)")
+@router.post(
+    "/admin/credits/grant",
+    status_code=201,
+    response_model=R.Granted,
+    summary="Grant credits to a user (admin; idempotent per key)",
+)
 async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
     return await run_in_threadpool(_grant, admin.email, body)
 
 
 def _price_json(p: ModelPrice) -> dict[str, Any]:
-    return {"model": p.model, **{f: getattr(p, f) for f in credits.PRICE_FIELDS},
-            "updated_at": p.updated_at.isoformat() if p.updated_at else None, "updated_by": p.updated_by}
+    return {
+        "model": p.model,
+        **{f: getattr(p, f) for f in credits.PRICE_FIELDS},
+        "updated_at": p.updated_at.isoformat() if p.updated_at else None,
+        "updated_by": p.updated_by,
+    }
 
 
-@router.get("/admin/credits/reconciliation", response_model=R.Reconciliation,
-            summary="Check that every settled run charged exactly its usage (admin)")
+@router.get(
+    "/admin/credits/reconciliation",
+    response_model=R.Reconciliation,
+    summary="Check that every settled run charged exactly its usage (admin)",
+)
 async def reconciliation(_admin: AdminUser) -> Any:
     return (await run_in_threadpool(credits.reconciliation)).to_json()
 
@@ -55,8 +72,9 @@ async def get_price(_admin: AdminUser, model: str) -> Any:
     return _price_json(await run_in_threadpool(credits.price, model))
 
 
-@router.put("/admin/prices/{model:path}", response_model=R.PriceOut,
-            summary="Set a model's prices per million tokens (admin)")
+@router.put(
+    "/admin/prices/{model:path}", response_model=R.PriceOut, summary="Set a model's prices per million tokens (admin)"
+)
 async def put_price(admin: AdminUser, model: str, body: schemas.PriceBody) -> Any:
     given = body.given()
     p = await run_in_threadpool(credits.set_price, model, [given.get(f) for f in credits.PRICE_FIELDS], admin.email)

@@ -16,9 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.app import accounts
 from bayes_app.accounts.service import UserInfo
 from bayes_app.api.errors import ApiError
+from bayes_app.app import accounts
 
 SESSION_COOKIE = "bayes_session"
 MAX_JSON_BYTES = 1_000_000
@@ -132,12 +132,20 @@ async def require_user(request: Request, allow_cookie: bool = False) -> UserInfo
     bearer = bearer_token(request)
     cookie = request.cookies.get(SESSION_COOKIE) if allow_cookie and not bearer else None
     if not bearer and not cookie:
-        raise ApiError(401, "unauthorized", "Missing credentials: send 'Authorization: Bearer <token>'.",
-                       {"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            "unauthorized",
+            "Missing credentials: send 'Authorization: Bearer <token>'.",
+            {"WWW-Authenticate": "Bearer"},
+        )
     found = await run_in_threadpool(_resolve, bearer, cookie)
     if found is None:
-        raise ApiError(401, "invalid_token", "The token is invalid, expired or revoked.",
-                       {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        raise ApiError(
+            401,
+            "invalid_token",
+            "The token is invalid, expired or revoked.",
+            {"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
     request.state.token_id = found[1]
     return found[0]
 
@@ -162,10 +170,13 @@ async def require_admin(request: Request) -> UserInfo:
     return user
 
 
-_bearer = HTTPBearer(scheme_name="bearer", auto_error=False,
-                     description="An API token from POST /auth/token.")
-_session = APIKeyCookie(name=SESSION_COOKIE, scheme_name="session", auto_error=False,
-                        description="The browser session (state-changing requests must come from this origin).")
+_bearer = HTTPBearer(scheme_name="bearer", auto_error=False, description="An API token from POST /auth/token.")
+_session = APIKeyCookie(
+    name=SESSION_COOKIE,
+    scheme_name="session",
+    auto_error=False,
+    description="The browser session (state-changing requests must come from this origin).",
+)
 Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 Cookie = Annotated[str | None, Depends(_session)]
 
@@ -223,8 +234,10 @@ class StrictJSONRoute(APIRoute):
 # ---- documenting what FastAPI does not read itself --------------------------------------------
 FORM_MEDIA = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
 MULTIPART = ("multipart/form-data",)
-REDIRECT = {"description": "Form posts (not JSON) are answered with a redirect to the page to show next",
-            "headers": {"Location": {"schema": {"type": "string"}}}}
+REDIRECT = {
+    "description": "Form posts (not JSON) are answered with a redirect to the page to show next",
+    "headers": {"Location": {"schema": {"type": "string"}}},
+}
 _TEXT = ("text/", "application/x-bibtex", "application/x-ndjson")
 _HAND_READ: set[type[BaseModel]] = set()
 
@@ -244,6 +257,8 @@ def documented_bodies() -> set[type[BaseModel]]:
 
 def media(*types: str, description: str = "Success") -> dict[str, Any]:
     """A `responses` entry for a success answered in non-JSON media types."""
-    content = {m: {"schema": {"type": "string"} if m.startswith(_TEXT) else {"type": "string", "format": "binary"}}
-               for m in types}
+    content = {
+        m: {"schema": {"type": "string"} if m.startswith(_TEXT) else {"type": "string", "format": "binary"}}
+        for m in types
+    }
     return {"content": content, "description": description}

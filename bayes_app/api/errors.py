@@ -14,9 +14,18 @@ from bayes_app.errors import DomainError, NotFound
 log = logging.getLogger("bayes.api")
 
 _DEFAULT_CODES = {
-    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-    405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
-    422: "invalid", 429: "rate_limited", 500: "internal_error", 503: "unavailable",
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "invalid",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
 }
 
 

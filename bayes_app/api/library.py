@@ -23,8 +23,10 @@ from bayes_app.settings import get_settings
 
 router = APIRouter(route_class=StrictJSONRoute)
 D = "/documents/{document_id}"
-PARTIAL = {"description": "The requested byte range (416 when it cannot be satisfied)",
-           "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}
+PARTIAL = {
+    "description": "The requested byte range (416 when it cannot be satisfied)",
+    "content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
+}
 
 
 def _limit() -> int:
@@ -52,8 +54,11 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
-    too_large = ApiError(413, "too_large", f"The file is larger than the {get_settings().max_upload_mb} MB "
-                         "upload limit (BAYES_MAX_UPLOAD_MB).")
+    too_large = ApiError(
+        413,
+        "too_large",
+        f"The file is larger than the {get_settings().max_upload_mb} MB upload limit (BAYES_MAX_UPLOAD_MB).",
+    )
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > _limit() + 64 * 1024:
         raise too_large
@@ -69,30 +74,37 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     return upload, {k: v for k, v in form.items() if isinstance(v, str)}
 
 
-@router.post("/documents", status_code=202, response_model=R.UploadedDocument,
-             openapi_extra=read_by_hand(schemas.DocumentUpload, MULTIPART),
-             responses={200: {"model": R.UploadedDocument, "description": "The same file was already there"}},
-             summary="Upload a PDF (multipart `file`); it is indexed in the background "
-                     "(200: the same file was already there)")
+@router.post(
+    "/documents",
+    status_code=202,
+    response_model=R.UploadedDocument,
+    openapi_extra=read_by_hand(schemas.DocumentUpload, MULTIPART),
+    responses={200: {"model": R.UploadedDocument, "description": "The same file was already there"}},
+    summary="Upload a PDF (multipart `file`); it is indexed in the background (200: the same file was already there)",
+)
 async def upload_document(request: Request, response: Response, user: CurrentUser) -> Any:
     upload, fields = await _upload_field(request)
     collection_ids = [c for c in fields.get("collection_id", "").split(",") if c]
-    acc = await run_in_threadpool(app_lib.upload, user.id, upload.file, upload.filename or "upload.pdf",
-                                  collection_ids)
+    acc = await run_in_threadpool(app_lib.upload, user.id, upload.file, upload.filename or "upload.pdf", collection_ids)
     view = await run_in_threadpool(app_lib.document, user.id, acc.document_id)
     response.status_code = 202 if acc.created else 200
     return view.to_json() | {"duplicate": not acc.created}
 
 
-@router.put(D + "/file", status_code=202, response_model=R.DocumentOut,
-            openapi_extra=read_by_hand(schemas.FileUpload, MULTIPART),
-            responses={200: {"model": R.DocumentOut, "description": "The same file"}},
-            summary="Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)")
+@router.put(
+    D + "/file",
+    status_code=202,
+    response_model=R.DocumentOut,
+    openapi_extra=read_by_hand(schemas.FileUpload, MULTIPART),
+    responses={200: {"model": R.DocumentOut, "description": "The same file"}},
+    summary="Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)",
+)
 async def replace_file(request: Request, response: Response, user: CurrentUser, document_id: str) -> Any:
     await run_in_threadpool(app_lib.owned, user.id, document_id)  # 404 before reading the body
     upload, _ = await _upload_field(request)
-    changed = await run_in_threadpool(app_lib.replace_file, user.id, document_id, upload.file,
-                                      upload.filename or "upload.pdf")
+    changed = await run_in_threadpool(
+        app_lib.replace_file, user.id, document_id, upload.file, upload.filename or "upload.pdf"
+    )
     response.status_code = 202 if changed else 200
     return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
 
@@ -104,8 +116,10 @@ async def reindex(user: CurrentUser, document_id: str) -> Any:
 
 
 @router.get("/documents", response_model=R.DocumentList, summary="List the library's documents")
-async def list_documents(user: CurrentUser, collection_id: Annotated[str | None, Query(
-        description="Only the documents in this collection.")] = None) -> Any:
+async def list_documents(
+    user: CurrentUser,
+    collection_id: Annotated[str | None, Query(description="Only the documents in this collection.")] = None,
+) -> Any:
     views = await run_in_threadpool(app_lib.documents, user.id, collection_id or None)
     return {"documents": [v.to_json() for v in views]}
 
@@ -121,22 +135,33 @@ async def patch_document(user: CurrentUser, document_id: str, body: schemas.Docu
     return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
 
 
-@router.delete(D, status_code=204, response_class=Response,
-               summary="Delete a document (its vectors and file are purged)")
+@router.delete(
+    D, status_code=204, response_class=Response, summary="Delete a document (its vectors and file are purged)"
+)
 async def delete_document(user: CurrentUser, document_id: str) -> Response:
     await run_in_threadpool(app_lib.delete_document, user.id, document_id)
     return Response(status_code=204)
 
 
-@router.get(D + "/file", response_class=Response, responses={200: media("application/pdf"), 206: PARTIAL},
-            summary="The document's PDF (one byte range honoured)")
-async def document_file(user: CookieUser, document_id: str, range: Annotated[str | None, Header(
-        alias="Range", description="One byte range, such as bytes=0-1023.")] = None) -> Response:
+@router.get(
+    D + "/file",
+    response_class=Response,
+    responses={200: media("application/pdf"), 206: PARTIAL},
+    summary="The document's PDF (one byte range honoured)",
+)
+async def document_file(
+    user: CookieUser,
+    document_id: str,
+    range: Annotated[str | None, Header(alias="Range", description="One byte range, such as bytes=0-1023.")] = None,
+) -> Response:
     """The PDF bytes, for the owner only (Bearer token or the browser's session cookie)."""
     doc = await run_in_threadpool(app_lib.owned, user.id, document_id)
     safe = "".join(ch for ch in doc.filename if ch.isalnum() or ch in "._- ")[:100] or "document.pdf"
-    headers = {"Content-Disposition": f'inline; filename="{safe}"', "Cache-Control": "private, max-age=300",
-               "X-Content-Type-Options": "nosniff"}
+    headers = {
+        "Content-Disposition": f'inline; filename="{safe}"',
+        "Cache-Control": "private, max-age=300",
+        "X-Content-Type-Options": "nosniff",
+    }
     store = storage.default_store()
     if isinstance(store, storage.LocalStore):
         path = store.path(doc.file_sha256)
@@ -146,8 +171,9 @@ async def document_file(user: CookieUser, document_id: str, range: Annotated[str
     return await _stream_object(store, doc.file_sha256, range, headers)
 
 
-async def _stream_object(store: storage.FileStore, sha: str, range_header: str | None,
-                         headers: dict[str, str]) -> Response:
+async def _stream_object(
+    store: storage.FileStore, sha: str, range_header: str | None, headers: dict[str, str]
+) -> Response:
     """Stream a stored object chunk by chunk (never whole in memory); one byte range honoured."""
     try:
         size = await run_in_threadpool(store.size, sha)
@@ -182,7 +208,6 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
     return (start, end) if start <= end < size else None
 
 
-
 # ---- collections ----------------------------------------------------------------------------
 @router.get("/collections", response_model=R.CollectionList, summary="List collections")
 async def list_collections(user: CurrentUser) -> Any:
@@ -201,8 +226,12 @@ async def patch_collection(user: CurrentUser, collection_id: str, body: schemas.
     return {"id": c.id, "name": c.name}
 
 
-@router.delete("/collections/{collection_id}", status_code=204, response_class=Response,
-               summary="Delete a collection (its documents stay)")
+@router.delete(
+    "/collections/{collection_id}",
+    status_code=204,
+    response_class=Response,
+    summary="Delete a collection (its documents stay)",
+)
 async def delete_collection(user: CurrentUser, collection_id: str) -> Response:
     await run_in_threadpool(app_lib.delete_collection, user.id, collection_id)
     return Response(status_code=204)
@@ -210,20 +239,29 @@ async def delete_collection(user: CurrentUser, collection_id: str) -> Response:
 
 # ---- search -----------------------------------------------------------------------------------
 
+
 @router.get("/search", response_model=list[R.SearchHit], summary="Search the library's passages")
 async def search(
     user: CurrentUser,
     q: Annotated[str, Query(description="The question or keywords.")],
     k: Annotated[int, Query(description="How many passages to return.")] = 10,
     document_id: Annotated[list[str] | None, Query(description="Only these documents (repeat the parameter).")] = None,
-    collection_id: Annotated[list[str] | None, Query(
-        description="Only these collections (repeat the parameter).")] = None,
-    include_roles: Annotated[list[str] | None, Query(description=(
-        "Bring back regions left out by default (references, running heads, title blocks): "
-        "role names, repeated or comma-separated."))] = None,
+    collection_id: Annotated[
+        list[str] | None, Query(description="Only these collections (repeat the parameter).")
+    ] = None,
+    include_roles: Annotated[
+        list[str] | None,
+        Query(
+            description=(
+                "Bring back regions left out by default (references, running heads, title blocks): "
+                "role names, repeated or comma-separated."
+            )
+        ),
+    ] = None,
     all_roles: Annotated[bool, Query(description="Search every region of the pages.")] = False,
-    highlights: Annotated[bool, Query(description="Only passages the user highlighted in Zotero (\"my highlights\").")]
-    = False,
+    highlights: Annotated[
+        bool, Query(description='Only passages the user highlighted in Zotero ("my highlights").')
+    ] = False,
 ) -> Any:
     if not q.strip():
         raise ApiError(400, "missing_fields", "Missing query parameter 'q'.")
@@ -232,15 +270,20 @@ async def search(
     if unknown:
         raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(ROLES)}.")
     if highlights:  # "my highlights": only passages the user highlighted in Zotero
-        return await run_in_threadpool(app_zotero.search_highlights, user.id, q.strip(), k,
-                                       document_id or None, collection_id or None)
-    hits = await run_in_threadpool(app_lib.search, user.id, q.strip(), k, document_id or None, collection_id or None,
-                                   include, all_roles)
+        return await run_in_threadpool(
+            app_zotero.search_highlights, user.id, q.strip(), k, document_id or None, collection_id or None
+        )
+    hits = await run_in_threadpool(
+        app_lib.search, user.id, q.strip(), k, document_id or None, collection_id or None, include, all_roles
+    )
     return [h.to_json() for h in hits]
 
 
-@router.get(D + "/annotations", response_model=RZ.AnnotationList,
-            summary="The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)")
+@router.get(
+    D + "/annotations",
+    response_model=RZ.AnnotationList,
+    summary="The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)",
+)
 async def document_annotations(user: CurrentUser, document_id: str) -> Any:
     """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
     return {"annotations": await run_in_threadpool(app_zotero.annotations, user.id, document_id)}

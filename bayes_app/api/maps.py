@@ -105,9 +105,12 @@ async def delete_node(user: CurrentUser, map_id: str, node_id: str) -> Any:
     return {"deleted": await _do(service.delete_subtree, user.id, map_id, node_id)}
 
 
-@router.post(P + "/nodes/{node_id}/check-support", response_model=R.CitationList,
-             responses={202: {"model": R.SupportRun, "description": "A model judges: follow the run"}},
-             summary="Score how well each of the node's citations supports it (202 with a run when a model judges)")
+@router.post(
+    P + "/nodes/{node_id}/check-support",
+    response_model=R.CitationList,
+    responses={202: {"model": R.SupportRun, "description": "A model judges: follow the run"}},
+    summary="Score how well each of the node's citations supports it (202 with a run when a model judges)",
+)
 async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     """Offline: the instant scorer, 200 {"citations"}. With a model: a `check_support` run
     (billed, one credit row), 202 {"run": {"id", "status"}} — follow it like any run."""
@@ -118,8 +121,12 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
 
 
 # ---- citations -------------------------------------------------------------------------------
-@router.post(P + "/nodes/{node_id}/citations", status_code=201, response_model=R.CitationOut,
-             summary="Cite a library passage on a node (the quote must be in the passage)")
+@router.post(
+    P + "/nodes/{node_id}/citations",
+    status_code=201,
+    response_model=R.CitationOut,
+    summary="Cite a library passage on a node (the quote must be in the passage)",
+)
 async def add_citation(user: CurrentUser, map_id: str, node_id: str, body: schemas.CitationCreate) -> Any:
     return await _do(citations.attach_citation, user.id, map_id, node_id, body.chunk_id, body.quote)
 
@@ -130,15 +137,21 @@ async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> A
     return {"deleted": True}
 
 
-@router.post(P + "/citations/{citation_id}/accept-rewrite", response_model=R.NodeOut,
-             summary="Accept a citation's suggested rewrite of its node")
+@router.post(
+    P + "/citations/{citation_id}/accept-rewrite",
+    response_model=R.NodeOut,
+    summary="Accept a citation's suggested rewrite of its node",
+)
 async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> Any:
     return await _do(citations.accept_rewrite, user.id, map_id, citation_id)
 
 
 # ---- proposals -------------------------------------------------------------------------------
-@router.post(P + "/proposals/{proposal_id}/{decision}", response_model=R.ProposalOut,
-             summary="Accept or reject a regrouping proposal (decision: accept | reject)")
+@router.post(
+    P + "/proposals/{proposal_id}/{decision}",
+    response_model=R.ProposalOut,
+    summary="Accept or reject a regrouping proposal (decision: accept | reject)",
+)
 async def decide_proposal(user: CurrentUser, map_id: str, proposal_id: str, decision: str) -> Any:
     if decision not in ("accept", "reject"):
         raise not_found("route")
@@ -147,22 +160,33 @@ async def decide_proposal(user: CurrentUser, map_id: str, proposal_id: str, deci
 
 
 # ---- export ----------------------------------------------------------------------------------
-@router.get(P + "/export.{fmt}", response_model=R.MapView,
-            responses={200: media("text/markdown", "application/x-bibtex", DOCX)},
-            summary="Export the map (fmt: json | md | bib | docx; node_id for a branch of md, bib, docx)")
-async def export_map(user: CookieUser, map_id: str, fmt: str, node_id: Annotated[str | None, Query(
-        description="Export only this node's branch (md, bib, docx).")] = None) -> Any:
+@router.get(
+    P + "/export.{fmt}",
+    response_model=R.MapView,
+    responses={200: media("text/markdown", "application/x-bibtex", DOCX)},
+    summary="Export the map (fmt: json | md | bib | docx; node_id for a branch of md, bib, docx)",
+)
+async def export_map(
+    user: CookieUser,
+    map_id: str,
+    fmt: str,
+    node_id: Annotated[str | None, Query(description="Export only this node's branch (md, bib, docx).")] = None,
+) -> Any:
     node_id = node_id or None
     if fmt == "json":
         return await _do(export.as_json, user.id, map_id)
     if fmt == "md":
-        return PlainTextResponse(await _do(export.markdown, user.id, map_id, node_id),
-                                 media_type="text/markdown; charset=utf-8",
-                                 headers={"Content-Disposition": 'attachment; filename="mindmap.md"'})
+        return PlainTextResponse(
+            await _do(export.markdown, user.id, map_id, node_id),
+            media_type="text/markdown; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="mindmap.md"'},
+        )
     if fmt == "bib":
-        return PlainTextResponse(await _do(export.bibtex, user.id, map_id, node_id),
-                                 media_type="application/x-bibtex; charset=utf-8",
-                                 headers={"Content-Disposition": 'attachment; filename="sources.bib"'})
+        return PlainTextResponse(
+            await _do(export.bibtex, user.id, map_id, node_id),
+            media_type="application/x-bibtex; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="sources.bib"'},
+        )
     if fmt == "docx":
         data = await _do(export.docx_bytes, user.id, map_id, node_id)
         return Response(data, media_type=DOCX, headers={"Content-Disposition": 'attachment; filename="mindmap.docx"'})
@@ -175,22 +199,32 @@ async def list_runs(user: CurrentUser, map_id: str) -> Any:
     return {"runs": await run_in_threadpool(app_maps.runs_of, user.id, map_id)}
 
 
-@router.post(P + "/runs", status_code=202, response_model=R.RunStarted,
-             summary="Start a run on the map (kind: build_map, expand, deepen, counter, restructure, chapters, "
-                     "synthesize, message, check_support)")
+@router.post(
+    P + "/runs",
+    status_code=202,
+    response_model=R.RunStarted,
+    summary="Start a run on the map (kind: build_map, expand, deepen, counter, restructure, chapters, "
+    "synthesize, message, check_support)",
+)
 async def start_run(user: CurrentUser, map_id: str, body: schemas.MapRunCreate) -> Any:
     """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""
     return await run_in_threadpool(app_runs.start_map_run, user.id, body.kind, map_id, body.node_id, body.prompt)
 
 
 # ---- Zotero ----------------------------------------------------------------------------------
-@router.post(P + "/zotero", response_model=RZ.ZoteroSendResult,
-             summary="Send the map to Zotero as notes; sending again updates them")
+@router.post(
+    P + "/zotero",
+    response_model=RZ.ZoteroSendResult,
+    summary="Send the map to Zotero as notes; sending again updates them",
+)
 async def send_to_zotero(user: CurrentUser, map_id: str, body: schemas.ZoteroSend) -> Any:
     return await run_in_threadpool(app_zotero.send_map, user.id, map_id, body.given())
 
 
-@router.post(P + "/zotero/highlights", response_model=RZ.HighlightsAdded,
-             summary="Add my Zotero highlights: one cited claim each")
+@router.post(
+    P + "/zotero/highlights",
+    response_model=RZ.HighlightsAdded,
+    summary="Add my Zotero highlights: one cited claim each",
+)
 async def add_zotero_highlights(user: CurrentUser, map_id: str, body: schemas.ZoteroHighlights) -> Any:
     return await run_in_threadpool(app_zotero.add_highlights, user.id, map_id, body.given())

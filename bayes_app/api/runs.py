@@ -24,8 +24,12 @@ IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run wit
 router = APIRouter(route_class=StrictJSONRoute)
 
 
-@router.post("/runs", status_code=202, response_model=R.RunStarted,
-             summary="Start a run: an Ask question (kind ask) or a map run")
+@router.post(
+    "/runs",
+    status_code=202,
+    response_model=R.RunStarted,
+    summary="Start a run: an Ask question (kind ask) or a map run",
+)
 async def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
     return await run_in_threadpool(app_runs.start, user.id, body.given())
 
@@ -40,8 +44,12 @@ def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
     return app_runs.view_owned(user_id, op_id)
 
 
-@router.post("/runs/{run_id}/cancel", status_code=202, response_model=R.RunOut,
-             summary="Stop a run (it settles within a fraction of a second)")
+@router.post(
+    "/runs/{run_id}/cancel",
+    status_code=202,
+    response_model=R.RunOut,
+    summary="Stop a run (it settles within a fraction of a second)",
+)
 async def cancel_run(user: CurrentUser, run_id: str) -> Any:
     return await run_in_threadpool(_cancel, user.id, run_id)
 
@@ -78,18 +86,25 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
 Cursor = Annotated[str | None, Query(description="Resume after this event id (as the Last-Event-ID header).")]
 
 
-@router.get("/runs/{run_id}/events", response_class=Response,
-            responses={200: media("text/event-stream", "application/x-ndjson")},
-            summary="The run's events from a cursor (Last-Event-ID), as server-sent events "
-                    "(or NDJSON with format=ndjson)")
+@router.get(
+    "/runs/{run_id}/events",
+    response_class=Response,
+    responses={200: media("text/event-stream", "application/x-ndjson")},
+    summary="The run's events from a cursor (Last-Event-ID), as server-sent events (or NDJSON with format=ndjson)",
+)
 async def run_events(
-    request: Request, user: CookieUser, run_id: str,
-    format: Annotated[Literal["sse", "ndjson"], Query(
-        description="ndjson: one JSON event per line instead of server-sent events.")] = "sse",
+    request: Request,
+    user: CookieUser,
+    run_id: str,
+    format: Annotated[
+        Literal["sse", "ndjson"], Query(description="ndjson: one JSON event per line instead of server-sent events.")
+    ] = "sse",
     last_event_id: Cursor = None,
     after: Annotated[str | None, Query(description="The same as last_event_id.")] = None,
-    last_event_id_header: Annotated[str | None, Header(
-        alias="Last-Event-ID", description="Resume after this event id (browsers send it when reconnecting).")] = None,
+    last_event_id_header: Annotated[
+        str | None,
+        Header(alias="Last-Event-ID", description="Resume after this event id (browsers send it when reconnecting)."),
+    ] = None,
 ) -> Response:
     op_id = run_id
     await run_in_threadpool(app_runs.view_owned, user.id, op_id)  # 404 for others' runs
@@ -98,13 +113,17 @@ async def run_events(
     if raw and cursor is None:
         raise ApiError(400, "bad_cursor", "Last-Event-ID must be a stream entry id such as 1700000000000-0.")
     if format == "ndjson":
+
         async def ndjson() -> AsyncIterator[str]:
             async for ev in _run_events(request, op_id, cursor):
                 if ev is not None:
                     yield json.dumps(ev, ensure_ascii=False) + "\n"
 
-        return StreamingResponse(ndjson(), media_type="application/x-ndjson",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            ndjson(),
+            media_type="application/x-ndjson",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
 
     async def sse() -> AsyncIterator[str]:
         yield "retry: 1000\n\n"
@@ -119,7 +138,6 @@ async def run_events(
             payload = json.dumps({"type": ev["type"], "data": ev["data"]}, ensure_ascii=False)
             yield f"{head}data: {payload}\n\n"
 
-    return StreamingResponse(sse(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-
+    return StreamingResponse(
+        sse(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )

@@ -37,8 +37,9 @@ class TokenRequest(Body):
 # ---- library -----------------------------------------------------------------------------
 class DocumentPatch(Body):
     title: Title | None = None
-    authors: (list[Annotated[StrictStr, Field(max_length=500)]] | Annotated[StrictStr, Field(max_length=5_000)]
-              | None) = None
+    authors: (
+        list[Annotated[StrictStr, Field(max_length=500)]] | Annotated[StrictStr, Field(max_length=5_000)] | None
+    ) = None
     year: Annotated[StrictInt, Field(ge=1000, le=2999)] | Annotated[StrictStr, Field(max_length=4)] | None = None
     doi: Annotated[StrictStr, Field(max_length=300)] | None = None
     collection_ids: Annotated[list[Id], Field(max_length=500)] | None = None

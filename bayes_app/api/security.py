@@ -31,10 +31,12 @@ _INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script>", r
 # 'unsafe-eval': Reflex runs `rx.call_script` payloads (sent by our own server) with eval,
 # and pdf.js compiles fonts with it; 'wasm-unsafe-eval': pdf.js decodes JPEG 2000 in wasm.
 # No 'unsafe-inline' for scripts: injected markup can never run.
-_PAGE_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'{hashes}; "
-                "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
-                "connect-src 'self'; worker-src 'self' blob:; frame-src 'self'; object-src 'none'; "
-                "base-uri 'self'; form-action 'self'; frame-ancestors 'self'")
+_PAGE_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'{hashes}; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+    "connect-src 'self'; worker-src 'self' blob:; frame-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'self'"
+)
 API_POLICY = "default-src 'none'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
 # A PDF opened directly is shown by the browser's own viewer, which a stricter policy breaks.
 PDF_POLICY = "frame-ancestors 'self'"
@@ -50,8 +52,12 @@ COMMON_HEADERS = (
 @lru_cache(maxsize=64)
 def page_policy(html: bytes) -> str:
     """The CSP for one compiled page: its own inline scripts are allowed by hash, nothing else."""
-    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(m.group(1)).digest()).decode() + "'"
-                     for m in _INLINE_SCRIPT.finditer(html)})
+    hashes = sorted(
+        {
+            "'sha256-" + base64.b64encode(hashlib.sha256(m.group(1)).digest()).decode() + "'"
+            for m in _INLINE_SCRIPT.finditer(html)
+        }
+    )
     return _PAGE_POLICY.format(hashes="".join(" " + h for h in hashes))
 
 
@@ -105,8 +111,7 @@ def same_origin_request(scope: Scope, allowed: frozenset[str], trusted_proxies: 
 class SecurityMiddleware:
     """ASGI middleware: security headers everywhere, same-origin guard on cookie requests."""
 
-    def __init__(self, app: ASGIApp, allowed_origins: Iterable[str] = (),
-                 trusted_proxies: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, allowed_origins: Iterable[str] = (), trusted_proxies: Iterable[str] = ()) -> None:
         self.app = app
         self.allowed = frozenset(o.rstrip("/") for o in allowed_origins)
         self.trusted = frozenset(trusted_proxies)
@@ -123,20 +128,32 @@ class SecurityMiddleware:
             return
         headers = _headers(scope)
         bearer = headers.get("authorization", "").lower().startswith("bearer ")
-        if (scope["method"] not in SAFE_METHODS and not bearer
-                and not same_origin_request(scope, self.allowed, self.trusted)):
+        if (
+            scope["method"] not in SAFE_METHODS
+            and not bearer
+            and not same_origin_request(scope, self.allowed, self.trusted)
+        ):
             await _forbidden(send)
             return
         await self.app(scope, receive, _HeaderSender(send))
 
 
 async def _forbidden(send: Send) -> None:
-    body = json.dumps({"error": {"code": "cross_origin", "message":
-                                 "Cross-origin requests with the session cookie are not allowed."}}).encode()
-    await send({"type": "http.response.start", "status": 403,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()), *COMMON_HEADERS,
-                            (b"content-security-policy", API_POLICY.encode())]})
+    body = json.dumps(
+        {"error": {"code": "cross_origin", "message": "Cross-origin requests with the session cookie are not allowed."}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *COMMON_HEADERS,
+                (b"content-security-policy", API_POLICY.encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -151,8 +168,7 @@ class _HeaderSender:
 
     async def __call__(self, message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = [(k, v) for k, v in message.get("headers", [])
-                       if k.lower() not in {h for h, _ in COMMON_HEADERS}]
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in {h for h, _ in COMMON_HEADERS}]
             names = {k.lower() for k, _ in headers}
             ctype = dict((k.lower(), v) for k, v in headers).get(b"content-type", b"").lower()
             message = {**message, "headers": headers + list(COMMON_HEADERS)}
@@ -184,7 +200,6 @@ class _HeaderSender:
                 plain = b""
             start["headers"].append((b"content-security-policy", page_policy(plain).encode()))
             await self.send(start)
-            await self.send({"type": "http.response.body", "body": html,
-                             "more_body": message.get("more_body", False)})
+            await self.send({"type": "http.response.body", "body": html, "more_body": message.get("more_body", False)})
             return
         await self.send(message)

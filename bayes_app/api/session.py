@@ -16,13 +16,21 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from bayes_app.app import accounts
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
-from bayes_app.api.deps import (FORM_MEDIA, MAX_JSON_BYTES, REDIRECT, SESSION_COOKIE, Cookie, StrictJSONRoute,
-                                parse_json, read_by_hand)
+from bayes_app.api.deps import (
+    FORM_MEDIA,
+    MAX_JSON_BYTES,
+    REDIRECT,
+    SESSION_COOKIE,
+    Cookie,
+    StrictJSONRoute,
+    parse_json,
+    read_by_hand,
+)
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
+from bayes_app.app import accounts
 from bayes_app.errors import DomainError
 from bayes_app.settings import get_settings
 
@@ -43,14 +51,25 @@ def _new_session(user_id: str) -> str:
 
 
 def set_session_cookie(response: Response, request: Request, token: str) -> None:
-    response.set_cookie(SESSION_COOKIE, token, max_age=get_settings().session_ttl_hours * 3600,
-                        path="/", httponly=True, samesite="lax",
-                        secure=is_https(request.scope, get_settings().trusted_proxies))
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=get_settings().session_ttl_hours * 3600,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=is_https(request.scope, get_settings().trusted_proxies),
+    )
 
 
 def clear_session_cookie(response: Response, request: Request) -> None:
-    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax",
-                           secure=is_https(request.scope, get_settings().trusted_proxies))
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=is_https(request.scope, get_settings().trusted_proxies),
+    )
 
 
 async def _form(request: Request) -> tuple[dict[str, str], bool]:
@@ -81,10 +100,17 @@ def _back(page: str, err: DomainError, **extra: str) -> RedirectResponse:
     return RedirectResponse(f"{page}?{urlencode(query)}", status_code=303)
 
 
-@router.post("/session/login", response_model=R.SessionUser, openapi_extra=read_by_hand(schemas.LoginForm, FORM_MEDIA),
-             responses={303: REDIRECT}, summary="Sign in (form or JSON: email, password); sets the session cookie")
-async def login(request: Request, next: Annotated[str | None, Query(
-        description="Form posts: the page to go to after signing in.")] = None) -> Response:
+@router.post(
+    "/session/login",
+    response_model=R.SessionUser,
+    openapi_extra=read_by_hand(schemas.LoginForm, FORM_MEDIA),
+    responses={303: REDIRECT},
+    summary="Sign in (form or JSON: email, password); sets the session cookie",
+)
+async def login(
+    request: Request,
+    next: Annotated[str | None, Query(description="Form posts: the page to go to after signing in.")] = None,
+) -> Response:
     raw, wants_json = await _form(request)
     fields = schemas.LoginForm.model_validate(raw)
     email, password = fields.email, fields.password
@@ -96,15 +122,21 @@ async def login(request: Request, next: Annotated[str | None, Query(
             raise
         return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
     token = await run_in_threadpool(_new_session, info.id)
-    response: Response = (JSONResponse({"user": info.to_json()}) if wants_json
-                          else RedirectResponse(target, status_code=303))
+    response: Response = (
+        JSONResponse({"user": info.to_json()}) if wants_json else RedirectResponse(target, status_code=303)
+    )
     set_session_cookie(response, request, token)
     return response
 
 
-@router.post("/session/register", status_code=201, response_model=R.SessionUser,
-             openapi_extra=read_by_hand(schemas.RegisterForm, FORM_MEDIA), responses={303: REDIRECT},
-             summary="Create an account (form or JSON: email, password); sets the session cookie")
+@router.post(
+    "/session/register",
+    status_code=201,
+    response_model=R.SessionUser,
+    openapi_extra=read_by_hand(schemas.RegisterForm, FORM_MEDIA),
+    responses={303: REDIRECT},
+    summary="Create an account (form or JSON: email, password); sets the session cookie",
+)
 async def register(request: Request) -> Response:
     raw, wants_json = await _form(request)
     fields = schemas.RegisterForm.model_validate(raw)
@@ -118,8 +150,11 @@ async def register(request: Request) -> Response:
             raise
         return _back("/register", err, email=email[:200])
     token = await run_in_threadpool(_new_session, info.id)
-    response: Response = (JSONResponse({"user": info.to_json()}, status_code=201) if wants_json
-                          else RedirectResponse("/maps", status_code=303))
+    response: Response = (
+        JSONResponse({"user": info.to_json()}, status_code=201)
+        if wants_json
+        else RedirectResponse("/maps", status_code=303)
+    )
     set_session_cookie(response, request, token)
     return response
 
@@ -128,8 +163,13 @@ def _end(token: str | None) -> None:
     accounts.end_session(token)
 
 
-@router.post("/session/logout", status_code=204, response_class=Response, responses={303: REDIRECT},
-             summary="Sign out (ends the session; JSON requests get 204, forms a redirect)")
+@router.post(
+    "/session/logout",
+    status_code=204,
+    response_class=Response,
+    responses={303: REDIRECT},
+    summary="Sign out (ends the session; JSON requests get 204, forms a redirect)",
+)
 async def logout(request: Request, session: Cookie) -> Response:
     await run_in_threadpool(_end, session)
     wants_json = request.headers.get("content-type", "").startswith("application/json")
@@ -138,10 +178,13 @@ async def logout(request: Request, session: Cookie) -> Response:
     return response
 
 
-@router.post("/session/password", response_model=R.Changed,
-             openapi_extra=read_by_hand(schemas.PasswordForm, FORM_MEDIA),
-             responses={303: REDIRECT},
-             summary="Change the password (form or JSON: old_password, new_password); starts a new session")
+@router.post(
+    "/session/password",
+    response_model=R.Changed,
+    openapi_extra=read_by_hand(schemas.PasswordForm, FORM_MEDIA),
+    responses={303: REDIRECT},
+    summary="Change the password (form or JSON: old_password, new_password); starts a new session",
+)
 async def change_password(request: Request, session: Cookie) -> Response:
     raw, wants_json = await _form(request)
     fields = schemas.PasswordForm.model_validate(raw)
@@ -149,15 +192,15 @@ async def change_password(request: Request, session: Cookie) -> Response:
     try:
         if fields.confirm is not None and fields.confirm != new:
             raise ApiError(400, "passwords_differ", "The two new passwords differ.")
-        token = await run_in_threadpool(accounts.change_password_in_session, session, old, new,
-                                        client_address(request))
+        token = await run_in_threadpool(accounts.change_password_in_session, session, old, new, client_address(request))
     except DomainError as err:
         if wants_json:
             raise
         return _back("/login" if err.status == 401 and err.code == "unauthorized" else "/account", err)
-    response: Response = (JSONResponse({"changed": True}) if wants_json
-                          else RedirectResponse("/account?notice=password_changed", status_code=303))
+    response: Response = (
+        JSONResponse({"changed": True})
+        if wants_json
+        else RedirectResponse("/account?notice=password_changed", status_code=303)
+    )
     set_session_cookie(response, request, token)
     return response
-
-

@@ -16,9 +16,13 @@ from bayes_app.health import check_health, public_view
 router = APIRouter(route_class=StrictJSONRoute)
 
 
-@router.get("/health", response_model=R.Health, responses={503: {"model": R.Health, "description": "Degraded"}},
-            summary="Health: the status; for administrators also the database, Redis, workers, index and "
-                    "processes (503 when degraded)")
+@router.get(
+    "/health",
+    response_model=R.Health,
+    responses={503: {"model": R.Health, "description": "Degraded"}},
+    summary="Health: the status; for administrators also the database, Redis, workers, index and "
+    "processes (503 when degraded)",
+)
 async def health(request: Request, response: Response) -> dict[str, Any]:
     """Status for anyone; the components' details for an administrator (token or cookie)."""
     report = await run_in_threadpool(check_health)

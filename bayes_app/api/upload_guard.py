@@ -51,9 +51,13 @@ def _limit_bytes() -> int:
 class PageUploadGuard:
     """ASGI middleware for `POST <path>`: session first, then a bounded body."""
 
-    def __init__(self, app: ASGIApp, path: str = "/_upload",
-                 session_user: Callable[[str], object | None] = accounts.session_user,
-                 limit_bytes: Callable[[], int] = _limit_bytes) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        path: str = "/_upload",
+        session_user: Callable[[str], object | None] = accounts.session_user,
+        limit_bytes: Callable[[], int] = _limit_bytes,
+    ) -> None:
         self.app, self.path = app, path.rstrip("/")
         self.session_user, self.limit_bytes = session_user, limit_bytes
 
@@ -66,8 +70,12 @@ class PageUploadGuard:
             await error_response(401, "unauthorized", "Sign in to upload files.")(scope, receive, send)
             return
         limit = self.limit_bytes()
-        too_large = error_response(413, "too_large", f"The upload is larger than the {get_settings().max_upload_mb}"
-                                   " MB limit (BAYES_MAX_UPLOAD_MB); nothing was stored.")
+        too_large = error_response(
+            413,
+            "too_large",
+            f"The upload is larger than the {get_settings().max_upload_mb}"
+            " MB limit (BAYES_MAX_UPLOAD_MB); nothing was stored.",
+        )
         length = _content_length(scope)
         if length is not None and length > limit:
             await too_large(scope, receive, send)

@@ -20,8 +20,12 @@ router = APIRouter(route_class=StrictJSONRoute)
 P = "/zotero/libraries/{library_id}"
 
 
-@router.post("/zotero/libraries", status_code=201, response_model=R.ZoteroLibraryOut,
-             summary="Connect a Zotero library (API key; the key is stored encrypted) and sync it")
+@router.post(
+    "/zotero/libraries",
+    status_code=201,
+    response_model=R.ZoteroLibraryOut,
+    summary="Connect a Zotero library (API key; the key is stored encrypted) and sync it",
+)
 async def connect(user: CurrentUser, body: schemas.ZoteroConnect) -> Any:
     return await run_in_threadpool(app_zotero.connect, user.id, user.is_admin, body.given())
 
@@ -41,9 +45,16 @@ async def sync_now(user: CurrentUser, library_id: str) -> Any:
     return await run_in_threadpool(app_zotero.sync_now, user.id, library_id)
 
 
-@router.delete(P, status_code=204, response_class=Response,
-               summary="Disconnect a Zotero library (its documents stay unless keep_documents=false)")
-async def disconnect(user: CurrentUser, library_id: str, keep_documents: Annotated[bool, Query(
-        description="false: delete the library's documents too.")] = True) -> Response:
+@router.delete(
+    P,
+    status_code=204,
+    response_class=Response,
+    summary="Disconnect a Zotero library (its documents stay unless keep_documents=false)",
+)
+async def disconnect(
+    user: CurrentUser,
+    library_id: str,
+    keep_documents: Annotated[bool, Query(description="false: delete the library's documents too.")] = True,
+) -> Response:
     await run_in_threadpool(app_zotero.disconnect, user.id, library_id, keep_documents)
     return Response(status_code=204)

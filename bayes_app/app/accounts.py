@@ -32,8 +32,13 @@ class SignInRefused(DomainError):
 def safe_next(target: object) -> str:
     """The page to go to after signing in: only a same-site relative path (no `//host`, no
     backslash, not a sign-in page), else /maps. The one open-redirect guard of both doors."""
-    if (not isinstance(target, str) or not target.startswith("/") or target.startswith("//")
-            or "\\" in target or target.split("?")[0] in PUBLIC_PAGES):
+    if (
+        not isinstance(target, str)
+        or not target.startswith("/")
+        or target.startswith("//")
+        or "\\" in target
+        or target.split("?")[0] in PUBLIC_PAGES
+    ):
         return "/maps"
     return target
 
@@ -51,7 +56,7 @@ def login_throttle() -> LoginThrottle:
 def _check_throttle(email: str, client: str) -> Refusal | None:
     try:
         return login_throttle().check(email, client)
-    except Exception:  # noqa: BLE001 - Redis down: sign-in must not fail closed for everyone
+    except Exception:
         log.warning("login throttle unavailable; allowing the attempt", exc_info=True)
         return None
 
@@ -62,7 +67,7 @@ def _record_attempt(email: str, client: str, ok: bool) -> None:
             login_throttle().succeeded(email)
         else:
             login_throttle().failed(email, client)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.warning("login throttle unavailable; attempt not counted", exc_info=True)
 
 
@@ -149,6 +154,8 @@ def sign_out_everywhere(user_id: str) -> tuple[int, int]:
     transaction; returns (sessions ended, tokens revoked)."""
     with session_scope() as db:
         return service.end_all_sessions(db, user_id), service.revoke_all_api_tokens(db, user_id)
+
+
 def change_password_in_session(token: str | None, old: str, new: str, client: str) -> str:
     """Change the password of the session's user, checking the current one under the login
     throttle; returns a new session token (older sessions, other browsers, end)."""
@@ -176,8 +183,7 @@ def tokens(user_id: str) -> list[ApiToken]:
 def create_token(user_id: str, name: str) -> tuple[ApiToken, str]:
     """A new API token: (its row, the raw token — shown once, never stored)."""
     with session_scope() as db:
-        return service.create_api_token(db, _user(db, user_id),
-                                        timedelta(days=get_settings().api_token_ttl_days), name)
+        return service.create_api_token(db, _user(db, user_id), timedelta(days=get_settings().api_token_ttl_days), name)
 
 
 def revoke_token(user_id: str, token_id: str) -> None:

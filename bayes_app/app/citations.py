@@ -11,8 +11,17 @@ from bayes_app.library import documents as lib
 from bayes_app.library.citation_graph import DocumentCitations, LinkedPaper, MissingPaper
 from bayes_app.library.documents import NotFound
 
-__all__ = ["DocumentCitations", "LinkedPaper", "MissingPaper", "NotFound", "document_citations", "map_cited_by_counts",
-           "map_missing", "missing", "rebuild"]
+__all__ = [
+    "DocumentCitations",
+    "LinkedPaper",
+    "MissingPaper",
+    "NotFound",
+    "document_citations",
+    "map_cited_by_counts",
+    "map_missing",
+    "missing",
+    "rebuild",
+]
 from bayes_app.maps.access import get_map
 from bayes_app.models import Citation
 
@@ -36,8 +45,15 @@ def missing(user_id: str, collection_id: str | None = None) -> list[MissingPaper
 
 def _map_documents(db, user_id: str, map_id: str) -> list[str]:
     get_map(db, user_id, map_id)
-    return sorted({d for d in db.exec(select(Citation.document_id).where(
-        Citation.map_id == map_id, col(Citation.document_id).is_not(None))) if d})
+    return sorted(
+        {
+            d
+            for d in db.exec(
+                select(Citation.document_id).where(Citation.map_id == map_id, col(Citation.document_id).is_not(None))
+            )
+            if d
+        }
+    )
 
 
 def map_missing(user_id: str, map_id: str) -> list[MissingPaper]:

@@ -35,7 +35,8 @@ def page(user_id: str, conv_id: str | None) -> ChatPage:
         out = ChatPage(
             conversations=list(chat.list_for(db, user_id)),
             documents=db.query(Document).filter(Document.owner_id == user_id).order_by(Document.title).all(),
-            collections=db.query(Collection).filter(Collection.owner_id == user_id).order_by(Collection.name).all())
+            collections=db.query(Collection).filter(Collection.owner_id == user_id).order_by(Collection.name).all(),
+        )
         conv = chat.get_owned(db, user_id, conv_id) if conv_id else None
         if conv is not None:
             out.conversation = conv
@@ -72,8 +73,7 @@ def delete_conversation(user_id: str, conv_id: str) -> bool:
 def listing(user_id: str) -> dict[str, Any]:
     """The user's conversations (newest first) and whether answers are offline."""
     with session_scope() as db:
-        return {"conversations": [chat.view(c) for c in chat.list_for(db, user_id)],
-                "offline_mode": is_offline()}
+        return {"conversations": [chat.view(c) for c in chat.list_for(db, user_id)], "offline_mode": is_offline()}
 
 
 def detail(user_id: str, conv_id: str) -> dict[str, Any]:
@@ -82,9 +82,13 @@ def detail(user_id: str, conv_id: str) -> dict[str, Any]:
         conv = chat.get_owned(db, user_id, conv_id)
         if conv is None:
             raise NotFound("conversation")
-        return {**chat.view(conv), "messages": chat.message_views(db, conv.id),
-                "active_run_ids": chat.active_runs(db, conv.id), "offline_mode": is_offline(),
-                "other_version": chat.other_version_questions(db, conv)}
+        return {
+            **chat.view(conv),
+            "messages": chat.message_views(db, conv.id),
+            "active_run_ids": chat.active_runs(db, conv.id),
+            "offline_mode": is_offline(),
+            "other_version": chat.other_version_questions(db, conv),
+        }
 
 
 def switch_version(user_id: str, conv_id: str) -> dict[str, Any]:

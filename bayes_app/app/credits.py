@@ -39,8 +39,13 @@ def balance(user_id: str) -> tuple[int, int, list[ledger.HistoryRow]]:
 
 def my_credits(user_id: str) -> dict[str, Any]:
     bal, held, history = balance(user_id)
-    return {"balance": bal, "held": held, "available": bal - held, "unit": "micro-credits",
-            "history": [h.to_json() for h in history]}
+    return {
+        "balance": bal,
+        "held": held,
+        "available": bal - held,
+        "unit": "micro-credits",
+        "history": [h.to_json() for h in history],
+    }
 
 
 # ---- admin: grants and prices --------------------------------------------------------------
@@ -53,8 +58,7 @@ class Granted:
     available: int
 
 
-def grant(amount: int, key: str, note: str, *, user_id: str | None = None,
-          email: str | None = None) -> Granted:
+def grant(amount: int, key: str, note: str, *, user_id: str | None = None, email: str | None = None) -> Granted:
     """Grant `amount` micro-credits to the user named by id or e-mail (idempotent per `key`)."""
     with session_scope() as db:
         user = None
@@ -111,8 +115,9 @@ class Dashboard:
     prices: list[ModelPrice]
 
 
-def dashboard(spend_days: int = 30, recent: int = 30, *, runs_user: str | None = None,
-              runs_status: str | None = None) -> Dashboard:
+def dashboard(
+    spend_days: int = 30, recent: int = 30, *, runs_user: str | None = None, runs_status: str | None = None
+) -> Dashboard:
     """The admin dashboard. Every user has a balance line (zero too: that is what an admin
     looks for); the runs are the newest `recent` by `runs_user` with `runs_status` (None: all)."""
     with session_scope() as db:
@@ -120,18 +125,22 @@ def dashboard(spend_days: int = 30, recent: int = 30, *, runs_user: str | None =
         held = func.sum(LedgerEntry.amount)
         rows = db.exec(
             select(LedgerEntry.operation_id, held)
-            .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD),
-                   col(LedgerEntry.operation_id).is_not(None))
+            .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD), col(LedgerEntry.operation_id).is_not(None))
             .group_by(LedgerEntry.operation_id)
             .having(held != 0)
         ).all()
-        ops = {op.id: op for op in db.exec(
-            select(Operation).where(col(Operation.id).in_([r[0] for r in rows])))} if rows else {}
+        ops = (
+            {op.id: op for op in db.exec(select(Operation).where(col(Operation.id).in_([r[0] for r in rows])))}
+            if rows
+            else {}
+        )
         spent = db.exec(
             select(LedgerEntry.created_at, LedgerEntry.amount, Operation.kind)
             .join(Operation, col(Operation.id) == col(LedgerEntry.operation_id))
-            .where(LedgerEntry.entry_type == EntryType.SPEND,
-                   col(LedgerEntry.created_at) >= utcnow() - timedelta(days=spend_days))
+            .where(
+                LedgerEntry.entry_type == EntryType.SPEND,
+                col(LedgerEntry.created_at) >= utcnow() - timedelta(days=spend_days),
+            )
         ).all()
         by_day: dict[str, int] = defaultdict(int)
         by_kind: dict[str, int] = defaultdict(int)
@@ -146,11 +155,15 @@ def dashboard(spend_days: int = 30, recent: int = 30, *, runs_user: str | None =
         runs = list(db.exec(q.limit(recent + 1)))
         sums = ledger.summaries(db)
         return Dashboard(
-            users=users, balances={u.id: sums.get(u.id, (0, 0)) for u in users},
+            users=users,
+            balances={u.id: sums.get(u.id, (0, 0)) for u in users},
             reserves=[(oid, int(amount), ops.get(oid)) for oid, amount in rows],
-            spend_by_day=dict(by_day), spend_by_kind=dict(by_kind),
-            recent_runs=runs[:recent], runs_more=len(runs) > recent,
-            prices=list(pricing.list_prices(db)))
+            spend_by_day=dict(by_day),
+            spend_by_kind=dict(by_kind),
+            recent_runs=runs[:recent],
+            runs_more=len(runs) > recent,
+            prices=list(pricing.list_prices(db)),
+        )
 
 
 @dataclass
@@ -167,8 +180,11 @@ def run_detail(op_id: str) -> RunDetail:
         if op is None:
             raise NotFound("run")
         owner = db.get(User, op.owner_id)
-        usage = list(db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)
-                             .order_by(UsageEvent.attempt, UsageEvent.seq)))
+        usage = list(
+            db.exec(
+                select(UsageEvent).where(UsageEvent.operation_id == op_id).order_by(UsageEvent.attempt, UsageEvent.seq)
+            )
+        )
         return RunDetail(op, owner.email if owner else None, usage)
 
 
@@ -200,9 +216,16 @@ def grant_amount(*, credits: object = None, amount_micro: object = None) -> int:
     return amount
 
 
-def grant_by_admin(admin_email: str, *, credits: object = None, amount_micro: object = None,
-                   key: str | None = None, note: str | None = None, user_id: str | None = None,
-                   email: str | None = None) -> tuple[int, Granted]:
+def grant_by_admin(
+    admin_email: str,
+    *,
+    credits: object = None,
+    amount_micro: object = None,
+    key: str | None = None,
+    note: str | None = None,
+    user_id: str | None = None,
+    email: str | None = None,
+) -> tuple[int, Granted]:
     """An admin's grant, validated once for both front doors: the amount (`grant_amount`), an
     idempotency key (a fresh one when none is given), the note (default: who granted it) and
     the recipient by id, else by e-mail. Returns (micro-credits granted, the grant)."""

@@ -44,22 +44,26 @@ def collections(user_id: str) -> list[dict]:
         return lib.list_collections(db, user_id)
 
 
-def search(user_id: str, query: str, k: int, document_ids: list[str] | None = None,
-           collection_ids: list[str] | None = None, include_roles: list[str] | None = None,
-           all_roles: bool = False) -> list[SearchHit]:
+def search(
+    user_id: str,
+    query: str,
+    k: int,
+    document_ids: list[str] | None = None,
+    collection_ids: list[str] | None = None,
+    include_roles: list[str] | None = None,
+    all_roles: bool = False,
+) -> list[SearchHit]:
     """Search the user's library (NotFound for a named document or collection not theirs)."""
     with session_scope() as db:
         for d in document_ids or []:
             lib.get_owned(db, user_id, d)
         for c in collection_ids or []:
             lib.get_collection(db, user_id, c)
-        return runtime.search_library(db, user_id, query, k, document_ids, collection_ids,
-                                      include_roles, all_roles)
+        return runtime.search_library(db, user_id, query, k, document_ids, collection_ids, include_roles, all_roles)
 
 
 # ---- write, then enqueue ------------------------------------------------------------------
-def upload(user_id: str, fileobj: BinaryIO, filename: str,
-           collection_ids: list[str] | None = None) -> uploads.Accepted:
+def upload(user_id: str, fileobj: BinaryIO, filename: str, collection_ids: list[str] | None = None) -> uploads.Accepted:
     """Store and record an upload, then queue its ingestion (not for the user's duplicate)."""
     acc = uploads.accept(user_id, fileobj, filename, collection_ids)
     if acc.created:

@@ -80,16 +80,35 @@ class RunFinished(DomainError):
         self.run_status = status
 
 
-def start_ask(user_id: str, kind: str, prompt: str, scope: Any = None, conversation_id: str | None = None,
-              edit_message_id: str | None = None) -> dict[str, Any]:
+def start_ask(
+    user_id: str,
+    kind: str,
+    prompt: str,
+    scope: Any = None,
+    conversation_id: str | None = None,
+    edit_message_id: str | None = None,
+) -> dict[str, Any]:
     """Start an Ask run (RunRequestError on refusal). Returns {id, status, conversation_id, message_id}."""
     settings = get_settings()
     with session_scope() as db:
-        op = start_ask_run(db, user_id, kind, prompt, settings.model_default,
-                               settings.run_reserve_output_tokens, scope, conversation_id,
-                               edit_message_id, settings.role_models())
-        out = {"id": op.id, "status": op.status, "conversation_id": op.input.get("conversation_id"),
-               "message_id": op.input.get("answer_id")}
+        op = start_ask_run(
+            db,
+            user_id,
+            kind,
+            prompt,
+            settings.model_default,
+            settings.run_reserve_output_tokens,
+            scope,
+            conversation_id,
+            edit_message_id,
+            settings.role_models(),
+        )
+        out = {
+            "id": op.id,
+            "status": op.status,
+            "conversation_id": op.input.get("conversation_id"),
+            "message_id": op.input.get("answer_id"),
+        }
     submit(op.id, op.status)
     return out
 
@@ -98,10 +117,17 @@ def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, pro
     """Start a map run (RunRequestError on refusal); open editors of the map are told."""
     settings = get_settings()
     with session_scope() as db:
-        op = map_runs.start_map_run(db, user_id, kind, map_id, node_id, prompt,
-                                    model=settings.model_default,
-                                    output_tokens=settings.run_reserve_output_tokens,
-                                    role_models=settings.role_models())
+        op = map_runs.start_map_run(
+            db,
+            user_id,
+            kind,
+            map_id,
+            node_id,
+            prompt,
+            model=settings.model_default,
+            output_tokens=settings.run_reserve_output_tokens,
+            role_models=settings.role_models(),
+        )
         op_id, status = op.id, op.status
     submit(op_id, status)
     try:
@@ -120,8 +146,7 @@ def start(user_id: str, request: dict[str, Any]) -> dict[str, Any]:
         return start_map_run(user_id, kind, request.get("mindmap_id"), request.get("node_id"), request.get("prompt"))
     prompt, conversation_id = request.get("prompt"), request.get("conversation_id")
     edit_message_id = request.get("edit_message_id")
-    for name, value in (("prompt", prompt), ("conversation_id", conversation_id),
-                        ("edit_message_id", edit_message_id)):
+    for name, value in (("prompt", prompt), ("conversation_id", conversation_id), ("edit_message_id", edit_message_id)):
         if value is not None and not isinstance(value, str):
             raise service.RunRequestError(400, "bad_request", f"{name} must be a string.")
     if not prompt:

@@ -14,8 +14,7 @@ from bayes_app.db import session_scope
 from bayes_app.models import Document
 from bayes_app.settings import get_settings
 from bayes_app.zotero import annotations as zann
-from bayes_app.zotero import highlights_map
-from bayes_app.zotero import notes_out
+from bayes_app.zotero import highlights_map, notes_out
 from bayes_app.zotero import service as zs
 from bayes_app.zotero.client import Clients
 from bayes_app.zotero.http import Policy, RateLimited
@@ -26,8 +25,7 @@ def connect(user_id: str, is_admin: bool, data: dict[str, Any]) -> dict[str, Any
     queue its first sync. Returns the library's view."""
     settings = get_settings()
     req = zs.ConnectRequest.parse(data)
-    zs.check_local_allowed(req, is_admin=is_admin, enabled=settings.zotero_local,
-                           local_url=settings.zotero_local_url)
+    zs.check_local_allowed(req, is_admin=is_admin, enabled=settings.zotero_local, local_url=settings.zotero_local_url)
     with session_scope() as db:
         library_id = zs.connect(db, user_id, req, web_api_url=settings.zotero_api_url).id
     queue.get().sync_zotero(library_id)
@@ -61,7 +59,7 @@ def disconnect(user_id: str, library_id: str, keep_documents: bool) -> None:
 
 
 def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    """"Send to Zotero": write the map as notes into one of the user's libraries (keys reserved
+    """ "Send to Zotero": write the map as notes into one of the user's libraries (keys reserved
     and committed first, then the writes, then the versions Zotero gave them). Returns
     `{written, updated, unchanged, failed, collection_key}`."""
     settings = get_settings()
@@ -76,11 +74,15 @@ def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
     try:
         result = notes_out.push(outbox, clients)
     except RateLimited as err:
-        raise zs.ZoteroError("rate_limited", f"{err} Nothing is lost: send again later and the notes "
-                             "already written are updated, not copied.", 503) from None
+        raise zs.ZoteroError(
+            "rate_limited",
+            f"{err} Nothing is lost: send again later and the notes already written are updated, not copied.",
+            503,
+        ) from None
     except httpx2.TransportError:
-        raise zs.ZoteroError("unreachable", "Cannot reach Zotero; send again later (notes already written "
-                             "are updated, not copied).", 502) from None
+        raise zs.ZoteroError(
+            "unreachable", "Cannot reach Zotero; send again later (notes already written are updated, not copied).", 502
+        ) from None
     finally:
         clients.close()
     with session_scope() as db:
@@ -95,14 +97,15 @@ def annotations(user_id: str, document_id: str) -> list[dict[str, Any]]:
 
 
 def add_highlights(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    """"Add my Zotero highlights": one cited claim per highlight (one undoable edit)."""
+    """ "Add my Zotero highlights": one cited claim per highlight (one undoable edit)."""
     ids = data.get("document_ids")
     with session_scope() as db:
         return highlights_map.add_highlights(db, user_id, map_id, list(ids) if ids is not None else None)
 
 
-def search_highlights(user_id: str, query: str, k: int, document_ids: list[str] | None = None,
-                      collection_ids: list[str] | None = None) -> list[dict[str, Any]]:
+def search_highlights(
+    user_id: str, query: str, k: int, document_ids: list[str] | None = None, collection_ids: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Search filtered to "my highlights": passages the user highlighted in Zotero, best first,
     each with its highlight (page rectangles, colour)."""
     from bayes_app.library import documents as lib

@@ -28,8 +28,16 @@ from bayes_app.chat.calculator import CalculatorError, calculate
 from bayes_app.chat.memory import Memory, fit
 from bayes_app.library import documents
 from bayes_app.llm.offline import format_passages
-from bayes_app.llm.types import (ChatRequest, ProviderError, ReasoningDelta, StreamEvent, TextDelta, ToolCall,
-                                 assistant_message, tool_message)
+from bayes_app.llm.types import (
+    ChatRequest,
+    ProviderError,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    assistant_message,
+    tool_message,
+)
 from bayes_app.models import Collection, Conversation, Document, MessageStatus
 from bayes_app.runs.executor import RunAborted, RunContext
 
@@ -42,22 +50,25 @@ MAX_STEPS = 6  # agent rounds; the last one must answer (tool_choice "none")
 MAX_TOKENS = 1_000
 THINKING_TOKENS = 300
 TOOL_RESULT_CHARS = 12_000
-NO_STRONG_MATCHES = ("No strong matches: nothing in the library is close to this query (the closest "
-                     "passages score under the relevance floor). Say that the library has nothing on "
-                     "it; do not quote or cite unrelated passages.")
+NO_STRONG_MATCHES = (
+    "No strong matches: nothing in the library is close to this query (the closest "
+    "passages score under the relevance floor). Say that the library has nothing on "
+    "it; do not quote or cite unrelated passages."
+)
 
 
-def search_library(sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None,
-                   k: int = TOP_K) -> list[dict]:
+def search_library(
+    sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None, k: int = TOP_K
+) -> list[dict]:
     """Top passages of the owner's library (within the scope) as citations."""
     from bayes_app.search import runtime
-
     from bayes_app.zotero.annotations import prefer_highlighted
 
     scope = scope or {}
     with sessions() as db:
-        hits = runtime.search_library(db, owner_id, query, k, scope.get("document_ids") or None,
-                                      scope.get("collection_ids") or None)
+        hits = runtime.search_library(
+            db, owner_id, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
+        )
         return prefer_highlighted(db, [h.to_json() for h in hits])
 
 
@@ -167,9 +178,14 @@ class AskAgent:
             self._thinking(prompts.offline_plan(self.turn.question))
             return
         request = ChatRequest(
-            model=self.model("thinking"), max_tokens=THINKING_TOKENS,
-            messages=[{"role": "system", "content": prompts.THINKING}, *_history_messages(self.turn),
-                      {"role": "user", "content": self.turn.question}])
+            model=self.model("thinking"),
+            max_tokens=THINKING_TOKENS,
+            messages=[
+                {"role": "system", "content": prompts.THINKING},
+                *_history_messages(self.turn),
+                {"role": "user", "content": self.turn.question},
+            ],
+        )
 
         def on_event(ev: StreamEvent) -> None:
             if isinstance(ev, (ReasoningDelta, TextDelta)) and ev.text:
@@ -189,15 +205,19 @@ class AskAgent:
         passages as they go into the instructions."""
         call_id = "presearch"
         args = {"query": self.turn.question}
-        self.ctx.emit("tool", {"id": call_id, "name": "search_knowledge_base", "arguments": args,
-                               "status": "running", "auto": True})
+        self.ctx.emit(
+            "tool",
+            {"id": call_id, "name": "search_knowledge_base", "arguments": args, "status": "running", "auto": True},
+        )
         try:
             result = await self._search(self.turn.question, k=OFFLINE_TOP_K if self.offline else TOP_K)
             status = "done"
         except tools.ToolError:
             result, status = prompts.SEARCH_DOWN, "error"
-        self.ctx.emit("tool", {"id": call_id, "name": "search_knowledge_base", "status": status,
-                               "summary": result[:200], "auto": True})
+        self.ctx.emit(
+            "tool",
+            {"id": call_id, "name": "search_knowledge_base", "status": status, "summary": result[:200], "auto": True},
+        )
         if status == "error":
             return prompts.SEARCH_DOWN
         if not self.draft.citations:
@@ -210,8 +230,11 @@ class AskAgent:
         if self.turn.scope:
             system += "\n\n" + prompts.PINNED_SYSTEM.format(scope=self.turn.scope_label)
         system += "\n\n" + passages
-        return [{"role": "system", "content": system}, *_history_messages(self.turn),
-                {"role": "user", "content": self.turn.question}]
+        return [
+            {"role": "system", "content": system},
+            *_history_messages(self.turn),
+            {"role": "user", "content": self.turn.question},
+        ]
 
     def _library_empty(self) -> bool:
         with self.ctx.sessions() as db:
@@ -225,8 +248,13 @@ class AskAgent:
         self._send_metadata()  # the passages found are the sources so far
         for step in range(MAX_STEPS):
             last = step == MAX_STEPS - 1
-            request = ChatRequest(model=self.ctx.run.model, messages=messages, tools=tools.TOOLS,
-                                  tool_choice="none" if last else "auto", max_tokens=MAX_TOKENS)
+            request = ChatRequest(
+                model=self.ctx.run.model,
+                messages=messages,
+                tools=tools.TOOLS,
+                tool_choice="none" if last else "auto",
+                max_tokens=MAX_TOKENS,
+            )
             calls: list[ToolCall] = []
             round_text: list[str] = []
 
@@ -250,8 +278,7 @@ class AskAgent:
     def ground(self) -> None:
         """Judge the finished answer's grounding; add the library's sentences or the
         unsupported line when it cites nothing; send the `grounding` event."""
-        g = grounding.ground("".join(self.draft.text), self.turn.question, self.draft.citations,
-                             self.draft.other_tools)
+        g = grounding.ground("".join(self.draft.text), self.turn.question, self.draft.citations, self.draft.other_tools)
         if g.addition:
             self._text(("\n\n" if self.draft.text else "") + g.addition, by="grounding")
         self.draft.grounding = g.state
@@ -280,8 +307,7 @@ class AskAgent:
                 raise
             except ProviderError as err:
                 result, status = f"Error: the model call failed ({err.code}).", "error"
-            self.ctx.emit("tool", {"id": call.id, "name": call.name, "status": status,
-                                   "summary": result[:200]})
+            self.ctx.emit("tool", {"id": call.id, "name": call.name, "status": status, "summary": result[:200]})
         self.ctx.check_abort()
         return result
 
@@ -297,8 +323,9 @@ class AskAgent:
         if name in ("calculator", "current_time"):
             self.draft.other_tools = True
         if name == "calculator":
-            return json.dumps({"expression": args.get("expression"),
-                               "result": calculate(str(args.get("expression") or ""))})
+            return json.dumps(
+                {"expression": args.get("expression"), "result": calculate(str(args.get("expression") or ""))}
+            )
         if name == "current_time":
             return tools.current_time()
         raise tools.ToolError(f"There is no tool {name!r}.")
@@ -309,8 +336,14 @@ class AskAgent:
 
     async def _search(self, query: str, scope: dict[str, Any] | None = None, k: int = TOP_K) -> str:
         try:
-            hits = await asyncio.to_thread(search_library, self.ctx.sessions, self.ctx.run.owner_id,
-                                           query, scope if scope is not None else self.turn.scope, k)
+            hits = await asyncio.to_thread(
+                search_library,
+                self.ctx.sessions,
+                self.ctx.run.owner_id,
+                query,
+                scope if scope is not None else self.turn.scope,
+                k,
+            )
         except Exception as err:  # noqa: BLE001 - an index outage must not lose the answer
             log.warning("run %s: library search failed: %s", self.ctx.run.id, err)
             raise tools.ToolError("The library search is unavailable right now.") from None
@@ -339,17 +372,23 @@ class AskAgent:
             return doc, tools.document_passages(db, doc)
 
         doc, passages = await asyncio.to_thread(self._db, load)
-        data = await ask_json(self.ctx, "analyze_document", prompts.ANALYZE,
-                              format_passages(passages) + "\n\nAnalyze this document.", tools.ANALYSIS_SCHEMA,
-                              max_tokens=800, model=self.model("tools"))
+        data = await ask_json(
+            self.ctx,
+            "analyze_document",
+            prompts.ANALYZE,
+            format_passages(passages) + "\n\nAnalyze this document.",
+            tools.ANALYSIS_SCHEMA,
+            max_tokens=800,
+            model=self.model("tools"),
+        )
         analysis = tools.parse_analysis(data) or extractive_analysis(passages, json.dumps(data) if data else "")
-        return json.dumps({"document": {"id": doc.id, "title": doc.title or doc.filename}, **analysis},
-                          ensure_ascii=False)
+        return json.dumps(
+            {"document": {"id": doc.id, "title": doc.title or doc.filename}, **analysis}, ensure_ascii=False
+        )
 
     async def _compare(self, a: Any, b: Any, question: str) -> str:
         def load(db: Any, owner_id: str, scope: Any) -> tuple[Document, Document]:
-            return (tools.resolve_document(db, owner_id, scope, a),
-                    tools.resolve_document(db, owner_id, scope, b))
+            return (tools.resolve_document(db, owner_id, scope, a), tools.resolve_document(db, owner_id, scope, b))
 
         doc_a, doc_b = await asyncio.to_thread(self._db, load)
         if doc_a.id == doc_b.id:
@@ -357,16 +396,26 @@ class AskAgent:
         query = question or self.turn.question
         hits: list[dict] = []
         for doc in (doc_a, doc_b):
-            found = await asyncio.to_thread(search_library, self.ctx.sessions, self.ctx.run.owner_id,
-                                            query, {"document_ids": [doc.id]}, tools.COMPARE_PASSAGES)
+            found = await asyncio.to_thread(
+                search_library,
+                self.ctx.sessions,
+                self.ctx.run.owner_id,
+                query,
+                {"document_ids": [doc.id]},
+                tools.COMPARE_PASSAGES,
+            )
             hits += found
         numbered = self.draft.cite(hits)
         if numbered and self.draft.metadata_sent:
             self._send_metadata()
         request = ChatRequest(
-            model=self.model("tools"), max_tokens=MAX_TOKENS,
-            messages=[{"role": "system", "content": prompts.COMPARE},
-                      {"role": "user", "content": f"{format_passages(numbered)}\n\nQuestion: {query}"}])
+            model=self.model("tools"),
+            max_tokens=MAX_TOKENS,
+            messages=[
+                {"role": "system", "content": prompts.COMPARE},
+                {"role": "user", "content": f"{format_passages(numbered)}\n\nQuestion: {query}"},
+            ],
+        )
         return await self._model_text(request, "compare_documents")
 
     # ---- persistence -------------------------------------------------------------------
@@ -374,9 +423,15 @@ class AskAgent:
         if not self.turn.answer_id:
             return
         with self.ctx.sessions() as db:
-            if chat.save_answer(db, self.turn.answer_id, "".join(self.draft.text),
-                                "".join(self.draft.thinking), self.draft.citations, status,
-                                self.draft.grounding):
+            if chat.save_answer(
+                db,
+                self.turn.answer_id,
+                "".join(self.draft.text),
+                "".join(self.draft.thinking),
+                self.draft.citations,
+                status,
+                self.draft.grounding,
+            ):
                 db.commit()
 
 
@@ -397,5 +452,5 @@ async def ask(ctx: RunContext) -> None:
     finally:
         try:
             await asyncio.shield(asyncio.to_thread(agent.save, status))
-        except Exception:  # noqa: BLE001 - the run's own outcome matters more
+        except Exception:
             log.exception("run %s: could not store the answer", ctx.run.id)

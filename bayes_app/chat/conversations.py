@@ -14,8 +14,17 @@ from sqlmodel import Session, col, select
 from bayes_app.chat.grounding import LABELS
 from bayes_app.chat.memory import Exchange
 from bayes_app.errors import DomainError
-from bayes_app.models import (ChatMessage, Collection, Conversation, Document, MessageStatus, Operation,
-                              RunStatus, new_id, utcnow)
+from bayes_app.models import (
+    ChatMessage,
+    Collection,
+    Conversation,
+    Document,
+    MessageStatus,
+    Operation,
+    RunStatus,
+    new_id,
+    utcnow,
+)
 
 TITLE_CHARS = 80
 
@@ -29,7 +38,7 @@ class ChatError(DomainError, ValueError):
 
 def title_for(question: str) -> str:
     text = " ".join(question.split())
-    return text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS - 1] + "…"
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
 
 
 def normalize_scope(db: Session, owner_id: str, scope: Any) -> dict[str, list[str]]:
@@ -46,8 +55,7 @@ def normalize_scope(db: Session, owner_id: str, scope: Any) -> dict[str, list[st
             raise ChatError(400, "bad_scope", f"scope.{key} must be a list of ids.")
         ids = list(dict.fromkeys(ids))
         if ids:
-            found = set(db.exec(select(model.id).where(col(model.id).in_(ids),
-                                                       model.owner_id == owner_id)).all())
+            found = set(db.exec(select(model.id).where(col(model.id).in_(ids), model.owner_id == owner_id)).all())
             missing = [i for i in ids if i not in found]
             if missing:
                 what = "document" if key == "document_ids" else "collection"
@@ -63,8 +71,14 @@ def get_owned(db: Session, owner_id: str, conversation_id: str) -> Conversation 
 
 def list_for(db: Session, owner_id: str, limit: int = 200) -> list[Conversation]:
     """The owner's conversations, last active first."""
-    return list(db.exec(select(Conversation).where(Conversation.owner_id == owner_id)
-                        .order_by(col(Conversation.updated_at).desc()).limit(limit)).all())
+    return list(
+        db.exec(
+            select(Conversation)
+            .where(Conversation.owner_id == owner_id)
+            .order_by(col(Conversation.updated_at).desc())
+            .limit(limit)
+        ).all()
+    )
 
 
 def create(db: Session, owner_id: str, title: str, scope: dict[str, list[str]] | None = None) -> Conversation:
@@ -76,26 +90,34 @@ def create(db: Session, owner_id: str, title: str, scope: dict[str, list[str]] |
 
 def messages(db: Session, conversation_id: str) -> list[ChatMessage]:
     """The messages shown, in order (not the ones an edit put aside)."""
-    return list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id,
-                                                  col(ChatMessage.hidden_by).is_(None))
-                        .order_by(col(ChatMessage.position))).all())
+    return list(
+        db.exec(
+            select(ChatMessage)
+            .where(ChatMessage.conversation_id == conversation_id, col(ChatMessage.hidden_by).is_(None))
+            .order_by(col(ChatMessage.position))
+        ).all()
+    )
 
 
 def active_runs(db: Session, conversation_id: str) -> list[str]:
     """Ids of runs still working on this conversation."""
-    return list(db.exec(select(Operation.id).where(
-        Operation.resource_type == "conversation", Operation.resource_id == conversation_id,
-        col(Operation.status).in_(RunStatus.ACTIVE))).all())
+    return list(
+        db.exec(
+            select(Operation.id).where(
+                Operation.resource_type == "conversation",
+                Operation.resource_id == conversation_id,
+                col(Operation.status).in_(RunStatus.ACTIVE),
+            )
+        ).all()
+    )
 
 
 def begin_turn(db: Session, conv: Conversation, question: str) -> tuple[ChatMessage, ChatMessage]:
     """Append the question and an empty answer slot (status running) at the end."""
-    last = db.exec(select(func.max(ChatMessage.position))
-                   .where(ChatMessage.conversation_id == conv.id)).one()
+    last = db.exec(select(func.max(ChatMessage.position)).where(ChatMessage.conversation_id == conv.id)).one()
     pos = -1 if last is None else int(last)
     user = ChatMessage(conversation_id=conv.id, position=pos + 1, role="user", content=question)
-    answer = ChatMessage(conversation_id=conv.id, position=pos + 2, role="assistant",
-                         status=MessageStatus.RUNNING)
+    answer = ChatMessage(conversation_id=conv.id, position=pos + 2, role="assistant", status=MessageStatus.RUNNING)
     db.add(user)
     db.add(answer)
     conv.updated_at = utcnow()
@@ -112,9 +134,15 @@ def rewind(db: Session, conv: Conversation, message_id: str) -> None:
     if msg is None or msg.conversation_id != conv.id or msg.role != "user" or msg.hidden_by is not None:
         raise ChatError(404, "not_found", "No such question in this conversation.")
     key = new_id()
-    db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
-                                      col(ChatMessage.position) >= msg.position,
-                                      col(ChatMessage.hidden_by).is_(None)).values(hidden_by=key))
+    db.exec(
+        update(ChatMessage)
+        .where(
+            col(ChatMessage.conversation_id) == conv.id,
+            col(ChatMessage.position) >= msg.position,
+            col(ChatMessage.hidden_by).is_(None),
+        )
+        .values(hidden_by=key)
+    )
     conv.other_version, conv.fork_position = key, msg.position
     db.add(conv)
     db.flush()
@@ -124,9 +152,17 @@ def other_version_questions(db: Session, conv: Conversation) -> int:
     """How many questions the conversation's other version holds (0: there is none)."""
     if not conv.other_version:
         return 0
-    return int(db.exec(select(func.count()).select_from(ChatMessage).where(
-        ChatMessage.conversation_id == conv.id, ChatMessage.hidden_by == conv.other_version,
-        ChatMessage.role == "user")).one())
+    return int(
+        db.exec(
+            select(func.count())
+            .select_from(ChatMessage)
+            .where(
+                ChatMessage.conversation_id == conv.id,
+                ChatMessage.hidden_by == conv.other_version,
+                ChatMessage.role == "user",
+            )
+        ).one()
+    )
 
 
 def switch_version(db: Session, conv: Conversation) -> int:
@@ -134,16 +170,28 @@ def switch_version(db: Session, conv: Conversation) -> int:
     the one shown since that edit, which becomes the other version in turn — so an edit can
     always be undone, and redone. Returns how many questions are shown again."""
     key = conv.other_version
-    hidden = list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conv.id,
-                                                    ChatMessage.hidden_by == key))) if key else []
+    hidden = (
+        list(db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conv.id, ChatMessage.hidden_by == key)))
+        if key
+        else []
+    )
     if not hidden or conv.fork_position is None:
         raise ChatError(409, "no_other_version", "This conversation has no earlier version to show.")
     swap = new_id()
-    db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
-                                      col(ChatMessage.position) >= conv.fork_position,
-                                      col(ChatMessage.hidden_by).is_(None)).values(hidden_by=swap))
-    db.exec(update(ChatMessage).where(col(ChatMessage.conversation_id) == conv.id,
-                                      col(ChatMessage.hidden_by) == key).values(hidden_by=None))
+    db.exec(
+        update(ChatMessage)
+        .where(
+            col(ChatMessage.conversation_id) == conv.id,
+            col(ChatMessage.position) >= conv.fork_position,
+            col(ChatMessage.hidden_by).is_(None),
+        )
+        .values(hidden_by=swap)
+    )
+    db.exec(
+        update(ChatMessage)
+        .where(col(ChatMessage.conversation_id) == conv.id, col(ChatMessage.hidden_by) == key)
+        .values(hidden_by=None)
+    )
     conv.other_version, conv.updated_at = swap, utcnow()
     db.add(conv)
     db.flush()
@@ -153,10 +201,15 @@ def switch_version(db: Session, conv: Conversation) -> int:
 def history_before(db: Session, conversation_id: str, position: int) -> list[Exchange]:
     """Earlier complete question/answer pairs, oldest first (unanswered questions and
     failed answers are skipped; a cancelled answer's partial text counts)."""
-    rows = db.exec(select(ChatMessage).where(ChatMessage.conversation_id == conversation_id,
-                                             col(ChatMessage.hidden_by).is_(None),
-                                             col(ChatMessage.position) < position)
-                   .order_by(col(ChatMessage.position))).all()
+    rows = db.exec(
+        select(ChatMessage)
+        .where(
+            ChatMessage.conversation_id == conversation_id,
+            col(ChatMessage.hidden_by).is_(None),
+            col(ChatMessage.position) < position,
+        )
+        .order_by(col(ChatMessage.position))
+    ).all()
     out: list[Exchange] = []
     question: str | None = None
     for m in rows:
@@ -169,8 +222,15 @@ def history_before(db: Session, conversation_id: str, position: int) -> list[Exc
     return out
 
 
-def save_answer(db: Session, message_id: str, content: str, thinking: str,
-                citations: list[dict[str, Any]], status: str, grounding: str | None = None) -> bool:
+def save_answer(
+    db: Session,
+    message_id: str,
+    content: str,
+    thinking: str,
+    citations: list[dict[str, Any]],
+    status: str,
+    grounding: str | None = None,
+) -> bool:
     """Store the answer in its slot; False when the slot is gone (the chat was rewound or
     deleted meanwhile)."""
     msg = db.get(ChatMessage, message_id, populate_existing=True)
@@ -191,20 +251,30 @@ def message_views(db: Session, conversation_id: str) -> list[dict[str, Any]]:
     """Messages for display; an answer's status and cost come from its run when it has one."""
     rows = messages(db, conversation_id)
     run_ids = [m.run_id for m in rows if m.run_id]
-    runs = {op.id: op for op in db.exec(select(Operation).where(col(Operation.id).in_(run_ids))).all()} \
-        if run_ids else {}
+    runs = (
+        {op.id: op for op in db.exec(select(Operation).where(col(Operation.id).in_(run_ids))).all()} if run_ids else {}
+    )
     out = []
     for m in rows:
         op = runs.get(m.run_id) if m.run_id else None
-        out.append({
-            "id": m.id, "position": m.position, "role": m.role, "content": m.content,
-            "thinking": m.thinking, "citations": m.citations, "status": _status(m, op),
-            "grounding": m.grounding, "grounding_label": LABELS.get(m.grounding or "", ""),
-            "run_id": m.run_id, "run_status": op.status if op else None,
-            "outcome_reason": op.outcome_reason if op else None,
-            "charged_credits": op.charged_credits if op else None,
-            "created_at": m.created_at.isoformat(),
-        })
+        out.append(
+            {
+                "id": m.id,
+                "position": m.position,
+                "role": m.role,
+                "content": m.content,
+                "thinking": m.thinking,
+                "citations": m.citations,
+                "status": _status(m, op),
+                "grounding": m.grounding,
+                "grounding_label": LABELS.get(m.grounding or "", ""),
+                "run_id": m.run_id,
+                "run_status": op.status if op else None,
+                "outcome_reason": op.outcome_reason if op else None,
+                "charged_credits": op.charged_credits if op else None,
+                "created_at": m.created_at.isoformat(),
+            }
+        )
     return out
 
 
@@ -214,10 +284,18 @@ def _status(m: ChatMessage, op: Operation | None) -> str:
     if op.status in RunStatus.ACTIVE or op.status == RunStatus.STOPPED and op.outcome is None:
         return MessageStatus.RUNNING if m.status == MessageStatus.RUNNING else m.status
     outcome = op.outcome or op.status
-    return {RunStatus.SUCCEEDED: MessageStatus.COMPLETE, RunStatus.CANCELLED: MessageStatus.CANCELLED,
-            RunStatus.FAILED: MessageStatus.FAILED}.get(outcome, m.status)
+    return {
+        RunStatus.SUCCEEDED: MessageStatus.COMPLETE,
+        RunStatus.CANCELLED: MessageStatus.CANCELLED,
+        RunStatus.FAILED: MessageStatus.FAILED,
+    }.get(outcome, m.status)
 
 
 def view(conv: Conversation) -> dict[str, Any]:
-    return {"id": conv.id, "title": conv.title, "scope": conv.scope,
-            "created_at": conv.created_at.isoformat(), "updated_at": conv.updated_at.isoformat()}
+    return {
+        "id": conv.id,
+        "title": conv.title,
+        "scope": conv.scope,
+        "created_at": conv.created_at.isoformat(),
+        "updated_at": conv.updated_at.isoformat(),
+    }

@@ -27,20 +27,26 @@ LABELS = {
     UNSUPPORTED: "No sources cited: the library doesn't support an answer",
     UNCITED: "No sources cited",
 }
-UNSUPPORTED_TEXT = ("The library doesn't support an answer to this question. Try other words, or add papers "
-                    "on the topic.")
+UNSUPPORTED_TEXT = (
+    "The library doesn't support an answer to this question. Try other words, or add papers on the topic."
+)
 QUOTED_HEAD = "**From the library** (quoted verbatim; the answer above cites no source):"
 QUOTED_SENTENCES = 3
 
 _MARKERS = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
-_SAYS_UNSUPPORTED = re.compile(r"library (?:doesn't|does not|can't|cannot) support an answer|"
-                               r"no passages (?:in the library )?match|nothing in your library addresses|"
-                               r"your library is empty", re.I)
+_SAYS_UNSUPPORTED = re.compile(
+    r"library (?:doesn't|does not|can't|cannot) support an answer|"
+    r"no passages (?:in the library )?match|nothing in your library addresses|"
+    r"your library is empty",
+    re.I,
+)
 # words of a question that say nothing about its topic
-_ASKING = frozenset("""what whats how why which who whom whose when where does do did done is are was were
+_ASKING = frozenset(
+    """what whats how why which who whom whose when where does do did done is are was were
 be been can could would should shall may might must will explain describe tell me us about please
 give list show summarise summarize say says said mean means there any some much many
-hi hello hey thanks thank you ok okay yes great cool bye good morning evening""".split())
+hi hello hey thanks thank you ok okay yes great cool bye good morning evening""".split()
+)
 _WORD = re.compile(r"\w+")
 
 
@@ -75,32 +81,34 @@ def mark_cited(answer: str, citations: list[dict]) -> list[dict]:
     sentence: dict[int, str] = {}
     start = 0
     for m in _MARKERS.finditer(answer or ""):
-        claim = re.split(r"(?<=[.!?])\s+|\n+", answer[start:m.start()].replace(QUOTED_HEAD, "").strip())[-1]
+        claim = re.split(r"(?<=[.!?])\s+|\n+", answer[start : m.start()].replace(QUOTED_HEAD, "").strip())[-1]
         start = m.end()
         for part in re.split(r"[,;]", m.group(1)):
             n = int(part.strip())
             if n in by_n and n not in sentence:
                 sentence[n] = _cited_sentence(claim, str(by_n[n].get("text") or ""))
-    return [{**c, "cited": int(c["n"]) in sentence, "sentence": sentence.get(int(c["n"]), "")}
-            for c in citations]
+    return [{**c, "cited": int(c["n"]) in sentence, "sentence": sentence.get(int(c["n"]), "")} for c in citations]
 
 
 def content_terms(question: str) -> set[str]:
     """The stemmed terms of what the question is about (asking words dropped)."""
-    return set(tokens(" ".join(w for w in _WORD.findall(question)
-                               if w.lower() not in _ASKING and any(c.isalpha() for c in w))))
+    return set(
+        tokens(" ".join(w for w in _WORD.findall(question) if w.lower() not in _ASKING and any(c.isalpha() for c in w)))
+    )
 
 
-def supporting_sentences(question: str, passages: list[Passage], limit: int = QUOTED_SENTENCES
-                         ) -> list[tuple[str, int]]:
+def supporting_sentences(
+    question: str, passages: list[Passage], limit: int = QUOTED_SENTENCES
+) -> list[tuple[str, int]]:
     """Sentences of the passages that share enough of the question's content terms (one
     for a question of one or two terms, two otherwise), best first, with their numbers."""
     terms = content_terms(question)
     if not terms:
         return []
     about = " ".join(sorted(terms))
-    candidates = [(s, p.n, rank, pos) for rank, p in enumerate(passages)
-                  for pos, s in enumerate(passage_sentences(p.text))]
+    candidates = [
+        (s, p.n, rank, pos) for rank, p in enumerate(passages) for pos, s in enumerate(passage_sentences(p.text))
+    ]
     return rank_candidates(question, candidates, limit, min_overlap=1 if len(terms) <= 2 else 2, overlap_with=about)
 
 
@@ -127,8 +135,9 @@ def ground(answer: str, question: str, citations: list[dict], used_other_tools: 
         return Grounding(UNSUPPORTED)
     if used_other_tools or not content_terms(question):  # arithmetic, the date, a greeting
         return Grounding(UNCITED)
-    passages = [Passage(int(c["n"]), str(c.get("text") or ""), str(c.get("title") or ""), c.get("page"))
-                for c in citations]
+    passages = [
+        Passage(int(c["n"]), str(c.get("text") or ""), str(c.get("title") or ""), c.get("page")) for c in citations
+    ]
     picked = supporting_sentences(question, passages)
     if picked:
         quoted = " ".join(f"{literal(s)} [{n}]" for s, n in picked)  # source text: never markup

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 
 HISTORY_BUDGET_CHARS = 48_000
 # a question that continues the conversation ("And then?", "Why is that?", "What about its recall?")
-_FOLLOW_UP = re.compile(r"^\s*(?:and|but|so|also|then|why|what about|how about|what else|more)\b|"
-                        r"\b(?:it|its|they|them|their|this|that|these|those|he|she|the same|above|previous|"
-                        r"earlier|last answer|you said)\b", re.I)
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:and|but|so|also|then|why|what about|how about|what else|more)\b|"
+    r"\b(?:it|its|they|them|their|this|that|these|those|he|she|the same|above|previous|"
+    r"earlier|last answer|you said)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -46,16 +49,26 @@ class Memory:
             return f"The oldest {self.dropped} earlier questions no longer fit what the model can read at once."
         if not self.dropped:
             if self.related < total:
-                return (f"This answer took {self.related} of the {total} earlier questions into account "
-                        "(the others are about something else).")
+                return (
+                    f"This answer took {self.related} of the {total} earlier questions into account "
+                    "(the others are about something else)."
+                )
             what = "the earlier question" if total == 1 else f"all {total} earlier questions"
             return f"This answer took {what} of the conversation into account."
-        return (f"This answer took the last {len(self.kept)} of {total} earlier questions into account; "
-                f"the oldest {self.dropped} no longer fit what the model can read at once.")
+        return (
+            f"This answer took the last {len(self.kept)} of {total} earlier questions into account; "
+            f"the oldest {self.dropped} no longer fit what the model can read at once."
+        )
 
     def to_json(self) -> dict:
-        return {"kept": len(self.kept), "related": self.related, "dropped": self.dropped, "used_chars": self.used_chars,
-                "budget_chars": self.budget_chars, "line": self.line()}
+        return {
+            "kept": len(self.kept),
+            "related": self.related,
+            "dropped": self.dropped,
+            "used_chars": self.used_chars,
+            "budget_chars": self.budget_chars,
+            "line": self.line(),
+        }
 
 
 def fit(exchanges: list[Exchange], question: str, budget: int = HISTORY_BUDGET_CHARS) -> Memory:

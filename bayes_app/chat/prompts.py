@@ -7,7 +7,7 @@ SYSTEM = (
     "passages below were found by searching it for the user's question; search_knowledge_base "
     "finds more. Cite every statement taken from a passage with its number as [n], and never "
     "cite a passage you were not given. A passage may be in another language than the question "
-    "(its header says \"in German\", \"in French\", ...): answer in the question's language, say "
+    '(its header says "in German", "in French", ...): answer in the question\'s language, say '
     "in which language a cited passage is, and keep any quote verbatim in its own language. "
     "If the passages do not answer the question, say: The "
     "library doesn't support an answer to this question. Use the calculator for arithmetic and "
@@ -48,6 +48,8 @@ def scope_label(documents: list[str], collections: list[str]) -> str:
 
 def offline_plan(question: str) -> str:
     """What offline mode does, stated as the thinking phase (no model is called)."""
-    return ("Offline mode: no language model is configured, so nothing is generated. I search "
-            f"the library for “{' '.join(question.split())}” and answer with sentences copied "
-            "verbatim from the best passages, each with its citation.")
+    return (
+        "Offline mode: no language model is configured, so nothing is generated. I search "
+        f"the library for “{' '.join(question.split())}” and answer with sentences copied "
+        "verbatim from the best passages, each with its citation."
+    )

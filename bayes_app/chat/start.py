@@ -18,10 +18,18 @@ KINDS = ("ask",)
 MAX_PROMPT_CHARS = 8_000
 
 
-def start_ask_run(db: Session, owner_id: str, kind: str, prompt: str, model: str,
-              output_tokens: int, scope: dict[str, Any] | None = None,
-              conversation_id: str | None = None, edit_message_id: str | None = None,
-              role_models: dict[str, str] | None = None) -> Operation:
+def start_ask_run(
+    db: Session,
+    owner_id: str,
+    kind: str,
+    prompt: str,
+    model: str,
+    output_tokens: int,
+    scope: dict[str, Any] | None = None,
+    conversation_id: str | None = None,
+    edit_message_id: str | None = None,
+    role_models: dict[str, str] | None = None,
+) -> Operation:
     """Validate, reserve and create a QUEUED run (the caller enqueues it).
 
     For "ask": the question and an answer slot are appended to the conversation (a new one
@@ -50,8 +58,7 @@ def start_ask_run(db: Session, owner_id: str, kind: str, prompt: str, model: str
             if conv is None:
                 raise chat.ChatError(404, "not_found", "No such conversation.")
             if chat.active_runs(db, conv.id):
-                raise chat.ChatError(409, "conversation_busy",
-                                     "This conversation is still answering; stop it or wait.")
+                raise chat.ChatError(409, "conversation_busy", "This conversation is still answering; stop it or wait.")
             if scope is not None:
                 conv.scope = pinned
             if edit_message_id:
@@ -62,12 +69,17 @@ def start_ask_run(db: Session, owner_id: str, kind: str, prompt: str, model: str
         op_id = new_id()
         answer.run_id = op_id
         db.add(answer)
-        payload: dict[str, Any] = {"prompt": prompt, "conversation_id": conv.id,
-                                   "question_id": question.id, "answer_id": answer.id,
-                                   "models": dict(role_models or {})}
+        payload: dict[str, Any] = {
+            "prompt": prompt,
+            "conversation_id": conv.id,
+            "question_id": question.id,
+            "answer_id": answer.id,
+            "models": dict(role_models or {}),
+        }
         title = f"Ask: {' '.join(prompt.split())}"
-        return lc.create_operation(db, owner_id, kind, title, estimate, model, input=payload,
-                                   resource=("conversation", conv.id), op_id=op_id)
+        return lc.create_operation(
+            db, owner_id, kind, title, estimate, model, input=payload, resource=("conversation", conv.id), op_id=op_id
+        )
     except chat.ChatError as err:
         db.rollback()
         raise RunRequestError(err.status, err.code, err.message) from None

@@ -7,7 +7,7 @@ run kind makes the model call itself, so its usage is recorded with the run.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -21,32 +21,56 @@ COMPARE_PASSAGES = 5  # per document, for compare_documents
 
 
 def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "function", "function": {
-        "name": name, "description": description,
-        "parameters": {"type": "object", "properties": properties, "required": required,
-                       "additionalProperties": False}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 _DOC = {"type": "string", "description": "A document id or (part of) its title, from list_documents."}
 TOOLS: list[dict[str, Any]] = [
-    _fn("search_knowledge_base",
+    _fn(
+        "search_knowledge_base",
         "Hybrid (keyword + semantic) search over the user's library. Returns the 7 best "
         "passages, numbered [n] with their document and page; cite them as [n].",
-        {"query": {"type": "string", "description": "What to look for."}}, ["query"]),
+        {"query": {"type": "string", "description": "What to look for."}},
+        ["query"],
+    ),
     _fn("list_documents", "List the documents in the library (id, title, authors, year, pages).", {}, []),
-    _fn("analyze_document", "Topics, entities, key facts and a summary of one document.",
-        {"document": _DOC}, ["document"]),
-    _fn("compare_documents", "Compare two documents on a question, from their most relevant passages.",
-        {"a": _DOC, "b": _DOC, "question": {"type": "string"}}, ["a", "b", "question"]),
-    _fn("calculator", "Evaluate an arithmetic expression exactly (+ - * / // % **, sqrt, log, ...).",
-        {"expression": {"type": "string"}}, ["expression"]),
+    _fn(
+        "analyze_document",
+        "Topics, entities, key facts and a summary of one document.",
+        {"document": _DOC},
+        ["document"],
+    ),
+    _fn(
+        "compare_documents",
+        "Compare two documents on a question, from their most relevant passages.",
+        {"a": _DOC, "b": _DOC, "question": {"type": "string"}},
+        ["a", "b", "question"],
+    ),
+    _fn(
+        "calculator",
+        "Evaluate an arithmetic expression exactly (+ - * / // % **, sqrt, log, ...).",
+        {"expression": {"type": "string"}},
+        ["expression"],
+    ),
     _fn("current_time", "The current date and time (UTC).", {}, []),
 ]
 TOOL_NAMES = frozenset(t["function"]["name"] for t in TOOLS)
 
 
 def current_time(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return now.strftime("%A %d %B %Y, %H:%M:%S UTC (%Y-%m-%dT%H:%M:%SZ)")
 
 
@@ -57,7 +81,8 @@ def scoped_documents(db: Session, owner_id: str, scope: dict[str, list[str]] | N
     doc_ids, coll_ids = scope.get("document_ids") or [], scope.get("collection_ids") or []
     if doc_ids or coll_ids:
         in_colls = select(DocumentCollection.document_id).where(
-            col(DocumentCollection.collection_id).in_(coll_ids or [""]))
+            col(DocumentCollection.collection_id).in_(coll_ids or [""])
+        )
         stmt = stmt.where(col(Document.id).in_(doc_ids or [""]) | col(Document.id).in_(in_colls))
     return list(db.exec(stmt.order_by(col(Document.created_at))).all())
 
@@ -66,8 +91,17 @@ def list_documents(db: Session, owner_id: str, scope: dict[str, list[str]] | Non
     docs = scoped_documents(db, owner_id, scope)
     if not docs:
         return "The library has no documents" + (" in the pinned scope." if scope else ".")
-    rows = [{"id": d.id, "title": d.title or d.filename, "authors": d.authors[:6], "year": d.year,
-             "pages": d.page_count, "status": d.status} for d in docs[:200]]
+    rows = [
+        {
+            "id": d.id,
+            "title": d.title or d.filename,
+            "authors": d.authors[:6],
+            "year": d.year,
+            "pages": d.page_count,
+            "status": d.status,
+        }
+        for d in docs[:200]
+    ]
     return json.dumps({"documents": rows, "total": len(docs)}, ensure_ascii=False)
 
 
@@ -99,24 +133,25 @@ def document_passages(db: Session, doc: Document, max_chars: int = ANALYZE_CHARS
     """The document's pages as numbered passages, cut to `max_chars` in total."""
     if doc.status != DocStatus.INDEXED:
         raise ToolError(f"{doc.title or doc.filename} is not ready yet ({doc.status}).")
-    pages = db.exec(select(PageText).where(PageText.document_id == doc.id)
-                    .order_by(col(PageText.page))).all()
+    pages = db.exec(select(PageText).where(PageText.document_id == doc.id).order_by(col(PageText.page))).all()
     out, used = [], 0
     for p in pages:
         text = " ".join(p.text.split())
         if not text:
             continue
-        text = text[:max(0, max_chars - used)]
+        text = text[: max(0, max_chars - used)]
         if not text:
             break
-        out.append({"n": len(out) + 1, "title": doc.title or doc.filename, "page": p.page, "text": text,
-                    "document_id": doc.id})
+        out.append(
+            {"n": len(out) + 1, "title": doc.title or doc.filename, "page": p.page, "text": text, "document_id": doc.id}
+        )
         used += len(text)
     return out
 
 
-ANALYSIS_SCHEMA = st.obj(topics=st.array(st.STRING), entities=st.array(st.STRING),
-                         key_facts=st.array(st.STRING), summary=st.STRING)
+ANALYSIS_SCHEMA = st.obj(
+    topics=st.array(st.STRING), entities=st.array(st.STRING), key_facts=st.array(st.STRING), summary=st.STRING
+)
 
 
 def parse_analysis(data: Any) -> dict[str, Any] | None:

@@ -61,14 +61,17 @@ def write_lock(db: Session, key: str, *, shared: bool = False) -> None:
         raise RuntimeError(f"unsupported database dialect for ledger locks: {dialect}")
 
 
-def insert_ignore(db: Session, model: type[SQLModel], values: dict[str, Any],
-                  conflict: list[str]) -> bool:
+def insert_ignore(db: Session, model: type[SQLModel], values: dict[str, Any], conflict: list[str]) -> bool:
     """INSERT … ON CONFLICT (conflict) DO NOTHING; True when a row was inserted."""
     table = model.__table__  # type: ignore[attr-defined]
     dialect = db.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = (insert(table).values(**values).on_conflict_do_nothing(index_elements=conflict)
-            .returning(*table.primary_key.columns))
+    stmt = (
+        insert(table)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=conflict)
+        .returning(*table.primary_key.columns)
+    )
     # RETURNING, not rowcount: SQLAlchemy does not report rowcount for INSERTs on psycopg.
     return db.exec(stmt).first() is not None  # type: ignore[call-overload]
 
@@ -81,25 +84,44 @@ def _uid(user: User | str) -> str:
     return user if isinstance(user, str) else user.id
 
 
-def insert_entry(db: Session, user_id: str, entry_type: str, amount: int, key: str, *,
-                 operation_id: str | None = None, note: str | None = None) -> bool:
+def insert_entry(
+    db: Session,
+    user_id: str,
+    entry_type: str,
+    amount: int,
+    key: str,
+    *,
+    operation_id: str | None = None,
+    note: str | None = None,
+) -> bool:
     """Append one ledger row unless its idempotency key exists; True when inserted."""
-    return insert_ignore(db, LedgerEntry, {
-        "id": new_id(), "user_id": user_id, "operation_id": operation_id,
-        "entry_type": entry_type, "amount": amount, "idempotency_key": key,
-        "note": note[:500] if note else None, "created_at": utcnow(),
-    }, ["idempotency_key"])
+    return insert_ignore(
+        db,
+        LedgerEntry,
+        {
+            "id": new_id(),
+            "user_id": user_id,
+            "operation_id": operation_id,
+            "entry_type": entry_type,
+            "amount": amount,
+            "idempotency_key": key,
+            "note": note[:500] if note else None,
+            "created_at": utcnow(),
+        },
+        ["idempotency_key"],
+    )
 
 
 # ---- balances -----------------------------------------------------------------------------
 def _sums(db: Session, user_id: str) -> tuple[int, int]:
     """(balance, held) from one SELECT, so both come from the same snapshot."""
-    def total(types: tuple[str, ...]) -> Any:
-        return func.coalesce(
-            func.sum(LedgerEntry.amount).filter(col(LedgerEntry.entry_type).in_(types)), 0)
 
-    bal, hold = db.exec(select(total(EntryType.BALANCE), total(EntryType.HOLD))
-                        .where(LedgerEntry.user_id == user_id)).one()
+    def total(types: tuple[str, ...]) -> Any:
+        return func.coalesce(func.sum(LedgerEntry.amount).filter(col(LedgerEntry.entry_type).in_(types)), 0)
+
+    bal, hold = db.exec(
+        select(total(EntryType.BALANCE), total(EntryType.HOLD)).where(LedgerEntry.user_id == user_id)
+    ).one()
     return int(bal), int(hold)
 
 
@@ -194,9 +216,14 @@ class HistoryRow:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "id": self.id, "title": self.title,
-            "date": self.date.isoformat(), "amount": self.amount, "status": self.status,
-            "charged": self.charged, "reserved": self.reserved,
+            "kind": self.kind,
+            "id": self.id,
+            "title": self.title,
+            "date": self.date.isoformat(),
+            "amount": self.amount,
+            "status": self.status,
+            "charged": self.charged,
+            "reserved": self.reserved,
             "operation_kind": self.operation_kind,
         }
 
@@ -205,30 +232,42 @@ def history(db: Session, user: User | str, limit: int = 200) -> list[HistoryRow]
     """Newest first: one row per run (never its steps), plus grants and adjustments."""
     uid = _uid(user)
     ops = db.exec(
-        select(Operation).where(Operation.owner_id == uid)
-        .order_by(col(Operation.created_at).desc()).limit(limit)
+        select(Operation)
+        .where(Operation.owner_id == uid)
+        .order_by(col(Operation.created_at).desc())
+        .limit(limit)
         .execution_options(populate_existing=True)  # runs are settled by other sessions
     ).all()
     rows = [
         HistoryRow(
-            kind="run", id=op.id, title=op.title, date=op.created_at,
+            kind="run",
+            id=op.id,
+            title=op.title,
+            date=op.created_at,
             amount=-op.charged_credits if op.charged_credits is not None else None,
-            status=op.status, charged=op.charged_credits, reserved=op.reserved_credits,
+            status=op.status,
+            charged=op.charged_credits,
+            reserved=op.reserved_credits,
             operation_kind=op.kind,
         )
         for op in ops
     ]
     entries = db.exec(
-        select(LedgerEntry).where(
+        select(LedgerEntry)
+        .where(
             LedgerEntry.user_id == uid,
             col(LedgerEntry.entry_type).in_((EntryType.GRANT, EntryType.ADJUST)),
-        ).order_by(col(LedgerEntry.created_at).desc()).limit(limit)
+        )
+        .order_by(col(LedgerEntry.created_at).desc())
+        .limit(limit)
     ).all()
     rows += [
         HistoryRow(
-            kind=e.entry_type, id=e.id, amount=e.amount, date=e.created_at,
-            title=e.note or ("Credits granted" if e.entry_type == EntryType.GRANT
-                             else "Adjustment"),
+            kind=e.entry_type,
+            id=e.id,
+            amount=e.amount,
+            date=e.created_at,
+            title=e.note or ("Credits granted" if e.entry_type == EntryType.GRANT else "Adjustment"),
         )
         for e in entries
     ]

@@ -67,8 +67,12 @@ def list_prices(db: Session) -> list[ModelPrice]:
 
 
 def set_price(
-    db: Session, model: str, input_per_million: int, cached_per_million: int,
-    output_per_million: int, updated_by: str | None = None,
+    db: Session,
+    model: str,
+    input_per_million: int,
+    cached_per_million: int,
+    output_per_million: int,
+    updated_by: str | None = None,
 ) -> ModelPrice:
     """Create or update a model's price (micro-credits per million tokens). Caller commits.
 

@@ -44,7 +44,8 @@ class Reconciliation:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "ok": self.ok, "runs_checked": self.runs_checked,
+            "ok": self.ok,
+            "runs_checked": self.runs_checked,
             "spend_mismatches": [asdict(m) for m in self.spend_mismatches],
             "held_after_finalize": [asdict(h) for h in self.held_after_finalize],
             "stale_runs": self.stale_runs,
@@ -58,25 +59,34 @@ def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) ->
     """
     cutoff = (now or utcnow()) - timedelta(seconds=stale_after_s)
     usage = (
-        select(col(UsageEvent.operation_id).label("oid"),
-               func.sum(UsageEvent.cost_credits).label("cost"))
-        .group_by(UsageEvent.operation_id).subquery()
+        select(col(UsageEvent.operation_id).label("oid"), func.sum(UsageEvent.cost_credits).label("cost"))
+        .group_by(UsageEvent.operation_id)
+        .subquery()
     )
     is_spend = col(LedgerEntry.entry_type) == EntryType.SPEND
     money = (
-        select(col(LedgerEntry.operation_id).label("oid"),
-               func.sum(LedgerEntry.amount).filter(is_spend).label("spend"),
-               func.count().filter(is_spend).label("spend_rows"),
-               func.sum(LedgerEntry.amount).filter(
-                   col(LedgerEntry.entry_type).in_(EntryType.HOLD)).label("held"))
+        select(
+            col(LedgerEntry.operation_id).label("oid"),
+            func.sum(LedgerEntry.amount).filter(is_spend).label("spend"),
+            func.count().filter(is_spend).label("spend_rows"),
+            func.sum(LedgerEntry.amount).filter(col(LedgerEntry.entry_type).in_(EntryType.HOLD)).label("held"),
+        )
         .where(col(LedgerEntry.operation_id).is_not(None))
-        .group_by(LedgerEntry.operation_id).subquery()
+        .group_by(LedgerEntry.operation_id)
+        .subquery()
     )
     rows = db.exec(
-        select(Operation.id, Operation.status, Operation.finalized_at, Operation.charged_credits,
-               Operation.created_at, func.coalesce(usage.c.cost, 0),
-               func.coalesce(money.c.spend, 0), func.coalesce(money.c.spend_rows, 0),
-               func.coalesce(money.c.held, 0))
+        select(
+            Operation.id,
+            Operation.status,
+            Operation.finalized_at,
+            Operation.charged_credits,
+            Operation.created_at,
+            func.coalesce(usage.c.cost, 0),
+            func.coalesce(money.c.spend, 0),
+            func.coalesce(money.c.spend_rows, 0),
+            func.coalesce(money.c.held, 0),
+        )
         .outerjoin(usage, usage.c.oid == Operation.id)
         .outerjoin(money, money.c.oid == Operation.id)
     ).all()
@@ -94,6 +104,5 @@ def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) ->
             if status not in RunStatus.OUTCOMES and created_at < cutoff:
                 report.stale_runs.append(op_id)
         if bad:
-            report.spend_mismatches.append(
-                SpendMismatch(op_id, status, cost, spent, spend_rows, charged))
+            report.spend_mismatches.append(SpendMismatch(op_id, status, cost, spent, spend_rows, charged))
     return report

@@ -32,10 +32,28 @@ MAX_RUN_CHARS = 200
 _WORD = re.compile(r"\S+")
 _PIECE = re.compile(r"\w{1,16}|[^\w\s]")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
-_ABBREVIATIONS = frozenset({
-    "al.", "e.g.", "i.e.", "etc.", "fig.", "figs.", "eq.", "eqs.", "ref.", "refs.", "vs.", "cf.",
-    "no.", "vol.", "pp.", "sec.", "tab.", "approx.",
-})
+_ABBREVIATIONS = frozenset(
+    {
+        "al.",
+        "e.g.",
+        "i.e.",
+        "etc.",
+        "fig.",
+        "figs.",
+        "eq.",
+        "eqs.",
+        "ref.",
+        "refs.",
+        "vs.",
+        "cf.",
+        "no.",
+        "vol.",
+        "pp.",
+        "sec.",
+        "tab.",
+        "approx.",
+    }
+)
 _HYPHEN_MARKERS = str.maketrans("", "", "\u00ad\ufffe\u0002")
 
 
@@ -74,9 +92,7 @@ def _ends_sentence(word: str) -> bool:
     return bool(_SENTENCE_END.search(word)) and word.lower() not in _ABBREVIATIONS
 
 
-def _page_spans(
-    text: str, target_tokens: int, overlap_tokens: int, min_tail_tokens: int
-) -> Iterator[tuple[int, int]]:
+def _page_spans(text: str, target_tokens: int, overlap_tokens: int, min_tail_tokens: int) -> Iterator[tuple[int, int]]:
     """Yield ``(char_start, char_end)`` of the chunks of one page."""
     # A run without spaces longer than MAX_RUN_CHARS (a text bomb, a base64 blob) is cut into
     # pieces, so one "word" never becomes one giant chunk; offsets stay those of the page text.
@@ -158,16 +174,22 @@ def iter_structured_chunks(
     index = 0
     for page, spans in zip(pages, page_spans, strict=True):
         for seg in segments(spans):
-            piece = page.text[seg.start:seg.end]
+            piece = page.text[seg.start : seg.end]
             if seg.role == Role.HEADER_FOOTER and sum(c.isalpha() for c in piece) < 8:
                 continue  # a bare page number is no passage
             for start, end in _page_spans(piece, target_tokens, overlap_tokens, tail):
                 text = piece[start:end]
                 yield Chunk(
-                    index=index, page=page.number, page_end=page.number,
-                    char_start=seg.start + start, char_end=seg.start + end, text=text,
-                    content_hash=content_hash(text), token_count=estimate_tokens(text),
-                    role=seg.role, section=seg.section[:500],
+                    index=index,
+                    page=page.number,
+                    page_end=page.number,
+                    char_start=seg.start + start,
+                    char_end=seg.start + end,
+                    text=text,
+                    content_hash=content_hash(text),
+                    token_count=estimate_tokens(text),
+                    role=seg.role,
+                    section=seg.section[:500],
                 )
                 index += 1
 

@@ -60,21 +60,27 @@ def _paper(doc: Document) -> Paper:
 
 def library_index(db: Session, owner_id: str) -> PaperIndex:
     """Every document of the owner, indexed for matching."""
-    rows = db.exec(select(Document.id, Document.title, Document.year, Document.doi)
-                   .where(Document.owner_id == owner_id))
+    rows = db.exec(
+        select(Document.id, Document.title, Document.year, Document.doi).where(Document.owner_id == owner_id)
+    )
     return PaperIndex(Paper(id=i, title=t or "", year=y, doi=d) for i, t, y, d in rows)
 
 
 def _link(owner_id: str, ref: DocumentReference, m: Match) -> DocumentCitation:
-    return DocumentCitation(citing_id=ref.document_id, position=ref.position, cited_id=m.document_id,
-                            owner_id=owner_id, how=m.how, score=m.score)
+    return DocumentCitation(
+        citing_id=ref.document_id,
+        position=ref.position,
+        cited_id=m.document_id,
+        owner_id=owner_id,
+        how=m.how,
+        score=m.score,
+    )
 
 
 def _link_outgoing(db: Session, owner_id: str, document_id: str, index: PaperIndex) -> int:
     db.exec(delete(DocumentCitation).where(DocumentCitation.citing_id == document_id))
     refs = db.exec(select(DocumentReference).where(DocumentReference.document_id == document_id)).all()
-    links = [_link(owner_id, r, m) for r in refs
-             if (m := index.match(r.title, r.year, r.doi, exclude=document_id))]
+    links = [_link(owner_id, r, m) for r in refs if (m := index.match(r.title, r.year, r.doi, exclude=document_id))]
     db.add_all(links)
     return len(links)
 
@@ -86,17 +92,28 @@ def _link_incoming(db: Session, owner_id: str, doc: Document) -> int:
     if not (doc.title or doc.doi):
         return 0
     one = PaperIndex([_paper(doc)])
-    year_ok = (or_(col(DocumentReference.year).is_(None),
-                   col(DocumentReference.year).between(doc.year - 1, doc.year + 1))
-               if doc.year else True)
-    q = (select(DocumentReference, DocumentCitation)
-         .join(Document, col(Document.id) == DocumentReference.document_id)
-         .outerjoin(DocumentCitation, and_(col(DocumentCitation.citing_id) == DocumentReference.document_id,
-                                           col(DocumentCitation.position) == DocumentReference.position))
-         .where(Document.owner_id == owner_id, DocumentReference.document_id != doc.id,
-                or_(col(DocumentCitation.citing_id).is_(None), DocumentCitation.how == "fuzzy"),
-                or_(col(DocumentReference.doi).is_not(None),
-                    and_(year_ok, col(DocumentReference.title).is_not(None)))))
+    year_ok = (
+        or_(col(DocumentReference.year).is_(None), col(DocumentReference.year).between(doc.year - 1, doc.year + 1))
+        if doc.year
+        else True
+    )
+    q = (
+        select(DocumentReference, DocumentCitation)
+        .join(Document, col(Document.id) == DocumentReference.document_id)
+        .outerjoin(
+            DocumentCitation,
+            and_(
+                col(DocumentCitation.citing_id) == DocumentReference.document_id,
+                col(DocumentCitation.position) == DocumentReference.position,
+            ),
+        )
+        .where(
+            Document.owner_id == owner_id,
+            DocumentReference.document_id != doc.id,
+            or_(col(DocumentCitation.citing_id).is_(None), DocumentCitation.how == "fuzzy"),
+            or_(col(DocumentReference.doi).is_not(None), and_(year_ok, col(DocumentReference.title).is_not(None))),
+        )
+    )
     n = 0
     for ref, current in db.exec(q).all():
         m = one.match(ref.title, ref.year, ref.doi)
@@ -128,8 +145,11 @@ def update_document(db: Session, owner_id: str, document_id: str) -> tuple[int, 
 def relink_outdated(db: Session, limit: int = 200) -> int:
     """Link up to ``limit`` indexed documents linked by an older :data:`VERSION` (or never,
     e.g. indexed before the graph existed); returns how many were linked. The caller commits."""
-    rows = db.exec(select(Document.id, Document.owner_id).where(
-        Document.status == DocStatus.INDEXED, Document.citations_version < VERSION).limit(limit)).all()
+    rows = db.exec(
+        select(Document.id, Document.owner_id)
+        .where(Document.status == DocStatus.INDEXED, Document.citations_version < VERSION)
+        .limit(limit)
+    ).all()
     for doc_id, owner_id in rows:
         update_document(db, owner_id, doc_id)
     return len(rows)
@@ -137,23 +157,41 @@ def relink_outdated(db: Session, limit: int = 200) -> int:
 
 def forget_document(db: Session, document_id: str) -> None:
     """Drop a leaving document's links both ways (its citers' references become unmatched)."""
-    db.exec(delete(DocumentCitation).where(or_(DocumentCitation.citing_id == document_id,
-                                               DocumentCitation.cited_id == document_id)))
+    db.exec(
+        delete(DocumentCitation).where(
+            or_(DocumentCitation.citing_id == document_id, DocumentCitation.cited_id == document_id)
+        )
+    )
 
 
 def rebuild(db: Session, owner_id: str) -> int:
     """Rebuild the owner's whole graph from the reference lists; returns the link count."""
     db.exec(delete(DocumentCitation).where(DocumentCitation.owner_id == owner_id))
     index = library_index(db, owner_id)
-    q = (select(DocumentReference.document_id, DocumentReference.position, DocumentReference.title,
-                DocumentReference.year, DocumentReference.doi)
-         .join(Document, col(Document.id) == DocumentReference.document_id)
-         .where(Document.owner_id == owner_id))
+    q = (
+        select(
+            DocumentReference.document_id,
+            DocumentReference.position,
+            DocumentReference.title,
+            DocumentReference.year,
+            DocumentReference.doi,
+        )
+        .join(Document, col(Document.id) == DocumentReference.document_id)
+        .where(Document.owner_id == owner_id)
+    )
     rows = []
     for doc_id, pos, title, year, doi in db.exec(q):
         if m := index.match(title, year, doi, exclude=doc_id):
-            rows.append({"citing_id": doc_id, "position": pos, "cited_id": m.document_id,
-                         "owner_id": owner_id, "how": m.how, "score": m.score})
+            rows.append(
+                {
+                    "citing_id": doc_id,
+                    "position": pos,
+                    "cited_id": m.document_id,
+                    "owner_id": owner_id,
+                    "how": m.how,
+                    "score": m.score,
+                }
+            )
     if rows:
         db.bulk_insert_mappings(DocumentCitation, rows)  # type: ignore[attr-defined]
     db.flush()
@@ -168,21 +206,32 @@ def _linked(db: Session, links: Sequence[DocumentCitation], other: str) -> list[
     for link in links:
         by_doc[getattr(link, other)].append(link)
     docs = {d.id: d for d in db.exec(select(Document).where(col(Document.id).in_(list(by_doc))))}
-    out = [LinkedPaper(document_id=i, title=docs[i].title, authors=list(docs[i].authors or []),
-                       year=docs[i].year, positions=sorted(lk.position for lk in ls),
-                       how=min((lk.how for lk in ls), key=lambda h: _STRENGTH.get(h, 9)))
-           for i, ls in by_doc.items() if i in docs]
+    out = [
+        LinkedPaper(
+            document_id=i,
+            title=docs[i].title,
+            authors=list(docs[i].authors or []),
+            year=docs[i].year,
+            positions=sorted(lk.position for lk in ls),
+            how=min((lk.how for lk in ls), key=lambda h: _STRENGTH.get(h, 9)),
+        )
+        for i, ls in by_doc.items()
+        if i in docs
+    ]
     return sorted(out, key=lambda p: (-(p.year or 0), p.title.casefold()))
 
 
 def citations_of(db: Session, owner_id: str, document_id: str) -> DocumentCitations:
     """The library documents this one cites, and those that cite it (the owner's only)."""
-    cites = db.exec(select(DocumentCitation).where(DocumentCitation.citing_id == document_id,
-                                                   DocumentCitation.owner_id == owner_id)).all()
-    cited_by = db.exec(select(DocumentCitation).where(DocumentCitation.cited_id == document_id,
-                                                      DocumentCitation.owner_id == owner_id)).all()
-    return DocumentCitations(document_id=document_id, cites=_linked(db, cites, "cited_id"),
-                             cited_by=_linked(db, cited_by, "citing_id"))
+    cites = db.exec(
+        select(DocumentCitation).where(DocumentCitation.citing_id == document_id, DocumentCitation.owner_id == owner_id)
+    ).all()
+    cited_by = db.exec(
+        select(DocumentCitation).where(DocumentCitation.cited_id == document_id, DocumentCitation.owner_id == owner_id)
+    ).all()
+    return DocumentCitations(
+        document_id=document_id, cites=_linked(db, cites, "cited_id"), cited_by=_linked(db, cited_by, "citing_id")
+    )
 
 
 def cited_by_counts(db: Session, owner_id: str, document_ids: Iterable[str]) -> dict[str, int]:
@@ -190,28 +239,46 @@ def cited_by_counts(db: Session, owner_id: str, document_ids: Iterable[str]) -> 
     ids = list(set(document_ids))
     if not ids:
         return {}
-    q = (select(DocumentCitation.cited_id, func.count(func.distinct(DocumentCitation.citing_id)))
-         .where(DocumentCitation.owner_id == owner_id, col(DocumentCitation.cited_id).in_(ids))
-         .group_by(DocumentCitation.cited_id))
+    q = (
+        select(DocumentCitation.cited_id, func.count(func.distinct(DocumentCitation.citing_id)))
+        .where(DocumentCitation.owner_id == owner_id, col(DocumentCitation.cited_id).in_(ids))
+        .group_by(DocumentCitation.cited_id)
+    )
     return {i: int(n) for i, n in db.exec(q)}
 
 
 def collection_documents(db: Session, collection_id: str) -> list[str]:
-    return list(db.exec(select(DocumentCollection.document_id)
-                        .where(DocumentCollection.collection_id == collection_id)))
+    return list(
+        db.exec(select(DocumentCollection.document_id).where(DocumentCollection.collection_id == collection_id))
+    )
 
 
-def missing(db: Session, owner_id: str, document_ids: Sequence[str] | None = None, *,
-            min_citers: int = MISSING_MIN_CITERS, limit: int = MISSING_LIMIT) -> list[MissingPaper]:
+def missing(
+    db: Session,
+    owner_id: str,
+    document_ids: Sequence[str] | None = None,
+    *,
+    min_citers: int = MISSING_MIN_CITERS,
+    limit: int = MISSING_LIMIT,
+) -> list[MissingPaper]:
     """Papers cited by at least ``min_citers`` of the given documents (default: the whole
     library) that match no library document, most cited first."""
     linked = select(DocumentCitation.citing_id).where(
         DocumentCitation.citing_id == DocumentReference.document_id,
-        DocumentCitation.position == DocumentReference.position)
-    q = (select(DocumentReference.document_id, DocumentReference.title, DocumentReference.year,
-                DocumentReference.doi, DocumentReference.venue, DocumentReference.authors)
-         .join(Document, col(Document.id) == DocumentReference.document_id)
-         .where(Document.owner_id == owner_id, ~linked.exists()))
+        DocumentCitation.position == DocumentReference.position,
+    )
+    q = (
+        select(
+            DocumentReference.document_id,
+            DocumentReference.title,
+            DocumentReference.year,
+            DocumentReference.doi,
+            DocumentReference.venue,
+            DocumentReference.authors,
+        )
+        .join(Document, col(Document.id) == DocumentReference.document_id)
+        .where(Document.owner_id == owner_id, ~linked.exists())
+    )
     if document_ids is not None:
         if not document_ids:
             return []
@@ -272,9 +339,12 @@ def _most_common(values: Iterable[object]) -> object | None:
 def _describe(refs: list[_Ref], citers: list[str]) -> MissingPaper:
     authors = _most_common(r.authors for r in refs)
     title = _most_common((r.title or "").strip(" .,;:") for r in refs)
-    return MissingPaper(title=title,  # type: ignore[arg-type]
-                        authors=list(authors) if authors else [],  # type: ignore[call-overload]
-                        year=_most_common(r.year for r in refs),  # type: ignore[arg-type]
-                        doi=_most_common(r.doi for r in refs),  # type: ignore[arg-type]
-                        venue=_most_common(r.venue for r in refs),  # type: ignore[arg-type]
-                        cited_by_count=len(citers), cited_by=citers)
+    return MissingPaper(
+        title=title,  # type: ignore[arg-type]
+        authors=list(authors) if authors else [],  # type: ignore[call-overload]
+        year=_most_common(r.year for r in refs),  # type: ignore[arg-type]
+        doi=_most_common(r.doi for r in refs),  # type: ignore[arg-type]
+        venue=_most_common(r.venue for r in refs),  # type: ignore[arg-type]
+        cited_by_count=len(citers),
+        cited_by=citers,
+    )

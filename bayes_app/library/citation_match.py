@@ -99,8 +99,9 @@ class PaperIndex:
             for w in set(_words(norm)):
                 self._by_word[w].add(paper.id)
 
-    def match(self, title: str | None, year: int | None = None, doi: str | None = None,
-              *, exclude: str | None = None) -> Match | None:
+    def match(
+        self, title: str | None, year: int | None = None, doi: str | None = None, *, exclude: str | None = None
+    ) -> Match | None:
         """The library paper a reference names, or None. ``exclude`` is the citing paper (a
         paper never cites itself)."""
         if (d := normalize_doi(doi)) and (hit := self._by_doi.get(d)) and hit != exclude:
@@ -128,8 +129,12 @@ class PaperIndex:
         lo, hi = len(norm) * 0.8, len(norm) * 1.25  # a ratio ≥ 90 needs lengths this close
         for pid in candidates:
             ptitle, pyear, pnumbers = self._norm[pid]
-            if (pid == exclude or not lo <= len(ptitle) <= hi or pnumbers != numbers
-                    or (year is not None and pyear is not None and abs(year - pyear) > 1)):
+            if (
+                pid == exclude
+                or not lo <= len(ptitle) <= hi
+                or pnumbers != numbers
+                or (year is not None and pyear is not None and abs(year - pyear) > 1)
+            ):
                 continue  # numbers differ: "Part 1" vs "Part 2", "GPT-3" vs "GPT-4" are other papers
             pool.append(pid)
         if not pool:

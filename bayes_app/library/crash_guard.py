@@ -44,8 +44,9 @@ def process_alive(token: str, remote_alive: Callable[[str, int], bool] | None = 
         return False
 
 
-def begin(r: redis.Redis, document_id: str, generation: int,
-          remote_alive: Callable[[str, int], bool] | None = None) -> tuple[str, int]:
+def begin(
+    r: redis.Redis, document_id: str, generation: int, remote_alive: Callable[[str, int], bool] | None = None
+) -> tuple[str, int]:
     """Register this attempt; returns (its token, how many earlier attempts died with their
     process)."""
     key = KEY.format(document_id, generation)
@@ -68,9 +69,11 @@ def forget(r: redis.Redis, document_id: str, generation: int) -> None:
 
 
 def message(crashes: int) -> str:
-    return (f"Indexing this document stopped the worker process {crashes} times, most likely by "
-            "running out of memory (see BAYES_WORKER_MAX_RSS_MB and the machine's memory). It "
-            "is not retried automatically; re-index it to try again.")
+    return (
+        f"Indexing this document stopped the worker process {crashes} times, most likely by "
+        "running out of memory (see BAYES_WORKER_MAX_RSS_MB and the machine's memory). It "
+        "is not retried automatically; re-index it to try again."
+    )
 
 
 def _s(v: bytes | str) -> str:

@@ -16,10 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from bayes_app import errors
-from bayes_app.library import pdf
-from bayes_app.library import citation_graph
+from bayes_app.library import citation_graph, pdf
 from bayes_app.library.storage import StoredFile
-from bayes_app.search.crosslang import language_name
 from bayes_app.models import (
     Chunk,
     Collection,
@@ -30,6 +28,7 @@ from bayes_app.models import (
     PageText,
     utcnow,
 )
+from bayes_app.search.crosslang import language_name
 
 
 class NotFound(errors.NotFound):
@@ -94,17 +93,28 @@ class DocumentView:
     def to_json(self) -> dict:
         total = self.progress_total or 0
         return {
-            "id": self.id, "filename": self.filename, "title": self.title,
-            "authors": self.authors, "year": self.year, "doi": self.doi,
+            "id": self.id,
+            "filename": self.filename,
+            "title": self.title,
+            "authors": self.authors,
+            "year": self.year,
+            "doi": self.doi,
             "status": self.status,
-            "progress": {"done": self.progress_done, "total": total,
-                         "fraction": round(self.progress_done / total, 3) if total else None},
-            "page_count": self.page_count, "chunk_count": self.chunk_count,
-            "error": ({"code": self.error_code, "message": self.error_message}
-                      if self.status == DocStatus.FAILED else None),
-            "collection_ids": self.collection_ids, "file_size": self.file_size,
+            "progress": {
+                "done": self.progress_done,
+                "total": total,
+                "fraction": round(self.progress_done / total, 3) if total else None,
+            },
+            "page_count": self.page_count,
+            "chunk_count": self.chunk_count,
+            "error": (
+                {"code": self.error_code, "message": self.error_message} if self.status == DocStatus.FAILED else None
+            ),
+            "collection_ids": self.collection_ids,
+            "file_size": self.file_size,
             "reference_count": self.reference_count,
-            "language": self.language, "language_name": language_name(self.language),
+            "language": self.language,
+            "language_name": language_name(self.language),
             "ocr_pages": self.ocr_pages,
             "created_at": self.created_at.isoformat() if self.created_at else None,
         }
@@ -112,20 +122,32 @@ class DocumentView:
 
 def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
     return DocumentView(
-        id=doc.id, filename=doc.filename, title=doc.title or doc.filename, authors=list(doc.authors or []),
-        year=doc.year, doi=doc.doi, status=doc.status, progress_done=doc.progress_done,
-        progress_total=doc.progress_total, page_count=doc.page_count, chunk_count=doc.chunk_count,
-        error_code=doc.error_code, error_message=doc.error_message,
-        collection_ids=collection_ids, created_at=doc.created_at, file_size=doc.file_size,
-        reference_count=doc.reference_count, language=doc.language or "", ocr_pages=doc.ocr_pages,
+        id=doc.id,
+        filename=doc.filename,
+        title=doc.title or doc.filename,
+        authors=list(doc.authors or []),
+        year=doc.year,
+        doi=doc.doi,
+        status=doc.status,
+        progress_done=doc.progress_done,
+        progress_total=doc.progress_total,
+        page_count=doc.page_count,
+        chunk_count=doc.chunk_count,
+        error_code=doc.error_code,
+        error_message=doc.error_message,
+        collection_ids=collection_ids,
+        created_at=doc.created_at,
+        file_size=doc.file_size,
+        reference_count=doc.reference_count,
+        language=doc.language or "",
+        ocr_pages=doc.ocr_pages,
     )
 
 
 def _collections_of(db: Session, doc_ids: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {d: [] for d in doc_ids}
     if doc_ids:
-        for link in db.exec(select(DocumentCollection).where(
-                col(DocumentCollection.document_id).in_(doc_ids))):
+        for link in db.exec(select(DocumentCollection).where(col(DocumentCollection.document_id).in_(doc_ids))):
             out[link.document_id].append(link.collection_id)
     return out
 
@@ -147,68 +169,94 @@ def list_documents(db: Session, owner_id: str, collection_id: str | None = None)
     if collection_id:
         get_collection(db, owner_id, collection_id)
         q = q.join(DocumentCollection, DocumentCollection.document_id == Document.id).where(
-            DocumentCollection.collection_id == collection_id)
+            DocumentCollection.collection_id == collection_id
+        )
     docs = list(db.exec(q.order_by(col(Document.created_at).desc())))
     cols = _collections_of(db, [d.id for d in docs])
     return [_view(d, cols[d.id]) for d in docs]
 
 
 EMPTY_LIBRARY = "Your library is empty — add papers on the Library page first."
-NOTHING_RELEVANT = ("Nothing in your library addresses this question. Try other words, widen the scope, "
-                    "or add papers on the topic.")
+NOTHING_RELEVANT = (
+    "Nothing in your library addresses this question. Try other words, widen the scope, or add papers on the topic."
+)
 
 
 def indexed_count(db: Session, owner_id: str) -> int:
     """How many of the owner's documents are indexed (searchable)."""
-    return int(db.exec(select(func.count()).select_from(Document).where(
-        Document.owner_id == owner_id, Document.status == DocStatus.INDEXED)).one())
+    return int(
+        db.exec(
+            select(func.count())
+            .select_from(Document)
+            .where(Document.owner_id == owner_id, Document.status == DocStatus.INDEXED)
+        ).one()
+    )
 
 
 def stored_bytes(db: Session, owner_id: str) -> int:
     """How many bytes of files the owner's documents take (each document counted once)."""
-    return int(db.exec(select(func.coalesce(func.sum(Document.file_size), 0))
-                       .where(Document.owner_id == owner_id)).one())
+    return int(
+        db.exec(select(func.coalesce(func.sum(Document.file_size), 0)).where(Document.owner_id == owner_id)).one()
+    )
 
 
 def _quota_exceeded(filename: str, quota_bytes: int) -> LibraryError:
-    return LibraryError("quota_exceeded", f"{filename}: this would exceed your storage quota of "
-                        f"{quota_bytes / 2**20:,.0f} MB; delete documents you no longer need, or ask "
-                        "an administrator to raise BAYES_USER_QUOTA_MB.", 413)
+    return LibraryError(
+        "quota_exceeded",
+        f"{filename}: this would exceed your storage quota of "
+        f"{quota_bytes / 2**20:,.0f} MB; delete documents you no longer need, or ask "
+        "an administrator to raise BAYES_USER_QUOTA_MB.",
+        413,
+    )
 
 
-def add_upload(db: Session, owner_id: str, filename: str, stored: StoredFile,
-               collection_ids: list[str] | None = None, quota_bytes: int | None = None) -> tuple[Document, bool]:
+def add_upload(
+    db: Session,
+    owner_id: str,
+    filename: str,
+    stored: StoredFile,
+    collection_ids: list[str] | None = None,
+    quota_bytes: int | None = None,
+) -> tuple[Document, bool]:
     """A new queued document for this file, or the owner's existing one (same content).
 
     Returns (document, created). The caller enqueues ingestion after committing. Raises
     LibraryError 413 when the file would take the owner past `quota_bytes`.
     """
-    existing = db.exec(select(Document).where(
-        Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).first()
+    existing = db.exec(
+        select(Document).where(Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)
+    ).first()
     if existing is not None:
         return existing, False
     if quota_bytes is not None and stored_bytes(db, owner_id) + stored.size > quota_bytes:
         raise _quota_exceeded(filename, quota_bytes)
     for cid in collection_ids or []:
         get_collection(db, owner_id, cid)
-    doc = Document(owner_id=owner_id, filename=(filename or "upload.pdf")[:500],
-                   file_sha256=stored.sha256, file_size=stored.size,
-                   title="", ingest_generation=1)
+    doc = Document(
+        owner_id=owner_id,
+        filename=(filename or "upload.pdf")[:500],
+        file_sha256=stored.sha256,
+        file_size=stored.size,
+        title="",
+        ingest_generation=1,
+    )
     db.add(doc)
     try:
         db.flush()
     except IntegrityError:  # the same file raced in twice
         db.rollback()
-        again = db.exec(select(Document).where(
-            Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).one()
+        again = db.exec(
+            select(Document).where(Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)
+        ).one()
         return again, False
     for cid in collection_ids or []:
         db.add(DocumentCollection(document_id=doc.id, collection_id=cid))
     return doc, True
 
 
-def replace_file(db: Session, owner_id: str, document_id: str, stored: StoredFile,
-                 quota_bytes: int | None = None) -> tuple[Document, str | None]:
+def replace_file(
+    db: Session, owner_id: str, document_id: str, stored: StoredFile, quota_bytes: int | None = None
+) -> tuple[Document, str | None]:
     """Point a document at a new version of its file and queue re-ingestion.
 
     Returns (document, old_sha256 or None if unchanged). Raises LibraryError 413 when the new
@@ -216,8 +264,9 @@ def replace_file(db: Session, owner_id: str, document_id: str, stored: StoredFil
     doc = get_owned(db, owner_id, document_id)
     if doc.file_sha256 == stored.sha256:
         return doc, None
-    clash = db.exec(select(Document).where(
-        Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)).first()
+    clash = db.exec(
+        select(Document).where(Document.owner_id == owner_id, Document.file_sha256 == stored.sha256)
+    ).first()
     if clash is not None:
         raise LibraryError("duplicate", "This file is already in your library as another document.", 409)
     if quota_bytes is not None and stored_bytes(db, owner_id) - doc.file_size + stored.size > quota_bytes:
@@ -312,8 +361,7 @@ def on_document_removed(hook: RemovalHook) -> RemovalHook:
     return hook
 
 
-def delete_document(db: Session, owner_id: str, document_id: str,
-                    reason: str = "deleted") -> tuple[str, bool]:
+def delete_document(db: Session, owner_id: str, document_id: str, reason: str = "deleted") -> tuple[str, bool]:
     """Delete a document, its chunks, page texts and links.
 
     Returns (file_sha256, file_still_used) so the caller can remove the file and vectors."""
@@ -328,8 +376,7 @@ def delete_document(db: Session, owner_id: str, document_id: str,
     db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))
     db.delete(doc)
     db.flush()
-    still_used = db.exec(select(func.count()).select_from(Document).where(
-        Document.file_sha256 == sha)).one() > 0
+    still_used = db.exec(select(func.count()).select_from(Document).where(Document.file_sha256 == sha)).one() > 0
     return sha, still_used
 
 
@@ -345,10 +392,24 @@ def file_in_use(db: Session, sha256: str) -> bool:
 def list_references(db: Session, owner_id: str, document_id: str) -> list[dict]:
     """The parsed reference list of one of the owner's documents, in order."""
     get_owned(db, owner_id, document_id)
-    rows = db.exec(select(DocumentReference).where(DocumentReference.document_id == document_id)
-                   .order_by(col(DocumentReference.position)))
-    return [{"position": r.position, "page": r.page, "authors": list(r.authors or []), "year": r.year,
-             "title": r.title, "venue": r.venue, "doi": r.doi, "raw": r.raw} for r in rows]
+    rows = db.exec(
+        select(DocumentReference)
+        .where(DocumentReference.document_id == document_id)
+        .order_by(col(DocumentReference.position))
+    )
+    return [
+        {
+            "position": r.position,
+            "page": r.page,
+            "authors": list(r.authors or []),
+            "year": r.year,
+            "title": r.title,
+            "venue": r.venue,
+            "doi": r.doi,
+            "raw": r.raw,
+        }
+        for r in rows
+    ]
 
 
 # ---- collections ---------------------------------------------------------------------------
@@ -392,8 +453,7 @@ def rename_collection(db: Session, owner_id: str, collection_id: str, name: str)
 def delete_collection(db: Session, owner_id: str, collection_id: str) -> list[str]:
     """Delete a collection (its documents stay). Returns the ids of documents that were in it."""
     c = get_collection(db, owner_id, collection_id)
-    doc_ids = list(db.exec(select(DocumentCollection.document_id).where(
-        DocumentCollection.collection_id == c.id)))
+    doc_ids = list(db.exec(select(DocumentCollection.document_id).where(DocumentCollection.collection_id == c.id)))
     db.exec(delete(DocumentCollection).where(DocumentCollection.collection_id == c.id))
     db.delete(c)
     return doc_ids
@@ -407,10 +467,8 @@ def list_collections(db: Session, owner_id: str) -> list[dict]:
         .group_by(Collection.id)
         .order_by(Collection.name)
     )
-    return [{"id": c.id, "name": c.name, "document_count": n,
-             "created_at": c.created_at.isoformat()} for c, n in rows]
+    return [{"id": c.id, "name": c.name, "document_count": n, "created_at": c.created_at.isoformat()} for c, n in rows]
 
 
 def collection_ids_of(db: Session, document_id: str) -> list[str]:
-    return list(db.exec(select(DocumentCollection.collection_id).where(
-        DocumentCollection.document_id == document_id)))
+    return list(db.exec(select(DocumentCollection.collection_id).where(DocumentCollection.document_id == document_id)))

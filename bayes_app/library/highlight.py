@@ -33,7 +33,7 @@ def find_quote_spans(pages: dict[int, str], page: int, quote: str) -> list[Span]
         head = pages[number]
         tail_number = _PAGE_NUMBER_TAIL.search(head)
         if tail_number:
-            head = head[:tail_number.start()]
+            head = head[: tail_number.start()]
         joined = head + "\n" + pages[number + 1]
         found = locate_quote_loose(joined, quote)
         if found is None or not (found[0] < len(head) < found[1] - 1):
@@ -51,13 +51,20 @@ def _boxes(sha256: str, span: Span, ocr_words: list | None = None) -> list[dict[
                 boxes = pdf.text_rects(path, *span)
         except (OSError, pdf.PdfError, storage.StorageUnavailable):
             boxes = []
-    return [{"left": f"{x0 * 100:.3f}%", "top": f"{top * 100:.3f}%",
-             "width": f"{(x1 - x0) * 100:.3f}%", "height": f"{(bottom - top) * 100:.3f}%"}
-            for x0, top, x1, bottom in boxes]
+    return [
+        {
+            "left": f"{x0 * 100:.3f}%",
+            "top": f"{top * 100:.3f}%",
+            "width": f"{(x1 - x0) * 100:.3f}%",
+            "height": f"{(bottom - top) * 100:.3f}%",
+        }
+        for x0, top, x1, bottom in boxes
+    ]
 
 
-def locate_pages(document_id: str, sha256: str, page: int, quote: str
-                 ) -> tuple[int, dict[int, list[dict[str, str]]], str]:
+def locate_pages(
+    document_id: str, sha256: str, page: int, quote: str
+) -> tuple[int, dict[int, list[dict[str, str]]], str]:
     """(page to show, highlight boxes per page as CSS percentages of the page, note for the reader).
 
     The quote is looked up in the stored page text (the requested page first, then the others
@@ -65,14 +72,23 @@ def locate_pages(document_id: str, sha256: str, page: int, quote: str
     the matched characters, merged per printed line: the viewer draws them over the rendered
     page, so they never depend on how the browser's text layer orders or scrolls the text."""
     with session_scope() as db:
-        rows = db.exec(select(PageText.page, PageText.text, PageText.ocr_words).where(
-            PageText.document_id == document_id).order_by(col(PageText.page))).all()
+        rows = db.exec(
+            select(PageText.page, PageText.text, PageText.ocr_words)
+            .where(PageText.document_id == document_id)
+            .order_by(col(PageText.page))
+        ).all()
     pages = {number: text for number, text, _ in rows}
     words = {number: w for number, _, w in rows if w}
     spans = find_quote_spans(pages, page, quote)
     if not spans:
-        return page, {}, (f"The quoted passage could not be found in this document's text, so nothing "
-                          f"is highlighted; showing page {page}.")
+        return (
+            page,
+            {},
+            (
+                f"The quoted passage could not be found in this document's text, so nothing "
+                f"is highlighted; showing page {page}."
+            ),
+        )
     shown = spans[0][0]
     rects = {span[0]: _boxes(sha256, span, words.get(span[0])) for span in spans}
     if len(spans) > 1:

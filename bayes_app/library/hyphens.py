@@ -59,6 +59,7 @@ def keeps_hyphen(left: str, right: str, text: str = "") -> bool:
 def join_broken_words(raw: str) -> str:
     """`raw` with each hyphenation mark (and the line break after it) replaced by "-" when the
     hyphen belongs to the word, else removed."""
+
     def one(m: re.Match[str]) -> str:
         left, right = m.group(1), m.group(2)
         return f"{left}{'-' if keeps_hyphen(left, right, raw) else ''}{right}"

@@ -123,8 +123,21 @@ def ingest_document(
         owner_id, sha, edited = doc.owner_id, doc.file_sha256, doc.metadata_edited
     progress = _Progress(session_factory, document_id, generation)
     try:
-        return _run(session_factory, document_id, generation, owner_id, sha, edited,
-                    files_root, index, embedder, progress, max_pages, cross_embedder, ocr_options)
+        return _run(
+            session_factory,
+            document_id,
+            generation,
+            owner_id,
+            sha,
+            edited,
+            files_root,
+            index,
+            embedder,
+            progress,
+            max_pages,
+            cross_embedder,
+            ocr_options,
+        )
     except pdf.PdfError as err:
         progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
         raise IngestError(err.code, err.message) from None
@@ -140,8 +153,13 @@ class OcrOptions:
     dpi: int = ocr.DPI
 
 
-def _recognise(document, pages: list[pdf.PageLayout], words: dict[int, tuple[ocr.OcrWord, ...]],
-               options: OcrOptions, report: Callable[..., None]) -> None:
+def _recognise(
+    document,
+    pages: list[pdf.PageLayout],
+    words: dict[int, tuple[ocr.OcrWord, ...]],
+    options: OcrOptions,
+    report: Callable[..., None],
+) -> None:
     """OCR the pages that need it, in place; the language follows the text-layer pages' (or
     the first recognised page's) detected language. No text at all → PdfError("no_text")."""
     todo = [p for p in pages if ocr.needs_ocr(p.text)]
@@ -153,8 +171,11 @@ def _recognise(document, pages: list[pdf.PageLayout], words: dict[int, tuple[ocr
             try:
                 scanned = read_scanned(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
             except TimeoutError:
-                raise pdf.PdfError("no_text", f"Reading page {page.number} by text recognition took longer than "
-                                   f"{options.page_timeout_s:.0f} s; the page may be damaged.") from None
+                raise pdf.PdfError(
+                    "no_text",
+                    f"Reading page {page.number} by text recognition took longer than "
+                    f"{options.page_timeout_s:.0f} s; the page may be damaged.",
+                ) from None
             pages[page.number - 1] = scanned.layout
             if scanned.words:
                 words[page.number] = scanned.words
@@ -162,13 +183,28 @@ def _recognise(document, pages: list[pdf.PageLayout], words: dict[int, tuple[ocr
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
         report(DocStatus.RECOGNISING, len(todo), len(todo), force=True)
     if not any(pdf.page_has_text(p.text) for p in pages):
-        raise pdf.PdfError("no_text", "No text could be found in this PDF, not even by text recognition (OCR): "
-                           "its pages look like pictures without words.")
+        raise pdf.PdfError(
+            "no_text",
+            "No text could be found in this PDF, not even by text recognition (OCR): "
+            "its pages look like pictures without words.",
+        )
 
 
-def _run(session_factory, document_id, generation, owner_id, sha, edited, files_root, index,
-         embedder, progress: _Progress | None, max_pages: int | None = None,
-         cross_embedder: Embedder | None = None, ocr_options: OcrOptions | None = None) -> IngestResult:
+def _run(
+    session_factory,
+    document_id,
+    generation,
+    owner_id,
+    sha,
+    edited,
+    files_root,
+    index,
+    embedder,
+    progress: _Progress | None,
+    max_pages: int | None = None,
+    cross_embedder: Embedder | None = None,
+    ocr_options: OcrOptions | None = None,
+) -> IngestResult:
     """Parse, classify, chunk, embed what is new, swap the chunk rows. ``progress`` None is the
     background re-analysis of an indexed document: its status stays ``indexed`` throughout."""
     store = storage.as_store(files_root)
@@ -192,8 +228,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
             report(DocStatus.PARSING, len(pages), total_pages)
         if ocr_options is not None:
             _recognise(document, pages, ocr_words, ocr_options, report)
-        meta = None if edited or progress is None else pdf.extract_metadata(
-            document, pages[0].text if pages else "")
+        meta = None if edited or progress is None else pdf.extract_metadata(document, pages[0].text if pages else "")
 
     # 2. roles, reference list, chunks; ids are stable for unchanged text
     spans = structure.analyze(pages)
@@ -218,8 +253,11 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     to_embed = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
     lang_of = dict(zip(ids, chunk_langs))
     text_of = dict(zip(ids, embed_texts))
-    cross = [(cid, c) for cid, c in zip(ids, chunks)
-             if crosslang.needs_cross_vector(lang_of[cid]) and (cid not in existing or undetected)]
+    cross = [
+        (cid, c)
+        for cid, c in zip(ids, chunks)
+        if crosslang.needs_cross_vector(lang_of[cid]) and (cid not in existing or undetected)
+    ]
     if not index.cross_collection:
         cross = []
     if cross and cross_embedder is None:
@@ -236,7 +274,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     done = 0
     vectors: dict[str, object] = {}  # content hash → vector: repeated passages embed once
     for start in range(0, len(to_embed), EMBED_BATCH):
-        batch = to_embed[start:start + EMBED_BATCH]
+        batch = to_embed[start : start + EMBED_BATCH]
         texts = [chunking.embedding_text(c.text) for _, c in batch]
         fresh = {c.content_hash: t for (_, c), t in zip(batch, texts) if c.content_hash not in vectors}
         if fresh:
@@ -244,11 +282,17 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
                 dense = embedder.embed_passages(list(fresh.values()))
             vectors.update(zip(fresh.keys(), dense))
         points = [
-            IndexPoint(id=cid, dense=vectors[c.content_hash],
-                       sparse=tuple(sparse.document_vector(texts[i])),
-                       owner_id=owner_id, document_id=document_id,
-                       collection_ids=collection_ids, page=c.page, chunk_index=c.index,
-                       role=c.role)
+            IndexPoint(
+                id=cid,
+                dense=vectors[c.content_hash],
+                sparse=tuple(sparse.document_vector(texts[i])),
+                owner_id=owner_id,
+                document_id=document_id,
+                collection_ids=collection_ids,
+                page=c.page,
+                chunk_index=c.index,
+                role=c.role,
+            )
             for i, (cid, c) in enumerate(batch)
         ]
         index.upsert_chunks(points)
@@ -257,17 +301,28 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     # multilingual vectors of the passages not in English (the cross-language leg)
     cross_vectors: dict[str, object] = {}
     for start in range(0, len(cross), EMBED_BATCH):
-        batch = cross[start:start + EMBED_BATCH]
+        batch = cross[start : start + EMBED_BATCH]
         fresh = {c.content_hash: text_of[cid] for cid, c in batch if c.content_hash not in cross_vectors}
         if fresh:
             with _EMBED_LOCK:
                 dense = cross_embedder.embed_passages(list(fresh.values()))
             cross_vectors.update(zip(fresh.keys(), dense))
-        index.upsert_cross([
-            CrossPoint(id=cid, dense=cross_vectors[c.content_hash], lang=lang_of[cid], owner_id=owner_id,
-                       document_id=document_id, collection_ids=collection_ids, page=c.page,
-                       chunk_index=c.index, role=c.role)
-            for cid, c in batch])
+        index.upsert_cross(
+            [
+                CrossPoint(
+                    id=cid,
+                    dense=cross_vectors[c.content_hash],
+                    lang=lang_of[cid],
+                    owner_id=owner_id,
+                    document_id=document_id,
+                    collection_ids=collection_ids,
+                    page=c.page,
+                    chunk_index=c.index,
+                    role=c.role,
+                )
+                for cid, c in batch
+            ]
+        )
         report(DocStatus.EMBEDDING, done, len(to_embed))
     for role, cids in relabel.items():
         index.set_roles(cids, role)
@@ -275,8 +330,7 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
     # 4. commit chunks, page texts, references and the final status in one transaction
     with session_factory() as db:
         doc = db.get(Document, document_id)
-        if doc is None or doc.ingest_generation != generation or (
-                progress is None and doc.status != DocStatus.INDEXED):
+        if doc is None or doc.ingest_generation != generation or (progress is None and doc.status != DocStatus.INDEXED):
             # Vectors of passages that never got a row would linger in the index.
             committed = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
             stray = [cid for cid, _ in [*to_embed, *cross] if cid not in committed]
@@ -288,23 +342,53 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         db.exec(delete(Chunk).where(Chunk.document_id == document_id))
         db.exec(delete(PageText).where(PageText.document_id == document_id))
         db.exec(delete(DocumentReference).where(DocumentReference.document_id == document_id))
-        db.add_all([PageText(document_id=document_id, page=p.number, text=p.text,
-                             spans=[s.to_json() for s in page_spans],
-                             ocr_words=[w.to_json() for w in ocr_words.get(p.number, ())])
-                    for p, page_spans in zip(pages, spans)])
-        db.add_all([
-            Chunk(id=cid, document_id=document_id, owner_id=owner_id, chunk_index=c.index,
-                  page=c.page, char_start=c.char_start, char_end=c.char_end, text=c.text,
-                  content_hash=c.content_hash, token_count=c.token_count, role=c.role,
-                  section=c.section)
-            for cid, c in zip(ids, chunks)
-        ])
-        db.add_all([
-            DocumentReference(document_id=document_id, position=k, page=r.page, raw=r.raw[:5000],
-                              authors=r.authors, year=r.year, title=r.title, venue=r.venue,
-                              doi=(r.doi or "")[:300] or None)
-            for k, r in enumerate(refs)
-        ])
+        db.add_all(
+            [
+                PageText(
+                    document_id=document_id,
+                    page=p.number,
+                    text=p.text,
+                    spans=[s.to_json() for s in page_spans],
+                    ocr_words=[w.to_json() for w in ocr_words.get(p.number, ())],
+                )
+                for p, page_spans in zip(pages, spans)
+            ]
+        )
+        db.add_all(
+            [
+                Chunk(
+                    id=cid,
+                    document_id=document_id,
+                    owner_id=owner_id,
+                    chunk_index=c.index,
+                    page=c.page,
+                    char_start=c.char_start,
+                    char_end=c.char_end,
+                    text=c.text,
+                    content_hash=c.content_hash,
+                    token_count=c.token_count,
+                    role=c.role,
+                    section=c.section,
+                )
+                for cid, c in zip(ids, chunks)
+            ]
+        )
+        db.add_all(
+            [
+                DocumentReference(
+                    document_id=document_id,
+                    position=k,
+                    page=r.page,
+                    raw=r.raw[:5000],
+                    authors=r.authors,
+                    year=r.year,
+                    title=r.title,
+                    venue=r.venue,
+                    doi=(r.doi or "")[:300] or None,
+                )
+                for k, r in enumerate(refs)
+            ]
+        )
         if meta is not None:
             doc.title = meta.title or doc.title or Path(doc.filename).stem
             doc.authors = meta.authors or doc.authors
@@ -325,9 +409,16 @@ def _run(session_factory, document_id, generation, owner_id, sha, edited, files_
         doc.updated_at = utcnow()
         db.add(doc)
         db.commit()
-    log.info("indexed %s: %d pages, %d chunks (%d embedded, %d removed, %d relabelled), %d references",
-             document_id, len(pages), len(chunks), len(to_embed), len(removed),
-             sum(map(len, relabel.values())), len(refs))
+    log.info(
+        "indexed %s: %d pages, %d chunks (%d embedded, %d removed, %d relabelled), %d references",
+        document_id,
+        len(pages),
+        len(chunks),
+        len(to_embed),
+        len(removed),
+        sum(map(len, relabel.values())),
+        len(refs),
+    )
     return IngestResult(document_id, DocStatus.INDEXED, len(pages), len(chunks), len(to_embed), len(removed))
 
 
@@ -347,27 +438,49 @@ def restructure_document(
     in one transaction. A re-ingest requested meanwhile wins (this run then does nothing)."""
     with session_factory() as db:
         doc = db.get(Document, document_id)
-        if (doc is None or doc.ingest_generation != generation or doc.status != DocStatus.INDEXED
-                or doc.structure_version >= structure.VERSION):
+        if (
+            doc is None
+            or doc.ingest_generation != generation
+            or doc.status != DocStatus.INDEXED
+            or doc.structure_version >= structure.VERSION
+        ):
             return IngestResult(document_id, "skipped")
         owner_id, sha = doc.owner_id, doc.file_sha256
     try:
-        return _run(session_factory, document_id, generation, owner_id, sha, True, files_root,
-                    index, embedder, None, ocr_options=ocr_options)
+        return _run(
+            session_factory,
+            document_id,
+            generation,
+            owner_id,
+            sha,
+            True,
+            files_root,
+            index,
+            embedder,
+            None,
+            ocr_options=ocr_options,
+        )
     except (pdf.PdfError, Superseded):
         return IngestResult(document_id, "skipped")
 
 
 def outdated_structure(db: Session, limit: int = 20) -> list[tuple[str, int]]:
     """Indexed documents analysed by an older structure version (oldest first)."""
-    rows = db.exec(select(Document.id, Document.ingest_generation).where(
-        Document.status == DocStatus.INDEXED, Document.structure_version < structure.VERSION,
-    ).order_by(col(Document.updated_at)).limit(limit))
+    rows = db.exec(
+        select(Document.id, Document.ingest_generation)
+        .where(
+            Document.status == DocStatus.INDEXED,
+            Document.structure_version < structure.VERSION,
+        )
+        .order_by(col(Document.updated_at))
+        .limit(limit)
+    )
     return [(d, g) for d, g in rows]
 
 
-def mark_failed(session_factory: Callable[[], Session], document_id: str, generation: int,
-                code: str, message: str) -> None:
+def mark_failed(
+    session_factory: Callable[[], Session], document_id: str, generation: int, code: str, message: str
+) -> None:
     """Give up on a document after transient errors exhausted the retries."""
     with session_factory() as db:
         doc = db.get(Document, document_id)
@@ -382,8 +495,7 @@ def stale_documents(db: Session, older_than_s: float) -> list[tuple[str, int]]:
     """Documents being parsed/embedded with no progress for a while: their worker died.
     (Queued ones are still in the broker's queue and need nothing.)"""
     cutoff = utcnow().timestamp() - older_than_s
-    rows = db.exec(select(Document).where(
-        col(Document.status).in_((DocStatus.PARSING, DocStatus.EMBEDDING))))
+    rows = db.exec(select(Document).where(col(Document.status).in_((DocStatus.PARSING, DocStatus.EMBEDDING))))
     return [(d.id, d.ingest_generation) for d in rows if d.updated_at.timestamp() < cutoff]
 
 

@@ -45,9 +45,7 @@ FRONT_LINE = re.compile(
     r"copyright|©|licen[cs]e|keywords?\s*:|doi\s*:|orcid|affiliat|preprint|arxiv",
     re.I,
 )
-REF_ENTRY_START = re.compile(
-    r"^\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\d{1,4}\.\s+[A-Z]|\d{1,4}\s+[A-Z][a-z]+,)"
-)
+REF_ENTRY_START = re.compile(r"^\s*(?:\[\d{1,4}\]|\(\d{1,4}\)|\d{1,4}\.\s+[A-Z]|\d{1,4}\s+[A-Z][a-z]+,)")
 YEAR = re.compile(r"\b(?:19|20)\d{2}[a-z]?\b")
 FOOTNOTE_MARKS = re.compile(r"[\d∗*†‡§¶‖#⋆✉]+")
 _MATH_CHARS = set("=+−×÷∑∏∫√≤≥≈≠∈∉∀∃∂∇∞±∝⊂⊆∪∩→←↔⇒⇔^_|‖∥·⋅")
@@ -86,8 +84,12 @@ def doc_stats(pages: Sequence[PageLayout]) -> DocStats:
             if ln.size > 0:
                 sizes[round(ln.size * 2) / 2] += ln.end - ln.start
     body_size = sizes.most_common(1)[0][0] if sizes else 0.0
-    body = [(ln, p) for p in pages for ln in p.lines
-            if body_size and abs(ln.size - body_size) <= 0.6 and ln.end - ln.start > 30]
+    body = [
+        (ln, p)
+        for p in pages
+        for ln in p.lines
+        if body_size and abs(ln.size - body_size) <= 0.6 and ln.end - ln.start > 30
+    ]
     width = statistics.median(p.width for p in pages) if pages else 612.0
     lefts = [ln.x0 for ln, _ in body]
     text_left = min(lefts, default=0.0)
@@ -99,7 +101,8 @@ def doc_stats(pages: Sequence[PageLayout]) -> DocStats:
     gutter = (width / 2, width / 2)
     if two:
         left_col_right = statistics.median(
-            [ln.x1 for ln, p in body if ln.x0 < p.width * 0.4 and ln.x1 < p.width * 0.6] or [width / 2])
+            [ln.x1 for ln, p in body if ln.x0 < p.width * 0.4 and ln.x1 < p.width * 0.6] or [width / 2]
+        )
         right_col_left = statistics.median([ln.x0 for ln in right_starts])
         gutter = (min(left_col_right, right_col_left), max(left_col_right, right_col_left))
     # Running heads/feet: the same text (numbers folded) near the top or bottom of many pages.
@@ -108,7 +111,7 @@ def doc_stats(pages: Sequence[PageLayout]) -> DocStats:
         keys = set()
         for ln in p.lines:
             if ln.size and (ln.top < p.height * 0.09 or ln.bottom > p.height * 0.91):
-                keys.add(norm_repeat(p.text[ln.start:ln.end]))
+                keys.add(norm_repeat(p.text[ln.start : ln.end]))
         seen.update(keys)
     need = max(3, int(0.3 * len(pages)))
     repeated = frozenset(k for k, n in seen.items() if n >= need and k.strip("# "))
@@ -155,8 +158,9 @@ def _plausible_number(num: str, last: int) -> bool:
     return not top.isdigit() or last == 0 or last <= int(top) <= last + 1
 
 
-def heading_level(text: str, size: float, stats: DocStats, last_number: int = 0,
-                   appendix: bool = False) -> tuple[int, str] | None:
+def heading_level(
+    text: str, size: float, stats: DocStats, last_number: int = 0, appendix: bool = False
+) -> tuple[int, str] | None:
     """(level, heading text) if the line looks like a section heading."""
     t = clean_line(text)
     if not t or len(t) > 100 or len(t.split()) > 14 or t.endswith((",", ";")):
@@ -167,9 +171,15 @@ def heading_level(text: str, size: float, stats: DocStats, last_number: int = 0,
         return level, t
     m = NUMBERED_HEADING.match(t)
     big = stats.body_size > 0 and size >= stats.body_size * 1.12
-    if (m and not t.endswith(".") and size >= stats.body_size - 0.6 and not YEAR.search(m["title"])
-            and ". " not in m["title"] and _plausible_number(m["num"], last_number)
-            and (m["num"][0].isdigit() or appendix)):
+    if (
+        m
+        and not t.endswith(".")
+        and size >= stats.body_size - 0.6
+        and not YEAR.search(m["title"])
+        and ". " not in m["title"]
+        and _plausible_number(m["num"], last_number)
+        and (m["num"][0].isdigit() or appendix)
+    ):
         title = m["title"]
         words = title.split()
         # Headings are short and mostly capitalised; body lines that start with a number are not.
@@ -177,7 +187,12 @@ def heading_level(text: str, size: float, stats: DocStats, last_number: int = 0,
         if len(words) <= 10 and (big or caps >= max(1, len(words) // 2) or len(words) <= 3):
             if math_score(t) < 0.1 and not is_tabular(title):
                 return m["num"].rstrip(".").count(".") + 1, t
-    if (big and len(t.split()) <= 12 and sum(c.isalpha() for c in t) >= 3 and not t.endswith(".")
-            and math_score(t) < 0.05):
+    if (
+        big
+        and len(t.split()) <= 12
+        and sum(c.isalpha() for c in t) >= 3
+        and not t.endswith(".")
+        and math_score(t) < 0.05
+    ):
         return 1, t
     return None

@@ -24,8 +24,11 @@ MIN_PAGE_CONFIDENCE = 55.0  # mean over kept words; below it a page (a photo) yi
 MIN_VISIBLE_CHARS = 20  # a text layer with fewer visible characters is no text layer
 # ISO 639-1 (what language detection gives) → Tesseract's language data names
 TESSERACT_LANGS = {"en": "eng", "de": "deu", "fr": "fra"}
-_TESSDATA_DIRS = ("/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
-                  "/usr/share/tessdata")
+_TESSDATA_DIRS = (
+    "/usr/share/tesseract-ocr/5/tessdata",
+    "/usr/share/tesseract-ocr/4.00/tessdata",
+    "/usr/share/tessdata",
+)
 
 
 class OcrUnavailable(RuntimeError):

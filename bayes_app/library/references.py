@@ -27,7 +27,9 @@ _QUOTED = re.compile(r"[“\"]([^”\"]{8,400}?)[,.]?[”\"]")
 # "Surname, X. Y." / "Surname, X.-Y." / "Surname X" units of an author-first list
 _AUTHOR_UNIT = r"[A-Z][^\s,;.()]*(?:[ -](?:[a-z]{1,3} )?[A-Z][^\s,;.()]*)*,\s*(?:[A-Z][a-z]?\.[ -]?){1,4}"
 _AUTHOR_LIST = re.compile(rf"^(?:{_AUTHOR_UNIT}(?:\s*[;,]\s*|\s*,?\s*(?:and|&)\s+))*{_AUTHOR_UNIT}(?:,?\s*et al\.)?\s*")
-_SENTENCE_END = re.compile(r"(?<![A-Z])(?<!\bvs)(?<!\bet al)(?<!\bi\.e)(?<!\be\.g)[.?!](?=\s+(?:[A-Z(\[“\"0-9]|In\b|arXiv))")
+_SENTENCE_END = re.compile(
+    r"(?<![A-Z])(?<!\bvs)(?<!\bet al)(?<!\bi\.e)(?<!\be\.g)[.?!](?=\s+(?:[A-Z(\[“\"0-9]|In\b|arXiv))"
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,15 @@ class Reference:
     doi: str | None = None
 
     def to_json(self) -> dict:
-        return {"raw": self.raw, "page": self.page, "authors": self.authors, "year": self.year,
-                "title": self.title, "venue": self.venue, "doi": self.doi}
+        return {
+            "raw": self.raw,
+            "page": self.page,
+            "authors": self.authors,
+            "year": self.year,
+            "title": self.title,
+            "venue": self.venue,
+            "doi": self.doi,
+        }
 
 
 def _join(text: str) -> str:
@@ -64,7 +73,7 @@ def _reference_lines(pages: Sequence[PageLayout], spans: Sequence[Sequence[Span]
             continue
         for ln in page.lines:
             if any(s.start <= ln.start < s.end for s in ref):
-                out.append((page.number, ln, page.text[ln.start:ln.end]))
+                out.append((page.number, ln, page.text[ln.start : ln.end]))
     return out
 
 
@@ -121,8 +130,11 @@ def _split_authors(text: str) -> list[str]:
         # "Surname, X., Surname, Y." vs "First Last, First Last, and First Last"
         text = re.sub(r",?\s+(?:and|&)\s+", ", ", text)
         pieces = [p.strip() for p in text.split(",") if p.strip()]
-        if len(pieces) >= 2 and len(pieces) % 2 == 0 and all(
-                re.fullmatch(r"(?:[A-Z][a-z]?\.?[ -]?)+|[A-Z]{1,3}", p) for p in pieces[1::2]):
+        if (
+            len(pieces) >= 2
+            and len(pieces) % 2 == 0
+            and all(re.fullmatch(r"(?:[A-Z][a-z]?\.?[ -]?)+|[A-Z]{1,3}", p) for p in pieces[1::2])
+        ):
             parts = [f"{a}, {b}" for a, b in zip(pieces[::2], pieces[1::2])]
         else:
             parts = pieces
@@ -134,7 +146,7 @@ def _first_sentence(text: str) -> tuple[str, str]:
     if not m:
         return text.strip(), ""
     end = m.end() if text[m.start()] in "?!" else m.start()
-    return text[:end].strip(), text[m.end():].strip()
+    return text[:end].strip(), text[m.end() :].strip()
 
 
 def _venue(rest: str, year: str | None) -> str | None:
@@ -162,12 +174,14 @@ def parse_entry(text: str, page: int = 0) -> Reference:
     quoted = _QUOTED.search(body)
     m_ay = re.match(r"^(?P<authors>.{3,600}?)[.,]?\s*\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?[.,:]\s+(?P<rest>.+)$", body)
     m_list = _AUTHOR_LIST.match(body)
-    surname_first = bool(m_list) and bool(re.match(r"^[^,;]{2,40}, (?:[A-Z][a-z]?\.[ -]?)+(?:;|,? and |,? & |\s+[A-Z(])", body))
+    surname_first = bool(m_list) and bool(
+        re.match(r"^[^,;]{2,40}, (?:[A-Z][a-z]?\.[ -]?)+(?:;|,? and |,? & |\s+[A-Z(])", body)
+    )
     if quoted and quoted.start() < 400:
-        authors = _split_authors(body[:quoted.start()])
+        authors = _split_authors(body[: quoted.start()])
         title = quoted.group(1).strip(" ,.")
         year_s = years[-1].group(1) if years else None
-        venue = _venue(body[quoted.end():], year_s)
+        venue = _venue(body[quoted.end() :], year_s)
     elif m_ay and not surname_first and not _YEAR.search(m_ay["authors"]) and len(m_ay["authors"].split()) <= 80:
         authors = _split_authors(m_ay["authors"])
         year_s = m_ay["year"]
@@ -176,22 +190,32 @@ def parse_entry(text: str, page: int = 0) -> Reference:
     else:
         if m_list and m_list.end() > 3:
             authors = _split_authors(m_list.group(0))
-            rest = body[m_list.end():].strip()
+            rest = body[m_list.end() :].strip()
             if m_year := re.match(r"^\(?((?:19|20)\d{2})[a-z]?\)?[.,:]?\s*", rest):  # APA "(2020)."
-                rest = rest[m_year.end():]
+                rest = rest[m_year.end() :]
         else:
             head, rest = _first_sentence(body)
             authors = _split_authors(head) if len(head) < 300 else []
         title, rest = _first_sentence(rest)
-        year_s = years[0].group(1) if years and surname_first and years[0].start() < 3 + (
-            m_list.end() if m_list else 0) else (years[-1].group(1) if years else None)
+        year_s = (
+            years[0].group(1)
+            if years and surname_first and years[0].start() < 3 + (m_list.end() if m_list else 0)
+            else (years[-1].group(1) if years else None)
+        )
         venue = _venue(rest, year_s)
     if title:
         title = _URL.sub("", title).strip(" ,.;:")
         if len(title.split()) < 2 or _YEAR.fullmatch(title):
             title = None
-    return Reference(raw=raw, page=page, authors=authors, year=int(year_s) if year_s else None,
-                     title=title or None, venue=venue, doi=doi)
+    return Reference(
+        raw=raw,
+        page=page,
+        authors=authors,
+        year=int(year_s) if year_s else None,
+        title=title or None,
+        venue=venue,
+        doi=doi,
+    )
 
 
 def parse_references(pages: Sequence[PageLayout], spans: Sequence[Sequence[Span]]) -> list[Reference]:

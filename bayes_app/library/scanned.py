@@ -36,15 +36,24 @@ def _lines(text: str, words: tuple[ocr.OcrWord, ...], width: float, height: floa
         if not boxes:
             continue
         top, bottom = min(b.top for b in boxes) * height, max(b.bottom for b in boxes) * height
-        lines.append(TextLine(start, end, min(b.x0 for b in boxes) * width, top,
-                              max(b.x1 for b in boxes) * width, bottom,
-                              # printed size ≈ the line's height (cap + descender) in points
-                              round((bottom - top) * 0.85, 2)))
+        lines.append(
+            TextLine(
+                start,
+                end,
+                min(b.x0 for b in boxes) * width,
+                top,
+                max(b.x1 for b in boxes) * width,
+                bottom,
+                # printed size ≈ the line's height (cap + descender) in points
+                round((bottom - top) * 0.85, 2),
+            )
+        )
     return tuple(lines)
 
 
-def read_page(document: pdfium.PdfDocument, layout: PageLayout, lang: str, *, dpi: int = ocr.DPI,
-              timeout_s: float = 60.0) -> ScannedPage:
+def read_page(
+    document: pdfium.PdfDocument, layout: PageLayout, lang: str, *, dpi: int = ocr.DPI, timeout_s: float = 60.0
+) -> ScannedPage:
     """OCR one page of an open document (rendering holds the pdfium lock, recognition does not)
     and return its layout in place of ``layout`` (regions kept)."""
     with PDFIUM_LOCK, open_page(document, layout.number - 1) as (page, _textpage):
@@ -52,5 +61,6 @@ def read_page(document: pdfium.PdfDocument, layout: PageLayout, lang: str, *, dp
     result = ocr.recognise_image(image, lang, timeout_s)
     text = result.text
     lines = _lines(text, result.words, layout.width, layout.height)
-    return ScannedPage(PageLayout(layout.number, text, layout.width, layout.height, lines, layout.regions),
-                       result.words, result.lang)
+    return ScannedPage(
+        PageLayout(layout.number, text, layout.width, layout.height, lines, layout.regions), result.words, result.lang
+    )

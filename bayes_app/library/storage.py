@@ -170,8 +170,15 @@ class S3Store:
     the end; boto3 then sends large files in parts); an object that already exists is not sent
     again. Reads stream the response body (ranges supported)."""
 
-    def __init__(self, bucket: str, prefix: str = "", *, endpoint_url: str | None = None,
-                 client: Any = None, spool_dir: Path | None = None):
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        client: Any = None,
+        spool_dir: Path | None = None,
+    ):
         self.bucket, self.prefix = bucket, prefix.strip("/")
         self.endpoint_url = endpoint_url
         self.spool_dir = spool_dir
@@ -187,11 +194,16 @@ class S3Store:
             from botocore.config import Config
 
             self._client = boto3.session.Session().client(
-                "s3", endpoint_url=self.endpoint_url,
+                "s3",
+                endpoint_url=self.endpoint_url,
                 region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
-                config=Config(retries={"max_attempts": 5, "mode": "standard"},
-                              connect_timeout=10, read_timeout=60,
-                              s3={"addressing_style": "path"} if self.endpoint_url else None))
+                config=Config(
+                    retries={"max_attempts": 5, "mode": "standard"},
+                    connect_timeout=10,
+                    read_timeout=60,
+                    s3={"addressing_style": "path"} if self.endpoint_url else None,
+                ),
+            )
             self._pid = os.getpid()
         return self._client
 
@@ -202,10 +214,16 @@ class S3Store:
 
         if getattr(self, "_ping_client", None) is None or self._pid != os.getpid():
             self._ping_client = boto3.session.Session().client(
-                "s3", endpoint_url=self.endpoint_url,
+                "s3",
+                endpoint_url=self.endpoint_url,
                 region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
-                config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=2,
-                              s3={"addressing_style": "path"} if self.endpoint_url else None))
+                config=Config(
+                    retries={"max_attempts": 1},
+                    connect_timeout=2,
+                    read_timeout=2,
+                    s3={"addressing_style": "path"} if self.endpoint_url else None,
+                ),
+            )
         self._ping_client.head_bucket(Bucket=self.bucket)
 
     def key(self, sha256: str) -> str:
@@ -243,8 +261,13 @@ class S3Store:
                         tmp.seek(0)
                         self.client.upload_fileobj(tmp, self.bucket, self.key(sha), ExtraArgs=extra)
                     else:  # copied onto itself: a fresh LastModified keeps the sweep's grace period
-                        self.client.copy_object(Bucket=self.bucket, Key=self.key(sha), MetadataDirective="REPLACE",
-                                                CopySource={"Bucket": self.bucket, "Key": self.key(sha)}, **extra)
+                        self.client.copy_object(
+                            Bucket=self.bucket,
+                            Key=self.key(sha),
+                            MetadataDirective="REPLACE",
+                            CopySource={"Bucket": self.bucket, "Key": self.key(sha)},
+                            **extra,
+                        )
                 except self._errors() as err:
                     raise StorageUnavailable(f"The object store refused the file: {err}") from None
                 return StoredFile(sha, size)
@@ -301,7 +324,8 @@ class S3Store:
     def iter_objects(self) -> Iterator[tuple[str, float]]:
         """(sha256, LastModified) of every object under the prefix."""
         pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else "")
+            Bucket=self.bucket, Prefix=f"{self.prefix}/" if self.prefix else ""
+        )
         for page in pages:
             for obj in page.get("Contents", []):
                 name = obj["Key"].rsplit("/", 1)[-1]
@@ -314,7 +338,7 @@ def parse_s3_url(url: str) -> tuple[str, str]:
     """`s3://bucket/some/prefix` → ("bucket", "some/prefix"); ValueError when malformed."""
     if not url.startswith("s3://"):
         raise ValueError("must look like s3://bucket or s3://bucket/prefix")
-    bucket, _, prefix = url[len("s3://"):].partition("/")
+    bucket, _, prefix = url[len("s3://") :].partition("/")
     if not bucket or not all(c.isalnum() or c in "-." for c in bucket):
         raise ValueError("must look like s3://bucket or s3://bucket/prefix")
     return bucket, prefix.strip("/")

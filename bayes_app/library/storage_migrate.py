@@ -32,8 +32,9 @@ def _sha_of(chunks) -> str:
     return digest.hexdigest()
 
 
-def migrate(source: LocalStore, dest: FileStore,
-            progress: Callable[[str, str], None] = lambda sha, what: None) -> MigrationReport:
+def migrate(
+    source: LocalStore, dest: FileStore, progress: Callable[[str, str], None] = lambda sha, what: None
+) -> MigrationReport:
     """Idempotent: objects already in `dest` are verified, not sent again. A local file whose
     bytes do not hash to its name is reported and not copied; an object that fails
     verification is deleted from `dest` so that a rerun sends it again."""

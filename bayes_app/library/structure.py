@@ -30,9 +30,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bayes_app.library.line_features import (APPENDIX_HEADING, CAPTION, FOOTNOTE_MARKS, FRONT_LINE,
-    KNOWN_HEADINGS, NUMBERED_HEADING, PAGE_NUMBER, REF_ENTRY_START, REF_HEADING, YEAR, DocStats, clean_line,
-    doc_stats, heading_level, is_equation, is_tabular, math_score, norm_repeat)
+from bayes_app.library.line_features import (
+    APPENDIX_HEADING,
+    CAPTION,
+    FOOTNOTE_MARKS,
+    FRONT_LINE,
+    KNOWN_HEADINGS,
+    NUMBERED_HEADING,
+    PAGE_NUMBER,
+    REF_ENTRY_START,
+    REF_HEADING,
+    YEAR,
+    DocStats,
+    clean_line,
+    doc_stats,
+    heading_level,
+    is_equation,
+    is_tabular,
+    math_score,
+    norm_repeat,
+)
 from bayes_app.library.pdf import PageLayout, TextLine
 
 
@@ -57,9 +74,14 @@ SEARCH_EXCLUDED: frozenset[str] = frozenset({Role.REFERENCE, Role.HEADER_FOOTER,
 QUOTABLE: frozenset[str] = frozenset({Role.BODY, Role.CAPTION})
 # Shown as a label next to search hits.
 ROLE_LABELS: dict[str, str] = {
-    Role.FIGURE: "Figure text", Role.CAPTION: "Caption", Role.EQUATION: "Equation",
-    Role.FOOTNOTE: "Footnote", Role.REFERENCE: "Reference list", Role.HEADER_FOOTER: "Page header",
-    Role.FRONT_MATTER: "Title and authors", Role.HEADING: "Heading",
+    Role.FIGURE: "Figure text",
+    Role.CAPTION: "Caption",
+    Role.EQUATION: "Equation",
+    Role.FOOTNOTE: "Footnote",
+    Role.REFERENCE: "Reference list",
+    Role.HEADER_FOOTER: "Page header",
+    Role.FRONT_MATTER: "Title and authors",
+    Role.HEADING: "Heading",
 }
 # Bump when the rules change: documents analysed by an older version are re-analysed in
 # the background (unchanged passages keep their ids and vectors).
@@ -122,9 +144,14 @@ def _continues(lines: list[_Line], i: int) -> bool:
         return False
     prev, cur = lines[i - 1], lines[i].ln
     gap = cur.top - prev.ln.bottom
-    return (prev.role == Role.BODY and abs(prev.ln.size - cur.size) <= 0.3
-            and prev.ln.x0 < cur.x1 and cur.x0 < prev.ln.x1 and -2 <= gap < 0.8 * max(cur.size, 1)
-            and not prev.text.rstrip().endswith((".", ":", "!", "?")))
+    return (
+        prev.role == Role.BODY
+        and abs(prev.ln.size - cur.size) <= 0.3
+        and prev.ln.x0 < cur.x1
+        and cur.x0 < prev.ln.x1
+        and -2 <= gap < 0.8 * max(cur.size, 1)
+        and not prev.text.rstrip().endswith((".", ":", "!", "?"))
+    )
 
 
 def _caption_runs(page: PageLayout, lines: list[_Line], stats: DocStats) -> None:
@@ -145,8 +172,14 @@ def _caption_runs(page: PageLayout, lines: list[_Line], stats: DocStats) -> None
             spacing = max(prev.size, 1.0)
             same_size = abs(ln.size - cur.ln.size) <= 0.45
             same_column = ln.x0 >= cur.ln.x0 - 6 and ln.x0 <= cur.ln.x1
-            if (not same_size or not same_column or gap > 1.2 * spacing or gap < -2
-                    or CAPTION.match(nxt.text) or nxt.role == Role.HEADER_FOOTER):
+            if (
+                not same_size
+                or not same_column
+                or gap > 1.2 * spacing
+                or gap < -2
+                or CAPTION.match(nxt.text)
+                or nxt.role == Role.HEADER_FOOTER
+            ):
                 break
             # Same-size body text right under a body-size caption: stop at a paragraph break.
             if stats.body_size and abs(ln.size - stats.body_size) <= 0.3 and gap > 0.8 * spacing:
@@ -158,7 +191,7 @@ def _caption_runs(page: PageLayout, lines: list[_Line], stats: DocStats) -> None
 
 
 def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line]:
-    lines = [_Line(ln, page.text[ln.start:ln.end]) for ln in page.lines]
+    lines = [_Line(ln, page.text[ln.start : ln.end]) for ln in page.lines]
     has_geometry = any(ln.size for ln in page.lines)
     body = stats.body_size
     # 1. margins, running heads/feet, page numbers
@@ -170,11 +203,15 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
         t = clean_line(x.text)
         if ln.x1 < stats.text_left - 4 or ln.x0 > stats.text_right + 4:
             x.role = Role.HEADER_FOOTER
-        elif band and (norm_repeat(t) in stats.repeated
-                       or (PAGE_NUMBER.match(t) and ln.size >= 0.75 * stats.body_size)):
+        elif band and (
+            norm_repeat(t) in stats.repeated or (PAGE_NUMBER.match(t) and ln.size >= 0.75 * stats.body_size)
+        ):
             x.role = Role.HEADER_FOOTER
-        elif (ln.top < page.height * 0.06 or ln.bottom > page.height * 0.94) and len(t) < 80 \
-                and (re.search(r"arxiv|preprint|doi|www\.|https?://|©|journal|vol\.", t, re.I)):
+        elif (
+            (ln.top < page.height * 0.06 or ln.bottom > page.height * 0.94)
+            and len(t) < 80
+            and (re.search(r"arxiv|preprint|doi|www\.|https?://|©|journal|vol\.", t, re.I))
+        ):
             x.role = Role.HEADER_FOOTER
     # 2. captions
     _caption_runs(page, lines, stats)
@@ -190,8 +227,11 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
             if x.role != Role.HEADER_FOOTER:
                 x.section = SECTION_SEP.join(h for _, h in state.get("path", []))
             continue
-        level = (heading_level(x.text, x.ln.size, stats, state.get("number", 0), state.get("refs_seen", False))
-                 if has_geometry else None)
+        level = (
+            heading_level(x.text, x.ln.size, stats, state.get("number", 0), state.get("refs_seen", False))
+            if has_geometry
+            else None
+        )
         t = clean_line(x.text)
         if level is not None and in_front and not (KNOWN_HEADINGS.match(t) or re.match(r"\s*\d", t)):
             level = None  # the title and other large lines of the title block
@@ -202,8 +242,11 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
                 state["number"] = int(num["num"].split(".")[0])
             if REF_HEADING.match(t):
                 state["refs"] = state["refs_seen"] = True
-            elif state.get("refs") and (APPENDIX_HEADING.match(t) or not KNOWN_HEADINGS.match(t)
-                                         or re.match(r"^\s*(appendix|supplementary)", t, re.I)):
+            elif state.get("refs") and (
+                APPENDIX_HEADING.match(t)
+                or not KNOWN_HEADINGS.match(t)
+                or re.match(r"^\s*(appendix|supplementary)", t, re.I)
+            ):
                 state["refs"] = False
             path: list[tuple[int, str]] = state.setdefault("path", [])
             while path and path[-1][0] >= lvl:
@@ -239,8 +282,12 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
         small = body and ln.size < body - 0.6
         if x.role != Role.BODY:
             continue
-        if (stats.two_columns and ln.x0 < stats.gutter[0] - 8 and ln.x1 > stats.gutter[1] + 8
-                and ln.bottom - ln.top < 2.5 * max(ln.size, 1)):
+        if (
+            stats.two_columns
+            and ln.x0 < stats.gutter[0] - 8
+            and ln.x1 > stats.gutter[1] + 8
+            and ln.bottom - ln.top < 2.5 * max(ln.size, 1)
+        ):
             x.role = Role.FIGURE  # a full-width float in a two-column paper
         elif small and len(t.split()) <= 10 and ln.size < body * 0.85:
             x.role, x.small_label = Role.FIGURE, True
@@ -259,16 +306,32 @@ def _footnotes(page: PageLayout, lines: list[_Line], body: float) -> None:
     for k in order:
         x = lines[k]
         ln = x.ln
-        if (x.role not in (Role.BODY, Role.REFERENCE) or not body or ln.size >= body - 0.6
-                or ln.top < page.height * 0.55 or math_score(x.text) > 0.04):
+        if (
+            x.role not in (Role.BODY, Role.REFERENCE)
+            or not body
+            or ln.size >= body - 0.6
+            or ln.top < page.height * 0.55
+            or math_score(x.text) > 0.04
+        ):
             continue
-        above = [y for y in lines if y is not x and y.role != Role.HEADER_FOOTER
-                 and y.ln.x0 < ln.x1 and ln.x0 < y.ln.x1 and y.ln.bottom <= ln.top + 2]
+        above = [
+            y
+            for y in lines
+            if y is not x
+            and y.role != Role.HEADER_FOOTER
+            and y.ln.x0 < ln.x1
+            and ln.x0 < y.ln.x1
+            and y.ln.bottom <= ln.top + 2
+        ]
         if not above:
             continue
         near = max(above, key=lambda y: y.ln.bottom)
-        if near.role in (Role.FOOTNOTE, Role.FRONT_MATTER) and near.ln.top > page.height * 0.55 \
-                or near.ln.size > ln.size + 0.6 and near.role in (Role.BODY, Role.REFERENCE, Role.EQUATION):
+        if (
+            near.role in (Role.FOOTNOTE, Role.FRONT_MATTER)
+            and near.ln.top > page.height * 0.55
+            or near.ln.size > ln.size + 0.6
+            and near.role in (Role.BODY, Role.REFERENCE, Role.EQUATION)
+        ):
             if page.number == 1 and (FRONT_LINE.search(x.text) or near.role == Role.FRONT_MATTER):
                 x.role = Role.FRONT_MATTER
             else:
@@ -282,9 +345,8 @@ def _inline_fragments(lines: list[_Line], body: float) -> None:
         if len(x.text.strip()) > 40 or x.role in (Role.CAPTION, Role.HEADER_FOOTER, Role.HEADING):
             continue
         mid = (x.ln.top + x.ln.bottom) / 2
-        for y in lines[max(0, k - 1):k + 2]:
-            if (y is x or y.small_label or y.role in (Role.HEADER_FOOTER, Role.CAPTION)
-                    or y.ln.size <= x.ln.size + 0.5):
+        for y in lines[max(0, k - 1) : k + 2]:
+            if y is x or y.small_label or y.role in (Role.HEADER_FOOTER, Role.CAPTION) or y.ln.size <= x.ln.size + 0.5:
                 continue
             if y.ln.top - 3 <= mid <= y.ln.bottom + 3:
                 x.role, x.small_label = y.role, False
@@ -293,8 +355,9 @@ def _inline_fragments(lines: list[_Line], body: float) -> None:
     while changed:
         changed = False
         for k, x in enumerate(lines):
-            if not ((x.small_label and x.role == Role.FIGURE)
-                    or (x.role == Role.FOOTNOTE and len(x.text.strip()) <= 40)):
+            if not (
+                (x.small_label and x.role == Role.FIGURE) or (x.role == Role.FOOTNOTE and len(x.text.strip()) <= 40)
+            ):
                 continue
             near = {lines[j].role for j in (k - 1, k + 1) if 0 <= j < len(lines)}
             if Role.EQUATION in near:
@@ -307,8 +370,7 @@ def _trim_front_matter(lines: list[_Line], body: float) -> None:
     for k, x in enumerate(lines):
         if x.role != Role.FRONT_MATTER:
             continue
-        if body and abs(x.ln.size - body) <= 0.6 and not FRONT_LINE.search(x.text) \
-                and not _looks_like_names(x.text):
+        if body and abs(x.ln.size - body) <= 0.6 and not FRONT_LINE.search(x.text) and not _looks_like_names(x.text):
             for y in lines[k:]:
                 if y.role == Role.FRONT_MATTER:
                     y.role = Role.BODY
@@ -317,8 +379,7 @@ def _trim_front_matter(lines: list[_Line], body: float) -> None:
 
 def _looks_like_names(text: str) -> bool:
     parts = [p.strip() for p in re.split(r",|\band\b|;", FOOTNOTE_MARKS.sub(" ", clean_line(text))) if p.strip()]
-    return len(parts) >= 2 and all(
-        1 <= len(p.split()) <= 4 and all(w[:1].isupper() for w in p.split()) for p in parts)
+    return len(parts) >= 2 and all(1 <= len(p.split()) <= 4 and all(w[:1].isupper() for w in p.split()) for p in parts)
 
 
 def _table_runs(lines: list[_Line]) -> None:
@@ -354,7 +415,7 @@ def _unheaded_references(lines: list[_Line], state: dict) -> None:
         with_year += bool(YEAR.search(entry))
     if with_year < 0.7 * len(starts):
         return
-    for x in lines[starts[0]:]:
+    for x in lines[starts[0] :]:
         if x.role == Role.BODY:
             x.role = Role.REFERENCE
 
@@ -400,8 +461,13 @@ def segments(spans: Sequence[Span]) -> list[Span]:
             else:
                 pending_heading = Span(pending_heading.start, s.end, Role.HEADING, s.section)
             continue
-        if role == Role.EQUATION and s.end - s.start <= _SHORT_EQUATION_CHARS and out \
-                and out[-1].role == Role.BODY and out[-1].section == s.section:
+        if (
+            role == Role.EQUATION
+            and s.end - s.start <= _SHORT_EQUATION_CHARS
+            and out
+            and out[-1].role == Role.BODY
+            and out[-1].section == s.section
+        ):
             out[-1] = Span(out[-1].start, s.end, Role.BODY, s.section)
             continue
         start = s.start
@@ -409,8 +475,7 @@ def segments(spans: Sequence[Span]) -> list[Span]:
             if role != Role.HEADER_FOOTER:
                 start = pending_heading.start  # "References" opens the reference run, etc.
             else:
-                out.append(Span(pending_heading.start, pending_heading.end, Role.BODY,
-                                pending_heading.section))
+                out.append(Span(pending_heading.start, pending_heading.end, Role.BODY, pending_heading.section))
             pending_heading = None
         if out and out[-1].role == role and out[-1].section == s.section:
             out[-1] = Span(out[-1].start, s.end, role, s.section)

@@ -44,13 +44,19 @@ def store_checked(fileobj: BinaryIO, filename: str) -> storage.StoredFile:
     except lib.LibraryError as err:
         raise UploadRejected(err.code, err.message, err.status) from None
     except storage.UploadTooLarge:
-        raise UploadRejected("too_large", f"{filename}: larger than the {settings.max_upload_mb} MB "
-                             "upload limit (BAYES_MAX_UPLOAD_MB).", 413) from None
+        raise UploadRejected(
+            "too_large",
+            f"{filename}: larger than the {settings.max_upload_mb} MB upload limit (BAYES_MAX_UPLOAD_MB).",
+            413,
+        ) from None
     except storage.StorageFull as err:
         raise UploadRejected("storage_full", f"{filename}: {err}", 507) from None
     except storage.StorageUnavailable:
-        raise UploadRejected("storage_unavailable", f"{filename}: the file store is unavailable; "
-                             "nothing was stored. Try again in a moment.", 503) from None
+        raise UploadRejected(
+            "storage_unavailable",
+            f"{filename}: the file store is unavailable; nothing was stored. Try again in a moment.",
+            503,
+        ) from None
 
 
 def _quota_bytes() -> int | None:
@@ -58,15 +64,13 @@ def _quota_bytes() -> int | None:
     return quota_mb << 20 if quota_mb else None
 
 
-def accept(owner_id: str, fileobj: BinaryIO, filename: str,
-           collection_ids: list[str] | None = None) -> Accepted:
+def accept(owner_id: str, fileobj: BinaryIO, filename: str, collection_ids: list[str] | None = None) -> Accepted:
     """Store the file and create (or find) the owner's document. The caller enqueues
     ingestion when `created` is True."""
     stored = store_checked(fileobj, filename)
     try:
         with session_scope() as db:
-            doc, created = lib.add_upload(db, owner_id, filename, stored, collection_ids,
-                                          quota_bytes=_quota_bytes())
+            doc, created = lib.add_upload(db, owner_id, filename, stored, collection_ids, quota_bytes=_quota_bytes())
             db.flush()
             return Accepted(doc.id, doc.ingest_generation, created)
     except lib.NotFound as err:

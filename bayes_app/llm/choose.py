@@ -43,7 +43,9 @@ _DEPENDENT = re.compile(
     r"|(?:The\s+)?(?:latter|former|above|aforementioned)\b"
     r"|(?:Both|Neither|Either)\s+(?:of\s+)?(?:these|those|them|approaches|methods|models)\b"
     r"|(?:In\s+(?:turn|addition|contrast)|On the other hand|As a result|To this end|For this reason|"
-    r"In doing so|By doing so|In this way|Additionally|Furthermore|Moreover)\b)", re.I)
+    r"In doing so|By doing so|In this way|Additionally|Furthermore|Moreover)\b)",
+    re.I,
+)
 # "2) long trajectories: …", "(b) The …", "iii. …": a list prefix, not part of the wording
 _LIST_PREFIX = re.compile(r"^\s*(?:\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})\)|(?:\d{1,2}|[ivx]{1,4})\.(?=\s+[A-Za-z]))\s+")
 # "ChatGPT9 ," / "models17 ." — digits glued to a word and cut off from the punctuation that
@@ -76,8 +78,9 @@ def term_coverage(question: str, sentences: Sequence[str]) -> np.ndarray:
     return np.array([len(q & set(tokens(s))) / len(q) for s in sentences], dtype=np.float32)
 
 
-def relevance(question: str, sentences: Sequence[str], embed: Embed | None = None
-              ) -> tuple[np.ndarray, np.ndarray | None]:
+def relevance(
+    question: str, sentences: Sequence[str], embed: Embed | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(score per sentence, unit sentence vectors or None): dense similarity to the question
     blended with term coverage (terms alone without a model)."""
     terms = term_coverage(question, sentences)
@@ -90,8 +93,14 @@ def relevance(question: str, sentences: Sequence[str], embed: Embed | None = Non
     return DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * terms, vecs[1:]
 
 
-def mmr(scores: np.ndarray, vecs: np.ndarray | None, limit: int, lam: float = MMR_LAMBDA,
-        same: float = SAME_FACT_COSINE, eligible: Sequence[bool] | None = None) -> list[int]:
+def mmr(
+    scores: np.ndarray,
+    vecs: np.ndarray | None,
+    limit: int,
+    lam: float = MMR_LAMBDA,
+    same: float = SAME_FACT_COSINE,
+    eligible: Sequence[bool] | None = None,
+) -> list[int]:
     """Indices of up to `limit` items by maximal marginal relevance; an item closer than `same`
     to one already chosen (the same fact said again) is never chosen."""
     order = [int(i) for i in np.argsort(-scores, kind="stable") if eligible is None or eligible[int(i)]]
@@ -113,8 +122,7 @@ def mmr(scores: np.ndarray, vecs: np.ndarray | None, limit: int, lam: float = MM
     return chosen
 
 
-def with_neighbours(scores: np.ndarray, places: Sequence[tuple[int, int]],
-                    weight: float | None = None) -> np.ndarray:
+def with_neighbours(scores: np.ndarray, places: Sequence[tuple[int, int]], weight: float | None = None) -> np.ndarray:
     """Scores raised by a share of the better neighbour's score (the sentence just before or after
     it in the same passage; `places` = (position, passage) of each): answers run over a few
     adjacent sentences."""

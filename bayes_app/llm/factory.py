@@ -33,8 +33,7 @@ def is_offline(base_url: Any = None, api_key: Any = None, *, settings: Any = Non
     return url is None and key is None
 
 
-def get_provider(base_url: Any = None, api_key: Any = None, *, settings: Any = None,
-                 **options: Any) -> ChatProvider:
+def get_provider(base_url: Any = None, api_key: Any = None, *, settings: Any = None, **options: Any) -> ChatProvider:
     """`OpenAIProvider` when a base URL or an API key is configured, else `OfflineProvider`.
     `options` go to `OpenAIProvider` (retry policy, timeouts, ...)."""
     url, key = _endpoint(base_url, api_key, settings)

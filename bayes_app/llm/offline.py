@@ -30,22 +30,35 @@ import numpy as np
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm import choose
 from bayes_app.llm.markup import literal
-from bayes_app.llm.sentences import Sentence, parse_numbered, split_sentences, strip_numbered
+from bayes_app.llm.sentences import Sentence, parse_numbered, strip_numbered
+from bayes_app.llm.sentences import split_sentences as split_sentences  # re-exported for callers
 from bayes_app.llm.stream import ModelStream, collect
 from bayes_app.llm.tokens import count_request_tokens, count_tokens, message_text
-from bayes_app.llm.types import (ChatRequest, Completion, Done, Message, StreamEvent, TextDelta, ToolCall,
-                                 ToolCallDelta, Usage)
+from bayes_app.llm.types import (
+    ChatRequest,
+    Completion,
+    Done,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 from bayes_app.search.crosslang import language_name
 from bayes_app.search.sparse import tokens
 
 OFFLINE_MODEL = "offline"
 SEARCH_TOOL = "search_knowledge_base"
-NO_PASSAGES = ("Nothing in your library addresses this question. Try other words, widen the scope, "
-               "or add papers on the topic.")
+NO_PASSAGES = (
+    "Nothing in your library addresses this question. Try other words, widen the scope, or add papers on the topic."
+)
 
 _PASSAGE = re.compile(
     r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?"
-    r"(?:; (you highlighted this))?\) (.+)$", re.M)
+    r"(?:; (you highlighted this))?\) (.+)$",
+    re.M,
+)
 _BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
@@ -78,9 +91,14 @@ def _as_passage(p: Passage | Mapping[str, Any], n: int) -> Passage:
         return p
     lang = str(p.get("language") or "")
     name = language_name(lang) if len(lang) <= 3 else lang
-    return Passage(n=int(p.get("n") or n), text=str(p.get("text", "")), title=str(p.get("title") or ""),
-                   page=p.get("page"), language="" if name in ("", "English") or not name.isalpha() else name,
-                   highlighted=bool(p.get("highlighted")))
+    return Passage(
+        n=int(p.get("n") or n),
+        text=str(p.get("text", "")),
+        title=str(p.get("title") or ""),
+        page=p.get("page"),
+        language="" if name in ("", "English") or not name.isalpha() else name,
+        highlighted=bool(p.get("highlighted")),
+    )
 
 
 def format_passages(passages: Iterable[Passage | Mapping[str, Any]]) -> str:
@@ -110,8 +128,16 @@ def parse_passages(text: str) -> list[Passage]:
         page: int | str | None = m.group(3)
         if page is not None and page.isdigit():
             page = int(page)
-        out.append(Passage(n=int(m.group(1)), title=m.group(2), page=page, text=m.group(6),
-                           language=m.group(4) or "", highlighted=bool(m.group(5))))
+        out.append(
+            Passage(
+                n=int(m.group(1)),
+                title=m.group(2),
+                page=page,
+                text=m.group(6),
+                language=m.group(4) or "",
+                highlighted=bool(m.group(5)),
+            )
+        )
     return out
 
 
@@ -212,9 +238,14 @@ def _quotable(sentence: str) -> bool:
     return claim_problem(sentence) in (None, "too_long", "too_short", "no_verb")
 
 
-def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
-                    min_overlap: int = 0, embed: choose.Embed | None = None,
-                    overlap_with: str | None = None) -> list[tuple[str, Any]]:
+def rank_candidates(
+    question: str,
+    candidates: list[Candidate],
+    limit: int = 3,
+    min_overlap: int = 0,
+    embed: choose.Embed | None = None,
+    overlap_with: str | None = None,
+) -> list[tuple[str, Any]]:
     """Up to `limit` (sentence, key) pairs chosen for what the question asks: dense similarity
     to the question plus term coverage, then maximal marginal relevance so one fact appears
     once. A sentence leaning on the one before it ("This…", "It…") is quoted with it (same
@@ -242,8 +273,12 @@ def rank_candidates(question: str, candidates: list[Candidate], limit: int = 3,
         quote, quote_key = sentence, key
         if choose.leans_on_previous(sentence):
             prev = by_place.get((rank, pos - 1))
-            if prev is None or choose.leans_on_previous(prev[0]) or tabular(prev[0]) \
-                    or not _complete(prev[0], pos - 1 == first_pos[rank], False):
+            if (
+                prev is None
+                or choose.leans_on_previous(prev[0])
+                or tabular(prev[0])
+                or not _complete(prev[0], pos - 1 == first_pos[rank], False)
+            ):
                 continue
             quote = f"{prev[0]} {sentence}"
             quote_key = key if prev[1] == key else (prev[1], key)
@@ -281,17 +316,20 @@ def passage_sentences(text: str) -> list[str]:
 
 def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
     """Up to `limit` (sentence, passage number) pairs (see `rank_candidates`)."""
-    candidates = [(sentence, p.n, rank, pos) for rank, p in enumerate(passages)
-                  for pos, sentence in enumerate(passage_sentences(p.text))]
+    candidates = [
+        (sentence, p.n, rank, pos)
+        for rank, p in enumerate(passages)
+        for pos, sentence in enumerate(passage_sentences(p.text))
+    ]
     return rank_candidates(question, candidates, limit)
 
 
-def select_sentence_ids(question: str, sentences: list[Sentence], limit: int = 3,
-                        min_overlap: int = 0) -> list[tuple[str, Any]]:
+def select_sentence_ids(
+    question: str, sentences: list[Sentence], limit: int = 3, min_overlap: int = 0
+) -> list[tuple[str, Any]]:
     """Up to `limit` (sentence, sentence id) pairs of numbered sentences (see `rank_candidates`)."""
     order = {n: i for i, n in enumerate(dict.fromkeys(s.passage for s in sentences))}
-    return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit,
-                           min_overlap)
+    return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit, min_overlap)
 
 
 def extractive_answer(picked: list[tuple[str, int]]) -> str:
@@ -319,14 +357,18 @@ def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, i
 
 def claims_json(picked: list[tuple[str, int]] | list[tuple[str, int, str]]) -> str:
     """Claims quoting the picked sentences; the wording is the quote unless given third."""
-    return json.dumps({"claims": [{"text": t[2] if len(t) > 2 else t[0], "quote": t[0], "passage": t[1]}
-                                  for t in picked]}, ensure_ascii=False)
+    return json.dumps(
+        {"claims": [{"text": t[2] if len(t) > 2 else t[0], "quote": t[0], "passage": t[1]} for t in picked]},
+        ensure_ascii=False,
+    )
 
 
 def claim_ids_json(picked: list[tuple[str, str]]) -> str:
     """Claims that select their sentences by id (the numbered-sentence convention)."""
-    return json.dumps({"claims": [{"text": s, "sentences": list(i) if isinstance(i, tuple) else [i]}
-                                  for s, i in picked]}, ensure_ascii=False)
+    return json.dumps(
+        {"claims": [{"text": s, "sentences": list(i) if isinstance(i, tuple) else [i]} for s, i in picked]},
+        ensure_ascii=False,
+    )
 
 
 # ---- the provider ----------------------------------------------------------------------------------
@@ -365,8 +407,11 @@ class OfflineStream(ModelStream):
         question = _question(request.messages)
         if _should_search(request, passages):
             tool = _tool(request, SEARCH_TOOL) or {}
-            call = ToolCall(id="call_offline_1", name=SEARCH_TOOL,
-                            arguments_json=json.dumps({_query_argument(tool): question}, ensure_ascii=False))
+            call = ToolCall(
+                id="call_offline_1",
+                name=SEARCH_TOOL,
+                arguments_json=json.dumps({_query_argument(tool): question}, ensure_ascii=False),
+            )
             yield ToolCallDelta(0, call.id, call.name, call.arguments_json)
             yield call
             output, finish = call.name + call.arguments_json, "tool_calls"
@@ -384,6 +429,11 @@ class OfflineStream(ModelStream):
             for word in _WORD.findall(output):
                 yield TextDelta(word)
                 await asyncio.sleep(self._provider.word_delay_s)  # a checkpoint, so Stop can interrupt
-        yield Usage(model=OFFLINE_MODEL, input_tokens=count_request_tokens(request), cached_tokens=0,
-                    output_tokens=count_tokens(output), estimated=False)
+        yield Usage(
+            model=OFFLINE_MODEL,
+            input_tokens=count_request_tokens(request),
+            cached_tokens=0,
+            output_tokens=count_tokens(output),
+            estimated=False,
+        )
         yield Done(finish)

@@ -22,13 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
-
 import openai
 from openai import AsyncOpenAI
 
 from bayes_app.llm.stream import ModelStream, collect
-from bayes_app.llm.types import (ChatRequest, Completion, Done, ProviderError, ReasoningDelta, StreamEvent,
-                                 TextDelta, ToolCall, ToolCallDelta, Usage)
+from bayes_app.llm.types import (
+    ChatRequest,
+    Completion,
+    Done,
+    ProviderError,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 
 NO_KEY = "unused"  # local servers (vLLM, llama.cpp, Ollama) need no key; the SDK insists on one
 _SECRETISH = re.compile(r"(Bearer\s+)\S+|\bsk-[A-Za-z0-9_\-]{6,}", re.IGNORECASE)
@@ -81,8 +90,9 @@ class _BudgetedClient(AsyncOpenAI):
                 return False
         return super()._should_retry(response)
 
-    def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
-                                 response_headers: httpx2.Headers | None = None) -> float:
+    def _calculate_retry_timeout(
+        self, remaining_retries: int, options: Any, response_headers: httpx2.Headers | None = None
+    ) -> float:
         budget = _budget.get()
         if budget is None:
             return super()._calculate_retry_timeout(remaining_retries, options, response_headers)
@@ -98,18 +108,28 @@ class OpenAIProvider:
 
     name = "openai"
 
-    def __init__(self, base_url: str | None = None, api_key: str | None = None, *,
-                 retry: RetryPolicy | None = None, connect_timeout: float = 10.0,
-                 read_timeout: float = 120.0, max_tokens_param: str = "max_tokens",
-                 default_headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+        max_tokens_param: str = "max_tokens",
+        default_headers: dict[str, str] | None = None,
+    ) -> None:
         self._api_key = api_key or NO_KEY
         self.retry = retry or RetryPolicy()
         # "max_completion_tokens" for OpenAI's reasoning models; most compatible servers take both.
         self.max_tokens_param = max_tokens_param
-        self.client = _BudgetedClient(base_url=base_url, api_key=self._api_key,
-                                      max_retries=self.retry.max_attempts - 1,
-                                      timeout=openai.Timeout(read_timeout, connect=connect_timeout),
-                                      default_headers=default_headers)
+        self.client = _BudgetedClient(
+            base_url=base_url,
+            api_key=self._api_key,
+            max_retries=self.retry.max_attempts - 1,
+            timeout=openai.Timeout(read_timeout, connect=connect_timeout),
+            default_headers=default_headers,
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(base_url={str(self.client.base_url)!r})"
@@ -130,8 +150,12 @@ class OpenAIProvider:
 
     # ---- helpers used by OpenAIStream ------------------------------------------------------
     def params(self, request: ChatRequest) -> dict[str, Any]:
-        p: dict[str, Any] = {"model": request.model, "messages": request.messages, "stream": True,
-                             "stream_options": {"include_usage": True}}
+        p: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if request.tools:
             p["tools"] = request.tools
         if request.tool_choice is not None:
@@ -205,8 +229,10 @@ class _Decoder:
         if self.flushed:
             return []
         self.flushed = True
-        return [ToolCall(id=p.id or f"call_{i}", name=p.name, arguments_json="".join(p.arguments))
-                for i, p in sorted(self.calls.items())]
+        return [
+            ToolCall(id=p.id or f"call_{i}", name=p.name, arguments_json="".join(p.arguments))
+            for i, p in sorted(self.calls.items())
+        ]
 
 
 class OpenAIStream(ModelStream):
@@ -248,7 +274,7 @@ class OpenAIStream(ModelStream):
                 # Only a stream that ended before its first token is opened again (the SDK
                 # already retried what failed before the headers, and said no to the rest).
                 reopen = self._sdk_stream is not None and not emitted and error.retryable
-                if (not reopen or self.attempts >= budget.policy.max_attempts or self._closing):
+                if not reopen or self.attempts >= budget.policy.max_attempts or self._closing:
                     raise error from None
                 delay = min(budget.policy.backoff(self.attempts), budget.remaining_wait())
                 if delay <= 0.0:
@@ -307,8 +333,13 @@ class OpenAIStream(ModelStream):
         details = getattr(u, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
         # The requested name, not the endpoint's echo (a dated snapshot): prices are keyed by it.
-        return Usage(model=self.request.model, input_tokens=u.prompt_tokens or 0,
-                     cached_tokens=cached, output_tokens=u.completion_tokens or 0, estimated=False)
+        return Usage(
+            model=self.request.model,
+            input_tokens=u.prompt_tokens or 0,
+            cached_tokens=cached,
+            output_tokens=u.completion_tokens or 0,
+            estimated=False,
+        )
 
     def _to_provider_error(self, err: openai.OpenAIError, partial: bool) -> ProviderError:
         redact = self._provider.redact
@@ -331,8 +362,9 @@ class OpenAIStream(ModelStream):
         if isinstance(err, openai.APIConnectionError):
             cause = type(err.__cause__).__name__ if err.__cause__ else "connection error"
             where = "mid-stream" if partial else "before the response"
-            return ProviderError("unavailable", f"connection to the model endpoint failed {where} ({cause})",
-                                 True, partial=partial)
+            return ProviderError(
+                "unavailable", f"connection to the model endpoint failed {where} ({cause})", True, partial=partial
+            )
         if isinstance(err, openai.APIError):  # an error event inside the stream
             return ProviderError("unavailable", redact(f"stream error: {err.message}"), False, partial=partial)
         return ProviderError("bad_request", redact(f"{type(err).__name__}: {err}"), False, partial=partial)

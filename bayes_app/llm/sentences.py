@@ -27,24 +27,28 @@ _LINE = re.compile(r"^\[(\d+)\.(\d+)\] (.+)$", re.M)
 _HEADER = re.compile(r"^Passage (\d+) \((.*)\)$", re.M)
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+")
 _ABBREVIATIONS = frozenset(
-    "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs".split())
+    "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs".split()
+)
 
 
-def split_sentences(text: str, end: re.Pattern[str] = _SENTENCE_END,
-                    abbreviations: frozenset[str] = _ABBREVIATIONS,
-                    continues: Callable[[str], bool] | None = None) -> list[str]:
+def split_sentences(
+    text: str,
+    end: re.Pattern[str] = _SENTENCE_END,
+    abbreviations: frozenset[str] = _ABBREVIATIONS,
+    continues: Callable[[str], bool] | None = None,
+) -> list[str]:
     """Sentences of a passage, verbatim: a break at each `end` match, except after one of
     `abbreviations` ("e.g.", "Fig.") or an initial, or where `continues(next character)`."""
     out, start = [], 0
     for m in end.finditer(text):
-        before = text[start:m.start()].split()
+        before = text[start : m.start()].split()
         last = before[-1].lower().rstrip(".") if before else ""
         if last in abbreviations or (len(last) == 1 and last.isalpha()):
             continue
-        nxt = text[m.end():m.end() + 1]
+        nxt = text[m.end() : m.end() + 1]
         if continues is not None and nxt and continues(nxt):
             continue
-        out.append(text[start:m.end()].strip())
+        out.append(text[start : m.end()].strip())
         start = m.end()
     tail = text[start:].strip()
     if tail:
@@ -92,8 +96,10 @@ def format_numbered(passages: Iterable[tuple[int, str, str]]) -> str:
 
 def parse_numbered(text: str) -> list[Sentence]:
     """The sentences `format_numbered` wrote into `text`."""
-    return [Sentence(f"{m.group(1)}.{m.group(2)}", int(m.group(1)), int(m.group(2)), m.group(3))
-            for m in _LINE.finditer(text)]
+    return [
+        Sentence(f"{m.group(1)}.{m.group(2)}", int(m.group(1)), int(m.group(2)), m.group(3))
+        for m in _LINE.finditer(text)
+    ]
 
 
 def strip_numbered(text: str) -> str:

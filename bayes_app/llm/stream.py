@@ -17,8 +17,17 @@ from collections.abc import AsyncIterator
 from typing import Self
 
 from bayes_app.llm.tokens import count_request_tokens, count_tokens
-from bayes_app.llm.types import (ChatRequest, Completion, Done, ReasoningDelta, StreamEvent, TextDelta,
-                                 ToolCall, ToolCallDelta, Usage)
+from bayes_app.llm.types import (
+    ChatRequest,
+    Completion,
+    Done,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 
 
 class ModelStream(ABC):
@@ -125,8 +134,13 @@ class ModelStream(ABC):
 
     def estimated_usage(self) -> Usage:
         """Prompt tokens counted locally + output tokens received so far, marked estimated."""
-        return Usage(model=self.usage_model or self.request.model, input_tokens=self.prompt_tokens(), cached_tokens=0,
-                     output_tokens=count_tokens(self.output_text), estimated=True)
+        return Usage(
+            model=self.usage_model or self.request.model,
+            input_tokens=self.prompt_tokens(),
+            cached_tokens=0,
+            output_tokens=count_tokens(self.output_text),
+            estimated=True,
+        )
 
     def final_usage(self) -> Usage:
         """What to record for this response: the provider's usage, else the estimate."""
@@ -149,5 +163,10 @@ async def collect(stream: ModelStream) -> Completion:
                 calls.append(event)
             elif isinstance(event, Usage):
                 usage = event
-    return Completion(text="".join(text), tool_calls=calls, usage=usage or stream.final_usage(),
-                      reasoning="".join(reasoning), finish_reason=stream.finish_reason)
+    return Completion(
+        text="".join(text),
+        tool_calls=calls,
+        usage=usage or stream.final_usage(),
+        reasoning="".join(reasoning),
+        finish_reason=stream.finish_reason,
+    )

@@ -84,8 +84,7 @@ def response_format(level: str, name: str, schema: dict[str, Any]) -> dict[str, 
 # ---- schema helpers ------------------------------------------------------------------------------
 def obj(**properties: Any) -> dict[str, Any]:
     """An object schema whose properties are all required and nothing else is allowed."""
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def array(items: dict[str, Any], min_items: int | None = None, max_items: int | None = None) -> dict[str, Any]:
@@ -120,7 +119,7 @@ def parse_json(text: str) -> Any:
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
         try:
-            return json.loads(text[start:end + 1])
+            return json.loads(text[start : end + 1])
         except ValueError:
             return None
     return None

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from bayes_app.llm.types import ChatRequest, Message
 
@@ -37,8 +38,7 @@ def _encoder() -> Callable[[str], list[int]] | None:
 
 def _approximate(text: str) -> int:
     # ~4 letters per token for words, one per short digit group, symbol or CJK character.
-    return sum(math.ceil(len(m) / 4) if m[0].isascii() and m[0].isalpha() else 1
-               for m in _APPROX.findall(text))
+    return sum(math.ceil(len(m) / 4) if m[0].isascii() and m[0].isalpha() else 1 for m in _APPROX.findall(text))
 
 
 def tokenizer_name() -> str:

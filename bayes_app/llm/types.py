@@ -62,8 +62,7 @@ class ToolCall:
 
     def to_wire(self) -> dict[str, Any]:
         """The call as it goes back into an assistant message's `tool_calls`."""
-        return {"id": self.id, "type": "function",
-                "function": {"name": self.name, "arguments": self.arguments_json}}
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments_json}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +121,9 @@ class ProviderError(Exception):
     """A model call failed. `retryable` says whether a new call may succeed; `partial`
     that output had already been streamed to the caller (it is never replayed)."""
 
-    def __init__(self, code: ErrorCode, message: str, retryable: bool, *,
-                 status: int | None = None, partial: bool = False) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, retryable: bool, *, status: int | None = None, partial: bool = False
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -135,8 +135,10 @@ class ProviderError(Exception):
         return f"{self.code}: {self.message}"
 
     def __repr__(self) -> str:
-        return (f"ProviderError(code={self.code!r}, message={self.message!r}, "
-                f"retryable={self.retryable!r}, status={self.status!r}, partial={self.partial!r})")
+        return (
+            f"ProviderError(code={self.code!r}, message={self.message!r}, "
+            f"retryable={self.retryable!r}, status={self.status!r}, partial={self.partial!r})"
+        )
 
 
 # ---- the interface ------------------------------------------------------------------------
@@ -152,4 +154,3 @@ class ChatProvider(Protocol):
     async def complete(self, request: ChatRequest) -> Completion: ...
 
     async def aclose(self) -> None: ...
-

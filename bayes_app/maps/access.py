@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from bayes_app.maps.errors import MapNotFound
 from bayes_app.models import (
-    Citation, MapNode, Mindmap, utcnow,
+    Citation,
+    MapNode,
+    Mindmap,
+    utcnow,
 )
+
 
 # ---- loading / ownership ----------------------------------------------------------------------
 def get_map(db: Session, owner_id: str, map_id: str) -> Mindmap:
@@ -28,16 +31,22 @@ def get_node(db: Session, owner_id: str, map_id: str, node_id: str) -> MapNode:
 
 
 def root_of(db: Session, map_id: str) -> MapNode:
-    root = db.exec(select(MapNode).where(MapNode.map_id == map_id, col(MapNode.parent_id).is_(None))
-                   .order_by(col(MapNode.created_at))).first()
+    root = db.exec(
+        select(MapNode)
+        .where(MapNode.map_id == map_id, col(MapNode.parent_id).is_(None))
+        .order_by(col(MapNode.created_at))
+    ).first()
     if root is None:
         raise MapNotFound("root node")
     return root
 
 
 def _nodes(db: Session, map_id: str) -> list[MapNode]:
-    return list(db.exec(select(MapNode).where(MapNode.map_id == map_id)
-                        .order_by(col(MapNode.order_index), col(MapNode.created_at))))
+    return list(
+        db.exec(
+            select(MapNode).where(MapNode.map_id == map_id).order_by(col(MapNode.order_index), col(MapNode.created_at))
+        )
+    )
 
 
 def children_index(nodes: list[MapNode]) -> dict[str | None, list[MapNode]]:
@@ -64,8 +73,11 @@ def subtree(nodes: list[MapNode], node_id: str) -> list[MapNode]:
 
 def _touch(db: Session, map_id: str) -> None:
     """Bump the map's revision and edit time (in the caller's transaction)."""
-    db.exec(update(Mindmap).where(col(Mindmap.id) == map_id)  # type: ignore[call-overload]
-            .values(revision=col(Mindmap.revision) + 1, updated_at=utcnow()))
+    db.exec(
+        update(Mindmap)
+        .where(col(Mindmap.id) == map_id)  # type: ignore[call-overload]
+        .values(revision=col(Mindmap.revision) + 1, updated_at=utcnow())
+    )
 
 
 def revision(db: Session, owner_id: str, map_id: str) -> int:

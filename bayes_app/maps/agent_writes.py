@@ -9,19 +9,34 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from bayes_app.db import atomic
-from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.access import _node_citations, _touch
 from bayes_app.maps.edits import MAX_NODE_TITLE, _insert
+from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import (
-    Citation, MapNode, Mindmap, NodeRelation, Origin,
-    RelationKind, utcnow,
+    Citation,
+    MapNode,
+    Mindmap,
+    NodeRelation,
+    Origin,
+    RelationKind,
+    utcnow,
 )
 
+
 # ---- agent writes (each its own transaction; not on the user's undo stack) -------------------
-def write_agent_node(db: Session, map_id: str, parent_id: str, kind: str, title: str, body: str = "",
-                     *, run_id: str | None, confidence: float | None = None,
-                     citations: list[dict[str, Any]] | None = None,
-                     after_id: str | None = None) -> tuple[MapNode, list[Citation]]:
+def write_agent_node(
+    db: Session,
+    map_id: str,
+    parent_id: str,
+    kind: str,
+    title: str,
+    body: str = "",
+    *,
+    run_id: str | None,
+    confidence: float | None = None,
+    citations: list[dict[str, Any]] | None = None,
+    after_id: str | None = None,
+) -> tuple[MapNode, list[Citation]]:
     """Commit one agent node with its citations. `citations` items: document_id, chunk_id, page,
     quote, char_start, char_end, agent, support_score, support_label, suggested_rewrite.
     Placed right after `after_id` (a sibling) when given, else last. Raises MapNotFound when
@@ -37,8 +52,19 @@ def write_agent_node(db: Session, map_id: str, parent_id: str, kind: str, title:
             ref = db.get(MapNode, after_id)
             if ref is not None and ref.parent_id == parent_id:
                 index = ref.order_index + 1
-        node = _insert(db, map_id, parent, kind, title[:MAX_NODE_TITLE], body, index, None,
-                       created_by=Origin.AGENT, run_id=run_id, confidence=confidence)
+        node = _insert(
+            db,
+            map_id,
+            parent,
+            kind,
+            title[:MAX_NODE_TITLE],
+            body,
+            index,
+            None,
+            created_by=Origin.AGENT,
+            run_id=run_id,
+            confidence=confidence,
+        )
         rows = []
         for c in citations or []:
             row = Citation(map_id=map_id, node_id=node.id, origin=Origin.AGENT, **c)
@@ -82,9 +108,16 @@ def update_agent_node(db: Session, map_id: str, node_id: str, **values: Any) -> 
     return node
 
 
-def add_relation(db: Session, map_id: str, source_id: str, target_id: str,
-                 kind: str = RelationKind.CONTRADICTS, *, run_id: str | None = None,
-                 created_by: str = Origin.AGENT) -> NodeRelation | None:
+def add_relation(
+    db: Session,
+    map_id: str,
+    source_id: str,
+    target_id: str,
+    kind: str = RelationKind.CONTRADICTS,
+    *,
+    run_id: str | None = None,
+    created_by: str = Origin.AGENT,
+) -> NodeRelation | None:
     """Link two nodes of the map (idempotent: None when the link exists)."""
     if kind not in RelationKind.ALL:
         raise MapError("bad_relation", f"Unknown relation {kind!r}.")
@@ -92,14 +125,18 @@ def add_relation(db: Session, map_id: str, source_id: str, target_id: str,
         nodes = {n.id: n for n in db.exec(select(MapNode).where(col(MapNode.id).in_([source_id, target_id])))}
         if len(nodes) != 2 or any(n.map_id != map_id for n in nodes.values()):
             raise MapNotFound("node")
-        exists = db.exec(select(NodeRelation.id).where(
-            ((NodeRelation.source_id == source_id) & (NodeRelation.target_id == target_id))
-            | ((NodeRelation.source_id == target_id) & (NodeRelation.target_id == source_id)),
-            NodeRelation.kind == kind)).first()
+        exists = db.exec(
+            select(NodeRelation.id).where(
+                ((NodeRelation.source_id == source_id) & (NodeRelation.target_id == target_id))
+                | ((NodeRelation.source_id == target_id) & (NodeRelation.target_id == source_id)),
+                NodeRelation.kind == kind,
+            )
+        ).first()
         if exists:
             return None
-        rel = NodeRelation(map_id=map_id, source_id=source_id, target_id=target_id, kind=kind,
-                           run_id=run_id, created_by=created_by)
+        rel = NodeRelation(
+            map_id=map_id, source_id=source_id, target_id=target_id, kind=kind, run_id=run_id, created_by=created_by
+        )
         db.add(rel)
         _touch(db, map_id)
     return rel

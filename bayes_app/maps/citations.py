@@ -1,15 +1,15 @@
 """Citations on map nodes: attach a library passage, remove it, check support, accept a rewrite.
 
-    search_library(db, index, embedder, owner_id, query, k)  -> hits (see search.hybrid)
-    attach_citation(db, owner_id, map_id, node_id, chunk_id, quote=None)       -> citation
-    delete_citation(db, owner_id, map_id, citation_id)
-    check_support(db, owner_id, map_id, node_id)   -> [citation] scored against the node's wording
-                                                      (the instant offline scorer; with a model the
-                                                      `check_support` run kind judges instead)
-    support_problem(db, node) -> MapError | None     why a node's support can't be checked
-    set_support(db, map_id, citation_id, score, rewrite, agent) -> the citation, scored
-    accept_rewrite(db, owner_id, map_id, citation_id) -> node with the suggested wording
-    locate(db, chunk, quote) -> (page char_start, char_end) or None: the provenance check
+search_library(db, index, embedder, owner_id, query, k)  -> hits (see search.hybrid)
+attach_citation(db, owner_id, map_id, node_id, chunk_id, quote=None)       -> citation
+delete_citation(db, owner_id, map_id, citation_id)
+check_support(db, owner_id, map_id, node_id)   -> [citation] scored against the node's wording
+                                                  (the instant offline scorer; with a model the
+                                                  `check_support` run kind judges instead)
+support_problem(db, node) -> MapError | None     why a node's support can't be checked
+set_support(db, map_id, citation_id, score, rewrite, agent) -> the citation, scored
+accept_rewrite(db, owner_id, map_id, citation_id) -> node with the suggested wording
+locate(db, chunk, quote) -> (page char_start, char_end) or None: the provenance check
 """
 
 from __future__ import annotations
@@ -42,14 +42,15 @@ def locate(db: Session, chunk: Chunk, quote: str) -> tuple[int, int] | None:
     if page is None:
         return None
     # search within the chunk's span first (the same sentence may occur elsewhere on the page)
-    span = locate_quote(page.text[chunk.char_start:chunk.char_end], quote)
+    span = locate_quote(page.text[chunk.char_start : chunk.char_end], quote)
     if span is not None:
         return chunk.char_start + span[0], chunk.char_start + span[1]
     return locate_quote(page.text, quote)
 
 
-def attach_citation(db: Session, owner_id: str, map_id: str, node_id: str, chunk_id: str,
-                    quote: str | None = None) -> dict[str, Any]:
+def attach_citation(
+    db: Session, owner_id: str, map_id: str, node_id: str, chunk_id: str, quote: str | None = None
+) -> dict[str, Any]:
     """Cite a library passage (e.g. a search hit) on a node. `quote` must occur in the
     passage (default: the whole passage). Undoable."""
     node = service.get_node(db, owner_id, map_id, node_id)
@@ -64,8 +65,17 @@ def attach_citation(db: Session, owner_id: str, map_id: str, node_id: str, chunk
     span = locate(db, chunk, quote)
     if span is None:
         raise MapError("quote_not_found", "The quote does not occur in that passage.")
-    c = Citation(map_id=map_id, node_id=node.id, document_id=chunk.document_id, chunk_id=chunk.id,
-                 page=chunk.page, quote=quote, char_start=span[0], char_end=span[1], origin=Origin.USER)
+    c = Citation(
+        map_id=map_id,
+        node_id=node.id,
+        document_id=chunk.document_id,
+        chunk_id=chunk.id,
+        page=chunk.page,
+        quote=quote,
+        char_start=span[0],
+        char_end=span[1],
+        origin=Origin.USER,
+    )
     db.add(c)
     db.flush()
     u = service._Undo()
@@ -101,8 +111,9 @@ def support_problem(db: Session, node: MapNode) -> MapError | None:
     return None
 
 
-def set_support(db: Session, map_id: str, citation_id: str, score: float, rewrite: str | None,
-                agent: str = "critic") -> Citation | None:
+def set_support(
+    db: Session, map_id: str, citation_id: str, score: float, rewrite: str | None, agent: str = "critic"
+) -> Citation | None:
     """Store a judged support score (label from the score) on a citation; None when it is gone."""
     from bayes_app.maps.support import label_for
 
@@ -132,8 +143,7 @@ def check_support(db: Session, owner_id: str, map_id: str, node_id: str) -> list
         db.add(c)
     service._touch(db, map_id)
     db.commit()
-    docs = {d.id: d for d in db.exec(select(Document).where(
-        Document.id.in_({c.document_id for c in cits})))}  # type: ignore[attr-defined]
+    docs = {d.id: d for d in db.exec(select(Document).where(Document.id.in_({c.document_id for c in cits})))}  # type: ignore[attr-defined]
     return [service.citation_view(c, docs.get(c.document_id)) for c in cits]
 
 

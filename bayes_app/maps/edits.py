@@ -10,12 +10,17 @@ from sqlalchemy import delete
 from sqlmodel import Session, col, func, select
 
 from bayes_app.db import atomic
-from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.access import _node_citations, _nodes, _touch, get_map, get_node, subtree
+from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.undo import _amend_edit, _commit_edit, _Undo
 from bayes_app.maps.views import map_summary, node_view
 from bayes_app.models import (
-    Citation, MapNode, Mindmap, NodeKind, NodeRelation, Origin,
+    Citation,
+    MapNode,
+    Mindmap,
+    NodeKind,
+    NodeRelation,
+    Origin,
     utcnow,
 )
 
@@ -38,10 +43,18 @@ def _clean_title(title: Any, what: str = "title", limit: int = MAX_TITLE) -> str
 
 def list_maps(db: Session, owner_id: str) -> list[dict[str, Any]]:
     """The owner's maps, last edited first, with their node counts."""
-    maps = list(db.exec(select(Mindmap).where(Mindmap.owner_id == owner_id)
-                        .order_by(col(Mindmap.updated_at).desc())))
-    counts = dict(db.exec(select(MapNode.map_id, func.count()).where(
-        col(MapNode.map_id).in_([m.id for m in maps])).group_by(MapNode.map_id)).all()) if maps else {}
+    maps = list(db.exec(select(Mindmap).where(Mindmap.owner_id == owner_id).order_by(col(Mindmap.updated_at).desc())))
+    counts = (
+        dict(
+            db.exec(
+                select(MapNode.map_id, func.count())
+                .where(col(MapNode.map_id).in_([m.id for m in maps]))
+                .group_by(MapNode.map_id)
+            ).all()
+        )
+        if maps
+        else {}
+    )
     return [{**map_summary(m), "node_count": counts.get(m.id, 0)} for m in maps]
 
 
@@ -110,15 +123,29 @@ def _spot_beside(db: Session, map_id: str, parent: MapNode) -> tuple[float, floa
     """A free spot right of `parent`, below its children: clear of every node's box."""
     from bayes_app.maps.layout import X_STEP, Y_STEP, free_spot
 
-    placed = list(db.exec(select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
-        MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None))))
+    placed = list(
+        db.exec(
+            select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
+                MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None)
+            )
+        )
+    )
     below = [y for _x, y, pid in placed if pid == parent.id]
     y0 = max(below) + Y_STEP if below else parent.pos_y
     return free_spot([(x, y) for x, y, _pid in placed], parent.pos_x + X_STEP, y0)
 
 
-def _insert(db: Session, map_id: str, parent: MapNode, kind: str, title: str, body: str,
-            index: int | None, u: _Undo | None, **extra: Any) -> MapNode:
+def _insert(
+    db: Session,
+    map_id: str,
+    parent: MapNode,
+    kind: str,
+    title: str,
+    body: str,
+    index: int | None,
+    u: _Undo | None,
+    **extra: Any,
+) -> MapNode:
     if index is None:
         index = _next_order(db, parent.id)
     else:
@@ -126,9 +153,17 @@ def _insert(db: Session, map_id: str, parent: MapNode, kind: str, title: str, bo
     pos = None
     if parent.pos_x is not None and parent.pos_y is not None:  # beside its parent until laid out
         pos = _spot_beside(db, map_id, parent)
-    node = MapNode(map_id=map_id, parent_id=parent.id, kind=kind, title=title, body=body,
-                   order_index=index, pos_x=pos[0] if pos else None, pos_y=pos[1] if pos else None,
-                   **extra)
+    node = MapNode(
+        map_id=map_id,
+        parent_id=parent.id,
+        kind=kind,
+        title=title,
+        body=body,
+        order_index=index,
+        pos_x=pos[0] if pos else None,
+        pos_y=pos[1] if pos else None,
+        **extra,
+    )
     db.add(node)
     db.flush()
     if u:
@@ -136,8 +171,9 @@ def _insert(db: Session, map_id: str, parent: MapNode, kind: str, title: str, bo
     return node
 
 
-def add_child(db: Session, owner_id: str, map_id: str, parent_id: str, title: str = "",
-              kind: str | None = None, body: str = "") -> dict[str, Any]:
+def add_child(
+    db: Session, owner_id: str, map_id: str, parent_id: str, title: str = "", kind: str | None = None, body: str = ""
+) -> dict[str, Any]:
     """A user node as the last child of `parent_id` (Tab in the editor). Without a kind: a
     theme under the root question, a note anywhere else."""
     parent = get_node(db, owner_id, map_id, parent_id)
@@ -154,8 +190,9 @@ def add_child(db: Session, owner_id: str, map_id: str, parent_id: str, title: st
     return node_view(node)
 
 
-def add_sibling(db: Session, owner_id: str, map_id: str, node_id: str, title: str = "",
-                kind: str | None = None, body: str = "") -> dict[str, Any]:
+def add_sibling(
+    db: Session, owner_id: str, map_id: str, node_id: str, title: str = "", kind: str | None = None, body: str = ""
+) -> dict[str, Any]:
     """A user node right after `node_id` under the same parent (Enter in the editor);
     same kind as `node_id` unless given."""
     ref = get_node(db, owner_id, map_id, node_id)
@@ -177,8 +214,9 @@ def update_node(db: Session, owner_id: str, map_id: str, node_id: str, **changes
     allowed = {"title", "body", "kind", "collapsed", "position", "confidence"}
     unknown = set(changes) - allowed
     if unknown:
-        raise MapError("bad_field", f"Cannot change {', '.join(sorted(unknown))}; "
-                                    f"editable: {', '.join(sorted(allowed))}.")
+        raise MapError(
+            "bad_field", f"Cannot change {', '.join(sorted(unknown))}; editable: {', '.join(sorted(allowed))}."
+        )
     u = _Undo()
     u.before("nodes", node)
     if "title" in changes:
@@ -212,19 +250,30 @@ MAX_COORDINATE = 1e7  # far beyond any canvas; keeps positions finite and JSON-s
 def _position(value: Any) -> tuple[float, float]:
     if isinstance(value, dict):
         value = (value.get("x"), value.get("y"))
-    if (not isinstance(value, (list, tuple)) or len(value) != 2
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-            or not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in value)):
-        raise MapError("bad_field", "position must be {\"x\": number, \"y\": number} with finite "
-                                    f"coordinates within ±{MAX_COORDINATE:.0e}.")
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        or not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in value)
+    ):
+        raise MapError(
+            "bad_field",
+            f'position must be {{"x": number, "y": number}} with finite coordinates within ±{MAX_COORDINATE:.0e}.',
+        )
     return float(value[0]), float(value[1])
 
 
 LAYOUT_ACTIONS = ("move_nodes", "auto_layout")
 
 
-def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, Any],
-                  action: str = "move_nodes", completes: str | None = None) -> int:
+def set_positions(
+    db: Session,
+    owner_id: str,
+    map_id: str,
+    positions: dict[str, Any],
+    action: str = "move_nodes",
+    completes: str | None = None,
+) -> int:
     """Save canvas positions of several nodes at once (one undoable edit, recorded as `action`:
     a drag of several nodes, or an auto-layout the canvas computed with measured sizes).
     `completes`: the edit this layout finishes (e.g. "accept_proposal"); while that edit is
@@ -232,8 +281,9 @@ def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, 
     if action not in LAYOUT_ACTIONS:
         raise MapError("bad_field", f"action must be one of {', '.join(LAYOUT_ACTIONS)}.")
     get_map(db, owner_id, map_id)
-    nodes = {n.id: n for n in db.exec(select(MapNode).where(
-        MapNode.map_id == map_id, col(MapNode.id).in_(list(positions))))}
+    nodes = {
+        n.id: n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id, col(MapNode.id).in_(list(positions))))
+    }
     missing = set(positions) - set(nodes)
     if missing:
         raise MapNotFound("node")
@@ -248,8 +298,9 @@ def set_positions(db: Session, owner_id: str, map_id: str, positions: dict[str, 
     return len(nodes)
 
 
-def move_node(db: Session, owner_id: str, map_id: str, node_id: str, new_parent_id: str,
-              index: int | None = None) -> dict[str, Any]:
+def move_node(
+    db: Session, owner_id: str, map_id: str, node_id: str, new_parent_id: str, index: int | None = None
+) -> dict[str, Any]:
     """Re-parent `node_id` under `new_parent_id` at `index` among its children (end: None)."""
     node = get_node(db, owner_id, map_id, node_id)
     parent = get_node(db, owner_id, map_id, new_parent_id)
@@ -288,8 +339,9 @@ def delete_subtree(db: Session, owner_id: str, map_id: str, node_id: str) -> lis
         u.before("nodes", n)
     for c in db.exec(select(Citation).where(col(Citation.node_id).in_(ids))):
         u.before("citations", c)
-    for r in db.exec(select(NodeRelation).where(
-            col(NodeRelation.source_id).in_(ids) | col(NodeRelation.target_id).in_(ids))):
+    for r in db.exec(
+        select(NodeRelation).where(col(NodeRelation.source_id).in_(ids) | col(NodeRelation.target_id).in_(ids))
+    ):
         u.before("relations", r)
     with atomic(db):
         db.exec(delete(MapNode).where(col(MapNode.id) == node.id))  # type: ignore[call-overload]

@@ -73,7 +73,7 @@ class _Refs:
 
 
 def pages_label(pages: set[int]) -> str:
-    """"p. 4" or "pp. 1, 4, 14"."""
+    """ "p. 4" or "pp. 1, 4, 14"."""
     ps = sorted(pages)
     return f"p. {ps[0]}" if len(ps) == 1 else "pp. " + ", ".join(map(str, ps))
 
@@ -213,11 +213,12 @@ def _synthesis_blocks(t: _Tree, n: MapNode, level: int, esc: Callable[[str], str
         local = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
         nums = sorted({t.refs.number(own[k - 1]) for k in local if 1 <= k <= len(own)})
         return f"[{', '.join(map(str, nums))}]" if nums else ""
+
     out: list[tuple[str, Any]] = [("heading", (level, esc(n.title or "Synthesis")))]
     for para in (p for p in n.body.split("\n") if p.strip()):
         parts, pos = [], 0
         for m in _MARKER.finditer(para):  # source text escaped once, markers as they are
-            parts.extend([_spaced(esc, unescape_brackets(para[pos:m.start()])), remap(m)])
+            parts.extend([_spaced(esc, unescape_brackets(para[pos : m.start()])), remap(m)])
             pos = m.end()
         parts.append(_spaced(esc, unescape_brackets(para[pos:])))
         out.append(("para", re.sub(r"[ \t]+([.,;:])", r"\1", "".join(parts)).strip()))
@@ -277,6 +278,7 @@ def inline_citations(text: str, o: Outline) -> tuple[str, list[int]]:
         nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1)) if int(x) in o.labels]
         used.extend(n for n in nums if n not in used)
         return f"({'; '.join(o.labels[n] for n in nums)})" if nums else ""
+
     out = _MARKER.sub(repl, text)
     return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", out)), used
 
@@ -288,8 +290,9 @@ def checked_markers(text: str, o: Outline, min_overlap: float = 0.2) -> tuple[st
     from bayes_app.maps.sentences import split_sentences
     from bayes_app.search.sparse import tokens
 
-    behind = {n: set(tokens(" ".join(o.claims.get(n, []) + [c.quote for c in o.citations.get(n, [])])))
-              for n in o.labels}
+    behind = {
+        n: set(tokens(" ".join(o.claims.get(n, []) + [c.quote for c in o.citations.get(n, [])]))) for n in o.labels
+    }
     dropped: list[int] = []
     out = []
     for para in text.split("\n"):
@@ -299,10 +302,14 @@ def checked_markers(text: str, o: Outline, min_overlap: float = 0.2) -> tuple[st
 
             def keep(m: re.Match, words: set[str] = words) -> str:
                 nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
-                ok = [n for n in nums if behind.get(n) and len(words & behind[n]) >= max(
-                    1, min_overlap * min(len(words), len(behind[n])))]
+                ok = [
+                    n
+                    for n in nums
+                    if behind.get(n) and len(words & behind[n]) >= max(1, min_overlap * min(len(words), len(behind[n])))
+                ]
                 dropped.extend(n for n in nums if n not in ok)
                 return f"[{', '.join(map(str, ok))}]" if ok else ""
+
             sents.append(_MARKER.sub(keep, s))
         out.append(" ".join(sents))
     cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", "\n".join(out)))
@@ -327,10 +334,13 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
     claims: dict[int, list[str]] = {}
     by_node = {n.id: n for kids in t.kids.values() for n in kids} | {t.root.id: t.root}
     for n_, cits in t.refs.cited.items():
-        claims[n_] = list({(by_node[c.node_id].title or by_node[c.node_id].body) for c in cits
-                           if c.node_id in by_node})
-    claims_of = {c.id: [by_node[c.node_id].title or by_node[c.node_id].body] for cits in t.refs.cited.values()
-                 for c in cits if c.node_id in by_node}
+        claims[n_] = list({(by_node[c.node_id].title or by_node[c.node_id].body) for c in cits if c.node_id in by_node})
+    claims_of = {
+        c.id: [by_node[c.node_id].title or by_node[c.node_id].body]
+        for cits in t.refs.cited.values()
+        for c in cits
+        if c.node_id in by_node
+    }
     return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited, claims, claims_of)
 
 
@@ -347,7 +357,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
         else:
             para, pos = doc.add_paragraph(), 0
             for m in _MARKER.finditer(value):  # real markers superscript; source brackets plain text
-                para.add_run(unescape_brackets(value[pos:m.start()]))
+                para.add_run(unescape_brackets(value[pos : m.start()]))
                 para.add_run(m.group(0)).font.superscript = True
                 pos = m.end()
             para.add_run(unescape_brackets(value[pos:]))
@@ -364,10 +374,17 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
 # Source metadata is untrusted: every LaTeX/BibTeX special character becomes a braced LaTeX
 # command, so braces always balance and no text can close a field or start a command.
 _BIB_ENCODER = UnicodeToLatexEncoder(
-    conversion_rules=[UnicodeToLatexConversionRule(RULE_DICT, {
-        ord("{"): r"\textbraceleft", ord("}"): r"\textbraceright", ord("\\"): r"\textbackslash", ord('"'): '"'}),
-        "defaults"],
-    replacement_latex_protection="braces-all", unknown_char_policy="keep", unknown_char_warning=False)
+    conversion_rules=[
+        UnicodeToLatexConversionRule(
+            RULE_DICT,
+            {ord("{"): r"\textbraceleft", ord("}"): r"\textbraceright", ord("\\"): r"\textbackslash", ord('"'): '"'},
+        ),
+        "defaults",
+    ],
+    replacement_latex_protection="braces-all",
+    unknown_char_policy="keep",
+    unknown_char_warning=False,
+)
 
 
 def _bib_escape(s: str) -> str:

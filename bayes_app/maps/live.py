@@ -25,20 +25,33 @@ ROUTE_LABELS = {"answer": "answered from the map", "edit": "edited the map", "re
 
 
 def support_level(score: float | None) -> str:
-    """"good" / "weak" / "poor" for a support score, "" when unknown."""
+    """ "good" / "weak" / "poor" for a support score, "" when unknown."""
     if score is None:
         return ""
     return "good" if score >= 0.7 else "weak" if score >= 0.4 else "poor"
 
 
 def _layout_of(nodes: dict[str, dict[str, Any]]) -> dict[str, tuple[float, float]]:
-    return tree_layout([SimpleNamespace(id=n["id"], parent_id=n["parent_id"], order_index=n.get("order") or 0,
-                                        created_at=n.get("created_at") or "", collapsed=n["collapsed"])
-                        for n in nodes.values()])
+    return tree_layout(
+        [
+            SimpleNamespace(
+                id=n["id"],
+                parent_id=n["parent_id"],
+                order_index=n.get("order") or 0,
+                created_at=n.get("created_at") or "",
+                collapsed=n["collapsed"],
+            )
+            for n in nodes.values()
+        ]
+    )
 
 
-def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]], live_layout: bool,
-                live_ids: set[str] | frozenset = frozenset()) -> dict[str, Any]:
+def build_graph(
+    nodes: dict[str, dict[str, Any]],
+    relations: list[dict[str, Any]],
+    live_layout: bool,
+    live_ids: set[str] | frozenset = frozenset(),
+) -> dict[str, Any]:
     """The canvas projection: visible nodes (not under a collapsed node) with positions, and edges.
     `live_layout` (during a run) places every node by the tidy layout, not its stored spot."""
     kids: dict[str | None, list[dict]] = {}
@@ -65,13 +78,22 @@ def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]
             x, y = layout.get(n["id"], (0.0, 0.0))
             pos = {"x": x, "y": y}
         children = kids.get(n["id"], [])
-        out_nodes.append({
-            "id": n["id"], "kind": n["kind"], "title": n["title"], "position": pos,
-            "citations": n.get("citation_count") or 0, "support": n.get("support"),
-            "level": support_level(n.get("support")), "children": len(children),
-            "hidden": count(n["id"]) if n["collapsed"] and children else 0,
-            "collapsed": bool(n["collapsed"]), "live": n["id"] in live_ids, "hue": hues.get(n["id"], -1),
-        })
+        out_nodes.append(
+            {
+                "id": n["id"],
+                "kind": n["kind"],
+                "title": n["title"],
+                "position": pos,
+                "citations": n.get("citation_count") or 0,
+                "support": n.get("support"),
+                "level": support_level(n.get("support")),
+                "children": len(children),
+                "hidden": count(n["id"]) if n["collapsed"] and children else 0,
+                "collapsed": bool(n["collapsed"]),
+                "live": n["id"] in live_ids,
+                "hue": hues.get(n["id"], -1),
+            }
+        )
         if n["parent_id"]:
             edges.append({"id": "t-" + n["id"], "source": n["parent_id"], "target": n["id"], "kind": "tree"})
         if not n["collapsed"]:
@@ -85,10 +107,16 @@ def build_graph(nodes: dict[str, dict[str, Any]], relations: list[dict[str, Any]
 def probe(db: Session, owner_id: str, map_id: str) -> tuple[int | None, str | None]:
     """(map revision or None when gone or not the owner's, id of the newest active run on it)."""
     rev = db.exec(select(Mindmap.revision).where(Mindmap.id == map_id, Mindmap.owner_id == owner_id)).first()
-    run = db.exec(select(Operation.id).where(
-        Operation.resource_type == "mindmap", Operation.resource_id == map_id,
-        Operation.owner_id == owner_id, col(Operation.status).in_(RunStatus.ACTIVE))
-        .order_by(col(Operation.created_at).desc())).first()
+    run = db.exec(
+        select(Operation.id)
+        .where(
+            Operation.resource_type == "mindmap",
+            Operation.resource_id == map_id,
+            Operation.owner_id == owner_id,
+            col(Operation.status).in_(RunStatus.ACTIVE),
+        )
+        .order_by(col(Operation.created_at).desc())
+    ).first()
     return rev, run
 
 
@@ -136,9 +164,15 @@ class LiveMap:
             self._node(ev, data, out)
         elif ev.type == "relation" and data.get("id"):
             if not any(r["id"] == data["id"] for r in self.relations):
-                self.relations = [*self.relations, {"id": data["id"], "source_id": data["source_id"],
-                                                    "target_id": data["target_id"],
-                                                    "kind": data.get("kind", "contradicts")}]
+                self.relations = [
+                    *self.relations,
+                    {
+                        "id": data["id"],
+                        "source_id": data["source_id"],
+                        "target_id": data["target_id"],
+                        "kind": data.get("kind", "contradicts"),
+                    },
+                ]
         elif ev.type == "proposal" and data.get("id"):
             if data["id"] not in self.proposal_ids:
                 self.proposal_ids.add(data["id"])
@@ -172,12 +206,22 @@ class LiveMap:
                     old[k] = data[k]
         elif data.get("parent_id") in self.nodes:  # a new node under one the map holds
             self.nodes[data["id"]] = {
-                "id": data["id"], "parent_id": data["parent_id"], "kind": data.get("kind", "claim"),
-                "title": data.get("title", ""), "body": data.get("body", ""), "order": data.get("order", 0),
-                "position": None, "collapsed": False, "created_by": "agent", "run_id": data.get("run_id"),
-                "confidence": data.get("confidence"), "citation_count": data.get("citations", 0),
-                "support": data.get("support"), "created_at": f"~{ev.id}"}
-            self.live_ids = [*self.live_ids[-(LIVE_IDS_KEPT - 1):], data["id"]]
+                "id": data["id"],
+                "parent_id": data["parent_id"],
+                "kind": data.get("kind", "claim"),
+                "title": data.get("title", ""),
+                "body": data.get("body", ""),
+                "order": data.get("order", 0),
+                "position": None,
+                "collapsed": False,
+                "created_by": "agent",
+                "run_id": data.get("run_id"),
+                "confidence": data.get("confidence"),
+                "citation_count": data.get("citations", 0),
+                "support": data.get("support"),
+                "created_at": f"~{ev.id}",
+            }
+            self.live_ids = [*self.live_ids[-(LIVE_IDS_KEPT - 1) :], data["id"]]
             self.written += 1
             out.note = f"{self.written} node(s) written"
 
@@ -201,5 +245,10 @@ class LiveMap:
         """Take an edited node's changed fields (title, body, kind, collapsed, position, …)."""
         old = self.nodes.get(node["id"])
         if old is not None:
-            old.update({k: node[k] for k in ("title", "body", "kind", "collapsed", "position",
-                                             "citation_count", "support") if k in node})
+            old.update(
+                {
+                    k: node[k]
+                    for k in ("title", "body", "kind", "collapsed", "position", "citation_count", "support")
+                    if k in node
+                }
+            )

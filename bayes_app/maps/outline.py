@@ -23,8 +23,9 @@ QUOTE_CHARS = 220  # the quote shown under a claim in the outline
 
 
 def _siblings(db: Session, node: MapNode) -> list[MapNode]:
-    return sorted(db.exec(select(MapNode).where(MapNode.parent_id == node.parent_id)),
-                  key=lambda n: (n.order_index, n.created_at))
+    return sorted(
+        db.exec(select(MapNode).where(MapNode.parent_id == node.parent_id)), key=lambda n: (n.order_index, n.created_at)
+    )
 
 
 def move_step(db: Session, owner_id: str, map_id: str, node_id: str, step: str) -> dict[str, Any]:
@@ -91,7 +92,8 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
     hues = branch_hues(nodes)
     rows: list[dict[str, Any]] = []
     stack: list[tuple[dict[str, Any], int, int, int]] = [
-        (n, 1, k + 1, len(kids.get(None, []))) for k, n in reversed(list(enumerate(kids.get(None, []))))]
+        (n, 1, k + 1, len(kids.get(None, []))) for k, n in reversed(list(enumerate(kids.get(None, []))))
+    ]
     while stack:
         n, level, pos, size = stack.pop()
         children = kids.get(n["id"], [])
@@ -100,14 +102,23 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
         title = " ".join(str(n["title"] or "").split())
         if title and title.casefold() in quote.casefold():  # the claim is its quote: show it once
             quote = ""
-        rows.append({
-            "id": n["id"], "parent_id": n["parent_id"] or "", "level": level, "kind": n["kind"],
-            "title": n["title"], "expanded": ("false" if n["collapsed"] else "true") if children else "",
-            "hue": hues.get(n["id"], -1), "citations": n.get("citation_count") or 0,
-            "quote": quote[:QUOTE_CHARS] + ("…" if len(quote) > QUOTE_CHARS else ""),
-            "page": str(cite.get("page") or ""), "document_id": str(cite.get("document_id") or ""),
-            "posinset": pos, "setsize": size,
-        })
+        rows.append(
+            {
+                "id": n["id"],
+                "parent_id": n["parent_id"] or "",
+                "level": level,
+                "kind": n["kind"],
+                "title": n["title"],
+                "expanded": ("false" if n["collapsed"] else "true") if children else "",
+                "hue": hues.get(n["id"], -1),
+                "citations": n.get("citation_count") or 0,
+                "quote": quote[:QUOTE_CHARS] + ("…" if len(quote) > QUOTE_CHARS else ""),
+                "page": str(cite.get("page") or ""),
+                "document_id": str(cite.get("document_id") or ""),
+                "posinset": pos,
+                "setsize": size,
+            }
+        )
         if children and not n["collapsed"]:
             stack.extend((c, level + 1, k + 1, len(children)) for k, c in reversed(list(enumerate(children))))
     return rows

@@ -7,14 +7,20 @@ from typing import Any
 from sqlmodel import Session, select
 
 from bayes_app.db import atomic
-from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.access import _nodes, _touch, get_map, root_of
 from bayes_app.maps.edits import MAX_NODE_TITLE, _insert
+from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.undo import _commit_edit, _Undo
 from bayes_app.maps.views import proposal_view
 from bayes_app.models import (
-    Citation, MapNode, MapProposal, NodeKind, NodeRelation, Origin,
+    Citation,
+    MapNode,
+    MapProposal,
+    NodeKind,
+    NodeRelation,
+    Origin,
 )
+
 
 # ---- proposals (restructure / chapters previews) -------------------------------------------
 def clean_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -31,11 +37,18 @@ def clean_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def create_proposal(db: Session, map_id: str, kind: str, groups: list[dict[str, Any]],
-                    run_id: str | None = None) -> MapProposal:
-    p = MapProposal(map_id=map_id, kind=kind, run_id=run_id,
-                    payload={"groups": clean_groups(groups),
-                             "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME})
+def create_proposal(
+    db: Session, map_id: str, kind: str, groups: list[dict[str, Any]], run_id: str | None = None
+) -> MapProposal:
+    p = MapProposal(
+        map_id=map_id,
+        kind=kind,
+        run_id=run_id,
+        payload={
+            "groups": clean_groups(groups),
+            "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME,
+        },
+    )
     with atomic(db):
         db.add(p)
         _touch(db, map_id)
@@ -63,8 +76,11 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     root = root_of(db, map_id)
     nodes = {n.id: n for n in _nodes(db, map_id)}
     kind = p.payload.get("node_kind", NodeKind.THEME)
-    heads = {n.title.lower(): n for n in sorted(nodes.values(), key=lambda n: n.order_index)
-             if n.parent_id == root.id and n.kind == kind}
+    heads = {
+        n.title.lower(): n
+        for n in sorted(nodes.values(), key=lambda n: n.order_index)
+        if n.parent_id == root.id and n.kind == kind
+    }
     u = _Undo()
     groups = clean_groups(p.payload.get("groups", []))
     moving = {i for g in groups for i in g["node_ids"] if i in nodes and i != root.id}
@@ -79,8 +95,18 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
             continue
         head = heads.get(group["title"].lower())
         if head is None or head.id in moving:
-            head = _insert(db, map_id, root, kind, group["title"], str(group.get("summary") or ""), None, u,
-                           created_by=Origin.AGENT, run_id=p.run_id)
+            head = _insert(
+                db,
+                map_id,
+                root,
+                kind,
+                group["title"],
+                str(group.get("summary") or ""),
+                None,
+                u,
+                created_by=Origin.AGENT,
+                run_id=p.run_id,
+            )
         else:
             u.before("nodes", head)
             head.order_index = gi
@@ -127,8 +153,9 @@ def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) ->
             todo.append(up)
         for c in db.exec(select(Citation).where(Citation.node_id == n.id)):
             u.before("citations", c)
-        for r in db.exec(select(NodeRelation).where(
-                (NodeRelation.source_id == n.id) | (NodeRelation.target_id == n.id))):
+        for r in db.exec(
+            select(NodeRelation).where((NodeRelation.source_id == n.id) | (NodeRelation.target_id == n.id))
+        ):
             u.before("relations", r)
         gone.add(n.id)
         db.delete(n)

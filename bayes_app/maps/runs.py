@@ -17,19 +17,44 @@ from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
 
 RESOURCE = "mindmap"
-MAP_KINDS = ("build_map", "expand", "deepen", "counter", "restructure", "chapters", "synthesize", "message",
-             "check_support")
+MAP_KINDS = (
+    "build_map",
+    "expand",
+    "deepen",
+    "counter",
+    "restructure",
+    "chapters",
+    "synthesize",
+    "message",
+    "check_support",
+)
 NEEDS_NODE = ("expand", "deepen", "counter", "check_support")
 NEEDS_PROMPT = ("message",)
 MAX_PROMPT_CHARS = 8_000
 # how a run kind reads in the credit history and the admin's run list ("Research · <map>")
-KIND_LABELS = {"build_map": "Research", "expand": "Expand", "deepen": "Deepen", "counter": "Counter-evidence",
-               "restructure": "Restructure", "chapters": "Chapters", "synthesize": "Synthesize",
-               "message": "Message", "check_support": "Check support"}
+KIND_LABELS = {
+    "build_map": "Research",
+    "expand": "Expand",
+    "deepen": "Deepen",
+    "counter": "Counter-evidence",
+    "restructure": "Restructure",
+    "chapters": "Chapters",
+    "synthesize": "Synthesize",
+    "message": "Message",
+    "check_support": "Check support",
+}
 # prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
-PROMPT_BUDGET = {"build_map": 40_000, "expand": 20_000, "message": 20_000, "deepen": 12_000,
-                 "counter": 12_000, "restructure": 8_000, "chapters": 4_000, "synthesize": 10_000,
-                 "check_support": 4_000}
+PROMPT_BUDGET = {
+    "build_map": 40_000,
+    "expand": 20_000,
+    "message": 20_000,
+    "deepen": 12_000,
+    "counter": 12_000,
+    "restructure": 8_000,
+    "chapters": 4_000,
+    "synthesize": 10_000,
+    "check_support": 4_000,
+}
 
 
 def started_key(map_id: str) -> str:
@@ -50,9 +75,18 @@ def run_title(kind: str, map_title: str) -> str:
     return f"{KIND_LABELS.get(kind, kind)} · {map_title}"
 
 
-def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_id: Any = None,
-                  prompt: Any = None, *, model: str, output_tokens: int,
-                  role_models: dict[str, str] | None = None) -> Operation:
+def start_map_run(
+    db: Session,
+    owner_id: str,
+    kind: str,
+    mindmap_id: Any,
+    node_id: Any = None,
+    prompt: Any = None,
+    *,
+    model: str,
+    output_tokens: int,
+    role_models: dict[str, str] | None = None,
+) -> Operation:
     """Validate, reserve and create a QUEUED map run (the caller enqueues it). `role_models`
     names the model of each agent role (planner, researcher, critic, writer); each needs a price.
 
@@ -97,8 +131,9 @@ def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_i
         for role_model in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
         estimate = estimate_for(db, model, PROMPT_BUDGET[kind], output_tokens * 4)
-        return lc.create_operation(db, owner_id, kind, run_title(kind, m.title), estimate, model,
-                                   input=payload, resource=(RESOURCE, m.id))
+        return lc.create_operation(
+            db, owner_id, kind, run_title(kind, m.title), estimate, model, input=payload, resource=(RESOURCE, m.id)
+        )
     except pricing.PriceMissing as err:
         raise RunRequestError(409, "model_unpriced", str(err)) from None
     except ledger.InsufficientCredits as err:
@@ -108,8 +143,9 @@ def start_map_run(db: Session, owner_id: str, kind: str, mindmap_id: Any, node_i
 def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Operation]:
     """The map's runs, newest first (404 via MapNotFound when not the owner's)."""
     service.get_map(db, owner_id, map_id)
-    q = select(Operation).where(Operation.resource_type == RESOURCE, Operation.resource_id == map_id,
-                                Operation.owner_id == owner_id)
+    q = select(Operation).where(
+        Operation.resource_type == RESOURCE, Operation.resource_id == map_id, Operation.owner_id == owner_id
+    )
     if active_only:
         q = q.where(col(Operation.status).in_(RunStatus.ACTIVE))
     return list(db.exec(q.order_by(col(Operation.created_at).desc())))
@@ -131,7 +167,7 @@ OUTCOME_WORDS = {
     "library_empty": "Your library is empty — add papers on the Library page first.",
     "no_passages": "Nothing in your library addresses this question. Try other words or add papers on the topic.",
     "no_usable_claims": "No claims: nothing in the passages found answers the question's aspects. "
-                        "Try other words or add papers on the topic.",
+    "Try other words or add papers on the topic.",
     "lease_lost": "The run was interrupted (its worker stopped); start it again.",
     "worker_lost": "The run was interrupted (its worker stopped); start it again.",
 }

@@ -19,52 +19,75 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from bayes_app.library.structure import QUOTABLE as CLAIM_ROLES  # body, caption
 from bayes_app.library.hyphens import join_broken_words
+from bayes_app.library.structure import QUOTABLE as CLAIM_ROLES  # body, caption
 from bayes_app.llm import sentences as llm_sentences
 
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*\s+|(?<=[a-z)\]])[.!?]\d+(?:[,–-]\d+)*\s+(?=[A-Z])")
 _ABBREVIATIONS = frozenset(
     "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs "
-    "al. ed eds st jr inc ltd co corp dept univ".split())
+    "al. ed eds st jr inc ltd co corp dept univ".split()
+)
 _LEADING_MARKER = re.compile(r"^(?:[•·▪◦∙*–-]\s*|\d+(?:\s*[,–-]\s*\d+)*\s+(?=[A-Z]))")
 _HEADING_LINE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.?(?:\d+\.?)*|[IVX]+\.)\s+[A-Z].{0,80}$")
-_NAMED_HEADING = re.compile(r"^(?:abstract|introduction|background|methods?|materials and methods|results|"
-                            r"discussion|conclusions?|conclusion and outlook|related work|acknowledg\w*|"
-                            r"references|bibliography|appendix\b.*|limitations|future work)$", re.I)
+_NAMED_HEADING = re.compile(
+    r"^(?:abstract|introduction|background|methods?|materials and methods|results|"
+    r"discussion|conclusions?|conclusion and outlook|related work|acknowledg\w*|"
+    r"references|bibliography|appendix\b.*|limitations|future work)$",
+    re.I,
+)
 
-_AUXILIARIES = frozenset("is are was were be been being am has have had do does did can could may might will "
-                         "would shall should must".split())
-_IMPERATIVE = frozenset("generate please write list give return output answer find select choose provide "
-                        "summarize summarise describe explain classify consider imagine let use "
-                        "read evaluate rate decide determine identify extract rewrite translate append add "
-                        "stop expand remove repeat compute initialize initialise construct include avoid "
-                        "ensure make see refer note do don't try follow format formulate begin start".split())
-_QUESTION_START = frozenset("is are was were do does did can could should would will which what how why who "
-                            "whom whose when where".split())
-_SECOND_PERSON = re.compile(r"^(?:You|Your)\b|\bplease\b|\{[^}]*\}|\[[“\"']|^[A-Z][\w ]{0,30}:\s+(?:You|Your|Do|Don't|Please)\b", re.I)
+_AUXILIARIES = frozenset(
+    "is are was were be been being am has have had do does did can could may might will would shall should must".split()
+)
+_IMPERATIVE = frozenset(
+    "generate please write list give return output answer find select choose provide "
+    "summarize summarise describe explain classify consider imagine let use "
+    "read evaluate rate decide determine identify extract rewrite translate append add "
+    "stop expand remove repeat compute initialize initialise construct include avoid "
+    "ensure make see refer note do don't try follow format formulate begin start".split()
+)
+_QUESTION_START = frozenset(
+    "is are was were do does did can could should would will which what how why who whom whose when where".split()
+)
+_SECOND_PERSON = re.compile(
+    r"^(?:You|Your)\b|\bplease\b|\{[^}]*\}|\[[“\"']|^[A-Z][\w ]{0,30}:\s+(?:You|Your|Do|Don't|Please)\b", re.I
+)
 _INNER_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[a-z]?\s*:")
 _NUMERIC = re.compile(r"^[\d.,%±()\[\]/+-]+$")
 # a run-in heading before the sentence: "5.4 Ablation study We perform …", "Selector The Selector was …"
-_STARTERS = (r"(?=(?:The|We|Our|In|As|A|An|This|These|Those|It|Its|To|For|During|Here|Finally|Moreover|"
-             r"However|Although|Given|Since|When|After|Unlike|Recent|Many|Most|Several|Each|One)\s)")
+_STARTERS = (
+    r"(?=(?:The|We|Our|In|As|A|An|This|These|Those|It|Its|To|For|During|Here|Finally|Moreover|"
+    r"However|Although|Given|Since|When|After|Unlike|Recent|Many|Most|Several|Each|One)\s)"
+)
 _NUMBERED_RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)+\.?|\d+\.?|[A-Z]\.\d+(?:\.\d+)*)\s+(?:\S+\s+){1,6}?" + _STARTERS)
 _TITLED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,3}?" + _STARTERS)
 # "Methodology 4.1 Overview As illustrated …": a section heading, then a subsection heading
 _NESTED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,4}\d+(?:\.\d+)+\.?\s+(?:\S+\s+){0,6}?" + _STARTERS)
 _REFERENCE = [
-    re.compile(r"^\s*(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s+[A-Z][\w'’-]+,?\s+(?:[A-Z]\.|[A-Z][a-z]+)"),  # (57) Sheridan, R. P.
+    re.compile(
+        r"^\s*(?:\(\d{1,3}\)|\[\d{1,3}\]|\d{1,3}\.)\s+[A-Z][\w'’-]+,?\s+(?:[A-Z]\.|[A-Z][a-z]+)"
+    ),  # (57) Sheridan, R. P.
     re.compile(r"\b(?:19|20)\d{2}[a-z]?\s*[,;]\s*\d+\s*(?:\(\d+\))?\s*[,:]\s*\d+\s*[–-]\s*\d+"),  # 2018, 84, 96–108
     re.compile(r"\b\d+\s*\(\d+\)\s*:\s*\d+\s*[–-]\s*\d+"),  # 11(2):181–217
-    re.compile(r"\b(?:arXiv preprint|In Proceedings of|Proceedings of the|pp\.\s*\d|doi:\s*10\.|"
-               r"Advances in Neural Information Processing|Journal of [A-Z][a-z]+.*\b(?:19|20)\d{2}\b)", re.I),
+    re.compile(
+        r"\b(?:arXiv preprint|In Proceedings of|Proceedings of the|pp\.\s*\d|doi:\s*10\.|"
+        r"Advances in Neural Information Processing|Journal of [A-Z][a-z]+.*\b(?:19|20)\d{2}\b)",
+        re.I,
+    ),
     re.compile(r"(?:[A-Z][a-z]+,\s+(?:[A-Z]\.\s*){1,3}[;,]\s*){2,}"),  # Cheng, T.; Gindulyte, A.;
     re.compile(r"\[\d+\]\s+[A-Z].*\[\d+\]\s+[A-Z]"),  # "[29] Title … [30] Title" lists
 ]
-_CONTACT = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|https?://|www\.|\{[\w,.\s]+\}@|\bcorresponding author\b|"
-                      r"\b(?:University|Institute|Department|Laboratory|Universität|College) of\b", re.I)
-_PROMPT = re.compile(r"\{[a-z_]+\}|\[(?:User|System|Assistant)[’'`]?s?\b[^\]]*\]|^\s*(?:You are|Your task)\b|"
-                     r"\b(?:Query|Answer Papers|User Query|Search Session|Expand Session)\s*:", re.I)
+_CONTACT = re.compile(
+    r"[\w.+-]+@[\w-]+\.[\w.]+|https?://|www\.|\{[\w,.\s]+\}@|\bcorresponding author\b|"
+    r"\b(?:University|Institute|Department|Laboratory|Universität|College) of\b",
+    re.I,
+)
+_PROMPT = re.compile(
+    r"\{[a-z_]+\}|\[(?:User|System|Assistant)[’'`]?s?\b[^\]]*\]|^\s*(?:You are|Your task)\b|"
+    r"\b(?:Query|Answer Papers|User Query|Search Session|Expand Session)\s*:",
+    re.I,
+)
 _LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Algorithm|Listing|Equation|Eq\.)\s*[A-Z]?\d+[a-z]?\s*[:.|]\s*", re.I)
 _MATH = re.compile(r"[=∑∏∫√∈∉≤≥≈≠±×÷∂∇→←↔^_|<>αβγδεϵζηθικλμνξπρσςτυφχψωΓΔΘΛΞΠΣΦΨΩ]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
@@ -73,7 +96,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _REFERENCE_SIGNAL = re.compile(
     r"arXiv(?:\s+preprint|:\s*\d)|\bpreprint\b|\bProceedings\b|\bConference on\b|\bJournal\b|\bTransactions\b|"
     r"\bpp\.?\s*\d|\bdoi\b|https?:|\b\d+\s*,\s*\d+\s*[–-]\s*\d+|(?:^|\n)\s*\(\d{1,3}\)\s+[A-Z]|"
-    r"(?:^|\n)\s*\[\d{1,3}\]\s+[A-Z]|\b(?:19|20)\d{2}[a-z]?\.\s|[A-Z][a-z]+,\s(?:[A-Z]\.\s?){1,3};", re.M)
+    r"(?:^|\n)\s*\[\d{1,3}\]\s+[A-Z]|\b(?:19|20)\d{2}[a-z]?\.\s|[A-Z][a-z]+,\s(?:[A-Z]\.\s?){1,3};",
+    re.M,
+)
 
 
 def looks_like_reference_list(raw: str) -> bool:
@@ -103,8 +128,7 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of a text, verbatim ("e.g.", "Fig. 3", "et al." and initials do not split;
     a superscript citation after the full stop splits after the numbers)."""
     # "Fig. 3a. shows" / "vs. the": a lower-case word or a comma after the stop continues it
-    return llm_sentences.split_sentences(text, _SENTENCE_END, _ABBREVIATIONS,
-                                         lambda nxt: nxt.islower() or nxt in ",;:")
+    return llm_sentences.split_sentences(text, _SENTENCE_END, _ABBREVIATIONS, lambda nxt: nxt.islower() or nxt in ",;:")
 
 
 def _is_heading_line(line: str) -> bool:
@@ -143,16 +167,16 @@ def _blocks(raw: str) -> list[str]:
 def _strip_run_in_heading(s: str) -> str:
     m = _NESTED_RUN_IN.match(s) or _NUMBERED_RUN_IN.match(s)
     if m and sum(c.isalpha() for c in m.group(0)) >= 3:
-        return s[m.end():]
+        return s[m.end() :]
     m = _TITLED_RUN_IN.match(s)
     if m:
-        return s[m.end():]
+        return s[m.end() :]
     # "LLM Agents LLM Agents combine …": the heading's first word starts the sentence again
     words = s.split()
     if words and words[0][:1].isupper():
         for k in range(1, min(5, len(words) - 3)):
             if words[k] == words[0]:
-                return s[s.index(words[k], len(" ".join(words[:k]))):]
+                return s[s.index(words[k], len(" ".join(words[:k]))) :]
     return s
 
 
@@ -190,15 +214,22 @@ def has_verb(words: list[str], strict: bool = False) -> bool:
         if not strict and len(w) > 4 and w.endswith("ed") and not words[i][0].isupper() and "-" not in w:
             return True
         # a third-person verb after its subject: "PaSa achieves", "the agent invokes"
-        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "ous", "is", "us")) \
-                and not words[i][0].isupper() and lower[i - 1] not in _DETERMINERS \
-                and not lower[i - 1].endswith(("al", "ic", "ive", "ar")):
+        if (
+            len(w) > 3
+            and w.endswith("s")
+            and not w.endswith(("ss", "ous", "is", "us"))
+            and not words[i][0].isupper()
+            and lower[i - 1] not in _DETERMINERS
+            and not lower[i - 1].endswith(("al", "ic", "ive", "ar"))
+        ):
             return True
     return False
 
 
-_DETERMINERS = frozenset("the a an of for and or to in on with by from these those their its our some many "
-                         "several all both each other such two three four five".split())
+_DETERMINERS = frozenset(
+    "the a an of for and or to in on with by from these those their its our some many "
+    "several all both each other such two three four five".split()
+)
 
 
 def claim_problem(sentence: str) -> str | None:
@@ -215,12 +246,14 @@ def claim_problem(sentence: str) -> str | None:
     if any(p.search(s) for p in _REFERENCE):
         return "reference_entry"
     caption = _LABEL.match(s)
-    body = s[caption.end():] if caption else s
+    body = s[caption.end() :] if caption else s
     words = _WORD.findall(body)
     if _INNER_LABEL.search(body):
         return "figure_text"
-    if re.search(r"\s=\s|[=≈≤≥]\s*[-+]?\d|\(\d{1,2}\)\s*(?:$|[A-Z])", body) or \
-            sum(unicodedata.category(c) in ("Sm", "Mn") for c in body) >= 2:
+    if (
+        re.search(r"\s=\s|[=≈≤≥]\s*[-+]?\d|\(\d{1,2}\)\s*(?:$|[A-Z])", body)
+        or sum(unicodedata.category(c) in ("Sm", "Mn") for c in body) >= 2
+    ):
         return "equation_or_numbers"
     tokens_ = body.split()
     numeric = sum(bool(_NUMERIC.match(t)) for t in tokens_)
@@ -248,11 +281,12 @@ def claim_problem(sentence: str) -> str | None:
         return "too_short"
     if len(words) > 80:
         return "too_long"
-    if not re.search(r"[.!](?:[\"'”’)\]]*|\s*\[\d+(?:[,–-]\d+)*\])$", body) and not re.search(r"[.!]\d+(?:[,–-]\d+)*$", body):
+    if not re.search(r"[.!](?:[\"'”’)\]]*|\s*\[\d+(?:[,–-]\d+)*\])$", body) and not re.search(
+        r"[.!]\d+(?:[,–-]\d+)*$", body
+    ):
         return "fragment"
     first = body.split()[0]
-    if not (first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first[1:])
-            or first[0] in "\"'“‘("):
+    if not (first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first[1:]) or first[0] in "\"'“‘("):
         return "fragment"
     return None
 

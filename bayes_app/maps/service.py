@@ -35,10 +35,41 @@ moves, the outline's rows).
 
 from __future__ import annotations
 
-from bayes_app.maps.access import (_nodes, _touch, children_index, get_map, get_node, revision, root_of, subtree)  # noqa: F401
-from bayes_app.maps.views import (_iso, citation_view, map_citations, map_summary, map_view, node_view, proposal_view, relation_view)  # noqa: F401
-from bayes_app.maps.undo import (UNDO_KEEP, _Undo, _commit_edit, undo)  # noqa: F401
-from bayes_app.maps.edits import (MAX_BODY, MAX_COORDINATE, MAX_NODE_TITLE, MAX_TITLE, add_child, add_sibling, auto_layout, create_map, delete_map, delete_subtree, list_maps, move_node, rename_map, set_positions, update_node)  # noqa: F401
-from bayes_app.maps.agent_writes import (add_agent_citations, add_relation, mark_offline, update_agent_node, write_agent_node)  # noqa: F401
-from bayes_app.maps.proposals import (accept_proposal, create_proposal, reject_proposal)  # noqa: F401
-from bayes_app.maps.outline import (branch_hues, move_step, outline_rows)  # noqa: F401
+from bayes_app.maps.access import _nodes, _touch, children_index, get_map, get_node, revision, root_of, subtree
+from bayes_app.maps.agent_writes import (
+    add_agent_citations,
+    add_relation,
+    mark_offline,
+    update_agent_node,
+    write_agent_node,
+)
+from bayes_app.maps.edits import (
+    MAX_BODY,
+    MAX_COORDINATE,
+    MAX_NODE_TITLE,
+    MAX_TITLE,
+    add_child,
+    add_sibling,
+    auto_layout,
+    create_map,
+    delete_map,
+    delete_subtree,
+    list_maps,
+    move_node,
+    rename_map,
+    set_positions,
+    update_node,
+)
+from bayes_app.maps.outline import branch_hues, move_step, outline_rows
+from bayes_app.maps.proposals import accept_proposal, create_proposal, reject_proposal
+from bayes_app.maps.undo import UNDO_KEEP, _commit_edit, _Undo, undo
+from bayes_app.maps.views import (
+    _iso,
+    citation_view,
+    map_citations,
+    map_summary,
+    map_view,
+    node_view,
+    proposal_view,
+    relation_view,
+)

@@ -33,43 +33,93 @@ _ENTITY = re.compile(r"\b[\w-]*(?:[a-z][A-Z]|[A-Z]{2}|[A-Za-z]\d|\d[A-Za-z])[\w-
 
 # categorical word -> hedged replacement ("" drops it)
 STRONG = {
-    "always": "often", "never": "rarely", "all": "many", "every": "many", "proves": "suggests",
-    "prove": "suggest", "proved": "suggested", "proven": "suggested", "definitely": "", "certainly": "",
-    "clearly": "", "undoubtedly": "", "must": "may", "guarantees": "supports", "guarantee": "support",
-    "conclusively": "", "completely": "largely", "entirely": "largely", "none": "few",
-    "impossible": "unlikely", "demonstrates": "indicates", "demonstrate": "indicate",
+    "always": "often",
+    "never": "rarely",
+    "all": "many",
+    "every": "many",
+    "proves": "suggests",
+    "prove": "suggest",
+    "proved": "suggested",
+    "proven": "suggested",
+    "definitely": "",
+    "certainly": "",
+    "clearly": "",
+    "undoubtedly": "",
+    "must": "may",
+    "guarantees": "supports",
+    "guarantee": "support",
+    "conclusively": "",
+    "completely": "largely",
+    "entirely": "largely",
+    "none": "few",
+    "impossible": "unlikely",
+    "demonstrates": "indicates",
+    "demonstrate": "indicate",
 }
-HEDGES = frozenset("may might could suggest suggests suggested possibly perhaps likely unlikely some "
-                   "preliminary appears appear seem seems partially limited moderate modest often".split())
-NEGATIONS = frozenset("not no never none neither nor cannot without fails fail failed lack lacks lacking "
-                      "absence absent unable doesn't don't didn't isn't aren't wasn't weren't can't won't "
-                      "unaffected".split())
-NULL_WORDS = frozenset("ineffective unrelated insignificant unchanged similar same equivalent comparable "
-                       "dispensable unnecessary".split())
-UP = frozenset("increase increases increased increasing higher more greater elevated elevate elevates enhance "
-               "enhances enhanced promote promotes promoted induce induces induced activate activates "
-               "activated upregulates upregulated up-regulates gain improves improve improved improvement "
-               "rise rises raised raise stimulates stimulate accelerates accelerated accelerate exceed "
-               "exceeds larger longer faster stronger better outperforms outperform required essential "
-               "necessary effective beneficial".split())
-DOWN = frozenset("decrease decreases decreased decreasing lower less reduced reduce reduces reduction "
-                 "reducing inhibit inhibits inhibited inhibition suppress suppresses suppressed repress "
-                 "represses impair impairs impaired downregulates downregulated down-regulates loss loses "
-                 "worsens worsen worse diminish diminishes diminished attenuates attenuated attenuate slower "
-                 "smaller shorter weaker underperforms prevents prevent prevented blocks block blocked "
-                 "abrogated abolished ineffective harmful".split())
+HEDGES = frozenset(
+    "may might could suggest suggests suggested possibly perhaps likely unlikely some "
+    "preliminary appears appear seem seems partially limited moderate modest often".split()
+)
+NEGATIONS = frozenset(
+    "not no never none neither nor cannot without fails fail failed lack lacks lacking "
+    "absence absent unable doesn't don't didn't isn't aren't wasn't weren't can't won't "
+    "unaffected".split()
+)
+NULL_WORDS = frozenset(
+    "ineffective unrelated insignificant unchanged similar same equivalent comparable dispensable unnecessary".split()
+)
+UP = frozenset(
+    "increase increases increased increasing higher more greater elevated elevate elevates enhance "
+    "enhances enhanced promote promotes promoted induce induces induced activate activates "
+    "activated upregulates upregulated up-regulates gain improves improve improved improvement "
+    "rise rises raised raise stimulates stimulate accelerates accelerated accelerate exceed "
+    "exceeds larger longer faster stronger better outperforms outperform required essential "
+    "necessary effective beneficial".split()
+)
+DOWN = frozenset(
+    "decrease decreases decreased decreasing lower less reduced reduce reduces reduction "
+    "reducing inhibit inhibits inhibited inhibition suppress suppresses suppressed repress "
+    "represses impair impairs impaired downregulates downregulated down-regulates loss loses "
+    "worsens worsen worse diminish diminishes diminished attenuates attenuated attenuate slower "
+    "smaller shorter weaker underperforms prevents prevent prevented blocks block blocked "
+    "abrogated abolished ineffective harmful".split()
+)
 # opposite wordings, swapped both ways to build a wording's negation
-_OPPOSITES = [("increase", "decrease"), ("increases", "decreases"), ("increased", "decreased"),
-              ("higher", "lower"), ("more", "less"), ("better", "worse"), ("improves", "worsens"),
-              ("improve", "worsen"), ("improved", "worsened"), ("outperforms", "underperforms"),
-              ("reduces", "increases"), ("reduce", "increase"), ("reduced", "increased"),
-              ("promotes", "inhibits"), ("activates", "inhibits"), ("enhances", "impairs"),
-              ("greater", "smaller"), ("effective", "ineffective"), ("significant", "insignificant"),
-              ("positive", "negative"), ("positively", "negatively"), ("required", "dispensable"),
-              ("induces", "suppresses"), ("upregulates", "downregulates"), ("raises", "lowers"),
-              ("accelerates", "slows"), ("faster", "slower"), ("larger", "smaller"), ("benefit", "harm"),
-              ("helps", "hurts"), ("robust", "fragile"), ("accurate", "inaccurate"),
-              ("supports", "contradicts")]
+_OPPOSITES = [
+    ("increase", "decrease"),
+    ("increases", "decreases"),
+    ("increased", "decreased"),
+    ("higher", "lower"),
+    ("more", "less"),
+    ("better", "worse"),
+    ("improves", "worsens"),
+    ("improve", "worsen"),
+    ("improved", "worsened"),
+    ("outperforms", "underperforms"),
+    ("reduces", "increases"),
+    ("reduce", "increase"),
+    ("reduced", "increased"),
+    ("promotes", "inhibits"),
+    ("activates", "inhibits"),
+    ("enhances", "impairs"),
+    ("greater", "smaller"),
+    ("effective", "ineffective"),
+    ("significant", "insignificant"),
+    ("positive", "negative"),
+    ("positively", "negatively"),
+    ("required", "dispensable"),
+    ("induces", "suppresses"),
+    ("upregulates", "downregulates"),
+    ("raises", "lowers"),
+    ("accelerates", "slows"),
+    ("faster", "slower"),
+    ("larger", "smaller"),
+    ("benefit", "harm"),
+    ("helps", "hurts"),
+    ("robust", "fragile"),
+    ("accurate", "inaccurate"),
+    ("supports", "contradicts"),
+]
 SWAP: dict[str, str] = {}
 for _a, _b in _OPPOSITES:
     SWAP.setdefault(_a, _b)
@@ -79,11 +129,23 @@ _AUX = re.compile(r"\b(is|are|was|were|can|could|does|do|did|has|have|had|may|mi
 # Logistic weights fitted on SciFact train, the `tune` split (benchmarks/support_tune.py --fit):
 # support on evidence vs the top BM25 non-evidence abstract; contradiction on CONTRADICT vs
 # SUPPORT evidence sentences.
-SUPPORT_WEIGHTS = {"bias": -5.089, "dense": 6.391, "coverage": 1.665, "numbers_missing": -1.385,
-                   "entities_missing": -0.283}
-CONTRADICTION_WEIGHTS = {"bias": -1.332, "polarity": 15.367, "direction": -0.317, "negation_mismatch": 1.206,
-                         "null_or_negated": 0.78, "polarity_x_dense": -59.259, "negation_mismatch_x_dense": -1.368,
-                         "dense": 1.059}
+SUPPORT_WEIGHTS = {
+    "bias": -5.089,
+    "dense": 6.391,
+    "coverage": 1.665,
+    "numbers_missing": -1.385,
+    "entities_missing": -0.283,
+}
+CONTRADICTION_WEIGHTS = {
+    "bias": -1.332,
+    "polarity": 15.367,
+    "direction": -0.317,
+    "negation_mismatch": 1.206,
+    "null_or_negated": 0.78,
+    "polarity_x_dense": -59.259,
+    "negation_mismatch_x_dense": -1.368,
+    "dense": 1.059,
+}
 # a pair is linked as contradicting only above this (and with a shared subject and a polarity
 # clash): ≤ 5 % false positives on SciFact train's SUPPORT and same-topic pairs
 CONTRADICTION_THRESHOLD = 0.5
@@ -123,6 +185,7 @@ def label_for(score: float) -> str:
 # ---- wording helpers -----------------------------------------------------------------------------
 def soften(wording: str) -> str:
     """Replace categorical words with hedged ones, keeping everything else as written."""
+
     def repl(m: re.Match) -> str:
         w = m.group(0)
         new = STRONG.get(w.lower())
@@ -131,6 +194,7 @@ def soften(wording: str) -> str:
         if not new:
             return ""
         return new.capitalize() if w[0].isupper() else new
+
     out = re.sub(r"[A-Za-z]+", repl, wording)
     return re.sub(r"\s{2,}", " ", out).replace(" ,", ",").replace(" .", ".").strip()
 
@@ -148,10 +212,12 @@ def lower_first(text: str) -> str:
     return text
 
 
-_COMMON_STARTS = frozenset("the a an this these those our we most many some several each both all its their "
-                           "there here in on at for with after before during although while when however "
-                           "small large higher lower increased decreased patients children women men "
-                           "treatment use using".split())
+_COMMON_STARTS = frozenset(
+    "the a an this these those our we most many some several each both all its their "
+    "there here in on at for with after before during although while when however "
+    "small large higher lower increased decreased patients children women men "
+    "treatment use using".split()
+)
 
 
 def negate(wording: str) -> str:
@@ -170,10 +236,10 @@ def negate_statement(wording: str) -> str:
     """The other crude negation: drop an existing "not", or negate the first auxiliary."""
     m = re.search(r"\b(not|no|never)\s+", wording)
     if m:
-        return wording[:m.start()] + wording[m.end():]
+        return wording[: m.start()] + wording[m.end() :]
     m = _AUX.search(wording)
     if m:
-        return wording[:m.end()] + " not" + wording[m.end():]
+        return wording[: m.end()] + " not" + wording[m.end() :]
     return "It is not true that " + lower_first(wording)
 
 
@@ -221,8 +287,11 @@ def features(wording: str, quote: str, embed: Embed | None = None) -> dict[str, 
 
 
 def _with_interactions(f: dict[str, float]) -> dict[str, float]:
-    return {**f, "polarity_x_dense": f["polarity"] * f["dense"],
-            "negation_mismatch_x_dense": f["negation_mismatch"] * f["dense"]}
+    return {
+        **f,
+        "polarity_x_dense": f["polarity"] * f["dense"],
+        "negation_mismatch_x_dense": f["negation_mismatch"] * f["dense"],
+    }
 
 
 def _logistic(f: dict[str, float], weights: dict[str, float]) -> float:
@@ -302,8 +371,11 @@ def _negated(words: list[str]) -> bool:
     return False
 
 
-_NOT_NEGATING = {"not": {"only", "just", "merely", "simply", "necessarily"}, "no": {"longer", "doubt"},
-                 "without": {"doubt"}}
+_NOT_NEGATING = {
+    "not": {"only", "just", "merely", "simply", "necessarily"},
+    "no": {"longer", "doubt"},
+    "without": {"doubt"},
+}
 
 
 def polarity_clash(a: str, b: str) -> bool:

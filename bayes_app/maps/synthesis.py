@@ -32,12 +32,12 @@ ROLES = ("background", "method", "results", "limitations")
 # cue words of a claim's rhetorical role (generic academic English, not any paper's terms)
 _CUES = {
     "method": r"\b(we (?:propose|introduce|present|design|train|use)|is trained|are trained|training|trains?|"
-              r"architecture|algorithm|framework|pipeline|approach|method|procedure|fine-?tun\w*|optimi[sz]\w*)\b",
+    r"architecture|algorithm|framework|pipeline|approach|method|procedure|fine-?tun\w*|optimi[sz]\w*)\b",
     "results": r"\b(outperform\w*|surpass\w*|exceed\w*|improv\w*|achiev\w*|accuracy|recall|precision|"
-               r"results? (?:show|indicate|demonstrate)|significant\w*|higher|lower|better|worse|gains?)\b"
-               r"|\d+(?:\.\d+)?\s?%",
+    r"results? (?:show|indicate|demonstrate)|significant\w*|higher|lower|better|worse|gains?)\b"
+    r"|\d+(?:\.\d+)?\s?%",
     "limitations": r"\b(limitation\w*|limited|drawbacks?|fail\w*|cannot|can ?not|unable|challeng\w*|future work|"
-                   r"remains? (?:unclear|open|difficult)|however|bias\w*|costly|expensive)\b",
+    r"remains? (?:unclear|open|difficult)|however|bias\w*|costly|expensive)\b",
 }
 
 
@@ -81,6 +81,7 @@ def _groups(t: export._Tree) -> list[_Group]:
         for k in kids:
             if not export.is_synthesis(k, t.cits.get(k.id, [])):
                 walk(k)
+
     walk(t.root)
     return out
 
@@ -89,8 +90,14 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def offline(db: Session, owner_id: str, map_id: str, node_id: str | None = None,
-            embed: Callable[[Sequence[str]], np.ndarray] | None = None, max_words: int = MAX_WORDS) -> Summary:
+def offline(
+    db: Session,
+    owner_id: str,
+    map_id: str,
+    node_id: str | None = None,
+    embed: Callable[[Sequence[str]], np.ndarray] | None = None,
+    max_words: int = MAX_WORDS,
+) -> Summary:
     """The structured extractive summary of the map or of the branch under `node_id`."""
     _m, t = export._tree(db, owner_id, map_id, node_id)
     groups = _groups(t)
@@ -107,8 +114,10 @@ def offline(db: Session, owner_id: str, map_id: str, node_id: str | None = None,
     groups.sort(key=lambda g: (g.role, g.order))
     papers = {c.document_id or c.source_title for g in groups for _, cs in g.claims for c in cs}
     n_claims = sum(len(g.claims) for g in groups)
-    opening = (f"{n_claims} claim{'s' if n_claims != 1 else ''} from {len(papers)} "
-               f"source{'s' if len(papers) != 1 else ''}, in {len(groups)} theme{'s' if len(groups) != 1 else ''}.")
+    opening = (
+        f"{n_claims} claim{'s' if n_claims != 1 else ''} from {len(papers)} "
+        f"source{'s' if len(papers) != 1 else ''}, in {len(groups)} theme{'s' if len(groups) != 1 else ''}."
+    )
     budget = max_words - _words(opening)
     chosen: dict[int, list[int]] = {}
     # the most central claim of each theme first, then second ones while the budget lasts
@@ -174,11 +183,11 @@ def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple
                 nonlocal found
                 local = []
                 nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
-                if not re.search(r"\w", _MARKER.sub("", s[:m.start()])):  # follows no statement
+                if not re.search(r"\w", _MARKER.sub("", s[: m.start()])):  # follows no statement
                     dropped.extend(nums)
                     return ""
                 # the clause the marker ends ("A [1], and B [2]."): its words pick the claim
-                clause = set(tokens(_MARKER.split(s[:m.start()])[-1]))
+                clause = set(tokens(_MARKER.split(s[: m.start()])[-1]))
                 for n in nums:
                     best = None
                     if len(clause) >= 2:
@@ -192,6 +201,7 @@ def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple
                     local.append(cits.index(best) + 1)
                 found = found or bool(local)
                 return f"[{', '.join(map(str, sorted(set(local))))}]" if local else ""
+
             out = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", _MARKER.sub(repl, s))).strip()
             if found:
                 kept.append(out)
@@ -202,8 +212,7 @@ def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple
     return Summary("\n\n".join(paras), cits), dropped, lost
 
 
-def _best_citation(words: set[str], cands: list[Citation], o: export.Outline,
-                   min_overlap: float) -> Citation | None:
+def _best_citation(words: set[str], cands: list[Citation], o: export.Outline, min_overlap: float) -> Citation | None:
     """The citation whose claim (or quote) the sentence shares the most content terms with,
     when it shares enough."""
     best, best_score = None, 0.0

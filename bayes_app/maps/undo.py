@@ -10,18 +10,50 @@ from sqlmodel import Session, col, select
 from bayes_app.db import atomic
 from bayes_app.maps.access import _touch, get_map
 from bayes_app.models import (
-    Citation, MapEdit, MapNode, NodeRelation,
+    Citation,
+    MapEdit,
+    MapNode,
+    NodeRelation,
 )
 
 UNDO_KEEP = 200  # undo entries kept per map
 
 
 # ---- undo log --------------------------------------------------------------------------------
-_NODE_FIELDS = ("id", "map_id", "parent_id", "kind", "title", "body", "order_index", "pos_x", "pos_y",
-                "collapsed", "created_by", "run_id", "confidence")
-_CIT_FIELDS = ("id", "map_id", "node_id", "document_id", "chunk_id", "page", "quote", "char_start",
-               "char_end", "origin", "agent", "support_score", "support_label", "suggested_rewrite",
-               "source_title", "source_removed_at", "source_removed_reason")
+_NODE_FIELDS = (
+    "id",
+    "map_id",
+    "parent_id",
+    "kind",
+    "title",
+    "body",
+    "order_index",
+    "pos_x",
+    "pos_y",
+    "collapsed",
+    "created_by",
+    "run_id",
+    "confidence",
+)
+_CIT_FIELDS = (
+    "id",
+    "map_id",
+    "node_id",
+    "document_id",
+    "chunk_id",
+    "page",
+    "quote",
+    "char_start",
+    "char_end",
+    "origin",
+    "agent",
+    "support_score",
+    "support_label",
+    "suggested_rewrite",
+    "source_title",
+    "source_removed_at",
+    "source_removed_reason",
+)
 _REL_FIELDS = ("id", "map_id", "source_id", "target_id", "kind", "created_by", "run_id")
 
 
@@ -48,15 +80,20 @@ class _Undo:
         self.restore[table].append(_snap(row, fields))
 
     def save(self, db: Session, map_id: str, action: str) -> None:
-        db.add(MapEdit(map_id=map_id, action=action,
-                       undo={"delete": self.delete, "restore": self.restore}))
+        db.add(MapEdit(map_id=map_id, action=action, undo={"delete": self.delete, "restore": self.restore}))
         _touch(db, map_id)
 
 
 def _prune_undo(db: Session, map_id: str) -> None:
     """Keep the newest UNDO_KEEP undo entries of a map."""
-    old = list(db.exec(select(MapEdit.id).where(MapEdit.map_id == map_id)
-                       .order_by(col(MapEdit.created_at).desc()).offset(UNDO_KEEP)))
+    old = list(
+        db.exec(
+            select(MapEdit.id)
+            .where(MapEdit.map_id == map_id)
+            .order_by(col(MapEdit.created_at).desc())
+            .offset(UNDO_KEEP)
+        )
+    )
     if old:
         db.exec(delete(MapEdit).where(col(MapEdit.id).in_(old)))  # type: ignore[call-overload]
 
@@ -72,12 +109,17 @@ def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
     """Fold `u` into the map's latest edit when that one is `action` and not undone, so one
     undo reverts both (the canvas's layout right after an accepted regrouping). Rows the
     latest edit already restores or deletes keep its record. False when there is none."""
-    last = db.exec(select(MapEdit).where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
-                   .order_by(col(MapEdit.created_at).desc())).first()
+    last = db.exec(
+        select(MapEdit)
+        .where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
+        .order_by(col(MapEdit.created_at).desc())
+    ).first()
     if last is None or last.action != action:
         return False
-    rec = {"delete": {k: list(v) for k, v in last.undo.get("delete", {}).items()},
-           "restore": {k: list(v) for k, v in last.undo.get("restore", {}).items()}}
+    rec = {
+        "delete": {k: list(v) for k, v in last.undo.get("delete", {}).items()},
+        "restore": {k: list(v) for k, v in last.undo.get("restore", {}).items()},
+    }
     for table, rows in u.restore.items():
         known = set(rec["delete"].get(table, [])) | {r["id"] for r in rec["restore"].get(table, [])}
         rec["restore"].setdefault(table, []).extend(r for r in rows if r["id"] not in known)
@@ -93,8 +135,11 @@ def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
 def undo(db: Session, owner_id: str, map_id: str) -> str | None:
     """Reverse the latest user edit not yet undone; returns its action name (None: nothing)."""
     get_map(db, owner_id, map_id)
-    edit = db.exec(select(MapEdit).where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
-                   .order_by(col(MapEdit.created_at).desc())).first()
+    edit = db.exec(
+        select(MapEdit)
+        .where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
+        .order_by(col(MapEdit.created_at).desc())
+    ).first()
     if edit is None:
         return None
     with atomic(db):

@@ -11,8 +11,14 @@ from sqlmodel import Session, col, select
 from bayes_app.library import citation_graph
 from bayes_app.maps.access import _nodes, get_map
 from bayes_app.models import (
-    Citation, Document, MapNode, MapProposal, Mindmap, NodeRelation,
+    Citation,
+    Document,
+    MapNode,
+    MapProposal,
+    Mindmap,
+    NodeRelation,
 )
+
 
 # ---- serialisation ---------------------------------------------------------------------------
 def _iso(d: datetime | None) -> str | None:
@@ -20,51 +26,97 @@ def _iso(d: datetime | None) -> str | None:
 
 
 def map_summary(m: Mindmap) -> dict[str, Any]:
-    return {"id": m.id, "title": m.title, "offline": m.offline, "revision": m.revision,
-            "created_at": _iso(m.created_at), "updated_at": _iso(m.updated_at)}
+    return {
+        "id": m.id,
+        "title": m.title,
+        "offline": m.offline,
+        "revision": m.revision,
+        "created_at": _iso(m.created_at),
+        "updated_at": _iso(m.updated_at),
+    }
 
 
 def node_view(n: MapNode, citations: list[Citation] | None = None) -> dict[str, Any]:
     cits = citations or []
     scores = [c.support_score for c in cits if c.support_score is not None]
-    return {"id": n.id, "map_id": n.map_id, "parent_id": n.parent_id, "kind": n.kind, "title": n.title,
-            "body": n.body, "order": n.order_index,
-            "position": _stored_position(n),
-            "collapsed": n.collapsed, "created_by": n.created_by, "run_id": n.run_id,
-            "confidence": n.confidence, "citation_count": len(cits),
-            "support": round(min(scores), 3) if scores else None,
-            "created_at": _iso(n.created_at), "updated_at": _iso(n.updated_at)}
+    return {
+        "id": n.id,
+        "map_id": n.map_id,
+        "parent_id": n.parent_id,
+        "kind": n.kind,
+        "title": n.title,
+        "body": n.body,
+        "order": n.order_index,
+        "position": _stored_position(n),
+        "collapsed": n.collapsed,
+        "created_by": n.created_by,
+        "run_id": n.run_id,
+        "confidence": n.confidence,
+        "citation_count": len(cits),
+        "support": round(min(scores), 3) if scores else None,
+        "created_at": _iso(n.created_at),
+        "updated_at": _iso(n.updated_at),
+    }
 
 
 def citation_view(c: Citation, doc: Document | None = None, cited_in_library: int = 0) -> dict[str, Any]:
     """A citation with its source's title; ``cited_in_library``: how many of the owner's
     documents cite that source (the citation graph)."""
-    return {"id": c.id, "node_id": c.node_id, "document_id": c.document_id, "chunk_id": c.chunk_id,
-            "page": c.page, "quote": c.quote, "char_start": c.char_start, "char_end": c.char_end,
-            "origin": c.origin, "agent": c.agent, "support_score": c.support_score,
-            "support_label": c.support_label, "suggested_rewrite": c.suggested_rewrite,
-            "region": c.region, "title": (doc.title or doc.filename) if doc else c.source_title,
-            "source_removed": c.source_removed_at is not None,
-            "source_removed_reason": c.source_removed_reason,
-            "authors": list(doc.authors or []) if doc else [], "year": doc.year if doc else None,
-            "language": doc.language if doc else "", "cited_in_library": cited_in_library,
-            "created_at": _iso(c.created_at)}
+    return {
+        "id": c.id,
+        "node_id": c.node_id,
+        "document_id": c.document_id,
+        "chunk_id": c.chunk_id,
+        "page": c.page,
+        "quote": c.quote,
+        "char_start": c.char_start,
+        "char_end": c.char_end,
+        "origin": c.origin,
+        "agent": c.agent,
+        "support_score": c.support_score,
+        "support_label": c.support_label,
+        "suggested_rewrite": c.suggested_rewrite,
+        "region": c.region,
+        "title": (doc.title or doc.filename) if doc else c.source_title,
+        "source_removed": c.source_removed_at is not None,
+        "source_removed_reason": c.source_removed_reason,
+        "authors": list(doc.authors or []) if doc else [],
+        "year": doc.year if doc else None,
+        "language": doc.language if doc else "",
+        "cited_in_library": cited_in_library,
+        "created_at": _iso(c.created_at),
+    }
 
 
 def relation_view(r: NodeRelation) -> dict[str, Any]:
-    return {"id": r.id, "source_id": r.source_id, "target_id": r.target_id, "kind": r.kind,
-            "created_by": r.created_by, "run_id": r.run_id}
+    return {
+        "id": r.id,
+        "source_id": r.source_id,
+        "target_id": r.target_id,
+        "kind": r.kind,
+        "created_by": r.created_by,
+        "run_id": r.run_id,
+    }
 
 
 def proposal_view(p: MapProposal) -> dict[str, Any]:
-    return {"id": p.id, "kind": p.kind, "status": p.status, "run_id": p.run_id, "payload": p.payload,
-            "created_at": _iso(p.created_at)}
+    return {
+        "id": p.id,
+        "kind": p.kind,
+        "status": p.status,
+        "run_id": p.run_id,
+        "payload": p.payload,
+        "created_at": _iso(p.created_at),
+    }
 
 
 def map_citations(db: Session, map_id: str) -> list[tuple[Citation, Document | None]]:
     cits = list(db.exec(select(Citation).where(Citation.map_id == map_id).order_by(col(Citation.created_at))))
-    docs = {d.id: d for d in db.exec(select(Document).where(
-        col(Document.id).in_({c.document_id for c in cits})))} if cits else {}
+    docs = (
+        {d.id: d for d in db.exec(select(Document).where(col(Document.id).in_({c.document_id for c in cits})))}
+        if cits
+        else {}
+    )
     return [(c, docs.get(c.document_id)) for c in cits]
 
 
@@ -84,15 +136,21 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     for c, _ in cits:
         by_node.setdefault(c.node_id, []).append(c)
     rels = db.exec(select(NodeRelation).where(NodeRelation.map_id == map_id))
-    props = db.exec(select(MapProposal).where(MapProposal.map_id == map_id, MapProposal.status == "pending")
-                    .order_by(col(MapProposal.created_at)))
+    props = db.exec(
+        select(MapProposal)
+        .where(MapProposal.map_id == map_id, MapProposal.status == "pending")
+        .order_by(col(MapProposal.created_at))
+    )
     root = next((n.id for n in nodes if n.parent_id is None), None)
     counts = citation_graph.cited_by_counts(db, m.owner_id, (c.document_id for c, _ in cits if c.document_id))
-    return {**map_summary(m), "root_id": root,
-            "nodes": [node_view(n, by_node.get(n.id)) for n in nodes],
-            "citations": [citation_view(c, d, counts.get(c.document_id or "", 0)) for c, d in cits],
-            "relations": [relation_view(r) for r in rels],
-            "proposals": [proposal_view(p) for p in props]}
+    return {
+        **map_summary(m),
+        "root_id": root,
+        "nodes": [node_view(n, by_node.get(n.id)) for n in nodes],
+        "citations": [citation_view(c, d, counts.get(c.document_id or "", 0)) for c, d in cits],
+        "relations": [relation_view(r) for r in rels],
+        "proposals": [proposal_view(p) for p in props],
+    }
 
 
 def _stored_position(n: MapNode) -> dict[str, float] | None:

@@ -46,8 +46,7 @@ class ChatMessage(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("conversation_id", "position", name="uq_chat_message_position"),)
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
-    conversation_id: str = Field(foreign_key="conversations.id", max_length=32, ondelete="CASCADE",
-                                 index=True)
+    conversation_id: str = Field(foreign_key="conversations.id", max_length=32, ondelete="CASCADE", index=True)
     position: int
     role: str = Field(max_length=20)  # "user" | "assistant"
     content: str = Field(default="", sa_column=Column(Text, nullable=False))

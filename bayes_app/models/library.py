@@ -77,10 +77,10 @@ class Document(SQLModel, table=True):
 class DocumentCollection(SQLModel, table=True):
     __tablename__ = "document_collections"
 
-    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32,
-                             ondelete="CASCADE")
-    collection_id: str = Field(foreign_key="collections.id", primary_key=True, max_length=32,
-                               ondelete="CASCADE", index=True)
+    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32, ondelete="CASCADE")
+    collection_id: str = Field(
+        foreign_key="collections.id", primary_key=True, max_length=32, ondelete="CASCADE", index=True
+    )
 
 
 class Chunk(SQLModel, table=True):
@@ -90,8 +90,7 @@ class Chunk(SQLModel, table=True):
     __tablename__ = "chunks"
 
     id: str = Field(primary_key=True, max_length=32)
-    document_id: str = Field(foreign_key="documents.id", index=True, max_length=32,
-                             ondelete="CASCADE")
+    document_id: str = Field(foreign_key="documents.id", index=True, max_length=32, ondelete="CASCADE")
     owner_id: str = Field(index=True, max_length=32)
     chunk_index: int
     page: int
@@ -109,8 +108,7 @@ class PageText(SQLModel, table=True):
 
     __tablename__ = "page_texts"
 
-    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32,
-                             ondelete="CASCADE")
+    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32, ondelete="CASCADE")
     page: int = Field(primary_key=True)
     text: str = Field(sa_column=Column(Text, nullable=False))
     # Role spans of this page: [[start, end, role, section], ...] (library.structure.Span).
@@ -125,8 +123,7 @@ class DocumentReference(SQLModel, table=True):
 
     __tablename__ = "document_references"
 
-    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32,
-                             ondelete="CASCADE")
+    document_id: str = Field(foreign_key="documents.id", primary_key=True, max_length=32, ondelete="CASCADE")
     position: int = Field(primary_key=True)  # 0-based order in the list
     page: int = 0
     raw: str = Field(sa_column=Column(Text, nullable=False))

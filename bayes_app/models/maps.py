@@ -61,8 +61,9 @@ class MapNode(SQLModel, table=True):
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
-    parent_id: str | None = Field(default=None, foreign_key="map_nodes.id", index=True,
-                                  max_length=32, ondelete="CASCADE")
+    parent_id: str | None = Field(
+        default=None, foreign_key="map_nodes.id", index=True, max_length=32, ondelete="CASCADE"
+    )
     kind: str = Field(default=NodeKind.NOTE, max_length=20)
     title: str = Field(default="", sa_column=Column(Text, nullable=False))
     body: str = Field(default="", sa_column=Column(Text, nullable=False))
@@ -89,8 +90,9 @@ class Citation(SQLModel, table=True):
     node_id: str = Field(foreign_key="map_nodes.id", index=True, max_length=32, ondelete="CASCADE")
     # NULL once the source was removed (deleted, or gone from Zotero): the citation stays,
     # marked by `source_removed_at`, with the title it had (`source_title`).
-    document_id: str | None = Field(default=None, foreign_key="documents.id", index=True, max_length=32,
-                                    ondelete="SET NULL")
+    document_id: str | None = Field(
+        default=None, foreign_key="documents.id", index=True, max_length=32, ondelete="SET NULL"
+    )
     source_title: str | None = Field(default=None, max_length=1000)
     source_removed_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
     source_removed_reason: str | None = Field(default=None, max_length=40)

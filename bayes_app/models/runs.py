@@ -45,9 +45,7 @@ class Operation(SQLModel, table=True):
     charged_credits: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     started_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
-    cancel_requested_at: datetime | None = Field(
-        default=None, sa_column=Column(UTCDateTime, nullable=True)
-    )
+    cancel_requested_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
     cancel_reason: str | None = Field(default=None, max_length=200)
     stopped_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
     finalized_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
@@ -62,9 +60,7 @@ class UsageEvent(SQLModel, table=True):
     """
 
     __tablename__ = "usage_events"
-    __table_args__ = (
-        UniqueConstraint("operation_id", "attempt", "seq", name="uq_usage_op_attempt_seq"),
-    )
+    __table_args__ = (UniqueConstraint("operation_id", "attempt", "seq", name="uq_usage_op_attempt_seq"),)
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     operation_id: str = Field(foreign_key="operations.id", max_length=32, ondelete="CASCADE")

@@ -20,9 +20,7 @@ class User(SQLModel, table=True):
     password_hash: str = Field(max_length=255)
     is_admin: bool = Field(default=False)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
-    password_changed_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False)
-    )
+    password_changed_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
 
 class UserSession(SQLModel, table=True):

@@ -21,8 +21,7 @@ class ZoteroLibrary(SQLModel, table=True):
     """One connected Zotero library (a user's own or a group) of one Bayes user."""
 
     __tablename__ = "zotero_libraries"
-    __table_args__ = (UniqueConstraint("owner_id", "api", "library_type", "library_key",
-                                       name="uq_zotero_library"),)
+    __table_args__ = (UniqueConstraint("owner_id", "api", "library_type", "library_key", name="uq_zotero_library"),)
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     owner_id: str = Field(foreign_key="users.id", index=True, max_length=32, ondelete="CASCADE")
@@ -48,8 +47,7 @@ class ZoteroCollection(SQLModel, table=True):
 
     __tablename__ = "zotero_collections"
 
-    library_id: str = Field(foreign_key="zotero_libraries.id", primary_key=True, max_length=32,
-                            ondelete="CASCADE")
+    library_id: str = Field(foreign_key="zotero_libraries.id", primary_key=True, max_length=32, ondelete="CASCADE")
     key: str = Field(primary_key=True, max_length=16)
     version: int = 0
     name: str = Field(default="", max_length=300)
@@ -67,8 +65,7 @@ class ZoteroItem(SQLModel, table=True):
 
     __tablename__ = "zotero_items"
 
-    library_id: str = Field(foreign_key="zotero_libraries.id", primary_key=True, max_length=32,
-                            ondelete="CASCADE")
+    library_id: str = Field(foreign_key="zotero_libraries.id", primary_key=True, max_length=32, ondelete="CASCADE")
     key: str = Field(primary_key=True, max_length=16)
     version: int = 0
     item_type: str = Field(default="", max_length=40)

@@ -13,8 +13,7 @@ from state.auth import AuthState
 
 
 def _user_row(u: rx.Var) -> rx.Component:
-    return rx.table.row(rx.table.cell(u["email"]), rx.table.cell(u["role"]),
-                        rx.table.cell(u["created"]))
+    return rx.table.row(rx.table.cell(u["email"]), rx.table.cell(u["role"]), rx.table.cell(u["created"]))
 
 
 def admin_page() -> rx.Component:
@@ -25,10 +24,18 @@ def admin_page() -> rx.Component:
             rx.vstack(
                 rx.heading("Processes", size="5", id="admin-processes-heading"),
                 processes(),
-                rx.hstack(rx.heading("Credit dashboard", size="5", id="admin-credits-heading"),
-                          rx.button(rx.icon("refresh-cw", size=14), "Refresh", size="1",
-                                    variant="soft", on_click=AdminState.refresh,
-                                    id="admin-refresh"), align="center"),
+                rx.hstack(
+                    rx.heading("Credit dashboard", size="5", id="admin-credits-heading"),
+                    rx.button(
+                        rx.icon("refresh-cw", size=14),
+                        "Refresh",
+                        size="1",
+                        variant="soft",
+                        on_click=AdminState.refresh,
+                        id="admin-refresh",
+                    ),
+                    align="center",
+                ),
                 parts.reconciliation(),
                 parts.grant_form(),
                 parts.balances(),
@@ -38,9 +45,13 @@ def admin_page() -> rx.Component:
                 parts.price_editor(),
                 rx.heading("Users", size="4"),
                 rx.table.root(
-                    rx.table.header(rx.table.row(
-                        rx.table.column_header_cell("E-mail"), rx.table.column_header_cell("Role"),
-                        rx.table.column_header_cell("Created"))),
+                    rx.table.header(
+                        rx.table.row(
+                            rx.table.column_header_cell("E-mail"),
+                            rx.table.column_header_cell("Role"),
+                            rx.table.column_header_cell("Created"),
+                        )
+                    ),
                     rx.table.body(rx.foreach(AdminState.users, _user_row)),
                     id="admin-users",
                 ),

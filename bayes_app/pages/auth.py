@@ -14,10 +14,8 @@ def _card(title: str, *children: rx.Component) -> rx.Component:
     return rx.center(
         rx.card(
             rx.vstack(
-                rx.hstack(rx.icon("brain-circuit", size=26), rx.heading("Bayes", size="6"),
-                          align="center"),
-                rx.text("Research maps where every claim cites its page.", color_scheme="gray",
-                        size="2"),
+                rx.hstack(rx.icon("brain-circuit", size=26), rx.heading("Bayes", size="6"), align="center"),
+                rx.text("Research maps where every claim cites its page.", color_scheme="gray", size="2"),
                 rx.heading(title, size="5", id="page-title"),
                 *children,
                 spacing="3",
@@ -53,8 +51,7 @@ def login_page() -> rx.Component:
         session_form(
             "login",
             rx.vstack(
-                _field("E-mail", "email", "email", auto_complete="username",
-                       default_value=AuthState.form_email),
+                _field("E-mail", "email", "email", auto_complete="username", default_value=AuthState.form_email),
                 _field("Password", "password", "password", auto_complete="current-password"),
                 rx.el.input(type="hidden", name="next", value=AuthState.next_path),
                 rx.button("Sign in", type="submit", width="100%", id="submit"),
@@ -62,8 +59,7 @@ def login_page() -> rx.Component:
             ),
             id="login-form",
         ),
-        rx.text("No account? ", rx.link("Create one", href="/register", id="to-register"),
-                size="2"),
+        rx.text("No account? ", rx.link("Create one", href="/register", id="to-register"), size="2"),
     )
 
 
@@ -71,13 +67,19 @@ def register_page() -> rx.Component:
     return _card(
         "Create account",
         form_messages(),
-        rx.callout.root(rx.callout.icon(rx.icon("triangle-alert")), rx.callout.text("", data_message=""),
-                        color_scheme="red", id="form-error-live", role="alert", width="100%", display="none"),
+        rx.callout.root(
+            rx.callout.icon(rx.icon("triangle-alert")),
+            rx.callout.text("", data_message=""),
+            color_scheme="red",
+            id="form-error-live",
+            role="alert",
+            width="100%",
+            display="none",
+        ),
         session_form(
             "register",
             rx.vstack(
-                _field("E-mail", "email", "email", auto_complete="username",
-                       default_value=AuthState.form_email),
+                _field("E-mail", "email", "email", auto_complete="username", default_value=AuthState.form_email),
                 _field("Password", "password", "password", auto_complete="new-password"),
                 rx.text(f"Use {PASSWORD_RULES}", size="1", color_scheme="gray", id="password-rules"),
                 _field("Repeat password", "confirm", "password", auto_complete="new-password"),
@@ -87,6 +89,5 @@ def register_page() -> rx.Component:
             id="register-form",
             on_mount=keep_fields_on_error("register-form", "form-error-live", MESSAGES, "/maps"),
         ),
-        rx.text("Already registered? ", rx.link("Sign in", href="/login", id="to-login"),
-                size="2"),
+        rx.text("Already registered? ", rx.link("Sign in", href="/login", id="to-login"), size="2"),
     )

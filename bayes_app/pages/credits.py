@@ -10,8 +10,7 @@ from state.credits import CreditsState
 
 def _stat(label: str, value: rx.Var, id_: str) -> rx.Component:
     return rx.card(
-        rx.vstack(rx.text(label, size="2", color_scheme="gray"),
-                  rx.heading(value, size="6", id=id_), spacing="1"),
+        rx.vstack(rx.text(label, size="2", color_scheme="gray"), rx.heading(value, size="6", id=id_), spacing="1"),
         min_width="160px",
     )
 
@@ -34,21 +33,25 @@ def credits_page() -> rx.Component:
             _stat("Balance", CreditsState.balance, "credits-balance"),
             _stat("Available", CreditsState.available, "credits-available"),
             _stat("Held for running work", CreditsState.held, "credits-held"),
-            spacing="4", wrap="wrap",
+            spacing="4",
+            wrap="wrap",
         ),
         rx.heading("History", size="4"),
         rx.cond(
             CreditsState.history.length() > 0,
             rx.table.root(
-                rx.table.header(rx.table.row(
-                    rx.table.column_header_cell("What"),
-                    rx.table.column_header_cell("Status"),
-                    rx.table.column_header_cell("Charged"),
-                    rx.table.column_header_cell("Balance change"),
-                    rx.table.column_header_cell("Date"),
-                )),
+                rx.table.header(
+                    rx.table.row(
+                        rx.table.column_header_cell("What"),
+                        rx.table.column_header_cell("Status"),
+                        rx.table.column_header_cell("Charged"),
+                        rx.table.column_header_cell("Balance change"),
+                        rx.table.column_header_cell("Date"),
+                    )
+                ),
                 rx.table.body(rx.foreach(CreditsState.history, _row)),
-                id="credits-history", width="100%",
+                id="credits-history",
+                width="100%",
             ),
             rx.text("No credit activity yet.", color_scheme="gray", id="credits-empty"),
         ),

@@ -4,24 +4,48 @@ from __future__ import annotations
 
 import reflex as rx
 
+# on a phone the node panel is a bottom sheet: always in view, over the page's lower part
+from components.first_run import first_run_guide
 from components.mindmap import (
-    delete_map_dialog, delete_node_dialog, map_views, maps_table, message_box, new_map_form, node_panel,
-    proposals, run_bar, search_panel, toolbar, view_switch,
+    delete_map_dialog,
+    delete_node_dialog,
+    map_views,
+    maps_table,
+    message_box,
+    new_map_form,
+    node_panel,
+    proposals,
+    run_bar,
+    search_panel,
+    toolbar,
+    view_switch,
 )
 from components.mindmap_canvas import CSS
 from components.mindmap_outline import CSS as OUTLINE_CSS
-
-# on a phone the node panel is a bottom sheet: always in view, over the page's lower part
-SHEET_CSS = {"@media (max-width: 1023px)": {".mm-sheet": {
-    "position": "fixed", "left": "0", "right": "0", "bottom": "0", "z_index": "40", "max_height": "60vh",
-    "overflow_y": "auto", "padding": "0.75em 1em 1em", "background": "var(--color-panel-solid)",
-    "border_top": "1px solid var(--gray-a6)", "border_radius": "14px 14px 0 0",
-    "box_shadow": "0 -8px 30px var(--black-a5)"}, ".mm-auto": {"display": "none"}}}
-from components.first_run import first_run_guide
 from components.refusal import error_callout
 from components.shell import shell, stack_on_phone
 from state.maps import MapsState
 from state.mindmap import MapState
+
+SHEET_CSS = {
+    "@media (max-width: 1023px)": {
+        ".mm-sheet": {
+            "position": "fixed",
+            "left": "0",
+            "right": "0",
+            "bottom": "0",
+            "z_index": "40",
+            "max_height": "60vh",
+            "overflow_y": "auto",
+            "padding": "0.75em 1em 1em",
+            "background": "var(--color-panel-solid)",
+            "border_top": "1px solid var(--gray-a6)",
+            "border_radius": "14px 14px 0 0",
+            "box_shadow": "0 -8px 30px var(--black-a5)",
+        },
+        ".mm-auto": {"display": "none"},
+    }
+}
 
 
 def maps_page() -> rx.Component:
@@ -39,36 +63,62 @@ def _editor() -> rx.Component:
     return rx.vstack(
         rx.hstack(
             rx.link(rx.icon("arrow-left", size=14), "Maps", href="/maps", size="2"),
-            rx.cond(MapState.offline_mode | MapState.offline_map,
-                    rx.badge("offline mode", color_scheme="orange", id="offline-badge",
-                             title="No language model is configured: agents quote sentences from your library.")),
+            rx.cond(
+                MapState.offline_mode | MapState.offline_map,
+                rx.badge(
+                    "offline mode",
+                    color_scheme="orange",
+                    id="offline-badge",
+                    title="No language model is configured: agents quote sentences from your library.",
+                ),
+            ),
             rx.spacer(),
             view_switch(),
-            align="center", width="100%", wrap="wrap"),
+            align="center",
+            width="100%",
+            wrap="wrap",
+        ),
         toolbar(),
         run_bar(),
         error_callout(MapState.error, "map-error", width="100%"),
-        rx.cond(MapState.notice != "",
-                rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
+        rx.cond(MapState.notice != "", rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
         stack_on_phone(
             rx.vstack(map_views(), message_box(), width="100%", min_width="0", spacing="3"),
-            rx.vstack(node_panel(), rx.divider(), search_panel(),
-                      width=rx.breakpoints(initial="100%", lg="380px"),
-                      min_width=rx.breakpoints(initial="0", lg="380px"), spacing="3",
-                      max_height=rx.breakpoints(initial="none", lg="80vh"), overflow_y="auto", id="map-side"),
-            wide="lg", width="100%", align_items="start", gap="1em",
+            rx.vstack(
+                node_panel(),
+                rx.divider(),
+                search_panel(),
+                width=rx.breakpoints(initial="100%", lg="380px"),
+                min_width=rx.breakpoints(initial="0", lg="380px"),
+                spacing="3",
+                max_height=rx.breakpoints(initial="none", lg="80vh"),
+                overflow_y="auto",
+                id="map-side",
+            ),
+            wide="lg",
+            width="100%",
+            align_items="start",
+            gap="1em",
         ),
         delete_node_dialog(),
-        width="100%", spacing="3", style={**CSS, **OUTLINE_CSS, **SHEET_CSS},
+        width="100%",
+        spacing="3",
+        style={**CSS, **OUTLINE_CSS, **SHEET_CSS},
     )
 
 
 def editor_page() -> rx.Component:
     return shell(
         MapState.map_title,
-        rx.cond(MapState.missing,
-                rx.callout("This map does not exist, or it is not yours.", icon="circle-alert",
-                           color_scheme="gray", id="map-missing"),
-                _editor()),
+        rx.cond(
+            MapState.missing,
+            rx.callout(
+                "This map does not exist, or it is not yours.",
+                icon="circle-alert",
+                color_scheme="gray",
+                id="map-missing",
+            ),
+            _editor(),
+        ),
     )

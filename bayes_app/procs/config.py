@@ -44,8 +44,14 @@ def paths(data_path: Path) -> Paths:
     if len(str(sock)) > _SOCKET_MAX:
         digest = hashlib.sha256(str(data_path).encode()).hexdigest()[:16]
         sock = Path(tempfile.gettempdir()) / f"bayes-supervisor-{digest}.sock"
-    return Paths(dir=d, conf=d / "supervisord.conf", socket=sock, log=d / "supervisord.log",
-                 events=d / "events.jsonl", pid=d / "supervisord.pid")
+    return Paths(
+        dir=d,
+        conf=d / "supervisord.conf",
+        socket=sock,
+        log=d / "supervisord.log",
+        events=d / "events.jsonl",
+        pid=d / "supervisord.pid",
+    )
 
 
 def rpc_password(secret: str) -> str:
@@ -87,35 +93,48 @@ def programs(settings: Settings, *, dev: bool = False) -> list[Program]:
         redis_dir = settings.data_path / "redis"
         redis_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         conf = redis_conf(settings)
-        out.append(Program(
-            "redis",
-            f"redis-server {shlex.quote(str(conf))} --port {settings.redis_port} --bind 127.0.0.1"
-            f" --protected-mode yes --dir {shlex.quote(str(redis_dir))} --appendonly yes --save ''"
-            " --loglevel warning",
-            priority=10, startsecs=1))
+        out.append(
+            Program(
+                "redis",
+                f"redis-server {shlex.quote(str(conf))} --port {settings.redis_port} --bind 127.0.0.1"
+                f" --protected-mode yes --dir {shlex.quote(str(redis_dir))} --appendonly yes --save ''"
+                " --loglevel warning",
+                priority=10,
+                startsecs=1,
+            )
+        )
     if settings.runs_local_index:
         index_dir = shlex.quote(str(settings.data_path / "index"))
-        settings.effective_qdrant_api_key  # generated into the data dir on first use
+        _ = settings.effective_qdrant_api_key  # generated into the data dir on first use
         key_file = shlex.quote(str(settings.data_path / "index_api_key"))
-        out.append(Program(
-            "index",
-            f"{py} -m bayes_app.search.index_server --path {index_dir}"
-            f" --host 127.0.0.1 --port {settings.index_port} --api-key-file {key_file}",
-            priority=20, startsecs=2, stopwaitsecs=20))
+        out.append(
+            Program(
+                "index",
+                f"{py} -m bayes_app.search.index_server --path {index_dir}"
+                f" --host 127.0.0.1 --port {settings.index_port} --api-key-file {key_file}",
+                priority=20,
+                startsecs=2,
+                stopwaitsecs=20,
+            )
+        )
     watch = f" --watch {shlex.quote(str(PROJECT_ROOT / 'bayes_app'))}" if dev else ""
     # One Dramatiq process per worker: Dramatiq's own pool shuts everything down when one of
     # its processes dies, so the supervisor restarts each worker on its own instead.
-    out.append(Program(
-        "worker",
-        f"{dramatiq} jobs --processes 1 --threads {settings.worker_threads}"
-        f" --worker-shutdown-timeout 5000{watch}",
-        priority=30, startsecs=2, stopwaitsecs=15, numprocs=settings.worker_processes,
-        exitcodes=f"0,{RECYCLE_EXIT_CODE}"))
+    out.append(
+        Program(
+            "worker",
+            f"{dramatiq} jobs --processes 1 --threads {settings.worker_threads} --worker-shutdown-timeout 5000{watch}",
+            priority=30,
+            startsecs=2,
+            stopwaitsecs=15,
+            numprocs=settings.worker_processes,
+            exitcodes=f"0,{RECYCLE_EXIT_CODE}",
+        )
+    )
     if dev:
-        web = (f"{reflex} run --env dev --frontend-port {settings.port} --backend-port 8000")
+        web = f"{reflex} run --env dev --frontend-port {settings.port} --backend-port 8000"
     else:
-        web = (f"{reflex} run --env prod --single-port --frontend-port {settings.port}"
-               f" --backend-port {settings.port}")
+        web = f"{reflex} run --env prod --single-port --frontend-port {settings.port} --backend-port {settings.port}"
     out.append(Program("web", web, priority=40, startsecs=5, stopwaitsecs=15))
     return out
 

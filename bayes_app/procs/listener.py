@@ -46,9 +46,13 @@ def parse(headers: dict[str, str], payload: str) -> dict[str, Any] | None:
     if state not in RECORDED:
         return None
     fields = childutils.get_headers(payload.split("\n", 1)[0])
-    rec: dict[str, Any] = {"ts": round(time.time(), 3), "process": fields.get("processname", ""),
-                           "group": fields.get("groupname", ""), "state": state,
-                           "from": fields.get("from_state", "")}
+    rec: dict[str, Any] = {
+        "ts": round(time.time(), 3),
+        "process": fields.get("processname", ""),
+        "group": fields.get("groupname", ""),
+        "state": state,
+        "from": fields.get("from_state", ""),
+    }
     if "pid" in fields:
         rec["pid"] = int(fields["pid"])
     if state == "EXITED":
@@ -171,8 +175,7 @@ class Watchdog:
             live = {i["pid"] for i in self._rpc().getAllProcessInfo() if i["pid"]}
             found = leftovers(candidates, live | {os.getpid()})
             if found:
-                _say(f"stopping {len(found)} leftover process(es): "
-                     + "; ".join(_describe(p) for p in found))
+                _say(f"stopping {len(found)} leftover process(es): " + "; ".join(_describe(p) for p in found))
                 stop_all(found)
         except Exception as err:  # noqa: BLE001 - never let the listener die over a sweep
             _say(f"leftover sweep failed: {type(err).__name__}: {err}")

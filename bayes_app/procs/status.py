@@ -51,8 +51,7 @@ def rpc(data_path: Path, secret: str, timeout: float = RPC_TIMEOUT_S) -> xmlrpc.
     """A client for the supervisord of this data dir (raises OSError when none is listening)."""
     sock = paths(data_path).socket
     auth = f"{RPC_USER}:{rpc_password(secret)}@"
-    return xmlrpc.client.ServerProxy(f"http://{auth}localhost/RPC2",
-                                     transport=_UnixTransport(str(sock), timeout))
+    return xmlrpc.client.ServerProxy(f"http://{auth}localhost/RPC2", transport=_UnixTransport(str(sock), timeout))
 
 
 def read_events(events_path: Path, since: float = 0.0) -> list[dict[str, Any]]:
@@ -85,22 +84,27 @@ def summarize(infos: list[dict[str, Any]], events: list[dict[str, Any]], now: fl
         mine = [e for e in events if e.get("process") == name]
         exits = [e for e in mine if e.get("state") in ("EXITED", "BACKOFF", "FATAL")]
         last = exits[-1] if exits else None
-        programs.append({
-            "name": name,
-            "group": info["group"],
-            "state": info["statename"],
-            "pid": info["pid"] or None,
-            "uptime_s": round(now - info["start"]) if info["statename"] == "RUNNING" else None,
-            "restarts": len([e for e in exits if e.get("state") == "EXITED"]),
-            "crashes": len([e for e in exits if is_crash(e)]),
-            "recycles": len([e for e in exits if e.get("state") == "EXITED" and e.get("expected")]),
-            "last_exit": None if last is None else {
-                "at": last["ts"], "detail": last.get("detail") or last["state"].lower(),
-                "expected": bool(last.get("expected"))},
-        })
+        programs.append(
+            {
+                "name": name,
+                "group": info["group"],
+                "state": info["statename"],
+                "pid": info["pid"] or None,
+                "uptime_s": round(now - info["start"]) if info["statename"] == "RUNNING" else None,
+                "restarts": len([e for e in exits if e.get("state") == "EXITED"]),
+                "crashes": len([e for e in exits if is_crash(e)]),
+                "recycles": len([e for e in exits if e.get("state") == "EXITED" and e.get("expected")]),
+                "last_exit": None
+                if last is None
+                else {
+                    "at": last["ts"],
+                    "detail": last.get("detail") or last["state"].lower(),
+                    "expected": bool(last.get("expected")),
+                },
+            }
+        )
     recent = [e for e in events if is_crash(e) and now - float(e["ts"]) < DEGRADED_AFTER_CRASH_S]
-    not_running = [p["name"] for p in programs if p["state"] != "RUNNING"
-                   and not _recycling(p, events, now)]
+    not_running = [p["name"] for p in programs if p["state"] != "RUNNING" and not _recycling(p, events, now)]
     problems = []
     if not_running:
         problems.append("not running: " + ", ".join(not_running))
@@ -110,9 +114,10 @@ def summarize(infos: list[dict[str, Any]], events: list[dict[str, Any]], now: fl
         "status": "degraded" if problems else "ok",
         "programs": programs,
         "recent_restarts": [
-            {"process": e["process"], "at": e["ts"], "detail": e.get("detail", ""),
-             "expected": bool(e.get("expected"))}
-            for e in events if e.get("state") == "EXITED"][-20:],
+            {"process": e["process"], "at": e["ts"], "detail": e.get("detail", ""), "expected": bool(e.get("expected"))}
+            for e in events
+            if e.get("state") == "EXITED"
+        ][-20:],
     }
     if problems:
         out["error"] = "; ".join(problems)

@@ -27,10 +27,10 @@ ABORT_TTL_S = 24 * 3600
 FALLBACK_POLL_S = 1.0
 RETRY_MIN_S, RETRY_MAX_S = 0.05, 0.5  # backoff of Redis writes retried while Redis is away
 
-_RENEW = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
-          "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end")
-_RELEASE = ("if redis.call('get', KEYS[1]) == ARGV[1] then "
-            "return redis.call('del', KEYS[1]) else return 0 end")
+_RENEW = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
 
 def lease_key(op_id: str) -> str:
@@ -46,8 +46,7 @@ class Lease:
     """A run's lease: `acquire()` (SET NX PX), `renew()`, `release()` (compare-and-delete),
     and `start_heartbeat()` that renews it from a daemon thread until released."""
 
-    def __init__(self, r: redis.Redis, op_id: str, ttl_ms: int = LEASE_MS,
-                 every_s: float | None = None) -> None:
+    def __init__(self, r: redis.Redis, op_id: str, ttl_ms: int = LEASE_MS, every_s: float | None = None) -> None:
         self.r, self.op_id, self.ttl_ms = r, op_id, ttl_ms
         self.every_s = every_s if every_s is not None else ttl_ms / 3000
         self.token = uuid.uuid4().hex
@@ -95,6 +94,7 @@ class Lease:
     def start_heartbeat(self) -> None:
         """Renew every `every_s`. While Redis is unreachable, retry with a short bounded
         backoff until the TTL has surely run out, then declare the lease lost."""
+
         def beat() -> None:
             wait = self.every_s
             while not self._stop.wait(wait):
@@ -106,12 +106,10 @@ class Lease:
                 except redis.RedisError as err:
                     left = self.remaining_s()
                     if left <= 0:
-                        log.warning("lease of %s expired while Redis was unreachable: %s",
-                                    self.op_id, err)
+                        log.warning("lease of %s expired while Redis was unreachable: %s", self.op_id, err)
                         self.declare_lost()
                         return
-                    log.warning("lease renewal of %s failed (%.1f s left): %s", self.op_id,
-                                left, err)
+                    log.warning("lease renewal of %s failed (%.1f s left): %s", self.op_id, left, err)
                     wait = min(RETRY_MAX_S, max(0.05, left / 4))
 
         self._thread = threading.Thread(target=beat, name=f"lease-{self.op_id}", daemon=True)
@@ -134,8 +132,7 @@ def retry_while_leased(fn: Callable[[], T], lease: Lease, what: str) -> T:
             if lease.lost.is_set() or left <= 0:
                 lease.declare_lost()
                 raise LeaseExpired(f"{what}: Redis unreachable past the lease ({err})") from err
-            log.warning("run %s: %s failed, retrying (%.1f s of lease left): %s",
-                        lease.op_id, what, left, err)
+            log.warning("run %s: %s failed, retrying (%.1f s of lease left): %s", lease.op_id, what, left, err)
             time.sleep(min(delay, left))
             delay = min(RETRY_MAX_S, delay * 2)
 

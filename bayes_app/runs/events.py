@@ -15,8 +15,23 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 
-EVENT_TYPES = ("thinking", "metadata", "text", "tool", "grounding", "memory", "usage", "status", "error", "done",
-               "node", "relation", "proposal", "agent", "route")  # the last five: map runs
+EVENT_TYPES = (
+    "thinking",
+    "metadata",
+    "text",
+    "tool",
+    "grounding",
+    "memory",
+    "usage",
+    "status",
+    "error",
+    "done",
+    "node",
+    "relation",
+    "proposal",
+    "agent",
+    "route",
+)  # the last five: map runs
 MAXLEN = 10_000
 KEEP_S = 7 * 24 * 3600
 START = "0-0"
@@ -78,8 +93,7 @@ def append_done(r: redis.Redis, op_id: str, data: Any) -> str | None:
     """Append the terminal `done` event exactly once per run (atomic check-and-XADD);
     None when it was already there."""
     fields = _fields("done", data)
-    entry_id = r.eval(_APPEND_DONE, 2, stream_key(op_id), f"op:{op_id}:done", fields["data"],
-                      KEEP_S, MAXLEN)
+    entry_id = r.eval(_APPEND_DONE, 2, stream_key(op_id), f"op:{op_id}:done", fields["data"], KEEP_S, MAXLEN)
     if not entry_id:
         return None
     return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
@@ -102,8 +116,14 @@ def read_range(r: redis.Redis, op_id: str, after: str | None = None, count: int 
     return [_decode(i, f) for i, f in r.xrange(stream_key(op_id), _after(after), "+", count=count)]
 
 
-def follow(r: redis.Redis, op_id: str, after: str | None = None, block_ms: int = 1000,
-           stop_at_done: bool = True, idle_timeout_s: float | None = None) -> Iterator[RunEvent]:
+def follow(
+    r: redis.Redis,
+    op_id: str,
+    after: str | None = None,
+    block_ms: int = 1000,
+    stop_at_done: bool = True,
+    idle_timeout_s: float | None = None,
+) -> Iterator[RunEvent]:
     """Events after `after`: replay, then block for new ones; ends after `done`."""
     import time
 
@@ -125,8 +145,7 @@ def follow(r: redis.Redis, op_id: str, after: str | None = None, block_ms: int =
             return
 
 
-async def read_after_async(r: aioredis.Redis, op_id: str, cursor: str | None,
-                           block_ms: int = 1000) -> list[RunEvent]:
+async def read_after_async(r: aioredis.Redis, op_id: str, cursor: str | None, block_ms: int = 1000) -> list[RunEvent]:
     """One round: the entries after `cursor` (exclusive), else XREAD BLOCK for new ones."""
     key = stream_key(op_id)
     raw = await r.xrange(key, _after(cursor), "+", count=1000)

@@ -40,9 +40,11 @@ def register_kind(name: str, fn: RunKind) -> None:
 
 def run_kind(name: str) -> Callable[[RunKind], RunKind]:
     """`register_kind` as a decorator (for tests' ad-hoc kinds)."""
+
     def deco(fn: RunKind) -> RunKind:
         register_kind(name, fn)
         return fn
+
     return deco
 
 
@@ -95,8 +97,8 @@ class RunContext:
         """
         try:
             return control.retry_while_leased(
-                lambda: events.append(self.redis, self.run.id, type_, data), self.lease,
-                f"append {type_}")
+                lambda: events.append(self.redis, self.run.id, type_, data), self.lease, f"append {type_}"
+            )
         except control.LeaseExpired as err:
             raise RunAborted("lease_lost") from err
 
@@ -134,31 +136,58 @@ class RunContext:
     async def record_usage(self, seq: int, step: str, usage: Usage, model: str) -> dict[str, Any]:
         """Persist one response's usage (idempotent on seq; replaces the running estimate
         of that seq) and append a `usage` event."""
+
         def write() -> int:
             with self.sessions() as db:
-                return lc.record_usage(db, self.run.id, self.attempt, seq, step, model,
-                                       usage.input_tokens, usage.cached_tokens,
-                                       usage.output_tokens, usage.estimated,
-                                       replace_estimate=True).cost_credits
+                return lc.record_usage(
+                    db,
+                    self.run.id,
+                    self.attempt,
+                    seq,
+                    step,
+                    model,
+                    usage.input_tokens,
+                    usage.cached_tokens,
+                    usage.output_tokens,
+                    usage.estimated,
+                    replace_estimate=True,
+                ).cost_credits
+
         cost = await asyncio.to_thread(write)
-        data = {"step": step, "model": model, "input_tokens": usage.input_tokens,
-                "cached_tokens": usage.cached_tokens, "output_tokens": usage.output_tokens,
-                "estimated": usage.estimated, "cost_credits": cost}
+        data = {
+            "step": step,
+            "model": model,
+            "input_tokens": usage.input_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "output_tokens": usage.output_tokens,
+            "estimated": usage.estimated,
+            "cost_credits": cost,
+        }
         self.emit("usage", data)
         return data
 
     # ---- model calls -------------------------------------------------------------------
-    async def _checkpoint_usage(self, seq: int, step: str, stream: ModelStream,
-                                model: str) -> None:
+    async def _checkpoint_usage(self, seq: int, step: str, stream: ModelStream, model: str) -> None:
         """Persist the running estimate of a response still streaming (same row as its
         final usage, marked estimated), so a worker killed now is still billed for it."""
         usage = stream.estimated_usage()
 
         def write() -> None:
             with self.sessions() as db:
-                lc.record_usage(db, self.run.id, self.attempt, seq, step, model,
-                                usage.input_tokens, usage.cached_tokens, usage.output_tokens,
-                                True, replace_estimate=True)
+                lc.record_usage(
+                    db,
+                    self.run.id,
+                    self.attempt,
+                    seq,
+                    step,
+                    model,
+                    usage.input_tokens,
+                    usage.cached_tokens,
+                    usage.output_tokens,
+                    True,
+                    replace_estimate=True,
+                )
+
         try:
             await asyncio.to_thread(write)
         except lc.RunFinalized:  # settled under us (worker declared lost): stop now
@@ -166,8 +195,9 @@ class RunContext:
         except Exception as err:  # noqa: BLE001 - the final record retries; keep streaming
             log.warning("run %s: usage checkpoint failed: %s", self.run.id, err)
 
-    async def stream_model(self, request: ChatRequest, step: str,
-                           on_event: Callable[[StreamEvent], Awaitable[None] | None]) -> ModelStream:
+    async def stream_model(
+        self, request: ChatRequest, step: str, on_event: Callable[[StreamEvent], Awaitable[None] | None]
+    ) -> ModelStream:
         """Stream one model response. Per event: persist usage → `on_event` → check abort.
 
         Usage is always recorded once (estimated when the stream ended without it). While
@@ -201,14 +231,12 @@ class RunContext:
                     self.check_abort()
                     if not recorded and time.monotonic() >= checkpoint_at:
                         checkpoint_at = time.monotonic() + USAGE_CHECKPOINT_S
-                        await self._checkpoint_usage(seq, step, stream,
-                                                     stream.usage_model or request.model)
+                        await self._checkpoint_usage(seq, step, stream, stream.usage_model or request.model)
         finally:
             watcher.cancel()
             if not recorded:
                 usage = stream.final_usage()
-                await asyncio.shield(self.record_usage(
-                    seq, step, usage, stream.usage_model or request.model))
+                await asyncio.shield(self.record_usage(seq, step, usage, stream.usage_model or request.model))
         self.check_abort()
         return stream
 
@@ -222,10 +250,15 @@ class ExecResult:
     detail: str | None = None  # why it did not start
 
 
-async def execute(op_id: str, *, r: redis.Redis, sessions: SessionFactory,
-                  listener: control.AbortListener,
-                  provider_factory: Callable[[], ChatProvider],
-                  lease_ms: int = control.LEASE_MS) -> ExecResult:
+async def execute(
+    op_id: str,
+    *,
+    r: redis.Redis,
+    sessions: SessionFactory,
+    listener: control.AbortListener,
+    provider_factory: Callable[[], ChatProvider],
+    lease_ms: int = control.LEASE_MS,
+) -> ExecResult:
     """Run one operation to STOPPED. Returns without doing anything when another worker
     holds the lease or the run cannot start (cancelled, stopped, finalized)."""
     lease = control.Lease(r, op_id, ttl_ms=lease_ms)
@@ -254,9 +287,15 @@ async def execute(op_id: str, *, r: redis.Redis, sessions: SessionFactory,
         lease.release()
 
 
-async def _run(run: RunInfo, attempt: int, r: redis.Redis, sessions: SessionFactory,
-               signal: control.AbortSignal, lease: control.Lease,
-               provider_factory: Callable[[], ChatProvider]) -> ExecResult:
+async def _run(
+    run: RunInfo,
+    attempt: int,
+    r: redis.Redis,
+    sessions: SessionFactory,
+    signal: control.AbortSignal,
+    lease: control.Lease,
+    provider_factory: Callable[[], ChatProvider],
+) -> ExecResult:
     provider = provider_factory()
     ctx = RunContext(run, attempt, r, sessions, provider, signal, lease)
     outcome, reason = RunStatus.SUCCEEDED, None
@@ -280,7 +319,7 @@ async def _run(run: RunInfo, attempt: int, r: redis.Redis, sessions: SessionFact
     except ProviderError as err:
         outcome, reason = RunStatus.FAILED, f"provider_error: {err}"
         _safe_emit(ctx, "error", {"code": "provider_error", "message": str(err)})
-    except Exception as err:  # noqa: BLE001 - any bug ends the run FAILED, never stuck
+    except Exception as err:
         log.exception("run %s failed", run.id)
         outcome, reason = RunStatus.FAILED, f"internal_error: {type(err).__name__}"
         _safe_emit(ctx, "error", {"code": "internal_error", "message": "The run failed."})
@@ -293,11 +332,9 @@ async def _run(run: RunInfo, attempt: int, r: redis.Redis, sessions: SessionFact
                 pass
     with sessions() as db:
         # A CANCELLED outcome without a reason takes the DB's cancel reason.
-        stopped = lc.mark_stopped(db, run.id, attempt, outcome,
-                                  None if outcome == RunStatus.CANCELLED else reason)
+        stopped = lc.mark_stopped(db, run.id, attempt, outcome, None if outcome == RunStatus.CANCELLED else reason)
     if stopped:
-        _safe_emit(ctx, "status", {"status": RunStatus.STOPPED, "outcome": outcome,
-                                   "reason": reason})
+        _safe_emit(ctx, "status", {"status": RunStatus.STOPPED, "outcome": outcome, "reason": reason})
     return ExecResult(True, outcome, reason)
 
 

@@ -25,8 +25,16 @@ RETRY_S = 0.5  # wait after a failed read (Redis restarting) before answering an
 class RunFollower:
     """Batches of one run's events after a cursor, over one async Redis connection."""
 
-    def __init__(self, redis: Any, run_id: str = "", cursor: str | None = None, *, block_ms: int = 1000,
-                 min_gap_s: float = 0.0, retry_s: float = RETRY_S) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        run_id: str = "",
+        cursor: str | None = None,
+        *,
+        block_ms: int = 1000,
+        min_gap_s: float = 0.0,
+        retry_s: float = RETRY_S,
+    ) -> None:
         self.redis = redis
         self.run_id, self.cursor = run_id, cursor
         self.block_ms, self.min_gap_s, self.retry_s = block_ms, min_gap_s, retry_s

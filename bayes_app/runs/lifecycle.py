@@ -27,7 +27,14 @@ from bayes_app import faults
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import atomic
 from bayes_app.models import (
-    EntryType, LedgerEntry, Operation, RunStatus, UsageEvent, User, new_id, utcnow,
+    EntryType,
+    LedgerEntry,
+    Operation,
+    RunStatus,
+    UsageEvent,
+    User,
+    new_id,
+    utcnow,
 )
 
 FinalizeResult = Literal["finalized", "noop", "wait"]
@@ -76,15 +83,25 @@ def _load(db: Session, op_id: str) -> Operation:
 
 def _update(db: Session, op_id: str, *where: Any, **values: Any) -> bool:
     """A conditional UPDATE of one operation; True when it applied."""
-    stmt = (update(Operation).where(col(Operation.id) == op_id, *where).values(**values)
-            .execution_options(synchronize_session="fetch"))
+    stmt = (
+        update(Operation)
+        .where(col(Operation.id) == op_id, *where)
+        .values(**values)
+        .execution_options(synchronize_session="fetch")
+    )
     return db.exec(stmt).rowcount == 1  # type: ignore[call-overload]
 
 
 # ---- start ---------------------------------------------------------------------------------
 def create_operation(
-    db: Session, owner: User | str, kind: str, title: str, estimate: int, model: str,
-    input: dict[str, Any] | None = None, resource: tuple[str, str] | None = None,
+    db: Session,
+    owner: User | str,
+    kind: str,
+    title: str,
+    estimate: int,
+    model: str,
+    input: dict[str, Any] | None = None,
+    resource: tuple[str, str] | None = None,
     op_id: str | None = None,
 ) -> Operation:
     """Create a QUEUED operation and reserve `estimate` micro-credits, in one transaction.
@@ -98,8 +115,12 @@ def create_operation(
         pricing.get_price(db, model)
         ledger.ensure_available(db, owner_id, estimate)
         op = Operation(
-            id=op_id or new_id(), owner_id=owner_id, kind=kind, title=title if len(title) <= 500 else title[:499] + "…",
-            model=model, input=input or {},
+            id=op_id or new_id(),
+            owner_id=owner_id,
+            kind=kind,
+            title=title if len(title) <= 500 else title[:499] + "…",
+            model=model,
+            input=input or {},
             resource_type=resource[0] if resource else None,
             resource_id=resource[1] if resource else None,
         )
@@ -117,7 +138,8 @@ def mark_running(db: Session, op_id: str) -> int:
     """
     with atomic(db):
         ok = _update(
-            db, op_id,
+            db,
+            op_id,
             col(Operation.status).in_(RunStatus.ACTIVE),
             col(Operation.cancel_requested_at).is_(None),
             status=RunStatus.RUNNING,
@@ -126,17 +148,31 @@ def mark_running(db: Session, op_id: str) -> int:
         )
         op = _load(db, op_id)
         if not ok:
-            reason = ("finalized" if op.finalized_at else
-                      "stopped" if op.status not in RunStatus.ACTIVE else "cancel_requested")
+            reason = (
+                "finalized"
+                if op.finalized_at
+                else "stopped"
+                if op.status not in RunStatus.ACTIVE
+                else "cancel_requested"
+            )
             raise CannotStart(op_id, reason)
         return op.attempt
 
 
 # ---- while running -------------------------------------------------------------------------
 def record_usage(
-    db: Session, op_id: str, attempt: int, seq: int, step: str, model: str,
-    input_tokens: int = 0, cached_tokens: int = 0, output_tokens: int = 0,
-    estimated: bool = False, *, replace_estimate: bool = False,
+    db: Session,
+    op_id: str,
+    attempt: int,
+    seq: int,
+    step: str,
+    model: str,
+    input_tokens: int = 0,
+    cached_tokens: int = 0,
+    output_tokens: int = 0,
+    estimated: bool = False,
+    *,
+    replace_estimate: bool = False,
 ) -> UsageEvent:
     """Record one response's tokens, priced now. Idempotent on (op, attempt, seq).
 
@@ -154,21 +190,30 @@ def record_usage(
         op = _load(db, op_id)
         if op.finalized_at is not None:
             raise RunFinalized(op_id)
-        cost = pricing.cost_micro(pricing.get_price(db, model), input_tokens, cached_tokens,
-                                  output_tokens)
+        cost = pricing.cost_micro(pricing.get_price(db, model), input_tokens, cached_tokens, output_tokens)
         values = {
-            "id": new_id(), "operation_id": op_id, "attempt": attempt, "seq": seq,
-            "step": step, "model": model, "input_tokens": input_tokens,
-            "cached_tokens": cached_tokens, "output_tokens": output_tokens,
-            "cost_credits": cost, "estimated": estimated, "created_at": utcnow(),
+            "id": new_id(),
+            "operation_id": op_id,
+            "attempt": attempt,
+            "seq": seq,
+            "step": step,
+            "model": model,
+            "input_tokens": input_tokens,
+            "cached_tokens": cached_tokens,
+            "output_tokens": output_tokens,
+            "cost_credits": cost,
+            "estimated": estimated,
+            "created_at": utcnow(),
         }
         if replace_estimate:
             _upsert_over_estimate(db, values)
         else:
             ledger.insert_ignore(db, UsageEvent, values, ["operation_id", "attempt", "seq"])
-        event = db.exec(select(UsageEvent).where(
-            UsageEvent.operation_id == op_id, UsageEvent.attempt == attempt, UsageEvent.seq == seq
-        )).one()
+        event = db.exec(
+            select(UsageEvent).where(
+                UsageEvent.operation_id == op_id, UsageEvent.attempt == attempt, UsageEvent.seq == seq
+            )
+        ).one()
         return event
 
 
@@ -180,13 +225,13 @@ def _upsert_over_estimate(db: Session, values: dict[str, Any]) -> None:
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     stmt = insert(table).values(**values)
     new = stmt.excluded
-    replaced = ("step", "model", "input_tokens", "cached_tokens", "output_tokens",
-                "cost_credits", "estimated")
+    replaced = ("step", "model", "input_tokens", "cached_tokens", "output_tokens", "cost_credits", "estimated")
     stmt = stmt.on_conflict_do_update(
         index_elements=["operation_id", "attempt", "seq"],
         set_={c: new[c] for c in replaced},
-        where=and_(table.c.estimated.is_(True),
-                   or_(new.estimated.is_(False), new.output_tokens >= table.c.output_tokens)),
+        where=and_(
+            table.c.estimated.is_(True), or_(new.estimated.is_(False), new.output_tokens >= table.c.output_tokens)
+        ),
     )
     db.exec(stmt)  # type: ignore[call-overload]
 
@@ -199,17 +244,18 @@ def request_cancel(db: Session, op_id: str, reason: str = USER_CANCEL) -> bool:
     """
     with atomic(db):
         _update(
-            db, op_id,
+            db,
+            op_id,
             col(Operation.status).in_(RunStatus.ACTIVE),
             col(Operation.cancel_requested_at).is_(None),
-            cancel_requested_at=utcnow(), cancel_reason=reason[:200],
+            cancel_requested_at=utcnow(),
+            cancel_reason=reason[:200],
         )
         op = _load(db, op_id)
         return op.status not in RunStatus.ACTIVE
 
 
-def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str,
-                 reason: str | None = None) -> bool:
+def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str, reason: str | None = None) -> bool:
     """RUNNING → STOPPED with its outcome, only for the current attempt (fencing).
 
     False when `attempt` is stale or the run is no longer RUNNING (e.g. a finalizer already
@@ -223,8 +269,14 @@ def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str,
         why = func.coalesce(col(Operation.cancel_reason), USER_CANCEL)
     with atomic(db):
         ok = _update(
-            db, op_id, col(Operation.status) == RunStatus.RUNNING, col(Operation.attempt) == attempt,
-            status=RunStatus.STOPPED, outcome=outcome, outcome_reason=why, stopped_at=utcnow(),
+            db,
+            op_id,
+            col(Operation.status) == RunStatus.RUNNING,
+            col(Operation.attempt) == attempt,
+            status=RunStatus.STOPPED,
+            outcome=outcome,
+            outcome_reason=why,
+            stopped_at=utcnow(),
         )
         return ok
 
@@ -249,16 +301,24 @@ def _stop_if_abandoned(db: Session, op: Operation, lease_alive: Callable[[], boo
         if op.cancel_requested_at is None:
             return None  # still waiting for a worker
         return _update(
-            db, op.id, col(Operation.status) == RunStatus.QUEUED,
-            status=RunStatus.STOPPED, outcome=RunStatus.CANCELLED,
-            outcome_reason=op.cancel_reason or USER_CANCEL, stopped_at=now,
+            db,
+            op.id,
+            col(Operation.status) == RunStatus.QUEUED,
+            status=RunStatus.STOPPED,
+            outcome=RunStatus.CANCELLED,
+            outcome_reason=op.cancel_reason or USER_CANCEL,
+            stopped_at=now,
         )
     # RUNNING with no live lease: the worker died. The attempt guard loses to a new
     # worker that has just taken the run over.
     return _update(
-        db, op.id, col(Operation.status) == RunStatus.RUNNING,
+        db,
+        op.id,
+        col(Operation.status) == RunStatus.RUNNING,
         col(Operation.attempt) == op.attempt,
-        status=RunStatus.STOPPED, outcome=RunStatus.FAILED, outcome_reason=WORKER_LOST,
+        status=RunStatus.STOPPED,
+        outcome=RunStatus.FAILED,
+        outcome_reason=WORKER_LOST,
         stopped_at=now,
     )
 
@@ -279,23 +339,26 @@ def _settle(db: Session, op_id: str, owner_id: str) -> FinalizeResult:
         return "noop"
     if op.status != RunStatus.STOPPED:
         return "wait"
-    spent = int(db.exec(select(func.coalesce(func.sum(UsageEvent.cost_credits), 0))
-                        .where(UsageEvent.operation_id == op_id)).one())
-    ledger.insert_entry(db, owner_id, EntryType.SPEND, -spent, f"spend:{op_id}",
-                        operation_id=op_id)
-    still_held = int(db.exec(
-        select(func.coalesce(func.sum(LedgerEntry.amount), 0)).where(
-            LedgerEntry.operation_id == op_id, col(LedgerEntry.entry_type).in_(EntryType.HOLD))
-    ).one())
-    ledger.insert_entry(db, owner_id, EntryType.RELEASE, -still_held, f"release:{op_id}",
-                        operation_id=op_id)
+    spent = int(
+        db.exec(
+            select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
+        ).one()
+    )
+    ledger.insert_entry(db, owner_id, EntryType.SPEND, -spent, f"spend:{op_id}", operation_id=op_id)
+    still_held = int(
+        db.exec(
+            select(func.coalesce(func.sum(LedgerEntry.amount), 0)).where(
+                LedgerEntry.operation_id == op_id, col(LedgerEntry.entry_type).in_(EntryType.HOLD)
+            )
+        ).one()
+    )
+    ledger.insert_entry(db, owner_id, EntryType.RELEASE, -still_held, f"release:{op_id}", operation_id=op_id)
     faults.db_fault(db, "finalize_settle")  # chaos tests only (BAYES_FAULTS)
     _write_terminal(db, op, spent)
     return "finalized"
 
 
-def finalize(sessions: Engine | Callable[[], Session], op_id: str,
-             lease_alive: Callable[[], bool]) -> FinalizeResult:
+def finalize(sessions: Engine | Callable[[], Session], op_id: str, lease_alive: Callable[[], bool]) -> FinalizeResult:
     """Settle a run exactly once; safe to call any number of times, concurrently.
 
     "wait": a worker may still be on the run (live lease, or queued and not cancelled);
@@ -331,7 +394,9 @@ def terminal_event(op: Operation) -> dict[str, Any]:
     return {
         "type": "done",
         "data": {
-            "id": op.id, "status": op.status, "outcome_reason": op.outcome_reason,
+            "id": op.id,
+            "status": op.status,
+            "outcome_reason": op.outcome_reason,
             "charged_credits": op.charged_credits,
             "finalized_at": op.finalized_at.isoformat() if op.finalized_at else None,
         },
@@ -339,32 +404,43 @@ def terminal_event(op: Operation) -> dict[str, Any]:
 
 
 # ---- reaper / reads ------------------------------------------------------------------------
-def reap_candidates(db: Session, now: datetime, lease_alive: Callable[[str], bool],
-                    grace_s: float = 0.0) -> list[str]:
+def reap_candidates(db: Session, now: datetime, lease_alive: Callable[[str], bool], grace_s: float = 0.0) -> list[str]:
     """Ids the reaper should hand to the finalizer: RUNNING runs without a live lease,
     STOPPED runs not finalized, and queued runs whose cancel was requested.
 
     Only runs that started / were cancelled at least `grace_s` before `now`.
     """
     cutoff = now - timedelta(seconds=grace_s)
-    running = db.exec(select(Operation.id).where(
-        Operation.status == RunStatus.RUNNING, col(Operation.started_at) <= cutoff)).all()
-    stopped = db.exec(select(Operation.id).where(
-        Operation.status == RunStatus.STOPPED, col(Operation.finalized_at).is_(None))).all()
-    cancelled = db.exec(select(Operation.id).where(
-        Operation.status == RunStatus.QUEUED, col(Operation.cancel_requested_at) <= cutoff)).all()
+    running = db.exec(
+        select(Operation.id).where(Operation.status == RunStatus.RUNNING, col(Operation.started_at) <= cutoff)
+    ).all()
+    stopped = db.exec(
+        select(Operation.id).where(Operation.status == RunStatus.STOPPED, col(Operation.finalized_at).is_(None))
+    ).all()
+    cancelled = db.exec(
+        select(Operation.id).where(Operation.status == RunStatus.QUEUED, col(Operation.cancel_requested_at) <= cutoff)
+    ).all()
     return [i for i in running if not lease_alive(i)] + list(stopped) + list(cancelled)
 
 
 def usage_totals(db: Session, op_id: str) -> dict[str, Any]:
     """Token and cost totals of a run (for the run status API)."""
-    row = db.exec(select(
-        func.count(), func.coalesce(func.sum(UsageEvent.input_tokens), 0),
-        func.coalesce(func.sum(UsageEvent.cached_tokens), 0),
-        func.coalesce(func.sum(UsageEvent.output_tokens), 0),
-        func.coalesce(func.sum(UsageEvent.cost_credits), 0),
-        func.count().filter(col(UsageEvent.estimated).is_(True)),
-    ).where(UsageEvent.operation_id == op_id)).one()
+    row = db.exec(
+        select(
+            func.count(),
+            func.coalesce(func.sum(UsageEvent.input_tokens), 0),
+            func.coalesce(func.sum(UsageEvent.cached_tokens), 0),
+            func.coalesce(func.sum(UsageEvent.output_tokens), 0),
+            func.coalesce(func.sum(UsageEvent.cost_credits), 0),
+            func.count().filter(col(UsageEvent.estimated).is_(True)),
+        ).where(UsageEvent.operation_id == op_id)
+    ).one()
     events, inp, cached, out, cost, estimated = (int(v or 0) for v in row)
-    return {"events": events, "input_tokens": inp, "cached_tokens": cached,
-            "output_tokens": out, "cost_credits": cost, "estimated_events": estimated}
+    return {
+        "events": events,
+        "input_tokens": inp,
+        "cached_tokens": cached,
+        "output_tokens": out,
+        "cost_credits": cost,
+        "estimated_events": estimated,
+    }

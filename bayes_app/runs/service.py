@@ -18,7 +18,6 @@ from bayes_app.runs import control, events
 from bayes_app.runs import lifecycle as lc
 
 
-
 class RunRequestError(DomainError, ValueError):
     """A run that cannot be started (bad input, no price, not enough credits …)."""
 
@@ -39,9 +38,15 @@ def get_owned(db: Session, owner_id: str, op_id: str) -> Operation | None:
 
 def view(db: Session, op: Operation) -> dict[str, Any]:
     return {
-        "id": op.id, "kind": op.kind, "title": op.title, "status": op.status,
-        "outcome": op.outcome, "outcome_reason": op.outcome_reason, "model": op.model,
-        "attempt": op.attempt, "reserved_credits": op.reserved_credits,
+        "id": op.id,
+        "kind": op.kind,
+        "title": op.title,
+        "status": op.status,
+        "outcome": op.outcome,
+        "outcome_reason": op.outcome_reason,
+        "model": op.model,
+        "attempt": op.attempt,
+        "reserved_credits": op.reserved_credits,
         "charged_credits": op.charged_credits,
         "created_at": op.created_at.isoformat() if op.created_at else None,
         "started_at": op.started_at.isoformat() if op.started_at else None,
@@ -52,8 +57,7 @@ def view(db: Session, op: Operation) -> dict[str, Any]:
     }
 
 
-def cancel_run(sessions: Callable[[], Session], r: redis.Redis, op_id: str,
-               reason: str = lc.USER_CANCEL) -> bool:
+def cancel_run(sessions: Callable[[], Session], r: redis.Redis, op_id: str, reason: str = lc.USER_CANCEL) -> bool:
     """Record the cancel in the DB, set + publish the abort flag. Idempotent.
 
     True when the run had already stopped (nothing to cancel)."""
@@ -64,16 +68,27 @@ def cancel_run(sessions: Callable[[], Session], r: redis.Redis, op_id: str,
     return already_stopped
 
 
-def cancel_resource_runs(sessions: Callable[[], Session], r: redis.Redis, resource_type: str,
-                         resource_id: str, reason: str = lc.RESOURCE_DELETED) -> list[str]:
+def cancel_resource_runs(
+    sessions: Callable[[], Session],
+    r: redis.Redis,
+    resource_type: str,
+    resource_id: str,
+    reason: str = lc.RESOURCE_DELETED,
+) -> list[str]:
     """Cancel every active run working on a resource (e.g. a deleted mindmap); the caller
     enqueues the finalizer for the returned ids (or calls `settle`)."""
     from sqlmodel import col, select
 
     with sessions() as db:
-        ids = list(db.exec(select(Operation.id).where(
-            Operation.resource_type == resource_type, Operation.resource_id == resource_id,
-            col(Operation.status).in_(RunStatus.ACTIVE))).all())
+        ids = list(
+            db.exec(
+                select(Operation.id).where(
+                    Operation.resource_type == resource_type,
+                    Operation.resource_id == resource_id,
+                    col(Operation.status).in_(RunStatus.ACTIVE),
+                )
+            ).all()
+        )
     for op_id in ids:
         cancel_run(sessions, r, op_id, reason)
     return ids
@@ -94,6 +109,5 @@ def settle(sessions: Callable[[], Session], r: redis.Redis, op_id: str) -> lc.Fi
             op = db.get(Operation, op_id, populate_existing=True)
             if op is not None and op.finalized_at is not None:
                 data = lc.terminal_event(op)["data"]
-                control.retry_for(lambda: events.append_done(r, op_id, data), DONE_RETRY_S,
-                                  f"append done of {op_id}")
+                control.retry_for(lambda: events.append_done(r, op_id, data), DONE_RETRY_S, f"append done of {op_id}")
     return result

@@ -41,11 +41,31 @@ CROSS_WEIGHT = 2.0
 MIN_CONFIDENCE = 0.9
 MIN_LETTERS = 20
 
-NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
-         "nl": "Dutch", "pt": "Portuguese", "pl": "Polish", "sv": "Swedish", "da": "Danish",
-         "no": "Norwegian", "fi": "Finnish", "cs": "Czech", "ru": "Russian", "zh": "Chinese",
-         "ja": "Japanese", "ko": "Korean", "tr": "Turkish", "el": "Greek", "hu": "Hungarian",
-         "ro": "Romanian", "uk": "Ukrainian", "ar": "Arabic"}
+NAMES = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "pl": "Polish",
+    "sv": "Swedish",
+    "da": "Danish",
+    "no": "Norwegian",
+    "fi": "Finnish",
+    "cs": "Czech",
+    "ru": "Russian",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "tr": "Turkish",
+    "el": "Greek",
+    "hu": "Hungarian",
+    "ro": "Romanian",
+    "uk": "Ukrainian",
+    "ar": "Arabic",
+}
 
 _identifier = None
 _lock = threading.Lock()
@@ -75,7 +95,7 @@ def detect(text: str) -> Detection:
 
 
 def language_name(code: str) -> str:
-    """"German" for "de"; the code itself for others; "" for unknown."""
+    """ "German" for "de"; the code itself for others; "" for unknown."""
     return NAMES.get(code, code.upper() if code else "")
 
 
@@ -120,8 +140,15 @@ def needs_cross_vector(lang: str) -> bool:
 
 # -- language-aware BM25 (compared in benchmarks/crosslang.py; not used by the app)
 
-_STEMMERS = {"de": "german", "fr": "french", "en": "english", "es": "spanish", "it": "italian",
-             "nl": "dutch", "pt": "portuguese"}
+_STEMMERS = {
+    "de": "german",
+    "fr": "french",
+    "en": "english",
+    "es": "spanish",
+    "it": "italian",
+    "nl": "dutch",
+    "pt": "portuguese",
+}
 
 
 def document_vector(text: str, lang: str) -> sparse.SparseVec:

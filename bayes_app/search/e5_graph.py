@@ -100,9 +100,9 @@ def read_weights(path: Path | None = None) -> tuple[dict[str, np.ndarray], Vocab
     off += 4 * (n_pieces + 1)
     scores = np.frombuffer(data, np.float32, n_pieces, off)
     off += 4 * n_pieces
-    blob = data[off:off + blob_len]
+    blob = data[off : off + blob_len]
     off += blob_len
-    pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
+    pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
     n_norm, norm_bytes = rd("<iI")
     norm: dict[int, str] = {}
     p, end = off, off + norm_bytes
@@ -118,7 +118,7 @@ def read_weights(path: Path | None = None) -> tuple[dict[str, np.ndarray], Vocab
     tensors: dict[str, tuple[int, int, int]] = {}
     for _ in range(n_tensors):
         (name_len,) = rd("<H")
-        name = data[off:off + name_len].decode()
+        name = data[off : off + name_len].decode()
         off += name_len
         dtype = data[off]
         off += 1
@@ -135,7 +135,7 @@ def read_weights(path: Path | None = None) -> tuple[dict[str, np.ndarray], Vocab
         dtype, n, t_off = tensors[name]
         if dtype != 1 or n != rows * cols:
             raise RuntimeError(f"{path}: {name} is not a {rows}x{cols} Q4 matrix")
-        return _dequant_q4(data[t_off:t_off + n // QK * 18], rows, cols)
+        return _dequant_q4(data[t_off : t_off + n // QK * 18], rows, cols)
 
     w: dict[str, np.ndarray] = {}
     # 250k rows: re-quantised in slices, so the float32 copy (384 MB) never exists at once
@@ -147,9 +147,10 @@ def read_weights(path: Path | None = None) -> tuple[dict[str, np.ndarray], Vocab
     w["word_scale"] = np.empty((vocab_size, 1), np.float32)
     for start in range(0, vocab_size, 8192):
         rows = min(8192, vocab_size - start)
-        raw = data[t_off + start * row_bytes:t_off + (start + rows) * row_bytes]
-        w["word_q"][start:start + rows], w["word_scale"][start:start + rows] = _int8_rows(
-            _dequant_q4(raw, rows, hidden))
+        raw = data[t_off + start * row_bytes : t_off + (start + rows) * row_bytes]
+        w["word_q"][start : start + rows], w["word_scale"][start : start + rows] = _int8_rows(
+            _dequant_q4(raw, rows, hidden)
+        )
     w["position_q"], w["position_scale"] = _int8_rows(f32("emb.pos").reshape(max_pos, hidden))
     w["type_row0"] = f32("emb.type")[:hidden]
     w["emb_ln_w"], w["emb_ln_b"] = f32("emb.ln.w"), f32("emb.ln.b")
@@ -170,8 +171,7 @@ def build_tokenizer(vocab: Vocab):
     words get SentencePiece's ``▁`` marker. Special tokens are added by the caller."""
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
-    tok = Tokenizer(models.Unigram(list(zip(vocab.pieces, vocab.scores)), unk_id=vocab.unk,
-                                   byte_fallback=False))
+    tok = Tokenizer(models.Unigram(list(zip(vocab.pieces, vocab.scores)), unk_id=vocab.unk, byte_fallback=False))
     tok.normalizer = normalizers.Replace(Regex(" {2,}"), " ")
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
     tok.no_padding()
@@ -185,4 +185,3 @@ def build(path: Path | None = None) -> tuple[bytes, Vocab]:
 
     w, vocab = read_weights(path)
     return bert_graph_bytes(w, LAYERS, "multilingual-e5-small-int8"), vocab
-

@@ -167,8 +167,7 @@ class E5OnnxEmbedder(_OnnxEmbedder):
     def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
         prefix = "query: " if is_query else "passage: "
         table = self._vocab.normalize
-        encoded = self._tokenizer.encode_batch([(prefix + t).translate(table) for t in texts],
-                                               add_special_tokens=False)
+        encoded = self._tokenizer.encode_batch([(prefix + t).translate(table) for t in texts], add_special_tokens=False)
         keep = self.max_tokens - 2
         return [[self._vocab.bos, *e.ids[:keep], self._vocab.eos] for e in encoded]
 
@@ -204,8 +203,12 @@ MODELS: dict[str, Callable[[], Embedder]] = {
     E5Embedder.name: E5Embedder,
     E5OnnxEmbedder.name: E5OnnxEmbedder,
 }
-_ALIASES = {"minilm": MiniLMEmbedder.name, "e5": E5Embedder.name, "multilingual": E5Embedder.name,
-            "e5-int8": E5OnnxEmbedder.name}
+_ALIASES = {
+    "minilm": MiniLMEmbedder.name,
+    "e5": E5Embedder.name,
+    "multilingual": E5Embedder.name,
+    "e5-int8": E5OnnxEmbedder.name,
+}
 
 _instances: dict[str, Embedder] = {}
 _instances_lock = threading.Lock()
@@ -237,12 +240,13 @@ def _main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     emb = get_embedder(name)
     load = time.perf_counter() - t0
-    passages = ["Aspirin taken for years can cause bleeding in the stomach.",
-                "The train to Berlin was two hours late because of a storm."]
+    passages = [
+        "Aspirin taken for years can cause bleeding in the stomach.",
+        "The train to Berlin was two hours late because of a storm.",
+    ]
     query = emb.embed_query("What are the side effects of long-term aspirin use?")
     scores = emb.embed_passages(passages) @ query
-    print(f"{emb.name}: dim {emb.dim}, loaded in {load:.2f} s; "
-          f"related {scores[0]:.3f} vs unrelated {scores[1]:.3f}")
+    print(f"{emb.name}: dim {emb.dim}, loaded in {load:.2f} s; related {scores[0]:.3f} vs unrelated {scores[1]:.3f}")
     return 0 if scores[0] > scores[1] else 1
 
 

@@ -23,7 +23,7 @@ def emphasis_segments(text: str, query: str) -> list[dict[str, str]]:
         word = m.group(0)
         if wanted and set(sparse.tokens(word)) & wanted:
             if m.start() > pos:
-                out.append({"text": text[pos:m.start()], "em": ""})
+                out.append({"text": text[pos : m.start()], "em": ""})
             out.append({"text": word, "em": "1"})
             pos = m.end()
     if pos < len(text):

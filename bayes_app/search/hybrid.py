@@ -39,17 +39,28 @@ class SearchHit:
 
     @property
     def role_label(self) -> str:
-        """"Figure text", "Caption", ... for roles worth flagging; "" for body text."""
+        """ "Figure text", "Caption", ... for roles worth flagging; "" for body text."""
         return structure.ROLE_LABELS.get(self.role, "") if self.role != structure.Role.HEADING else ""
 
     def to_json(self) -> dict:
-        return {"chunk_id": self.chunk_id, "document_id": self.document_id, "title": self.title,
-                "authors": self.authors, "year": self.year, "page": self.page,
-                "char_start": self.char_start, "char_end": self.char_end,
-                "text": self.text, "score": round(self.score, 6), "role": self.role,
-                "role_label": self.role_label, "section": self.section,
-                "relevance": None if self.cosine is None else round(self.cosine, 4),
-                "weak": self.weak, "language": self.lang}
+        return {
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "title": self.title,
+            "authors": self.authors,
+            "year": self.year,
+            "page": self.page,
+            "char_start": self.char_start,
+            "char_end": self.char_end,
+            "text": self.text,
+            "score": round(self.score, 6),
+            "role": self.role,
+            "role_label": self.role_label,
+            "section": self.section,
+            "relevance": None if self.cosine is None else round(self.cosine, 4),
+            "weak": self.weak,
+            "language": self.lang,
+        }
 
 
 def display_text(text: str) -> str:
@@ -74,15 +85,27 @@ def excluded_roles(include_roles: Collection[str] | None = None, all_roles: bool
 
 def foreign_languages(db: Session, owner_id: str) -> list[str]:
     """Languages other than English that some of the owner's documents are in."""
-    rows = db.exec(select(Document.language).where(
-        Document.owner_id == owner_id, col(Document.language).not_in(("", crosslang.ENGLISH))).distinct())
+    rows = db.exec(
+        select(Document.language)
+        .where(Document.owner_id == owner_id, col(Document.language).not_in(("", crosslang.ENGLISH)))
+        .distinct()
+    )
     return sorted(r for r in rows if r)
 
 
-def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, query: str,
-           k: int = 10, document_ids: list[str] | None = None,
-           collection_ids: list[str] | None = None, include_roles: Collection[str] | None = None,
-           all_roles: bool = False, cross_embedder: Embedder | None = None) -> list[SearchHit]:
+def search(
+    db: Session,
+    index: IndexClient,
+    embedder: Embedder,
+    owner_id: str,
+    query: str,
+    k: int = 10,
+    document_ids: list[str] | None = None,
+    collection_ids: list[str] | None = None,
+    include_roles: Collection[str] | None = None,
+    all_roles: bool = False,
+    cross_embedder: Embedder | None = None,
+) -> list[SearchHit]:
     """Top-k passages of `owner_id`'s documents for `query` (optionally narrowed).
 
     Reference lists, running heads and title blocks are left out unless asked for (see
@@ -99,33 +122,49 @@ def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, q
     exclude = excluded_roles(include_roles, all_roles)
     dense = embedder.embed_query(query)
     sv = sparse.query_vector(query)
-    hits = index.hybrid_search(dense, (sv.indices, sv.values), owner_id=owner_id,
-                               document_ids=document_ids, collection_ids=collection_ids,
-                               limit=per_side if langs else k, prefetch_limit=per_side,
-                               exclude_roles=exclude, with_cosine=True)
+    hits = index.hybrid_search(
+        dense,
+        (sv.indices, sv.values),
+        owner_id=owner_id,
+        document_ids=document_ids,
+        collection_ids=collection_ids,
+        limit=per_side if langs else k,
+        prefetch_limit=per_side,
+        exclude_roles=exclude,
+        with_cosine=True,
+    )
     cross: dict[str, Hit] = {}
     if langs:
         xq = (cross_embedder or get_embedder(crosslang.CROSS_MODEL)).embed_query(query)
         fused = {str(h.point_id): h.score for h in hits}
         for lang in langs:
-            ranked = index.cross_search(xq, owner_id, lang, document_ids, collection_ids, limit=per_side,
-                                        exclude_roles=exclude, score_threshold=crosslang.CROSS_FLOOR)
+            ranked = index.cross_search(
+                xq,
+                owner_id,
+                lang,
+                document_ids,
+                collection_ids,
+                limit=per_side,
+                exclude_roles=exclude,
+                score_threshold=crosslang.CROSS_FLOOR,
+            )
             for rank, h in enumerate(ranked):
                 cid = str(h.point_id)
                 fused[cid] = fused.get(cid, 0.0) + crosslang.cross_weight(h.score) / (RRF_K + rank + 1)
                 cross[cid] = h
         main = {str(h.point_id): h for h in hits}
         order = sorted(fused, key=lambda cid: -fused[cid])[:k]
-        hits = [Hit(cid, fused[cid], (main.get(cid) or cross[cid]).payload,
-                    main[cid].dense if cid in main else None) for cid in order]
+        hits = [
+            Hit(cid, fused[cid], (main.get(cid) or cross[cid]).payload, main[cid].dense if cid in main else None)
+            for cid in order
+        ]
     if not hits:
         return []
     ids = [str(h.point_id) for h in hits]
     # Look chunks up by primary key only and check the owner here: with an owner condition
     # in SQL, SQLite may scan the owner's whole chunk index instead (40 ms at 30k chunks).
     chunks = [c for c in db.exec(select(Chunk).where(col(Chunk.id).in_(ids))) if c.owner_id == owner_id]
-    docs = {d.id: d for d in db.exec(select(Document).where(
-        col(Document.id).in_({c.document_id for c in chunks})))}
+    docs = {d.id: d for d in db.exec(select(Document).where(col(Document.id).in_({c.document_id for c in chunks})))}
     by_id = {c.id: (c, docs[c.document_id]) for c in chunks if c.document_id in docs}
     out = []
     for h in hits:
@@ -138,7 +177,23 @@ def search(db: Session, index: IndexClient, embedder: Embedder, owner_id: str, q
             cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)
         else:
             cosine, weak, lang = h.dense, relevance.is_weak(h.dense, embedder.name), d.language
-        out.append(SearchHit(c.id, d.id, d.title or d.filename, list(d.authors or []), d.year,
-                             c.page, c.char_start, c.char_end, display_text(c.text), h.score,
-                             c.role, c.section, cosine, weak, lang))
+        out.append(
+            SearchHit(
+                c.id,
+                d.id,
+                d.title or d.filename,
+                list(d.authors or []),
+                d.year,
+                c.page,
+                c.char_start,
+                c.char_end,
+                display_text(c.text),
+                h.score,
+                c.role,
+                c.section,
+                cosine,
+                weak,
+                lang,
+            )
+        )
     return out

@@ -116,8 +116,7 @@ def _floats(v: Sequence[float]) -> list[float]:
 
 # The connection failed or broke: the index process is (re)starting. Every call the app
 # makes is idempotent (upserts by id, deletes, payload updates, reads), so retrying is safe.
-_TRANSIENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError,
-              httpx.WriteError)
+_TRANSIENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 def _transient(err: Exception) -> bool:
@@ -143,8 +142,7 @@ class _Retrying:
                 except ResponseHandlingException as err:
                     if not _transient(err) or time.monotonic() + delay > deadline:
                         raise
-                    log.warning("index unreachable (%s), retrying %s in %.1fs",
-                                type(err.source).__name__, name, delay)
+                    log.warning("index unreachable (%s), retrying %s in %.1fs", type(err.source).__name__, name, delay)
                     time.sleep(delay)
                     delay = min(delay * 2, 1.0)
 
@@ -196,15 +194,15 @@ class IndexClient:
             self._ensure(self.cross_collection, cross_dim, sparse=False, fields=CROSS_KEYWORD_FIELDS)
         self._ensure(name or self.collection, dim)
 
-    def _ensure(self, name: str, dim: int, *, sparse: bool = True,
-                fields: Sequence[str] = KEYWORD_FIELDS) -> None:
+    def _ensure(self, name: str, dim: int, *, sparse: bool = True, fields: Sequence[str] = KEYWORD_FIELDS) -> None:
         if not self.client.collection_exists(name):
             try:
                 self.client.create_collection(
                     name,
                     vectors_config={DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
                     sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
-                    if sparse else None,
+                    if sparse
+                    else None,
                 )
             except UnexpectedResponse as err:
                 if err.status_code != 409:  # 409: another process created it first
@@ -262,13 +260,25 @@ class IndexClient:
             raise RuntimeError("this IndexClient has no cross-language collection")
         n = 0
         for start in range(0, len(points), UPSERT_BATCH):
-            n += self._upsert([
-                models.PointStruct(
-                    id=to_point_id(p.id), vector={DENSE: _floats(p.dense)},
-                    payload={"owner_id": p.owner_id, "document_id": p.document_id,
-                             "collection_ids": list(p.collection_ids), "page": p.page,
-                             "chunk_index": p.chunk_index, "role": p.role, "lang": p.lang})
-                for p in points[start:start + UPSERT_BATCH]], self.cross_collection)
+            n += self._upsert(
+                [
+                    models.PointStruct(
+                        id=to_point_id(p.id),
+                        vector={DENSE: _floats(p.dense)},
+                        payload={
+                            "owner_id": p.owner_id,
+                            "document_id": p.document_id,
+                            "collection_ids": list(p.collection_ids),
+                            "page": p.page,
+                            "chunk_index": p.chunk_index,
+                            "role": p.role,
+                            "lang": p.lang,
+                        },
+                    )
+                    for p in points[start : start + UPSERT_BATCH]
+                ],
+                self.cross_collection,
+            )
         return n
 
     def _both(self) -> list[str]:
@@ -289,8 +299,13 @@ class IndexClient:
             ids = [to_point_id(c) for c in chunk_ids]
             self.client.delete(self.collection, points_selector=models.PointIdsList(points=ids), wait=True)
             if self.cross_collection:  # holds only the non-English ones: select by filter, not by id
-                self.client.delete(self.cross_collection, wait=True, points_selector=models.FilterSelector(
-                    filter=models.Filter(must=[models.HasIdCondition(has_id=ids)])))
+                self.client.delete(
+                    self.cross_collection,
+                    wait=True,
+                    points_selector=models.FilterSelector(
+                        filter=models.Filter(must=[models.HasIdCondition(has_id=ids)])
+                    ),
+                )
 
     def set_collections(self, document_id: str, collection_ids: Sequence[str]) -> None:
         """Replace the ``collection_ids`` of every chunk of a document."""
@@ -305,11 +320,15 @@ class IndexClient:
     def set_roles(self, chunk_ids: Sequence[str | int], role: str) -> None:
         """Set the ``role`` payload of these chunks (re-analysed passages keep their vectors)."""
         for start in range(0, len(chunk_ids), UPSERT_BATCH):
-            ids = [to_point_id(c) for c in chunk_ids[start:start + UPSERT_BATCH]]
+            ids = [to_point_id(c) for c in chunk_ids[start : start + UPSERT_BATCH]]
             self.client.set_payload(self.collection, payload={"role": role}, points=ids, wait=True)
             if self.cross_collection:  # holds only the non-English ones: select by filter, not by id
-                self.client.set_payload(self.cross_collection, payload={"role": role}, wait=True,
-                                        points=models.Filter(must=[models.HasIdCondition(has_id=ids)]))
+                self.client.set_payload(
+                    self.cross_collection,
+                    payload={"role": role},
+                    wait=True,
+                    points=models.Filter(must=[models.HasIdCondition(has_id=ids)]),
+                )
 
     # -- reads
 
@@ -355,8 +374,10 @@ class IndexClient:
             with_vectors=[DENSE] if with_cosine else False,
         )
         query = _floats(dense)
-        return [Hit(from_point_id(p.id), p.score, p.payload or {},
-                    _cosine(query, p.vector) if with_cosine else None) for p in res.points]
+        return [
+            Hit(from_point_id(p.id), p.score, p.payload or {}, _cosine(query, p.vector) if with_cosine else None)
+            for p in res.points
+        ]
 
     def cross_search(
         self,
@@ -382,9 +403,15 @@ class IndexClient:
             must.append(_match("collection_ids", list(collection_ids)))
         must_not = [_match("role", list(exclude_roles))] if exclude_roles else None
         res = self.client.query_points(
-            self.cross_collection, query=_floats(dense), using=DENSE,
-            query_filter=models.Filter(must=must, must_not=must_not), limit=limit,
-            score_threshold=score_threshold, with_payload=True, with_vectors=False)
+            self.cross_collection,
+            query=_floats(dense),
+            using=DENSE,
+            query_filter=models.Filter(must=must, must_not=must_not),
+            limit=limit,
+            score_threshold=score_threshold,
+            with_payload=True,
+            with_vectors=False,
+        )
         return [Hit(from_point_id(p.id), p.score, p.payload or {}, p.score) for p in res.points]
 
     def count(self, owner_id: str | None = None, document_id: str | None = None) -> int:

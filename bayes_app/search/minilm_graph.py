@@ -74,9 +74,12 @@ def _read_weights(path: Path) -> dict[str, np.ndarray]:
         raise RuntimeError(f"unexpected layout in {path}: {len(mats)} weight matmuls")
 
     bias_names = {
-        "query": "attention.self.query.bias", "key": "attention.self.key.bias",
-        "value": "attention.self.value.bias", "attn_out": "attention.output.dense.bias",
-        "ffn_in": "intermediate.dense.bias", "ffn_out": "output.dense.bias",
+        "query": "attention.self.query.bias",
+        "key": "attention.self.key.bias",
+        "value": "attention.self.value.bias",
+        "attn_out": "attention.output.dense.bias",
+        "ffn_in": "intermediate.dense.bias",
+        "ffn_out": "output.dense.bias",
     }
     for layer in range(LAYERS):
         p = f"{_PREFIX}encoder.layer.{layer}."
@@ -124,8 +127,7 @@ def bert_graph_bytes(w: dict[str, np.ndarray], layers: int, graph_name: str) -> 
         return node("DynamicQuantizeMatMul", [x, b, s, zp, bb], out, domain="com.microsoft")
 
     def layer_norm(x: str, g: np.ndarray, b: np.ndarray, out: str) -> str:
-        return node("LayerNormalization", [x, const(out + ".g", g), const(out + ".b", b)], out,
-                    axis=-1, epsilon=LN_EPS)
+        return node("LayerNormalization", [x, const(out + ".g", g), const(out + ".b", b)], out, axis=-1, epsilon=LN_EPS)
 
     # Embeddings: int8 rows × per-row scale; token type is always 0 for single texts.
     ids, mask = "input_ids", "attention_mask"
@@ -133,8 +135,9 @@ def bert_graph_bytes(w: dict[str, np.ndarray], layers: int, graph_name: str) -> 
     word_s = node("Gather", [const("word_scale", w["word_scale"]), ids], "word_sg")
     word = node("Mul", [node("Cast", [word], "word_f", to=TensorProto.FLOAT), word_s], "word_e")
     seq_len = node("Gather", [node("Shape", [ids], "ids_shape"), const("one_i", np.array(1, np.int64))], "seq_len")
-    pos_ids = node("Range", [const("zero_i", np.array(0, np.int64)), seq_len, const("step_i", np.array(1, np.int64))],
-                   "pos_ids")
+    pos_ids = node(
+        "Range", [const("zero_i", np.array(0, np.int64)), seq_len, const("step_i", np.array(1, np.int64))], "pos_ids"
+    )
     pos = node("Gather", [const("pos_q", w["position_q"]), pos_ids], "pos_g")
     pos_s = node("Gather", [const("pos_scale", w["position_scale"]), pos_ids], "pos_sg")
     pos = node("Mul", [node("Cast", [pos], "pos_f", to=TensorProto.FLOAT), pos_s], "pos_e")
@@ -145,8 +148,14 @@ def bert_graph_bytes(w: dict[str, np.ndarray], layers: int, graph_name: str) -> 
     # (onnxruntime's fused MultiHeadAttention measured slower here on 2 AVX2 cores.)
     mask_f = node("Cast", [mask], "mask_f", to=TensorProto.FLOAT)
     mask4 = node("Unsqueeze", [mask_f, const("axes_12", np.array([1, 2], np.int64))], "mask4")
-    neg = node("Mul", [node("Sub", [const("one_f", np.array(1.0, np.float32)), mask4], "inv_mask"),
-                       const("neg_big", np.array(-10000.0, np.float32))], "mask_add")
+    neg = node(
+        "Mul",
+        [
+            node("Sub", [const("one_f", np.array(1.0, np.float32)), mask4], "inv_mask"),
+            const("neg_big", np.array(-10000.0, np.float32)),
+        ],
+        "mask_add",
+    )
 
     head_dim = HIDDEN // HEADS
     split_heads = const("split_heads", np.array([0, 0, HEADS, head_dim], np.int64))
@@ -161,8 +170,15 @@ def bert_graph_bytes(w: dict[str, np.ndarray], layers: int, graph_name: str) -> 
             np.concatenate([w[p + r + ".bias"] for r in ("query", "key", "value")]),
             p + "qkv",
         )
-        nodes.append(helper.make_node("Split", [qkv, const(p + "split", np.array([HIDDEN] * 3, np.int64))],
-                                      [p + "q", p + "k", p + "v"], name=p + "split", axis=-1))
+        nodes.append(
+            helper.make_node(
+                "Split",
+                [qkv, const(p + "split", np.array([HIDDEN] * 3, np.int64))],
+                [p + "q", p + "k", p + "v"],
+                name=p + "split",
+                axis=-1,
+            )
+        )
         heads = {}
         for r in "qkv":
             h = node("Reshape", [p + r, split_heads], p + r + "_h")
@@ -180,17 +196,28 @@ def bert_graph_bytes(w: dict[str, np.ndarray], layers: int, graph_name: str) -> 
 
     # Mean pooling over real tokens, then L2 normalisation (sentence-transformers' modules).
     m3 = node("Unsqueeze", [mask_f, const("axis_2", np.array([2], np.int64))], "mask3")
-    summed = node("ReduceSum", [node("Mul", [x, m3], "masked"), const("axis_1", np.array([1], np.int64))],
-                  "summed", keepdims=0)
-    count = node("Max", [node("ReduceSum", [mask_f, const("axis_1b", np.array([1], np.int64))], "count_raw",
-                              keepdims=1), const("tiny", np.array(1e-9, np.float32))], "count")
+    summed = node(
+        "ReduceSum", [node("Mul", [x, m3], "masked"), const("axis_1", np.array([1], np.int64))], "summed", keepdims=0
+    )
+    count = node(
+        "Max",
+        [
+            node("ReduceSum", [mask_f, const("axis_1b", np.array([1], np.int64))], "count_raw", keepdims=1),
+            const("tiny", np.array(1e-9, np.float32)),
+        ],
+        "count",
+    )
     pooled = node("Div", [summed, count], "pooled")
-    norm = node("Max", [node("ReduceL2", [pooled], "l2", axes=[-1], keepdims=1),
-                        const("tiny2", np.array(1e-12, np.float32))], "norm")
+    norm = node(
+        "Max",
+        [node("ReduceL2", [pooled], "l2", axes=[-1], keepdims=1), const("tiny2", np.array(1e-12, np.float32))],
+        "norm",
+    )
     node("Div", [pooled, norm], "embedding")
 
     graph = helper.make_graph(
-        nodes, graph_name,
+        nodes,
+        graph_name,
         [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in (ids, mask)],
         [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", HIDDEN])],
         initializer=inits,

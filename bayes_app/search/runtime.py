@@ -32,7 +32,7 @@ def collection_name(model_name: str) -> str:
 
 def cross_collection_name(model_name: str) -> str:
     """The collection of non-English passages' multilingual vectors, beside ``model_name``'s."""
-    return "x" + collection_name(model_name) + "__" + collection_name(crosslang.CROSS_MODEL)[len("chunks_"):]
+    return "x" + collection_name(model_name) + "__" + collection_name(crosslang.CROSS_MODEL)[len("chunks_") :]
 
 
 def index() -> IndexClient:
@@ -43,9 +43,13 @@ def index() -> IndexClient:
     key = f"{settings.effective_qdrant_url}|{emb.name}"
     with _lock:
         if key not in _index:
-            client = IndexClient(settings.effective_qdrant_url, collection_name(emb.name),
-                                 api_key=settings.effective_qdrant_api_key, retry_s=RETRY_S,
-                                 cross_collection=cross_collection_name(emb.name))
+            client = IndexClient(
+                settings.effective_qdrant_url,
+                collection_name(emb.name),
+                api_key=settings.effective_qdrant_api_key,
+                retry_s=RETRY_S,
+                cross_collection=cross_collection_name(emb.name),
+            )
             client.ensure_collection(dim=emb.dim)
             _index[key] = client
         return _index[key]
@@ -59,11 +63,16 @@ def reset() -> None:
         _index.clear()
 
 
-def search_library(db: Session, owner_id: str, query: str, k: int = 10,
-                   document_ids: list[str] | None = None,
-                   collection_ids: list[str] | None = None,
-                   include_roles: list[str] | None = None,
-                   all_roles: bool = False) -> list[SearchHit]:
+def search_library(
+    db: Session,
+    owner_id: str,
+    query: str,
+    k: int = 10,
+    document_ids: list[str] | None = None,
+    collection_ids: list[str] | None = None,
+    include_roles: list[str] | None = None,
+    all_roles: bool = False,
+) -> list[SearchHit]:
     """Hybrid search of one owner's library with this process's index and embedder; [] at
     once (no index call) when the owner has no documents yet. A collection scope includes the
     collection's Zotero sub-collections."""
@@ -71,12 +80,10 @@ def search_library(db: Session, owner_id: str, query: str, k: int = 10,
 
     from bayes_app.models import Document
     from bayes_app.search.hybrid import search
-
     from bayes_app.zotero.scopes import with_subcollections
 
     if db.exec(select(Document.id).where(Document.owner_id == owner_id)).first() is None:
         return []
     # a Zotero collection's scope covers its sub-collections
     collection_ids = with_subcollections(db, owner_id, collection_ids)
-    return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids,
-                  include_roles, all_roles)
+    return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids, include_roles, all_roles)

@@ -30,8 +30,10 @@ AVGDL = 100.0
 MAX_TOKEN_CHARS = 64  # longer runs are hashes, base64, sequences: noise for BM25
 
 # Lucene / Elasticsearch default English stop set.
-STOPWORDS = frozenset("""a an and are as at be but by for if in into is it no not of on or such
-that the their then there these they this to was will with""".split())
+STOPWORDS = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such
+that the their then there these they this to was will with""".split()
+)
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _stemmer = Stemmer.Stemmer("english")

@@ -66,8 +66,11 @@ def _rects(position: object) -> tuple[int, list[list[float]]]:
         return -1, []
     out = []
     for r in (pos.get("rects") or [])[:MAX_RECTS]:
-        if (isinstance(r, list) and len(r) == 4 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                         and math.isfinite(v) for v in r)):
+        if (
+            isinstance(r, list)
+            and len(r) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in r)
+        ):
             x1, y1, x2, y2 = (float(v) for v in r)
             out.append([min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2)])
     return idx, out
@@ -83,11 +86,18 @@ def parse(key: str, parent_key: str, data: dict) -> Annotation | None:
         return None
     color = str(data.get("annotationColor") or DEFAULT_COLOR)
     return Annotation(
-        key=key, type=kind, text=str(data.get("annotationText") or "")[:MAX_TEXT],
+        key=key,
+        type=kind,
+        text=str(data.get("annotationText") or "")[:MAX_TEXT],
         comment=str(data.get("annotationComment") or "")[:MAX_TEXT],
         color=color.lower() if _COLOR.match(color) else DEFAULT_COLOR,
-        page=idx + 1, page_index=idx, page_label=str(data.get("annotationPageLabel") or "")[:50],
-        rects=rects, sort_index=str(data.get("annotationSortIndex") or "")[:40], attachment_key=parent_key)
+        page=idx + 1,
+        page_index=idx,
+        page_label=str(data.get("annotationPageLabel") or "")[:50],
+        rects=rects,
+        sort_index=str(data.get("annotationSortIndex") or "")[:40],
+        attachment_key=parent_key,
+    )
 
 
 def _of_documents(db: Session, docs: list[Document]) -> dict[str, list[Annotation]]:
@@ -100,9 +110,14 @@ def _of_documents(db: Session, docs: list[Document]) -> dict[str, list[Annotatio
     for library_id, atts in by_lib.items():
         keys = list(atts)
         for i in range(0, len(keys), 500):
-            rows = db.exec(select(ZoteroItem.key, ZoteroItem.parent_key, ZoteroItem.data).where(
-                ZoteroItem.library_id == library_id, col(ZoteroItem.parent_key).in_(keys[i:i + 500]),
-                ZoteroItem.item_type == "annotation", ZoteroItem.trashed == False))  # noqa: E712
+            rows = db.exec(
+                select(ZoteroItem.key, ZoteroItem.parent_key, ZoteroItem.data).where(
+                    ZoteroItem.library_id == library_id,
+                    col(ZoteroItem.parent_key).in_(keys[i : i + 500]),
+                    ZoteroItem.item_type == "annotation",
+                    ZoteroItem.trashed == False,
+                )
+            )
             for key, parent, data in rows:
                 a = parse(key, parent or "", data or {})
                 if a is not None:
@@ -157,8 +172,13 @@ def is_highlighted(quote: str, texts: list[str]) -> bool:
 
 def region_of(a: Annotation) -> dict:
     """A citation's `region` for a passage the user highlighted (page rectangles, colour)."""
-    return {"page_index": a.page_index, "rects": a.rects, "annotation_key": a.key, "color": a.color,
-            "highlighted": True}
+    return {
+        "page_index": a.page_index,
+        "rects": a.rects,
+        "annotation_key": a.key,
+        "color": a.color,
+        "highlighted": True,
+    }
 
 
 def highlights_on(db: Session, spots: list[tuple[str, int, str]]) -> list[Annotation | None]:
@@ -166,21 +186,31 @@ def highlights_on(db: Session, spots: list[tuple[str, int, str]]) -> list[Annota
     ids = {d for d, _, _ in spots}
     if not ids:
         return []
-    docs = list(db.exec(select(Document).where(col(Document.id).in_(ids),
-                                               col(Document.zotero_library_id).is_not(None))))
+    docs = list(
+        db.exec(select(Document).where(col(Document.id).in_(ids), col(Document.zotero_library_id).is_not(None)))
+    )
     found = _of_documents(db, docs) if docs else {}
     out: list[Annotation | None] = []
     for doc_id, page, text in spots:
-        out.append(next((a for a in found.get(doc_id, []) if a.type in TEXT_TYPES and a.page == page
-                         and a.text.strip() and is_highlighted(text, [a.text])), None))
+        out.append(
+            next(
+                (
+                    a
+                    for a in found.get(doc_id, [])
+                    if a.type in TEXT_TYPES and a.page == page and a.text.strip() and is_highlighted(text, [a.text])
+                ),
+                None,
+            )
+        )
     return out
 
 
 def prefer_highlighted(db: Session, hits: list[dict]) -> list[dict]:
     """Search hits (dicts with document_id, page, text) with `highlighted` and `highlight` (the
     region) set, the strong highlighted ones first: the user's highlights are preferred evidence."""
-    marks = highlights_on(db, [(str(h.get("document_id")), int(h.get("page") or 0), str(h.get("text") or ""))
-                               for h in hits])
+    marks = highlights_on(
+        db, [(str(h.get("document_id")), int(h.get("page") or 0), str(h.get("text") or "")) for h in hits]
+    )
     out = []
     for h, a in zip(hits, marks):
         out.append({**h, "highlighted": a is not None, "highlight": region_of(a) if a is not None else None})

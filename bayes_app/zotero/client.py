@@ -68,22 +68,23 @@ class Clients:
 def describe_error(err: Exception) -> ZoteroAccessError | None:
     """Map pyzotero's exceptions for a bad connection to a clear message (None: transient)."""
     if isinstance(err, ze.UserNotAuthorisedError):
-        return ZoteroAccessError("forbidden", "Zotero refused access: the API key is invalid or "
-                                 "lacks read access to this library.")
+        return ZoteroAccessError(
+            "forbidden", "Zotero refused access: the API key is invalid or lacks read access to this library."
+        )
     if isinstance(err, ze.ResourceNotFoundError):
         return ZoteroAccessError("not_found", "Zotero does not know this library or key.")
     return None
 
 
-def key_info(base_url: str, api_key: str, policy: Policy | None = None,
-             transport: httpx2.BaseTransport | None = None) -> dict:
+def key_info(
+    base_url: str, api_key: str, policy: Policy | None = None, transport: httpx2.BaseTransport | None = None
+) -> dict:
     """`GET /keys/current` with the key in a header (never in a URL, which servers and
     clients log): the key's user id, name and permissions."""
     shared = PolicyTransport(policy or Policy(max_attempts=3, max_wait_s=10), transport)
     try:
         with make_client(shared) as http:
-            r = http.get(f"{base_url}/keys/current",
-                         headers={"Zotero-API-Key": api_key, "Zotero-API-Version": "3"})
+            r = http.get(f"{base_url}/keys/current", headers={"Zotero-API-Key": api_key, "Zotero-API-Version": "3"})
     except httpx2.HTTPError as err:
         raise ZoteroAccessError("unreachable", f"Cannot reach the Zotero API ({type(err).__name__}).") from None
     finally:
@@ -91,8 +92,9 @@ def key_info(base_url: str, api_key: str, policy: Policy | None = None,
     if r.status_code in (403, 404):
         raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.")
     if r.status_code != 200:
-        raise ZoteroAccessError("unavailable", f"Zotero could not check the key (HTTP {r.status_code}); "
-                                "try again later.")
+        raise ZoteroAccessError(
+            "unavailable", f"Zotero could not check the key (HTTP {r.status_code}); try again later."
+        )
     try:
         info = r.json()
     except ValueError:

@@ -38,13 +38,31 @@ from bayes_app.models import (
 from bayes_app.zotero.client import Clients, Target, ZoteroAccessError, describe_error
 from bayes_app.zotero.http import Policy, RateLimited
 from bayes_app.zotero.keys import decrypt_key
-from bayes_app.zotero.mirror import (_apply_collections, _delete_collections, _delete_items, _fingerprint,
-    _store_collections, _store_items)
+from bayes_app.zotero.mirror import (
+    _apply_collections,
+    _delete_collections,
+    _delete_items,
+    _fingerprint,
+    _store_collections,
+    _store_items,
+)
 from bayes_app.zotero.reconcile import _reconcile
-from bayes_app.zotero.sync_state import (KEY_BATCH, MAX_RESTARTS, Hooks, SyncOptions, SyncResult, _Ctx, _finish,
-    _FullResync, _renew, _Restart, claim)
+from bayes_app.zotero.sync_state import (
+    KEY_BATCH,
+    MAX_RESTARTS,
+    Hooks,
+    SyncOptions,
+    SyncResult,
+    _Ctx,
+    _finish,
+    _FullResync,
+    _renew,
+    _Restart,
+    claim,
+)
 
 log = logging.getLogger("bayes.zotero")
+
 
 # ---- entry point -------------------------------------------------------------------------------
 def target_of(library: ZoteroLibrary, opts: SyncOptions) -> Target:
@@ -54,8 +72,9 @@ def target_of(library: ZoteroLibrary, opts: SyncOptions) -> Target:
     return Target("web", opts.web_api_url, library.library_type, library.library_key, key)
 
 
-def sync_library(sf: Callable[[], Session], library_id: str, hooks: Hooks, opts: SyncOptions,
-                 *, full: bool = False) -> SyncResult:
+def sync_library(
+    sf: Callable[[], Session], library_id: str, hooks: Hooks, opts: SyncOptions, *, full: bool = False
+) -> SyncResult:
     """Bring one library up to date. Safe to run again at any time (and after a crash)."""
     t0 = time.monotonic()
     with sf() as db:
@@ -72,8 +91,17 @@ def sync_library(sf: Callable[[], Session], library_id: str, hooks: Hooks, opts:
         return SyncResult("busy", version=since)
     policy = opts.policy or Policy()
     before = policy.requests
-    ctx = _Ctx(sf, library_id, owner_id, api, token, opts, hooks,
-               Clients(target, policy, opts.transport), SyncResult("synced", version=since))
+    ctx = _Ctx(
+        sf,
+        library_id,
+        owner_id,
+        api,
+        token,
+        opts,
+        hooks,
+        Clients(target, policy, opts.transport),
+        SyncResult("synced", version=since),
+    )
     try:
         version = _run(ctx, since, full)
         ctx.result.version = version
@@ -89,19 +117,25 @@ def sync_library(sf: Callable[[], Session], library_id: str, hooks: Hooks, opts:
         _finish(ctx, SyncStatus.ERROR, error=err.message)
     except httpx2.TransportError as err:
         if api != "local":
-            _finish(ctx, SyncStatus.ERROR, error=f"Cannot reach Zotero ({type(err).__name__}); "
-                                                 "the sync will be retried.")
+            _finish(
+                ctx, SyncStatus.ERROR, error=f"Cannot reach Zotero ({type(err).__name__}); the sync will be retried."
+            )
             raise
         # The server's own Zotero is not running: say so once; the next sync tries again.
-        message = ("The server's Zotero does not answer: start Zotero 7 on the server and enable "
-                   "its local API, then press Sync.")
+        message = (
+            "The server's Zotero does not answer: start Zotero 7 on the server and enable "
+            "its local API, then press Sync."
+        )
         ctx.result.outcome, ctx.result.error = "error", message
         _finish(ctx, SyncStatus.ERROR, error=message)
     except ze.PyZoteroError as err:
         mapped = describe_error(err)
         if mapped is None:
-            _finish(ctx, SyncStatus.ERROR, error=f"Zotero answered with an error ({type(err).__name__}); "
-                                                 "the sync will be retried.")
+            _finish(
+                ctx,
+                SyncStatus.ERROR,
+                error=f"Zotero answered with an error ({type(err).__name__}); the sync will be retried.",
+            )
             raise
         ctx.result.outcome, ctx.result.error = "error", mapped.message
         _finish(ctx, SyncStatus.ERROR, error=mapped.message)
@@ -126,13 +160,24 @@ def _fail_unclaimed(sf, library_id: str, message: str) -> SyncResult:
 
 def _pending_work(ctx: _Ctx) -> bool:
     with ctx.sf() as db:
-        return db.exec(select(ZoteroItem.key).where(ZoteroItem.library_id == ctx.library_id,
-                                                    ZoteroItem.dirty == True)).first() is not None  # noqa: E712
+        return (
+            db.exec(
+                select(ZoteroItem.key).where(ZoteroItem.library_id == ctx.library_id, ZoteroItem.dirty == True)
+            ).first()
+            is not None
+        )
 
 
 def _run(ctx: _Ctx, since: int, full: bool) -> int:
-    ctx.progress = {"phase": "checking", "items_seen": 0, "to_fetch": 0, "fetched": 0,
-                    "files_to_download": 0, "files_downloaded": 0, "ingest_queued": 0}
+    ctx.progress = {
+        "phase": "checking",
+        "items_seen": 0,
+        "to_fetch": 0,
+        "fetched": 0,
+        "files_to_download": 0,
+        "files_downloaded": 0,
+        "ingest_queued": 0,
+    }
     _renew(ctx)
     if ctx.api == "local":
         version = _local_pass(ctx)
@@ -171,16 +216,22 @@ def _web_pass(ctx: _Ctx, since: int, full: bool) -> int:
     if c.last_version() != v0:
         raise _Restart
     with ctx.sf() as db:
-        known_items = dict(db.exec(select(ZoteroItem.key, ZoteroItem.version).where(
-            ZoteroItem.library_id == ctx.library_id)).all())
-        known_cols = dict(db.exec(select(ZoteroCollection.key, ZoteroCollection.version).where(
-            ZoteroCollection.library_id == ctx.library_id)).all())
+        known_items = dict(
+            db.exec(select(ZoteroItem.key, ZoteroItem.version).where(ZoteroItem.library_id == ctx.library_id)).all()
+        )
+        known_cols = dict(
+            db.exec(
+                select(ZoteroCollection.key, ZoteroCollection.version).where(
+                    ZoteroCollection.library_id == ctx.library_id
+                )
+            ).all()
+        )
     changed_items = [k for k, v in iver.items() if known_items.get(k) != v]
     changed_cols = [k for k, v in cver.items() if known_cols.get(k) != v]
     _renew(ctx, phase="fetching", items_seen=len(iver), to_fetch=len(changed_items), fetched=0)
 
     for i in range(0, len(changed_cols), KEY_BATCH):
-        keys = changed_cols[i:i + KEY_BATCH]
+        keys = changed_cols[i : i + KEY_BATCH]
         got = z.collections(collectionKey=",".join(keys), limit=KEY_BATCH)
         if c.last_version() != v0:
             raise _Restart
@@ -189,7 +240,7 @@ def _web_pass(ctx: _Ctx, since: int, full: bool) -> int:
 
     fetched = 0
     for i in range(0, len(changed_items), KEY_BATCH):
-        keys = changed_items[i:i + KEY_BATCH]
+        keys = changed_items[i : i + KEY_BATCH]
         got = z.items(itemKey=",".join(keys), includeTrashed=1, limit=KEY_BATCH)
         if c.last_version() != v0:
             raise _Restart
@@ -223,12 +274,22 @@ def _local_pass(ctx: _Ctx) -> int:
     _renew(ctx, phase="listing")
     cols = z.everything(z.collections(limit=100))
     with ctx.sf() as db:
-        known_cols = {r.key: r for r in db.exec(select(ZoteroCollection).where(
-            ZoteroCollection.library_id == ctx.library_id))}
-        known_items = {k: fp for k, fp in db.exec(select(ZoteroItem.key, ZoteroItem.data).where(
-            ZoteroItem.library_id == ctx.library_id)).all()}
-    changed_cols = [x for x in cols if not known_cols.get(x["key"]) or known_cols[x["key"]].name !=
-                    x["data"].get("name") or known_cols[x["key"]].parent_key != (x["data"].get("parentCollection") or None)]
+        known_cols = {
+            r.key: r for r in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == ctx.library_id))
+        }
+        known_items = {
+            k: fp
+            for k, fp in db.exec(
+                select(ZoteroItem.key, ZoteroItem.data).where(ZoteroItem.library_id == ctx.library_id)
+            ).all()
+        }
+    changed_cols = [
+        x
+        for x in cols
+        if not known_cols.get(x["key"])
+        or known_cols[x["key"]].name != x["data"].get("name")
+        or known_cols[x["key"]].parent_key != (x["data"].get("parentCollection") or None)
+    ]
     _store_collections(ctx, changed_cols)
     seen: set[str] = set()
     start, fetched = 0, 0
@@ -248,5 +309,3 @@ def _local_pass(ctx: _Ctx) -> int:
     _delete_items(ctx, [k for k in known_items if k not in seen])
     _delete_collections(ctx, [k for k in known_cols if k not in {x["key"] for x in cols}])
     return max([0, *(x["version"] for x in cols)])
-
-

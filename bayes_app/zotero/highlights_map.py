@@ -1,4 +1,4 @@
-""""Add my Zotero highlights" on a map: one claim per text highlight, the highlight's comment as
+""" "Add my Zotero highlights" on a map: one claim per text highlight, the highlight's comment as
 the node's note, cited at the highlight's page and rectangles (origin `zotero`), placed under the
 map's theme it fits best or under a theme "Your highlights". One undoable edit; highlights
 already on the map are not added twice.
@@ -16,15 +16,17 @@ from bayes_app.library.quotes import locate_quote_loose, quote_in_text
 from bayes_app.maps import service as maps
 from bayes_app.maps.edits import MAX_BODY, MAX_NODE_TITLE, _insert
 from bayes_app.maps.undo import _commit_edit, _Undo
-from bayes_app.models import Chunk, Citation, MapNode, NodeKind, Origin, PageText
+from bayes_app.models import Chunk, Citation, NodeKind, Origin, PageText
 from bayes_app.zotero import annotations as zann
 
 FALLBACK_THEME = "Your highlights"
 MAX_PER_ACTION = 300
 FIT_THRESHOLD = 0.25
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
-_STOP = frozenset("the and for with that this from are was were which these those their have has not but "
-                  "can may into than then there also such its our they been more most other some".split())
+_STOP = frozenset(
+    "the and for with that this from are was were which these those their have has not but "
+    "can may into than then there also such its our they been more most other some".split()
+)
 
 
 def _terms(text: str) -> set[str]:
@@ -48,8 +50,11 @@ def _chunk_for(db: Session, document_id: str, page: int, text: str) -> tuple[str
     """The passage and page offsets of the highlighted text, when the text layer has it."""
     pt = db.get(PageText, (document_id, page))
     span = locate_quote_loose(pt.text, text) if pt is not None else None
-    chunks = list(db.exec(select(Chunk).where(Chunk.document_id == document_id, Chunk.page == page)
-                          .order_by(col(Chunk.chunk_index))))
+    chunks = list(
+        db.exec(
+            select(Chunk).where(Chunk.document_id == document_id, Chunk.page == page).order_by(col(Chunk.chunk_index))
+        )
+    )
     chunk = next((c for c in chunks if quote_in_text(c.text, text)), chunks[0] if chunks else None)
     return (chunk.id if chunk else None, *(span or (None, None)))
 
@@ -59,12 +64,16 @@ def add_highlights(db: Session, owner_id: str, map_id: str, document_ids: list[s
     root = maps.root_of(db, map_id)
     nodes = maps._nodes(db, map_id)
     kids = maps.children_index(nodes)
-    themes = {n.id: _terms(n.title + " " + n.body + " " + " ".join(k.title for k in kids.get(n.id, [])))
-              for n in nodes if n.kind in (NodeKind.THEME, NodeKind.CHAPTER) and n.title != FALLBACK_THEME}
-    have = {(c.region or {}).get("annotation_key") for c in db.exec(select(Citation).where(
-        Citation.map_id == map_id, Citation.origin == Origin.ZOTERO))}
-    fallback = next((n for n in kids.get(root.id, []) if n.kind == NodeKind.THEME and n.title == FALLBACK_THEME),
-                    None)
+    themes = {
+        n.id: _terms(n.title + " " + n.body + " " + " ".join(k.title for k in kids.get(n.id, [])))
+        for n in nodes
+        if n.kind in (NodeKind.THEME, NodeKind.CHAPTER) and n.title != FALLBACK_THEME
+    }
+    have = {
+        (c.region or {}).get("annotation_key")
+        for c in db.exec(select(Citation).where(Citation.map_id == map_id, Citation.origin == Origin.ZOTERO))
+    }
+    fallback = next((n for n in kids.get(root.id, []) if n.kind == NodeKind.THEME and n.title == FALLBACK_THEME), None)
     by_id = {n.id: n for n in nodes}
     u = _Undo()
     added, skipped, used_themes = 0, 0, {}
@@ -78,19 +87,30 @@ def add_highlights(db: Session, owner_id: str, map_id: str, document_ids: list[s
         tid = best_theme(a.text, themes)
         if tid is None:
             if fallback is None:
-                fallback = _insert(db, map_id, root, NodeKind.THEME, FALLBACK_THEME, "", None, u,
-                                   created_by=Origin.ZOTERO)
+                fallback = _insert(
+                    db, map_id, root, NodeKind.THEME, FALLBACK_THEME, "", None, u, created_by=Origin.ZOTERO
+                )
             parent = fallback
         else:
             parent = by_id[tid]
         title = " ".join(a.text.split())[:MAX_NODE_TITLE]
-        node = _insert(db, map_id, parent, NodeKind.CLAIM, title, a.comment.strip()[:MAX_BODY], None, u,
-                       created_by=Origin.ZOTERO)
+        node = _insert(
+            db, map_id, parent, NodeKind.CLAIM, title, a.comment.strip()[:MAX_BODY], None, u, created_by=Origin.ZOTERO
+        )
         chunk_id, start, end = _chunk_for(db, doc.id, a.page, a.text)
-        cit = Citation(map_id=map_id, node_id=node.id, document_id=doc.id, chunk_id=chunk_id, page=a.page,
-                       quote=a.text, char_start=start, char_end=end, origin=Origin.ZOTERO, agent="zotero",
-                       region={"page_index": a.page_index, "rects": a.rects, "annotation_key": a.key,
-                               "color": a.color})
+        cit = Citation(
+            map_id=map_id,
+            node_id=node.id,
+            document_id=doc.id,
+            chunk_id=chunk_id,
+            page=a.page,
+            quote=a.text,
+            char_start=start,
+            char_end=end,
+            origin=Origin.ZOTERO,
+            agent="zotero",
+            region={"page_index": a.page_index, "rects": a.rects, "annotation_key": a.key, "color": a.color},
+        )
         db.add(cit)
         db.flush()
         u.created("citations", cit.id)

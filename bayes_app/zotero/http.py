@@ -113,13 +113,16 @@ class PolicyTransport(httpx2.BaseTransport):
                 p.count()
                 try:
                     response = self.inner.handle_request(request)
-                except (httpx2.ConnectError, httpx2.ReadError, httpx2.RemoteProtocolError,
-                        httpx2.TimeoutException) as err:
+                except (
+                    httpx2.ConnectError,
+                    httpx2.ReadError,
+                    httpx2.RemoteProtocolError,
+                    httpx2.TimeoutException,
+                ) as err:
                     if attempt >= p.max_attempts:
                         raise
                     delay = self._own_delay(attempt)
-                    log.info("zotero request failed (%s); retry %d in %.1fs", type(err).__name__,
-                             attempt, delay)
+                    log.info("zotero request failed (%s); retry %d in %.1fs", type(err).__name__, attempt, delay)
                     p.retries += 1
                     p.defer(delay)
                     continue
@@ -153,8 +156,9 @@ class PolicyTransport(httpx2.BaseTransport):
         self.inner.close()
 
 
-def make_client(policy: Policy | PolicyTransport, *, timeout: float = 60.0,
-                inner: httpx2.BaseTransport | None = None) -> httpx2.Client:
+def make_client(
+    policy: Policy | PolicyTransport, *, timeout: float = 60.0, inner: httpx2.BaseTransport | None = None
+) -> httpx2.Client:
     """An httpx2 client for pyzotero (`Zotero(..., client=...)`) governed by a policy (or
     sharing an existing policy transport and its connection pool)."""
     transport = policy if isinstance(policy, PolicyTransport) else PolicyTransport(policy, inner)

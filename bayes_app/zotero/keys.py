@@ -25,8 +25,9 @@ def decrypt_key(token: str, secret: str | None = None) -> str:
     try:
         return _fernet(secret).decrypt(token.encode()).decode()
     except InvalidToken:
-        raise ValueError("The stored Zotero API key cannot be decrypted (was BAYES_SECRET_KEY "
-                         "changed?). Connect the library again.") from None
+        raise ValueError(
+            "The stored Zotero API key cannot be decrypted (was BAYES_SECRET_KEY changed?). Connect the library again."
+        ) from None
 
 
 def mask(api_key: str) -> str:

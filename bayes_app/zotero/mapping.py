@@ -10,18 +10,39 @@ PDF = "application/pdf"
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[0-9]\d\d)\b")
 _DOI = re.compile(r"\b(10\.\d{4,9}/\S+)", re.I)
 # Fields kept per item (the rest of Zotero's JSON is not needed to rebuild a document).
-_KEEP = ("itemType", "title", "creators", "date", "DOI", "extra", "collections", "parentItem",
-         "linkMode", "contentType", "filename", "md5", "deleted", "url", "publicationTitle",
-         "annotationType", "annotationText", "annotationComment", "annotationColor", "annotationPageLabel",
-         "annotationPosition", "annotationSortIndex")
+_KEEP = (
+    "itemType",
+    "title",
+    "creators",
+    "date",
+    "DOI",
+    "extra",
+    "collections",
+    "parentItem",
+    "linkMode",
+    "contentType",
+    "filename",
+    "md5",
+    "deleted",
+    "url",
+    "publicationTitle",
+    "annotationType",
+    "annotationText",
+    "annotationComment",
+    "annotationColor",
+    "annotationPageLabel",
+    "annotationPosition",
+    "annotationSortIndex",
+)
 
 
 def compact(data: dict) -> dict:
     """The part of an item's `data` Bayes stores."""
     out = {k: data[k] for k in _KEEP if k in data}
     if "creators" in out:
-        out["creators"] = [{k: c[k] for k in ("creatorType", "firstName", "lastName", "name") if k in c}
-                           for c in out["creators"]][:100]
+        out["creators"] = [
+            {k: c[k] for k in ("creatorType", "firstName", "lastName", "name") if k in c} for c in out["creators"]
+        ][:100]
     return out
 
 
@@ -31,7 +52,8 @@ def is_trashed(data: dict) -> bool:
 
 def is_pdf_attachment(data: dict) -> bool:
     return data.get("itemType") == "attachment" and (
-        data.get("contentType") == PDF or str(data.get("filename", "")).lower().endswith(".pdf"))
+        data.get("contentType") == PDF or str(data.get("filename", "")).lower().endswith(".pdf")
+    )
 
 
 def has_stored_file(data: dict) -> bool:
@@ -65,8 +87,13 @@ def metadata(item: dict | None, attachment: dict) -> Metadata:
     if not doi and (m := _DOI.search(str(src.get("extra", "")))):
         doi = m.group(1)
     title = str(src.get("title", "") or "").strip() or str(attachment.get("filename", "") or "").strip()
-    return Metadata(title=title[:1000], authors=[a[:200] for a in authors], year=year,
-                    doi=(doi or None) and doi[:300], collection_keys=list(src.get("collections", [])))
+    return Metadata(
+        title=title[:1000],
+        authors=[a[:200] for a in authors],
+        year=year,
+        doi=(doi or None) and doi[:300],
+        collection_keys=list(src.get("collections", [])),
+    )
 
 
 def collection_paths(rows: dict[str, tuple[str, str | None]]) -> dict[str, str]:

@@ -22,13 +22,15 @@ from bayes_app.zotero.sync_state import RECONCILE_BATCH, _Ctx
 
 log = logging.getLogger("bayes.zotero")
 
+
 # ---- storing what was fetched ---------------------------------------------------------------
 def _store_collections(ctx: _Ctx, got: list[dict]) -> None:
     with ctx.sf() as db:
         for obj in got:
             d = obj["data"]
-            row = db.get(ZoteroCollection, (ctx.library_id, obj["key"])) or \
-                ZoteroCollection(library_id=ctx.library_id, key=obj["key"])
+            row = db.get(ZoteroCollection, (ctx.library_id, obj["key"])) or ZoteroCollection(
+                library_id=ctx.library_id, key=obj["key"]
+            )
             row.version, row.name = int(obj["version"]), str(d.get("name", ""))[:300]
             row.parent_key = d.get("parentCollection") or None
             row.trashed = bool(d.get("deleted"))
@@ -43,42 +45,71 @@ def _store_items(ctx: _Ctx, got: list[dict]) -> None:
     values = []
     for obj in got:
         d = obj["data"]
-        values.append({"k": obj["key"], "version": int(obj["version"]), "item_type": str(d.get("itemType", ""))[:40],
-                       "parent_key": d.get("parentItem") or None, "trashed": mapping.is_trashed(d),
-                       "data": mapping.compact(d) | ({"_fp": _fingerprint(d)} if ctx.api == "local" else {}),
-                       "dirty": True})
+        values.append(
+            {
+                "k": obj["key"],
+                "version": int(obj["version"]),
+                "item_type": str(d.get("itemType", ""))[:40],
+                "parent_key": d.get("parentItem") or None,
+                "trashed": mapping.is_trashed(d),
+                "data": mapping.compact(d) | ({"_fp": _fingerprint(d)} if ctx.api == "local" else {}),
+                "dirty": True,
+            }
+        )
     with ctx.sf() as db:
-        known = set(db.exec(select(ZoteroItem.key).where(
-            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([v["k"] for v in values]))))
-        fresh = [{**{k: v for k, v in row.items() if k != "k"}, "key": row["k"], "library_id": ctx.library_id}
-                 for row in values if row["k"] not in known]
+        known = set(
+            db.exec(
+                select(ZoteroItem.key).where(
+                    ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([v["k"] for v in values])
+                )
+            )
+        )
+        fresh = [
+            {**{k: v for k, v in row.items() if k != "k"}, "key": row["k"], "library_id": ctx.library_id}
+            for row in values
+            if row["k"] not in known
+        ]
         old = [row for row in values if row["k"] in known]
         if fresh:
             db.connection().execute(insert(ZoteroItem.__table__), fresh)
         if old:
             t = ZoteroItem.__table__
             db.connection().execute(
-                update(t).where(t.c.library_id == ctx.library_id, t.c.key == bindparam("k"))
-                .values(version=bindparam("version"), item_type=bindparam("item_type"),
-                        parent_key=bindparam("parent_key"), trashed=bindparam("trashed"),
-                        data=bindparam("data"), dirty=bindparam("dirty")), old)
+                update(t)
+                .where(t.c.library_id == ctx.library_id, t.c.key == bindparam("k"))
+                .values(
+                    version=bindparam("version"),
+                    item_type=bindparam("item_type"),
+                    parent_key=bindparam("parent_key"),
+                    trashed=bindparam("trashed"),
+                    data=bindparam("data"),
+                    dirty=bindparam("dirty"),
+                ),
+                old,
+            )
         db.commit()
 
 
 def _delete_items(ctx: _Ctx, keys: list[str]) -> None:
     """Items deleted in Zotero: remove their documents, then forget them."""
     for i in range(0, len(keys), RECONCILE_BATCH):
-        batch = keys[i:i + RECONCILE_BATCH]
+        batch = keys[i : i + RECONCILE_BATCH]
         purges: list[tuple[str, str | None]] = []
         with ctx.sf() as db:
-            rows = list(db.exec(select(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id,
-                                                         col(ZoteroItem.key).in_(batch))))
+            rows = list(
+                db.exec(
+                    select(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(batch))
+                )
+            )
             for row in rows:
                 if row.document_id:
                     purges += _remove_document(db, ctx, row.document_id)
                 # children of a deleted parent must be reconciled (Zotero deletes them too)
-                db.exec(update(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id,
-                                                 ZoteroItem.parent_key == row.key).values(dirty=True))
+                db.exec(
+                    update(ZoteroItem)
+                    .where(ZoteroItem.library_id == ctx.library_id, ZoteroItem.parent_key == row.key)
+                    .values(dirty=True)
+                )
                 db.delete(row)
             db.commit()
         ctx.result.items_deleted += len(rows)
@@ -91,8 +122,11 @@ def _delete_collections(ctx: _Ctx, keys: list[str]) -> None:
         return
     touched: list[str] = []
     with ctx.sf() as db:
-        for row in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == ctx.library_id,
-                                                         col(ZoteroCollection.key).in_(keys))):
+        for row in db.exec(
+            select(ZoteroCollection).where(
+                ZoteroCollection.library_id == ctx.library_id, col(ZoteroCollection.key).in_(keys)
+            )
+        ):
             if row.collection_id and row.created_collection:
                 try:
                     touched += lib.delete_collection(db, ctx.owner_id, row.collection_id)
@@ -109,14 +143,22 @@ def _apply_collections(ctx: _Ctx) -> None:
     """Create, rename (moved or renamed in Zotero) or remove (trashed) Bayes collections."""
     touched: list[str] = []
     with ctx.sf() as db:
-        rows = {r.key: r for r in db.exec(select(ZoteroCollection).where(
-            ZoteroCollection.library_id == ctx.library_id))}
+        rows = {
+            r.key: r for r in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == ctx.library_id))
+        }
         paths = mapping.collection_paths({k: (r.name, r.parent_key) for k, r in rows.items()})
         lib_name = (db.get(ZoteroLibrary, ctx.library_id).name or "Zotero")[:100]
-        mapped_elsewhere = set(db.exec(select(ZoteroCollection.collection_id).join(
-            ZoteroLibrary, ZoteroLibrary.id == ZoteroCollection.library_id).where(
-            ZoteroLibrary.owner_id == ctx.owner_id, ZoteroCollection.library_id != ctx.library_id,
-            col(ZoteroCollection.collection_id).is_not(None))))
+        mapped_elsewhere = set(
+            db.exec(
+                select(ZoteroCollection.collection_id)
+                .join(ZoteroLibrary, ZoteroLibrary.id == ZoteroCollection.library_id)
+                .where(
+                    ZoteroLibrary.owner_id == ctx.owner_id,
+                    ZoteroCollection.library_id != ctx.library_id,
+                    col(ZoteroCollection.collection_id).is_not(None),
+                )
+            )
+        )
         for key, row in sorted(rows.items(), key=lambda kv: paths[kv[0]]):
             if row.trashed:
                 if row.collection_id and row.created_collection:
@@ -131,13 +173,15 @@ def _apply_collections(ctx: _Ctx) -> None:
             current = db.get(Collection, row.collection_id) if row.collection_id else None
             if current is not None and current.name == want:
                 continue
-            clash = db.exec(select(Collection).where(Collection.owner_id == ctx.owner_id,
-                                                     Collection.name == want)).first()
+            clash = db.exec(
+                select(Collection).where(Collection.owner_id == ctx.owner_id, Collection.name == want)
+            ).first()
             mine = {r.collection_id for r in rows.values() if r.collection_id}
             if clash is not None and (clash.id in mine or clash.id in mapped_elsewhere):
                 want = f"{want} ({lib_name})"[:300]
-                clash = db.exec(select(Collection).where(Collection.owner_id == ctx.owner_id,
-                                                         Collection.name == want)).first()
+                clash = db.exec(
+                    select(Collection).where(Collection.owner_id == ctx.owner_id, Collection.name == want)
+                ).first()
                 if clash is not None and (clash.id in mine or clash.id in mapped_elsewhere):
                     want = f"{paths[key][:280]} ({key})"
                     clash = None
@@ -159,5 +203,6 @@ def _apply_collections(ctx: _Ctx) -> None:
 
 
 def _fingerprint(data: dict) -> str:
-    return hashlib.sha1(repr(sorted(mapping.compact(data).items())).encode()
-                        + str(data.get("dateModified", "")).encode()).hexdigest()
+    return hashlib.sha1(
+        repr(sorted(mapping.compact(data).items())).encode() + str(data.get("dateModified", "")).encode()
+    ).hexdigest()

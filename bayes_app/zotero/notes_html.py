@@ -52,8 +52,9 @@ def _source(doc: Document | None, c: Citation) -> str:
 
 def _citation_li(c: Citation, doc: Document | None, libs: dict[str, ZoteroLibrary]) -> str:
     text = f"“{_e(c.quote)}” — {_e(_source(doc, c))}, p. {int(c.page)}"
-    link = open_pdf_link(libs.get(doc.zotero_library_id or "") if doc else None,
-                         doc.zotero_attachment_key if doc else None, c.page)
+    link = open_pdf_link(
+        libs.get(doc.zotero_library_id or "") if doc else None, doc.zotero_attachment_key if doc else None, c.page
+    )
     if link:
         text += f' <a href="{escape(link, quote=True)}">open in Zotero</a>'
     return f"<li>{text}</li>"
@@ -85,8 +86,9 @@ def render(db: Session, owner_id: str, map_id: str) -> MapNotes:
         if d is not None:
             docs[d.id] = d
     lib_ids = {d.zotero_library_id for d in docs.values() if d.zotero_library_id}
-    libs = {r.id: r for r in db.exec(select(ZoteroLibrary).where(col(ZoteroLibrary.id).in_(lib_ids)))} \
-        if lib_ids else {}
+    libs = (
+        {r.id: r for r in db.exec(select(ZoteroLibrary).where(col(ZoteroLibrary.id).in_(lib_ids)))} if lib_ids else {}
+    )
     question = _e(root.title) if root.title.strip() and root.title.strip() != m.title.strip() else ""
     parts = [f"<h1>{_e(m.title)}</h1>"]
     if question:
@@ -109,6 +111,7 @@ def render(db: Session, owner_id: str, map_id: str) -> MapNotes:
         lis = []
         for n, c in pairs:
             lis.append(f"<li>{_e(n.title or n.body)}<ul>{_citation_li(c, docs.get(c.document_id), libs)}</ul></li>")
-        out.child_notes[lk] = (f"<h2>Bayes: {_e(m.title)}</h2><p>Claims of this map that cite this item:</p>"
-                               f"<ul>{''.join(lis)}</ul>")
+        out.child_notes[lk] = (
+            f"<h2>Bayes: {_e(m.title)}</h2><p>Claims of this map that cite this item:</p><ul>{''.join(lis)}</ul>"
+        )
     return out

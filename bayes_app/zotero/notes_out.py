@@ -1,4 +1,4 @@
-""""Send to Zotero": write a map into a Zotero library as notes, and keep them up to date.
+""" "Send to Zotero": write a map into a Zotero library as notes, and keep them up to date.
 
     prepare(db, owner_id, map_id, library_id, child_notes) -> Outbox   (refusals raised here)
     push(outbox, clients) -> SendResult                                (the Web API writes)
@@ -64,13 +64,20 @@ class SendResult:
     collection_key: str | None = None
 
     def to_json(self) -> dict:
-        return {"written": self.written, "updated": self.updated, "unchanged": self.unchanged,
-                "failed": self.failed, "collection_key": self.collection_key}
+        return {
+            "written": self.written,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "failed": self.failed,
+            "collection_key": self.collection_key,
+        }
 
 
-READ_ONLY = ("This Zotero key can only read the library, so nothing was written. On zotero.org → "
-             "Settings → Security, edit the key to allow write access (for a group: write access to "
-             "that group), then send again.")
+READ_ONLY = (
+    "This Zotero key can only read the library, so nothing was written. On zotero.org → "
+    "Settings → Security, edit the key to allow write access (for a group: write access to "
+    "that group), then send again."
+)
 
 
 def target_of(library: ZoteroLibrary, web_api_url: str, secret: str | None = None) -> Target:
@@ -86,17 +93,20 @@ def prepare(db: Session, owner_id: str, map_id: str, library_id: str, child_note
     """Render the notes and reserve their keys (recorded before anything is sent)."""
     library = get_owned(db, owner_id, library_id)
     if library.api != "web":
-        raise ZoteroError("unsupported", "Notes can only be sent to a library connected through the "
-                          "Zotero Web API.", 400)
+        raise ZoteroError(
+            "unsupported", "Notes can only be sent to a library connected through the Zotero Web API.", 400
+        )
     if not (library.permissions or {}).get("write"):
         raise ZoteroError("read_only", READ_ONLY, 403)
     rendered = notes_html.render(db, owner_id, map_id)
     want: dict[str, str] = {"": rendered.map_note}
     if child_notes:
         prefix = f"{library.id}:"
-        want.update({k[len(prefix):]: v for k, v in rendered.child_notes.items() if k.startswith(prefix)})
-    known = {r.parent_item_key: r for r in db.exec(select(ZoteroNote).where(
-        ZoteroNote.library_id == library.id, ZoteroNote.map_id == map_id))}
+        want.update({k[len(prefix) :]: v for k, v in rendered.child_notes.items() if k.startswith(prefix)})
+    known = {
+        r.parent_item_key: r
+        for r in db.exec(select(ZoteroNote).where(ZoteroNote.library_id == library.id, ZoteroNote.map_id == map_id))
+    }
     notes = []
     for parent, html in want.items():
         row = known.get(parent)
@@ -129,8 +139,11 @@ def _bayes_collection(z) -> str:
     ok = made.get("successful") or {}
     if "0" not in ok:
         failed = (made.get("failed") or {}).get("0", {})
-        raise ZoteroError("zotero_failed", f"Zotero did not create the collection “{BAYES_COLLECTION}”: "
-                          f"{failed.get('message', 'no reason given')}.", 502)
+        raise ZoteroError(
+            "zotero_failed",
+            f"Zotero did not create the collection “{BAYES_COLLECTION}”: {failed.get('message', 'no reason given')}.",
+            502,
+        )
     return ok["0"]["key"]
 
 
@@ -150,7 +163,7 @@ def push(outbox: Outbox, clients: Clients) -> SendResult:
         raise ZoteroError("read_only", READ_ONLY, 403) from None
     retry: list[tuple[OutNote, dict]] = []
     for i in range(0, len(outbox.notes), WRITE_BATCH):
-        batch = outbox.notes[i:i + WRITE_BATCH]
+        batch = outbox.notes[i : i + WRITE_BATCH]
         try:
             body = _post(z, [_payload(n, res.collection_key) for n in batch])
         except ze.UserNotAuthorisedError:
@@ -159,8 +172,9 @@ def push(outbox: Outbox, clients: Clients) -> SendResult:
             res.failed += [{"key": n.key, "code": 403, "message": "Write access denied"} for n in batch]
             continue
         except ze.PyZoteroError as err:
-            res.failed += [{"key": n.key, "code": 0, "message": f"Zotero refused the write ({type(err).__name__})"}
-                           for n in batch]
+            res.failed += [
+                {"key": n.key, "code": 0, "message": f"Zotero refused the write ({type(err).__name__})"} for n in batch
+            ]
             continue
         retry += _classify(batch, body, res)
     if retry:
@@ -208,8 +222,9 @@ def _retry(z, todo: list[tuple[OutNote, dict]], res: SendResult) -> None:
             notes.append((n, fresh, True))
             continue
         except ze.PyZoteroError as err:
-            res.failed.append({"key": n.key, "code": 412,
-                               "message": f"Could not re-read the note ({type(err).__name__})"})
+            res.failed.append(
+                {"key": n.key, "code": 412, "message": f"Could not re-read the note ({type(err).__name__})"}
+            )
             continue
         v = int(current.get("version") or current.get("data", {}).get("version", 0))
         objs.append(_payload(n, res.collection_key, version=v))
@@ -219,11 +234,12 @@ def _retry(z, todo: list[tuple[OutNote, dict]], res: SendResult) -> None:
     try:
         body = _post(z, objs)
     except ze.PyZoteroError as err:
-        res.failed += [{"key": k, "code": 0, "message": f"Zotero refused the write ({type(err).__name__})"}
-                       for _, k, _ in notes]
+        res.failed += [
+            {"key": k, "code": 0, "message": f"Zotero refused the write ({type(err).__name__})"} for _, k, _ in notes
+        ]
         return
     ok, same, bad = body.get("successful") or {}, body.get("unchanged") or {}, body.get("failed") or {}
-    for idx, (n, key, fresh) in enumerate(notes):
+    for idx, (_n, key, fresh) in enumerate(notes):
         s = str(idx)
         if s in ok:
             res.versions[key] = int(ok[s].get("version", 0))
@@ -234,15 +250,22 @@ def _retry(z, todo: list[tuple[OutNote, dict]], res: SendResult) -> None:
         else:
             f = bad.get(s) or {}
             code = int(f.get("code", 0))
-            msg = ("The note was changed in Zotero at the same time; it was left as it is. Send again to "
-                   "overwrite it.") if code == 412 else str(f.get("message", "Zotero gave no answer"))
+            msg = (
+                ("The note was changed in Zotero at the same time; it was left as it is. Send again to overwrite it.")
+                if code == 412
+                else str(f.get("message", "Zotero gave no answer"))
+            )
             res.failed.append({"key": key, "code": code, "message": msg})
 
 
 def record(db: Session, outbox: Outbox, res: SendResult) -> None:
     """Keep each note's key and version for the next send."""
-    rows = {r.note_key: r for r in db.exec(select(ZoteroNote).where(
-        ZoteroNote.library_id == outbox.library_id, ZoteroNote.map_id == outbox.map_id))}
+    rows = {
+        r.note_key: r
+        for r in db.exec(
+            select(ZoteroNote).where(ZoteroNote.library_id == outbox.library_id, ZoteroNote.map_id == outbox.map_id)
+        )
+    }
     for old, new in res.rekeyed.items():
         if old in rows and new in res.versions:
             rows[old].note_key, rows[old].version = new, 0
@@ -253,4 +276,3 @@ def record(db: Session, outbox: Outbox, res: SendResult) -> None:
             row.version, row.updated_at = version, utcnow()
             db.add(row)
     db.flush()
-

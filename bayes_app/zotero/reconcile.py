@@ -27,6 +27,7 @@ from bayes_app.zotero.sync_state import RECONCILE_BATCH, _Ctx, _renew
 
 log = logging.getLogger("bayes.zotero")
 
+
 # ---- items → documents ---------------------------------------------------------------------------
 @dataclass
 class _Plan:
@@ -41,23 +42,40 @@ def _reconcile(ctx: _Ctx) -> None:
     """Turn every dirty item into document changes, a batch at a time (each committed)."""
     with ctx.sf() as db:
         # a dirty parent makes its PDF attachments dirty (metadata, trash and collections come from it)
-        parents = list(db.exec(select(ZoteroItem.key).where(
-            ZoteroItem.library_id == ctx.library_id, ZoteroItem.dirty == True,  # noqa: E712
-            col(ZoteroItem.item_type).not_in(("attachment", "annotation", "note")))))
+        parents = list(
+            db.exec(
+                select(ZoteroItem.key).where(
+                    ZoteroItem.library_id == ctx.library_id,
+                    ZoteroItem.dirty == True,
+                    col(ZoteroItem.item_type).not_in(("attachment", "annotation", "note")),
+                )
+            )
+        )
         for i in range(0, len(parents), 500):
-            db.exec(update(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id,
-                                             col(ZoteroItem.parent_key).in_(parents[i:i + 500]))
-                    .values(dirty=True))
+            db.exec(
+                update(ZoteroItem)
+                .where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.parent_key).in_(parents[i : i + 500]))
+                .values(dirty=True)
+            )
         db.commit()
-        dirty_atts = list(db.exec(select(ZoteroItem.key).where(
-            ZoteroItem.library_id == ctx.library_id, ZoteroItem.dirty == True,  # noqa: E712
-            ZoteroItem.item_type == "attachment")))
+        dirty_atts = list(
+            db.exec(
+                select(ZoteroItem.key).where(
+                    ZoteroItem.library_id == ctx.library_id,
+                    ZoteroItem.dirty == True,
+                    ZoteroItem.item_type == "attachment",
+                )
+            )
+        )
     _renew(ctx, phase="files", files_to_download=len(dirty_atts))
     for i in range(0, len(dirty_atts), RECONCILE_BATCH):
-        _reconcile_batch(ctx, dirty_atts[i:i + RECONCILE_BATCH])
+        _reconcile_batch(ctx, dirty_atts[i : i + RECONCILE_BATCH])
     with ctx.sf() as db:  # everything else (regular items, notes) needs nothing more
-        db.exec(update(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id,
-                                         ZoteroItem.dirty == True).values(dirty=False))  # noqa: E712
+        db.exec(
+            update(ZoteroItem)
+            .where(ZoteroItem.library_id == ctx.library_id, ZoteroItem.dirty == True)
+            .values(dirty=False)
+        )
         db.commit()
     _renew(ctx)
 
@@ -65,11 +83,25 @@ def _reconcile(ctx: _Ctx) -> None:
 def _reconcile_batch(ctx: _Ctx, keys: list[str]) -> None:
     plans: list[_Plan] = []
     with ctx.sf() as db:
-        rows = {r.key: r for r in db.exec(select(ZoteroItem).where(
-            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(keys)))}
+        rows = {
+            r.key: r
+            for r in db.exec(
+                select(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(keys))
+            )
+        }
         parent_keys = {r.parent_key for r in rows.values() if r.parent_key}
-        parents = {r.key: r for r in db.exec(select(ZoteroItem).where(
-            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(parent_keys)))} if parent_keys else {}
+        parents = (
+            {
+                r.key: r
+                for r in db.exec(
+                    select(ZoteroItem).where(
+                        ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(parent_keys)
+                    )
+                )
+            }
+            if parent_keys
+            else {}
+        )
         for key, row in rows.items():
             parent = parents.get(row.parent_key) if row.parent_key else None
             plan = _Plan(key)
@@ -79,8 +111,11 @@ def _reconcile_batch(ctx: _Ctx, keys: list[str]) -> None:
                 plan.remove = True
             elif not mapping.has_stored_file(row.data):
                 plan.remove = bool(row.document_id)
-                plan.problem = ("linked_file", "The PDF is a linked file on the owner's computer; Zotero "
-                                "does not store it, so Bayes cannot download it.")
+                plan.problem = (
+                    "linked_file",
+                    "The PDF is a linked file on the owner's computer; Zotero "
+                    "does not store it, so Bayes cannot download it.",
+                )
             elif row.document_id is None or row.file_md5 != row.data.get("md5"):
                 plan.download = True
             plans.append(plan)
@@ -97,13 +132,20 @@ def _download(ctx: _Ctx, plan: _Plan) -> None:
     try:
         blob = z.file(plan.key)
     except ze.ResourceNotFoundError:
-        plan.download, plan.problem = False, (
-            "file_unavailable", "Zotero has no copy of this PDF in its storage (files synced with "
-            "WebDAV, or not uploaded yet), so Bayes cannot download it.")
+        plan.download, plan.problem = (
+            False,
+            (
+                "file_unavailable",
+                "Zotero has no copy of this PDF in its storage (files synced with "
+                "WebDAV, or not uploaded yet), so Bayes cannot download it.",
+            ),
+        )
         return
     except ze.UserNotAuthorisedError:
-        plan.download, plan.problem = False, (
-            "file_forbidden", "The API key is not allowed to download files (give it file access).")
+        plan.download, plan.problem = (
+            False,
+            ("file_forbidden", "The API key is not allowed to download files (give it file access)."),
+        )
         return
     if not isinstance(blob, (bytes, bytearray)) or not blob:
         plan.download, plan.problem = False, ("file_empty", "Zotero returned an empty file.")
@@ -118,13 +160,33 @@ def _apply_plans(ctx: _Ctx, plans: list[_Plan]) -> None:
     ingest: list[tuple[str, int]] = []
     regroup: list[str] = []
     with ctx.sf() as db:
-        rows = {r.key: r for r in db.exec(select(ZoteroItem).where(
-            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([p.key for p in plans])))}
+        rows = {
+            r.key: r
+            for r in db.exec(
+                select(ZoteroItem).where(
+                    ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([p.key for p in plans])
+                )
+            )
+        }
         pkeys = [r.parent_key for r in rows.values() if r.parent_key]
-        parents = {r.key: r for r in db.exec(select(ZoteroItem).where(
-            ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(pkeys)))} if pkeys else {}
-        colmap = {k: cid for k, cid in db.exec(select(ZoteroCollection.key, ZoteroCollection.collection_id)
-                                               .where(ZoteroCollection.library_id == ctx.library_id)).all()}
+        parents = (
+            {
+                r.key: r
+                for r in db.exec(
+                    select(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(pkeys))
+                )
+            }
+            if pkeys
+            else {}
+        )
+        colmap = {
+            k: cid
+            for k, cid in db.exec(
+                select(ZoteroCollection.key, ZoteroCollection.collection_id).where(
+                    ZoteroCollection.library_id == ctx.library_id
+                )
+            ).all()
+        }
         for plan in plans:
             row = rows.get(plan.key)
             if row is None:
@@ -171,14 +233,16 @@ class _ItemProblem(Exception):
         self.code, self.message = code, message
 
 
-def _store_file(db: Session, ctx: _Ctx, row: ZoteroItem, parent: ZoteroItem | None,
-                doc: Document | None, blob: bytes) -> tuple[str, int] | None:
+def _store_file(
+    db: Session, ctx: _Ctx, row: ZoteroItem, parent: ZoteroItem | None, doc: Document | None, blob: bytes
+) -> tuple[str, int] | None:
     """Store a downloaded PDF and create or update its document. Returns (doc id, generation)
     to enqueue, or None when nothing needs ingesting; raises _ItemProblem."""
     name = str(row.data.get("filename") or f"{row.key}.pdf")[:500]
     if len(blob) > ctx.opts.max_file_bytes:
-        raise _ItemProblem("too_large", f"{name}: larger than the {ctx.opts.max_file_bytes >> 20} MB "
-                           "limit (BAYES_MAX_UPLOAD_MB).")
+        raise _ItemProblem(
+            "too_large", f"{name}: larger than the {ctx.opts.max_file_bytes >> 20} MB limit (BAYES_MAX_UPLOAD_MB)."
+        )
     try:
         lib.check_pdf(blob, name)
     except lib.LibraryError as err:
@@ -216,8 +280,14 @@ def _store_file(db: Session, ctx: _Ctx, row: ZoteroItem, parent: ZoteroItem | No
     return doc.id, doc.ingest_generation
 
 
-def _set_metadata(db: Session, doc: Document, row: ZoteroItem, parent: ZoteroItem | None,
-                  meta: mapping.Metadata, colmap: dict[str, str | None]) -> bool:
+def _set_metadata(
+    db: Session,
+    doc: Document,
+    row: ZoteroItem,
+    parent: ZoteroItem | None,
+    meta: mapping.Metadata,
+    colmap: dict[str, str | None],
+) -> bool:
     """Zotero is the source of truth for a synced document's metadata and Zotero collections
     (`colmap`: Zotero collection key → Bayes collection id). True when collections changed."""
     changed = False

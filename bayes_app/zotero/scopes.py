@@ -6,7 +6,7 @@ changes its documents' collections), so scopes follow Zotero too."""
 
 from __future__ import annotations
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from bayes_app.models import ZoteroCollection, ZoteroLibrary
 
@@ -16,8 +16,13 @@ def with_subcollections(db: Session, owner_id: str, collection_ids: list[str] | 
     duplicates); None stays None."""
     if not collection_ids:
         return collection_ids
-    rows = list(db.exec(select(ZoteroCollection).join(ZoteroLibrary, ZoteroLibrary.id == ZoteroCollection.library_id)
-                        .where(ZoteroLibrary.owner_id == owner_id, ZoteroCollection.trashed == False)))  # noqa: E712
+    rows = list(
+        db.exec(
+            select(ZoteroCollection)
+            .join(ZoteroLibrary, ZoteroLibrary.id == ZoteroCollection.library_id)
+            .where(ZoteroLibrary.owner_id == owner_id, ZoteroCollection.trashed == False)
+        )
+    )
     if not rows:
         return collection_ids
     kids: dict[tuple[str, str], list[ZoteroCollection]] = {}

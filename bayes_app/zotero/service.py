@@ -43,7 +43,7 @@ class ConnectRequest:
     api_key: str | None = None
 
     @classmethod
-    def parse(cls, data: dict) -> "ConnectRequest":
+    def parse(cls, data: dict) -> ConnectRequest:
         api = str(data.get("api") or "web").strip().lower()
         if api not in ("web", "local"):
             raise ZoteroError("invalid", "api must be 'web' or 'local'.")
@@ -57,8 +57,10 @@ class ConnectRequest:
         key = str(data.get("api_key") or "").strip() or None
         if api == "web":
             if not key:
-                raise ZoteroError("missing_fields", "An API key is required (zotero.org → Settings → "
-                                  "Security → Create new private key).")
+                raise ZoteroError(
+                    "missing_fields",
+                    "An API key is required (zotero.org → Settings → Security → Create new private key).",
+                )
             if not key.isalnum() or len(key) > 64:
                 raise ZoteroError("invalid", "That does not look like a Zotero API key.")
             if ltype == "group" and lid is None:
@@ -73,45 +75,70 @@ def permissions_of(info: dict, library_type: str, library_id: str) -> dict:
     access = info.get("access") or {}
     if library_type == "user":
         u = access.get("user") or {}
-        return {"library": bool(u.get("library")), "files": bool(u.get("files")),
-                "notes": bool(u.get("notes")), "write": bool(u.get("write"))}
+        return {
+            "library": bool(u.get("library")),
+            "files": bool(u.get("files")),
+            "notes": bool(u.get("notes")),
+            "write": bool(u.get("write")),
+        }
     groups = access.get("groups") or {}
     g = groups.get(str(library_id)) or groups.get("all") or {}
-    return {"library": bool(g.get("library")), "files": bool(g.get("library")),
-            "notes": bool(g.get("library")), "write": bool(g.get("write"))}
+    return {
+        "library": bool(g.get("library")),
+        "files": bool(g.get("library")),
+        "notes": bool(g.get("library")),
+        "write": bool(g.get("write")),
+    }
 
 
 LOCAL_LABEL = "Zotero on the server"
 
 
-def check_local_allowed(req: ConnectRequest, *, is_admin: bool, enabled: bool, local_url: str,
-                        transport: httpx2.BaseTransport | None = None) -> None:
+def check_local_allowed(
+    req: ConnectRequest, *, is_admin: bool, enabled: bool, local_url: str, transport: httpx2.BaseTransport | None = None
+) -> None:
     """Zotero's local API reads whatever Zotero runs on the *server*: only an administrator may
     connect it, only when BAYES_ZOTERO_LOCAL=1, and only once it answers. Raises ZoteroError."""
     if req.api != "local":
         return
     if not enabled:
-        raise ZoteroError("local_disabled", "Connecting the server's own Zotero is switched off "
-                          "(an administrator can enable it with BAYES_ZOTERO_LOCAL=1).", 403)
+        raise ZoteroError(
+            "local_disabled",
+            "Connecting the server's own Zotero is switched off "
+            "(an administrator can enable it with BAYES_ZOTERO_LOCAL=1).",
+            403,
+        )
     if not is_admin:
         raise ZoteroError("forbidden", "Only administrators can connect the server's own Zotero.", 403)
     try:
         with httpx2.Client(transport=transport, timeout=3.0) as client:
             r = client.get(f"{local_url}/users/0/items", params={"limit": 1})
     except httpx2.HTTPError:
-        raise ZoteroError("unreachable", f"The server's Zotero does not answer at {local_url}: start "
-                          "Zotero 7 on the server and enable its local API (Settings → Advanced).", 502) from None
+        raise ZoteroError(
+            "unreachable",
+            f"The server's Zotero does not answer at {local_url}: start "
+            "Zotero 7 on the server and enable its local API (Settings → Advanced).",
+            502,
+        ) from None
     if r.status_code >= 400:
-        raise ZoteroError("unreachable", f"The server's Zotero answered {r.status_code} at {local_url}: "
-                          "enable its local API (Settings → Advanced).", 502)
+        raise ZoteroError(
+            "unreachable",
+            f"The server's Zotero answered {r.status_code} at {local_url}: enable its local API (Settings → Advanced).",
+            502,
+        )
 
 
-def connect(db: Session, owner_id: str, req: ConnectRequest, *, web_api_url: str,
-            transport: httpx2.BaseTransport | None = None,
-            group_name: Callable[[str], str] | None = None) -> ZoteroLibrary:
+def connect(
+    db: Session,
+    owner_id: str,
+    req: ConnectRequest,
+    *,
+    web_api_url: str,
+    transport: httpx2.BaseTransport | None = None,
+    group_name: Callable[[str], str] | None = None,
+) -> ZoteroLibrary:
     """Validate and store a new connection (not yet synced). Raises ZoteroError."""
-    name, perms, enc = LOCAL_LABEL, {"library": True, "files": True, "notes": True,
-                                          "write": False}, None
+    name, perms, enc = LOCAL_LABEL, {"library": True, "files": True, "notes": True, "write": False}, None
     lid = req.library_id or "0"
     if req.api == "web":
         try:
@@ -120,8 +147,9 @@ def connect(db: Session, owner_id: str, req: ConnectRequest, *, web_api_url: str
             raise ZoteroError(err.code, err.message, 400 if err.code == "invalid_key" else 502) from None
         if req.library_type == "user":
             if req.library_id and req.library_id != str(info["userID"]):
-                raise ZoteroError("forbidden", f"This key belongs to Zotero user {info['userID']}, "
-                                  f"not {req.library_id}.", 403)
+                raise ZoteroError(
+                    "forbidden", f"This key belongs to Zotero user {info['userID']}, not {req.library_id}.", 403
+                )
             lid = str(info["userID"])
             name = f"{info.get('username') or 'Zotero'} (my library)"
         else:
@@ -130,17 +158,32 @@ def connect(db: Session, owner_id: str, req: ConnectRequest, *, web_api_url: str
                 name = group_name(lid) or name
         perms = permissions_of(info, req.library_type, lid)
         if not perms["library"]:
-            raise ZoteroError("forbidden", "This key has no read access to that library. Edit the key "
-                              "on zotero.org to allow reading it.", 403)
+            raise ZoteroError(
+                "forbidden",
+                "This key has no read access to that library. Edit the key on zotero.org to allow reading it.",
+                403,
+            )
         enc = encrypt_key(req.api_key or "")
-    existing = db.exec(select(ZoteroLibrary).where(
-        ZoteroLibrary.owner_id == owner_id, ZoteroLibrary.api == req.api,
-        ZoteroLibrary.library_type == req.library_type, ZoteroLibrary.library_key == lid)).first()
+    existing = db.exec(
+        select(ZoteroLibrary).where(
+            ZoteroLibrary.owner_id == owner_id,
+            ZoteroLibrary.api == req.api,
+            ZoteroLibrary.library_type == req.library_type,
+            ZoteroLibrary.library_key == lid,
+        )
+    ).first()
     if existing is not None:
         raise ZoteroError("duplicate", "This Zotero library is already connected.", 409)
-    row = ZoteroLibrary(owner_id=owner_id, api=req.api, library_type=req.library_type,
-                        library_key=lid, name=name[:300], api_key_encrypted=enc, permissions=perms,
-                        status=SyncStatus.QUEUED)
+    row = ZoteroLibrary(
+        owner_id=owner_id,
+        api=req.api,
+        library_type=req.library_type,
+        library_key=lid,
+        name=name[:300],
+        api_key_encrypted=enc,
+        permissions=perms,
+        status=SyncStatus.QUEUED,
+    )
     db.add(row)
     db.flush()
     return row
@@ -154,45 +197,84 @@ def get_owned(db: Session, owner_id: str, library_id: str) -> ZoteroLibrary:
 
 
 def _doc_counts(db: Session, library_id: str) -> dict:
-    rows = db.exec(select(Document.status, func.count()).where(
-        Document.zotero_library_id == library_id).group_by(Document.status)).all()
+    rows = db.exec(
+        select(Document.status, func.count()).where(Document.zotero_library_id == library_id).group_by(Document.status)
+    ).all()
     by = dict(rows)
-    return {"total": sum(by.values()), "indexed": by.get(DocStatus.INDEXED, 0),
-            "failed": by.get(DocStatus.FAILED, 0),
-            "in_progress": sum(by.get(s, 0) for s in DocStatus.ACTIVE)}
+    return {
+        "total": sum(by.values()),
+        "indexed": by.get(DocStatus.INDEXED, 0),
+        "failed": by.get(DocStatus.FAILED, 0),
+        "in_progress": sum(by.get(s, 0) for s in DocStatus.ACTIVE),
+    }
 
 
 def problems(db: Session, library_id: str, limit: int = MAX_PROBLEMS_SHOWN) -> list[dict]:
     """Items whose PDF could not be brought in, with the reason (title from the parent)."""
-    rows = list(db.exec(select(ZoteroItem).where(
-        ZoteroItem.library_id == library_id, col(ZoteroItem.problem_code).is_not(None))
-        .order_by(ZoteroItem.key).limit(limit)))
-    parents = {r.key: r for r in db.exec(select(ZoteroItem).where(
-        ZoteroItem.library_id == library_id,
-        col(ZoteroItem.key).in_([r.parent_key for r in rows if r.parent_key])))} if rows else {}
+    rows = list(
+        db.exec(
+            select(ZoteroItem)
+            .where(ZoteroItem.library_id == library_id, col(ZoteroItem.problem_code).is_not(None))
+            .order_by(ZoteroItem.key)
+            .limit(limit)
+        )
+    )
+    parents = (
+        {
+            r.key: r
+            for r in db.exec(
+                select(ZoteroItem).where(
+                    ZoteroItem.library_id == library_id,
+                    col(ZoteroItem.key).in_([r.parent_key for r in rows if r.parent_key]),
+                )
+            )
+        }
+        if rows
+        else {}
+    )
     out = []
     for r in rows:
         p = parents.get(r.parent_key or "")
-        out.append({"item_key": r.parent_key or r.key, "attachment_key": r.key,
-                    "title": (p.data.get("title") if p else None) or r.data.get("title") or r.data.get("filename") or r.key,
-                    "filename": r.data.get("filename"), "code": r.problem_code, "message": r.problem_message})
+        out.append(
+            {
+                "item_key": r.parent_key or r.key,
+                "attachment_key": r.key,
+                "title": (p.data.get("title") if p else None) or r.data.get("title") or r.data.get("filename") or r.key,
+                "filename": r.data.get("filename"),
+                "code": r.problem_code,
+                "message": r.problem_message,
+            }
+        )
     return out
 
 
 def view(db: Session, row: ZoteroLibrary, with_problems: bool = True) -> dict:
-    n_problems = db.exec(select(func.count()).select_from(ZoteroItem).where(
-        ZoteroItem.library_id == row.id, col(ZoteroItem.problem_code).is_not(None))).one()
-    n_items = db.exec(select(func.count()).select_from(ZoteroItem).where(
-        ZoteroItem.library_id == row.id)).one()
-    n_cols = db.exec(select(func.count()).select_from(ZoteroCollection).where(
-        ZoteroCollection.library_id == row.id)).one()
+    n_problems = db.exec(
+        select(func.count())
+        .select_from(ZoteroItem)
+        .where(ZoteroItem.library_id == row.id, col(ZoteroItem.problem_code).is_not(None))
+    ).one()
+    n_items = db.exec(select(func.count()).select_from(ZoteroItem).where(ZoteroItem.library_id == row.id)).one()
+    n_cols = db.exec(
+        select(func.count()).select_from(ZoteroCollection).where(ZoteroCollection.library_id == row.id)
+    ).one()
     out = {
-        "id": row.id, "api": row.api, "library_type": row.library_type, "library_id": row.library_key,
-        "name": row.name, "permissions": row.permissions, "status": row.status,
-        "version": row.version, "last_sync_at": row.last_sync_at.isoformat() if row.last_sync_at else None,
-        "last_result": row.last_result or None, "last_error": row.last_error,
-        "progress": row.progress or {}, "items": n_items, "collections": n_cols,
-        "documents": _doc_counts(db, row.id), "problem_count": n_problems,
+        "id": row.id,
+        "api": row.api,
+        "library_type": row.library_type,
+        "library_id": row.library_key,
+        "name": row.name,
+        "permissions": row.permissions,
+        "status": row.status,
+        "version": row.version,
+        "last_sync_at": row.last_sync_at.isoformat() if row.last_sync_at else None,
+        "last_result": row.last_result or None,
+        "last_error": row.last_error,
+        "progress": row.progress or {},
+        "items": n_items,
+        "collections": n_cols,
+        "documents": _doc_counts(db, row.id),
+        "problem_count": n_problems,
         "created_at": row.created_at.isoformat(),
     }
     if with_problems:
@@ -201,8 +283,7 @@ def view(db: Session, row: ZoteroLibrary, with_problems: bool = True) -> dict:
 
 
 def list_libraries(db: Session, owner_id: str) -> list[dict]:
-    rows = db.exec(select(ZoteroLibrary).where(ZoteroLibrary.owner_id == owner_id)
-                   .order_by(ZoteroLibrary.created_at))
+    rows = db.exec(select(ZoteroLibrary).where(ZoteroLibrary.owner_id == owner_id).order_by(ZoteroLibrary.created_at))
     return [view(db, r) for r in rows]
 
 
@@ -245,8 +326,11 @@ def disconnect(db: Session, owner_id: str, library_id: str, keep_documents: bool
             sha, used = lib.delete_document(db, owner_id, doc.id, reason="source_removed")
             purges.append((doc.id, None if used else sha))
     if not keep_documents:
-        for zc in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == row.id,
-                                                        ZoteroCollection.created_collection == True)):  # noqa: E712
+        for zc in db.exec(
+            select(ZoteroCollection).where(
+                ZoteroCollection.library_id == row.id, ZoteroCollection.created_collection == True
+            )
+        ):
             try:
                 lib.delete_collection(db, owner_id, zc.collection_id)
             except lib.NotFound:

@@ -104,11 +104,14 @@ def claim(sf: Callable[[], Session], library_id: str, lease_s: float) -> str | N
     token = new_id()
     now = utcnow()
     with sf() as db:
-        res = db.exec(update(ZoteroLibrary).where(
-            ZoteroLibrary.id == library_id,
-            or_(col(ZoteroLibrary.lease_until).is_(None), col(ZoteroLibrary.lease_until) < now),
-        ).values(lease_token=token, lease_until=now + timedelta(seconds=lease_s),
-                 status=SyncStatus.SYNCING))
+        res = db.exec(
+            update(ZoteroLibrary)
+            .where(
+                ZoteroLibrary.id == library_id,
+                or_(col(ZoteroLibrary.lease_until).is_(None), col(ZoteroLibrary.lease_until) < now),
+            )
+            .values(lease_token=token, lease_until=now + timedelta(seconds=lease_s), status=SyncStatus.SYNCING)
+        )
         db.commit()
         return token if res.rowcount == 1 else None
 
@@ -117,9 +120,14 @@ def _renew(ctx: _Ctx, **progress) -> None:
     """Extend the lease and publish progress; raise if another sync took the library over."""
     ctx.progress.update(progress)
     with ctx.sf() as db:
-        res = db.exec(update(ZoteroLibrary).where(
-            ZoteroLibrary.id == ctx.library_id, ZoteroLibrary.lease_token == ctx.token,
-        ).values(lease_until=utcnow() + timedelta(seconds=ctx.opts.lease_s), progress=dict(ctx.progress)))
+        res = db.exec(
+            update(ZoteroLibrary)
+            .where(
+                ZoteroLibrary.id == ctx.library_id,
+                ZoteroLibrary.lease_token == ctx.token,
+            )
+            .values(lease_until=utcnow() + timedelta(seconds=ctx.opts.lease_s), progress=dict(ctx.progress))
+        )
         db.commit()
     if res.rowcount != 1:
         raise RuntimeError("lost the sync lease of this Zotero library (deleted or taken over)")
@@ -127,11 +135,20 @@ def _renew(ctx: _Ctx, **progress) -> None:
 
 def _finish(ctx: _Ctx, status: str, *, version: int | None = None, error: str | None = None) -> None:
     with ctx.sf() as db:
-        values: dict = dict(lease_token=None, lease_until=None, status=status, last_error=error,
-                            last_sync_at=utcnow(), last_result=ctx.result.to_json(),
-                            progress=dict(ctx.progress, phase="done" if status == SyncStatus.IDLE else status))
+        values: dict = dict(
+            lease_token=None,
+            lease_until=None,
+            status=status,
+            last_error=error,
+            last_sync_at=utcnow(),
+            last_result=ctx.result.to_json(),
+            progress=dict(ctx.progress, phase="done" if status == SyncStatus.IDLE else status),
+        )
         if version is not None:
             values["version"] = version
-        db.exec(update(ZoteroLibrary).where(ZoteroLibrary.id == ctx.library_id,
-                                            ZoteroLibrary.lease_token == ctx.token).values(**values))
+        db.exec(
+            update(ZoteroLibrary)
+            .where(ZoteroLibrary.id == ctx.library_id, ZoteroLibrary.lease_token == ctx.token)
+            .values(**values)
+        )
         db.commit()

@@ -33,7 +33,16 @@ def css_boxes(annotations: list[Annotation], page: int, box: tuple[float, float,
         if a.page != page:
             continue
         for x1, y1, x2, y2 in a.rects:
-            out.append({"left": f"{(x1 - left) / w * 100:.3f}%", "top": f"{(top - y2) / h * 100:.3f}%",
-                        "width": f"{(x2 - x1) / w * 100:.3f}%", "height": f"{(y2 - y1) / h * 100:.3f}%",
-                        "color": a.color, "comment": a.comment[:500], "type": a.type, "key": a.key})
+            out.append(
+                {
+                    "left": f"{(x1 - left) / w * 100:.3f}%",
+                    "top": f"{(top - y2) / h * 100:.3f}%",
+                    "width": f"{(x2 - x1) / w * 100:.3f}%",
+                    "height": f"{(y2 - y1) / h * 100:.3f}%",
+                    "color": a.color,
+                    "comment": a.comment[:500],
+                    "type": a.type,
+                    "key": a.key,
+                }
+            )
     return out

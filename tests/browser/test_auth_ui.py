@@ -4,12 +4,10 @@ import re
 import uuid
 
 import httpx
-
 from playwright.sync_api import expect
 
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
 from tests.support.browser import login
-
 
 
 def test_register_shell_logout_and_guard(app_stack, page):

@@ -15,11 +15,10 @@ from bayes_app.credits import ledger
 from bayes_app.db import session_scope
 from bayes_app.models import MICRO, User
 from tests.support import pdfs
-from tests.support.fake_openai import Script
 from tests.support.browser import login
+from tests.support.fake_openai import Script
 
 LONG = " ".join(f"w{i}" for i in range(300))  # ~15 s at 20 tokens/s
-
 
 
 def _user_with_paper(app_stack, make_user, app_db_url) -> tuple[str, str]:
@@ -30,8 +29,12 @@ def _user_with_paper(app_stack, make_user, app_db_url) -> tuple[str, str]:
     api = app_stack.url + "/api/v1"
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
-    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                     files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")}).json()
+    doc = httpx.post(
+        f"{api}/documents",
+        headers=h,
+        timeout=60,
+        files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")},
+    ).json()
     deadline = time.monotonic() + 240
     while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
         assert time.monotonic() < deadline, "the paper did not finish indexing"
@@ -90,9 +93,11 @@ def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_
     expect(page.locator(".chat-answer").last).to_contain_text("The library doesn't support an answer to this question.")
     expect(page.locator(".chat-message-assistant .chat-grounding")).to_have_count(1)
     expect(page.locator(".chat-message-assistant .chat-grounding").last).to_contain_text(
-        "No sources cited: the library doesn't support an answer")
+        "No sources cited: the library doesn't support an answer"
+    )
     expect(page.locator(".chat-message-assistant .chat-memory").last).to_contain_text(
-        "This answer took the earlier question of the conversation into account.")
+        "This answer took the earlier question of the conversation into account."
+    )
     expect(page.locator(".chat-question")).to_have_count(2)
     chat_url = page.url
 
@@ -120,8 +125,10 @@ def test_the_page_follows_a_new_answer_on_a_phone(app_stack, make_user, app_db_u
         page.goto(f"{url}/chat")
         for i in range(2):  # two long exchanges first: the third answer starts below the fold
             m = f"S{i}{uuid.uuid4().hex[:8]}"
-            fake_llm.script(Script.thinking(m), Script(text=" ".join(f"a{i}w{k}" for k in range(120)) + " [1].",
-                                                       tokens_per_s=400, match=m))
+            fake_llm.script(
+                Script.thinking(m),
+                Script(text=" ".join(f"a{i}w{k}" for k in range(120)) + " [1].", tokens_per_s=400, match=m),
+            )
             page.fill("#chat-input", f"What does the PaSa Crawler do? {m}")
             page.keyboard.press("Enter")
             expect(page.locator(".chat-answer").nth(i)).to_contain_text(f"a{i}w119", timeout=60_000)
@@ -139,8 +146,9 @@ def test_the_page_follows_a_new_answer_on_a_phone(app_stack, make_user, app_db_u
         ctx.close()
 
 
-def test_editing_an_earlier_question_warns_and_keeps_the_earlier_version(app_stack, page, make_user,
-                                                                           app_db_url, fake_llm):
+def test_editing_an_earlier_question_warns_and_keeps_the_earlier_version(
+    app_stack, page, make_user, app_db_url, fake_llm
+):
     url = app_stack.url
     email, password = _user_with_paper(app_stack, make_user, app_db_url)
     login(page, url, email, password)

@@ -11,7 +11,6 @@ from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD
 from tests.support.browser import login
 
 
-
 def _finished_run(db_url: str, email: str, model: str, title: str) -> str:
     """One SUCCEEDED, settled run made with the domain API (no worker involved)."""
     from bayes_app.db import get_engine, session_scope
@@ -20,22 +19,22 @@ def _finished_run(db_url: str, email: str, model: str, title: str) -> str:
 
     with session_scope(db_url) as db:
         user = db.exec(select(User).where(User.email == email)).one()
-        op = lifecycle.create_operation(db, user, "ask", title, 1_000_000, model,
-                                        input={"prompt": title})
+        op = lifecycle.create_operation(db, user, "ask", title, 1_000_000, model, input={"prompt": title})
         op_id = op.id
     with session_scope(db_url) as db:
         attempt = lifecycle.mark_running(db, op_id)
-        lifecycle.record_usage(db, op_id, attempt, 1, "phase1_thinking", model,
-                               input_tokens=1000, output_tokens=500, estimated=True)
-        lifecycle.record_usage(db, op_id, attempt, 2, "agent", model,
-                               input_tokens=2000, cached_tokens=1000, output_tokens=250)
+        lifecycle.record_usage(
+            db, op_id, attempt, 1, "phase1_thinking", model, input_tokens=1000, output_tokens=500, estimated=True
+        )
+        lifecycle.record_usage(
+            db, op_id, attempt, 2, "agent", model, input_tokens=2000, cached_tokens=1000, output_tokens=250
+        )
         assert lifecycle.mark_stopped(db, op_id, attempt, RunStatus.SUCCEEDED)
     assert lifecycle.finalize(get_engine(db_url), op_id, lease_alive=lambda: False) == "finalized"
     return op_id
 
 
-def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, page, browser,
-                                                      make_user):
+def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, page, browser, make_user):
     url = app_stack.url
     email, password = make_user()
     model = f"ui-model-{uuid.uuid4().hex[:6]}"
@@ -132,8 +131,10 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
 
     with session_scope(app_db_url) as db:
         u = db.exec(select(User).where(User.email == email)).one()
-        queued = [lifecycle.create_operation(db, u, "ask", f"Queued {i}", 1, model, input={"prompt": "q"}).id
-                  for i in range(30)]
+        queued = [
+            lifecycle.create_operation(db, u, "ask", f"Queued {i}", 1, model, input={"prompt": "q"}).id
+            for i in range(30)
+        ]
     page.click("#admin-refresh")
     page.click("#runs-user")
     page.get_by_role("option", name=email).click()

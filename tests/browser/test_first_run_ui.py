@@ -37,8 +37,14 @@ def stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("firstrun"))
     port = free_port()
     # nothing about credits or models is set: stack_env drops every BAYES_*/OPENAI_* variable
-    env = stack_env(data_dir, port, REDIS_URL=redis_server.url_db(8), BAYES_ADMIN_EMAIL=ADMIN[0],
-                    BAYES_ADMIN_PASSWORD=ADMIN[1], BAYES_DEMO="0")
+    env = stack_env(
+        data_dir,
+        port,
+        REDIS_URL=redis_server.url_db(8),
+        BAYES_ADMIN_EMAIL=ADMIN[0],
+        BAYES_ADMIN_PASSWORD=ADMIN[1],
+        BAYES_DEMO="0",
+    )
     s = AppStack(data_dir=data_dir, env=env, port=port).start()
     yield s
     s.stop()
@@ -79,6 +85,7 @@ def _wait_indexed(url: str, email: str, password: str) -> None:
     def all_indexed() -> bool:
         docs = httpx.get(f"{api}/documents", headers=h).json()["documents"]
         return bool(docs) and all(d["status"] == "indexed" for d in docs)
+
     wait_for(all_indexed, 300, 1, what="every paper to be indexed")
 
 
@@ -150,9 +157,15 @@ def test_sign_up_first_question_first_map(stack, browser, size):
     # a phone can read and select a node (one the canvas shows: it opens on the first level)
     page.wait_for_timeout(500)
     c = page.locator("#mindmap-canvas").bounding_box()
-    shown = [n for n in page.locator(".react-flow__node").all()
-             if (b := n.bounding_box()) and b["x"] >= c["x"] and b["y"] >= c["y"]
-             and b["x"] + b["width"] <= c["x"] + c["width"] and b["y"] + b["height"] <= c["y"] + c["height"]]
+    shown = [
+        n
+        for n in page.locator(".react-flow__node").all()
+        if (b := n.bounding_box())
+        and b["x"] >= c["x"]
+        and b["y"] >= c["y"]
+        and b["x"] + b["width"] <= c["x"] + c["width"]
+        and b["y"] + b["height"] <= c["y"] + c["height"]
+    ]
     assert len(shown) >= 2
     node = shown[-1]
     node.click()

@@ -9,7 +9,6 @@ from tests.support import pdfs
 from tests.support.browser import login
 
 
-
 def _norm(s: str) -> str:
     return re.sub(r"[^a-z0-9]", "", s.lower())
 
@@ -27,7 +26,8 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     expect(page.locator(".upload-result")).to_contain_text("indexed")  # the list follows the file
     expect(page.locator(".upload-result")).not_to_contain_text("queued")
     expect(page.locator(".doc-row .doc-title")).to_have_text(
-        "PaSa: An LLM Agent for Comprehensive Academic Paper Search")
+        "PaSa: An LLM Agent for Comprehensive Academic Paper Search"
+    )
 
     page.click("#nav-search")
     page.fill("#search-q", pdfs.PASA_P7_PHRASE)
@@ -104,7 +104,8 @@ def test_a_file_that_is_not_a_pdf_is_refused_with_a_reason(app_stack, page, make
     before = zone.evaluate("el => getComputedStyle(el).backgroundColor")
     dt = page.evaluate_handle(
         "() => { const dt = new DataTransfer();"
-        " dt.items.add(new File(['plain text'], 'dropped.txt', {type: 'text/plain'})); return dt; }")
+        " dt.items.add(new File(['plain text'], 'dropped.txt', {type: 'text/plain'})); return dt; }"
+    )
     zone.dispatch_event("dragenter", {"dataTransfer": dt})
     expect(zone).not_to_have_css("background-color", before)
     zone.dispatch_event("drop", {"dataTransfer": dt})

@@ -41,9 +41,15 @@ def browser():
 def map_stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("mapread"))
     port = free_port()
-    env = stack_env(data_dir, port, REDIS_URL=redis_server.url_db(4), BAYES_ADMIN_EMAIL="root@example.com",
-                    BAYES_ADMIN_PASSWORD="Xk4-" + uuid.uuid4().hex[:12], BAYES_DEMO="0",
-                    BAYES_OFFLINE_WORD_DELAY_MS="5")
+    env = stack_env(
+        data_dir,
+        port,
+        REDIS_URL=redis_server.url_db(4),
+        BAYES_ADMIN_EMAIL="root@example.com",
+        BAYES_ADMIN_PASSWORD="Xk4-" + uuid.uuid4().hex[:12],
+        BAYES_DEMO="0",
+        BAYES_OFFLINE_WORD_DELAY_MS="5",
+    )
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     yield stack
     stack.stop()
@@ -95,16 +101,24 @@ def _min_text_px(page) -> float:
 
 def _inside(page, selector: str, box_sel: str = "#mindmap-canvas") -> int:
     """How many `selector` elements lie wholly inside `box_sel`."""
-    return page.evaluate("""([s, b]) => { const c = document.querySelector(b).getBoundingClientRect();
+    return page.evaluate(
+        """([s, b]) => { const c = document.querySelector(b).getBoundingClientRect();
         return [...document.querySelectorAll(s)].filter((e) => { const r = e.getBoundingClientRect();
           return r.width > 0 && r.left >= c.left - 1 && r.top >= c.top - 1 && r.right <= c.right + 1
-                 && r.bottom <= c.bottom + 1; }).length; }""", [selector, box_sel])
+                 && r.bottom <= c.bottom + 1; }).length; }""",
+        [selector, box_sel],
+    )
 
 
 def _in_canvas(page, locator) -> bool:
     b, c = locator.bounding_box(), page.locator("#mindmap-canvas").bounding_box()
-    return (b is not None and b["x"] >= c["x"] - 1 and b["y"] >= c["y"] - 1
-            and b["x"] + b["width"] <= c["x"] + c["width"] + 1 and b["y"] + b["height"] <= c["y"] + c["height"] + 1)
+    return (
+        b is not None
+        and b["x"] >= c["x"] - 1
+        and b["y"] >= c["y"] - 1
+        and b["x"] + b["width"] <= c["x"] + c["width"] + 1
+        and b["y"] + b["height"] <= c["y"] + c["height"] + 1
+    )
 
 
 def _wait_layout_saved(map_db: str, map_id: str, after: int = 0) -> None:
@@ -285,11 +299,15 @@ def test_proposal_drawer_collapses_to_a_badge_across_reload(map_stack, map_db, b
     with session_scope(map_db) as db:
         m = service.create_map(db, uid, "Regroup me", "What should be grouped?")
         root = service.root_of(db, m["id"])
-        ids = [service.write_agent_node(db, m["id"], root.id, "claim", f"Claim {k}", run_id=None)[0].id
-               for k in range(4)]
-        prop = service.create_proposal(db, m["id"], "restructure",
-                                       [{"title": "Group one", "node_ids": ids[:2]},
-                                        {"title": "Group two", "node_ids": ids[2:]}]).id
+        ids = [
+            service.write_agent_node(db, m["id"], root.id, "claim", f"Claim {k}", run_id=None)[0].id for k in range(4)
+        ]
+        prop = service.create_proposal(
+            db,
+            m["id"],
+            "restructure",
+            [{"title": "Group one", "node_ids": ids[:2]}, {"title": "Group two", "node_ids": ids[2:]}],
+        ).id
         service.auto_layout(db, uid, m["id"])
     ctx, page = _page(browser, size)
     login(page, map_stack.url, email, password)
@@ -303,10 +321,13 @@ def test_proposal_drawer_collapses_to_a_badge_across_reload(map_stack, map_db, b
     expect(drawer.locator(".proposal-group")).to_have_count(2)
 
     def uncovered(sel: str) -> bool:  # what the user would click there is that control itself
-        return page.evaluate("""(s) => { const e = document.querySelector(s); e.scrollIntoView({block: 'center'});
+        return page.evaluate(
+            """(s) => { const e = document.querySelector(s); e.scrollIntoView({block: 'center'});
             const r = e.getBoundingClientRect();
             const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-            return !!hit && (e === hit || e.contains(hit)); }""", sel)
+            return !!hit && (e === hit || e.contains(hit)); }""",
+            sel,
+        )
 
     for sel in ("#btn-research", "#btn-restructure", "#btn-fit", "#view-switch"):
         assert uncovered(sel), sel

@@ -34,10 +34,28 @@ from bayes_app.models import Citation, LedgerEntry, MapNode, MapProposal, NodeKi
 from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.fake_openai import Script
+from tests.support.maplib import (
+    A_TEXT,
+    HI,
+    NODE,
+    Q1,
+    Q2A,
+    Q2B,
+    MapUser,
+    assert_provenance,
+    canvas_node,
+    cite,
+    claims_json,
+    db_nodes,
+    expect_cost,
+    map_user,
+    paced,
+    passage_no,
+    seed_map,
+    shape,
+    tree_edge,
+)
 from tests.support.procs import AppStack
-from tests.support.maplib import (A_TEXT, HI, NODE, Q1, Q2A, Q2B, MapUser, assert_provenance, canvas_node,
-                                  cite, claims_json, db_nodes, expect_cost, map_user, paced, passage_no,
-                                  seed_map, shape, tree_edge)
 
 B2 = "PaSa-7B also exceeds PaSa-GPT-4o in recall"
 
@@ -61,10 +79,23 @@ def _seed_cited(app_db_url: str, u: MapUser, m: str) -> dict[str, str]:
                            └ Versus theme ─ claim B2 [Q2B]
     Titles without a final period (the export adds it after the markers). Returns the ids
     by name and the titles as "<name>_title"."""
-    titles = {"root": f"How does PaSa work? {m}", "sel": f"Selector design {m}", "a": A_TEXT.rstrip("."),
-              "rec": f"Recall results {m}", "hi": HI.rstrip("."), "vs": f"Versus PaSa-GPT-4o {m}", "b2": B2}
-    tree = [("sel", "root", "theme"), ("a", "sel", "claim"), ("rec", "root", "theme"), ("hi", "rec", "claim"),
-              ("vs", "rec", "theme"), ("b2", "vs", "claim")]
+    titles = {
+        "root": f"How does PaSa work? {m}",
+        "sel": f"Selector design {m}",
+        "a": A_TEXT.rstrip("."),
+        "rec": f"Recall results {m}",
+        "hi": HI.rstrip("."),
+        "vs": f"Versus PaSa-GPT-4o {m}",
+        "b2": B2,
+    }
+    tree = [
+        ("sel", "root", "theme"),
+        ("a", "sel", "claim"),
+        ("rec", "root", "theme"),
+        ("hi", "rec", "claim"),
+        ("vs", "rec", "theme"),
+        ("b2", "vs", "claim"),
+    ]
     with session_scope(app_db_url) as db:
         mp = service.create_map(db, u.id, f"PaSa map {m}", titles["root"])
         ids = {"map": mp["id"], "root": service.root_of(db, mp["id"]).id}
@@ -83,7 +114,7 @@ def _markdown(app_db_url: str, u: MapUser, map_id: str, node_id: str | None = No
 
 def _references(md: str) -> str:
     """The outline's own reference list (the last section of export.markdown)."""
-    return md[md.rindex("## References"):].strip()
+    return md[md.rindex("## References") :].strip()
 
 
 def _markers(text: str) -> set[str]:
@@ -94,8 +125,12 @@ def _markers(text: str) -> set[str]:
 def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_db_url, fake_llm):
     m = uuid.uuid4().hex[:6]
     u = map_user(app_stack, make_user, app_db_url, paper=False)
-    titles = [f"How the Crawler searches {m}", f"How the Selector scores {m}", f"Training with RL {m}",
-              f"Benchmarks {m}"]
+    titles = [
+        f"How the Crawler searches {m}",
+        f"How the Selector scores {m}",
+        f"Training with RL {m}",
+        f"Benchmarks {m}",
+    ]
     with session_scope(app_db_url) as db:
         mp = service.create_map(db, u.id, f"PaSa chapters {m}", f"What is PaSa? {m}")
         map_id, map_title, root_id = mp["id"], mp["title"], service.root_of(db, mp["id"]).id
@@ -108,9 +143,20 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
     assert sorted(items) == sorted(titles)
     num = {t: items.index(t) + 1 for t in titles}
     method, results = f"Part I: the method {m}", f"Part II: results {m}"
-    fake_llm.script(paced(json.dumps({"groups": [
-        {"title": method, "nodes": [num[titles[0]], num[titles[1]], num[titles[2]]]},
-        {"title": results, "nodes": [num[titles[3]]]}]}), 2, match=f"ROLE: chapters\nNodes:\n1. {items[0]}\n"))
+    fake_llm.script(
+        paced(
+            json.dumps(
+                {
+                    "groups": [
+                        {"title": method, "nodes": [num[titles[0]], num[titles[1]], num[titles[2]]]},
+                        {"title": results, "nodes": [num[titles[3]]]},
+                    ]
+                }
+            ),
+            2,
+            match=f"ROLE: chapters\nNodes:\n1. {items[0]}\n",
+        )
+    )
 
     _open(page, app_stack, u, map_id, 9)
     before = shape(app_db_url, map_id)
@@ -142,8 +188,14 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
         assert all(h.parent_id == root_id for h in heads.values())
         assert heads[method].order_index < heads[results].order_index
         assert [(nodes[themes[t]].parent_id, nodes[themes[t]].order_index) for t in titles] == [
-            (heads[method].id, 0), (heads[method].id, 1), (heads[method].id, 2), (heads[results].id, 0)]
-        assert [n for n in nodes.values() if n.kind == NodeKind.CLAIM and nodes[n.parent_id].kind != NodeKind.THEME] == []
+            (heads[method].id, 0),
+            (heads[method].id, 1),
+            (heads[method].id, 2),
+            (heads[results].id, 0),
+        ]
+        assert [
+            n for n in nodes.values() if n.kind == NodeKind.CLAIM and nodes[n.parent_id].kind != NodeKind.THEME
+        ] == []
         return heads
 
     heads = chaptered()
@@ -160,8 +212,9 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
 
     # the run's credit row: one operation titled after the map, charged (spend = charge)
     with session_scope(app_db_url) as db:
-        spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op.id,
-                                                  LedgerEntry.entry_type == "spend")).all()
+        spent = db.exec(
+            select(LedgerEntry).where(LedgerEntry.operation_id == op.id, LedgerEntry.entry_type == "spend")
+        ).all()
     assert op.title == f"Chapters · {map_title}"
     assert sum(e.amount for e in spent) == -op.charged_credits
     page.click("#nav-credits")
@@ -174,13 +227,17 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
 
 # ---- 2. synthesize: a node, then the whole map ----------------------------------------------------
 def _synth_request(fake_llm, heading: str) -> dict:
-    [req] = [r["body"] for r in fake_llm.chat_requests()
-             if r["body"]["messages"][-1]["content"].startswith(f"ROLE: synthesize\n# {heading}\n")]
+    [req] = [
+        r["body"]
+        for r in fake_llm.chat_requests()
+        if r["body"]["messages"][-1]["content"].startswith(f"ROLE: synthesize\n# {heading}\n")
+    ]
     return req
 
 
-def _synthesize(page: Page, app_db_url: str, u: MapUser, fake_llm, map_id: str, target_id: str,
-                heading: str, prose: str) -> MapNode:
+def _synthesize(
+    page: Page, app_db_url: str, u: MapUser, fake_llm, map_id: str, target_id: str, heading: str, prose: str
+) -> MapNode:
     """Run Synthesize on what is selected (the node `target_id`, or nothing = the map); check the
     streamed text, the saved note, and the outline the model was given. Returns the note."""
     with session_scope(app_db_url) as db:
@@ -223,8 +280,7 @@ def test_synthesize_node_and_whole_map(app_stack, page, make_user, app_db_url, f
 
     # the selected node: its subtree's citations are numbered from [1]
     _select(page, ids["rec_title"])
-    prose = (f"Against Google with GPT-4o, PaSa-7B gains 37.78% recall@20 [1], and it also beats "
-             f"PaSa-GPT-4o [1]. {m}")
+    prose = f"Against Google with GPT-4o, PaSa-7B gains 37.78% recall@20 [1], and it also beats PaSa-GPT-4o [1]. {m}"
     note = _synthesize(page, app_db_url, u, fake_llm, map_id, ids["rec"], ids["rec_title"], prose)
     _select(page, note.title)
     expect(page.locator("#node-body")).to_have_value(note.body)
@@ -258,21 +314,28 @@ def test_message_routed_to_research(app_stack, page, make_user, app_db_url, fake
     q = f"What do the benchmarks tell us about recall {m}"
     assert route_by_cues(q, map_has_claims=True) == "answer"  # only the router's reply makes it research
     a_title, b_title, c_title = f"Decision order {m}", f"Recall against baselines {m}", f"Unanswered aspect {m}"
-    queries = {a_title: pdfs.PASA_P7_PHRASE,
-               b_title: "PaSa-7B surpasses the best Google-based baseline recall@20",
-               c_title: "zebra migration patterns in the Serengeti"}
+    queries = {
+        a_title: pdfs.PASA_P7_PHRASE,
+        b_title: "PaSa-7B surpasses the best Google-based baseline recall@20",
+        c_title: "zebra migration patterns in the Serengeti",
+    }
     n1, seen = passage_no(app_stack, u.headers, app_db_url, queries[a_title], Q1, set())
     n2, _ = passage_no(app_stack, u.headers, app_db_url, queries[b_title], Q2A, seen)
     fake_llm.script(
         Script.reply(json.dumps({"route": "research"}), match=f"ROLE: router\nMessage: {q}"),
-        Script.reply(json.dumps({"aspects": [{"title": t, "query": x} for t, x in queries.items()]}),
-                     match=f"ROLE: planner\nQuestion: {q}"),
+        Script.reply(
+            json.dumps({"aspects": [{"title": t, "query": x} for t, x in queries.items()]}),
+            match=f"ROLE: planner\nQuestion: {q}",
+        ),
         paced(claims_json((A_TEXT, Q1, n1)), 2, match=f"ASPECT: {a_title}\n"),
-        Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9}], "contradictions": []}),
-                     match=f"1. {A_TEXT}\n   quote:"),
+        Script.reply(
+            json.dumps({"scores": [{"claim": 1, "support": 0.9}], "contradictions": []}),
+            match=f"1. {A_TEXT}\n   quote:",
+        ),
         paced(claims_json((HI, Q2A, n2)), 2, match=f"ASPECT: {b_title}\n"),
-        Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.85}], "contradictions": []}),
-                     match=f"2. {HI}\n   quote:"),
+        Script.reply(
+            json.dumps({"scores": [{"claim": 2, "support": 0.85}], "contradictions": []}), match=f"2. {HI}\n   quote:"
+        ),
     )  # aspect C: the default "OK" (no claims), researched 3 times
 
     _open(page, app_stack, u, map_id, 6)
@@ -317,7 +380,8 @@ def test_export_subtree_markdown_and_docx(app_stack, page, make_user, app_db_url
     _open(page, app_stack, u, map_id, 7)
     _select(page, ids["rec_title"])
     expect(page.locator("#export-node-md")).to_have_attribute(
-        "href", f"/api/v1/mindmaps/{map_id}/export.md?node_id={ids['rec']}")
+        "href", f"/api/v1/mindmaps/{map_id}/export.md?node_id={ids['rec']}"
+    )
 
     md = _download(page, "#export-node-md").read_text()
     assert md == _markdown(app_db_url, u, map_id, ids["rec"])

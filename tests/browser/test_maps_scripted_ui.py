@@ -27,9 +27,28 @@ from bayes_app.models import MapNode, MapProposal, NodeRelation
 from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.fake_openai import Script
-from tests.support.maplib import (A_TEXT, HI, LO, NODE, Q1, Q2A, Q2B, assert_provenance, canvas_node, claims_json,
-                                  db_nodes, expect_cost, map_user, new_map, node_title, paced, passage_no,
-                                  seed_map, shape, tree_edge)
+from tests.support.maplib import (
+    A_TEXT,
+    HI,
+    LO,
+    NODE,
+    Q1,
+    Q2A,
+    Q2B,
+    assert_provenance,
+    canvas_node,
+    claims_json,
+    db_nodes,
+    expect_cost,
+    map_user,
+    new_map,
+    node_title,
+    paced,
+    passage_no,
+    seed_map,
+    shape,
+    tree_edge,
+)
 
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
 FAKE_TEXT = "PaSa always finds every paper."
@@ -42,9 +61,11 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     u = map_user(app_stack, make_user, app_db_url, paper=True)
     email, password, uid, h = u.email, u.password, u.id, u.headers
     a_title, b_title, c_title = f"Decision order {m}", f"Recall against baselines {m}", f"Unanswered aspect {m}"
-    queries = {a_title: pdfs.PASA_P7_PHRASE,
-               b_title: "PaSa-7B surpasses the best Google-based baseline recall@20",
-               c_title: "zebra migration patterns in the Serengeti"}
+    queries = {
+        a_title: pdfs.PASA_P7_PHRASE,
+        b_title: "PaSa-7B surpasses the best Google-based baseline recall@20",
+        c_title: "zebra migration patterns in the Serengeti",
+    }
     n1, seen = passage_no(app_stack, h, app_db_url, queries[a_title], Q1, set())
     n2a, _ = passage_no(app_stack, h, app_db_url, queries[b_title], Q2A, seen)
     n2b, _ = passage_no(app_stack, h, app_db_url, queries[b_title], Q2B, seen)
@@ -54,12 +75,18 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
         Script.reply(json.dumps(plan), match=f"ROLE: planner\nQuestion: {question}"),
         # aspect A: a real quote and a fabricated one (~4 s)
         paced(claims_json((A_TEXT, Q1, n1), (FAKE_TEXT, FAKE_QUOTE, n1)), 4, match=f"ASPECT: {a_title}\n"),
-        Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
-                     match=f"1. {A_TEXT}\n   quote:"),
+        Script.reply(
+            json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
+            match=f"1. {A_TEXT}\n   quote:",
+        ),
         # aspect B: two opposing claims (~8 s), the critic pairs them (claim 1 = A's, on the map)
         paced(claims_json((HI, Q2A, n2a), (LO, Q2B, n2b)), 8, match=f"ASPECT: {b_title}\n"),
-        Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2}],
-                                 "contradictions": [[2, 3]]}), match=f"3. {LO}\n   quote:"),
+        Script.reply(
+            json.dumps(
+                {"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2}], "contradictions": [[2, 3]]}
+            ),
+            match=f"3. {LO}\n   quote:",
+        ),
     )  # aspect C gets the default "OK" (not JSON → no claims), researched 3 times
 
     login(page, app_stack.url, email, password)
@@ -108,8 +135,13 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
         try:
             expect(contra).to_have_count(1, timeout=10_000)
         except AssertionError:  # what the canvas has instead
-            print("edges:", page.evaluate("() => Array.from(document.querySelectorAll('.react-flow__edge'))"
-                                          ".map(e => e.getAttribute('class') + ' | ' + e.getAttribute('aria-label'))"))
+            print(
+                "edges:",
+                page.evaluate(
+                    "() => Array.from(document.querySelectorAll('.react-flow__edge'))"
+                    ".map(e => e.getAttribute('class') + ' | ' + e.getAttribute('aria-label'))"
+                ),
+            )
             page.screenshot(path="/tmp/maptest-contradicts.png")
             raise
         expect(contra).to_have_attribute("aria-label", f"Edge from {lo.id} to {hi.id}")
@@ -145,8 +177,9 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     before = shape(app_db_url, map_id)
 
     # a first proposal: previewed, then rejected → nothing changes
-    fake_llm.script(paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2,
-                           match=listing))
+    fake_llm.script(
+        paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2, match=listing)
+    )
     page.click("#btn-restructure")
     card = page.locator(".proposal")
     expect(card).to_have_count(1, timeout=60_000)
@@ -167,9 +200,20 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
 
     # a second proposal, accepted → two new themes with the claims moved under them
     crawler, selector = f"Crawler {m}", f"Selector {m}"
-    fake_llm.script(paced(json.dumps({"groups": [
-        {"title": crawler, "nodes": [num["c1"], num["c3"]]},
-        {"title": selector, "nodes": [num["c2"], num["c4"]]}]}), 2, match=listing))
+    fake_llm.script(
+        paced(
+            json.dumps(
+                {
+                    "groups": [
+                        {"title": crawler, "nodes": [num["c1"], num["c3"]]},
+                        {"title": selector, "nodes": [num["c2"], num["c4"]]},
+                    ]
+                }
+            ),
+            2,
+            match=listing,
+        )
+    )
     page.click("#btn-restructure")
     expect(card).to_have_count(1, timeout=60_000)
     expect(card.locator(".proposal-group")).to_have_count(2)
@@ -204,7 +248,6 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     regrouped()
 
 
-
 # ---- 3. messages: the router's route decides and is shown ------------------------------------------
 def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, fake_llm):
     m = uuid.uuid4().hex[:6]
@@ -218,8 +261,10 @@ def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, 
     # cue words would research ("find … evidence"); the scripted router answers from the map
     q = f"find more evidence about the Selector {m}"
     answer = f"The map says the Selector scores each paper [2] and is a reward model [4]. {m}"
-    fake_llm.script(Script.reply(json.dumps({"route": "answer"}), match=f"ROLE: router\nMessage: {q}"),
-                    paced(answer, 3, match=f"\n\n{q}"))
+    fake_llm.script(
+        Script.reply(json.dumps({"route": "answer"}), match=f"ROLE: router\nMessage: {q}"),
+        paced(answer, 3, match=f"\n\n{q}"),
+    )
     page.fill("#message-input", q)
     page.click("#btn-send")
     expect(page.locator("#run-route")).to_have_text("answered from the map", timeout=60_000)
@@ -227,16 +272,24 @@ def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, 
     expect_cost(page, app_db_url, uid, "message")
     expect(page.locator(NODE)).to_have_count(6)  # nothing researched or written
     assert len(db_nodes(app_db_url, map_id)) == 6
-    [ans] = [r for r in fake_llm.chat_requests() if r["body"]["messages"][-1]["content"].endswith(q)
-             and r["body"]["messages"][-1]["content"].startswith("Claims:")]
+    [ans] = [
+        r
+        for r in fake_llm.chat_requests()
+        if r["body"]["messages"][-1]["content"].endswith(q)
+        and r["body"]["messages"][-1]["content"].startswith("Claims:")
+    ]
     assert f"The Selector scores each paper {m}" in ans["body"]["messages"][-1]["content"]
 
     # no cue words for an edit; the scripted router says edit, the editor adds a note
     q2 = f"Could you note that the Selector matters most {m}"
     note = f"The Selector matters most {m}"
-    fake_llm.script(Script.reply(json.dumps({"route": "edit"}), match=f"ROLE: router\nMessage: {q2}"),
-                    Script.reply(json.dumps({"ops": [{"op": "add", "kind": "note", "title": note,
-                                                      "under": f"Mixed bag {m}"}]}), match=f"ROLE: edit\n{q2}"))
+    fake_llm.script(
+        Script.reply(json.dumps({"route": "edit"}), match=f"ROLE: router\nMessage: {q2}"),
+        Script.reply(
+            json.dumps({"ops": [{"op": "add", "kind": "note", "title": note, "under": f"Mixed bag {m}"}]}),
+            match=f"ROLE: edit\n{q2}",
+        ),
+    )
     page.fill("#message-input", q2)
     page.click("#btn-send")
     expect(page.locator("#run-route")).to_have_text("edited the map", timeout=60_000)

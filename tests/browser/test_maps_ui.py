@@ -22,8 +22,8 @@ from bayes_app.credits import ledger
 from bayes_app.db import session_scope
 from bayes_app.models import MICRO, Citation, MapNode, Mindmap, Operation
 from tests.support import pdfs
-from tests.support.procs import AppStack, free_port, stack_env
 from tests.support.browser import login
+from tests.support.procs import AppStack, free_port, stack_env
 
 WORD_DELAY_MS = "20"
 NODE = ".react-flow__node"
@@ -45,9 +45,15 @@ def browser():
 def map_stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("mapapp"))
     port = free_port()
-    env = stack_env(data_dir, port, REDIS_URL=redis_server.url_db(3), BAYES_ADMIN_EMAIL="root@example.com",
-                    BAYES_ADMIN_PASSWORD="Xk4-" + uuid.uuid4().hex[:12], BAYES_DEMO="0",
-                    BAYES_OFFLINE_WORD_DELAY_MS=WORD_DELAY_MS)
+    env = stack_env(
+        data_dir,
+        port,
+        REDIS_URL=redis_server.url_db(3),
+        BAYES_ADMIN_EMAIL="root@example.com",
+        BAYES_ADMIN_PASSWORD="Xk4-" + uuid.uuid4().hex[:12],
+        BAYES_DEMO="0",
+        BAYES_OFFLINE_WORD_DELAY_MS=WORD_DELAY_MS,
+    )
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     yield stack
     stack.stop()
@@ -65,10 +71,13 @@ def _user(map_stack, map_db, with_library: bool) -> tuple[str, str]:
         ledger.grant(db, user, 20 * MICRO, f"grant:{user.id}", "test")
     if with_library:
         with httpx.Client(base_url=map_stack.url + "/api/v1", timeout=60) as c:
-            h = {"Authorization": "Bearer " + c.post("/auth/token", json={"email": email, "password": password}
-                                                     ).json()["token"]}
-            r = c.post("/documents", files={"file": (pdfs.REVIEW.name, pdfs.REVIEW.read_bytes(),
-                                                      "application/pdf")}, headers=h)
+            h = {
+                "Authorization": "Bearer "
+                + c.post("/auth/token", json={"email": email, "password": password}).json()["token"]
+            }
+            r = c.post(
+                "/documents", files={"file": (pdfs.REVIEW.name, pdfs.REVIEW.read_bytes(), "application/pdf")}, headers=h
+            )
             assert r.status_code == 202, r.text
             deadline = time.time() + 300
             while time.time() < deadline:
@@ -85,7 +94,6 @@ def _user(map_stack, map_db, with_library: bool) -> tuple[str, str]:
 def researcher(map_stack, map_db) -> tuple[str, str]:
     """One user with the review paper indexed (shared by the tests of this module)."""
     return _user(map_stack, map_db, with_library=True)
-
 
 
 def _new_map(page, title: str) -> str:
@@ -202,6 +210,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
 
     def by_title() -> dict[str, MapNode]:
         return {n.title: n for n in _db_nodes(map_db, map_id)}
+
     nodes = by_title()
     assert nodes["Beta note"].parent_id == nodes["Alpha note"].id
     assert nodes["Beta note"].body == "Some thoughts"
@@ -318,8 +327,15 @@ def _flow(page) -> dict[str, dict]:
 
 
 def _intersecting(boxes: list[dict]) -> list[tuple[str, str]]:
-    return [(a["id"], b["id"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
-            if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]]
+    return [
+        (a["id"], b["id"])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a["x"] < b["x"] + b["w"]
+        and b["x"] < a["x"] + a["w"]
+        and a["y"] < b["y"] + b["h"]
+        and b["y"] < a["y"] + a["h"]
+    ]
 
 
 def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db, page):
@@ -349,7 +365,9 @@ def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db,
     page.wait_for_function("() => window.__mindmapReady")
     scale = page.evaluate("""() => new DOMMatrix(getComputedStyle(
         document.querySelector('.react-flow__viewport')).transform).a""")
-    font = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.mm-kind-claim .mm-title')).fontSize)")
+    font = page.evaluate(
+        "() => parseFloat(getComputedStyle(document.querySelector('.mm-kind-claim .mm-title')).fontSize)"
+    )
     assert font * scale >= 11, (font, scale)
     expect(_node(page, "What do thirty nodes look like?")).to_be_in_viewport()  # the root…
     box = page.locator("#mindmap-canvas").bounding_box()
@@ -362,11 +380,14 @@ def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db,
     # and the layout is one undoable edit
     assert _flow(page)["Theme 0"]["x"] + 300 <= _flow(page)["Claim 0.0: " + long]["x"]
     page.click("#btn-layout")
-    page.wait_for_function("""() => { const p = {}; for (const e of document.querySelectorAll('.react-flow__node')) {
+    page.wait_for_function(
+        """() => { const p = {}; for (const e of document.querySelectorAll('.react-flow__node')) {
         const m = /translate\\(([-\\d.]+)px, ?([-\\d.]+)px\\)/.exec(e.style.transform);
         p[e.querySelector('.mm-title').textContent] = {x: +m[1], w: e.offsetWidth}; }
         const t = p['Theme 0'], c = Object.entries(p).find(([k]) => k.startsWith('Claim 0.0'));
-        return t && c && c[1].x < t.x + 300 && c[1].x >= t.x + t.w; }""", timeout=15_000)
+        return t && c && c[1].x < t.x + 300 && c[1].x >= t.x + t.w; }""",
+        timeout=15_000,
+    )
     flow = _flow(page)
     theme = flow["Theme 0"]
     assert theme["x"] + theme["w"] + 20 <= flow["Claim 0.0: " + long]["x"] <= theme["x"] + theme["w"] + 120

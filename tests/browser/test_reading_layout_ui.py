@@ -36,8 +36,12 @@ def reader(app_stack, app_db_url) -> tuple[str, str, str]:
     api = app_stack.url + "/api/v1"
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
-    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                     files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")}).json()
+    doc = httpx.post(
+        f"{api}/documents",
+        headers=h,
+        timeout=60,
+        files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")},
+    ).json()
     deadline = time.monotonic() + 240
     while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
         assert time.monotonic() < deadline, "the paper did not finish indexing"
@@ -47,8 +51,7 @@ def reader(app_stack, app_db_url) -> tuple[str, str, str]:
 
 def _page(browser, size: str):
     w, h = SIZES[size]
-    ctx = browser.new_context(viewport={"width": w, "height": h}, is_mobile=size == "phone",
-                              has_touch=size == "phone")
+    ctx = browser.new_context(viewport={"width": w, "height": h}, is_mobile=size == "phone", has_touch=size == "phone")
     pg = ctx.new_page()
     pg.set_default_timeout(30_000)
     return pg
@@ -111,8 +114,10 @@ def test_chat_source_chips_stay_on_one_line(app_stack, browser, reader, fake_llm
         login(page, app_stack.url, email, password)
         page.goto(f"{app_stack.url}/chat")
         m = f"C{uuid.uuid4().hex[:8]}"
-        fake_llm.script(Script.tool_call("search_knowledge_base", {"query": "PaSa paper search agent"}, match=m),
-                        Script(text="PaSa is a paper search agent [1].", match=m))
+        fake_llm.script(
+            Script.tool_call("search_knowledge_base", {"query": "PaSa paper search agent"}, match=m),
+            Script(text="PaSa is a paper search agent [1].", match=m),
+        )
         page.fill("#chat-input", f"What is PaSa? {m}")
         page.click("#chat-send")
         expect(page.locator("#chat-live")).to_have_count(0, timeout=60_000)

@@ -22,8 +22,10 @@ from tests.support.fake_openai import Script
 from tests.support.procs import free_port
 from tests.support.tiny_pdf import text_pdf
 
-PAYLOAD = ('healing <iframe srcdoc="<script>parent.alert(parent.document.cookie)</script>"></iframe> '
-           'is fast <img src=x onerror="alert(2)"> and [click](javascript:alert(3))')
+PAYLOAD = (
+    'healing <iframe srcdoc="<script>parent.alert(parent.document.cookie)</script>"></iframe> '
+    'is fast <img src=x onerror="alert(2)"> and [click](javascript:alert(3))'
+)
 
 
 def _user_with_payload_paper(app_stack, make_user, app_db_url) -> tuple[str, str, dict, str]:
@@ -35,8 +37,9 @@ def _user_with_payload_paper(app_stack, make_user, app_db_url) -> tuple[str, str
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
     pdf = text_pdf("Healing speed", [f"Wounds: {PAYLOAD}.", "Other wounds heal slowly in the cold."])
-    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                     files={"file": ("healing.pdf", pdf, "application/pdf")}).json()
+    doc = httpx.post(
+        f"{api}/documents", headers=h, timeout=60, files={"file": ("healing.pdf", pdf, "application/pdf")}
+    ).json()
     deadline = time.monotonic() + 120
     while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
         assert time.monotonic() < deadline, "the paper did not finish indexing"
@@ -74,8 +77,11 @@ def test_payload_shows_as_text_and_the_cookie_stays_hidden(app_stack, page, make
 
     api = url + "/api/v1"
     mp = httpx.post(f"{api}/mindmaps", headers=h, json={"title": f"Healing {m}"}).json()
-    httpx.post(f"{api}/mindmaps/{mp['id']}/nodes", headers=h,
-               json={"parent_id": mp["root_id"], "title": PAYLOAD[:200], "body": PAYLOAD}).raise_for_status()
+    httpx.post(
+        f"{api}/mindmaps/{mp['id']}/nodes",
+        headers=h,
+        json={"parent_id": mp["root_id"], "title": PAYLOAD[:200], "body": PAYLOAD},
+    ).raise_for_status()
     page.goto(f"{url}/maps/{mp['id']}")
     expect(page.get_by_text("srcdoc").first).to_be_visible(timeout=30_000)
     _no_markup(page)
@@ -87,7 +93,7 @@ def test_payload_shows_as_text_and_the_cookie_stays_hidden(app_stack, page, make
 class _EvilPage(BaseHTTPRequestHandler):
     target = ""
 
-    def do_GET(self):  # noqa: N802 - http.server's naming
+    def do_GET(self):
         body = f"""<!doctype html><title>waiting</title><script>
 fetch({self.target!r}, {{credentials: "include"}})
   .then(r => r.text()).then(t => {{ document.title = "read:" + t.slice(0, 40); }})
@@ -108,8 +114,12 @@ def test_another_origin_cannot_read_the_api_with_the_users_cookie(app_stack, pag
     email, password = make_user()
     api = url + "/api/v1"
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
-    doc = httpx.post(f"{api}/documents", headers={"Authorization": f"Bearer {token}"}, timeout=60,
-                     files={"file": ("secret.pdf", text_pdf("Secret"), "application/pdf")}).json()
+    doc = httpx.post(
+        f"{api}/documents",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+        files={"file": ("secret.pdf", text_pdf("Secret"), "application/pdf")},
+    ).json()
     login(page, url, email, password)
     target = f"{api}/documents/{doc['id']}/file"
     assert page.evaluate(f"fetch({target!r}).then(r => r.status)") == 200  # same origin: allowed
@@ -145,10 +155,13 @@ def test_markdown_in_document_text_stays_text_in_chat_and_map(app_stack, page, m
     api = url + "/api/v1"
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
-    pdf = text_pdf("Wound trials", [f"Wound trials: {LINK} lists every wound trial.",
-                                    f"{IMAGE} Wound trials heal slowly in the cold."])
-    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                     files={"file": ("wounds.pdf", pdf, "application/pdf")}).json()
+    pdf = text_pdf(
+        "Wound trials",
+        [f"Wound trials: {LINK} lists every wound trial.", f"{IMAGE} Wound trials heal slowly in the cold."],
+    )
+    doc = httpx.post(
+        f"{api}/documents", headers=h, timeout=60, files={"file": ("wounds.pdf", pdf, "application/pdf")}
+    ).json()
     deadline = time.monotonic() + 120
     while httpx.get(f"{api}/documents/{doc['id']}", headers=h).json()["status"] != "indexed":
         assert time.monotonic() < deadline, "the paper did not finish indexing"
@@ -172,15 +185,20 @@ def test_markdown_in_document_text_stays_text_in_chat_and_map(app_stack, page, m
 
     # a model echoing the syntax on its own: no link or image either (the map's run text)
     mp = httpx.post(f"{api}/mindmaps", headers=h, json={"title": f"Wounds {m}"}).json()
-    httpx.post(f"{api}/mindmaps/{mp['id']}/nodes", headers=h,
-               json={"parent_id": mp["root_id"], "title": "Wound trials are registered"}).raise_for_status()
+    httpx.post(
+        f"{api}/mindmaps/{mp['id']}/nodes",
+        headers=h,
+        json={"parent_id": mp["root_id"], "title": "Wound trials are registered"},
+    ).raise_for_status()
     q = f"Where are the wound trials listed {m}"
-    fake_llm.script(Script.reply(json.dumps({"route": "answer"}), match=f"ROLE: router\nMessage: {q}"),
-                    Script(text=f"The paper says: {LINK} and {IMAGE} {m}", match=f"\n\n{q}"))
+    fake_llm.script(
+        Script.reply(json.dumps({"route": "answer"}), match=f"ROLE: router\nMessage: {q}"),
+        Script(text=f"The paper says: {LINK} and {IMAGE} {m}", match=f"\n\n{q}"),
+    )
     page.goto(f"{url}/maps/{mp['id']}")
     page.fill("#message-input", q)
     page.click("#btn-send")
-    expect(page.locator("#run-text")).to_contain_text(f"the trial registry, sign in to view", timeout=60_000)
+    expect(page.locator("#run-text")).to_contain_text("the trial registry, sign in to view", timeout=60_000)
     expect(page.locator("#run-text")).to_contain_text(m)
     _no_link_or_image(page)
     assert fetched == []  # the browser never fetched the image URL with the user's cookie

@@ -39,8 +39,12 @@ def _seed(url: str, email: str, password: str, tag: str) -> tuple[str, str]:
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
     doc_title, map_title = f"Secret paper {tag}", f"Secret map {tag}"
-    doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                     files={"file": (f"{doc_title}.pdf", text_pdf(doc_title), "application/pdf")})
+    doc = httpx.post(
+        f"{api}/documents",
+        headers=h,
+        timeout=60,
+        files={"file": (f"{doc_title}.pdf", text_pdf(doc_title), "application/pdf")},
+    )
     assert doc.status_code in (200, 201, 202), doc.text
     httpx.patch(f"{api}/documents/{doc.json()['id']}", headers=h, json={"title": doc_title})
     httpx.post(f"{api}/mindmaps", headers=h, json={"title": map_title}).raise_for_status()

@@ -31,7 +31,8 @@ def _setup(app_stack, make_user, page) -> str:
 def _boxes_over(page, page_number: int) -> list[dict]:
     """Visible highlight boxes (pdfium's boxes drawn over the page) with their page-relative
     position as fractions of the rendered page."""
-    return page.evaluate("""(n) => {
+    return page.evaluate(
+        """(n) => {
       const pageEl = document.querySelector(`.react-pdf__Page[data-page-number="${n}"]`);
       const r = pageEl.getBoundingClientRect();
       return Array.from(document.querySelectorAll('.pdf-box'))
@@ -39,7 +40,9 @@ def _boxes_over(page, page_number: int) -> list[dict]:
         .map((el) => { const b = el.getBoundingClientRect();
           return {x: (b.left - r.left) / r.width, y: (b.top - r.top) / r.height,
                   w: b.width / r.width, h: b.height / r.height}; });
-    }""", page_number)
+    }""",
+        page_number,
+    )
 
 
 def test_figure_text_quote_is_highlighted_and_missing_quote_says_so(app_stack, page, make_user):
@@ -49,9 +52,11 @@ def test_figure_text_quote_is_highlighted_and_missing_quote_says_so(app_stack, p
     page.goto(f"{url}/documents/{doc_id}?page=2&quote={urlquote(FIGURE_QUOTE)}")
     expect(page.locator("#viewer-page")).to_have_text("2")
     expect(page.locator("#pdf-view")).to_have_attribute("data-rendered", re.compile(r"^2@"), timeout=60_000)
-    page.wait_for_function("""() => Array.from(document.querySelectorAll('.pdf-box'))
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll('.pdf-box'))
         .some((el) => el.getClientRects().length && getComputedStyle(el).display !== 'none')""",
-                           timeout=30_000)
+        timeout=30_000,
+    )
     boxes = _boxes_over(page, 2)
     assert boxes
     # Figure 1 fills the top of page 2 (y 0.08-0.12 of the page in pdfium's boxes)
@@ -64,9 +69,11 @@ def test_figure_text_quote_is_highlighted_and_missing_quote_says_so(app_stack, p
     # a caption quote is highlighted too
     caption = "Figure 1: Architecture of PaSa. The system consists of two LLM agents"
     page.goto(f"{url}/documents/{doc_id}?page=2&quote={urlquote(caption)}")
-    page.wait_for_function("""() => Array.from(document.querySelectorAll('.pdf-box'))
+    page.wait_for_function(
+        """() => Array.from(document.querySelectorAll('.pdf-box'))
         .some((el) => el.getClientRects().length && getComputedStyle(el).display !== 'none')""",
-                           timeout=60_000)
+        timeout=60_000,
+    )
     assert all(0.2 < b["y"] < 0.32 for b in _boxes_over(page, 2))
 
     # a quote on another page than the link says: the right page opens, with a note

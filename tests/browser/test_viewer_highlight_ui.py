@@ -35,9 +35,11 @@ MEASURE_JS = """(page) => {
 
 
 def _citations() -> list[cit.Citation]:
-    out = (cit.sentences(pdfs.PASA, [2, 3, 4, 6, 7, 9, 11, 13], 2)
-           + cit.sentences(pdfs.REVIEW, [2, 4, 5, 8, 12, 16, 20, 24, 30], 2)
-           + cit.sentences(pdfs.MEDIA, [1], 1))
+    out = (
+        cit.sentences(pdfs.PASA, [2, 3, 4, 6, 7, 9, 11, 13], 2)
+        + cit.sentences(pdfs.REVIEW, [2, 4, 5, 8, 12, 16, 20, 24, 30], 2)
+        + cit.sentences(pdfs.MEDIA, [1], 1)
+    )
     column = cit.cross_column(pdfs.PASA, list(range(2, 15)))
     across = [cit.cross_page(pdfs.REVIEW), cit.cross_page(pdfs.PASA)]
     assert column and all(across)  # the bundled papers have them: the test must not silently skip
@@ -63,8 +65,10 @@ def reader(app_stack, app_db_url) -> tuple[str, str, dict[str, str]]:
     with session_scope(app_db_url) as s:
         service.register(s, email, password)
     with httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60) as c:
-        h = {"Authorization": "Bearer " + c.post("/auth/token", json={"email": email, "password": password}
-                                                 ).json()["token"]}
+        h = {
+            "Authorization": "Bearer "
+            + c.post("/auth/token", json={"email": email, "password": password}).json()["token"]
+        }
         for path in PAPERS.values():
             r = c.post("/documents", files={"file": (path.name, path.read_bytes(), "application/pdf")}, headers=h)
             assert r.status_code == 202, r.text
@@ -94,8 +98,9 @@ def _check(m: dict, chars: list[tuple[float, float, float, float]], what: str) -
     left, top, width, height = m["canvas"]
     assert chars, what
     assert all(v == 0 for v in m["layers"]), f"{what}: a text layer was scrolled {m['layers']}"
-    ch = np.array([(left + x0 * width, top + y0 * height, left + x1 * width, top + y1 * height)
-                   for x0, y0, x1, y1 in chars])
+    ch = np.array(
+        [(left + x0 * width, top + y0 * height, left + x1 * width, top + y1 * height) for x0, y0, x1, y1 in chars]
+    )
     hl = np.array(m["boxes"], float).reshape(-1, 4)
     assert len(hl), f"{what}: nothing highlighted"
     line = float(np.median(ch[:, 3] - ch[:, 1]))
@@ -143,7 +148,8 @@ def _read_all(page, url: str, docs: dict[str, str]) -> int:
                 page.click("#zoom-in")
                 expect(page.locator("#viewer-zoom")).to_have_text("150 %")
                 expect(page.locator("#pdf-view")).to_have_attribute(
-                    "data-rendered", f"{number}@{round(width * 1.5)}", timeout=60_000)
+                    "data-rendered", f"{number}@{round(width * 1.5)}", timeout=60_000
+                )
                 _check(page.evaluate(MEASURE_JS, number), chars, what + " at 150 %")
                 page.click("#zoom-out")
                 page.click("#zoom-out")
@@ -154,8 +160,9 @@ def _read_all(page, url: str, docs: dict[str, str]) -> int:
 @pytest.mark.parametrize("viewport", [(1440, 900), (390, 844)], ids=["desktop", "phone"])
 def test_highlights_cover_exactly_the_cited_characters(app_stack, browser, reader, viewport):
     email, password, docs = reader
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]},
-                                  is_mobile=viewport[0] < 500, has_touch=viewport[0] < 500)
+    context = browser.new_context(
+        viewport={"width": viewport[0], "height": viewport[1]}, is_mobile=viewport[0] < 500, has_touch=viewport[0] < 500
+    )
     page = context.new_page()
     page.set_default_timeout(30_000)
     try:

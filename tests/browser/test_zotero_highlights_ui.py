@@ -18,12 +18,29 @@ from tests.support.zotero_sync import new_ids
 def test_a_zotero_highlight_renders_at_its_rectangles(app_stack, page, make_user, fake_zotero, client):
     uid, key = new_ids()
     z = fake_zotero.add_user(uid, key, username="hl")
-    z.put_item({"key": "HLITEM01", "itemType": "journalArticle", "title": "Highlighted paper", "creators": [],
-                "collections": [], "tags": [], "relations": {}})
+    z.put_item(
+        {
+            "key": "HLITEM01",
+            "itemType": "journalArticle",
+            "title": "Highlighted paper",
+            "creators": [],
+            "collections": [],
+            "tags": [],
+            "relations": {},
+        }
+    )
     z.add_pdf("HLITEM01", "HLATT001", text_pdf("Highlighted paper", pages=2))
     rects = [[72.0, 700.0, 300.0, 712.0], [72.0, 686.0, 200.0, 698.0]]
-    add_annotation(z, "HLATT001", "HLANN001", text="Highlighted paper", comment="check this",
-                   color="#ff6666", page_index=0, rects=rects)
+    add_annotation(
+        z,
+        "HLATT001",
+        "HLANN001",
+        text="Highlighted paper",
+        comment="check this",
+        color="#ff6666",
+        page_index=0,
+        rects=rects,
+    )
     add_annotation(z, "HLATT001", "HLANN002", text="second page", color="#5fb236", page_index=1)
     email, password = make_user()
     tok = client.post("/auth/token", json={"email": email, "password": password}).json()["token"]
@@ -33,6 +50,7 @@ def test_a_zotero_highlight_renders_at_its_rectangles(app_stack, page, make_user
     def indexed():
         docs = api.get("/documents").json()["documents"]
         return docs if docs and docs[0]["status"] == "indexed" else None
+
     doc = wait_for(indexed, 180, 0.5, what="the Zotero document to be indexed")[0]
     anns = api.get(f"/documents/{doc['id']}/annotations").json()["annotations"]
     assert [a["key"] for a in anns] == ["HLANN001", "HLANN002"] and anns[0]["rects"] == rects
@@ -63,8 +81,17 @@ def test_a_zotero_highlight_renders_at_its_rectangles(app_stack, page, make_user
 def test_map_zotero_menu_adds_highlights_and_sends_the_map(app_stack, page, make_user, fake_zotero, client):
     uid, key = new_ids()
     z = fake_zotero.add_user(uid, key, username="menu", write=True)
-    z.put_item({"key": "MNITEM01", "itemType": "journalArticle", "title": "Menu paper", "creators": [],
-                "collections": [], "tags": [], "relations": {}})
+    z.put_item(
+        {
+            "key": "MNITEM01",
+            "itemType": "journalArticle",
+            "title": "Menu paper",
+            "creators": [],
+            "collections": [],
+            "tags": [],
+            "relations": {},
+        }
+    )
     z.add_pdf("MNITEM01", "MNATT001", text_pdf("Menu paper"))
     add_annotation(z, "MNATT001", "MNANN001", text="Menu paper shows a clear effect", comment="<b>my note</b>")
     email, password = make_user()

@@ -3,14 +3,12 @@ appear in the Library with their Zotero collections, then "Sync now" with nothin
 
 from __future__ import annotations
 
-
 from playwright.sync_api import expect
 
+from tests.support.browser import login
 from tests.support.fake_zotero import recorded_items, seed_recorded
 from tests.support.tiny_pdf import text_pdf
 from tests.support.zotero_sync import new_ids
-from tests.support.browser import login
-
 
 
 def test_connect_watch_progress_and_see_documents(app_stack, page, make_user, fake_zotero):
@@ -51,8 +49,7 @@ def test_connect_watch_progress_and_see_documents(app_stack, page, make_user, fa
     first = page.locator(".doc-row", has_text=items[1]["title"])
     expect(first).to_contain_text("Sherlock Holmes")
     for i in range(3):
-        expect(rows.nth(i).locator(".doc-status")).to_have_attribute("data-status", "indexed",
-                                                                     timeout=180_000)
+        expect(rows.nth(i).locator(".doc-status")).to_have_attribute("data-status", "indexed", timeout=180_000)
     expect(page.locator("#collections")).to_contain_text("Non-English items / sherlock films")
     expect(lib.locator(".zotero-documents")).to_contain_text("3 of 3 documents indexed", timeout=30_000)
     assert key not in page.content()  # the key never comes back to the browser

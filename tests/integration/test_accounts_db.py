@@ -33,11 +33,14 @@ def test_duplicate_email_creates_nothing(dbs):
     assert len(dbs.exec(select(User)).all()) == 1
 
 
-@pytest.mark.parametrize("email,password,code", [
-    ("not-an-email", "tangerine-sky-42", "invalid_email"),
-    ("carol@example.com", "short", "weak_password"),
-    ("carol@example.com", "", "weak_password"),
-])
+@pytest.mark.parametrize(
+    "email,password,code",
+    [
+        ("not-an-email", "tangerine-sky-42", "invalid_email"),
+        ("carol@example.com", "short", "weak_password"),
+        ("carol@example.com", "", "weak_password"),
+    ],
+)
 def test_bad_registration_input(dbs, email, password, code):
     with pytest.raises(AccountError) as err:
         service.register(dbs, email, password)
@@ -121,8 +124,9 @@ def test_signup_credits_are_granted_once_at_registration(dbs, configure):
     dbs.commit()
     assert ledger.balance(dbs, user) == 7 * MICRO and ledger.available(dbs, user) == 7 * MICRO
     rows = dbs.exec(select(LedgerEntry).where(LedgerEntry.user_id == user.id)).all()
-    assert [(e.entry_type, e.amount, e.idempotency_key, e.note) for e in rows] == \
-        [("grant", 7 * MICRO, f"signup:{user.id}", "Signup credits")]
+    assert [(e.entry_type, e.amount, e.idempotency_key, e.note) for e in rows] == [
+        ("grant", 7 * MICRO, f"signup:{user.id}", "Signup credits")
+    ]
     assert service.grant_signup_credits(dbs, user) is False  # idempotent
     dbs.commit()
     assert ledger.balance(dbs, user) == 7 * MICRO
@@ -185,9 +189,9 @@ def test_registration_refuses_a_lookalike_of_an_existing_address(dbs):
 
 def test_migration_0012_gives_existing_accounts_their_skeleton(tmp_path):
     import sqlalchemy as sa
-    from alembic import command
     from alembic.config import Config
 
+    from alembic import command
     from bayes_app.accounts.identity import skeleton
     from bayes_app.db import PROJECT_ROOT
 
@@ -198,8 +202,12 @@ def test_migration_0012_gives_existing_accounts_their_skeleton(tmp_path):
     command.upgrade(cfg, "0010")
     engine = sa.create_engine(url)
     with engine.begin() as c:
-        c.execute(sa.text("INSERT INTO users (id, email, password_hash, is_admin, created_at, password_changed_at) "
-                          "VALUES ('u1', 'modern@example.org', 'x', 0, '2026-01-01', '2026-01-01')"))
+        c.execute(
+            sa.text(
+                "INSERT INTO users (id, email, password_hash, is_admin, created_at, password_changed_at) "
+                "VALUES ('u1', 'modern@example.org', 'x', 0, '2026-01-01', '2026-01-01')"
+            )
+        )
     command.upgrade(cfg, "0012")
     with engine.begin() as c:
         stored = c.execute(sa.text("SELECT email_skeleton FROM users WHERE id = 'u1'")).scalar_one()

@@ -60,16 +60,15 @@ def test_token_and_me(api, make_user):
 
 def test_auth_errors(api, make_user):
     email, password = make_user()
-    assert_error(api.post("/auth/token", json={"email": email, "password": "wrong-one-99"}),
-                 401, "invalid_credentials")
-    assert_error(api.post("/auth/token", json={"email": "ghost@example.com", "password": "x"}),
-                 401, "invalid_credentials")
+    assert_error(api.post("/auth/token", json={"email": email, "password": "wrong-one-99"}), 401, "invalid_credentials")
+    assert_error(
+        api.post("/auth/token", json={"email": "ghost@example.com", "password": "x"}), 401, "invalid_credentials"
+    )
     assert_error(api.post("/auth/token", json={"email": email}), 400, "missing_fields")
     assert_error(api.post("/auth/token", content=b"{not json"), 400, "bad_json")
     assert_error(api.post("/auth/token", content=b"[1, 2]"), 400, "bad_json")
     assert_error(api.get("/me"), 401)
-    assert_error(api.get("/me", headers={"Authorization": "Bearer bat_nonsense"}), 401,
-                 "invalid_token")
+    assert_error(api.get("/me", headers={"Authorization": "Bearer bat_nonsense"}), 401, "invalid_token")
     assert_error(api.get("/me", headers={"Authorization": "Basic abc"}), 401)
 
 
@@ -107,12 +106,10 @@ def test_token_list_and_revoking_another_users_token_is_not_found(api, make_user
     assert len(a_list) == 2 and sum(t["current"] for t in a_list) == 1
     a_other = next(t["id"] for t in a_list if not t["current"])
     # B tries to revoke A's token: 404, and A's token keeps working.
-    assert_error(api.delete(f"/auth/tokens/{a_other}", headers={"Authorization": f"Bearer {b_tok}"}),
-                 404, "not_found")
+    assert_error(api.delete(f"/auth/tokens/{a_other}", headers={"Authorization": f"Bearer {b_tok}"}), 404, "not_found")
     assert api.get("/me", headers={"Authorization": f"Bearer {a2_tok}"}).status_code == 200
     # A revokes their other token by id.
-    assert api.delete(f"/auth/tokens/{a_other}",
-                      headers={"Authorization": f"Bearer {a_tok}"}).status_code == 204
+    assert api.delete(f"/auth/tokens/{a_other}", headers={"Authorization": f"Bearer {a_tok}"}).status_code == 204
     assert api.get("/me", headers={"Authorization": f"Bearer {a2_tok}"}).status_code == 401
 
 

@@ -38,16 +38,24 @@ def test_sign_in_is_throttled_and_a_password_change_renews_the_session(api):
     limited = api.post("/api/v1/auth/token", json={"email": email, "password": password})
     assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
     assert limited.json()["error"]["code"] == "rate_limited"
-    form = api.post("/api/v1/session/login", data={"email": email, "password": password},
-                    params={"next": "//evil.example"}, follow_redirects=False)
+    form = api.post(
+        "/api/v1/session/login",
+        data={"email": email, "password": password},
+        params={"next": "//evil.example"},
+        follow_redirects=False,
+    )
     assert form.status_code == 303 and form.headers["location"].startswith("/login?error=rate_limited")
 
 
 def test_password_change_and_open_redirect_guard(api):
     email, password = _account(api)
     api.cookies.clear()
-    ok = api.post("/api/v1/session/login", data={"email": email, "password": password},
-                  params={"next": "/\\evil.example"}, follow_redirects=False)
+    ok = api.post(
+        "/api/v1/session/login",
+        data={"email": email, "password": password},
+        params={"next": "/\\evil.example"},
+        follow_redirects=False,
+    )
     assert ok.status_code == 303 and ok.headers["location"] == "/maps"
     changed = api.post("/api/v1/session/password", json={"old_password": password, "new_password": password + "x"})
     assert changed.json() == {"changed": True}

@@ -93,10 +93,17 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
     assert types.index("thinking") < types.index("metadata") < types.index("text")
     thinking = "".join(x["data"].get("delta", "") for x in lines if x["type"] == "thinking")
     assert thinking == "The user asks about PASA; search first."
-    tools = [(x["data"]["name"], x["data"]["status"], x["data"].get("auto", False)) for x in lines if x["type"] == "tool"]
-    assert tools == [("search_knowledge_base", "running", True), ("search_knowledge_base", "done", True),
-                     ("search_knowledge_base", "running", False), ("search_knowledge_base", "done", False),
-                     ("calculator", "running", False), ("calculator", "done", False)]
+    tools = [
+        (x["data"]["name"], x["data"]["status"], x["data"].get("auto", False)) for x in lines if x["type"] == "tool"
+    ]
+    assert tools == [
+        ("search_knowledge_base", "running", True),
+        ("search_knowledge_base", "done", True),
+        ("search_knowledge_base", "running", False),
+        ("search_knowledge_base", "done", False),
+        ("calculator", "running", False),
+        ("calculator", "done", False),
+    ]
     cites = [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]
     assert 7 <= len(cites) <= 14  # the question's passages, then the model's own search
     assert {x["document_id"] for x in cites} <= set(docs.values())
@@ -105,16 +112,24 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
     assert answer == "PASA is an LLM agent for paper search [1]. The number is 1028."
     memory = next(x["data"] for x in lines if x["type"] == "memory")
     assert memory["budget_chars"] == 48_000 and memory["kept"] == 0 and memory["line"] == ""
-    assert next(x["data"] for x in lines if x["type"] == "grounding") == {"grounding": "cited", "label": "",
-                                                                           "cited": [1]}
+    assert next(x["data"] for x in lines if x["type"] == "grounding") == {
+        "grounding": "cited",
+        "label": "",
+        "cited": [1],
+    }
     # the model saw the question's passages first, then the tool results: numbered passages,
     # then the exact arithmetic
     bodies = requests_with(fake_llm, m)
     assert len(bodies) == 4  # thinking + three agent rounds
     assert "Passages from the library for the user's question:\n[1] (" in bodies[1]["messages"][0]["content"]
     assert "tools" not in bodies[0] and [t["function"]["name"] for t in bodies[1]["tools"]] == [
-        "search_knowledge_base", "list_documents", "analyze_document", "compare_documents",
-        "calculator", "current_time"]
+        "search_knowledge_base",
+        "list_documents",
+        "analyze_document",
+        "compare_documents",
+        "calculator",
+        "current_time",
+    ]
     tool_results = [msg["content"] for msg in bodies[3]["messages"] if msg["role"] == "tool"]
     assert re.match(r"\[\d+\] \(", tool_results[0]) and json.loads(tool_results[1])["result"] == 1028.0
     # persisted: question + answer with its citations, thinking, status and cost
@@ -144,26 +159,38 @@ def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
     assert memory["kept"] == 1 and memory["dropped"] == 0
     agent_call = requests_with(fake_llm, m2)[-1]
     roles = [(msg["role"], msg.get("content")) for msg in agent_call["messages"]]
-    assert ("user", f"First question: what does the PaSa Crawler do? {m}") in roles and ("assistant", "First answer [1].") in roles
+    assert ("user", f"First question: what does the PaSa Crawler do? {m}") in roles and (
+        "assistant",
+        "First answer [1].",
+    ) in roles
     # a second question while one is running is refused; editing the first rewinds
     conv = c.get(f"/conversations/{first['conversation_id']}").json()
     assert [x["role"] for x in conv["messages"]] == ["user", "assistant", "user", "assistant"]
     m3 = f"H{uuid.uuid4().hex[:8]}"
     fake_llm.script(Script.thinking(m3), Script(text="Edited answer [1].", match=m3))
-    edited = ask(c, f"Edited first question: what does the PaSa Selector do? {m3}", conversation_id=first["conversation_id"],
-                 edit_message_id=conv["messages"][0]["id"])
+    edited = ask(
+        c,
+        f"Edited first question: what does the PaSa Selector do? {m3}",
+        conversation_id=first["conversation_id"],
+        edit_message_id=conv["messages"][0]["id"],
+    )
     lines = follow(c, edited["id"])
     assert next(x["data"] for x in lines if x["type"] == "memory")["kept"] == 0
     agent_call = requests_with(fake_llm, m3)[-1]
     assert not any(m in json.dumps(msg) for msg in agent_call["messages"])  # history rewound
     conv = c.get(f"/conversations/{first['conversation_id']}").json()
-    assert [x["content"] for x in conv["messages"]] == [f"Edited first question: what does the PaSa Selector do? {m3}", "Edited answer [1]."]
+    assert [x["content"] for x in conv["messages"]] == [
+        f"Edited first question: what does the PaSa Selector do? {m3}",
+        "Edited answer [1].",
+    ]
     # the two earlier exchanges were put aside: switching shows them again (and back)
     assert conv["other_version"] == 2
     cid = first["conversation_id"]
     back = c.post(f"/conversations/{cid}/switch-version").json()
     assert [x["content"] for x in back["messages"]][::2] == [
-        f"First question: what does the PaSa Crawler do? {m}", f"Follow-up {m2}"]
+        f"First question: what does the PaSa Crawler do? {m}",
+        f"Follow-up {m2}",
+    ]
     assert back["other_version"] == 1
     # a follow-up now carries the restored exchanges as memory, not the edited one
     m4 = f"J{uuid.uuid4().hex[:8]}"
@@ -186,10 +213,11 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     # discovery?" sat on the relevance floor, so the random marker decided whether the
     # presearch found anything). The model's own query is one both papers answer (the review's
     # deep-learning passages too): only PaSa's are cited.
-    fake_llm.script(Script.thinking(m),
-                    Script.tool_call("search_knowledge_base",
-                                     {"query": "large language models for scientific discovery"}, match=m),
-                    Script(text="Only PASA here [1].", match=m))
+    fake_llm.script(
+        Script.thinking(m),
+        Script.tool_call("search_knowledge_base", {"query": "large language models for scientific discovery"}, match=m),
+        Script(text="Only PASA here [1].", match=m),
+    )
     run = ask(c, f"How is the PaSa Crawler trained? {m}", scope={"document_ids": [pinned]})
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
@@ -212,9 +240,11 @@ def test_search_with_no_strong_match_tells_the_agent_there_is_nothing(library, f
     passages nor cited: the tool result says the library has nothing on it."""
     c, _ = library
     m = f"W{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.thinking(m),
-                    Script.tool_call("search_knowledge_base", {"query": "qwxzzv blorf"}, match=m),
-                    Script(text="Your library has nothing on that.", match=m))
+    fake_llm.script(
+        Script.thinking(m),
+        Script.tool_call("search_knowledge_base", {"query": "qwxzzv blorf"}, match=m),
+        Script(text="Your library has nothing on that.", match=m),
+    )
     run = ask(c, f"Tell me about qwxzzv blorf {m}")
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
@@ -229,13 +259,24 @@ def test_search_with_no_strong_match_tells_the_agent_there_is_nothing(library, f
 def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):
     c, docs = library
     m = f"A{uuid.uuid4().hex[:8]}"
-    analysis = {"topics": ["paper search"], "entities": ["PASA"], "key_facts": ["PASA searches papers."],
-                "summary": "An agent for academic search."}
+    analysis = {
+        "topics": ["paper search"],
+        "entities": ["PASA"],
+        "key_facts": ["PASA searches papers."],
+        "summary": "An agent for academic search.",
+    }
     fake_llm.script(
         Script.thinking(m),
         Script.tool_call("analyze_document", {"document": docs["pasa.pdf"]}, match=m),
-        Script.tool_call("compare_documents", {"a": "pasa", "b": docs["explanations-molecular-prediction-models.pdf"],
-                                               "question": "How do they evaluate?"}, match=m),
+        Script.tool_call(
+            "compare_documents",
+            {
+                "a": "pasa",
+                "b": docs["explanations-molecular-prediction-models.pdf"],
+                "question": "How do they evaluate?",
+            },
+            match=m,
+        ),
         Script(text="They differ [1].", match=m),
         # the direct calls do not carry the question: they take the unmatched scripts in order
         Script(text=json.dumps(analysis)),
@@ -248,8 +289,11 @@ def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):
     steps = sorted(u["data"]["step"] for u in lines if u["type"] == "usage")
     assert steps == ["agent", "agent", "agent", "analyze_document", "compare_documents", "thinking"]
     bodies = requests_with(fake_llm, m)
-    analyze_call = next(r["body"] for r in fake_llm.chat_requests()[before:]
-                        if (r["body"].get("response_format") or {}).get("type") == "json_schema")
+    analyze_call = next(
+        r["body"]
+        for r in fake_llm.chat_requests()[before:]
+        if (r["body"].get("response_format") or {}).get("type") == "json_schema"
+    )
     schema = analyze_call["response_format"]["json_schema"]["schema"]
     assert sorted(schema["required"]) == ["entities", "key_facts", "summary", "topics"]
     assert "tools" not in analyze_call and "[1] (" in analyze_call["messages"][1]["content"]
@@ -281,8 +325,9 @@ def test_cancel_during_a_tool_call_keeps_what_was_written(library, fake_llm):
     lines = follow(c, run["id"])
     assert time.monotonic() - t0 < 5
     assert lines[-1]["data"]["status"] == "CANCELLED"
-    assert ("analyze_document", "running") in [(x["data"]["name"], x["data"]["status"])
-                                               for x in lines if x["type"] == "tool"]
+    assert ("analyze_document", "running") in [
+        (x["data"]["name"], x["data"]["status"]) for x in lines if x["type"] == "tool"
+    ]
     view = c.get(f"/runs/{run['id']}").json()
     assert view["status"] == "CANCELLED" and view["charged_credits"] > 0
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
@@ -292,8 +337,9 @@ def test_cancel_during_a_tool_call_keeps_what_was_written(library, fake_llm):
 def test_thinking_failure_never_costs_the_answer(library, fake_llm):
     c, _docs = library
     m = f"E{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.error(400, message="reasoning not supported", match=m),
-                    Script(text="Still answered [1].", match=m))
+    fake_llm.script(
+        Script.error(400, message="reasoning not supported", match=m), Script(text="Still answered [1].", match=m)
+    )
     run = ask(c, f"Think hard: what does the PaSa Selector do? {m}")
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
@@ -319,8 +365,7 @@ def test_deleting_the_conversation_mid_run_cancels_and_settles(library, fake_llm
     assert c.get("/credits").json()["held"] == 0
 
 
-def test_another_user_cannot_see_or_continue_a_conversation(library, fake_llm, api_base, make_user,
-                                                             app_db_url):
+def test_another_user_cannot_see_or_continue_a_conversation(library, fake_llm, api_base, make_user, app_db_url):
     c, _docs = library
     m = f"I{uuid.uuid4().hex[:8]}"
     fake_llm.script(Script.thinking(m), Script(text="Private.", match=m))
@@ -348,8 +393,9 @@ def test_a_model_that_never_calls_tools_still_answers_from_the_library(library, 
     were in its instructions, and its [n] cite them."""
     c, docs = library
     m = f"N{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.thinking(m, usage=False),
-                    Script(text="PaSa has a Crawler and a Selector [1].", match=m, usage=False))
+    fake_llm.script(
+        Script.thinking(m, usage=False), Script(text="PaSa has a Crawler and a Selector [1].", match=m, usage=False)
+    )
     run = ask(c, f"Which agents make up PaSa? {m}")
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
@@ -383,6 +429,7 @@ def test_an_answer_citing_nothing_is_labelled_and_gets_the_library_quoted(librar
     from bayes_app.chat.grounding import cited_numbers
     from bayes_app.library.quotes import quote_in_text
     from bayes_app.llm.markup import plain
+
     appended = text.split("):", 1)[1]
     numbers = cited_numbers(appended, set(cites))
     assert numbers  # every quoted sentence is in the passage it cites
@@ -400,16 +447,20 @@ def test_a_question_the_library_cannot_support_says_so(library, fake_llm):
     run = ask(c, f"What is the boiling point of mercury? {m}")
     lines = follow(c, run["id"])
     g = grounding_of(lines)
-    assert g == {"grounding": "unsupported", "label": "No sources cited: the library doesn't support an answer",
-                 "cited": []}
+    assert g == {
+        "grounding": "unsupported",
+        "label": "No sources cited: the library doesn't support an answer",
+        "cited": [],
+    }
     text = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
     assert text == "Mercury boils at 356.7 degrees Celsius.\n\nThe library doesn't support an answer to this question."
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
     assert answer["grounding_label"] == g["label"]
     # a model that says so itself is not repeated
     m2 = f"W{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.thinking(m2), Script(text="The library doesn't support an answer to this question.",
-                                                match=m2))
+    fake_llm.script(
+        Script.thinking(m2), Script(text="The library doesn't support an answer to this question.", match=m2)
+    )
     lines = follow(c, ask(c, f"What is the boiling point of mercury? {m2}")["id"])
     assert grounding_of(lines)["grounding"] == "unsupported"
     assert "".join(x["data"]["delta"] for x in lines if x["type"] == "text").count("doesn't support") == 1

@@ -21,8 +21,10 @@ from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAI, Script
 from tests.support.maplab import MODEL, MapLab
 
-LIST_QUOTE = ("Answer Papers: [0] Instruction Distillation Makes Large Language Models Efficient Zero-shot Rankers "
-              "[1] Beyond Yes and No: Improving Zero-Shot LLM Rankers via Scoring Fine-Grained Relevance Labels")
+LIST_QUOTE = (
+    "Answer Papers: [0] Instruction Distillation Makes Large Language Models Efficient Zero-shot Rankers "
+    "[1] Beyond Yes and No: Improving Zero-Shot LLM Rankers via Scoring Fine-Grained Relevance Labels"
+)
 RECALL_QUOTE = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 MARKER = re.compile(r"(?<!\\)\[(\d+)\]")
 
@@ -37,8 +39,11 @@ def _chunk_with(lab: MapLab, text: str) -> Chunk:
     from bayes_app.library.quotes import quote_in_text
 
     with lab.sessions() as db:
-        return next(c for c in db.exec(select(Chunk).where(col(Chunk.document_id) == lab.doc_ids[0]))
-                    if quote_in_text(c.text, text))
+        return next(
+            c
+            for c in db.exec(select(Chunk).where(col(Chunk.document_id) == lab.doc_ids[0]))
+            if quote_in_text(c.text, text)
+        )
 
 
 def _map(lab: MapLab) -> tuple[str, str, str]:
@@ -49,10 +54,22 @@ def _map(lab: MapLab) -> tuple[str, str, str]:
         m = service.create_map(db, lab.user_id, "Attribution", "What does PaSa report?")
         root = service.map_view(db, lab.user_id, m["id"])["root_id"]
         theme = service.add_child(db, lab.user_id, m["id"], root, "PaSa", kind="theme")
-        a = service.add_child(db, lab.user_id, m["id"], theme["id"], "RealScholarQuery lists answer papers such "
-                              "as [0] Instruction Distillation and [1] Beyond Yes and No", kind="claim")
-        b = service.add_child(db, lab.user_id, m["id"], theme["id"],
-                              "PaSa-7B beats Google with GPT-4o by 37.78% in recall@20", kind="claim")
+        a = service.add_child(
+            db,
+            lab.user_id,
+            m["id"],
+            theme["id"],
+            "RealScholarQuery lists answer papers such as [0] Instruction Distillation and [1] Beyond Yes and No",
+            kind="claim",
+        )
+        b = service.add_child(
+            db,
+            lab.user_id,
+            m["id"],
+            theme["id"],
+            "PaSa-7B beats Google with GPT-4o by 37.78% in recall@20",
+            kind="claim",
+        )
         citations.attach_citation(db, lab.user_id, m["id"], a["id"], listing.id, LIST_QUOTE)
         citations.attach_citation(db, lab.user_id, m["id"], b["id"], recall.id, RECALL_QUOTE)
     return m["id"], a["id"], b["id"]
@@ -67,8 +84,9 @@ def _pages_of_marker(md: str, n: int) -> set[int]:
 
 def _note(lab: MapLab, map_id: str) -> tuple[MapNode, list[Citation]]:
     with lab.sessions() as db:
-        [note] = db.exec(select(MapNode).where(MapNode.map_id == map_id,
-                                               col(MapNode.title).startswith("Synthesis:"))).all()
+        [note] = db.exec(
+            select(MapNode).where(MapNode.map_id == map_id, col(MapNode.title).startswith("Synthesis:"))
+        ).all()
         cits = list(db.exec(select(Citation).where(Citation.node_id == note.id).order_by(col(Citation.created_at))))
     return note, cits
 
@@ -107,7 +125,7 @@ def test_offline_synthesis_and_exports_keep_source_brackets_as_text(lab):
     assert "\\[0\\] Instruction Distillation and \\[1\\] Beyond Yes and No" in claim_a
     assert "0. " not in md.split("## References")[1]  # the source's [0] never became a reference
     assert "\\\\" not in md  # escaped once, never twice
-    synth = md[md.index("Synthesis:"):md.index("## References")]
+    synth = md[md.index("Synthesis:") : md.index("## References")]
     assert "\\[0\\] Instruction Distillation" in synth and "[1]" in synth
 
     # DOCX: the markers are superscript runs; the source's brackets are plain text
@@ -124,12 +142,14 @@ def test_model_synthesis_markers_come_from_the_writer_and_point_to_their_passage
     with lab.sessions() as db:
         o = export.outline(db, lab.user_id, map_id)
     [n_paper] = o.citations  # one paper: one number
-    prose = (f"RealScholarQuery lists answer papers such as \\[0\\] Instruction Distillation [{n_paper}]. "
-             f"PaSa-7B beats Google with GPT-4o by 37.78% in recall@20 [{n_paper}]. "
-             # a marker the sentence doesn't match (no claim of that paper says it): dropped
-             f"The weather in Shanghai was mild [{n_paper}]. "
-             # a sentence without a marker: dropped
-             "This shows a lot.")
+    prose = (
+        f"RealScholarQuery lists answer papers such as \\[0\\] Instruction Distillation [{n_paper}]. "
+        f"PaSa-7B beats Google with GPT-4o by 37.78% in recall@20 [{n_paper}]. "
+        # a marker the sentence doesn't match (no claim of that paper says it): dropped
+        f"The weather in Shanghai was mild [{n_paper}]. "
+        # a sentence without a marker: dropped
+        "This shows a lot."
+    )
     with FakeOpenAI(Script.reply(prose, match="ROLE: synthesize")) as fake:
         _, evs = lab.run("synthesize", map_id, lambda: OpenAIProvider(fake.base_url, "test-key"), model=MODEL)
         [req] = [r for r in fake.chat_requests() if "ROLE: synthesize" in r["body"]["messages"][-1]["content"]]

@@ -54,6 +54,7 @@ def marker(prefix: str) -> str:
 
 THINK_IN, THINK_OUT = 11, 3  # tokens of the scripted thinking call of every run
 
+
 class Chaos:
     """One backend's world: DB, its own restartable Redis, the fake model server, workers."""
 
@@ -61,9 +62,15 @@ class Chaos:
         self.tmp, self.db_url, self.redis_srv, self.fake = tmp, db_url, redis_srv, fake
         self.r = redis.Redis.from_url(redis_srv.url, decode_responses=True)
         self.broker = RedisBroker(url=redis_srv.url, namespace="bayes-tasks")
-        self.proc_env = stack_env(tmp, 1, REDIS_URL=redis_srv.url, DATABASE_URL=db_url,
-                                  OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key",
-                                  BAYES_MODEL_DEFAULT=MODEL)
+        self.proc_env = stack_env(
+            tmp,
+            1,
+            REDIS_URL=redis_srv.url,
+            DATABASE_URL=db_url,
+            OPENAI_BASE_URL=fake.base_url,
+            OPENAI_API_KEY="test-key",
+            BAYES_MODEL_DEFAULT=MODEL,
+        )
         self.workers: list[subprocess.Popen] = []
         self.logs: list[Path] = []
 
@@ -107,9 +114,11 @@ class Chaos:
 
     def send(self, actor: str, queue: str, op_id: str) -> None:
         def go() -> bool:
-            self.broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=actor,
-                                                 args=(op_id,), kwargs={}, options={}))
+            self.broker.enqueue(
+                dramatiq.Message(queue_name=queue, actor_name=actor, args=(op_id,), kwargs={}, options={})
+            )
             return True
+
         wait_for(go, 10, 0.1, what="enqueue")  # the test's connection may be stale after a restart
 
     def new_user(self, credits: float = 20) -> str:
@@ -153,8 +162,9 @@ class Chaos:
         """The usage of the answer's model call (the Ask agent's `agent` step; its thinking
         call is scripted to succeed and checked by the settlement invariants only)."""
         with self.sessions() as db:
-            return list(db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id,
-                                                         UsageEvent.step == "agent")).all())
+            return list(
+                db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id, UsageEvent.step == "agent")).all()
+            )
 
     def requests_with(self, mark: str) -> list[dict]:
         """Requests of the answer's model call (they offer tools; the thinking call does not)."""
@@ -162,22 +172,24 @@ class Chaos:
 
     def script(self, *scripts: Script) -> None:
         """Script one Ask run: its thinking call succeeds, then `scripts` answer."""
-        self.fake.script(Script.thinking(scripts[0].match, prompt_tokens=THINK_IN,
-                                         completion_tokens=THINK_OUT), *scripts)
+        self.fake.script(
+            Script.thinking(scripts[0].match, prompt_tokens=THINK_IN, completion_tokens=THINK_OUT), *scripts
+        )
 
     def wait_final(self, op_id: str, timeout: float = 30) -> Operation:
-        op = wait_for(lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.02,
-                      what=f"run {op_id} to be finalized")
-        wait_for(lambda: any(e.type == "done" for e in self.events(op_id)), 10, 0.02,
-                 what=f"run {op_id}'s done event")
+        op = wait_for(
+            lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.02, what=f"run {op_id} to be finalized"
+        )
+        wait_for(lambda: any(e.type == "done" for e in self.events(op_id)), 10, 0.02, what=f"run {op_id}'s done event")
         return op
 
     def assert_settled(self, op_id: str) -> Operation:
         """Terminal; one spend row == −Σ usage cost == −charged; nothing held; one `done`."""
         with self.sessions() as db:
             op = db.get(Operation, op_id)
-            cost = db.exec(select(func.coalesce(func.sum(UsageEvent.cost_credits), 0))
-                           .where(UsageEvent.operation_id == op_id)).one()
+            cost = db.exec(
+                select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
+            ).one()
             rows = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id)).all()
         assert op.status in ("SUCCEEDED", "CANCELLED", "FAILED"), op.status
         assert [e.amount for e in rows if e.entry_type == EntryType.SPEND] == [-cost]
@@ -236,8 +248,7 @@ def test_finalizer_fails_first_then_dramatiq_retry_settles_once(chaos):
     try:
         uid = chaos.new_user()
         m = marker("FIN")
-        chaos.script(Script(text="settled after a retry", match=m, prompt_tokens=40,
-                                 completion_tokens=4))
+        chaos.script(Script(text="settled after a retry", match=m, prompt_tokens=40, completion_tokens=4))
         op_id = chaos.start(uid, f"q {m}")
         op = chaos.wait_final(op_id, timeout=40)
         log = chaos.log_text()
@@ -257,9 +268,10 @@ def test_rate_limited_then_success_records_usage_once(workers):
     chaos = workers
     uid = chaos.new_user()
     m = marker("RL")
-    chaos.script(Script.error(429, retry_after="0.3", message="slow down", match=m),
-                      Script(text="after the rate limit", match=m, prompt_tokens=123,
-                             completion_tokens=45))
+    chaos.script(
+        Script.error(429, retry_after="0.3", message="slow down", match=m),
+        Script(text="after the rate limit", match=m, prompt_tokens=123, completion_tokens=45),
+    )
     op_id = chaos.start(uid, f"q {m}")
     op = chaos.wait_final(op_id)
     assert op.status == "SUCCEEDED", op.outcome_reason
@@ -304,8 +316,7 @@ def test_redis_restart_mid_run_is_survived(workers):
     uid = chaos.new_user()
     m = marker("RR")
     text = words(150, "r")
-    chaos.script(Script(text=text, tokens_per_s=30, match=m, prompt_tokens=60,
-                             completion_tokens=150))
+    chaos.script(Script(text=text, tokens_per_s=30, match=m, prompt_tokens=60, completion_tokens=150))
     op_id = chaos.start(uid, f"q {m}")
     wait_for(lambda: chaos.n_text(op_id) >= 10, 30, 0.02, what="streaming")
     down = chaos.redis_srv.restart(down_s=1.5)
@@ -368,9 +379,16 @@ def test_kill_9_mid_stream_bills_the_running_estimate(workers):
 
 # ---- the randomized batch ------------------------------------------------------------------------
 SCENARIOS = {  # scenario → how many in the batch
-    "success": 10, "cancel_queued": 5, "cancel_streaming": 6, "cancel_twice": 4,
-    "cancel_after_finish": 4, "rate_limited": 6, "provider_failure": 4, "cut": 5,
-    "no_usage": 4, "kill": 2,
+    "success": 10,
+    "cancel_queued": 5,
+    "cancel_streaming": 6,
+    "cancel_twice": 4,
+    "cancel_after_finish": 4,
+    "rate_limited": 6,
+    "provider_failure": 4,
+    "cut": 5,
+    "no_usage": 4,
+    "kill": 2,
 }
 
 
@@ -395,17 +413,30 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
     if s == "success":
         n = rng.randint(3, 30)
         case.info.update(text=words(n, "s"), inp=rng.randint(10, 500), out=n)
-        chaos.script(Script(text=case.info["text"], match=m, prompt_tokens=case.info["inp"],
-                                 completion_tokens=n, tokens_per_s=rng.choice([None, 200])))
+        chaos.script(
+            Script(
+                text=case.info["text"],
+                match=m,
+                prompt_tokens=case.info["inp"],
+                completion_tokens=n,
+                tokens_per_s=rng.choice([None, 200]),
+            )
+        )
     elif s in ("cancel_streaming", "cancel_twice"):
         chaos.script(Script(text=words(300), tokens_per_s=rng.choice([30, 60]), match=m))
     elif s == "cancel_after_finish":
         chaos.script(Script(text="quick answer", match=m, prompt_tokens=20, completion_tokens=2))
     elif s == "rate_limited":
         case.info.update(inp=rng.randint(10, 500), out=rng.randint(1, 20))
-        chaos.script(Script.error(429, retry_after=str(rng.choice([0, 0.2, 0.5])), match=m),
-                          Script(text=words(case.info["out"]), match=m,
-                                 prompt_tokens=case.info["inp"], completion_tokens=case.info["out"]))
+        chaos.script(
+            Script.error(429, retry_after=str(rng.choice([0, 0.2, 0.5])), match=m),
+            Script(
+                text=words(case.info["out"]),
+                match=m,
+                prompt_tokens=case.info["inp"],
+                completion_tokens=case.info["out"],
+            ),
+        )
     elif s == "provider_failure":
         chaos.script(Script.error(rng.choice([500, 502, 503]), match=m, times=4))
     elif s == "cut":
@@ -444,11 +475,13 @@ def _check(chaos: Chaos, case: Case) -> None:
     if s == "success":
         assert op.status == "SUCCEEDED", what
         assert chaos.text(case.op_id) == case.info["text"]
-        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == \
-            [(case.info["inp"], case.info["out"], False)]
+        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [
+            (case.info["inp"], case.info["out"], False)
+        ]
     elif s == "cancel_queued":
-        assert (op.status, op.outcome_reason, op.attempt, op.charged_credits) == \
-            ("CANCELLED", "user_cancel", 0, 0), what
+        assert (op.status, op.outcome_reason, op.attempt, op.charged_credits) == ("CANCELLED", "user_cancel", 0, 0), (
+            what
+        )
         assert case.info["already"] is False and not usage and not reqs
     elif s in ("cancel_streaming", "cancel_twice"):
         assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel"), what
@@ -464,8 +497,9 @@ def _check(chaos: Chaos, case: Case) -> None:
     elif s == "rate_limited":
         assert op.status == "SUCCEEDED", what
         assert [r["status"] for r in reqs] == [429, 200]
-        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == \
-            [(case.info["inp"], case.info["out"], False)]
+        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [
+            (case.info["inp"], case.info["out"], False)
+        ]
     elif s == "provider_failure":
         assert op.status == "FAILED" and op.outcome_reason.startswith("provider_error"), what
         assert len(reqs) == 4  # RetryPolicy.max_attempts
@@ -501,7 +535,7 @@ def test_randomized_batch_reconciles(workers):
                 for f in wave:
                     f.result()
                 wave = []
-                for earlier in cases[:cases.index(case)]:
+                for earlier in cases[: cases.index(case)]:
                     chaos.wait_final(earlier.op_id, timeout=60)
                 _drive(chaos, case, random.Random(rng.random()))
                 continue
@@ -523,14 +557,14 @@ def test_randomized_batch_reconciles(workers):
         report = reconcile(db, stale_after_s=REAP_STALE_S)
         assert report.ok, report.to_json()
         assert report.runs_checked >= len(cases)
-        ops = db.exec(select(Operation).where(
-            Operation.id.in_([c.op_id for c in cases]))).all()  # type: ignore[attr-defined]
+        ops = db.exec(select(Operation).where(Operation.id.in_([c.op_id for c in cases]))).all()  # type: ignore[attr-defined]
         assert {o.status for o in ops} == {"SUCCEEDED", "CANCELLED", "FAILED"}
         for uid in users:
             charged = sum(o.charged_credits for o in ops if o.owner_id == uid)
             assert ledger.held(db, uid) == 0
             assert ledger.balance(db, uid) == 50 * MICRO - charged
-        active = db.exec(select(func.count()).select_from(Operation).where(
-            Operation.status.in_(lc.RunStatus.ACTIVE + ("STOPPED",)))).one()  # type: ignore[attr-defined]
+        active = db.exec(
+            select(func.count()).select_from(Operation).where(Operation.status.in_(lc.RunStatus.ACTIVE + ("STOPPED",)))
+        ).one()  # type: ignore[attr-defined]
         assert active == 0
     assert took < 150

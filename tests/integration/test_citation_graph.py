@@ -19,15 +19,32 @@ def _user(db) -> str:
     return service.register(db, f"g{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex).id
 
 
-def _doc(db, owner: str, title: str, year: int | None = None, doi: str | None = None,
-         refs: list[tuple[str | None, int | None, str | None]] = ()) -> str:
+def _doc(
+    db,
+    owner: str,
+    title: str,
+    year: int | None = None,
+    doi: str | None = None,
+    refs: list[tuple[str | None, int | None, str | None]] = (),
+) -> str:
     """A document with its parsed references (title, year, doi), linked like ingestion does."""
-    d = Document(owner_id=owner, filename=f"{uuid.uuid4().hex}.pdf", file_sha256=uuid.uuid4().hex,
-                 title=title, year=year, doi=doi, status="indexed")
+    d = Document(
+        owner_id=owner,
+        filename=f"{uuid.uuid4().hex}.pdf",
+        file_sha256=uuid.uuid4().hex,
+        title=title,
+        year=year,
+        doi=doi,
+        status="indexed",
+    )
     db.add(d)
     db.flush()
-    db.add_all([DocumentReference(document_id=d.id, position=k, raw=t or doi or "", title=t, year=y, doi=i)
-                for k, (t, y, i) in enumerate(refs)])
+    db.add_all(
+        [
+            DocumentReference(document_id=d.id, position=k, raw=t or doi or "", title=t, year=y, doi=i)
+            for k, (t, y, i) in enumerate(refs)
+        ]
+    )
     db.flush()
     graph.update_document(db, owner, d.id)
     db.commit()
@@ -35,23 +52,36 @@ def _doc(db, owner: str, title: str, year: int | None = None, doi: str | None = 
 
 
 def _links(db, owner: str) -> set[tuple[str, int, str, str]]:
-    return {(c.citing_id, c.position, c.cited_id, c.how)
-            for c in db.exec(select(DocumentCitation).where(DocumentCitation.owner_id == owner))}
+    return {
+        (c.citing_id, c.position, c.cited_id, c.how)
+        for c in db.exec(select(DocumentCitation).where(DocumentCitation.owner_id == owner))
+    }
 
 
 def test_links_by_doi_title_and_typo_both_directions(dbs):
     u = _user(dbs)
     b = _doc(dbs, u, "Scalable Reference Matching in Digital Libraries", 2019, "10.5555/SRM.2019")
     # A arrives after B: its references link out (DOI only; a title with a typo; unknown)
-    a = _doc(dbs, u, "Graph Methods for Literature Discovery", 2021, refs=[
-        (None, 2019, "https://doi.org/10.5555/srm.2019"),
-        ("Neural Rankng of Scientific Citatons", 2020, None),
-        (MISSING, 2023, None),
-    ])
+    a = _doc(
+        dbs,
+        u,
+        "Graph Methods for Literature Discovery",
+        2021,
+        refs=[
+            (None, 2019, "https://doi.org/10.5555/srm.2019"),
+            ("Neural Rankng of Scientific Citatons", 2020, None),
+            (MISSING, 2023, None),
+        ],
+    )
     assert _links(dbs, u) == {(a, 0, b, "doi")}
     # C arrives later and is cited by A with a typo: the incoming pass links A's reference to it
-    c = _doc(dbs, u, "Neural Ranking of Scientific Citations", 2020, refs=[
-        ("Scalable reference matching in digital libraries", 2019, None)])
+    c = _doc(
+        dbs,
+        u,
+        "Neural Ranking of Scientific Citations",
+        2020,
+        refs=[("Scalable reference matching in digital libraries", 2019, None)],
+    )
     assert _links(dbs, u) == {(a, 0, b, "doi"), (a, 1, c, "fuzzy"), (c, 0, b, "title")}
 
     view = graph.citations_of(dbs, u, b)
@@ -81,10 +111,24 @@ def test_metadata_edit_and_delete_relink(dbs):
 
 def test_missing_ranks_papers_cited_twice_and_merges_doi_and_typo_variants(dbs):
     u = _user(dbs)
-    x = _doc(dbs, u, "Paper X on agents", 2024, refs=[(MISSING, 2023, None), ("Retrieval for Everyone", 2021, None),
-                                                     ("Cited Once Only Here", 2020, None)])
-    y = _doc(dbs, u, "Paper Y on search", 2024, refs=[("Large Language Models as Research Assistant", 2023, None),
-                                                     (None, None, "10.1/retrieval"), ("Retrieval for Everyone", 2021, "10.1/RETRIEVAL")])
+    x = _doc(
+        dbs,
+        u,
+        "Paper X on agents",
+        2024,
+        refs=[(MISSING, 2023, None), ("Retrieval for Everyone", 2021, None), ("Cited Once Only Here", 2020, None)],
+    )
+    y = _doc(
+        dbs,
+        u,
+        "Paper Y on search",
+        2024,
+        refs=[
+            ("Large Language Models as Research Assistant", 2023, None),
+            (None, None, "10.1/retrieval"),
+            ("Retrieval for Everyone", 2021, "10.1/RETRIEVAL"),
+        ],
+    )
     z = _doc(dbs, u, "Paper Z on maps", 2025, refs=[(MISSING + ".", 2023, "10.9/llmra")])
     papers = graph.missing(dbs, u)
     assert [(p.title, p.cited_by_count) for p in papers] == [(MISSING, 3), ("Retrieval for Everyone", 2)]
@@ -102,8 +146,12 @@ def test_missing_ranks_papers_cited_twice_and_merges_doi_and_typo_variants(dbs):
 def test_another_users_papers_are_never_linked_or_counted(dbs):
     u, v = _user(dbs), _user(dbs)
     theirs = _doc(dbs, v, "Scalable Reference Matching in Digital Libraries", 2019, "10.5555/srm.2019")
-    mine = _doc(dbs, u, "My paper", 2021, refs=[("Scalable Reference Matching in Digital Libraries", 2019, "10.5555/srm.2019")])
-    other = _doc(dbs, u, "My second paper", 2022, refs=[("Scalable Reference Matching in Digital Libraries", 2019, None)])
+    mine = _doc(
+        dbs, u, "My paper", 2021, refs=[("Scalable Reference Matching in Digital Libraries", 2019, "10.5555/srm.2019")]
+    )
+    other = _doc(
+        dbs, u, "My second paper", 2022, refs=[("Scalable Reference Matching in Digital Libraries", 2019, None)]
+    )
     assert _links(dbs, u) == set() and _links(dbs, v) == set()
     assert graph.citations_of(dbs, u, theirs).cited_by == []
     assert [p.cited_by for p in graph.missing(dbs, u)] == [sorted([mine, other])]
@@ -111,9 +159,18 @@ def test_another_users_papers_are_never_linked_or_counted(dbs):
 
 def test_rebuild_equals_incremental(dbs):
     u = _user(dbs)
-    ids = [_doc(dbs, u, f"Study number {i} of citation graphs in libraries", 2020 + i % 3, refs=[
-        (f"Study number {j} of citation graphs in libraries", 2020 + j % 3, None) for j in range(6) if j != i])
-        for i in range(6)]
+    ids = [
+        _doc(
+            dbs,
+            u,
+            f"Study number {i} of citation graphs in libraries",
+            2020 + i % 3,
+            refs=[
+                (f"Study number {j} of citation graphs in libraries", 2020 + j % 3, None) for j in range(6) if j != i
+            ],
+        )
+        for i in range(6)
+    ]
     before = _links(dbs, u)
     assert len(before) == 6 * 5  # every paper cites the five others
     assert graph.rebuild(dbs, u) == len(before)

@@ -13,15 +13,23 @@ from tests.support.cited_pdf import CitedPaper, paper_pdf, reference
 SRM = CitedPaper("Scalable Reference Matching in Digital Libraries", 2019, doi="10.5555/srm.2019")
 NRC = CitedPaper("Neural Ranking of Scientific Citations", 2020)
 MISSING = "Large Language Models as Research Assistants"
-GMLD = CitedPaper("Graph Methods for Literature Discovery", 2021, references=[
-    reference("J. Smith and K. Lee", "Matching of references at scale", "Proc. JCDL", 2019, "10.5555/srm.2019"),
-    reference("M. Chen", "Neural Rankng of Scientific Citatons", "TOIS", 2020),
-    reference("P. Novak and Q. Ito", MISSING, "Nature Reviews", 2023),
-])
-SURVEY = CitedPaper("A Survey of Reading Tools for Scientists", 2022, references=[
-    reference("M. Chen", "Neural Ranking of Scientific Citations", "TOIS", 2020),
-    reference("P. Novak and Q. Ito", MISSING, "Nature Reviews", 2023),
-])
+GMLD = CitedPaper(
+    "Graph Methods for Literature Discovery",
+    2021,
+    references=[
+        reference("J. Smith and K. Lee", "Matching of references at scale", "Proc. JCDL", 2019, "10.5555/srm.2019"),
+        reference("M. Chen", "Neural Rankng of Scientific Citatons", "TOIS", 2020),
+        reference("P. Novak and Q. Ito", MISSING, "Nature Reviews", 2023),
+    ],
+)
+SURVEY = CitedPaper(
+    "A Survey of Reading Tools for Scientists",
+    2022,
+    references=[
+        reference("M. Chen", "Neural Ranking of Scientific Citations", "TOIS", 2020),
+        reference("P. Novak and Q. Ito", MISSING, "Nature Reviews", 2023),
+    ],
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +38,9 @@ def library(app_stack, make_user):
 
     email, pw = make_user()
     c = httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60)
-    c.headers["Authorization"] = "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
+    c.headers["Authorization"] = (
+        "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
+    )
     ids = {}
     for paper in (SRM, GMLD, NRC, SURVEY):  # NRC arrives after GMLD cites it: the incoming pass links it
         doc = upload(c, paper_pdf(paper), paper.title[:20] + ".pdf").json()
@@ -67,8 +77,10 @@ def test_missing_from_library_and_from_a_map(library, user_api):
     node = c.post(f"/mindmaps/{m['id']}/nodes", json={"parent_id": m["root_id"], "title": "claims"}).json()
     for title in (GMLD.title, SURVEY.title, NRC.title):
         hit = c.get("/search", params={"q": "reference lists across the papers", "document_id": ids[title]}).json()[0]
-        assert c.post(f"/mindmaps/{m['id']}/nodes/{node['id']}/citations",
-                      json={"chunk_id": hit["chunk_id"]}).status_code == 201
+        assert (
+            c.post(f"/mindmaps/{m['id']}/nodes/{node['id']}/citations", json={"chunk_id": hit["chunk_id"]}).status_code
+            == 201
+        )
     assert [p["title"] for p in c.get(f"/mindmaps/{m['id']}/missing").json()["papers"]] == [MISSING]
     cited = {x["document_id"]: x["cited_in_library"] for x in c.get(f"/mindmaps/{m['id']}").json()["citations"]}
     assert cited == {ids[GMLD.title]: 0, ids[SURVEY.title]: 0, ids[NRC.title]: 2}

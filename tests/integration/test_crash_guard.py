@@ -12,16 +12,17 @@ import redis
 from bayes_app.library import crash_guard
 from tests.support.procs import ROOT
 
-ATTEMPT = ("import sys, time, redis\n"
-           "from bayes_app.library import crash_guard\n"
-           "r = redis.Redis.from_url(sys.argv[1])\n"
-           "print(crash_guard.begin(r, sys.argv[2], 1)[1], flush=True)\n"
-           "time.sleep(60)\n")
+ATTEMPT = (
+    "import sys, time, redis\n"
+    "from bayes_app.library import crash_guard\n"
+    "r = redis.Redis.from_url(sys.argv[1])\n"
+    "print(crash_guard.begin(r, sys.argv[2], 1)[1], flush=True)\n"
+    "time.sleep(60)\n"
+)
 
 
 def _attempt_in_a_process(url: str, doc: str) -> tuple[subprocess.Popen, int]:
-    p = subprocess.Popen([sys.executable, "-c", ATTEMPT, url, doc], cwd=ROOT,
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", ATTEMPT, url, doc], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     return p, int(p.stdout.readline())
 
 

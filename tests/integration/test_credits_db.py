@@ -83,8 +83,7 @@ def test_grant_reserve_spend_release_balances(dbs, db_url):
     dbs.commit()
     assert (ledger.balance(dbs, user), ledger.held(dbs, user)) == (10 * MICRO, 0)
 
-    op = lc.create_operation(dbs, user, "ask", "Ask: what is X?", 2 * MICRO, "offline",
-                             input={"prompt": "what is X?"})
+    op = lc.create_operation(dbs, user, "ask", "Ask: what is X?", 2 * MICRO, "offline", input={"prompt": "what is X?"})
     assert op.status == "QUEUED" and op.reserved_credits == 2 * MICRO
     assert ledger.balance(dbs, user) == 10 * MICRO
     assert ledger.held(dbs, user) == 2 * MICRO
@@ -104,8 +103,9 @@ def test_grant_reserve_spend_release_balances(dbs, db_url):
     assert ledger.balance(dbs, user) == 10 * MICRO - cost
     assert ledger.held(dbs, user) == 0
     assert ledger.available(dbs, user) == 10 * MICRO - cost
-    entries = {e.entry_type: e.amount for e in dbs.exec(
-        select(LedgerEntry).where(LedgerEntry.operation_id == op.id)).all()}
+    entries = {
+        e.entry_type: e.amount for e in dbs.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op.id)).all()
+    }
     assert entries == {"reserve": 2 * MICRO, "spend": -cost, "release": -2 * MICRO}
 
     assert ledger.adjust(dbs, user, -cost, "adjust:refund-test", "goodwill") is True
@@ -178,8 +178,7 @@ def test_usage_is_idempotent_and_priced_at_record_time(dbs, db_url):
 def test_concurrent_reserves_only_the_ones_that_fit_pass(dbs, db_url, monkeypatch, entry):
     user = make_user(dbs, credits=5)
     n, barrier = 12, threading.Barrier(12)
-    ops = [Operation(owner_id=user.id, kind="ask", title=f"Ask: {i}", model="offline")
-           for i in range(n)]
+    ops = [Operation(owner_id=user.id, kind="ask", title=f"Ask: {i}", model="offline") for i in range(n)]
     if entry == "reserve":  # runs created without a reserve: only reserve() guards credits
         dbs.add_all(ops)
         dbs.commit()

@@ -23,7 +23,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "crosslang"
 ITEMS = json.loads((FIXTURE / "items.json").read_text(encoding="utf-8"))
 EXTRA = json.loads((FIXTURE / "distractors.json").read_text(encoding="utf-8"))
 # The first five topics of the fixture (fixed before the test was first run).
-CHECKED = [it["id"] for it in ITEMS[:int(os.environ.get("XL_N", "5"))]]
+CHECKED = [it["id"] for it in ITEMS[: int(os.environ.get("XL_N", "5"))]]
 
 
 def _pdf(title: str, text: str) -> bytes:
@@ -49,8 +49,11 @@ def library(tmp_path_factory):
     os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=db_url)
     settings.get_settings.cache_clear()
     embedder = get_embedder("all-MiniLM-L6-v2")
-    index = IndexClient(f"http://127.0.0.1:{port}", collection_name(embedder.name),
-                        cross_collection=cross_collection_name(embedder.name))
+    index = IndexClient(
+        f"http://127.0.0.1:{port}",
+        collection_name(embedder.name),
+        cross_collection=cross_collection_name(embedder.name),
+    )
     index.ensure_collection(dim=embedder.dim)
     try:
         with session_scope(db_url) as s:
@@ -61,8 +64,14 @@ def library(tmp_path_factory):
         passages += [(f"extra:{lang}:{j}", t) for lang, texts in EXTRA.items() for j, t in enumerate(texts)]
         for key, text in passages:
             acc = uploads.accept(owner, io.BytesIO(_pdf(f"Note {len(docs) + 1}", text)), f"note{len(docs)}.pdf")
-            res = ingest.ingest_document(lambda: Session(get_engine(db_url)), acc.document_id, acc.generation,
-                                         files_root=storage.default_store(), index=index, embedder=embedder)
+            res = ingest.ingest_document(
+                lambda: Session(get_engine(db_url)),
+                acc.document_id,
+                acc.generation,
+                files_root=storage.default_store(),
+                index=index,
+                embedder=embedder,
+            )
             assert res.status == "indexed", (key, res)
             docs[key] = acc.document_id
         yield {"db_url": db_url, "owner": owner, "index": index, "embedder": embedder, "docs": docs}
@@ -81,14 +90,24 @@ def test_language_is_detected_per_document(library):
     with session_scope(library["db_url"]) as s:
         lang = {d.id: d.language for d in s.exec(select(Document))}
     docs = library["docs"]
-    wrong = [key for key, doc_id in docs.items()
-             if lang[doc_id] != (key.split(":")[1] if key.startswith("extra:") else
-                                 "en" if key.endswith(("en", "distractor")) else key.rsplit(":", 1)[1])]
+    wrong = [
+        key
+        for key, doc_id in docs.items()
+        if lang[doc_id]
+        != (
+            key.split(":")[1]
+            if key.startswith("extra:")
+            else "en"
+            if key.endswith(("en", "distractor"))
+            else key.rsplit(":", 1)[1]
+        )
+    ]
     assert not wrong, wrong
     # non-English passages (and only those) carry a multilingual vector
     index = library["index"]
     assert index.client.count(index.cross_collection).count == sum(
-        1 for key in docs if key.rsplit(":", 1)[1] in ("de", "fr") or key.startswith(("extra:de", "extra:fr")))
+        1 for key in docs if key.rsplit(":", 1)[1] in ("de", "fr") or key.startswith(("extra:de", "extra:fr"))
+    )
 
 
 @pytest.mark.parametrize("item_id", CHECKED)
@@ -127,14 +146,26 @@ def test_without_foreign_documents_search_is_the_english_hybrid(library):
     for j, it in enumerate(ITEMS[:6]):
         for text in (it["en"], it["distractor"]):
             acc = uploads.accept(owner, io.BytesIO(_pdf(f"English {j}", text)), f"en{j}.pdf")
-            ingest.ingest_document(lambda: Session(get_engine(db_url)), acc.document_id, acc.generation,
-                                   files_root=storage.default_store(), index=index, embedder=emb)
+            ingest.ingest_document(
+                lambda: Session(get_engine(db_url)),
+                acc.document_id,
+                acc.generation,
+                files_root=storage.default_store(),
+                index=index,
+                embedder=emb,
+            )
     q = ITEMS[0]["query"]
     with session_scope(db_url) as s:
         hits = hybrid.search(s, index, emb, owner, q, k=5, cross_embedder=Refuses())
     sv = sparse.query_vector(q)
-    plain = index.hybrid_search(emb.embed_query(q), (sv.indices, sv.values), owner_id=owner, limit=5,
-                                prefetch_limit=40, exclude_roles=hybrid.excluded_roles())
+    plain = index.hybrid_search(
+        emb.embed_query(q),
+        (sv.indices, sv.values),
+        owner_id=owner,
+        limit=5,
+        prefetch_limit=40,
+        exclude_roles=hybrid.excluded_roles(),
+    )
     assert [h.chunk_id for h in hits] == [str(h.point_id) for h in plain]
     assert all(h.lang == "en" for h in hits)
 
@@ -152,13 +183,25 @@ def test_role_updates_and_deletes_reach_both_collections(library):
         en = [c.id for c in s.exec(select(Chunk).where(Chunk.document_id == docs["extra:en:5"]))]
     index.set_roles(en + de, "footnote")
     for name in (index.collection, index.cross_collection):
-        points, _ = index.client.scroll(name, scroll_filter=models.Filter(must=[models.FieldCondition(
-            key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))]), with_payload=["role"])
+        points, _ = index.client.scroll(
+            name,
+            scroll_filter=models.Filter(
+                must=[models.FieldCondition(key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))]
+            ),
+            with_payload=["role"],
+        )
         assert points and all(p.payload["role"] == "footnote" for p in points)
     index.delete_chunks(en + de)
     assert index.count(document_id=docs["extra:de:5"]) == 0
-    assert index.client.count(index.cross_collection, count_filter=models.Filter(must=[models.FieldCondition(
-        key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))])).count == 0
+    assert (
+        index.client.count(
+            index.cross_collection,
+            count_filter=models.Filter(
+                must=[models.FieldCondition(key="document_id", match=models.MatchValue(value=docs["extra:de:5"]))]
+            ),
+        ).count
+        == 0
+    )
 
 
 def test_a_map_citation_of_a_german_passage_says_its_language(library):

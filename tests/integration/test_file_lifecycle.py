@@ -17,8 +17,12 @@ from tests.support.tiny_pdf import text_pdf
 @pytest.fixture(params=["local", "s3"])
 def files(request, db_url, configure, tmp_path) -> storage.FileStore:
     """Settings pointing the app's store at a fresh local dir or a fresh bucket."""
-    env = {"DATABASE_URL": db_url, "BAYES_DATA_DIR": str(tmp_path / "data"), "BAYES_USER_QUOTA_MB": "1",
-           "BAYES_STORAGE_URL": ""}
+    env = {
+        "DATABASE_URL": db_url,
+        "BAYES_DATA_DIR": str(tmp_path / "data"),
+        "BAYES_USER_QUOTA_MB": "1",
+        "BAYES_STORAGE_URL": "",
+    }
     if request.param == "s3":
         s3 = request.getfixturevalue("s3_server")
         env |= {"BAYES_STORAGE_URL": f"s3://{s3.new_bucket()}/files", **s3.env()}
@@ -110,8 +114,7 @@ def test_the_sweep_removes_unreferenced_objects_past_the_grace_period(files):
     uid = _user()
     kept = _pdf(f"kept {uuid.uuid4().hex}")
     uploads.accept(uid, io.BytesIO(kept), "kept.pdf")
-    orphans = [files.store_stream(io.BytesIO(_pdf(f"orphan {i} {uuid.uuid4().hex}")), 1 << 20).sha256
-               for i in range(3)]
+    orphans = [files.store_stream(io.BytesIO(_pdf(f"orphan {i} {uuid.uuid4().hex}")), 1 << 20).sha256 for i in range(3)]
     assert uploads.sweep_unreferenced(grace_s=3600) == []  # young: may be an upload in flight
     assert set(files.iter_shas()) == {_sha(kept), *orphans}
     time.sleep(1.1)  # S3's LastModified has one-second resolution

@@ -26,8 +26,9 @@ def started(db: Session, user, usage: int = 3, estimate: int = MICRO) -> tuple[s
     """A RUNNING op with `usage` usage events; returns (id, attempt, Σ cost)."""
     op = lc.create_operation(db, user, "ask", "Ask: q", estimate, "offline")
     attempt = lc.mark_running(db, op.id)
-    cost = sum(lc.record_usage(db, op.id, attempt, i, "agent", "offline", 100, 20, 10).cost_credits
-               for i in range(usage))
+    cost = sum(
+        lc.record_usage(db, op.id, attempt, i, "agent", "offline", 100, 20, 10).cost_credits for i in range(usage)
+    )
     return op.id, attempt, cost
 
 
@@ -60,8 +61,7 @@ def test_fencing_stale_attempt_cannot_stop(dbs):
 
 def test_cancel_while_queued_and_after_finish(dbs, db_url):
     user = make_user(dbs, credits=5)
-    op = lc.create_operation(dbs, user, "build_map", "Mindmap: M", MICRO, "offline",
-                             resource=("mindmap", "m1"))
+    op = lc.create_operation(dbs, user, "build_map", "Mindmap: M", MICRO, "offline", resource=("mindmap", "m1"))
     assert lc.request_cancel(dbs, op.id, "resource_deleted") is False
     assert lc.request_cancel(dbs, op.id) is False  # idempotent: the first reason stays
     with pytest.raises(lc.CannotStart) as err:
@@ -86,9 +86,16 @@ def test_cancel_while_running_is_charged_for_usage(dbs, db_url):
     assert lc.finalize(get_engine(db_url), op_id, DEAD) == "finalized"
     op = fresh(dbs, op_id)
     assert (op.status, op.outcome_reason, op.charged_credits) == ("CANCELLED", "user_cancel", cost)
-    assert lc.terminal_event(op) == {"type": "done", "data": {
-        "id": op_id, "status": "CANCELLED", "outcome_reason": "user_cancel",
-        "charged_credits": cost, "finalized_at": op.finalized_at.isoformat()}}
+    assert lc.terminal_event(op) == {
+        "type": "done",
+        "data": {
+            "id": op_id,
+            "status": "CANCELLED",
+            "outcome_reason": "user_cancel",
+            "charged_credits": cost,
+            "finalized_at": op.finalized_at.isoformat(),
+        },
+    }
 
 
 def test_finalize_waits_while_the_lease_is_alive(dbs, db_url):
@@ -199,23 +206,40 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
     rng = random.Random(4)
     engine = get_engine(db_url)
     users = [make_user(dbs, credits=100) for _ in range(3)]
-    scenarios = ["success", "cancel_running", "cancel_queued", "failure", "worker_lost",
-                 "resource_deleted", "stale_retry"]
+    scenarios = [
+        "success",
+        "cancel_running",
+        "cancel_queued",
+        "failure",
+        "worker_lost",
+        "resource_deleted",
+        "stale_retry",
+    ]
     ops: list[str] = []
     for i in range(60):
         user = rng.choice(users)
         kind = scenarios[i % len(scenarios)]
-        op = lc.create_operation(dbs, user, "ask", f"Ask: {i}", rng.randint(0, 2) * MICRO,
-                                 "offline", resource=("mindmap", f"m{i}"))
+        op = lc.create_operation(
+            dbs, user, "ask", f"Ask: {i}", rng.randint(0, 2) * MICRO, "offline", resource=("mindmap", f"m{i}")
+        )
         ops.append(op.id)
         if kind == "cancel_queued":
             lc.request_cancel(dbs, op.id)
             continue
         attempt = lc.mark_running(dbs, op.id)
         for seq in range(rng.randint(0, 6)):
-            lc.record_usage(dbs, op.id, attempt, seq, rng.choice(["agent", "phase1_thinking"]),
-                            "offline", rng.randint(0, 5000), rng.randint(0, 100),
-                            rng.randint(0, 800), estimated=rng.random() < 0.2)
+            lc.record_usage(
+                dbs,
+                op.id,
+                attempt,
+                seq,
+                rng.choice(["agent", "phase1_thinking"]),
+                "offline",
+                rng.randint(0, 5000),
+                rng.randint(0, 100),
+                rng.randint(0, 800),
+                estimated=rng.random() < 0.2,
+            )
             if rng.random() < 0.3:  # redelivered event
                 lc.record_usage(dbs, op.id, attempt, seq, "agent", "offline", 1, 0, 1)
         if kind == "success":
@@ -244,15 +268,15 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
     total_usage = dbs.exec(select(func.sum(UsageEvent.cost_credits))).one()
     assert sum(ledger.balance(dbs, u) for u in users) == 300 * MICRO - total_usage
     assert all(ledger.held(dbs, u) == 0 for u in users)
-    assert len(ledger.history(dbs, users[0])) == 1 + sum(
-        fresh(dbs, o).owner_id == users[0].id for o in ops)
+    assert len(ledger.history(dbs, users[0])) == 1 + sum(fresh(dbs, o).owner_id == users[0].id for o in ops)
 
     # injected inconsistencies are found
     victim, held_victim = ops[0], ops[1]
     owner = fresh(dbs, victim).owner_id
     ledger.insert_entry(dbs, owner, "spend", -123, f"manual:{new_id()}", operation_id=victim)
-    ledger.insert_entry(dbs, fresh(dbs, held_victim).owner_id, "reserve", 7, f"manual:{new_id()}",
-                        operation_id=held_victim)
+    ledger.insert_entry(
+        dbs, fresh(dbs, held_victim).owner_id, "reserve", 7, f"manual:{new_id()}", operation_id=held_victim
+    )
     stale = lc.create_operation(dbs, owner, "ask", "Ask: lost message", 0, "offline")
     dbs.commit()
     report = reconcile(dbs, stale_after_s=60, now=utcnow() + timedelta(seconds=61))

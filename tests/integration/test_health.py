@@ -4,7 +4,7 @@ with a real worker process publishing heartbeats."""
 import pytest
 from starlette.testclient import TestClient
 
-from tests.support.procs import RedisServer, free_port, start_index, start_worker, stack_env, wait_for
+from tests.support.procs import RedisServer, free_port, stack_env, start_index, start_worker, wait_for
 
 
 @pytest.fixture
@@ -20,17 +20,17 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
 
     db_url = f"sqlite:///{tmp_path / 'h.db'}"
     from bayes_app import db
+
     db.migrate(db_url)
     index_url = f"http://127.0.0.1:{free_port()}"
     index = start_index(tmp_path / "index", int(index_url.rsplit(":", 1)[1]), tmp_path / "index.log")
-    configure(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=private_redis.url,
-              QDRANT_URL=index_url)
+    configure(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=private_redis.url, QDRANT_URL=index_url)
     redis_client._sync.clear()
-    env = stack_env(tmp_path, 1, DATABASE_URL=db_url, REDIS_URL=private_redis.url,
-                    QDRANT_URL=index_url)
+    env = stack_env(tmp_path, 1, DATABASE_URL=db_url, REDIS_URL=private_redis.url, QDRANT_URL=index_url)
     worker = start_worker(env, tmp_path / "worker.log")
     client = TestClient(build_api(), headers=_token_headers(db_url, is_admin=True))
     try:
+
         def status():
             return client.get("/api/v1/health").json()["status"]
 
@@ -87,8 +87,9 @@ def test_health_degrades_with_database_down(tmp_path, private_redis, configure):
     from bayes_app import redis_client
     from bayes_app.api import build_api
 
-    configure(BAYES_DATA_DIR=str(tmp_path), REDIS_URL=private_redis.url,
-              DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
+    configure(
+        BAYES_DATA_DIR=str(tmp_path), REDIS_URL=private_redis.url, DATABASE_URL="postgresql://nobody@127.0.0.1:1/none"
+    )
     redis_client._sync.clear()
     r = TestClient(build_api()).get("/api/v1/health")
     assert r.status_code == 503

@@ -43,7 +43,16 @@ class IndexServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = path.parent / f"index-{self.port}.log"
-        cmd = [sys.executable, "-m", "bayes_app.search.index_server", "--path", str(path), "--port", str(self.port), *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "bayes_app.search.index_server",
+            "--path",
+            str(path),
+            "--port",
+            str(self.port),
+            *extra,
+        ]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -212,8 +221,7 @@ def test_roles_filter_relabel_and_cosine(ix: IndexClient) -> None:
     assert kept == ids - {p.id for p in pts[2:4]}
     target = pts[6]
     dense = np.asarray(target.dense, dtype=np.float64)
-    [top] = ix.hybrid_search((dense / np.linalg.norm(dense)).tolist(), target.sparse, "rhea", limit=1,
-                             with_cosine=True)
+    [top] = ix.hybrid_search((dense / np.linalg.norm(dense)).tolist(), target.sparse, "rhea", limit=1, with_cosine=True)
     assert top.point_id == target.id and top.dense == pytest.approx(1.0, abs=1e-3)
 
 
@@ -231,36 +239,69 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
     c = QdrantClient(url=server.url)
     name = f"raw_{uuid.uuid4().hex[:8]}"
     assert not c.collection_exists(name)
-    c.create_collection(name, vectors_config={"d": models.VectorParams(size=4, distance=models.Distance.DOT)},
-                        sparse_vectors_config={"s": models.SparseVectorParams()})
+    c.create_collection(
+        name,
+        vectors_config={"d": models.VectorParams(size=4, distance=models.Distance.DOT)},
+        sparse_vectors_config={"s": models.SparseVectorParams()},
+    )
     assert c.collection_exists(name) and name in [x.name for x in c.get_collections().collections]
     with pytest.raises(UnexpectedResponse) as err:
         c.create_collection(name, vectors_config={"d": models.VectorParams(size=4, distance=models.Distance.DOT)})
     assert err.value.status_code == 409 and "already exists" in err.value.structured()["status"]["error"]
 
-    c.upsert(name, [models.PointStruct(id=i, vector={"d": [float(i), 1, 0, 0], "s": models.SparseVector(indices=[i % 3], values=[1.0])},
-                                       payload={"tag": "even" if i % 2 == 0 else "odd", "n": i}) for i in range(1, 21)])
-    c.upsert(name, models.Batch(ids=[100, 101], vectors={"d": [[0, 0, 1, 0], [0, 0, 0, 1]]}, payloads=[{"tag": "b"}, {"tag": "b"}]))
+    c.upsert(
+        name,
+        [
+            models.PointStruct(
+                id=i,
+                vector={"d": [float(i), 1, 0, 0], "s": models.SparseVector(indices=[i % 3], values=[1.0])},
+                payload={"tag": "even" if i % 2 == 0 else "odd", "n": i},
+            )
+            for i in range(1, 21)
+        ],
+    )
+    c.upsert(
+        name,
+        models.Batch(
+            ids=[100, 101], vectors={"d": [[0, 0, 1, 0], [0, 0, 0, 1]]}, payloads=[{"tag": "b"}, {"tag": "b"}]
+        ),
+    )
     assert c.count(name).count == 22
     top = c.query_points(name, query=[1, 0, 0, 0], using="d", limit=3).points
     assert [p.id for p in top] == [20, 19, 18]
-    flt = models.Filter(must=[models.FieldCondition(key="tag", match=models.MatchValue(value="odd"))],
-                        must_not=[models.HasIdCondition(has_id=[19])])
-    assert [p.id for p in c.query_points(name, query=[1, 0, 0, 0], using="d", query_filter=flt, limit=2).points] == [17, 15]
+    flt = models.Filter(
+        must=[models.FieldCondition(key="tag", match=models.MatchValue(value="odd"))],
+        must_not=[models.HasIdCondition(has_id=[19])],
+    )
+    assert [p.id for p in c.query_points(name, query=[1, 0, 0, 0], using="d", query_filter=flt, limit=2).points] == [
+        17,
+        15,
+    ]
     twice = [models.Prefetch(query=[1, 0, 0, 0], using="d", limit=5)] * 2
     fused = c.query_points(name, prefetch=twice, query=models.FusionQuery(fusion=models.Fusion.RRF), limit=3).points
     assert [p.id for p in fused] == [20, 19, 18]
     assert fused[0].score == pytest.approx(2 / 2)  # Qdrant's default RRF k is 2
     sparse = c.query_points(name, query=models.SparseVector(indices=[1], values=[1.0]), using="s", limit=20).points
     assert sorted(p.id for p in sparse) == [i for i in range(1, 21) if i % 3 == 1]
-    batch = c.query_batch_points(name, [models.QueryRequest(query=[1, 0, 0, 0], using="d", limit=1),
-                                        models.QueryRequest(query=[0, 0, 1, 0], using="d", limit=1)])
+    batch = c.query_batch_points(
+        name,
+        [
+            models.QueryRequest(query=[1, 0, 0, 0], using="d", limit=1),
+            models.QueryRequest(query=[0, 0, 1, 0], using="d", limit=1),
+        ],
+    )
     assert [r.points[0].id for r in batch] == [20, 100]
 
     seen, offset = [], None
     while True:
-        page, offset = c.scroll(name, limit=7, offset=offset, scroll_filter=models.Filter(
-            must=[models.FieldCondition(key="tag", match=models.MatchAny(any=["even", "b"]))]))
+        page, offset = c.scroll(
+            name,
+            limit=7,
+            offset=offset,
+            scroll_filter=models.Filter(
+                must=[models.FieldCondition(key="tag", match=models.MatchAny(any=["even", "b"]))]
+            ),
+        )
         seen += [p.id for p in page]
         if offset is None:
             break
@@ -288,7 +329,9 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
 def test_real_shape_dim_384(server: IndexServer) -> None:
     ix = IndexClient(server.url, collection=f"t384_{uuid.uuid4().hex[:8]}")
     ix.ensure_collection(ix.collection, 384)
-    pts = rand_points(1500, "alice", dim=384, docs=30, nnz=50, seed=3) + rand_points(500, "bob", dim=384, nnz=50, seed=4)
+    pts = rand_points(1500, "alice", dim=384, docs=30, nnz=50, seed=3) + rand_points(
+        500, "bob", dim=384, nnz=50, seed=4
+    )
     assert ix.upsert_chunks(pts) == 2000
     # the query = a chunk's own vectors -> that chunk is first
     for target in (pts[7], pts[1234]):

@@ -30,8 +30,7 @@ def test_kill_9_mid_ingestion_then_restart(tmp_path, redis_server, configure):
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
     index_url = f"http://127.0.0.1:{index_port}"
-    settings = dict(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=redis_url,
-                    QDRANT_URL=index_url)
+    settings = dict(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=redis_url, QDRANT_URL=index_url)
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     worker = start_worker(env, tmp_path / "worker1.log")
@@ -42,9 +41,15 @@ def test_kill_9_mid_ingestion_then_restart(tmp_path, redis_server, configure):
         with open(pdfs.REVIEW, "rb") as fh:
             acc = uploads.accept(owner, fh, "review.pdf")
         broker = RedisBroker(url=redis_url, namespace="bayes-tasks")
-        broker.enqueue(dramatiq.Message(queue_name="ingest", actor_name="ingest_document",
-                                        args=(acc.document_id, acc.generation), kwargs={},
-                                        options={}))
+        broker.enqueue(
+            dramatiq.Message(
+                queue_name="ingest",
+                actor_name="ingest_document",
+                args=(acc.document_id, acc.generation),
+                kwargs={},
+                options={},
+            )
+        )
 
         def embedding_under_way():
             with session_scope(db_url) as s:

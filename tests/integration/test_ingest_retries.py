@@ -34,13 +34,23 @@ def test_exhausted_retries_mark_the_document_failed(db_url, configure, redis_ser
         raise ConnectionRefusedError("the index is away")
 
     # The production actor's retry options, on this broker; the real exhausted handler.
-    options = {k: v for k, v in jl.ingest_document.options.items() if k not in ("max_retries", "min_backoff",
-                                                                                "max_backoff")}
+    options = {
+        k: v for k, v in jl.ingest_document.options.items() if k not in ("max_retries", "min_backoff", "max_backoff")
+    }
     assert options["on_retry_exhausted"] == "ingest_retries_exhausted"
-    dramatiq.actor(ingest_document, broker=broker, actor_name="ingest_document", queue_name="ingest",
-                   max_retries=2, min_backoff=10, max_backoff=20, **options)
-    dramatiq.actor(jl.ingest_retries_exhausted.fn, broker=broker, actor_name="ingest_retries_exhausted",
-                   queue_name="ingest")
+    dramatiq.actor(
+        ingest_document,
+        broker=broker,
+        actor_name="ingest_document",
+        queue_name="ingest",
+        max_retries=2,
+        min_backoff=10,
+        max_backoff=20,
+        **options,
+    )
+    dramatiq.actor(
+        jl.ingest_retries_exhausted.fn, broker=broker, actor_name="ingest_retries_exhausted", queue_name="ingest"
+    )
     worker = dramatiq.Worker(broker, worker_timeout=50)
     worker.start()
     try:

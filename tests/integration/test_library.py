@@ -64,7 +64,7 @@ def test_upload_ingest_search_open(user_api, app_stack, app_db_url):
     with session_scope(app_db_url) as s:
         chunk = s.get(Chunk, hits[0]["chunk_id"])
         page = s.get(PageText, (doc["id"], chunk.page))
-        assert page.text[chunk.char_start:chunk.char_end] == chunk.text
+        assert page.text[chunk.char_start : chunk.char_end] == chunk.text
 
     f = a.get(f"/documents/{doc['id']}/file")
     assert f.status_code == 200 and f.headers["content-type"] == "application/pdf"
@@ -78,9 +78,13 @@ def test_another_user_sees_nothing(user_api):
     doc = upload(a, pdfs.MEDIA.read_bytes(), "media.pdf").json()
     assert wait_done(a, doc["id"])["status"] == "indexed"
     doc_id = doc["id"]
-    for method, path in [("GET", f"/documents/{doc_id}"), ("GET", f"/documents/{doc_id}/file"),
-                         ("PATCH", f"/documents/{doc_id}"), ("DELETE", f"/documents/{doc_id}"),
-                         ("POST", f"/documents/{doc_id}/reindex")]:
+    for method, path in [
+        ("GET", f"/documents/{doc_id}"),
+        ("GET", f"/documents/{doc_id}/file"),
+        ("PATCH", f"/documents/{doc_id}"),
+        ("DELETE", f"/documents/{doc_id}"),
+        ("POST", f"/documents/{doc_id}/reindex"),
+    ]:
         r = b.request(method, path, json={"title": "mine now"} if method == "PATCH" else None)
         assert r.status_code == 404, (method, path, r.text)
         assert r.json()["error"]["code"] == "not_found"
@@ -129,9 +133,16 @@ def test_metadata_edit_and_collections_filter_search(user_api):
     col_a = c.post("/collections", json={"name": "Reading"}).json()
     col_b = c.post("/collections", json={"name": "Later"}).json()
     assert c.post("/collections", json={"name": "Reading"}).status_code == 409
-    r = c.patch(f"/documents/{doc['id']}", json={
-        "title": "Duplicate media test", "authors": ["Ada Lovelace", "Alan Turing"],
-        "year": 2021, "doi": "10.1234/abc", "collection_ids": [col_a["id"]]})
+    r = c.patch(
+        f"/documents/{doc['id']}",
+        json={
+            "title": "Duplicate media test",
+            "authors": ["Ada Lovelace", "Alan Turing"],
+            "year": 2021,
+            "doi": "10.1234/abc",
+            "collection_ids": [col_a["id"]],
+        },
+    )
     assert r.status_code == 200, r.text
     assert r.json()["title"] == "Duplicate media test" and r.json()["collection_ids"] == [col_a["id"]]
     assert c.patch(f"/documents/{doc['id']}", json={"year": "soon"}).status_code == 400
@@ -156,9 +167,9 @@ def test_metadata_edit_and_collections_filter_search(user_api):
 
 
 def test_delete_removes_file_chunks_and_vectors(user_api, app_stack, app_db_url):
+    from bayes_app.search.embeddings import resolve_name
     from bayes_app.search.index import IndexClient
     from bayes_app.search.runtime import collection_name
-    from bayes_app.search.embeddings import resolve_name
 
     c = user_api()
     unique = pdfs.MEDIA.read_bytes() + f"\n% {uuid.uuid4().hex}\n".encode()  # no other user has it
@@ -167,8 +178,11 @@ def test_delete_removes_file_chunks_and_vectors(user_api, app_stack, app_db_url)
     with session_scope(app_db_url) as s:
         sha = s.get(Document, doc["id"]).file_sha256
     path = storage.path_for(app_stack.data_dir / "files", sha)
-    index = IndexClient(f"http://127.0.0.1:{app_stack.env['BAYES_INDEX_PORT']}",
-                        collection_name(resolve_name()), api_key=app_stack.index_api_key)
+    index = IndexClient(
+        f"http://127.0.0.1:{app_stack.env['BAYES_INDEX_PORT']}",
+        collection_name(resolve_name()),
+        api_key=app_stack.index_api_key,
+    )
     assert path.exists() and index.count(document_id=doc["id"]) > 0
 
     assert c.delete(f"/documents/{doc['id']}").status_code == 204
@@ -189,8 +203,9 @@ def test_reingesting_a_changed_pdf_embeds_only_changed_chunks(user_api, app_db_u
         before = {ch.id for ch in s.exec(select(Chunk).where(Chunk.document_id == doc["id"]))}
     assert first["progress"]["total"] == len(before)  # first ingest embeds every chunk
 
-    r = c.put(f"/documents/{doc['id']}/file",
-              files={"file": ("pasa-v2.pdf", pdfs.pasa_with_extra_page(), "application/pdf")})
+    r = c.put(
+        f"/documents/{doc['id']}/file", files={"file": ("pasa-v2.pdf", pdfs.pasa_with_extra_page(), "application/pdf")}
+    )
     assert r.status_code == 202, r.text
     second = wait_done(c, doc["id"])
     assert second["status"] == "indexed" and second["page_count"] == 16

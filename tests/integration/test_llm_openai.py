@@ -11,8 +11,18 @@ import httpx
 import openai
 import pytest
 
-from bayes_app.llm import (ChatRequest, Done, OpenAIProvider, ProviderError, ReasoningDelta, RetryPolicy,
-                           TextDelta, ToolCall, ToolCallDelta, Usage)
+from bayes_app.llm import (
+    ChatRequest,
+    Done,
+    OpenAIProvider,
+    ProviderError,
+    ReasoningDelta,
+    RetryPolicy,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 from bayes_app.llm.tokens import count_tokens
 from tests.support.fake_openai import FakeOpenAI, FakeOpenAIProcess, Script, ToolCallScript
 
@@ -34,8 +44,11 @@ def fake(server):
 
 
 def request(text: str = "What does the library say?", **kw) -> ChatRequest:
-    return ChatRequest(model="test-model", messages=[{"role": "system", "content": "Be brief."},
-                                                     {"role": "user", "content": text}], **kw)
+    return ChatRequest(
+        model="test-model",
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}],
+        **kw,
+    )
 
 
 def provider(fake, **kw) -> OpenAIProvider:
@@ -80,17 +93,28 @@ def test_reasoning_deltas(fake):
 
 
 def test_tool_calls_assembled_from_fragments(fake):
-    fake.script(Script(tool_calls=[
-        ToolCallScript("search_knowledge_base", {"query": "sleep and insulin", "top_k": 7}, id="call_a", fragments=5),
-        ToolCallScript("calculator", '{"expression": "2*(3+4)"}', id="call_b", fragments=3)]))
-    req = request(tools=[{"type": "function", "function": {"name": "search_knowledge_base", "parameters": {}}}],
-                  tool_choice="auto")
+    fake.script(
+        Script(
+            tool_calls=[
+                ToolCallScript(
+                    "search_knowledge_base", {"query": "sleep and insulin", "top_k": 7}, id="call_a", fragments=5
+                ),
+                ToolCallScript("calculator", '{"expression": "2*(3+4)"}', id="call_b", fragments=3),
+            ]
+        )
+    )
+    req = request(
+        tools=[{"type": "function", "function": {"name": "search_knowledge_base", "parameters": {}}}],
+        tool_choice="auto",
+    )
     events, stream = asyncio.run(drain(provider(fake), req))
     fragments = [e for e in events if isinstance(e, ToolCallDelta)]
     assert len(fragments) == 1 + 5 + 1 + 3
     calls = [e for e in events if isinstance(e, ToolCall)]
-    assert calls == [ToolCall("call_a", "search_knowledge_base", '{"query": "sleep and insulin", "top_k": 7}'),
-                     ToolCall("call_b", "calculator", '{"expression": "2*(3+4)"}')]
+    assert calls == [
+        ToolCall("call_a", "search_knowledge_base", '{"query": "sleep and insulin", "top_k": 7}'),
+        ToolCall("call_b", "calculator", '{"expression": "2*(3+4)"}'),
+    ]
     assert calls[0].arguments() == {"query": "sleep and insulin", "top_k": 7}
     assert events.index(calls[-1]) > events.index(fragments[-1])
     assert events[-1] == Done("tool_calls") and stream.finish_reason == "tool_calls"
@@ -173,8 +197,7 @@ def test_5xx_retried_then_bounded(fake):
     fake.script(Script.error(500, times=10))
     t0 = time.monotonic()
     with pytest.raises(ProviderError) as exc:
-        asyncio.run(drain(provider(fake, retry=RetryPolicy(max_attempts=3, base_delay=0.05, max_delay=1)),
-                          request()))
+        asyncio.run(drain(provider(fake, retry=RetryPolicy(max_attempts=3, base_delay=0.05, max_delay=1)), request()))
     assert time.monotonic() - t0 < 1.5
     assert exc.value.code == "unavailable" and exc.value.retryable and exc.value.status == 500
     assert not exc.value.partial and len(fake.chat_requests()) == 3
@@ -192,8 +215,10 @@ def test_client_errors_are_not_retried(fake):
         with pytest.raises(ProviderError) as exc:
             asyncio.run(drain(provider(fake), request()))
         errors.append(exc.value)
-    assert [(e.code, e.status, e.retryable) for e in errors] == [("bad_request", 400, False),
-                                                                 ("bad_request", 404, False)]
+    assert [(e.code, e.status, e.retryable) for e in errors] == [
+        ("bad_request", 400, False),
+        ("bad_request", 404, False),
+    ]
     assert "unknown model" in str(errors[0])
     assert len(fake.chat_requests()) == 2
 
@@ -265,10 +290,15 @@ async def _cancel_after(p: OpenAIProvider, req: ChatRequest, seconds: float) -> 
     return t_cancel, seen
 
 
-@pytest.mark.parametrize("script", [Script.reply("tok " * 300, tokens_per_s=30),
-                                    Script.reply("after the stall", stall_s=10, stall_at=3),
-                                    Script.reply("no headers yet", headers_delay_s=10)],
-                         ids=["streaming", "stalled", "before-headers"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        Script.reply("tok " * 300, tokens_per_s=30),
+        Script.reply("after the stall", stall_s=10, stall_at=3),
+        Script.reply("no headers yet", headers_delay_s=10),
+    ],
+    ids=["streaming", "stalled", "before-headers"],
+)
 def test_cancel_closes_the_http_stream_at_once(fake, script):
     fake.script(script)
     t_cancel, seen = asyncio.run(_cancel_after(provider(fake), request(), 0.35))
@@ -281,8 +311,11 @@ def test_cancel_closes_the_http_stream_at_once(fake, script):
     assert fake.chat_requests()[0]["chunks_sent"] == rec["chunks_sent"]  # no more model work after Stop
 
 
-@pytest.mark.parametrize("script", [Script.reply("word " * 300, tokens_per_s=50),
-                                    Script.reply("word", headers_delay_s=10)], ids=["streaming", "before-headers"])
+@pytest.mark.parametrize(
+    "script",
+    [Script.reply("word " * 300, tokens_per_s=50), Script.reply("word", headers_delay_s=10)],
+    ids=["streaming", "before-headers"],
+)
 def test_aclose_from_another_task_ends_the_consumer_normally(fake, script):
     fake.script(script)
 
@@ -324,22 +357,31 @@ def test_api_key_never_in_errors(fake):
 
     # connection refused: nothing listens on the port
     with pytest.raises(ProviderError) as exc:
-        asyncio.run(drain(OpenAIProvider("http://127.0.0.1:9/v1", API_KEY,
-                                         retry=RetryPolicy(max_attempts=2, base_delay=0.01)), request()))
+        asyncio.run(
+            drain(
+                OpenAIProvider("http://127.0.0.1:9/v1", API_KEY, retry=RetryPolicy(max_attempts=2, base_delay=0.01)),
+                request(),
+            )
+        )
     assert exc.value.code == "unavailable" and exc.value.retryable
     assert API_KEY not in repr(exc.value) and API_KEY not in "".join(traceback.format_exception(exc.value))
     assert API_KEY not in repr(OpenAIProvider("http://x/v1", API_KEY))
 
 
 def test_scripts_matched_by_header_or_marker(fake):
-    fake.script(Script.reply("fifo"), Script.reply("by marker", match="[[case-7]]"),
-                Script.reply("by header", match="h1"))
+    fake.script(
+        Script.reply("fifo"), Script.reply("by marker", match="[[case-7]]"), Script.reply("by header", match="h1")
+    )
 
     async def go():
         p = provider(fake)
         out = []
-        for req, headers in [(request("hello [[case-7]]"), None), (request("plain"), {"X-Fake-Script": "h1"}),
-                             (request("plain"), None), (request("plain"), None)]:
+        for req, headers in [
+            (request("hello [[case-7]]"), None),
+            (request("plain"), {"X-Fake-Script": "h1"}),
+            (request("plain"), None),
+            (request("plain"), None),
+        ]:
             q = OpenAIProvider(fake.base_url, API_KEY, default_headers=headers) if headers else p
             out.append((await q.complete(req)).text)
             if q is not p:
@@ -354,8 +396,10 @@ def test_separate_process_scripted_over_http(tmp_path):
     script_file = tmp_path / "scripts.json"
     script_file.write_text(json.dumps([Script.reply("from file").to_dict()]))
     with FakeOpenAIProcess(script_file=str(script_file)) as srv:
-        srv.script(Script.reply("pushed later", reasoning="r"),
-                   Script(tool_calls=[ToolCallScript("calculator", {"x": 1})], match="calc"))
+        srv.script(
+            Script.reply("pushed later", reasoning="r"),
+            Script(tool_calls=[ToolCallScript("calculator", {"x": 1})], match="calc"),
+        )
         assert httpx.get(srv.base_url + "/models").json()["data"][0]["id"] == "fake-model"
 
         async def go():

@@ -20,9 +20,9 @@ import pytest
 import redis
 from sqlmodel import Session, select
 
+from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
-from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.maps import export, service
@@ -36,17 +36,21 @@ from tests.support.maplib import assert_provenance, ingest
 from tests.support.procs import free_port, restore_env, start_index
 
 MODEL = "gpt-4o-mini"
-Q1 = ("the decision token is presented before the rationale, allowing the Selector to act as a single-token "
-      "reward model during the Crawler training")
+Q1 = (
+    "the decision token is presented before the rationale, allowing the Selector to act as a single-token "
+    "reward model during the Crawler training"
+)
 Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
 SELECTOR_CLAIM = "Putting the decision before the rationale lets the Selector act as a single-token reward model."
 FAKE_QUOTE = "PaSa guarantees perfect recall on every academic query ever asked."
 Q1_DUP = "Additionally, the token probability of the decision token can be used to rank search results."
 FIGURE_QUOTE = "Crawler Paper Queue User Query Selector"  # text inside pasa.pdf's Figure 1
-ASPECT_QUERIES = {"Decision order": pdfs.PASA_P7_PHRASE,
-                  "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
-                  "Unanswered aspect": "zebra migration patterns in the Serengeti"}
+ASPECT_QUERIES = {
+    "Decision order": pdfs.PASA_P7_PHRASE,
+    "Recall against baselines": "PaSa-7B surpasses the best Google-based baseline recall@20",
+    "Unanswered aspect": "zebra migration patterns in the Serengeti",
+}
 FIGURE_ASPECT = {"Agent architecture": "Crawler Paper Queue User Query Selector Select Drop"}
 
 
@@ -100,13 +104,15 @@ def env(db_url, redis_server, index_env):
     r.flushdb()
 
 
-def run(env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL,
-        outcome: str = "SUCCEEDED") -> tuple[str, list]:
+def run(
+    env, kind: str, map_id: str, provider_factory, node_id=None, prompt=None, model=MODEL, outcome: str = "SUCCEEDED"
+) -> tuple[str, list]:
     sessions, r = env["sessions"], env["r"]
     with sessions() as db:
         op = start_map_run(db, env["user"], kind, map_id, node_id, prompt, model=model, output_tokens=2000)
-    res = asyncio.run(executor.execute(op.id, r=r, sessions=sessions, listener=env["listener"],
-                                       provider_factory=provider_factory))
+    res = asyncio.run(
+        executor.execute(op.id, r=r, sessions=sessions, listener=env["listener"], provider_factory=provider_factory)
+    )
     assert res.started, res
     assert run_service.settle(sessions, r, op.id) == "finalized"
     evs = events.read_range(r, op.id, None, count=100_000)
@@ -124,8 +130,11 @@ def passage_no(env, query: str, quote: str, exclude: set[str]) -> tuple[int, set
     from bayes_app.agents.retrieval import _search
     from bayes_app.library.quotes import quote_in_text
 
-    hits = [(h, raw) for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
-            if h.chunk_id not in exclude][:6]
+    hits = [
+        (h, raw)
+        for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+        if h.chunk_id not in exclude
+    ][:6]
     n = next(i for i, (h, raw) in enumerate(hits, 1) if quote_in_text(raw, quote))
     return n, {h.chunk_id for h, _ in hits}
 
@@ -140,23 +149,43 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     with FakeOpenAI() as fake:
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
-            Script.reply(claims_json(
-                (SELECTOR_CLAIM, Q1, n1),
-                ("PaSa always finds every paper.", FAKE_QUOTE, n1),
-                # the same claim again, citing another sentence: merged into the first node
-                (SELECTOR_CLAIM,
-                 Q1_DUP, n1)), match="ASPECT: Decision order"),
-            Script.reply(json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
-                         match="ROLE: critic"),
-            Script.reply(claims_json(("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
-                                     ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b)),
-                         match="ASPECT: Recall against baselines"),
-            Script.reply(json.dumps({"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2,
-                                                                                  "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."}],
-                                     "contradictions": [[2, 3]]}), match="ROLE: critic"),
+            Script.reply(
+                claims_json(
+                    (SELECTOR_CLAIM, Q1, n1),
+                    ("PaSa always finds every paper.", FAKE_QUOTE, n1),
+                    # the same claim again, citing another sentence: merged into the first node
+                    (SELECTOR_CLAIM, Q1_DUP, n1),
+                ),
+                match="ASPECT: Decision order",
+            ),
+            Script.reply(
+                json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
+                match="ROLE: critic",
+            ),
+            Script.reply(
+                claims_json(
+                    ("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
+                    ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b),
+                ),
+                match="ASPECT: Recall against baselines",
+            ),
+            Script.reply(
+                json.dumps(
+                    {
+                        "scores": [
+                            {"claim": 2, "support": 0.95},
+                            {"claim": 3, "support": 0.2, "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."},
+                        ],
+                        "contradictions": [[2, 3]],
+                    }
+                ),
+                match="ROLE: critic",
+            ),
             # a claim quoting the text inside a figure: rejected; the aspect falls back to quoted sentences
-            Script.reply(claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
-                         match="ASPECT: Agent architecture"),
+            Script.reply(
+                claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
+                match="ASPECT: Agent architecture",
+            ),
         )
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
@@ -213,8 +242,9 @@ def test_offline_map_runs_and_export(env):
     with sessions() as db:
         m = service.create_map(db, env["user"], "Paper search agents")
     mid = m["id"]
-    _, evs = run(env, "build_map", mid, OfflineProvider, prompt="How do LLM agents search for academic papers?",
-                 model="offline")
+    _, evs = run(
+        env, "build_map", mid, OfflineProvider, prompt="How do LLM agents search for academic papers?", model="offline"
+    )
     with sessions() as db:
         assert db.get(Mindmap, mid).offline
         view = service.map_view(db, env["user"], mid)
@@ -244,8 +274,9 @@ def test_offline_map_runs_and_export(env):
     assert "[1]" in text
     _, evs = run(env, "message", mid, OfflineProvider, prompt="add a note Check the PaSa benchmark", model="offline")
     assert [e.data["route"] for e in evs if e.type == "route"] == ["edit"]
-    _, evs = run(env, "message", mid, OfflineProvider, prompt="What does the map say about the Crawler?",
-                 model="offline")
+    _, evs = run(
+        env, "message", mid, OfflineProvider, prompt="What does the map say about the Crawler?", model="offline"
+    )
     assert [e.data["route"] for e in evs if e.type == "route"] == ["answer"]
     assert any(e.type == "text" for e in evs)
 
@@ -267,8 +298,10 @@ def test_offline_map_runs_and_export(env):
     assert "offline mode" in md
     assert bib.count("@misc{") == 1 and "@article" not in bib and "year = {2025}" in bib and "Yichen He" in bib
     assert docx[:2] == b"PK"
-    from docx import Document as Docx
     import io
+
+    from docx import Document as Docx
+
     paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
     assert "References" in paras and "[1]" in paras
 
@@ -282,17 +315,22 @@ def test_model_judged_check_support_is_one_billed_run(env):
 
     sessions = env["sessions"]
     with sessions() as db:
-        chunk = next(c for c in db.exec(select(Chunk).where(Chunk.owner_id == env["user"]))
-                     if quote_in_text(c.text, Q2A))
+        chunk = next(
+            c for c in db.exec(select(Chunk).where(Chunk.owner_id == env["user"])) if quote_in_text(c.text, Q2A)
+        )
         m = service.create_map(db, env["user"], "Support", "How good is PaSa?")
         root = service.map_view(db, env["user"], m["id"])["root_id"]
         node = service.add_child(db, env["user"], m["id"], root, "PaSa-7B always beats every baseline.", kind="claim")
         citations.attach_citation(db, env["user"], m["id"], node["id"], chunk.id, Q2A)
     rewrite = "PaSa-7B beats Google with GPT-4o by 37.78% in recall@20."
-    with FakeOpenAI(Script.reply(json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": rewrite}]}),
-                                 match="ROLE: check_support")) as fake:
-        op_id, evs = run(env, "check_support", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"),
-                         node_id=node["id"])
+    with FakeOpenAI(
+        Script.reply(
+            json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": rewrite}]}), match="ROLE: check_support"
+        )
+    ) as fake:
+        op_id, evs = run(
+            env, "check_support", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"), node_id=node["id"]
+        )
         [req] = fake.chat_requests()
     assert "Claim: PaSa-7B always beats every baseline." in req["body"]["messages"][-1]["content"]
     assert Q2A in req["body"]["messages"][-1]["content"]
@@ -303,16 +341,19 @@ def test_model_judged_check_support_is_one_billed_run(env):
         assert (c.support_score, c.support_label, c.suggested_rewrite, c.agent) == (0.4, "partial", rewrite, "critic")
         op = db.get(Operation, op_id)
         assert op.kind == "check_support" and op.title == "Check support · Support" and op.charged_credits > 0
-        spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id,
-                                                  LedgerEntry.entry_type == "spend")).all()
+        spent = db.exec(
+            select(LedgerEntry).where(LedgerEntry.operation_id == op_id, LedgerEntry.entry_type == "spend")
+        ).all()
         assert len(spent) == 1 and -spent[0].amount == op.charged_credits
 
 
 # ---- weak models: provenance by selection, echoes, junk ids, no structured output ----------------
 ECHO = json.dumps({"claims": [{"text": "the claim in your words", "quote": "verbatim quote", "passage": 1}]})
-IRRELEVANT = {"Zebra migration": "zebra migration patterns in the Serengeti",
-              "Volcanic soil": "volcanic soil fertility on Mount Etna",
-              "Medieval bread": "bread prices in medieval Flanders"}
+IRRELEVANT = {
+    "Zebra migration": "zebra migration patterns in the Serengeti",
+    "Volcanic soil": "volcanic soil fertility on Mount Etna",
+    "Medieval bread": "bread prices in medieval Flanders",
+}
 
 
 def sentence_id(env, query: str, quote: str, exclude: set[str]) -> tuple[str, str, set[str]]:
@@ -322,8 +363,11 @@ def sentence_id(env, query: str, quote: str, exclude: set[str]) -> tuple[str, st
     from bayes_app.library.quotes import quote_in_text
     from bayes_app.llm.sentences import sentences_of
 
-    hits = [(h, raw) for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
-            if h.chunk_id not in exclude][:6]
+    hits = [
+        (h, raw)
+        for h, raw, *_ in _search(env["sessions"], env["user"], query, 6 + len(exclude))
+        if h.chunk_id not in exclude
+    ][:6]
     for i, (_h, raw) in enumerate(hits, 1):
         for sent in sentences_of(i, prompt_text(raw)):
             if quote_in_text(sent.text, quote):
@@ -344,20 +388,24 @@ def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
     sid, sentence, seen = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
     plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
     a_text = "Putting the decision before the rationale lets the Selector act as a one-token reward model."
-    ids_reply = json.dumps({"claims": [
-        {"text": a_text, "sentences": [sid, "99.1", "x"]},  # one valid id among junk: kept
-        {"text": "PaSa guarantees perfect recall.", "sentences": ["42.7", "0.0"]},  # only junk ids
-        {"text": "2.1", "sentences": [sid]},  # no wording: an id where the claim should be
-    ]})
+    ids_reply = json.dumps(
+        {
+            "claims": [
+                {"text": a_text, "sentences": [sid, "99.1", "x"]},  # one valid id among junk: kept
+                {"text": "PaSa guarantees perfect recall.", "sentences": ["42.7", "0.0"]},  # only junk ids
+                {"text": "2.1", "sentences": [sid]},  # no wording: an id where the claim should be
+            ]
+        }
+    )
     with FakeOpenAI() as fake:
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner", usage=False),
             Script.reply(ids_reply, match="ASPECT: Decision order", usage=False),
-            Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", usage=False,
-                         times=-1),
+            Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", usage=False, times=-1),
             Script.reply(ECHO, match="ASPECT: Recall against baselines", usage=False, times=3),
-            Script.reply("Sure! Here are the claims you asked for.", match="ASPECT: Unanswered aspect",
-                         usage=False, times=3),
+            Script.reply(
+                "Sure! Here are the claims you asked for.", match="ASPECT: Unanswered aspect", usage=False, times=3
+            ),
         )
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
@@ -384,8 +432,9 @@ def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
     assert a.title == a_text and cits[a.id].quote == sentence and cits[a.id].agent in ("researcher", "critic")
     # the echoing aspect: sentences quoted verbatim, marked as extractive on the node
     quoted = [n for n in claims if n.parent_id == themes["Recall against baselines"].id]
-    assert quoted and all(cits[n.id].agent == "extractive" and n.body == EXTRACTIVE_NOTE
-                          and n.title == cits[n.id].quote for n in quoted)
+    assert quoted and all(
+        cits[n.id].agent == "extractive" and n.body == EXTRACTIVE_NOTE and n.title == cits[n.id].quote for n in quoted
+    )
     assert any("recall" in n.title.lower() for n in quoted)
     # no usage streamed: every call billed by estimate, each with its prompt counted
     assert len(usage) == len(calls) and all(u.estimated and u.input_tokens > 0 for u in usage)
@@ -398,12 +447,10 @@ def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
     structured.forget()
     sessions = env["sessions"]
     plan = {"aspects": [{"title": t, "query": q} for t, q in IRRELEVANT.items()]}
-    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"),
-                    default=Script(text=ECHO, times=-1)) as fake:
+    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"), default=Script(text=ECHO, times=-1)) as fake:
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "Zebra, volcanoes and bread?")
-        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"),
-                         outcome="FAILED")
+        op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"), outcome="FAILED")
     [err] = [e.data for e in evs if e.type == "error"]
     assert err["code"] == "no_usable_claims" and "no usable claims" in err["message"]
     with sessions() as db:
@@ -413,14 +460,29 @@ def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
     assert [n.kind for n in nodes] == ["question"]  # no empty theme left behind
 
 
-@pytest.mark.parametrize("refused,expected", [
-    # llama-cpp-python: json_schema is a validation error (HTTP 500); JSON mode takes a schema
-    ({"json_schema": (500, "1 validation error: ('body', 'response_format', 'type') Input should be "
-                           "'text' or 'json_object'")}, "json_object_schema"),
-    # an endpoint with JSON mode only
-    ({"json_schema": (400, "response_format json_schema is not supported"),
-      "json_object_schema": (400, "unknown field: schema")}, "json_object"),
-])
+@pytest.mark.parametrize(
+    "refused,expected",
+    [
+        # llama-cpp-python: json_schema is a validation error (HTTP 500); JSON mode takes a schema
+        (
+            {
+                "json_schema": (
+                    500,
+                    "1 validation error: ('body', 'response_format', 'type') Input should be 'text' or 'json_object'",
+                )
+            },
+            "json_object_schema",
+        ),
+        # an endpoint with JSON mode only
+        (
+            {
+                "json_schema": (400, "response_format json_schema is not supported"),
+                "json_object_schema": (400, "unknown field: schema"),
+            },
+            "json_object",
+        ),
+    ],
+)
 def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
     from bayes_app.llm import structured
     from tests.support.fake_openai import format_key
@@ -433,8 +495,12 @@ def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
         fake.refuse_formats(refused)
         fake.script(
             Script.reply(json.dumps(plan), match="ROLE: planner"),
-            Script.reply(json.dumps({"claims": [{"text": "The decision token comes before the rationale.",
-                                                 "sentences": [sid]}]}), match="ASPECT: Decision order"),
+            Script.reply(
+                json.dumps(
+                    {"claims": [{"text": "The decision token comes before the rationale.", "sentences": [sid]}]}
+                ),
+                match="ASPECT: Decision order",
+            ),
             Script.reply(json.dumps({"scores": [], "contradictions": []}), match="ROLE: critic", times=-1),
         )
         with sessions() as db:
@@ -449,8 +515,10 @@ def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
     if expected == "json_object_schema":
         assert calls[first_ok]["body"]["response_format"]["schema"]["required"] == ["aspects"]
     with sessions() as db:
-        assert any(n.title == "The decision token comes before the rationale."
-                   for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"])))
+        assert any(
+            n.title == "The decision token comes before the rationale."
+            for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"]))
+        )
 
 
 def test_each_role_calls_its_own_model(env):
@@ -474,12 +542,23 @@ def test_each_role_calls_its_own_model(env):
         assert op.input["models"] == roles
     sid, _sentence, _ = sentence_id(env, ASPECT_QUERIES["Decision order"], Q1, set())
     plan = {"aspects": [{"title": t, "query": q} for t, q in ASPECT_QUERIES.items()]}
-    with FakeOpenAI(Script.reply(json.dumps(plan), match="ROLE: planner"),
-                    Script.reply(json.dumps({"claims": [{"text": "The decision token precedes the rationale.",
-                                                         "sentences": [sid]}]}), match="ASPECT: Decision order"),
-                    default=Script(text=json.dumps({"scores": [], "contradictions": []}), times=-1)) as fake:
-        res = asyncio.run(executor.execute(op.id, r=env["r"], sessions=sessions, listener=env["listener"],
-                                           provider_factory=lambda: OpenAIProvider(fake.base_url, "k")))
+    with FakeOpenAI(
+        Script.reply(json.dumps(plan), match="ROLE: planner"),
+        Script.reply(
+            json.dumps({"claims": [{"text": "The decision token precedes the rationale.", "sentences": [sid]}]}),
+            match="ASPECT: Decision order",
+        ),
+        default=Script(text=json.dumps({"scores": [], "contradictions": []}), times=-1),
+    ) as fake:
+        res = asyncio.run(
+            executor.execute(
+                op.id,
+                r=env["r"],
+                sessions=sessions,
+                listener=env["listener"],
+                provider_factory=lambda: OpenAIProvider(fake.base_url, "k"),
+            )
+        )
         calls = [c["body"] for c in fake.chat_requests()]
     assert res.outcome == "SUCCEEDED", res
     by_role = {"ROLE: planner": "tiny-planner", "ROLE: researcher": "tiny-researcher", "ROLE: critic": "big-critic"}

@@ -19,8 +19,10 @@ from tests.support import pdfs
 from tests.support.mapchecks import export_markdown, grouping, synthesis_body
 from tests.support.maplab import MapLab
 
-QUESTIONS = ["How do LLM agents search for academic papers?",
-             "How can we explain molecular property prediction models?"]
+QUESTIONS = [
+    "How do LLM agents search for academic papers?",
+    "How can we explain molecular property prediction models?",
+]
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +44,10 @@ def _assert_grouping(lab, mid) -> dict:
 
 def _snapshot(lab, mid):
     with lab.sessions() as db:
-        nodes = {n.id: (n.parent_id, n.kind, n.title, n.order_index, n.pos_x, n.pos_y)
-                 for n in db.exec(select(MapNode).where(MapNode.map_id == mid))}
+        nodes = {
+            n.id: (n.parent_id, n.kind, n.title, n.order_index, n.pos_x, n.pos_y)
+            for n in db.exec(select(MapNode).where(MapNode.map_id == mid))
+        }
         cits = {c.id: c.node_id for c in db.exec(select(Citation).where(Citation.map_id == mid))}
     return nodes, cits
 

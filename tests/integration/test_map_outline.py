@@ -43,8 +43,14 @@ def test_move_steps_reorder_indent_outdent_and_undo(dbs):
     assert _tree(dbs, a, m["id"]) == [("Q", 1), ("C", 2), ("B", 3), ("A", 2)]
     assert service.undo(dbs, a, m["id"]) == "move_node"
     assert _tree(dbs, a, m["id"]) == [("Q", 1), ("C", 2), ("A", 3), ("B", 3)]
-    for node, step in [(ids["A"], "up"), (ids["B"], "down"), (ids["A"], "indent"), (ids["C"], "outdent"),
-                       (root, "down"), (ids["C"], "sideways")]:
+    for node, step in [
+        (ids["A"], "up"),
+        (ids["B"], "down"),
+        (ids["A"], "indent"),
+        (ids["C"], "outdent"),
+        (root, "down"),
+        (ids["C"], "sideways"),
+    ]:
         with pytest.raises(MapError):
             service.move_step(dbs, a, m["id"], node, step)
     assert _tree(dbs, a, m["id"]) == [("Q", 1), ("C", 2), ("A", 3), ("B", 3)]  # refusals change nothing

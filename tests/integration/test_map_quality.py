@@ -22,9 +22,11 @@ from tests.support.fake_openai import FakeOpenAI
 from tests.support.maplab import MODEL, MapLab
 from tests.support.mapquality import measure_map, naive_model
 
-QUESTIONS = ["How do LLM agents search for academic papers?",
-             "How can we explain molecular property prediction models?",
-             "What are counterfactual explanations?"]
+QUESTIONS = [
+    "How do LLM agents search for academic papers?",
+    "How can we explain molecular property prediction models?",
+    "What are counterfactual explanations?",
+]
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +95,7 @@ def test_a_naive_model_gets_the_same_checks(lab):
     with FakeOpenAI(responder=naive_model) as fake:
         for q in QUESTIONS[:2]:
             mid = lab.create_map(q)
-            _, evs = lab.run("build_map", mid, lambda: OpenAIProvider(fake.base_url, "test-key"), prompt=q,
-                             model=MODEL)
+            _, evs = lab.run("build_map", mid, lambda: OpenAIProvider(fake.base_url, "test-key"), prompt=q, model=MODEL)
             _assert_clean(lab, mid)
             rejected = [x["reason"] for e in evs if e.type == "agent" for x in e.data.get("rejected", [])]
             assert rejected  # it quoted junk, and the critic said why it was refused

@@ -21,8 +21,10 @@ def _user(db) -> str:
 
 def _snapshot(db, mid: str) -> dict:
     db.expire_all()
-    nodes = {n.id: (n.parent_id, n.kind, n.title, n.order_index, n.pos_x, n.pos_y)
-             for n in db.exec(select(MapNode).where(MapNode.map_id == mid))}
+    nodes = {
+        n.id: (n.parent_id, n.kind, n.title, n.order_index, n.pos_x, n.pos_y)
+        for n in db.exec(select(MapNode).where(MapNode.map_id == mid))
+    }
     cits = {c.id: c.node_id for c in db.exec(select(Citation).where(Citation.map_id == mid))}
     return {"nodes": nodes, "citations": cits}
 
@@ -35,9 +37,26 @@ def _map_with_themes(db, a: str) -> tuple[str, dict[str, str]]:
         t, _ = service.write_agent_node(db, mid, root.id, "theme", theme, run_id="r1")
         ids[theme] = t.id
         for c in claims:
-            n, _ = service.write_agent_node(db, mid, t.id, "claim", f"Claim {c}.", run_id="r1", citations=[
-                {"document_id": None, "chunk_id": None, "page": 1, "quote": f"Quote {c}.", "char_start": 0,
-                 "char_end": 9, "agent": "researcher", "source_title": "Paper"}])
+            n, _ = service.write_agent_node(
+                db,
+                mid,
+                t.id,
+                "claim",
+                f"Claim {c}.",
+                run_id="r1",
+                citations=[
+                    {
+                        "document_id": None,
+                        "chunk_id": None,
+                        "page": 1,
+                        "quote": f"Quote {c}.",
+                        "char_start": 0,
+                        "char_end": 9,
+                        "agent": "researcher",
+                        "source_title": "Paper",
+                    }
+                ],
+            )
             ids[c] = n.id
     service.auto_layout(db, a, mid)
     return mid, ids
@@ -47,9 +66,11 @@ def test_accepting_restructure_moves_claims_and_one_undo_reverts_it_all(dbs):
     a = _user(dbs)
     mid, ids = _map_with_themes(dbs, a)
     before = _snapshot(dbs, mid)
-    groups = [{"title": "Crawler", "node_ids": [ids["C1"], ids["C2"], ids["S1"]]},
-              {"title": "Reward design", "node_ids": [ids["C3"], ids["S2"], ids["T1"], ids["C1"]]},  # C1 twice
-              {"title": "crawler", "node_ids": []}]
+    groups = [
+        {"title": "Crawler", "node_ids": [ids["C1"], ids["C2"], ids["S1"]]},
+        {"title": "Reward design", "node_ids": [ids["C3"], ids["S2"], ids["T1"], ids["C1"]]},  # C1 twice
+        {"title": "crawler", "node_ids": []},
+    ]
     p = service.create_proposal(dbs, mid, "restructure", groups, run_id="r2")
     assert [g["title"] for g in p.payload["groups"]] == ["Crawler", "Reward design"]
     service.accept_proposal(dbs, a, mid, p.id)
@@ -68,12 +89,18 @@ def test_accepting_restructure_moves_claims_and_one_undo_reverts_it_all(dbs):
     # laid out again, no two nodes on one spot
     assert len({(v[4], v[5]) for v in nodes.values()}) == len(nodes)
     # the canvas then saves its own layout: it joins the regrouping's undo step
-    service.set_positions(dbs, a, mid, {i: (float(k * 500), 7.0) for k, i in enumerate(nodes)},
-                          action="auto_layout", completes="accept_proposal")
+    service.set_positions(
+        dbs,
+        a,
+        mid,
+        {i: (float(k * 500), 7.0) for k, i in enumerate(nodes)},
+        action="auto_layout",
+        completes="accept_proposal",
+    )
     assert service.undo(dbs, a, mid) == "accept_proposal"
     assert _snapshot(dbs, mid) == before
     assert service.undo(dbs, a, mid) == "auto_layout"  # the edit before the regrouping
-    live = dbs.exec(select(MapEdit).where(MapEdit.map_id == mid, MapEdit.undone == False)).all()  # noqa: E712
+    live = dbs.exec(select(MapEdit).where(MapEdit.map_id == mid, MapEdit.undone == False)).all()
     assert live == []
 
 
@@ -89,17 +116,23 @@ def test_a_layout_after_another_edit_stays_its_own_undo_step(dbs):
 def test_chapters_assign_each_theme_once(dbs):
     a = _user(dbs)
     mid, ids = _map_with_themes(dbs, a)
-    groups = [{"title": "Chapter 1: Crawler", "node_ids": [ids["Crawler"], ids["Selector"]]},
-              {"title": "Chapter 2: Tool", "node_ids": [ids["Selector"], ids["Tool"]]}]
+    groups = [
+        {"title": "Chapter 1: Crawler", "node_ids": [ids["Crawler"], ids["Selector"]]},
+        {"title": "Chapter 2: Tool", "node_ids": [ids["Selector"], ids["Tool"]]},
+    ]
     p = service.create_proposal(dbs, mid, "chapters", groups)
     service.accept_proposal(dbs, a, mid, p.id)
     dbs.expire_all()
-    chapters = {n.title: n.id for n in dbs.exec(select(MapNode).where(MapNode.map_id == mid,
-                                                                      MapNode.kind == "chapter"))}
+    chapters = {
+        n.title: n.id for n in dbs.exec(select(MapNode).where(MapNode.map_id == mid, MapNode.kind == "chapter"))
+    }
     assert sorted(chapters) == ["Chapter 1: Crawler", "Chapter 2: Tool"]
     parent = {t: service.get_node(dbs, a, mid, ids[t]).parent_id for t in ("Crawler", "Selector", "Tool")}
-    assert parent == {"Crawler": chapters["Chapter 1: Crawler"], "Selector": chapters["Chapter 1: Crawler"],
-                      "Tool": chapters["Chapter 2: Tool"]}
+    assert parent == {
+        "Crawler": chapters["Chapter 1: Crawler"],
+        "Selector": chapters["Chapter 1: Crawler"],
+        "Tool": chapters["Chapter 2: Tool"],
+    }
 
 
 def test_a_theme_left_holding_only_an_emptied_sub_theme_goes_too_and_undo_brings_both_back(dbs):

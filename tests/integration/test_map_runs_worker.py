@@ -29,26 +29,40 @@ from tests.support.maplib import assert_provenance, ingest
 from tests.support.procs import free_port, restore_env, stack_env, start_index, start_worker, wait_for
 
 MODEL = "gpt-4o-mini"
-ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "BAYES_MODEL_DEFAULT",
-            "BAYES_DATA_DIR", "QDRANT_URL")
+ENV_KEYS = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "BAYES_MODEL_DEFAULT",
+    "BAYES_DATA_DIR",
+    "QDRANT_URL",
+)
 
 
 @pytest.fixture
 def stack(db_url, redis_server, tmp_path):
     from starlette.testclient import TestClient
 
+    import jobs.runs as jr
     from bayes_app import settings
     from bayes_app.api import build_api
     from bayes_app.search import runtime
-    import jobs.runs as jr
 
     port = free_port()
     index = start_index(tmp_path / "index", port, tmp_path / "index.log")
     redis_url = redis_server.url_db(11)
     redis.Redis.from_url(redis_url).flushdb()
     fake = FakeOpenAIProcess().start()
-    env = dict(DATABASE_URL=db_url, REDIS_URL=redis_url, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key",
-               BAYES_MODEL_DEFAULT=MODEL, BAYES_DATA_DIR=str(tmp_path), QDRANT_URL=f"http://127.0.0.1:{port}")
+    env = dict(
+        DATABASE_URL=db_url,
+        REDIS_URL=redis_url,
+        OPENAI_BASE_URL=fake.base_url,
+        OPENAI_API_KEY="test-key",
+        BAYES_MODEL_DEFAULT=MODEL,
+        BAYES_DATA_DIR=str(tmp_path),
+        QDRANT_URL=f"http://127.0.0.1:{port}",
+    )
     saved = {k: os.environ.get(k) for k in ENV_KEYS}
     os.environ.update(env)
     settings.get_settings.cache_clear()
@@ -106,7 +120,9 @@ def script_run(stack, uid: str, slow_second_aspect: bool) -> None:
     sessions = sessions_for(stack["db_url"])
 
     def number(query: str, quote: str, exclude: set[str]) -> tuple[int, set[str]]:
-        hits = [(h, raw) for h, raw, *_ in _search(sessions, uid, query, 6 + len(exclude)) if h.chunk_id not in exclude][:6]
+        hits = [
+            (h, raw) for h, raw, *_ in _search(sessions, uid, query, 6 + len(exclude)) if h.chunk_id not in exclude
+        ][:6]
         return next(i for i, (h, raw) in enumerate(hits, 1) if quote_in_text(raw, quote)), {h.chunk_id for h, _ in hits}
 
     n1, seen = number(ASPECT_QUERIES["Decision order"], Q1, set())
@@ -117,17 +133,27 @@ def script_run(stack, uid: str, slow_second_aspect: bool) -> None:
     stack["fake"].reset()
     stack["fake"].script(
         Script.reply(json.dumps(plan), match="ROLE: planner"),
-        Script.reply(claims_json(("The Selector acts as a single-token reward model.", Q1, n1)),
-                     match="ASPECT: Decision order"),
-        Script.reply(claims_json(("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
-                                 ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b)),
-                     match="ASPECT: Recall against baselines", **slow),
+        Script.reply(
+            claims_json(("The Selector acts as a single-token reward model.", Q1, n1)), match="ASPECT: Decision order"
+        ),
+        Script.reply(
+            claims_json(
+                ("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
+                ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b),
+            ),
+            match="ASPECT: Recall against baselines",
+            **slow,
+        ),
     )
 
 
 def wait_final(api, h, run_id: str, timeout: float = 60) -> dict:
-    return wait_for(lambda: (r := api.get(f"/api/v1/runs/{run_id}", headers=h).json())["finalized_at"] and r,
-                    timeout, 0.05, what=f"run {run_id} settled")
+    return wait_for(
+        lambda: (r := api.get(f"/api/v1/runs/{run_id}", headers=h).json())["finalized_at"] and r,
+        timeout,
+        0.05,
+        what=f"run {run_id} settled",
+    )
 
 
 def agent_nodes(stack, map_id: str) -> list[MapNode]:
@@ -144,7 +170,9 @@ def test_map_runs_with_a_real_worker(stack):
     # bad input gets clear messages
     r = api.post("/api/v1/runs", json={"kind": "build_map"}, headers=h)
     assert r.status_code == 400 and "mindmap_id" in r.json()["error"]["message"]
-    m = api.post("/api/v1/mindmaps", json={"title": "PaSa", "question": "How does PaSa search papers?"}, headers=h).json()
+    m = api.post(
+        "/api/v1/mindmaps", json={"title": "PaSa", "question": "How does PaSa search papers?"}, headers=h
+    ).json()
     r = api.post("/api/v1/runs", json={"kind": "expand", "mindmap_id": m["id"]}, headers=h)
     assert r.status_code == 400 and "node_id" in r.json()["error"]["message"]
 
@@ -156,6 +184,7 @@ def test_map_runs_with_a_real_worker(stack):
     # open editors of the map are woken by the start (they follow the run without waiting a poll)
     from bayes_app.maps.runs import started_key
     from bayes_app.redis_client import get_redis
+
     assert [f["run"] for _i, f in get_redis().xrange(started_key(m["id"]))] == [run_id]
     run = wait_final(api, h, run_id)
     assert run["status"] == "SUCCEEDED", (run, stack["worker_log"].read_text()[-3000:])
@@ -179,14 +208,18 @@ def test_map_runs_with_a_real_worker(stack):
     # isolation: another user gets 404 for the map, its nodes, its runs and its exports
     nid = view["nodes"][1]["id"]
     for method, path, body in [
-        ("GET", f"/mindmaps/{m['id']}", None), ("PATCH", f"/mindmaps/{m['id']}", {"title": "mine"}),
-        ("DELETE", f"/mindmaps/{m['id']}", None), ("GET", f"/mindmaps/{m['id']}/revision", None),
+        ("GET", f"/mindmaps/{m['id']}", None),
+        ("PATCH", f"/mindmaps/{m['id']}", {"title": "mine"}),
+        ("DELETE", f"/mindmaps/{m['id']}", None),
+        ("GET", f"/mindmaps/{m['id']}/revision", None),
         ("POST", f"/mindmaps/{m['id']}/nodes", {"parent_id": nid, "title": "x"}),
         ("PATCH", f"/mindmaps/{m['id']}/nodes/{nid}", {"title": "mine"}),
         ("DELETE", f"/mindmaps/{m['id']}/nodes/{nid}", None),
-        ("GET", f"/mindmaps/{m['id']}/export.md", None), ("GET", f"/mindmaps/{m['id']}/runs", None),
+        ("GET", f"/mindmaps/{m['id']}/export.md", None),
+        ("GET", f"/mindmaps/{m['id']}/runs", None),
         ("POST", "/runs", {"kind": "deepen", "mindmap_id": m["id"], "node_id": nid}),
-        ("GET", f"/runs/{run_id}", None), ("GET", f"/runs/{run_id}/events", None),
+        ("GET", f"/runs/{run_id}", None),
+        ("GET", f"/runs/{run_id}/events", None),
         ("POST", f"/runs/{run_id}/cancel", None),
     ]:
         res = api.request(method, "/api/v1" + path, json=body, headers=other)
@@ -196,12 +229,14 @@ def test_map_runs_with_a_real_worker(stack):
     assert api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()["title"] == "PaSa"
 
     # 2. Stop mid-run: nodes written so far stay, CANCELLED, charged credits shown
-    m2 = api.post("/api/v1/mindmaps", json={"title": "Stopped", "question": "How does PaSa search papers?"},
-                  headers=h).json()
+    m2 = api.post(
+        "/api/v1/mindmaps", json={"title": "Stopped", "question": "How does PaSa search papers?"}, headers=h
+    ).json()
     script_run(stack, uid, slow_second_aspect=True)
     run2 = api.post("/api/v1/runs", json={"kind": "build_map", "mindmap_id": m2["id"]}, headers=h).json()["id"]
-    wait_for(lambda: any(n.kind == "claim" for n in agent_nodes(stack, m2["id"])), 60, 0.05,
-             what="the first claim of run 2")
+    wait_for(
+        lambda: any(n.kind == "claim" for n in agent_nodes(stack, m2["id"])), 60, 0.05, what="the first claim of run 2"
+    )
     stack["fake"].wait_for(lambda rs: any("ASPECT: Recall" in json.dumps(x["body"]) for x in rs), 30)
     before = {n.id for n in agent_nodes(stack, m2["id"])}
     res = api.post(f"/api/v1/runs/{run2}/cancel", headers=h)
@@ -215,12 +250,14 @@ def test_map_runs_with_a_real_worker(stack):
     assert credits["held"] == 0
 
     # 3. deleting the map mid-run cancels the run (resource_deleted) and settles it
-    m3 = api.post("/api/v1/mindmaps", json={"title": "Deleted", "question": "How does PaSa search papers?"},
-                  headers=h).json()
+    m3 = api.post(
+        "/api/v1/mindmaps", json={"title": "Deleted", "question": "How does PaSa search papers?"}, headers=h
+    ).json()
     script_run(stack, uid, slow_second_aspect=True)
     run3 = api.post("/api/v1/runs", json={"kind": "build_map", "mindmap_id": m3["id"]}, headers=h).json()["id"]
-    wait_for(lambda: any(n.kind == "claim" for n in agent_nodes(stack, m3["id"])), 60, 0.05,
-             what="the first claim of run 3")
+    wait_for(
+        lambda: any(n.kind == "claim" for n in agent_nodes(stack, m3["id"])), 60, 0.05, what="the first claim of run 3"
+    )
     res = api.delete(f"/api/v1/mindmaps/{m3['id']}", headers=h)
     assert res.status_code == 200 and res.json()["cancelled_runs"] == [run3]
     done = wait_final(api, h, run3)

@@ -46,16 +46,23 @@ def test_edit_a_map_over_http(api, db_url):
     mid, root = m["id"], m["root_id"]
     rev = api.get(f"{base}/{mid}/revision", headers=h).json()["revision"]
 
-    theme = api.post(f"{base}/{mid}/nodes", json={"parent_id": root, "title": "Cost", "kind": "theme"}, headers=h).json()
-    claim = api.post(f"{base}/{mid}/nodes", json={"parent_id": theme["id"], "title": "Small models always win.",
-                                                   "kind": "claim"}, headers=h).json()
+    theme = api.post(
+        f"{base}/{mid}/nodes", json={"parent_id": root, "title": "Cost", "kind": "theme"}, headers=h
+    ).json()
+    claim = api.post(
+        f"{base}/{mid}/nodes",
+        json={"parent_id": theme["id"], "title": "Small models always win.", "kind": "claim"},
+        headers=h,
+    ).json()
     sib = api.post(f"{base}/{mid}/nodes", json={"after_id": claim["id"], "title": "Another"}, headers=h).json()
     assert sib["kind"] == "claim" and sib["parent_id"] == theme["id"]
     bad = api.post(f"{base}/{mid}/nodes", json={"parent_id": root, "kind": "essay"}, headers=h)
     assert bad.status_code == 400 and "Unknown node kind" in bad.json()["error"]["message"]
     assert api.get(f"{base}/{mid}/revision", headers=h).json()["revision"] > rev
 
-    r = api.patch(f"{base}/{mid}/nodes/{sib['id']}", json={"title": "Renamed", "position": {"x": 10, "y": 20}}, headers=h)
+    r = api.patch(
+        f"{base}/{mid}/nodes/{sib['id']}", json={"title": "Renamed", "position": {"x": 10, "y": 20}}, headers=h
+    )
     assert r.json()["title"] == "Renamed" and r.json()["position"] == {"x": 10.0, "y": 20.0}
     r = api.patch(f"{base}/{mid}/nodes/{sib['id']}", json={"parent_id": root, "index": 0}, headers=h)
     assert r.json()["parent_id"] == root and r.json()["order"] == 0
@@ -68,8 +75,10 @@ def test_edit_a_map_over_http(api, db_url):
         chunk = library(db, uid)
     quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
     c = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": quote}, headers=h)
-    assert c.status_code == 201 and PAGE[c.json()["char_start"]:c.json()["char_end"]] == quote
-    bad = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h)
+    assert c.status_code == 201 and PAGE[c.json()["char_start"] : c.json()["char_end"]] == quote
+    bad = api.post(
+        f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h
+    )
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "quote_not_found"
     [scored] = api.post(f"{base}/{mid}/nodes/{claim['id']}/check-support", headers=h).json()["citations"]
     # "always win" overstates "can match … on narrow tasks" (the scorer's figures: tests/unit/test_support_scifact.py)

@@ -21,20 +21,38 @@ def user(db) -> str:
     return u.id
 
 
-PAGE = ("Intro line.\nSmall language models can match larger ones on narrow tasks when they are "
-        "fine-tuned on curated data. Training costs may fall by half. Other text follows here.")
+PAGE = (
+    "Intro line.\nSmall language models can match larger ones on narrow tasks when they are "
+    "fine-tuned on curated data. Training costs may fall by half. Other text follows here."
+)
 
 
 def library(db, owner: str) -> Chunk:
     """One document with one page and one chunk (the passage of the page text)."""
-    doc = Document(owner_id=owner, filename="p.pdf", file_sha256=uuid.uuid4().hex, title="Small Models",
-                   authors=["Ada Lovelace", "Alan Turing"], year=2024, status="indexed")
+    doc = Document(
+        owner_id=owner,
+        filename="p.pdf",
+        file_sha256=uuid.uuid4().hex,
+        title="Small Models",
+        authors=["Ada Lovelace", "Alan Turing"],
+        year=2024,
+        status="indexed",
+    )
     db.add(doc)
     db.flush()
     db.add(PageText(document_id=doc.id, page=3, text=PAGE))
     start = PAGE.index("Small")
-    ch = Chunk(id=uuid.uuid4().hex, document_id=doc.id, owner_id=owner, chunk_index=0, page=3,
-               char_start=start, char_end=len(PAGE), text=PAGE[start:], content_hash="x")
+    ch = Chunk(
+        id=uuid.uuid4().hex,
+        document_id=doc.id,
+        owner_id=owner,
+        chunk_index=0,
+        page=3,
+        char_start=start,
+        char_end=len(PAGE),
+        text=PAGE[start:],
+        content_hash="x",
+    )
     db.add(ch)
     db.commit()
     return ch
@@ -51,8 +69,13 @@ def test_maps_crud_order_and_isolation(dbs):
     service.rename_map(dbs, a, m1["id"], "Renamed")
     assert [m["title"] for m in service.list_maps(dbs, a)] == ["Renamed", "Second"]  # last edited first
     assert service.list_maps(dbs, b) == []
-    for fn, args in [(service.map_view, ()), (service.rename_map, ("x",)), (service.delete_map, ()),
-                     (service.add_child, (view["root_id"],)), (service.undo, ())]:
+    for fn, args in [
+        (service.map_view, ()),
+        (service.rename_map, ("x",)),
+        (service.delete_map, ()),
+        (service.add_child, (view["root_id"],)),
+        (service.undo, ()),
+    ]:
         with pytest.raises(MapNotFound):
             fn(dbs, b, m1["id"], *args)
     with pytest.raises(MapError):
@@ -78,8 +101,16 @@ def test_node_edits_and_undo(dbs):
     assert kids == ["Claim A", "Claim A2", "Claim B"]
     assert service.revision(dbs, a, mid) > rev0
 
-    service.update_node(dbs, a, mid, c1["id"], title="Claim A edited", body="Longer text\nline 2",
-                        position={"x": 5, "y": 6}, collapsed=True)
+    service.update_node(
+        dbs,
+        a,
+        mid,
+        c1["id"],
+        title="Claim A edited",
+        body="Longer text\nline 2",
+        position={"x": 5, "y": 6},
+        collapsed=True,
+    )
     n = service.get_node(dbs, a, mid, c1["id"])
     assert (n.title, n.body, n.pos_x, n.pos_y, n.collapsed) == ("Claim A edited", "Longer text\nline 2", 5, 6, True)
     with pytest.raises(MapError):
@@ -120,7 +151,7 @@ def test_node_edits_and_undo(dbs):
     while service.undo(dbs, a, mid):
         pass
     assert [x["id"] for x in service.map_view(dbs, a, mid)["nodes"]] == [root]
-    assert dbs.exec(select(MapEdit).where(MapEdit.map_id == mid, MapEdit.undone == False)).all() == []  # noqa: E712
+    assert dbs.exec(select(MapEdit).where(MapEdit.map_id == mid, MapEdit.undone == False)).all() == []
 
 
 def test_undo_log_keeps_the_newest_entries(dbs, monkeypatch):
@@ -154,7 +185,7 @@ def test_citations_support_and_rewrite(dbs):
     quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
     c = citations.attach_citation(dbs, a, mid, node["id"], chunk.id, quote)
     assert c["page"] == 3 and c["title"] == "Small Models" and c["authors"][0] == "Ada Lovelace"
-    assert PAGE[c["char_start"]:c["char_end"]] == quote
+    assert PAGE[c["char_start"] : c["char_end"]] == quote
 
     [scored] = citations.check_support(dbs, a, mid, node["id"])
     assert scored["support_label"] == "partial"  # "always" overstates "can … on narrow tasks"
@@ -247,8 +278,9 @@ def test_outline_numbers_and_inline_citations(dbs):
     assert o.labels == {1: "Lovelace & Turing 2024, p. 3"}  # one source: same document, same page
     assert len(o.citations[1]) == 2
     text, used = export.inline_citations("Small models suffice [1]. Costs fall [1, 7]. Unknown [9].", o)
-    assert text == ("Small models suffice (Lovelace & Turing 2024, p. 3). "
-                    "Costs fall (Lovelace & Turing 2024, p. 3). Unknown.")
+    assert text == (
+        "Small models suffice (Lovelace & Turing 2024, p. 3). Costs fall (Lovelace & Turing 2024, p. 3). Unknown."
+    )
     assert used == [1]
     assert export.markdown(dbs, a, mid) == o.markdown
 
@@ -271,5 +303,5 @@ def test_nodes_added_between_layouts_never_land_on_another_branch(dbs):
             service.add_child(dbs, a, mid, t, f"Late {i}.{j}")
     service.write_agent_node(dbs, mid, themes[0], "claim", "Agent claim", run_id=None)
     pts = [(n["position"]["x"], n["position"]["y"]) for n in service.map_view(dbs, a, mid)["nodes"]]
-    bad = [(p, q) for k, p in enumerate(pts) for q in pts[k + 1:] if overlaps(p, q)]
+    bad = [(p, q) for k, p in enumerate(pts) for q in pts[k + 1 :] if overlaps(p, q)]
     assert len(pts) == 1 + 4 + 12 + 16 + 1 and not bad, bad[:3]

@@ -38,8 +38,11 @@ def env(tmp_path_factory):
     os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=db_url)
     settings.get_settings.cache_clear()
     embedder = get_embedder("all-MiniLM-L6-v2")
-    index = IndexClient(f"http://127.0.0.1:{port}", collection_name(embedder.name),
-                        cross_collection=cross_collection_name(embedder.name))
+    index = IndexClient(
+        f"http://127.0.0.1:{port}",
+        collection_name(embedder.name),
+        cross_collection=cross_collection_name(embedder.name),
+    )
     index.ensure_collection(dim=embedder.dim)
     try:
         with session_scope(db_url) as s:
@@ -61,9 +64,15 @@ def _ingest(env, data: bytes, name: str, ocr_on: bool = True):
 
     acc = uploads.accept(env["owner"], io.BytesIO(data), name)
     try:
-        res = ingest.ingest_document(lambda: Session(get_engine(env["db_url"])), acc.document_id, acc.generation,
-                                     files_root=storage.default_store(), index=env["index"],
-                                     embedder=env["embedder"], ocr_options=ingest.OcrOptions() if ocr_on else None)
+        res = ingest.ingest_document(
+            lambda: Session(get_engine(env["db_url"])),
+            acc.document_id,
+            acc.generation,
+            files_root=storage.default_store(),
+            index=env["index"],
+            embedder=env["embedder"],
+            ocr_options=ingest.OcrOptions() if ocr_on else None,
+        )
     except ingest.IngestError as err:
         return acc.document_id, err
     return acc.document_id, res
@@ -95,8 +104,11 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
     truth = pdf.text_rects(original, 3, *locate_quote_loose(text, PHRASE))
     got = [tuple(float(r[k].rstrip("%")) / 100 for k in ("left", "top", "width", "height")) for r in rects]
     got = [(x, y, x + w, y + h) for x, y, w, h in got]
-    inter = sum(max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
-                for a in got for b in truth)
+    inter = sum(
+        max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+        for a in got
+        for b in truth
+    )
     assert inter / sum((b[2] - b[0]) * (b[3] - b[1]) for b in truth) >= 0.8
 
 
@@ -108,8 +120,13 @@ def test_ocr_reports_its_own_phase_page_by_page(env):
     with pdf.pdf_document(data) as document:
         pages = list(pdf.iter_layouts(document, require_text=False))
         words = {}
-        ingest._recognise(document, pages, words, ingest.OcrOptions(dpi=200),
-                          lambda status, done, total, **kw: calls.append((status, done, total)))
+        ingest._recognise(
+            document,
+            pages,
+            words,
+            ingest.OcrOptions(dpi=200),
+            lambda status, done, total, **kw: calls.append((status, done, total)),
+        )
     assert calls == [("recognising", 0, 2), ("recognising", 1, 2), ("recognising", 2, 2)]
     assert set(words) == {1, 2} and all(pdf.page_has_text(p.text) for p in pages)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bayes_app.accounts import onboarding, service
 from bayes_app.chat import conversations
 from bayes_app.maps import service as maps
-from bayes_app.models import Document, DocStatus
+from bayes_app.models import DocStatus, Document
 
 
 def test_steps_tick_off_in_any_order_and_only_for_the_owner(dbs):

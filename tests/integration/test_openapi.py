@@ -46,8 +46,12 @@ def _operations() -> list:
 def test_every_operation_is_documented_with_its_contract(doc):
     """Summary, tag, the error answers, its body (typed or read by hand), its path parameters,
     its non-JSON media types, and credentials unless it is one of the public operations."""
-    public = {("GET", "/api/v1/health"), ("POST", "/api/v1/session/login"), ("POST", "/api/v1/session/register"),
-              ("POST", "/api/v1/auth/token")}
+    public = {
+        ("GET", "/api/v1/health"),
+        ("POST", "/api/v1/session/login"),
+        ("POST", "/api/v1/session/register"),
+        ("POST", "/api/v1/auth/token"),
+    }
     routes = _operations()
     assert len(routes) >= 60
     schemas = doc["components"]["schemas"]
@@ -157,22 +161,27 @@ def test_sign_in_forms_read_through_their_models(app_stack):
     import httpx
 
     api, email = app_stack.url + "/api/v1", f"forms-{uuid.uuid4().hex[:8]}@example.org"
-    differ = httpx.post(f"{api}/session/register", json={"email": email, "password": "pw-0123456789",
-                                                          "confirm": "other-0123456789"})
+    differ = httpx.post(
+        f"{api}/session/register", json={"email": email, "password": "pw-0123456789", "confirm": "other-0123456789"}
+    )
     assert differ.status_code == 400 and differ.json()["error"]["code"] == "passwords_differ"
-    form = httpx.post(f"{api}/session/register", data={"email": email, "password": "pw-0123456789",
-                                                        "confirm": "other-0123456789"})
+    form = httpx.post(
+        f"{api}/session/register", data={"email": email, "password": "pw-0123456789", "confirm": "other-0123456789"}
+    )
     assert form.status_code == 303 and form.headers["location"].startswith("/register?error=passwords_differ")
     with httpx.Client(base_url=api) as c:
-        made = c.post("/session/register", json={"email": email, "password": "pw-0123456789",
-                                                 "confirm": "pw-0123456789", "extra": "ignored"})
+        made = c.post(
+            "/session/register",
+            json={"email": email, "password": "pw-0123456789", "confirm": "pw-0123456789", "extra": "ignored"},
+        )
         assert made.status_code == 201 and made.json()["user"]["email"] == email
         change = {"old_password": "pw-0123456789", "new_password": "new-0123456789"}
         differ = c.post("/session/password", json=change | {"confirm": "nope"})
         assert differ.json()["error"]["code"] == "passwords_differ"
         assert c.post("/session/password", json=change).json() == {"changed": True}
-    ok = httpx.post(f"{api}/session/login", data={"email": email, "password": "new-0123456789"},
-                    params={"next": "/library"})
+    ok = httpx.post(
+        f"{api}/session/login", data={"email": email, "password": "new-0123456789"}, params={"next": "/library"}
+    )
     assert ok.status_code == 303 and ok.headers["location"] == "/library"
 
 

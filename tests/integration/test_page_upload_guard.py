@@ -40,6 +40,7 @@ class Spooler:
             message = await receive()
             self.read += len(message.get("body", b""))
             return message
+
         await self.app(scope, counting, send)
 
 
@@ -58,8 +59,10 @@ def guarded(db_url, configure):
 
 def _body(total: int, piece: int = 64 * 1024):
     boundary = "b0undary"
-    yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.pdf\"\r\n"
-           "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n").encode()
+    yield (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="a.pdf"\r\n'
+        "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n"
+    ).encode()
     sent = 0
     while sent < total:
         yield b"0" * piece

@@ -18,9 +18,18 @@ pytestmark = pytest.mark.timeout(180)
 DIM = 8
 # What the app does through IndexClient (bayes_app/search/index.py), plus scroll (operators use
 # it to inspect a collection; the app itself does not page through points).
-REQUIRED = {"collection_exists", "create_collection", "get_collection", "create_field_index",
-            "upsert_points", "delete_points", "set_payload", "query_points", "count_points",
-            "scroll_points"}
+REQUIRED = {
+    "collection_exists",
+    "create_collection",
+    "get_collection",
+    "create_field_index",
+    "upsert_points",
+    "delete_points",
+    "set_payload",
+    "query_points",
+    "count_points",
+    "scroll_points",
+}
 # Known, documented (docs/qdrant.md) differences on the wire; exact, so a fix updates the doc.
 DOCUMENTED = {"root response has field .engine unknown to VersionInfo"}
 
@@ -47,17 +56,28 @@ def _drive_the_app(url: str) -> None:
     idx.ensure_collection(dim=DIM)  # second start: exists, indexes present
     owner, doc_a, doc_b = "owner-1", "doc-a", "doc-b"
     ids = [str(uuid.uuid4()) for _ in range(6)]
-    points = [IndexPoint(id=cid, dense=_vec(i), sparse=([i, 100 + i], [1.0, 0.5]), owner_id=owner,
-                         document_id=doc_a if i < 4 else doc_b, collection_ids=["c1"] if i % 2 else [],
-                         page=i + 1, chunk_index=i, role="body" if i != 3 else "references")
-              for i, cid in enumerate(ids)]
+    points = [
+        IndexPoint(
+            id=cid,
+            dense=_vec(i),
+            sparse=([i, 100 + i], [1.0, 0.5]),
+            owner_id=owner,
+            document_id=doc_a if i < 4 else doc_b,
+            collection_ids=["c1"] if i % 2 else [],
+            page=i + 1,
+            chunk_index=i,
+            role="body" if i != 3 else "references",
+        )
+        for i, cid in enumerate(ids)
+    ]
     assert idx.upsert_chunks(points, batch_size=4) == 6
     idx.set_collections(doc_a, ["c1", "c2"])
     idx.set_roles(ids[:2], "abstract")
     hits = idx.hybrid_search(_vec(1), ([1, 101], [1.0, 0.5]), owner, limit=3, with_cosine=True)
     assert hits and all(h.payload["owner_id"] == owner for h in hits) and hits[0].dense is not None
-    narrowed = idx.hybrid_search(_vec(2), ([], []), owner, document_ids=[doc_b], collection_ids=["c1"],
-                                 exclude_roles=["references"], limit=5)
+    narrowed = idx.hybrid_search(
+        _vec(2), ([], []), owner, document_ids=[doc_b], collection_ids=["c1"], exclude_roles=["references"], limit=5
+    )
     assert {h.payload["document_id"] for h in narrowed} <= {doc_b}
     assert idx.count(owner_id=owner) == 6 and idx.count(document_id=doc_b) == 2
     page, _next = idx.client.scroll("contract_chunks", limit=4, with_payload=True)
@@ -108,8 +128,7 @@ def test_the_contract_check_can_fail():
         validate("CountRequest", {"exact": "very"})
     with pytest.raises(ValidationError):  # request models forbid unknown fields
         validate("QueryRequest", {"query": {"rrf": {"k": 60}}, "fusion_k": 60})
-    _, extra = validate("InlineResponse20020", {"status": "ok", "time": 0.1, "result": {"count": 3},
-                                                "shard": 7})
+    _, extra = validate("InlineResponse20020", {"status": "ok", "time": 0.1, "result": {"count": 3}, "shard": 7})
     assert extra == [".shard"]
     ops = {o.name: o for o in operations()}
     assert ops["query_points"].matches("POST", "/collections/x/points/query")

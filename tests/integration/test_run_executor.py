@@ -40,16 +40,16 @@ class SlowProvider:
 @executor.run_kind("test_slow")
 async def slow_kind(ctx: executor.RunContext) -> None:
     req = ChatRequest(model=ctx.run.model, messages=[{"role": "user", "content": "hi"}])
-    await ctx.stream_model(req, "answer", lambda ev: ctx.emit("text", {"delta": ev.text})
-                           if isinstance(ev, TextDelta) else None)
+    await ctx.stream_model(
+        req, "answer", lambda ev: ctx.emit("text", {"delta": ev.text}) if isinstance(ev, TextDelta) else None
+    )
 
 
 @pytest.fixture
 def setup(db_url, redis_server):
     url = db_url  # SQLite and PostgreSQL
     r = redis.Redis.from_url(redis_server.url_db(14), decode_responses=True)
-    listener = control.AbortListener(lambda: redis.Redis.from_url(redis_server.url_db(14),
-                                                                  decode_responses=True))
+    listener = control.AbortListener(lambda: redis.Redis.from_url(redis_server.url_db(14), decode_responses=True))
     listener.start()
     listener.subscribed.wait(5)
     sessions = lambda: Session(get_engine(url), expire_on_commit=False)  # noqa: E731
@@ -61,15 +61,15 @@ def setup(db_url, redis_server):
 def _new_run(sessions, kind: str = "ask") -> str:
     with sessions() as db:
         user = make_user(db, credits=5)
-        return lc.create_operation(db, user, kind, "Ask: q", 100_000, "offline",
-                                   input={"prompt": "what is x"}).id
+        return lc.create_operation(db, user, kind, "Ask: q", 100_000, "offline", input={"prompt": "what is x"}).id
 
 
 def test_offline_ask_succeeds_and_settles(setup):
     sessions, r, listener = setup
     op_id = _new_run(sessions)
-    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
-                                       provider_factory=OfflineProvider))
+    res = asyncio.run(
+        executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=OfflineProvider)
+    )
     assert (res.started, res.outcome) == (True, "SUCCEEDED")
     assert not control.lease_alive(r, op_id)
     assert service.settle(sessions, r, op_id) == "finalized"
@@ -94,8 +94,7 @@ def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):
 
     threading.Thread(target=cancel_later).start()
     t0 = time.monotonic()
-    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
-                                       provider_factory=SlowProvider))
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=SlowProvider))
     took = time.monotonic() - t0
     assert (res.outcome, res.reason) == ("CANCELLED", "user_cancel")
     assert took < 0.6
@@ -112,13 +111,15 @@ def test_run_not_queued_or_leased_is_not_started(setup):
     op_id = _new_run(sessions)
     other = control.Lease(r, op_id)
     assert other.acquire()
-    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
-                                       provider_factory=OfflineProvider))
+    res = asyncio.run(
+        executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=OfflineProvider)
+    )
     assert (res.started, res.detail) == (False, "lease_held")
     other.release()
     service.cancel_run(sessions, r, op_id)
-    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
-                                       provider_factory=OfflineProvider))
+    res = asyncio.run(
+        executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=OfflineProvider)
+    )
     assert (res.started, res.detail) == (False, "cancel_requested")
     assert not control.lease_alive(r, op_id)
 
@@ -127,16 +128,16 @@ def test_deleting_the_resource_cancels_and_settles_its_runs(setup):
     sessions, r, listener = setup
     with sessions() as db:
         user = make_user(db, credits=5)
-        op_id = lc.create_operation(db, user, "test_slow", "Mindmap: m", 100_000, "offline",
-                                    resource=("mindmap", "m1")).id
+        op_id = lc.create_operation(
+            db, user, "test_slow", "Mindmap: m", 100_000, "offline", resource=("mindmap", "m1")
+        ).id
 
     def delete_later() -> None:
         time.sleep(0.2)
         assert service.cancel_resource_runs(sessions, r, "mindmap", "m1") == [op_id]
 
     threading.Thread(target=delete_later).start()
-    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener,
-                                       provider_factory=SlowProvider))
+    res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=SlowProvider))
     assert (res.outcome, res.reason) == ("CANCELLED", "resource_deleted")
     assert service.settle(sessions, r, op_id) == "finalized"
     with sessions() as db:

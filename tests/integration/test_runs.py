@@ -20,20 +20,19 @@ import redis
 from dramatiq.brokers.redis import RedisBroker
 from sqlmodel import Session, func, select
 
-from bayes_app.chat.start import start_ask_run
 from bayes_app.accounts import service as accounts
+from bayes_app.chat.grounding import UNSUPPORTED_TEXT
+from bayes_app.chat.start import start_ask_run
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine, migrate
 from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent
 from bayes_app.runs import events
-from bayes_app.chat.grounding import UNSUPPORTED_TEXT
 from tests.support.fake_openai import FakeOpenAIProcess, Script
 from tests.support.procs import restore_env, stack_env, start_worker, wait_for
 
 MODEL = "gpt-4o-mini"
 LONG = " ".join(f"word{i}" for i in range(400))  # ~13 s at 30 tokens/s
-ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "BAYES_MODEL_DEFAULT",
-            "BAYES_DATA_DIR")
+ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "BAYES_MODEL_DEFAULT", "BAYES_DATA_DIR")
 
 
 class Env:
@@ -41,9 +40,15 @@ class Env:
         self.tmp, self.redis_url, self.db_url, self.fake = tmp, redis_url, db_url, fake
         self.r = redis.Redis.from_url(redis_url, decode_responses=True)
         self.broker = RedisBroker(url=redis_url, namespace="bayes-tasks")
-        self.proc_env = stack_env(tmp, 1, REDIS_URL=redis_url, DATABASE_URL=db_url,
-                                  OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="test-key",
-                                  BAYES_MODEL_DEFAULT=MODEL)
+        self.proc_env = stack_env(
+            tmp,
+            1,
+            REDIS_URL=redis_url,
+            DATABASE_URL=db_url,
+            OPENAI_BASE_URL=fake.base_url,
+            OPENAI_API_KEY="test-key",
+            BAYES_MODEL_DEFAULT=MODEL,
+        )
         self.workers: list = []
 
     def sessions(self) -> Session:
@@ -55,8 +60,7 @@ class Env:
         return w
 
     def send(self, actor: str, queue: str, op_id: str) -> None:
-        self.broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=actor, args=(op_id,),
-                                             kwargs={}, options={}))
+        self.broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=actor, args=(op_id,), kwargs={}, options={}))
 
     def op(self, op_id: str) -> Operation:
         with self.sessions() as db:
@@ -64,10 +68,12 @@ class Env:
 
     def wait_final(self, op_id: str, timeout: float = 20) -> Operation:
         """Finalized in the DB, then its `done` event (appended right after the commit)."""
-        op = wait_for(lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.005,
-                      what=f"run {op_id} to be finalized")
-        wait_for(lambda: any(e.type == "done" for e in self.event_list(op_id)), 5, 0.005,
-                 what=f"run {op_id}'s done event")
+        op = wait_for(
+            lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.005, what=f"run {op_id} to be finalized"
+        )
+        wait_for(
+            lambda: any(e.type == "done" for e in self.event_list(op_id)), 5, 0.005, what=f"run {op_id}'s done event"
+        )
         return op
 
     def event_list(self, op_id: str) -> list[events.RunEvent]:
@@ -87,8 +93,14 @@ def env(tmp_path_factory, redis_server):
     saved = {k: os.environ.get(k) for k in ENV_KEYS}
     fake = FakeOpenAIProcess().start()
     e = Env(tmp, redis_url, db_url, fake)
-    os.environ.update(DATABASE_URL=db_url, REDIS_URL=redis_url, OPENAI_BASE_URL=fake.base_url,
-                      OPENAI_API_KEY="test-key", BAYES_MODEL_DEFAULT=MODEL, BAYES_DATA_DIR=str(tmp))
+    os.environ.update(
+        DATABASE_URL=db_url,
+        REDIS_URL=redis_url,
+        OPENAI_BASE_URL=fake.base_url,
+        OPENAI_API_KEY="test-key",
+        BAYES_MODEL_DEFAULT=MODEL,
+        BAYES_DATA_DIR=str(tmp),
+    )
     from bayes_app import settings
 
     settings.get_settings.cache_clear()
@@ -126,8 +138,7 @@ def api(env):
 
 def new_user(env: Env, credits: float = 10, admin: bool = False) -> tuple[str, dict]:
     with env.sessions() as db:
-        user = accounts.register(db, f"u{uuid.uuid4().hex[:10]}@example.com",
-                                 "pw-" + uuid.uuid4().hex, is_admin=admin)
+        user = accounts.register(db, f"u{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex, is_admin=admin)
         db.commit()
         if credits:
             ledger.grant(db, user, int(credits * MICRO), f"grant:{user.id}", "test")
@@ -147,8 +158,9 @@ def assert_settled(env: Env, op_id: str) -> Operation:
     """One spend row == Σ usage cost, one release, nothing held for the run."""
     with env.sessions() as db:
         op = db.get(Operation, op_id)
-        usage = db.exec(select(func.coalesce(func.sum(UsageEvent.cost_credits), 0))
-                        .where(UsageEvent.operation_id == op_id)).one()
+        usage = db.exec(
+            select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
+        ).one()
         rows = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id)).all()
     spends = [e.amount for e in rows if e.entry_type == EntryType.SPEND]
     assert spends == [-usage] and op.charged_credits == usage
@@ -176,8 +188,10 @@ def test_run_succeeds_with_citations_before_text(env, api):
     thinking = "".join(e.data.get("delta", "") for e in env.event_list(op_id) if e.type == "thinking")
     assert thinking == "Let me look this up in the library."
     # the user's library is empty: an answer citing nothing gets the line that says so
-    assert "".join(e.data["delta"] for e in env.event_list(op_id) if e.type == "text") == \
-        "The answer is forty two.\n\n" + UNSUPPORTED_TEXT
+    assert (
+        "".join(e.data["delta"] for e in env.event_list(op_id) if e.type == "text")
+        == "The answer is forty two.\n\n" + UNSUPPORTED_TEXT
+    )
     settled = assert_settled(env, op_id)
     assert settled.charged_credits > 0
     body = api.get(f"/api/v1/runs/{op_id}", headers=h).json()
@@ -211,8 +225,7 @@ def test_cancel_while_queued(env, api):
     env.send("run_operation", "agent", op_id)  # a late delivery must do nothing
     time.sleep(1.0)
     op = assert_settled(env, op_id)
-    assert (op.status, op.outcome_reason, op.charged_credits, op.attempt) == \
-        ("CANCELLED", "user_cancel", 0, 0)
+    assert (op.status, op.outcome_reason, op.charged_credits, op.attempt) == ("CANCELLED", "user_cancel", 0, 0)
     assert not [r for r in env.fake.chat_requests() if marker in json.dumps(r["body"])]
 
 
@@ -224,8 +237,7 @@ def _cancel_mid_stream(env: Env, api, h: dict) -> tuple[str, float, float]:
     t0 = time.monotonic()
     res = api.post(f"/api/v1/runs/{op_id}/cancel", headers=h)
     assert res.status_code == 202, res.text
-    rec = env.fake.wait_for(lambda rs: any(marker in json.dumps(r["body"]) and r["disconnected"]
-                                           for r in rs), 5)
+    rec = env.fake.wait_for(lambda rs: any(marker in json.dumps(r["body"]) and r["disconnected"] for r in rs), 5)
     rec = next(r for r in rec if marker in json.dumps(r["body"]) and r["disconnected"])
     stop_s = rec["disconnected_at"] - t0
     env.wait_final(op_id)
@@ -245,16 +257,20 @@ def test_cancel_while_streaming(env, api):
         n_text = text_events(env, op_id)
         assert n_text < 100  # stopped long before the 400 words
         with env.sessions() as db:
-            usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id,
-                                                     UsageEvent.step == "agent")).all()
+            usage = db.exec(
+                select(UsageEvent).where(UsageEvent.operation_id == op_id, UsageEvent.step == "agent")
+            ).all()
         assert len(usage) == 1 and usage[0].estimated  # the stream was cut: no provider usage
         assert usage[0].output_tokens >= 5
+
     def q(xs: list[float], p: float) -> float:
         return sorted(xs)[min(len(xs) - 1, int(p * len(xs)))] * 1000
 
-    print(f"\n{len(stops)} cancels: cancel -> server sees disconnect p50 {q(stops, .5):.1f} ms, "
-          f"p99 {q(stops, .99):.1f} ms; cancel -> finalized p50 {q(settles, .5):.1f} ms, "
-          f"p99 {q(settles, .99):.1f} ms")
+    print(
+        f"\n{len(stops)} cancels: cancel -> server sees disconnect p50 {q(stops, 0.5):.1f} ms, "
+        f"p99 {q(stops, 0.99):.1f} ms; cancel -> finalized p50 {q(settles, 0.5):.1f} ms, "
+        f"p99 {q(settles, 0.99):.1f} ms"
+    )
     assert max(stops) < 0.5
     assert max(settles) < 2.0
     credits = api.get("/api/v1/credits", headers=h).json()
@@ -305,8 +321,7 @@ def test_sse_resumes_with_last_event_id(env, api):
         first = _read_sse(resp, limit=8)  # then drop the connection mid-run
     assert env.op(op_id).finalized_at is None  # disconnect != cancel
     last_id = first[-1][0]
-    with api.stream("GET", f"/api/v1/runs/{op_id}/events",
-                    headers={**h, "Last-Event-ID": last_id}) as resp:
+    with api.stream("GET", f"/api/v1/runs/{op_id}/events", headers={**h, "Last-Event-ID": last_id}) as resp:
         rest = _read_sse(resp)
     got = first + rest
     stream_ids = [e.id for e in env.event_list(op_id)]
@@ -338,8 +353,11 @@ def test_other_users_runs_are_404(env, api):
     _b, hb = new_user(env)
     env.fake.script(Script.thinking("ISOLATED1"), Script(text="mine", match="ISOLATED1"))
     op_id = start(api, ha, "secret ISOLATED1")
-    for method, path in [("GET", f"/api/v1/runs/{op_id}"), ("GET", f"/api/v1/runs/{op_id}/events"),
-                         ("POST", f"/api/v1/runs/{op_id}/cancel")]:
+    for method, path in [
+        ("GET", f"/api/v1/runs/{op_id}"),
+        ("GET", f"/api/v1/runs/{op_id}/events"),
+        ("POST", f"/api/v1/runs/{op_id}/cancel"),
+    ]:
         res = api.request(method, path, headers=hb)
         assert res.status_code == 404, (path, res.text)
     assert env.wait_final(op_id).status == "SUCCEEDED"
@@ -351,8 +369,11 @@ def test_admin_prices_grant_and_reconciliation(env, api):
     assert api.get("/api/v1/admin/prices", headers=h).status_code == 403
     prices = api.get("/api/v1/admin/prices", headers=ha).json()["prices"]
     assert {p["model"] for p in prices} >= {"offline", MODEL}
-    put = api.put("/api/v1/admin/prices/test-model", headers=ha,
-                  json={"input_per_million": 1, "cached_per_million": 0, "output_per_million": 2})
+    put = api.put(
+        "/api/v1/admin/prices/test-model",
+        headers=ha,
+        json={"input_per_million": 1, "cached_per_million": 0, "output_per_million": 2},
+    )
     assert put.status_code == 200 and put.json()["output_per_million"] == 2
     assert api.get("/api/v1/admin/prices/test-model", headers=ha).json()["input_per_million"] == 1
     g = api.post("/api/v1/admin/credits/grant", headers=ha, json={"user_id": uid, "credits": 2.5})

@@ -43,17 +43,23 @@ def test_security_headers_on_pages_and_api(app_stack, client):
 
 def test_session_cookie_is_httponly_and_set_by_the_server(app_stack, make_user):
     email, password = make_user()
-    r = httpx.post(app_stack.url + "/api/v1/session/login", data={"email": email, "password": password,
-                                                                   "next": "/library"})
+    r = httpx.post(
+        app_stack.url + "/api/v1/session/login", data={"email": email, "password": password, "next": "/library"}
+    )
     assert r.status_code == 303 and r.headers["location"] == "/library"
     cookie = r.headers["set-cookie"].lower()
     assert cookie.startswith("bayes_session=") and "httponly" in cookie and "samesite=lax" in cookie
     assert "secure" not in cookie  # plain HTTP here; behind HTTPS it is Secure (unit-tested)
-    spoofed = httpx.post(app_stack.url + "/api/v1/session/login", headers={"X-Forwarded-Proto": "https"},
-                         data={"email": email, "password": password})
+    spoofed = httpx.post(
+        app_stack.url + "/api/v1/session/login",
+        headers={"X-Forwarded-Proto": "https"},
+        data={"email": email, "password": password},
+    )
     assert "secure" not in spoofed.headers["set-cookie"].lower()  # 127.0.0.1 is not a trusted proxy
-    bad = httpx.post(app_stack.url + "/api/v1/session/login",
-                     data={"email": email, "password": "not-the-password", "next": "//evil.example"})
+    bad = httpx.post(
+        app_stack.url + "/api/v1/session/login",
+        data={"email": email, "password": "not-the-password", "next": "//evil.example"},
+    )
     assert bad.status_code == 303 and bad.headers["location"].startswith("/login?error=invalid_credentials")
     assert "set-cookie" not in bad.headers
     c = _session(app_stack, email, password)
@@ -67,8 +73,11 @@ def test_no_cross_origin_reads_or_cookie_writes(app_stack, make_user):
     email, password = make_user()
     c = _session(app_stack, email, password)
     tok = c.post("/api/v1/auth/token", json={"email": email, "password": password}).json()["token"]
-    doc = c.post("/api/v1/documents", headers={"Authorization": f"Bearer {tok}"},
-                 files={"file": ("t.pdf", text_pdf("Cross origin"), "application/pdf")})
+    doc = c.post(
+        "/api/v1/documents",
+        headers={"Authorization": f"Bearer {tok}"},
+        files={"file": ("t.pdf", text_pdf("Cross origin"), "application/pdf")},
+    )
     assert doc.status_code in (200, 202), doc.text
     assert c.get(f"/api/v1/documents/{doc.json()['id']}/file").status_code == 200  # the cookie reads it
     evil = {"Origin": f"http://127.0.0.1:{app_stack.port + 1}"}
@@ -78,8 +87,11 @@ def test_no_cross_origin_reads_or_cookie_writes(app_stack, make_user):
     assert "access-control-allow-origin" not in pre.headers
     write = c.post("/api/v1/session/logout", headers=evil)
     assert write.status_code == 403 and write.json()["error"]["code"] == "cross_origin"
-    login_csrf = httpx.post(app_stack.url + "/api/v1/session/login", headers={"Sec-Fetch-Site": "cross-site"},
-                            data={"email": email, "password": password})
+    login_csrf = httpx.post(
+        app_stack.url + "/api/v1/session/login",
+        headers={"Sec-Fetch-Site": "cross-site"},
+        data={"email": email, "password": password},
+    )
     assert login_csrf.status_code == 403
     same = c.post("/api/v1/session/logout", headers={"Origin": app_stack.url})
     assert same.status_code == 303
@@ -91,8 +103,10 @@ def test_login_throttling_answers_429_with_retry_after(app_stack, make_user):
     for _ in range(5):
         r = httpx.post(f"{api}/auth/token", json={"email": email, "password": "wrong-password-x"})
         assert r.status_code == 401
-    for r in (httpx.post(f"{api}/auth/token", json={"email": email, "password": password}),
-              httpx.post(f"{api}/session/login", json={"email": email, "password": password})):
+    for r in (
+        httpx.post(f"{api}/auth/token", json={"email": email, "password": password}),
+        httpx.post(f"{api}/session/login", json={"email": email, "password": password}),
+    ):
         assert r.status_code == 429 and int(r.headers["retry-after"]) > 0
         assert r.json()["error"]["code"] == "rate_limited"
     form = httpx.post(f"{api}/session/login", data={"email": email, "password": password})
@@ -132,8 +146,12 @@ def test_hostile_bodies_get_400_and_nothing_breaks(user_api, make_user, app_stac
         r = _raw(c, method, path, body)
         assert r.status_code == 400, (path, body, r.text)
         assert set(r.json()["error"]) == {"code", "message"}
-    for path in (f"/mindmaps/{map_id}", f"/mindmaps/{map_id}/export.json", f"/mindmaps/{map_id}/export.md",
-                 f"/documents/{doc['id']}"):
+    for path in (
+        f"/mindmaps/{map_id}",
+        f"/mindmaps/{map_id}/export.json",
+        f"/mindmaps/{map_id}/export.md",
+        f"/documents/{doc['id']}",
+    ):
         assert c.get(path).status_code == 200, path
     assert c.get(f"/documents/{doc['id']}").json()["title"] != "['a']"
 
@@ -143,39 +161,103 @@ def test_hostile_bodies_get_400_and_nothing_breaks(user_api, make_user, app_stac
     tok = admin.post("/auth/token", json={"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}).json()["token"]
     admin.headers["Authorization"] = f"Bearer {tok}"
     me = c.get("/me").json()
-    for body in (b'{"user_id": "%s", "credits": NaN}' % me["id"].encode(),
-                 b'{"user_id": "%s", "credits": Infinity}' % me["id"].encode(),
-                 b'{"user_id": "%s", "credits": 1e999}' % me["id"].encode()):
+    for body in (
+        b'{"user_id": "%s", "credits": NaN}' % me["id"].encode(),
+        b'{"user_id": "%s", "credits": Infinity}' % me["id"].encode(),
+        b'{"user_id": "%s", "credits": 1e999}' % me["id"].encode(),
+    ):
         assert _raw(admin, "POST", "/admin/credits/grant", body).status_code == 400
     assert c.get("/credits").status_code == 200
 
 
 # ---- schema-driven fuzz over every route -------------------------------------------------
-_scalar = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**60), max_value=2**60),
-                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=30))
-_json = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                      st.dictionaries(st.text(max_size=8), inner, max_size=3)),
-                     max_leaves=8)
-FIELDS = ["title", "question", "name", "parent_id", "after_id", "kind", "body", "position", "index",
-          "collapsed", "confidence", "chunk_id", "quote", "prompt", "scope", "conversation_id",
-          "edit_message_id", "mindmap_id", "node_id", "authors", "year", "doi", "collection_ids",
-          "credits", "amount_micro", "user_id", "email", "api", "api_key", "library_type", "library_id",
-          "input_per_million", "cached_per_million", "output_per_million", "x", "y", "map_id", "owner_id"]
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**60), max_value=2**60),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=30),
+)
+_json = st.recursive(
+    _scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=8,
+)
+FIELDS = [
+    "title",
+    "question",
+    "name",
+    "parent_id",
+    "after_id",
+    "kind",
+    "body",
+    "position",
+    "index",
+    "collapsed",
+    "confidence",
+    "chunk_id",
+    "quote",
+    "prompt",
+    "scope",
+    "conversation_id",
+    "edit_message_id",
+    "mindmap_id",
+    "node_id",
+    "authors",
+    "year",
+    "doi",
+    "collection_ids",
+    "credits",
+    "amount_micro",
+    "user_id",
+    "email",
+    "api",
+    "api_key",
+    "library_type",
+    "library_id",
+    "input_per_million",
+    "cached_per_million",
+    "output_per_million",
+    "x",
+    "y",
+    "map_id",
+    "owner_id",
+]
 _bodies = st.one_of(
     st.dictionaries(st.sampled_from(FIELDS), _json, max_size=4),
     _json,
-    st.sampled_from([b"1e999", b'{"title": NaN}', b'{"title": "\\ud800"}', b"[[[[[[[[", b"\xff\xfe",
-                     b'{"position": {"x": -Infinity, "y": 1}}', b'{"index": 1e30}']),
+    st.sampled_from(
+        [
+            b"1e999",
+            b'{"title": NaN}',
+            b'{"title": "\\ud800"}',
+            b"[[[[[[[[",
+            b"\xff\xfe",
+            b'{"position": {"x": -Infinity, "y": 1}}',
+            b'{"index": 1e30}',
+        ]
+    ),
 )
 
 
 def _routes(map_id: str, node_id: str, doc_id: str, coll_id: str) -> list[tuple[str, str]]:
     from bayes_app.api import API_PREFIX, build_api, operations
 
-    ids = {"map_id": map_id, "node_id": node_id, "document_id": doc_id, "collection_id": coll_id,
-           "citation_id": "nope", "proposal_id": "nope", "decision": "accept", "run_id": "nope",
-           "conversation_id": "nope", "library_id": "nope", "token_id": "nope", "model": "fuzz-model",
-           "fmt": "json"}
+    ids = {
+        "map_id": map_id,
+        "node_id": node_id,
+        "document_id": doc_id,
+        "collection_id": coll_id,
+        "citation_id": "nope",
+        "proposal_id": "nope",
+        "decision": "accept",
+        "run_id": "nope",
+        "conversation_id": "nope",
+        "library_id": "nope",
+        "token_id": "nope",
+        "model": "fuzz-model",
+        "fmt": "json",
+    }
     out = []
     for route in operations(build_api()):
         path = route.path.removeprefix(API_PREFIX)
@@ -219,9 +301,18 @@ def test_fuzz_every_route_never_5xx_and_objects_stay_readable(app_stack, make_us
 
     hit()
     assert len({(m, p) for m, p, _ in seen}) >= len(routes) * 0.8
-    for path in (f"/mindmaps/{map_id}", f"/mindmaps/{map_id}/export.json", f"/mindmaps/{map_id}/export.md",
-                 f"/mindmaps/{map_id}/export.bib", f"/documents/{doc_id}", "/documents", "/mindmaps",
-                 "/collections", "/credits", "/conversations"):
+    for path in (
+        f"/mindmaps/{map_id}",
+        f"/mindmaps/{map_id}/export.json",
+        f"/mindmaps/{map_id}/export.md",
+        f"/mindmaps/{map_id}/export.bib",
+        f"/documents/{doc_id}",
+        "/documents",
+        "/mindmaps",
+        "/collections",
+        "/credits",
+        "/conversations",
+    ):
         assert api.get(path).status_code == 200, path
 
 
@@ -231,12 +322,16 @@ def _page_upload_reply(app_stack, cookie: str | None, declared: int) -> bytes:
     boundary = "bnd"
     s = socket.create_connection(("127.0.0.1", app_stack.port))
     try:
-        s.sendall((f"POST /_upload HTTP/1.1\r\nHost: 127.0.0.1:{app_stack.port}\r\n"
-                   f"Origin: http://127.0.0.1:{app_stack.port}\r\n"
-                   + (f"Cookie: bayes_session={cookie}\r\n" if cookie else "")
-                   + "Reflex-Client-Token: t\r\nReflex-Event-Handler: state.library_state.handle_upload\r\n"
-                   f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {declared}\r\n\r\n"
-                   ).encode() + b"0" * 65536)
+        s.sendall(
+            (
+                f"POST /_upload HTTP/1.1\r\nHost: 127.0.0.1:{app_stack.port}\r\n"
+                f"Origin: http://127.0.0.1:{app_stack.port}\r\n"
+                + (f"Cookie: bayes_session={cookie}\r\n" if cookie else "")
+                + "Reflex-Client-Token: t\r\nReflex-Event-Handler: state.library_state.handle_upload\r\n"
+                f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {declared}\r\n\r\n"
+            ).encode()
+            + b"0" * 65536
+        )
         s.settimeout(20)
         return s.recv(4096)
     finally:
@@ -258,12 +353,18 @@ def test_chunked_upload_stops_at_the_limit(user_api, app_stack):
     c = user_api()
     token = c.headers["Authorization"]
     boundary = "bnd"
-    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.pdf\"\r\n"
-            "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n").encode()
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\n'
+        "Content-Type: application/pdf\r\n\r\n%PDF-1.7\n"
+    ).encode()
     s = socket.create_connection(("127.0.0.1", app_stack.port))
-    s.sendall((f"POST /api/v1/documents HTTP/1.1\r\nHost: 127.0.0.1:{app_stack.port}\r\n"
-               f"Authorization: {token}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\n"
-               "Transfer-Encoding: chunked\r\n\r\n").encode())
+    s.sendall(
+        (
+            f"POST /api/v1/documents HTTP/1.1\r\nHost: 127.0.0.1:{app_stack.port}\r\n"
+            f"Authorization: {token}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n"
+        ).encode()
+    )
     chunk = b"0" * (256 * 1024)
     sent, limit = 0, 20 << 20  # the shared app runs with BAYES_MAX_UPLOAD_MB=20
     reply = b""
@@ -291,13 +392,13 @@ def test_chunked_upload_stops_at_the_limit(user_api, app_stack):
 def test_too_many_pages_fails_with_a_clear_reason(dbs, tmp_path):
     import io
 
+    from sqlmodel import Session
+
+    from bayes_app.accounts import service
     from bayes_app.library import documents as lib
     from bayes_app.library import storage
     from bayes_app.library.ingest import IngestError, ingest_document
     from bayes_app.models import Document
-    from sqlmodel import Session
-
-    from bayes_app.accounts import service
 
     user = service.register(dbs, f"pages-{uuid.uuid4().hex[:6]}@example.com", "tangerine-sky-42")
     stored = storage.store_stream(tmp_path, io.BytesIO(text_pdf("Pages", ["a", "b", "c"], pages=3)), 1 << 20)
@@ -305,8 +406,15 @@ def test_too_many_pages_fails_with_a_clear_reason(dbs, tmp_path):
     dbs.commit()
     engine = dbs.get_bind()
     with pytest.raises(IngestError) as err:
-        ingest_document(lambda: Session(engine, expire_on_commit=False), doc.id, doc.ingest_generation,
-                        files_root=tmp_path, index=None, embedder=None, max_pages=2)
+        ingest_document(
+            lambda: Session(engine, expire_on_commit=False),
+            doc.id,
+            doc.ingest_generation,
+            files_root=tmp_path,
+            index=None,
+            embedder=None,
+            max_pages=2,
+        )
     assert err.value.code == "too_many_pages"
     dbs.expire_all()
     failed = dbs.get(Document, doc.id)

@@ -16,8 +16,13 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     """Two worker processes with a 1 MB memory ceiling: every message ends with the worker
     recycled (exit 75, expected), and the app keeps answering."""
     port, redis_port = free_port(), free_port()
-    env = stack_env(tmp_path / "data", port, BAYES_REDIS_PORT=str(redis_port),
-                    BAYES_WORKER_PROCESSES="2", BAYES_WORKER_MAX_RSS_MB="1")
+    env = stack_env(
+        tmp_path / "data",
+        port,
+        BAYES_REDIS_PORT=str(redis_port),
+        BAYES_WORKER_PROCESSES="2",
+        BAYES_WORKER_MAX_RSS_MB="1",
+    )
     stack = AppStack(data_dir=tmp_path / "data", env=env, port=port).start()
     try:
         conf = (tmp_path / "data" / "supervisor" / "supervisord.conf").read_text()
@@ -27,8 +32,14 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         assert "--env prod --single-port" in conf
         health = stack.health()
         assert health["status"] == "ok"
-        assert {p["name"] for p in health["components"]["processes"]["programs"]} == \
-            {"web", "worker_0", "worker_1", "index", "redis", "watchdog"}
+        assert {p["name"] for p in health["components"]["processes"]["programs"]} == {
+            "web",
+            "worker_0",
+            "worker_1",
+            "index",
+            "redis",
+            "watchdog",
+        }
         log = stack.log_tail(400)
         assert "Generated password:" in log  # printed once, on creation
         # one port serves both the pages and the API
@@ -43,8 +54,11 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
 
         def recycled() -> list[dict]:
             report = stack.health()["components"]["processes"]
-            return [e for e in report["recent_restarts"] if e["process"].startswith("worker_")
-                    and e["expected"] and e["detail"] == "exit status 75; expected"] or None
+            return [
+                e
+                for e in report["recent_restarts"]
+                if e["process"].startswith("worker_") and e["expected"] and e["detail"] == "exit status 75; expected"
+            ] or None
 
         assert len(wait_for(recycled, 30, 0.5, what="a worker recycled")) >= 1
         assert "over BAYES_WORKER_MAX_RSS_MB=1: finishing the messages in flight" in stack.log_tail(2000)
@@ -106,8 +120,7 @@ def test_second_make_run_does_not_reinstall():
     import time
 
     t = time.monotonic()
-    out = subprocess.run(["make", "setup"], cwd=ROOT, capture_output=True, text=True,
-                         check=True, timeout=120).stdout
+    out = subprocess.run(["make", "setup"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120).stdout
     assert "nothing to install" in out and "installing" not in out, out
     assert time.monotonic() - t < 30
 
@@ -115,7 +128,13 @@ def test_second_make_run_does_not_reinstall():
 def test_invalid_setting_fails_at_start_naming_it(tmp_path):
     env = stack_env(tmp_path, 1)
     env["BAYES_PORT"] = "not-a-port"
-    p = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "bayes_app.cli", "run"], cwd=ROOT,
-                       env=env, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [str(ROOT / ".venv/bin/python"), "-m", "bayes_app.cli", "run"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2
     assert "BAYES_PORT" in p.stderr

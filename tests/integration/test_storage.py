@@ -93,8 +93,12 @@ def test_settings_choose_the_backend(configure, tmp_path, s3_server):
 def s3_app(db_url, configure, s3_server, tmp_path):
     """Settings pointing at a fresh bucket; the local files dir must stay empty."""
     bucket = s3_server.new_bucket()
-    configure(DATABASE_URL=db_url, BAYES_DATA_DIR=str(tmp_path / "data"),
-              BAYES_STORAGE_URL=f"s3://{bucket}/files", **s3_server.env())
+    configure(
+        DATABASE_URL=db_url,
+        BAYES_DATA_DIR=str(tmp_path / "data"),
+        BAYES_STORAGE_URL=f"s3://{bucket}/files",
+        **s3_server.env(),
+    )
     yield bucket
     assert not (tmp_path / "data" / "files").exists()
 
@@ -144,8 +148,7 @@ def test_upload_dedupe_refusal_and_pdf_route_on_s3(s3_app, db_url, s3_server):
         assert part.headers["content-range"] == f"bytes 10-99/{len(data)}"
         tail = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth | {"Range": "bytes=-7"})
         assert tail.status_code == 206 and tail.content == data[-7:]
-        bad = c.get(f"/api/v1/documents/{acc.document_id}/file",
-                    headers=auth | {"Range": f"bytes={len(data) + 5}-"})
+        bad = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth | {"Range": f"bytes={len(data) + 5}-"})
         assert bad.status_code == 416
         other_uid, other_auth = _user(db_url)
         assert c.get(f"/api/v1/documents/{acc.document_id}/file", headers=other_auth).status_code == 404
@@ -164,23 +167,42 @@ def test_ingestion_parses_from_s3(s3_app, db_url):
     engine = get_engine(db_url)
     acc = uploads.accept(uid, io.BytesIO(text_pdf("Pages", ["a", "b", "c"], pages=3)), "p.pdf")
     with pytest.raises(IngestError) as err:  # stops after pdfium opened the copy: no index needed
-        ingest_document(lambda: Session(engine, expire_on_commit=False), acc.document_id, acc.generation,
-                        files_root=storage.default_store(), index=None, embedder=None, max_pages=2)
+        ingest_document(
+            lambda: Session(engine, expire_on_commit=False),
+            acc.document_id,
+            acc.generation,
+            files_root=storage.default_store(),
+            index=None,
+            embedder=None,
+            max_pages=2,
+        )
     assert err.value.code == "too_many_pages"
     other = text_pdf("Other", ["z"])
     acc2 = uploads.accept(uid, io.BytesIO(other), "q.pdf")
     storage.default_store().remove(hashlib.sha256(other).hexdigest())
     with pytest.raises(IngestError) as err:
-        ingest_document(lambda: Session(engine, expire_on_commit=False), acc2.document_id, acc2.generation,
-                        files_root=storage.default_store(), index=None, embedder=None)
+        ingest_document(
+            lambda: Session(engine, expire_on_commit=False),
+            acc2.document_id,
+            acc2.generation,
+            files_root=storage.default_store(),
+            index=None,
+            embedder=None,
+        )
     assert err.value.code == "missing_file"
 
 
 # ---- storage-migrate --------------------------------------------------------------------------
 def _migrate(env: dict) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("BAYES_", "AWS_"))}
-    return subprocess.run([sys.executable, "-m", "bayes_app.cli", "storage-migrate"], cwd=ROOT,
-                          env=clean | env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "bayes_app.cli", "storage-migrate"],
+        cwd=ROOT,
+        env=clean | env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_storage_migrate_copies_and_verifies(tmp_path, s3_server):
@@ -188,8 +210,7 @@ def test_storage_migrate_copies_and_verifies(tmp_path, s3_server):
     blobs = [text_pdf(f"Paper {i}", [f"text {i}"] * (i + 1)) for i in range(3)] + [_big(1_500_000)]
     shas = sorted(local.store_stream(io.BytesIO(b), 10 << 20).sha256 for b in blobs)
     bucket = s3_server.new_bucket()
-    env = s3_server.env() | {"BAYES_DATA_DIR": str(tmp_path / "data"),
-                             "BAYES_STORAGE_URL": f"s3://{bucket}/pdfs"}
+    env = s3_server.env() | {"BAYES_DATA_DIR": str(tmp_path / "data"), "BAYES_STORAGE_URL": f"s3://{bucket}/pdfs"}
     first = _migrate(env)
     assert first.returncode == 0, first.stderr + first.stdout
     assert "4 copied" in first.stdout and "4 verified" in first.stdout
@@ -230,8 +251,9 @@ def test_viewer_highlight_reads_the_pdf_from_s3(s3_app, db_url):
     text = pdf.extract_pages(data)[0].text
     with session_scope() as db:
         db.add(PageText(document_id=acc.document_id, page=1, text=text, spans=[]))
-    page, rects, note = highlight.locate(acc.document_id, hashlib.sha256(data).hexdigest(), 1,
-                                         "grows slowly on granite")
+    page, rects, note = highlight.locate(
+        acc.document_id, hashlib.sha256(data).hexdigest(), 1, "grows slowly on granite"
+    )
     assert page == 1 and rects and note == ""
     storage.default_store().remove(hashlib.sha256(data).hexdigest())
     assert highlight.locate(acc.document_id, hashlib.sha256(data).hexdigest(), 1, "grows slowly on granite")[1] == []

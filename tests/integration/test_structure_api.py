@@ -117,8 +117,11 @@ def test_worker_reanalyses_old_documents_keeping_ids_and_vectors(pasa, app_db_ur
         doc = db.get(Document, doc_id)
         doc.structure_version = 0
         db.add(doc)
-    qdrant.delete_payload(collection, keys=["role"], points=models.Filter(must=[
-        models.FieldCondition(key="document_id", match=models.MatchValue(value=doc_id))]))
+    qdrant.delete_payload(
+        collection,
+        keys=["role"],
+        points=models.Filter(must=[models.FieldCondition(key="document_id", match=models.MatchValue(value=doc_id))]),
+    )
     leaked = api.get("/search", params={"q": AGILE, "k": 10}).json()
     assert any(AGILE.lower() in h["text"].lower() for h in leaked)  # old points: no role yet
 
@@ -134,9 +137,14 @@ def test_worker_reanalyses_old_documents_keeping_ids_and_vectors(pasa, app_db_ur
     with session_scope(app_db_url) as db:
         after = {c.id: c.role for c in db.exec(select(Chunk).where(Chunk.document_id == doc_id))}
     assert after == before  # same ids (no re-embedding), roles restored
-    points, _ = qdrant.scroll(collection, scroll_filter=models.Filter(must=[
-        models.FieldCondition(key="document_id", match=models.MatchValue(value=doc_id))]),
-        limit=1000, with_payload=["role"])
+    points, _ = qdrant.scroll(
+        collection,
+        scroll_filter=models.Filter(
+            must=[models.FieldCondition(key="document_id", match=models.MatchValue(value=doc_id))]
+        ),
+        limit=1000,
+        with_payload=["role"],
+    )
     assert {str(p.id).replace("-", ""): p.payload.get("role") for p in points} == before
     again = api.get("/search", params={"q": AGILE, "k": 10}).json()
     assert all(h["role"] != "reference" for h in again)

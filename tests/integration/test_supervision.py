@@ -78,10 +78,18 @@ class Stack:
 def stack(tmp_path_factory, fake_llm):
     data_dir = Path(tmp_path_factory.mktemp("supervised"))
     port, redis_port = free_port(), free_port()
-    env = stack_env(data_dir, port, BAYES_REDIS_PORT=str(redis_port), BAYES_DEMO="0",
-                    BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
-                    OPENAI_BASE_URL=fake_llm.base_url, OPENAI_API_KEY="sk-test-not-for-browsers",
-                    BAYES_MODEL_DEFAULT=MODEL, BAYES_INGEST_MAX_CRASHES="2")
+    env = stack_env(
+        data_dir,
+        port,
+        BAYES_REDIS_PORT=str(redis_port),
+        BAYES_DEMO="0",
+        BAYES_ADMIN_EMAIL=ADMIN_EMAIL,
+        BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
+        OPENAI_BASE_URL=fake_llm.base_url,
+        OPENAI_API_KEY="sk-test-not-for-browsers",
+        BAYES_MODEL_DEFAULT=MODEL,
+        BAYES_INGEST_MAX_CRASHES="2",
+    )
     app = AppStack(data_dir=data_dir, env=env, port=port).start()
     with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:
         pricing.set_price(db, MODEL, 150_000, 75_000, 600_000)
@@ -92,10 +100,12 @@ def stack(tmp_path_factory, fake_llm):
         st.api.close()
         # SIGTERM (what a service manager sends) stops everything, whatever restarted.
         rc = app.stop(signal.SIGTERM)
-        left = wait_for(lambda: not processes_of(data_dir) or None, 20, 0.5,
-                        what="no processes left") if processes_of(data_dir) else None
-        assert rc is not None and not left and not processes_of(data_dir), \
-            [p.cmdline() for p in processes_of(data_dir)]
+        left = (
+            wait_for(lambda: not processes_of(data_dir) or None, 20, 0.5, what="no processes left")
+            if processes_of(data_dir)
+            else None
+        )
+        assert rc is not None and not left and not processes_of(data_dir), [p.cmdline() for p in processes_of(data_dir)]
 
 
 def _watch_health(stack: Stack, until: float) -> list[tuple[float, str, list[str]]]:
@@ -116,16 +126,26 @@ def _watch_health(stack: Stack, until: float) -> list[tuple[float, str, list[str
 def test_kill_9_worker_mid_ask_fails_the_run_and_the_service_recovers(stack: Stack, fake_llm):
     h = stack.user()
     m = f"KILL{uuid.uuid4().hex[:10]}"
-    fake_llm.script(Script.thinking(m, prompt_tokens=11, completion_tokens=3),
-                    Script(text=" ".join(f"k{i}" for i in range(400)), tokens_per_s=30, match=m))
+    fake_llm.script(
+        Script.thinking(m, prompt_tokens=11, completion_tokens=3),
+        Script(text=" ".join(f"k{i}" for i in range(400)), tokens_per_s=30, match=m),
+    )
     run = stack.api.post("/runs", json={"kind": "ask", "prompt": f"question {m}"}, headers=h).json()
     wait_for(lambda: stack.text_events(run["id"]) >= 30, 60, 0.05, what="the answer streaming")
     before = stack.app.program_pid("worker:worker_0")
     t_kill = stack.kill(stack.app.worker_child())
 
-    final = wait_for(lambda: (r := stack.api.get(f"/runs/{run['id']}", headers=h).json())["status"]
-                     in ("FAILED", "SUCCEEDED", "CANCELLED") and r.get("charged_credits") is not None and r,
-                     30, 0.2, what="the run to be finalized")
+    final = wait_for(
+        lambda: (
+            (r := stack.api.get(f"/runs/{run['id']}", headers=h).json())["status"]
+            in ("FAILED", "SUCCEEDED", "CANCELLED")
+            and r.get("charged_credits") is not None
+            and r
+        ),
+        30,
+        0.2,
+        what="the run to be finalized",
+    )
     settled_s = time.monotonic() - t_kill
     samples = _watch_health(stack, t_kill + 40)
     ok_s = samples[-1][0] - t_kill
@@ -150,8 +170,10 @@ def test_kill_9_worker_mid_ask_fails_the_run_and_the_service_recovers(stack: Sta
     with stack.api.stream("GET", f"/runs/{again['id']}/events?format=ndjson", headers=h) as s:
         lines = [json.loads(x) for x in s.iter_lines() if x]
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
-    assert "".join(x["data"].get("delta", "") for x in lines
-                   if x["type"] == "text" and not x["data"].get("by")) == "back in business"
+    assert (
+        "".join(x["data"].get("delta", "") for x in lines if x["type"] == "text" and not x["data"].get("by"))
+        == "back in business"
+    )
 
 
 def test_kill_9_worker_mid_ingestion_is_retried_and_indexed_once(stack: Stack):
@@ -161,12 +183,17 @@ def test_kill_9_worker_mid_ingestion_is_retried_and_indexed_once(stack: Stack):
 
     h = stack.user()
     doc_id = stack.upload(h, pdfs.REVIEW.read_bytes(), "review.pdf")
-    wait_for(lambda: (d := stack.doc(doc_id)).status == DocStatus.EMBEDDING and d.progress_done > 0,
-             120, 0.02, what="ingestion mid-embedding")
+    wait_for(
+        lambda: (d := stack.doc(doc_id)).status == DocStatus.EMBEDDING and d.progress_done > 0,
+        120,
+        0.02,
+        what="ingestion mid-embedding",
+    )
     t_kill = stack.kill(stack.app.worker_child())
     assert stack.doc(doc_id).status != DocStatus.INDEXED
-    wait_for(lambda: stack.doc(doc_id).status == DocStatus.INDEXED, 120, 0.5,
-             what="the redelivered ingestion to finish")
+    wait_for(
+        lambda: stack.doc(doc_id).status == DocStatus.INDEXED, 120, 0.5, what="the redelivered ingestion to finish"
+    )
     print(f"\ningestion killed mid-embedding: indexed {time.monotonic() - t_kill:.1f}s after the kill")
     doc = stack.doc(doc_id)
     from sqlmodel import select
@@ -175,8 +202,11 @@ def test_kill_9_worker_mid_ingestion_is_retried_and_indexed_once(stack: Stack):
 
     with session_scope(stack.db_url) as db:
         ids = list(db.exec(select(Chunk.id).where(Chunk.document_id == doc_id)))
-    ix = IndexClient(f"http://127.0.0.1:{stack.app.env['BAYES_INDEX_PORT']}", collection_name(resolve_name()),
-                     api_key=stack.app.index_api_key)
+    ix = IndexClient(
+        f"http://127.0.0.1:{stack.app.env['BAYES_INDEX_PORT']}",
+        collection_name(resolve_name()),
+        api_key=stack.app.index_api_key,
+    )
     assert doc.chunk_count == len(ids) == len(set(ids)) > 100
     assert ix.count(document_id=doc_id) == len(ids)
     ix.close()
@@ -195,8 +225,12 @@ def test_document_that_keeps_killing_its_worker_is_marked_failed(stack: Stack):
     for attempt in (1, 2):
         wait_for(lambda: stack.r.scard(key) == attempt, 90, 0.02, what=f"ingestion attempt {attempt}")
         stack.kill(stack.app.worker_child())
-    doc = wait_for(lambda: (d := stack.doc(doc_id)).status == DocStatus.FAILED and d, 90, 0.5,
-                   what="the document to be marked failed")
+    doc = wait_for(
+        lambda: (d := stack.doc(doc_id)).status == DocStatus.FAILED and d,
+        90,
+        0.5,
+        what="the document to be marked failed",
+    )
     assert doc.error_code == CODE
     assert "stopped the worker process 2 times" in doc.error_message
     assert stack.r.exists(key) == 0
@@ -211,8 +245,12 @@ def test_kill_9_dramatiq_main_process_leaves_no_orphan(stack: Stack):
     main = stack.app.program_pid("worker:worker_0")
     child = psutil.Process(stack.app.worker_child())
     t0 = stack.kill(main)
-    wait_for(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, 30, 0.2,
-             what="the orphaned worker process to be stopped")
+    wait_for(
+        lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE,
+        30,
+        0.2,
+        what="the orphaned worker process to be stopped",
+    )
     print(f"\nkill -9 Dramatiq main: orphan gone after {time.monotonic() - t0:.1f}s")
     wait_for(lambda: stack.app.program_pid("worker:worker_0") != main, 30, 0.2, what="a new worker")
     assert "stopping 1 leftover process(es): " + str(child.pid) in stack.app.log_tail(400)
@@ -223,13 +261,15 @@ def _echo_round_trip(stack: Stack, timeout: float = 30) -> bool:
     import dramatiq
     from dramatiq.brokers.redis import RedisBroker
 
-    broker = RedisBroker(url=f"redis://:{stack.redis_password}@127.0.0.1:"
-                             f"{stack.r.connection_pool.connection_kwargs['port']}/0",
-                         namespace="bayes-tasks")
+    broker = RedisBroker(
+        url=f"redis://:{stack.redis_password}@127.0.0.1:{stack.r.connection_pool.connection_kwargs['port']}/0",
+        namespace="bayes-tasks",
+    )
     key = f"bayes:test:echo:{uuid.uuid4().hex}"
     try:
-        broker.enqueue(dramatiq.Message(queue_name="default", actor_name="echo", args=(key, "hi"),
-                                        kwargs={}, options={}))
+        broker.enqueue(
+            dramatiq.Message(queue_name="default", actor_name="echo", args=(key, "hi"), kwargs={}, options={})
+        )
         return bool(wait_for(lambda: stack.r.get(key), timeout, 0.1, what="echo"))
     finally:
         broker.close()

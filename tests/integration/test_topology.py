@@ -27,8 +27,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.procs import (ROOT, VENV_BIN, Fatal, PgCluster, free_port, stack_env,
-                                 start_index, start_worker, wait_for)
+from tests.support.procs import (
+    ROOT,
+    VENV_BIN,
+    Fatal,
+    PgCluster,
+    free_port,
+    stack_env,
+    start_index,
+    start_worker,
+    wait_for,
+)
 from tests.support.tiny_pdf import text_pdf
 
 pytestmark = [pytest.mark.stack, pytest.mark.timeout(600)]
@@ -47,13 +56,19 @@ class Topology:
         self.procs: list[subprocess.Popen] = []
         self.procs.append(start_index(tmp / "index", self.index_port, tmp / "index.log"))
         self.common = dict(
-            DATABASE_URL=self.db_url, REDIS_URL=redis_url, REFLEX_REDIS_URL=reflex_redis_url,
+            DATABASE_URL=self.db_url,
+            REDIS_URL=redis_url,
+            REFLEX_REDIS_URL=reflex_redis_url,
             QDRANT_URL=f"http://127.0.0.1:{self.index_port}",
-            BAYES_STORAGE_URL=f"s3://{bucket}/pdfs", BAYES_SECRET_KEY="k" * 48,
-            BAYES_ADMIN_EMAIL=ADMIN_EMAIL, BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD, BAYES_DEMO="0",
+            BAYES_STORAGE_URL=f"s3://{bucket}/pdfs",
+            BAYES_SECRET_KEY="k" * 48,
+            BAYES_ADMIN_EMAIL=ADMIN_EMAIL,
+            BAYES_ADMIN_PASSWORD=ADMIN_PASSWORD,
+            BAYES_DEMO="0",
             BAYES_OFFLINE_WORD_DELAY_MS="40",
             GRANIAN_WORKERS="1",  # one server process per web (Reflex forks 2×cores+1 with Redis)
-            **s3.env())
+            **s3.env(),
+        )
         self.data_dirs: list[Path] = []
         try:
             self._start()
@@ -63,8 +78,14 @@ class Topology:
 
     def _start(self) -> None:
         tmp = self.tmp
-        setup = subprocess.run([sys.executable, "-m", "bayes_app.cli", "setup"], cwd=ROOT,
-                               env=self.env("setup"), capture_output=True, text=True, timeout=180)
+        setup = subprocess.run(
+            [sys.executable, "-m", "bayes_app.cli", "setup"],
+            cwd=ROOT,
+            env=self.env("setup"),
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert setup.returncode == 0, setup.stderr
         # Web A: `reflex run --env prod` (builds the frontend, serves it and the backend) on
         # 127.0.0.1:P. Web B: the same built app served by a second process on 127.0.0.2:P (the
@@ -72,18 +93,38 @@ class Topology:
         # 127.0.0.2 has its WebSocket on B).
         self.port = free_port()
         a = subprocess.Popen(
-            [str(VENV_BIN / "reflex"), "run", "--env", "prod", "--single-port", "--frontend-port",
-             str(self.port), "--backend-port", str(self.port), "--backend-host", "127.0.0.1"],
-            cwd=ROOT, env=self.env("web-a", self.port), stdout=open(tmp / "web-a.log", "w"),
-            stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                str(VENV_BIN / "reflex"),
+                "run",
+                "--env",
+                "prod",
+                "--single-port",
+                "--frontend-port",
+                str(self.port),
+                "--backend-port",
+                str(self.port),
+                "--backend-host",
+                "127.0.0.1",
+            ],
+            cwd=ROOT,
+            env=self.env("web-a", self.port),
+            stdout=open(tmp / "web-a.log", "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.procs.append(a)
         self.webs = [("127.0.0.1", a)]
         self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
         self.procs += self.workers
         self._wait_up(0, 600)  # B serves A's build: start it once the build is there
-        b = subprocess.Popen([sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],
-                             cwd=ROOT, env=self.env("web-b", self.port), stdout=open(tmp / "web-b.log", "w"),
-                             stderr=subprocess.STDOUT, start_new_session=True)
+        b = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],
+            cwd=ROOT,
+            env=self.env("web-b", self.port),
+            stdout=open(tmp / "web-b.log", "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.procs.append(b)
         self.webs.append(("127.0.0.2", b))
         self._wait_up(1, 240)
@@ -95,6 +136,7 @@ class Topology:
             if proc.poll() is not None:
                 raise Fatal(f"web {host} exited")
             return httpx.get(f"http://{host}:{self.port}/api/v1/health", timeout=5).status_code == 200
+
         wait_for(up, timeout, 0.5, what=f"web on {host}:{self.port}")
 
     def env(self, name: str, port: int = 1) -> dict:
@@ -149,8 +191,9 @@ def test_session_made_on_a_works_on_b(topo):
     a, b = topo.url(0), topo.url(1)
     email, pw = f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
     origin_a = a.removesuffix("/api/v1")
-    reg = httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
-                     headers={"Origin": origin_a}, timeout=30)
+    reg = httpx.post(
+        f"{a}/session/register", json={"email": email, "password": pw}, headers={"Origin": origin_a}, timeout=30
+    )
     assert reg.status_code in (200, 201), reg.text
     cookies = dict(reg.cookies)  # the browser would hold it per host; here it is carried to B by hand
     assert cookies, "no session cookie"
@@ -159,8 +202,13 @@ def test_session_made_on_a_works_on_b(topo):
     assert probe.status_code == 404, probe.text  # authenticated; without the cookie: 401
     assert httpx.get(f"{b}/documents/{'0' * 32}/file", timeout=30).status_code == 401
     new_pw = "second-tangerine-43"
-    changed = httpx.post(f"{b}/session/password", json={"old_password": pw, "new_password": new_pw},
-                         cookies=cookies, headers={"Origin": b.removesuffix("/api/v1")}, timeout=30)
+    changed = httpx.post(
+        f"{b}/session/password",
+        json={"old_password": pw, "new_password": new_pw},
+        cookies=cookies,
+        headers={"Origin": b.removesuffix("/api/v1")},
+        timeout=30,
+    )
     assert changed.status_code == 200, changed.text
     assert httpx.post(f"{a}/auth/token", json={"email": email, "password": new_pw}, timeout=30).is_success
 
@@ -169,17 +217,24 @@ def test_upload_on_a_searched_on_b_with_files_in_s3_only(topo):
     a, b = topo.url(0), topo.url(1)
     admin = _bearer(b, ADMIN_EMAIL, ADMIN_PASSWORD)
     email, pw = f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
-    httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
-               headers={"Origin": a.removesuffix("/api/v1")}, timeout=30).raise_for_status()
+    httpx.post(
+        f"{a}/session/register",
+        json={"email": email, "password": pw},
+        headers={"Origin": a.removesuffix("/api/v1")},
+        timeout=30,
+    ).raise_for_status()
     ha, hb = _bearer(a, email, pw), _bearer(b, email, pw)
     assert admin
     data = text_pdf("Lichens", [f"{PHRASE} maps the slow growth of lichens on stone."] * 6, pages=2)
-    up = httpx.post(f"{a}/documents", headers=ha, files={"file": ("lichen.pdf", data, "application/pdf")},
-                    timeout=60)
+    up = httpx.post(f"{a}/documents", headers=ha, files={"file": ("lichen.pdf", data, "application/pdf")}, timeout=60)
     assert up.status_code == 202, up.text
     doc_id = up.json()["id"]
-    wait_for(lambda: httpx.get(f"{b}/documents/{doc_id}", headers=hb, timeout=10).json()["status"] == "indexed",
-             120, 0.5, what="ingestion by a worker")
+    wait_for(
+        lambda: httpx.get(f"{b}/documents/{doc_id}", headers=hb, timeout=10).json()["status"] == "indexed",
+        120,
+        0.5,
+        what="ingestion by a worker",
+    )
     hits = httpx.get(f"{b}/search", params={"q": PHRASE}, headers=hb, timeout=60).json()
     assert any(h.get("document_id") == doc_id for h in hits), hits
     assert httpx.get(f"{b}/documents/{doc_id}/file", headers=hb, timeout=30).content == data
@@ -193,8 +248,12 @@ def test_upload_on_a_searched_on_b_with_files_in_s3_only(topo):
 def _user_with_credits(topo) -> tuple[dict, dict]:
     a, b = topo.url(0), topo.url(1)
     email, pw = f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
-    httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
-               headers={"Origin": a.removesuffix("/api/v1")}, timeout=30).raise_for_status()
+    httpx.post(
+        f"{a}/session/register",
+        json={"email": email, "password": pw},
+        headers={"Origin": a.removesuffix("/api/v1")},
+        timeout=30,
+    ).raise_for_status()
     admin = _bearer(a, ADMIN_EMAIL, ADMIN_PASSWORD)
     g = httpx.post(f"{a}/admin/credits/grant", json={"email": email, "credits": 50}, headers=admin, timeout=30)
     assert g.status_code == 201, g.text
@@ -204,8 +263,9 @@ def _user_with_credits(topo) -> tuple[dict, dict]:
 def test_ask_started_on_b_streamed_and_stopped_on_a(topo):
     a, b = topo.url(0), topo.url(1)
     ha, hb = _user_with_credits(topo)
-    run = httpx.post(f"{b}/runs", json={"kind": "ask", "prompt": "Tell me everything about lichens."},
-                     headers=hb, timeout=30)
+    run = httpx.post(
+        f"{b}/runs", json={"kind": "ask", "prompt": "Tell me everything about lichens."}, headers=hb, timeout=30
+    )
     assert run.status_code == 202, run.text
     run_id = run.json()["id"]
     types = []
@@ -233,10 +293,15 @@ def test_kill_9_worker_mid_run_is_finalized_by_the_other(topo):
     w1, w2 = topo.workers
     os.killpg(w2.pid, signal.SIGSTOP)  # so that worker 1 takes the run
     try:
-        run_id = httpx.post(f"{b}/runs", json={"kind": "ask", "prompt": "Write at length on stone."},
-                            headers=hb, timeout=30).json()["id"]
-        wait_for(lambda: httpx.get(f"{a}/runs/{run_id}", headers=ha, timeout=10).json()["status"] == "RUNNING",
-                 60, 0.2, what="the run to start on worker 1")
+        run_id = httpx.post(
+            f"{b}/runs", json={"kind": "ask", "prompt": "Write at length on stone."}, headers=hb, timeout=30
+        ).json()["id"]
+        wait_for(
+            lambda: httpx.get(f"{a}/runs/{run_id}", headers=ha, timeout=10).json()["status"] == "RUNNING",
+            60,
+            0.2,
+            what="the run to start on worker 1",
+        )
     finally:
         os.killpg(w2.pid, signal.SIGCONT)
     os.killpg(w1.pid, signal.SIGKILL)
@@ -292,8 +357,9 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
 
     workers_redis = redis.Redis.from_url(topo.common["REDIS_URL"])
     # scheduled, and locked for one interval (re-taken within a tick after it expires)
-    ttl = wait_for(lambda: max(workers_redis.pttl("bayes:periodic:sync_zotero_due"), 0), 5, 0.1,
-                   what="the Zotero check's lock")
+    ttl = wait_for(
+        lambda: max(workers_redis.pttl("bayes:periodic:sync_zotero_due"), 0), 5, 0.1, what="the Zotero check's lock"
+    )
     assert ttl <= PERIODIC_CHECK_S * 1000
 
 
@@ -318,16 +384,26 @@ def test_map_run_live_in_two_tabs_on_two_web_processes(topo, browser):
     node = ".react-flow__node"
     a, b = topo.url(0), topo.url(1)
     email, pw = f"m{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42"
-    httpx.post(f"{a}/session/register", json={"email": email, "password": pw},
-               headers={"Origin": topo.site(0)}, timeout=30).raise_for_status()
+    httpx.post(
+        f"{a}/session/register", json={"email": email, "password": pw}, headers={"Origin": topo.site(0)}, timeout=30
+    ).raise_for_status()
     admin = _bearer(a, ADMIN_EMAIL, ADMIN_PASSWORD)
-    httpx.post(f"{a}/admin/credits/grant", json={"email": email, "credits": 50}, headers=admin,
-               timeout=30).raise_for_status()
+    httpx.post(
+        f"{a}/admin/credits/grant", json={"email": email, "credits": 50}, headers=admin, timeout=30
+    ).raise_for_status()
     h = _bearer(b, email, pw)
-    doc = httpx.post(f"{b}/documents", headers=h, timeout=60,
-                     files={"file": (pdfs.REVIEW.name, pdfs.REVIEW.read_bytes(), "application/pdf")}).json()
-    wait_for(lambda: httpx.get(f"{a}/documents/{doc['id']}", headers=h, timeout=10).json()["status"] == "indexed",
-             180, 0.5, what="the review to be indexed")
+    doc = httpx.post(
+        f"{b}/documents",
+        headers=h,
+        timeout=60,
+        files={"file": (pdfs.REVIEW.name, pdfs.REVIEW.read_bytes(), "application/pdf")},
+    ).json()
+    wait_for(
+        lambda: httpx.get(f"{a}/documents/{doc['id']}", headers=h, timeout=10).json()["status"] == "indexed",
+        180,
+        0.5,
+        what="the review to be indexed",
+    )
 
     sockets: dict[int, list[str]] = {0: [], 1: []}
     tabs = []

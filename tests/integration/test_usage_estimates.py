@@ -15,9 +15,12 @@ from tests.integration.test_credits_db import make_user
 
 
 def _rows(db, op_id):
-    return [(u.input_tokens, u.output_tokens, u.estimated, u.cost_credits) for u in
-            db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)
-                    .execution_options(populate_existing=True)).all()]
+    return [
+        (u.input_tokens, u.output_tokens, u.estimated, u.cost_credits)
+        for u in db.exec(
+            select(UsageEvent).where(UsageEvent.operation_id == op_id).execution_options(populate_existing=True)
+        ).all()
+    ]
 
 
 def test_running_estimate_is_replaced_only_upwards_or_by_real_usage(dbs, db_url):
@@ -26,8 +29,9 @@ def test_running_estimate_is_replaced_only_upwards_or_by_real_usage(dbs, db_url)
     attempt = lc.mark_running(dbs, op.id)
 
     def rec(out: int, estimated: bool, inp: int = 100):
-        return lc.record_usage(dbs, op.id, attempt, 1, "answer", "offline", inp, 0, out,
-                               estimated, replace_estimate=True)
+        return lc.record_usage(
+            dbs, op.id, attempt, 1, "answer", "offline", inp, 0, out, estimated, replace_estimate=True
+        )
 
     first = rec(10, True)
     assert _rows(dbs, op.id) == [(100, 10, True, first.cost_credits)]
@@ -58,7 +62,6 @@ def test_any_order_of_writes_gives_the_same_row(dbs):
         op = lc.create_operation(dbs, user, "ask", "Ask: q", 0, "offline")
         attempt = lc.mark_running(dbs, op.id)
         for out, est in order:
-            lc.record_usage(dbs, op.id, attempt, 1, "answer", "offline", 100, 0, out, est,
-                            replace_estimate=True)
+            lc.record_usage(dbs, op.id, attempt, 1, "answer", "offline", 100, 0, out, est, replace_estimate=True)
         results.add(tuple(_rows(dbs, op.id)))
     assert len(results) == 1 and next(iter(results))[0][:3] == (100, 33, False)

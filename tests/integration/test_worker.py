@@ -6,7 +6,7 @@ import uuid
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
 
-from tests.support.procs import start_worker, stack_env, wait_for
+from tests.support.procs import stack_env, start_worker, wait_for
 
 
 def test_enqueued_message_runs_in_worker_process(tmp_path, redis_server):
@@ -17,8 +17,9 @@ def test_enqueued_message_runs_in_worker_process(tmp_path, redis_server):
     try:
         broker = RedisBroker(url=url, namespace="bayes-tasks")
         key = f"test:echo:{uuid.uuid4().hex}"
-        broker.enqueue(dramatiq.Message(queue_name="default", actor_name="echo",
-                                        args=(key, "hello"), kwargs={}, options={}))
+        broker.enqueue(
+            dramatiq.Message(queue_name="default", actor_name="echo", args=(key, "hello"), kwargs={}, options={})
+        )
         r = redis.Redis.from_url(url, decode_responses=True)
         value = wait_for(lambda: r.get(key), 30, 0.1, what="the worker to run the actor")
         assert value.startswith("hello|pid=")

@@ -24,15 +24,23 @@ from tests.support.zotero_sync import SECRET, Recorder, connect_web, new_ids, op
 
 @pytest.fixture
 def zann_env(db_url, fake_zotero, configure, tmp_path):
-    configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url,
-              ZOTERO_API_URL=fake_zotero.base)
+    configure(
+        BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, ZOTERO_API_URL=fake_zotero.base
+    )
     uid, key = new_ids()
     zlib = fake_zotero.add_user(uid, key, username=f"user{uid}")
     atts = seed_recorded(zlib, pdf_for=2)
     a1, a2 = list(atts.values())
-    add_annotation(zlib, a1, "ANNOT001", text="Sleep deprivation impairs memory consolidation in adults",
-                   comment="key result", color="#ff6666", page_index=1,
-                   rects=[[72, 500, 300, 512], [72, 488, 200, 500]])
+    add_annotation(
+        zlib,
+        a1,
+        "ANNOT001",
+        text="Sleep deprivation impairs memory consolidation in adults",
+        comment="key result",
+        color="#ff6666",
+        page_index=1,
+        rects=[[72, 500, 300, 512], [72, 488, 200, 500]],
+    )
     add_annotation(zlib, a1, "ANNOT002", text="Coffee improves reaction time", page_index=0)
     add_annotation(zlib, a2, "ANNOT003", kind="note", comment="remember this", page_index=0)
     with session_scope(db_url) as s:
@@ -94,12 +102,27 @@ def test_annotations_sync_incrementally_and_disappear_when_deleted(zann_env):
 
 def test_bad_annotation_data_is_dropped_or_made_safe(zann_env):
     env = zann_env
-    env.zlib.put_item({"key": "BADPOS01", "itemType": "annotation", "parentItem": env.a1, "annotationType": "highlight",
-                       "annotationText": "x", "annotationPosition": "not json"})
-    env.zlib.put_item({"key": "BADCOL01", "itemType": "annotation", "parentItem": env.a1,
-                       "annotationType": "highlight", "annotationText": "y",
-                       "annotationColor": "red;background:url(javascript:1)",
-                       "annotationPosition": json.dumps({"pageIndex": 0, "rects": [[1, 2, 3, "x"], [5, 6, 3, 4]]})})
+    env.zlib.put_item(
+        {
+            "key": "BADPOS01",
+            "itemType": "annotation",
+            "parentItem": env.a1,
+            "annotationType": "highlight",
+            "annotationText": "x",
+            "annotationPosition": "not json",
+        }
+    )
+    env.zlib.put_item(
+        {
+            "key": "BADCOL01",
+            "itemType": "annotation",
+            "parentItem": env.a1,
+            "annotationType": "highlight",
+            "annotationText": "y",
+            "annotationColor": "red;background:url(javascript:1)",
+            "annotationPosition": json.dumps({"pageIndex": 0, "rects": [[1, 2, 3, "x"], [5, 6, 3, 4]]}),
+        }
+    )
     env.sync()
     got = anns(env, env.a1)
     assert "BADPOS01" not in got
@@ -154,10 +177,12 @@ def test_highlighted_passages_are_preferred_evidence(zann_env):
     env.sync()
     d1, d2 = env.doc(env.a1).id, env.doc(env.a2).id
     text = "In a trial of 40 adults, sleep deprivation impairs memory consolidation in adults, as measured."
-    hits = [{"document_id": d2, "page": 1, "text": "Unrelated passage about coffee.", "weak": False, "n": 1},
-            {"document_id": d1, "page": 1, "text": text, "weak": False, "n": 2},  # wrong page: not it
-            {"document_id": d1, "page": 2, "text": text, "weak": False, "n": 3},
-            {"document_id": d1, "page": 2, "text": text, "weak": True, "n": 4}]
+    hits = [
+        {"document_id": d2, "page": 1, "text": "Unrelated passage about coffee.", "weak": False, "n": 1},
+        {"document_id": d1, "page": 1, "text": text, "weak": False, "n": 2},  # wrong page: not it
+        {"document_id": d1, "page": 2, "text": text, "weak": False, "n": 3},
+        {"document_id": d1, "page": 2, "text": text, "weak": True, "n": 4},
+    ]
     with Session(get_engine(env.db_url)) as db:
         out = zann.prefer_highlighted(db, hits)
     assert [h["n"] for h in out] == [3, 1, 2, 4]  # strong highlighted first; weak stays last

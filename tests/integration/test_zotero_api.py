@@ -15,9 +15,11 @@ from tests.support.zotero_sync import new_ids
 
 def wait_sync(c: httpx.Client, lib_id: str, after: str | None = None, timeout: float = 120) -> dict:
     """Wait until the library finished a sync that started after `after` (last_sync_at)."""
+
     def done():
         v = c.get(f"/zotero/libraries/{lib_id}").json()
         return v if v["status"] in ("idle", "error") and v["last_sync_at"] and v["last_sync_at"] != after else None
+
     return wait_for(done, timeout, 0.2, what="the Zotero sync")
 
 
@@ -46,6 +48,7 @@ def test_connect_sync_ingest_and_incremental(user_api, fake_zotero, app_stack):
     def indexed():
         docs = a.get("/documents").json()["documents"]
         return docs if len(docs) == 3 and all(d["status"] == "indexed" for d in docs) else None
+
     docs = wait_for(indexed, 180, 0.5, what="Zotero documents to be indexed")
     titles = {d["title"] for d in docs}
     assert titles == {d["title"] for d in recorded_items()[:3]}
@@ -101,8 +104,12 @@ def test_another_user_never_sees_the_library(user_api, fake_zotero):
     wait_for(lambda: len(a.get("/documents").json()["documents"]) == 1, 60, what="the document")
     doc_id = a.get("/documents").json()["documents"][0]["id"]
     assert b.get("/zotero/libraries").json()["libraries"] == []
-    for method, path in [("GET", f"/zotero/libraries/{lib_id}"), ("POST", f"/zotero/libraries/{lib_id}/sync"),
-                         ("DELETE", f"/zotero/libraries/{lib_id}"), ("GET", f"/documents/{doc_id}")]:
+    for method, path in [
+        ("GET", f"/zotero/libraries/{lib_id}"),
+        ("POST", f"/zotero/libraries/{lib_id}/sync"),
+        ("DELETE", f"/zotero/libraries/{lib_id}"),
+        ("GET", f"/documents/{doc_id}"),
+    ]:
         r = b.request(method, path)
         assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", (method, path)
     assert b.get("/documents").json()["documents"] == []

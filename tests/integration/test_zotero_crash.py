@@ -27,9 +27,15 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
     redis_url = redis_server.url_db(7)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=redis_url,
-                    QDRANT_URL=f"http://127.0.0.1:{index_port}", BAYES_SECRET_KEY=SECRET,
-                    ZOTERO_API_URL=fake_zotero.base, BAYES_ZOTERO_LEASE_S="3")
+    settings = dict(
+        BAYES_DATA_DIR=str(tmp_path),
+        DATABASE_URL=db_url,
+        REDIS_URL=redis_url,
+        QDRANT_URL=f"http://127.0.0.1:{index_port}",
+        BAYES_SECRET_KEY=SECRET,
+        ZOTERO_API_URL=fake_zotero.base,
+        BAYES_ZOTERO_LEASE_S="3",
+    )
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     uid, key = new_ids()
@@ -43,8 +49,11 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
     worker2 = None
     try:
         broker = RedisBroker(url=redis_url, namespace="bayes-tasks")
-        broker.enqueue(dramatiq.Message(queue_name="zotero", actor_name="sync_zotero_library",
-                                        args=(lib_id,), kwargs={}, options={}))
+        broker.enqueue(
+            dramatiq.Message(
+                queue_name="zotero", actor_name="sync_zotero_library", args=(lib_id,), kwargs={}, options={}
+            )
+        )
 
         def some_documents_committed():
             with session_scope(db_url) as s:
@@ -57,10 +66,8 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
         with session_scope(db_url) as s:
             row = s.get(ZoteroLibrary, lib_id)
             assert row.version == 0 and row.lease_token is not None  # died holding the lease
-            before = {d.zotero_attachment_key: d.id for d in s.exec(
-                select(Document).where(Document.owner_id == owner))}
-            fetched = s.exec(select(func.count()).select_from(ZoteroItem).where(
-                ZoteroItem.library_id == lib_id)).one()
+            before = {d.zotero_attachment_key: d.id for d in s.exec(select(Document).where(Document.owner_id == owner))}
+            fetched = s.exec(select(func.count()).select_from(ZoteroItem).where(ZoteroItem.library_id == lib_id)).one()
         assert 40 <= len(before) < N_PDFS and fetched == N_ITEMS + N_PDFS
         fake_zotero.reset_counters()
 
@@ -74,8 +81,11 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
         row = wait_for(finished, 180, 0.5, what="the redelivered sync to finish")
         with session_scope(db_url) as s:
             docs = list(s.exec(select(Document).where(Document.owner_id == owner)))
-            dirty = s.exec(select(func.count()).select_from(ZoteroItem).where(
-                ZoteroItem.library_id == lib_id, ZoteroItem.dirty == True)).one()  # noqa: E712
+            dirty = s.exec(
+                select(func.count())
+                .select_from(ZoteroItem)
+                .where(ZoteroItem.library_id == lib_id, ZoteroItem.dirty == True)
+            ).one()
         keys = [d.zotero_attachment_key for d in docs]
         assert len(docs) == N_PDFS and sorted(keys) == sorted(atts) and dirty == 0
         # documents committed before the kill are the same documents (not re-created)
@@ -85,8 +95,10 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
         assert fake_zotero.count("itemKey=") == 0
         file_gets = fake_zotero.count("/file")
         assert N_PDFS - len(before) <= file_gets <= N_PDFS - len(before) + 40
-        print(f"\nkilled after {len(before)} documents; resume downloaded {file_gets} files; "
-              f"last result {row.last_result}")
+        print(
+            f"\nkilled after {len(before)} documents; resume downloaded {file_gets} files; "
+            f"last result {row.last_result}"
+        )
     finally:
         fake_zotero.latency_s = 0.0
         for p in (worker, worker2, index):
@@ -106,9 +118,15 @@ def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
     migrate(db_url)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=redis.url,
-                    QDRANT_URL=f"http://127.0.0.1:{index_port}", BAYES_SECRET_KEY=SECRET,
-                    ZOTERO_API_URL=fake_zotero.base, BAYES_ZOTERO_LEASE_S="3")
+    settings = dict(
+        BAYES_DATA_DIR=str(tmp_path),
+        DATABASE_URL=db_url,
+        REDIS_URL=redis.url,
+        QDRANT_URL=f"http://127.0.0.1:{index_port}",
+        BAYES_SECRET_KEY=SECRET,
+        ZOTERO_API_URL=fake_zotero.base,
+        BAYES_ZOTERO_LEASE_S="3",
+    )
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     uid, key = new_ids()
@@ -120,20 +138,26 @@ def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
     fake_zotero.latency_s = 0.03
     worker = start_worker(env, tmp_path / "worker.log")
     try:
-        RedisBroker(url=redis.url, namespace="bayes-tasks").enqueue(dramatiq.Message(
-            queue_name="zotero", actor_name="sync_zotero_library", args=(lib_id,), kwargs={}, options={}))
+        RedisBroker(url=redis.url, namespace="bayes-tasks").enqueue(
+            dramatiq.Message(
+                queue_name="zotero", actor_name="sync_zotero_library", args=(lib_id,), kwargs={}, options={}
+            )
+        )
 
         def started_files():
             with session_scope(db_url) as s:
                 n = s.exec(select(func.count()).select_from(Document).where(Document.owner_id == owner)).one()
                 return 0 < n < n_pdfs
+
         wait_for(started_files, 120, 0.01, what="the sync to create documents")
         redis.stop()
+
         # the sync finishes without Redis
         def finished():
             with session_scope(db_url) as s:
                 row = s.get(ZoteroLibrary, lib_id)
                 return row if row.status == "idle" and row.version == zlib.version else None
+
         row = wait_for(finished, 120, 0.2, what="the sync to finish while Redis is down")
         assert row.last_result["documents_added"] == n_pdfs
         assert "left to the reaper" in (tmp_path / "worker.log").read_text()
@@ -144,6 +168,7 @@ def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
             with session_scope(db_url) as s:
                 docs = list(s.exec(select(Document).where(Document.owner_id == owner)))
                 return len(docs) == n_pdfs and all(d.status == "indexed" for d in docs)
+
         wait_for(all_indexed, 240, 1.0, what="every document to be indexed after Redis came back")
         with session_scope(db_url) as s:
             keys = [d.zotero_attachment_key for d in s.exec(select(Document).where(Document.owner_id == owner))]

@@ -35,11 +35,23 @@ def zf(db_url, fake_zotero, configure, tmp_path):
     fake_zotero.faults.clear()
 
     def sync(policy: Policy | None = None, **kw):
-        return engine.sync_library(sessions(db_url), lib_id, rec.hooks(),
-                                   options(fake_zotero, tmp_path, policy, **kw))
+        return engine.sync_library(sessions(db_url), lib_id, rec.hooks(), options(fake_zotero, tmp_path, policy, **kw))
 
-    yield type("Env", (), dict(db_url=db_url, fz=fake_zotero, zlib=zlib, atts=atts, owner=owner,
-                               lib_id=lib_id, rec=rec, sync=staticmethod(sync), tmp=tmp_path))
+    yield type(
+        "Env",
+        (),
+        dict(
+            db_url=db_url,
+            fz=fake_zotero,
+            zlib=zlib,
+            atts=atts,
+            owner=owner,
+            lib_id=lib_id,
+            rec=rec,
+            sync=staticmethod(sync),
+            tmp=tmp_path,
+        ),
+    )
     fake_zotero.faults.clear()
 
 
@@ -159,8 +171,7 @@ def test_local_api_deletions_by_diffing_keys(db_url, fake_zotero, configure, tmp
     try:
         with session_scope(db_url) as s:
             owner = accounts.register(s, f"local{new_ids()[0]}@example.com", "tangerine-sky-42").id
-            lib_id = zs.connect(s, owner, zs.ConnectRequest.parse({"api": "local"}),
-                                web_api_url=fake_zotero.base).id
+            lib_id = zs.connect(s, owner, zs.ConnectRequest.parse({"api": "local"}), web_api_url=fake_zotero.base).id
         rec = Recorder()
 
         def sync():
@@ -192,10 +203,8 @@ def test_local_api_not_running_is_a_clear_error_not_a_retry_loop(db_url, fake_zo
     configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path))
     with session_scope(db_url) as s:
         owner = accounts.register(s, f"gone{new_ids()[0]}@example.com", "tangerine-sky-42").id
-        lib_id = zs.connect(s, owner, zs.ConnectRequest.parse({"api": "local"}),
-                            web_api_url=fake_zotero.base).id
-    opts = dataclasses.replace(options(fake_zotero, tmp_path),
-                               local_api_url=f"http://127.0.0.1:{free_port()}/api")
+        lib_id = zs.connect(s, owner, zs.ConnectRequest.parse({"api": "local"}), web_api_url=fake_zotero.base).id
+    opts = dataclasses.replace(options(fake_zotero, tmp_path), local_api_url=f"http://127.0.0.1:{free_port()}/api")
     res = engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(), opts)
     assert res.outcome == "error" and "server's Zotero does not answer" in res.error
     with session_scope(db_url) as s:

@@ -37,8 +37,10 @@ def test_5000_items_bounded_requests_and_memory(db_url, fake_zotero, configure, 
     elapsed = time.monotonic() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"\n5,000 items: {elapsed:.1f}s, {res.requests} requests, peak traced memory "
-          f"{peak / 2**20:.1f} MiB (includes the in-process fake server's responses)")
+    print(
+        f"\n5,000 items: {elapsed:.1f}s, {res.requests} requests, peak traced memory "
+        f"{peak / 2**20:.1f} MiB (includes the in-process fake server's responses)"
+    )
 
     assert res.outcome == "synced" and res.documents_added == N_PDFS and res.version == zlib.version
     objects = N_ITEMS + N_PDFS
@@ -49,8 +51,14 @@ def test_5000_items_bounded_requests_and_memory(db_url, fake_zotero, configure, 
     assert peak < 48 * 2**20
     with Session(get_engine(db_url)) as s:
         assert s.exec(select(func.count()).select_from(Document).where(Document.owner_id == owner)).one() == N_PDFS
-        assert s.exec(select(func.count()).select_from(ZoteroItem).where(
-            ZoteroItem.library_id == lib_id, ZoteroItem.dirty == True)).one() == 0  # noqa: E712
+        assert (
+            s.exec(
+                select(func.count())
+                .select_from(ZoteroItem)
+                .where(ZoteroItem.library_id == lib_id, ZoteroItem.dirty == True)
+            ).one()
+            == 0
+        )
     assert len(rec.ingested) == N_PDFS
 
     fake_zotero.reset_counters()

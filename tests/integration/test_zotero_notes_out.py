@@ -1,4 +1,4 @@
-""""Send to Zotero" against the fake Web API with the real pyzotero: a map becomes a standalone
+""" "Send to Zotero" against the fake Web API with the real pyzotero: a map becomes a standalone
 note in the collection "Bayes" (created once) plus child notes on cited items; sending again
 updates the same notes (nothing new); a concurrent change (412) is re-read and retried once; a
 read-only key writes nothing and says so; 429 + Retry-After is waited out; untrusted text is
@@ -26,16 +26,19 @@ EVIL = '<img src=x onerror="alert(1)"> & <script>bad()</script>'
 @pytest.fixture
 def sent(db_url, fake_zotero, configure, tmp_path):
     """An owner with a synced Zotero library (write access) and a map citing two of its items."""
-    configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url,
-              ZOTERO_API_URL=fake_zotero.base)
+    configure(
+        BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, ZOTERO_API_URL=fake_zotero.base
+    )
     uid, key = new_ids()
     zlib = fake_zotero.add_user(uid, key, username=f"user{uid}", write=True)
     atts = seed_recorded(zlib, pdf_for=3)
     with session_scope(db_url) as s:
         owner = accounts.register(s, f"n{uid}@example.com", "tangerine-sky-42").id
     lib_id = connect_web(db_url, owner, fake_zotero, key)
-    assert engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(),
-                               options(fake_zotero, tmp_path)).outcome == "synced"
+    assert (
+        engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(), options(fake_zotero, tmp_path)).outcome
+        == "synced"
+    )
     with Session(get_engine(db_url), expire_on_commit=False) as db:
         docs = list(db.exec(select(Document).where(Document.owner_id == owner)))
         m = maps.create_map(db, owner, f"Map {EVIL}", "What do we know?")
@@ -51,10 +54,22 @@ def sent(db_url, fake_zotero, configure, tmp_path):
         pass
 
     env = Env()
-    env.__dict__.update(fz=fake_zotero, zlib=zlib, owner=owner, lib_id=lib_id, map_id=m["id"], docs=docs,
-                        key=key, uid=uid, atts=atts, db_url=db_url, c1=c1["id"])
-    env.send = lambda child_notes=True: app_zotero.send_map(owner, m["id"], {"library_id": lib_id,
-                                                                              "child_notes": child_notes})
+    env.__dict__.update(
+        fz=fake_zotero,
+        zlib=zlib,
+        owner=owner,
+        lib_id=lib_id,
+        map_id=m["id"],
+        docs=docs,
+        key=key,
+        uid=uid,
+        atts=atts,
+        db_url=db_url,
+        c1=c1["id"],
+    )
+    env.send = lambda child_notes=True: app_zotero.send_map(
+        owner, m["id"], {"library_id": lib_id, "child_notes": child_notes}
+    )
     return env
 
 
@@ -84,8 +99,7 @@ def test_send_creates_then_updates_the_same_notes(sent):
     # again, unchanged map: nothing new, nothing rewritten
     again = sent.send()
     assert sorted(again["unchanged"]) == sorted(out["written"]) and not again["written"]
-    assert len(notes(sent.zlib)) == 3 and len([c for c in sent.zlib.collections.values()
-                                               if c["name"] == "Bayes"]) == 1
+    assert len(notes(sent.zlib)) == 3 and len([c for c in sent.zlib.collections.values() if c["name"] == "Bayes"]) == 1
     # the map changes: the same notes are updated
     with Session(get_engine(sent.db_url)) as db:
         maps.update_node(db, sent.owner, sent.map_id, sent.c1, title="Claim reworded")
@@ -139,6 +153,7 @@ def test_read_only_key_writes_nothing(sent):
 def test_read_only_at_connect_is_refused_before_any_request(sent):
     with Session(get_engine(sent.db_url)) as db:
         from bayes_app.models import ZoteroLibrary
+
         row = db.get(ZoteroLibrary, sent.lib_id)
         row.permissions = dict(row.permissions, write=False)
         db.add(row)
@@ -163,8 +178,9 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
     from bayes_app.library.documents import NotFound
     from tests.support.fake_zotero_write import add_annotation, add_group
 
-    configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url,
-              ZOTERO_API_URL=fake_zotero.base)
+    configure(
+        BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, ZOTERO_API_URL=fake_zotero.base
+    )
     uid, key = new_ids()
     fake_zotero.add_user(uid, key, username=f"user{uid}")
     gid = uid + 700000
@@ -176,8 +192,10 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
         owner = accounts.register(s, f"g{uid}@example.com", "tangerine-sky-42").id
         other = accounts.register(s, f"o{uid}@example.com", "tangerine-sky-42").id
     lib_id = connect_web(db_url, owner, fake_zotero, key, library_type="group", library_id=str(gid))
-    assert engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(),
-                               options(fake_zotero, tmp_path)).outcome == "synced"
+    assert (
+        engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(), options(fake_zotero, tmp_path)).outcome
+        == "synced"
+    )
     docs = app_lib.documents(owner)
     assert len(docs) == 2 and app_lib.documents(other) == []
     doc_id = next(d.id for d in docs if _att_of(db_url, d.id) == att)
@@ -192,7 +210,7 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
     out = app_zotero.send_map(owner, m["id"], {"library_id": lib_id, "child_notes": True})
     assert len(out["written"]) == 2
     note = next(d for d in group.items.values() if d["itemType"] == "note" and not d.get("parentItem"))
-    assert f'zotero://open-pdf/groups/{gid}/items/{att}?page=1' in note["note"]
+    assert f"zotero://open-pdf/groups/{gid}/items/{att}?page=1" in note["note"]
 
 
 def _att_of(db_url: str, doc_id: str) -> str | None:

@@ -66,8 +66,17 @@ def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeyp
     z.put_collection({"key": "SUBCOL01", "name": "Ice", "parentCollection": "TOPCOL01", "relations": {}})
     z.put_collection({"key": "OCEANS01", "name": "Oceans", "parentCollection": False, "relations": {}})
     for item, col_key, text in (("ITEMICE1", "SUBCOL01", GLACIER), ("ITEMSEA1", "OCEANS01", CORAL)):
-        z.put_item({"key": item, "itemType": "journalArticle", "title": f"Paper {item}", "creators": [],
-                    "collections": [col_key], "tags": [], "relations": {}})
+        z.put_item(
+            {
+                "key": item,
+                "itemType": "journalArticle",
+                "title": f"Paper {item}",
+                "creators": [],
+                "collections": [col_key],
+                "tags": [],
+                "relations": {},
+            }
+        )
         z.add_pdf(item, "A" + item[1:], text_pdf(f"Paper {item}", [text]))
     add_annotation(z, "ATEMICE1", "HILITE01", text=GLACIER[:60], page_index=0, rects=[[72, 700, 400, 712]])
     with session_scope(db_url) as s:
@@ -78,8 +87,7 @@ def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeyp
     opts = options(fake_zotero, index_env)
     assert engine.sync_library(sf, lib_id, rec.hooks(), opts).outcome == "synced"
     for doc_id, gen in rec.ingested:
-        ingest_document(sf, doc_id, gen, files_root=opts.files_root, index=runtime.index(),
-                        embedder=runtime.embedder())
+        ingest_document(sf, doc_id, gen, files_root=opts.files_root, index=runtime.index(), embedder=runtime.embedder())
     with Session(get_engine(db_url)) as db:
         cols = {c.name: c.id for c in db.exec(select(Collection).where(Collection.owner_id == owner))}
         docs = {d.zotero_item_key: d.id for d in db.exec(select(Document).where(Document.owner_id == owner))}

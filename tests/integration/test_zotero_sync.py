@@ -48,8 +48,19 @@ def zenv(db_url, fake_zotero, configure, tmp_path):
         pass
 
     env = Env()
-    env.__dict__.update(db_url=db_url, fz=fake_zotero, zlib=zlib, atts=atts, items=items, owner=owner,
-                        lib_id=lib_id, rec=rec, tmp=tmp_path, key=key, uid=uid)
+    env.__dict__.update(
+        db_url=db_url,
+        fz=fake_zotero,
+        zlib=zlib,
+        atts=atts,
+        items=items,
+        owner=owner,
+        lib_id=lib_id,
+        rec=rec,
+        tmp=tmp_path,
+        key=key,
+        uid=uid,
+    )
 
     def sync(**kw):
         opts = options(fake_zotero, tmp_path, **kw)
@@ -89,14 +100,15 @@ def test_full_sync_maps_items_collections_and_problems(zenv):
     assert all(p["message"] and p["title"] for p in listed)
     # the protocol: versions, ≤ 50 keys per request, files; never more than 4 in flight
     assert fz.count("format=versions") == 2
-    assert all(len(r.split("itemKey=")[1].split("&")[0].split("%2C")) <= 50
-               for r in fz.requests if "itemKey=" in r)
+    assert all(len(r.split("itemKey=")[1].split("&")[0].split("%2C")) <= 50 for r in fz.requests if "itemKey=" in r)
     assert fz.max_in_flight <= 4
     # the stored files are the Zotero files
     with Session(get_engine(zenv.db_url)) as s:
         for d in s.exec(select(Document).where(Document.owner_id == zenv.owner)):
-            assert storage.path_for(zenv.tmp / "files", d.file_sha256).read_bytes() == \
-                zenv.zlib.files[d.zotero_attachment_key]
+            assert (
+                storage.path_for(zenv.tmp / "files", d.file_sha256).read_bytes()
+                == zenv.zlib.files[d.zotero_attachment_key]
+            )
 
 
 def test_metadata_from_zotero(zenv):
@@ -105,8 +117,11 @@ def test_metadata_from_zotero(zenv):
     with Session(get_engine(zenv.db_url)) as s:
         doc = s.exec(select(Document).where(Document.zotero_item_key == "PQKBRC33")).one()
     assert doc.title == item["title"]
-    names = [" ".join(p for p in (c.get("firstName", ""), c.get("lastName", "")) if p) or c.get("name")
-             for c in item["creators"] if c["creatorType"] in ("author", "editor")]
+    names = [
+        " ".join(p for p in (c.get("firstName", ""), c.get("lastName", "")) if p) or c.get("name")
+        for c in item["creators"]
+        if c["creatorType"] in ("author", "editor")
+    ]
     assert doc.authors == names and doc.authors
     assert (doc.year, doc.doi) == (1980, "10.2307/2321200")  # from "May 01, 1980"
     assert doc.metadata_edited  # ingestion keeps Zotero's metadata
@@ -137,10 +152,19 @@ def test_incremental_edit_new_delete_trash_and_moved_collection(zenv, monkeypatc
     z.edit_item(edited, title="How Earthquakes Work (2nd edition)")
     z.delete_item(deleted)
     z.trash_item(trashed)
-    new_parent = z.put_item({"key": "NEWITEM1", "itemType": "journalArticle", "title": "A brand new paper",
-                             "creators": [{"creatorType": "author", "firstName": "Ada", "lastName": "Lovelace"}],
-                             "date": "1843", "DOI": "10.1000/new.1", "collections": ["9KH9TNSJ"],
-                             "tags": [], "relations": {}})
+    new_parent = z.put_item(
+        {
+            "key": "NEWITEM1",
+            "itemType": "journalArticle",
+            "title": "A brand new paper",
+            "creators": [{"creatorType": "author", "firstName": "Ada", "lastName": "Lovelace"}],
+            "date": "1843",
+            "DOI": "10.1000/new.1",
+            "collections": ["9KH9TNSJ"],
+            "tags": [],
+            "relations": {},
+        }
+    )
     z.add_pdf(new_parent["key"], "NEWPDF01", text_pdf("A brand new paper"))
     # move "sherlock films" out of "Non-English items" and under "Sherlock Holmes"
     z.put_collection(dict(z.collections["TVPC4XK4"], parentCollection="9KH9TNSJ"))
@@ -213,19 +237,21 @@ def test_connect_checks_key_and_stores_it_encrypted(zenv):
         assert row.permissions == {"library": True, "files": True, "notes": True, "write": False}
         assert row.library_key == str(zenv.uid)
         with pytest.raises(zs.ZoteroError) as bad:
-            zs.connect(s, zenv.owner, zs.ConnectRequest("web", "user", None, "nosuchkey123"),
-                       web_api_url=zenv.fz.base)
+            zs.connect(s, zenv.owner, zs.ConnectRequest("web", "user", None, "nosuchkey123"), web_api_url=zenv.fz.base)
         assert bad.value.code == "invalid_key"
         with pytest.raises(zs.ZoteroError) as other:
-            zs.connect(s, zenv.owner, zs.ConnectRequest("web", "user", "999", zenv.key),
-                       web_api_url=zenv.fz.base)
+            zs.connect(s, zenv.owner, zs.ConnectRequest("web", "user", "999", zenv.key), web_api_url=zenv.fz.base)
         assert other.value.status == 403
         with pytest.raises(zs.ZoteroError) as dup:
-            zs.connect(s, zenv.owner, zs.ConnectRequest("web", "user", None, zenv.key),
-                       web_api_url=zenv.fz.base)
+            zs.connect(s, zenv.owner, zs.ConnectRequest("web", "user", None, zenv.key), web_api_url=zenv.fz.base)
         assert dup.value.status == 409
-        for bad_input in ({"api": "ftp"}, {"api_key": ""}, {"api_key": "x y"},
-                          {"api_key": "abc", "library_type": "group"}, {"api_key": "a", "library_id": "x1"}):
+        for bad_input in (
+            {"api": "ftp"},
+            {"api_key": ""},
+            {"api_key": "x y"},
+            {"api_key": "abc", "library_type": "group"},
+            {"api_key": "a", "library_id": "x1"},
+        ):
             with pytest.raises(zs.ZoteroError):
                 zs.ConnectRequest.parse(bad_input)
         # another user never sees or touches the library

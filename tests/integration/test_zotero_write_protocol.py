@@ -27,8 +27,12 @@ def test_create_update_unchanged_and_conflicts(fake_zotero):
     ckey = made["successful"]["0"]["key"]
     assert lib.collections[ckey]["name"] == "Bayes" and made["success"]["0"] == ckey
 
-    r = z.create_items([{"itemType": "note", "note": "<p>one</p>", "collections": [ckey]},
-                        {"itemType": "note", "note": "<p>child</p>", "parentItem": "NOPE2345"}])
+    r = z.create_items(
+        [
+            {"itemType": "note", "note": "<p>one</p>", "collections": [ckey]},
+            {"itemType": "note", "note": "<p>child</p>", "parentItem": "NOPE2345"},
+        ]
+    )
     note = r["successful"]["0"]["data"]
     assert set(r["failed"]) == {"1"} and r["failed"]["1"]["code"] == 400
     assert lib.items[note["key"]]["version"] == lib.version == note["version"]
@@ -41,9 +45,13 @@ def test_create_update_unchanged_and_conflicts(fake_zotero):
     assert v2 > note["version"] and lib.items[note["key"]]["collections"] == [ckey]
 
     # stale version → per-object 412 (the other object is still written); no version → 428
-    r = z.create_items([{"key": note["key"], "version": note["version"], "note": "<p>x</p>"},
-                        {"itemType": "note", "note": "<p>other</p>"},
-                        {"key": note["key"], "note": "<p>y</p>"}])
+    r = z.create_items(
+        [
+            {"key": note["key"], "version": note["version"], "note": "<p>x</p>"},
+            {"itemType": "note", "note": "<p>other</p>"},
+            {"key": note["key"], "note": "<p>y</p>"},
+        ]
+    )
     assert r["failed"]["0"]["code"] == 412 and r["failed"]["2"]["code"] == 428 and "1" in r["successful"]
     assert lib.items[note["key"]]["note"] == "<p>two</p>"
 
@@ -76,8 +84,7 @@ def test_write_token_is_single_use(fake_zotero):
     with httpx2.Client(base_url=fake_zotero.base, trust_env=False) as http:
         first = http.post(f"/users/{uid}/items", json=[{"itemType": "note", "note": "n"}], headers=h)
         again = http.post(f"/users/{uid}/items", json=[{"itemType": "note", "note": "n"}], headers=h)
-        big = http.post(f"/users/{uid}/items", json=[{"itemType": "note"}] * 51,
-                        headers={"Zotero-API-Key": key})
+        big = http.post(f"/users/{uid}/items", json=[{"itemType": "note"}] * 51, headers={"Zotero-API-Key": key})
     assert first.status_code == 200 and again.status_code == 412 and big.status_code == 413
     assert len(lib.items) == 1
 
@@ -109,8 +116,16 @@ def test_annotations_are_child_items_of_the_attachment(fake_zotero):
     assert "ANN23456" in z.item_versions()
     assert all(t["key"] != "ANN23456" for t in z.top())
     # the server checks annotations written through the API
-    r = z.create_items([{"itemType": "annotation", "parentItem": "ATT23456", "annotationText": "x"},
-                        {"itemType": "annotation", "parentItem": "PAR23456", "annotationType": "highlight"},
-                        {"itemType": "annotation", "parentItem": "ATT23456", "annotationType": "highlight",
-                         "annotationPosition": '{"pageIndex":0,"rects":[[1,2,3,4]]}'}])
+    r = z.create_items(
+        [
+            {"itemType": "annotation", "parentItem": "ATT23456", "annotationText": "x"},
+            {"itemType": "annotation", "parentItem": "PAR23456", "annotationType": "highlight"},
+            {
+                "itemType": "annotation",
+                "parentItem": "ATT23456",
+                "annotationType": "highlight",
+                "annotationPosition": '{"pageIndex":0,"rects":[[1,2,3,4]]}',
+            },
+        ]
+    )
     assert r["failed"]["0"]["code"] == 400 and r["failed"]["1"]["code"] == 400 and "2" in r["successful"]

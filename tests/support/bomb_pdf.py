@@ -13,19 +13,21 @@ def text_bomb_pdf(pages: int = 3, chars: int = 1_500_000, word: int = 0) -> byte
     text = (unit * (chars // len(unit) + 1))[:chars]
     # Many short Tj operators: the text is one string to a reader, not one giant PDF string.
     step = 4096
-    shows = b"".join(b"(" + text[i:i + step] + b") Tj\n" for i in range(0, chars, step))
+    shows = b"".join(b"(" + text[i : i + step] + b") Tj\n" for i in range(0, chars, step))
     stream = zlib.compress(b"BT /F1 1 Tf 10 400 Td\n" + shows + b"ET\n", 9)
     content_id, font_id, first_page = 3, 4, 5
     objs: dict[int, bytes] = {
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
-        2: b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
-            b" ".join(b"%d 0 R" % (first_page + i) for i in range(pages)), pages),
+        2: b"<< /Type /Pages /Kids [%s] /Count %d >>"
+        % (b" ".join(b"%d 0 R" % (first_page + i) for i in range(pages)), pages),
         content_id: b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
         font_id: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     }
     for i in range(pages):
-        objs[first_page + i] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                                b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>" % (font_id, content_id))
+        objs[first_page + i] = (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>" % (font_id, content_id)
+        )
     out = bytearray(b"%PDF-1.4\n")
     offsets = {}
     for n in sorted(objs):

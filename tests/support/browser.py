@@ -8,15 +8,22 @@ from collections.abc import Iterator
 
 from playwright.sync_api import Browser, Page, Playwright, expect
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def launch_chromium(p: Playwright) -> Browser:
     """Headless Debian Chromium (never a downloaded browser)."""
-    return p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-                             headless=True, args=CHROMIUM_ARGS)
+    return p.chromium.launch(
+        executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), headless=True, args=CHROMIUM_ARGS
+    )
 
 
 def chromium() -> Iterator[Browser]:

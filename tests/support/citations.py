@@ -53,8 +53,13 @@ def _quote(raw: str) -> str:
 
 def _good(raw: str, page_text: str) -> bool:
     letters = _letters(raw)
-    return (60 <= len(raw) <= 320 and "\n" in raw and len(letters) > 0.7 * len(raw.replace(" ", ""))
-            and _letters(page_text).count(letters) == 1 and raw[0].isupper())
+    return (
+        60 <= len(raw) <= 320
+        and "\n" in raw
+        and len(letters) > 0.7 * len(raw.replace(" ", ""))
+        and _letters(page_text).count(letters) == 1
+        and raw[0].isupper()
+    )
 
 
 def sentences(path: Path, pages: list[int], per_page: int) -> list[Citation]:
@@ -83,9 +88,9 @@ def char_boxes(path: Path, page: int, start: int, end: int) -> list[tuple[float,
         for i in range(start, end):
             if text[i].isspace() or text[i] in "\ufffe\u00ad\u0002":
                 continue
-            l, b, r, t = tp.get_charbox(i)
-            if r > l and t > b:
-                boxes.append(((l - left) / w, (top - t) / h, (r - left) / w, (top - b) / h))
+            x0, b, r, t = tp.get_charbox(i)
+            if r > x0 and t > b:
+                boxes.append(((x0 - left) / w, (top - t) / h, (r - left) / w, (top - b) / h))
         return boxes
     finally:
         pdf.close()
@@ -123,7 +128,7 @@ def cross_page(path: Path) -> Citation | None:
         if not first or not first[0][1] < 200:
             continue
         b = first[0][1]
-        if not head[a:a + 1].isupper() or nxt[b - 1:b] != ".":
+        if not head[a : a + 1].isupper() or nxt[b - 1 : b] != ".":
             continue
         quote = _quote(head[a:] + " " + nxt[:b])
         return Citation(path.name, "page", quote, ((page, a, len(head)), (page + 1, 0, b)))

@@ -18,11 +18,13 @@ class CitedPaper:
     authors: list[str] = field(default_factory=lambda: ["Ada Lovelace", "Alan Turing"])
     doi: str | None = None
     references: list[str] = field(default_factory=list)  # entries, written as "[n] entry"
-    body: list[str] = field(default_factory=lambda: [
-        "We study how small research tools can keep track of the literature.",
-        "Our method compares reference lists across the papers of one library.",
-        "The results show that such links help readers find related work quickly.",
-    ])
+    body: list[str] = field(
+        default_factory=lambda: [
+            "We study how small research tools can keep track of the literature.",
+            "Our method compares reference lists across the papers of one library.",
+            "The results show that such links help readers find related work quickly.",
+        ]
+    )
 
 
 def reference(authors: str, title: str, venue: str, year: int, doi: str | None = None) -> str:
@@ -33,11 +35,17 @@ def reference(authors: str, title: str, venue: str, year: int, doi: str | None =
 
 def paper_pdf(paper: CitedPaper) -> bytes:
     """A two-page PDF: title, authors and body on page 1, the reference list on page 2."""
-    page1 = [("F2", 16, paper.title), ("F1", 11, ", ".join(paper.authors)),
-             ("F1", 11, f"Published {paper.year}" + (f". DOI: {paper.doi}" if paper.doi else "")),
-             ("F2", 12, "1 Introduction"), *[("F1", 11, line) for line in paper.body]]
-    page2 = [("F2", 12, "References"),
-             *[("F1", 9, f"[{i}] {entry}") for i, entry in enumerate(paper.references, start=1)]]
+    page1 = [
+        ("F2", 16, paper.title),
+        ("F1", 11, ", ".join(paper.authors)),
+        ("F1", 11, f"Published {paper.year}" + (f". DOI: {paper.doi}" if paper.doi else "")),
+        ("F2", 12, "1 Introduction"),
+        *[("F1", 11, line) for line in paper.body],
+    ]
+    page2 = [
+        ("F2", 12, "References"),
+        *[("F1", 9, f"[{i}] {entry}") for i, entry in enumerate(paper.references, start=1)],
+    ]
     streams = []
     for lines in (page1, page2):
         body = ["BT", "50 780 Td"]
@@ -47,8 +55,10 @@ def paper_pdf(paper: CitedPaper) -> bytes:
         streams.append("\n".join(body).encode("latin-1", "replace"))
     objs: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 >>"]
     for k, stream in enumerate(streams):
-        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 842] /Resources << /Font << "
-                    f"/F1 7 0 R /F2 8 0 R >> >> /Contents {4 + 2 * k} 0 R >>".encode())
+        objs.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 842] /Resources << /Font << "
+            f"/F1 7 0 R /F2 8 0 R >> >> /Contents {4 + 2 * k} 0 R >>".encode()
+        )
         objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
     objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
@@ -64,6 +74,7 @@ def paper_pdf(paper: CitedPaper) -> bytes:
     out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
-    out += (f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R /Info {len(objs)} 0 R >>\n"
-            f"startxref\n{xref}\n%%EOF\n").encode()
+    out += (
+        f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R /Info {len(objs)} 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+    ).encode()
     return bytes(out)

@@ -100,8 +100,7 @@ class Script:
         self.tool_calls = [t if isinstance(t, ToolCallScript) else ToolCallScript(**t) for t in self.tool_calls]
 
     @classmethod
-    def thinking(cls, match: str | None = None, text: str = "Let me look this up in the library.",
-                 **kw: Any) -> Script:
+    def thinking(cls, match: str | None = None, text: str = "Let me look this up in the library.", **kw: Any) -> Script:
         """The reply to the Ask agent's first call (phase 1, streamed as reasoning)."""
         return cls(reasoning=text, match=match, **kw)
 
@@ -110,8 +109,9 @@ class Script:
         return cls(text=text, **kw)
 
     @classmethod
-    def error(cls, status: int, retry_after: float | str | None = None, message: str | None = None,
-              **kw: Any) -> Script:
+    def error(
+        cls, status: int, retry_after: float | str | None = None, message: str | None = None, **kw: Any
+    ) -> Script:
         ra = None if retry_after is None else str(retry_after)
         return cls(status=status, retry_after=ra, error_message=message, **kw)
 
@@ -140,7 +140,7 @@ def _pieces(value: str | list[str]) -> list[str]:
 def _split(text: str, n: int) -> list[str]:
     n = max(1, min(n, len(text) or 1))
     size = -(-len(text) // n) if text else 0
-    return [text[i:i + size] for i in range(0, len(text), size)] if text else [""]
+    return [text[i : i + size] for i in range(0, len(text), size)] if text else [""]
 
 
 def _last_user_text(body: dict[str, Any]) -> str:
@@ -211,9 +211,21 @@ class _State:
             return copy.deepcopy(pick)
 
     def record(self, path: str, body: Any, headers: dict[str, str]) -> dict[str, Any]:
-        rec = {"index": 0, "path": path, "body": body, "headers": headers, "status": None,
-               "received_at": time.monotonic(), "received_wall": time.time(), "chunks_sent": 0,
-               "completed": False, "cut": False, "disconnected": False, "disconnected_at": None, "ended_at": None}
+        rec = {
+            "index": 0,
+            "path": path,
+            "body": body,
+            "headers": headers,
+            "status": None,
+            "received_at": time.monotonic(),
+            "received_wall": time.time(),
+            "chunks_sent": 0,
+            "completed": False,
+            "cut": False,
+            "disconnected": False,
+            "disconnected_at": None,
+            "ended_at": None,
+        }
         with self.lock:
             rec["index"] = len(self.records)
             self.records.append(rec)
@@ -259,8 +271,9 @@ class _ChatCompletions:
         refused = self.state.refuse.get(format_key(body) or "") if isinstance(body, dict) else None
         if refused is not None:  # refused before any script is consumed
             status, message = refused
-            await self._send_json(send, status, {"error": {"message": message, "type": "fake_error",
-                                                           "code": str(status)}})
+            await self._send_json(
+                send, status, {"error": {"message": message, "type": "fake_error", "code": str(status)}}
+            )
             rec["status"], rec["completed"], rec["ended_at"] = status, True, time.monotonic()
             return
         script = self.state.take(body, headers) if isinstance(body, dict) else None
@@ -285,8 +298,15 @@ class _ChatCompletions:
             rec["ended_at"] = time.monotonic()
             watcher.cancel()
 
-    async def _respond(self, script: Script | None, body: dict, headers: dict[str, str], rec: dict,
-                       send: Any, disconnected: asyncio.Event) -> None:
+    async def _respond(
+        self,
+        script: Script | None,
+        body: dict,
+        headers: dict[str, str],
+        rec: dict,
+        send: Any,
+        disconnected: asyncio.Event,
+    ) -> None:
         async def pause(seconds: float) -> bool:
             """Sleep unless the client goes away; True when it did."""
             if seconds <= 0:
@@ -319,12 +339,15 @@ class _ChatCompletions:
         text = _pieces(script.text)
         calls = []
         for i, tc in enumerate(script.tool_calls):
-            calls.append((i, tc.id or f"call_{uuid.uuid4().hex[:10]}", tc.name,
-                          _split(tc.arguments_json(), tc.fragments)))
+            calls.append(
+                (i, tc.id or f"call_{uuid.uuid4().hex[:10]}", tc.name, _split(tc.arguments_json(), tc.fragments))
+            )
         n_deltas = len(reasoning) + len(text) + sum(1 + len(c[3]) for c in calls)
-        usage = {"prompt_tokens": script.prompt_tokens if script.prompt_tokens is not None else _prompt_words(body),
-                 "completion_tokens": script.completion_tokens if script.completion_tokens is not None else n_deltas,
-                 "prompt_tokens_details": {"cached_tokens": script.cached_tokens}}
+        usage = {
+            "prompt_tokens": script.prompt_tokens if script.prompt_tokens is not None else _prompt_words(body),
+            "completion_tokens": script.completion_tokens if script.completion_tokens is not None else n_deltas,
+            "prompt_tokens_details": {"cached_tokens": script.cached_tokens},
+        }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         finish = script.finish_reason or ("tool_calls" if calls else "stop")
 
@@ -333,14 +356,24 @@ class _ChatCompletions:
             if reasoning:
                 message["reasoning_content"] = "".join(reasoning)
             if calls:
-                message["tool_calls"] = [{"id": c[1], "type": "function",
-                                          "function": {"name": c[2], "arguments": "".join(c[3])}} for c in calls]
+                message["tool_calls"] = [
+                    {"id": c[1], "type": "function", "function": {"name": c[2], "arguments": "".join(c[3])}}
+                    for c in calls
+                ]
             if await pause(script.stall_s):
                 return
-            await self._send_json(send, 200, {"id": cid, "object": "chat.completion", "created": created,
-                                              "model": model, "usage": usage,
-                                              "choices": [{"index": 0, "message": message,
-                                                           "finish_reason": finish}]})
+            await self._send_json(
+                send,
+                200,
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "usage": usage,
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                },
+            )
             rec["status"] = 200
             rec["completed"] = True
             return
@@ -348,9 +381,13 @@ class _ChatCompletions:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
 
         def chunk(delta: dict[str, Any] | None, finish_reason: str | None = None) -> bytes:
-            data: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created,
-                                    "model": model,
-                                    "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}]}
+            data: dict[str, Any] = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}],
+            }
             if include_usage:
                 data["usage"] = None
             return b"data: " + json.dumps(data).encode() + b"\n\n"
@@ -358,12 +395,29 @@ class _ChatCompletions:
         deltas: list[bytes] = [chunk({"reasoning_content": r}) for r in reasoning]
         deltas += [chunk({"content": t}) for t in text]
         for index, call_id, name, frags in calls:
-            deltas.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                                 "function": {"name": name, "arguments": ""}}]}))
+            deltas.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call_id,
+                                "type": "function",
+                                "function": {"name": name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
             deltas += [chunk({"tool_calls": [{"index": index, "function": {"arguments": f}}]}) for f in frags]
 
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+            }
+        )
         rec["status"] = 200
 
         async def emit(data: bytes) -> bool:
@@ -393,8 +447,20 @@ class _ChatCompletions:
             raise _Cut()
         tail = chunk({}, finish)
         if include_usage and script.usage:
-            tail += b"data: " + json.dumps({"id": cid, "object": "chat.completion.chunk", "created": created,
-                                            "model": model, "choices": [], "usage": usage}).encode() + b"\n\n"
+            tail += (
+                b"data: "
+                + json.dumps(
+                    {
+                        "id": cid,
+                        "object": "chat.completion.chunk",
+                        "created": created,
+                        "model": model,
+                        "choices": [],
+                        "usage": usage,
+                    }
+                ).encode()
+                + b"\n\n"
+            )
         tail += b"data: [DONE]\n\n"
         if disconnected.is_set():
             return
@@ -402,19 +468,26 @@ class _ChatCompletions:
         await send({"type": "http.response.body", "body": tail, "more_body": False})
 
     @staticmethod
-    async def _send_json(send: Any, status: int, payload: Any,
-                         extra_headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _send_json(
+        send: Any, status: int, payload: Any, extra_headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(data)).encode())] + (extra_headers or [])})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+                + (extra_headers or []),
+            }
+        )
         await send({"type": "http.response.body", "body": data, "more_body": False})
 
 
 def build_app(state: _State) -> Starlette:
     async def models(_: Request) -> JSONResponse:
-        return JSONResponse({"object": "list", "data": [
-            {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]})
+        return JSONResponse(
+            {"object": "list", "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]}
+        )
 
     async def push(request: Request) -> JSONResponse:
         data = await request.json()
@@ -441,15 +514,17 @@ def build_app(state: _State) -> Starlette:
     async def health(_: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
-    return Starlette(routes=[
-        Route("/v1/chat/completions", _ChatCompletions(state), methods=["POST"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/_script", push, methods=["POST"]),
-        Route("/_requests", requests, methods=["GET"]),
-        Route("/_reset", reset, methods=["POST"]),
-        Route("/_refuse", refuse, methods=["POST"]),
-        Route("/_health", health, methods=["GET"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", _ChatCompletions(state), methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/_script", push, methods=["POST"]),
+            Route("/_requests", requests, methods=["GET"]),
+            Route("/_reset", reset, methods=["POST"]),
+            Route("/_refuse", refuse, methods=["POST"]),
+            Route("/_health", health, methods=["GET"]),
+        ]
+    )
 
 
 def _bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -462,8 +537,9 @@ def _bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
 
 
 def _uvicorn_config(app: Starlette) -> uvicorn.Config:
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=1, http="h11")
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1, http="h11"
+    )
     logger = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, _QuietCut) for f in logger.filters):
         logger.addFilter(_QuietCut())
@@ -505,8 +581,9 @@ class _Api:
 class FakeOpenAI(_Api):
     """The server in a thread of this process."""
 
-    def __init__(self, *scripts: Script, default: Script | None = Script(text="OK", times=-1),
-                 responder: Any = None) -> None:
+    def __init__(
+        self, *scripts: Script, default: Script | None = Script(text="OK", times=-1), responder: Any = None
+    ) -> None:
         self._state = _State(default, responder)
         self._state.push(list(scripts))
         self._server: uvicorn.Server | None = None
@@ -532,8 +609,9 @@ class FakeOpenAI(_Api):
         sock = _bind()
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         self._server = uvicorn.Server(_uvicorn_config(build_app(self._state)))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="fake-openai", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:

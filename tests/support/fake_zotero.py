@@ -20,9 +20,9 @@ import json
 import socket
 import threading
 import time
-from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import uvicorn
@@ -121,18 +121,35 @@ class FakeLibrary:
             self.collections.pop(key)
             self.deleted["collections"][key] = v
 
-    def add_pdf(self, parent: str | None, key: str, blob: bytes, filename: str | None = None,
-                link_mode: str = "imported_file", with_file: bool = True) -> dict:
+    def add_pdf(
+        self,
+        parent: str | None,
+        key: str,
+        blob: bytes,
+        filename: str | None = None,
+        link_mode: str = "imported_file",
+        with_file: bool = True,
+    ) -> dict:
         """A PDF attachment; `with_file=False` models a WebDAV user (the file is not in
         Zotero Storage, so /file answers 404)."""
         with self.lock:
             if with_file and link_mode in ("imported_file", "imported_url"):
                 self.files[key] = blob
-            data = {"key": key, "itemType": "attachment", "linkMode": link_mode,
-                    "title": "Full Text PDF", "accessDate": "", "url": "", "note": "",
-                    "contentType": "application/pdf", "charset": "",
-                    "filename": filename or f"{key}.pdf", "tags": [], "relations": {},
-                    "dateAdded": "2025-01-01T00:00:00Z"}
+            data = {
+                "key": key,
+                "itemType": "attachment",
+                "linkMode": link_mode,
+                "title": "Full Text PDF",
+                "accessDate": "",
+                "url": "",
+                "note": "",
+                "contentType": "application/pdf",
+                "charset": "",
+                "filename": filename or f"{key}.pdf",
+                "tags": [],
+                "relations": {},
+                "dateAdded": "2025-01-01T00:00:00Z",
+            }
             if link_mode in ("imported_file", "imported_url"):
                 data["md5"] = hashlib.md5(blob).hexdigest()
                 data["mtime"] = 1735689600000 + self.version
@@ -146,8 +163,7 @@ class FakeLibrary:
         """A new version of an attachment's file (the attachment item gets a new md5)."""
         with self.lock:
             self.files[key] = blob
-            return self.edit_item(key, md5=hashlib.md5(blob).hexdigest(),
-                                  mtime=1735689600000 + self.version + 1)
+            return self.edit_item(key, md5=hashlib.md5(blob).hexdigest(), mtime=1735689600000 + self.version + 1)
 
     def truncate_delete_log(self) -> None:
         """Forget the delete log up to now: older `since` values get 409."""
@@ -160,30 +176,50 @@ class FakeLibrary:
 
     def item_json(self, base: str, d: dict) -> dict:
         prefix = f"{base}/{self.kind}/{self.id}"
-        links = {"self": {"href": f"{prefix}/items/{d['key']}", "type": "application/json"},
-                 "alternate": {"href": f"https://www.zotero.org/fake/items/{d['key']}",
-                               "type": "text/html"}}
+        links = {
+            "self": {"href": f"{prefix}/items/{d['key']}", "type": "application/json"},
+            "alternate": {"href": f"https://www.zotero.org/fake/items/{d['key']}", "type": "text/html"},
+        }
         meta: dict = {}
         if d["itemType"] == "attachment":
             if d.get("parentItem"):
                 links["up"] = {"href": f"{prefix}/items/{d['parentItem']}", "type": "application/json"}
             if d["key"] in self.files:
-                links["enclosure"] = {"type": d["contentType"], "href": f"{prefix}/items/{d['key']}/file/view",
-                                      "title": d["filename"], "length": len(self.files[d["key"]])}
+                links["enclosure"] = {
+                    "type": d["contentType"],
+                    "href": f"{prefix}/items/{d['key']}/file/view",
+                    "title": d["filename"],
+                    "length": len(self.files[d["key"]]),
+                }
         elif d["itemType"] != "note":
             kids = [self.items[k] for k in self.children.get(d["key"], ()) if k in self.items]
             meta["numChildren"] = len(kids)
             pdf = next((c for c in kids if c.get("contentType") == "application/pdf"), None)
             if pdf:
-                links["attachment"] = {"href": f"{prefix}/items/{pdf['key']}", "type": "application/json",
-                                       "attachmentType": "application/pdf",
-                                       "attachmentSize": len(self.files.get(pdf["key"], b""))}
-        return {"key": d["key"], "version": d["version"], "library": self._lib(), "links": links,
-                "meta": meta, "data": d}
+                links["attachment"] = {
+                    "href": f"{prefix}/items/{pdf['key']}",
+                    "type": "application/json",
+                    "attachmentType": "application/pdf",
+                    "attachmentSize": len(self.files.get(pdf["key"], b"")),
+                }
+        return {
+            "key": d["key"],
+            "version": d["version"],
+            "library": self._lib(),
+            "links": links,
+            "meta": meta,
+            "data": d,
+        }
 
     def collection_json(self, base: str, c: dict) -> dict:
-        return {"key": c["key"], "version": c["version"], "library": self._lib(), "links": {},
-                "meta": {"numCollections": 0, "numItems": 0}, "data": c}
+        return {
+            "key": c["key"],
+            "version": c["version"],
+            "library": self._lib(),
+            "links": {},
+            "meta": {"numCollections": 0, "numItems": 0},
+            "data": c,
+        }
 
 
 class FakeZotero:
@@ -205,8 +241,16 @@ class FakeZotero:
         self.thread: threading.Thread | None = None
 
     # ---- setup --------------------------------------------------------------------------
-    def add_user(self, user_id: int, api_key: str, username: str = "fake", *, files: bool = True,
-                 groups: dict[int, str] | None = None, write: bool = False) -> FakeLibrary:
+    def add_user(
+        self,
+        user_id: int,
+        api_key: str,
+        username: str = "fake",
+        *,
+        files: bool = True,
+        groups: dict[int, str] | None = None,
+        write: bool = False,
+    ) -> FakeLibrary:
         lib = FakeLibrary("users", user_id, username)
         self.libraries[("users", str(user_id))] = lib
         access = {"user": {"library": True, "files": files, "notes": True, "write": write}}
@@ -214,15 +258,27 @@ class FakeZotero:
             access["groups"] = {str(g): {"library": True, "write": False} for g in groups}
             for g, name in groups.items():
                 self.libraries[("groups", str(g))] = FakeLibrary("groups", g, name)
-        self.keys[api_key] = {"key": api_key, "userID": user_id, "username": username,
-                              "displayName": username, "access": access}
+        self.keys[api_key] = {
+            "key": api_key,
+            "userID": user_id,
+            "username": username,
+            "displayName": username,
+            "access": access,
+        }
         return lib
 
     def library(self, kind: str, lid: int | str) -> FakeLibrary:
         return self.libraries[(kind, str(lid))]
 
-    def fail(self, status: int, *, times: int = 1, path: str = "", retry_after: str | None = None,
-             headers: dict | None = None) -> None:
+    def fail(
+        self,
+        status: int,
+        *,
+        times: int = 1,
+        path: str = "",
+        retry_after: str | None = None,
+        headers: dict | None = None,
+    ) -> None:
         h = dict(headers or {})
         if retry_after is not None:
             h["Retry-After"] = retry_after
@@ -263,8 +319,9 @@ class FakeZotero:
             return self.local_library
         h = req.headers
         auth = h.get("authorization", "")
-        key = h.get("zotero-api-key") or (auth[7:] if auth.startswith("Bearer ") else None) \
-            or req.query_params.get("key")
+        key = (
+            h.get("zotero-api-key") or (auth[7:] if auth.startswith("Bearer ") else None) or req.query_params.get("key")
+        )
         info = self.keys.get(key or "")
         lib = self.libraries.get((kind, lid))
         if info is None or lib is None:
@@ -286,8 +343,7 @@ class FakeZotero:
             if param in q:
                 keys = set(q[param].split(","))
                 if len(keys) > 50:
-                    return PlainTextResponse(f"Cannot specify more than 50 {param} values",
-                                             status_code=400)
+                    return PlainTextResponse(f"Cannot specify more than 50 {param} values", status_code=400)
                 objs = [o for o in objs if o["key"] in keys]
         objs.sort(key=lambda o: (o.get("dateModified", ""), o["key"]), reverse=True)
         hdr = {"Last-Modified-Version": str(lib.version), "Total-Results": str(len(objs))}
@@ -298,7 +354,7 @@ class FakeZotero:
             return PlainTextResponse("\n".join(o["key"] for o in objs) + "\n", headers=self._headers(hdr))
         start = int(q.get("start", 0) or 0)
         limit = min(int(q.get("limit", 25) or 25), 100)
-        page = objs[start:start + limit]
+        page = objs[start : start + limit]
         links = []
         base = str(req.url.replace(query=""))
         other = {k: v for k, v in q.items() if k not in ("start", "limit")}
@@ -332,6 +388,7 @@ class FakeZotero:
         def library_route(handler: Any) -> Any:
             """A library endpoint: counted and fault-injected (`guard`), then its library
             resolved (404/403 answered here) and passed in as `lib`."""
+
             async def route(req: Request):
                 if (r := await guard(req)) is not None:
                     return r
@@ -339,6 +396,7 @@ class FakeZotero:
                 if isinstance(lib, Response):
                     return lib
                 return await handler(req, lib)
+
             return route
 
         @library_route
@@ -361,8 +419,9 @@ class FakeZotero:
             d = lib.items.get(req.path_params["key"])
             if not d:
                 return PlainTextResponse("Not found", status_code=404)
-            return JSONResponse(lib.item_json(fz._base(req), d),
-                                headers=fz._headers({"Last-Modified-Version": str(d["version"])}))
+            return JSONResponse(
+                lib.item_json(fz._base(req), d), headers=fz._headers({"Last-Modified-Version": str(d["version"])})
+            )
 
         @library_route
         async def item_file(req: Request, lib: Any):
@@ -373,16 +432,26 @@ class FakeZotero:
             blob = lib.files[key]
             md5 = hashlib.md5(blob).hexdigest()
             where = "local/0" if req.url.path.startswith("/api/") else f"{lib.kind}/{lib.id}"
-            return RedirectResponse(f"{fz.base}/s3/{where}/{key}/{md5}?X-Amz-Expires=60",
-                                    status_code=302, headers=fz._headers({
-                                        "Zotero-File-MD5": md5, "Zotero-File-Size": str(len(blob)),
-                                        "Zotero-File-Modification-Time": str(d.get("mtime", 0)),
-                                        "Zotero-File-Compressed": "No"}))
+            return RedirectResponse(
+                f"{fz.base}/s3/{where}/{key}/{md5}?X-Amz-Expires=60",
+                status_code=302,
+                headers=fz._headers(
+                    {
+                        "Zotero-File-MD5": md5,
+                        "Zotero-File-Size": str(len(blob)),
+                        "Zotero-File-Modification-Time": str(d.get("mtime", 0)),
+                        "Zotero-File-Compressed": "No",
+                    }
+                ),
+            )
 
         async def s3(req: Request):  # the file store behind the redirect; no API key needed
             fz.requests.append(f"GET {req.url.path}")
-            lib = fz.libraries.get((req.path_params["kind"], req.path_params["lid"])) \
-                if req.path_params["kind"] != "local" else fz.local_library
+            lib = (
+                fz.libraries.get((req.path_params["kind"], req.path_params["lid"]))
+                if req.path_params["kind"] != "local"
+                else fz.local_library
+            )
             blob = lib.files.get(req.path_params["key"]) if lib else None
             if blob is None or hashlib.md5(blob).hexdigest() != req.path_params["md5"]:
                 return PlainTextResponse("NoSuchKey", status_code=404)
@@ -403,8 +472,9 @@ class FakeZotero:
                 return PlainTextResponse("'since' parameter must be provided", status_code=400)
             since = int(req.query_params["since"])
             if since < lib.delete_floor:
-                return PlainTextResponse("'since' value is older than the delete log",
-                                         status_code=409, headers=fz._headers())
+                return PlainTextResponse(
+                    "'since' value is older than the delete log", status_code=409, headers=fz._headers()
+                )
             with lib.lock:
                 body = {k: [key for key, v in d.items() if v > since] for k, d in lib.deleted.items()}
             return JSONResponse(body, headers=fz._headers({"Last-Modified-Version": str(lib.version)}))
@@ -424,30 +494,45 @@ class FakeZotero:
         @library_route
         async def user_groups(req: Request, lib: Any):
             info = next(i for i in fz.keys.values() if str(i["userID"]) == req.path_params["lid"])
-            out = [{"id": int(g), "version": 0, "meta": {}, "links": {},
-                    "data": {"id": int(g), "name": fz.libraries[("groups", g)].name}}
-                   for g in info["access"].get("groups", {})]
+            out = [
+                {
+                    "id": int(g),
+                    "version": 0,
+                    "meta": {},
+                    "links": {},
+                    "data": {"id": int(g), "name": fz.libraries[("groups", g)].name},
+                }
+                for g in info["access"].get("groups", {})
+            ]
             return JSONResponse(out, headers=fz._headers({"Total-Results": str(len(out))}))
 
         routes = []
         for prefix in ("", "/api"):
             p = prefix + "/{kind:str}/{lid:str}"
-            routes += [Route(p + "/items", items, methods=["GET", "POST"]), Route(p + "/items/top", items),
-                       Route(p + "/items/{key}", item), Route(p + "/items/{key}/file", item_file),
-                       Route(p + "/collections", collections, methods=["GET", "POST"]),
-                       Route(p + "/deleted", deleted)]
-        routes += [Route("/keys/{k}", key_info), Route("/{kind:str}/{lid:str}/groups", user_groups),
-                   Route("/s3/{kind}/{lid}/{key}/{md5}", s3)]
+            routes += [
+                Route(p + "/items", items, methods=["GET", "POST"]),
+                Route(p + "/items/top", items),
+                Route(p + "/items/{key}", item),
+                Route(p + "/items/{key}/file", item_file),
+                Route(p + "/collections", collections, methods=["GET", "POST"]),
+                Route(p + "/deleted", deleted),
+            ]
+        routes += [
+            Route("/keys/{k}", key_info),
+            Route("/{kind:str}/{lid:str}/groups", user_groups),
+            Route("/s3/{kind}/{lid}/{key}/{md5}", s3),
+        ]
         return Starlette(routes=routes)
 
     # ---- lifecycle --------------------------------------------------------------------------
-    def start(self) -> "FakeZotero":
+    def start(self) -> FakeZotero:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.base = f"http://127.0.0.1:{port}"
-        config = uvicorn.Config(self.build_app(), host="127.0.0.1", port=port, log_level="warning",
-                                lifespan="off", limit_concurrency=1000)
+        config = uvicorn.Config(
+            self.build_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off", limit_concurrency=1000
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True, name="fake-zotero")
         self.thread.start()
@@ -485,24 +570,32 @@ def seed_recorded(lib: FakeLibrary, pdf_for: int = 6, make_pdf=None) -> dict[str
     return atts
 
 
-def generate(lib: FakeLibrary, n_items: int, n_pdfs: int, n_collections: int = 20,
-             pdf_pages: int = 1) -> list[str]:
+def generate(lib: FakeLibrary, n_items: int, n_pdfs: int, n_collections: int = 20, pdf_pages: int = 1) -> list[str]:
     """A generated library: `n_items` regular items (round-robin over nested collections),
     the first `n_pdfs` with a small distinct PDF. Returns the attachment keys."""
     from tests.support.tiny_pdf import text_pdf
 
     for c in range(n_collections):
         parent = f"GC{c // 5 * 5:06d}" if c % 5 else False
-        lib.put_collection({"key": f"GC{c:06d}", "name": f"Topic {c}", "parentCollection": parent,
-                            "relations": {}})
+        lib.put_collection({"key": f"GC{c:06d}", "name": f"Topic {c}", "parentCollection": parent, "relations": {}})
     atts = []
     for i in range(n_items):
         key = f"G{i:07d}"
-        lib.put_item({"key": key, "itemType": "journalArticle", "title": f"Generated paper {i}",
-                      "creators": [{"creatorType": "author", "firstName": "Author", "lastName": f"N{i}"}],
-                      "date": str(1990 + i % 35), "DOI": f"10.5555/gen.{i}", "abstractNote": "x" * 200,
-                      "collections": [f"GC{i % n_collections:06d}"], "tags": [], "relations": {},
-                      "dateAdded": "2025-01-01T00:00:00Z"})
+        lib.put_item(
+            {
+                "key": key,
+                "itemType": "journalArticle",
+                "title": f"Generated paper {i}",
+                "creators": [{"creatorType": "author", "firstName": "Author", "lastName": f"N{i}"}],
+                "date": str(1990 + i % 35),
+                "DOI": f"10.5555/gen.{i}",
+                "abstractNote": "x" * 200,
+                "collections": [f"GC{i % n_collections:06d}"],
+                "tags": [],
+                "relations": {},
+                "dateAdded": "2025-01-01T00:00:00Z",
+            }
+        )
         if i < n_pdfs:
             att = f"P{i:07d}"
             lib.add_pdf(key, att, text_pdf(f"Generated paper {i}", pages=pdf_pages))

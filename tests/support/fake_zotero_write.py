@@ -41,11 +41,14 @@ def new_key() -> str:
 
 def api_key_of(req: Request) -> str:
     auth = req.headers.get("authorization", "")
-    return req.headers.get("zotero-api-key") or (auth[7:] if auth.startswith("Bearer ") else "") \
+    return (
+        req.headers.get("zotero-api-key")
+        or (auth[7:] if auth.startswith("Bearer ") else "")
         or req.query_params.get("key", "")
+    )
 
 
-def can_write(fz: "FakeZotero", req: Request, lib: "FakeLibrary") -> bool:
+def can_write(fz: FakeZotero, req: Request, lib: FakeLibrary) -> bool:
     info = fz.keys.get(api_key_of(req)) or {}
     access = info.get("access", {})
     if lib.kind == "users":
@@ -53,7 +56,7 @@ def can_write(fz: "FakeZotero", req: Request, lib: "FakeLibrary") -> bool:
     return bool(access.get("groups", {}).get(str(lib.id), {}).get("write"))
 
 
-def grant_write(fz: "FakeZotero", api_key: str, group: int | None = None, write: bool = True) -> None:
+def grant_write(fz: FakeZotero, api_key: str, group: int | None = None, write: bool = True) -> None:
     """Give (or take away) a key's write access to its user library or one of its groups."""
     access = fz.keys[api_key]["access"]
     if group is None:
@@ -62,7 +65,7 @@ def grant_write(fz: "FakeZotero", api_key: str, group: int | None = None, write:
         access.setdefault("groups", {})[str(group)]["write"] = write
 
 
-def add_group(fz: "FakeZotero", api_key: str, group_id: int, name: str, write: bool = False) -> "FakeLibrary":
+def add_group(fz: FakeZotero, api_key: str, group_id: int, name: str, write: bool = False) -> FakeLibrary:
     """A group library the key's user belongs to."""
     from tests.support.fake_zotero import FakeLibrary
 
@@ -72,22 +75,42 @@ def add_group(fz: "FakeZotero", api_key: str, group_id: int, name: str, write: b
     return lib
 
 
-def add_annotation(lib: "FakeLibrary", attachment: str, key: str, *, text: str = "", comment: str = "",
-                   color: str = "#ffd400", page_index: int = 0, rects: list[list[float]] | None = None,
-                   kind: str = "highlight", page_label: str | None = None) -> dict:
+def add_annotation(
+    lib: FakeLibrary,
+    attachment: str,
+    key: str,
+    *,
+    text: str = "",
+    comment: str = "",
+    color: str = "#ffd400",
+    page_index: int = 0,
+    rects: list[list[float]] | None = None,
+    kind: str = "highlight",
+    page_label: str | None = None,
+) -> dict:
     """A Zotero 7 PDF annotation (a child item of the attachment), as the desktop client syncs it."""
     rects = rects or [[72.0, 700.0, 300.0, 712.0]]
     top = max(0, int(792 - rects[0][3]))
-    return lib.put_item({
-        "key": key, "itemType": "annotation", "parentItem": attachment, "annotationType": kind,
-        "annotationText": text if kind in ("highlight", "underline") else "", "annotationComment": comment,
-        "annotationColor": color, "annotationPageLabel": page_label or str(page_index + 1),
-        "annotationSortIndex": f"{page_index:05d}|{0:06d}|{top:05d}",
-        "annotationPosition": json.dumps({"pageIndex": page_index, "rects": rects}),
-        "tags": [], "relations": {}, "dateAdded": "2025-01-01T00:00:00Z"})
+    return lib.put_item(
+        {
+            "key": key,
+            "itemType": "annotation",
+            "parentItem": attachment,
+            "annotationType": kind,
+            "annotationText": text if kind in ("highlight", "underline") else "",
+            "annotationComment": comment,
+            "annotationColor": color,
+            "annotationPageLabel": page_label or str(page_index + 1),
+            "annotationSortIndex": f"{page_index:05d}|{0:06d}|{top:05d}",
+            "annotationPosition": json.dumps({"pageIndex": page_index, "rects": rects}),
+            "tags": [],
+            "relations": {},
+            "dateAdded": "2025-01-01T00:00:00Z",
+        }
+    )
 
 
-def _check_new(lib: "FakeLibrary", obj: dict, kind: str) -> tuple[int, str] | None:
+def _check_new(lib: FakeLibrary, obj: dict, kind: str) -> tuple[int, str] | None:
     """Validation of a new object (code, message), None when it is fine."""
     if kind == "collections":
         return (400, "Collection name not provided") if not str(obj.get("name", "")).strip() else None
@@ -97,7 +120,7 @@ def _check_new(lib: "FakeLibrary", obj: dict, kind: str) -> tuple[int, str] | No
     return None
 
 
-def _check_item(lib: "FakeLibrary", d: dict) -> tuple[int, str] | None:
+def _check_item(lib: FakeLibrary, d: dict) -> tuple[int, str] | None:
     parent = d.get("parentItem")
     if parent and parent not in lib.items:
         return 400, f"Parent item {parent} not found"
@@ -117,7 +140,7 @@ def _check_item(lib: "FakeLibrary", d: dict) -> tuple[int, str] | None:
     return None
 
 
-def write(fz: "FakeZotero", req: Request, lib: "FakeLibrary", kind: str, raw: bytes) -> Response:
+def write(fz: FakeZotero, req: Request, lib: FakeLibrary, kind: str, raw: bytes) -> Response:
     """One multi-object write (`kind`: "items" | "collections")."""
     if not can_write(fz, req, lib):
         return PlainTextResponse("Write access denied", status_code=403, headers=fz._headers())
@@ -141,9 +164,11 @@ def write(fz: "FakeZotero", req: Request, lib: "FakeLibrary", kind: str, raw: by
         iusv = req.headers.get("if-unmodified-since-version")
         if iusv is not None:
             if lib.version > int(iusv):
-                return PlainTextResponse(f"Library has been modified since specified version "
-                                         f"(expected {iusv}, found {lib.version})", status_code=412,
-                                         headers=fz._headers({"Last-Modified-Version": str(lib.version)}))
+                return PlainTextResponse(
+                    f"Library has been modified since specified version (expected {iusv}, found {lib.version})",
+                    status_code=412,
+                    headers=fz._headers({"Last-Modified-Version": str(lib.version)}),
+                )
         body: dict[str, Any] = {"successful": {}, "success": {}, "unchanged": {}, "failed": {}}
         staged: list[tuple[str, dict]] = []
         for i, obj in enumerate(objs):
@@ -151,19 +176,28 @@ def write(fz: "FakeZotero", req: Request, lib: "FakeLibrary", kind: str, raw: by
             key = obj.get("key")
             version = obj.get("version")
             if version is not None and iusv is not None and int(version) != int(iusv):
-                return PlainTextResponse("If-Unmodified-Since-Version does not match the object version",
-                                         status_code=400)
+                return PlainTextResponse(
+                    "If-Unmodified-Since-Version does not match the object version", status_code=400
+                )
             expected = version if version is not None else (int(iusv) if iusv is not None else None)
             old = store.get(key) if key else None
             if old is not None:
                 if expected is None:
-                    body["failed"][idx] = {"key": key, "code": 428, "message": "Either If-Unmodified-Since-"
-                                           "Version or object version property must be provided for key-based writes"}
+                    body["failed"][idx] = {
+                        "key": key,
+                        "code": 428,
+                        "message": "Either If-Unmodified-Since-"
+                        "Version or object version property must be provided for key-based writes",
+                    }
                     continue
                 if int(expected) != old["version"]:
-                    body["failed"][idx] = {"key": key, "code": 412, "message": f"{kind[:-1].title()} has been "
-                                           f"modified since specified version (expected {expected}, found "
-                                           f"{old['version']})"}
+                    body["failed"][idx] = {
+                        "key": key,
+                        "code": 412,
+                        "message": f"{kind[:-1].title()} has been "
+                        f"modified since specified version (expected {expected}, found "
+                        f"{old['version']})",
+                    }
                     continue
                 new = {**copy.deepcopy(old), **{k: v for k, v in obj.items() if k != "version"}}
                 if new == old:
@@ -172,13 +206,20 @@ def write(fz: "FakeZotero", req: Request, lib: "FakeLibrary", kind: str, raw: by
             else:
                 if key is not None:
                     if expected is None:
-                        body["failed"][idx] = {"key": key, "code": 428, "message": "Either If-Unmodified-Since-"
-                                               "Version or object version property must be provided for "
-                                               "key-based writes"}
+                        body["failed"][idx] = {
+                            "key": key,
+                            "code": 428,
+                            "message": "Either If-Unmodified-Since-"
+                            "Version or object version property must be provided for "
+                            "key-based writes",
+                        }
                         continue
                     if int(expected) > 0:
-                        body["failed"][idx] = {"key": key, "code": 404, "message": f"{kind[:-1].title()} "
-                                               "doesn't exist (delete?)"}
+                        body["failed"][idx] = {
+                            "key": key,
+                            "code": 404,
+                            "message": f"{kind[:-1].title()} doesn't exist (delete?)",
+                        }
                         continue
                     if len(key) != 8 or any(c not in KEY_CHARS for c in key):
                         body["failed"][idx] = {"key": key, "code": 400, "message": f"'{key}' is not a valid key"}
@@ -212,15 +253,14 @@ def write(fz: "FakeZotero", req: Request, lib: "FakeLibrary", kind: str, raw: by
                 else:
                     new["parentCollection"] = new.get("parentCollection") or False
                     lib.collections[new["key"]] = new
-                body["successful"][idx] = (lib.item_json if kind == "items" else lib.collection_json)(
-                    fz.base, new)
+                body["successful"][idx] = (lib.item_json if kind == "items" else lib.collection_json)(fz.base, new)
                 body["success"][idx] = new["key"]
         if token is not None:
             used.add(token_key)
         return JSONResponse(body, headers=fz._headers({"Last-Modified-Version": str(lib.version)}))
 
 
-def _place_item(lib: "FakeLibrary", data: dict) -> None:
+def _place_item(lib: FakeLibrary, data: dict) -> None:
     old = lib.items.get(data["key"])
     if old and old.get("parentItem"):
         lib.children.get(old["parentItem"], set()).discard(data["key"])

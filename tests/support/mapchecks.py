@@ -33,8 +33,13 @@ def grouping(nodes: list) -> dict:
     parents = {get(n, "parent_id") for n in nodes}
     empty = sum(1 for n in heads if get(n, "id") not in parents)
     claims = [n for n in nodes if get(n, "kind") in ("claim", "counterpoint")]
-    return {"themes": len(heads), "repeated_names": repeated, "nested_same_name": nested_same,
-            "empty_themes": empty, "claims": len(claims)}
+    return {
+        "themes": len(heads),
+        "repeated_names": repeated,
+        "nested_same_name": nested_same,
+        "empty_themes": empty,
+        "claims": len(claims),
+    }
 
 
 def synthesis_body(body: str, n_citations: int) -> dict:
@@ -57,14 +62,20 @@ def export_markdown(md: str, synthesis_title: str | None = None) -> dict:
             orphan += len(MARKER.findall(line))
             continue
         for m in MARKER.finditer(line):
-            before = MARKER.sub("", line[:m.start()]).rstrip()
+            before = MARKER.sub("", line[: m.start()]).rstrip()
             if not before or before.endswith((".", "!", "?", ":")):
                 orphan += 1
-    titles = [re.sub(r",? (?:p|pp)\. [\d, ]+.*$", "", ln.split(". ", 1)[1]) for ln in refs.splitlines()
-              if re.match(r"^\d+\. ", ln)]
-    return {"orphan_markers": orphan, "double_escaped": md.count("\\\\\\[") + md.count("\\\\["),
-            "repeated_references": len(titles) - len(set(titles)),
-            "synthesis_shown": md.count(synthesis_title) if synthesis_title else 0}
+    titles = [
+        re.sub(r",? (?:p|pp)\. [\d, ]+.*$", "", ln.split(". ", 1)[1])
+        for ln in refs.splitlines()
+        if re.match(r"^\d+\. ", ln)
+    ]
+    return {
+        "orphan_markers": orphan,
+        "double_escaped": md.count("\\\\\\[") + md.count("\\\\["),
+        "repeated_references": len(titles) - len(set(titles)),
+        "synthesis_shown": md.count(synthesis_title) if synthesis_title else 0,
+    }
 
 
 def run_checks(lab, map_id: str, provider_factory) -> dict:
@@ -78,12 +89,14 @@ def run_checks(lab, map_id: str, provider_factory) -> dict:
     def nodes() -> list:
         with lab.sessions() as db:
             return list(db.exec(select(MapNode).where(MapNode.map_id == map_id)))
+
     out: dict = {}
 
     def worst(step: str, g: dict) -> None:
         for k in ("repeated_names", "nested_same_name", "empty_themes"):
             out[k] = max(out.get(k, 0), g[k])
         out[f"{step}_grouping"] = g
+
     worst("build", grouping(nodes()))
     themes = [n for n in nodes() if n.kind == "theme"]
     if themes:
@@ -104,8 +117,9 @@ def run_checks(lab, map_id: str, provider_factory) -> dict:
         worst("accept", g)
     lab.run("synthesize", map_id, provider_factory)
     with lab.sessions() as db:
-        notes = [n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id))
-                 if n.title.startswith("Synthesis:")]
+        notes = [
+            n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id)) if n.title.startswith("Synthesis:")
+        ]
         if notes:
             n_cits = len(db.exec(select(Citation).where(Citation.node_id == notes[0].id)).all())
             out.update({f"synthesis_{k}": v for k, v in synthesis_body(notes[0].body, n_cits).items()})

@@ -44,14 +44,17 @@ class MapLab:
         self.index_proc = start_index(self.dir / "index", port, self.dir / "index.log")
         self._saved = {k: os.environ.get(k) for k in ("QDRANT_URL", "BAYES_DATA_DIR", "DATABASE_URL", "REDIS_URL")}
         self.db_url = f"sqlite:///{self.dir / 'lab.db'}"
-        os.environ.update(QDRANT_URL=f"http://127.0.0.1:{port}", BAYES_DATA_DIR=str(self.dir),
-                          DATABASE_URL=self.db_url, REDIS_URL=self.redis.url_db(0))
+        os.environ.update(
+            QDRANT_URL=f"http://127.0.0.1:{port}",
+            BAYES_DATA_DIR=str(self.dir),
+            DATABASE_URL=self.db_url,
+            REDIS_URL=self.redis.url_db(0),
+        )
         settings.get_settings.cache_clear()
         runtime.reset()
         db.migrate(self.db_url)
         self.r = redis.Redis.from_url(self.redis.url_db(0), decode_responses=True)
-        self.listener = control.AbortListener(lambda: redis.Redis.from_url(self.redis.url_db(0),
-                                                                           decode_responses=True))
+        self.listener = control.AbortListener(lambda: redis.Redis.from_url(self.redis.url_db(0), decode_responses=True))
         self.listener.start()
         self.listener.subscribed.wait(5)
         self._make_user()
@@ -109,8 +112,15 @@ class MapLab:
         with self.sessions() as db:
             return service.create_map(db, self.user_id, title, question)["id"]
 
-    def run(self, kind: str, map_id: str, provider_factory: Callable[[], Any], node_id: str | None = None,
-            prompt: str | None = None, model: str = "offline") -> tuple[str, list[Any]]:
+    def run(
+        self,
+        kind: str,
+        map_id: str,
+        provider_factory: Callable[[], Any],
+        node_id: str | None = None,
+        prompt: str | None = None,
+        model: str = "offline",
+    ) -> tuple[str, list[Any]]:
         """Execute one map run to the end in this process; (run id, its events)."""
         import bayes_app.agents.kinds  # noqa: F401  (registers the map run kinds)
         from bayes_app.maps.runs import start_map_run
@@ -119,8 +129,11 @@ class MapLab:
 
         with self.sessions() as db:
             op = start_map_run(db, self.user_id, kind, map_id, node_id, prompt, model=model, output_tokens=2000)
-        res = asyncio.run(executor.execute(op.id, r=self.r, sessions=self.sessions, listener=self.listener,
-                                           provider_factory=provider_factory))
+        res = asyncio.run(
+            executor.execute(
+                op.id, r=self.r, sessions=self.sessions, listener=self.listener, provider_factory=provider_factory
+            )
+        )
         assert res.started, res
         assert run_service.settle(self.sessions, self.r, op.id) == "finalized"
         return op.id, events.read_range(self.r, op.id, None, count=100_000)

@@ -42,8 +42,9 @@ def ingest(sessions, owner_id: str, files_root: Path, paths: list[Path]) -> list
             doc, _ = lib.add_upload(db, owner_id, p.name, stored, None)
             db.commit()
             doc_id, gen = doc.id, doc.ingest_generation
-        ingest_document(sessions, doc_id, gen, files_root=files_root, index=runtime.index(),
-                        embedder=runtime.embedder())
+        ingest_document(
+            sessions, doc_id, gen, files_root=files_root, index=runtime.index(), embedder=runtime.embedder()
+        )
         ids.append(doc_id)
     return ids
 
@@ -56,7 +57,7 @@ def assert_provenance(db: Session, map_id: str) -> int:
         assert chunk is not None and chunk.page == c.page and chunk.document_id == c.document_id
         assert quote_in_text(chunk.text, c.quote), (c.quote, chunk.text)
         page = db.get(PageText, (c.document_id, c.page))
-        assert normalize(page.text[c.char_start:c.char_end]).text == normalize(c.quote).text
+        assert normalize(page.text[c.char_start : c.char_end]).text == normalize(c.quote).text
     return len(cits)
 
 
@@ -65,8 +66,10 @@ NODE = ".react-flow__node"
 PER_ASPECT = 6  # pipeline.PASSAGES_PER_ASPECT
 
 # passages of pasa.pdf (each inside one chunk) and claims made from them
-Q1 = ("the decision token is presented before the rationale, allowing the Selector to act as a "
-      "single-token reward model during the Crawler training")
+Q1 = (
+    "the decision token is presented before the rationale, allowing the Selector to act as a "
+    "single-token reward model during the Crawler training"
+)
 Q2A = "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20"
 Q2B = "It also exceeds PaSa-GPT-4o by 30.36% in recall"
 A_TEXT = "Putting the decision before the rationale lets the Selector act as a single-token reward model."
@@ -96,8 +99,12 @@ def map_user(app_stack: Any, make_user: Callable[[], tuple[str, str]], app_db_ur
     h = {"Authorization": f"Bearer {token}"}
     doc_id = None
     if paper:
-        doc = httpx.post(f"{api}/documents", headers=h, timeout=60,
-                         files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")}).json()
+        doc = httpx.post(
+            f"{api}/documents",
+            headers=h,
+            timeout=60,
+            files={"file": ("pasa.pdf", pdfs.PASA.read_bytes(), "application/pdf")},
+        ).json()
         doc_id = doc["id"]
         deadline = time.monotonic() + 240
         while httpx.get(f"{api}/documents/{doc_id}", headers=h).json()["status"] != "indexed":
@@ -106,13 +113,15 @@ def map_user(app_stack: Any, make_user: Callable[[], tuple[str, str]], app_db_ur
     return MapUser(email, password, uid, h, doc_id)
 
 
-def passage_no(app_stack: Any, h: dict[str, str], app_db_url: str, query: str, quote: str,
-               exclude: set[str]) -> tuple[int, set[str]]:
+def passage_no(
+    app_stack: Any, h: dict[str, str], app_db_url: str, query: str, quote: str, exclude: set[str]
+) -> tuple[int, set[str]]:
     """The number the researcher's passage list gives the chunk holding `quote` (agents.retrieval:
     hybrid search for k + len(exclude), seen chunks skipped, the first k numbered from 1), and
     the chunks of that list."""
-    hits = httpx.get(f"{app_stack.url}/api/v1/search", headers=h, timeout=60,
-                     params={"q": query, "k": PER_ASPECT + len(exclude)}).json()
+    hits = httpx.get(
+        f"{app_stack.url}/api/v1/search", headers=h, timeout=60, params={"q": query, "k": PER_ASPECT + len(exclude)}
+    ).json()
     hits = [x for x in hits if x["chunk_id"] not in exclude][:PER_ASPECT]
     with session_scope(app_db_url) as db:
         raw = {c.id: c.text for c in db.exec(select(Chunk).where(col(Chunk.id).in_([x["chunk_id"] for x in hits])))}
@@ -169,8 +178,11 @@ def expect_cost(page: Page, app_db_url: str, uid: str, kind: str) -> Operation:
     """The run ended SUCCEEDED and its charged credits (> 0, as in the database) are shown."""
     expect(page.locator("#run-outcome")).to_have_text("SUCCEEDED", timeout=90_000)
     with session_scope(app_db_url) as db:
-        op = db.exec(select(Operation).where(Operation.owner_id == uid, Operation.kind == kind)
-                     .order_by(col(Operation.created_at).desc())).first()
+        op = db.exec(
+            select(Operation)
+            .where(Operation.owner_id == uid, Operation.kind == kind)
+            .order_by(col(Operation.created_at).desc())
+        ).first()
         db.expunge(op)
     assert op.status == "SUCCEEDED" and op.charged_credits and op.charged_credits > 0, op
     expect(page.locator("#run-cost")).to_have_text(f"{display_credits(op.charged_credits)} credits")
@@ -181,8 +193,12 @@ def expect_cost(page: Page, app_db_url: str, uid: str, kind: str) -> Operation:
 def seed_map(app_db_url: str, uid: str, m: str) -> tuple[str, str, dict[str, str]]:
     """A map with one theme holding four claims on two topics (no run needed):
     (map id, theme id, {"c1".."c4": claim id})."""
-    titles = {"c1": f"The Crawler issues search queries {m}", "c2": f"The Selector scores each paper {m}",
-              "c3": f"The Crawler expands citations {m}", "c4": f"The Selector is a reward model {m}"}
+    titles = {
+        "c1": f"The Crawler issues search queries {m}",
+        "c2": f"The Selector scores each paper {m}",
+        "c3": f"The Crawler expands citations {m}",
+        "c4": f"The Selector is a reward model {m}",
+    }
     with session_scope(app_db_url) as db:
         mp = service.create_map(db, uid, f"PaSa agents {m}", f"How does PaSa work? {m}")
         root = service.root_of(db, mp["id"])

@@ -55,12 +55,16 @@ def measure_map(lab, map_id: str, embed) -> dict:
     bad = []
     for c in quotes:
         d = docs.get(c.document_id)
-        where = region_of(d.filename, c.page, pages[(c.document_id, c.page)], c.char_start, c.char_end, c.quote) \
-            if d else None
+        where = (
+            region_of(d.filename, c.page, pages[(c.document_id, c.page)], c.char_start, c.char_end, c.quote)
+            if d
+            else None
+        )
         role = roles.get(c.chunk_id)
         # the roles of the page spans the quote covers (structure-aware ingestion), when stored
-        span_roles = {str(x[2]) for x in spans.get((c.document_id, c.page), [])
-                      if x[0] < c.char_end and c.char_start < x[1]}
+        span_roles = {
+            str(x[2]) for x in spans.get((c.document_id, c.page), []) if x[0] < c.char_end and c.char_start < x[1]
+        }
         off_role = (role not in (None, "body", "caption")) or bool(span_roles - {"body", "caption"})
         if where or off_role:
             bad.append((where or role or ",".join(sorted(span_roles)), c.quote[:90]))
@@ -79,9 +83,15 @@ def measure_map(lab, map_id: str, embed) -> dict:
                     break
     kids = {n.parent_id for n in nodes}
     themes = [n for n in nodes if n.kind == "theme"]
-    return {"claims": len(claims), "quotes": len(quotes), "non_body": len(bad), "bad_examples": bad[:5],
-            "duplicates": dups, "themes": len(themes), "empty_themes": sum(t.id not in kids for t in themes),
-            "pair_titles": sum(bool(re.fullmatch(r"\w+ and \w+", t.title, re.I)) for t in themes),
-            "contradicts": len(rels), "titles": [t.title for t in themes]}
-
-
+    return {
+        "claims": len(claims),
+        "quotes": len(quotes),
+        "non_body": len(bad),
+        "bad_examples": bad[:5],
+        "duplicates": dups,
+        "themes": len(themes),
+        "empty_themes": sum(t.id not in kids for t in themes),
+        "pair_titles": sum(bool(re.fullmatch(r"\w+ and \w+", t.title, re.I)) for t in themes),
+        "contradicts": len(rels),
+        "titles": [t.title for t in themes],
+    }

@@ -57,8 +57,7 @@ def spans(filename: str, page: int, page_text: str) -> list[Span]:
 CAPTION_START = ("Figure ", "Fig. ", "Table ")
 
 
-def region_of(filename: str, page: int, page_text: str, char_start: int, char_end: int,
-              quote: str = "") -> str | None:
+def region_of(filename: str, page: int, page_text: str, char_start: int, char_end: int, quote: str = "") -> str | None:
     """The labelled region a quote's span overlaps (a caption inside a labelled page is fine)."""
     if quote.startswith(CAPTION_START):
         return None

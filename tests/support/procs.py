@@ -69,17 +69,31 @@ class RedisServer:
     def url_db(self, db: int) -> str:
         return f"redis://:{self.password}@127.0.0.1:{self.port}/{db}"
 
-    def start(self) -> "RedisServer":
+    def start(self) -> RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else \
-            ["--appendonly", "no"]
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else ["--appendonly", "no"]
         conf = self.workdir / "redis.conf"
         conf.write_text(f"requirepass {self.password}\n")
         conf.chmod(0o600)
         self.proc = subprocess.Popen(
-            ["redis-server", str(conf), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             *aof, "--dir", str(self.workdir), "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                str(conf),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                *aof,
+                "--dir",
+                str(self.workdir),
+                "--loglevel",
+                "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wait_for(lambda: _port_open(self.port), 10, what="redis-server")
         return self
 
@@ -126,18 +140,26 @@ class PgCluster:
     def datadir(self) -> Path:
         return self.workdir / "data"
 
-    def start(self) -> "PgCluster":
+    def start(self) -> PgCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
             shutil.chown(self.workdir, "postgres", "postgres")
             os.chmod(self.workdir, 0o755)
-        self._run(self._bin("initdb"), "-D", str(self.datadir), "-U", "bayes", "--auth=trust",
-                  "-E", "UTF8", "--no-sync")
-        self._run(self._bin("pg_ctl"), "-D", str(self.datadir), "-w", "-l",
-                  str(self.workdir / "pg.log"), "-o",
-                  f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
-                  "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-                  "start")
+        self._run(
+            self._bin("initdb"), "-D", str(self.datadir), "-U", "bayes", "--auth=trust", "-E", "UTF8", "--no-sync"
+        )
+        self._run(
+            self._bin("pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-w",
+            "-l",
+            str(self.workdir / "pg.log"),
+            "-o",
+            f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+            "start",
+        )
         return self
 
     def stop(self) -> None:
@@ -152,8 +174,7 @@ class PgCluster:
     def create_database(self, name: str) -> str:
         import psycopg
 
-        with psycopg.connect(f"postgresql://bayes@127.0.0.1:{self.port}/postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(f"postgresql://bayes@127.0.0.1:{self.port}/postgres", autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
@@ -173,13 +194,18 @@ class AppStack:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 900) -> "AppStack":
+    def start(self, timeout: float = 900) -> AppStack:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.data_dir / "stack.log"
         log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bayes_app.cli", "run"], cwd=ROOT, env=self.env,
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            [sys.executable, "-m", "bayes_app.cli", "run"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
         def healthy() -> bool:
             if self.proc.poll() is not None:
@@ -210,7 +236,6 @@ class AppStack:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             return self.proc.wait(10)
-
 
     # ---- the supervisor (`bayes_app.procs`) --------------------------------------------------
     def supervisor(self):
@@ -255,7 +280,7 @@ class AppStack:
 
             url = self.env.get("DATABASE_URL") or f"sqlite:///{self.data_dir / 'bayes.db'}"
             with session_scope(url) as db:
-                admin = db.exec(select(User).where(User.is_admin == True)).first()  # noqa: E712
+                admin = db.exec(select(User).where(User.is_admin == True)).first()
                 self._admin_token = service.create_api_token(db, admin, timedelta(days=1), name="tests")[1]
         return {"Authorization": f"Bearer {self._admin_token}"}
 
@@ -272,8 +297,11 @@ def processes_of(data_dir: Path) -> list:
     out = []
     for proc in psutil.process_iter():
         try:
-            if proc.environ().get("BAYES_DATA_DIR") == str(data_dir) and \
-                    proc.status() != psutil.STATUS_ZOMBIE and proc.pid != os.getpid():
+            if (
+                proc.environ().get("BAYES_DATA_DIR") == str(data_dir)
+                and proc.status() != psutil.STATUS_ZOMBIE
+                and proc.pid != os.getpid()
+            ):
                 out.append(proc)
         except psutil.Error:
             continue
@@ -281,13 +309,19 @@ def processes_of(data_dir: Path) -> list:
 
 
 def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("BAYES_", "DATABASE_URL", "REDIS_URL", "QDRANT_URL", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("BAYES_", "DATABASE_URL", "REDIS_URL", "QDRANT_URL", "OPENAI_"))
+    }
     env.update(
         PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
-        BAYES_DATA_DIR=str(data_dir), BAYES_PORT=str(port), REFLEX_USE_NPM="1",
+        BAYES_DATA_DIR=str(data_dir),
+        BAYES_PORT=str(port),
+        REFLEX_USE_NPM="1",
         BAYES_INDEX_PORT=str(free_port()),
-        REFLEX_TELEMETRY_ENABLED="false", PYTHONUNBUFFERED="1",
+        REFLEX_TELEMETRY_ENABLED="false",
+        PYTHONUNBUFFERED="1",
     )
     env.update(extra)
     return env
@@ -296,9 +330,22 @@ def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
 def start_index(workdir: Path, port: int, log_path: Path) -> subprocess.Popen:
     """The embedded index process (Qdrant REST subset over qdrant-edge) on `port`."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bayes_app.search.index_server", "--path", str(workdir),
-         "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "bayes_app.search.index_server",
+            "--path",
+            str(workdir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        stdout=open(log_path, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     wait_for(lambda: _port_open(port), 30, what="index server")
     return proc
 
@@ -306,10 +353,13 @@ def start_index(workdir: Path, port: int, log_path: Path) -> subprocess.Popen:
 def start_worker(env: dict, log_path: Path) -> subprocess.Popen:
     """A real `dramatiq jobs` worker process."""
     return subprocess.Popen(
-        [str(VENV_BIN / "dramatiq"), "jobs", "--processes", "1", "--threads", "2",
-         "--worker-shutdown-timeout", "2000"],
-        cwd=ROOT, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
-        start_new_session=True)
+        [str(VENV_BIN / "dramatiq"), "jobs", "--processes", "1", "--threads", "2", "--worker-shutdown-timeout", "2000"],
+        cwd=ROOT,
+        env=env,
+        stdout=open(log_path, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def restore_env(saved: dict[str, str | None]) -> None:

@@ -47,11 +47,21 @@ def operations() -> list[Operation]:
                 ann = arg.annotation
                 if isinstance(ann, ast.Attribute) and isinstance(ann.value, ast.Name) and ann.value.id == "m":
                     body = ann.attr
-            call = next(c for c in ast.walk(fn) if isinstance(c, ast.Call)
-                        and isinstance(c.func, ast.Attribute) and c.func.attr == "request")
+            call = next(
+                c
+                for c in ast.walk(fn)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "request"
+            )
             kw = {k.arg: k.value for k in call.keywords}
-            ops.append(Operation(fn.name.removeprefix("_build_for_"), kw["method"].value,
-                                 kw["url"].value, body, getattr(kw["type_"], "attr", None)))
+            ops.append(
+                Operation(
+                    fn.name.removeprefix("_build_for_"),
+                    kw["method"].value,
+                    kw["url"].value,
+                    body,
+                    getattr(kw["type_"], "attr", None),
+                )
+            )
     # a literal segment wins over a template one (".../points/query" before ".../points/{id}")
     return sorted(ops, key=lambda o: o.url.count("{"))
 
@@ -105,7 +115,7 @@ class RecordingProxy:
     upstream: str
     exchanges: list[Exchange] = field(default_factory=list)
 
-    def start(self) -> "RecordingProxy":
+    def start(self) -> RecordingProxy:
         proxy = self
         client = httpx.Client(base_url=self.upstream, timeout=60)
 
@@ -118,19 +128,29 @@ class RecordingProxy:
             def _forward(self):
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                headers = {k: v for k, v in self.headers.items()
-                           if k.lower() not in {"host", "content-length", "connection", "accept-encoding"}}
+                headers = {
+                    k: v
+                    for k, v in self.headers.items()
+                    if k.lower() not in {"host", "content-length", "connection", "accept-encoding"}
+                }
                 r = client.request(self.command, self.path, content=raw, headers=headers)
                 path, _, query = self.path.partition("?")
                 body = r.content
-                proxy.exchanges.append(Exchange(
-                    self.command, path, query, json.loads(raw) if raw else None, r.status_code,
-                    json.loads(body) if body and r.headers.get("content-type", "").startswith(
-                        "application/json") else None))
+                proxy.exchanges.append(
+                    Exchange(
+                        self.command,
+                        path,
+                        query,
+                        json.loads(raw) if raw else None,
+                        r.status_code,
+                        json.loads(body)
+                        if body and r.headers.get("content-type", "").startswith("application/json")
+                        else None,
+                    )
+                )
                 self.send_response(r.status_code)
                 for k, v in r.headers.items():
-                    if k.lower() not in {"content-length", "transfer-encoding", "connection",
-                                         "content-encoding"}:
+                    if k.lower() not in {"content-length", "transfer-encoding", "connection", "content-encoding"}:
                         self.send_header(k, v)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

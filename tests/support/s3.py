@@ -23,13 +23,16 @@ class S3Server:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "S3Server":
+    def start(self) -> S3Server:
         self.workdir.mkdir(parents=True, exist_ok=True)
         exe = VENV_BIN / "moto_server"
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "moto.server"]
-        self.proc = subprocess.Popen([*cmd, "-H", "127.0.0.1", "-p", str(self.port)],
-                                     stdout=open(self.workdir / "moto.log", "w"),
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [*cmd, "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=open(self.workdir / "moto.log", "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         wait_for(lambda: _port_open(self.port), 30, what="moto S3 server")
         return self
 
@@ -43,15 +46,23 @@ class S3Server:
 
     def env(self) -> dict[str, str]:
         """The standard AWS variables plus Bayes' endpoint setting (no bucket)."""
-        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-                "AWS_DEFAULT_REGION": REGION, "BAYES_S3_ENDPOINT_URL": self.endpoint}
+        return {
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_DEFAULT_REGION": REGION,
+            "BAYES_S3_ENDPOINT_URL": self.endpoint,
+        }
 
     def client(self):
         import boto3
 
         return boto3.session.Session().client(
-            "s3", endpoint_url=self.endpoint, region_name=REGION,
-            aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name=REGION,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+        )
 
     def new_bucket(self) -> str:
         name = f"b-{uuid.uuid4().hex[:16]}"

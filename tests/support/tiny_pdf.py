@@ -9,8 +9,10 @@ def _esc(s: str) -> str:
 
 def text_pdf(title: str, paragraphs: list[str] | None = None, pages: int = 1) -> bytes:
     """A valid PDF with `pages` pages of text (title + paragraphs)."""
-    paragraphs = paragraphs or [f"This short document is about {title}.",
-                                "It exists so that the library has something to index."]
+    paragraphs = paragraphs or [
+        f"This short document is about {title}.",
+        "It exists so that the library has something to index.",
+    ]
     objs: list[bytes] = []
     page_ids = [3 + 2 * i for i in range(pages)]
     font_id = 3 + 2 * pages
@@ -24,9 +26,10 @@ def text_pdf(title: str, paragraphs: list[str] | None = None, pages: int = 1) ->
             body.append(f"({_esc(line)}) Tj T*")
         body.append("ET")
         stream = "\n".join(body).encode("latin-1", "replace")
-        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 842] "
-                    f"/Resources << /Font << /F1 {font_id} 0 R >> >> /Contents {page_ids[n] + 1} 0 R >>"
-                    .encode())
+        objs.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 842] "
+            f"/Resources << /Font << /F1 {font_id} 0 R >> >> /Contents {page_ids[n] + 1} 0 R >>".encode()
+        )
         objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     # WinAnsi: Latin-1 text (German, French) comes back out as written.
     objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")

@@ -30,11 +30,17 @@ def bag_embed(texts):
 
 
 TRAINING = [
-    Passage(1, "PaSa outperforms Google Scholar on recall. Google Scholar reaches a recall of 0.11 on the test set. "
-               "The Crawler reward uses a coefficient of 1.5."),
-    Passage(2, "The training process for the Crawler comprises two stages. In the first stage, we perform "
-               "imitation learning on generated trajectories. In the second stage, reinforcement learning is "
-               "applied with PPO."),
+    Passage(
+        1,
+        "PaSa outperforms Google Scholar on recall. Google Scholar reaches a recall of 0.11 on the test set. "
+        "The Crawler reward uses a coefficient of 1.5.",
+    ),
+    Passage(
+        2,
+        "The training process for the Crawler comprises two stages. In the first stage, we perform "
+        "imitation learning on generated trajectories. In the second stage, reinforcement learning is "
+        "applied with PPO.",
+    ),
 ]
 
 
@@ -47,9 +53,11 @@ def test_sentences_are_chosen_for_the_question_not_by_passage_order():
 
 
 def test_mmr_says_one_fact_once():
-    texts = ["PaSa improves recall by 37.78% over Google with GPT-4o.",
-             "PaSa improves recall by 37.78% over Google with GPT-4o on RealScholarQuery.",
-             "Google Scholar reaches a recall of 0.28 on RealScholarQuery."]
+    texts = [
+        "PaSa improves recall by 37.78% over Google with GPT-4o.",
+        "PaSa improves recall by 37.78% over Google with GPT-4o on RealScholarQuery.",
+        "Google Scholar reaches a recall of 0.28 on RealScholarQuery.",
+    ]
     scores, vecs = choose.relevance("How does PaSa compare with Google?", texts, bag_embed)
     picked = choose.mmr(scores, vecs, 2)
     assert len(picked) == 2 and {0, 1} - set(picked)  # never both near-identical sentences
@@ -59,47 +67,72 @@ def test_mmr_says_one_fact_once():
 def test_relevance_falls_back_to_terms_without_a_model():
     def broken(_texts):
         raise RuntimeError("no model")
-    scores, vecs = choose.relevance("crawler training", ["The crawler training has two stages.", "Unrelated."],
-                                    broken)
+
+    scores, vecs = choose.relevance("crawler training", ["The crawler training has two stages.", "Unrelated."], broken)
     assert vecs is None and scores[0] > scores[1]
 
 
 def test_context_dependent_openers():
-    for s in ("This challenge motivates us to develop PaSa.", "It can perform multiple searches.",
-              "Subsequently, we used multiple methods to retrieve papers.", "Ultimately, we collected 50 queries.",
-              "Among these efforts, AGILE allows joint optimization.", "These are known as surrogate models.",
-              "2) Such models are rare."):
+    for s in (
+        "This challenge motivates us to develop PaSa.",
+        "It can perform multiple searches.",
+        "Subsequently, we used multiple methods to retrieve papers.",
+        "Ultimately, we collected 50 queries.",
+        "Among these efforts, AGILE allows joint optimization.",
+        "These are known as surrogate models.",
+        "2) Such models are rare.",
+    ):
         assert choose.leans_on_previous(s), s
-    for s in ("This paper introduces PaSa, a paper search agent.", "The Crawler collects papers.",
-              "Itemised lists are common.", "Thesis defences are public."):
+    for s in (
+        "This paper introduces PaSa, a paper search agent.",
+        "The Crawler collects papers.",
+        "Itemised lists are common.",
+        "Thesis defences are public.",
+    ):
         assert not choose.leans_on_previous(s), s
 
 
 def test_a_dependent_sentence_is_quoted_with_the_one_before_or_skipped():
-    p = [Passage(1, "One approach fits an interpretable model to the black box near one example. These are known "
-                    "as surrogate models. Generally, one model per explanation is trained."),
-         Passage(2, "These are also referred to as white-box models in the surrogate literature.")]
+    p = [
+        Passage(
+            1,
+            "One approach fits an interpretable model to the black box near one example. These are known "
+            "as surrogate models. Generally, one model per explanation is trained.",
+        ),
+        Passage(2, "These are also referred to as white-box models in the surrogate literature."),
+    ]
     picked = select_sentences("What are surrogate models?", p, limit=3)
     texts = [s for s, _ in picked]
-    assert ("One approach fits an interpretable model to the black box near one example. These are known as "
-            "surrogate models.") in texts
+    assert (
+        "One approach fits an interpretable model to the black box near one example. These are known as "
+        "surrogate models."
+    ) in texts
     assert not any(t.startswith("These are also referred") for t in texts)  # nothing before it: skipped
     assert "These are known as surrogate models." not in texts  # never alone
 
 
 def test_sentences_cut_by_a_passage_edge_are_skipped():
-    p = [Passage(1, "tual explanations are sparse and actionable for chemists. Counterfactuals explain a "
-                    "prediction by the smallest change. Counterfactual explanation remains unexplored compared "
-                    "to other")]
+    p = [
+        Passage(
+            1,
+            "tual explanations are sparse and actionable for chemists. Counterfactuals explain a "
+            "prediction by the smallest change. Counterfactual explanation remains unexplored compared "
+            "to other",
+        )
+    ]
     texts = [s for s, _ in select_sentences("What are counterfactual explanations?", p, limit=3)]
     assert texts == ["Counterfactuals explain a prediction by the smallest change."]
 
 
 def test_wording_drops_list_prefixes_and_glued_footnote_marks():
-    assert choose.wording("2) long trajectories: the trajectory may involve hundreds of papers.") == \
-        "Long trajectories: the trajectory may involve hundreds of papers."
-    assert choose.wording("We submit the query to ChatGPT9 , powered by GPT-4o.") == \
-        "We submit the query to ChatGPT, powered by GPT-4o."
+    assert (
+        choose.wording("2) long trajectories: the trajectory may involve hundreds of papers.")
+        == "Long trajectories: the trajectory may involve hundreds of papers."
+    )
+    assert (
+        choose.wording("We submit the query to ChatGPT9 , powered by GPT-4o.")
+        == "We submit the query to ChatGPT, powered by GPT-4o."
+    )
     assert choose.wording("(b) The Selector reads papers.") == "The Selector reads papers."
     # numbers that belong to the text stay
     assert choose.wording("PaSa-7b reaches 0.61 recall on 50 queries.") == "PaSa-7b reaches 0.61 recall on 50 queries."
@@ -116,8 +149,11 @@ def test_line_broken_words_keep_their_own_hyphen():
 
 
 def test_sources_tell_cited_from_retrieved_and_point_at_the_cited_sentence():
-    cits = [{"n": 1, "text": "PaSa has two agents. The Crawler collects pa\ufffe pers by search. It stops."},
-            {"n": 2, "text": "The Selector reads each paper."}, {"n": 3, "text": "An unrelated passage."}]
+    cits = [
+        {"n": 1, "text": "PaSa has two agents. The Crawler collects pa\ufffe pers by search. It stops."},
+        {"n": 2, "text": "The Selector reads each paper."},
+        {"n": 3, "text": "An unrelated passage."},
+    ]
     out = mark_cited("The Crawler gathers papers using search [1]. Selection works by reading [2].", cits)
     assert [c["cited"] for c in out] == [True, True, False]
     assert out[0]["sentence"] == "The Crawler collects papers by search."

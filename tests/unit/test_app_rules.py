@@ -15,22 +15,53 @@ def test_same_site_paths_are_kept_after_sign_in(target):
     assert accounts.safe_next(target) == target
 
 
-@pytest.mark.parametrize("target", [None, "", "https://evil.example", "//evil.example", "/\\evil.example",
-                                    "/login", "/register?next=/x", "library", 42])
+@pytest.mark.parametrize(
+    "target",
+    [
+        None,
+        "",
+        "https://evil.example",
+        "//evil.example",
+        "/\\evil.example",
+        "/login",
+        "/register?next=/x",
+        "library",
+        42,
+    ],
+)
 def test_everything_else_goes_to_the_maps(target):
     assert accounts.safe_next(target) == "/maps"
 
 
-@pytest.mark.parametrize("given,micro", [({"credits": 2.5}, 2_500_000), ({"credits": "2,5"}, 2_500_000),
-                                         ({"credits": " 3 "}, 3_000_000), ({"amount_micro": 7}, 7),
-                                         ({"amount_micro": 7, "credits": 99}, 7)])
+@pytest.mark.parametrize(
+    "given,micro",
+    [
+        ({"credits": 2.5}, 2_500_000),
+        ({"credits": "2,5"}, 2_500_000),
+        ({"credits": " 3 "}, 3_000_000),
+        ({"amount_micro": 7}, 7),
+        ({"amount_micro": 7, "credits": 99}, 7),
+    ],
+)
 def test_grant_amounts(given, micro):
     assert credits.grant_amount(**given) == micro
 
 
-@pytest.mark.parametrize("given", [{}, {"credits": "0"}, {"credits": "-1"}, {"credits": "two"}, {"credits": "nan"},
-                                   {"credits": float("inf")}, {"credits": True}, {"amount_micro": 0},
-                                   {"amount_micro": 1.5}, {"credits": ""}])
+@pytest.mark.parametrize(
+    "given",
+    [
+        {},
+        {"credits": "0"},
+        {"credits": "-1"},
+        {"credits": "two"},
+        {"credits": "nan"},
+        {"credits": float("inf")},
+        {"credits": True},
+        {"amount_micro": 0},
+        {"amount_micro": 1.5},
+        {"credits": ""},
+    ],
+)
 def test_bad_grant_amounts_are_refused_with_one_message(given):
     with pytest.raises(credits.GrantRefused) as err:
         credits.grant_amount(**given)
@@ -38,9 +69,15 @@ def test_bad_grant_amounts_are_refused_with_one_message(given):
     assert err.value.message == credits.AMOUNT_RULE
 
 
-@pytest.mark.parametrize("request_,code", [({"kind": "ask"}, "missing_fields"), ({"prompt": ""}, "missing_fields"),
-                                           ({"prompt": "q", "edit_message_id": "m"}, "bad_request"),
-                                           ({"prompt": "q", "conversation_id": 3}, "bad_request")])
+@pytest.mark.parametrize(
+    "request_,code",
+    [
+        ({"kind": "ask"}, "missing_fields"),
+        ({"prompt": ""}, "missing_fields"),
+        ({"prompt": "q", "edit_message_id": "m"}, "bad_request"),
+        ({"prompt": "q", "conversation_id": 3}, "bad_request"),
+    ],
+)
 def test_an_ask_request_is_checked_before_anything_is_written(request_, code):
     with pytest.raises(DomainError) as err:
         runs.start("nobody", request_)

@@ -150,5 +150,5 @@ def test_a_run_without_spaces_is_cut_into_bounded_chunks():
     chunks = list(iter_chunks([PageText(1, text)], target_tokens=250, overlap_tokens=50))
     assert len(chunks) > 100
     assert max(len(c.text) for c in chunks) < 250 * MAX_RUN_CHARS // 10
-    assert all(c.text == text[c.char_start:c.char_end] for c in chunks)
+    assert all(c.text == text[c.char_start : c.char_end] for c in chunks)
     assert chunks[-1].text.endswith("the end.")

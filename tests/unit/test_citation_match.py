@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from bayes_app.library.citation_match import Paper, PaperIndex, normalize_doi, normalize_title, reference_key
 
-LIB = PaperIndex([
-    Paper("a", "Attention Is All You Need", 2017, "10.5555/3295222.3295349"),
-    Paper("b", "Deep Residual Learning for Image Recognition", 2016),
-    Paper("c", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2019),
-    Paper("d", "Introduction", 2020),
-    Paper("e", "Deep Residual Learning for Image Classification", 2016),
-])
+LIB = PaperIndex(
+    [
+        Paper("a", "Attention Is All You Need", 2017, "10.5555/3295222.3295349"),
+        Paper("b", "Deep Residual Learning for Image Recognition", 2016),
+        Paper("c", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding", 2019),
+        Paper("d", "Introduction", 2020),
+        Paper("e", "Deep Residual Learning for Image Classification", 2016),
+    ]
+)
 
 
 def test_doi_forms_normalise_to_one():
@@ -21,8 +23,10 @@ def test_doi_forms_normalise_to_one():
 
 
 def test_title_normalisation_drops_case_accents_punctuation_and_pdf_hyphen_marks():
-    assert normalize_title("BERT: Pre-training of  Deep\u00adBidirectional Transformers") == \
-        "bert pre training of deepbidirectional transformers"
+    assert (
+        normalize_title("BERT: Pre-training of  Deep\u00adBidirectional Transformers")
+        == "bert pre training of deepbidirectional transformers"
+    )
     assert normalize_title("Élan vital — a Study") == "elan vital a study"
 
 

@@ -7,83 +7,135 @@ from __future__ import annotations
 import pytest
 
 from bayes_app.agents.extractive import key_phrases
-from bayes_app.maps.sentences import (candidate_sentences, claim_problem, clean_sentence, looks_like_reference_list,
-                                      role_allows_claims, split_sentences)
+from bayes_app.maps.sentences import (
+    candidate_sentences,
+    claim_problem,
+    clean_sentence,
+    looks_like_reference_list,
+    role_allows_claims,
+    split_sentences,
+)
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("(57) Sheridan, R. P. Interpretation of QSAR Models by Coloring Atoms According to Changes in Predicted "
-     "Activity: How Robust Is It?", "reference_entry"),
-    ("Journal of Molecular Graphics and Modelling 2018, 84, 96–108.", "reference_entry"),
-    ("Research synthesis methods, 11(2):181–217.", "reference_entry"),
-    ("Cheng, T.; Gindulyte, A.; He, J.; He, S.; Li, Q. PubChem in 2021: new data content and improved web "
-     "interfaces.", "reference_entry"),
-    ("{hyc,huangguanhua,fpy,linyuan.0}@bytedance.com, weinan@math.pku.edu.cn", "contact_or_affiliation"),
-    ("†Department of Chemistry, University of Rochester, Rochester, NY, 14627", "contact_or_affiliation"),
-    ("Crawler Paper Queue User Query Selector User Query Select / Drop [Search] [Expand] [Stop] Figure 1: "
-     "Architecture of PaSa.", "figure_text"),
-    ("Queries: Table 10: The prompt for GPT-4o to generate search queries from the user query.", "figure_text"),
-    ("Equation 3 is an approximation and gives contributions with an expectation term as "
-     "ϕ0 + P i=1 ϕi(⃗x) = ˆf(⃗x).",
-     "equation_or_numbers"),
-    ("0.6563 0.5798 PaSa-7b-ensemble 0.7503 0.4938 0.6488 0.7281 0.6877 0.5986 Table 6: Results.", "figure_text"),
-    ("You are an elite researcher in the field of AI, please generate some mutually exclusive queries.",
-     "prompt_listing"),
-    ("[User’s Query]: {user_query} [Generated Search Query]: Table 13: The prompt for search query paraphrase.",
-     "prompt_listing"),
-    ("Generate a search query suitable for Google based on the given academic paper-related query.", "instruction"),
-    ("Which academic search systems are suitable for systematic reviews or meta-analyses?", "question"),
-    ("The prompt for search query paraphrase.", "no_verb"),
-    ("the explanation agrees with the black box model and its training data.", "fragment"),
-    ("PaSa is trained.", "too_short"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        (
+            "(57) Sheridan, R. P. Interpretation of QSAR Models by Coloring Atoms According to Changes in Predicted "
+            "Activity: How Robust Is It?",
+            "reference_entry",
+        ),
+        ("Journal of Molecular Graphics and Modelling 2018, 84, 96–108.", "reference_entry"),
+        ("Research synthesis methods, 11(2):181–217.", "reference_entry"),
+        (
+            "Cheng, T.; Gindulyte, A.; He, J.; He, S.; Li, Q. PubChem in 2021: new data content and improved web "
+            "interfaces.",
+            "reference_entry",
+        ),
+        ("{hyc,huangguanhua,fpy,linyuan.0}@bytedance.com, weinan@math.pku.edu.cn", "contact_or_affiliation"),
+        ("†Department of Chemistry, University of Rochester, Rochester, NY, 14627", "contact_or_affiliation"),
+        (
+            "Crawler Paper Queue User Query Selector User Query Select / Drop [Search] [Expand] [Stop] Figure 1: "
+            "Architecture of PaSa.",
+            "figure_text",
+        ),
+        ("Queries: Table 10: The prompt for GPT-4o to generate search queries from the user query.", "figure_text"),
+        (
+            "Equation 3 is an approximation and gives contributions with an expectation term as "
+            "ϕ0 + P i=1 ϕi(⃗x) = ˆf(⃗x).",
+            "equation_or_numbers",
+        ),
+        ("0.6563 0.5798 PaSa-7b-ensemble 0.7503 0.4938 0.6488 0.7281 0.6877 0.5986 Table 6: Results.", "figure_text"),
+        (
+            "You are an elite researcher in the field of AI, please generate some mutually exclusive queries.",
+            "prompt_listing",
+        ),
+        (
+            "[User’s Query]: {user_query} [Generated Search Query]: Table 13: The prompt for search query paraphrase.",
+            "prompt_listing",
+        ),
+        ("Generate a search query suitable for Google based on the given academic paper-related query.", "instruction"),
+        ("Which academic search systems are suitable for systematic reviews or meta-analyses?", "question"),
+        ("The prompt for search query paraphrase.", "no_verb"),
+        ("the explanation agrees with the black box model and its training data.", "fragment"),
+        ("PaSa is trained.", "too_short"),
+    ],
+)
 def test_junk_is_refused_with_a_reason(text, reason):
     assert claim_problem(text) == reason
 
 
-@pytest.mark.parametrize("text", [
-    "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20 and 39.90% "
-    "in recall@50.",
-    "The agent’s state is defined by the current LLM context and the paper queue.",
-    "Figure 1: Architecture of PaSa, in which the Crawler collects papers and the Selector reads them.",
-    "Counterfactual explanations are useful because they are represented as chemical structures.",
-    "An “explanation” is a description on why a certain prediction was made.9,28",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PaSa-7B surpasses the best Google-based baseline, Google with GPT-4o, by 37.78% in recall@20 and 39.90% "
+        "in recall@50.",
+        "The agent’s state is defined by the current LLM context and the paper queue.",
+        "Figure 1: Architecture of PaSa, in which the Crawler collects papers and the Selector reads them.",
+        "Counterfactual explanations are useful because they are represented as chemical structures.",
+        "An “explanation” is a description on why a certain prediction was made.9,28",
+    ],
+)
 def test_real_sentences_pass(text):
     assert claim_problem(text) is None
 
 
 def test_headings_and_superscripts_are_cut_off_verbatim():
-    raw = ("results for complex queries.\r\n5 Experiments\r\n5.1 Experimental Setting\r\nWe sequentially trained "
-           "the Selector and Crawler.\r\nSelector The Selector was fine-tuned using the training dataset.")
-    assert candidate_sentences(raw) == ["results for complex queries.", "We sequentially trained the Selector and Crawler.",
-                                        "The Selector was fine-tuned using the training dataset."]
-    assert clean_sentence("5.4 Ablation study We perform ablation studies in Table 8.") == \
-        "We perform ablation studies in Table 8."
-    assert clean_sentence("LLM Agents LLM Agents combine LLMs with memory and planning.") == \
-        "LLM Agents combine LLMs with memory and planning."
-    assert clean_sentence("44,46 SHAP has been popularly used in explaining models.") == \
-        "SHAP has been popularly used in explaining models."
+    raw = (
+        "results for complex queries.\r\n5 Experiments\r\n5.1 Experimental Setting\r\nWe sequentially trained "
+        "the Selector and Crawler.\r\nSelector The Selector was fine-tuned using the training dataset."
+    )
+    assert candidate_sentences(raw) == [
+        "results for complex queries.",
+        "We sequentially trained the Selector and Crawler.",
+        "The Selector was fine-tuned using the training dataset.",
+    ]
+    assert (
+        clean_sentence("5.4 Ablation study We perform ablation studies in Table 8.")
+        == "We perform ablation studies in Table 8."
+    )
+    assert (
+        clean_sentence("LLM Agents LLM Agents combine LLMs with memory and planning.")
+        == "LLM Agents combine LLMs with memory and planning."
+    )
+    assert (
+        clean_sentence("44,46 SHAP has been popularly used in explaining models.")
+        == "SHAP has been popularly used in explaining models."
+    )
     assert split_sentences("It was made.9,28 Interpretability is debated. See Fig. 3 for e.g. details.") == [
-        "It was made.9,28", "Interpretability is debated.", "See Fig. 3 for e.g. details."]
+        "It was made.9,28",
+        "Interpretability is debated.",
+        "See Fig. 3 for e.g. details.",
+    ]
 
 
 def test_reference_lists_are_recognised_without_roles_and_roles_decide_when_known():
-    refs = ("Andres M Bran, Sam Cox, and Philippe Schwaller. 2023.\r\nChemcrow: Augmenting large-language models "
-            "with\r\nchemistry tools. arXiv preprint arXiv:2304.05376.\r\nGuangyao Chen, Siwei Dong. 2023. "
-            "Autoagents: A framework for automatic\r\nagent generation. arXiv preprint arXiv:2309.17288.\r\n"
-            "Xiang Deng, Yu Gu. 2024.\r\nMind2web: Towards a generalist agent for the web.\r\nAdvances in Neural "
-            "Information Processing Systems,\r\n36.")
-    body = ("We optimize PaSa within the AGILE, a reinforcement learning (RL) framework for LLM agents (Feng et al., "
-            "2024). AutoScholarQuery includes 33,511 query-paper pairs in the training split.")
+    refs = (
+        "Andres M Bran, Sam Cox, and Philippe Schwaller. 2023.\r\nChemcrow: Augmenting large-language models "
+        "with\r\nchemistry tools. arXiv preprint arXiv:2304.05376.\r\nGuangyao Chen, Siwei Dong. 2023. "
+        "Autoagents: A framework for automatic\r\nagent generation. arXiv preprint arXiv:2309.17288.\r\n"
+        "Xiang Deng, Yu Gu. 2024.\r\nMind2web: Towards a generalist agent for the web.\r\nAdvances in Neural "
+        "Information Processing Systems,\r\n36."
+    )
+    body = (
+        "We optimize PaSa within the AGILE, a reinforcement learning (RL) framework for LLM agents (Feng et al., "
+        "2024). AutoScholarQuery includes 33,511 query-paper pairs in the training split."
+    )
     assert looks_like_reference_list(refs) and not looks_like_reference_list(body)
     assert role_allows_claims("body") and role_allows_claims("caption") and role_allows_claims(None)
-    assert not any(role_allows_claims(r) for r in ("reference", "front_matter", "figure", "equation",
-                                                     "header_footer", "heading", "footnote"))
+    assert not any(
+        role_allows_claims(r)
+        for r in ("reference", "front_matter", "figure", "equation", "header_footer", "heading", "footnote")
+    )
 
 
 def test_key_phrases_are_content_word_runs_not_verbs_or_citations():
-    phrases = key_phrases(["PaSa-7b surpasses PaSa-GPT-4o in recall.", "Academic queries require deep search.",
-                           "They use SELFIES106 molecular representations."])
+    phrases = key_phrases(
+        [
+            "PaSa-7b surpasses PaSa-GPT-4o in recall.",
+            "Academic queries require deep search.",
+            "They use SELFIES106 molecular representations.",
+        ]
+    )
     assert "Academic queries" in phrases and "deep search" in phrases and "molecular representations" in phrases
     assert not any("surpasses" in p or "SELFIES106" in p or " and " in p for p in phrases)

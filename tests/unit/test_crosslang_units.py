@@ -16,8 +16,7 @@ ITEMS = json.loads((FIXTURE / "items.json").read_text(encoding="utf-8"))
 
 
 def test_every_fixture_passage_is_detected_in_its_language():
-    wrong = [(it["id"], lang) for it in ITEMS for lang in ("en", "de", "fr")
-             if crosslang.detect(it[lang]).lang != lang]
+    wrong = [(it["id"], lang) for it in ITEMS for lang in ("en", "de", "fr") if crosslang.detect(it[lang]).lang != lang]
     assert not wrong
 
 

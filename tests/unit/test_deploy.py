@@ -13,20 +13,35 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 # Variables read by libraries, not by bayes_app.settings.
-EXTERNAL = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_REGION",
-            "REFLEX_REDIS_URL", "REFLEX_USE_NPM", "REFLEX_TELEMETRY_ENABLED", "PYTHONUNBUFFERED",
-            "GRANIAN_WORKERS"}
-SAMPLE = {"POSTGRES_PASSWORD": "pw", "MINIO_ROOT_USER": "bayes", "MINIO_ROOT_PASSWORD": "secret-pw",
-          "BAYES_SECRET_KEY": "k" * 48, "BAYES_ADMIN_PASSWORD": "a-long-admin-password-42"}
+EXTERNAL = {
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "REFLEX_REDIS_URL",
+    "REFLEX_USE_NPM",
+    "REFLEX_TELEMETRY_ENABLED",
+    "PYTHONUNBUFFERED",
+    "GRANIAN_WORKERS",
+}
+SAMPLE = {
+    "POSTGRES_PASSWORD": "pw",
+    "MINIO_ROOT_USER": "bayes",
+    "MINIO_ROOT_PASSWORD": "secret-pw",
+    "BAYES_SECRET_KEY": "k" * 48,
+    "BAYES_ADMIN_PASSWORD": "a-long-admin-password-42",
+}
 
 
 def _interpolate(value: str) -> str:
     """Compose's ${VAR}, ${VAR:-default} and ${VAR:?message} with sample secrets."""
+
     def sub(m: re.Match) -> str:
         name, op, arg = m.group(1), m.group(2), m.group(3) or ""
         if name in SAMPLE:
             return SAMPLE[name]
         return arg if op == ":-" else ""
+
     return re.sub(r"\$\{([A-Z0-9_]+)(?:(:[-?])([^}]*))?\}", sub, value)
 
 
@@ -69,8 +84,9 @@ def test_shape_matches_the_docs(compose):
     for name, svc in services.items():
         for key in shared:
             assert svc["environment"][key] == first[key], (name, key)
-        assert not [v for v in svc.get("volumes", []) if not str(v).startswith("/tmp")], \
+        assert not [v for v in svc.get("volumes", []) if not str(v).startswith("/tmp")], (
             f"{name} mounts a volume: processes must not need a shared disk"
+        )
     for web in ("web1", "web2"):
         env = services[web]["environment"]
         assert env["REFLEX_REDIS_URL"].startswith("redis://") and env["REFLEX_REDIS_URL"] != env["REDIS_URL"]

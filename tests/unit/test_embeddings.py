@@ -63,35 +63,47 @@ def test_batching_keeps_each_text_in_its_row(minilm: Embedder) -> None:
 
 def test_paraphrase_beats_unrelated(minilm: Embedder) -> None:
     q = minilm.embed_query("What are the side effects of taking aspirin for many years?")
-    p = minilm.embed_passages([
-        "Long-term aspirin use can cause stomach bleeding and ulcers.",
-        "The train to Berlin was two hours late because of a storm.",
-        "Photosynthesis converts light energy into chemical energy in plants.",
-    ])
+    p = minilm.embed_passages(
+        [
+            "Long-term aspirin use can cause stomach bleeding and ulcers.",
+            "The train to Berlin was two hours late because of a storm.",
+            "Photosynthesis converts light energy into chemical energy in plants.",
+        ]
+    )
     s = p @ q
     assert s[0] > 0.5 and s[0] > s[1] + 0.3 and s[0] > s[2] + 0.3
 
 
 # Five topics: an English question, and a German and a French passage saying the same thing.
 TOPICS = [
-    ("How do vaccines prepare the immune system?",
-     "Impfstoffe zeigen dem Abwehrsystem einen harmlosen Teil des Erregers, "
-     "damit es später schnell Antikörper bildet.",
-     "Les vaccins présentent au système immunitaire une partie inoffensive du microbe "
-     "pour qu'il produise vite des anticorps."),
-    ("What causes the tides in the ocean?",
-     "Die Gezeiten entstehen, weil Mond und Sonne das Meerwasser mit ihrer Schwerkraft anziehen.",
-     "Les marées sont dues à l'attraction que la Lune et le Soleil exercent sur l'eau des océans."),
-    ("Does coffee raise blood pressure?",
-     "Koffein lässt den Blutdruck für einige Stunden ansteigen, vor allem bei Menschen, die selten Kaffee trinken.",
-     "La caféine fait monter la tension artérielle pendant quelques heures, "
-     "surtout chez ceux qui boivent rarement du café."),
-    ("How do honeybees tell each other where flowers are?",
-     "Honigbienen zeigen ihren Stockgenossinnen mit einem Schwänzeltanz Richtung und Entfernung der Blüten.",
-     "Les abeilles indiquent à leurs congénères la direction et la distance des fleurs par une danse frétillante."),
-    ("Why is regular exercise good for the heart?",
-     "Regelmäßige Bewegung stärkt den Herzmuskel und senkt das Risiko eines Herzinfarkts.",
-     "L'activité physique régulière renforce le muscle cardiaque et diminue le risque d'infarctus."),
+    (
+        "How do vaccines prepare the immune system?",
+        "Impfstoffe zeigen dem Abwehrsystem einen harmlosen Teil des Erregers, "
+        "damit es später schnell Antikörper bildet.",
+        "Les vaccins présentent au système immunitaire une partie inoffensive du microbe "
+        "pour qu'il produise vite des anticorps.",
+    ),
+    (
+        "What causes the tides in the ocean?",
+        "Die Gezeiten entstehen, weil Mond und Sonne das Meerwasser mit ihrer Schwerkraft anziehen.",
+        "Les marées sont dues à l'attraction que la Lune et le Soleil exercent sur l'eau des océans.",
+    ),
+    (
+        "Does coffee raise blood pressure?",
+        "Koffein lässt den Blutdruck für einige Stunden ansteigen, vor allem bei Menschen, die selten Kaffee trinken.",
+        "La caféine fait monter la tension artérielle pendant quelques heures, "
+        "surtout chez ceux qui boivent rarement du café.",
+    ),
+    (
+        "How do honeybees tell each other where flowers are?",
+        "Honigbienen zeigen ihren Stockgenossinnen mit einem Schwänzeltanz Richtung und Entfernung der Blüten.",
+        "Les abeilles indiquent à leurs congénères la direction et la distance des fleurs par une danse frétillante.",
+    ),
+    (
+        "Why is regular exercise good for the heart?",
+        "Regelmäßige Bewegung stärkt den Herzmuskel und senkt das Risiko eines Herzinfarkts.",
+        "L'activité physique régulière renforce le muscle cardiaque et diminue le risque d'infarctus.",
+    ),
 ]
 DISTRACTORS = [
     "Der Zug nach Hamburg fiel wegen eines Streiks aus.",

@@ -25,8 +25,7 @@ def test_on_the_page_asked_for_first_then_the_nearest():
 
 def test_across_a_page_break_past_the_page_number():
     spans = find_quote_spans(PAGES, 1, "A sentence that goes on to the next page here.")
-    assert [(p, PAGES[p][a:b]) for p, a, b in spans] == [
-        (1, "A sentence that goes on"), (2, "to the next page here.")]
+    assert [(p, PAGES[p][a:b]) for p, a, b in spans] == [(1, "A sentence that goes on"), (2, "to the next page here.")]
 
 
 def test_nowhere():

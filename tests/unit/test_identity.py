@@ -33,8 +33,13 @@ def test_throttle_key_of_text_that_is_no_address_is_still_folded():
 def test_a_lookalike_spelling_cannot_reset_the_lockout(redis_server):
     t = LoginThrottle(redis_server.url_db(7), max_failures=3, window_minutes=1)
     tag = str(time.time_ns())
-    spellings = [f"user@test{tag}.example.org", f"user@ｔest{tag}.example.org", f"USER@TEST{tag}.EXAMPLE.ORG",
-                 f" user@Test{tag}.Example.Org ", f"ｕｓｅｒ@ｔｅｓｔ{tag}.example.org"]
+    spellings = [
+        f"user@test{tag}.example.org",
+        f"user@ｔest{tag}.example.org",
+        f"USER@TEST{tag}.EXAMPLE.ORG",
+        f" user@Test{tag}.Example.Org ",
+        f"ｕｓｅｒ@ｔｅｓｔ{tag}.example.org",
+    ]
     for i, spelling in enumerate(spellings[:3]):  # failures spread over spellings count for one account
         t.failed(spelling, f"c{i}{tag}")
     for spelling in spellings:
@@ -44,13 +49,16 @@ def test_a_lookalike_spelling_cannot_reset_the_lockout(redis_server):
     assert t.check(spellings[0], f"fresh{tag}") is None
 
 
-@pytest.mark.parametrize("a, b", [
-    ("redb-a@example.org", "redb-\u0430@example.org"),  # Cyrillic а
-    ("paypal@example.org", "p\u0430yp\u0430l@example.org"),
-    ("modern@example.org", "rnodern@example.org"),  # rn looks like m (TR39)
-    ("lab@example.org", "1ab@example.org"),  # the digit 1 looks like l
-    ("ann@example.org", "ann@ex\u0430mple.org"),  # in the domain too
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("redb-a@example.org", "redb-\u0430@example.org"),  # Cyrillic а
+        ("paypal@example.org", "p\u0430yp\u0430l@example.org"),
+        ("modern@example.org", "rnodern@example.org"),  # rn looks like m (TR39)
+        ("lab@example.org", "1ab@example.org"),  # the digit 1 looks like l
+        ("ann@example.org", "ann@ex\u0430mple.org"),  # in the domain too
+    ],
+)
 def test_lookalikes_share_a_tr39_skeleton(a, b):
     assert a != b and skeleton(a) == skeleton(b)
 

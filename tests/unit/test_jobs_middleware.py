@@ -17,10 +17,12 @@ def test_sent_ingestion_messages_are_remembered(redis_server, configure):
     configure(REDIS_URL=redis_server.url_db(12))
     broker = StubBroker()
     broker.add_middleware(IngestEnqueued())
-    ingest = dramatiq.Actor(lambda d, g: None, actor_name="ingest_document", queue_name="ingest",
-                            priority=0, broker=broker, options={})
-    other = dramatiq.Actor(lambda d, g: None, actor_name="purge_document", queue_name="ingest",
-                           priority=0, broker=broker, options={})
+    ingest = dramatiq.Actor(
+        lambda d, g: None, actor_name="ingest_document", queue_name="ingest", priority=0, broker=broker, options={}
+    )
+    other = dramatiq.Actor(
+        lambda d, g: None, actor_name="purge_document", queue_name="ingest", priority=0, broker=broker, options={}
+    )
     doc, gone = uuid.uuid4().hex, uuid.uuid4().hex
     ingest.send(doc, 3)
     other.send(gone, 1)
@@ -38,8 +40,14 @@ def test_the_broker_is_built_with_its_middleware_in_one_function(configure):
         names = [type(m).__name__ for m in build_broker().middleware]
     finally:
         dramatiq.set_broker(before)
-    assert names[-6:] == ["IngestEnqueued", "WorkerHeartbeat", "MemoryGuard", "Periodic", "RunControl",
-                          "IngestCrashGuard"]
+    assert names[-6:] == [
+        "IngestEnqueued",
+        "WorkerHeartbeat",
+        "MemoryGuard",
+        "Periodic",
+        "RunControl",
+        "IngestCrashGuard",
+    ]
 
 
 def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(redis_server, configure):
@@ -62,8 +70,9 @@ def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(
         ran.append(document_id)
         assert len(r.smembers(crash_guard.KEY.format(document_id, generation))) >= 1  # registered while running
 
-    dramatiq.Actor(ingest, actor_name="ingest_document", queue_name="ingest", priority=0, broker=broker,
-                   options={"max_retries": 0})
+    dramatiq.Actor(
+        ingest, actor_name="ingest_document", queue_name="ingest", priority=0, broker=broker, options={"max_retries": 0}
+    )
     fine, doomed = uuid.uuid4().hex, uuid.uuid4().hex
     dead = f"{__import__('socket').gethostname()}|999999|1.00|dead"  # a process that no longer runs
     r.sadd(crash_guard.KEY.format(fine, 1), dead)

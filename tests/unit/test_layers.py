@@ -14,8 +14,16 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bayes_app", "state", "components", "jobs")
 # bayes_app modules that are not domain code: the front doors (the HTTP API; the index process's
 # Qdrant-compatible server), the app layer, composition roots
-EDGES = ("bayes_app.api", "bayes_app.app", "bayes_app.pages", "bayes_app.bayes_app", "bayes_app.cli",
-         "bayes_app.procs", "bayes_app.registry", "bayes_app.search.index_server")
+EDGES = (
+    "bayes_app.api",
+    "bayes_app.app",
+    "bayes_app.pages",
+    "bayes_app.bayes_app",
+    "bayes_app.cli",
+    "bayes_app.procs",
+    "bayes_app.registry",
+    "bayes_app.search.index_server",
+)
 FRAMEWORKS = ("reflex", "dramatiq", "starlette", "fastapi")
 
 
@@ -52,17 +60,31 @@ def _domain(name: str) -> bool:
 RULES = [
     ("state does not import the HTTP API", lambda s: _under(s, "state"), lambda d: _under(d, "bayes_app.api")),
     ("the HTTP API does not import state", lambda s: _under(s, "bayes_app.api"), lambda d: _under(d, "state")),
-    ("state hands work to the queue only through the app layer", lambda s: _under(s, "state"),
-     lambda d: _under(d, "jobs", "dramatiq")),
-    ("the domain imports no front door, app layer, jobs or framework", _domain,
-     lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.app", "jobs", *FRAMEWORKS)),
-    ("the app layer imports no front door, jobs or framework", lambda s: _under(s, "bayes_app.app"),
-     lambda d: _under(d, "state", "components", "bayes_app.api", "jobs", *FRAMEWORKS)),
-    ("the front doors open no database sessions and run no queries (the app layer owns transactions)",
-     lambda s: _under(s, "state", "components", "bayes_app.api"),
-     lambda d: _under(d, "bayes_app.db", "sqlmodel", "sqlalchemy")),
-    ("the run engine knows no feature", lambda s: _under(s, "bayes_app.runs"),
-     lambda d: _under(d, "bayes_app.chat", "bayes_app.maps", "bayes_app.agents")),
+    (
+        "state hands work to the queue only through the app layer",
+        lambda s: _under(s, "state"),
+        lambda d: _under(d, "jobs", "dramatiq"),
+    ),
+    (
+        "the domain imports no front door, app layer, jobs or framework",
+        _domain,
+        lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.app", "jobs", *FRAMEWORKS),
+    ),
+    (
+        "the app layer imports no front door, jobs or framework",
+        lambda s: _under(s, "bayes_app.app"),
+        lambda d: _under(d, "state", "components", "bayes_app.api", "jobs", *FRAMEWORKS),
+    ),
+    (
+        "the front doors open no database sessions and run no queries (the app layer owns transactions)",
+        lambda s: _under(s, "state", "components", "bayes_app.api"),
+        lambda d: _under(d, "bayes_app.db", "sqlmodel", "sqlalchemy"),
+    ),
+    (
+        "the run engine knows no feature",
+        lambda s: _under(s, "bayes_app.runs"),
+        lambda d: _under(d, "bayes_app.chat", "bayes_app.maps", "bayes_app.agents"),
+    ),
 ]
 
 
@@ -79,17 +101,28 @@ def test_the_rules_see_imports() -> None:
 
 
 def test_no_product_module_is_over_500_lines():
-    long = {str(p.relative_to(ROOT)): n for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for pkg in PACKAGES
+        for p in (ROOT / pkg).rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
     assert not long, long
 
 
 # The front doors (pages' states, components, the HTTP API) reach the domain through the
 # application layer: they import it, the errors, the settings and these view helpers only.
-DOOR_MAY_IMPORT = ("bayes_app.app", "bayes_app.errors", "bayes_app.settings", "bayes_app.api",
-                   "bayes_app.registry",  # build_api is the web process's composition root
-                   "bayes_app.credits.pricing.format_credits", "bayes_app.search.crosslang.language_name",
-                   "bayes_app.search.highlight", "bayes_app.accounts.passwords.PASSWORD_RULES")
+DOOR_MAY_IMPORT = (
+    "bayes_app.app",
+    "bayes_app.errors",
+    "bayes_app.settings",
+    "bayes_app.api",
+    "bayes_app.registry",  # build_api is the web process's composition root
+    "bayes_app.credits.pricing.format_credits",
+    "bayes_app.search.crosslang.language_name",
+    "bayes_app.search.highlight",
+    "bayes_app.accounts.passwords.PASSWORD_RULES",
+)
 # What they still import from the domain directly, each to become a use case or a view helper.
 # The list may only shrink: a new direct import fails, and so does an entry no longer imported.
 DOOR_DEBTS = {
@@ -159,15 +192,22 @@ DOOR_DEBTS = {
 
 
 def _door_imports() -> set[tuple[str, str]]:
-    found = {(s, d) for s, d in IMPORTS
-             if _under(s, "state", "components", "bayes_app.api") and _under(d, "bayes_app")
-             and d != "bayes_app" and not _under(d, *DOOR_MAY_IMPORT)}  # `from bayes_app import x`: x is checked
+    found = {
+        (s, d)
+        for s, d in IMPORTS
+        if _under(s, "state", "components", "bayes_app.api")
+        and _under(d, "bayes_app")
+        and d != "bayes_app"
+        and not _under(d, *DOOR_MAY_IMPORT)
+    }  # `from bayes_app import x`: x is checked
     return {(s, d) for s, d in found if not any(s == s2 and d2 != d and d2.startswith(d + ".") for s2, d2 in found)}
 
 
 def test_front_doors_reach_the_domain_only_through_the_app_layer() -> None:
     found = _door_imports()
     assert not found - DOOR_DEBTS, "new direct domain imports from a front door: " + ", ".join(
-        f"{s} → {d}" for s, d in sorted(found - DOOR_DEBTS))
+        f"{s} → {d}" for s, d in sorted(found - DOOR_DEBTS)
+    )
     assert not DOOR_DEBTS - found, "no longer imported (remove from DOOR_DEBTS): " + ", ".join(
-        f"{s} → {d}" for s, d in sorted(DOOR_DEBTS - found))
+        f"{s} → {d}" for s, d in sorted(DOOR_DEBTS - found)
+    )

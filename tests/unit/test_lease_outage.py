@@ -60,8 +60,7 @@ def test_outage_longer_than_the_lease_declares_it_lost(srv):
     srv.start()
     assert not control.lease_alive(r, op)  # it expired inside Redis too
     with pytest.raises(control.LeaseExpired):  # a lost lease gives no more budget
-        control.retry_while_leased(lambda: (_ for _ in ()).throw(redis.ConnectionError("x")),
-                                   lease, "push")
+        control.retry_while_leased(lambda: (_ for _ in ()).throw(redis.ConnectionError("x")), lease, "push")
 
 
 def test_retry_for_gives_up_after_its_budget(srv):

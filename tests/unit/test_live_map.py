@@ -8,9 +8,20 @@ from bayes_app.runs.events import RunEvent
 
 
 def node(id_: str, parent: str | None, order: int = 0, **kw) -> dict:
-    return {"id": id_, "parent_id": parent, "kind": kw.get("kind", "claim"), "title": kw.get("title", id_),
-            "body": "", "order": order, "position": kw.get("position"), "collapsed": kw.get("collapsed", False),
-            "created_by": "user", "citation_count": 0, "support": kw.get("support"), "created_at": f"t{order}"}
+    return {
+        "id": id_,
+        "parent_id": parent,
+        "kind": kw.get("kind", "claim"),
+        "title": kw.get("title", id_),
+        "body": "",
+        "order": order,
+        "position": kw.get("position"),
+        "collapsed": kw.get("collapsed", False),
+        "created_by": "user",
+        "citation_count": 0,
+        "support": kw.get("support"),
+        "created_at": f"t{order}",
+    }
 
 
 def a_map() -> LiveMap:

@@ -8,24 +8,60 @@ import re
 
 import pytest
 
-from bayes_app.llm import (ChatRequest, Done, OfflineProvider, OpenAIProvider, Passage, TextDelta, ToolCall,
-                           ToolCallDelta, Usage, count_tokens, format_passages, get_provider, is_offline,
-                           parse_passages, tool_message)
+from bayes_app.llm import (
+    ChatRequest,
+    Done,
+    OfflineProvider,
+    OpenAIProvider,
+    Passage,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    count_tokens,
+    format_passages,
+    get_provider,
+    is_offline,
+    parse_passages,
+    tool_message,
+)
 from bayes_app.llm.offline import NO_PASSAGES, split_sentences
 from bayes_app.llm.tokens import count_request_tokens, tokenizer_name
 
 PASSAGES = [
-    Passage(1, "Coffee consumption was associated with a lower risk of type 2 diabetes in the cohort. "
-               "The study followed 40,000 adults for ten years.", "Coffee and Diabetes (2019)", 7),
-    Passage(2, "Sleep duration below six hours increased insulin resistance, e.g. in shift workers. "
-               "Effects were reversible after two weeks of recovery sleep.", "Sleep, p. and Metabolism", 12),
-    Passage(3, "Green tea showed no effect on diabetes risk. Fig. 3 shows the dose response curve "
-               "for tea drinkers.", "Tea (meta-analysis", None),
+    Passage(
+        1,
+        "Coffee consumption was associated with a lower risk of type 2 diabetes in the cohort. "
+        "The study followed 40,000 adults for ten years.",
+        "Coffee and Diabetes (2019)",
+        7,
+    ),
+    Passage(
+        2,
+        "Sleep duration below six hours increased insulin resistance, e.g. in shift workers. "
+        "Effects were reversible after two weeks of recovery sleep.",
+        "Sleep, p. and Metabolism",
+        12,
+    ),
+    Passage(
+        3,
+        "Green tea showed no effect on diabetes risk. Fig. 3 shows the dose response curve for tea drinkers.",
+        "Tea (meta-analysis",
+        None,
+    ),
 ]
-SEARCH_TOOL = {"type": "function", "function": {
-    "name": "search_knowledge_base", "description": "Hybrid search",
-    "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
-                   "required": ["query"]}}}
+SEARCH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "search_knowledge_base",
+        "description": "Hybrid search",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
+            "required": ["query"],
+        },
+    },
+}
 
 
 def run(coro):
@@ -33,8 +69,14 @@ def run(coro):
 
 
 def ask(question: str, passages=PASSAGES, **kw) -> ChatRequest:
-    messages = [{"role": "system", "content": "Answer from these passages:\n" + format_passages(passages)},
-                {"role": "user", "content": question}] if passages else [{"role": "user", "content": question}]
+    messages = (
+        [
+            {"role": "system", "content": "Answer from these passages:\n" + format_passages(passages)},
+            {"role": "user", "content": question},
+        ]
+        if passages
+        else [{"role": "user", "content": question}]
+    )
     return ChatRequest(model="gpt-x", messages=messages, **kw)
 
 
@@ -50,14 +92,23 @@ def test_format_and_parse_passages_round_trip():
 
 
 def test_format_passages_accepts_dicts_and_skips_empty_text():
-    text = format_passages([{"title": "A", "page": 2, "text": "one\n two"}, {"title": "B", "text": "  "},
-                            {"n": 9, "title": "", "text": "x y"}])
+    text = format_passages(
+        [
+            {"title": "A", "page": 2, "text": "one\n two"},
+            {"title": "B", "text": "  "},
+            {"n": 9, "title": "", "text": "x y"},
+        ]
+    )
     assert text == "[1] (A, p. 2) one two\n[9] (untitled) x y"
 
 
 def test_sentence_split_keeps_abbreviations():
     assert split_sentences("Use e.g. coffee. Fig. 3 shows it! Done? Yes") == [
-        "Use e.g. coffee.", "Fig. 3 shows it!", "Done?", "Yes"]
+        "Use e.g. coffee.",
+        "Fig. 3 shows it!",
+        "Done?",
+        "Yes",
+    ]
 
 
 def test_answer_is_verbatim_cited_sentences():
@@ -103,8 +154,11 @@ def test_no_passages_and_no_overlap():
 def test_json_claims_mode():
     req = ask("What about tea and diabetes risk?", response_format={"type": "json_object"})
     data = json.loads(run(OfflineProvider().complete(req)).text)
-    assert data["claims"][0] == {"text": "Green tea showed no effect on diabetes risk.",
-                                 "quote": "Green tea showed no effect on diabetes risk.", "passage": 3}
+    assert data["claims"][0] == {
+        "text": "Green tea showed no effect on diabetes risk.",
+        "quote": "Green tea showed no effect on diabetes risk.",
+        "passage": 3,
+    }
     assert all(c["text"] == c["quote"] for c in data["claims"])
     schema_req = ask("nothing", passages=[], response_format={"type": "json_schema", "json_schema": {"name": "x"}})
     assert json.loads(run(OfflineProvider().complete(schema_req)).text) == {"claims": []}
@@ -125,9 +179,15 @@ def test_tool_call_when_no_passages_then_answer_from_tool_result():
     assert call.arguments() == {"query": "How does sleep affect insulin?"}
     assert events[-1] == Done("tool_calls") and events[-2].output_tokens > 0
 
-    follow = ChatRequest(model="m", tools=[SEARCH_TOOL], messages=req.messages + [
-        {"role": "assistant", "content": None, "tool_calls": [call.to_wire()]},
-        tool_message(call.id, format_passages(PASSAGES[1:2]))])
+    follow = ChatRequest(
+        model="m",
+        tools=[SEARCH_TOOL],
+        messages=req.messages
+        + [
+            {"role": "assistant", "content": None, "tool_calls": [call.to_wire()]},
+            tool_message(call.id, format_passages(PASSAGES[1:2])),
+        ],
+    )
     text, calls, _ = run(provider.complete(follow))
     assert calls == [] and text.startswith("Sleep duration below six hours") and text.endswith("[2]")
     # an empty search result does not loop into another tool call
@@ -138,8 +198,17 @@ def test_tool_call_when_no_passages_then_answer_from_tool_result():
 
 
 def test_tool_argument_name_follows_the_schema():
-    tool = {"type": "function", "function": {"name": "search_knowledge_base", "parameters": {
-        "type": "object", "properties": {"k": {"type": "integer"}, "q": {"type": "string"}}, "required": ["q"]}}}
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "search_knowledge_base",
+            "parameters": {
+                "type": "object",
+                "properties": {"k": {"type": "integer"}, "q": {"type": "string"}},
+                "required": ["q"],
+            },
+        },
+    }
     _, calls, _ = run(OfflineProvider().complete(ask("sleep", passages=[], tools=[tool])))
     assert calls[0].arguments() == {"q": "sleep"}
 
@@ -169,8 +238,9 @@ def test_count_tokens_is_offline_bpe():
 
 def test_factory(monkeypatch):
     assert is_offline(None, None, settings=type("S", (), {"openai_base_url": None, "openai_api_key": None})())
-    assert isinstance(get_provider(settings=type("S", (), {"openai_base_url": None, "openai_api_key": ""})()),
-                      OfflineProvider)
+    assert isinstance(
+        get_provider(settings=type("S", (), {"openai_base_url": None, "openai_api_key": ""})()), OfflineProvider
+    )
     p = get_provider("http://127.0.0.1:9/v1", None)
     assert isinstance(p, OpenAIProvider) and not is_offline("http://127.0.0.1:9/v1")
     assert isinstance(get_provider(None, "sk-abc"), OpenAIProvider)
@@ -201,11 +271,17 @@ def test_request_token_count_handles_content_forms(content):
 def test_table_rows_are_never_quoted_as_sentences():
     from bayes_app.llm.offline import rank_candidates, tabular
 
-    row = ("Method AutoScholarQuery RealScholarQuery Crawler Recall Precision w/o [Expand] 0.3355 0.1445 "
-           "0.2536 0.3359 w/o RL training 0.6556 0.1476 0.4210")
-    prose = ["Accuracy rose from 71.2 to 78.9 (p < 0.01) over 12 epochs of Crawler training.",
-             "Scores were 0.81, 0.79 and 0.85 for the three Crawler runs."]
+    row = (
+        "Method AutoScholarQuery RealScholarQuery Crawler Recall Precision w/o [Expand] 0.3355 0.1445 "
+        "0.2536 0.3359 w/o RL training 0.6556 0.1476 0.4210"
+    )
+    prose = [
+        "Accuracy rose from 71.2 to 78.9 (p < 0.01) over 12 epochs of Crawler training.",
+        "Scores were 0.81, 0.79 and 0.85 for the three Crawler runs.",
+    ]
     assert tabular(row) and not any(tabular(p) for p in prose)
-    picked = rank_candidates("How does the Crawler training change recall and precision?",
-                             [(row, 1, 0, 0), (prose[0], 2, 1, 0), (prose[1], 3, 2, 0)])
+    picked = rank_candidates(
+        "How does the Crawler training change recall and precision?",
+        [(row, 1, 0, 0), (prose[0], 2, 1, 0), (prose[1], 3, 2, 0)],
+    )
     assert [s for s, _ in picked] == [prose[0], prose[1]]

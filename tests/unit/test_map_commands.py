@@ -9,13 +9,16 @@ from bayes_app.agents.kinds import edit_ops
 from bayes_app.library import demo
 
 
-@pytest.mark.parametrize("message,title,kind,under", [
-    ("add a note saying check the RL reward design later", "check the RL reward design later", "note", None),
-    ("add a note Check the PaSa benchmark", "Check the PaSa benchmark", "note", None),
-    ("Add a note that says compare with BM25 under Crawler", "compare with BM25", "note", "Crawler"),
-    ('add a note: "read section 4"', "read section 4", "note", None),
-    ("create a theme called Reward design", "Reward design", "theme", None),
-])
+@pytest.mark.parametrize(
+    "message,title,kind,under",
+    [
+        ("add a note saying check the RL reward design later", "check the RL reward design later", "note", None),
+        ("add a note Check the PaSa benchmark", "Check the PaSa benchmark", "note", None),
+        ("Add a note that says compare with BM25 under Crawler", "compare with BM25", "note", "Crawler"),
+        ('add a note: "read section 4"', "read section 4", "note", None),
+        ("create a theme called Reward design", "Reward design", "theme", None),
+    ],
+)
 def test_add_commands_title_is_what_follows_the_verb(message, title, kind, under):
     assert edit_ops(message) == [{"op": "add", "kind": kind, "title": title, "under": under}]
 

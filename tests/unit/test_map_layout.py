@@ -10,8 +10,7 @@ def _tree(rng: random.Random, n: int) -> list[SimpleNamespace]:
     nodes = [SimpleNamespace(id="n0", parent_id=None, order_index=0, created_at="", collapsed=False)]
     for i in range(1, n):
         parent = rng.choice(nodes[: max(1, i // 2 + 1)])
-        nodes.append(SimpleNamespace(id=f"n{i}", parent_id=parent.id, order_index=i, created_at="",
-                                     collapsed=False))
+        nodes.append(SimpleNamespace(id=f"n{i}", parent_id=parent.id, order_index=i, created_at="", collapsed=False))
     return nodes
 
 
@@ -20,7 +19,7 @@ def test_tidy_tree_boxes_never_overlap() -> None:
     for n in (2, 5, 30, 120, 500):
         pos = tree_layout(_tree(rng, n))
         pts = list(pos.values())
-        bad = [(a, b) for i, a in enumerate(pts) for b in pts[i + 1:] if overlaps(a, b)]
+        bad = [(a, b) for i, a in enumerate(pts) for b in pts[i + 1 :] if overlaps(a, b)]
         assert not bad, (n, bad[:3])
 
 

@@ -55,9 +55,19 @@ def test_offline_answers_and_library_quotes_escape_the_source_text():
     out = _render(answer)
     assert "<a" not in out and "<img" not in out and "[1]" in out and "[2]" in out
     # (sentence choice leaves out sentences carrying URLs; an image reference still gets through)
-    g = ground("Trials are listed somewhere.", "Where are the wound trials listed?",
-               [{"n": 1, "text": f"The authors found the wound trials listed in {HOSTILE[1]} and reviewed each of "
-                                 "them carefully.", "title": "t", "page": 1}])
+    g = ground(
+        "Trials are listed somewhere.",
+        "Where are the wound trials listed?",
+        [
+            {
+                "n": 1,
+                "text": f"The authors found the wound trials listed in {HOSTILE[1]} and reviewed each of "
+                "them carefully.",
+                "title": "t",
+                "page": 1,
+            }
+        ],
+    )
     assert g.state == "quoted"
     out = _render(g.addition)
     assert "<img" not in out and "<strong>From the library</strong>" in out and HOSTILE[1] in html.unescape(out)

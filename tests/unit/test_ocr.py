@@ -68,8 +68,7 @@ def _area(r) -> float:
 
 def _overlap(got, truth) -> float:
     """Share of the truth boxes' area covered by the found boxes."""
-    inter = sum(_area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
-                for a in got for b in truth)
+    inter = sum(_area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))) for a in got for b in truth)
     return inter / sum(_area(b) for b in truth)
 
 

@@ -171,7 +171,10 @@ def test_metadata_two_line_title_and_comma_separated_authors() -> None:
         meta = extract_metadata(pdf)
     assert meta.title == "A Perspective on Explanations of Molecular Prediction Models"
     assert meta.authors == [
-        "Geemi P. Wellawatte", "Heta A. Gandhi", "Aditi Seshadri", "Andrew D. White",
+        "Geemi P. Wellawatte",
+        "Heta A. Gandhi",
+        "Aditi Seshadri",
+        "Andrew D. White",
     ]
     assert meta.year == 2023  # only evidence: the info CreationDate
 
@@ -184,12 +187,15 @@ def test_metadata_ignores_junk_info_title() -> None:
 
 
 def test_metadata_from_info_dict() -> None:
-    data = _with_info(PASA, {
-        "/Title": "Microsoft Word - draft_v3.docx",
-        "/Author": "Jane Doe; John Smith",
-        "/Subject": "Journal of Tests 12 (2019) 1-10. doi:10.1234/jot.2019.5678.",
-        "/CreationDate": "D:20190101000000Z",
-    })
+    data = _with_info(
+        PASA,
+        {
+            "/Title": "Microsoft Word - draft_v3.docx",
+            "/Author": "Jane Doe; John Smith",
+            "/Subject": "Journal of Tests 12 (2019) 1-10. doi:10.1234/jot.2019.5678.",
+            "/CreationDate": "D:20190101000000Z",
+        },
+    )
     with pdf_document(data) as pdf:
         meta = extract_metadata(pdf)
     assert meta.title == PASA_TITLE

@@ -83,8 +83,13 @@ def _info(name: str, state: str = "RUNNING", start: float = 0.0, group: str | No
 
 def test_summary_degraded_after_a_crash_then_ok():
     now = 1000.0
-    crash = {"ts": now - 2, "process": "worker_0", "state": "EXITED", "expected": False,
-             "detail": "exit status 1; not expected"}
+    crash = {
+        "ts": now - 2,
+        "process": "worker_0",
+        "state": "EXITED",
+        "expected": False,
+        "detail": "exit status 1; not expected",
+    }
     infos = [_info("web", start=now - 500), _info("worker_0", start=now - 1, group="worker")]
     rep = status.summarize(infos, [crash], now)
     assert rep["status"] == "degraded" and "worker_0" in rep["error"]
@@ -97,8 +102,13 @@ def test_summary_degraded_after_a_crash_then_ok():
 
 def test_summary_planned_recycle_is_not_a_problem_but_a_dead_program_is():
     now = 1000.0
-    recycle = {"ts": now - 1, "process": "worker_0", "state": "EXITED", "expected": True,
-               "detail": "exit status 75; expected"}
+    recycle = {
+        "ts": now - 1,
+        "process": "worker_0",
+        "state": "EXITED",
+        "expected": True,
+        "detail": "exit status 75; expected",
+    }
     starting = [_info("worker_0", state="STARTING", group="worker")]
     rep = status.summarize(starting, [recycle], now)
     assert rep["status"] == "ok" and rep["programs"][0]["recycles"] == 1
@@ -108,16 +118,20 @@ def test_summary_planned_recycle_is_not_a_problem_but_a_dead_program_is():
 
 
 def test_watchdog_parses_events_and_supervisord_exit_descriptions():
-    rec = listener.parse({"eventname": "PROCESS_STATE_EXITED"},
-                         "processname:worker_1 groupname:worker from_state:RUNNING expected:0 pid:4242")
+    rec = listener.parse(
+        {"eventname": "PROCESS_STATE_EXITED"},
+        "processname:worker_1 groupname:worker from_state:RUNNING expected:0 pid:4242",
+    )
     assert rec["process"] == "worker_1" and rec["group"] == "worker"
     assert rec["pid"] == 4242 and rec["expected"] is False and rec["state"] == "EXITED"
     assert listener.parse({"eventname": "PROCESS_STATE_STOPPING"}, "processname:web") is None
     backoff = listener.parse({"eventname": "PROCESS_STATE_BACKOFF"}, "processname:web groupname:web tries:2")
     assert backoff["expected"] is False and status.is_crash(backoff)
-    log = ("2026-01-01 10:00:00,000 WARN exited: worker_1 (exit status 1; not expected)\n"
-           "2026-01-01 10:00:05,000 INFO exited: worker_10 (exit status 75; expected)\n"
-           "2026-01-01 10:01:00,000 WARN exited: worker_1 (terminated by SIGKILL; not expected)\n")
+    log = (
+        "2026-01-01 10:00:00,000 WARN exited: worker_1 (exit status 1; not expected)\n"
+        "2026-01-01 10:00:05,000 INFO exited: worker_10 (exit status 75; expected)\n"
+        "2026-01-01 10:01:00,000 WARN exited: worker_1 (terminated by SIGKILL; not expected)\n"
+    )
     assert listener.exit_detail(log, "worker_1") == "terminated by SIGKILL; not expected"
     assert listener.exit_detail(log, "worker_10") == "exit status 75; expected"
     assert listener.exit_detail(log, "web") == ""
@@ -138,10 +152,12 @@ def test_events_file_is_appended_and_kept_small(tmp_path, monkeypatch):
 def test_leftovers_are_processes_below_no_live_program():
     """A parent with two children: with the parent alive nothing is left over; as soon as
     the parent's pid is no longer a live program, both children are."""
-    code = ("import subprocess, sys, time\n"
-            "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) for _ in range(2)]\n"
-            "print(' '.join(str(k.pid) for k in kids), flush=True)\n"
-            "time.sleep(60)\n")
+    code = (
+        "import subprocess, sys, time\n"
+        "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']) for _ in range(2)]\n"
+        "print(' '.join(str(k.pid) for k in kids), flush=True)\n"
+        "time.sleep(60)\n"
+    )
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         kids = [int(x) for x in parent.stdout.readline().split()]
@@ -151,8 +167,7 @@ def test_leftovers_are_processes_below_no_live_program():
         assert sorted(p.pid for p in found) == sorted(kids)
         t0 = time.monotonic()
         listener.stop_all(found, grace_s=5)
-        assert all(not psutil.pid_exists(k) or psutil.Process(k).status() == psutil.STATUS_ZOMBIE
-                   for k in kids)
+        assert all(not psutil.pid_exists(k) or psutil.Process(k).status() == psutil.STATUS_ZOMBIE for k in kids)
         assert time.monotonic() - t0 < 5  # SIGTERM was enough
     finally:
         parent.kill()

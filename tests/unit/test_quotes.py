@@ -38,8 +38,16 @@ def test_whitespace_case_and_typography() -> None:
 
 
 def test_hyphenation_is_joined() -> None:
-    for raw in ("hyphen-\nation", "hyphen-\r\nation", "hyphen\u00adation", "hyphen\ufffeation",
-                "hyphen\ufffe\r\nation", "hyphen\u0002\r\nation", "hyphenation", "hyphen‐ation"):
+    for raw in (
+        "hyphen-\nation",
+        "hyphen-\r\nation",
+        "hyphen\u00adation",
+        "hyphen\ufffeation",
+        "hyphen\ufffe\r\nation",
+        "hyphen\u0002\r\nation",
+        "hyphenation",
+        "hyphen‐ation",
+    ):
         assert normalize(raw).text == "hyphenation", raw
         _check_map(raw)
     # compound words compare equal whether or not they were broken at a line end
@@ -61,8 +69,9 @@ def test_ligatures_expand_and_map_to_the_ligature() -> None:
 
 def test_locate_across_line_break_and_hyphenation_on_real_page() -> None:
     text = _pages("pasa.pdf")[0].text
-    quote = ("Despite being trained on synthetic data, PaSa significantly outperforms existing "
-             "baselines on RealScholarQuery")
+    quote = (
+        "Despite being trained on synthetic data, PaSa significantly outperforms existing baselines on RealScholarQuery"
+    )
     span = locate_quote(text, quote)
     assert span is not None
     raw = text[span[0] : span[1]]
@@ -84,17 +93,17 @@ def test_locate_across_ligatures_on_real_page() -> None:
     quote = "includes 35k fine-grained academic queries and corresponding papers"
     span = locate_quote(text, quote)
     assert span is not None
-    assert text[span[0] : span[1]] == (
-        "includes 35k \ufb01ne-grained academic queries and\r\ncorresponding papers"
-    )
+    assert text[span[0] : span[1]] == ("includes 35k \ufb01ne-grained academic queries and\r\ncorresponding papers")
     start, end = locate_quote(text, "ine-grained academic")  # starts inside the ligature
     assert text[start] == "\ufb01" and text[start:end].endswith("academic")
 
 
 def test_quote_on_page_7_of_pasa_is_found_there() -> None:
     pages = _pages("pasa.pdf")
-    quote = ("the decision token is presented before the rationale, allowing the Selector to act "
-             "as a single-token reward model during the Crawler training")
+    quote = (
+        "the decision token is presented before the rationale, allowing the Selector to act "
+        "as a single-token reward model during the Crawler training"
+    )
     assert [p.number for p in pages if locate_quote(p.text, quote)] == [7]
     start, end = locate_quote(pages[6].text, quote)
     assert pages[6].text[start:end].startswith("the decision token")

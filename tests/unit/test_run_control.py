@@ -64,8 +64,7 @@ def test_listener_sets_signal_within_milliseconds(r, redis_server):
 
 def test_fallback_poll_sees_flag_without_publish(r, redis_server):
     url = redis_server.url_db(13)
-    listener = control.AbortListener(lambda: redis.Redis.from_url(url, decode_responses=True),
-                                     poll_s=0.1)
+    listener = control.AbortListener(lambda: redis.Redis.from_url(url, decode_responses=True), poll_s=0.1)
     listener.start()
     op = uuid.uuid4().hex
     sig = listener.watch(op)

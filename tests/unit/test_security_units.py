@@ -23,9 +23,20 @@ from bayes_app.api.security import is_https, page_policy, same_origin_request
 from bayes_app.maps.export import _bib_escape, md_text
 
 
-@pytest.mark.parametrize("body", [b'{"x": 1e999}', b'{"x": -1e400}', b'{"x": NaN}', b'{"x": Infinity}',
-                                  b'{"x": 10000000000000000000000000}', b'{"t": "x\\ud800y"}',
-                                  b"[" * 100 + b"]" * 100, b"{", b'{"a": 1} trailing'])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"x": 1e999}',
+        b'{"x": -1e400}',
+        b'{"x": NaN}',
+        b'{"x": Infinity}',
+        b'{"x": 10000000000000000000000000}',
+        b'{"t": "x\\ud800y"}',
+        b"[" * 100 + b"]" * 100,
+        b"{",
+        b'{"a": 1} trailing',
+    ],
+)
 def test_strict_json_refuses_what_would_corrupt_or_crash(body):
     with pytest.raises(ApiError) as err:
         parse_json(body)
@@ -34,19 +45,31 @@ def test_strict_json_refuses_what_would_corrupt_or_crash(body):
 
 def test_strict_json_keeps_ordinary_values():
     assert parse_json(b'{"x": 1.5, "n": -3, "t": "caf\\u00e9 \\ud83d\\ude00", "l": [true, null]}') == {
-        "x": 1.5, "n": -3, "t": "café 😀", "l": [True, None]}
+        "x": 1.5,
+        "n": -3,
+        "t": "café 😀",
+        "l": [True, None],
+    }
 
 
 def test_schemas_refuse_unknown_fields_wrong_types_and_ranges():
     from pydantic import ValidationError
 
-    for bad in ({"map_id": "m"}, {"owner_id": "u"}, {"title": ["a"]}, {"index": 10**25},
-                {"position": {"x": 1, "y": "2"}}, {"position": {"x": 1e8, "y": 0}},
-                {"collapsed": "yes"}, {"confidence": 2}):
+    for bad in (
+        {"map_id": "m"},
+        {"owner_id": "u"},
+        {"title": ["a"]},
+        {"index": 10**25},
+        {"position": {"x": 1, "y": "2"}},
+        {"position": {"x": 1e8, "y": 0}},
+        {"collapsed": "yes"},
+        {"confidence": 2},
+    ):
         with pytest.raises(ValidationError):
             schemas.NodePatch.model_validate(bad)
     assert schemas.NodePatch.model_validate({"position": {"x": 10, "y": -5.5}}).given() == {
-        "position": {"x": 10.0, "y": -5.5}}
+        "position": {"x": 10.0, "y": -5.5}
+    }
     with pytest.raises(ValidationError):
         schemas.DocumentPatch.model_validate({"title": ["a"]})
     with pytest.raises(ValidationError):
@@ -63,8 +86,12 @@ def test_page_policy_allows_only_the_pages_own_inline_scripts():
 
 
 def _scope(headers: dict[str, str], client: str = "10.0.0.5", scheme: str = "http") -> dict:
-    return {"type": "http", "scheme": scheme, "client": (client, 1234),
-            "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
+    return {
+        "type": "http",
+        "scheme": scheme,
+        "client": (client, 1234),
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+    }
 
 
 def test_https_is_believed_from_trusted_proxies_only():
@@ -87,11 +114,20 @@ def test_same_origin_check():
     assert same_origin_request(_scope({**host, "origin": "https://app.example.org"}), allowed, ok)
 
 
-@pytest.mark.parametrize("title", ['x} , note = "INJECTED"', "\\input{/etc/passwd} 50% & $x_1$ #1 ~",
-                                   "unbalanced {{{ braces", "Müller's «résumé» of β-cells"])
+@pytest.mark.parametrize(
+    "title",
+    [
+        'x} , note = "INJECTED"',
+        "\\input{/etc/passwd} 50% & $x_1$ #1 ~",
+        "unbalanced {{{ braces",
+        "Müller's «résumé» of β-cells",
+    ],
+)
 def test_bibtex_fields_round_trip_through_a_parser(title):
-    entry = (f"@article{{k,\n  title = {{{_bib_escape(title)}}},\n"
-             f"  author = {{{_bib_escape('Doe, J. and {Evil} Corp')}}},\n  year = {{2024}}\n}}\n")
+    entry = (
+        f"@article{{k,\n  title = {{{_bib_escape(title)}}},\n"
+        f"  author = {{{_bib_escape('Doe, J. and {Evil} Corp')}}},\n  year = {{2024}}\n}}\n"
+    )
     parsed = bibtexparser.loads(entry).entries
     assert len(parsed) == 1 and set(parsed[0]) == {"ENTRYTYPE", "ID", "title", "author", "year"}
     assert parsed[0]["year"] == "2024"

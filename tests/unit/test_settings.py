@@ -5,8 +5,17 @@ from bayes_app.settings import SettingsError, load_settings
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch, tmp_path):
-    for k in ("BAYES_PORT", "DATABASE_URL", "REDIS_URL", "QDRANT_URL", "OPENAI_BASE_URL",
-              "BAYES_SECRET_KEY", "BAYES_ADMIN_EMAIL", "BAYES_ADMIN_PASSWORD", "BAYES_DATA_DIR"):
+    for k in (
+        "BAYES_PORT",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "QDRANT_URL",
+        "OPENAI_BASE_URL",
+        "BAYES_SECRET_KEY",
+        "BAYES_ADMIN_EMAIL",
+        "BAYES_ADMIN_PASSWORD",
+        "BAYES_DATA_DIR",
+    ):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("BAYES_DATA_DIR", str(tmp_path))
 
@@ -19,12 +28,19 @@ def test_defaults(tmp_path):
     assert s.effective_redis_url.endswith(f"@127.0.0.1:{s.redis_port}/0")  # with its generated password
 
 
-@pytest.mark.parametrize("name,value", [
-    ("BAYES_PORT", "abc"), ("BAYES_PORT", "70000"), ("DATABASE_URL", "mysql://x/y"),
-    ("REDIS_URL", "http://localhost"), ("QDRANT_URL", "localhost:6333"),
-    ("OPENAI_BASE_URL", "ftp://x"), ("BAYES_ADMIN_EMAIL", "not-an-email"),
-    ("BAYES_ADMIN_PASSWORD", "short"),
-])
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("BAYES_PORT", "abc"),
+        ("BAYES_PORT", "70000"),
+        ("DATABASE_URL", "mysql://x/y"),
+        ("REDIS_URL", "http://localhost"),
+        ("QDRANT_URL", "localhost:6333"),
+        ("OPENAI_BASE_URL", "ftp://x"),
+        ("BAYES_ADMIN_EMAIL", "not-an-email"),
+        ("BAYES_ADMIN_PASSWORD", "short"),
+    ],
+)
 def test_invalid_values_name_the_setting(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(SettingsError) as err:

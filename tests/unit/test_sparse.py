@@ -74,7 +74,12 @@ def test_vectors_have_sorted_distinct_indices() -> None:
 
 def test_query_terms_are_the_words_as_written() -> None:
     assert query_terms("The effect of Aspirin on aspirin-treated Zellen in München?") == [
-        "effect", "Aspirin", "treated", "Zellen", "München"]
+        "effect",
+        "Aspirin",
+        "treated",
+        "Zellen",
+        "München",
+    ]
     assert query_terms("") == []
 
 

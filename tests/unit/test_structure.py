@@ -150,7 +150,7 @@ def test_chunks_keep_to_one_role_and_slice_the_page():
     pages, spans = analysed(pdfs.PASA)
     chunks = list(chunking.iter_structured_chunks(pages, spans))
     for c in chunks:
-        assert c.text == pages[c.page - 1].text[c.char_start:c.char_end]
+        assert c.text == pages[c.page - 1].text[c.char_start : c.char_end]
         inside = structure.roles_in(spans[c.page - 1], c.char_start, c.char_end)
         assert c.role in inside
         # a chunk may also hold the heading it starts with, body chunks a short equation
@@ -184,13 +184,24 @@ def test_review_reference_entries_numbered_acs_style():
     assert sheridan.title.startswith("Interpretation of QSAR Models by Coloring Atoms")
 
 
-@pytest.mark.parametrize("entry,expect", [
-    ('[3] A. Smith and B. Jones, "Deep nets for cells," in Proc. CVPR, 2019, doi:10.1109/CVPR.2019.001.',
-     {"year": 2019, "title": "Deep nets for cells", "doi": "10.1109/CVPR.2019.001",
-      "authors": ["A. Smith", "B. Jones"]}),
-    ("Doe, J., & Roe, R. (2020). A study of things. Journal of Stuff, 12(3), 45-67.",
-     {"year": 2020, "title": "A study of things", "authors": ["Doe, J.", "Roe, R."]}),
-])
+@pytest.mark.parametrize(
+    "entry,expect",
+    [
+        (
+            '[3] A. Smith and B. Jones, "Deep nets for cells," in Proc. CVPR, 2019, doi:10.1109/CVPR.2019.001.',
+            {
+                "year": 2019,
+                "title": "Deep nets for cells",
+                "doi": "10.1109/CVPR.2019.001",
+                "authors": ["A. Smith", "B. Jones"],
+            },
+        ),
+        (
+            "Doe, J., & Roe, R. (2020). A study of things. Journal of Stuff, 12(3), 45-67.",
+            {"year": 2020, "title": "A study of things", "authors": ["Doe, J.", "Roe, R."]},
+        ),
+    ],
+)
 def test_other_reference_styles(entry, expect):
     r = references.parse_entry(entry)
     for k, v in expect.items():

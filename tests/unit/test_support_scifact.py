@@ -41,8 +41,16 @@ def held():
     embed = CachedEmbed()
     texts = set()
     for r in rows:  # one batch up front: every text embedded once
-        texts.update([r["claim"], support.negate(r["claim"]), support.negate_statement(r["claim"]),
-                      r["neutral"], support.negate(r["neutral"]), support.negate_statement(r["neutral"])])
+        texts.update(
+            [
+                r["claim"],
+                support.negate(r["claim"]),
+                support.negate_statement(r["claim"]),
+                r["neutral"],
+                support.negate(r["neutral"]),
+                support.negate_statement(r["neutral"]),
+            ]
+        )
         for e in r["evidence"]:
             texts.update([e, support.negate(e), support.negate_statement(e)])
         for q in (r["evidence_abstract"], r["negative_abstract"], " ".join(r["evidence"])):
@@ -83,11 +91,14 @@ def test_contradicts_links_have_at_most_five_percent_false_positives(held):
 
 
 def test_flipped_statements_are_linked_and_rewrites_keep_acronyms():
-    assert support.disagree("PaSa-7B achieves higher recall than Google with GPT-4o.",
-                            "PaSa-7B achieves lower recall than Google with GPT-4o.")
+    assert support.disagree(
+        "PaSa-7B achieves higher recall than Google with GPT-4o.",
+        "PaSa-7B achieves lower recall than Google with GPT-4o.",
+    )
     assert support.disagree("Coffee reduces the risk of diabetes.", "Coffee does not reduce the risk of diabetes.")
-    assert not support.disagree("Human researchers not only use search tools, but also read papers.",
-                                "Human researchers use search tools.")  # "not only" is no negation
+    assert not support.disagree(
+        "Human researchers not only use search tools, but also read papers.", "Human researchers use search tools."
+    )  # "not only" is no negation
     r = support.score_support("ADAR1 binds dsRNA in all cells.", "ADAR1 may bind double-stranded RNA in some cells.")
     assert r.rewrite and r.rewrite.startswith("ADAR1")
     assert support.lower_first("ADAR1 edits RNA.") == "ADAR1 edits RNA."

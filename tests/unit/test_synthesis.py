@@ -23,13 +23,21 @@ def _cit(cid: str, page: int, quote: str) -> Citation:
 def test_model_prose_markers_point_to_the_claim_of_their_sentence_and_unmarked_sentences_go():
     a = _cit("a", 5, "The Crawler is trained in two stages: imitation learning, then reinforcement learning.")
     b = _cit("b", 1, "PaSa-7B surpasses Google with GPT-4o by 37.78% in recall@20.")
-    o = export.Outline("", {1: "He et al. 2025, pp. 1, 5"}, {1: [a, b]},
-                       claims={1: ["The Crawler is trained in two stages.", "PaSa-7B beats Google by 37.78%."]},
-                       claims_of={"a": ["The Crawler is trained in two stages."],
-                                  "b": ["PaSa-7B beats Google by 37.78% in recall@20."]})
-    prose = ("PaSa-7B beats Google by 37.78% in recall@20 [1]. The Crawler is trained first by imitation "
-             "learning and then with reinforcement learning [1]. It rains in Shanghai [1]. This matters a lot.\n\n"
-             "[1] The crawler learns.")
+    o = export.Outline(
+        "",
+        {1: "He et al. 2025, pp. 1, 5"},
+        {1: [a, b]},
+        claims={1: ["The Crawler is trained in two stages.", "PaSa-7B beats Google by 37.78%."]},
+        claims_of={
+            "a": ["The Crawler is trained in two stages."],
+            "b": ["PaSa-7B beats Google by 37.78% in recall@20."],
+        },
+    )
+    prose = (
+        "PaSa-7B beats Google by 37.78% in recall@20 [1]. The Crawler is trained first by imitation "
+        "learning and then with reinforcement learning [1]. It rains in Shanghai [1]. This matters a lot.\n\n"
+        "[1] The crawler learns."
+    )
     s, dropped, lost = synthesis.from_prose(prose, o)
     # the Shanghai marker and the one that opens a sentence; the Shanghai, the unmarked sentence and
     # the one whose only marker came first
@@ -47,11 +55,14 @@ def test_pages_label_lists_every_page_once():
 def test_each_marker_of_a_two_clause_sentence_points_to_its_own_clause_claim():
     a = _cit("a", 5, "The Selector acts as a single-token reward model during Crawler training.")
     b = _cit("b", 1, "PaSa-7B surpasses Google with GPT-4o by 37.78% in recall@20.")
-    o = export.Outline("", {1: "He et al. 2025, pp. 1, 5"}, {1: [a, b]},
-                       claims_of={"a": ["The Selector serves as a reward model."],
-                                  "b": ["PaSa-7B wins on recall against Google."]})
-    s, dropped, lost = synthesis.from_prose("PaSa trains the Selector as a reward model [1], and PaSa-7B "
-                                            "wins on recall against Google [1].", o)
+    o = export.Outline(
+        "",
+        {1: "He et al. 2025, pp. 1, 5"},
+        {1: [a, b]},
+        claims_of={"a": ["The Selector serves as a reward model."], "b": ["PaSa-7B wins on recall against Google."]},
+    )
+    s, dropped, lost = synthesis.from_prose(
+        "PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall against Google [1].", o
+    )
     assert (dropped, lost) == ([], 0) and s.citations == [a, b]
     assert s.text == "PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall against Google [2]."
-

@@ -41,16 +41,25 @@ def test_balanced_groups_on_identical_vectors_still_respect_the_cap():
     assert max(len(g) for g in groups) <= 5
 
 
-@pytest.mark.parametrize("a,b,same", [("Search agents", "search agent", True), ("Crawler", "crawler", True),
-                                      ("Crawler", "Crawler training", False), ("RL reward", "Reward", False)])
+@pytest.mark.parametrize(
+    "a,b,same",
+    [
+        ("Search agents", "search agent", True),
+        ("Crawler", "crawler", True),
+        ("Crawler", "Crawler training", False),
+        ("RL reward", "Reward", False),
+    ],
+)
 def test_same_name(a, b, same):
     assert themes.same_name(a, b) is same
 
 
-CRAWLER = ["The Crawler invokes the search tool to generate queries for the user query.",
-           "The Crawler expands citations of each paper it reads.",
-           "Requires high-quality academic search for the Crawler to be useful.",
-           "The Crawler collects papers by following citation networks."]
+CRAWLER = [
+    "The Crawler invokes the search tool to generate queries for the user query.",
+    "The Crawler expands citations of each paper it reads.",
+    "Requires high-quality academic search for the Crawler to be useful.",
+    "The Crawler collects papers by following citation networks.",
+]
 
 
 def test_name_is_a_short_noun_phrase_of_the_claims_and_avoids_taken_names():
@@ -63,26 +72,38 @@ def test_name_is_a_short_noun_phrase_of_the_claims_and_avoids_taken_names():
 
 
 def test_group_names_are_distinct_and_cover_every_text():
-    texts = CRAWLER + ["The Selector reads each paper and decides whether it meets the query.",
-                       "The Selector acts as a reward model during Crawler training.",
-                       "The Selector is fine-tuned on synthetic data.",
-                       "PaSa-7B surpasses the best Google-based baseline by 37.78% in recall@20.",
-                       "PaSa-7B exceeds PaSa-GPT-4o by 30.36% in recall.",
-                       "Recall on RealScholarQuery improves over Google Scholar."]
+    texts = CRAWLER + [
+        "The Selector reads each paper and decides whether it meets the query.",
+        "The Selector acts as a reward model during Crawler training.",
+        "The Selector is fine-tuned on synthetic data.",
+        "PaSa-7B surpasses the best Google-based baseline by 37.78% in recall@20.",
+        "PaSa-7B exceeds PaSa-GPT-4o by 30.36% in recall.",
+        "Recall on RealScholarQuery improves over Google Scholar.",
+    ]
     groups = themes.group(texts, _embed, taken=["Crawler"])
     names = [t for t, _ in groups]
     assert sorted(i for _, g in groups for i in g) == list(range(len(texts)))
     for i, a in enumerate(names):
         assert not themes.same_name(a, "Crawler")
-        assert not any(themes.same_name(a, b) for b in names[i + 1:]), names
+        assert not any(themes.same_name(a, b) for b in names[i + 1 :]), names
 
 
 def test_on_topic_keeps_what_is_about_the_node_not_what_belongs_to_another_theme():
-    node = ["Crawler", "The Crawler invokes the search tool to generate queries.",
-            "The Crawler collects papers by following citation networks."]
-    others = [["Benchmark", "The RealScholarQuery benchmark has 50 real-world academic queries.",
-               "AutoScholarQuery contains 35k fine-grained academic queries."]]
-    texts = ["PaSa uses reinforcement learning to train an agent that expands citations and searches.",
-             "Annotators labelled relevant papers for each benchmark query.",
-             "Counterfactual explanations show the minimal change to a molecule that flips the prediction."]
+    node = [
+        "Crawler",
+        "The Crawler invokes the search tool to generate queries.",
+        "The Crawler collects papers by following citation networks.",
+    ]
+    others = [
+        [
+            "Benchmark",
+            "The RealScholarQuery benchmark has 50 real-world academic queries.",
+            "AutoScholarQuery contains 35k fine-grained academic queries.",
+        ]
+    ]
+    texts = [
+        "PaSa uses reinforcement learning to train an agent that expands citations and searches.",
+        "Annotators labelled relevant papers for each benchmark query.",
+        "Counterfactual explanations show the minimal change to a molecule that flips the prediction.",
+    ]
     assert themes.on_topic(texts, node, others, embed=_embed) == [True, False, False]

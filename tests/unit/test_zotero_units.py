@@ -11,8 +11,12 @@ from bayes_app.zotero.viewer_boxes import css_boxes
 
 
 def test_parse_validates_position_colour_and_type():
-    good = {"annotationType": "highlight", "annotationText": "t", "annotationColor": "#FF6666",
-            "annotationPosition": json.dumps({"pageIndex": 3, "rects": [[300, 712, 72, 700], [1, 2, 3]]})}
+    good = {
+        "annotationType": "highlight",
+        "annotationText": "t",
+        "annotationColor": "#FF6666",
+        "annotationPosition": json.dumps({"pageIndex": 3, "rects": [[300, 712, 72, 700], [1, 2, 3]]}),
+    }
     a = parse("K", "P", good)
     assert (a.page, a.page_index, a.color, a.rects) == (4, 3, "#ff6666", [[72, 700, 300, 712]])
     assert parse("K", "P", {**good, "annotationType": "weird"}) is None
@@ -24,8 +28,15 @@ def test_parse_validates_position_colour_and_type():
 
 
 def test_css_boxes_convert_pdf_points_through_the_crop_box():
-    a = parse("K", "P", {"annotationType": "highlight", "annotationColor": "#5fb236",
-                         "annotationPosition": json.dumps({"pageIndex": 0, "rects": [[72, 700, 300, 712]]})})
+    a = parse(
+        "K",
+        "P",
+        {
+            "annotationType": "highlight",
+            "annotationColor": "#5fb236",
+            "annotationPosition": json.dumps({"pageIndex": 0, "rects": [[72, 700, 300, 712]]}),
+        },
+    )
     [box] = css_boxes([a], 1, (0.0, 0.0, 612.0, 842.0))
     assert box["left"] == "11.765%" and box["top"] == "15.439%" and box["width"] == "37.255%"
     assert box["height"] == "1.425%" and box["color"] == "#5fb236"
@@ -47,5 +58,6 @@ def test_highlight_matching_and_theme_fit():
 def test_open_pdf_links_only_from_safe_keys():
     class Lib:
         library_type, library_key = "group", "123"
+
     assert open_pdf_link(Lib(), "ABCD2345", 0) == "zotero://open-pdf/groups/123/items/ABCD2345?page=1"
     assert open_pdf_link(Lib(), 'A"><img', 2) is None and open_pdf_link(None, "ABCD2345", 2) is None

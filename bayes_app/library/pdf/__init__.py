@@ -10,6 +10,22 @@ boxes), `metadata` (title, authors, DOI, year); the public names are re-exported
 
 from __future__ import annotations
 
-from bayes_app.library.pdf.document import (PDFIUM_LOCK, PageText, PdfError, PdfErrorCode, PdfMetadata, PdfSource, TextBudget, bounded_text, check_opens, extract_pages, has_pdf_header, iter_pages, open_pdf, page_has_text, pdf_document)  # noqa: F401
-from bayes_app.library.pdf.layout import (PageLayout, TextLine, iter_layouts, text_rects)  # noqa: F401
-from bayes_app.library.pdf.metadata import extract_metadata  # noqa: F401
+from bayes_app.library.pdf.document import (
+    PDFIUM_LOCK,
+    PageText,
+    PdfError,
+    PdfErrorCode,
+    PdfMetadata,
+    PdfSource,
+    TextBudget,
+    bounded_text,
+    check_opens,
+    extract_pages,
+    has_pdf_header,
+    iter_pages,
+    open_pdf,
+    page_has_text,
+    pdf_document,
+)
+from bayes_app.library.pdf.layout import PageLayout, TextLine, iter_layouts, text_rects
+from bayes_app.library.pdf.metadata import extract_metadata

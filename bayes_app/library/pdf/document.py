@@ -151,9 +151,7 @@ def open_pdf(source: PdfSource, *, max_pages: int | None = None) -> pdfium.PdfDo
 
 
 @contextmanager
-def pdf_document(
-    source: PdfSource, *, max_pages: int | None = None
-) -> Iterator[pdfium.PdfDocument]:
+def pdf_document(source: PdfSource, *, max_pages: int | None = None) -> Iterator[pdfium.PdfDocument]:
     """``with pdf_document(data) as pdf:`` — :func:`open_pdf`, closed under the lock on exit."""
     pdf = open_pdf(source, max_pages=max_pages)
     try:
@@ -201,13 +199,19 @@ def bounded_text(textpage: pdfium.PdfTextPage, number: int, budget: TextBudget, 
     characters than the page bound or than what is left of the document's bound after `used`."""
     count = textpage.count_chars()
     if count > budget.page_chars:
-        raise PdfError("too_much_text", f"Page {number} holds more text than {budget.page_chars:,} "
-                       f"characters (it has {count:,}; BAYES_MAX_PAGE_CHARS), so this PDF cannot be "
-                       "indexed. A real page holds a few thousand; this file is probably damaged or built "
-                       "to exhaust the server.")
+        raise PdfError(
+            "too_much_text",
+            f"Page {number} holds more text than {budget.page_chars:,} "
+            f"characters (it has {count:,}; BAYES_MAX_PAGE_CHARS), so this PDF cannot be "
+            "indexed. A real page holds a few thousand; this file is probably damaged or built "
+            "to exhaust the server.",
+        )
     if used + count > budget.total_chars:
-        raise PdfError("too_much_text", f"This PDF holds more text than {budget.total_chars:,} characters "
-                       f"(BAYES_MAX_DOCUMENT_CHARS), reached on page {number}; split it into smaller files.")
+        raise PdfError(
+            "too_much_text",
+            f"This PDF holds more text than {budget.total_chars:,} characters "
+            f"(BAYES_MAX_DOCUMENT_CHARS), reached on page {number}; split it into smaller files.",
+        )
     return textpage.get_text_range()
 
 
@@ -246,13 +250,23 @@ def iter_pages(
     near-empty pages. Past the ``budget`` (a page's or the document's text), ``PdfError
     ("too_much_text")`` is raised before that page's text is read.
     """
-    return each_page(source, lambda pdf, i, b, used: PageText(i + 1, _page_text(pdf, i, b, used)),
-                     max_pages=max_pages, require_text=require_text, budget=budget)
+    return each_page(
+        source,
+        lambda pdf, i, b, used: PageText(i + 1, _page_text(pdf, i, b, used)),
+        max_pages=max_pages,
+        require_text=require_text,
+        budget=budget,
+    )
 
 
-def each_page(source: PdfSource | pdfium.PdfDocument, read: Callable[[pdfium.PdfDocument, int, TextBudget, int], P],
-              *, max_pages: int | None = None, require_text: bool = True,
-              budget: TextBudget = TextBudget()) -> Iterator[P]:
+def each_page(
+    source: PdfSource | pdfium.PdfDocument,
+    read: Callable[[pdfium.PdfDocument, int, TextBudget, int], P],
+    *,
+    max_pages: int | None = None,
+    require_text: bool = True,
+    budget: TextBudget = TextBudget(),
+) -> Iterator[P]:
     """`read(pdf, index, budget, chars used so far)` for every page, one at a time, with
     `iter_pages`' opening, page limit, text budget and text-layer check (`.text` of what
     `read` returns)."""

@@ -9,9 +9,15 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from bayes_app.library.pdf.document import (PDFIUM_LOCK, PdfSource, TextBudget, bounded_text, each_page, open_page,
-                                            pdf_document)
-
+from bayes_app.library.pdf.document import (
+    PDFIUM_LOCK,
+    PdfSource,
+    TextBudget,
+    bounded_text,
+    each_page,
+    open_page,
+    pdf_document,
+)
 
 # --------------------------------------------------------------------------- layout
 
@@ -93,8 +99,7 @@ def _lines_of(textpage: pdfium.PdfTextPage, text: str, height: float) -> list[Te
         right = max(b[2] for b in boxes)
         top = max(b[3] for b in boxes)
         bottom = min(b[1] for b in boxes)
-        lines.append(TextLine(start, end, left, height - top, right, height - bottom,
-                              round(sizes[len(sizes) // 2], 2)))
+        lines.append(TextLine(start, end, left, height - top, right, height - bottom, round(sizes[len(sizes) // 2], 2)))
     return lines
 
 
@@ -146,8 +151,7 @@ def iter_layouts(
     return each_page(source, _page_layout, max_pages=max_pages, require_text=require_text, budget=budget)
 
 
-def text_rects(source: PdfSource, page_number: int, start: int, end: int
-               ) -> list[tuple[float, float, float, float]]:
+def text_rects(source: PdfSource, page_number: int, start: int, end: int) -> list[tuple[float, float, float, float]]:
     """Boxes of ``text[start:end]`` of a page as fractions (x0, top, x1, bottom) of its size.
 
     One box per printed line segment (pdfium merges neighbouring characters), for drawing a
@@ -169,8 +173,7 @@ def text_rects(source: PdfSource, page_number: int, start: int, end: int
                 rects = []
                 for i in range(textpage.count_rects(start, end - start)):
                     x0, b, r, t = textpage.get_rect(i)
-                    rects.append(((x0 - left) / width, (top - t) / height,
-                                  (r - left) / width, (top - b) / height))
+                    rects.append(((x0 - left) / width, (top - t) / height, (r - left) / width, (top - b) / height))
                 return rects
             finally:
                 textpage.close()

@@ -11,7 +11,6 @@ import pypdfium2.raw as pdfium_c
 
 from bayes_app.library.pdf.document import PDFIUM_LOCK, PdfMetadata, TextBudget, bounded_text
 
-
 # --------------------------------------------------------------------------- metadata
 
 _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+")
@@ -30,40 +29,75 @@ _YEAR_MARKERS = [  # in order of trust
 _JUNK_AUTHOR = re.compile(r"\b(?:user|admin\w*|owner|microsoft|office|unknown|author)\b", re.I)
 _PDF_DATE = re.compile(r"^(?:D:)?((?:19|20)\d{2})")
 _FILE_EXT = re.compile(r"\.(?:pdf|docx?|tex|dvi|ps|rtf|odt|indd|qxd|txt|eps)\b", re.I)
-_JUNK_TITLES = re.compile(
-    r"^(?:untitled|no title|title|layout \d+|pii\b|doi\b|microsoft \w+ -)", re.I
-)
+_JUNK_TITLES = re.compile(r"^(?:untitled|no title|title|layout \d+|pii\b|doi\b|microsoft \w+ -)", re.I)
 _NOT_TITLE_LINE = re.compile(
     r"arxiv:|https?://|www\.|@|\bdoi\b|©|copyright|\bjournal\b|\bvol\.|\bvolume\b|\bissn\b|"
     r"preprint|proceedings|\bpublished\b|\breceived\b|\baccepted\b|licen[cs]e|downloaded",
     re.I,
 )
-_SECTION_HEADERS = frozenset({
-    "research article", "original article", "review article", "article", "review", "letter",
-    "open access", "perspective", "communication", "full paper", "technical note", "abstract",
-    "preprint",
-})
+_SECTION_HEADERS = frozenset(
+    {
+        "research article",
+        "original article",
+        "review article",
+        "article",
+        "review",
+        "letter",
+        "open access",
+        "perspective",
+        "communication",
+        "full paper",
+        "technical note",
+        "abstract",
+        "preprint",
+    }
+)
 _STOP_AUTHOR_LINE = re.compile(
     r"@|https?://|abstract|universit|institut|department|dept\.|laborator|\blab\b|research|"
     r"college|school|cent(?:er|re)|\binc\b|corporation|company|hospital|e-?mail|\d{4,}",
     re.I,
 )
 _FOOTNOTE_MARKS = re.compile(r"[\d∗*†‡§¶‖#⋆✉]+")
-_NAME_PARTICLES = frozenset({
-    "van", "von", "de", "der", "den", "del", "della", "da", "di", "du", "dos", "la", "le", "y",
-    "bin", "ibn", "al", "el",
-})
-_SPACING_ACCENTS = {"¨": "\u0308", "´": "\u0301", "`": "\u0300", "ˆ": "\u0302", "˜": "\u0303",
-                    "ˇ": "\u030c", "˘": "\u0306", "˚": "\u030a", "¸": "\u0327"}
+_NAME_PARTICLES = frozenset(
+    {
+        "van",
+        "von",
+        "de",
+        "der",
+        "den",
+        "del",
+        "della",
+        "da",
+        "di",
+        "du",
+        "dos",
+        "la",
+        "le",
+        "y",
+        "bin",
+        "ibn",
+        "al",
+        "el",
+    }
+)
+_SPACING_ACCENTS = {
+    "¨": "\u0308",
+    "´": "\u0301",
+    "`": "\u0300",
+    "ˆ": "\u0302",
+    "˜": "\u0303",
+    "ˇ": "\u030c",
+    "˘": "\u0306",
+    "˚": "\u030a",
+    "¸": "\u0327",
+}
 _DETACHED_ACCENT = re.compile("([" + "".join(_SPACING_ACCENTS) + r"])([^\W\d_])")
 
 
 def _clean(text: str) -> str:
     """Join pdfium hyphenation, re-attach detached accents ("M¨uller"), collapse whitespace."""
     text = text.replace("\ufffe", "").replace("\u00ad", "")
-    text = _DETACHED_ACCENT.sub(
-        lambda m: unicodedata.normalize("NFC", m[2] + _SPACING_ACCENTS[m[1]]), text
-    )
+    text = _DETACHED_ACCENT.sub(lambda m: unicodedata.normalize("NFC", m[2] + _SPACING_ACCENTS[m[1]]), text)
     return " ".join(text.split())
 
 

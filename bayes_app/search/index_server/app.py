@@ -67,7 +67,7 @@ def _invoke(handler: Handler, store: Store, pp: dict[str, Any], raw: bytes, qp: 
         raise
     except KeyError as exc:
         raise bad_input(f"missing field {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the engine raises plain Exception
+    except Exception as exc:
         err = _engine_error(exc)
         if err.status >= 500:
             log.exception("request failed")
@@ -85,7 +85,7 @@ def _endpoint(handler: Handler, *, threaded: bool = True) -> Callable[[Request],
             result = await run_in_threadpool(_invoke, *args) if threaded else _invoke(*args)
         except ApiError as err:
             return _error(err, t0)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("unexpected error")
             return _error(ApiError(500, "Service internal error: see the index server log"), t0)
         return _json({"result": result, "status": "ok", "time": time.perf_counter() - t0})
@@ -132,8 +132,9 @@ class _RequireApiKey:
                 elif name == b"authorization" and value[:7].lower() == b"bearer " and not given:
                     given = value[7:].strip()
             if not hmac.compare_digest(given, self.key):
-                body = orjson.dumps({"status": {"error": "Must provide an API key or an Authorization bearer token"},
-                                     "time": 0.0})
+                body = orjson.dumps(
+                    {"status": {"error": "Must provide an API key or an Authorization bearer token"}, "time": 0.0}
+                )
                 await Response(body, status_code=401, media_type="application/json")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -190,17 +191,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--path", required=True, type=Path, help="index directory (created if missing)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=6333)
-    parser.add_argument("--flush-interval", type=float, default=FLUSH_INTERVAL_S,
-                        help="most seconds between flushes while writes go on")
-    parser.add_argument("--flush-quiet", type=float, default=FLUSH_QUIET_S,
-                        help="flush a shard this many seconds after its last write")
-    parser.add_argument("--optimize-min-changes", type=int, default=OPTIMIZE_MIN_CHANGES,
-                        help="points written or deleted before a background optimize")
-    parser.add_argument("--optimize-idle", type=float, default=OPTIMIZE_IDLE_S,
-                        help="seconds without any request before a (blocking) optimize may start")
+    parser.add_argument(
+        "--flush-interval", type=float, default=FLUSH_INTERVAL_S, help="most seconds between flushes while writes go on"
+    )
+    parser.add_argument(
+        "--flush-quiet", type=float, default=FLUSH_QUIET_S, help="flush a shard this many seconds after its last write"
+    )
+    parser.add_argument(
+        "--optimize-min-changes",
+        type=int,
+        default=OPTIMIZE_MIN_CHANGES,
+        help="points written or deleted before a background optimize",
+    )
+    parser.add_argument(
+        "--optimize-idle",
+        type=float,
+        default=OPTIMIZE_IDLE_S,
+        help="seconds without any request before a (blocking) optimize may start",
+    )
     parser.add_argument("--log-level", default=os.environ.get("BAYES_LOG_LEVEL", "INFO"))
-    parser.add_argument("--api-key-file", type=Path, default=None,
-                        help="file holding the API key every request must carry (the key never on the command line)")
+    parser.add_argument(
+        "--api-key-file",
+        type=Path,
+        default=None,
+        help="file holding the API key every request must carry (the key never on the command line)",
+    )
     args = parser.parse_args(argv)
     api_key = args.api_key_file.read_text().strip() if args.api_key_file else None
     if args.api_key_file and not api_key:

@@ -254,9 +254,7 @@ def to_points(body: dict[str, Any]) -> list[qe.Point]:
         vectors = batch["vectors"]
         payloads = batch.get("payloads") or [None] * len(ids)
         if isinstance(vectors, dict):
-            per_point = [
-                {name: _named_vector(col[i]) for name, col in vectors.items()} for i in range(len(ids))
-            ]
+            per_point = [{name: _named_vector(col[i]) for name, col in vectors.items()} for i in range(len(ids))]
         else:
             per_point = vectors
         return [qe.Point(point_id(i), v, p) for i, v, p in zip(ids, per_point, payloads, strict=True)]
@@ -308,7 +306,10 @@ def to_edge_config(body: dict[str, Any]) -> tuple[qe.EdgeConfig, dict[str, Any]]
             max_indexing_threads=hnsw.get("max_indexing_threads", 0),  # all cores: it stalls anyway
         ),
     )
-    echoed = {"vectors": vectors, "sparse_vectors": {n: {"modifier": (p or {}).get("modifier")} for n, p in sparse.items()}}
+    echoed = {
+        "vectors": vectors,
+        "sparse_vectors": {n: {"modifier": (p or {}).get("modifier")} for n, p in sparse.items()},
+    }
     return config, echoed
 
 

@@ -30,8 +30,17 @@ def unsupported(what: str) -> ApiError:
     return bad_request(f"{what} is not supported by the Bayes index server (qdrant-edge)")
 
 
-_INPUT_ERRORS = ("dimension error", "Not existing vector", "Wrong input", "Bad request", "Bad input", "No range index",
-                 "Please create", "not supported", "Format error")
+_INPUT_ERRORS = (
+    "dimension error",
+    "Not existing vector",
+    "Wrong input",
+    "Bad request",
+    "Bad input",
+    "No range index",
+    "Please create",
+    "not supported",
+    "Format error",
+)
 
 
 def _engine_error(exc: Exception) -> ApiError:

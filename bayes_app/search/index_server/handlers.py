@@ -161,7 +161,9 @@ def h_retrieve(store: Store, pp: dict[str, Any], body: Any, qp: QueryParams) -> 
     ids = [point_id(i) for i in body["ids"]]
     with store.use(pp["name"]) as coll:
         records = coll.shard.retrieve(
-            ids, with_payload=_with_payload(body.get("with_payload"), True), with_vector=_with_vector(body.get("with_vector"))
+            ids,
+            with_payload=_with_payload(body.get("with_payload"), True),
+            with_vector=_with_vector(body.get("with_vector")),
         )
     return [record_out(r) for r in records]
 

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ class Store:
                 raise ApiError(409, f"Wrong input: Collection `{name}` already exists!")
             path = self._dir / uuid.uuid4().hex
             shard = qe.EdgeShard.create(str(path / "shard"), config)
-            meta = {"name": name, "created_at": datetime.now(timezone.utc).isoformat(), "params": echoed}
+            meta = {"name": name, "created_at": datetime.now(UTC).isoformat(), "params": echoed}
             _write_json_atomic(path / "meta.json", meta)
             self._collections[name] = Collection(name, path, shard, meta)
         log.info("created collection %s", name)
