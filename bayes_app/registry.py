@@ -17,6 +17,7 @@ def register() -> None:
     if _registered:
         return
     from bayes_app.agents import kinds as map_kinds
+    from bayes_app.agents import map_message
     from bayes_app.chat import agent
     from bayes_app.library.documents import on_document_removed
     from bayes_app.maps.sources import mark_citations_source_removed
@@ -32,8 +33,8 @@ def register() -> None:
         "chapters",
         "synthesize",
         "check_support",
-        "message",
     ):
         register_kind(name, getattr(map_kinds, name))
+    register_kind("message", map_message.message)
     on_document_removed(mark_citations_source_removed)
     _registered = True

@@ -19,6 +19,7 @@ router = APIRouter(route_class=StrictJSONRoute)
 @router.get(
     "/health",
     response_model=R.Health,
+    response_model_exclude_none=True,  # without admin credentials: the status only
     responses={503: {"model": R.Health, "description": "Degraded"}},
     summary="Health: the status; for administrators also the database, Redis, workers, index and "
     "processes (503 when degraded)",

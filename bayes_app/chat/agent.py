@@ -241,8 +241,10 @@ class AskAgent:
             return documents.indexed_count(db, self.ctx.run.owner_id) == 0
 
     async def answer(self) -> None:
-        if await asyncio.to_thread(self._library_empty):
-            self._text(documents.EMPTY_LIBRARY, by="system")  # nothing to search: say what to do instead
+        # Offline, an empty library leaves nothing to quote: say what to do instead. A model still
+        # answers (its tools, arithmetic and the date, need no library) and is told the library is empty.
+        if self.offline and await asyncio.to_thread(self._library_empty):
+            self._text(documents.EMPTY_LIBRARY, by="system")
             return
         messages = self._messages(await self.presearch())
         self._send_metadata()  # the passages found are the sources so far

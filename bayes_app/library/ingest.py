@@ -21,7 +21,7 @@ from sqlmodel import Session, col, delete, select
 
 from bayes_app.library import chunking, citation_graph, ocr, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
-from bayes_app.library.scanned import read_page as read_scanned
+from bayes_app.library.scanned import OcrOptions, recognise_pages
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import crosslang, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
@@ -145,51 +145,6 @@ def ingest_document(
         return IngestResult(document_id, "superseded")
 
 
-@dataclass(frozen=True)
-class OcrOptions:
-    """Reading pages without a text layer (settings ``BAYES_OCR``, ``BAYES_OCR_PAGE_TIMEOUT_S``)."""
-
-    page_timeout_s: float = 60.0
-    dpi: int = ocr.DPI
-
-
-def _recognise(
-    document,
-    pages: list[pdf.PageLayout],
-    words: dict[int, tuple[ocr.OcrWord, ...]],
-    options: OcrOptions,
-    report: Callable[..., None],
-) -> None:
-    """OCR the pages that need it, in place; the language follows the text-layer pages' (or
-    the first recognised page's) detected language. No text at all → PdfError("no_text")."""
-    todo = [p for p in pages if ocr.needs_ocr(p.text)]
-    if todo:
-        known = " ".join(p.text for p in pages if not ocr.needs_ocr(p.text))[:20_000]
-        lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
-        for k, page in enumerate(todo):
-            report(DocStatus.RECOGNISING, k, len(todo), force=k == 0)
-            try:
-                scanned = read_scanned(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
-            except TimeoutError:
-                raise pdf.PdfError(
-                    "no_text",
-                    f"Reading page {page.number} by text recognition took longer than "
-                    f"{options.page_timeout_s:.0f} s; the page may be damaged.",
-                ) from None
-            pages[page.number - 1] = scanned.layout
-            if scanned.words:
-                words[page.number] = scanned.words
-            if k == 0 and not known.strip() and scanned.layout.text.strip():
-                lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
-        report(DocStatus.RECOGNISING, len(todo), len(todo), force=True)
-    if not any(pdf.page_has_text(p.text) for p in pages):
-        raise pdf.PdfError(
-            "no_text",
-            "No text could be found in this PDF, not even by text recognition (OCR): "
-            "its pages look like pictures without words.",
-        )
-
-
 def _run(
     session_factory,
     document_id,
@@ -227,7 +182,7 @@ def _run(
             pages.append(page)
             report(DocStatus.PARSING, len(pages), total_pages)
         if ocr_options is not None:
-            _recognise(document, pages, ocr_words, ocr_options, report)
+            recognise_pages(document, pages, ocr_words, ocr_options, report)
         meta = None if edited or progress is None else pdf.extract_metadata(document, pages[0].text if pages else "")
 
     # 2. roles, reference list, chunks; ids are stable for unchanged text

@@ -4,13 +4,16 @@ and quotes treat it like any page; the words' boxes are kept for highlighting.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
-from bayes_app.library import ocr
+from bayes_app.library import ocr, pdf
 from bayes_app.library.pdf import PDFIUM_LOCK, PageLayout, TextLine
 from bayes_app.library.pdf.document import open_page
+from bayes_app.models import DocStatus
+from bayes_app.search import crosslang
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +67,48 @@ def read_page(
     return ScannedPage(
         PageLayout(layout.number, text, layout.width, layout.height, lines, layout.regions), result.words, result.lang
     )
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """Reading pages without a text layer (settings ``BAYES_OCR``, ``BAYES_OCR_PAGE_TIMEOUT_S``)."""
+
+    page_timeout_s: float = 60.0
+    dpi: int = ocr.DPI
+
+
+def recognise_pages(
+    document,
+    pages: list[pdf.PageLayout],
+    words: dict[int, tuple[ocr.OcrWord, ...]],
+    options: OcrOptions,
+    report: Callable[..., None],
+) -> None:
+    """OCR the pages that need it, in place; the language follows the text-layer pages' (or
+    the first recognised page's) detected language. No text at all → PdfError("no_text")."""
+    todo = [p for p in pages if ocr.needs_ocr(p.text)]
+    if todo:
+        known = " ".join(p.text for p in pages if not ocr.needs_ocr(p.text))[:20_000]
+        lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
+        for k, page in enumerate(todo):
+            report(DocStatus.RECOGNISING, k, len(todo), force=k == 0)
+            try:
+                scanned = read_page(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
+            except TimeoutError:
+                raise pdf.PdfError(
+                    "no_text",
+                    f"Reading page {page.number} by text recognition took longer than "
+                    f"{options.page_timeout_s:.0f} s; the page may be damaged.",
+                ) from None
+            pages[page.number - 1] = scanned.layout
+            if scanned.words:
+                words[page.number] = scanned.words
+            if k == 0 and not known.strip() and scanned.layout.text.strip():
+                lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
+        report(DocStatus.RECOGNISING, len(todo), len(todo), force=True)
+    if not any(pdf.page_has_text(p.text) for p in pages):
+        raise pdf.PdfError(
+            "no_text",
+            "No text could be found in this PDF, not even by text recognition (OCR): "
+            "its pages look like pictures without words.",
+        )

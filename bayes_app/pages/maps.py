@@ -6,22 +6,11 @@ import reflex as rx
 
 # on a phone the node panel is a bottom sheet: always in view, over the page's lower part
 from components.first_run import first_run_guide
-from components.mindmap import (
-    delete_map_dialog,
-    delete_node_dialog,
-    map_views,
-    maps_table,
-    message_box,
-    new_map_form,
-    node_panel,
-    proposals,
-    run_bar,
-    search_panel,
-    toolbar,
-    view_switch,
-)
+from components.maps_list import delete_map_dialog, maps_table, new_map_form
+from components.mindmap import map_views, message_box, proposals, run_bar, toolbar, view_switch
 from components.mindmap_canvas import CSS
 from components.mindmap_outline import CSS as OUTLINE_CSS
+from components.mindmap_panel import delete_node_dialog, node_panel, search_panel
 from components.refusal import error_callout
 from components.shell import shell, stack_on_phone
 from state.maps import MapsState

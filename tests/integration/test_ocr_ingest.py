@@ -113,14 +113,14 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
 
 
 def test_ocr_reports_its_own_phase_page_by_page(env):
-    from bayes_app.library import ingest, pdf
+    from bayes_app.library import ingest, pdf, scanned
 
     data = scans.image_pdf([("pasa.pdf", 3), ("pasa.pdf", 4)], dpi=200)
     calls = []
     with pdf.pdf_document(data) as document:
         pages = list(pdf.iter_layouts(document, require_text=False))
         words = {}
-        ingest._recognise(
+        scanned.recognise_pages(
             document,
             pages,
             words,

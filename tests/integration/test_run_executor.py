@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 
 import pytest
 import redis
@@ -15,7 +16,7 @@ from bayes_app.db import get_engine
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.stream import ModelStream
 from bayes_app.llm.types import ChatRequest, TextDelta
-from bayes_app.models import UsageEvent
+from bayes_app.models import Document, UsageEvent
 from bayes_app.runs import control, events, executor, service
 from bayes_app.runs import lifecycle as lc
 from tests.integration.test_credits_db import make_user
@@ -61,6 +62,9 @@ def setup(db_url, redis_server):
 def _new_run(sessions, kind: str = "ask") -> str:
     with sessions() as db:
         user = make_user(db, credits=5)
+        # an indexed (if unsearchable) paper: offline Ask on an empty library answers without the model
+        db.add(Document(owner_id=user.id, filename="p.pdf", file_sha256=uuid.uuid4().hex, status="indexed"))
+        db.commit()
         return lc.create_operation(db, user, kind, "Ask: q", 100_000, "offline", input={"prompt": "what is x"}).id
 
 

@@ -129,6 +129,7 @@ DOOR_DEBTS = {
     # added by the round-two features while the app layer became the door; next: use cases for them
     ("bayes_app.api.system", "bayes_app.health.public_view"),
     ("state.admin", "bayes_app.accounts.identity.shown_email"),
+    ("state.admin", "bayes_app.credits.pricing.display_credits"),
     ("state.map_outline", "bayes_app.maps.service"),
     ("state.mindmap", "bayes_app.maps.outline.outline_rows"),
     ("state.viewer", "bayes_app.library.highlight.locate_pages"),
@@ -146,7 +147,6 @@ DOOR_DEBTS = {
     ("components.admin", "bayes_app.models.RunStatus"),
     ("components.zotero", "bayes_app.zotero.service.LOCAL_LABEL"),
     ("state.account", "bayes_app.accounts.service.AccountError"),
-    ("state.admin", "bayes_app.credits.pricing"),
     ("state.admin", "bayes_app.models.MICRO"),
     ("state.admin", "bayes_app.models.utcnow"),
     ("state.auth", "bayes_app.accounts.passwords"),
@@ -178,7 +178,6 @@ DOOR_DEBTS = {
     ("state.mindmap", "bayes_app.maps.runs"),
     ("state.mindmap", "bayes_app.maps.service"),
     ("state.mindmap", "bayes_app.models.NodeKind"),
-    ("state.mindmap", "bayes_app.models.RunStatus"),
     ("state.mindmap", "bayes_app.redis_client.new_async_redis"),
     ("state.mindmap", "bayes_app.runs.events"),
     ("state.mindmap", "bayes_app.runs.follower.RunFollower"),
