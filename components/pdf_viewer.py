@@ -52,8 +52,8 @@ class PdfLib(NoSSRComponent):
 class Document(PdfLib):
     tag = "Document"
     file: Var[str]
-    on_load_success: rx.EventHandler[lambda doc: [doc[numPages].to(int)]]
-    on_load_error: rx.EventHandler[lambda err: [err[message].to(str)]]
+    on_load_success: rx.EventHandler[lambda doc: [doc["numPages"].to(int)]]
+    on_load_error: rx.EventHandler[lambda err: [err["message"].to(str)]]
 
 
 class Page(PdfLib):
