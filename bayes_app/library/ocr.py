@@ -136,7 +136,10 @@ def recognise_image(image, lang: str = "eng", timeout_s: float = 60.0) -> OcrPag
     line: list[str] = []
     ri = api.GetIterator()
     for w in tesserocr.iterate_level(ri, RIL.WORD):
-        word = (w.GetUTF8Text(RIL.WORD) or "").strip()
+        try:
+            word = (w.GetUTF8Text(RIL.WORD) or "").strip()
+        except RuntimeError:  # tesserocr: "No text returned" for an empty page
+            break
         conf = w.Confidence(RIL.WORD)
         box = w.BoundingBox(RIL.WORD)
         last = w.IsAtFinalElement(RIL.TEXTLINE, RIL.WORD)

@@ -166,7 +166,8 @@ def test_sign_up_first_question_first_map(stack, browser, size):
         and b["x"] + b["width"] <= c["x"] + c["width"]
         and b["y"] + b["height"] <= c["y"] + c["height"]
     ]
-    assert len(shown) >= 2
+    # at a readable zoom a phone's canvas holds the root (its first level is a pan away)
+    assert len(shown) >= (1 if size == "phone" else 2)
     node = shown[-1]
     node.click()
     expect(page.locator(".mm-node.mm-selected")).to_have_count(1)

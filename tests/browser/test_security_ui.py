@@ -157,7 +157,10 @@ def test_markdown_in_document_text_stays_text_in_chat_and_map(app_stack, page, m
     h = {"Authorization": f"Bearer {token}"}
     pdf = text_pdf(
         "Wound trials",
-        [f"Wound trials: {LINK} lists every wound trial.", f"{IMAGE} Wound trials heal slowly in the cold."],
+        [
+            f"The authors found the wound trials listed in {IMAGE} and reviewed each of them carefully.",
+            "Wound trials heal slowly in the cold.",
+        ],
     )
     doc = httpx.post(
         f"{api}/documents", headers=h, timeout=60, files={"file": ("wounds.pdf", pdf, "application/pdf")}
@@ -170,9 +173,10 @@ def test_markdown_in_document_text_stays_text_in_chat_and_map(app_stack, page, m
     page.on("request", lambda r: fetched.append(r.url) if "/api/v1/health" in r.url else None)
     login(page, url, email, password)
 
-    # the model cites nothing, so the answer gets the library's sentences quoted verbatim
+    # the model echoes a link and cites nothing, so the answer also gets the library's sentence
+    # (carrying an image reference) quoted verbatim: both stay text
     m = f"W{uuid.uuid4().hex[:8]}"
-    fake_llm.script(Script.thinking(m), Script(text="Trials are listed somewhere.", match=m))
+    fake_llm.script(Script.thinking(m), Script(text=f"Trials are listed in {LINK} somewhere.", match=m))
     page.click("#nav-ask")
     page.fill("#chat-input", f"Where are the wound trials listed? {m}")
     page.click("#chat-send")

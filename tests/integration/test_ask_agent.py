@@ -229,7 +229,10 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     assert first_round["tool_choice"] == "auto"  # the search already happened, in scope
     system = first_round["messages"][0]["content"]
     assert "pinned to part of the library" in system and "Passages from the library" in system
-    assert c.get(f"/conversations/{run['conversation_id']}").json()["scope"] == {"document_ids": [pinned]}
+    assert c.get(f"/conversations/{run['conversation_id']}").json()["scope"] == {
+        "document_ids": [pinned],
+        "collection_ids": [],
+    }
     # someone else's (or a made-up) document cannot be pinned
     bad = c.post("/runs", json={"kind": "ask", "prompt": "x", "scope": {"document_ids": ["nope"]}})
     assert bad.status_code == 404
@@ -453,7 +456,10 @@ def test_a_question_the_library_cannot_support_says_so(library, fake_llm):
         "cited": [],
     }
     text = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
-    assert text == "Mercury boils at 356.7 degrees Celsius.\n\nThe library doesn't support an answer to this question."
+    assert text == (
+        "Mercury boils at 356.7 degrees Celsius.\n\nThe library doesn't support an answer to this question. "
+        "Try other words, or add papers on the topic."
+    )
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
     assert answer["grounding_label"] == g["label"]
     # a model that says so itself is not repeated

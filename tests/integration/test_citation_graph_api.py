@@ -33,10 +33,17 @@ SURVEY = CitedPaper(
 
 
 @pytest.fixture(scope="module")
-def library(app_stack, make_user):
+def library(app_stack, app_db_url):
+    import uuid
+
     import httpx
 
-    email, pw = make_user()
+    from bayes_app.accounts import service
+    from bayes_app.db import session_scope
+
+    email, pw = f"g{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex[:12]
+    with session_scope(app_db_url) as db:
+        service.register(db, email, pw)
     c = httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60)
     c.headers["Authorization"] = (
         "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]

@@ -257,7 +257,16 @@ def _user_with_credits(topo) -> tuple[dict, dict]:
     admin = _bearer(a, ADMIN_EMAIL, ADMIN_PASSWORD)
     g = httpx.post(f"{a}/admin/credits/grant", json={"email": email, "credits": 50}, headers=admin, timeout=30)
     assert g.status_code == 201, g.text
-    return _bearer(a, email, pw), _bearer(b, email, pw)
+    ha = _bearer(a, email, pw)
+    # one indexed paper: offline Ask on an empty library answers at once, without streaming
+    pdf = text_pdf("Lichens", ["Lichens are a symbiosis of a fungus and an alga or a cyanobacterium."])
+    doc = httpx.post(f"{a}/documents", headers=ha, timeout=60, files={"file": ("l.pdf", pdf, "application/pdf")})
+    doc_id = doc.json()["id"]
+    deadline = time.monotonic() + 120
+    while httpx.get(f"{a}/documents/{doc_id}", headers=ha, timeout=30).json()["status"] != "indexed":
+        assert time.monotonic() < deadline, "the paper did not finish indexing"
+        time.sleep(0.3)
+    return ha, _bearer(b, email, pw)
 
 
 def test_ask_started_on_b_streamed_and_stopped_on_a(topo):
