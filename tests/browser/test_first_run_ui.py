@@ -153,7 +153,7 @@ def test_sign_up_first_question_first_map(stack, browser, size):
         assert _overflow(page) == 0
         page.click("#node-close")
         page.click("#view-canvas")
-    assert page.locator(".react-flow__node").count() > 3
+    expect(page.locator(".react-flow__node").nth(3)).to_be_attached(timeout=20_000)  # the canvas has drawn
     # a phone can read and select a node (one the canvas shows: it opens on the first level)
     page.wait_for_timeout(500)
     c = page.locator("#mindmap-canvas").bounding_box()
