@@ -142,7 +142,8 @@ def _no_link_or_image(page) -> None:
     # the sources' own "Open at page" links carry the quote, URL-encoded, to our viewer: not from it
     assert page.locator("a[href*='evil.example']:not([href^='/documents/'])").count() == 0
     assert page.locator("img[src*='/api/v1/health']").count() == 0
-    assert page.locator("h1, h2, h3, h4, h5, h6").filter(has_text="Wound").count() == 0
+    # no heading made from the text inside answers or run notes (the page's own titles may say "wound")
+    assert page.locator(".chat-answer, #run-text").locator("h1, h2, h3, h4, h5, h6").count() == 0
 
 
 def test_markdown_in_document_text_stays_text_in_chat_and_map(app_stack, page, make_user, app_db_url, fake_llm):
