@@ -86,12 +86,12 @@ def recognise_pages(
 ) -> None:
     """OCR the pages that need it, in place; the language follows the text-layer pages' (or
     the first recognised page's) detected language. No text at all → PdfError("no_text")."""
-    todo = [p for p in pages if ocr.needs_ocr(p.text)]
-    if todo:
+    scans = [p for p in pages if ocr.needs_ocr(p.text)]
+    if scans:
         known = " ".join(p.text for p in pages if not ocr.needs_ocr(p.text))[:20_000]
         lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
-        for k, page in enumerate(todo):
-            report(DocStatus.RECOGNISING, k, len(todo), force=k == 0)
+        for k, page in enumerate(scans):
+            report(DocStatus.RECOGNISING, k, len(scans), force=k == 0)
             try:
                 scanned = read_page(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
             except TimeoutError:
@@ -105,7 +105,7 @@ def recognise_pages(
                 words[page.number] = scanned.words
             if k == 0 and not known.strip() and scanned.layout.text.strip():
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
-        report(DocStatus.RECOGNISING, len(todo), len(todo), force=True)
+        report(DocStatus.RECOGNISING, len(scans), len(scans), force=True)
     if not any(pdf.page_has_text(p.text) for p in pages):
         raise pdf.PdfError(
             "no_text",
