@@ -1,4 +1,4 @@
-"""The application layer's job queue (`bayes_app.app.queue.Queue`) on Dramatiq.
+"""The application layer's job queue (`bayes_app.usecases.queue.Queue`) on Dramatiq.
 
 The actor modules' send functions are looked up at call time, so tests can redirect them
 (e.g. `jobs.runs.enqueue_run`)."""

@@ -16,7 +16,7 @@ PERIODIC_CHECK_S = 60
 def _hooks():
     """The broker side of a sync. A failed send (Redis restarting) must not fail the sync: the
     database is the truth, and the ingestion reaper re-sends queued documents that were never sent."""
-    from bayes_app.app import queue
+    from bayes_app.usecases import queue
     from bayes_app.zotero.engine import Hooks
 
     def safe(what: str, fn):

@@ -6,7 +6,7 @@ import reflex as rx
 from reflex.experimental.client_state import ClientStateVar
 
 from bayes_app.accounts.service import AccountError
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 from state.auth import AuthState
 
 # A new token lives only in the browser: it reaches the page once, as a script pushed over the

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import reflex as rx
 
 from bayes_app.accounts.passwords import PASSWORD_RULES
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 from bayes_app.errors import DomainError
 
 T = TypeVar("T")

@@ -14,8 +14,8 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.app import conversations as app_conversations
-from bayes_app.app import runs as app_runs
+from bayes_app.usecases import conversations as app_conversations
+from bayes_app.usecases import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError
 from bayes_app.llm.factory import is_offline

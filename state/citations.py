@@ -8,8 +8,8 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from bayes_app.app import citations as app_cit
-from bayes_app.app.citations import LinkedPaper, MissingPaper
+from bayes_app.usecases import citations as app_cit
+from bayes_app.usecases.citations import LinkedPaper, MissingPaper
 from state.auth import AuthState
 
 

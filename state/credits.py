@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.app import credits
+from bayes_app.usecases import credits
 from bayes_app.credits.pricing import display_credits, format_credits
 from state.auth import AuthState
 

@@ -6,7 +6,7 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.app import library as app_lib
+from bayes_app.usecases import library as app_lib
 from bayes_app.errors import DomainError
 from bayes_app.library import documents as lib
 from bayes_app.models import DocStatus

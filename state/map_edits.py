@@ -10,8 +10,8 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.app import library as app_lib
-from bayes_app.app import maps as app_maps
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import maps as app_maps
 from bayes_app.maps import citations as cit
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapNotFound

@@ -6,7 +6,7 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.app import zotero as app_zotero
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.errors import DomainError
 from state.mindmap import MapState
 

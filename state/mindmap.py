@@ -21,8 +21,8 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.app import maps as app_maps
-from bayes_app.app import runs as app_runs
+from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import live as live_map

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 from state.auth import AuthState
 
 
@@ -39,7 +39,7 @@ class GuideState(AuthState):
     @rx.event
     def use_demo_papers(self):
         """Add the bundled open-access papers to this user's library and index them."""
-        from bayes_app.app import library as app_lib
+        from bayes_app.usecases import library as app_lib
         from bayes_app.errors import DomainError
 
         if not self._load_user():

@@ -6,7 +6,7 @@ from urllib.parse import quote as urlquote
 
 import reflex as rx
 
-from bayes_app.app import library as app_lib
+from bayes_app.usecases import library as app_lib
 from bayes_app.search.highlight import best_quote, emphasis_segments
 from bayes_app.search.hybrid import all_weak
 from state.auth import AuthState

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import reflex as rx
 from reflex.middleware import Middleware
 
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 from state.auth import AuthState, session_token_of
 
 # The events that start a page: the snapshot of a new socket and the on_load chain of a navigation.

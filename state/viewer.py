@@ -7,8 +7,8 @@ import urllib.parse
 
 import reflex as rx
 
-from bayes_app.app import library as app_lib
-from bayes_app.app import zotero as app_zotero
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate_pages
 from state.auth import AuthState

@@ -154,7 +154,7 @@ def build_api() -> FastAPI:
     """The FastAPI app holding /api/v1; Reflex mounts its own app under it. Wires the
     application layer to Dramatiq's queue (the web process's composition root)."""
     from bayes_app import registry
-    from bayes_app.app import queue
+    from bayes_app.usecases import queue
     from jobs.queue import DramatiqQueue
 
     registry.register()

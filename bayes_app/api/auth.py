@@ -13,7 +13,7 @@ from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute, TokenId
 from bayes_app.api.session import client_address
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 
 router = APIRouter(route_class=StrictJSONRoute)
 

@@ -10,8 +10,8 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute
-from bayes_app.app import citations as app_cit
-from bayes_app.app.citations import DocumentCitations, MissingPaper
+from bayes_app.usecases import citations as app_cit
+from bayes_app.usecases.citations import DocumentCitations, MissingPaper
 
 router = APIRouter(route_class=StrictJSONRoute)
 

@@ -14,7 +14,7 @@ from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute
 from bayes_app.api.errors import not_found
-from bayes_app.app import conversations as app_conversations
+from bayes_app.usecases import conversations as app_conversations
 
 router = APIRouter(route_class=StrictJSONRoute)
 P = "/conversations/{conversation_id}"

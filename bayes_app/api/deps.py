@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from bayes_app.accounts.service import UserInfo
 from bayes_app.api.errors import ApiError
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 
 SESSION_COOKIE = "bayes_session"
 MAX_JSON_BYTES = 1_000_000

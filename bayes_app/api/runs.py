@@ -15,7 +15,7 @@ from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError
-from bayes_app.app import runs as app_runs
+from bayes_app.usecases import runs as app_runs
 from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
 

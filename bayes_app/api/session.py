@@ -30,7 +30,7 @@ from bayes_app.api.deps import (
 )
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
-from bayes_app.app import accounts
+from bayes_app.usecases import accounts
 from bayes_app.errors import DomainError
 from bayes_app.settings import get_settings
 

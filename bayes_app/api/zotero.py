@@ -14,7 +14,7 @@ from starlette.responses import Response
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute
-from bayes_app.app import zotero as app_zotero
+from bayes_app.usecases import zotero as app_zotero
 
 router = APIRouter(route_class=StrictJSONRoute)
 P = "/zotero/libraries/{library_id}"

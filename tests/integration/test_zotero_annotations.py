@@ -10,7 +10,7 @@ import pytest
 from sqlmodel import Session, select
 
 from bayes_app.accounts import service as accounts
-from bayes_app.app import zotero as app_zotero
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.db import get_engine, session_scope
 from bayes_app.library import documents as lib
 from bayes_app.maps import service as maps

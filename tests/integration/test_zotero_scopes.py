@@ -13,8 +13,8 @@ import pytest
 from sqlmodel import Session, select
 
 from bayes_app.accounts import service as accounts
-from bayes_app.app import library as app_lib
-from bayes_app.app import zotero as app_zotero
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.db import get_engine, session_scope
 from bayes_app.library.documents import collection_ids_of
 from bayes_app.library.ingest import ingest_document

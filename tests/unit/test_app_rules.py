@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bayes_app.app import accounts, credits, runs
+from bayes_app.usecases import accounts, credits, runs
 from bayes_app.errors import DomainError
 
 

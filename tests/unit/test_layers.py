@@ -16,7 +16,7 @@ PACKAGES = ("bayes_app", "state", "components", "jobs")
 # Qdrant-compatible server), the app layer, composition roots
 EDGES = (
     "bayes_app.api",
-    "bayes_app.app",
+    "bayes_app.usecases",
     "bayes_app.pages",
     "bayes_app.bayes_app",
     "bayes_app.cli",
@@ -68,11 +68,11 @@ RULES = [
     (
         "the domain imports no front door, app layer, jobs or framework",
         _domain,
-        lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.app", "jobs", *FRAMEWORKS),
+        lambda d: _under(d, "state", "components", "bayes_app.api", "bayes_app.usecases", "jobs", *FRAMEWORKS),
     ),
     (
         "the app layer imports no front door, jobs or framework",
-        lambda s: _under(s, "bayes_app.app"),
+        lambda s: _under(s, "bayes_app.usecases"),
         lambda d: _under(d, "state", "components", "bayes_app.api", "jobs", *FRAMEWORKS),
     ),
     (
@@ -97,7 +97,7 @@ def test_import_rule(rule, source, target) -> None:
 def test_the_rules_see_imports() -> None:
     """The scan finds imports inside functions too (so a rule cannot pass by finding nothing)."""
     assert ("bayes_app.api", "jobs.queue.DramatiqQueue") in IMPORTS
-    assert any(s == "state.chat" and d == "bayes_app.app" for s, d in IMPORTS)
+    assert any(s == "state.chat" and d == "bayes_app.usecases" for s, d in IMPORTS)
 
 
 def test_no_product_module_is_over_500_lines():
@@ -113,7 +113,7 @@ def test_no_product_module_is_over_500_lines():
 # The front doors (pages' states, components, the HTTP API) reach the domain through the
 # application layer: they import it, the errors, the settings and these view helpers only.
 DOOR_MAY_IMPORT = (
-    "bayes_app.app",
+    "bayes_app.usecases",
     "bayes_app.errors",
     "bayes_app.settings",
     "bayes_app.api",

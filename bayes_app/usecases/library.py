@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from bayes_app.app import queue
+from bayes_app.usecases import queue
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import uploads

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from bayes_app.app import runs
+from bayes_app.usecases import runs
 from bayes_app.db import session_scope, sessions
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service

@@ -44,5 +44,5 @@ def use(queue: Queue) -> None:
 def get() -> Queue:
     """The installed queue (RuntimeError when the process wired none)."""
     if _queue is None:
-        raise RuntimeError("No job queue is configured (bayes_app.app.queue.use).")
+        raise RuntimeError("No job queue is configured (bayes_app.usecases.queue.use).")
     return _queue

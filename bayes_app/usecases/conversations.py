@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bayes_app.app import runs
+from bayes_app.usecases import runs
 from bayes_app.chat import conversations as chat
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound

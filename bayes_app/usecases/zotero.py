@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx2
 
-from bayes_app.app import queue
+from bayes_app.usecases import queue
 from bayes_app.db import session_scope
 from bayes_app.models import Document
 from bayes_app.settings import get_settings

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from bayes_app.app import queue
+from bayes_app.usecases import queue
 from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
