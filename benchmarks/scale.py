@@ -106,11 +106,11 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
 
     redis.Redis.from_url(redis_url).flushdb()
     from bayes_app.accounts import service
-    from bayes_app.usecases import queue
-    from bayes_app.usecases.runs import start_ask
     from bayes_app.credits import ledger
     from bayes_app.library import uploads
     from bayes_app.models import MICRO, Document, Operation, User
+    from bayes_app.usecases import queue
+    from bayes_app.usecases.runs import start_ask
     from jobs.library import enqueue_ingest
     from jobs.runs import DramatiqRunQueue
 

@@ -14,8 +14,6 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.usecases import conversations as app_conversations
-from bayes_app.usecases import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError
 from bayes_app.llm.factory import is_offline
@@ -23,6 +21,8 @@ from bayes_app.models import RunStatus
 from bayes_app.runs import events, service
 from bayes_app.runs.follower import RunFollower
 from bayes_app.search.crosslang import foreign_label
+from bayes_app.usecases import conversations as app_conversations
+from bayes_app.usecases import runs as app_runs
 from state.auth import AuthState
 
 STATUS_LABEL = {"complete": "", "running": "Answering…", "cancelled": "Cancelled", "failed": "Failed"}

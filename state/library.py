@@ -6,11 +6,11 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.usecases import library as app_lib
 from bayes_app.errors import DomainError
 from bayes_app.library import documents as lib
 from bayes_app.models import DocStatus
 from bayes_app.search.crosslang import language_name
+from bayes_app.usecases import library as app_lib
 from state.auth import AuthState
 
 POLL_S = 0.7

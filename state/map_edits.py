@@ -10,11 +10,11 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.usecases import library as app_lib
-from bayes_app.usecases import maps as app_maps
 from bayes_app.maps import citations as cit
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapNotFound
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import maps as app_maps
 
 # what the user's undone edit was, in words (the undo log's action names)
 UNDO_LABELS = {

@@ -6,8 +6,8 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.errors import DomainError
+from bayes_app.usecases import zotero as app_zotero
 from state.mindmap import MapState
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.usecases import maps as app_maps
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.usecases import maps as app_maps
 from state.auth import AuthState
 
 

@@ -21,8 +21,6 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.usecases import maps as app_maps
-from bayes_app.usecases import runs as app_runs
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import live as live_map
@@ -36,6 +34,8 @@ from bayes_app.runs import events
 from bayes_app.runs.follower import RunFollower
 from bayes_app.runs.service import RunRequestError
 from bayes_app.search.crosslang import foreign_label
+from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases import runs as app_runs
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline

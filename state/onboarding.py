@@ -39,8 +39,8 @@ class GuideState(AuthState):
     @rx.event
     def use_demo_papers(self):
         """Add the bundled open-access papers to this user's library and index them."""
-        from bayes_app.usecases import library as app_lib
         from bayes_app.errors import DomainError
+        from bayes_app.usecases import library as app_lib
 
         if not self._load_user():
             return rx.redirect("/login")

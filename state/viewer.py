@@ -7,10 +7,10 @@ import urllib.parse
 
 import reflex as rx
 
-from bayes_app.usecases import library as app_lib
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.library import documents as lib
 from bayes_app.library.highlight import locate_pages
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import zotero as app_zotero
 from state.auth import AuthState
 
 ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 0.5, 3.0, 0.25

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 
 import reflex as rx
 
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.settings import get_settings
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.zotero import service as zs
 from state.library import LibraryState
 

@@ -10,8 +10,8 @@ from starlette.concurrency import run_in_threadpool
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
-from bayes_app.usecases import credits
 from bayes_app.models import ModelPrice
+from bayes_app.usecases import credits
 
 router = APIRouter(route_class=StrictJSONRoute)
 

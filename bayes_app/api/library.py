@@ -15,11 +15,11 @@ from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
 from bayes_app.api.errors import ApiError, not_found
-from bayes_app.usecases import library as app_lib
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.library import storage
 from bayes_app.library.structure import ROLES
 from bayes_app.settings import get_settings
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import zotero as app_zotero
 
 router = APIRouter(route_class=StrictJSONRoute)
 D = "/documents/{document_id}"

@@ -14,10 +14,10 @@ from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError, not_found
+from bayes_app.maps import citations, export, service
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import zotero as app_zotero
-from bayes_app.maps import citations, export, service
 
 router = APIRouter(route_class=StrictJSONRoute)
 P = "/mindmaps/{map_id}"

@@ -30,9 +30,9 @@ from bayes_app.api.deps import (
 )
 from bayes_app.api.errors import ApiError
 from bayes_app.api.security import is_https
-from bayes_app.usecases import accounts
 from bayes_app.errors import DomainError
 from bayes_app.settings import get_settings
+from bayes_app.usecases import accounts
 
 router = APIRouter(route_class=StrictJSONRoute)
 

@@ -14,8 +14,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bayes_app.api.deps import SESSION_COOKIE
 from bayes_app.api.errors import error_response
-from bayes_app.usecases import accounts
 from bayes_app.settings import get_settings
+from bayes_app.usecases import accounts
 
 MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around the file itself
 

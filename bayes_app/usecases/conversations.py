@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bayes_app.usecases import runs
 from bayes_app.chat import conversations as chat
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
@@ -14,6 +13,7 @@ from bayes_app.llm.factory import is_offline
 from bayes_app.models import Collection, Conversation, Document
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service
+from bayes_app.usecases import runs
 
 
 @dataclass

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from bayes_app.usecases import queue
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import uploads
 from bayes_app.models import Collection, Document
 from bayes_app.search import runtime
 from bayes_app.search.hybrid import SearchHit
+from bayes_app.usecases import queue
 
 
 # ---- reads ----------------------------------------------------------------------------------

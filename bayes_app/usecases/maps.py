@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from bayes_app.usecases import runs
 from bayes_app.db import session_scope, sessions
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
@@ -14,6 +13,7 @@ from bayes_app.maps.views import node_citation_views
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service as run_service
 from bayes_app.settings import get_settings
+from bayes_app.usecases import runs
 
 T = TypeVar("T")
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import redis
 
-from bayes_app.usecases import queue
 from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
@@ -22,6 +21,7 @@ from bayes_app.models import Operation, RunStatus
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import events, lifecycle, service
 from bayes_app.settings import get_settings
+from bayes_app.usecases import queue
 
 log = logging.getLogger("bayes.app.runs")
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx2
 
-from bayes_app.usecases import queue
 from bayes_app.db import session_scope
 from bayes_app.models import Document
 from bayes_app.settings import get_settings
+from bayes_app.usecases import queue
 from bayes_app.zotero import annotations as zann
 from bayes_app.zotero import highlights_map, notes_out
 from bayes_app.zotero import service as zs

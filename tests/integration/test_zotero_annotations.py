@@ -10,11 +10,11 @@ import pytest
 from sqlmodel import Session, select
 
 from bayes_app.accounts import service as accounts
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.db import get_engine, session_scope
 from bayes_app.library import documents as lib
 from bayes_app.maps import service as maps
 from bayes_app.models import Citation, Document, MapNode, NodeKind, ZoteroItem
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.zotero import annotations as zann
 from bayes_app.zotero import engine
 from tests.support.fake_zotero import seed_recorded

@@ -10,10 +10,10 @@ import pytest
 from sqlmodel import Session, select
 
 from bayes_app.accounts import service as accounts
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.db import get_engine, session_scope
 from bayes_app.maps import service as maps
 from bayes_app.models import Citation, Document, NodeKind, ZoteroNote
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.zotero import engine
 from bayes_app.zotero.service import ZoteroError
 from tests.support.fake_zotero import seed_recorded
@@ -174,8 +174,8 @@ def test_rate_limit_is_waited_out(sent):
 def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure, tmp_path):
     """A group the user belongs to: its items become the user's documents (nobody else's), its
     annotations come in, and a map is sent back into the group with group links."""
-    from bayes_app.usecases import library as app_lib
     from bayes_app.library.documents import NotFound
+    from bayes_app.usecases import library as app_lib
     from tests.support.fake_zotero_write import add_annotation, add_group
 
     configure(

@@ -13,12 +13,12 @@ import pytest
 from sqlmodel import Session, select
 
 from bayes_app.accounts import service as accounts
-from bayes_app.usecases import library as app_lib
-from bayes_app.usecases import zotero as app_zotero
 from bayes_app.db import get_engine, session_scope
 from bayes_app.library.documents import collection_ids_of
 from bayes_app.library.ingest import ingest_document
 from bayes_app.models import Collection, Document
+from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import zotero as app_zotero
 from bayes_app.zotero import engine
 from bayes_app.zotero.scopes import with_subcollections
 from tests.support.fake_zotero_write import add_annotation

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bayes_app.usecases import accounts, credits, runs
 from bayes_app.errors import DomainError
+from bayes_app.usecases import accounts, credits, runs
 
 
 @pytest.mark.parametrize("target", ["/library", "/maps/abc?tab=1", "/chat"])
