@@ -30,6 +30,8 @@ SAMPLE = {
     "MINIO_ROOT_PASSWORD": "secret-pw",
     "BAYES_SECRET_KEY": "k" * 48,
     "BAYES_ADMIN_PASSWORD": "a-long-admin-password-42",
+    "REDIS_PASSWORD": "redis-pw",
+    "QDRANT_API_KEY": "qdrant-key",
 }
 
 
@@ -100,6 +102,23 @@ def test_shape_matches_the_docs(compose):
     assert "--appendonly" in redis_cmd and redis_cmd[redis_cmd.index("--appendonly") + 1] == "yes"
     for infra in ("postgres", "redis", "qdrant", "minio", "proxy"):
         assert infra in compose["services"]
+
+
+def test_redis_and_qdrant_require_credentials(compose):
+    """No infrastructure service answers without a secret: Redis runs with requirepass, Qdrant with
+    an API key, and every Bayes process is given both (a missing secret stops `compose up`)."""
+    redis_cmd = [_interpolate(str(c)) for c in compose["services"]["redis"]["command"]]
+    assert redis_cmd[redis_cmd.index("--requirepass") + 1] == SAMPLE["REDIS_PASSWORD"]
+    qdrant_env = compose["services"]["qdrant"]["environment"]
+    assert _interpolate(qdrant_env["QDRANT__SERVICE__API_KEY"]) == SAMPLE["QDRANT_API_KEY"]
+    for name, svc in _bayes_services(compose).items():
+        env = {k: _interpolate(str(v)) for k, v in svc["environment"].items()}
+        assert env["REDIS_URL"].startswith(f"redis://:{SAMPLE['REDIS_PASSWORD']}@"), name
+        assert env.get("QDRANT_API_KEY") == SAMPLE["QDRANT_API_KEY"], name
+        if "REFLEX_REDIS_URL" in env:
+            assert env["REFLEX_REDIS_URL"].startswith(f"redis://:{SAMPLE['REDIS_PASSWORD']}@"), name
+    example = (ROOT / "deploy" / ".env.example").read_text()
+    assert "REDIS_PASSWORD=" in example and "QDRANT_API_KEY=" in example
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
     assert "ip_hash" in nginx and "web1:3000" in nginx and "web2:3000" in nginx and "Upgrade" in nginx
 
