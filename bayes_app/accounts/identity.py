@@ -41,7 +41,7 @@ def _checker() -> SpoofChecker:
 
 def skeleton(email: str) -> str:
     """The TR39 skeleton of the canonical address: equal skeletons look alike."""
-    return _checker().getSkeleton(0, canonical_email(email))
+    return str(_checker().getSkeleton(0, canonical_email(email)))
 
 
 def ascii_form(email: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlmodel import Session, func, select
+from sqlmodel import Session, col, func, select
 
 from bayes_app.models import ChatMessage, Conversation, Document, MapNode, Mindmap
 from bayes_app.models.library import DocStatus
@@ -31,13 +31,13 @@ def progress(db: Session, user_id: str) -> FirstRun:
     ).one()
     asked = db.exec(
         select(ChatMessage.id)
-        .join(Conversation, Conversation.id == ChatMessage.conversation_id)
+        .join(Conversation, col(Conversation.id) == col(ChatMessage.conversation_id))
         .where(Conversation.owner_id == user_id, ChatMessage.role == "user")
         .limit(1)
     ).first()
     mapped = db.exec(
         select(MapNode.map_id)
-        .join(Mindmap, Mindmap.id == MapNode.map_id)
+        .join(Mindmap, col(Mindmap.id) == col(MapNode.map_id))
         .where(Mindmap.owner_id == user_id)
         .group_by(MapNode.map_id)
         .having(func.count() > 1)

@@ -10,9 +10,10 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bayes_app.accounts.identity import skeleton
 from bayes_app.accounts.passwords import (
@@ -48,7 +49,7 @@ class UserInfo:
     def of(cls, user: User) -> UserInfo:
         return cls(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "email": self.email,
@@ -227,7 +228,7 @@ def user_for_api_token(db: Session, token: str | None) -> tuple[User, ApiToken] 
 
 
 def list_api_tokens(db: Session, user_id: str) -> list[ApiToken]:
-    return list(db.exec(select(ApiToken).where(ApiToken.user_id == user_id).order_by(ApiToken.created_at.desc())))
+    return list(db.exec(select(ApiToken).where(ApiToken.user_id == user_id).order_by(col(ApiToken.created_at).desc())))
 
 
 def revoke_api_token(db: Session, user_id: str, token_id: str) -> None:

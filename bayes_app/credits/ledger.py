@@ -52,7 +52,8 @@ def write_lock(db: Session, key: str, *, shared: bool = False) -> None:
     if dialect == "sqlite":
         # pysqlite (legacy transaction mode) opens a transaction only before DML, so a
         # connection that has only read is not in one and can start an IMMEDIATE one.
-        if not conn.connection.dbapi_connection.in_transaction:
+        raw = conn.connection.dbapi_connection
+        if raw is not None and not raw.in_transaction:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
     elif dialect == "postgresql":
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
@@ -73,7 +74,7 @@ def insert_ignore(db: Session, model: type[SQLModel], values: dict[str, Any], co
         .returning(*table.primary_key.columns)
     )
     # RETURNING, not rowcount: SQLAlchemy does not report rowcount for INSERTs on psycopg.
-    return db.exec(stmt).first() is not None  # type: ignore[call-overload]
+    return db.exec(stmt).first() is not None
 
 
 def credit_lock_key(user_id: str) -> str:

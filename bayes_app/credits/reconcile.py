@@ -76,7 +76,7 @@ def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) ->
         .subquery()
     )
     rows = db.exec(
-        select(
+        select(  # type: ignore[call-overload]  # sqlmodel types select() up to 4 columns
             Operation.id,
             Operation.status,
             Operation.finalized_at,

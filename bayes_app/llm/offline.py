@@ -125,9 +125,10 @@ def parse_passages(text: str) -> list[Passage]:
     """The passages `format_passages` wrote into `text`."""
     out = []
     for m in _PASSAGE.finditer(text):
-        page: int | str | None = m.group(3)
-        if page is not None and page.isdigit():
-            page = int(page)
+        raw_page: str | None = m.group(3)
+        page: int | str | None = raw_page
+        if raw_page is not None and raw_page.isdigit():
+            page = int(raw_page)
         out.append(
             Passage(
                 n=int(m.group(1)),
@@ -169,7 +170,7 @@ def _tool(request: ChatRequest, name: str) -> dict[str, Any] | None:
     for t in request.tools or ():
         fn = t.get("function", t)
         if fn.get("name") == name:
-            return fn
+            return dict(fn)
     return None
 
 
@@ -180,7 +181,7 @@ def _query_argument(tool: dict[str, Any]) -> str:
         return "query"
     strings = [k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "string"]
     required = [k for k in params.get("required") or () if k in strings]
-    return (required or strings or ["query"])[0]
+    return str((required or strings or ["query"])[0])
 
 
 def _wants_json(request: ChatRequest) -> bool:

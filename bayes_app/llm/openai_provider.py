@@ -55,7 +55,7 @@ class RetryPolicy:
     def backoff(self, attempt: int, rng: Callable[[], float] = random.random) -> float:
         """Delay after failed attempt `attempt` (1-based): exponential, 50-100 % jitter."""
         raw = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        return raw * (0.5 + 0.5 * rng())
+        return float(raw * (0.5 + 0.5 * rng()))
 
 
 @dataclass(slots=True)
@@ -375,7 +375,7 @@ def _status_detail(err: openai.APIStatusError) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"][:500]
+            return str(inner["message"])[:500]
     return (err.message or "")[:500]
 
 

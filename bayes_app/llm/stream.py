@@ -43,7 +43,7 @@ class ModelStream(ABC):
         self._named: set[int] = set()
         self._prompt_tokens: int | None = None
         self._gen: AsyncIterator[StreamEvent] | None = None
-        self._consumer: asyncio.Task | None = None
+        self._consumer: asyncio.Task[None] | None = None
         self._closing = False
         self._finished = False
 

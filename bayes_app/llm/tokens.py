@@ -33,7 +33,8 @@ def _encoder() -> Callable[[str], list[int]] | None:
         import bpe_openai
     except ImportError:
         return None
-    return bpe_openai.get_encoding(ENCODING).encode_ordinary
+    encode: Callable[[str], list[int]] = bpe_openai.get_encoding(ENCODING).encode_ordinary
+    return encode
 
 
 def _approximate(text: str) -> int:

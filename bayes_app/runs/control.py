@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 import redis
 
@@ -172,7 +172,7 @@ def request_abort(r: redis.Redis, op_id: str, reason: str = "user_cancel") -> No
 
 
 def abort_requested(r: redis.Redis, op_id: str) -> str | None:
-    return r.get(abort_key(op_id))
+    return cast(str | None, r.get(abort_key(op_id)))
 
 
 class AbortSignal:
@@ -258,7 +258,7 @@ class AbortListener:
     def _listen(self) -> None:
         while not self._stop.is_set():
             try:
-                ps = self._factory().pubsub(ignore_subscribe_messages=True)
+                ps = self._factory().pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
                 ps.subscribe(ABORT_CHANNEL)
                 self.subscribed.set()
                 while not self._stop.is_set():
@@ -278,7 +278,7 @@ class AbortListener:
             if not ids:
                 continue
             try:
-                values = self._factory().mget([abort_key(i) for i in ids])
+                values = cast(list[Any], self._factory().mget([abort_key(i) for i in ids]))
             except redis.RedisError:
                 continue
             for op_id, value in zip(ids, values):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import redis
 import redis.asyncio as aioredis
@@ -57,7 +57,7 @@ def _fields(type_: str, data: Any) -> dict[str, str]:
     return {"type": type_, "data": json.dumps(data, ensure_ascii=False, default=str)}
 
 
-def _decode(entry_id: Any, fields: dict) -> RunEvent:
+def _decode(entry_id: Any, fields: dict[Any, Any]) -> RunEvent:
     def s(v: Any) -> str:
         return v.decode() if isinstance(v, bytes) else str(v)
 
@@ -73,10 +73,11 @@ def append(r: redis.Redis, op_id: str, type_: str, data: Any) -> str:
     """XADD one event (MAXLEN ~ 10000); returns its entry id."""
     key = stream_key(op_id)
     pipe = r.pipeline(transaction=False)
-    pipe.xadd(key, _fields(type_, data), maxlen=MAXLEN, approximate=True)
+    fields: dict[Any, Any] = _fields(type_, data)
+    pipe.xadd(key, fields, maxlen=MAXLEN, approximate=True)
     pipe.expire(key, KEEP_S)
     entry_id = pipe.execute()[0]
-    return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
 
 _APPEND_DONE = """
@@ -93,7 +94,7 @@ def append_done(r: redis.Redis, op_id: str, data: Any) -> str | None:
     """Append the terminal `done` event exactly once per run (atomic check-and-XADD);
     None when it was already there."""
     fields = _fields("done", data)
-    entry_id = r.eval(_APPEND_DONE, 2, stream_key(op_id), f"op:{op_id}:done", fields["data"], KEEP_S, MAXLEN)
+    entry_id: Any = r.eval(_APPEND_DONE, 2, stream_key(op_id), f"op:{op_id}:done", fields["data"], KEEP_S, MAXLEN)
     if not entry_id:
         return None
     return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
@@ -113,7 +114,8 @@ def valid_cursor(cursor: str | None) -> str | None:
 
 
 def read_range(r: redis.Redis, op_id: str, after: str | None = None, count: int = 1000) -> list[RunEvent]:
-    return [_decode(i, f) for i, f in r.xrange(stream_key(op_id), _after(after), "+", count=count)]
+    entries = cast(list[tuple[Any, dict[Any, Any]]], r.xrange(stream_key(op_id), _after(after), "+", count=count))
+    return [_decode(i, f) for i, f in entries]
 
 
 def follow(
@@ -132,7 +134,7 @@ def follow(
     while True:
         batch = read_range(r, op_id, cursor)
         if not batch:
-            res = r.xread({stream_key(op_id): cursor}, block=block_ms, count=1000)
+            res = cast(list[Any] | None, r.xread({stream_key(op_id): cursor}, block=block_ms, count=1000))
             batch = [_decode(i, f) for _k, entries in (res or []) for i, f in entries]
         for ev in batch:
             cursor = ev.id

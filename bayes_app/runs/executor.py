@@ -275,7 +275,9 @@ async def execute(
                 attempt = lc.mark_running(db, op_id)
             except lc.CannotStart as err:
                 return ExecResult(False, detail=err.reason)
-            run = RunInfo.of(db.get(Operation, op_id))
+            op = db.get(Operation, op_id)
+            assert op is not None  # mark_running just updated it in this transaction
+            run = RunInfo.of(op)
         signal = listener.watch(op_id)
         lease.on_lost = signal.set  # another worker took over / lease expired: stop now
         lease.start_heartbeat()

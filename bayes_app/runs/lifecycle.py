@@ -89,7 +89,7 @@ def _update(db: Session, op_id: str, *where: Any, **values: Any) -> bool:
         .values(**values)
         .execution_options(synchronize_session="fetch")
     )
-    return db.exec(stmt).rowcount == 1  # type: ignore[call-overload]
+    return db.exec(stmt).rowcount == 1
 
 
 # ---- start ---------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _upsert_over_estimate(db: Session, values: dict[str, Any]) -> None:
             table.c.estimated.is_(True), or_(new.estimated.is_(False), new.output_tokens >= table.c.output_tokens)
         ),
     )
-    db.exec(stmt)  # type: ignore[call-overload]
+    db.exec(stmt)
 
 
 def request_cancel(db: Session, op_id: str, reason: str = USER_CANCEL) -> bool:
@@ -426,7 +426,7 @@ def reap_candidates(db: Session, now: datetime, lease_alive: Callable[[str], boo
 def usage_totals(db: Session, op_id: str) -> dict[str, Any]:
     """Token and cost totals of a run (for the run status API)."""
     row = db.exec(
-        select(
+        select(  # type: ignore[call-overload]  # sqlmodel types select() up to 4 columns
             func.count(),
             func.coalesce(func.sum(UsageEvent.input_tokens), 0),
             func.coalesce(func.sum(UsageEvent.cached_tokens), 0),
