@@ -51,6 +51,8 @@ def node_view(n: MapNode, citations: list[Citation] | None = None) -> dict[str, 
         "collapsed": n.collapsed,
         "created_by": n.created_by,
         "run_id": n.run_id,
+        "author_id": n.author_id,  # the user who made it, or who started the run that wrote it
+        "edited_by": n.edited_by,
         "confidence": n.confidence,
         "citation_count": len(cits),
         "support": round(min(scores), 3) if scores else None,
