@@ -53,3 +53,12 @@ class SharedCollectionRow(BaseModel):
 
 class SharedCollections(BaseModel):
     collections: list[SharedCollectionRow]
+
+
+class Viewer(BaseModel):
+    user_id: str
+    email: str
+
+
+class Presence(BaseModel):
+    viewers: list[Viewer]

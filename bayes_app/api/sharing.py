@@ -54,6 +54,20 @@ async def get_node_history(user: CurrentUser, map_id: str, node_id: str) -> Any:
     return {"changes": changes}
 
 
+@router.get("/mindmaps/{map_id}/presence", response_model=RS.Presence, summary="Who is viewing the map now")
+async def get_presence(user: CurrentUser, map_id: str) -> Any:
+    return {"viewers": await run_in_threadpool(app_maps.viewers, user.id, map_id)}
+
+
+@router.post(
+    "/mindmaps/{map_id}/presence",
+    response_model=RS.Presence,
+    summary="I am viewing the map (a heartbeat; it lapses after 10 s); answers who is viewing it",
+)
+async def post_presence(user: CurrentUser, map_id: str) -> Any:
+    return {"viewers": await run_in_threadpool(app_maps.here, user.id, user.email, map_id)}
+
+
 # ---- collection members ----------------------------------------------------------------------
 @router.get(C, response_model=RS.MemberList, summary="The collection's members (owner only)")
 async def list_collection_members(user: CurrentUser, collection_id: str) -> Any:

@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.maps import access, history, members
+from bayes_app.maps import access, history, members, presence
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps import service
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.presence import BEAT_S
 from bayes_app.maps.views import node_citation_views
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service as run_service
@@ -17,6 +19,7 @@ from bayes_app.models import Role
 from bayes_app.settings import get_settings
 from bayes_app.usecases import runs
 
+__all__ = ["BEAT_S", "EDIT", "OWN", "READ", "MapError", "MapNotFound"]  # for the front doors
 T = TypeVar("T")
 READ, EDIT, OWN = Role.VIEWER, Role.EDITOR, Role.OWNER  # what a front door asks of the caller's role
 
@@ -62,6 +65,22 @@ def members_of(user_id: str, map_id: str) -> dict[str, Any]:
 def node_history(user_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
     """Who changed the node and what each edit set, for any member."""
     return call_as(user_id, map_id, READ, history.node_history, node_id)
+
+
+def here(user_id: str, email: str, map_id: str) -> list[dict[str, str]]:
+    """A member's heartbeat on the map's page; returns who is viewing it now (MapNotFound once
+    the map is no longer shared with them: the page leaves it)."""
+    with session_scope() as db:
+        access.authorize(db, user_id, map_id, READ)
+    r = get_redis()
+    presence.beat(r, map_id, user_id, email)
+    return presence.viewers(r, map_id)
+
+
+def viewers(user_id: str, map_id: str) -> list[dict[str, str]]:
+    """Who is viewing the map now, for any member."""
+    require(user_id, map_id, READ)
+    return presence.viewers(get_redis(), map_id)
 
 
 def require(user_id: str, map_id: str, need: str) -> None:

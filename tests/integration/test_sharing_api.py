@@ -48,17 +48,19 @@ NEED = {
     ("DELETE", "/mindmaps/{map_id}/members/{member_id}"): OWN,
     ("GET", "/mindmaps/{map_id}/nodes/{node_id}/history"): READ,
     ("GET", "/mindmaps/{map_id}/missing"): OWN,
+    ("GET", "/mindmaps/{map_id}/presence"): READ,
+    ("POST", "/mindmaps/{map_id}/presence"): READ,
 }
 RANK = {READ: 1, EDIT: 2, OWN: 3}
 
 
 @pytest.fixture
-def api(db_url, configure):
+def api(db_url, configure, redis_server):
     from starlette.testclient import TestClient
 
     from bayes_app.api import build_api
 
-    configure(DATABASE_URL=db_url)
+    configure(DATABASE_URL=db_url, REDIS_URL=redis_server.url)
     with TestClient(build_api()) as c:
         yield c
 
@@ -204,6 +206,13 @@ def test_members_api_and_shared_with_me(api, db_url, people):
     assert api.delete(f"{base}/{p['viewer']['id']}", headers=oh).status_code == 200
     assert api.get(f"/api/v1/mindmaps/{ids['map_id']}", headers=p["viewer"]["h"]).status_code == 404
     assert api.get("/api/v1/mindmaps", headers=p["viewer"]["h"]).json()["shared"] == []
+    # presence: who has the map open (heartbeats); a removed member's beat is refused
+    pres = f"/api/v1/mindmaps/{ids['map_id']}/presence"
+    api.post(pres, headers=oh)
+    seen = api.post(pres, headers=p["editor"]["h"]).json()["viewers"]
+    assert {v["email"] for v in seen} == {p["owner"]["email"], p["editor"]["email"]}
+    assert api.post(pres, headers=p["viewer"]["h"]).status_code == 404
+    assert api.get(pres, headers=p["stranger"]["h"]).status_code == 404
     # a member may leave
     assert api.delete(f"{base}/{p['target']['id']}", headers=p["target"]["h"]).status_code == 200
     assert api.get(f"/api/v1/mindmaps/{ids['map_id']}", headers=p["target"]["h"]).status_code == 404
