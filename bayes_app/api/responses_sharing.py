@@ -62,3 +62,16 @@ class Viewer(BaseModel):
 
 class Presence(BaseModel):
     viewers: list[Viewer]
+
+
+class ShareRow(BaseModel):
+    kind: str  # map | collection
+    title: str
+    owner: str  # e-mail
+    member: str  # e-mail
+    role: str
+    since: str
+
+
+class ShareList(BaseModel):
+    shares: list[ShareRow]

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from bayes_app.api import responses as R
 from bayes_app.api import responses_sharing as RS
 from bayes_app.api import schemas
-from bayes_app.api.deps import CurrentUser, StrictJSONRoute
+from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import sharing as app_sharing
 
@@ -90,3 +90,8 @@ async def remove_collection_member(user: CurrentUser, collection_id: str, member
 @router.get("/shared/collections", response_model=RS.SharedCollections, summary="Collections shared with me")
 async def shared_collections(user: CurrentUser) -> Any:
     return {"collections": await run_in_threadpool(app_sharing.shared_collections, user.id)}
+
+
+@router.get("/admin/shares", response_model=RS.ShareList, summary="Who shares which map or collection with whom (admin)")
+async def all_shares(admin: AdminUser) -> Any:
+    return {"shares": await run_in_threadpool(app_sharing.all_shares)}

@@ -6,6 +6,7 @@ from typing import Any
 
 from bayes_app.db import session_scope
 from bayes_app.sharing import collections as shared
+from bayes_app.sharing import overview
 
 
 def collection_members(user_id: str, collection_id: str) -> dict[str, Any]:
@@ -26,3 +27,9 @@ def remove_collection_member(user_id: str, collection_id: str, member_id: str) -
 def shared_collections(user_id: str) -> list[dict[str, Any]]:
     with session_scope() as db:
         return shared.shared_with(db, user_id)
+
+
+def all_shares() -> list[dict[str, Any]]:
+    """For the admin dashboard: who shares what with whom (the caller must be an admin)."""
+    with session_scope() as db:
+        return overview.shares(db)

@@ -213,6 +213,17 @@ def test_members_api_and_shared_with_me(api, db_url, people):
     assert {v["email"] for v in seen} == {p["owner"]["email"], p["editor"]["email"]}
     assert api.post(pres, headers=p["viewer"]["h"]).status_code == 404
     assert api.get(pres, headers=p["stranger"]["h"]).status_code == 404
+    # the admin sees who shares what with whom; nobody else does
+    assert api.get("/api/v1/admin/shares", headers=p["viewer"]["h"]).status_code == 403
+    with Session(get_engine(db_url)) as db:
+        admin = accounts.register(db, f"a{uuid.uuid4().hex[:8]}@example.com", "pw-" + uuid.uuid4().hex, is_admin=True)
+        db.commit()
+        _, token = accounts.create_api_token(db, admin, timedelta(days=1))
+        db.commit()
+    rows = api.get("/api/v1/admin/shares", headers={"Authorization": f"Bearer {token}"}).json()["shares"]
+    assert {(r["kind"], r["title"], r["owner"], r["member"], r["role"]) for r in rows} >= {
+        ("map", "Shared", p["owner"]["email"], p["editor"]["email"], EDIT)
+    }
     # a member may leave
     assert api.delete(f"{base}/{p['target']['id']}", headers=p["target"]["h"]).status_code == 200
     assert api.get(f"/api/v1/mindmaps/{ids['map_id']}", headers=p["target"]["h"]).status_code == 404
