@@ -109,7 +109,9 @@ def share_bar() -> rx.Component:
         ),
         rx.cond(
             S.is_owner,
-            rx.button(rx.icon("user-plus", size=14), "Share", size="1", variant="soft", on_click=S.open_share, id="btn-share"),
+            rx.button(
+                rx.icon("user-plus", size=14), "Share", size="1", variant="soft", on_click=S.open_share, id="btn-share"
+            ),
             rx.cond(S.is_shared_map, rx.badge("Shared with you · ", S.my_role, color_scheme="blue", id="map-role")),
         ),
         align="center",

@@ -92,6 +92,8 @@ async def shared_collections(user: CurrentUser) -> Any:
     return {"collections": await run_in_threadpool(app_sharing.shared_collections, user.id)}
 
 
-@router.get("/admin/shares", response_model=RS.ShareList, summary="Who shares which map or collection with whom (admin)")
+@router.get(
+    "/admin/shares", response_model=RS.ShareList, summary="Who shares which map or collection with whom (admin)"
+)
 async def all_shares(admin: AdminUser) -> Any:
     return {"shares": await run_in_threadpool(app_sharing.all_shares)}

@@ -206,7 +206,9 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
     if edit is None:
         return None
     with atomic(db):
-        rest, dele = _keep_others(db, edit, user_id, owner_id, edit.undo.get("restore", {}), edit.undo.get("delete", {}))
+        rest, dele = _keep_others(
+            db, edit, user_id, owner_id, edit.undo.get("restore", {}), edit.undo.get("delete", {})
+        )
         edit_id = edit.id
         db.expunge_all()
         edit = db.get(MapEdit, edit_id)

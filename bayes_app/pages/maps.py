@@ -76,9 +76,7 @@ def _editor() -> rx.Component:
         rx.cond(MapState.notice != "", rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
         stack_on_phone(
-            rx.vstack(
-                map_views(), rx.cond(MapState.can_edit, message_box()), width="100%", min_width="0", spacing="3"
-            ),
+            rx.vstack(map_views(), rx.cond(MapState.can_edit, message_box()), width="100%", min_width="0", spacing="3"),
             rx.vstack(
                 node_panel(),
                 rx.divider(),
@@ -109,7 +107,9 @@ def editor_page() -> rx.Component:
         rx.cond(
             MapState.missing,
             rx.callout(
-                rx.cond(MapState.gone_message != "", MapState.gone_message, "This map does not exist, or it is not yours."),
+                rx.cond(
+                    MapState.gone_message != "", MapState.gone_message, "This map does not exist, or it is not yours."
+                ),
                 rx.link("Back to Maps", href="/maps", size="2"),
                 icon="circle-alert",
                 color_scheme="gray",

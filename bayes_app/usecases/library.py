@@ -12,9 +12,9 @@ from bayes_app.library import documents as lib
 from bayes_app.library import uploads
 from bayes_app.models import Collection, Document
 from bayes_app.search import runtime
+from bayes_app.search.hybrid import SearchHit
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.sharing import documents as shared_docs
-from bayes_app.search.hybrid import SearchHit
 from bayes_app.usecases import queue
 
 

@@ -7,15 +7,14 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.maps import access, history, members, presence
+from bayes_app.maps import access, history, members, presence, service
 from bayes_app.maps import runs as map_runs
-from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.presence import BEAT_S
 from bayes_app.maps.views import node_citation_views
+from bayes_app.models import Role
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service as run_service
-from bayes_app.models import Role
 from bayes_app.settings import get_settings
 from bayes_app.usecases import runs
 

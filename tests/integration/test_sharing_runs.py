@@ -22,10 +22,10 @@ from tests.integration.test_map_agents import Q2A, env, index_env, run  # noqa: 
 from tests.support.fake_openai import FakeOpenAI, Script
 
 
-def _account(env) -> str:
+def _account(e: dict) -> str:
     from bayes_app.accounts import service as accounts
 
-    with env["sessions"]() as db:
+    with e["sessions"]() as db:
         user = accounts.register(db, f"m{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
         db.commit()
         ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
@@ -33,7 +33,7 @@ def _account(env) -> str:
         return user.id
 
 
-def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env):
+def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env):  # noqa: F811
     from bayes_app.library.quotes import quote_in_text
 
     sessions, owner = env["sessions"], env["user"]
@@ -63,9 +63,7 @@ def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env):
     # a billed (model-judged) run: charged to the editor, named after the map in the history
     reply = json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": "PaSa-7B beats baselines."}]})
     with FakeOpenAI(Script.reply(reply, match="ROLE: check_support")) as fake:
-        op_id, _ = run(
-            env_editor, "check_support", mid, lambda: OpenAIProvider(fake.base_url, "k"), node_id=node["id"]
-        )
+        op_id, _ = run(env_editor, "check_support", mid, lambda: OpenAIProvider(fake.base_url, "k"), node_id=node["id"])
     with sessions() as db:
         op = db.get(Operation, op_id)
         assert op.owner_id == editor and op.charged_credits > 0
