@@ -35,6 +35,19 @@ def readable_collection(db: Session, user_id: str, collection_id: str) -> Collec
     return c
 
 
+def scope_owner(db: Session, user_id: str, collection_ids: list[str] | None) -> str:
+    """Whose library a search scope reads: the user's, or — when every named collection was
+    shared with them by one owner — that owner's (the search stays inside those collections).
+    NotFound for a collection neither theirs nor shared (any more); SharingError 400
+    `mixed_scope` when the scope mixes libraries."""
+    owners = {readable_collection(db, user_id, c).owner_id for c in collection_ids or []}
+    if not owners or owners == {user_id}:
+        return user_id
+    if len(owners) > 1:
+        raise SharingError("mixed_scope", "Search one library at a time: your collections or one shared owner's.")
+    return owners.pop()
+
+
 def _view(m: CollectionMember, email: str) -> dict[str, Any]:
     return {"user_id": m.user_id, "email": email, "role": m.role, "added_at": _iso(m.created_at)}
 

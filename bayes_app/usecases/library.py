@@ -68,22 +68,10 @@ def search(
     """Search the user's library, or collections shared with them (NotFound for a named
     document or collection neither theirs nor shared with them)."""
     with session_scope() as db:
-        library = scope_owner(db, user_id, collection_ids)
+        library = shared_cols.scope_owner(db, user_id, collection_ids)
         for d in document_ids or []:
             lib.get_owned(db, library, d)
         return runtime.search_library(db, library, query, k, document_ids, collection_ids, include_roles, all_roles)
-
-
-def scope_owner(db: Any, user_id: str, collection_ids: list[str] | None) -> str:
-    """Whose library a search scope reads: the user's, or — when every named collection was
-    shared with them by one owner — that owner's (the search stays inside those collections).
-    NotFound for a collection neither theirs nor shared; 400 when the scope mixes libraries."""
-    owners = {shared_cols.readable_collection(db, user_id, c).owner_id for c in collection_ids or []}
-    if not owners or owners == {user_id}:
-        return user_id
-    if len(owners) > 1:
-        raise lib.LibraryError("mixed_scope", "Search one library at a time: your collections or one shared owner's.")
-    return owners.pop()
 
 
 # ---- write, then enqueue ------------------------------------------------------------------

@@ -283,15 +283,22 @@ def test_collection_shared_read_only(api, db_url, people):
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=p["stranger"]["h"]).status_code == 404
     # the member's search scoped to the shared collection reads the owner's library, inside it
     # (no index runs in this test: the scope decision is checked directly)
-    from bayes_app.usecases.library import scope_owner
+    from bayes_app.chat.conversations import ChatError, normalize_scope
+    from bayes_app.sharing.collections import scope_owner
 
     with Session(get_engine(db_url)) as db:
         assert scope_owner(db, p["viewer"]["id"], [cid]) == p["owner"]["id"]
         assert scope_owner(db, p["viewer"]["id"], None) == p["viewer"]["id"]
+        # ... and it is a valid scope of the member's own Ask (not of a stranger's)
+        assert normalize_scope(db, p["viewer"]["id"], {"collection_ids": [cid]}) == {"collection_ids": [cid]}
+        with pytest.raises(ChatError):
+            normalize_scope(db, p["stranger"]["id"], {"collection_ids": [cid]})
     assert api.delete(f"{base}/{p['viewer']['id']}", headers=oh).status_code == 200
     assert api.get(f"/api/v1/documents/{chunk.document_id}/file", headers=vh).status_code == 404
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=vh).status_code == 404
     assert api.get("/api/v1/shared/collections", headers=vh).json()["collections"] == []
+    with Session(get_engine(db_url)) as db, pytest.raises(ChatError):
+        normalize_scope(db, p["viewer"]["id"], {"collection_ids": [cid]})
 
 
 def test_undo_is_per_user_and_concurrent_edits_keep_both(api, db_url, people):
