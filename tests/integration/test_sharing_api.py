@@ -293,7 +293,15 @@ def test_collection_shared_read_only(api, db_url, people):
         assert normalize_scope(db, p["viewer"]["id"], {"collection_ids": [cid]}) == {"collection_ids": [cid]}
         with pytest.raises(ChatError):
             normalize_scope(db, p["stranger"]["id"], {"collection_ids": [cid]})
+    # the member cites a passage of the shared collection on their own map; an outside passage is refused
+    mine = api.post("/api/v1/mindmaps", json={"title": "Mine"}, headers=vh).json()
+    cite = f"/api/v1/mindmaps/{mine['id']}/nodes/{mine['root_id']}/citations"
+    assert api.post(cite, json={"chunk_id": outside.id, "quote": QUOTE}, headers=vh).status_code == 404
+    assert api.post(cite, json={"chunk_id": chunk.id, "quote": QUOTE}, headers=vh).status_code == 201
     assert api.delete(f"{base}/{p['viewer']['id']}", headers=oh).status_code == 200
+    # unshared: the node keeps its citation, which shows "no longer shared with you" instead of the quote
+    [c] = api.get(f"/api/v1/mindmaps/{mine['id']}", headers=vh).json()["citations"]
+    assert (c["quote"], c["title"], c["source_removed_reason"]) == ("", "No longer shared with you", "no_longer_shared")
     assert api.get(f"/api/v1/documents/{chunk.document_id}/file", headers=vh).status_code == 404
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=vh).status_code == 404
     assert api.get("/api/v1/shared/collections", headers=vh).json()["collections"] == []
