@@ -62,6 +62,7 @@ def share_dialog() -> rx.Component:
                         value=S.share_role,
                         on_change=S.set_share_role,
                         id="share-role",
+                        name="role",
                         aria_label="Role",
                     ),
                     rx.button("Share", type="submit", id="share-add"),

@@ -110,7 +110,8 @@ class MapSharing(rx.State, mixin=True):
         if not email:
             self.share_error = "Enter the e-mail of the account to share with."
             return
-        if self._share_call(app_maps.add_member, email, self.share_role):
+        role = (form or {}).get("role") or self.share_role
+        if self._share_call(app_maps.add_member, email, role):
             self.share_email = ""
 
     @rx.event

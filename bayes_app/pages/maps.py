@@ -106,12 +106,17 @@ def editor_page() -> rx.Component:
         MapState.map_title,
         rx.cond(
             MapState.missing,
-            rx.callout(
-                rx.cond(
-                    MapState.gone_message != "", MapState.gone_message, "This map does not exist, or it is not yours."
+            rx.callout.root(
+                rx.callout.icon(rx.icon("circle-alert")),
+                rx.callout.text(
+                    rx.cond(
+                        MapState.gone_message != "",
+                        MapState.gone_message,
+                        "This map does not exist, or it is not yours.",
+                    ),
+                    " ",
+                    rx.link("Back to Maps", href="/maps"),
                 ),
-                rx.link("Back to Maps", href="/maps", size="2"),
-                icon="circle-alert",
                 color_scheme="gray",
                 id="map-missing",
             ),
