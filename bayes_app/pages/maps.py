@@ -70,8 +70,8 @@ def _editor() -> rx.Component:
             width="100%",
             wrap="wrap",
         ),
-        rx.cond(MapState.can_edit, toolbar()),
-        run_bar(),
+        toolbar(),
+        rx.cond(MapState.can_edit, run_bar()),
         error_callout(MapState.error, "map-error", width="100%"),
         rx.cond(MapState.notice != "", rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
@@ -79,8 +79,7 @@ def _editor() -> rx.Component:
             rx.vstack(map_views(), rx.cond(MapState.can_edit, message_box()), width="100%", min_width="0", spacing="3"),
             rx.vstack(
                 node_panel(),
-                rx.divider(),
-                search_panel(),
+                rx.cond(MapState.is_owner, rx.fragment(rx.divider(), search_panel())),  # the owner's library
                 width=rx.breakpoints(initial="100%", lg="380px"),
                 min_width=rx.breakpoints(initial="0", lg="380px"),
                 spacing="3",
