@@ -172,7 +172,7 @@ def _mine(user_id: str, owner_id: str) -> Any:
 def _keep_others(db: Session, edit: MapEdit, user_id: str, owner_id: str, rest: dict, dele: dict) -> tuple[dict, dict]:
     """What undoing `edit` may touch without reverting another user's change: of each node it
     changed, only the fields still holding the value it set; nodes it created are kept when
-    another user has edited them since. Entries recorded before 0021 (no `after`) stay whole."""
+    another user has edited them or added under them since. Entries recorded before 0021 (no `after`) stay whole."""
     if not edit.after and not edit.user_id:
         return rest, dele
     nodes = []
@@ -185,10 +185,17 @@ def _keep_others(db: Session, edit: MapEdit, user_id: str, owner_id: str, rest: 
         fields = {f: snap[f] for f, v in mine.items() if getattr(row, f) == v}
         if fields:
             nodes.append({"id": snap["id"], **fields})
+    created = dele.get("nodes", [])
     others = {
         n.id
-        for n in db.exec(select(MapNode).where(col(MapNode.id).in_(dele.get("nodes", []))))
+        for n in db.exec(select(MapNode).where(col(MapNode.id).in_(created)))
         if n.edited_by and n.edited_by != user_id
+    }
+    # ... or has children another user made under it (deleting it would take theirs along)
+    others |= {
+        n.parent_id
+        for n in db.exec(select(MapNode).where(col(MapNode.parent_id).in_(created)))
+        if n.author_id and n.author_id != user_id and n.id not in created
     }
     return {**rest, "nodes": nodes}, {**dele, "nodes": [i for i in dele.get("nodes", []) if i not in others]}
 

@@ -76,8 +76,14 @@ def test_two_users_edit_one_map_live(app_stack, make_user, browser):
         expect(_node(member, "Owner's theme")).to_be_visible()
         assert owner_to_member < 3.0
 
-        # the owner removes the member: the member's open page leaves the map with a plain message
+        # made a viewer, the member's open page loses the edit tools at once and keeps export
         owner.click("#btn-share")
+        owner.locator(".share-member-role").select_option("viewer")
+        expect(member.locator("#map-role")).to_contain_text("viewer", timeout=5_000)
+        expect(member.locator("#btn-add-child")).to_have_count(0)
+        expect(member.locator("#export-md")).to_be_visible()
+
+        # the owner removes the member: the member's open page leaves the map with a plain message
         owner.locator(".share-member-remove").click()
         expect(owner.locator("#share-none")).to_be_visible()
         expect(member.locator("#map-missing")).to_contain_text("This map is no longer shared with you.", timeout=10_000)

@@ -337,5 +337,10 @@ def test_undo_is_per_user_and_concurrent_edits_keep_both(api, db_url, people):
     assert api.post(f"{m}/undo", headers=eh).json()["undone"] == "update_node"
     after = {n["id"]: n for n in api.get(m, headers=oh).json()["nodes"]}
     assert after[ids["node_id"]]["title"] == "Owner says B"
+    # the editor's node, under which the owner added a child: the editor's undo keeps both
+    api.post(f"{m}/nodes", json={"parent_id": added["id"], "title": "Owner's child"}, headers=oh)
+    assert api.post(f"{m}/undo", headers=eh).json()["undone"] == "add_child"
+    titles = {n["title"] for n in api.get(m, headers=oh).json()["nodes"]}
+    assert {"Editor's node", "Owner's child"} <= titles
     # viewer: no undo at all
     assert api.post(f"{m}/undo", headers=p["viewer"]["h"]).status_code == 403
