@@ -71,6 +71,14 @@ def announce_started(r: redis.Redis, map_id: str, op_id: str) -> None:
     r.expire(key, 86_400)
 
 
+def announce_edit(r: redis.Redis, map_id: str) -> None:
+    """Wake the map's open editors after an edit (another user's or tab's page re-reads the map
+    now instead of at its next revision poll); a hint only, like `announce_started`."""
+    key = started_key(map_id)
+    r.xadd(key, {"edit": "1"}, maxlen=20, approximate=True)
+    r.expire(key, 86_400)
+
+
 def run_title(kind: str, map_title: str) -> str:
     """The history row of a map run: its kind and the map ("Research · PaSa")."""
     return f"{KIND_LABELS.get(kind, kind)} · {map_title}"

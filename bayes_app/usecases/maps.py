@@ -38,7 +38,18 @@ def call_as(user_id: str, map_id: str, need: str, fn: Callable[..., T], *args: A
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, need)
         with access.acting_as(user_id):
-            return fn(db, m.owner_id, map_id, *args, **kw)
+            out = fn(db, m.owner_id, map_id, *args, **kw)
+    if need != READ:
+        _announce_edit(map_id)
+    return out
+
+
+def _announce_edit(map_id: str) -> None:
+    """Wake the map's open pages at once (best effort: without Redis they see it at their next poll)."""
+    try:
+        map_runs.announce_edit(get_redis(), map_id)
+    except Exception:  # noqa: BLE001 - a hint only; the edit is committed
+        pass
 
 
 def role(user_id: str, map_id: str) -> str:
