@@ -362,3 +362,19 @@ def price_editor() -> rx.Component:
             rx.callout(AdminState.price_notice, color_scheme="green", icon="check", id="price-notice"),
         ),
     )
+
+
+def shares() -> rx.Component:
+    """Who shares which map or collection with whom (sharing, docs/sharing.md)."""
+    return section(
+        "Sharing",
+        table(
+            "admin-shares",
+            ["Kind", "Map or collection", "Owner", "Shared with", "Role", "Since (UTC)"],
+            AdminState.shares,
+            lambda r: rx.table.row(
+                *cells(r["kind"], r["title"], r["owner"], r["member"], r["role"], r["since"]), class_name="admin-share"
+            ),
+            "Nothing is shared.",
+        ),
+    )

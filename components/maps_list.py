@@ -100,6 +100,40 @@ def maps_table() -> rx.Component:
     )
 
 
+def _shared_row(m: rx.Var) -> rx.Component:
+    return rx.table.row(
+        rx.table.cell(rx.link(m["title"], href="/maps/" + m["id"], class_name="shared-open", weight="medium")),
+        rx.table.cell(rx.text(m["owner"], size="2"), class_name="shared-owner"),
+        rx.table.cell(rx.badge(m["role"], color_scheme="blue"), class_name="shared-role"),
+        rx.table.cell(m["updated"], class_name="map-updated"),
+        class_name="shared-row",
+    )
+
+
+def shared_table() -> rx.Component:
+    """Maps others shared with me, with my role (only when there are some)."""
+    return rx.cond(
+        MapsState.shared.length() > 0,
+        rx.vstack(
+            rx.heading("Shared with me", size="4", margin_top="1em"),
+            rx.table.root(
+                rx.table.header(
+                    rx.table.row(
+                        rx.table.column_header_cell("Map"),
+                        rx.table.column_header_cell("Owner"),
+                        rx.table.column_header_cell("My role"),
+                        rx.table.column_header_cell("Last edited (UTC)"),
+                    )
+                ),
+                rx.table.body(rx.foreach(MapsState.shared, _shared_row)),
+                width="100%",
+            ),
+            width="100%",
+            id="shared-maps",
+        ),
+    )
+
+
 def delete_map_dialog() -> rx.Component:
     return rx.alert_dialog.root(
         rx.alert_dialog.content(

@@ -33,6 +33,31 @@ def download_link(label: str, href: rx.Var | str, filename: str, id_: str) -> rx
 
 def toolbar() -> rx.Component:
     return rx.hstack(
+        rx.cond(MapState.can_edit, _edit_tools()),  # a viewer reads, fits and exports
+        _tool("maximize", "Zoom to fit", MapState.fit, "btn-fit"),
+        rx.separator(orientation="vertical", size="1"),
+        rx.text(
+            MapLiveState.node_count,
+            rx.cond(MapLiveState.node_count == 1, " node", " nodes"),
+            size="1",
+            color_scheme="gray",
+            id="node-count",
+        ),
+        rx.spacer(),
+        rx.text("Export", size="1", color_scheme="gray"),
+        download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
+        download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
+        download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
+        rx.cond(MapState.is_owner, zotero_menu()),  # it reads and writes the caller's own Zotero
+        width="100%",
+        align="center",
+        spacing="2",
+        wrap="wrap",
+    )
+
+
+def _edit_tools() -> rx.Component:
+    return rx.fragment(
         _tool("corner-down-right", "Add child (Tab)", MapState.add_child, "btn-add-child"),
         _tool(
             "list-plus",
@@ -57,26 +82,7 @@ def toolbar() -> rx.Component:
             disabled=MapState.selected_id == "",
         ),
         _tool("network", "Auto-layout", MapState.layout, "btn-layout"),
-        _tool("maximize", "Zoom to fit", MapState.fit, "btn-fit"),
         _tool("undo-2", "Undo (Ctrl/Cmd-Z)", MapState.undo, "btn-undo"),
-        rx.separator(orientation="vertical", size="1"),
-        rx.text(
-            MapLiveState.node_count,
-            rx.cond(MapLiveState.node_count == 1, " node", " nodes"),
-            size="1",
-            color_scheme="gray",
-            id="node-count",
-        ),
-        rx.spacer(),
-        rx.text("Export", size="1", color_scheme="gray"),
-        download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
-        download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
-        download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
-        zotero_menu(),
-        width="100%",
-        align="center",
-        spacing="2",
-        wrap="wrap",
     )
 
 

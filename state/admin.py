@@ -12,6 +12,7 @@ from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import MICRO, utcnow
 from bayes_app.usecases import credits
+from bayes_app.usecases import sharing as app_sharing
 from state.auth import AuthState
 
 SPEND_DAYS = 30
@@ -72,6 +73,7 @@ class AdminState(AuthState):
     grant_notice: str = ""
     # price editor
     prices: list[dict[str, str]] = []
+    shares: list[dict[str, str]] = []  # who shares which map or collection with whom
     price_model: str = ""
     price_input: str = ""
     price_cached: str = ""
@@ -116,6 +118,10 @@ class AdminState(AuthState):
             self._refresh()
 
     def _refresh(self) -> None:
+        self.shares = [
+            {**r, "owner": shown_email(r["owner"]), "member": shown_email(r["member"]), "since": r["since"][:16]}
+            for r in app_sharing.all_shares()
+        ]
         d = credits.dashboard(
             SPEND_DAYS,
             self.runs_limit,

@@ -201,9 +201,12 @@ class MapEditing(rx.State, mixin=True):
         if not self._load_user():
             return
         try:
-            action = app_maps.call(service.undo, self.user_id, self.map_id)
+            action = app_maps.call_as(self.user_id, self.map_id, app_maps.EDIT, service.undo)
         except MapNotFound:
             action = None
+        except app_maps.MapError as err:  # a viewer
+            self.error = err.message
+            return
         self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action else "Nothing to undo."
         self._reload()
 

@@ -21,8 +21,13 @@ def _row(m: dict) -> dict[str, str]:
     }
 
 
+def _shared_row(m: dict) -> dict[str, str]:
+    return {**_row(m), "owner": m.get("owner_email") or "", "role": m.get("role") or ""}
+
+
 class MapsState(AuthState):
     maps: list[dict[str, str]] = []
+    shared: list[dict[str, str]] = []  # maps others shared with me
     new_title: str = ""
     rename_id: str = ""
     rename_title: str = ""
@@ -31,7 +36,9 @@ class MapsState(AuthState):
     maps_error: str = ""
 
     def _refresh(self) -> None:
-        self.maps = [_row(m) for m in app_maps.call(service.list_maps, self.user_id)]
+        lists = app_maps.list_maps(self.user_id)
+        self.maps = [_row(m) for m in lists["mindmaps"]]
+        self.shared = [_shared_row(m) for m in lists["shared"]]
 
     @rx.event
     def load(self):

@@ -39,6 +39,7 @@ from bayes_app.usecases import runs as app_runs
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
+from state.map_share import MapSharing, here
 
 POLL_S = 0.25  # revision poll while no run is live
 RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
@@ -85,11 +86,16 @@ def _cited_label(n: int) -> str:
     return "" if not n else f"cited by {n} paper{'s' if n != 1 else ''} in your library"
 
 
-def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
-    return app_maps.call(live_map.probe, owner_id, map_id)
+def _probe(user_id: str, map_id: str) -> tuple[int | None, str | None]:
+    """(revision, the user's active run on the map); (None, None) once the map is gone for this
+    user (deleted, or no longer shared with them)."""
+    try:
+        return app_maps.call_as(user_id, map_id, app_maps.READ, live_map.probe_for, user_id)
+    except MapNotFound:
+        return None, None
 
 
-class MapState(MapOutline, MapEditing, AuthState):
+class MapState(MapOutline, MapEditing, MapSharing, AuthState):
     # the map
     map_id: str = ""
     map_title: str = ""
@@ -193,11 +199,11 @@ class MapState(MapOutline, MapEditing, AuthState):
     def _reload(self) -> bool:
         """Read the whole map; False when it is gone (deleted, or never ours)."""
         try:
-            view = app_maps.call(service.map_view, self.user_id, self.map_id)
+            view = app_maps.view(self.user_id, self.map_id)
         except MapNotFound:
-            self.missing, self._nodes = True, {}
-            self._live().graph = {"nodes": [], "edges": []}
+            self._gone()
             return False
+        self.my_role = view.get("role") or ""
         self._apply_view(view)
         return True
 
@@ -220,10 +226,11 @@ class MapState(MapOutline, MapEditing, AuthState):
         self.offline_mode = is_offline()
         self.error = self.notice = ""
         self.missing, self.confirm_delete, self.proposals_open = False, False, False
+        self.gone_message, self.viewing = "", []
         parts = [p for p in self.router.url.path.split("/") if p]
         new_id = parts[1] if len(parts) >= 2 and parts[0] == "maps" else ""
         if new_id != self.map_id:
-            self.selected_id, self.search_hits, self.search_q = "", [], ""
+            self.selected_id, self.search_hits, self.search_q, self.my_role = "", [], "", ""
             self._reset_run()
         self.map_id = new_id
         self.live_run_id, self._cursor, self._live_ids = "", "", []
@@ -258,14 +265,15 @@ class MapState(MapOutline, MapEditing, AuthState):
         from bayes_app.redis_client import new_async_redis
 
         async with self:
-            owner, map_id = self.user_id, self.map_id
+            owner, map_id, email = self.user_id, self.map_id, self.user_email
             run_id, cursor = self.live_run_id, self._cursor or None
             known_rev = self._revision
         follower = RunFollower(new_async_redis(), run_id, cursor, block_ms=RUN_BLOCK_MS, min_gap_s=PUSH_MIN_S)
         r = follower.redis
         started, started_cursor = map_runs.started_key(map_id), f"{int(time.time() * 1000)}-0"
-        last_reload = last_sync = last_probe = 0.0
+        last_reload = last_sync = last_probe = last_beat = 0.0
         rev, active = known_rev, run_id or None
+        others: list[str] | None = []
         try:
             while True:
                 batch: list[events.RunEvent] = []
@@ -279,23 +287,29 @@ class MapState(MapOutline, MapEditing, AuthState):
                     except Exception:  # noqa: BLE001 - Redis restarting: plain polling meanwhile
                         await asyncio.sleep(POLL_S)
                 now = time.monotonic()
-                if not batch:  # events flowing: the probe runs after they are shown (below)
+                beat = now - last_beat >= app_maps.BEAT_S
+                if beat:  # presence: who else has the map open (also notices a removed share)
+                    others, last_beat = await asyncio.to_thread(here, owner, email, map_id), now
+                    if others is None:
+                        rev = None
+                if not batch and others is not None:  # events flowing: the probe runs after they are shown
                     rev, active = await asyncio.to_thread(_probe, owner, map_id)
                     last_probe = now
                 new_run = active is not None and active != run_id and not batch
                 # the run's own writes are counted into `revision` as their events are applied,
                 # so only a revision beyond that is someone else's edit
                 foreign = rev is not None and rev > known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
-                if not batch and not new_run and not foreign and rev is not None and now - last_sync < 1.0:
+                if not batch and not new_run and not foreign and not beat and rev is not None and now - last_sync < 1.0:
                     continue
                 last_sync = now
                 async with self:
                     if self._gen != gen or self.map_id != map_id:
                         return
                     if rev is None:
-                        self.missing, self.error = True, "This map was deleted."
-                        self._reset_run()
+                        self._gone()
                         return
+                    if beat and others is not None and others != self.viewing:
+                        self.viewing = others
                     finished, view = False, self._view()
                     for ev in batch:
                         self._cursor = ev.id
@@ -370,7 +384,7 @@ class MapState(MapOutline, MapEditing, AuthState):
             return None
         self.notice = ""  # the status line speaks of the latest action only
         try:
-            out = app_maps.call(fn, self.user_id, self.map_id, *args, **kw)
+            out = app_maps.call_as(self.user_id, self.map_id, app_maps.EDIT, fn, *args, **kw)
         except MapNotFound as err:
             self.error = str(err)
             self._reload()
@@ -386,7 +400,7 @@ class MapState(MapOutline, MapEditing, AuthState):
     def _patch_node(self, node: dict[str, Any]) -> None:
         """Show an edited node without re-reading the map (the revision moved by exactly one)."""
         self._view().patch(node)
-        rev = app_maps.call(service.revision, self.user_id, self.map_id)
+        rev = app_maps.call_as(self.user_id, self.map_id, app_maps.READ, service.revision)
         if rev == self._revision + 1:
             self._revision = rev
             self._rebuild()
@@ -396,7 +410,7 @@ class MapState(MapOutline, MapEditing, AuthState):
     def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
         """Show a node this tab just added without re-reading the map (`LiveMap.insert`) when
         the revision moved by exactly one; else re-read it."""
-        rev = app_maps.call(service.revision, self.user_id, self.map_id)
+        rev = app_maps.call_as(self.user_id, self.map_id, app_maps.READ, service.revision)
         if rev != self._revision + 1 or not self._view().insert(node, expand_parent):
             self._reload()
             return

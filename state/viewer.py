@@ -56,7 +56,7 @@ class ViewerState(AuthState):
             self.page = 1
         self.quote = params.get("quote", "")
         try:
-            doc = app_lib.owned(self.user_id, doc_id)
+            doc = app_lib.readable(self.user_id, doc_id)  # own, cited by a shared map, or shared
             self.doc_id, self.title = doc.id, doc.title or doc.filename
             sha = doc.file_sha256
         except lib.NotFound:

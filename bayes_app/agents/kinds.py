@@ -15,14 +15,15 @@ from sqlmodel import select
 from bayes_app.agents import planner, regroup
 from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, Written, research_aspects
-from bayes_app.agents.retrieval import retrieve
+from bayes_app.agents.retrieval import library_of, retrieve
 from bayes_app.agents.writer import Writer
 from bayes_app.library import documents
 from bayes_app.llm import structured as st
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
 from bayes_app.maps import export, service, synthesis
-from bayes_app.maps.errors import MapNotFound
-from bayes_app.models import Citation, MapNode, NodeKind, utcnow
+from bayes_app.maps.access import authorize
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.models import Citation, MapNode, NodeKind, Role, utcnow
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
 
@@ -36,11 +37,12 @@ def _load(ctx: RunContext) -> dict[str, Any]:
     inp = ctx.run.input
     with ctx.sessions() as db:
         try:
-            m = service.get_map(db, ctx.run.owner_id, inp["mindmap_id"])
+            # the starter must still be allowed to edit it (a removed or demoted editor's run ends)
+            m = authorize(db, ctx.run.owner_id, inp["mindmap_id"], Role.EDITOR)
             root = service.root_of(db, m.id)
-            node = service.get_node(db, ctx.run.owner_id, m.id, inp["node_id"]) if inp.get("node_id") else root
+            node = service.get_node(db, m.owner_id, m.id, inp["node_id"]) if inp.get("node_id") else root
             nodes = service._nodes(db, m.id)
-        except MapNotFound:
+        except (MapNotFound, MapError):
             raise RunAborted(lc.RESOURCE_DELETED) from None
         if is_offline(ctx) and not m.offline:
             service.mark_offline(db, m.id)
@@ -96,7 +98,7 @@ async def _nothing_to_research(ctx: RunContext) -> RunFailed:
 
     def count() -> int:
         with ctx.sessions() as db:
-            return documents.indexed_count(db, ctx.run.owner_id)
+            return documents.indexed_count(db, library_of(ctx))
 
     if await asyncio.to_thread(count) == 0:
         return RunFailed(LIBRARY_EMPTY, documents.EMPTY_LIBRARY)
@@ -301,7 +303,7 @@ async def synthesize(ctx: RunContext) -> None:
 
         def summarise() -> synthesis.Summary:
             with ctx.sessions() as db:
-                return synthesis.offline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+                return synthesis.offline(db, loaded["map"].owner_id, loaded["map"].id, node.id)
 
         summary = await asyncio.to_thread(summarise)
         ctx.emit("text", {"delta": summary.text})
@@ -309,7 +311,7 @@ async def synthesize(ctx: RunContext) -> None:
 
         def outline() -> export.Outline:
             with ctx.sessions() as db:
-                return export.outline(db, ctx.run.owner_id, loaded["map"].id, node.id)
+                return export.outline(db, loaded["map"].owner_id, loaded["map"].id, node.id)
 
         o = await asyncio.to_thread(outline)
         parts: list[str] = []

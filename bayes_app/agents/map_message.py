@@ -12,12 +12,13 @@ from bayes_app.agents import planner
 from bayes_app.agents.kinds import CLAIM_KINDS, NO_PASSAGES, _cited, _done, _require_claims, _start
 from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, research_aspects
-from bayes_app.agents.retrieval import retrieve
+from bayes_app.agents.retrieval import library_of, retrieve
 from bayes_app.agents.router import route
 from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
 from bayes_app.maps import service
+from bayes_app.maps.access import acting_as
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import MapNode, NodeKind
 from bayes_app.runs.executor import RunContext, RunFailed
@@ -84,8 +85,8 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
         ops = [o for o in (data.get("ops") if isinstance(data, dict) else None) or [] if isinstance(o, dict)]
     done = []
 
-    def apply() -> None:
-        with ctx.sessions() as db:
+    def apply() -> None:  # on the map owner's rows, recorded as the edits of who started the run
+        with ctx.sessions() as db, acting_as(ctx.run.owner_id):
             nodes = service._nodes(db, map_id)
             root = next(n for n in nodes if n.parent_id is None)
             for op in ops:
@@ -94,14 +95,14 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
                         parent = _find(nodes, str(op.get("under") or "")) if op.get("under") else root
                         kind = op.get("kind") if op.get("kind") in NodeKind.ALL[1:] else NodeKind.NOTE
                         n = service.add_child(
-                            db, ctx.run.owner_id, map_id, (parent or root).id, str(op.get("title") or ""), kind=kind
+                            db, library_of(ctx), map_id, (parent or root).id, str(op.get("title") or ""), kind=kind
                         )
                         done.append({"op": "add", "node": n})
                     elif op.get("op") == "rename" and (t := _find(nodes, str(op.get("node") or ""))):
-                        n = service.update_node(db, ctx.run.owner_id, map_id, t.id, title=str(op.get("title") or ""))
+                        n = service.update_node(db, library_of(ctx), map_id, t.id, title=str(op.get("title") or ""))
                         done.append({"op": "rename", "node": n})
                     elif op.get("op") == "delete" and (t := _find(nodes, str(op.get("node") or ""))) and t.parent_id:
-                        ids = service.delete_subtree(db, ctx.run.owner_id, map_id, t.id)
+                        ids = service.delete_subtree(db, library_of(ctx), map_id, t.id)
                         done.append({"op": "delete", "deleted": ids})
                 except (MapError, MapNotFound) as err:
                     done.append({"op": op.get("op"), "error": str(err)})

@@ -66,13 +66,19 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
     return sorted(found, key=lambda f: (bool(getattr(f[0], "weak", False)), not f[3]))
 
 
+def library_of(ctx: RunContext) -> str:
+    """Whose library a map run researches: the map owner's (an editor's run on a shared map is
+    charged to the editor, `ctx.run.owner_id`, but reads the owner's papers)."""
+    return str(ctx.run.input.get("library_owner") or ctx.run.owner_id)
+
+
 async def retrieve(
     ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None, start: int = 1
 ) -> list[Passage]:
-    """Up to `k` passages of the run owner's library for `query`, skipping `exclude` chunk ids;
+    """Up to `k` passages of the map owner's library for `query`, skipping `exclude` chunk ids;
     numbered from `start`."""
     exclude = exclude or set()
-    found = await asyncio.to_thread(_search, ctx.sessions, ctx.run.owner_id, query, k + len(exclude))
+    found = await asyncio.to_thread(_search, ctx.sessions, library_of(ctx), query, k + len(exclude))
     out: list[Passage] = []
     for h, raw, role, highlighted in found:
         if h.chunk_id in exclude:

@@ -22,7 +22,19 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Match
 
-from bayes_app.api import auth, citations, conversations, credits, library, maps, runs, session, system, zotero
+from bayes_app.api import (
+    auth,
+    citations,
+    conversations,
+    credits,
+    library,
+    maps,
+    runs,
+    session,
+    sharing,
+    system,
+    zotero,
+)
 from bayes_app.api.deps import documented_bodies
 from bayes_app.api.errors import (
     ApiError,
@@ -53,6 +65,7 @@ FEATURES = {
     "Conversations": conversations,
     "Credits": credits,
     "Mindmaps": maps,
+    "Sharing": sharing,
     "Citations": citations,
     "Zotero": zotero,
 }

@@ -154,8 +154,9 @@ async def document_file(
     document_id: str,
     range: Annotated[str | None, Header(alias="Range", description="One byte range, such as bytes=0-1023.")] = None,
 ) -> Response:
-    """The PDF bytes, for the owner only (Bearer token or the browser's session cookie)."""
-    doc = await run_in_threadpool(app_lib.owned, user.id, document_id)
+    """The PDF bytes (Bearer token or the browser's session cookie), for the owner, and for a
+    member of a map that cites it or of a collection shared with them that holds it."""
+    doc = await run_in_threadpool(app_lib.readable, user.id, document_id)
     safe = "".join(ch for ch in doc.filename if ch.isalnum() or ch in "._- ")[:100] or "document.pdf"
     headers = {
         "Content-Disposition": f'inline; filename="{safe}"',

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from bayes_app.api import responses as R
+from bayes_app.api import responses_sharing as RS
 from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
@@ -29,10 +30,19 @@ async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
     return await run_in_threadpool(app_maps.call, fn, *args, **kw)
 
 
+async def _as(user: Any, map_id: str, need: str, fn: Any, *args: Any, **kw: Any) -> Any:
+    """`fn(db, owner_id, map_id, *args)` when the caller's role allows `need` (404 for a
+    non-member, 403 `forbidden_role` for a role too low), recorded as the caller's edit."""
+    return await run_in_threadpool(app_maps.call_as, user.id, map_id, need, fn, *args, **kw)
+
+
+READ, EDIT, OWN = app_maps.READ, app_maps.EDIT, app_maps.OWN
+
+
 # ---- maps ------------------------------------------------------------------------------------
-@router.get("/mindmaps", response_model=R.MapList, summary="List mindmaps, last edited first")
+@router.get("/mindmaps", response_model=RS.MapLists, summary="List mindmaps, last edited first")
 async def list_maps(user: CurrentUser) -> Any:
-    return {"mindmaps": await _do(service.list_maps, user.id)}
+    return await run_in_threadpool(app_maps.list_maps, user.id)
 
 
 @router.post("/mindmaps", status_code=201, response_model=R.MapView, summary="Create a mindmap with its root question")
@@ -41,17 +51,18 @@ async def create_map(user: CurrentUser, body: schemas.MapCreate) -> Any:
     if not title:
         raise ApiError(400, "missing_fields", "Missing or empty field(s): title.")
     out = await _do(service.create_map, user.id, title, body.question or "")
-    return await _do(service.map_view, user.id, out["id"])
+    return {**await _do(service.map_view, user.id, out["id"]), "role": OWN}
 
 
 @router.get(P, response_model=R.MapView, summary="The whole map: nodes, citations, relations, pending proposals")
 async def get_map(user: CurrentUser, map_id: str) -> Any:
-    return await _do(service.map_view, user.id, map_id)
+    """Any member; `role` is the caller's (owner, editor, viewer)."""
+    return await run_in_threadpool(app_maps.view, user.id, map_id)
 
 
 @router.patch(P, response_model=R.MapSummary, summary="Rename a map")
 async def patch_map(user: CurrentUser, map_id: str, body: schemas.MapPatch) -> Any:
-    return await _do(service.rename_map, user.id, map_id, body.title)
+    return await _as(user, map_id, OWN, service.rename_map, body.title)
 
 
 @router.delete(P, response_model=R.MapDeleted, summary="Delete a map (runs working on it are stopped)")
@@ -62,17 +73,17 @@ async def delete_map(user: CurrentUser, map_id: str) -> Any:
 
 @router.get(P + "/revision", response_model=R.Revision, summary="The map's revision counter (changes with every edit)")
 async def map_revision(user: CookieUser, map_id: str) -> Any:
-    return {"revision": await _do(service.revision, user.id, map_id)}
+    return {"revision": await _as(user, map_id, READ, service.revision)}
 
 
 @router.post(P + "/undo", response_model=R.Undone, summary="Undo the user's latest edit on the map")
 async def undo(user: CurrentUser, map_id: str) -> Any:
-    return {"undone": await _do(service.undo, user.id, map_id)}
+    return {"undone": await _as(user, map_id, EDIT, service.undo)}
 
 
 @router.post(P + "/layout", response_model=R.Layout, summary="Lay the map out as a tidy tree")
 async def layout(user: CurrentUser, map_id: str) -> Any:
-    pos = await _do(service.auto_layout, user.id, map_id)
+    pos = await _as(user, map_id, EDIT, service.auto_layout)
     return {"positions": {k: {"x": x, "y": y} for k, (x, y) in pos.items()}}
 
 
@@ -81,9 +92,9 @@ async def layout(user: CurrentUser, map_id: str) -> Any:
 async def create_node(user: CurrentUser, map_id: str, body: schemas.NodeCreate) -> Any:
     """{"parent_id", "title"?, "kind"?, "body"?} adds a child; {"after_id", …} a sibling."""
     if body.after_id:
-        return await _do(service.add_sibling, user.id, map_id, body.after_id, body.title, body.kind, body.body)
+        return await _as(user, map_id, EDIT, service.add_sibling, body.after_id, body.title, body.kind, body.body)
     if body.parent_id:
-        return await _do(service.add_child, user.id, map_id, body.parent_id, body.title, body.kind, body.body)
+        return await _as(user, map_id, EDIT, service.add_child, body.parent_id, body.title, body.kind, body.body)
     raise ApiError(400, "missing_fields", "Send parent_id (add a child) or after_id (add a sibling).")
 
 
@@ -93,16 +104,16 @@ async def patch_node(user: CurrentUser, map_id: str, node_id: str, body: schemas
     given = body.given()
     out = None
     if "parent_id" in given:
-        out = await _do(service.move_node, user.id, map_id, node_id, given["parent_id"], given.get("index"))
+        out = await _as(user, map_id, EDIT, service.move_node, node_id, given["parent_id"], given.get("index"))
     fields = {k: v for k, v in given.items() if k not in ("parent_id", "index")}
     if fields or out is None:
-        out = await _do(service.update_node, user.id, map_id, node_id, **fields)
+        out = await _as(user, map_id, EDIT, service.update_node, node_id, **fields)
     return out
 
 
 @router.delete(P + "/nodes/{node_id}", response_model=R.NodesDeleted, summary="Delete a node and its subtree")
 async def delete_node(user: CurrentUser, map_id: str, node_id: str) -> Any:
-    return {"deleted": await _do(service.delete_subtree, user.id, map_id, node_id)}
+    return {"deleted": await _as(user, map_id, EDIT, service.delete_subtree, node_id)}
 
 
 @router.post(
@@ -117,7 +128,7 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     if app_maps.model_judges_support():
         run = await run_in_threadpool(app_runs.start_map_run, user.id, "check_support", map_id, node_id)
         return JSONResponse(R.SupportRun.model_validate({"run": run}).model_dump(mode="json"), status_code=202)
-    return {"citations": await _do(citations.check_support, user.id, map_id, node_id)}
+    return {"citations": await _as(user, map_id, EDIT, citations.check_support, node_id)}
 
 
 # ---- citations -------------------------------------------------------------------------------
@@ -128,12 +139,12 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     summary="Cite a library passage on a node (the quote must be in the passage)",
 )
 async def add_citation(user: CurrentUser, map_id: str, node_id: str, body: schemas.CitationCreate) -> Any:
-    return await _do(citations.attach_citation, user.id, map_id, node_id, body.chunk_id, body.quote)
+    return await _as(user, map_id, EDIT, citations.attach_citation, node_id, body.chunk_id, body.quote)
 
 
 @router.delete(P + "/citations/{citation_id}", response_model=R.Deleted, summary="Remove a citation")
 async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> Any:
-    await _do(citations.delete_citation, user.id, map_id, citation_id)
+    await _as(user, map_id, EDIT, citations.delete_citation, citation_id)
     return {"deleted": True}
 
 
@@ -143,7 +154,7 @@ async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> A
     summary="Accept a citation's suggested rewrite of its node",
 )
 async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> Any:
-    return await _do(citations.accept_rewrite, user.id, map_id, citation_id)
+    return await _as(user, map_id, EDIT, citations.accept_rewrite, citation_id)
 
 
 # ---- proposals -------------------------------------------------------------------------------
@@ -156,7 +167,7 @@ async def decide_proposal(user: CurrentUser, map_id: str, proposal_id: str, deci
     if decision not in ("accept", "reject"):
         raise not_found("route")
     fn = service.accept_proposal if decision == "accept" else service.reject_proposal
-    return await _do(fn, user.id, map_id, proposal_id)
+    return await _as(user, map_id, EDIT, fn, proposal_id)
 
 
 # ---- export ----------------------------------------------------------------------------------
@@ -174,21 +185,21 @@ async def export_map(
 ) -> Any:
     node_id = node_id or None
     if fmt == "json":
-        return await _do(export.as_json, user.id, map_id)
+        return await _as(user, map_id, READ, export.as_json)
     if fmt == "md":
         return PlainTextResponse(
-            await _do(export.markdown, user.id, map_id, node_id),
+            await _as(user, map_id, READ, export.markdown, node_id),
             media_type="text/markdown; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="mindmap.md"'},
         )
     if fmt == "bib":
         return PlainTextResponse(
-            await _do(export.bibtex, user.id, map_id, node_id),
+            await _as(user, map_id, READ, export.bibtex, node_id),
             media_type="application/x-bibtex; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="sources.bib"'},
         )
     if fmt == "docx":
-        data = await _do(export.docx_bytes, user.id, map_id, node_id)
+        data = await _as(user, map_id, READ, export.docx_bytes, node_id)
         return Response(data, media_type=DOCX, headers={"Content-Disposition": 'attachment; filename="mindmap.docx"'})
     raise ApiError(400, "bad_format", "Export format must be md, docx, bib or json.")
 
@@ -218,6 +229,8 @@ async def start_run(user: CurrentUser, map_id: str, body: schemas.MapRunCreate) 
     summary="Send the map to Zotero as notes; sending again updates them",
 )
 async def send_to_zotero(user: CurrentUser, map_id: str, body: schemas.ZoteroSend) -> Any:
+    """The owner's (members: 403 `forbidden_role`): it writes to the caller's Zotero library."""
+    await run_in_threadpool(app_maps.require, user.id, map_id, OWN)
     return await run_in_threadpool(app_zotero.send_map, user.id, map_id, body.given())
 
 
@@ -227,4 +240,6 @@ async def send_to_zotero(user: CurrentUser, map_id: str, body: schemas.ZoteroSen
     summary="Add my Zotero highlights: one cited claim each",
 )
 async def add_zotero_highlights(user: CurrentUser, map_id: str, body: schemas.ZoteroHighlights) -> Any:
+    """The owner's (members: 403 `forbidden_role`): it cites the caller's own library."""
+    await run_in_threadpool(app_maps.require, user.id, map_id, OWN)
     return await run_in_threadpool(app_zotero.add_highlights, user.id, map_id, body.given())

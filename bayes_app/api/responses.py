@@ -248,6 +248,7 @@ class MapSummary(BaseModel):
     revision: int
     created_at: str | None
     updated_at: str | None
+    role: str | None = None  # the caller's: owner | editor | viewer
 
 
 class MapRow(MapSummary):
@@ -270,6 +271,8 @@ class NodeOut(BaseModel):
     collapsed: bool
     created_by: str  # user | agent
     run_id: str | None
+    author_id: str | None = None  # who made it (a user, or who started the run that wrote it)
+    edited_by: str | None = None  # who changed it last
     confidence: float | None
     citation_count: int
     support: float | None

@@ -190,3 +190,13 @@ class FileUpload(BaseModel):
 
 class DocumentUpload(FileUpload):
     collection_id: StrictStr | None = Field(None, description="Comma-separated ids of collections to file it in.")
+
+
+# ---- sharing -----------------------------------------------------------------------------
+class MemberAdd(Body):
+    email: Annotated[StrictStr, Field(min_length=1, max_length=320)]
+    role: Annotated[StrictStr, Field(max_length=20)] = "viewer"
+
+
+class MemberPatch(Body):
+    role: Annotated[StrictStr, Field(max_length=20)]

@@ -61,13 +61,19 @@ def search_library(
     sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None, k: int = TOP_K
 ) -> list[dict]:
     """Top passages of the owner's library (within the scope) as citations."""
+    from bayes_app.errors import DomainError
     from bayes_app.search import runtime
+    from bayes_app.sharing.collections import scope_owner
     from bayes_app.zotero.annotations import prefer_highlighted
 
     scope = scope or {}
     with sessions() as db:
+        try:  # a collection shared with the user is searched in its owner's library
+            library = scope_owner(db, owner_id, scope.get("collection_ids") or None)
+        except DomainError:  # no longer shared with them: nothing to search
+            return []
         hits = runtime.search_library(
-            db, owner_id, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
+            db, library, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
         )
         return prefer_highlighted(db, [h.to_json() for h in hits])
 

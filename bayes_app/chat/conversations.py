@@ -17,6 +17,7 @@ from bayes_app.errors import DomainError
 from bayes_app.models import (
     ChatMessage,
     Collection,
+    CollectionMember,
     Conversation,
     Document,
     MessageStatus,
@@ -25,6 +26,7 @@ from bayes_app.models import (
     new_id,
     utcnow,
 )
+from bayes_app.sharing.collections import scope_owner
 
 TITLE_CHARS = 80
 
@@ -56,12 +58,22 @@ def normalize_scope(db: Session, owner_id: str, scope: Any) -> dict[str, list[st
         ids = list(dict.fromkeys(ids))
         if ids:
             found = set(db.exec(select(model.id).where(col(model.id).in_(ids), model.owner_id == owner_id)).all())
+            if model is Collection:  # a collection shared with the user is a scope too (one library)
+                found |= {i for i in ids if i not in found and _shared(db, owner_id, i)}
             missing = [i for i in ids if i not in found]
             if missing:
                 what = "document" if key == "document_ids" else "collection"
                 raise ChatError(404, "not_found", f"No {what} {missing[0]} in your library.")
             out[key] = ids
+    if out.get("collection_ids"):
+        library = scope_owner(db, owner_id, out["collection_ids"])
+        if library != owner_id and out.get("document_ids"):
+            raise ChatError(400, "mixed_scope", "A shared collection's scope cannot include your own documents.")
     return out
+
+
+def _shared(db: Session, user_id: str, collection_id: str) -> bool:
+    return db.get(CollectionMember, (collection_id, user_id)) is not None
 
 
 def get_owned(db: Session, owner_id: str, conversation_id: str) -> Conversation | None:

@@ -1,17 +1,70 @@
-"""Loading a map's rows for their owner (404 otherwise), the node tree, and the revision counter."""
+"""Who may do what on a map (`role_of`, `authorize`: the ONE access policy of maps), loading a
+map's rows for their owner (404 otherwise), the node tree, and the revision counter.
+
+A front door never calls an edit with the caller's id directly on a map it may not own: the use
+case `usecases.maps.call_as` authorizes the caller (`authorize`), then calls the domain function
+with the map's owner id while `acting_as(caller)` records who made each edit and node."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
-from bayes_app.maps.errors import MapNotFound
+from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.models import (
     Citation,
+    MapMember,
     MapNode,
     Mindmap,
+    Role,
     utcnow,
 )
+
+_ACTOR: ContextVar[str | None] = ContextVar("map_actor", default=None)
+
+
+# ---- the access policy ------------------------------------------------------------------------
+def role_of(db: Session, user_id: str, map_id: str) -> str:
+    """The user's role on the map: `owner`, `editor` or `viewer`; MapNotFound for anyone else."""
+    m = db.get(Mindmap, map_id, populate_existing=True)
+    if m is None:
+        raise MapNotFound("mindmap")
+    if m.owner_id == user_id:
+        return Role.OWNER
+    member = db.get(MapMember, (map_id, user_id), populate_existing=True)
+    if member is None:
+        raise MapNotFound("mindmap")
+    return member.role
+
+
+def authorize(db: Session, user_id: str, map_id: str, need: str = Role.VIEWER) -> Mindmap:
+    """The map when the user's role allows `need` (viewer < editor < owner); MapNotFound for a
+    non-member, MapError 403 `forbidden_role` for a member whose role is too low."""
+    role = role_of(db, user_id, map_id)
+    if Role.RANK[role] < Role.RANK[need]:
+        raise MapError("forbidden_role", f"Your role on this map ({role}) does not allow this.", 403)
+    m = db.get(Mindmap, map_id)
+    assert m is not None
+    return m
+
+
+@contextmanager
+def acting_as(user_id: str | None) -> Iterator[None]:
+    """Edits made inside are recorded as this user's (authorship, per-user undo)."""
+    token = _ACTOR.set(user_id)
+    try:
+        yield
+    finally:
+        _ACTOR.reset(token)
+
+
+def actor(default: str | None = None) -> str | None:
+    """The user the current edit is made for (set by `acting_as`), else `default`."""
+    return _ACTOR.get() or default
 
 
 # ---- loading / ownership ----------------------------------------------------------------------

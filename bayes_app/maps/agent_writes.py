@@ -17,6 +17,7 @@ from bayes_app.models import (
     MapNode,
     Mindmap,
     NodeRelation,
+    Operation,
     Origin,
     RelationKind,
     utcnow,
@@ -24,6 +25,12 @@ from bayes_app.models import (
 
 
 # ---- agent writes (each its own transaction; not on the user's undo stack) -------------------
+def _starter(db: Session, run_id: str | None) -> str | None:
+    """The user who started the run (an editor's run on a shared map is theirs, not the owner's)."""
+    op = db.get(Operation, run_id) if run_id else None
+    return op.owner_id if op is not None else None
+
+
 def write_agent_node(
     db: Session,
     map_id: str,
@@ -63,6 +70,7 @@ def write_agent_node(
             None,
             created_by=Origin.AGENT,
             run_id=run_id,
+            author_id=_starter(db, run_id),
             confidence=confidence,
         )
         rows = []

@@ -24,6 +24,7 @@ from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.support import score_support
 from bayes_app.models import Chunk, Citation, Document, MapNode, Origin, PageText
+from bayes_app.sharing.documents import in_shared_collection
 
 MAX_QUOTE = 5_000
 
@@ -55,7 +56,8 @@ def attach_citation(
     passage (default: the whole passage). Undoable."""
     node = service.get_node(db, owner_id, map_id, node_id)
     chunk = db.get(Chunk, chunk_id)
-    if chunk is None or chunk.owner_id != owner_id:
+    # the map owner's passage, or one of a collection shared with them
+    if chunk is None or (chunk.owner_id != owner_id and not in_shared_collection(db, owner_id, chunk.document_id)):
         raise MapNotFound("passage")
     quote = " ".join((quote or embedding_text(chunk.text)).split())
     if not quote:

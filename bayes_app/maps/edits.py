@@ -10,7 +10,7 @@ from sqlalchemy import delete
 from sqlmodel import Session, col, func, select
 
 from bayes_app.db import atomic
-from bayes_app.maps.access import _node_citations, _nodes, _touch, get_map, get_node, subtree
+from bayes_app.maps.access import _node_citations, _nodes, _touch, actor, get_map, get_node, subtree
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.undo import _amend_edit, _commit_edit, _Undo
 from bayes_app.maps.views import map_summary, node_view
@@ -153,6 +153,7 @@ def _insert(
     pos = None
     if parent.pos_x is not None and parent.pos_y is not None:  # beside its parent until laid out
         pos = _spot_beside(db, map_id, parent)
+    extra.setdefault("author_id", actor())
     node = MapNode(
         map_id=map_id,
         parent_id=parent.id,
@@ -239,6 +240,7 @@ def update_node(db: Session, owner_id: str, map_id: str, node_id: str, **changes
             raise MapError("bad_field", "confidence must be a number from 0 to 1, or null.")
         node.confidence = c
     node.updated_at = utcnow()
+    node.edited_by = actor()
     db.add(node)
     _commit_edit(db, map_id, "update_node", u)
     return node_view(node, _node_citations(db, node.id))

@@ -120,6 +120,13 @@ def probe(db: Session, owner_id: str, map_id: str) -> tuple[int | None, str | No
     return rev, run
 
 
+def probe_for(db: Session, owner_id: str, map_id: str, user_id: str) -> tuple[int | None, str | None]:
+    """`probe` for any member (authorized by the caller): the map's revision, and the newest
+    active run `user_id` started on it (other members' runs reach them through the revision)."""
+    rev, _ = probe(db, owner_id, map_id)
+    return rev, probe(db, user_id, map_id)[1] if rev is not None else None
+
+
 @dataclass
 class Change:
     """What one run event changed beyond nodes and relations (for the view's labels)."""

@@ -11,8 +11,9 @@ from sqlmodel import Session, col, select
 
 from bayes_app.credits import ledger, pricing
 from bayes_app.maps import service
-from bayes_app.maps.errors import MapNotFound
-from bayes_app.models import NodeKind, Operation, RunStatus
+from bayes_app.maps.access import authorize, role_of
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.models import NodeKind, Operation, Role, RunStatus
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
 
@@ -70,6 +71,14 @@ def announce_started(r: redis.Redis, map_id: str, op_id: str) -> None:
     r.expire(key, 86_400)
 
 
+def announce_edit(r: redis.Redis, map_id: str) -> None:
+    """Wake the map's open editors after an edit (another user's or tab's page re-reads the map
+    now instead of at its next revision poll); a hint only, like `announce_started`."""
+    key = started_key(map_id)
+    r.xadd(key, {"edit": "1"}, maxlen=20, approximate=True)
+    r.expire(key, 86_400)
+
+
 def run_title(kind: str, map_title: str) -> str:
     """The history row of a map run: its kind and the map ("Research · PaSa")."""
     return f"{KIND_LABELS.get(kind, kind)} · {map_title}"
@@ -103,11 +112,13 @@ def start_map_run(
     prompt = " ".join((prompt or "").split())
     if len(prompt) > MAX_PROMPT_CHARS:
         raise RunRequestError(400, "too_long", f"The prompt is longer than {MAX_PROMPT_CHARS} characters.")
-    try:
-        m = service.get_map(db, owner_id, mindmap_id)
-        node = service.get_node(db, owner_id, m.id, node_id) if node_id else None
+    try:  # an editor's run: charged to the editor (`owner_id`), researching the map owner's library
+        m = authorize(db, owner_id, mindmap_id, Role.EDITOR)
+        node = service.get_node(db, m.owner_id, m.id, node_id) if node_id else None
     except MapNotFound as err:
         raise RunRequestError(404, "not_found", str(err)) from None
+    except MapError as err:
+        raise RunRequestError(err.status, err.code, err.message) from None
     if kind in NEEDS_NODE and node is None:
         raise RunRequestError(400, "missing_fields", f"node_id is required for {kind} runs.")
     if kind == "counter" and node is not None and node.kind == NodeKind.QUESTION:
@@ -122,7 +133,7 @@ def start_map_run(
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
         raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
-    payload: dict[str, Any] = {"mindmap_id": m.id, "models": dict(role_models or {})}
+    payload: dict[str, Any] = {"mindmap_id": m.id, "models": dict(role_models or {}), "library_owner": m.owner_id}
     if node is not None:
         payload["node_id"] = node.id
     if prompt:
@@ -141,8 +152,8 @@ def start_map_run(
 
 
 def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Operation]:
-    """The map's runs, newest first (404 via MapNotFound when not the owner's)."""
-    service.get_map(db, owner_id, map_id)
+    """The runs `owner_id` started on the map, newest first (404 via MapNotFound for a non-member)."""
+    role_of(db, owner_id, map_id)
     q = select(Operation).where(
         Operation.resource_type == RESOURCE, Operation.resource_id == map_id, Operation.owner_id == owner_id
     )

@@ -8,7 +8,7 @@ from sqlalchemy import delete
 from sqlmodel import Session, col, select
 
 from bayes_app.db import atomic
-from bayes_app.maps.access import _touch, get_map
+from bayes_app.maps.access import _touch, actor, get_map
 from bayes_app.models import (
     Citation,
     MapEdit,
@@ -68,6 +68,7 @@ class _Undo:
         self.delete: dict[str, list[str]] = {"nodes": [], "citations": [], "relations": []}
         self.restore: dict[str, list[dict]] = {"nodes": [], "citations": [], "relations": []}
         self._seen: set[str] = set()
+        self._nodes: list[Any] = []  # the node rows changed, to record what the edit set
 
     def created(self, table: str, row_id: str) -> None:
         self.delete[table].append(row_id)
@@ -78,9 +79,31 @@ class _Undo:
         self._seen.add(row.id)
         fields = {"nodes": _NODE_FIELDS, "citations": _CIT_FIELDS, "relations": _REL_FIELDS}[table]
         self.restore[table].append(_snap(row, fields))
+        if table == "nodes":
+            self._nodes.append(row)
+
+    def after(self) -> dict[str, dict[str, Any]]:
+        """node id → the fields this edit changed, with the values it set."""
+        before = {r["id"]: r for r in self.restore["nodes"]}
+        out: dict[str, dict[str, Any]] = {}
+        for row in self._nodes:
+            changed = {f: getattr(row, f) for f in _NODE_FIELDS if getattr(row, f) != before[row.id][f]}
+            if changed:
+                out[row.id] = changed
+        return out
 
     def save(self, db: Session, map_id: str, action: str) -> None:
-        db.add(MapEdit(map_id=map_id, action=action, undo={"delete": self.delete, "restore": self.restore}))
+        node_ids = list(dict.fromkeys(self.delete["nodes"] + [r["id"] for r in self.restore["nodes"]]))
+        db.add(
+            MapEdit(
+                map_id=map_id,
+                action=action,
+                user_id=actor(),
+                node_ids=node_ids,
+                after=self.after(),
+                undo={"delete": self.delete, "restore": self.restore},
+            )
+        )
         _touch(db, map_id)
 
 
@@ -109,9 +132,11 @@ def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
     """Fold `u` into the map's latest edit when that one is `action` and not undone, so one
     undo reverts both (the canvas's layout right after an accepted regrouping). Rows the
     latest edit already restores or deletes keep its record. False when there is none."""
+    who = actor()
     last = db.exec(
         select(MapEdit)
         .where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
+        .where(col(MapEdit.user_id) == who if who else col(MapEdit.user_id).is_(None))
         .order_by(col(MapEdit.created_at).desc())
     ).first()
     if last is None or last.action != action:
@@ -125,25 +150,72 @@ def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
         rec["restore"].setdefault(table, []).extend(r for r in rows if r["id"] not in known)
     for table, ids in u.delete.items():
         rec["delete"].setdefault(table, []).extend(ids)
+    after = {k: dict(v) for k, v in last.after.items()}
+    for node_id, fields in u.after().items():
+        after.setdefault(node_id, {}).update(fields)
     with atomic(db):
         last.undo = rec
+        last.after = after
+        last.node_ids = list(dict.fromkeys([*last.node_ids, *u.delete["nodes"], *after]))
         db.add(last)
         _touch(db, map_id)
     return True
 
 
+def _mine(user_id: str, owner_id: str) -> Any:
+    """The undo entries of `user_id` (the owner's include those recorded before authorship)."""
+    if user_id == owner_id:
+        return col(MapEdit.user_id).is_(None) | (col(MapEdit.user_id) == user_id)
+    return col(MapEdit.user_id) == user_id
+
+
+def _keep_others(db: Session, edit: MapEdit, user_id: str, owner_id: str, rest: dict, dele: dict) -> tuple[dict, dict]:
+    """What undoing `edit` may touch without reverting another user's change: of each node it
+    changed, only the fields still holding the value it set; nodes it created are kept when
+    another user has edited them or added under them since. Entries recorded before 0021 (no `after`) stay whole."""
+    if not edit.after and not edit.user_id:
+        return rest, dele
+    nodes = []
+    for snap in rest.get("nodes", []):
+        row = db.get(MapNode, snap["id"], populate_existing=True)
+        if row is None:
+            nodes.append(snap)  # the edit deleted it: put it back whole
+            continue
+        mine = edit.after.get(snap["id"], {})
+        fields = {f: snap[f] for f, v in mine.items() if getattr(row, f) == v}
+        if fields:
+            nodes.append({"id": snap["id"], **fields})
+    created = dele.get("nodes", [])
+    others = {
+        n.id
+        for n in db.exec(select(MapNode).where(col(MapNode.id).in_(created)))
+        if n.edited_by and n.edited_by != user_id
+    }
+    # ... or has children another user made under it (deleting it would take theirs along)
+    others |= {
+        n.parent_id
+        for n in db.exec(select(MapNode).where(col(MapNode.parent_id).in_(created)))
+        if n.author_id and n.author_id != user_id and n.id not in created
+    }
+    return {**rest, "nodes": nodes}, {**dele, "nodes": [i for i in dele.get("nodes", []) if i not in others]}
+
+
 def undo(db: Session, owner_id: str, map_id: str) -> str | None:
-    """Reverse the latest user edit not yet undone; returns its action name (None: nothing)."""
+    """Reverse the acting user's latest edit not yet undone (never another user's); returns
+    its action name (None: nothing). A field another user changed since keeps their value."""
     get_map(db, owner_id, map_id)
+    user_id = actor(owner_id) or owner_id
     edit = db.exec(
         select(MapEdit)
-        .where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False))
+        .where(MapEdit.map_id == map_id, col(MapEdit.undone).is_(False), _mine(user_id, owner_id))
         .order_by(col(MapEdit.created_at).desc())
     ).first()
     if edit is None:
         return None
     with atomic(db):
-        dele, rest = edit.undo.get("delete", {}), edit.undo.get("restore", {})
+        rest, dele = _keep_others(
+            db, edit, user_id, owner_id, edit.undo.get("restore", {}), edit.undo.get("delete", {})
+        )
         edit_id = edit.id
         db.expunge_all()
         edit = db.get(MapEdit, edit_id)

@@ -51,6 +51,8 @@ def node_view(n: MapNode, citations: list[Citation] | None = None) -> dict[str, 
         "collapsed": n.collapsed,
         "created_by": n.created_by,
         "run_id": n.run_id,
+        "author_id": n.author_id,  # the user who made it, or who started the run that wrote it
+        "edited_by": n.edited_by,
         "confidence": n.confidence,
         "citation_count": len(cits),
         "support": round(min(scores), 3) if scores else None,
@@ -120,11 +122,41 @@ def map_citations(db: Session, map_id: str) -> list[tuple[Citation, Document | N
     return [(c, docs.get(c.document_id)) for c in cits]
 
 
+NO_LONGER_SHARED = "no_longer_shared"
+
+
+def _unshared(db: Session, owner_id: str, cits: list[tuple[Citation, Document | None]]) -> set[str]:
+    """Documents of other libraries the map cites that are no longer shared with its owner (a
+    collection shared with them, unshared since): their citations keep the node but not the quote."""
+    from bayes_app.sharing.documents import in_shared_collection
+
+    foreign = {d.id for _, d in cits if d is not None and d.owner_id != owner_id}
+    return {d for d in foreign if not in_shared_collection(db, owner_id, d)}
+
+
+def _shown(view: dict[str, Any], unshared: set[str]) -> dict[str, Any]:
+    if view["document_id"] not in unshared:
+        return view
+    return {
+        **view,
+        "quote": "",
+        "char_start": None,
+        "char_end": None,
+        "region": None,
+        "suggested_rewrite": None,
+        "title": "No longer shared with you",
+        "authors": [],
+        "source_removed": True,
+        "source_removed_reason": NO_LONGER_SHARED,
+    }
+
+
 def node_citation_views(db: Session, owner_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
     """The citation views of one node, with how often the library cites each source."""
     cits = [(c, d) for c, d in map_citations(db, map_id) if c.node_id == node_id]
     counts = citation_graph.cited_by_counts(db, owner_id, (c.document_id for c, _ in cits if c.document_id))
-    return [citation_view(c, d, counts.get(c.document_id or "", 0)) for c, d in cits]
+    hidden = _unshared(db, owner_id, cits)
+    return [_shown(citation_view(c, d, counts.get(c.document_id or "", 0)), hidden) for c, d in cits]
 
 
 def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
@@ -143,11 +175,12 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     )
     root = next((n.id for n in nodes if n.parent_id is None), None)
     counts = citation_graph.cited_by_counts(db, m.owner_id, (c.document_id for c, _ in cits if c.document_id))
+    hidden = _unshared(db, m.owner_id, cits)
     return {
         **map_summary(m),
         "root_id": root,
         "nodes": [node_view(n, by_node.get(n.id)) for n in nodes],
-        "citations": [citation_view(c, d, counts.get(c.document_id or "", 0)) for c, d in cits],
+        "citations": [_shown(citation_view(c, d, counts.get(c.document_id or "", 0)), hidden) for c, d in cits],
         "relations": [relation_view(r) for r in rels],
         "proposals": [proposal_view(p) for p in props],
     }

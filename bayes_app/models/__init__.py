@@ -26,6 +26,7 @@ from bayes_app.models.maps import (
     SupportLabel,
 )
 from bayes_app.models.runs import Operation, RunStatus, UsageEvent
+from bayes_app.models.sharing import CollectionMember, MapMember, Role
 from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
@@ -68,4 +69,7 @@ __all__ = [
     "ZoteroItem",
     "ZoteroLibrary",
     "ZoteroNote",
+    "CollectionMember",
+    "MapMember",
+    "Role",
 ]

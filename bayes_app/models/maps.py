@@ -73,6 +73,9 @@ class MapNode(SQLModel, table=True):
     collapsed: bool = False
     created_by: str = Field(default=Origin.USER, max_length=10)
     run_id: str | None = Field(default=None, max_length=32, index=True)  # the run that wrote it
+    # the user who made it (or who started the run that wrote it), and who changed it last
+    author_id: str | None = Field(default=None, max_length=32)
+    edited_by: str | None = Field(default=None, max_length=32)
     confidence: float | None = None
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
@@ -150,6 +153,9 @@ class MapEdit(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
     action: str = Field(max_length=40)
+    user_id: str | None = Field(default=None, max_length=32, index=True)  # who made it (None: the owner, before 0021)
+    node_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))  # the nodes it touched
+    after: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))  # node fields set
     undo: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     undone: bool = False
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

@@ -43,6 +43,7 @@ def admin_page() -> rx.Component:
                 parts.charts(),
                 parts.drill_down(),
                 parts.price_editor(),
+                parts.shares(),
                 rx.heading("Users", size="4"),
                 rx.table.root(
                     rx.table.header(

@@ -6,7 +6,8 @@ import reflex as rx
 
 # on a phone the node panel is a bottom sheet: always in view, over the page's lower part
 from components.first_run import first_run_guide
-from components.maps_list import delete_map_dialog, maps_table, new_map_form
+from components.map_share import share_bar, share_dialog
+from components.maps_list import delete_map_dialog, maps_table, new_map_form, shared_table
 from components.mindmap import map_views, message_box, proposals, run_bar, toolbar, view_switch
 from components.mindmap_canvas import CSS
 from components.mindmap_outline import CSS as OUTLINE_CSS
@@ -44,6 +45,7 @@ def maps_page() -> rx.Component:
         new_map_form(),
         error_callout(MapsState.maps_error, "maps-error"),
         maps_table(),
+        shared_table(),
         delete_map_dialog(),
     )
 
@@ -62,22 +64,22 @@ def _editor() -> rx.Component:
                 ),
             ),
             rx.spacer(),
+            share_bar(),
             view_switch(),
             align="center",
             width="100%",
             wrap="wrap",
         ),
         toolbar(),
-        run_bar(),
+        rx.cond(MapState.can_edit, run_bar()),
         error_callout(MapState.error, "map-error", width="100%"),
         rx.cond(MapState.notice != "", rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
         stack_on_phone(
-            rx.vstack(map_views(), message_box(), width="100%", min_width="0", spacing="3"),
+            rx.vstack(map_views(), rx.cond(MapState.can_edit, message_box()), width="100%", min_width="0", spacing="3"),
             rx.vstack(
                 node_panel(),
-                rx.divider(),
-                search_panel(),
+                rx.cond(MapState.is_owner, rx.fragment(rx.divider(), search_panel())),  # the owner's library
                 width=rx.breakpoints(initial="100%", lg="380px"),
                 min_width=rx.breakpoints(initial="0", lg="380px"),
                 spacing="3",
@@ -91,6 +93,7 @@ def _editor() -> rx.Component:
             gap="1em",
         ),
         delete_node_dialog(),
+        share_dialog(),
         width="100%",
         spacing="3",
         style={**CSS, **OUTLINE_CSS, **SHEET_CSS},
@@ -102,9 +105,17 @@ def editor_page() -> rx.Component:
         MapState.map_title,
         rx.cond(
             MapState.missing,
-            rx.callout(
-                "This map does not exist, or it is not yours.",
-                icon="circle-alert",
+            rx.callout.root(
+                rx.callout.icon(rx.icon("circle-alert")),
+                rx.callout.text(
+                    rx.cond(
+                        MapState.gone_message != "",
+                        MapState.gone_message,
+                        "This map does not exist, or it is not yours.",
+                    ),
+                    " ",
+                    rx.link("Back to Maps", href="/maps"),
+                ),
                 color_scheme="gray",
                 id="map-missing",
             ),

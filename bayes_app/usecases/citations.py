@@ -22,8 +22,8 @@ __all__ = [
     "missing",
     "rebuild",
 ]
-from bayes_app.maps.access import get_map
-from bayes_app.models import Citation
+from bayes_app.maps.access import authorize
+from bayes_app.models import Citation, Role
 
 
 def document_citations(user_id: str, document_id: str) -> DocumentCitations:
@@ -44,7 +44,7 @@ def missing(user_id: str, collection_id: str | None = None) -> list[MissingPaper
 
 
 def _map_documents(db, user_id: str, map_id: str) -> list[str]:
-    get_map(db, user_id, map_id)
+    authorize(db, user_id, map_id, Role.OWNER)  # it reads the owner's library: members get 403
     return sorted(
         {
             d

@@ -13,6 +13,8 @@ from bayes_app.library import uploads
 from bayes_app.models import Collection, Document
 from bayes_app.search import runtime
 from bayes_app.search.hybrid import SearchHit
+from bayes_app.sharing import collections as shared_cols
+from bayes_app.sharing import documents as shared_docs
 from bayes_app.usecases import queue
 
 
@@ -34,6 +36,16 @@ def owned(user_id: str, document_id: str) -> Document:
         return lib.get_owned(db, user_id, document_id)
 
 
+def readable(user_id: str, document_id: str) -> Document:
+    """The document to open (viewer, highlight, file): the user's own, one a map shared with
+    them cites, or one in a collection shared with them; NotFound otherwise."""
+    with session_scope() as db:
+        doc = shared_docs.readable(db, user_id, document_id)
+        if doc is None:
+            raise lib.NotFound("document")
+        return doc
+
+
 def references(user_id: str, document_id: str) -> list[dict]:
     with session_scope() as db:
         return lib.list_references(db, user_id, document_id)
@@ -53,13 +65,13 @@ def search(
     include_roles: list[str] | None = None,
     all_roles: bool = False,
 ) -> list[SearchHit]:
-    """Search the user's library (NotFound for a named document or collection not theirs)."""
+    """Search the user's library, or collections shared with them (NotFound for a named
+    document or collection neither theirs nor shared with them)."""
     with session_scope() as db:
+        library = shared_cols.scope_owner(db, user_id, collection_ids)
         for d in document_ids or []:
-            lib.get_owned(db, user_id, d)
-        for c in collection_ids or []:
-            lib.get_collection(db, user_id, c)
-        return runtime.search_library(db, user_id, query, k, document_ids, collection_ids, include_roles, all_roles)
+            lib.get_owned(db, library, d)
+        return runtime.search_library(db, library, query, k, document_ids, collection_ids, include_roles, all_roles)
 
 
 # ---- write, then enqueue ------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""Response bodies of sharing: map and collection members, maps shared with the caller, a node's history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from bayes_app.api.responses import MapRow, MapSummary
+
+
+class SharedMapRow(MapSummary):
+    owner_email: str  # who shared it
+
+
+class MapLists(BaseModel):
+    mindmaps: list[MapRow]  # the caller's own maps (role owner)
+    shared: list[SharedMapRow]  # maps others shared with the caller, with the caller's role
+
+
+class MemberOut(BaseModel):
+    user_id: str
+    email: str
+    role: str  # viewer | editor
+    added_at: str | None
+
+
+class MemberList(BaseModel):
+    owner: MemberOut | None = None
+    members: list[MemberOut]
+
+
+class NodeChange(BaseModel):
+    edit_id: str
+    action: str
+    user_id: str | None  # who made the edit (None: the owner, before sharing existed)
+    at: str | None
+    undone: bool
+    before: dict[str, Any]  # the fields as they were
+    after: dict[str, Any]  # the fields this edit set
+
+
+class NodeHistory(BaseModel):
+    changes: list[NodeChange]  # newest first
+
+
+class SharedCollectionRow(BaseModel):
+    id: str
+    name: str
+    owner_email: str
+    document_count: int
+
+
+class SharedCollections(BaseModel):
+    collections: list[SharedCollectionRow]
+
+
+class Viewer(BaseModel):
+    user_id: str
+    email: str
+
+
+class Presence(BaseModel):
+    viewers: list[Viewer]
+
+
+class ShareRow(BaseModel):
+    kind: str  # map | collection
+    title: str
+    owner: str  # e-mail
+    member: str  # e-mail
+    role: str
+    since: str
+
+
+class ShareList(BaseModel):
+    shares: list[ShareRow]

@@ -1,0 +1,38 @@
+"""A node's history: every recorded edit that changed it, who made it, what it set and what was
+there before — so that when two users change the same field, the one overwritten stays visible."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from bayes_app.maps.access import get_node
+from bayes_app.maps.views import _iso
+from bayes_app.models import MapEdit
+
+_SHOWN = ("title", "body", "kind", "parent_id", "collapsed", "confidence")
+
+
+def node_history(db: Session, owner_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
+    """The edits of the map's undo log that touched `node_id`, newest first."""
+    get_node(db, owner_id, map_id, node_id)
+    out = []
+    edits = db.exec(select(MapEdit).where(MapEdit.map_id == map_id).order_by(col(MapEdit.created_at).desc()))
+    for e in edits:
+        if node_id not in (e.node_ids or []):
+            continue
+        before = next((r for r in e.undo.get("restore", {}).get("nodes", []) if r.get("id") == node_id), {})
+        after = e.after.get(node_id, {})
+        out.append(
+            {
+                "edit_id": e.id,
+                "action": e.action,
+                "user_id": e.user_id,
+                "at": _iso(e.created_at),
+                "undone": e.undone,
+                "before": {f: before[f] for f in _SHOWN if f in before and (f in after or not after)},
+                "after": {f: v for f, v in after.items() if f in _SHOWN},
+            }
+        )
+    return out

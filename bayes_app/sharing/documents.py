@@ -1,0 +1,43 @@
+"""Which documents of another library a user may open: exactly those a map shared with them
+cites (maps of that library's owner), and those in a collection shared with them. Opening means
+the viewer at any page, the quote's highlight and the file; everything else of that library
+(other documents, its search, chunks, references) stays 404."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, select
+
+from bayes_app.models import Citation, CollectionMember, Document, DocumentCollection, MapMember, Mindmap
+
+
+def cited_in_shared_map(db: Session, user_id: str, doc: Document) -> bool:
+    """A map of the document's owner that the user is a member of cites it."""
+    q = (
+        select(Citation.id)
+        .join(MapMember, MapMember.map_id == Citation.map_id)  # type: ignore[arg-type]
+        .join(Mindmap, Mindmap.id == Citation.map_id)  # type: ignore[arg-type]
+        .where(Citation.document_id == doc.id, MapMember.user_id == user_id, Mindmap.owner_id == doc.owner_id)
+        .limit(1)
+    )
+    return db.exec(q).first() is not None
+
+
+def in_shared_collection(db: Session, user_id: str, document_id: str) -> bool:
+    q = (
+        select(DocumentCollection.document_id)
+        .join(CollectionMember, CollectionMember.collection_id == DocumentCollection.collection_id)  # type: ignore[arg-type]
+        .where(DocumentCollection.document_id == document_id, CollectionMember.user_id == user_id)
+        .limit(1)
+    )
+    return db.exec(q).first() is not None
+
+
+def readable(db: Session, user_id: str, document_id: str) -> Document | None:
+    """The document when the user owns it, a map shared with them cites it, or it is in a
+    collection shared with them; None otherwise (answer 404)."""
+    doc = db.get(Document, document_id)
+    if doc is None:
+        return None
+    if doc.owner_id == user_id or cited_in_shared_map(db, user_id, doc) or in_shared_collection(db, user_id, doc.id):
+        return doc
+    return None

@@ -1,0 +1,121 @@
+"""Sharing on the map page: the Share dialog (owner), the caller's role on a shared map, and who
+else has the map open. E-mails are shown as text, never as markup."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from state.mindmap import MapState as S
+
+
+def _member_row(m: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.text(m["email"], size="2", class_name="share-member-email", flex="1", min_width="0", trim="both"),
+        rx.el.select(
+            rx.el.option("Viewer", value="viewer"),
+            rx.el.option("Editor", value="editor"),
+            value=m["role"],
+            on_change=lambda v: S.change_role(m["user_id"], v),
+            class_name="share-member-role",
+            aria_label="Role",
+        ),
+        rx.icon_button(
+            rx.icon("x", size=14),
+            size="1",
+            variant="ghost",
+            color_scheme="red",
+            title="Remove",
+            class_name="share-member-remove",
+            on_click=S.remove_member(m["user_id"]),
+        ),
+        align="center",
+        width="100%",
+        class_name="share-member",
+    )
+
+
+def share_dialog() -> rx.Component:
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title("Share this map"),
+            rx.dialog.description(
+                "Viewers read the map, its citations and the cited pages. Editors also edit nodes, "
+                "decide proposals and start runs (charged to them, researching your library).",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.form(
+                rx.hstack(
+                    rx.input(
+                        name="email",
+                        type="email",
+                        placeholder="colleague@example.com",
+                        value=S.share_email,
+                        on_change=S.set_share_email,
+                        id="share-email",
+                        flex="1",
+                        min_width="12em",
+                    ),
+                    rx.el.select(
+                        rx.el.option("Viewer", value="viewer"),
+                        rx.el.option("Editor", value="editor"),
+                        value=S.share_role,
+                        on_change=S.set_share_role,
+                        id="share-role",
+                        name="role",
+                        aria_label="Role",
+                    ),
+                    rx.button("Share", type="submit", id="share-add"),
+                    align="center",
+                    wrap="wrap",
+                    width="100%",
+                ),
+                on_submit=S.add_member,
+                margin_top="1em",
+            ),
+            rx.cond(S.share_error != "", rx.text(S.share_error, color_scheme="red", size="2", id="share-error")),
+            rx.vstack(
+                rx.text("People with access", size="1", color_scheme="gray", weight="medium"),
+                rx.cond(
+                    S.share_members.length() > 0,
+                    rx.vstack(rx.foreach(S.share_members, _member_row), width="100%", spacing="2"),
+                    rx.text("Only you.", size="2", color_scheme="gray", id="share-none"),
+                ),
+                margin_top="1em",
+                width="100%",
+                id="share-members",
+            ),
+            rx.hstack(rx.dialog.close(rx.button("Done", variant="soft")), justify="end", margin_top="1em"),
+            max_width="32em",
+        ),
+        open=S.share_open,
+        on_open_change=S.set_share_open,
+    )
+
+
+def share_bar() -> rx.Component:
+    """The owner's Share button, a member's role, and who else is viewing the map."""
+    return rx.hstack(
+        rx.cond(
+            S.viewing.length() > 0,
+            rx.hstack(
+                rx.icon("eye", size=14, color="var(--gray-11)"),
+                rx.foreach(S.viewing, lambda e: rx.badge(e, variant="surface", class_name="map-viewer")),
+                align="center",
+                spacing="1",
+                wrap="wrap",
+                id="map-presence",
+                title="Also viewing this map now",
+            ),
+        ),
+        rx.cond(
+            S.is_owner,
+            rx.button(
+                rx.icon("user-plus", size=14), "Share", size="1", variant="soft", on_click=S.open_share, id="btn-share"
+            ),
+            rx.cond(S.is_shared_map, rx.badge("Shared with you · ", S.my_role, color_scheme="blue", id="map-role")),
+        ),
+        align="center",
+        spacing="2",
+        wrap="wrap",
+    )

@@ -1,0 +1,123 @@
+"""The map editor's sharing: the caller's role, who else has the map open (presence), the
+Share dialog (the owner adds a member by e-mail as viewer or editor, changes a role, removes),
+and leaving the map when it is deleted or no longer shared with this user.
+
+A mixin of `state.mindmap.MapState` (it uses `map_id`, `_nodes`, `_live()` and `_reset_run`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+from bayes_app.errors import DomainError
+from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases.maps import MapNotFound
+
+GONE_SHARED = "This map is no longer shared with you."
+GONE_DELETED = "This map was deleted."
+
+
+def here(user_id: str, email: str, map_id: str) -> list[str] | None:
+    """Beat on the map's presence; the e-mails of the others viewing it (None: access lost)."""
+    try:
+        return [v["email"] for v in app_maps.here(user_id, email, map_id) if v["user_id"] != user_id]
+    except MapNotFound:
+        return None
+    except Exception:  # noqa: BLE001 - Redis restarting: presence is a courtesy, the map goes on
+        return []
+
+
+class MapSharing(rx.State, mixin=True):
+    """Role, presence and the Share dialog of the map editor (see the module docstring)."""
+
+    my_role: str = ""  # owner | editor | viewer
+    gone_message: str = ""  # why the map left the page
+    viewing: list[str] = []  # the e-mails of the others who have this map open now
+    share_open: bool = False
+    share_email: str = ""
+    share_role: str = "viewer"
+    share_error: str = ""
+    share_members: list[dict[str, str]] = []
+
+    @rx.var
+    def can_edit(self) -> bool:
+        return self.my_role in ("owner", "editor")
+
+    @rx.var
+    def is_owner(self) -> bool:
+        return self.my_role == "owner"
+
+    @rx.var
+    def is_shared_map(self) -> bool:
+        return self.my_role in ("editor", "viewer")
+
+    def _gone(self) -> None:
+        """The map left this page: deleted, or (for a member) no longer shared with them."""
+        if self.my_role in ("editor", "viewer"):
+            self.gone_message = GONE_SHARED
+        elif self.my_role:
+            self.gone_message = GONE_DELETED
+        self.missing, self._nodes, self.viewing, self.share_open = True, {}, [], False
+        self._live().graph = {"nodes": [], "edges": []}
+        self._reset_run()
+
+    # ---- the Share dialog (the owner's) --------------------------------------------------------
+    def _load_members(self) -> None:
+        out = app_maps.members_of(self.user_id, self.map_id)
+        self.share_members = [{"user_id": m["user_id"], "email": m["email"], "role": m["role"]} for m in out["members"]]
+
+    def _share_call(self, fn: Any, *args: Any) -> bool:
+        if not self._load_user():
+            return False
+        try:
+            fn(self.user_id, self.map_id, *args)
+        except MapNotFound:
+            self._gone()
+            return False
+        except DomainError as err:
+            self.share_error = err.message
+            return False
+        self.share_error = ""
+        self._load_members()
+        return True
+
+    @rx.event
+    def open_share(self):
+        if not self._load_user():
+            return
+        self.share_open, self.share_error, self.share_email = True, "", ""
+        try:
+            self._load_members()
+        except MapNotFound:
+            self._gone()
+
+    @rx.event
+    def set_share_open(self, value: bool):
+        self.share_open = value
+
+    @rx.event
+    def set_share_email(self, value: str):
+        self.share_email = value
+
+    @rx.event
+    def set_share_role(self, value: str):
+        self.share_role = value
+
+    @rx.event
+    def add_member(self, form: dict | None = None):
+        email = ((form or {}).get("email") or self.share_email).strip()
+        if not email:
+            self.share_error = "Enter the e-mail of the account to share with."
+            return
+        role = (form or {}).get("role") or self.share_role
+        if self._share_call(app_maps.add_member, email, role):
+            self.share_email = ""
+
+    @rx.event
+    def change_role(self, member_id: str, role: str):
+        self._share_call(app_maps.set_member_role, member_id, role)
+
+    @rx.event
+    def remove_member(self, member_id: str):
+        self._share_call(app_maps.remove_member, member_id)

@@ -1,0 +1,75 @@
+"""An editor's runs on a shared map (in-process executor, real Redis, a real index process, real
+embeddings of pasa.pdf): they research the map OWNER's library (the editor's own is empty), are
+charged to the editor (the credit history names the map; the owner pays nothing), their nodes
+record who started them, and a viewer cannot start one."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from sqlmodel import select
+
+from bayes_app.credits import ledger
+from bayes_app.llm.offline import OfflineProvider
+from bayes_app.llm.openai_provider import OpenAIProvider
+from bayes_app.maps import citations, members, service
+from bayes_app.maps.runs import start_map_run
+from bayes_app.models import MICRO, Chunk, LedgerEntry, MapNode, Operation, User
+from bayes_app.runs.service import RunRequestError
+from tests.integration.test_map_agents import Q2A, env, index_env, run  # noqa: F401 (fixtures)
+from tests.support.fake_openai import FakeOpenAI, Script
+
+
+def _account(e: dict) -> str:
+    from bayes_app.accounts import service as accounts
+
+    with e["sessions"]() as db:
+        user = accounts.register(db, f"m{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
+        db.commit()
+        ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
+        db.commit()
+        return user.id
+
+
+def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env):  # noqa: F811
+    from bayes_app.library.quotes import quote_in_text
+
+    sessions, owner = env["sessions"], env["user"]
+    editor, viewer = _account(env), _account(env)
+    with sessions() as db:
+        m = service.create_map(db, owner, "Team map", "How do LLM agents search for academic papers?")
+        mid = m["id"]
+        root = service.root_of(db, mid).id
+        chunk = next(c for c in db.exec(select(Chunk).where(Chunk.owner_id == owner)) if quote_in_text(c.text, Q2A))
+        node = service.add_child(db, owner, mid, root, "PaSa-7B always beats every baseline.", kind="claim")
+        citations.attach_citation(db, owner, mid, node["id"], chunk.id, Q2A)
+        for uid, role in ((editor, "editor"), (viewer, "viewer")):
+            members.add_member(db, owner, mid, db.get(User, uid).email, role)
+        db.commit()
+        owner_before = ledger.balance(db, owner)
+        with pytest.raises(RunRequestError) as refused:
+            start_map_run(db, viewer, "deepen", mid, root, model="offline", output_tokens=2000)
+        assert (refused.value.status, refused.value.code) == (403, "forbidden_role")
+
+    # an offline deepen by the editor finds passages: the owner's library, not the editor's (empty)
+    env_editor = {**env, "user": editor}
+    op_id, _ = run(env_editor, "deepen", mid, OfflineProvider, node_id=root, model="offline")
+    with sessions() as db:
+        written = db.exec(select(MapNode).where(MapNode.run_id == op_id)).all()
+        assert written and all(n.author_id == editor and n.created_by == "agent" for n in written)
+
+    # a billed (model-judged) run: charged to the editor, named after the map in the history
+    reply = json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": "PaSa-7B beats baselines."}]})
+    with FakeOpenAI(Script.reply(reply, match="ROLE: check_support")) as fake:
+        op_id, _ = run(env_editor, "check_support", mid, lambda: OpenAIProvider(fake.base_url, "k"), node_id=node["id"])
+    with sessions() as db:
+        op = db.get(Operation, op_id)
+        assert op.owner_id == editor and op.charged_credits > 0
+        spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id)).all()
+        assert spent and all(e.user_id == editor for e in spent)
+        assert ledger.balance(db, owner) == owner_before
+        [row] = [h for h in ledger.history(db, editor) if h.id == op_id]
+        assert row.title == "Check support · Team map" and row.amount == -op.charged_credits
+        assert all(h.id != op_id for h in ledger.history(db, owner))
