@@ -39,6 +39,7 @@ from bayes_app.usecases import runs as app_runs
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
+from state.map_updates import MapUpdates, challenge_lines, update_row
 
 POLL_S = 0.25  # revision poll while no run is live
 RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
@@ -89,7 +90,7 @@ def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
     return app_maps.call(live_map.probe, owner_id, map_id)
 
 
-class MapState(MapOutline, MapEditing, AuthState):
+class MapState(MapUpdates, MapOutline, MapEditing, AuthState):
     # the map
     map_id: str = ""
     map_title: str = ""
@@ -172,6 +173,7 @@ class MapState(MapOutline, MapEditing, AuthState):
         self._nodes = {n["id"]: n for n in view["nodes"]}
         self._relations = view["relations"]
         self.proposals = [self._proposal_row(p) for p in view["proposals"]]
+        self._apply_living(view)
         self._rebuild()
         self._refresh_selected(by_node.get(self.selected_id, []))
 
@@ -180,7 +182,9 @@ class MapState(MapOutline, MapEditing, AuthState):
         for g in p["payload"].get("groups", []):
             members = [self._nodes[i]["title"] or "(untitled)" for i in g.get("node_ids", []) if i in self._nodes]
             groups.append({"title": str(g.get("title") or ""), "members": members})
-        return {"id": p["id"], "kind": "Chapters" if p["kind"] == "chapters" else "Restructure", "groups": groups}
+        kind = {"chapters": "Chapters", "split": "Split", "update": "New papers"}.get(p["kind"], "Restructure")
+        row = {"id": p["id"], "kind": kind, "groups": groups, "update": False, "papers": "", "cost": "", "items": []}
+        return {**row, **update_row(p)} if p["kind"] == "update" else row
 
     def _rebuild(self) -> None:
         live = self._live()
@@ -208,6 +212,7 @@ class MapState(MapOutline, MapEditing, AuthState):
             return
         self.sel_title, self.sel_body, self.sel_kind = n["title"], n["body"], n["kind"]
         self.sel_origin, self.sel_is_root, self.sel_collapsed = n["created_by"], n["parent_id"] is None, n["collapsed"]
+        self.sel_challenges = challenge_lines(n)
         if citations is None:
             citations = app_maps.node_citations(self.user_id, self.map_id, n["id"])
         self.sel_citations = [_citation_row(c) for c in citations]

@@ -1,0 +1,99 @@
+"""The map editor's living-map parts: "Watch for new papers", the "N new papers may change this
+map" badge, update proposals previewed item by item (accept all, some or none), and a node's
+"superseded by <paper>" line.
+
+A mixin of `state.mindmap.MapState` (its `_nodes`, `_edit`, `_reload` and `proposals`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reflex as rx
+
+from bayes_app.credits.pricing import display_credits, format_credits
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.usecases import living as app_living
+
+ACTION_WORDS = {"insert": "under", "create": "new theme", "counter": "counterpoint to"}
+
+
+def update_row(p: dict[str, Any]) -> dict[str, Any]:
+    """An update proposal as the drawer shows it: its papers, cost and items (where each goes)."""
+    docs = p["payload"].get("documents", [])
+    items = []
+    for it in p["payload"].get("items", []):
+        where = {
+            "insert": " › ".join(it.get("path") or [it.get("parent_title") or ""]),
+            "create": it.get("theme_title") or "",
+            "counter": it.get("target_title") or "",
+        }.get(it.get("action"), "")
+        items.append(
+            {
+                "key": f"{p['id']}:{it['n']}",
+                "n": it["n"],
+                "text": it.get("text", ""),
+                "action": ACTION_WORDS.get(it.get("action"), ""),
+                "where": where,
+                "paper": f"{it.get('document_title') or 'Untitled'}, p. {it.get('page')}",
+            }
+        )
+    charged = p.get("charged_credits")
+    cost = "cost not settled yet" if charged is None else f"cost {format_credits(display_credits(charged))} credits"
+    return {
+        "update": True,
+        "papers": f"{len(docs)} new paper(s): " + "; ".join(d.get("title") or "Untitled" for d in docs),
+        "cost": cost,
+        "items": items,
+    }
+
+
+def challenge_lines(n: dict[str, Any]) -> list[str]:
+    """'Superseded by <paper> (evidence arrived <date>)' for each newer paper contradicting the node."""
+    return [
+        f"{c['verb'].capitalize()} by {c['title']} (evidence arrived {(c.get('arrived_at') or '')[:10]})"
+        for c in n.get("challenged_by") or []
+    ]
+
+
+class MapUpdates(rx.State, mixin=True):
+    """Living-map events and vars of the map editor (see the module docstring)."""
+
+    watch_new_papers: bool = False
+    new_papers: int = 0
+    sel_challenges: list[str] = []
+    skipped: list[str] = []  # update items ("proposal:n") the user unticked
+
+    def _apply_living(self, view: dict[str, Any]) -> None:
+        self.watch_new_papers = bool(view.get("watch_new_papers"))
+        docs = {d["id"] for p in view["proposals"] if p["kind"] == "update" for d in p["payload"].get("documents", [])}
+        self.new_papers = len(docs)
+
+    @rx.event
+    def set_watch(self, value: bool):
+        try:
+            self.watch_new_papers = app_living.set_watch(self.user_id, self.map_id, bool(value))
+        except MapNotFound:
+            self.missing = True
+            return
+        self.notice = "Watching for new papers." if self.watch_new_papers else "No longer watching for new papers."
+
+    @rx.event
+    def toggle_item(self, key: str, on: bool):
+        self.skipped = [k for k in self.skipped if k != key] + ([] if on else [key])
+
+    @rx.event
+    def accept_items(self, proposal_id: str, everything: bool):
+        """Accept all items of an update proposal, or the ticked ones (none ticked: declined)."""
+        p = next((p for p in self.proposals if p["id"] == proposal_id), None)
+        if p is None:
+            return
+        picked = [it["n"] for it in p["items"] if everything or it["key"] not in self.skipped]
+        try:
+            app_living.accept_update(self.user_id, self.map_id, proposal_id, picked)
+        except (MapError, MapNotFound) as err:
+            self.error = err.message
+            self._reload()
+            return
+        self.skipped = [k for k in self.skipped if not k.startswith(proposal_id + ":")]
+        self.notice = f"{len(picked)} claim(s) added from new papers." if picked else "Update declined."
+        self._reload()
