@@ -333,3 +333,42 @@ def test_an_accepted_counterpoint_marks_the_older_claim_superseded(env):
     assert mark["arrived_at"].startswith("2026-11-20")
     counter = next(n for n in view["nodes"] if n["id"] == rel.source_id)
     assert counter["kind"] == "counterpoint" and counter["parent_id"] == ids["Crawler and citation expansion"]
+
+
+def test_the_http_api_watches_counts_and_accepts_items(env):
+    from starlette.testclient import TestClient
+
+    from bayes_app.api import build_api
+
+    email, password = f"h{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex
+    with TestClient(build_api()) as c:
+        assert c.post("/api/v1/session/register", json={"email": email, "password": password}).status_code == 201
+        token = c.post("/api/v1/auth/token", json={"email": email, "password": password}).json()["token"]
+        c.headers["Authorization"] = f"Bearer {token}"
+        mid = c.post("/api/v1/mindmaps", json={"title": "Agents", "question": "How do agents search?"}).json()["id"]
+        assert c.get(f"/api/v1/mindmaps/{mid}").json()["watch_new_papers"] is True  # on for new maps
+        assert c.put(f"/api/v1/mindmaps/{mid}/watch", json={"watch_new_papers": False}).json() == {
+            "watch_new_papers": False
+        }
+        assert c.get(f"/api/v1/mindmaps/{mid}").json()["watch_new_papers"] is False
+        assert c.put(f"/api/v1/mindmaps/{mid}/watch", json={"watch_new_papers": "yes"}).status_code == 400
+        root = c.get(f"/api/v1/mindmaps/{mid}").json()["root_id"]
+        cit = {"document_id": None, "chunk_id": None, "page": 1, "quote": "q", "agent": "update"}
+        items = [
+            {"action": "create", "text": f"New claim {k}.", "theme_title": "New theme", "citation": cit}
+            for k in range(3)
+        ]
+        with env["sessions"]() as db:
+            p = updates.create_update_proposal(db, mid, [{"id": "d" * 32, "title": "P"}], items, None)
+        assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 1
+        bad = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [7]})
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_items"
+        ok = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [0, 2]})
+        assert ok.status_code == 200 and ok.json()["payload"]["accepted"] == [0, 2]
+        view = c.get(f"/api/v1/mindmaps/{mid}").json()
+        theme = next(n for n in view["nodes"] if n["title"] == "New theme")
+        assert theme["parent_id"] == root
+        assert sorted(n["title"] for n in view["nodes"] if n["parent_id"] == theme["id"]) == ["New claim 0.", "New claim 2."]
+        assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 0
+        again = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [1]})
+        assert again.status_code == 409
