@@ -74,7 +74,9 @@ def update_card(p: rx.Var) -> rx.Component:
         rx.text("Preview, ", p["cost"].to(str), " (charged like any run).", size="1", color_scheme="gray"),
         rx.foreach(p["items"].to(list[dict]), _item),
         rx.hstack(
-            rx.button("Accept all", size="1", on_click=MapState.accept_items(pid, True), class_name="update-accept-all"),
+            rx.button(
+                "Accept all", size="1", on_click=MapState.accept_items(pid, True), class_name="update-accept-all"
+            ),
             rx.button(
                 "Accept ticked",
                 size="1",

@@ -303,7 +303,10 @@ def _proposal_cards() -> rx.Component:
                         rx.fragment(),
                         rx.hstack(
                             rx.button(
-                                "Accept", size="1", on_click=MapState.decide(p["id"], True), class_name="proposal-accept"
+                                "Accept",
+                                size="1",
+                                on_click=MapState.decide(p["id"], True),
+                                class_name="proposal-accept",
                             ),
                             rx.button(
                                 "Reject",

@@ -10,7 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.credits.pricing import display_credits, format_credits
+from bayes_app.credits.pricing import display_credits
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.usecases import living as app_living
 
@@ -38,7 +38,7 @@ def update_row(p: dict[str, Any]) -> dict[str, Any]:
             }
         )
     charged = p.get("charged_credits")
-    cost = "cost not settled yet" if charged is None else f"cost {format_credits(display_credits(charged))} credits"
+    cost = "cost not settled yet" if charged is None else f"cost {display_credits(charged)} credits"
     return {
         "update": True,
         "papers": f"{len(docs)} new paper(s): " + "; ".join(d.get("title") or "Untitled" for d in docs),

@@ -27,7 +27,7 @@ from bayes_app.maps import living, service
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.crowding import propose_splits
 from bayes_app.maps.updates import create_update_proposal
-from bayes_app.models import Chunk, Document, DocStatus, MapNode, NodeKind
+from bayes_app.models import Chunk, DocStatus, Document, MapNode, NodeKind
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext
 
@@ -85,7 +85,9 @@ def _passages(doc: Document, chunks: list[Chunk], text_vecs: np.ndarray) -> list
     scores = living.passage_scores(vecs, text_vecs)
     best = [ids[i] for i in np.argsort(-scores)[:PASSAGES_PER_PAPER]]
     return [
-        Passage(k, c.id, doc.id, doc.title, list(doc.authors or []), doc.year, c.page, prompt_text(c.text), c.role, c.text)
+        Passage(
+            k, c.id, doc.id, doc.title, list(doc.authors or []), doc.year, c.page, prompt_text(c.text), c.role, c.text
+        )
         for k, c in enumerate((usable[i] for i in best), 1)
     ]
 
@@ -142,7 +144,9 @@ async def update_map(ctx: RunContext) -> None:
     for doc, chunks in papers:
         passages = await asyncio.to_thread(_passages, doc, chunks, text_vecs)
         ctx.emit("agent", {"role": "researcher", "document_id": doc.id, "passages": len(passages)})
-        claims = await researcher.research(ctx, question, question, passages, "update", avoid=[n.title for n in existing])
+        claims = await researcher.research(
+            ctx, question, question, passages, "update", avoid=[n.title for n in existing]
+        )
         verdict = await critic.verify_async(ctx, claims) if claims else critic.Verdict()
         accepted.extend((c, doc) for c in verdict.accepted)
     pairs = await critic.judge(ctx, [c for c, _ in accepted], [n.title for n in existing])

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from bayes_app.maps import living
 from bayes_app.maps.access import _nodes
 from bayes_app.maps.updates import proposed_documents
-from bayes_app.models import Citation, Document, DocStatus, Mindmap
+from bayes_app.models import Citation, DocStatus, Document, Mindmap
 
 PENDING_TTL_S = 7 * 86_400
 
@@ -65,11 +65,7 @@ def put_back(r: redis.Redis, owner_id: str, document_ids: Sequence[str]) -> None
 
 def still_indexing(db: Session, owner_id: str) -> int:
     """How many of the owner's papers are still queued or being indexed (a sync in progress)."""
-    rows = db.exec(
-        select(Document.id).where(
-            Document.owner_id == owner_id, col(Document.status).in_(DocStatus.ACTIVE)
-        )
-    )
+    rows = db.exec(select(Document.id).where(Document.owner_id == owner_id, col(Document.status).in_(DocStatus.ACTIVE)))
     return len(list(rows))
 
 

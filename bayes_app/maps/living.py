@@ -97,9 +97,7 @@ def build_tree(nodes: Sequence[MapNode], vec_of: dict[str, np.ndarray]) -> list[
     return [b for k in kids.get(root.id, []) if k.kind in BRANCH_KINDS and (b := branch(k)) is not None]
 
 
-def place(
-    claim_vec: np.ndarray, root_id: str, tree: list[Branch], descend_floor: float = DESCEND_FLOOR
-) -> Placement:
+def place(claim_vec: np.ndarray, root_id: str, tree: list[Branch], descend_floor: float = DESCEND_FLOOR) -> Placement:
     """Where a claim goes: step down the best-matching branches while they match at least
     `descend_floor`; insert under the last one reached, or create a new theme when not even a
     top-level branch matches."""

@@ -93,7 +93,16 @@ def _theme(
     node = next((n for n in existing if n.title.lower() == key), None)
     if node is None:
         node = _insert(
-            db, map_id, root, NodeKind.THEME, title[:MAX_NODE_TITLE], "", None, u, created_by=Origin.AGENT, run_id=run_id
+            db,
+            map_id,
+            root,
+            NodeKind.THEME,
+            title[:MAX_NODE_TITLE],
+            "",
+            None,
+            u,
+            created_by=Origin.AGENT,
+            run_id=run_id,
         )
     made[key] = node
     return node
@@ -106,9 +115,7 @@ def _arrived(documents: list[dict[str, Any]], doc_id: str | None) -> datetime | 
     return None
 
 
-def accept_update(
-    db: Session, p: MapProposal, selected: list[int] | None = None
-) -> tuple[dict[str, Any], list[str]]:
+def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None) -> tuple[dict[str, Any], list[str]]:
     """Write the selected items (all when `selected` is None) where the preview showed them, as
     ONE undoable edit; returns the proposal's view and the ids of the themes that got claims.
     A theme or claim removed since the preview: its items go under a new theme of the old
@@ -123,7 +130,9 @@ def accept_update(
     docs = p.payload.get("documents", [])
     for it in (items[k] for k in sorted(chosen)):
         parent = db.get(MapNode, it.get("parent_id") or "", populate_existing=True)
-        target = db.get(MapNode, it.get("target_id") or "", populate_existing=True) if it["action"] == "counter" else None
+        target = (
+            db.get(MapNode, it.get("target_id") or "", populate_existing=True) if it["action"] == "counter" else None
+        )
         after = None
         kind = NodeKind.CLAIM
         if it["action"] == "counter" and target is not None and target.map_id == map_id and target.parent_id:

@@ -37,7 +37,7 @@ def note_indexed(document_id: str) -> None:
         s = get_settings()
         if arrivals.note_indexed(get_redis(), owner_id, document_id, s.living_batch_max_s + s.living_batch_s + 60):
             queue.get().living_batch(owner_id, time.time(), s.living_batch_s)
-    except Exception:  # noqa: BLE001 - a hint only
+    except Exception:
         log.exception("could not note the new paper %s for living maps", document_id)
 
 

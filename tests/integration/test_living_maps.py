@@ -368,7 +368,10 @@ def test_the_http_api_watches_counts_and_accepts_items(env):
         view = c.get(f"/api/v1/mindmaps/{mid}").json()
         theme = next(n for n in view["nodes"] if n["title"] == "New theme")
         assert theme["parent_id"] == root
-        assert sorted(n["title"] for n in view["nodes"] if n["parent_id"] == theme["id"]) == ["New claim 0.", "New claim 2."]
+        assert sorted(n["title"] for n in view["nodes"] if n["parent_id"] == theme["id"]) == [
+            "New claim 0.",
+            "New claim 2.",
+        ]
         assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 0
         again = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [1]})
         assert again.status_code == 409

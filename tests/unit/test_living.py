@@ -75,3 +75,45 @@ def test_crowded_counts_the_claims_directly_under_a_theme():
     (hit,) = crowding.crowded(nodes, 12)
     assert hit[0].id == "t" and [c.id for c in hit[1]] == [f"c{k}" for k in range(13)]
     assert crowding.crowded(nodes, 13) == []
+
+
+def test_the_preview_row_names_each_claim_where_it_goes_its_paper_and_the_cost():
+    from state.map_updates import challenge_lines, update_row
+
+    p = {
+        "id": "p1",
+        "charged_credits": 1_234_567,
+        "payload": {
+            "documents": [{"id": "d", "title": "New study"}],
+            "items": [
+                {
+                    "n": 0,
+                    "action": "insert",
+                    "text": "C0",
+                    "path": ["A", "A1"],
+                    "document_title": "New study",
+                    "page": 3,
+                },
+                {"n": 1, "action": "create", "text": "C1", "theme_title": "Fresh", "document_title": "", "page": 1},
+                {
+                    "n": 2,
+                    "action": "counter",
+                    "text": "C2",
+                    "target_title": "Old claim",
+                    "document_title": "N",
+                    "page": 2,
+                },
+            ],
+        },
+    }
+    row = update_row(p)
+    assert row["papers"] == "1 new paper(s): New study" and row["cost"] == "cost 1.23 credits"
+    assert [(i["key"], i["action"], i["where"]) for i in row["items"]] == [
+        ("p1:0", "under", "A › A1"),
+        ("p1:1", "new theme", "Fresh"),
+        ("p1:2", "counterpoint to", "Old claim"),
+    ]
+    assert row["items"][0]["paper"] == "New study, p. 3" and row["items"][1]["paper"] == "Untitled, p. 1"
+    assert update_row({**p, "charged_credits": None})["cost"] == "cost not settled yet"
+    n = {"challenged_by": [{"verb": "superseded", "title": "New study", "arrived_at": "2026-11-20T10:00:00+00:00"}]}
+    assert challenge_lines(n) == ["Superseded by New study (evidence arrived 2026-11-20)"]
