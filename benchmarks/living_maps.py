@@ -39,6 +39,7 @@ MAPS = {
 def timing() -> dict:
     from sqlmodel import select
 
+    from bayes_app import registry
     from bayes_app.agents.update import embed_texts, paper_vectors
     from bayes_app.llm.offline import OfflineProvider
     from bayes_app.maps import arrivals, service
@@ -48,6 +49,7 @@ def timing() -> dict:
     from tests.support.maplab import MapLab
     from tests.support.maplib import ingest
 
+    registry.register()
     with MapLab([pdfs.REVIEW]) as lab:
         maps = {}
         with lab.sessions() as db:
@@ -178,10 +180,11 @@ def main() -> None:
         print(f"  {'baseline (one build_map run per map)':<44}{t['baseline_s']:>8.1f} s")
         print(f"  ratio baseline / ours: {t['baseline_s'] / max(t['ours_s'], 1e-9):.1f}×")
     f = floor_figures(args.data, args.pairs, get_settings().living_relevance_floor)
-    print(f"relevance floor {f['floor']} on {f['pairs']} SciFact claims (held out):")
-    print(
-        f"  cited abstract above the floor: {f['relevant_above']:.1%}   random abstract above: {f['random_above']:.1%}"
-    )
+    print(f"relevance floor on {f['pairs']} SciFact claims (held out): share of abstracts over each floor")
+    print(f"  {'floor':>7}  {'cited abstract':>15}  {'random abstract':>16}")
+    for fl, rel, rnd in f["rows"]:
+        mark = "  <- BAYES_LIVING_RELEVANCE_FLOOR" if fl == f["floor"] else ""
+        print(f"  {fl:>7.2f}  {rel:>15.1%}  {rnd:>16.1%}{mark}")
 
 
 if __name__ == "__main__":

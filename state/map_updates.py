@@ -15,6 +15,12 @@ from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.usecases import living as app_living
 
 ACTION_WORDS = {"insert": "under", "create": "new theme", "counter": "counterpoint to"}
+TITLE_CHARS = 90  # a paper's title in the preview (a bad title extraction can be a paragraph)
+
+
+def _short(title: str | None) -> str:
+    t = " ".join((title or "").split()) or "Untitled"
+    return t if len(t) <= TITLE_CHARS else t[: TITLE_CHARS - 1].rstrip() + "…"
 
 
 def update_row(p: dict[str, Any]) -> dict[str, Any]:
@@ -34,14 +40,14 @@ def update_row(p: dict[str, Any]) -> dict[str, Any]:
                 "text": it.get("text", ""),
                 "action": ACTION_WORDS.get(it.get("action"), ""),
                 "where": where,
-                "paper": f"{it.get('document_title') or 'Untitled'}, p. {it.get('page')}",
+                "paper": f"{_short(it.get('document_title'))}, p. {it.get('page')}",
             }
         )
     charged = p.get("charged_credits")
     cost = "cost not settled yet" if charged is None else f"cost {display_credits(charged)} credits"
     return {
         "update": True,
-        "papers": f"{len(docs)} new paper(s): " + "; ".join(d.get("title") or "Untitled" for d in docs),
+        "papers": f"{len(docs)} new paper(s): " + "; ".join(_short(d.get("title")) for d in docs),
         "cost": cost,
         "items": items,
     }

@@ -114,7 +114,7 @@ def test_a_new_paper_shows_a_badge_and_a_preview_accepted_in_part(living_stack, 
     expect(rows).to_have_count(len(items))
     for k, it in enumerate(items):  # each claim, where it goes, from which paper
         expect(rows.nth(k)).to_contain_text(it["text"][:40])
-        expect(rows.nth(k)).to_contain_text("agents.pdf" if not it["document_title"] else it["document_title"][:20])
+        expect(rows.nth(k)).to_contain_text((it["document_title"] or "Untitled")[:20])
     expect(drawer.locator(".update-proposal")).to_contain_text("credits")
     page.screenshot(path=str(SHOTS / "living-preview-desktop.png"))
 

@@ -375,3 +375,61 @@ def test_the_http_api_watches_counts_and_accepts_items(env):
         assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 0
         again = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [1]})
         assert again.status_code == 409
+
+
+def test_with_a_model_a_contradicting_claim_is_proposed_as_a_counterpoint(env):
+    """The update run over the real `openai` client and a scripted server: the researcher quotes
+    the new paper by sentence id, the critic names the contradiction with the map's claim."""
+    import json
+    import re
+
+    from bayes_app.credits import pricing
+    from bayes_app.llm.openai_provider import OpenAIProvider
+    from bayes_app.maps.runs import start_map_run
+    from tests.support.fake_openai import FakeOpenAI, Script, _last_user_text
+
+    old_claim = "Citation expansion does not raise the recall of paper search agents."
+    new_claim = "Citation expansion raised the recall of relevant papers from 41 to 63 percent."
+    mid, ids = _map(
+        env, "How do LLM agents search for academic papers?", {"Crawler and citation expansion": [old_claim]}
+    )
+    doc = _ingest(env, "agents.pdf", _pdf("LLM agents for academic paper search", AGENTS, 1))
+
+    def responder(body: dict) -> Script | None:
+        last = _last_user_text(body)
+        if "ROLE: researcher" in last:
+            sid = re.search(r"^\[(\d+\.\d+)\] Citation expansion raised", last, re.M).group(1)
+            return Script.reply(json.dumps({"claims": [{"text": new_claim, "sentences": [sid]}]}))
+        if "ROLE: critic" in last:
+            num = {t.strip(): int(n) for n, t in re.findall(r"^(\d+)\. ([^\n(]*)", last, re.M)}
+            pair = {"a": num[old_claim], "b": num[new_claim]}
+            return Script.reply(json.dumps({"scores": [], "contradictions": [pair]}))
+        return None
+
+    with env["sessions"]() as db:
+        pricing.set_price(db, "gpt-4o-mini", 150_000, 75_000, 600_000)
+        db.commit()
+        op = start_map_run(
+            db, env["user"], "update_map", mid, model="gpt-4o-mini", output_tokens=2000, document_ids=[doc]
+        )
+    with FakeOpenAI(responder=responder) as fake:
+        res = asyncio.run(
+            executor.execute(
+                op.id,
+                r=env["r"],
+                sessions=env["sessions"],
+                listener=env["listener"],
+                provider_factory=lambda: OpenAIProvider(fake.base_url, "test-key"),
+            )
+        )
+        assert res.outcome == "SUCCEEDED", res
+        assert run_service.settle(env["sessions"], env["r"], op.id) == "finalized"
+    (p,) = _proposals(env, mid)
+    (item,) = p.payload["items"]
+    assert item["action"] == "counter" and item["target_id"] == ids[old_claim] and item["text"] == new_claim
+    with env["sessions"]() as db:
+        assert db.get(Operation, op.id).charged_credits > 0  # charged like any run
+        updates.accept_update(db, db.get(MapProposal, p.id), None)
+        view = service.map_view(db, env["user"], mid)
+    (mark,) = next(n for n in view["nodes"] if n["id"] == ids[old_claim])["challenged_by"]
+    assert mark["document_id"] == doc and mark["verb"] == "contradicted" and mark["arrived_at"]
