@@ -47,6 +47,7 @@ def update_row(p: dict[str, Any]) -> dict[str, Any]:
     cost = "cost not settled yet" if charged is None else f"cost {display_credits(charged)} credits"
     return {
         "update": True,
+        "doc_ids": [d["id"] for d in docs if d.get("id")],
         "papers": f"{len(docs)} new paper(s): " + "; ".join(_short(d.get("title")) for d in docs),
         "cost": cost,
         "items": items,
@@ -71,8 +72,11 @@ class MapUpdates(rx.State, mixin=True):
 
     def _apply_living(self, view: dict[str, Any]) -> None:
         self.watch_new_papers = bool(view.get("watch_new_papers"))
-        docs = {d["id"] for p in view["proposals"] if p["kind"] == "update" for d in p["payload"].get("documents", [])}
-        self.new_papers = len(docs)
+        self._count_new_papers()
+
+    def _count_new_papers(self) -> None:
+        """The badge: the distinct papers of the pending update proposals (rows of `proposals`)."""
+        self.new_papers = len({d for p in self.proposals for d in p.get("doc_ids") or []})
 
     @rx.event
     def set_watch(self, value: bool):

@@ -184,6 +184,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, AuthState):
             groups.append({"title": str(g.get("title") or ""), "members": members})
         kind = {"chapters": "Chapters", "split": "Split", "update": "New papers"}.get(p["kind"], "Restructure")
         row = {"id": p["id"], "kind": kind, "groups": groups, "update": False, "papers": "", "cost": "", "items": []}
+        row["doc_ids"] = []
         return {**row, **update_row(p)} if p["kind"] == "update" else row
 
     def _rebuild(self) -> None:
@@ -340,6 +341,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, AuthState):
         """Show what one run event changed besides nodes and relations; True at the run's end."""
         if change.proposal is not None:
             self.proposals = [*self.proposals, self._proposal_row(change.proposal)]
+            self._count_new_papers()
             self.proposals_open = True
         if change.route is not None:
             self.run_route = change.route

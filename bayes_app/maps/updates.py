@@ -28,6 +28,7 @@ from bayes_app.maps.undo import _commit_edit, _Undo
 from bayes_app.maps.views import proposal_view
 from bayes_app.models import (
     Citation,
+    Document,
     MapNode,
     MapProposal,
     Mindmap,
@@ -115,11 +116,18 @@ def _arrived(documents: list[dict[str, Any]], doc_id: str | None) -> datetime | 
     return None
 
 
+def it_gone(db: Session, item: dict[str, Any]) -> bool:
+    """The item's paper was removed from the library since the preview (nothing left to cite)."""
+    doc_id = (item.get("citation") or {}).get("document_id")
+    return bool(doc_id) and db.get(Document, doc_id) is None
+
+
 def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None) -> tuple[dict[str, Any], list[str]]:
     """Write the selected items (all when `selected` is None) where the preview showed them, as
     ONE undoable edit; returns the proposal's view and the ids of the themes that got claims.
     A theme or claim removed since the preview: its items go under a new theme of the old
-    theme's name (a counterpoint whose claim is gone becomes a plain claim there)."""
+    theme's name (a counterpoint whose claim is gone becomes a plain claim there); an item whose
+    paper was removed from the library is skipped (`skipped_removed`)."""
     items = p.payload.get("items", [])
     chosen = set(range(len(items)) if selected is None else selected)
     bad = [k for k in chosen if not isinstance(k, int) or not 0 <= k < len(items)]
@@ -128,7 +136,8 @@ def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None
     map_id, root = p.map_id, root_of(db, p.map_id)
     u, made, touched = _Undo(), {}, []
     docs = p.payload.get("documents", [])
-    for it in (items[k] for k in sorted(chosen)):
+    gone = [k for k in sorted(chosen) if it_gone(db, items[k])]
+    for it in (items[k] for k in sorted(chosen) if k not in gone):
         parent = db.get(MapNode, it.get("parent_id") or "", populate_existing=True)
         target = (
             db.get(MapNode, it.get("target_id") or "", populate_existing=True) if it["action"] == "counter" else None
@@ -175,7 +184,7 @@ def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None
         if parent.kind in (NodeKind.THEME, NodeKind.CHAPTER) and parent.id not in touched:
             touched.append(parent.id)
     p.status = "accepted" if chosen else "rejected"
-    p.payload = {**p.payload, "accepted": sorted(chosen)}
+    p.payload = {**p.payload, "accepted": sorted(set(chosen) - set(gone)), "skipped_removed": gone}
     db.add(p)
     _commit_edit(db, map_id, "accept_update", u)
     return proposal_view(p), touched

@@ -433,3 +433,19 @@ def test_with_a_model_a_contradicting_claim_is_proposed_as_a_counterpoint(env):
         view = service.map_view(db, env["user"], mid)
     (mark,) = next(n for n in view["nodes"] if n["id"] == ids[old_claim])["challenged_by"]
     assert mark["document_id"] == doc and mark["verb"] == "contradicted" and mark["arrived_at"]
+
+
+def test_an_item_whose_paper_was_removed_since_the_preview_is_skipped(env):
+    mid, ids = _agents_map(env)
+    gone = _ingest(env, "gone.pdf", _pdf("LLM agents for academic paper search", AGENTS, 2))
+    cit = {"document_id": gone, "chunk_id": None, "page": 1, "quote": "q", "agent": "update"}
+    item = {"action": "insert", "text": "Gone claim.", "parent_id": ids["Crawler and citation expansion"]}
+    with env["sessions"]() as db:
+        p = updates.create_update_proposal(db, mid, [{"id": gone, "title": "Gone"}], [{**item, "citation": cit}], None)
+        db.delete(db.get(Document, gone))
+        db.commit()
+    before = _nodes(env, mid)
+    with env["sessions"]() as db:
+        view, _ = updates.accept_update(db, db.get(MapProposal, p.id), [0])
+    assert view["payload"]["skipped_removed"] == [0] and view["payload"]["accepted"] == []
+    assert _nodes(env, mid).keys() == before.keys()
