@@ -10,8 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.credits.pricing import display_credits
-from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.errors import DomainError
 from bayes_app.usecases import living as app_living
 
 ACTION_WORDS = {"insert": "under", "create": "new theme", "counter": "counterpoint to"}
@@ -43,8 +42,7 @@ def update_row(p: dict[str, Any]) -> dict[str, Any]:
                 "paper": f"{_short(it.get('document_title'))}, p. {it.get('page')}",
             }
         )
-    charged = p.get("charged_credits")
-    cost = "cost not settled yet" if charged is None else f"cost {display_credits(charged)} credits"
+    cost = app_living.cost_words(p.get("charged_credits"))
     return {
         "update": True,
         "doc_ids": [d["id"] for d in docs if d.get("id")],
@@ -82,8 +80,8 @@ class MapUpdates(rx.State, mixin=True):
     def set_watch(self, value: bool):
         try:
             self.watch_new_papers = app_living.set_watch(self.user_id, self.map_id, bool(value))
-        except MapNotFound:
-            self.missing = True
+        except DomainError as err:  # the map is gone
+            self.error = err.message
             return
         self.notice = "Watching for new papers." if self.watch_new_papers else "No longer watching for new papers."
 
@@ -100,7 +98,7 @@ class MapUpdates(rx.State, mixin=True):
         picked = [it["n"] for it in p["items"] if everything or it["key"] not in self.skipped]
         try:
             app_living.accept_update(self.user_id, self.map_id, proposal_id, picked)
-        except (MapError, MapNotFound) as err:
+        except DomainError as err:
             self.error = err.message
             self._reload()
             return

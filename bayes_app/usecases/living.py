@@ -11,6 +11,7 @@ from typing import Any
 import redis
 from sqlmodel import select
 
+from bayes_app.credits.pricing import display_credits
 from bayes_app.db import session_scope
 from bayes_app.maps import arrivals, crowding, proposals, updates
 from bayes_app.maps import runs as map_runs
@@ -110,6 +111,11 @@ def set_watch(user_id: str, map_id: str, watch: bool) -> bool:
         db.add(m)
         _touch(db, map_id)
         return m.watch_new_papers
+
+
+def cost_words(charged: int | None) -> str:
+    """What an update proposal's run cost, in words (micro-credits; None: not settled yet)."""
+    return "cost not settled yet" if charged is None else f"cost {display_credits(charged)} credits"
 
 
 def new_paper_counts(user_id: str) -> dict[str, int]:
