@@ -159,11 +159,15 @@ async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> An
     summary="Accept or reject a proposal (decision: accept | reject); an update's accept may name its items",
 )
 async def decide_proposal(
-    user: CurrentUser, map_id: str, proposal_id: str, decision: str, body: schemas.ProposalDecision | None = None
+    user: CurrentUser,
+    map_id: str,
+    proposal_id: str,
+    decision: str,
+    body: schemas.ProposalDecision = schemas.ProposalDecision(),  # no body: the whole proposal
 ) -> Any:
     if decision not in ("accept", "reject"):
         raise not_found("route")
-    if decision == "accept" and body is not None and body.items is not None:
+    if decision == "accept" and body.items is not None:
         return await run_in_threadpool(app_living.accept_update, user.id, map_id, proposal_id, body.items)
     fn = service.accept_proposal if decision == "accept" else service.reject_proposal
     return await _do(fn, user.id, map_id, proposal_id)
