@@ -449,3 +449,22 @@ def test_an_item_whose_paper_was_removed_since_the_preview_is_skipped(env):
         view, _ = updates.accept_update(db, db.get(MapProposal, p.id), [0])
     assert view["payload"]["skipped_removed"] == [0] and view["payload"]["accepted"] == []
     assert _nodes(env, mid).keys() == before.keys()
+
+
+def test_a_research_run_that_leaves_a_theme_crowded_ends_with_a_split_proposal(env, configure):
+    from bayes_app.maps.runs import start_map_run
+    from bayes_app.runs import events
+
+    configure(BAYES_SPLIT_THRESHOLD="3")
+    claims = [f"Paper search agents {s}" for s in AGENTS[:2]] + [f"Reef bleaching {s}" for s in CORAL[:2]]
+    mid, ids = _map(env, "How do LLM agents search for academic papers?", {"Crowded theme": claims})
+    _ingest(env, "agents.pdf", _pdf("LLM agents for academic paper search", AGENTS, 1))
+    with env["sessions"]() as db:
+        op = start_map_run(db, env["user"], "counter", mid, ids[claims[0]], model="offline", output_tokens=2000)
+    _execute(env, op.id)
+    with env["sessions"]() as db:
+        (p,) = db.exec(select(MapProposal).where(MapProposal.map_id == mid, MapProposal.kind == "split")).all()
+    assert p.run_id == op.id and p.payload["parent_id"] == ids["Crowded theme"]
+    assert p.id in [
+        e.data["id"] for e in events.read_range(env["r"], op.id, None, count=10_000) if e.type == "proposal"
+    ]
