@@ -54,10 +54,7 @@ def update_row(p: dict[str, Any]) -> dict[str, Any]:
 
 def challenge_lines(n: dict[str, Any]) -> list[str]:
     """'Superseded by <paper> (evidence arrived <date>)' for each newer paper contradicting the node."""
-    return [
-        f"{c['verb'].capitalize()} by {c['title']} (evidence arrived {(c.get('arrived_at') or '')[:10]})"
-        for c in n.get("challenged_by") or []
-    ]
+    return [str(c.get("line") or "") for c in n.get("challenged_by") or [] if c.get("line")]
 
 
 class MapUpdates(rx.State, mixin=True):

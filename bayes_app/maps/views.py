@@ -182,14 +182,16 @@ def challenged_by(
         new_year = max(years.get(r.source_id, []), default=None)
         old_year = max(years.get(r.target_id, []), default=None)
         verb = "superseded" if new_year and old_year and new_year > old_year else "contradicted"
+        title = r.evidence_title or "a newer paper"
         out.setdefault(r.target_id, []).append(
             {
                 "verb": verb,
                 "document_id": r.evidence_document_id,
-                "title": r.evidence_title or "a newer paper",
+                "title": title,
                 "year": new_year,
                 "arrived_at": _iso(r.evidence_at),
                 "counterpoint_id": r.source_id,
+                "line": f"{verb.capitalize()} by {title} (evidence arrived {r.evidence_at.date().isoformat()})",
             }
         )
     return out

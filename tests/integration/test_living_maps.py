@@ -331,6 +331,15 @@ def test_an_accepted_counterpoint_marks_the_older_claim_superseded(env):
     (mark,) = node["challenged_by"]
     assert mark["verb"] == "superseded" and mark["title"] == "Newer study"
     assert mark["arrived_at"].startswith("2026-11-20")
+    line = "Superseded by Newer study (evidence arrived 2026-11-20)"
+    assert mark["line"] == line
+    # the canvas and the outline show it on the node
+    from bayes_app.maps.live import build_graph
+    from bayes_app.maps.outline import outline_rows
+
+    by_id = {n["id"]: n for n in view["nodes"]}
+    assert next(g for g in build_graph(by_id, [], False)["nodes"] if g["id"] == target)["challenged"] == line
+    assert next(r for r in outline_rows(by_id, {}) if r["id"] == target)["challenged"] == line
     counter = next(n for n in view["nodes"] if n["id"] == rel.source_id)
     assert counter["kind"] == "counterpoint" and counter["parent_id"] == ids["Crawler and citation expansion"]
 

@@ -115,5 +115,6 @@ def test_the_preview_row_names_each_claim_where_it_goes_its_paper_and_the_cost()
     ]
     assert row["items"][0]["paper"] == "New study, p. 3" and row["items"][1]["paper"] == "Untitled, p. 1"
     assert update_row({**p, "charged_credits": None})["cost"] == "cost not settled yet"
-    n = {"challenged_by": [{"verb": "superseded", "title": "New study", "arrived_at": "2026-11-20T10:00:00+00:00"}]}
+    n = {"challenged_by": [{"verb": "superseded", "line": "Superseded by New study (evidence arrived 2026-11-20)"}]}
     assert challenge_lines(n) == ["Superseded by New study (evidence arrived 2026-11-20)"]
+    assert challenge_lines({"challenged_by": []}) == []
