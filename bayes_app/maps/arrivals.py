@@ -69,6 +69,12 @@ def still_indexing(db: Session, owner_id: str) -> int:
     return len(list(rows))
 
 
+def watches_any(db: Session, owner_id: str) -> bool:
+    """Whether the owner has a map with "Watch for new papers" on (else nothing to batch)."""
+    q = select(Mindmap.id).where(Mindmap.owner_id == owner_id, col(Mindmap.watch_new_papers).is_(True))
+    return db.exec(q).first() is not None
+
+
 VectorsOf = Callable[[str], np.ndarray]  # document id → its passages' unit vectors
 EmbedTexts = Callable[[list[str]], np.ndarray]  # map texts → unit vectors
 

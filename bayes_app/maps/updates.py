@@ -34,7 +34,6 @@ from bayes_app.models import (
     Mindmap,
     NodeKind,
     NodeRelation,
-    Operation,
     Origin,
     RelationKind,
 )
@@ -73,12 +72,6 @@ def pending_paper_counts(db: Session, owner_id: str) -> dict[str, int]:
     for map_id, payload in rows:
         docs.setdefault(map_id, set()).update(d["id"] for d in (payload or {}).get("documents", []) if d.get("id"))
     return {m: len(d) for m, d in docs.items() if d}
-
-
-def update_cost(db: Session, p: MapProposal) -> int | None:
-    """What the run that made the proposal was charged (micro-credits; None while unsettled)."""
-    op = db.get(Operation, p.run_id) if p.run_id else None
-    return op.charged_credits if op is not None else None
 
 
 def _theme(

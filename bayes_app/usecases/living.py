@@ -32,7 +32,7 @@ def note_indexed(document_id: str) -> None:
     try:
         with session_scope() as db:
             doc = db.get(Document, document_id)
-            if doc is None:
+            if doc is None or not arrivals.watches_any(db, doc.owner_id):
                 return
             owner_id = doc.owner_id
         s = get_settings()

@@ -18,7 +18,7 @@ from sqlmodel import select
 from bayes_app.accounts import service as accounts
 from bayes_app.credits import ledger
 from bayes_app.db import session_scope
-from bayes_app.maps import service
+from bayes_app.maps import service, updates
 from bayes_app.models import MICRO, MapNode, MapProposal
 from tests.integration.test_living_maps import AGENTS, _pdf
 from tests.support.browser import login
@@ -139,4 +139,23 @@ def test_a_new_paper_shows_a_badge_and_a_preview_accepted_in_part(living_stack, 
         assert db.get(MapProposal, p.id).status == "accepted"
     written = sorted(n.title for n in new if n.kind in ("claim", "counterpoint"))
     assert written == sorted(it["text"] for it in items[1:])
+
+    # an accepted counterpoint from the new paper marks the older claim on the canvas and in its panel
+    doc = p.payload["documents"][0]["id"]
+    old = "A crawler agent follows references to find more papers."
+    with session_scope(db_url) as db:
+        target = db.exec(select(MapNode).where(MapNode.map_id == mid, MapNode.title == old)).one()
+        cit = {"document_id": doc, "chunk_id": None, "page": 1, "quote": "Citation expansion raised the recall"}
+        item = {"action": "counter", "text": "Following references raised recall.", "document_id": doc}
+        item.update(document_title="LLM agents study", citation=cit, target_id=target.id, parent_id=target.parent_id)
+        docs = [{"id": doc, "title": "LLM agents study", "arrived_at": "2026-11-20T10:00:00+00:00"}]
+        updates.accept_update(db, updates.create_update_proposal(db, mid, docs, [item], None), None)
+    page.reload()
+    mark = page.locator(".mm-challenged")
+    expect(mark).to_have_count(1)
+    page.locator(".react-flow__node", has_text=old).click()
+    expect(page.locator(".challenged")).to_contain_text(
+        "Contradicted by LLM agents study (evidence arrived 2026-11-20)"
+    )
+    page.screenshot(path=str(SHOTS / "living-superseded-desktop.png"))
     ctx.close()

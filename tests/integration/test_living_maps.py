@@ -477,3 +477,19 @@ def test_a_research_run_that_leaves_a_theme_crowded_ends_with_a_split_proposal(e
     assert p.id in [
         e.data["id"] for e in events.read_range(env["r"], op.id, None, count=10_000) if e.type == "proposal"
     ]
+
+
+def test_a_map_not_watching_is_left_alone(env):
+    from bayes_app.usecases import living
+
+    a, _ = _agents_map(env)
+    living.set_watch(env["user"], a, False)
+    doc = _ingest(env, "agents.pdf", _pdf("LLM agents for academic paper search", AGENTS, 1))
+    living.note_indexed(doc)
+    assert env["queue"].batches == []  # no watching map: nothing is batched
+    b, _ = _agents_map(env)  # a second map on the same topic, watching (the default)
+    living.note_indexed(doc)
+    (batch,) = env["queue"].batches
+    assert len(started := living.propose_updates(env["user"], batch[1])) == 1
+    with env["sessions"]() as db:
+        assert db.get(Operation, started[0]).resource_id == b
