@@ -102,3 +102,6 @@ class MapUpdates(rx.State, mixin=True):
         self.skipped = [k for k in self.skipped if not k.startswith(proposal_id + ":")]
         self.notice = f"{len(picked)} claim(s) added from new papers." if picked else "Update declined."
         self._reload()
+        if picked:  # the canvas lays the new nodes out; that layout joins the acceptance's undo step
+            self._layout_completes = "accept_update"
+            self._request_layout(fit=True)
