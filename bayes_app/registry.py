@@ -17,24 +17,23 @@ def register() -> None:
     if _registered:
         return
     from bayes_app.agents import kinds as map_kinds
-    from bayes_app.agents import map_message
+    from bayes_app.agents import map_message, update
     from bayes_app.chat import agent
     from bayes_app.library.documents import on_document_removed
     from bayes_app.maps.sources import mark_citations_source_removed
     from bayes_app.runs.executor import register_kind
 
     register_kind("ask", agent.ask)
+    for name in ("build_map", "expand", "deepen", "counter"):  # a theme they crowd gets a split proposal
+        register_kind(name, update.then_split(getattr(map_kinds, name)))
+    register_kind("update_map", update.update_map)
     for name in (
-        "build_map",
-        "expand",
-        "deepen",
-        "counter",
         "restructure",
         "chapters",
         "synthesize",
         "check_support",
     ):
         register_kind(name, getattr(map_kinds, name))
-    register_kind("message", map_message.message)
+    register_kind("message", update.then_split(map_message.message))
     on_document_removed(mark_citations_source_removed)
     _registered = True

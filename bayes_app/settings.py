@@ -105,6 +105,13 @@ class Settings(BaseSettings):
     # OCR of pages without a text layer (README: "Scanned papers"); 0 turns it off
     ocr: bool = Field(True, validation_alias="BAYES_OCR")
     ocr_page_timeout_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_OCR_PAGE_TIMEOUT_S")
+    # living maps (docs/living-maps.md): a paper touches a map only above this relevance (MiniLM
+    # cosine); arrivals are batched for this many seconds (longer while the user's library is still
+    # indexing, up to the max); a theme with more claims than the threshold gets a split proposal
+    living_relevance_floor: float = Field(0.45, ge=0, le=1, validation_alias="BAYES_LIVING_RELEVANCE_FLOOR")
+    living_batch_s: float = Field(30, ge=0, le=3600, validation_alias="BAYES_LIVING_BATCH_S")
+    living_batch_max_s: float = Field(1800, ge=0, le=86_400, validation_alias="BAYES_LIVING_BATCH_MAX_S")
+    split_threshold: int = Field(12, ge=2, le=1_000, validation_alias="BAYES_SPLIT_THRESHOLD")
     # test/demo knob: pace the offline provider's output (ms per word) to watch slow runs
     offline_word_delay_ms: int = Field(0, ge=0, le=1_000, validation_alias="BAYES_OFFLINE_WORD_DELAY_MS")
 

@@ -48,7 +48,24 @@ def _map_row(m: rx.Var) -> rx.Component:
                     ),
                     on_submit=MapsState.save_rename,
                 ),
-                rx.link(m["title"], href="/maps/" + m["id"], class_name="map-open", weight="medium"),
+                rx.hstack(
+                    rx.link(m["title"], href="/maps/" + m["id"], class_name="map-open", weight="medium"),
+                    rx.cond(
+                        m["new_papers"] != "",
+                        rx.link(
+                            rx.badge(
+                                m["new_papers"],
+                                rx.cond(m["new_papers"] == "1", " new paper may", " new papers may"),
+                                " change this map",
+                                color_scheme="amber",
+                            ),
+                            href="/maps/" + m["id"],
+                            class_name="map-new-papers",
+                        ),
+                    ),
+                    align="center",
+                    wrap="wrap",
+                ),
             )
         ),
         rx.table.cell(m["nodes"], class_name="map-nodes"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.map_updates import update_card
 from components.map_zotero import zotero_menu
 from components.mindmap_canvas import mindmap_canvas
 from components.mindmap_outline import mindmap_outline
@@ -297,28 +298,45 @@ def _proposal_cards() -> rx.Component:
             rx.vstack(
                 rx.hstack(
                     rx.badge(p["kind"]),
-                    rx.text("Proposed regrouping (preview)", weight="medium", size="2"),
-                    rx.spacer(),
-                    rx.button(
-                        "Accept", size="1", on_click=MapState.decide(p["id"], True), class_name="proposal-accept"
+                    rx.text(
+                        rx.cond(p["update"], "Update from new papers (preview)", "Proposed regrouping (preview)"),
+                        weight="medium",
+                        size="2",
                     ),
-                    rx.button(
-                        "Reject",
-                        size="1",
-                        variant="soft",
-                        color_scheme="gray",
-                        on_click=MapState.decide(p["id"], False),
-                        class_name="proposal-reject",
+                    rx.spacer(),
+                    rx.cond(
+                        p["update"],
+                        rx.fragment(),
+                        rx.hstack(
+                            rx.button(
+                                "Accept",
+                                size="1",
+                                on_click=MapState.decide(p["id"], True),
+                                class_name="proposal-accept",
+                            ),
+                            rx.button(
+                                "Reject",
+                                size="1",
+                                variant="soft",
+                                color_scheme="gray",
+                                on_click=MapState.decide(p["id"], False),
+                                class_name="proposal-reject",
+                            ),
+                        ),
                     ),
                     width="100%",
                     align="center",
                 ),
-                rx.foreach(
-                    p["groups"].to(list[dict]),
-                    lambda g: rx.box(
-                        rx.text(g["title"].to(str), weight="bold", size="2"),
-                        rx.el.ul(rx.foreach(g["members"].to(list[str]), lambda t: rx.el.li(rx.text(t, size="1")))),
-                        class_name="proposal-group",
+                rx.cond(
+                    p["update"],
+                    update_card(p),
+                    rx.foreach(
+                        p["groups"].to(list[dict]),
+                        lambda g: rx.box(
+                            rx.text(g["title"].to(str), weight="bold", size="2"),
+                            rx.el.ul(rx.foreach(g["members"].to(list[str]), lambda t: rx.el.li(rx.text(t, size="1")))),
+                            class_name="proposal-group",
+                        ),
                     ),
                 ),
                 spacing="2",

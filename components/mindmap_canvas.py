@@ -8,7 +8,8 @@ node is being dragged or measured, which keeps 500-node maps cheap.
 
 Graph node items (from `state.mindmap`): id, kind, title, position {x, y}, citations,
 support (0..1 or None), level ("good" | "weak" | "poor" | ""), children, hidden (count
-under a collapsed node), collapsed, live (written by the running run). Edge items:
+under a collapsed node), collapsed, live (written by the running run), challenged (the
+"superseded by <paper>" line, or ""). Edge items:
 id, source, target, kind ("tree" | "contradicts").
 """
 
@@ -31,6 +32,8 @@ function MindmapNodeView({ data, selected }) {
     + (selected ? " mm-selected" : "") + (data.live ? " mm-live" : "");
   const badge = data.citations > 0
     ? h("span", { className: "mm-badge", title: data.citations + " citation(s)" }, "❝ " + data.citations) : null;
+  const challenged = data.challenged  // a newer paper contradicts it: the line in full on hover
+    ? h("span", { className: "mm-challenged", title: data.challenged, "aria-label": data.challenged }, "⚠") : null;
   const support = data.level
     ? h("span", { className: "mm-support mm-support-" + data.level,
                   title: "support " + (data.support == null ? "" : data.support) }) : null;
@@ -39,7 +42,8 @@ function MindmapNodeView({ data, selected }) {
         data.collapsed ? "+" + data.hidden : "−") : null;
   return h("div", { className: cls, "data-id": data.id, "data-kind": data.kind },
     h(Handle, { type: "target", position: Position.Left, isConnectable: false }),
-    h("div", { className: "mm-head" }, h("span", { className: "mm-kind" }, data.kind), support, badge, toggle),
+    h("div", { className: "mm-head" }, h("span", { className: "mm-kind" }, data.kind), support, badge, challenged,
+      toggle),
     h("div", { className: "mm-title" }, data.title || "(untitled)"),
     h(Handle, { type: "source", position: Position.Right, isConnectable: false }));
 }
@@ -342,6 +346,7 @@ CSS = {
         "padding": "0 5px",
     },
     ".mm-support": {"width": "8px", "height": "8px", "border_radius": "50%", "display": "inline-block"},
+    ".mm-challenged": {"color": "var(--orange-10)", "font_size": "12px", "cursor": "help"},
     ".mm-support-good": {"background": "var(--green-9)"},
     ".mm-support-weak": {"background": "var(--amber-9)"},
     ".mm-support-poor": {"background": "var(--red-9)"},

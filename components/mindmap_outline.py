@@ -57,7 +57,8 @@ function OutlineRowView({ row, selected, focused, editing, onRenameDone }) {
     : (row.citations > 0 ? h("span", { className: "ol-chip" }, "❝ " + row.citations) : null);
   return h("li", attrs,
     h("div", { className: "ol-line" }, twisty, h("span", { className: "ol-kind" }, row.kind), title, chip),
-    row.quote ? h("div", { className: "ol-quote" }, "“" + row.quote + "”") : null);
+    row.quote ? h("div", { className: "ol-quote" }, "“" + row.quote + "”") : null,
+    row.challenged ? h("div", { className: "ol-challenged" }, "⚠ " + row.challenged) : null);
 }
 const OutlineRow = memo(OutlineRowView, (a, b) => a.row === b.row && a.selected === b.selected
   && a.focused === b.focused && a.editing === b.editing);
@@ -200,6 +201,7 @@ CSS: dict[str, Any] = {
         "padding": "0 6px",
         "text_decoration": "none",
     },
+    ".ol-challenged": {"font_size": "12px", "color": "var(--orange-11)", "margin_left": "calc(1.1em + 6px)"},
     ".ol-quote": {
         "font_size": "12.5px",
         "color": "var(--gray-11)",

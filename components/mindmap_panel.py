@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from components.map_updates import challenge_lines
 from components.mindmap import download_link
 from state.mindmap import EDITABLE_KINDS, MapState
 
@@ -127,6 +128,7 @@ def node_panel() -> rx.Component:
                 width="100%",
                 align="center",
             ),
+            challenge_lines(),
             rx.text_area(
                 value=MapState.sel_title,
                 on_change=lambda v: MapState.set_sel_title(v, MapState.selected_id).debounce(250),

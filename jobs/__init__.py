@@ -9,7 +9,7 @@ broker = build_broker()
 
 from bayes_app import registry  # noqa: E402
 from bayes_app.usecases import queue as app_queue  # noqa: E402  (jobs.queue would shadow `queue`)
-from jobs import library, maintenance, runs, system, zotero  # noqa: E402
+from jobs import library, living, maintenance, runs, system, zotero  # noqa: E402
 from jobs.periodic import periodic  # noqa: E402
 from jobs.queue import DramatiqQueue  # noqa: E402
 

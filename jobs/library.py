@@ -38,8 +38,9 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
     A version whose earlier attempts killed their worker BAYES_INGEST_MAX_CRASHES times never
-    gets here (middleware.IngestCrashGuard marks it failed)."""
-    ingest.ingest_document(
+    gets here (middleware.IngestCrashGuard marks it failed). A paper that became indexed joins
+    its owner's batch of new papers for the living maps (usecases.living)."""
+    result = ingest.ingest_document(
         sessions,
         document_id,
         generation,
@@ -49,6 +50,10 @@ def ingest_document(document_id: str, generation: int) -> None:
         max_pages=get_settings().max_pages,
         ocr_options=ocr_options(),
     )
+    if result.status == "indexed":  # a redelivery notes it again: an update covers each paper once
+        from bayes_app.usecases import living
+
+        living.note_indexed(document_id)
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000, time_limit=60_000)

@@ -36,3 +36,8 @@ class DramatiqQueue:
         from jobs import zotero
 
         zotero.sync_zotero_library.send(library_id)
+
+    def living_batch(self, owner_id: str, started_at: float, delay_s: float) -> None:
+        from jobs import living
+
+        living.propose_map_updates.send_with_options(args=(owner_id, started_at), delay=int(delay_s * 1000))

@@ -18,6 +18,8 @@ def _row(m: dict) -> dict[str, str]:
         "nodes": str(m.get("node_count", 0)),
         "updated": updated,
         "offline": "yes" if m.get("offline") else "",
+        # "N new papers may change this map" (pending update proposals)
+        "new_papers": str(m.get("new_papers") or ""),
     }
 
 

@@ -40,6 +40,7 @@ from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
 from state.map_share import MapSharing, here
+from state.map_updates import MapUpdates, challenge_lines, update_row
 
 POLL_S = 0.25  # revision poll while no run is live
 RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
@@ -95,7 +96,7 @@ def _probe(user_id: str, map_id: str) -> tuple[int | None, str | None]:
         return None, None
 
 
-class MapState(MapOutline, MapEditing, MapSharing, AuthState):
+class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     # the map
     map_id: str = ""
     map_title: str = ""
@@ -178,6 +179,7 @@ class MapState(MapOutline, MapEditing, MapSharing, AuthState):
         self._nodes = {n["id"]: n for n in view["nodes"]}
         self._relations = view["relations"]
         self.proposals = [self._proposal_row(p) for p in view["proposals"]]
+        self._apply_living(view)
         self._rebuild()
         self._refresh_selected(by_node.get(self.selected_id, []))
 
@@ -186,7 +188,10 @@ class MapState(MapOutline, MapEditing, MapSharing, AuthState):
         for g in p["payload"].get("groups", []):
             members = [self._nodes[i]["title"] or "(untitled)" for i in g.get("node_ids", []) if i in self._nodes]
             groups.append({"title": str(g.get("title") or ""), "members": members})
-        return {"id": p["id"], "kind": "Chapters" if p["kind"] == "chapters" else "Restructure", "groups": groups}
+        kind = {"chapters": "Chapters", "split": "Split", "update": "New papers"}.get(p["kind"], "Restructure")
+        row = {"id": p["id"], "kind": kind, "groups": groups, "update": False, "papers": "", "cost": "", "items": []}
+        row["doc_ids"] = []
+        return {**row, **update_row(p)} if p["kind"] == "update" else row
 
     def _rebuild(self) -> None:
         live = self._live()
@@ -214,6 +219,7 @@ class MapState(MapOutline, MapEditing, MapSharing, AuthState):
             return
         self.sel_title, self.sel_body, self.sel_kind = n["title"], n["body"], n["kind"]
         self.sel_origin, self.sel_is_root, self.sel_collapsed = n["created_by"], n["parent_id"] is None, n["collapsed"]
+        self.sel_challenges = challenge_lines(n)
         if citations is None:
             citations = app_maps.node_citations(self.user_id, self.map_id, n["id"])
         self.sel_citations = [_citation_row(c) for c in citations]
@@ -349,6 +355,7 @@ class MapState(MapOutline, MapEditing, MapSharing, AuthState):
         """Show what one run event changed besides nodes and relations; True at the run's end."""
         if change.proposal is not None:
             self.proposals = [*self.proposals, self._proposal_row(change.proposal)]
+            self._count_new_papers()
             self.proposals_open = True
         if change.route is not None:
             self.run_route = change.route

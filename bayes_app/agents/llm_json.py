@@ -28,6 +28,7 @@ STEP_ROLES = {
     "edit": "planner",
     "researcher": "researcher",
     "counter": "researcher",
+    "update": "researcher",  # the update run's researcher (agents/update.py)
     "critic": "critic",
     "check_support": "critic",
     "synthesize": "writer",

@@ -16,6 +16,7 @@ from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.maps import citations, export, service
+from bayes_app.usecases import living as app_living
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import zotero as app_zotero
@@ -63,6 +64,11 @@ async def get_map(user: CurrentUser, map_id: str) -> Any:
 @router.patch(P, response_model=R.MapSummary, summary="Rename a map")
 async def patch_map(user: CurrentUser, map_id: str, body: schemas.MapPatch) -> Any:
     return await _as(user, map_id, OWN, service.rename_map, body.title)
+
+
+@router.put(P + "/watch", response_model=R.Watch, summary="Watch for new papers: turn update proposals on or off")
+async def put_watch(user: CurrentUser, map_id: str, body: schemas.WatchBody) -> Any:
+    return {"watch_new_papers": await run_in_threadpool(app_living.set_watch, user.id, map_id, body.watch_new_papers)}
 
 
 @router.delete(P, response_model=R.MapDeleted, summary="Delete a map (runs working on it are stopped)")
@@ -161,11 +167,19 @@ async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> An
 @router.post(
     P + "/proposals/{proposal_id}/{decision}",
     response_model=R.ProposalOut,
-    summary="Accept or reject a regrouping proposal (decision: accept | reject)",
+    summary="Accept or reject a proposal (decision: accept | reject); an update's accept may name its items",
 )
-async def decide_proposal(user: CurrentUser, map_id: str, proposal_id: str, decision: str) -> Any:
+async def decide_proposal(
+    user: CurrentUser,
+    map_id: str,
+    proposal_id: str,
+    decision: str,
+    body: schemas.ProposalDecision = schemas.ProposalDecision(),  # no body: the whole proposal
+) -> Any:
     if decision not in ("accept", "reject"):
         raise not_found("route")
+    if decision == "accept" and body.items is not None:
+        return await run_in_threadpool(app_living.accept_update, user.id, map_id, proposal_id, body.items)
     fn = service.accept_proposal if decision == "accept" else service.reject_proposal
     return await _as(user, map_id, EDIT, fn, proposal_id)
 

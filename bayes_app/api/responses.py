@@ -245,6 +245,7 @@ class MapSummary(BaseModel):
     id: str
     title: str
     offline: bool  # written without a language model
+    watch_new_papers: bool = False  # a newly indexed relevant paper starts an update proposal
     revision: int
     created_at: str | None
     updated_at: str | None
@@ -253,6 +254,7 @@ class MapSummary(BaseModel):
 
 class MapRow(MapSummary):
     node_count: int
+    new_papers: int = 0  # papers of pending update proposals: "N new papers may change this map"
 
 
 class MapList(BaseModel):
@@ -276,6 +278,7 @@ class NodeOut(BaseModel):
     confidence: float | None
     citation_count: int
     support: float | None
+    challenged_by: list[dict[str, Any]] = []  # newer papers contradicting it (verb, title, arrived_at)
     created_at: str | None
     updated_at: str | None
 
@@ -316,11 +319,20 @@ class RelationOut(BaseModel):
 
 class ProposalOut(BaseModel):
     id: str
-    kind: str  # restructure | chapters
+    kind: str  # restructure | chapters | split | update
     status: str
     run_id: str | None
     payload: dict[str, Any]
+    charged_credits: int | None = None  # an update: what its run cost (micro-credits)
     created_at: str | None
+
+
+class Watch(BaseModel):
+    watch_new_papers: bool
+
+
+class NewPapers(BaseModel):
+    maps: dict[str, int]  # map id → new papers that may change it
 
 
 class MapView(MapSummary):

@@ -59,6 +59,14 @@ class MapPatch(Body):
     title: Title
 
 
+class WatchBody(Body):
+    watch_new_papers: bool
+
+
+class ProposalDecision(Body):
+    items: list[int] | None = None  # an update proposal: the item numbers to accept (None: all)
+
+
 class Position(Body):
     x: Coordinate
     y: Coordinate

@@ -42,7 +42,8 @@ def _clean_title(title: Any, what: str = "title", limit: int = MAX_TITLE) -> str
 
 
 def list_maps(db: Session, owner_id: str) -> list[dict[str, Any]]:
-    """The owner's maps, last edited first, with their node counts."""
+    """The owner's maps, last edited first, with their node counts and how many new papers
+    their pending update proposals bring."""
     maps = list(db.exec(select(Mindmap).where(Mindmap.owner_id == owner_id).order_by(col(Mindmap.updated_at).desc())))
     counts = (
         dict(
@@ -55,7 +56,10 @@ def list_maps(db: Session, owner_id: str) -> list[dict[str, Any]]:
         if maps
         else {}
     )
-    return [{**map_summary(m), "node_count": counts.get(m.id, 0)} for m in maps]
+    from bayes_app.maps.updates import pending_paper_counts
+
+    new = pending_paper_counts(db, owner_id) if maps else {}
+    return [{**map_summary(m), "node_count": counts.get(m.id, 0), "new_papers": new.get(m.id, 0)} for m in maps]
 
 
 def create_map(db: Session, owner_id: str, title: str, question: str = "") -> dict[str, Any]:

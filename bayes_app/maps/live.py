@@ -87,6 +87,8 @@ def build_graph(
                 "citations": n.get("citation_count") or 0,
                 "support": n.get("support"),
                 "level": support_level(n.get("support")),
+                # "Superseded by <paper> (evidence arrived <date>)": a newer paper contradicts it
+                "challenged": ((n.get("challenged_by") or [{}])[0]).get("line", ""),
                 "children": len(children),
                 "hidden": count(n["id"]) if n["collapsed"] and children else 0,
                 "collapsed": bool(n["collapsed"]),

@@ -87,7 +87,7 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
     a collapsed node). Each row: id, parent_id, level (1 = root), kind, title, expanded ("true",
     "false", or "" for a leaf: the aria-expanded value), hue, citations (count), quote (of the
     first citation; "" when the title already says it), page, document_id (of the first
-    citation, "" without one), posinset and setsize."""
+    citation, "" without one), challenged ("Superseded by <paper> (…)" or ""), posinset and setsize."""
     kids = _children(nodes)
     hues = branch_hues(nodes)
     rows: list[dict[str, Any]] = []
@@ -115,6 +115,7 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
                 "quote": quote[:QUOTE_CHARS] + ("…" if len(quote) > QUOTE_CHARS else ""),
                 "page": str(cite.get("page") or ""),
                 "document_id": str(cite.get("document_id") or ""),
+                "challenged": ((n.get("challenged_by") or [{}])[0]).get("line", ""),
                 "posinset": pos,
                 "setsize": size,
             }

@@ -38,21 +38,30 @@ def clean_groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def create_proposal(
-    db: Session, map_id: str, kind: str, groups: list[dict[str, Any]], run_id: str | None = None
+    db: Session,
+    map_id: str,
+    kind: str,
+    groups: list[dict[str, Any]],
+    run_id: str | None = None,
+    parent_id: str | None = None,
 ) -> MapProposal:
-    p = MapProposal(
-        map_id=map_id,
-        kind=kind,
-        run_id=run_id,
-        payload={
-            "groups": clean_groups(groups),
-            "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME,
-        },
-    )
+    """A regrouping preview; `parent_id`: the theme whose claims a split regroups (else the root)."""
+    payload: dict[str, Any] = {
+        "groups": clean_groups(groups),
+        "node_kind": NodeKind.CHAPTER if kind == "chapters" else NodeKind.THEME,
+    }
+    if parent_id:
+        payload["parent_id"] = parent_id
+    p = MapProposal(map_id=map_id, kind=kind, run_id=run_id, payload=payload)
     with atomic(db):
         db.add(p)
         _touch(db, map_id)
     return p
+
+
+def get_pending(db: Session, owner_id: str, map_id: str, proposal_id: str) -> MapProposal:
+    """The map's pending proposal (MapNotFound; MapError 409 once decided)."""
+    return _proposal(db, owner_id, map_id, proposal_id)
 
 
 def _proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -> MapProposal:
@@ -73,7 +82,15 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     from bayes_app.maps.layout import tree_layout
 
     p = _proposal(db, owner_id, map_id, proposal_id)
+    if p.kind == "update":
+        from bayes_app.maps.updates import accept_update
+
+        return accept_update(db, p)[0]
     root = root_of(db, map_id)
+    if p.payload.get("parent_id"):  # a split: the sub-themes go under the crowded theme
+        root = db.get(MapNode, p.payload["parent_id"], populate_existing=True)
+        if root is None or root.map_id != map_id:
+            raise MapError("proposal_stale", "The theme this proposal splits was removed.", 409)
     nodes = {n.id: n for n in _nodes(db, map_id)}
     kind = p.payload.get("node_kind", NodeKind.THEME)
     heads = {

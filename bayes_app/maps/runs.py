@@ -28,6 +28,7 @@ MAP_KINDS = (
     "synthesize",
     "message",
     "check_support",
+    "update_map",
 )
 NEEDS_NODE = ("expand", "deepen", "counter", "check_support")
 NEEDS_PROMPT = ("message",)
@@ -43,6 +44,7 @@ KIND_LABELS = {
     "synthesize": "Synthesize",
     "message": "Message",
     "check_support": "Check support",
+    "update_map": "Update from new papers",
 }
 # prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
 PROMPT_BUDGET = {
@@ -55,7 +57,9 @@ PROMPT_BUDGET = {
     "chapters": 4_000,
     "synthesize": 10_000,
     "check_support": 4_000,
+    "update_map": 12_000,  # a batch: per paper ≤ 6 passages to the researcher, one critic call
 }
+MAX_UPDATE_PAPERS = 200
 
 
 def started_key(map_id: str) -> str:
@@ -95,6 +99,7 @@ def start_map_run(
     model: str,
     output_tokens: int,
     role_models: dict[str, str] | None = None,
+    document_ids: Any = None,
 ) -> Operation:
     """Validate, reserve and create a QUEUED map run (the caller enqueues it). `role_models`
     names the model of each agent role (planner, researcher, critic, writer); each needs a price.
@@ -129,6 +134,12 @@ def start_map_run(
         problem = support_problem(db, node)
         if problem is not None:
             raise RunRequestError(400, problem.code, problem.message)
+    if kind == "update_map" and (
+        not isinstance(document_ids, list)
+        or not 0 < len(document_ids) <= MAX_UPDATE_PAPERS
+        or not all(isinstance(d, str) for d in document_ids)
+    ):
+        raise RunRequestError(400, "missing_fields", "document_ids (the new papers) is required for update runs.")
     if kind in NEEDS_PROMPT and not prompt:
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
@@ -138,6 +149,8 @@ def start_map_run(
         payload["node_id"] = node.id
     if prompt:
         payload["prompt"] = prompt
+    if kind == "update_map":
+        payload["document_ids"] = list(document_ids)
     try:
         for role_model in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written

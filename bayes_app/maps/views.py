@@ -17,6 +17,7 @@ from bayes_app.models import (
     MapProposal,
     Mindmap,
     NodeRelation,
+    Operation,
 )
 
 
@@ -30,6 +31,7 @@ def map_summary(m: Mindmap) -> dict[str, Any]:
         "id": m.id,
         "title": m.title,
         "offline": m.offline,
+        "watch_new_papers": m.watch_new_papers,
         "revision": m.revision,
         "created_at": _iso(m.created_at),
         "updated_at": _iso(m.updated_at),
@@ -176,14 +178,56 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     root = next((n.id for n in nodes if n.parent_id is None), None)
     counts = citation_graph.cited_by_counts(db, m.owner_id, (c.document_id for c, _ in cits if c.document_id))
     hidden = _unshared(db, m.owner_id, cits)
+    rels = list(rels)
+    challenged = challenged_by(rels, cits)
     return {
         **map_summary(m),
         "root_id": root,
-        "nodes": [node_view(n, by_node.get(n.id)) for n in nodes],
+        "nodes": [{**node_view(n, by_node.get(n.id)), "challenged_by": challenged.get(n.id, [])} for n in nodes],
         "citations": [_shown(citation_view(c, d, counts.get(c.document_id or "", 0)), hidden) for c, d in cits],
         "relations": [relation_view(r) for r in rels],
-        "proposals": [proposal_view(p) for p in props],
+        "proposals": [{**proposal_view(p), "charged_credits": _charged(db, p)} for p in props],
     }
+
+
+def _charged(db: Session, p: MapProposal) -> int | None:
+    """What the run that made an update proposal was charged (micro-credits; None: not settled)."""
+    if p.kind != "update" or not p.run_id:
+        return None
+    op = db.get(Operation, p.run_id)
+    return op.charged_credits if op is not None else None
+
+
+def challenged_by(
+    rels: list[NodeRelation], cits: list[tuple[Citation, Document | None]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Node id → the newer papers that contradict it (counterpoints accepted from an update):
+    "superseded" when that paper is more recent than every paper the node cites, else
+    "contradicted"; with the date the evidence arrived in the library."""
+    years: dict[str, list[int]] = {}
+    for c, d in cits:
+        if d is not None and d.year:
+            years.setdefault(c.node_id, []).append(d.year)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rels:
+        if r.evidence_at is None:
+            continue
+        new_year = max(years.get(r.source_id, []), default=None)
+        old_year = max(years.get(r.target_id, []), default=None)
+        verb = "superseded" if new_year and old_year and new_year > old_year else "contradicted"
+        title = r.evidence_title or "a newer paper"
+        out.setdefault(r.target_id, []).append(
+            {
+                "verb": verb,
+                "document_id": r.evidence_document_id,
+                "title": title,
+                "year": new_year,
+                "arrived_at": _iso(r.evidence_at),
+                "counterpoint_id": r.source_id,
+                "line": f"{verb.capitalize()} by {title} (evidence arrived {r.evidence_at.date().isoformat()})",
+            }
+        )
+    return out
 
 
 def _stored_position(n: MapNode) -> dict[str, float] | None:

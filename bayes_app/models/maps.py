@@ -51,6 +51,8 @@ class Mindmap(SQLModel, table=True):
     owner_id: str = Field(foreign_key="users.id", max_length=32, ondelete="CASCADE")
     title: str = Field(max_length=300)
     offline: bool = False  # built (partly) by the offline provider: label it "offline mode"
+    # "Watch for new papers": a newly indexed relevant paper starts an update proposal (maps/living.py)
+    watch_new_papers: bool = True
     revision: int = 0  # bumped by every edit
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
@@ -126,20 +128,25 @@ class NodeRelation(SQLModel, table=True):
     kind: str = Field(default=RelationKind.CONTRADICTS, max_length=20)
     created_by: str = Field(default=Origin.AGENT, max_length=10)
     run_id: str | None = Field(default=None, max_length=32)
+    # a counterpoint found in a newly arrived paper (an accepted update): that paper and when it arrived
+    evidence_document_id: str | None = Field(default=None, max_length=32)
+    evidence_title: str | None = Field(default=None, max_length=1000)
+    evidence_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
 
 class MapProposal(SQLModel, table=True):
-    """An agent's proposed regrouping (restructure / chapters) awaiting the user's decision.
-
-    payload = {"groups": [{"title": str, "node_ids": [str, ...]}], "kind": "theme"|"chapter"}."""
+    """An agent's proposal awaiting the user's decision: a regrouping (restructure / chapters /
+    split: payload = {"groups": [{"title": str, "node_ids": [str, ...]}], "node_kind": "theme"|"chapter",
+    "parent_id"?: the theme a split regroups under}) or an update from new papers
+    (kind "update": payload = {"documents": [...], "items": [...]}, see maps/updates.py)."""
 
     __tablename__ = "map_proposals"
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
     run_id: str | None = Field(default=None, max_length=32)
-    kind: str = Field(max_length=20)  # restructure | chapters
+    kind: str = Field(max_length=20)  # restructure | chapters | split | update
     status: str = Field(default="pending", max_length=20)  # pending | accepted | rejected
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

@@ -414,6 +414,27 @@ class IndexClient:
         )
         return [Hit(from_point_id(p.id), p.score, p.payload or {}, p.score) for p in res.points]
 
+    def document_vectors(self, document_id: str, limit: int = 2_000) -> dict[str | int, list[float]]:
+        """The dense vectors of a document's chunks (chunk id → vector), at most `limit`."""
+        out: dict[str | int, list[float]] = {}
+        offset = None
+        while len(out) < limit:
+            records, offset = self.client.scroll(
+                self.collection,
+                scroll_filter=models.Filter(must=[_match("document_id", document_id)]),
+                limit=min(256, limit - len(out)),
+                offset=offset,
+                with_payload=False,
+                with_vectors=[DENSE],
+            )
+            for rec in records:
+                vec = rec.vector.get(DENSE) if isinstance(rec.vector, dict) else rec.vector
+                if vec:
+                    out[from_point_id(rec.id)] = list(vec)
+            if offset is None:
+                break
+        return out
+
     def count(self, owner_id: str | None = None, document_id: str | None = None) -> int:
         """Exact number of chunks, optionally of one owner and/or one document."""
         must = [_match(k, v) for k, v in (("owner_id", owner_id), ("document_id", document_id)) if v is not None]

@@ -31,6 +31,9 @@ class Queue(Protocol):
     def sync_zotero(self, library_id: str) -> None:
         """Enqueue a sync of one Zotero library."""
 
+    def living_batch(self, owner_id: str, started_at: float, delay_s: float) -> None:
+        """Enqueue, after `delay_s`, the owner's batch of new papers (usecases.living.propose_updates)."""
+
 
 _queue: Queue | None = None
 

@@ -25,6 +25,7 @@ READ, EDIT, OWN = "viewer", "editor", "owner"
 NEED = {
     ("GET", "/mindmaps/{map_id}"): READ,
     ("PATCH", "/mindmaps/{map_id}"): OWN,
+    ("PUT", "/mindmaps/{map_id}/watch"): OWN,
     ("DELETE", "/mindmaps/{map_id}"): OWN,
     ("GET", "/mindmaps/{map_id}/revision"): READ,
     ("POST", "/mindmaps/{map_id}/undo"): EDIT,
@@ -132,6 +133,7 @@ def _request(api, method: str, path: str, ids: dict[str, str], p: dict, who: str
     )
     bodies = {
         ("PATCH", "/mindmaps/{map_id}"): {"title": "Renamed"},
+        ("PUT", "/mindmaps/{map_id}/watch"): {"watch_new_papers": False},
         ("POST", "/mindmaps/{map_id}/nodes"): {"parent_id": ids["root"], "title": "New"},
         ("PATCH", "/mindmaps/{map_id}/nodes/{node_id}"): {"title": "Edited"},
         ("POST", "/mindmaps/{map_id}/nodes/{node_id}/citations"): {"chunk_id": ids["chunk_id"], "quote": QUOTE},
@@ -142,7 +144,7 @@ def _request(api, method: str, path: str, ids: dict[str, str], p: dict, who: str
         ("PATCH", "/mindmaps/{map_id}/members/{member_id}"): {"role": "editor"},
     }
     body = bodies.get((method, path))
-    if method in ("POST", "PATCH") and body is None:
+    if method in ("POST", "PATCH", "PUT") and body is None:
         body = {}
     return api.request(method, url, json=body, headers=p[who]["h"])
 
