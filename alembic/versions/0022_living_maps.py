@@ -1,7 +1,7 @@
 """Living maps: "Watch for new papers" per map; a counterpoint's newer paper and when it arrived
 
 Revision ID: 0022
-Revises: 0020
+Revises: 0021
 """
 from typing import Sequence, Union
 
@@ -12,7 +12,7 @@ import bayes_app.models.base
 
 
 revision: str = '0022'
-down_revision: Union[str, None] = '0020'
+down_revision: Union[str, None] = '0021'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

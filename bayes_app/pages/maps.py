@@ -7,8 +7,8 @@ import reflex as rx
 # on a phone the node panel is a bottom sheet: always in view, over the page's lower part
 from components.first_run import first_run_guide
 from components.map_share import share_bar, share_dialog
-from components.maps_list import delete_map_dialog, maps_table, new_map_form, shared_table
 from components.map_updates import new_papers_badge, watch_switch
+from components.maps_list import delete_map_dialog, maps_table, new_map_form, shared_table
 from components.mindmap import map_views, message_box, proposals, run_bar, toolbar, view_switch
 from components.mindmap_canvas import CSS
 from components.mindmap_outline import CSS as OUTLINE_CSS
@@ -67,7 +67,7 @@ def _editor() -> rx.Component:
             new_papers_badge(),
             rx.spacer(),
             share_bar(),
-            watch_switch(),
+            rx.cond(MapState.is_owner, watch_switch()),
             view_switch(),
             align="center",
             width="100%",
