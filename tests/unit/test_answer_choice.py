@@ -165,3 +165,44 @@ def test_failed_runs_read_in_plain_words():
     assert "no_passages" not in outcome_line("FAILED", "no_passages")
     assert outcome_line("SUCCEEDED", None) == "SUCCEEDED"
     assert outcome_line("CANCELLED", "user") == "CANCELLED (user)"
+
+
+def test_a_sentence_announcing_a_list_brings_its_items():
+    passages = [
+        Passage(
+            1,
+            "Our agent is evaluated on two benchmarks with recall as the metric. The agent was trained on "
+            "eight GPUs for a week of compute time. The training of the agent involves two stages. First, we "
+            "perform imitation learning on expert sessions for one epoch. The learning rate is small here. "
+            "In the second stage, we apply reinforcement learning with PPO. The results are shown in Table 3.",
+        )
+    ]
+    picked = [s for s, _ in select_sentences("How is the agent trained?", passages, limit=2)]
+    assert "The training of the agent involves two stages." in picked
+    i = picked.index("The training of the agent involves two stages.")
+    # the items follow in reading order, although they say little about "trained" themselves
+    assert picked[i + 1].startswith("First, we perform imitation learning")
+    assert picked[i + 2].startswith("In the second stage, we apply reinforcement learning")
+    assert len(picked) <= 2 + choose.LIST_EXTRA
+
+
+def test_list_rules():
+    assert choose.announces("The training process for the Crawler comprises two stages.")
+    assert choose.announces("We suggest the following attributes can be used to evaluate explanations.")
+    assert not choose.announces("The two models agree on most molecules.")
+    assert choose.enumerates("In the first stage, we generate trajectories.")
+    assert choose.enumerates("Second, the Selector reads each paper.")
+    assert choose.enumerates("2) long trajectories: the complete trajectory is long.")
+    assert not choose.enumerates("Firstborn calves were weighed.")
+
+
+def test_answer_length_follows_the_question():
+    plain = choose.answer_length("What is SHAP?")
+    assert plain == choose.ANSWER_SENTENCES
+    for wide in (
+        "How is the PaSa Crawler trained?",
+        "Which steps does the pipeline take?",
+        "What is AutoScholarQuery and how was it built?",
+        "What are the two agents and what does each of them do?",
+    ):
+        assert choose.answer_length(wide) > plain, wide
