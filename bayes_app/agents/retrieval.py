@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlmodel import select
 
+from bayes_app.library.continuation import continued_chunk
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.runs.executor import RunContext
 
@@ -48,13 +49,15 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
         if not hits:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
+        # a sentence cut by a page or column break is given the rest of it (library.continuation)
+        texts = {cid: continued_chunk(db, c) for cid, c in chunks.items()}
         marks = highlights_on(
             db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text) for h in hits]
         )
     found = [
         (
             h,
-            chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
+            texts.get(h.chunk_id, h.text),
             getattr(chunks.get(h.chunk_id), "role", None),
             m is not None,
         )

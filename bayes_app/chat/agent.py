@@ -69,7 +69,26 @@ def search_library(
         hits = runtime.search_library(
             db, owner_id, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
         )
-        return prefer_highlighted(db, [h.to_json() for h in hits])
+        return prefer_highlighted(db, with_continuations(db, [h.to_json() for h in hits]))
+
+
+def with_continuations(db: Any, hits: list[dict]) -> list[dict]:
+    """The hits, each whose last sentence a page or column break cut given the rest of it from
+    the next passage (`library.continuation`): the whole sentence can be quoted."""
+    from sqlmodel import col, select
+
+    from bayes_app.library.continuation import continued_chunk, is_cut
+    from bayes_app.models import Chunk
+
+    cut = [h["chunk_id"] for h in hits if is_cut(h.get("text") or "")]
+    if not cut:
+        return hits
+    chunks = {c.id: c for c in db.exec(select(Chunk).where(col(Chunk.id).in_(cut)))}
+    out = []
+    for h in hits:
+        c = chunks.get(h["chunk_id"])
+        out.append({**h, "text": continued_chunk(db, c)} if c is not None and c.text == h.get("text") else h)
+    return out
 
 
 @dataclass
