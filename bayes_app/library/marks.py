@@ -50,7 +50,7 @@ def strip_marks(wording: str, pairs: Mapping[str, str]) -> str:
         return wording
     out = wording
     for marked in sorted(pairs, key=len, reverse=True):
-        out = re.sub(r"(?<!\S)" + re.escape(marked) + r"(?=\s|$)", lambda _m, m=marked: pairs[m], out)
+        out = re.sub(r"(?<!\S)" + re.escape(marked) + r"(?=[\s,;:)]|\.(?:\s|$)|$)", lambda _m, m=marked: pairs[m], out)
     return _SPACE_BEFORE_PUNCT.sub("", out) if out != wording else out
 
 

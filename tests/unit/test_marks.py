@@ -46,6 +46,7 @@ def test_wording_drops_the_marks_and_the_quote_still_locates():
         "Our crawler reads the full text of arXiv papers through ar5iv and compares with ChatGPT, as earlier work did."
     )
     assert strip_marks("A name like ar5iv stays.", pairs) == "A name like ar5iv stays."
+    assert strip_marks("In the work by White 79, a model.", {"White 79": "White"}) == "In the work by White, a model."
 
 
 def test_claims_carry_the_wording_without_marks():
