@@ -27,7 +27,7 @@ from bayes_app.chat.analysis import extractive_analysis
 from bayes_app.chat.calculator import CalculatorError, calculate
 from bayes_app.chat.memory import Memory, fit
 from bayes_app.library import documents
-from bayes_app.llm.offline import format_passages
+from bayes_app.llm.offline import Passage, format_passages, select_sentences
 from bayes_app.llm.types import (
     ChatRequest,
     ProviderError,
@@ -70,6 +70,14 @@ def search_library(
             db, owner_id, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
         )
         return prefer_highlighted(db, with_continuations(db, [h.to_json() for h in hits]))
+
+
+def ranked_sentences(question: str, citations: list[dict], limit: int = prompts.RANKED_SENTENCES) -> str:
+    """The passages' sentences most relevant to the question (`llm.choose`), one a line with
+    its passage's marker: what the model is told to read first."""
+    passages = [Passage(int(c["n"]), str(c.get("text") or "")) for c in citations]
+    picked = select_sentences(question, passages, limit)
+    return "\n".join(f"- {' '.join(s.split())} [{n}]" for s, n in picked)
 
 
 def with_continuations(db: Any, hits: list[dict]) -> list[dict]:
@@ -242,7 +250,11 @@ class AskAgent:
         if not self.draft.citations:
             return prompts.NO_PASSAGES
         cap = TOOL_RESULT_CHARS * OFFLINE_TOP_K // TOP_K if self.offline else TOOL_RESULT_CHARS
-        return prompts.PASSAGES.format(passages=result[:cap])
+        text = prompts.PASSAGES.format(passages=result[:cap])
+        if not self.offline:  # the offline provider ranks them itself
+            ranked = await asyncio.to_thread(ranked_sentences, self.turn.question, self.draft.citations)
+            text += "\n\n" + prompts.RANKED.format(sentences=ranked) if ranked else ""
+        return text
 
     def _messages(self, passages: str) -> list[dict[str, Any]]:
         system = prompts.SYSTEM
