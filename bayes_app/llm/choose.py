@@ -77,8 +77,9 @@ _WIDE_QUESTION = re.compile(r"^\s*(?:how|which|why|what\s+(?:are|were|steps|stag
 _TWO_PART = re.compile(r"\band\s+(?:how|what|why|which|who|where|when)\b|\b(?:each|differ\w*|compare\w*)\b", re.I)
 LIST_EXTRA = 2  # sentences a list's items may add beyond the answer's length
 _LIST_ITEMS = 4  # items followed after a sentence that announces them
+ANSWER_MARGIN = 0.25  # a sentence scoring this far below the best one is not quoted (a floor under the answer)
 ANSWER_SENTENCES = 5  # a plain question ("What is X?")
-WIDE_ANSWER_SENTENCES = 7  # a question whose answer has parts or steps
+WIDE_ANSWER_SENTENCES = 8  # a question whose answer has parts or steps
 _GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
 
 

@@ -300,7 +300,10 @@ def rank_candidates(
     scores = choose.with_neighbours(scores, places)
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
+    top = float(scores.max())
     for i in choose.mmr(scores, vecs, 2 * limit):
+        if out and float(scores[i]) < top - choose.ANSWER_MARGIN:  # far below the best: not an answer
+            continue
         if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
             out.append(i)
     out = choose.with_list_items(out[:limit], texts, quotes, places, limit + choose.LIST_EXTRA)

@@ -206,3 +206,16 @@ def test_answer_length_follows_the_question():
         "What are the two agents and what does each of them do?",
     ):
         assert choose.answer_length(wide) > plain, wide
+
+
+def test_sentences_far_below_the_best_are_not_quoted():
+    passages = [
+        Passage(
+            1,
+            "The Crawler is trained with imitation learning and then with reinforcement learning. "
+            "Weather stations in the valley record rainfall every morning. "
+            "Museum visitors mostly arrive on weekends during the summer months.",
+        )
+    ]
+    picked = [s for s, _ in select_sentences("How is the Crawler trained?", passages, limit=5)]
+    assert picked == ["The Crawler is trained with imitation learning and then with reinforcement learning."]
