@@ -170,8 +170,16 @@ QUESTIONS: tuple[Labelled, ...] = (
         "What challenges does reinforcement learning of the Crawler face and how are they addressed?",
         PASA,
         (
-            ("sparse reward: The papers in AutoScholarQuery", "this could lead to sparse rewards during training"),
-            ("long trajectories: The complete trajectory", "significant time required to sample a complete trajectory"),
+            (
+                "sparse reward: The papers in AutoScholarQuery",
+                "this could lead to sparse rewards during training",
+                "challenges of the paper search task, including sparse rewards",
+            ),
+            (
+                "long trajectories: The complete trajectory",
+                "significant time required to sample a complete trajectory",
+                "including sparse rewards and long trajectories",
+            ),
             (
                 "we define a session as a sub-trajectory",
                 "design a new session-level PPO",
