@@ -210,9 +210,11 @@ class Research:
         by_n = {i: p for i, p in enumerate(quotable, 1)}  # passes number from 1 each: renumber
         sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text) if sent.claim_problem(s.text) is None]
         picked = select_sentence_ids(about, sentences, EXTRACTIVE_CLAIMS, min_overlap=1 if len(terms) <= 2 else 2)
+        # a sentence quoted with the one it leans on comes with both ids (same passage)
+        ids = [list(sid) if isinstance(sid, tuple) else [sid] for _, sid in picked]
         claims = [
-            researcher.Claim(text, text, by_n[int(sid.split(".")[0])], aspect.title, [sid], origin="extractive")
-            for text, sid in picked
+            researcher.Claim(text, text, by_n[int(i[0].split(".")[0])], aspect.title, i, origin="extractive")
+            for (text, _), i in zip(picked, ids)
         ]
         if not claims:
             return 0
