@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlmodel import select
 
-from bayes_app.library.continuation import continued_chunk
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.library.marks import chunk_marks
 from bayes_app.runs.executor import RunContext
@@ -51,8 +50,10 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
         if not hits:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
-        # a sentence cut by a page or column break is given the rest of it (library.continuation)
-        texts = {cid: continued_chunk(db, c) for cid, c in chunks.items()}
+        # A sentence cut by a page break is not continued here (Ask does it): a sentence-case
+        # heading before it ("Solubility prediction Small molecule …") is not recognised as one,
+        # so the joined sentence would open with it and the critic rejects it as a heading.
+        texts = {cid: c.text for cid, c in chunks.items()}
         marks = chunk_marks(db, chunks.values())
         highlighted = highlights_on(
             db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text) for h in hits]
