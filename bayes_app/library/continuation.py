@@ -28,7 +28,9 @@ _SENTENCE_END = re.compile(
     r"[.!?][\"'”’)\]]*(?:\s*\[\d+(?:[,–-]\d+)*\])?(?=\s+[\"“(\[]?[A-Z0-9]|\s*$)|:(?=[ \t]*[\r\n])"
 )
 # a page number printed at the foot of the page ("… to counterfac-\n11"): not part of the sentence
-PAGE_NUMBER_TAIL = re.compile(r"(?:[\r\n]+[ \t]*|(?<=[\u00ad\ufffe\u0002])|(?<=[.!?]) )(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.I)
+PAGE_NUMBER_TAIL = re.compile(
+    r"(?:[\r\n]+[ \t]*|(?<=[\u00ad\ufffe\u0002])|(?<=[.!?]) )(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.I
+)
 # a sentence end, perhaps followed by a citation mark ("… scenarios.” 37", "… compounds. 146,148")
 _ENDED = re.compile(r"[.!?:][\"'”’)\]]*(?:\s*\[\d+(?:[,–-]\d+)*\])?\s*$|[.!?][\"'”’)\]]*\s?[\d,–-]*\s*$")
 
@@ -50,7 +52,7 @@ def tail(text: str) -> str:
     (or with punctuation or a digit inside a sentence) — up to its first sentence end; "" when
     the text opens a sentence of its own or the fragment is too long."""
     s = text.lstrip()
-    if not s or s[0].isupper() or s[0] in "\"“([":
+    if not s or s[0].isupper() or s[0] in '"“([':
         return ""
     m = _SENTENCE_END.search(s)
     fragment = s[: m.end()] if m else ""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from sqlmodel import col, select
 
 from bayes_app.db import session_scope

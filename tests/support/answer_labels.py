@@ -244,7 +244,7 @@ QUESTIONS: tuple[Labelled, ...] = (
             ("fit a self-explaining or interpretable model to the black box model",),
             (
                 "acting as surrogate models (proxy models) due to their transparent nature",
-                "Any of the self-explaining models detailed in the Self-explaining models section can be used as a surrogate",
+                "Any of the self-explaining models detailed in the Self-explaining models section can be used",
             ),
             (
                 "proposed a surrogate model method that aims to provide sparse",

@@ -8,7 +8,7 @@ import numpy as np
 from bayes_app.chat.grounding import mark_cited
 from bayes_app.library.hyphens import join_broken_words, keeps_hyphen
 from bayes_app.llm import choose
-from bayes_app.llm.offline import Passage, select_sentences
+from bayes_app.llm.offline import Passage, select_sentence_ids, select_sentences
 from bayes_app.maps.runs import outcome_line
 
 
@@ -219,3 +219,20 @@ def test_sentences_far_below_the_best_are_not_quoted():
     ]
     picked = [s for s, _ in select_sentences("How is the Crawler trained?", passages, limit=5)]
     assert picked == ["The Crawler is trained with imitation learning and then with reinforcement learning."]
+
+
+def test_the_extractive_fallback_keeps_both_ids_of_a_paired_quote():
+    from bayes_app.agents.pipeline import extractive_claims
+    from bayes_app.agents.retrieval import Passage as ResearchPassage
+    from bayes_app.llm.sentences import sentences_of
+
+    text = (
+        "The Crawler is trained in two stages with imitation learning first. "
+        "This challenge motivates a session-level PPO for the Crawler training."
+    )
+    passage = ResearchPassage(1, "c1", "d1", "Paper", [], 2025, 3, text, "body", text)
+    picked = select_sentence_ids("Crawler training challenge PPO", sentences_of(1, text), limit=3)
+    assert any(isinstance(sid, tuple) for _, sid in picked)  # the dependent sentence comes with the one before
+    claims = extractive_claims(picked, {1: passage}, "Training")
+    paired = next(c for c in claims if c.quote.startswith("The Crawler is trained") and "This challenge" in c.quote)
+    assert paired.raw_passage == ["1.1", "1.2"] and paired.passage is passage

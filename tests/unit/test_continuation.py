@@ -22,8 +22,11 @@ SENTENCE = f"{HEAD} post-hoc methods on molecular data."
 def _pages() -> dict[int, str]:
     pdf = runs_pdf(
         [
-            [[("Intro. We study the explanation of molecular property prediction models.", 12, 0)],
-             [(HEAD, 12, 0)], [("12", 10, 0)]],
+            [
+                [("Intro. We study the explanation of molecular property prediction models.", 12, 0)],
+                [(HEAD, 12, 0)],
+                [("12", 10, 0)],
+            ],
             [[(TAIL, 12, 0)], [("A second paragraph of plain body text closes the page here.", 12, 0)]],
         ]
     )
@@ -63,10 +66,28 @@ def test_stored_chunks_continue_and_the_quote_passes_the_provenance_check():
     with Session(engine) as db:
         for n, text in pages.items():
             db.add(PageText(document_id="d1", page=n, text=text))
-        a = Chunk(id="c1", document_id="d1", owner_id="u", chunk_index=0, page=1, char_start=0,
-                  char_end=len(pages[1]), text=pages[1], content_hash="x")
-        b = Chunk(id="c2", document_id="d1", owner_id="u", chunk_index=1, page=2, char_start=0,
-                  char_end=len(pages[2]), text=pages[2], content_hash="y")
+        a = Chunk(
+            id="c1",
+            document_id="d1",
+            owner_id="u",
+            chunk_index=0,
+            page=1,
+            char_start=0,
+            char_end=len(pages[1]),
+            text=pages[1],
+            content_hash="x",
+        )
+        b = Chunk(
+            id="c2",
+            document_id="d1",
+            owner_id="u",
+            chunk_index=1,
+            page=2,
+            char_start=0,
+            char_end=len(pages[2]),
+            text=pages[2],
+            content_hash="y",
+        )
         db.add_all([a, b])
         db.commit()
         text = continued_chunk(db, a)

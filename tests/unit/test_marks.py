@@ -13,11 +13,19 @@ from tests.support.tiny_pdf import runs_pdf
 PAGE = runs_pdf(
     [
         [
-            [("Our crawler reads the full text of arXiv papers through ar5iv", 12, 0), ("8", 7, 4),
-             (" and compares with ChatGPT", 12, 0), ("9", 7, 4), (" , as earlier work did.", 12, 0)],
+            [
+                ("Our crawler reads the full text of arXiv papers through ar5iv", 12, 0),
+                ("8", 7, 4),
+                (" and compares with ChatGPT", 12, 0),
+                ("9", 7, 4),
+                (" , as earlier work did.", 12, 0),
+            ],
             [("Shapley values are used to explain molecular prediction models.", 12, 0), ("75-78", 7, 4)],
-            [("The search space of the crawler grows as 2", 12, 0), ("10", 7, 4),
-             (" papers for a depth of three steps in all.", 12, 0)],
+            [
+                ("The search space of the crawler grows as 2", 12, 0),
+                ("10", 7, 4),
+                (" papers for a depth of three steps in all.", 12, 0),
+            ],
             [("Such plain body text of a page carries no marks of any kind at all here.", 12, 0)],
         ]
     ]
@@ -40,7 +48,10 @@ def test_wording_drops_the_marks_and_the_quote_still_locates():
     text = _text()
     pairs = mark_pairs(text, pdf.superscripts(PAGE, 1))
     assert pairs == {"ar5iv8": "ar5iv", "ChatGPT9": "ChatGPT", "models.75-78": "models."}
-    quote = "Our crawler reads the full text of arXiv papers through ar5iv8 and compares with ChatGPT9 , as earlier work did."
+    quote = (
+        "Our crawler reads the full text of arXiv papers through ar5iv8 and compares with ChatGPT9 ,"
+        " as earlier work did."
+    )
     assert locate_quote_loose(text, quote) is not None
     assert strip_marks(quote, pairs) == (
         "Our crawler reads the full text of arXiv papers through ar5iv and compares with ChatGPT, as earlier work did."
@@ -51,8 +62,19 @@ def test_wording_drops_the_marks_and_the_quote_still_locates():
 
 def test_claims_carry_the_wording_without_marks():
     text = _text()
-    passage = Passage(1, "c1", "d1", "Paper", [], 2025, 1, prompt_text(text), "body", text,
-                      marks=mark_pairs(text, pdf.superscripts(PAGE, 1)))
+    passage = Passage(
+        1,
+        "c1",
+        "d1",
+        "Paper",
+        [],
+        2025,
+        1,
+        prompt_text(text),
+        "body",
+        text,
+        marks=mark_pairs(text, pdf.superscripts(PAGE, 1)),
+    )
     by_quote = {c.text: c.extra["wording"] for c in claim_candidates([passage])}
     quote = next(q for q in by_quote if q.startswith("Our crawler"))
     assert "ar5iv8" in quote and "ChatGPT9" in quote  # verbatim
