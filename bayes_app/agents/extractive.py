@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayes_app.agents.retrieval import Passage
+from bayes_app.library.marks import strip_marks
 from bayes_app.llm import choose
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.support import polarity_clash
@@ -109,7 +110,8 @@ def claim_candidates(passages: list[Passage]) -> list[Candidate]:
                 ):
                     continue
             seen.add(key)
-            out.append(Candidate(text, p, extra={"wording": choose.wording(text)}))
+            wording = choose.wording(strip_marks(text, getattr(p, "marks", None) or {}))
+            out.append(Candidate(text, p, extra={"wording": wording}))
     return out
 
 

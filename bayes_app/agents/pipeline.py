@@ -210,10 +210,7 @@ class Research:
         by_n = {i: p for i, p in enumerate(quotable, 1)}  # passes number from 1 each: renumber
         sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text) if sent.claim_problem(s.text) is None]
         picked = select_sentence_ids(about, sentences, EXTRACTIVE_CLAIMS, min_overlap=1 if len(terms) <= 2 else 2)
-        claims = [
-            researcher.Claim(text, text, by_n[int(sid.split(".")[0])], aspect.title, [sid], origin="extractive")
-            for text, sid in picked
-        ]
+        claims = extractive_claims(picked, by_n, aspect.title)
         if not claims:
             return 0
         verdict = await critic.verify_async(self.ctx, claims)
@@ -235,6 +232,16 @@ class Research:
             "claims_written": len(self.claims),
             "nodes": len(self.writer.written),
         }
+
+
+def extractive_claims(picked: list[tuple[str, Any]], by_n: dict[int, Passage], aspect: str) -> list[researcher.Claim]:
+    """Claims quoting sentences picked by id ("3.2"); a sentence quoted with the one it leans on
+    comes with both ids (a tuple, same passage)."""
+    out = []
+    for text, sid in picked:
+        ids = list(sid) if isinstance(sid, tuple) else [sid]
+        out.append(researcher.Claim(text, text, by_n[int(ids[0].split(".")[0])], aspect, ids, origin="extractive"))
+    return out
 
 
 async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> int:

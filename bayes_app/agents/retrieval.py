@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlmodel import select
 
 from bayes_app.library.hyphens import join_broken_words
+from bayes_app.library.marks import chunk_marks
 from bayes_app.runs.executor import RunContext
 
 
@@ -33,6 +34,7 @@ class Passage:
     raw: str = ""  # the chunk's text as extracted (line breaks kept)
     lang: str = ""  # ISO 639-1 code of the passage's language ("" = unknown)
     highlighted: bool = False  # the user highlighted it in Zotero: preferred evidence
+    marks: dict[str, str] = field(default_factory=dict)  # superscript marks: "ar5iv8" → "ar5iv" (library.marks)
 
     def to_prompt(self) -> dict[str, Any]:
         return {"n": self.n, "title": self.title, "page": self.page, "text": self.text, "language": self.lang}
@@ -48,17 +50,23 @@ def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
         if not hits:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
-        marks = highlights_on(
+        # A sentence cut by a page break is not continued here (Ask does it): a sentence-case
+        # heading before it ("Solubility prediction Small molecule …") is not recognised as one,
+        # so the joined sentence would open with it and the critic rejects it as a heading.
+        texts = {cid: c.text for cid, c in chunks.items()}
+        marks = chunk_marks(db, chunks.values())
+        highlighted = highlights_on(
             db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text) for h in hits]
         )
     found = [
         (
             h,
-            chunks[h.chunk_id].text if h.chunk_id in chunks else h.text,
+            texts.get(h.chunk_id, h.text),
             getattr(chunks.get(h.chunk_id), "role", None),
             m is not None,
+            marks.get(h.chunk_id, {}),
         )
-        for h, m in zip(hits, marks)
+        for h, m in zip(hits, highlighted)
     ]
     if not any(f[3] for f in found):
         return found
@@ -80,7 +88,7 @@ async def retrieve(
     exclude = exclude or set()
     found = await asyncio.to_thread(_search, ctx.sessions, library_of(ctx), query, k + len(exclude))
     out: list[Passage] = []
-    for h, raw, role, highlighted in found:
+    for h, raw, role, highlighted, marks in found:
         if h.chunk_id in exclude:
             continue
         out.append(
@@ -97,6 +105,7 @@ async def retrieve(
                 raw,
                 getattr(h, "lang", ""),
                 highlighted,
+                marks,
             )
         )
         if len(out) >= k:

@@ -27,7 +27,7 @@ from bayes_app.chat.analysis import extractive_analysis
 from bayes_app.chat.calculator import CalculatorError, calculate
 from bayes_app.chat.memory import Memory, fit
 from bayes_app.library import documents
-from bayes_app.llm.offline import format_passages
+from bayes_app.llm.offline import Passage, format_passages, select_sentences
 from bayes_app.llm.types import (
     ChatRequest,
     ProviderError,
@@ -75,7 +75,34 @@ def search_library(
         hits = runtime.search_library(
             db, library, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
         )
-        return prefer_highlighted(db, [h.to_json() for h in hits])
+        return prefer_highlighted(db, with_continuations(db, [h.to_json() for h in hits]))
+
+
+def ranked_sentences(question: str, citations: list[dict], limit: int = prompts.RANKED_SENTENCES) -> str:
+    """The passages' sentences most relevant to the question (`llm.choose`), one a line with
+    its passage's marker: what the model is told to read first."""
+    passages = [Passage(int(c["n"]), str(c.get("text") or "")) for c in citations]
+    picked = select_sentences(question, passages, limit)
+    return "\n".join(f"- {' '.join(s.split())} [{n}]" for s, n in picked)
+
+
+def with_continuations(db: Any, hits: list[dict]) -> list[dict]:
+    """The hits, each whose last sentence a page or column break cut given the rest of it from
+    the next passage (`library.continuation`): the whole sentence can be quoted."""
+    from sqlmodel import col, select
+
+    from bayes_app.library.continuation import continued_chunk, is_cut
+    from bayes_app.models import Chunk
+
+    cut = [h["chunk_id"] for h in hits if is_cut(h.get("text") or "")]
+    if not cut:
+        return hits
+    chunks = {c.id: c for c in db.exec(select(Chunk).where(col(Chunk.id).in_(cut)))}
+    out = []
+    for h in hits:
+        c = chunks.get(h["chunk_id"])
+        out.append({**h, "text": continued_chunk(db, c)} if c is not None and c.text == h.get("text") else h)
+    return out
 
 
 @dataclass
@@ -229,7 +256,11 @@ class AskAgent:
         if not self.draft.citations:
             return prompts.NO_PASSAGES
         cap = TOOL_RESULT_CHARS * OFFLINE_TOP_K // TOP_K if self.offline else TOOL_RESULT_CHARS
-        return prompts.PASSAGES.format(passages=result[:cap])
+        text = prompts.PASSAGES.format(passages=result[:cap])
+        if not self.offline:  # the offline provider ranks them itself
+            ranked = await asyncio.to_thread(ranked_sentences, self.turn.question, self.draft.citations)
+            text += "\n\n" + prompts.RANKED.format(sentences=ranked) if ranked else ""
+        return text
 
     def _messages(self, passages: str) -> list[dict[str, Any]]:
         system = prompts.SYSTEM

@@ -15,6 +15,13 @@ SYSTEM = (
 )
 PASSAGES = "Passages from the library for the user's question:\n{passages}"
 NO_PASSAGES = "The library search found no passages for the user's question."
+# with a model: the passages' sentences that answer the question best (llm/choose.py), so a small
+# model reads the answer-bearing ones first
+RANKED = (
+    "The sentences of these passages closest to the question, best first (quote and cite them "
+    "where they answer it):\n{sentences}"
+)
+RANKED_SENTENCES = 8
 SEARCH_DOWN = "The library search is unavailable right now."
 PINNED_SYSTEM = (
     "This chat is pinned to part of the library: {scope}. The passages come from it, "

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
-
 from sqlmodel import col, select
 
 from bayes_app.db import session_scope
 from bayes_app.library import ocr, pdf, storage
+from bayes_app.library.continuation import PAGE_NUMBER_TAIL
 from bayes_app.library.quotes import locate_quote_loose
 from bayes_app.models import PageText
 
 Span = tuple[int, int, int]  # (page, start, end): raw offsets into that page's pdfium text
-# A page's last line when it is only a page number ("12", "iv"): a sentence running on to the
-# next page reads past it.
-_PAGE_NUMBER_TAIL = re.compile(r"[\r\n]+[ \t]*(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.I)
+# A page's last line when it is only a page number ("12", "iv"; pdfium may glue it to a
+# hyphenation mark): a sentence running on to the next page reads past it.
+_PAGE_NUMBER_TAIL = PAGE_NUMBER_TAIL
 
 
 def find_quote_spans(pages: dict[int, str], page: int, quote: str) -> list[Span]:

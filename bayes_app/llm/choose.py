@@ -4,6 +4,9 @@
     mmr(scores, vecs, limit) -> [index]                  maximal marginal relevance: one fact once
     leans_on_previous(sentence) -> bool                  opens with words pointing outside itself
     wording(sentence) -> str                             list prefix and glued footnote digits removed
+    announces(sentence) / enumerates(sentence) -> bool   "… comprises two stages." / "In the first stage, …"
+    answer_length(question) -> int                       more sentences for how/which/what-are questions
+    with_list_items(chosen, …) -> [index]                a chosen announcing sentence pulls in its list's items
 
 Used by the offline provider (Ask answers), the grounding of model answers and offline research
 (map claims). The dense part uses the app's embedding model (`bayes_app.search.runtime`); when no
@@ -50,6 +53,33 @@ _DEPENDENT = re.compile(
 _LIST_PREFIX = re.compile(r"^\s*(?:\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})\)|(?:\d{1,2}|[ivx]{1,4})\.(?=\s+[A-Za-z]))\s+")
 # "ChatGPT9 ," / "models17 ." — digits glued to a word and cut off from the punctuation that
 # follows: the text layer of a superscript footnote or reference mark.
+# "The training process comprises two stages." / "… the following attributes:" — the sentences after
+# it list the parts, and the answer is the list
+_COUNT = r"(?:two|three|four|five|six|several|multiple|2|3|4|5)"
+_ANNOUNCES = re.compile(
+    r"(?:\b" + _COUNT + r"\s+(?:[\w-]+\s+){0,2}?(?:stages?|steps?|phases?|parts?|components?|modules?|agents?|"
+    r"challenges?|problems?|issues?|purposes?|goals?|types?|kinds?|categories|classes|ways?|approaches|"
+    r"strategies|methods|criteria|attributes|properties|aspects|factors|reasons|advantages|limitations)\b"
+    r"|\bthe\s+following\b|:\s*$)",
+    re.I,
+)
+# "First, …", "In the second stage, …", "2) long trajectories: …", "Finally, …": one item of a list
+_ENUMERATES = re.compile(
+    r"^(?:\(?(?:\d{1,2}|[a-h]|[ivx]{1,4})\)\s"
+    r"|(?:First|Second|Third|Fourth|Fifth|Firstly|Secondly|Thirdly|Finally|Lastly|Next|Then)\b"
+    r"|(?:In|At|During|For)\s+the\s+(?:first|second|third|fourth|fifth|final|last|next)\b"
+    r"|The\s+(?:first|second|third|fourth|fifth|final|last)\s+(?:stage|step|phase|part|component|module|agent|"
+    r"challenge|problem|issue|purpose|type|kind|category|approach|method|criterion|attribute)\b)",
+    re.I,
+)
+# questions whose answer has parts ("How is …", "Which steps …", "What are …", "… and how …")
+_WIDE_QUESTION = re.compile(r"^\s*(?:how|which|why|what\s+(?:are|were|steps|stages|kinds|types))\b", re.I)
+_TWO_PART = re.compile(r"\band\s+(?:how|what|why|which|who|where|when)\b|\b(?:each|differ\w*|compare\w*)\b", re.I)
+LIST_EXTRA = 2  # sentences a list's items may add beyond the answer's length
+_LIST_ITEMS = 4  # items followed after a sentence that announces them
+ANSWER_MARGIN = 0.25  # a sentence scoring this far below the best one is not quoted (a floor under the answer)
+ANSWER_SENTENCES = 5  # a plain question ("What is X?")
+WIDE_ANSWER_SENTENCES = 8  # a question whose answer has parts or steps
 _GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
 
 
@@ -143,3 +173,65 @@ def wording(sentence: str) -> str:
     s = _LIST_PREFIX.sub("", sentence.strip(), count=1)
     s = _GLUED_MARK.sub("", s)
     return s[:1].upper() + s[1:] if s[:1].islower() and s != sentence.strip() else s
+
+
+def announces(sentence: str) -> bool:
+    """True when the sentence announces a list that the next sentences give ("… comprises two
+    stages.", "… the following attributes:")."""
+    return bool(_ANNOUNCES.search(sentence))
+
+
+def enumerates(sentence: str) -> bool:
+    """True when the sentence is one item of a list ("First, …", "In the second stage, …", "2) …")."""
+    return bool(_ENUMERATES.match(sentence.strip()))
+
+
+def answer_length(question: str) -> int:
+    """How many sentences an extractive answer quotes: more when the question asks how, which
+    or what-are, or has two parts, whose answers run over several sentences."""
+    if _WIDE_QUESTION.match(question) or _TWO_PART.search(question):
+        return WIDE_ANSWER_SENTENCES
+    return ANSWER_SENTENCES
+
+
+def with_list_items(
+    chosen: list[int], texts: list[str], quotes: list[str], places: list[tuple[int, int]], cap: int
+) -> list[int]:
+    """The chosen sentences, each that announces a list ("… comprises two stages.") followed by
+    the list's items from its passage ("In the first stage, …", "In the second stage, …"; one
+    sentence between two items may be skipped), up to `cap` sentences in all; the items
+    replace the least relevant chosen sentences."""
+    at = {place: i for i, place in enumerate(places)}
+    items: dict[int, list[int]] = {}
+    for i in chosen:
+        if not announces(texts[i]):
+            continue
+        pos, rank = places[i]
+        found: list[int] = []
+        gap = 0
+        for step in range(1, 2 * _LIST_ITEMS + 2):
+            j = at.get((pos + step, rank))
+            if j is not None and enumerates(texts[j]):
+                found.append(j)
+                gap = 0
+                if len(found) == _LIST_ITEMS:
+                    break
+            else:
+                gap += 1
+                if gap > 1:
+                    break
+        if found:
+            items[i] = found
+    if not items:
+        return chosen
+    extra = {j for js in items.values() for j in js}
+    base = [i for i in chosen if i not in extra]
+    # keep the most relevant chosen sentences (chosen is in MMR order) while the items fit
+    while base and len(base) + len({j for i in base for j in items.get(i, [])}) > cap:
+        base.pop()
+    out: list[int] = []
+    for i in base:
+        for k in [i, *items.get(i, [])]:
+            if k not in out and not any(quotes[k] in quotes[o] for o in out):
+                out.append(k)
+    return out[:cap]

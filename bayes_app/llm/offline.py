@@ -301,10 +301,14 @@ def rank_candidates(
     scores = choose.with_neighbours(scores, places)
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
+    top = float(scores.max())
     for i in choose.mmr(scores, vecs, 2 * limit):
+        if out and float(scores[i]) < top - choose.ANSWER_MARGIN:  # far below the best: not an answer
+            continue
         if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
             out.append(i)
-    return [(quotes[i], keys[i]) for i in out[:limit]]
+    out = choose.with_list_items(out[:limit], texts, quotes, places, limit + choose.LIST_EXTRA)
+    return [(quotes[i], keys[i]) for i in out]
 
 
 def passage_sentences(text: str) -> list[str]:
@@ -378,7 +382,8 @@ class OfflineProvider:
 
     name = "offline"
 
-    def __init__(self, max_sentences: int = 5, word_delay_s: float = 0.0) -> None:
+    def __init__(self, max_sentences: int | None = None, word_delay_s: float = 0.0) -> None:
+        # None: as many as the question asks for (`choose.answer_length`; claims: 5)
         self.max_sentences = max_sentences
         self.word_delay_s = word_delay_s  # pacing for demos/tests (BAYES_OFFLINE_WORD_DELAY_MS)
 
@@ -419,13 +424,16 @@ class OfflineStream(ModelStream):
         else:
             chosen = dictated(request, passages) if _wants_json(request) else None
             numbered = _numbered_in(request.messages) if _wants_json(request) and chosen is None else []
+            limit = self._provider.max_sentences or choose.ANSWER_SENTENCES
             if chosen is not None:
                 output = claims_json(chosen)
             elif numbered:
-                output = claim_ids_json(select_sentence_ids(question, numbered, self._provider.max_sentences))
+                output = claim_ids_json(select_sentence_ids(question, numbered, limit))
+            elif _wants_json(request):
+                output = claims_json(select_sentences(question, passages, limit))
             else:
-                picked = select_sentences(question, passages, self._provider.max_sentences)
-                output = claims_json(picked) if _wants_json(request) else extractive_answer(picked)
+                limit = self._provider.max_sentences or choose.answer_length(question)
+                output = extractive_answer(select_sentences(question, passages, limit))
             finish = "stop"
             for word in _WORD.findall(output):
                 yield TextDelta(word)

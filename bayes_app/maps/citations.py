@@ -38,7 +38,7 @@ def locate(db: Session, chunk: Chunk, quote: str) -> tuple[int, int] | None:
     """Page offsets of `quote` when it is in the chunk AND on the chunk's page (after
     normalisation, see library.quotes); None otherwise."""
     if not quote_in_text(chunk.text, quote):
-        return None
+        return _across_break(db, chunk, quote)
     page = db.get(PageText, (chunk.document_id, chunk.page))
     if page is None:
         return None
@@ -47,6 +47,25 @@ def locate(db: Session, chunk: Chunk, quote: str) -> tuple[int, int] | None:
     if span is not None:
         return chunk.char_start + span[0], chunk.char_start + span[1]
     return locate_quote(page.text, quote)
+
+
+def _across_break(db: Session, chunk: Chunk, quote: str) -> tuple[int, int] | None:
+    """Offsets on the chunk's page of a quote that runs on past a page or column break (the
+    chunk's cut last sentence with its continuation, `library.continuation`); None otherwise."""
+    from bayes_app.library.continuation import continued_chunk
+    from bayes_app.library.highlight import find_quote_spans
+
+    if not quote_in_text(continued_chunk(db, chunk), quote):
+        return None
+    pages = {
+        p.page: p.text
+        for p in (db.get(PageText, (chunk.document_id, n)) for n in (chunk.page, chunk.page + 1))
+        if p is not None
+    }
+    spans = find_quote_spans(pages, chunk.page, quote)
+    if not spans or spans[0][0] != chunk.page:
+        return None
+    return spans[0][1], spans[0][2]
 
 
 def attach_citation(

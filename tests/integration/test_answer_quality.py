@@ -14,12 +14,13 @@ from tests.support import pdfs
 from tests.support.answer_labels import QUESTIONS, measure_question
 from tests.support.maplab import MapLab
 
-# Floors under what this code measures (docs/answer-quality.md): a regression to passage-order
-# picking (main before issue 25: Ask 0.17, claims 0.34) fails them. Measured: Ask 0.39, Research 0.46,
-# precision 0.46 (the issue's targets 0.7 and 0.8 are not reached yet; see the docs).
-ASK_RECALL = 0.33
-RESEARCH_RECALL = 0.35
-CLAIM_PRECISION = 0.40
+# Floors under what this code measures (docs/answer-quality.md), with the reviewed labels: Ask
+# 0.72 (the issue's target 0.7; 0.46 before answer length, list items and the answer floor),
+# Research 0.54, precision 0.51 (the target 0.8 is not reached; see the docs). A little room is
+# left for the shared machine's ties in embedding scores.
+ASK_RECALL = 0.65
+RESEARCH_RECALL = 0.42
+CLAIM_PRECISION = 0.45
 
 
 @pytest.fixture(scope="module")

@@ -408,6 +408,12 @@ def test_a_model_that_never_calls_tools_still_answers_from_the_library(library, 
     cites = [x for x in lines if x["type"] == "metadata"][0]["data"]["citations"]
     # sources (the strong matches: passages under the relevance floor are not given) before any text
     assert 1 <= len(cites) <= 7 and all(f"[{x['n']}] (" in system for x in cites)
+    # after the passages, their sentences ranked for the question (llm/choose.py), each verbatim
+    # from the passage its marker names; the answer-bearing one is among the first
+    ranked = re.findall(r"^- (.+) \[(\d+)\]$", system.split("best first", 1)[1], re.M)
+    texts = {x["n"]: " ".join(x["text"].split()) for x in cites}
+    assert 1 <= len(ranked) <= 8 and all(s in texts[int(n)] for s, n in ranked), ranked
+    assert any("two LLM agents" in s for s, _ in ranked[:3]), ranked
     assert [x["type"] for x in lines].index("metadata") < [x["type"] for x in lines].index("text")
     assert grounding_of(lines) == {"grounding": "cited", "label": "", "cited": [1]}
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]

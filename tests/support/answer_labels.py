@@ -45,7 +45,11 @@ QUESTIONS: tuple[Labelled, ...] = (
                 "we perform imitation learning for 1 epoch",
             ),
             ("In the second stage, reinforcement learning is applied", "In the second stage, we apply PPO training"),
-            ("we use the Selector as an auxiliary reward model for the Crawler", "we design a new session-level PPO"),
+            (
+                "we use the Selector as an auxiliary reward model for the Crawler",
+                "we design a new session-level PPO",
+                "auxiliary reward model in RL training for the Crawler",
+            ),
         ),
         (
             (5, "The training process for the Crawler comprises", "is defined as"),
@@ -56,6 +60,7 @@ QUESTIONS: tuple[Labelled, ...] = (
             (2, "Although AutoScholarQuery only provides", "directly input into the LLM context"),
             (1, "We optimize PaSa using reinforcement learning", "conference publications"),
             (3, "Specifically, we design a novel session-level PPO", "long trajectories"),
+            (7, "We sequentially trained the Selector and Crawler", "referred to as PaSa-7b"),
         ),
     ),
     Labelled(
@@ -100,6 +105,7 @@ QUESTIONS: tuple[Labelled, ...] = (
                 "PaSa-7B surpasses the best Google-based baseline",
                 "Against the best Google-based baseline",
                 "PaSa-7b outperforms Google with GPT-4o by 37.78%",
+                "PaSa-7B surpasses Google with GPT-4o by 37.78%",
             ),
             ("achieves a 34.05% improvement in Recall@20", "achieves an improvement of 33.80%, 38.83% and 42.64%"),
             (
@@ -128,6 +134,7 @@ QUESTIONS: tuple[Labelled, ...] = (
             (
                 "we prompted GPT-4o (Hurst et al., 2024) to generate scholarly queries",
                 "from the related work sections of papers published",
+                "To construct AutoScholarQuery, we began by collecting all papers",
             ),
             ("comprises 33,551, 1,000, and 1,000 instances", "includes 33,511 / 1,000 / 1,000"),
             ("determining that 94.0% of the queries were qualified", "93.7% had corresponding papers"),
@@ -147,6 +154,7 @@ QUESTIONS: tuple[Labelled, ...] = (
             (
                 "a test dataset consisting of 50 real-world research queries",
                 "It contains 50 real-world academic queries",
+                "constructed RealScholarQuery, a dataset of actual academic queries paired with annotated papers",
             ),
             ("professional annotators reviewed all candidate papers", "annotators included professors"),
             ("we used multiple methods to retrieve additional papers", "we first manually gathered relevant papers"),
@@ -162,8 +170,16 @@ QUESTIONS: tuple[Labelled, ...] = (
         "What challenges does reinforcement learning of the Crawler face and how are they addressed?",
         PASA,
         (
-            ("sparse reward: The papers in AutoScholarQuery", "this could lead to sparse rewards during training"),
-            ("long trajectories: The complete trajectory", "significant time required to sample a complete trajectory"),
+            (
+                "sparse reward: The papers in AutoScholarQuery",
+                "this could lead to sparse rewards during training",
+                "challenges of the paper search task, including sparse rewards",
+            ),
+            (
+                "long trajectories: The complete trajectory",
+                "significant time required to sample a complete trajectory",
+                "including sparse rewards and long trajectories",
+            ),
             (
                 "we define a session as a sub-trajectory",
                 "design a new session-level PPO",
@@ -226,10 +242,14 @@ QUESTIONS: tuple[Labelled, ...] = (
         XAI,
         (
             ("fit a self-explaining or interpretable model to the black box model",),
-            ("acting as surrogate models (proxy models) due to their transparent nature",),
+            (
+                "acting as surrogate models (proxy models) due to their transparent nature",
+                "Any of the self-explaining models detailed in the Self-explaining models section can be used",
+            ),
             (
                 "proposed a surrogate model method that aims to provide sparse",
                 "The goal for LIME is to minimize the loss",
+                "The most commonly used surrogate model based method is Locally Interpretable Model Explanations",
             ),
             ("one model per explanation is trained", "one surrogate model that explained the whole DL model"),
         ),
@@ -287,7 +307,10 @@ QUESTIONS: tuple[Labelled, ...] = (
                 "Gradient based approaches are based on the hypothesis",
                 "feature attribution approaches in the literature are gradient based methods",
             ),
-            ("SHAP is a model-agnostic feature attribution method",),
+            (
+                "SHAP is a model-agnostic feature attribution method",
+                "Shapley values were proposed as a local explanation method based on feature attribution",
+            ),
         ),
         (
             (7, "Attribution methods Feature attribution methods", "ZZZ-end-of-page"),
@@ -321,12 +344,22 @@ def facts_reached(labelled: Labelled, quotes: list[str]) -> list[bool]:
     return [any(norm(alt) in q for alt in fact for q in qs) for fact in labelled.facts]
 
 
+CONTINUED_CHARS = 20  # a quote's part on the next page counts from this many characters
+
+
 def addresses(labelled: Labelled, quote: str, page: int | None, regions: list[tuple[int, str]]) -> bool:
-    """Whether a claim quoting `quote` (on `page`) addresses the question."""
+    """Whether a claim quoting `quote` (on `page`) addresses the question. A quote that runs on
+    from the foot of `page` into a region opening the next page (a sentence joined across the
+    page break) lies in that region when its continuation does."""
     q = norm(quote)
     if any(norm(alt) in q for fact in labelled.facts for alt in fact):
         return True
-    return any(q and q in text and (page is None or p == page) for p, text in regions)
+    if any(q and q in text and (page is None or p == page) for p, text in regions):
+        return True
+    return any(
+        page is not None and p == page + 1 and any(text.startswith(q[k:]) for k in range(1, len(q) - CONTINUED_CHARS))
+        for p, text in regions
+    )
 
 
 # ---- measuring (benchmarks/answer_quality.py, tests/integration/test_answer_quality.py) ----------------

@@ -8,7 +8,7 @@ import numpy as np
 from bayes_app.chat.grounding import mark_cited
 from bayes_app.library.hyphens import join_broken_words, keeps_hyphen
 from bayes_app.llm import choose
-from bayes_app.llm.offline import Passage, select_sentences
+from bayes_app.llm.offline import Passage, select_sentence_ids, select_sentences
 from bayes_app.maps.runs import outcome_line
 
 
@@ -165,3 +165,74 @@ def test_failed_runs_read_in_plain_words():
     assert "no_passages" not in outcome_line("FAILED", "no_passages")
     assert outcome_line("SUCCEEDED", None) == "SUCCEEDED"
     assert outcome_line("CANCELLED", "user") == "CANCELLED (user)"
+
+
+def test_a_sentence_announcing_a_list_brings_its_items():
+    passages = [
+        Passage(
+            1,
+            "Our agent is evaluated on two benchmarks with recall as the metric. The agent was trained on "
+            "eight GPUs for a week of compute time. The training of the agent involves two stages. First, we "
+            "perform imitation learning on expert sessions for one epoch. The learning rate is small here. "
+            "In the second stage, we apply reinforcement learning with PPO. The results are shown in Table 3.",
+        )
+    ]
+    picked = [s for s, _ in select_sentences("How is the agent trained?", passages, limit=2)]
+    assert "The training of the agent involves two stages." in picked
+    i = picked.index("The training of the agent involves two stages.")
+    # the items follow in reading order, although they say little about "trained" themselves
+    assert picked[i + 1].startswith("First, we perform imitation learning")
+    assert picked[i + 2].startswith("In the second stage, we apply reinforcement learning")
+    assert len(picked) <= 2 + choose.LIST_EXTRA
+
+
+def test_list_rules():
+    assert choose.announces("The training process for the Crawler comprises two stages.")
+    assert choose.announces("We suggest the following attributes can be used to evaluate explanations.")
+    assert not choose.announces("The two models agree on most molecules.")
+    assert choose.enumerates("In the first stage, we generate trajectories.")
+    assert choose.enumerates("Second, the Selector reads each paper.")
+    assert choose.enumerates("2) long trajectories: the complete trajectory is long.")
+    assert not choose.enumerates("Firstborn calves were weighed.")
+
+
+def test_answer_length_follows_the_question():
+    plain = choose.answer_length("What is SHAP?")
+    assert plain == choose.ANSWER_SENTENCES
+    for wide in (
+        "How is the PaSa Crawler trained?",
+        "Which steps does the pipeline take?",
+        "What is AutoScholarQuery and how was it built?",
+        "What are the two agents and what does each of them do?",
+    ):
+        assert choose.answer_length(wide) > plain, wide
+
+
+def test_sentences_far_below_the_best_are_not_quoted():
+    passages = [
+        Passage(
+            1,
+            "The Crawler is trained with imitation learning and then with reinforcement learning. "
+            "Weather stations in the valley record rainfall every morning. "
+            "Museum visitors mostly arrive on weekends during the summer months.",
+        )
+    ]
+    picked = [s for s, _ in select_sentences("How is the Crawler trained?", passages, limit=5)]
+    assert picked == ["The Crawler is trained with imitation learning and then with reinforcement learning."]
+
+
+def test_the_extractive_fallback_keeps_both_ids_of_a_paired_quote():
+    from bayes_app.agents.pipeline import extractive_claims
+    from bayes_app.agents.retrieval import Passage as ResearchPassage
+    from bayes_app.llm.sentences import sentences_of
+
+    text = (
+        "The Crawler is trained in two stages with imitation learning first. "
+        "This challenge motivates a session-level PPO for the Crawler training."
+    )
+    passage = ResearchPassage(1, "c1", "d1", "Paper", [], 2025, 3, text, "body", text)
+    picked = select_sentence_ids("Crawler training challenge PPO", sentences_of(1, text), limit=3)
+    assert any(isinstance(sid, tuple) for _, sid in picked)  # the dependent sentence comes with the one before
+    claims = extractive_claims(picked, {1: passage}, "Training")
+    paired = next(c for c in claims if c.quote.startswith("The Crawler is trained") and "This challenge" in c.quote)
+    assert paired.raw_passage == ["1.1", "1.2"] and paired.passage is passage

@@ -27,5 +27,5 @@ from bayes_app.library.pdf.document import (
     page_has_text,
     pdf_document,
 )
-from bayes_app.library.pdf.layout import PageLayout, TextLine, iter_layouts, text_rects
+from bayes_app.library.pdf.layout import PageLayout, TextLine, iter_layouts, superscripts, text_rects
 from bayes_app.library.pdf.metadata import extract_metadata

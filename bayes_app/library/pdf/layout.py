@@ -3,6 +3,7 @@ character boxes of a text range (for highlighting)."""
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -179,3 +180,73 @@ def text_rects(source: PdfSource, page_number: int, start: int, end: int) -> lis
                 textpage.close()
         finally:
             page.close()
+
+
+# --------------------------------------------------------------------------- superscripts
+
+_MARK_CHARS = set("0123456789*∗†‡§¶,–-")
+SUPERSCRIPT_SIZE = 0.85  # a mark is printed at most this share of its word's size
+SUPERSCRIPT_RISE = 0.15  # and its baseline raised by at least this share of the word's size
+
+
+def _origin_y(textpage: pdfium.PdfTextPage, index: int) -> float | None:
+    x, y = ctypes.c_double(), ctypes.c_double()
+    if not pdfium_c.FPDFText_GetCharOrigin(textpage, index, ctypes.byref(x), ctypes.byref(y)):
+        return None
+    return y.value
+
+
+def _is_raised(anchor: tuple[float, float] | None, size: float, y: float | None) -> bool:
+    """Smaller than the anchor letter and on a baseline raised above it."""
+    return (
+        anchor is not None
+        and y is not None
+        and 0 < size <= SUPERSCRIPT_SIZE * anchor[0]
+        and y - anchor[1] >= SUPERSCRIPT_RISE * anchor[0]
+    )
+
+
+def _raised_marks(textpage: pdfium.PdfTextPage, text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    anchor: tuple[float, float] | None = None  # (size, baseline) of the last letter read
+    run_start = None
+    for i in range(start, end):
+        ch = text[i]
+        raised = False
+        if ch.isalpha() or ch == ")":
+            size, y = _printed_size(textpage, i), _origin_y(textpage, i)
+            if ch.isalpha() and size > 0 and y is not None:
+                if not _is_raised(anchor, size, y):  # a raised letter keeps the anchor; it is no mark
+                    anchor = (size, y)
+        elif ch in _MARK_CHARS and anchor is not None:
+            raised = _is_raised(anchor, _printed_size(textpage, i), _origin_y(textpage, i))
+        if raised:
+            run_start = i if run_start is None else run_start
+        else:
+            if run_start is not None:
+                out.append((run_start, i))
+                run_start = None
+            if ch in _MARK_CHARS and ch not in ",–-" and not ch.isalpha():
+                anchor = None  # a raised number after a digit is an exponent ("2¹⁰"), not a mark
+            elif not ch.isspace() and not ch.isalpha() and ch not in _MARK_CHARS:
+                anchor = anchor if ch in ".,;:)]”’\"'" else None
+    if run_start is not None:
+        out.append((run_start, end))
+    # a mark is digits or symbols; a raised comma or dash alone is not one
+    return [(s, e) for s, e in out if any(c not in ",–-" for c in text[s:e])]
+
+
+def superscripts(source: PdfSource, page_number: int, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Character ranges of ``text[start:end]`` of a page (offsets into the page text) that are
+    footnote or reference marks set as superscripts: digits or symbols after a word, printed
+    smaller than the word and on a raised baseline ("ar5iv⁸" → the "8"). Empty when the page
+    does not exist or pdfium gives no character geometry."""
+    with pdf_document(source) as pdf, PDFIUM_LOCK:
+        if not 1 <= page_number <= len(pdf):
+            return []
+        with open_page(pdf, page_number - 1) as (_page, textpage):
+            count = textpage.count_chars()
+            text = textpage.get_text_range(0, count) if count else ""
+            if len(text) != count:  # offsets would not be character indices
+                return []
+            return _raised_marks(textpage, text, max(0, start), min(count, count if end is None else end))
