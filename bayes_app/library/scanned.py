@@ -94,9 +94,10 @@ def recognise_pages(
     if scans:
         known = " ".join(p.text for p in pages if not ocr.needs_ocr(p.text))[:20_000]
         if options.lang:
-            lang, known = ocr.chosen_lang(options.lang), "chosen"  # "chosen": no switch after page 1
+            lang = ocr.chosen_lang(options.lang)
         else:
             lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
+        detect_first = not options.lang and not known.strip()  # from the first recognised page
         for k, page in enumerate(scans):
             report(DocStatus.RECOGNISING, k, len(scans), force=k == 0)
             try:
@@ -110,7 +111,7 @@ def recognise_pages(
             pages[page.number - 1] = scanned.layout
             if scanned.words:
                 words[page.number] = scanned.words
-            if k == 0 and not known.strip() and scanned.layout.text.strip():
+            if k == 0 and detect_first and scanned.layout.text.strip():
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
         report(DocStatus.RECOGNISING, len(scans), len(scans), force=True)
     if not any(pdf.page_has_text(p.text) for p in pages):
