@@ -81,6 +81,11 @@ def test_library_cards_and_viewer_fit(app_stack, browser, reader, size):
             # title, authors and status stacked in the card, all inside the screen
             assert title["y"] < status["y"] and status["x"] + status["width"] <= vw
             assert authors["width"] >= vw * 0.5, authors  # names are not cut into 2-letter pieces
+            # the card is shown whole (not clipped by the table's scroll area) and its lines do
+            # not overlap: year and pages come below the authors
+            table = page.locator("#documents").bounding_box()
+            assert table["height"] >= card["height"] and table["y"] <= card["y"], (table, card)
+            assert row.locator(".doc-year").bounding_box()["y"] >= authors["y"] + authors["height"] - 1
         else:
             expect(page.locator("#documents thead")).to_be_visible()
             assert abs(title["y"] - status["y"]) < 40  # one table row
