@@ -135,8 +135,14 @@ def main() -> None:
         browser = launch_chromium(p)
         anon = browser.new_context(viewport={"width": 1440, "height": 900})
         ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+        for c in (anon, ctx):
+            c.set_default_timeout(120_000)  # a loaded machine answers slowly; waits are for content
         page = ctx.new_page()
-        paths = first_run(page, url, email, password, out)
+        try:
+            paths = first_run(page, url, email, password, out)
+        except Exception:
+            page.screenshot(path=str(out / "first-run-failed.png"))  # what the page showed instead
+            raise
         pages = [
             ("login", "/login", anon),
             ("register", "/register", anon),
@@ -152,6 +158,7 @@ def main() -> None:
         ]
         if args.admin_email:
             admin = browser.new_context(viewport={"width": 1440, "height": 900})
+            admin.set_default_timeout(120_000)
             ap_ = admin.new_page()
             ap_.goto(f"{url}/login")
             ap_.fill("#email", args.admin_email)
@@ -160,8 +167,8 @@ def main() -> None:
             expect(ap_.locator("#page-title")).to_have_text("Maps")
             pages.append(("admin", "/admin", admin))
         for name, path, c in pages:
-            pg = c.new_page()
             for size, (w, h) in SIZES.items():
+                pg = c.new_page()  # a new tab per size: a tab keeps choices made for its first width
                 pg.set_viewport_size({"width": w, "height": h})
                 pg.goto(url + path)
                 if name in READY:  # the page's content, not its loading state
@@ -170,7 +177,7 @@ def main() -> None:
                 over = overflow(pg)
                 pg.screenshot(path=str(out / f"{name}-{size}.png"))
                 results.append((name, size, over))
-            pg.close()
+                pg.close()
         browser.close()
     print(f"{'page':10} {'size':8} {'sideways scroll (px)':>20}")
     for name, size, over in results:
