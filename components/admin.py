@@ -177,9 +177,11 @@ def drill_down() -> rx.Component:
                 on_change=AdminState.set_run_id,
                 id="run-id",
                 width="22em",
+                max_width="100%",
             ),
             rx.button("Show usage", on_click=AdminState.show_run(""), id="show-run"),
             align="center",
+            wrap="wrap",
         ),
         rx.cond(
             AdminState.run_error != "",

@@ -43,6 +43,27 @@ def drop_zone() -> rx.Component:
     )
 
 
+def ocr_choice() -> rx.Component:
+    """The OCR language for the next uploads' scanned pages (default: the detected one)."""
+    return rx.hstack(
+        rx.text("Scanned pages are read in", size="1", color_scheme="gray", as_="label", html_for="ocr-language"),
+        rx.select.root(
+            rx.select.trigger(id="ocr-language", aria_label="OCR language for scanned pages"),
+            rx.select.content(
+                rx.select.item("the detected language", value="auto"),
+                rx.foreach(LibraryState.ocr_languages, lambda o: rx.select.item(o[1], value=o[0])),
+            ),
+            value=LibraryState.ocr_choice,
+            on_change=LibraryState.set_ocr_choice,
+            size="1",
+        ),
+        align="center",
+        spacing="2",
+        wrap="wrap",
+        id="ocr-choice",
+    )
+
+
 def upload_results() -> rx.Component:
     def row(r: rx.Var) -> rx.Component:
         return rx.hstack(
@@ -147,6 +168,7 @@ def doc_row(d: rx.Var) -> rx.Component:
                         d["ocr"] != "",
                         rx.badge(
                             d["ocr"],
+                            rx.cond(d["ocr_lang"] != "", " (" + d["ocr_lang"].to(str) + ")", ""),
                             size="1",
                             variant="soft",
                             color_scheme="amber",

@@ -11,6 +11,7 @@ a map), so the pages show real content:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import uuid
@@ -51,6 +52,23 @@ def wait_indexed(url: str, email: str, password: str, timeout: float = 600) -> s
             return done[0]
         time.sleep(1)
     raise SystemExit("the demo papers were not indexed in time")
+
+
+# what shows that a page's content has arrived (it loads over the websocket after the shell)
+READY = {
+    "library": lambda pg: expect(pg.locator(".doc-row .doc-title").first).to_be_visible(timeout=60_000),
+    "viewer": lambda pg: expect(pg.locator("#pdf-view")).to_have_attribute(
+        "data-rendered", re.compile(r"^\d+@\d+$"), timeout=60_000
+    ),
+    "chat": lambda pg: expect(pg.locator(".chat-answer").first).to_be_visible(timeout=60_000),
+    "map": lambda pg: pg.wait_for_function(
+        "() => window.__mindmapReady || document.querySelector('#map-outline [role=treeitem]')", timeout=60_000
+    ),
+    "maps": lambda pg: expect(pg.locator("#page-title")).to_have_text("Maps", timeout=60_000),
+    "search": lambda pg: expect(pg.locator(".search-result").first).to_be_visible(timeout=60_000),
+    "credits": lambda pg: expect(pg.locator("#page-title")).to_be_visible(timeout=60_000),
+    "admin": lambda pg: expect(pg.locator("#admin-balances")).to_be_visible(timeout=60_000),
+}
 
 
 def first_run(page: Page, url: str, email: str, password: str, out: Path) -> dict[str, str]:
@@ -117,8 +135,14 @@ def main() -> None:
         browser = launch_chromium(p)
         anon = browser.new_context(viewport={"width": 1440, "height": 900})
         ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+        for c in (anon, ctx):
+            c.set_default_timeout(120_000)  # a loaded machine answers slowly; waits are for content
         page = ctx.new_page()
-        paths = first_run(page, url, email, password, out)
+        try:
+            paths = first_run(page, url, email, password, out)
+        except Exception:
+            page.screenshot(path=str(out / "first-run-failed.png"))  # what the page showed instead
+            raise
         pages = [
             ("login", "/login", anon),
             ("register", "/register", anon),
@@ -134,6 +158,7 @@ def main() -> None:
         ]
         if args.admin_email:
             admin = browser.new_context(viewport={"width": 1440, "height": 900})
+            admin.set_default_timeout(120_000)
             ap_ = admin.new_page()
             ap_.goto(f"{url}/login")
             ap_.fill("#email", args.admin_email)
@@ -142,15 +167,17 @@ def main() -> None:
             expect(ap_.locator("#page-title")).to_have_text("Maps")
             pages.append(("admin", "/admin", admin))
         for name, path, c in pages:
-            pg = c.new_page()
             for size, (w, h) in SIZES.items():
+                pg = c.new_page()  # a new tab per size: a tab keeps choices made for its first width
                 pg.set_viewport_size({"width": w, "height": h})
                 pg.goto(url + path)
+                if name in READY:  # the page's content, not its loading state
+                    READY[name](pg)
                 settle(pg)
                 over = overflow(pg)
                 pg.screenshot(path=str(out / f"{name}-{size}.png"))
                 results.append((name, size, over))
-            pg.close()
+                pg.close()
         browser.close()
     print(f"{'page':10} {'size':8} {'sideways scroll (px)':>20}")
     for name, size, over in results:

@@ -42,6 +42,7 @@ def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
         "pages": str(v.page_count or ""),
         "error": v.error_message or "",
         "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
+        "ocr_lang": app_lib.ocr_language_name(v.ocr_lang),
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
         "collection_ids": ",".join(v.collection_ids),
         "active": v.status in DocStatus.ACTIVE,
@@ -71,6 +72,9 @@ class LibraryState(AuthState):
     filter_collection: str = ""
     upload_results: list[dict[str, str]] = []
     uploading: bool = False
+    # the OCR language for the next uploads' scanned pages: "auto" (detected) or a Tesseract code
+    ocr_choice: str = "auto"
+    ocr_languages: list[list[str]] = []  # [code, name] of the installed ones
     # metadata dialog
     edit_id: str = ""
     edit_title: str = ""
@@ -125,6 +129,7 @@ class LibraryState(AuthState):
         self.upload_results = []
         if not self._load_user():
             return
+        self.ocr_languages = [[code, name] for code, name in app_lib.ocr_languages()]
         if self._refresh():
             return LibraryState.start_watch
 
@@ -156,7 +161,7 @@ class LibraryState(AuthState):
         for f in files:
             name = f.filename or "upload.pdf"
             try:
-                acc = app_lib.upload(self.user_id, f.file, name, target)
+                acc = app_lib.upload(self.user_id, f.file, name, target, self.ocr_choice)
             except DomainError as err:
                 results.append({"file": name, "ok": "no", "message": err.message})
                 continue
@@ -169,6 +174,10 @@ class LibraryState(AuthState):
         self.upload_results = results
         self._refresh()
         return LibraryState.start_watch
+
+    @rx.event
+    def set_ocr_choice(self, value: str):
+        self.ocr_choice = value if value in {c for c, _ in self.ocr_languages} else "auto"
 
     @rx.event
     def files_rejected(self, names: list[str]):

@@ -105,6 +105,12 @@ class ViewerState(AuthState):
         self.zoom = max(ZOOM_MIN, round(self.zoom - ZOOM_STEP, 2))
 
     @rx.event
+    def pinch_zoom(self, ratio: float):
+        """A pinch on a touch screen: the zoom times the fingers' ratio, in 5 % steps."""
+        if isinstance(ratio, int | float) and ratio > 0:
+            self.zoom = min(ZOOM_MAX, max(ZOOM_MIN, round(round(self.zoom * ratio / 0.05) * 0.05, 2)))
+
+    @rx.event
     def set_view_width(self, width: float | None):
         """The viewer box's width, measured by the browser when the box is mounted."""
         if isinstance(width, int | float) and width > 0:

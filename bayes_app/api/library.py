@@ -85,7 +85,14 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
 async def upload_document(request: Request, response: Response, user: CurrentUser) -> Any:
     upload, fields = await _upload_field(request)
     collection_ids = [c for c in fields.get("collection_id", "").split(",") if c]
-    acc = await run_in_threadpool(app_lib.upload, user.id, upload.file, upload.filename or "upload.pdf", collection_ids)
+    acc = await run_in_threadpool(
+        app_lib.upload,
+        user.id,
+        upload.file,
+        upload.filename or "upload.pdf",
+        collection_ids,
+        fields.get("ocr_language", ""),
+    )
     view = await run_in_threadpool(app_lib.document, user.id, acc.document_id)
     response.status_code = 202 if acc.created else 200
     return view.to_json() | {"duplicate": not acc.created}

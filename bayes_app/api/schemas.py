@@ -198,6 +198,11 @@ class FileUpload(BaseModel):
 
 class DocumentUpload(FileUpload):
     collection_id: StrictStr | None = Field(None, description="Comma-separated ids of collections to file it in.")
+    ocr_language: StrictStr | None = Field(
+        None,
+        description="The language of pages read by OCR: an installed Tesseract language (`eng`, `deu`, `fra`; "
+        "others are refused with 422 naming the valid ones), or `auto` (default): the detected language.",
+    )
 
 
 # ---- sharing -----------------------------------------------------------------------------

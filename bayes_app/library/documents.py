@@ -89,6 +89,8 @@ class DocumentView:
     reference_count: int = 0
     language: str = ""  # ISO 639-1, "" = not detected (yet)
     ocr_pages: int = 0  # pages whose text came from OCR
+    ocr_lang: str = ""  # the Tesseract languages OCR used ("deu+eng"; "" = none)
+    ocr_lang_choice: str = ""  # chosen at upload ("" = follow the detected language)
 
     def to_json(self) -> dict:
         total = self.progress_total or 0
@@ -116,6 +118,8 @@ class DocumentView:
             "language": self.language,
             "language_name": language_name(self.language),
             "ocr_pages": self.ocr_pages,
+            "ocr_language": self.ocr_lang,
+            "ocr_language_choice": self.ocr_lang_choice or "auto",
             "created_at": self.created_at.isoformat() if self.created_at else None,
         }
 
@@ -141,6 +145,8 @@ def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
         reference_count=doc.reference_count,
         language=doc.language or "",
         ocr_pages=doc.ocr_pages,
+        ocr_lang=doc.ocr_lang or "",
+        ocr_lang_choice=doc.ocr_lang_choice or "",
     )
 
 
@@ -217,6 +223,7 @@ def add_upload(
     stored: StoredFile,
     collection_ids: list[str] | None = None,
     quota_bytes: int | None = None,
+    ocr_lang_choice: str = "",
 ) -> tuple[Document, bool]:
     """A new queued document for this file, or the owner's existing one (same content).
 
@@ -239,6 +246,7 @@ def add_upload(
         file_size=stored.size,
         title="",
         ingest_generation=1,
+        ocr_lang_choice=ocr_lang_choice,
     )
     db.add(doc)
     try:

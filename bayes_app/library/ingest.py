@@ -8,6 +8,7 @@ at any point and started again ends in the same state, with no duplicate chunks 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -174,6 +175,12 @@ def _run(
     #    usable text layer are read by OCR (their word boxes kept for highlighting)
     pages: list[pdf.PageLayout] = []
     ocr_words: dict[int, tuple[ocr.OcrWord, ...]] = {}
+    ocr_lang = ""
+    if ocr_options is not None and not ocr_options.lang:
+        with session_factory() as db:
+            choice = getattr(db.get(Document, document_id), "ocr_lang_choice", "")
+        if choice:  # the language chosen at upload
+            ocr_options = dataclasses.replace(ocr_options, lang=choice)
     # pdfium needs a file: the local store's own, or a temp copy of the object
     with store.local_file(sha) as path, pdf.pdf_document(path, max_pages=max_pages) as document:
         total_pages = len(document)
@@ -182,7 +189,7 @@ def _run(
             pages.append(page)
             report(DocStatus.PARSING, len(pages), total_pages)
         if ocr_options is not None:
-            recognise_pages(document, pages, ocr_words, ocr_options, report)
+            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, report)
         meta = None if edited or progress is None else pdf.extract_metadata(document, pages[0].text if pages else "")
 
     # 2. roles, reference list, chunks; ids are stable for unchanged text
@@ -356,6 +363,7 @@ def _run(
         doc.structure_version, doc.reference_count = structure.VERSION, len(refs)
         doc.language = language
         doc.ocr_pages = len(ocr_words)
+        doc.ocr_lang = ocr_lang if ocr_words else ""
         db.add(doc)
         citation_graph.update_document(db, owner_id, document_id)
         if progress is not None:

@@ -88,6 +88,43 @@ def available_langs() -> set[str]:
         return set()
 
 
+# Tesseract language data that is not a language one reads a paper in
+_NOT_LANGUAGES = {"osd", "equ", "snum"}
+# Tesseract's names → the name the UI shows (others are shown by their code)
+LANG_NAMES = {"eng": "English", "deu": "German", "fra": "French", "spa": "Spanish", "ita": "Italian"}
+
+
+def ocr_languages() -> list[str]:
+    """The installed Tesseract languages a user can choose for an upload's OCR, sorted."""
+    return sorted(lang for lang in available_langs() if lang not in _NOT_LANGUAGES)
+
+
+def check_choice(choice: str | None) -> str:
+    """A per-upload OCR language: "" (or "auto") = follow the detected language, else an
+    installed Tesseract language ("deu"). Raises ValueError naming the valid choices."""
+    choice = (choice or "").strip().lower()
+    if choice in ("", "auto"):
+        return ""
+    valid = ocr_languages()
+    if choice not in valid:
+        raise ValueError(
+            f"Unknown OCR language '{choice[:20]}': choose one of {', '.join(valid) or 'none (OCR not installed)'}"
+            " or 'auto' (the detected language)."
+        )
+    return choice
+
+
+def lang_label(lang: str) -> str:
+    """ "German" for "deu+eng" (the first language is the one chosen or detected)."""
+    first = (lang or "").split("+", 1)[0]
+    return LANG_NAMES.get(first, first)
+
+
+def chosen_lang(choice: str) -> str:
+    """Tesseract languages for a chosen one: it plus English (papers mix in English terms)."""
+    return choice if choice == "eng" else f"{choice}+eng"
+
+
 def tesseract_lang(iso: str | None) -> str:
     """Tesseract languages for a detected ISO 639-1 language: that language plus English
     (papers mix in English terms), or English alone."""

@@ -75,6 +75,7 @@ class OcrOptions:
 
     page_timeout_s: float = 60.0
     dpi: int = ocr.DPI
+    lang: str = ""  # an installed Tesseract language chosen at upload ("" = follow detection)
 
 
 def recognise_pages(
@@ -83,13 +84,20 @@ def recognise_pages(
     words: dict[int, tuple[ocr.OcrWord, ...]],
     options: OcrOptions,
     report: Callable[..., None],
-) -> None:
-    """OCR the pages that need it, in place; the language follows the text-layer pages' (or
-    the first recognised page's) detected language. No text at all → PdfError("no_text")."""
+) -> str:
+    """OCR the pages that need it, in place; returns the Tesseract languages used ("" when no
+    page needed OCR). The language is the upload's choice (``options.lang``), else follows the
+    text-layer pages' (or the first recognised page's) detected language. No text at all →
+    PdfError("no_text")."""
     scans = [p for p in pages if ocr.needs_ocr(p.text)]
+    lang = ""
     if scans:
         known = " ".join(p.text for p in pages if not ocr.needs_ocr(p.text))[:20_000]
-        lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
+        if options.lang:
+            lang = ocr.chosen_lang(options.lang)
+        else:
+            lang = ocr.tesseract_lang(crosslang.passage_languages([known])[0] if known.strip() else None)
+        detect_first = not options.lang and not known.strip()  # from the first recognised page
         for k, page in enumerate(scans):
             report(DocStatus.RECOGNISING, k, len(scans), force=k == 0)
             try:
@@ -103,7 +111,7 @@ def recognise_pages(
             pages[page.number - 1] = scanned.layout
             if scanned.words:
                 words[page.number] = scanned.words
-            if k == 0 and not known.strip() and scanned.layout.text.strip():
+            if k == 0 and detect_first and scanned.layout.text.strip():
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
         report(DocStatus.RECOGNISING, len(scans), len(scans), force=True)
     if not any(pdf.page_has_text(p.text) for p in pages):
@@ -112,3 +120,4 @@ def recognise_pages(
             "No text could be found in this PDF, not even by text recognition (OCR): "
             "its pages look like pictures without words.",
         )
+    return lang

@@ -11,7 +11,7 @@ from typing import BinaryIO
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError
 from bayes_app.library import documents as lib
-from bayes_app.library import storage
+from bayes_app.library import ocr, storage
 from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.library.uploads")
@@ -64,13 +64,22 @@ def _quota_bytes() -> int | None:
     return quota_mb << 20 if quota_mb else None
 
 
-def accept(owner_id: str, fileobj: BinaryIO, filename: str, collection_ids: list[str] | None = None) -> Accepted:
+def accept(
+    owner_id: str, fileobj: BinaryIO, filename: str, collection_ids: list[str] | None = None, ocr_language: str = ""
+) -> Accepted:
     """Store the file and create (or find) the owner's document. The caller enqueues
-    ingestion when `created` is True."""
+    ingestion when `created` is True. ``ocr_language``: an installed Tesseract language for
+    its scanned pages, or ""/"auto" (the detected language); anything else is refused (422)."""
+    try:
+        ocr_choice = ocr.check_choice(ocr_language)
+    except ValueError as err:
+        raise UploadRejected("bad_ocr_language", str(err), 422) from None
     stored = store_checked(fileobj, filename)
     try:
         with session_scope() as db:
-            doc, created = lib.add_upload(db, owner_id, filename, stored, collection_ids, quota_bytes=_quota_bytes())
+            doc, created = lib.add_upload(
+                db, owner_id, filename, stored, collection_ids, quota_bytes=_quota_bytes(), ocr_lang_choice=ocr_choice
+            )
             db.flush()
             return Accepted(doc.id, doc.ingest_generation, created)
     except lib.NotFound as err:

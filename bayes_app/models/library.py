@@ -60,6 +60,9 @@ class Document(SQLModel, table=True):
     # older ones are re-linked in the background.
     citations_version: int = Field(default=0, index=True)
     ocr_pages: int = 0  # pages whose text came from OCR (library.ocr)
+    ocr_lang: str = Field(default="", max_length=40)  # the Tesseract languages OCR used ("deu+eng")
+    # the Tesseract language chosen at upload for OCR ("" = follow the detected language)
+    ocr_lang_choice: str = Field(default="", max_length=20)
     # ISO 639-1 code of the language most of the text is in ("" = not detected / not yet
     # ingested); non-English documents turn on the cross-language search leg.
     language: str = Field(default="", max_length=8, index=True)

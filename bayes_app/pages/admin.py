@@ -55,6 +55,7 @@ def admin_page() -> rx.Component:
                     ),
                     rx.table.body(rx.foreach(AdminState.users, _user_row)),
                     id="admin-users",
+                    width="100%",  # scrolls inside itself on a phone (the page does not)
                 ),
                 width="100%",
                 spacing="4",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import reflex as rx
 
 from components.citation_graph import document_citations_panel
-from components.pdf_viewer import pdf_document, pdf_page
+from components.pdf_viewer import pdf_document, pdf_page, pinch_zoom
 from components.shell import shell
 from state.viewer import BACK_JS, ViewerState
 
@@ -108,49 +108,52 @@ def viewer_page() -> rx.Component:
                 rx.cond(
                     ViewerState.file_url != "",
                     rx.box(
-                        pdf_document(
-                            rx.box(
-                                # rendered once the box is measured, so a phone never draws the page
-                                # at the desktop width first
-                                rx.cond(
-                                    ViewerState.view_width > 0,
-                                    pdf_page(page_number=ViewerState.page, width=ViewerState.page_width),
-                                ),
-                                # pdfium's boxes of the quote in page percentages, drawn over
-                                # the canvas: they scale with it at every zoom and width
-                                rx.foreach(
-                                    ViewerState.rects,
-                                    lambda r: rx.box(
-                                        class_name="pdf-box",
-                                        position="absolute",
-                                        left=r["left"],
-                                        top=r["top"],
-                                        width=r["width"],
-                                        height=r["height"],
+                        pinch_zoom(
+                            pdf_document(
+                                rx.box(
+                                    # rendered once the box is measured, so a phone never draws the page
+                                    # at the desktop width first
+                                    rx.cond(
+                                        ViewerState.view_width > 0,
+                                        pdf_page(page_number=ViewerState.page, width=ViewerState.page_width),
                                     ),
-                                ),
-                                # the user's Zotero annotations, at their rectangles, in their colour
-                                rx.foreach(
-                                    ViewerState.zotero_boxes,
-                                    lambda r: rx.box(
-                                        class_name="zotero-box",
-                                        position="absolute",
-                                        left=r["left"],
-                                        top=r["top"],
-                                        width=r["width"],
-                                        height=r["height"],
-                                        background_color=r["color"],
-                                        title=r["comment"],
-                                        custom_attrs={"data-annotation": r["key"], "data-color": r["color"]},
+                                    # pdfium's boxes of the quote in page percentages, drawn over
+                                    # the canvas: they scale with it at every zoom and width
+                                    rx.foreach(
+                                        ViewerState.rects,
+                                        lambda r: rx.box(
+                                            class_name="pdf-box",
+                                            position="absolute",
+                                            left=r["left"],
+                                            top=r["top"],
+                                            width=r["width"],
+                                            height=r["height"],
+                                        ),
                                     ),
+                                    # the user's Zotero annotations, at their rectangles, in their colour
+                                    rx.foreach(
+                                        ViewerState.zotero_boxes,
+                                        lambda r: rx.box(
+                                            class_name="zotero-box",
+                                            position="absolute",
+                                            left=r["left"],
+                                            top=r["top"],
+                                            width=r["width"],
+                                            height=r["height"],
+                                            background_color=r["color"],
+                                            title=r["comment"],
+                                            custom_attrs={"data-annotation": r["key"], "data-color": r["color"]},
+                                        ),
+                                    ),
+                                    position="relative",
+                                    width="fit-content",
+                                    class_name="pdf-frame",
                                 ),
-                                position="relative",
-                                width="fit-content",
-                                class_name="pdf-frame",
+                                file=ViewerState.file_url,
+                                on_load_success=ViewerState.loaded,
+                                on_load_error=ViewerState.failed,
                             ),
-                            file=ViewerState.file_url,
-                            on_load_success=ViewerState.loaded,
-                            on_load_error=ViewerState.failed,
+                            on_pinch=ViewerState.pinch_zoom,
                         ),
                         border="1px solid var(--gray-a5)",
                         # the page fits this box's width at 100 %; zoomed in, it pans inside

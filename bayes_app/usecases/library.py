@@ -9,7 +9,7 @@ from typing import Any, BinaryIO
 
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
-from bayes_app.library import uploads
+from bayes_app.library import ocr, uploads
 from bayes_app.models import Collection, Document
 from bayes_app.search import runtime
 from bayes_app.search.hybrid import SearchHit
@@ -75,12 +75,25 @@ def search(
 
 
 # ---- write, then enqueue ------------------------------------------------------------------
-def upload(user_id: str, fileobj: BinaryIO, filename: str, collection_ids: list[str] | None = None) -> uploads.Accepted:
-    """Store and record an upload, then queue its ingestion (not for the user's duplicate)."""
-    acc = uploads.accept(user_id, fileobj, filename, collection_ids)
+def upload(
+    user_id: str, fileobj: BinaryIO, filename: str, collection_ids: list[str] | None = None, ocr_language: str = ""
+) -> uploads.Accepted:
+    """Store and record an upload, then queue its ingestion (not for the user's duplicate).
+    ``ocr_language``: a Tesseract language for scanned pages ("" / "auto": the detected one)."""
+    acc = uploads.accept(user_id, fileobj, filename, collection_ids, ocr_language)
     if acc.created:
         queue.get().ingest(acc.document_id, acc.generation)
     return acc
+
+
+def ocr_languages() -> list[tuple[str, str]]:
+    """The OCR languages an upload may choose: (Tesseract code, name), as installed."""
+    return [(code, ocr.lang_label(code)) for code in ocr.ocr_languages()]
+
+
+def ocr_language_name(lang: str) -> str:
+    """ "German" for the Tesseract languages "deu+eng" a document was read with ("" for none)."""
+    return ocr.lang_label(lang)
 
 
 def add_demo_papers(user_id: str) -> list[uploads.Accepted]:

@@ -4,8 +4,9 @@
    the run is going (the scripts are paced with `tokens_per_s`); two opposing claims become
    sibling claim + counterpoint nodes joined by a `contradicts` edge; a claim with a
    fabricated quote never reaches the map; the run's credits show when it ends.
-2. Restructure: the scripted regrouping shows as a preview; Reject leaves the map as it was,
-   a second restructure + Accept regroups (database, canvas, and after a reload).
+2. Restructure: a one-group reply is replaced by the balanced grouping by meaning in the preview;
+   Reject leaves the map as it was; a second restructure + Accept regroups (database, canvas, and
+   after a reload) and one Undo reverts it all.
 3. Messages typed on the map: the scripted router's route decides (against the cue words),
    the route label is shown (answer from the map: streamed text; edit: the node added).
 
@@ -18,7 +19,6 @@ import json
 import re
 import uuid
 
-import pytest
 from playwright.sync_api import expect
 from sqlmodel import select
 
@@ -161,12 +161,7 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     assert sum(b.startswith("ROLE: critic") and (A_TEXT in b) for b in bodies) == 2
 
 
-# ---- 2. restructure: preview, reject, accept ---------------------------------------------------------
-@pytest.mark.xfail(
-    strict=False,
-    reason="merge of round two (2026-11-26): the scripted model's one-group regrouping is now replaced by the "
-    "balanced offline grouping (issue 25); the test's expected preview is to be rewritten for that",
-)
+# ---- 2. restructure: preview, reject, accept, one undo ---------------------------------------------
 def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_db_url, fake_llm):
     m = uuid.uuid4().hex[:6]
     u = map_user(app_stack, make_user, app_db_url, paper=False)
@@ -176,23 +171,28 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
         items = [n.id for n in service._nodes(db, map_id) if n.kind in ("claim", "counterpoint")]
     num = {k: items.index(i) + 1 for k, i in ids.items()}
     listing = f"ROLE: restructure\nNodes:\n1. {node_title(app_db_url, items[0])}\n"
+    titles = {k: node_title(app_db_url, i) for k, i in ids.items()}
 
     login(page, app_stack.url, email, password)
     page.goto(f"{app_stack.url}/maps/{map_id}")
     expect(page.locator(NODE)).to_have_count(6)
     before = shape(app_db_url, map_id)
 
-    # a first proposal: previewed, then rejected → nothing changes
+    # a first proposal: the model puts everything in one group, which is not used; the preview
+    # shows the balanced grouping by meaning instead (Crawler claims apart from Selector claims)
     fake_llm.script(
         paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2, match=listing)
     )
     page.click("#btn-restructure")
     card = page.locator(".proposal")
     expect(card).to_have_count(1, timeout=60_000)
-    expect(card.locator(".proposal-group")).to_have_count(1)
-    expect(card.locator(".proposal-group")).to_contain_text(f"Everything {m}")
-    for k in ("c1", "c2", "c3", "c4"):
-        expect(card.locator(".proposal-group li", has_text=node_title(app_db_url, ids[k]))).to_have_count(1)
+    groups = card.locator(".proposal-group")
+    expect(groups).to_have_count(2)
+    expect(card).not_to_contain_text(f"Everything {m}")
+    for k in ("c1", "c2", "c3", "c4"):  # every claim in exactly one group
+        expect(card.locator(".proposal-group li", has_text=titles[k])).to_have_count(1)
+    for a, b in (("c1", "c3"), ("c2", "c4")):
+        expect(groups.filter(has_text=titles[a]).filter(has_text=titles[b])).to_have_count(1)
     expect_cost(page, app_db_url, uid, "restructure")
     assert shape(app_db_url, map_id) == before  # a preview only
     expect(page.locator(NODE)).to_have_count(6)
@@ -202,9 +202,9 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     with session_scope(app_db_url) as db:
         assert [p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id))] == ["rejected"]
     expect(page.locator(NODE)).to_have_count(6)
-    expect(canvas_node(page, f"Everything {m}")).to_have_count(0)
 
-    # a second proposal, accepted → two new themes with the claims moved under them
+    # a second proposal, the model's own two groups, accepted → two new themes with the claims
+    # moved under them; the theme the move left empty is removed
     crawler, selector = f"Crawler {m}", f"Selector {m}"
     fake_llm.script(
         paced(
@@ -222,19 +222,20 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     )
     page.click("#btn-restructure")
     expect(card).to_have_count(1, timeout=60_000)
-    expect(card.locator(".proposal-group")).to_have_count(2)
+    expect(groups).to_have_count(2)
     expect(card.locator(".proposal-group", has_text=crawler).locator("li")).to_have_count(2)
     expect_cost(page, app_db_url, uid, "restructure")
     assert shape(app_db_url, map_id) == before
     card.locator(".proposal-accept").click()
     expect(card).to_have_count(0)
-    expect(page.locator(NODE)).to_have_count(8)
+    expect(page.locator(NODE)).to_have_count(7)
 
     def regrouped() -> dict[str, MapNode]:
         nodes = {n.id: n for n in db_nodes(app_db_url, map_id)}
         heads = {n.title: n for n in nodes.values() if n.title in (crawler, selector)}
         root = next(n for n in nodes.values() if n.parent_id is None)
         assert set(heads) == {crawler, selector}
+        assert theme_id not in nodes
         assert all(hd.parent_id == root.id and hd.kind == "theme" for hd in heads.values())
         assert {nodes[ids[k]].parent_id for k in ("c1", "c3")} == {heads[crawler].id}
         assert {nodes[ids[k]].parent_id for k in ("c2", "c4")} == {heads[selector].id}
@@ -249,9 +250,17 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
             tree_edge(page, heads[head].id, ids[k])
         expect(canvas_node(page, crawler)).to_have_count(1)
         page.reload()
-        expect(page.locator(NODE)).to_have_count(8)
+        expect(page.locator(NODE)).to_have_count(7)
     expect(page.locator(".proposal")).to_have_count(0)
     regrouped()
+
+    # ONE undo brings the map back as it was before the accept (the emptied theme included)
+    page.click("#btn-undo")
+    expect(page.locator(NODE)).to_have_count(6)
+    expect(canvas_node(page, crawler)).to_have_count(0)
+    assert shape(app_db_url, map_id) == before
+    for k in ("c1", "c2", "c3", "c4"):
+        tree_edge(page, theme_id, ids[k])
 
 
 # ---- 3. messages: the router's route decides and is shown ------------------------------------------

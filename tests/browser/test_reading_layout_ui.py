@@ -1,6 +1,7 @@
 """Reading on a phone and a desktop: the library as cards on a phone (a table on a desktop),
-the viewer fitted to the width with zoom buttons, chat source chips on one line, and the
-admin page's rounded balances and its own Processes heading."""
+the viewer fitted to the width with zoom buttons (and, on a phone, taps and a pinch), chat
+source chips on one line, and the admin page's rounded balances and its own Processes heading
+(nothing scrolls sideways)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,11 @@ def test_library_cards_and_viewer_fit(app_stack, browser, reader, size):
             # title, authors and status stacked in the card, all inside the screen
             assert title["y"] < status["y"] and status["x"] + status["width"] <= vw
             assert authors["width"] >= vw * 0.5, authors  # names are not cut into 2-letter pieces
+            # the card is shown whole (not clipped by the table's scroll area) and its lines do
+            # not overlap: year and pages come below the authors
+            table = page.locator("#documents").bounding_box()
+            assert table["height"] >= card["height"] and table["y"] <= card["y"], (table, card)
+            assert row.locator(".doc-year").bounding_box()["y"] >= authors["y"] + authors["height"] - 1
         else:
             expect(page.locator("#documents thead")).to_be_visible()
             assert abs(title["y"] - status["y"]) < 40  # one table row
@@ -102,8 +108,41 @@ def test_library_cards_and_viewer_fit(app_stack, browser, reader, size):
         assert _sideways(page) <= 0  # the zoomed page pans inside its box, the page does not
         if size == "phone":
             assert view.evaluate("v => v.scrollWidth > v.clientWidth")
+            # the buttons answer taps; a two-finger pinch zooms the page (drawn again at the new
+            # width), not the whole screen
+            page.tap("#zoom-out")
+            page.tap("#zoom-out")
+            expect(page.locator("#viewer-zoom")).to_have_text("100 %")
+            expect(view).to_have_attribute("data-rendered", re.compile(rf"^3@{round(fitted)}$"))
+            _pinch(page, view, 80, 160)
+            expect(page.locator("#viewer-zoom")).to_have_text("200 %")
+            expect(view).to_have_attribute("data-rendered", re.compile(rf"^3@{round(fitted * 2)}$"))
+            assert page.evaluate("visualViewport.scale") == 1
+            assert _sideways(page) <= 0
+            _pinch(page, view, 200, 100)
+            expect(page.locator("#viewer-zoom")).to_have_text("100 %")
+            expect(view).to_have_attribute("data-rendered", re.compile(rf"^3@{round(fitted)}$"))
     finally:
         page.context.close()
+
+
+def _pinch(page, target, start: float, end: float, steps: int = 8) -> None:
+    """Two fingers on `target`'s centre, moved from `start` to `end` px apart (CDP touch events)."""
+    b = target.bounding_box()
+    cx, cy = b["x"] + b["width"] / 2, b["y"] + min(b["height"], 600) / 2
+    cdp = page.context.new_cdp_session(page)
+
+    def touch(kind: str, gap: float) -> None:
+        points = (
+            [] if kind == "touchEnd" else [{"x": cx - gap / 2, "y": cy, "id": 0}, {"x": cx + gap / 2, "y": cy, "id": 1}]
+        )
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    touch("touchStart", start)
+    for k in range(1, steps + 1):
+        touch("touchMove", start + (end - start) * k / steps)
+    touch("touchEnd", end)
+    cdp.detach()
 
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
@@ -133,18 +172,7 @@ def test_chat_source_chips_stay_on_one_line(app_stack, browser, reader, fake_llm
         page.context.close()
 
 
-@pytest.mark.parametrize(
-    "size",
-    [
-        "desktop",
-        pytest.param(
-            "phone",
-            marks=pytest.mark.xfail(
-                strict=False, reason="known: the admin page scrolls 11 px sideways at 390 px (issue 26, next round)"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_admin_balances_rounded_and_processes_heading(app_stack, app_db_url, browser, size):
     from bayes_app.accounts import service
 

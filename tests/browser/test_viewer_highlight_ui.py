@@ -13,25 +13,15 @@ import urllib.parse
 import uuid
 
 import httpx
-import numpy as np
 import pytest
 from playwright.sync_api import expect
 
 from tests.support import citations as cit
 from tests.support import pdfs
 from tests.support.browser import login
+from tests.support.overlap import MEASURE_JS, check
 
 PAPERS = {p.name: p for p in (pdfs.PASA, pdfs.REVIEW, pdfs.MEDIA)}
-MEASURE_JS = """(page) => {
-  const c = document.querySelector(`.react-pdf__Page[data-page-number="${page}"] canvas`);
-  const r = c.getBoundingClientRect();
-  const boxes = Array.from(document.querySelectorAll('#pdf-view .pdf-box')).map((b) => {
-    const q = b.getBoundingClientRect(); return [q.left, q.top, q.right, q.bottom]; });
-  const layers = Array.from(document.querySelectorAll('.textLayer')).map((l) => l.scrollTop + l.scrollLeft);
-  return {canvas: [r.left, r.top, r.width, r.height], boxes, layers,
-          vw: document.documentElement.clientWidth, sw: document.documentElement.scrollWidth,
-          vh: window.innerHeight};
-}"""
 
 
 def _citations() -> list[cit.Citation]:
@@ -83,39 +73,6 @@ def reader(app_stack, app_db_url) -> tuple[str, str, dict[str, str]]:
     return email, password, {d["filename"]: d["id"] for d in docs}
 
 
-def _rects_area(rects: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Boolean grid (cells between consecutive ys × xs) of the cells inside any rectangle."""
-    cx, cy = (xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2
-    inside = np.zeros((len(cy), len(cx)), bool)
-    for x0, y0, x1, y1 in rects:
-        inside |= ((cy >= y0) & (cy <= y1))[:, None] & ((cx >= x0) & (cx <= x1))[None, :]
-    return inside
-
-
-def _check(m: dict, chars: list[tuple[float, float, float, float]], what: str) -> None:
-    """The union of the drawn boxes covers ≥ 90 % of the characters' boxes (projected onto the
-    canvas) and reaches no further than one line beyond them."""
-    left, top, width, height = m["canvas"]
-    assert chars, what
-    assert all(v == 0 for v in m["layers"]), f"{what}: a text layer was scrolled {m['layers']}"
-    ch = np.array(
-        [(left + x0 * width, top + y0 * height, left + x1 * width, top + y1 * height) for x0, y0, x1, y1 in chars]
-    )
-    hl = np.array(m["boxes"], float).reshape(-1, 4)
-    assert len(hl), f"{what}: nothing highlighted"
-    line = float(np.median(ch[:, 3] - ch[:, 1]))
-    grown = ch + np.array([-line, -line, line, line])
-    xs = np.unique(np.concatenate([ch[:, [0, 2]].ravel(), hl[:, [0, 2]].ravel(), grown[:, [0, 2]].ravel()]))
-    ys = np.unique(np.concatenate([ch[:, [1, 3]].ravel(), hl[:, [1, 3]].ravel(), grown[:, [1, 3]].ravel()]))
-    cell = np.diff(ys)[:, None] * np.diff(xs)[None, :]
-    c, h, g = _rects_area(ch, xs, ys), _rects_area(hl, xs, ys), _rects_area(grown, xs, ys)
-    covered = (cell * (c & h)).sum() / (cell * c).sum()
-    beyond = (cell * (h & ~g)).sum()
-    assert covered >= 0.9, f"{what}: the highlight covers {covered:.0%} of the quote's characters"
-    assert beyond <= 0.01 * (cell * h).sum(), f"{what}: {beyond:.0f} px² highlighted beyond one line"
-    assert m["sw"] <= m["vw"] + 1, f"{what}: the page scrolls sideways ({m['sw']} > {m['vw']})"
-
-
 def _rendered(page, number: int) -> int:
     view = page.locator("#pdf-view")
     expect(view).to_have_attribute("data-rendered", re.compile(rf"^{number}@\d+$"), timeout=60_000)
@@ -137,11 +94,11 @@ def _read_all(page, url: str, docs: dict[str, str]) -> int:
             chars = cit.char_boxes(path, number, start, end)
             what = f"{c.paper} p.{number} [{c.kind}] {c.quote[:50]!r}"
             m = page.evaluate(MEASURE_JS, number)
-            _check(m, chars, what + " as opened")
+            check(m, chars, what + " as opened")
             top = m["boxes"][0][1]  # the quote's first line
             assert 0 <= top < m["vh"], f"{what}: the highlight is not scrolled into view (top {top})"
             page.evaluate("window.scrollBy(0, 137)")
-            _check(page.evaluate(MEASURE_JS, number), chars, what + " after scrolling")
+            check(page.evaluate(MEASURE_JS, number), chars, what + " after scrolling")
             checked += 1
             if n % 2 == 0 and i == 0:  # every other citation zoomed in to 150 % too
                 page.click("#zoom-in")
@@ -150,7 +107,7 @@ def _read_all(page, url: str, docs: dict[str, str]) -> int:
                 expect(page.locator("#pdf-view")).to_have_attribute(
                     "data-rendered", f"{number}@{round(width * 1.5)}", timeout=60_000
                 )
-                _check(page.evaluate(MEASURE_JS, number), chars, what + " at 150 %")
+                check(page.evaluate(MEASURE_JS, number), chars, what + " at 150 %")
                 page.click("#zoom-out")
                 page.click("#zoom-out")
                 expect(page.locator("#viewer-zoom")).to_have_text("100 %")

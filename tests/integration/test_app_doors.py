@@ -86,3 +86,26 @@ def test_grants_and_run_dispatch(api, db_url):
     assert orphan.status_code == 400 and orphan.json()["error"]["code"] == "bad_request"
     no_map = api.post("/api/v1/runs", json={"kind": "expand", "mindmap_id": "nope"}, headers=h)
     assert no_map.status_code in (400, 404), no_map.text
+
+
+def test_upload_takes_an_ocr_language_and_refuses_an_unknown_one(api, db_url):
+    from bayes_app.models import Document
+    from tests.support import pdfs
+
+    email, password = _account(api)
+    api.headers["Authorization"] = (
+        "Bearer " + api.post("/api/v1/auth/token", json={"email": email, "password": password}).json()["token"]
+    )
+    pdf = pdfs.PASA.read_bytes()
+    bad = api.post(
+        "/api/v1/documents", files={"file": ("a.pdf", pdf, "application/pdf")}, data={"ocr_language": "klingon"}
+    )
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "bad_ocr_language"
+    assert "deu, eng, fra" in bad.json()["error"]["message"]
+    with Session(get_engine(db_url)) as db:
+        assert db.exec(select(Document).where(Document.filename == "a.pdf")).first() is None
+    ok = api.post("/api/v1/documents", files={"file": ("a.pdf", pdf, "application/pdf")}, data={"ocr_language": "deu"})
+    assert ok.status_code == 202 and ok.json()["ocr_language_choice"] == "deu"
+    assert api.get(f"/api/v1/documents/{ok.json()['id']}").json()["ocr_language_choice"] == "deu"
+    with Session(get_engine(db_url)) as db:
+        assert db.get(Document, ok.json()["id"]).ocr_lang_choice == "deu"

@@ -7,16 +7,15 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import textwrap
 from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select
 
-from bayes_app.db import get_engine, migrate, session_scope
+from bayes_app.db import get_engine, session_scope
 from bayes_app.models import Document
-from tests.support.procs import free_port, start_index
+from tests.support.ingest_env import ingest, ingest_env
 from tests.support.tiny_pdf import text_pdf
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "crosslang"
@@ -33,57 +32,16 @@ def _pdf(title: str, text: str) -> bytes:
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     """Every fixture passage as its own one-page PDF, ingested into one owner's library."""
-    from bayes_app import settings
-    from bayes_app.accounts import service
-    from bayes_app.library import ingest, storage, uploads
-    from bayes_app.search.embeddings import get_embedder
-    from bayes_app.search.index import IndexClient
-    from bayes_app.search.runtime import collection_name, cross_collection_name
-
-    tmp = tmp_path_factory.mktemp("crosslang")
-    db_url = f"sqlite:///{tmp / 'lib.db'}"
-    migrate(db_url)
-    port = free_port()
-    proc = start_index(tmp / "index", port, tmp / "index.log")
-    old = {k: os.environ.get(k) for k in ("BAYES_DATA_DIR", "DATABASE_URL")}
-    os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=db_url)
-    settings.get_settings.cache_clear()
-    embedder = get_embedder("all-MiniLM-L6-v2")
-    index = IndexClient(
-        f"http://127.0.0.1:{port}",
-        collection_name(embedder.name),
-        cross_collection=cross_collection_name(embedder.name),
-    )
-    index.ensure_collection(dim=embedder.dim)
-    try:
-        with session_scope(db_url) as s:
-            owner = service.register(s, "polyglot@example.com", "tangerine-sky-42").id
+    with ingest_env(tmp_path_factory.mktemp("crosslang"), "polyglot@example.com") as env:
         docs: dict[str, str] = {}
         passages = [(f"{it['id']}:{lang}", it[lang]) for it in ITEMS for lang in ("en", "de", "fr")]
         passages += [(f"{it['id']}:distractor", it["distractor"]) for it in ITEMS]
         passages += [(f"extra:{lang}:{j}", t) for lang, texts in EXTRA.items() for j, t in enumerate(texts)]
         for key, text in passages:
-            acc = uploads.accept(owner, io.BytesIO(_pdf(f"Note {len(docs) + 1}", text)), f"note{len(docs)}.pdf")
-            res = ingest.ingest_document(
-                lambda: Session(get_engine(db_url)),
-                acc.document_id,
-                acc.generation,
-                files_root=storage.default_store(),
-                index=index,
-                embedder=embedder,
-            )
+            doc_id, res = ingest(env, _pdf(f"Note {len(docs) + 1}", text), f"note{len(docs)}.pdf")
             assert res.status == "indexed", (key, res)
-            docs[key] = acc.document_id
-        yield {"db_url": db_url, "owner": owner, "index": index, "embedder": embedder, "docs": docs}
-    finally:
-        index.close()
-        os.killpg(proc.pid, signal.SIGKILL)
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        settings.get_settings.cache_clear()
+            docs[key] = doc_id
+        yield env | {"docs": docs}
 
 
 def test_language_is_detected_per_document(library):

@@ -4,18 +4,15 @@ progress phase; a photo-only PDF fails with a plain message; BAYES_OCR=0 leaves 
 
 from __future__ import annotations
 
-import io
-import os
-import signal
-
 import pypdfium2 as pdfium
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import select
 
-from bayes_app.db import get_engine, migrate, session_scope
+from bayes_app.db import session_scope
 from bayes_app.models import DocStatus, Document, PageText
 from tests.support import scans
-from tests.support.procs import free_port, start_index
+from tests.support.ingest_env import ingest as ingest_into
+from tests.support.ingest_env import ingest_env
 
 # a sentence of pasa.pdf page 3, which the mixed PDF carries only as an image
 PHRASE = "assist researchers in collecting relevant research papers for complex scholarly queries"
@@ -23,59 +20,14 @@ PHRASE = "assist researchers in collecting relevant research papers for complex 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    from bayes_app import settings
-    from bayes_app.accounts import service
-    from bayes_app.search.embeddings import get_embedder
-    from bayes_app.search.index import IndexClient
-    from bayes_app.search.runtime import collection_name, cross_collection_name
-
-    tmp = tmp_path_factory.mktemp("ocr")
-    db_url = f"sqlite:///{tmp / 'lib.db'}"
-    migrate(db_url)
-    port = free_port()
-    proc = start_index(tmp / "index", port, tmp / "index.log")
-    old = {k: os.environ.get(k) for k in ("BAYES_DATA_DIR", "DATABASE_URL")}
-    os.environ.update(BAYES_DATA_DIR=str(tmp), DATABASE_URL=db_url)
-    settings.get_settings.cache_clear()
-    embedder = get_embedder("all-MiniLM-L6-v2")
-    index = IndexClient(
-        f"http://127.0.0.1:{port}",
-        collection_name(embedder.name),
-        cross_collection=cross_collection_name(embedder.name),
-    )
-    index.ensure_collection(dim=embedder.dim)
-    try:
-        with session_scope(db_url) as s:
-            owner = service.register(s, "scanner@example.com", "tangerine-sky-42").id
-        yield {"db_url": db_url, "owner": owner, "index": index, "embedder": embedder}
-    finally:
-        index.close()
-        os.killpg(proc.pid, signal.SIGKILL)
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        settings.get_settings.cache_clear()
+    with ingest_env(tmp_path_factory.mktemp("ocr"), "scanner@example.com") as e:
+        yield e
 
 
-def _ingest(env, data: bytes, name: str, ocr_on: bool = True):
-    from bayes_app.library import ingest, storage, uploads
+def _ingest(env, data: bytes, name: str, ocr_on: bool = True, ocr_language: str = ""):
+    from bayes_app.library import ingest
 
-    acc = uploads.accept(env["owner"], io.BytesIO(data), name)
-    try:
-        res = ingest.ingest_document(
-            lambda: Session(get_engine(env["db_url"])),
-            acc.document_id,
-            acc.generation,
-            files_root=storage.default_store(),
-            index=env["index"],
-            embedder=env["embedder"],
-            ocr_options=ingest.OcrOptions() if ocr_on else None,
-        )
-    except ingest.IngestError as err:
-        return acc.document_id, err
-    return acc.document_id, res
+    return ingest_into(env, data, name, ingest.OcrOptions() if ocr_on else None, ocr_language)
 
 
 def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
@@ -87,6 +39,7 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
     with session_scope(env["db_url"]) as s:
         doc = s.get(Document, doc_id)
         assert (doc.ocr_pages, doc.page_count, doc.language) == (1, 4, "en")
+        assert (doc.ocr_lang, doc.ocr_lang_choice) == ("eng", "")  # followed the detected language
         ocr_pages = {p.page for p in s.exec(select(PageText).where(PageText.document_id == doc_id)) if p.ocr_words}
         assert ocr_pages == {3}
         hits = hybrid.search(s, env["index"], env["embedder"], env["owner"], PHRASE, k=5, document_ids=[doc_id])
@@ -141,3 +94,20 @@ def test_a_photo_only_pdf_fails_with_a_plain_message(env):
 def test_with_ocr_off_a_scan_is_refused_as_before(env):
     doc_id, err = _ingest(env, scans.image_pdf([("pasa.pdf", 4)], dpi=150), "scan.pdf", ocr_on=False)
     assert err.code == "no_text" and "scanned" in err.message
+
+
+def test_the_ocr_language_chosen_at_upload_is_used_and_shown(env):
+    from bayes_app.library import documents, uploads
+
+    doc_id, res = _ingest(env, scans.image_pdf([("pasa.pdf", 4)], dpi=200), "chosen.pdf", ocr_language="fra")
+    assert res.status == DocStatus.INDEXED
+    with session_scope(env["db_url"]) as s:
+        doc = s.get(Document, doc_id)
+        assert (doc.ocr_pages, doc.ocr_lang, doc.ocr_lang_choice) == (1, "fra+eng", "fra")
+        view = documents.list_documents(s, env["owner"])
+    shown = next(v for v in view if v.id == doc_id).to_json()
+    assert (shown["ocr_pages"], shown["ocr_language"], shown["ocr_language_choice"]) == (1, "fra+eng", "fra")
+    # a language Tesseract has no data for is refused before anything is stored
+    with pytest.raises(uploads.UploadRejected) as err:
+        _ingest(env, scans.image_pdf([("pasa.pdf", 5)], dpi=150), "klingon.pdf", ocr_language="tlh")
+    assert err.value.status == 422 and "eng" in err.value.message and "auto" in err.value.message

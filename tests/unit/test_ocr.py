@@ -99,3 +99,13 @@ def test_word_rects_merge_words_per_line():
     assert ocr.word_rects(words, 0, 9) == [(0.1, 0.10, 0.2, 0.12)]
     assert len(ocr.word_rects(words, 2, 14)) == 2
     assert ocr.word_rects(words, 20, 30) == []
+
+
+def test_the_ocr_language_choice_is_an_installed_language_or_auto():
+    assert {"eng", "deu", "fra"} <= set(ocr.ocr_languages()) and "osd" not in ocr.ocr_languages()
+    assert ocr.check_choice("") == ocr.check_choice(" AUTO ") == ""
+    assert ocr.check_choice("DEU") == "deu" and ocr.chosen_lang("deu") == "deu+eng" and ocr.chosen_lang("eng") == "eng"
+    for bad in ("tlh", "osd", "deu+eng", "../eng"):
+        with pytest.raises(ValueError, match="choose one of deu, eng, fra"):
+            ocr.check_choice(bad)
+    assert (ocr.lang_label("deu+eng"), ocr.lang_label("eng"), ocr.lang_label("")) == ("German", "English", "")
