@@ -7,15 +7,13 @@ not the whole editor. Every edit calls `bayes_app.maps` at once (one transaction
 shows the result.
 
 Live: one background task per page load (`watch`, started from on_load, so a reload or a
-navigation cancels it and the next load starts a fresh one) follows the map's active run
-from its Redis Stream cursor (nodes appear as the writer commits them) and polls the map's
-revision counter (one indexed SELECT every POLL_S) so another tab's edits show within a second.
+navigation cancels it and the next load starts a fresh one) iterates the map's changes
+(`bayes_app.maps.watch.MapWatcher`: its active run's events, runs started elsewhere, other
+tabs' edits) and moves each into the vars.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 import urllib.parse
 from typing import Any
 
@@ -30,33 +28,15 @@ from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.live import LiveMap, build_graph, support_level
 from bayes_app.maps.outline import outline_rows
 from bayes_app.models import NodeKind
-from bayes_app.runs import events
-from bayes_app.runs.follower import RunFollower
 from bayes_app.runs.service import RunRequestError
 from bayes_app.search.crosslang import foreign_label
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases.maps import MapChange
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
 
-POLL_S = 0.25  # revision poll while no run is live
-RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
-RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this often
-# During a burst of writes, at most one push per PUSH_MIN_S: each push costs the browser a render,
-# and a backlog of renders (not the wait) is what made nodes late (see docs/notes/mindmap-ui.md).
-PUSH_MIN_S = 0.05
-RUN_LABELS = {
-    "build_map": "Research",
-    "expand": "Expand",
-    "deepen": "Dive deeper",
-    "counter": "Counter-evidence",
-    "restructure": "Restructure",
-    "chapters": "Chapters",
-    "synthesize": "Synthesize",
-    "message": "Message",
-    "check_support": "Check support",
-}
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 
 
@@ -83,10 +63,6 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
 
 def _cited_label(n: int) -> str:
     return "" if not n else f"cited by {n} paper{'s' if n != 1 else ''} in your library"
-
-
-def _probe(owner_id: str, map_id: str) -> tuple[int | None, str | None]:
-    return app_maps.call(live_map.probe, owner_id, map_id)
 
 
 class MapState(MapOutline, MapEditing, AuthState):
@@ -158,7 +134,7 @@ class MapState(MapOutline, MapEditing, AuthState):
 
     @rx.var
     def live_label(self) -> str:
-        return RUN_LABELS.get(self.live_kind, self.live_kind)
+        return app_runs.label(self.live_kind)
 
     # ---- loading -------------------------------------------------------------------------
     def _apply_view(self, view: dict[str, Any]) -> None:
@@ -180,7 +156,7 @@ class MapState(MapOutline, MapEditing, AuthState):
         for g in p["payload"].get("groups", []):
             members = [self._nodes[i]["title"] or "(untitled)" for i in g.get("node_ids", []) if i in self._nodes]
             groups.append({"title": str(g.get("title") or ""), "members": members})
-        return {"id": p["id"], "kind": "Chapters" if p["kind"] == "chapters" else "Restructure", "groups": groups}
+        return {"id": p["id"], "kind": app_runs.label(p["kind"]), "groups": groups}
 
     def _rebuild(self) -> None:
         live = self._live()
@@ -229,7 +205,7 @@ class MapState(MapOutline, MapEditing, AuthState):
         self.live_run_id, self._cursor, self._live_ids = "", "", []
         if not self._reload():
             return
-        _rev, run_id = _probe(self.user_id, self.map_id)
+        _rev, run_id = app_maps.probe(self.user_id, self.map_id)
         if run_id:
             self._follow(run_id)
         self._gen += 1
@@ -254,73 +230,46 @@ class MapState(MapOutline, MapEditing, AuthState):
     # ---- the live consumer ----------------------------------------------------------------
     @rx.event(background=True)
     async def watch(self, gen: int):
-        """Follow the map's active run (stream from the cursor) and other tabs' edits (revision)."""
-        from bayes_app.redis_client import new_async_redis
-
+        """Show the map's changes (`maps.watch.MapWatcher`: its live run, other tabs' edits)."""
         async with self:
-            owner, map_id = self.user_id, self.map_id
-            run_id, cursor = self.live_run_id, self._cursor or None
-            known_rev = self._revision
-        follower = RunFollower(new_async_redis(), run_id, cursor, block_ms=RUN_BLOCK_MS, min_gap_s=PUSH_MIN_S)
-        r = follower.redis
-        started, started_cursor = map_runs.started_key(map_id), f"{int(time.time() * 1000)}-0"
-        last_reload = last_sync = last_probe = 0.0
-        rev, active = known_rev, run_id or None
+            map_id, cursor = self.map_id, self._cursor or None
+            watcher = app_maps.watcher(self.user_id, map_id, self.live_run_id, cursor, self._revision)
         try:
-            while True:
-                batch: list[events.RunEvent] = []
-                if run_id:
-                    batch = await follower.next()
-                else:  # idle: a run started elsewhere wakes us at once; else poll every POLL_S
-                    try:
-                        res = await r.xread({started: started_cursor}, block=int(POLL_S * 1000), count=10)
-                        for _key, entries in res or []:
-                            started_cursor = entries[-1][0]
-                    except Exception:  # noqa: BLE001 - Redis restarting: plain polling meanwhile
-                        await asyncio.sleep(POLL_S)
-                now = time.monotonic()
-                if not batch:  # events flowing: the probe runs after they are shown (below)
-                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
-                    last_probe = now
-                new_run = active is not None and active != run_id and not batch
-                # the run's own writes are counted into `revision` as their events are applied,
-                # so only a revision beyond that is someone else's edit
-                foreign = rev is not None and rev > known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
-                if not batch and not new_run and not foreign and rev is not None and now - last_sync < 1.0:
-                    continue
-                last_sync = now
+            async for change in watcher.changes():
                 async with self:
                     if self._gen != gen or self.map_id != map_id:
                         return
-                    if rev is None:
-                        self.missing, self.error = True, "This map was deleted."
-                        self._reset_run()
+                    shown = self._show(change)
+                    if shown is None:
                         return
-                    finished, view = False, self._view()
-                    for ev in batch:
-                        self._cursor = ev.id
-                        if self.live_run_id and view.counted_write(ev):
-                            self._revision += 1
-                        finished = self._take(view.apply(ev)) or finished
-                    self._keep(view)
-                    if batch and not finished:
-                        self._rebuild()  # the canvas refits itself when a new node lands off-view
-                    if finished:
-                        self._finish()
-                        last_reload = now
-                    elif new_run and active != self.live_run_id:
-                        self._follow(active)
-                    elif rev > self._revision and (foreign or not self.live_run_id):
-                        self._reload()
-                        last_reload = now
-                    run_id, known_rev = self.live_run_id, self._revision
-                    if (run_id, self._cursor or None) != (follower.run_id, follower.cursor):
-                        follower.follow(run_id, self._cursor or None)
-                if batch and time.monotonic() - last_probe >= 1.0:  # at least one probe a second
-                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
-                    last_probe = time.monotonic()
+                    watcher.seen(self.live_run_id, self._cursor or None, self._revision, change.at if shown else None)
         finally:
-            await follower.aclose()
+            await watcher.aclose()
+
+    def _show(self, change: MapChange) -> bool | None:
+        """Move one change into the vars: True when the whole map was re-read, None when it is gone."""
+        if change.revision is None:
+            self.missing, self.error = True, "This map was deleted."
+            self._reset_run()
+            return None
+        finished, view = False, self._view()
+        for ev in change.batch:
+            self._cursor = ev.id
+            if self.live_run_id and view.counted_write(ev):
+                self._revision += 1
+            finished = self._take(view.apply(ev)) or finished
+        self._keep(view)
+        if change.batch and not finished:
+            self._rebuild()  # the canvas refits itself when a new node lands off-view
+        if finished:
+            self._finish()
+            return True
+        if change.new_run and change.active != self.live_run_id:
+            self._follow(change.active)
+        elif change.revision > self._revision and (change.foreign or not self.live_run_id):
+            self._reload()
+            return True
+        return False
 
     def _view(self) -> LiveMap:
         """The map in memory as a live view (nodes shared, not copied)."""
@@ -441,11 +390,11 @@ class MapState(MapOutline, MapEditing, AuthState):
 
     @rx.event
     def run_on_node(self, kind: str):
-        if kind in ("expand", "deepen", "counter") and not self.selected_id:
+        if app_runs.needs_node(kind) and not self.selected_id:
             self.error = "Select a node first."
             return
         node = self.selected_id or None
-        if kind in ("restructure", "chapters"):
+        if app_runs.whole_map(kind):
             node = None
         self._start(kind, node_id=node)
 

@@ -21,6 +21,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from bayes_app.agents import prompts
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
 from bayes_app.library.quotes import normalize
@@ -49,14 +50,7 @@ HARD_PROBLEMS = frozenset(
     }
 )
 
-SYSTEM = (
-    "You are the critic of a research team. For each numbered claim judge how well its quote "
-    "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
-    "claim overstates its quote (null otherwise). Then list the pairs of claims that contradict "
-    "each other (none is a fine answer). Reply with a JSON object: key scores, a list of objects "
-    "with keys claim (its number), support and rewrite; key contradictions, a list of objects "
-    "with keys a and b (two claim numbers)."
-)
+SYSTEM = prompts.CRITIC
 SCHEMA = st.obj(
     scores=st.array(st.obj(claim=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING))),
     contradictions=st.array(st.obj(a=st.INTEGER, b=st.INTEGER)),

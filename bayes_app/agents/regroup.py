@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bayes_app.agents import themes
+from bayes_app.agents import prompts, themes
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.llm import structured as st
 from bayes_app.maps import service
@@ -17,11 +17,7 @@ from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext
 
 CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
-REGROUP_SYSTEM = (
-    "You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
-    "group needs a short title. Reply with a JSON object: key groups, a list of objects "
-    "with key title and key nodes (a list of node numbers)."
-)
+REGROUP_SYSTEM = prompts.REGROUP
 REGROUP_SCHEMA = st.obj(groups=st.array(st.obj(title=st.STRING, nodes=st.array(st.INTEGER))))
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bayes_app.agents import extractive
+from bayes_app.agents import extractive, prompts
 from bayes_app.agents.llm_json import ask_json, echoes, is_offline
 from bayes_app.agents.retrieval import Passage
 from bayes_app.llm import structured as st
@@ -32,16 +32,7 @@ from bayes_app.search.sparse import tokens
 
 MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
 MAX_TOKENS = 900
-SYSTEM = (
-    "You are a researcher. You are given passages from a paper library; every sentence starts "
-    "with its id in square brackets: the passage number, a dot, the sentence number. State what "
-    "the passages say about the aspect as short claims in your own words. For each claim, list "
-    "the ids of the one to three consecutive sentences that state it. Use only ids shown; leave "
-    "out anything the passages do not state. Reply with a JSON object: key claims, a list of "
-    "objects with key text (the claim) and key sentences (a list of sentence ids). A passage "
-    'may be in another language (its header says "in German", "in French", ...): write '
-    "the claim in English and name the passage's language."
-)
+SYSTEM = prompts.RESEARCHER
 
 
 def _header(p: Passage) -> str:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 LEVELS = ("json_schema", "json_object_schema", "json_object", "prompt")
 _known: dict[tuple[str, str], str] = {}
@@ -81,7 +83,57 @@ def response_format(level: str, name: str, schema: dict[str, Any]) -> dict[str, 
     return None
 
 
-# ---- schema helpers ------------------------------------------------------------------------------
+# ---- output models ---------------------------------------------------------------------------
+M = TypeVar("M", bound=BaseModel)
+_NOT_KEYWORDS = ("title", "default", "description")  # pydantic's annotations, not constraints
+
+
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a step's pydantic output model in the strict subset: nested models
+    inlined (no `$ref`), every property required, no other property allowed, no titles."""
+    full = model.model_json_schema()
+    defs = full.pop("$defs", {})
+
+    def strict(node: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in node:
+            return strict(defs[node["$ref"].rsplit("/", 1)[1]])
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _NOT_KEYWORDS:
+                continue
+            if key == "properties":
+                out[key] = {name: strict(sub) for name, sub in value.items()}
+            elif key == "items" and isinstance(value, dict):
+                out[key] = strict(value)
+            elif key in ("anyOf", "allOf", "oneOf"):
+                out[key] = [strict(sub) for sub in value]
+            else:
+                out[key] = value
+        if out.get("type") == "object":
+            out["required"] = list(out.get("properties", {}))
+            out["additionalProperties"] = False
+        return out
+
+    return strict(full)
+
+
+def parse_as(model: type[M], data: Any) -> M | None:
+    """`data` (a parsed reply) as `model`, or None when it does not fit."""
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def items_as(model: type[M], data: Any, key: str) -> list[M]:
+    """The items of the list under `key` of a reply that fit `model` (a small model's one
+    malformed item costs that item only, not the reply)."""
+    items = data.get(key) if isinstance(data, dict) else None
+    parsed = (parse_as(model, item) for item in (items if isinstance(items, list) else []))
+    return [item for item in parsed if item is not None]
+
+
+# ---- schema helpers (a schema built per call: the researcher's sentence ids) -------------------
 def obj(**properties: Any) -> dict[str, Any]:
     """An object schema whose properties are all required and nothing else is allowed."""
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}

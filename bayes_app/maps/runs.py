@@ -13,48 +13,19 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapNotFound
 from bayes_app.models import NodeKind, Operation, RunStatus
+from bayes_app.runs import kinds
 from bayes_app.runs import lifecycle as lc
+from bayes_app.runs.kinds import RunKind
 from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
 
 RESOURCE = "mindmap"
-MAP_KINDS = (
-    "build_map",
-    "expand",
-    "deepen",
-    "counter",
-    "restructure",
-    "chapters",
-    "synthesize",
-    "message",
-    "check_support",
-)
-NEEDS_NODE = ("expand", "deepen", "counter", "check_support")
-NEEDS_PROMPT = ("message",)
 MAX_PROMPT_CHARS = 8_000
-# how a run kind reads in the credit history and the admin's run list ("Research · <map>")
-KIND_LABELS = {
-    "build_map": "Research",
-    "expand": "Expand",
-    "deepen": "Deepen",
-    "counter": "Counter-evidence",
-    "restructure": "Restructure",
-    "chapters": "Chapters",
-    "synthesize": "Synthesize",
-    "message": "Message",
-    "check_support": "Check support",
-}
-# prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
-PROMPT_BUDGET = {
-    "build_map": 40_000,
-    "expand": 20_000,
-    "message": 20_000,
-    "deepen": 12_000,
-    "counter": 12_000,
-    "restructure": 8_000,
-    "chapters": 4_000,
-    "synthesize": 10_000,
-    "check_support": 4_000,
-}
+
+
+def map_kind(name: Any) -> RunKind | None:
+    """The registered map run kind called `name` (None when there is none)."""
+    kind = kinds.get(name) if isinstance(name, str) else None
+    return kind if kind is not None and kind.resource == RESOURCE else None
 
 
 def started_key(map_id: str) -> str:
@@ -72,7 +43,7 @@ def announce_started(r: redis.Redis, map_id: str, op_id: str) -> None:
 
 def run_title(kind: str, map_title: str) -> str:
     """The history row of a map run: its kind and the map ("Research · PaSa")."""
-    return f"{KIND_LABELS.get(kind, kind)} · {map_title}"
+    return f"{kinds.label(kind)} · {map_title}"
 
 
 def start_map_run(
@@ -92,7 +63,8 @@ def start_map_run(
 
     Raises RunRequestError: 400 bad input, 404 map/node not found, 402 insufficient
     credits, 409 model unpriced or a run already active on the map."""
-    if kind not in MAP_KINDS:
+    spec = map_kind(kind)
+    if spec is None:
         raise RunRequestError(400, "bad_kind", f"Unknown map run kind {kind!r}.")
     if not isinstance(mindmap_id, str) or not mindmap_id:
         raise RunRequestError(400, "missing_fields", "mindmap_id is required for map runs.")
@@ -108,7 +80,7 @@ def start_map_run(
         node = service.get_node(db, owner_id, m.id, node_id) if node_id else None
     except MapNotFound as err:
         raise RunRequestError(404, "not_found", str(err)) from None
-    if kind in NEEDS_NODE and node is None:
+    if spec.needs_node and node is None:
         raise RunRequestError(400, "missing_fields", f"node_id is required for {kind} runs.")
     if kind == "counter" and node is not None and node.kind == NodeKind.QUESTION:
         raise RunRequestError(400, "bad_target", "Counter-evidence needs a claim, not the root question.")
@@ -118,7 +90,7 @@ def start_map_run(
         problem = support_problem(db, node)
         if problem is not None:
             raise RunRequestError(400, problem.code, problem.message)
-    if kind in NEEDS_PROMPT and not prompt:
+    if spec.needs_prompt and not prompt:
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
         raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
@@ -130,7 +102,7 @@ def start_map_run(
     try:
         for role_model in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
-        estimate = estimate_for(db, model, PROMPT_BUDGET[kind], output_tokens * 4)
+        estimate = estimate_for(db, model, spec.prompt_budget, output_tokens * 4)
         return lc.create_operation(
             db, owner_id, kind, run_title(kind, m.title), estimate, model, input=payload, resource=(RESOURCE, m.id)
         )
