@@ -5,7 +5,6 @@ from __future__ import annotations
 import reflex as rx
 from reflex.experimental.client_state import ClientStateVar
 
-from bayes_app.accounts.service import AccountError
 from bayes_app.usecases import accounts
 from state.auth import AuthState
 
@@ -61,10 +60,7 @@ class AccountState(AuthState):
 
     @rx.event
     def revoke(self, token_id: str):
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            accounts.revoke_token(self.user_id, token_id)
-        except AccountError as err:
-            return rx.toast.error(err.message)
+        _, refused = self._as_user(accounts.revoke_token, token_id)
+        if refused:
+            return refused
         self._refresh()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.usecases import maps as app_maps
 from state.auth import AuthState
@@ -31,7 +30,7 @@ class MapsState(AuthState):
     maps_error: str = ""
 
     def _refresh(self) -> None:
-        self.maps = [_row(m) for m in app_maps.call(service.list_maps, self.user_id)]
+        self.maps = [_row(m) for m in app_maps.list_maps(self.user_id)]
 
     @rx.event
     def load(self):
@@ -47,14 +46,10 @@ class MapsState(AuthState):
     @rx.event
     def create(self, form: dict | None = None):
         title = ((form or {}).get("title") or self.new_title).strip()
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            m = app_maps.call(service.create_map, self.user_id, title)
-        except MapError as err:
-            self.maps_error = err.message
-            return None
-        self.new_title, self.maps_error = "", ""
+        m, refused = self._as_user(app_maps.create_map, title, error_var="maps_error")
+        if refused:
+            return refused
+        self.new_title = ""
         return rx.redirect(f"/maps/{m['id']}")
 
     @rx.event
@@ -75,7 +70,7 @@ class MapsState(AuthState):
         if not self.rename_id or not self._load_user():
             return
         try:
-            app_maps.call(service.rename_map, self.user_id, self.rename_id, title)
+            app_maps.rename_map(self.user_id, self.rename_id, title)
         except MapError as err:
             self.maps_error = err.message
             return

@@ -23,7 +23,6 @@ from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
-from bayes_app.maps import service
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.live import LiveMap, build_graph, support_level
 from bayes_app.maps.outline import outline_rows
@@ -169,7 +168,7 @@ class MapState(MapOutline, MapEditing, AuthState):
     def _reload(self) -> bool:
         """Read the whole map; False when it is gone (deleted, or never ours)."""
         try:
-            view = app_maps.call(service.map_view, self.user_id, self.map_id)
+            view = app_maps.map_view(self.user_id, self.map_id)
         except MapNotFound:
             self.missing, self._nodes = True, {}
             self._live().graph = {"nodes": [], "edges": []}
@@ -319,7 +318,7 @@ class MapState(MapOutline, MapEditing, AuthState):
             return None
         self.notice = ""  # the status line speaks of the latest action only
         try:
-            out = app_maps.call(fn, self.user_id, self.map_id, *args, **kw)
+            out = fn(self.user_id, self.map_id, *args, **kw)
         except MapNotFound as err:
             self.error = str(err)
             self._reload()
@@ -335,7 +334,7 @@ class MapState(MapOutline, MapEditing, AuthState):
     def _patch_node(self, node: dict[str, Any]) -> None:
         """Show an edited node without re-reading the map (the revision moved by exactly one)."""
         self._view().patch(node)
-        rev = app_maps.call(service.revision, self.user_id, self.map_id)
+        rev = app_maps.revision(self.user_id, self.map_id)
         if rev == self._revision + 1:
             self._revision = rev
             self._rebuild()
@@ -345,7 +344,7 @@ class MapState(MapOutline, MapEditing, AuthState):
     def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
         """Show a node this tab just added without re-reading the map (`LiveMap.insert`) when
         the revision moved by exactly one; else re-read it."""
-        rev = app_maps.call(service.revision, self.user_id, self.map_id)
+        rev = app_maps.revision(self.user_id, self.map_id)
         if rev != self._revision + 1 or not self._view().insert(node, expand_parent):
             self._reload()
             return
