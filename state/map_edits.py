@@ -10,7 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.maps.errors import MapNotFound
+from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import maps as app_maps
 
@@ -200,7 +200,7 @@ class MapEditing(rx.State, mixin=True):
             return
         try:
             action = app_maps.undo(self.user_id, self.map_id)
-        except MapNotFound:
+        except NotFound:
             action = None
         self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action else "Nothing to undo."
         self._reload()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import maps as app_maps
 from state.auth import AuthState
 
@@ -71,11 +71,11 @@ class MapsState(AuthState):
             return
         try:
             app_maps.rename_map(self.user_id, self.rename_id, title)
-        except MapError as err:
+        except NotFound:
+            pass
+        except DomainError as err:
             self.maps_error = err.message
             return
-        except MapNotFound:
-            pass
         self.rename_id = ""
         self._refresh()
 
@@ -95,6 +95,6 @@ class MapsState(AuthState):
             return
         try:
             app_maps.delete_map(self.user_id, map_id)
-        except MapNotFound:
+        except NotFound:
             pass  # already gone
         self._refresh()

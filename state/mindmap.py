@@ -20,18 +20,14 @@ from typing import Any
 import reflex as rx
 
 from bayes_app.credits.pricing import display_credits, format_credits
-from bayes_app.llm.factory import is_offline
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.maps import live as live_map
-from bayes_app.maps import runs as map_runs
-from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.live import LiveMap, build_graph, support_level
-from bayes_app.maps.outline import outline_rows
 from bayes_app.models import NodeKind
-from bayes_app.runs.service import RunRequestError
 from bayes_app.search.crosslang import foreign_label
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
-from bayes_app.usecases.maps import MapChange
+from bayes_app.usecases.maps import MapChange, outline_rows
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
@@ -169,7 +165,7 @@ class MapState(MapOutline, MapEditing, AuthState):
         """Read the whole map; False when it is gone (deleted, or never ours)."""
         try:
             view = app_maps.map_view(self.user_id, self.map_id)
-        except MapNotFound:
+        except NotFound:
             self.missing, self._nodes = True, {}
             self._live().graph = {"nodes": [], "edges": []}
             return False
@@ -192,7 +188,7 @@ class MapState(MapOutline, MapEditing, AuthState):
         """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
         if not self._load_user():
             return
-        self.offline_mode = is_offline()
+        self.offline_mode = app_runs.offline()
         self.error = self.notice = ""
         self.missing, self.confirm_delete, self.proposals_open = False, False, False
         parts = [p for p in self.router.url.path.split("/") if p]
@@ -300,7 +296,7 @@ class MapState(MapOutline, MapEditing, AuthState):
         run = app_runs.info(run_id)
         status, charged = (run.status, run.charged_credits) if run else ("", None)
         reason = (run.outcome_reason if run else "") or ""
-        self.run_outcome = map_runs.outcome_line(status, reason)
+        self.run_outcome = app_maps.outcome_line(status, reason)
         self.run_cost = f"{display_credits(charged)} credits" if charged is not None else ""
         self.run_cost_exact = f"{format_credits(charged)} credits" if charged is not None else ""
         wrote = self._live_count > 0
@@ -319,11 +315,11 @@ class MapState(MapOutline, MapEditing, AuthState):
         self.notice = ""  # the status line speaks of the latest action only
         try:
             out = fn(self.user_id, self.map_id, *args, **kw)
-        except MapNotFound as err:
+        except NotFound as err:
             self.error = str(err)
             self._reload()
             return None
-        except MapError as err:
+        except DomainError as err:
             self.error = err.message
             return None
         self.error = ""
@@ -368,11 +364,11 @@ class MapState(MapOutline, MapEditing, AuthState):
             return False
         try:
             out = app_runs.start_map_run(self.user_id, kind, self.map_id, node_id, prompt)
-        except RunRequestError as err:
-            self.error = err.message
-            return False
         except app_runs.QueueUnavailable:
             self.error = "The job queue is unavailable; try again."
+            return False
+        except DomainError as err:  # the run was refused (bad input, credits, price …)
+            self.error = err.message
             return False
         self.error = ""
         self._reset_run()

@@ -12,6 +12,7 @@ from bayes_app.db import session_scope, sessions
 from bayes_app.maps import citations, export, service
 from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
+from bayes_app.maps.outline import outline_rows
 from bayes_app.maps.views import node_citation_views
 from bayes_app.maps.watch import MapChange, MapWatcher
 from bayes_app.redis_client import get_redis, new_async_redis
@@ -20,7 +21,8 @@ from bayes_app.settings import get_settings
 from bayes_app.usecases import runs
 
 T = TypeVar("T")
-__all__ = ["MapChange", "MapWatcher"]  # the editor's watcher and what it yields
+__all__ = ["MapChange", "MapWatcher", "outline_rows", "outcome_line"]  # the editor's watcher, view helpers
+outcome_line = map_runs.outcome_line
 
 
 P = ParamSpec("P")

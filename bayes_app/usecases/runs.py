@@ -17,6 +17,7 @@ from bayes_app import registry
 from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
+from bayes_app.llm.factory import is_offline
 from bayes_app.maps import runs as map_runs
 from bayes_app.models import Operation, RunStatus
 from bayes_app.redis_client import get_redis
@@ -56,6 +57,11 @@ def settled_done(op_id: str) -> dict[str, Any] | None:
     with session_scope() as db:
         op = db.get(Operation, op_id, populate_existing=True)
         return lifecycle.terminal_event(op) if op is not None and op.finalized_at is not None else None
+
+
+def offline() -> bool:
+    """Is this installation in offline mode (no model endpoint or key configured)?"""
+    return is_offline()
 
 
 def label(kind: str) -> str:
