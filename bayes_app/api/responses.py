@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bayes_app.usecases.credits import Price
+
 
 class ErrorDetail(BaseModel):
     code: str
@@ -392,13 +394,7 @@ class Granted(BaseModel):
     available: int
 
 
-class PriceOut(BaseModel):
-    model: str
-    input_per_million: int
-    cached_per_million: int
-    output_per_million: int
-    updated_at: str | None
-    updated_by: str | None
+PriceOut = Price  # the use case's own return type
 
 
 class PriceList(BaseModel):

@@ -9,16 +9,17 @@ import math
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlmodel import col, func, select
 
 from bayes_app.credits import ledger, pricing
 from bayes_app.credits.reconcile import Reconciliation, reconcile
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.models import MICRO, EntryType, LedgerEntry, ModelPrice, Operation, UsageEvent, User, utcnow
+from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent, User, utcnow
 
 PRICE_FIELDS = ("input_per_million", "cached_per_million", "output_per_million")
 
@@ -73,20 +74,35 @@ def grant(amount: int, key: str, note: str, *, user_id: str | None = None, email
         return Granted(user.id, user.email, created, ledger.balance(db, user.id), ledger.available(db, user.id))
 
 
-def prices() -> list[ModelPrice]:
+class Price(BaseModel):
+    """A model's prices in micro-credits per million tokens (the HTTP API's `PriceOut` too)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    model: str
+    input_per_million: int
+    cached_per_million: int
+    output_per_million: int
+    updated_at: datetime | None
+    updated_by: str | None
+
+
+def prices() -> list[Price]:
+    """The price table."""
     with session_scope() as db:
-        return list(pricing.list_prices(db))
+        return [Price.model_validate(p) for p in pricing.list_prices(db)]
 
 
-def price(model: str) -> ModelPrice:
+def price(model: str) -> Price:
+    """One model's prices; NotFound when it has none."""
     with session_scope() as db:
         try:
-            return pricing.get_price(db, model)
+            return Price.model_validate(pricing.get_price(db, model))
         except pricing.PriceMissing:
             raise NotFound("price") from None
 
 
-def set_price(model: str, values: list[Any], updated_by: str) -> ModelPrice:
+def set_price(model: str, values: list[Any], updated_by: str) -> Price:
     """Set a model's three prices (micro-credits per million tokens)."""
     with session_scope() as db:
         try:
@@ -94,7 +110,8 @@ def set_price(model: str, values: list[Any], updated_by: str) -> ModelPrice:
         except ValueError as err:
             raise DomainError("bad_price", f"{err}; fields: {', '.join(PRICE_FIELDS)}.") from None
         db.add(p)
-        return p
+        db.flush()
+        return Price.model_validate(p)
 
 
 def reconciliation() -> Reconciliation:
@@ -112,7 +129,7 @@ class Dashboard:
     spend_by_kind: dict[str, int]
     recent_runs: list[Operation]
     runs_more: bool  # more runs match the filter than `recent_runs` holds
-    prices: list[ModelPrice]
+    prices: list[Price]
 
 
 def dashboard(
@@ -162,7 +179,7 @@ def dashboard(
             spend_by_kind=dict(by_kind),
             recent_runs=runs[:recent],
             runs_more=len(runs) > recent,
-            prices=list(pricing.list_prices(db)),
+            prices=[Price.model_validate(p) for p in pricing.list_prices(db)],
         )
 
 

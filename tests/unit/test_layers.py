@@ -131,7 +131,6 @@ DOOR_DEBTS = {
     ("state.admin", "bayes_app.accounts.identity.shown_email"),
     ("state.admin", "bayes_app.credits.pricing.display_credits"),
     ("state.viewer", "bayes_app.library.highlight.locate_pages"),
-    ("bayes_app.api.credits", "bayes_app.models.ModelPrice"),
     ("bayes_app.api.deps", "bayes_app.accounts.service.UserInfo"),
     ("bayes_app.api.library", "bayes_app.library.storage"),
     ("bayes_app.api.library", "bayes_app.library.structure.ROLES"),
