@@ -26,7 +26,7 @@ class AccountState(AuthState):
                 "name": t.name,
                 "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
                 "expires": t.expires_at.strftime("%Y-%m-%d"),
-                "state": "revoked" if t.revoked_at else "active",
+                "state": "revoked" if t.revoked else "active",
             }
             for t in accounts.tokens(self.user_id)
         ]
@@ -46,7 +46,7 @@ class AccountState(AuthState):
             self.token_error = "Give the token a name, for example the script or tool that will use it."
             return NEW_TOKEN.push("")
         self.token_error = ""
-        _row, raw = accounts.create_token(self.user_id, name)
+        raw = accounts.create_token(self.user_id, name).token
         self._refresh()
         return NEW_TOKEN.push(raw)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bayes_app.usecases.accounts import IssuedToken, Token
 from bayes_app.usecases.credits import Price
 
 
@@ -45,19 +46,11 @@ class Health(BaseModel):
     components: dict[str, dict[str, Any]] | None = None  # administrators only
 
 
-class TokenIssued(BaseModel):
-    token: str  # shown once: store it
-    id: str
-    expires_at: str | None
+TokenIssued = IssuedToken  # the use case's own return type (`token` is shown once: store it)
 
 
-class TokenRow(BaseModel):
-    id: str
-    name: str
-    created_at: str
-    expires_at: str | None
-    revoked: bool
-    current: bool
+class TokenRow(Token):
+    current: bool  # the token this request was made with
 
 
 class TokenList(BaseModel):
