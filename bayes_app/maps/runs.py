@@ -12,7 +12,7 @@ from sqlmodel import Session, col, select
 from bayes_app.credits import ledger, pricing
 from bayes_app.maps import service
 from bayes_app.maps.errors import MapNotFound
-from bayes_app.models import NodeKind, Operation, RunStatus
+from bayes_app.models import NodeKind, Run, RunStatus
 from bayes_app.runs import kinds
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.kinds import RunKind
@@ -57,7 +57,7 @@ def start_map_run(
     model: str,
     output_tokens: int,
     role_models: dict[str, str] | None = None,
-) -> Operation:
+) -> Run:
     """Validate, reserve and create a QUEUED map run (the caller enqueues it). `role_models`
     names the model of each agent role (planner, researcher, critic, writer); each needs a price.
 
@@ -112,15 +112,13 @@ def start_map_run(
         raise RunRequestError(402, "insufficient_credits", str(err)) from None
 
 
-def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Operation]:
+def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Run]:
     """The map's runs, newest first (404 via MapNotFound when not the owner's)."""
     service.get_map(db, owner_id, map_id)
-    q = select(Operation).where(
-        Operation.resource_type == RESOURCE, Operation.resource_id == map_id, Operation.owner_id == owner_id
-    )
+    q = select(Run).where(Run.resource_type == RESOURCE, Run.resource_id == map_id, Run.owner_id == owner_id)
     if active_only:
-        q = q.where(col(Operation.status).in_(RunStatus.ACTIVE))
-    return list(db.exec(q.order_by(col(Operation.created_at).desc())))
+        q = q.where(col(Run.status).in_(RunStatus.ACTIVE))
+    return list(db.exec(q.order_by(col(Run.created_at).desc())))
 
 
 def delete_map(sessions: Callable[[], Session], r: redis.Redis, owner_id: str, map_id: str) -> list[str]:

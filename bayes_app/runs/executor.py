@@ -20,7 +20,7 @@ from sqlmodel import Session
 
 from bayes_app.llm.stream import ModelStream
 from bayes_app.llm.types import ChatProvider, ChatRequest, ProviderError, StreamEvent, Usage
-from bayes_app.models import Operation, RunStatus
+from bayes_app.models import Run, RunStatus
 from bayes_app.runs import control, events, kinds
 from bayes_app.runs import lifecycle as lc
 
@@ -64,7 +64,7 @@ class RunInfo:
     input: dict[str, Any]
 
     @classmethod
-    def of(cls, op: Operation) -> RunInfo:
+    def of(cls, op: Run) -> RunInfo:
         return cls(op.id, op.owner_id, op.kind, op.model, dict(op.input or {}))
 
 
@@ -279,7 +279,7 @@ async def execute(
 def _mark_running(sessions: SessionFactory, op_id: str) -> tuple[int, RunInfo] | ExecResult:
     """QUEUED → RUNNING: (the attempt, the run), or why it cannot start."""
     with sessions() as db:
-        current = db.get(Operation, op_id)
+        current = db.get(Run, op_id)
         if current is None or current.status != RunStatus.QUEUED:
             # A redelivered message (worker crash) never resumes a run: the finalizer
             # settles it (worker_lost) once this lease is released.
@@ -288,7 +288,7 @@ def _mark_running(sessions: SessionFactory, op_id: str) -> tuple[int, RunInfo] |
             attempt = lc.mark_running(db, op_id)
         except lc.CannotStart as err:
             return ExecResult(False, detail=err.reason)
-        return attempt, RunInfo.of(db.get(Operation, op_id))
+        return attempt, RunInfo.of(db.get(Run, op_id))
 
 
 async def _run(

@@ -19,7 +19,7 @@ from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import runs as map_runs
-from bayes_app.models import Operation, RunStatus
+from bayes_app.models import Run, RunStatus
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import events, kinds, lifecycle, service
 from bayes_app.settings import get_settings
@@ -39,7 +39,7 @@ class RunInfo:
 def info(op_id: str) -> RunInfo | None:
     """What a live view shows of a run: kind, status, charge, why it ended (None: unknown)."""
     with session_scope() as db:
-        op = db.get(Operation, op_id)
+        op = db.get(Run, op_id)
         return RunInfo(op.kind, op.status, op.charged_credits, op.outcome_reason) if op else None
 
 
@@ -55,7 +55,7 @@ def view_owned(user_id: str, op_id: str) -> dict[str, Any]:
 def settled_done(op_id: str) -> dict[str, Any] | None:
     """The `done` event of a settled run (its stream entry may have expired), else None."""
     with session_scope() as db:
-        op = db.get(Operation, op_id, populate_existing=True)
+        op = db.get(Run, op_id, populate_existing=True)
         return lifecycle.terminal_event(op) if op is not None and op.finalized_at is not None else None
 
 
