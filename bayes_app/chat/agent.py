@@ -380,7 +380,7 @@ class AskAgent:
             "analyze_document",
             prompts.ANALYZE,
             format_passages(passages) + "\n\nAnalyze this document.",
-            tools.ANALYSIS_SCHEMA,
+            tools.Analysis,
             max_tokens=800,
             model=self.model("tools"),
         )

@@ -11,9 +11,10 @@ Levels, best first:
 A request refused with HTTP 400/422 at one level is retried at the next, and the endpoint + model
 pair is remembered at that level for the life of the process (one refused request per worker
 process and pair; a level is remembered only once the one below it worked, so an outage is
-not mistaken for a refusal). Schemas keep to the strict subset: every property required,
-`additionalProperties: false`, nullable instead of optional; array bounds (minItems/maxItems)
-are used where an empty or endless list is the failure mode of a small model.
+not mistaken for a refusal). A step declares its reply as a pydantic model; `schema_of` gives
+its schema in the strict subset: every property required, `additionalProperties: false`,
+nullable instead of optional; array bounds (minItems/maxItems) are used where an empty or
+endless list is the failure mode of a small model.
 """
 
 from __future__ import annotations
@@ -131,34 +132,6 @@ def items_as(model: type[M], data: Any, key: str) -> list[M]:
     items = data.get(key) if isinstance(data, dict) else None
     parsed = (parse_as(model, item) for item in (items if isinstance(items, list) else []))
     return [item for item in parsed if item is not None]
-
-
-# ---- schema helpers (a schema built per call: the researcher's sentence ids) -------------------
-def obj(**properties: Any) -> dict[str, Any]:
-    """An object schema whose properties are all required and nothing else is allowed."""
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-def array(items: dict[str, Any], min_items: int | None = None, max_items: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "array", "items": items}
-    if min_items is not None:
-        out["minItems"] = min_items
-    if max_items is not None:
-        out["maxItems"] = max_items
-    return out
-
-
-STRING: dict[str, Any] = {"type": "string"}
-INTEGER: dict[str, Any] = {"type": "integer"}
-NUMBER: dict[str, Any] = {"type": "number"}
-
-
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def enum(values: list[str]) -> dict[str, Any]:
-    return {"type": "string", "enum": list(values)}
 
 
 def parse_json(text: str) -> Any:

@@ -12,10 +12,12 @@ import pytest
 
 from bayes_app import registry
 from bayes_app.agents import llm_json
+from bayes_app.agents.critic import Verdicts
 from bayes_app.agents.kinds import MAP_KINDS
 from bayes_app.agents.kinds.check_support import Scores
 from bayes_app.agents.kinds.message import EditOps
 from bayes_app.agents.planner import Plan
+from bayes_app.agents.regroup import Groups
 from bayes_app.agents.router import Routed
 from bayes_app.llm import structured
 from bayes_app.maps import runs as map_runs
@@ -102,6 +104,11 @@ def test_output_models_give_the_strict_schema() -> None:
         "enum": ["answer", "edit", "research"],
         "type": "string",
     }
+    verdicts = structured.schema_of(Verdicts)["properties"]
+    assert verdicts["contradictions"]["items"]["required"] == ["a", "b"]
+    assert verdicts["scores"]["items"]["properties"]["rewrite"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    group = structured.schema_of(Groups)["properties"]["groups"]["items"]
+    assert group["properties"]["nodes"] == {"type": "array", "items": {"type": "integer"}}
     op = structured.schema_of(EditOps)["properties"]["ops"]["items"]
     assert op["properties"]["op"]["enum"] == ["add", "rename", "delete"] and "title" in op["required"]
 
