@@ -255,10 +255,10 @@ async def execute(
 ) -> ExecResult:
     """Run one operation to STOPPED. Returns without doing anything when another worker
     holds the lease or the run cannot start (cancelled, stopped, finalized). The blocking
-    database and lease calls run off the event loop: a worker's runs share one loop
-    (Dramatiq's `AsyncIO` middleware)."""
+    database calls run off the event loop: a worker's runs share one loop (Dramatiq's
+    `AsyncIO` middleware)."""
     lease = control.Lease(r, op_id, ttl_ms=lease_ms)
-    if not await asyncio.to_thread(lease.acquire):
+    if not lease.acquire():
         return ExecResult(False, detail="lease_held")
     try:
         started = await asyncio.to_thread(_mark_running, sessions, op_id)
@@ -273,7 +273,7 @@ async def execute(
         finally:
             listener.unwatch(op_id)
     finally:
-        await asyncio.to_thread(lease.release)
+        lease.release()
 
 
 def _mark_running(sessions: SessionFactory, op_id: str) -> tuple[int, RunInfo] | ExecResult:
