@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from bayes_app.usecases.accounts import IssuedToken, Token
 from bayes_app.usecases.credits import Price
+from bayes_app.usecases.library import CollectionRef
 
 
 class ErrorDetail(BaseModel):
@@ -110,9 +111,7 @@ class ReferenceList(BaseModel):
     references: list[Reference]
 
 
-class CollectionOut(BaseModel):
-    id: str
-    name: str
+CollectionOut = CollectionRef  # the use case's own return type
 
 
 class CollectionRow(CollectionOut):
