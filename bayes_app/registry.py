@@ -1,9 +1,10 @@
 """Run kinds and domain hooks, registered explicitly in one place.
 
-`runs/` is a generic engine that knows no feature: the features' run kinds (the Ask chat,
-the map runs) and the document-removal hook (map citations marked "source removed") are
-registered here. Every process that executes runs or removes documents calls `register()`
-at start: the worker (`jobs/__init__.py`) and the web process (`bayes_app.api.build_api`).
+`runs/` is a generic engine that knows no feature: the features declare their run kinds beside
+them (`chat/agent.py`: Ask; `agents/kinds/`: the map kinds) and the document-removal hook (map
+citations marked "source removed"), and they are registered here. Every process that executes
+runs or removes documents calls `register()` at start: the worker (`jobs/__init__.py`) and the
+web process (`bayes_app.api.build_api`); every list of kinds is derived from `runs.kinds`.
 """
 
 from __future__ import annotations
@@ -16,24 +17,13 @@ def register() -> None:
     global _registered
     if _registered:
         return
-    from bayes_app.agents import kinds as map_kinds
-    from bayes_app.agents import map_message, update
+    from bayes_app.agents.kinds import MAP_KINDS
     from bayes_app.chat import agent
     from bayes_app.library.documents import on_document_removed
     from bayes_app.maps.sources import mark_citations_source_removed
-    from bayes_app.runs.executor import register_kind
+    from bayes_app.runs import kinds
 
-    register_kind("ask", agent.ask)
-    for name in ("build_map", "expand", "deepen", "counter"):  # a theme they crowd gets a split proposal
-        register_kind(name, update.then_split(getattr(map_kinds, name)))
-    register_kind("update_map", update.update_map)
-    for name in (
-        "restructure",
-        "chapters",
-        "synthesize",
-        "check_support",
-    ):
-        register_kind(name, getattr(map_kinds, name))
-    register_kind("message", update.then_split(map_message.message))
+    for kind in (agent.KIND, *MAP_KINDS):
+        kinds.register(kind)
     on_document_removed(mark_citations_source_removed)
     _registered = True

@@ -244,10 +244,10 @@ class Stack:
         assert res.status_code == 202, res.text
 
     def op(self, op_id: str):
-        from bayes_app.models import Operation
+        from bayes_app.models import Run
 
         with self.sessions() as db:
-            return db.get(Operation, op_id)
+            return db.get(Run, op_id)
 
     def text_events(self, op_id: str) -> int:
         from bayes_app.runs import events
@@ -272,10 +272,10 @@ class Stack:
         """Spend == Σ usage, one spend row, nothing held. Returns (charged, usage rows)."""
         from sqlmodel import func, select
 
-        from bayes_app.models import EntryType, LedgerEntry, Operation, UsageEvent
+        from bayes_app.models import EntryType, LedgerEntry, Run, UsageEvent
 
         with self.sessions() as db:
-            op = db.get(Operation, op_id)
+            op = db.get(Run, op_id)
             usage = db.exec(
                 select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
             ).one()

@@ -40,7 +40,7 @@ def timing() -> dict:
     from sqlmodel import select
 
     from bayes_app import registry
-    from bayes_app.agents.update import embed_texts, paper_vectors
+    from bayes_app.agents.kinds.update_map import embed_texts, paper_vectors
     from bayes_app.llm.offline import OfflineProvider
     from bayes_app.maps import arrivals, service
     from bayes_app.models import Chunk, MapProposal

@@ -108,7 +108,7 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
     from bayes_app.accounts import service
     from bayes_app.credits import ledger
     from bayes_app.library import uploads
-    from bayes_app.models import MICRO, Document, Operation, User
+    from bayes_app.models import MICRO, Document, Run, User
     from bayes_app.usecases import queue
     from bayes_app.usecases.runs import start_ask
     from jobs.library import enqueue_ingest
@@ -151,12 +151,12 @@ def _round(n: int, args, pg, redis_url: str, index_url: str, tmp: Path) -> tuple
 
         def finished() -> bool:
             with db.session_scope(db_url) as s:
-                return all(s.get(Operation, r).status in ("SUCCEEDED", "FAILED", "CANCELLED") for r in run_ids)
+                return all(s.get(Run, r).status in ("SUCCEEDED", "FAILED", "CANCELLED") for r in run_ids)
 
         wait_for(finished, 1800, 0.25, what="Ask runs")
         runs_s = time.perf_counter() - t0
         with db.session_scope(db_url) as s:
-            ok = sum(s.get(Operation, r).status == "SUCCEEDED" for r in run_ids)
+            ok = sum(s.get(Run, r).status == "SUCCEEDED" for r in run_ids)
         return pages / ingest_s, ok / runs_s * 60, pages
     finally:
         _stop(workers)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.usecases import runs as app_runs
 from components.map_updates import update_card
 from components.map_zotero import zotero_menu
 from components.mindmap_canvas import mindmap_canvas
@@ -101,49 +102,49 @@ def run_bar() -> rx.Component:
             ),
             rx.button(
                 rx.icon("telescope", size=14),
-                "Research",
+                app_runs.label("build_map"),
                 on_click=MapState.research,
                 id="btn-research",
                 disabled=MapState.running,
             ),
             rx.separator(orientation="vertical", size="1"),
             rx.button(
-                "Expand",
+                app_runs.label("expand"),
                 on_click=MapState.run_on_node("expand"),
                 id="btn-expand",
                 variant="soft",
                 disabled=node_needed | MapState.running,
             ),
             rx.button(
-                "Dive deeper",
+                app_runs.label("deepen"),
                 on_click=MapState.run_on_node("deepen"),
                 id="btn-deepen",
                 variant="soft",
                 disabled=node_needed | MapState.running,
             ),
             rx.button(
-                "Counter-evidence",
+                app_runs.label("counter"),
                 on_click=MapState.run_on_node("counter"),
                 id="btn-counter",
                 variant="soft",
                 disabled=node_needed | MapState.running,
             ),
             rx.button(
-                "Synthesize",
+                app_runs.label("synthesize"),
                 on_click=MapState.run_on_node("synthesize"),
                 id="btn-synthesize",
                 variant="soft",
                 disabled=MapState.running,
             ),
             rx.button(
-                "Restructure",
+                app_runs.label("restructure"),
                 on_click=MapState.run_on_node("restructure"),
                 id="btn-restructure",
                 variant="soft",
                 disabled=MapState.running,
             ),
             rx.button(
-                "Chapters",
+                app_runs.label("chapters"),
                 on_click=MapState.run_on_node("chapters"),
                 id="btn-chapters",
                 variant="soft",

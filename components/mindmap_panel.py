@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from bayes_app.usecases import runs as app_runs
 from components.map_updates import challenge_lines
 from components.mindmap import download_link
 from state.mindmap import EDITABLE_KINDS, MapState
@@ -151,7 +152,7 @@ def node_panel() -> rx.Component:
                 rx.text("Citations", weight="bold", size="2"),
                 rx.spacer(),
                 rx.button(
-                    "Check support",
+                    app_runs.label("check_support"),
                     size="1",
                     variant="soft",
                     on_click=MapState.check_support,

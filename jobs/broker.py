@@ -19,6 +19,8 @@ def build_broker() -> dramatiq.Broker:
     """Build this process's broker with every middleware and make it Dramatiq's broker.
     `jobs/__init__.py` calls it once, before the actor modules declare their actors on it.
     The worker middleware is inert in the web process (its hooks fire only in workers)."""
+    from dramatiq.middleware.asyncio import AsyncIO
+
     from jobs.middleware import IngestCrashGuard, IngestEnqueued, RunControl, WorkerHeartbeat
     from jobs.periodic import periodic
     from jobs.recycle import MemoryGuard
@@ -31,6 +33,7 @@ def build_broker() -> dramatiq.Broker:
         broker = StubBroker()
         broker.emit_after("process_boot")
         broker.add_middleware(IngestEnqueued())
+        broker.add_middleware(AsyncIO())
     else:
         from dramatiq.brokers.redis import RedisBroker
 
@@ -49,6 +52,7 @@ def build_broker() -> dramatiq.Broker:
             guard,
             periodic,
             RunControl(),
+            AsyncIO(),  # the event loop thread of the async actors (run_operation)
             IngestCrashGuard(settings.ingest_max_crashes, _mark_crashed),
         ):
             broker.add_middleware(middleware)

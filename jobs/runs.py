@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import dramatiq
 
@@ -18,20 +19,26 @@ REAP_EVERY_S = 5
 
 
 @dramatiq.actor(queue_name="agent", max_retries=0, time_limit=3_600_000)
-def run_operation(op_id: str) -> None:
-    """Execute one run (idempotent: does nothing unless the run can start now)."""
+async def run_operation(op_id: str) -> None:
+    """Execute one run (idempotent: does nothing unless the run can start now). An async actor:
+    the worker's runs share the event loop of Dramatiq's `AsyncIO` middleware."""
     from bayes_app.llm import get_provider
     from bayes_app.runs.executor import execute
-    from bayes_app.runs.service import settle
 
     r = get_redis()
-    result = asyncio.run(
-        execute(op_id, r=r, sessions=sessions, listener=control.get_listener(), provider_factory=get_provider)
-    )
+    listener = control.get_listener()
+    result = await execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=get_provider)
     if not result.started:
         log.info("run %s not started: %s", op_id, result.detail)
         if result.detail == "lease_held":
             return
+    await asyncio.to_thread(_settle_or_enqueue, r, op_id)
+
+
+def _settle_or_enqueue(r: Any, op_id: str) -> None:
+    """Settle the run now, or leave it to the finalizer (then the reaper) when that fails."""
+    from bayes_app.runs.service import settle
+
     # Settle at once (the lease is released); the actor is only the backup.
     try:
         if settle(sessions, r, op_id) != "wait":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import reflex as rx
 from reflex.experimental.client_state import ClientStateVar
 
-from bayes_app.accounts.service import AccountError
 from bayes_app.usecases import accounts
 from state.auth import AuthState
 
@@ -27,7 +26,7 @@ class AccountState(AuthState):
                 "name": t.name,
                 "created": t.created_at.strftime("%Y-%m-%d %H:%M"),
                 "expires": t.expires_at.strftime("%Y-%m-%d"),
-                "state": "revoked" if t.revoked_at else "active",
+                "state": "revoked" if t.revoked else "active",
             }
             for t in accounts.tokens(self.user_id)
         ]
@@ -47,7 +46,7 @@ class AccountState(AuthState):
             self.token_error = "Give the token a name, for example the script or tool that will use it."
             return NEW_TOKEN.push("")
         self.token_error = ""
-        _row, raw = accounts.create_token(self.user_id, name)
+        raw = accounts.create_token(self.user_id, name).token
         self._refresh()
         return NEW_TOKEN.push(raw)
 
@@ -61,10 +60,7 @@ class AccountState(AuthState):
 
     @rx.event
     def revoke(self, token_id: str):
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            accounts.revoke_token(self.user_id, token_id)
-        except AccountError as err:
-            return rx.toast.error(err.message)
+        _, refused = self._as_user(accounts.revoke_token, token_id)
+        if refused:
+            return refused
         self._refresh()

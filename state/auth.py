@@ -76,16 +76,25 @@ class AuthState(rx.State):
         return self.user_id != ""
 
     # ---- helpers ------------------------------------------------------------------
-    def _as_user(self, use_case: Callable[..., T], *args: Any, **kw: Any) -> tuple[T | None, Any]:
+    def _as_user(
+        self, use_case: Callable[..., T], *args: Any, error_var: str | None = None, **kw: Any
+    ) -> tuple[T | None, Any]:
         """Call `use_case(user_id, *args)` as the signed-in user: (its result, None), or
-        (None, the event to return) — a redirect to sign in, or a toast with the refusal
-        (every DomainError is one the user can act on: its message is meant to be shown)."""
+        (None, the event to return) — a redirect to sign in, or the refusal (every DomainError
+        is one the user can act on: its message is meant to be shown) as a toast, or, with
+        `error_var`, in that var of the page (cleared when the call succeeds)."""
         if not self._load_user():
             return None, rx.redirect("/login")
         try:
-            return use_case(self.user_id, *args, **kw), None
+            out = use_case(self.user_id, *args, **kw)
         except DomainError as err:
-            return None, rx.toast.error(err.message)
+            if error_var is None:
+                return None, rx.toast.error(err.message)
+            setattr(self, error_var, err.message)
+            return None, rx.noop()
+        if error_var is not None:
+            setattr(self, error_var, "")
+        return out, None
 
     def _token(self) -> str:
         return session_token_of(self.router.headers.cookie)

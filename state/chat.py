@@ -16,7 +16,6 @@ import reflex as rx
 
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError
-from bayes_app.llm.factory import is_offline
 from bayes_app.models import RunStatus
 from bayes_app.runs import events, service
 from bayes_app.runs.follower import RunFollower
@@ -188,7 +187,7 @@ class ChatState(AuthState):
         """on_load of /chat and /chat/<id>: messages, then follow a run still answering."""
         if not self._load_user():
             return
-        self.offline = is_offline()
+        self.offline = app_runs.offline()
         self.error, self.edit_id = "", ""
         parts = [p for p in self.router.url.path.split("/") if p]
         self.conversation_id = parts[1] if len(parts) >= 2 and parts[0] == "chat" else ""

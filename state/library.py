@@ -260,11 +260,9 @@ class LibraryState(AuthState):
             "doi": form.get("doi", ""),
             "collection_ids": ids,
         }
-        try:
-            app_lib.update_metadata(self.user_id, self.edit_id, changes)
-        except DomainError as err:
-            self.edit_error = err.message
-            return
+        _, refused = self._as_user(app_lib.update_metadata, self.edit_id, changes, error_var="edit_error")
+        if refused:
+            return refused
         self.edit_id = ""
         self._refresh()
 

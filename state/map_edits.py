@@ -10,9 +10,7 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.maps import citations as cit
-from bayes_app.maps import service
-from bayes_app.maps.errors import MapNotFound
+from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import maps as app_maps
 
@@ -51,7 +49,7 @@ class MapEditing(rx.State, mixin=True):
             return
         if node_id == self.selected_id:
             setattr(self, "sel_" + field, value)
-        out = self._edit(service.update_node, node_id, reload=False, **{field: value})
+        out = self._edit(app_maps.update_node, node_id, reload=False, **{field: value})
         if out:
             self._patch_node(out)
 
@@ -66,7 +64,7 @@ class MapEditing(rx.State, mixin=True):
     @rx.event
     def set_sel_kind(self, value: str):
         if self.selected_id and value != self.sel_kind:
-            out = self._edit(service.update_node, self.selected_id, reload=False, kind=value)
+            out = self._edit(app_maps.update_node, self.selected_id, reload=False, kind=value)
             if out:
                 self.sel_kind = value
                 self._patch_node(out)
@@ -89,14 +87,14 @@ class MapEditing(rx.State, mixin=True):
         target = self.selected_id or next((i for i, n in self._nodes.items() if n["parent_id"] is None), "")
         if not target:
             return None
-        return self._added(self._edit(service.add_child, target, reload=False), child=True)
+        return self._added(self._edit(app_maps.add_child, target, reload=False), child=True)
 
     def _add_sibling(self):
         if not self.selected_id:
             return None
         if self.sel_is_root:
             return self._add_child()
-        return self._added(self._edit(service.add_sibling, self.selected_id, reload=False), child=False)
+        return self._added(self._edit(app_maps.add_sibling, self.selected_id, reload=False), child=False)
 
     @rx.event
     def add_child(self):
@@ -126,7 +124,7 @@ class MapEditing(rx.State, mixin=True):
         if not self.selected_id:
             return
         parent = (self._nodes.get(self.selected_id) or {}).get("parent_id") or ""
-        if self._edit(service.delete_subtree, self.selected_id) is not None:
+        if self._edit(app_maps.delete_subtree, self.selected_id) is not None:
             self.selected_id = parent
             self._refresh_selected()
 
@@ -134,7 +132,7 @@ class MapEditing(rx.State, mixin=True):
     def toggle(self, node_id: str):
         n = self._nodes.get(node_id)
         if n is not None:
-            out = self._edit(service.update_node, node_id, reload=False, collapsed=not n["collapsed"])
+            out = self._edit(app_maps.update_node, node_id, reload=False, collapsed=not n["collapsed"])
             if out:
                 self._patch_node(out)
                 if node_id == self.selected_id:
@@ -155,13 +153,13 @@ class MapEditing(rx.State, mixin=True):
         if node is None:
             return
         if target_id and target_id in self._nodes and target_id != node["parent_id"] and node["parent_id"]:
-            if self._edit(service.move_node, node_id, target_id) is not None:
+            if self._edit(app_maps.move_node, node_id, target_id) is not None:
                 self._request_layout(fit=False)
                 self.notice = f"Moved under “{self._nodes[target_id]['title'][:60]}”."
             else:
                 self._rebuild()  # refused (e.g. under its own child): snap back
             return
-        out = self._edit(service.update_node, node_id, reload=False, position={"x": x, "y": y})
+        out = self._edit(app_maps.update_node, node_id, reload=False, position={"x": x, "y": y})
         if out:
             self._patch_node(out)
 
@@ -183,7 +181,7 @@ class MapEditing(rx.State, mixin=True):
         completes, self._layout_completes = self._layout_completes, ""
         if (
             mine
-            and self._edit(service.set_positions, mine, action="auto_layout", completes=completes or None) is not None
+            and self._edit(app_maps.set_positions, mine, action="auto_layout", completes=completes or None) is not None
         ):
             if self._fit_after_layout:
                 self._live().view_signal += 1
@@ -201,8 +199,8 @@ class MapEditing(rx.State, mixin=True):
         if not self._load_user():
             return
         try:
-            action = app_maps.call_as(self.user_id, self.map_id, app_maps.EDIT, service.undo)
-        except MapNotFound:
+            action = app_maps.undo(self.user_id, self.map_id)
+        except NotFound:
             action = None
         except app_maps.MapError as err:  # a viewer
             self.error = err.message
@@ -240,7 +238,7 @@ class MapEditing(rx.State, mixin=True):
                 self.notice = "Checking support with the model…"
             return
         before = [c["score"] for c in self.sel_citations]
-        out = self._edit(cit.check_support, self.selected_id)
+        out = self._edit(app_maps.check_support, self.selected_id)
         if out is not None:
             after = [c["score"] for c in self.sel_citations]
             self.notice = (
@@ -251,12 +249,12 @@ class MapEditing(rx.State, mixin=True):
 
     @rx.event
     def accept_rewrite(self, citation_id: str):
-        if self._edit(cit.accept_rewrite, citation_id) is not None:
+        if self._edit(app_maps.accept_rewrite, citation_id) is not None:
             self.notice = "Rewrite accepted."
 
     @rx.event
     def remove_citation(self, citation_id: str):
-        self._edit(cit.delete_citation, citation_id)
+        self._edit(app_maps.delete_citation, citation_id)
 
     @rx.event
     def set_search_q(self, value: str):
@@ -295,13 +293,13 @@ class MapEditing(rx.State, mixin=True):
         if not self.selected_id:
             self.error = "Select a node to cite this passage on."
             return
-        if self._edit(cit.attach_citation, self.selected_id, chunk_id, quote) is not None:
+        if self._edit(app_maps.attach_citation, self.selected_id, chunk_id, quote) is not None:
             self.notice = "Citation attached."
 
     # ---- proposals -----------------------------------------------------------------------------
     @rx.event
     def decide(self, proposal_id: str, accept: bool):
-        fn = service.accept_proposal if accept else service.reject_proposal
+        fn = app_maps.accept_proposal if accept else app_maps.reject_proposal
         if self._edit(fn, proposal_id) is not None:
             if accept:  # the canvas's layout joins the regrouping's undo step
                 self._layout_completes = "accept_proposal"

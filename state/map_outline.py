@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.maps import service
+from bayes_app.usecases import maps as app_maps
 
 VIEWS = ("canvas", "outline", "both")
 PHONE_MAX_PX = 1024  # below this width (the layout's `lg` breakpoint) a map opens as its outline
@@ -58,7 +58,7 @@ class MapOutline(rx.State, mixin=True):
             self._ask_rename(node_id)
         elif cmd in ("child", "sibling"):
             child = cmd == "child" or node["parent_id"] is None
-            fn = service.add_child if child else service.add_sibling
+            fn = app_maps.add_child if child else app_maps.add_sibling
             out = self._edit(fn, node_id, reload=False)
             if out:
                 self._insert_local(out, expand_parent=child)
@@ -66,14 +66,14 @@ class MapOutline(rx.State, mixin=True):
                 self._refresh_selected([])
                 self._ask_rename(out["id"])
         elif cmd in MOVES:
-            if self._edit(service.move_step, node_id, cmd) is not None:
+            if self._edit(app_maps.move_step, node_id, cmd) is not None:
                 self._request_layout(fit=False)
         elif cmd == "delete":
             if node["parent_id"] is None:
                 self.error = "The root question cannot be deleted; delete the map instead."
                 return
             title = (node["title"] or "(untitled)")[:60]
-            if self._edit(service.delete_subtree, node_id) is not None:
+            if self._edit(app_maps.delete_subtree, node_id) is not None:
                 self.selected_id = node["parent_id"]
                 self._refresh_selected()
                 self.notice = f"Deleted “{title}” and everything under it. Undo brings it back."

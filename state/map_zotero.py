@@ -69,11 +69,9 @@ class MapZoteroState(MapState):
     @rx.event
     def z_add_highlights(self):
         self.z_message = self.z_error = ""
-        try:
-            out = app_zotero.add_highlights(self.user_id, self.map_id, {})
-        except DomainError as err:
-            self.z_error = err.message
-            return
+        out, refused = self._as_user(app_zotero.add_highlights, self.map_id, {}, error_var="z_error")
+        if refused:
+            return refused
         if not out["added"]:
             self.z_message = (
                 "No new highlights: none of your Zotero PDFs has text highlights that are not on this map yet."

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.maps import service
-from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import maps as app_maps
 from state.auth import AuthState
 
@@ -56,14 +55,10 @@ class MapsState(AuthState):
     @rx.event
     def create(self, form: dict | None = None):
         title = ((form or {}).get("title") or self.new_title).strip()
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            m = app_maps.call(service.create_map, self.user_id, title)
-        except MapError as err:
-            self.maps_error = err.message
-            return None
-        self.new_title, self.maps_error = "", ""
+        m, refused = self._as_user(app_maps.create_map, title, error_var="maps_error")
+        if refused:
+            return refused
+        self.new_title = ""
         return rx.redirect(f"/maps/{m['id']}")
 
     @rx.event
@@ -84,12 +79,12 @@ class MapsState(AuthState):
         if not self.rename_id or not self._load_user():
             return
         try:
-            app_maps.call(service.rename_map, self.user_id, self.rename_id, title)
-        except MapError as err:
+            app_maps.rename_map(self.user_id, self.rename_id, title)
+        except NotFound:
+            pass
+        except DomainError as err:
             self.maps_error = err.message
             return
-        except MapNotFound:
-            pass
         self.rename_id = ""
         self._refresh()
 
@@ -109,6 +104,6 @@ class MapsState(AuthState):
             return
         try:
             app_maps.delete_map(self.user_id, map_id)
-        except MapNotFound:
+        except NotFound:
             pass  # already gone
         self._refresh()

@@ -7,58 +7,33 @@ not the whole editor. Every edit calls `bayes_app.maps` at once (one transaction
 shows the result.
 
 Live: one background task per page load (`watch`, started from on_load, so a reload or a
-navigation cancels it and the next load starts a fresh one) follows the map's active run
-from its Redis Stream cursor (nodes appear as the writer commits them) and polls the map's
-revision counter (one indexed SELECT every POLL_S) so another tab's edits show within a second.
+navigation cancels it and the next load starts a fresh one) iterates the map's changes
+(`bayes_app.maps.watch.MapWatcher`: its active run's events, runs started elsewhere, other
+tabs' edits) and moves each into the vars.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 import urllib.parse
 from typing import Any
 
 import reflex as rx
 
 from bayes_app.credits.pricing import display_credits, format_credits
-from bayes_app.llm.factory import is_offline
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.maps import live as live_map
-from bayes_app.maps import runs as map_runs
-from bayes_app.maps import service
-from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.live import LiveMap, build_graph, support_level
-from bayes_app.maps.outline import outline_rows
 from bayes_app.models import NodeKind
-from bayes_app.runs import events
-from bayes_app.runs.follower import RunFollower
-from bayes_app.runs.service import RunRequestError
 from bayes_app.search.crosslang import foreign_label
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases.maps import MapChange, outline_rows
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
 from state.map_share import MapSharing, here
 from state.map_updates import MapUpdates, challenge_lines, update_row
 
-POLL_S = 0.25  # revision poll while no run is live
-RUN_BLOCK_MS = 250  # XREAD BLOCK while a run is live
-RELOAD_MIN_S = 1.0  # during a run, full reloads for foreign edits at most this often
-# During a burst of writes, at most one push per PUSH_MIN_S: each push costs the browser a render,
-# and a backlog of renders (not the wait) is what made nodes late (see docs/notes/mindmap-ui.md).
-PUSH_MIN_S = 0.05
-RUN_LABELS = {
-    "build_map": "Research",
-    "expand": "Expand",
-    "deepen": "Dive deeper",
-    "counter": "Counter-evidence",
-    "restructure": "Restructure",
-    "chapters": "Chapters",
-    "synthesize": "Synthesize",
-    "message": "Message",
-    "check_support": "Check support",
-}
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 
 
@@ -85,15 +60,6 @@ def _citation_row(c: dict[str, Any]) -> dict[str, Any]:
 
 def _cited_label(n: int) -> str:
     return "" if not n else f"cited by {n} paper{'s' if n != 1 else ''} in your library"
-
-
-def _probe(user_id: str, map_id: str) -> tuple[int | None, str | None]:
-    """(revision, the user's active run on the map); (None, None) once the map is gone for this
-    user (deleted, or no longer shared with them)."""
-    try:
-        return app_maps.call_as(user_id, map_id, app_maps.READ, live_map.probe_for, user_id)
-    except MapNotFound:
-        return None, None
 
 
 class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
@@ -165,7 +131,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
 
     @rx.var
     def live_label(self) -> str:
-        return RUN_LABELS.get(self.live_kind, self.live_kind)
+        return app_runs.label(self.live_kind)
 
     # ---- loading -------------------------------------------------------------------------
     def _apply_view(self, view: dict[str, Any]) -> None:
@@ -204,8 +170,8 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def _reload(self) -> bool:
         """Read the whole map; False when it is gone (deleted, or never ours)."""
         try:
-            view = app_maps.view(self.user_id, self.map_id)
-        except MapNotFound:
+            view = app_maps.map_view(self.user_id, self.map_id)
+        except NotFound:
             self._gone()
             return False
         self.my_role = view.get("role") or ""
@@ -229,7 +195,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
         if not self._load_user():
             return
-        self.offline_mode = is_offline()
+        self.offline_mode = app_runs.offline()
         self.error = self.notice = ""
         self.missing, self.confirm_delete, self.proposals_open = False, False, False
         self.gone_message, self.viewing = "", []
@@ -242,7 +208,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.live_run_id, self._cursor, self._live_ids = "", "", []
         if not self._reload():
             return
-        _rev, run_id = _probe(self.user_id, self.map_id)
+        _rev, run_id = app_maps.probe(self.user_id, self.map_id)
         if run_id:
             self._follow(run_id)
         self._gen += 1
@@ -267,80 +233,50 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     # ---- the live consumer ----------------------------------------------------------------
     @rx.event(background=True)
     async def watch(self, gen: int):
-        """Follow the map's active run (stream from the cursor) and other tabs' edits (revision)."""
-        from bayes_app.redis_client import new_async_redis
-
+        """Show the map's changes (`maps.watch.MapWatcher`: its live run, other tabs' edits)."""
         async with self:
-            owner, map_id, email = self.user_id, self.map_id, self.user_email
-            run_id, cursor = self.live_run_id, self._cursor or None
-            known_rev = self._revision
-        follower = RunFollower(new_async_redis(), run_id, cursor, block_ms=RUN_BLOCK_MS, min_gap_s=PUSH_MIN_S)
-        r = follower.redis
-        started, started_cursor = map_runs.started_key(map_id), f"{int(time.time() * 1000)}-0"
-        last_reload = last_sync = last_probe = last_beat = 0.0
-        rev, active = known_rev, run_id or None
-        others: list[str] | None = []
+            user_id, map_id, email = self.user_id, self.map_id, self.user_email
+            cursor = self._cursor or None
+            watcher = app_maps.watcher(
+                user_id, map_id, self.live_run_id, cursor, self._revision, beat=lambda: here(user_id, email, map_id)
+            )
         try:
-            while True:
-                batch: list[events.RunEvent] = []
-                if run_id:
-                    batch = await follower.next()
-                else:  # idle: a run started elsewhere wakes us at once; else poll every POLL_S
-                    try:
-                        res = await r.xread({started: started_cursor}, block=int(POLL_S * 1000), count=10)
-                        for _key, entries in res or []:
-                            started_cursor = entries[-1][0]
-                    except Exception:  # noqa: BLE001 - Redis restarting: plain polling meanwhile
-                        await asyncio.sleep(POLL_S)
-                now = time.monotonic()
-                beat = now - last_beat >= app_maps.BEAT_S
-                if beat:  # presence: who else has the map open (also notices a removed share)
-                    others, last_beat = await asyncio.to_thread(here, owner, email, map_id), now
-                    if others is None:
-                        rev = None
-                if not batch and others is not None:  # events flowing: the probe runs after they are shown
-                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
-                    last_probe = now
-                new_run = active is not None and active != run_id and not batch
-                # the run's own writes are counted into `revision` as their events are applied,
-                # so only a revision beyond that is someone else's edit
-                foreign = rev is not None and rev > known_rev and (not run_id or now - last_reload >= RELOAD_MIN_S)
-                if not batch and not new_run and not foreign and not beat and rev is not None and now - last_sync < 1.0:
-                    continue
-                last_sync = now
+            async for change in watcher.changes():
                 async with self:
                     if self._gen != gen or self.map_id != map_id:
                         return
-                    if rev is None:
-                        self._gone()
+                    shown = self._show(change)
+                    if shown is None:
                         return
-                    if beat and others is not None and others != self.viewing:
-                        self.viewing = others
-                    finished, view = False, self._view()
-                    for ev in batch:
-                        self._cursor = ev.id
-                        if self.live_run_id and view.counted_write(ev):
-                            self._revision += 1
-                        finished = self._take(view.apply(ev)) or finished
-                    self._keep(view)
-                    if batch and not finished:
-                        self._rebuild()  # the canvas refits itself when a new node lands off-view
-                    if finished:
-                        self._finish()
-                        last_reload = now
-                    elif new_run and active != self.live_run_id:
-                        self._follow(active)
-                    elif rev > self._revision and (foreign or not self.live_run_id):
-                        self._reload()
-                        last_reload = now
-                    run_id, known_rev = self.live_run_id, self._revision
-                    if (run_id, self._cursor or None) != (follower.run_id, follower.cursor):
-                        follower.follow(run_id, self._cursor or None)
-                if batch and time.monotonic() - last_probe >= 1.0:  # at least one probe a second
-                    rev, active = await asyncio.to_thread(_probe, owner, map_id)
-                    last_probe = time.monotonic()
+                    watcher.seen(self.live_run_id, self._cursor or None, self._revision, change.at if shown else None)
         finally:
-            await follower.aclose()
+            await watcher.aclose()
+
+    def _show(self, change: MapChange) -> bool | None:
+        """Move one change into the vars: True when the whole map was re-read, None when it is gone."""
+        if change.revision is None:  # deleted, or no longer shared with this user
+            self._gone()
+            return None
+        if change.viewers is not None and change.viewers != self.viewing:
+            self.viewing = change.viewers
+        finished, view = False, self._view()
+        for ev in change.batch:
+            self._cursor = ev.id
+            if self.live_run_id and view.counted_write(ev):
+                self._revision += 1
+            finished = self._take(view.apply(ev)) or finished
+        self._keep(view)
+        if change.batch and not finished:
+            self._rebuild()  # the canvas refits itself when a new node lands off-view
+        if finished:
+            self._finish()
+            return True
+        if change.new_run and change.active != self.live_run_id:
+            self._follow(change.active)
+        elif change.revision > self._revision and (change.foreign or not self.live_run_id):
+            self._reload()
+            return True
+        return False
 
     def _view(self) -> LiveMap:
         """The map in memory as a live view (nodes shared, not copied)."""
@@ -373,7 +309,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         run = app_runs.info(run_id)
         status, charged = (run.status, run.charged_credits) if run else ("", None)
         reason = (run.outcome_reason if run else "") or ""
-        self.run_outcome = map_runs.outcome_line(status, reason)
+        self.run_outcome = app_maps.outcome_line(status, reason)
         self.run_cost = f"{display_credits(charged)} credits" if charged is not None else ""
         self.run_cost_exact = f"{format_credits(charged)} credits" if charged is not None else ""
         wrote = self._live_count > 0
@@ -391,12 +327,12 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             return None
         self.notice = ""  # the status line speaks of the latest action only
         try:
-            out = app_maps.call_as(self.user_id, self.map_id, app_maps.EDIT, fn, *args, **kw)
-        except MapNotFound as err:
+            out = fn(self.user_id, self.map_id, *args, **kw)
+        except NotFound as err:
             self.error = str(err)
             self._reload()
             return None
-        except MapError as err:
+        except DomainError as err:
             self.error = err.message
             return None
         self.error = ""
@@ -407,7 +343,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def _patch_node(self, node: dict[str, Any]) -> None:
         """Show an edited node without re-reading the map (the revision moved by exactly one)."""
         self._view().patch(node)
-        rev = app_maps.call_as(self.user_id, self.map_id, app_maps.READ, service.revision)
+        rev = app_maps.revision(self.user_id, self.map_id)
         if rev == self._revision + 1:
             self._revision = rev
             self._rebuild()
@@ -417,7 +353,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
         """Show a node this tab just added without re-reading the map (`LiveMap.insert`) when
         the revision moved by exactly one; else re-read it."""
-        rev = app_maps.call_as(self.user_id, self.map_id, app_maps.READ, service.revision)
+        rev = app_maps.revision(self.user_id, self.map_id)
         if rev != self._revision + 1 or not self._view().insert(node, expand_parent):
             self._reload()
             return
@@ -441,11 +377,11 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             return False
         try:
             out = app_runs.start_map_run(self.user_id, kind, self.map_id, node_id, prompt)
-        except RunRequestError as err:
-            self.error = err.message
-            return False
         except app_runs.QueueUnavailable:
             self.error = "The job queue is unavailable; try again."
+            return False
+        except DomainError as err:  # the run was refused (bad input, credits, price …)
+            self.error = err.message
             return False
         self.error = ""
         self._reset_run()
@@ -462,11 +398,11 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
 
     @rx.event
     def run_on_node(self, kind: str):
-        if kind in ("expand", "deepen", "counter") and not self.selected_id:
+        if app_runs.needs_node(kind) and not self.selected_id:
             self.error = "Select a node first."
             return
         node = self.selected_id or None
-        if kind in ("restructure", "chapters"):
+        if app_runs.whole_map(kind):
             node = None
         self._start(kind, node_id=node)
 

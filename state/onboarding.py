@@ -39,16 +39,10 @@ class GuideState(AuthState):
     @rx.event
     def use_demo_papers(self):
         """Add the bundled open-access papers to this user's library and index them."""
-        from bayes_app.errors import DomainError
         from bayes_app.usecases import library as app_lib
 
-        if not self._load_user():
-            return rx.redirect("/login")
-        try:
-            accepted = app_lib.add_demo_papers(self.user_id)
-        except DomainError as err:
-            self.demo_error = err.message
-            return None
-        self.demo_error = ""
+        accepted, refused = self._as_user(app_lib.add_demo_papers, error_var="demo_error")
+        if refused:
+            return refused
         self._refresh_guide()
         return rx.toast.success(f"Added {len(accepted)} demo papers; they are being indexed.")

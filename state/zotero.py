@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import reflex as rx
 
-from bayes_app.errors import DomainError, NotFound
+from bayes_app.errors import NotFound
 from bayes_app.settings import get_settings
 from bayes_app.usecases import zotero as app_zotero
 from bayes_app.zotero import service as zs
@@ -146,12 +146,9 @@ class ZoteroState(LibraryState):
             "library_id": (form.get("library_id") or "").strip() or None,
             "api_key": (form.get("api_key") or "").strip(),
         }
-        try:
-            app_zotero.connect(self.user_id, self.is_admin, data)
-        except DomainError as err:
-            self.zotero_error = err.message
-            return
-        self.zotero_error = ""
+        _, refused = self._as_user(app_zotero.connect, self.is_admin, data, error_var="zotero_error")
+        if refused:
+            return refused
         self._zotero_refresh()
         return [ZoteroState.zotero_start_watch, rx.toast.success("Connected: the first sync has started.")]
 

@@ -21,11 +21,14 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
+from bayes_app.agents import prompts
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.agents.researcher import Claim
 from bayes_app.library.quotes import normalize
 from bayes_app.library.structure import Span, roles_in
-from bayes_app.llm import structured as st
+from bayes_app.llm import structured
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.citations import locate
 from bayes_app.maps.support import disagree, label_for, score_support
@@ -49,18 +52,29 @@ HARD_PROBLEMS = frozenset(
     }
 )
 
-SYSTEM = (
-    "You are the critic of a research team. For each numbered claim judge how well its quote "
-    "supports it, from 0 (not at all) to 1 (fully), and give a more faithful wording when the "
-    "claim overstates its quote (null otherwise). Then list the pairs of claims that contradict "
-    "each other (none is a fine answer). Reply with a JSON object: key scores, a list of objects "
-    "with keys claim (its number), support and rewrite; key contradictions, a list of objects "
-    "with keys a and b (two claim numbers)."
-)
-SCHEMA = st.obj(
-    scores=st.array(st.obj(claim=st.INTEGER, support=st.NUMBER, rewrite=st.nullable(st.STRING))),
-    contradictions=st.array(st.obj(a=st.INTEGER, b=st.INTEGER)),
-)
+SYSTEM = prompts.CRITIC
+
+
+class ClaimScore(BaseModel):
+    """The critic's judgement of one claim (`claim`: its number in the listing)."""
+
+    claim: int
+    support: float
+    rewrite: str | None = None
+
+
+class Contradiction(BaseModel):
+    """Two claim numbers that contradict each other."""
+
+    a: int
+    b: int
+
+
+class Verdicts(BaseModel):
+    """The critic step's reply."""
+
+    scores: list[ClaimScore]
+    contradictions: list[Contradiction]
 
 
 @dataclass
@@ -209,18 +223,14 @@ async def judge(ctx: RunContext, checked: list[Checked], context: list[str] | No
         )
         for i, t in enumerate(texts, 1)
     )
-    data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}", SCHEMA, max_tokens=800)
+    data = await ask_json(ctx, "critic", SYSTEM, f"ROLE: critic\nClaims:\n{listing}", Verdicts, max_tokens=800)
     if not isinstance(data, dict):
         return await asyncio.to_thread(heuristic_pairs, texts, len(context))
-    for s in data.get("scores") or []:
-        try:
-            k = int(s.get("claim")) - 1 - len(context)
-            score = float(s.get("support"))
-        except (AttributeError, TypeError, ValueError):
-            continue
+    for s in structured.items_as(ClaimScore, data, "scores"):
+        k, score = s.claim - 1 - len(context), s.support
         if 0 <= k < len(checked) and 0 <= score <= 1:
             c = checked[k]
-            rewrite = s.get("rewrite") if isinstance(s.get("rewrite"), str) and s.get("rewrite") else None
+            rewrite = s.rewrite or None
             c.support, c.label, c.rewrite = round(score, 3), label_for(score), rewrite
             c.citation.update(support_score=c.support, support_label=c.label, suggested_rewrite=rewrite, agent="critic")
     if "contradictions" in data:  # the critic decides; the offline detector is only the fallback

@@ -13,25 +13,24 @@ import logging
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from bayes_app.llm import structured
 from bayes_app.llm.structured import parse_json
 from bayes_app.llm.types import ChatRequest, ProviderError, StreamEvent, TextDelta
+from bayes_app.runs import kinds
 from bayes_app.runs.executor import RunContext
 
 log = logging.getLogger("bayes.agents")
-# The role each call step runs as (its model is chosen per role: BAYES_MODEL_<ROLE>).
+# The role each call step runs as (its model is chosen per role: BAYES_MODEL_<ROLE>); a step
+# named after a map run kind (restructure, counter, check_support, …) runs as that kind's role.
 STEP_ROLES = {
     "planner": "planner",
-    "restructure": "planner",
-    "chapters": "planner",
     "router": "planner",
     "edit": "planner",
     "researcher": "researcher",
-    "counter": "researcher",
-    "update": "researcher",  # the update run's researcher (agents/update.py)
+    "update": "researcher",  # the update run's researcher (agents/kinds/update_map.py)
     "critic": "critic",
-    "check_support": "critic",
-    "synthesize": "writer",
     "answer": "writer",
 }
 
@@ -40,9 +39,17 @@ def is_offline(ctx: RunContext) -> bool:
     return getattr(ctx.provider, "name", "") == "offline"
 
 
+def step_role(step: str) -> str:
+    """The role that makes `step`'s call."""
+    if step in STEP_ROLES:
+        return STEP_ROLES[step]
+    kind = kinds.get(step)
+    return kind.role if kind is not None and kind.resource == "mindmap" else step
+
+
 def role_model(ctx: RunContext, step: str) -> str:
     """The model of the role that makes `step`'s call."""
-    return ctx.model_for(STEP_ROLES.get(step, step))
+    return ctx.model_for(step_role(step))
 
 
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -64,15 +71,18 @@ async def ask_json(
     step: str,
     system: str,
     user: str,
-    schema: dict[str, Any],
+    schema: dict[str, Any] | type[BaseModel],
     max_tokens: int = 1_500,
     model: str | None = None,
     extra_body: dict[str, Any] | None = None,
 ) -> Any:
     """One streamed structured call (usage recorded, abort checked per token); the parsed
-    object, or None when the reply is not JSON. An endpoint refusing the response format
+    object, or None when the reply is not JSON. `schema` is the step's pydantic output model
+    (or, for a shape built per call, its JSON schema). An endpoint refusing the response format
     (`structured.is_refusal`) is asked again one level down."""
     model = model or role_model(ctx, step)
+    if not isinstance(schema, dict):
+        schema = structured.schema_of(schema)
     first = level = structured.level_for(ctx.provider, model)
     while True:
         parts: list[str] = []

@@ -10,22 +10,32 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Annotated
 
-from bayes_app.agents import extractive
+from pydantic import BaseModel, Field
+
+from bayes_app.agents import extractive, prompts
 from bayes_app.agents.llm_json import ask_json, echoes, is_offline
+from bayes_app.agents.prompts import MAX_ASPECTS, MIN_ASPECTS
 from bayes_app.agents.retrieval import Passage
-from bayes_app.llm import structured as st
+from bayes_app.llm import structured
 from bayes_app.llm.offline import format_passages
 from bayes_app.runs.executor import RunContext
 
-MIN_ASPECTS, MAX_ASPECTS = 3, 8
-SYSTEM = (
-    "You are the planner of a research team. Split the user's research question into "
-    f"{MIN_ASPECTS} to {MAX_ASPECTS} distinct aspects worth researching in their library. Reply "
-    "with a JSON object: key aspects, a list of objects with key title (a few words naming the "
-    "aspect) and key query (a search query for it)."
-)
-SCHEMA = st.obj(aspects=st.array(st.obj(title=st.STRING, query=st.STRING), MIN_ASPECTS, MAX_ASPECTS))
+SYSTEM = prompts.PLANNER
+
+
+class PlannedAspect(BaseModel):
+    """One aspect of the planner's reply."""
+
+    title: str = ""
+    query: str = ""
+
+
+class Plan(BaseModel):
+    """The planner step's reply."""
+
+    aspects: Annotated[list[PlannedAspect], Field(min_length=MIN_ASPECTS, max_length=MAX_ASPECTS)]
 
 
 @dataclass
@@ -36,14 +46,12 @@ class Aspect:
     claims: list[extractive.Candidate] | None = None  # offline: the sentences to write
 
 
-def _clean(items: object, question: str) -> list[Aspect]:
+def _clean(items: list[PlannedAspect], question: str) -> list[Aspect]:
     out: list[Aspect] = []
     seen: set[str] = set()
-    for it in items if isinstance(items, list) else []:
-        if not isinstance(it, dict):
-            continue
-        title = " ".join(str(it.get("title") or "").split())[:200]
-        query = " ".join(str(it.get("query") or title).split())[:500]
+    for it in items:
+        title = " ".join(it.title.split())[:200]
+        query = " ".join((it.query or title).split())[:500]
         if title and title.lower() not in seen and not echoes(title, f"{SYSTEM}\n{question}"):
             seen.add(title.lower())
             out.append(Aspect(title, query or question))
@@ -68,10 +76,11 @@ async def plan(ctx: RunContext, question: str, passages: list[Passage]) -> list[
         "planner",
         SYSTEM,
         f"ROLE: planner\nQuestion: {question}\n\nA first look at the library:\n{overview}",
-        SCHEMA,
+        Plan,
         max_tokens=600,
     )
-    aspects = _clean((data or {}).get("aspects") if isinstance(data, dict) else None, question)
+    # item by item: a plan shorter than MIN_ASPECTS is completed below, not thrown away
+    aspects = _clean(structured.items_as(PlannedAspect, data, "aspects"), question)
     if len(aspects) < MIN_ASPECTS:  # a poor plan: complete it from the passages
         have = {a.title.lower() for a in aspects}
         for a in await asyncio.to_thread(offline_aspects, question, passages):

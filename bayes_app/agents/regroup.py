@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bayes_app.agents import themes
+from pydantic import BaseModel
+
+from bayes_app.agents import prompts, themes
 from bayes_app.agents.llm_json import ask_json, is_offline
-from bayes_app.llm import structured as st
+from bayes_app.llm import structured
 from bayes_app.maps import service
 from bayes_app.maps.proposals import clean_groups
 from bayes_app.models import MapNode, NodeKind
@@ -17,12 +19,20 @@ from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext
 
 CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
-REGROUP_SYSTEM = (
-    "You reorganise a research mindmap. Group the numbered nodes into {what}. Every "
-    "group needs a short title. Reply with a JSON object: key groups, a list of objects "
-    "with key title and key nodes (a list of node numbers)."
-)
-REGROUP_SCHEMA = st.obj(groups=st.array(st.obj(title=st.STRING, nodes=st.array(st.INTEGER))))
+REGROUP_SYSTEM = prompts.REGROUP
+
+
+class Group(BaseModel):
+    """One group of the regrouping step's reply (`nodes`: the node numbers it holds)."""
+
+    title: str = "Group"
+    nodes: list[int]
+
+
+class Groups(BaseModel):
+    """The restructure / chapters step's reply."""
+
+    groups: list[Group]
 
 
 def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, Any]]:
@@ -73,21 +83,13 @@ async def propose(ctx: RunContext, loaded: dict[str, Any], kind: str) -> None:
             kind,
             REGROUP_SYSTEM.format(what=what),
             f"ROLE: {kind}\nNodes:\n{listing}",
-            REGROUP_SCHEMA,
+            Groups,
             max_tokens=800,
         )
-        for g in (data.get("groups") if isinstance(data, dict) else None) or []:
-            if not isinstance(g, dict):
-                continue
-            ids = []
-            for k in g.get("nodes") or []:
-                try:
-                    if 1 <= int(k) <= len(items):
-                        ids.append(items[int(k) - 1].id)
-                except (TypeError, ValueError):
-                    continue
+        for g in structured.items_as(Group, data, "groups"):
+            ids = [items[k - 1].id for k in g.nodes if 1 <= k <= len(items)]
             if ids:
-                groups.append({"title": " ".join(str(g.get("title") or "Group").split())[:200], "node_ids": ids})
+                groups.append({"title": " ".join((g.title or "Group").split())[:200], "node_ids": ids})
     groups = _usable(groups, items, kind) if groups else []
     if not groups:
         groups = await asyncio.to_thread(_offline_groups, items, size)

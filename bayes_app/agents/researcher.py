@@ -19,8 +19,11 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from bayes_app.agents import extractive
+from pydantic import BaseModel, Field, create_model
+
+from bayes_app.agents import extractive, prompts
 from bayes_app.agents.llm_json import ask_json, echoes, is_offline
 from bayes_app.agents.retrieval import Passage
 from bayes_app.llm import structured as st
@@ -32,16 +35,7 @@ from bayes_app.search.sparse import tokens
 
 MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
 MAX_TOKENS = 900
-SYSTEM = (
-    "You are a researcher. You are given passages from a paper library; every sentence starts "
-    "with its id in square brackets: the passage number, a dot, the sentence number. State what "
-    "the passages say about the aspect as short claims in your own words. For each claim, list "
-    "the ids of the one to three consecutive sentences that state it. Use only ids shown; leave "
-    "out anything the passages do not state. Reply with a JSON object: key claims, a list of "
-    "objects with key text (the claim) and key sentences (a list of sentence ids). A passage "
-    'may be in another language (its header says "in German", "in French", ...): write '
-    "the claim in English and name the passage's language."
-)
+SYSTEM = prompts.RESEARCHER
 
 
 def _header(p: Passage) -> str:
@@ -54,12 +48,24 @@ def _header(p: Passage) -> str:
     )
 
 
-def claims_schema(ids: list[str]) -> dict:
-    """Claims selecting sentences by id; the ids are limited to those shown, and a small
-    model cannot answer with a single claim or none (its easy way out) or an endless list."""
-    ids_schema = st.enum(ids) if ids else st.STRING
-    claim = st.obj(text=st.STRING, sentences=st.array(ids_schema, 1, 3))
-    return st.obj(claims=st.array(claim, MIN_CLAIMS, MAX_CLAIMS))
+def claims_model(ids: list[str]) -> type[BaseModel]:
+    """The researcher step's reply: claims selecting sentences by id. The ids are limited to
+    those shown (the model is built per call), and a small model cannot answer with a single
+    claim or none (its easy way out) or an endless list."""
+    sentence_id: Any = Literal[tuple(ids)] if ids else str
+    claim = create_model(
+        "ResearchedClaim",
+        text=(str, ...),
+        sentences=(Annotated[list[sentence_id], Field(min_length=1, max_length=3)], ...),
+    )
+    return create_model(
+        "ResearchedClaims", claims=(Annotated[list[claim], Field(min_length=MIN_CLAIMS, max_length=MAX_CLAIMS)], ...)
+    )
+
+
+def claims_schema(ids: list[str]) -> dict[str, Any]:
+    """The JSON schema of `claims_model(ids)` (strict: see `llm.structured.schema_of`)."""
+    return st.schema_of(claims_model(ids))
 
 
 @dataclass

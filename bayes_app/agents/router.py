@@ -7,12 +7,17 @@ reply is unusable) cue words decide.
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
+from pydantic import BaseModel
+
+from bayes_app.agents import prompts
 from bayes_app.agents.llm_json import ask_json, is_offline
-from bayes_app.llm import structured as st
+from bayes_app.llm import structured
 from bayes_app.runs.executor import RunContext
 
-ROUTES = ("answer", "edit", "research")
+Route = Literal["answer", "edit", "research"]
+ROUTES: tuple[str, ...] = get_args(Route)
 _EDIT = re.compile(
     r"^\s*(please\s+)?(add|create|rename|delete|remove|move|collapse|expand all|retitle|"
     r"change the title)\b",
@@ -23,13 +28,13 @@ _RESEARCH = re.compile(
     r"more (on|about)|sources?)\b",
     re.I,
 )
-SYSTEM = (
-    "Route the user's message about their research mindmap. 'answer': a question the map's "
-    "claims can answer; 'edit': a request to change the map's nodes (add, rename, delete, move); "
-    "'research': a request that needs new evidence from the library. Reply with a JSON object "
-    "whose key route holds one of the three."
-)
-SCHEMA = st.obj(route=st.enum(list(ROUTES)))
+SYSTEM = prompts.ROUTER
+
+
+class Routed(BaseModel):
+    """The router step's reply."""
+
+    route: Route
 
 
 def route_by_cues(message: str, map_has_claims: bool) -> str:
@@ -43,6 +48,6 @@ def route_by_cues(message: str, map_has_claims: bool) -> str:
 async def route(ctx: RunContext, message: str, map_has_claims: bool) -> str:
     if is_offline(ctx):
         return route_by_cues(message, map_has_claims)
-    data = await ask_json(ctx, "router", SYSTEM, f"ROLE: router\nMessage: {message}", SCHEMA, max_tokens=50)
-    choice = data.get("route") if isinstance(data, dict) else None
-    return choice if choice in ROUTES else route_by_cues(message, map_has_claims)
+    data = await ask_json(ctx, "router", SYSTEM, f"ROLE: router\nMessage: {message}", Routed, max_tokens=50)
+    routed = structured.parse_as(Routed, data)
+    return routed.route if routed is not None else route_by_cues(message, map_has_claims)

@@ -24,32 +24,15 @@ router = APIRouter(route_class=StrictJSONRoute)
     response_model=R.TokenIssued,
     summary="Issue an API token (email, password, optional name); the token is shown once",
 )
-async def issue_token(request: Request, body: schemas.TokenRequest) -> dict[str, Any]:
+async def issue_token(request: Request, body: schemas.TokenRequest) -> accounts.IssuedToken:
     info = await run_in_threadpool(accounts.sign_in, body.email, body.password, client_address(request))
-
-    def work() -> dict[str, Any]:
-        row, token = accounts.create_token(info.id, body.name or "api")
-        return {"token": token, "id": row.id, "expires_at": row.expires_at.isoformat()}
-
-    return await run_in_threadpool(work)
+    return await run_in_threadpool(accounts.create_token, info.id, body.name or "api")
 
 
 @router.get("/auth/tokens", response_model=R.TokenList, summary="List the user's API tokens")
 async def list_tokens(user: CurrentUser, current: TokenId) -> dict[str, Any]:
-    def work() -> list[dict[str, Any]]:
-        return [
-            {
-                "id": t.id,
-                "name": t.name,
-                "created_at": t.created_at.isoformat(),
-                "expires_at": t.expires_at.isoformat(),
-                "revoked": t.revoked_at is not None,
-                "current": t.id == current,
-            }
-            for t in accounts.tokens(user.id)
-        ]
-
-    return {"tokens": await run_in_threadpool(work)}
+    rows = await run_in_threadpool(accounts.tokens, user.id)
+    return {"tokens": [R.TokenRow(**t.model_dump(), current=t.id == current) for t in rows]}
 
 
 @router.delete(

@@ -10,7 +10,6 @@ from starlette.concurrency import run_in_threadpool
 from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
-from bayes_app.models import ModelPrice
 from bayes_app.usecases import credits
 
 router = APIRouter(route_class=StrictJSONRoute)
@@ -44,15 +43,6 @@ async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
     return await run_in_threadpool(_grant, admin.email, body)
 
 
-def _price_json(p: ModelPrice) -> dict[str, Any]:
-    return {
-        "model": p.model,
-        **{f: getattr(p, f) for f in credits.PRICE_FIELDS},
-        "updated_at": p.updated_at.isoformat() if p.updated_at else None,
-        "updated_by": p.updated_by,
-    }
-
-
 @router.get(
     "/admin/credits/reconciliation",
     response_model=R.Reconciliation,
@@ -64,12 +54,12 @@ async def reconciliation(_admin: AdminUser) -> Any:
 
 @router.get("/admin/prices", response_model=R.PriceList, summary="The model price table (admin)")
 async def list_prices(_admin: AdminUser) -> Any:
-    return {"prices": [_price_json(p) for p in await run_in_threadpool(credits.prices)]}
+    return {"prices": await run_in_threadpool(credits.prices)}
 
 
 @router.get("/admin/prices/{model:path}", response_model=R.PriceOut, summary="One model's prices (admin)")
 async def get_price(_admin: AdminUser, model: str) -> Any:
-    return _price_json(await run_in_threadpool(credits.price, model))
+    return await run_in_threadpool(credits.price, model)
 
 
 @router.put(
@@ -77,5 +67,4 @@ async def get_price(_admin: AdminUser, model: str) -> Any:
 )
 async def put_price(admin: AdminUser, model: str, body: schemas.PriceBody) -> Any:
     given = body.given()
-    p = await run_in_threadpool(credits.set_price, model, [given.get(f) for f in credits.PRICE_FIELDS], admin.email)
-    return _price_json(p)
+    return await run_in_threadpool(credits.set_price, model, [given.get(f) for f in credits.PRICE_FIELDS], admin.email)

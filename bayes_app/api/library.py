@@ -224,14 +224,12 @@ async def list_collections(user: CurrentUser) -> Any:
 
 @router.post("/collections", status_code=201, response_model=R.CollectionOut, summary="Create a collection")
 async def create_collection(user: CurrentUser, body: schemas.CollectionBody) -> Any:
-    c = await run_in_threadpool(app_lib.create_collection, user.id, body.name)
-    return {"id": c.id, "name": c.name}
+    return await run_in_threadpool(app_lib.create_collection, user.id, body.name)
 
 
 @router.patch("/collections/{collection_id}", response_model=R.CollectionOut, summary="Rename a collection")
 async def patch_collection(user: CurrentUser, collection_id: str, body: schemas.CollectionBody) -> Any:
-    c = await run_in_threadpool(app_lib.rename_collection, user.id, collection_id, body.name)
-    return {"id": c.id, "name": c.name}
+    return await run_in_threadpool(app_lib.rename_collection, user.id, collection_id, body.name)
 
 
 @router.delete(

@@ -15,7 +15,6 @@ from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError, not_found
-from bayes_app.maps import citations, export, service
 from bayes_app.usecases import living as app_living
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
@@ -26,18 +25,12 @@ P = "/mindmaps/{map_id}"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
-async def _do(fn: Any, *args: Any, **kw: Any) -> Any:
-    """One domain call in one transaction (the app layer's), off the event loop."""
-    return await run_in_threadpool(app_maps.call, fn, *args, **kw)
+async def _do(use_case: Any, *args: Any, **kw: Any) -> Any:
+    """One map use case (its own transaction), off the event loop."""
+    return await run_in_threadpool(use_case, *args, **kw)
 
 
-async def _as(user: Any, map_id: str, need: str, fn: Any, *args: Any, **kw: Any) -> Any:
-    """`fn(db, owner_id, map_id, *args)` when the caller's role allows `need` (404 for a
-    non-member, 403 `forbidden_role` for a role too low), recorded as the caller's edit."""
-    return await run_in_threadpool(app_maps.call_as, user.id, map_id, need, fn, *args, **kw)
-
-
-READ, EDIT, OWN = app_maps.READ, app_maps.EDIT, app_maps.OWN
+OWN = app_maps.OWN  # the routes only the owner may call (members: 403)
 
 
 # ---- maps ------------------------------------------------------------------------------------
@@ -51,19 +44,18 @@ async def create_map(user: CurrentUser, body: schemas.MapCreate) -> Any:
     title = body.title or body.question
     if not title:
         raise ApiError(400, "missing_fields", "Missing or empty field(s): title.")
-    out = await _do(service.create_map, user.id, title, body.question or "")
-    return {**await _do(service.map_view, user.id, out["id"]), "role": OWN}
+    out = await _do(app_maps.create_map, user.id, title, body.question or "")
+    return await _do(app_maps.map_view, user.id, out["id"])
 
 
 @router.get(P, response_model=R.MapView, summary="The whole map: nodes, citations, relations, pending proposals")
 async def get_map(user: CurrentUser, map_id: str) -> Any:
-    """Any member; `role` is the caller's (owner, editor, viewer)."""
-    return await run_in_threadpool(app_maps.view, user.id, map_id)
+    return await _do(app_maps.map_view, user.id, map_id)
 
 
 @router.patch(P, response_model=R.MapSummary, summary="Rename a map")
 async def patch_map(user: CurrentUser, map_id: str, body: schemas.MapPatch) -> Any:
-    return await _as(user, map_id, OWN, service.rename_map, body.title)
+    return await _do(app_maps.rename_map, user.id, map_id, body.title)
 
 
 @router.put(P + "/watch", response_model=R.Watch, summary="Watch for new papers: turn update proposals on or off")
@@ -79,17 +71,17 @@ async def delete_map(user: CurrentUser, map_id: str) -> Any:
 
 @router.get(P + "/revision", response_model=R.Revision, summary="The map's revision counter (changes with every edit)")
 async def map_revision(user: CookieUser, map_id: str) -> Any:
-    return {"revision": await _as(user, map_id, READ, service.revision)}
+    return {"revision": await _do(app_maps.revision, user.id, map_id)}
 
 
 @router.post(P + "/undo", response_model=R.Undone, summary="Undo the user's latest edit on the map")
 async def undo(user: CurrentUser, map_id: str) -> Any:
-    return {"undone": await _as(user, map_id, EDIT, service.undo)}
+    return {"undone": await _do(app_maps.undo, user.id, map_id)}
 
 
 @router.post(P + "/layout", response_model=R.Layout, summary="Lay the map out as a tidy tree")
 async def layout(user: CurrentUser, map_id: str) -> Any:
-    pos = await _as(user, map_id, EDIT, service.auto_layout)
+    pos = await _do(app_maps.auto_layout, user.id, map_id)
     return {"positions": {k: {"x": x, "y": y} for k, (x, y) in pos.items()}}
 
 
@@ -98,9 +90,9 @@ async def layout(user: CurrentUser, map_id: str) -> Any:
 async def create_node(user: CurrentUser, map_id: str, body: schemas.NodeCreate) -> Any:
     """{"parent_id", "title"?, "kind"?, "body"?} adds a child; {"after_id", …} a sibling."""
     if body.after_id:
-        return await _as(user, map_id, EDIT, service.add_sibling, body.after_id, body.title, body.kind, body.body)
+        return await _do(app_maps.add_sibling, user.id, map_id, body.after_id, body.title, body.kind, body.body)
     if body.parent_id:
-        return await _as(user, map_id, EDIT, service.add_child, body.parent_id, body.title, body.kind, body.body)
+        return await _do(app_maps.add_child, user.id, map_id, body.parent_id, body.title, body.kind, body.body)
     raise ApiError(400, "missing_fields", "Send parent_id (add a child) or after_id (add a sibling).")
 
 
@@ -110,16 +102,16 @@ async def patch_node(user: CurrentUser, map_id: str, node_id: str, body: schemas
     given = body.given()
     out = None
     if "parent_id" in given:
-        out = await _as(user, map_id, EDIT, service.move_node, node_id, given["parent_id"], given.get("index"))
+        out = await _do(app_maps.move_node, user.id, map_id, node_id, given["parent_id"], given.get("index"))
     fields = {k: v for k, v in given.items() if k not in ("parent_id", "index")}
     if fields or out is None:
-        out = await _as(user, map_id, EDIT, service.update_node, node_id, **fields)
+        out = await _do(app_maps.update_node, user.id, map_id, node_id, **fields)
     return out
 
 
 @router.delete(P + "/nodes/{node_id}", response_model=R.NodesDeleted, summary="Delete a node and its subtree")
 async def delete_node(user: CurrentUser, map_id: str, node_id: str) -> Any:
-    return {"deleted": await _as(user, map_id, EDIT, service.delete_subtree, node_id)}
+    return {"deleted": await _do(app_maps.delete_subtree, user.id, map_id, node_id)}
 
 
 @router.post(
@@ -134,7 +126,7 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     if app_maps.model_judges_support():
         run = await run_in_threadpool(app_runs.start_map_run, user.id, "check_support", map_id, node_id)
         return JSONResponse(R.SupportRun.model_validate({"run": run}).model_dump(mode="json"), status_code=202)
-    return {"citations": await _as(user, map_id, EDIT, citations.check_support, node_id)}
+    return {"citations": await _do(app_maps.check_support, user.id, map_id, node_id)}
 
 
 # ---- citations -------------------------------------------------------------------------------
@@ -145,12 +137,12 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     summary="Cite a library passage on a node (the quote must be in the passage)",
 )
 async def add_citation(user: CurrentUser, map_id: str, node_id: str, body: schemas.CitationCreate) -> Any:
-    return await _as(user, map_id, EDIT, citations.attach_citation, node_id, body.chunk_id, body.quote)
+    return await _do(app_maps.attach_citation, user.id, map_id, node_id, body.chunk_id, body.quote)
 
 
 @router.delete(P + "/citations/{citation_id}", response_model=R.Deleted, summary="Remove a citation")
 async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> Any:
-    await _as(user, map_id, EDIT, citations.delete_citation, citation_id)
+    await _do(app_maps.delete_citation, user.id, map_id, citation_id)
     return {"deleted": True}
 
 
@@ -160,7 +152,7 @@ async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> A
     summary="Accept a citation's suggested rewrite of its node",
 )
 async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> Any:
-    return await _as(user, map_id, EDIT, citations.accept_rewrite, citation_id)
+    return await _do(app_maps.accept_rewrite, user.id, map_id, citation_id)
 
 
 # ---- proposals -------------------------------------------------------------------------------
@@ -180,8 +172,8 @@ async def decide_proposal(
         raise not_found("route")
     if decision == "accept" and body.items is not None:
         return await run_in_threadpool(app_living.accept_update, user.id, map_id, proposal_id, body.items)
-    fn = service.accept_proposal if decision == "accept" else service.reject_proposal
-    return await _as(user, map_id, EDIT, fn, proposal_id)
+    fn = app_maps.accept_proposal if decision == "accept" else app_maps.reject_proposal
+    return await _do(fn, user.id, map_id, proposal_id)
 
 
 # ---- export ----------------------------------------------------------------------------------
@@ -199,21 +191,21 @@ async def export_map(
 ) -> Any:
     node_id = node_id or None
     if fmt == "json":
-        return await _as(user, map_id, READ, export.as_json)
+        return await _do(app_maps.export_json, user.id, map_id)
     if fmt == "md":
         return PlainTextResponse(
-            await _as(user, map_id, READ, export.markdown, node_id),
+            await _do(app_maps.export_markdown, user.id, map_id, node_id),
             media_type="text/markdown; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="mindmap.md"'},
         )
     if fmt == "bib":
         return PlainTextResponse(
-            await _as(user, map_id, READ, export.bibtex, node_id),
+            await _do(app_maps.export_bibtex, user.id, map_id, node_id),
             media_type="application/x-bibtex; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="sources.bib"'},
         )
     if fmt == "docx":
-        data = await _as(user, map_id, READ, export.docx_bytes, node_id)
+        data = await _do(app_maps.export_docx, user.id, map_id, node_id)
         return Response(data, media_type=DOCX, headers={"Content-Disposition": 'attachment; filename="mindmap.docx"'})
     raise ApiError(400, "bad_format", "Export format must be md, docx, bib or json.")
 

@@ -9,6 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bayes_app.usecases.accounts import IssuedToken, Token
+from bayes_app.usecases.credits import Price
+from bayes_app.usecases.library import CollectionRef
+
 
 class ErrorDetail(BaseModel):
     code: str
@@ -43,19 +47,11 @@ class Health(BaseModel):
     components: dict[str, dict[str, Any]] | None = None  # administrators only
 
 
-class TokenIssued(BaseModel):
-    token: str  # shown once: store it
-    id: str
-    expires_at: str | None
+TokenIssued = IssuedToken  # the use case's own return type (`token` is shown once: store it)
 
 
-class TokenRow(BaseModel):
-    id: str
-    name: str
-    created_at: str
-    expires_at: str | None
-    revoked: bool
-    current: bool
+class TokenRow(Token):
+    current: bool  # the token this request was made with
 
 
 class TokenList(BaseModel):
@@ -117,9 +113,7 @@ class ReferenceList(BaseModel):
     references: list[Reference]
 
 
-class CollectionOut(BaseModel):
-    id: str
-    name: str
+CollectionOut = CollectionRef  # the use case's own return type
 
 
 class CollectionRow(CollectionOut):
@@ -409,13 +403,7 @@ class Granted(BaseModel):
     available: int
 
 
-class PriceOut(BaseModel):
-    model: str
-    input_per_million: int
-    cached_per_million: int
-    output_per_million: int
-    updated_at: str | None
-    updated_by: str | None
+PriceOut = Price  # the use case's own return type
 
 
 class PriceList(BaseModel):

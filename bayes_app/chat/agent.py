@@ -40,6 +40,7 @@ from bayes_app.llm.types import (
 )
 from bayes_app.models import Collection, Conversation, Document, MessageStatus
 from bayes_app.runs.executor import RunAborted, RunContext
+from bayes_app.runs.kinds import RunKind
 
 log = logging.getLogger("bayes.chat.agent")
 TOP_K = tools.SEARCH_TOP_K
@@ -416,7 +417,7 @@ class AskAgent:
             "analyze_document",
             prompts.ANALYZE,
             format_passages(passages) + "\n\nAnalyze this document.",
-            tools.ANALYSIS_SCHEMA,
+            tools.Analysis,
             max_tokens=800,
             model=self.model("tools"),
         )
@@ -475,6 +476,7 @@ class AskAgent:
 
 
 async def ask(ctx: RunContext) -> None:
+    """Answer the question of the run's conversation turn, and store the answer whatever happens."""
     turn = await asyncio.to_thread(load_turn, ctx.sessions, ctx.run.input, ctx.run.owner_id)
     agent = AskAgent(ctx, turn)
     status = MessageStatus.FAILED
@@ -493,3 +495,7 @@ async def ask(ctx: RunContext) -> None:
             await asyncio.shield(asyncio.to_thread(agent.save, status))
         except Exception:
             log.exception("run %s: could not store the answer", ctx.run.id)
+
+
+# its reserve is computed from the question by `chat.start` (prompt_budget 0)
+KIND = RunKind("ask", "Ask", ask, needs_prompt=True, role="writer")

@@ -21,7 +21,7 @@ from bayes_app.models import (
     Conversation,
     Document,
     MessageStatus,
-    Operation,
+    Run,
     RunStatus,
     new_id,
     utcnow,
@@ -115,10 +115,10 @@ def active_runs(db: Session, conversation_id: str) -> list[str]:
     """Ids of runs still working on this conversation."""
     return list(
         db.exec(
-            select(Operation.id).where(
-                Operation.resource_type == "conversation",
-                Operation.resource_id == conversation_id,
-                col(Operation.status).in_(RunStatus.ACTIVE),
+            select(Run.id).where(
+                Run.resource_type == "conversation",
+                Run.resource_id == conversation_id,
+                col(Run.status).in_(RunStatus.ACTIVE),
             )
         ).all()
     )
@@ -263,9 +263,7 @@ def message_views(db: Session, conversation_id: str) -> list[dict[str, Any]]:
     """Messages for display; an answer's status and cost come from its run when it has one."""
     rows = messages(db, conversation_id)
     run_ids = [m.run_id for m in rows if m.run_id]
-    runs = (
-        {op.id: op for op in db.exec(select(Operation).where(col(Operation.id).in_(run_ids))).all()} if run_ids else {}
-    )
+    runs = {op.id: op for op in db.exec(select(Run).where(col(Run.id).in_(run_ids))).all()} if run_ids else {}
     out = []
     for m in rows:
         op = runs.get(m.run_id) if m.run_id else None
@@ -290,7 +288,7 @@ def message_views(db: Session, conversation_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def _status(m: ChatMessage, op: Operation | None) -> str:
+def _status(m: ChatMessage, op: Run | None) -> str:
     if m.role != "assistant" or op is None:
         return m.status
     if op.status in RunStatus.ACTIVE or op.status == RunStatus.STOPPED and op.outcome is None:

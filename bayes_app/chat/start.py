@@ -10,7 +10,7 @@ from sqlmodel import Session
 from bayes_app.chat import conversations as chat
 from bayes_app.credits import ledger, pricing
 from bayes_app.llm.tokens import count_tokens
-from bayes_app.models import Operation, new_id
+from bayes_app.models import Run, new_id
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.service import RunRequestError, estimate_for
 
@@ -29,7 +29,7 @@ def start_ask_run(
     conversation_id: str | None = None,
     edit_message_id: str | None = None,
     role_models: dict[str, str] | None = None,
-) -> Operation:
+) -> Run:
     """Validate, reserve and create a QUEUED run (the caller enqueues it).
 
     For "ask": the question and an answer slot are appended to the conversation (a new one

@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
 from sqlmodel import Session, col, select
 
 from bayes_app.llm import structured as st
@@ -149,20 +150,21 @@ def document_passages(db: Session, doc: Document, max_chars: int = ANALYZE_CHARS
     return out
 
 
-ANALYSIS_SCHEMA = st.obj(
-    topics=st.array(st.STRING), entities=st.array(st.STRING), key_facts=st.array(st.STRING), summary=st.STRING
-)
+class Analysis(BaseModel):
+    """The analyze_document step's reply."""
+
+    topics: list[str] = []
+    entities: list[str] = []
+    key_facts: list[str] = []
+    summary: str = ""
 
 
 def parse_analysis(data: Any) -> dict[str, Any] | None:
     """The model's analysis ({topics, entities, key_facts, summary}, parsed or as text) or None."""
     if isinstance(data, str):
         data = st.parse_json(data)
-    if not isinstance(data, dict):
+    analysis = st.parse_as(Analysis, data) if isinstance(data, dict) else None
+    if analysis is None:
         return None
-    out: dict[str, Any] = {}
-    for key in ("topics", "entities", "key_facts"):
-        value = data.get(key)
-        out[key] = [str(v) for v in value][:20] if isinstance(value, list) else []
-    out["summary"] = str(data.get("summary") or "")
+    out: dict[str, Any] = {k: v[:20] if isinstance(v, list) else v for k, v in analysis.model_dump().items()}
     return out if any(out.values()) else None

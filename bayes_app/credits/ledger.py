@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel, col, func, select
 
 from bayes_app.credits.pricing import format_credits
-from bayes_app.models import EntryType, LedgerEntry, Operation, User, new_id, utcnow
+from bayes_app.models import EntryType, LedgerEntry, Run, User, new_id, utcnow
 
 
 class InsufficientCredits(Exception):
@@ -179,7 +179,7 @@ def ensure_available(db: Session, user: User | str, amount: int) -> int:
     return avail
 
 
-def reserve(db: Session, op: Operation, amount: int) -> LedgerEntry:
+def reserve(db: Session, op: Run, amount: int) -> LedgerEntry:
     """Hold `amount` for the run `op` (key reserve:{op.id}); idempotent and race-safe.
 
     Two concurrent reserves for one user are serialised by the credit lock, so they cannot
@@ -233,9 +233,9 @@ def history(db: Session, user: User | str, limit: int = 200) -> list[HistoryRow]
     """Newest first: one row per run (never its steps), plus grants and adjustments."""
     uid = _uid(user)
     ops = db.exec(
-        select(Operation)
-        .where(Operation.owner_id == uid)
-        .order_by(col(Operation.created_at).desc())
+        select(Run)
+        .where(Run.owner_id == uid)
+        .order_by(col(Run.created_at).desc())
         .limit(limit)
         .execution_options(populate_existing=True)  # runs are settled by other sessions
     ).all()

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from bayes_app.models import EntryType, LedgerEntry, Operation, RunStatus, UsageEvent, utcnow
+from bayes_app.models import EntryType, LedgerEntry, Run, RunStatus, UsageEvent, utcnow
 
 
 @dataclass(frozen=True)
@@ -77,18 +77,18 @@ def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) ->
     )
     rows = db.exec(
         select(  # type: ignore[call-overload]  # sqlmodel types select() up to 4 columns
-            Operation.id,
-            Operation.status,
-            Operation.finalized_at,
-            Operation.charged_credits,
-            Operation.created_at,
+            Run.id,
+            Run.status,
+            Run.finalized_at,
+            Run.charged_credits,
+            Run.created_at,
             func.coalesce(usage.c.cost, 0),
             func.coalesce(money.c.spend, 0),
             func.coalesce(money.c.spend_rows, 0),
             func.coalesce(money.c.held, 0),
         )
-        .outerjoin(usage, usage.c.oid == Operation.id)
-        .outerjoin(money, money.c.oid == Operation.id)
+        .outerjoin(usage, usage.c.oid == Run.id)
+        .outerjoin(money, money.c.oid == Run.id)
     ).all()
 
     report = Reconciliation()

@@ -11,9 +11,10 @@ Levels, best first:
 A request refused with HTTP 400/422 at one level is retried at the next, and the endpoint + model
 pair is remembered at that level for the life of the process (one refused request per worker
 process and pair; a level is remembered only once the one below it worked, so an outage is
-not mistaken for a refusal). Schemas keep to the strict subset: every property required,
-`additionalProperties: false`, nullable instead of optional; array bounds (minItems/maxItems)
-are used where an empty or endless list is the failure mode of a small model.
+not mistaken for a refusal). A step declares its reply as a pydantic model; `schema_of` gives
+its schema in the strict subset: every property required, `additionalProperties: false`,
+nullable instead of optional; array bounds (minItems/maxItems) are used where an empty or
+endless list is the failure mode of a small model.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 LEVELS = ("json_schema", "json_object_schema", "json_object", "prompt")
 _known: dict[tuple[str, str], str] = {}
@@ -81,32 +84,54 @@ def response_format(level: str, name: str, schema: dict[str, Any]) -> dict[str, 
     return None
 
 
-# ---- schema helpers ------------------------------------------------------------------------------
-def obj(**properties: Any) -> dict[str, Any]:
-    """An object schema whose properties are all required and nothing else is allowed."""
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+# ---- output models ---------------------------------------------------------------------------
+M = TypeVar("M", bound=BaseModel)
+_NOT_KEYWORDS = ("title", "default", "description")  # pydantic's annotations, not constraints
 
 
-def array(items: dict[str, Any], min_items: int | None = None, max_items: int | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "array", "items": items}
-    if min_items is not None:
-        out["minItems"] = min_items
-    if max_items is not None:
-        out["maxItems"] = max_items
-    return out
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a step's pydantic output model in the strict subset: nested models
+    inlined (no `$ref`), every property required, no other property allowed, no titles."""
+    full = model.model_json_schema()
+    defs = full.pop("$defs", {})
+
+    def strict(node: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in node:
+            return strict(defs[node["$ref"].rsplit("/", 1)[1]])
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _NOT_KEYWORDS:
+                continue
+            if key == "properties":
+                out[key] = {name: strict(sub) for name, sub in value.items()}
+            elif key == "items" and isinstance(value, dict):
+                out[key] = strict(value)
+            elif key in ("anyOf", "allOf", "oneOf"):
+                out[key] = [strict(sub) for sub in value]
+            else:
+                out[key] = value
+        if out.get("type") == "object":
+            out["required"] = list(out.get("properties", {}))
+            out["additionalProperties"] = False
+        return out
+
+    return strict(full)
 
 
-STRING: dict[str, Any] = {"type": "string"}
-INTEGER: dict[str, Any] = {"type": "integer"}
-NUMBER: dict[str, Any] = {"type": "number"}
+def parse_as(model: type[M], data: Any) -> M | None:
+    """`data` (a parsed reply) as `model`, or None when it does not fit."""
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        return None
 
 
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def enum(values: list[str]) -> dict[str, Any]:
-    return {"type": "string", "enum": list(values)}
+def items_as(model: type[M], data: Any, key: str) -> list[M]:
+    """The items of the list under `key` of a reply that fit `model` (a small model's one
+    malformed item costs that item only, not the reply)."""
+    items = data.get(key) if isinstance(data, dict) else None
+    parsed = (parse_as(model, item) for item in (items if isinstance(items, list) else []))
+    return [item for item in parsed if item is not None]
 
 
 def parse_json(text: str) -> Any:

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 from bayes_app.maps.layout import tree_layout
 from bayes_app.maps.outline import branch_hues
-from bayes_app.models import Mindmap, Operation, RunStatus
+from bayes_app.models import Mindmap, Run, RunStatus
 from bayes_app.runs.events import RunEvent
 
 LIVE_IDS_KEPT = 50  # newest run-written nodes marked "live" on the canvas
@@ -110,14 +110,14 @@ def probe(db: Session, owner_id: str, map_id: str) -> tuple[int | None, str | No
     """(map revision or None when gone or not the owner's, id of the newest active run on it)."""
     rev = db.exec(select(Mindmap.revision).where(Mindmap.id == map_id, Mindmap.owner_id == owner_id)).first()
     run = db.exec(
-        select(Operation.id)
+        select(Run.id)
         .where(
-            Operation.resource_type == "mindmap",
-            Operation.resource_id == map_id,
-            Operation.owner_id == owner_id,
-            col(Operation.status).in_(RunStatus.ACTIVE),
+            Run.resource_type == "mindmap",
+            Run.resource_id == map_id,
+            Run.owner_id == owner_id,
+            col(Run.status).in_(RunStatus.ACTIVE),
         )
-        .order_by(col(Operation.created_at).desc())
+        .order_by(col(Run.created_at).desc())
     ).first()
     return rev, run
 

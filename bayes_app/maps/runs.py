@@ -13,53 +13,22 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.maps import service
 from bayes_app.maps.access import authorize, role_of
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.models import NodeKind, Operation, Role, RunStatus
+from bayes_app.models import NodeKind, Role, Run, RunStatus
+from bayes_app.runs import kinds
 from bayes_app.runs import lifecycle as lc
+from bayes_app.runs.kinds import RunKind
 from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
 
 RESOURCE = "mindmap"
-MAP_KINDS = (
-    "build_map",
-    "expand",
-    "deepen",
-    "counter",
-    "restructure",
-    "chapters",
-    "synthesize",
-    "message",
-    "check_support",
-    "update_map",
-)
-NEEDS_NODE = ("expand", "deepen", "counter", "check_support")
-NEEDS_PROMPT = ("message",)
 MAX_PROMPT_CHARS = 8_000
-# how a run kind reads in the credit history and the admin's run list ("Research · <map>")
-KIND_LABELS = {
-    "build_map": "Research",
-    "expand": "Expand",
-    "deepen": "Deepen",
-    "counter": "Counter-evidence",
-    "restructure": "Restructure",
-    "chapters": "Chapters",
-    "synthesize": "Synthesize",
-    "message": "Message",
-    "check_support": "Check support",
-    "update_map": "Update from new papers",
-}
-# prompt tokens a run may send: planner + up to 8 aspects × (passages + instructions) + critic
-PROMPT_BUDGET = {
-    "build_map": 40_000,
-    "expand": 20_000,
-    "message": 20_000,
-    "deepen": 12_000,
-    "counter": 12_000,
-    "restructure": 8_000,
-    "chapters": 4_000,
-    "synthesize": 10_000,
-    "check_support": 4_000,
-    "update_map": 12_000,  # a batch: per paper ≤ 6 passages to the researcher, one critic call
-}
+UPDATE_KIND = "update_map"  # the one kind that takes the new papers (document_ids)
 MAX_UPDATE_PAPERS = 200
+
+
+def map_kind(name: Any) -> RunKind | None:
+    """The registered map run kind called `name` (None when there is none)."""
+    kind = kinds.get(name) if isinstance(name, str) else None
+    return kind if kind is not None and kind.resource == RESOURCE else None
 
 
 def started_key(map_id: str) -> str:
@@ -85,7 +54,7 @@ def announce_edit(r: redis.Redis, map_id: str) -> None:
 
 def run_title(kind: str, map_title: str) -> str:
     """The history row of a map run: its kind and the map ("Research · PaSa")."""
-    return f"{KIND_LABELS.get(kind, kind)} · {map_title}"
+    return f"{kinds.label(kind)} · {map_title}"
 
 
 def start_map_run(
@@ -100,13 +69,14 @@ def start_map_run(
     output_tokens: int,
     role_models: dict[str, str] | None = None,
     document_ids: Any = None,
-) -> Operation:
+) -> Run:
     """Validate, reserve and create a QUEUED map run (the caller enqueues it). `role_models`
     names the model of each agent role (planner, researcher, critic, writer); each needs a price.
 
     Raises RunRequestError: 400 bad input, 404 map/node not found, 402 insufficient
     credits, 409 model unpriced or a run already active on the map."""
-    if kind not in MAP_KINDS:
+    spec = map_kind(kind)
+    if spec is None:
         raise RunRequestError(400, "bad_kind", f"Unknown map run kind {kind!r}.")
     if not isinstance(mindmap_id, str) or not mindmap_id:
         raise RunRequestError(400, "missing_fields", "mindmap_id is required for map runs.")
@@ -124,7 +94,7 @@ def start_map_run(
         raise RunRequestError(404, "not_found", str(err)) from None
     except MapError as err:
         raise RunRequestError(err.status, err.code, err.message) from None
-    if kind in NEEDS_NODE and node is None:
+    if spec.needs_node and node is None:
         raise RunRequestError(400, "missing_fields", f"node_id is required for {kind} runs.")
     if kind == "counter" and node is not None and node.kind == NodeKind.QUESTION:
         raise RunRequestError(400, "bad_target", "Counter-evidence needs a claim, not the root question.")
@@ -134,13 +104,13 @@ def start_map_run(
         problem = support_problem(db, node)
         if problem is not None:
             raise RunRequestError(400, problem.code, problem.message)
-    if kind == "update_map" and (
+    if kind == UPDATE_KIND and (
         not isinstance(document_ids, list)
         or not 0 < len(document_ids) <= MAX_UPDATE_PAPERS
         or not all(isinstance(d, str) for d in document_ids)
     ):
         raise RunRequestError(400, "missing_fields", "document_ids (the new papers) is required for update runs.")
-    if kind in NEEDS_PROMPT and not prompt:
+    if spec.needs_prompt and not prompt:
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
         raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
@@ -149,12 +119,12 @@ def start_map_run(
         payload["node_id"] = node.id
     if prompt:
         payload["prompt"] = prompt
-    if kind == "update_map":
+    if kind == UPDATE_KIND:
         payload["document_ids"] = list(document_ids)
     try:
         for role_model in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
-        estimate = estimate_for(db, model, PROMPT_BUDGET[kind], output_tokens * 4)
+        estimate = estimate_for(db, model, spec.prompt_budget, output_tokens * 4)
         return lc.create_operation(
             db, owner_id, kind, run_title(kind, m.title), estimate, model, input=payload, resource=(RESOURCE, m.id)
         )
@@ -164,15 +134,13 @@ def start_map_run(
         raise RunRequestError(402, "insufficient_credits", str(err)) from None
 
 
-def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Operation]:
+def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Run]:
     """The runs `owner_id` started on the map, newest first (404 via MapNotFound for a non-member)."""
     role_of(db, owner_id, map_id)
-    q = select(Operation).where(
-        Operation.resource_type == RESOURCE, Operation.resource_id == map_id, Operation.owner_id == owner_id
-    )
+    q = select(Run).where(Run.resource_type == RESOURCE, Run.resource_id == map_id, Run.owner_id == owner_id)
     if active_only:
-        q = q.where(col(Operation.status).in_(RunStatus.ACTIVE))
-    return list(db.exec(q.order_by(col(Operation.created_at).desc())))
+        q = q.where(col(Run.status).in_(RunStatus.ACTIVE))
+    return list(db.exec(q.order_by(col(Run.created_at).desc())))
 
 
 def delete_map(sessions: Callable[[], Session], r: redis.Redis, owner_id: str, map_id: str) -> list[str]:

@@ -25,7 +25,7 @@ from bayes_app.models.maps import (
     RelationKind,
     SupportLabel,
 )
-from bayes_app.models.runs import Operation, RunStatus, UsageEvent
+from bayes_app.models.runs import Operation, Run, RunStatus, UsageEvent
 from bayes_app.models.sharing import CollectionMember, MapMember, Role
 from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
@@ -52,6 +52,7 @@ __all__ = [
     "MICRO",
     "ModelPrice",
     "Operation",
+    "Run",
     "RunStatus",
     "UsageEvent",
     "Citation",

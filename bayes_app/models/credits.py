@@ -52,9 +52,7 @@ class LedgerEntry(SQLModel, table=True):
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     user_id: str = Field(foreign_key="users.id", index=True, max_length=32, ondelete="CASCADE")
-    operation_id: str | None = Field(
-        default=None, foreign_key="operations.id", index=True, max_length=32, ondelete="CASCADE"
-    )
+    operation_id: str | None = Field(default=None, foreign_key="runs.id", index=True, max_length=32, ondelete="CASCADE")
     entry_type: str = Field(max_length=20)
     amount: int = Field(sa_column=Column(BigInteger, nullable=False))
     idempotency_key: str = Field(max_length=200, unique=True)

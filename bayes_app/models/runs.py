@@ -1,4 +1,4 @@
-"""Runs (operations) and the usage events they record."""
+"""Runs and the usage events they record."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ class RunStatus:
     ACTIVE = (QUEUED, RUNNING)
 
 
-class Operation(SQLModel, table=True):
+class Run(SQLModel, table=True):
     """One run of an agent (ask, build_map, expand …) for one user."""
 
-    __tablename__ = "operations"
-    __table_args__ = (Index("ix_operations_owner_created", "owner_id", "created_at"),)
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_owner_created", "owner_id", "created_at"),)
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     owner_id: str = Field(foreign_key="users.id", max_length=32, ondelete="CASCADE")
@@ -52,6 +52,10 @@ class Operation(SQLModel, table=True):
     input: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
+# the run table's old name, for code written before the rename (issue 27); use `Run`
+Operation = Run
+
+
 class UsageEvent(SQLModel, table=True):
     """Tokens one model response used, priced when recorded. Internal: never in user history.
 
@@ -63,7 +67,7 @@ class UsageEvent(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("operation_id", "attempt", "seq", name="uq_usage_op_attempt_seq"),)
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
-    operation_id: str = Field(foreign_key="operations.id", max_length=32, ondelete="CASCADE")
+    operation_id: str = Field(foreign_key="runs.id", max_length=32, ondelete="CASCADE")
     attempt: int
     seq: int
     step: str = Field(max_length=100)  # "phase1_thinking", "agent", "analyze_document" …

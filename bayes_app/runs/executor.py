@@ -20,29 +20,23 @@ from sqlmodel import Session
 
 from bayes_app.llm.stream import ModelStream
 from bayes_app.llm.types import ChatProvider, ChatRequest, ProviderError, StreamEvent, Usage
-from bayes_app.models import Operation, RunStatus
-from bayes_app.runs import control, events
+from bayes_app.models import Run, RunStatus
+from bayes_app.runs import control, events, kinds
 from bayes_app.runs import lifecycle as lc
 
 log = logging.getLogger("bayes.runs.executor")
 
 SessionFactory = Callable[[], Session]
-RunKind = Callable[["RunContext"], Awaitable[None]]
-KINDS: dict[str, RunKind] = {}
+KindFn = Callable[["RunContext"], Awaitable[None]]
 USAGE_CHECKPOINT_S = 1.0  # how often a streaming response's running estimate is persisted
 
 
-def register_kind(name: str, fn: RunKind) -> None:
-    """Register an async run kind under `name` (the operation's `kind`); features' kinds are
-    registered in one place, `bayes_app.registry`."""
-    KINDS[name] = fn
+def run_kind(name: str) -> Callable[[KindFn], KindFn]:
+    """Register a bare run kind under `name` (tests' ad-hoc kinds); the features declare a
+    `kinds.RunKind` and register it in one place, `bayes_app.registry`."""
 
-
-def run_kind(name: str) -> Callable[[RunKind], RunKind]:
-    """`register_kind` as a decorator (for tests' ad-hoc kinds)."""
-
-    def deco(fn: RunKind) -> RunKind:
-        register_kind(name, fn)
+    def deco(fn: KindFn) -> KindFn:
+        kinds.register(kinds.RunKind(name, name, fn))
         return fn
 
     return deco
@@ -70,7 +64,7 @@ class RunInfo:
     input: dict[str, Any]
 
     @classmethod
-    def of(cls, op: Operation) -> RunInfo:
+    def of(cls, op: Run) -> RunInfo:
         return cls(op.id, op.owner_id, op.kind, op.model, dict(op.input or {}))
 
 
@@ -260,24 +254,17 @@ async def execute(
     lease_ms: int = control.LEASE_MS,
 ) -> ExecResult:
     """Run one operation to STOPPED. Returns without doing anything when another worker
-    holds the lease or the run cannot start (cancelled, stopped, finalized)."""
+    holds the lease or the run cannot start (cancelled, stopped, finalized). The blocking
+    database calls run off the event loop: a worker's runs share one loop (Dramatiq's
+    `AsyncIO` middleware)."""
     lease = control.Lease(r, op_id, ttl_ms=lease_ms)
     if not lease.acquire():
         return ExecResult(False, detail="lease_held")
     try:
-        with sessions() as db:
-            current = db.get(Operation, op_id)
-            if current is None or current.status != RunStatus.QUEUED:
-                # A redelivered message (worker crash) never resumes a run: the finalizer
-                # settles it (worker_lost) once this lease is released.
-                return ExecResult(False, detail="not_queued")
-            try:
-                attempt = lc.mark_running(db, op_id)
-            except lc.CannotStart as err:
-                return ExecResult(False, detail=err.reason)
-            op = db.get(Operation, op_id)
-            assert op is not None  # mark_running just updated it in this transaction
-            run = RunInfo.of(op)
+        started = await asyncio.to_thread(_mark_running, sessions, op_id)
+        if isinstance(started, ExecResult):
+            return started
+        attempt, run = started
         signal = listener.watch(op_id)
         lease.on_lost = signal.set  # another worker took over / lease expired: stop now
         lease.start_heartbeat()
@@ -287,6 +274,23 @@ async def execute(
             listener.unwatch(op_id)
     finally:
         lease.release()
+
+
+def _mark_running(sessions: SessionFactory, op_id: str) -> tuple[int, RunInfo] | ExecResult:
+    """QUEUED → RUNNING: (the attempt, the run), or why it cannot start."""
+    with sessions() as db:
+        current = db.get(Run, op_id)
+        if current is None or current.status != RunStatus.QUEUED:
+            # A redelivered message (worker crash) never resumes a run: the finalizer
+            # settles it (worker_lost) once this lease is released.
+            return ExecResult(False, detail="not_queued")
+        try:
+            attempt = lc.mark_running(db, op_id)
+        except lc.CannotStart as err:
+            return ExecResult(False, detail=err.reason)
+        run = db.get(Run, op_id)
+        assert run is not None  # mark_running just updated it in this transaction
+        return attempt, RunInfo.of(run)
 
 
 async def _run(
@@ -303,10 +307,10 @@ async def _run(
     outcome, reason = RunStatus.SUCCEEDED, None
     try:
         ctx.emit("status", {"status": RunStatus.RUNNING, "attempt": attempt})
-        kind = KINDS.get(run.kind)
+        kind = kinds.get(run.kind)
         if kind is None:
             raise LookupError(f"unknown run kind {run.kind!r}")
-        await kind(ctx)
+        await kind.entry(ctx)
         if ctx.aborted:
             raise RunAborted(ctx.abort_reason())
     except RunAborted as err:
@@ -332,9 +336,13 @@ async def _run(
                 await close()
             except Exception:  # noqa: BLE001
                 pass
-    with sessions() as db:
-        # A CANCELLED outcome without a reason takes the DB's cancel reason.
-        stopped = lc.mark_stopped(db, run.id, attempt, outcome, None if outcome == RunStatus.CANCELLED else reason)
+
+    def mark_stopped() -> bool:
+        with sessions() as db:
+            # A CANCELLED outcome without a reason takes the DB's cancel reason.
+            return lc.mark_stopped(db, run.id, attempt, outcome, None if outcome == RunStatus.CANCELLED else reason)
+
+    stopped = await asyncio.to_thread(mark_stopped)
     if stopped:
         _safe_emit(ctx, "status", {"status": RunStatus.STOPPED, "outcome": outcome, "reason": reason})
     return ExecResult(True, outcome, reason)

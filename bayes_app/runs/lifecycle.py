@@ -29,7 +29,7 @@ from bayes_app.db import atomic
 from bayes_app.models import (
     EntryType,
     LedgerEntry,
-    Operation,
+    Run,
     RunStatus,
     UsageEvent,
     User,
@@ -74,8 +74,8 @@ def finalize_lock_key(op_id: str) -> str:
     return f"finalize:{op_id}"
 
 
-def _load(db: Session, op_id: str) -> Operation:
-    op = db.get(Operation, op_id, populate_existing=True)
+def _load(db: Session, op_id: str) -> Run:
+    op = db.get(Run, op_id, populate_existing=True)
     if op is None:
         raise OperationNotFound(op_id)
     return op
@@ -84,10 +84,7 @@ def _load(db: Session, op_id: str) -> Operation:
 def _update(db: Session, op_id: str, *where: Any, **values: Any) -> bool:
     """A conditional UPDATE of one operation; True when it applied."""
     stmt = (
-        update(Operation)
-        .where(col(Operation.id) == op_id, *where)
-        .values(**values)
-        .execution_options(synchronize_session="fetch")
+        update(Run).where(col(Run.id) == op_id, *where).values(**values).execution_options(synchronize_session="fetch")
     )
     return db.exec(stmt).rowcount == 1
 
@@ -103,7 +100,7 @@ def create_operation(
     input: dict[str, Any] | None = None,
     resource: tuple[str, str] | None = None,
     op_id: str | None = None,
-) -> Operation:
+) -> Run:
     """Create a QUEUED operation and reserve `estimate` micro-credits, in one transaction.
 
     Raises PriceMissing or InsufficientCredits before anything is written.
@@ -114,7 +111,7 @@ def create_operation(
     with atomic(db):
         pricing.get_price(db, model)
         ledger.ensure_available(db, owner_id, estimate)
-        op = Operation(
+        op = Run(
             id=op_id or new_id(),
             owner_id=owner_id,
             kind=kind,
@@ -140,11 +137,11 @@ def mark_running(db: Session, op_id: str) -> int:
         ok = _update(
             db,
             op_id,
-            col(Operation.status).in_(RunStatus.ACTIVE),
-            col(Operation.cancel_requested_at).is_(None),
+            col(Run.status).in_(RunStatus.ACTIVE),
+            col(Run.cancel_requested_at).is_(None),
             status=RunStatus.RUNNING,
-            attempt=col(Operation.attempt) + 1,
-            started_at=func.coalesce(col(Operation.started_at), utcnow()),
+            attempt=col(Run.attempt) + 1,
+            started_at=func.coalesce(col(Run.started_at), utcnow()),
         )
         op = _load(db, op_id)
         if not ok:
@@ -246,8 +243,8 @@ def request_cancel(db: Session, op_id: str, reason: str = USER_CANCEL) -> bool:
         _update(
             db,
             op_id,
-            col(Operation.status).in_(RunStatus.ACTIVE),
-            col(Operation.cancel_requested_at).is_(None),
+            col(Run.status).in_(RunStatus.ACTIVE),
+            col(Run.cancel_requested_at).is_(None),
             cancel_requested_at=utcnow(),
             cancel_reason=reason[:200],
         )
@@ -266,13 +263,13 @@ def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str, reason: st
         raise ValueError(f"outcome must be one of {RunStatus.OUTCOMES}")
     why: Any = reason
     if reason is None and outcome == RunStatus.CANCELLED:
-        why = func.coalesce(col(Operation.cancel_reason), USER_CANCEL)
+        why = func.coalesce(col(Run.cancel_reason), USER_CANCEL)
     with atomic(db):
         ok = _update(
             db,
             op_id,
-            col(Operation.status) == RunStatus.RUNNING,
-            col(Operation.attempt) == attempt,
+            col(Run.status) == RunStatus.RUNNING,
+            col(Run.attempt) == attempt,
             status=RunStatus.STOPPED,
             outcome=outcome,
             outcome_reason=why,
@@ -288,7 +285,7 @@ def _sessions(source: Engine | Callable[[], Session]) -> Callable[[], Session]:
     return source
 
 
-def _stop_if_abandoned(db: Session, op: Operation, lease_alive: Callable[[], bool]) -> bool | None:
+def _stop_if_abandoned(db: Session, op: Run, lease_alive: Callable[[], bool]) -> bool | None:
     """Bring an active run to STOPPED if nothing is working on it any more.
 
     None = a worker may still be on it (wait); otherwise whether this call stopped it
@@ -303,7 +300,7 @@ def _stop_if_abandoned(db: Session, op: Operation, lease_alive: Callable[[], boo
         return _update(
             db,
             op.id,
-            col(Operation.status) == RunStatus.QUEUED,
+            col(Run.status) == RunStatus.QUEUED,
             status=RunStatus.STOPPED,
             outcome=RunStatus.CANCELLED,
             outcome_reason=op.cancel_reason or USER_CANCEL,
@@ -314,8 +311,8 @@ def _stop_if_abandoned(db: Session, op: Operation, lease_alive: Callable[[], boo
     return _update(
         db,
         op.id,
-        col(Operation.status) == RunStatus.RUNNING,
-        col(Operation.attempt) == op.attempt,
+        col(Run.status) == RunStatus.RUNNING,
+        col(Run.attempt) == op.attempt,
         status=RunStatus.STOPPED,
         outcome=RunStatus.FAILED,
         outcome_reason=WORKER_LOST,
@@ -323,7 +320,7 @@ def _stop_if_abandoned(db: Session, op: Operation, lease_alive: Callable[[], boo
     )
 
 
-def _write_terminal(db: Session, op: Operation, charged: int) -> None:
+def _write_terminal(db: Session, op: Run, charged: int) -> None:
     op.status = op.outcome or RunStatus.FAILED
     op.charged_credits = charged
     op.finalized_at = utcnow()
@@ -389,7 +386,7 @@ def finalize(sessions: Engine | Callable[[], Session], op_id: str, lease_alive: 
         return result
 
 
-def terminal_event(op: Operation) -> dict[str, Any]:
+def terminal_event(op: Run) -> dict[str, Any]:
     """The last event of a run's stream, appended by the caller after finalize commits."""
     return {
         "type": "done",
@@ -411,14 +408,10 @@ def reap_candidates(db: Session, now: datetime, lease_alive: Callable[[str], boo
     Only runs that started / were cancelled at least `grace_s` before `now`.
     """
     cutoff = now - timedelta(seconds=grace_s)
-    running = db.exec(
-        select(Operation.id).where(Operation.status == RunStatus.RUNNING, col(Operation.started_at) <= cutoff)
-    ).all()
-    stopped = db.exec(
-        select(Operation.id).where(Operation.status == RunStatus.STOPPED, col(Operation.finalized_at).is_(None))
-    ).all()
+    running = db.exec(select(Run.id).where(Run.status == RunStatus.RUNNING, col(Run.started_at) <= cutoff)).all()
+    stopped = db.exec(select(Run.id).where(Run.status == RunStatus.STOPPED, col(Run.finalized_at).is_(None))).all()
     cancelled = db.exec(
-        select(Operation.id).where(Operation.status == RunStatus.QUEUED, col(Operation.cancel_requested_at) <= cutoff)
+        select(Run.id).where(Run.status == RunStatus.QUEUED, col(Run.cancel_requested_at) <= cutoff)
     ).all()
     return [i for i in running if not lease_alive(i)] + list(stopped) + list(cancelled)
 

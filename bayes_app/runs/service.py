@@ -13,7 +13,7 @@ from sqlmodel import Session
 
 from bayes_app.credits import pricing
 from bayes_app.errors import DomainError
-from bayes_app.models import Operation, RunStatus
+from bayes_app.models import Run, RunStatus
 from bayes_app.runs import control, events
 from bayes_app.runs import lifecycle as lc
 
@@ -30,13 +30,13 @@ def estimate_for(db: Session, model: str, prompt_tokens: int, output_tokens: int
     return pricing.cost_micro(pricing.get_price(db, model), prompt_tokens, 0, output_tokens)
 
 
-def get_owned(db: Session, owner_id: str, op_id: str) -> Operation | None:
+def get_owned(db: Session, owner_id: str, op_id: str) -> Run | None:
     """The run if it exists and belongs to `owner_id` (else None: answer 404)."""
-    op = db.get(Operation, op_id, populate_existing=True)
+    op = db.get(Run, op_id, populate_existing=True)
     return op if op is not None and op.owner_id == owner_id else None
 
 
-def view(db: Session, op: Operation) -> dict[str, Any]:
+def view(db: Session, op: Run) -> dict[str, Any]:
     return {
         "id": op.id,
         "kind": op.kind,
@@ -82,10 +82,10 @@ def cancel_resource_runs(
     with sessions() as db:
         ids = list(
             db.exec(
-                select(Operation.id).where(
-                    Operation.resource_type == resource_type,
-                    Operation.resource_id == resource_id,
-                    col(Operation.status).in_(RunStatus.ACTIVE),
+                select(Run.id).where(
+                    Run.resource_type == resource_type,
+                    Run.resource_id == resource_id,
+                    col(Run.status).in_(RunStatus.ACTIVE),
                 )
             ).all()
         )
@@ -106,7 +106,7 @@ def settle(sessions: Callable[[], Session], r: redis.Redis, op_id: str) -> lc.Fi
     result = lc.finalize(sessions, op_id, lambda: control.lease_alive(r, op_id))
     if result in ("finalized", "noop"):
         with sessions() as db:
-            op = db.get(Operation, op_id, populate_existing=True)
+            op = db.get(Run, op_id, populate_existing=True)
             if op is not None and op.finalized_at is not None:
                 data = lc.terminal_event(op)["data"]
                 control.retry_for(lambda: events.append_done(r, op_id, data), DONE_RETRY_S, f"append done of {op_id}")

@@ -4,8 +4,10 @@ password changes, API tokens and the first-run progress — each one transaction
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
+
+from pydantic import BaseModel
 
 from bayes_app.accounts import onboarding, service
 from bayes_app.accounts.passwords import HashingBusy
@@ -13,7 +15,7 @@ from bayes_app.accounts.service import AccountError, UserInfo
 from bayes_app.accounts.throttle import LoginThrottle, Refusal
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.models import ApiToken, User
+from bayes_app.models import User
 from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.app.accounts")
@@ -174,16 +176,41 @@ def change_password_in_session(token: str | None, old: str, new: str, client: st
     return new_session(user.id)
 
 
-def tokens(user_id: str) -> list[ApiToken]:
+class Token(BaseModel):
+    """An API token as its owner sees it (never its hash)."""
+
+    id: str
+    name: str
+    created_at: datetime
+    expires_at: datetime
+    revoked: bool
+
+
+class IssuedToken(BaseModel):
+    """A token just issued: the raw `token` is shown once and never stored."""
+
+    token: str
+    id: str
+    expires_at: datetime
+
+
+def tokens(user_id: str) -> list[Token]:
     """The user's API tokens, newest first (revoked ones too)."""
     with session_scope() as db:
-        return list(service.list_api_tokens(db, user_id))
+        return [
+            Token(
+                id=t.id, name=t.name, created_at=t.created_at, expires_at=t.expires_at, revoked=t.revoked_at is not None
+            )
+            for t in service.list_api_tokens(db, user_id)
+        ]
 
 
-def create_token(user_id: str, name: str) -> tuple[ApiToken, str]:
-    """A new API token: (its row, the raw token — shown once, never stored)."""
+def create_token(user_id: str, name: str) -> IssuedToken:
+    """A new API token for the user."""
     with session_scope() as db:
-        return service.create_api_token(db, _user(db, user_id), timedelta(days=get_settings().api_token_ttl_days), name)
+        ttl = timedelta(days=get_settings().api_token_ttl_days)
+        row, raw = service.create_api_token(db, _user(db, user_id), ttl, name)
+        return IssuedToken(token=raw, id=row.id, expires_at=row.expires_at)
 
 
 def revoke_token(user_id: str, token_id: str) -> None:

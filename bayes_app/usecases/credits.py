@@ -9,16 +9,17 @@ import math
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlmodel import col, func, select
 
 from bayes_app.credits import ledger, pricing
 from bayes_app.credits.reconcile import Reconciliation, reconcile
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.models import MICRO, EntryType, LedgerEntry, ModelPrice, Operation, UsageEvent, User, utcnow
+from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, UsageEvent, User, utcnow
 
 PRICE_FIELDS = ("input_per_million", "cached_per_million", "output_per_million")
 
@@ -73,20 +74,35 @@ def grant(amount: int, key: str, note: str, *, user_id: str | None = None, email
         return Granted(user.id, user.email, created, ledger.balance(db, user.id), ledger.available(db, user.id))
 
 
-def prices() -> list[ModelPrice]:
+class Price(BaseModel):
+    """A model's prices in micro-credits per million tokens (the HTTP API's `PriceOut` too)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    model: str
+    input_per_million: int
+    cached_per_million: int
+    output_per_million: int
+    updated_at: datetime | None
+    updated_by: str | None
+
+
+def prices() -> list[Price]:
+    """The price table."""
     with session_scope() as db:
-        return list(pricing.list_prices(db))
+        return [Price.model_validate(p) for p in pricing.list_prices(db)]
 
 
-def price(model: str) -> ModelPrice:
+def price(model: str) -> Price:
+    """One model's prices; NotFound when it has none."""
     with session_scope() as db:
         try:
-            return pricing.get_price(db, model)
+            return Price.model_validate(pricing.get_price(db, model))
         except pricing.PriceMissing:
             raise NotFound("price") from None
 
 
-def set_price(model: str, values: list[Any], updated_by: str) -> ModelPrice:
+def set_price(model: str, values: list[Any], updated_by: str) -> Price:
     """Set a model's three prices (micro-credits per million tokens)."""
     with session_scope() as db:
         try:
@@ -94,7 +110,8 @@ def set_price(model: str, values: list[Any], updated_by: str) -> ModelPrice:
         except ValueError as err:
             raise DomainError("bad_price", f"{err}; fields: {', '.join(PRICE_FIELDS)}.") from None
         db.add(p)
-        return p
+        db.flush()
+        return Price.model_validate(p)
 
 
 def reconciliation() -> Reconciliation:
@@ -107,12 +124,12 @@ def reconciliation() -> Reconciliation:
 class Dashboard:
     users: list[User]
     balances: dict[str, tuple[int, int]]  # user id -> (balance, held)
-    reserves: list[tuple[str, int, Operation | None]]  # run id, amount held, the run
+    reserves: list[tuple[str, int, Run | None]]  # run id, amount held, the run
     spend_by_day: dict[str, int]
     spend_by_kind: dict[str, int]
-    recent_runs: list[Operation]
+    recent_runs: list[Run]
     runs_more: bool  # more runs match the filter than `recent_runs` holds
-    prices: list[ModelPrice]
+    prices: list[Price]
 
 
 def dashboard(
@@ -129,14 +146,10 @@ def dashboard(
             .group_by(LedgerEntry.operation_id)
             .having(held != 0)
         ).all()
-        ops = (
-            {op.id: op for op in db.exec(select(Operation).where(col(Operation.id).in_([r[0] for r in rows])))}
-            if rows
-            else {}
-        )
+        ops = {op.id: op for op in db.exec(select(Run).where(col(Run.id).in_([r[0] for r in rows])))} if rows else {}
         spent = db.exec(
-            select(LedgerEntry.created_at, LedgerEntry.amount, Operation.kind)
-            .join(Operation, col(Operation.id) == col(LedgerEntry.operation_id))
+            select(LedgerEntry.created_at, LedgerEntry.amount, Run.kind)
+            .join(Run, col(Run.id) == col(LedgerEntry.operation_id))
             .where(
                 LedgerEntry.entry_type == EntryType.SPEND,
                 col(LedgerEntry.created_at) >= utcnow() - timedelta(days=spend_days),
@@ -147,11 +160,11 @@ def dashboard(
         for created, amount, kind in spent:
             by_day[created.strftime("%Y-%m-%d")] += -int(amount)
             by_kind[kind] += -int(amount)
-        q = select(Operation).order_by(col(Operation.created_at).desc())
+        q = select(Run).order_by(col(Run.created_at).desc())
         if runs_user:
-            q = q.where(Operation.owner_id == runs_user)
+            q = q.where(Run.owner_id == runs_user)
         if runs_status:
-            q = q.where(Operation.status == runs_status)
+            q = q.where(Run.status == runs_status)
         runs = list(db.exec(q.limit(recent + 1)))
         sums = ledger.summaries(db)
         return Dashboard(
@@ -162,13 +175,13 @@ def dashboard(
             spend_by_kind=dict(by_kind),
             recent_runs=runs[:recent],
             runs_more=len(runs) > recent,
-            prices=list(pricing.list_prices(db)),
+            prices=[Price.model_validate(p) for p in pricing.list_prices(db)],
         )
 
 
 @dataclass
 class RunDetail:
-    run: Operation
+    run: Run
     owner_email: str | None
     usage: list[UsageEvent]
 
@@ -176,7 +189,7 @@ class RunDetail:
 def run_detail(op_id: str) -> RunDetail:
     """One run with its owner and usage events, for any user's run (admins only)."""
     with session_scope() as db:
-        op = db.get(Operation, op_id)
+        op = db.get(Run, op_id)
         if op is None:
             raise NotFound("run")
         owner = db.get(User, op.owner_id)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
+from pydantic import BaseModel
+
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import ocr, uploads
-from bayes_app.models import Collection, Document
+from bayes_app.models import Document
 from bayes_app.search import runtime
 from bayes_app.search.hybrid import SearchHit
 from bayes_app.sharing import collections as shared_cols
@@ -142,14 +144,25 @@ def delete_document(user_id: str, document_id: str) -> None:
     queue.get().purge(document_id, None if still_used else sha)
 
 
-def create_collection(user_id: str, name: str) -> Collection:
-    with session_scope() as db:
-        return lib.create_collection(db, user_id, name)
+class CollectionRef(BaseModel):
+    """A collection as a create or rename answers it (the HTTP API's `CollectionOut` too)."""
+
+    id: str
+    name: str
 
 
-def rename_collection(user_id: str, collection_id: str, name: str) -> Collection:
+def create_collection(user_id: str, name: str) -> CollectionRef:
+    """A new collection of the user's."""
     with session_scope() as db:
-        return lib.rename_collection(db, user_id, collection_id, name)
+        c = lib.create_collection(db, user_id, name)
+        return CollectionRef(id=c.id, name=c.name)
+
+
+def rename_collection(user_id: str, collection_id: str, name: str) -> CollectionRef:
+    """Rename the user's collection (NotFound unless it is theirs)."""
+    with session_scope() as db:
+        c = lib.rename_collection(db, user_id, collection_id, name)
+        return CollectionRef(id=c.id, name=c.name)
 
 
 def delete_collection(user_id: str, collection_id: str) -> None:

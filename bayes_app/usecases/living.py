@@ -45,7 +45,7 @@ def note_indexed(document_id: str) -> None:
 def propose_updates(owner_id: str, started_at: float) -> list[str]:
     """The owner's batch: wait while papers are still indexing (up to BAYES_LIVING_BATCH_MAX_S),
     then start one update run per watching map the batch is relevant to. Returns the run ids."""
-    from bayes_app.agents.update import embed_texts, paper_vectors
+    from bayes_app.agents.kinds.update_map import embed_texts, paper_vectors
 
     s = get_settings()
     r = get_redis()

@@ -4,30 +4,103 @@ span the database and the job queue (deleting a map with runs working on it)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from sqlmodel import Session
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.maps import access, history, members, presence, service
+from bayes_app.maps import access, citations, export, history, members, presence, service
+from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.outline import outline_rows
 from bayes_app.maps.presence import BEAT_S
 from bayes_app.maps.views import node_citation_views
+from bayes_app.maps.watch import Beat, MapChange, MapWatcher
 from bayes_app.models import Role
-from bayes_app.redis_client import get_redis
+from bayes_app.redis_client import get_redis, new_async_redis
 from bayes_app.runs import service as run_service
 from bayes_app.settings import get_settings
 from bayes_app.usecases import runs
 
-__all__ = ["BEAT_S", "EDIT", "OWN", "READ", "MapError", "MapNotFound"]  # for the front doors
+# for the front doors: roles, errors, the editor's watcher and view helpers
+__all__ = [
+    "BEAT_S",
+    "EDIT",
+    "OWN",
+    "READ",
+    "MapChange",
+    "MapError",
+    "MapNotFound",
+    "MapWatcher",
+    "outcome_line",
+    "outline_rows",
+]
 T = TypeVar("T")
 READ, EDIT, OWN = Role.VIEWER, Role.EDITOR, Role.OWNER  # what a front door asks of the caller's role
+outcome_line = map_runs.outcome_line
 
 
-def call(fn: Callable[..., T], *args: Any, **kw: Any) -> T:
-    """One maps-domain call (`fn(db, *args)`: an edit, a view, the revision, a listing) in one
-    transaction: commit, or roll back and let its MapError/MapNotFound reach the caller."""
-    with session_scope() as db:
-        return fn(db, *args, **kw)
+P = ParamSpec("P")
+
+
+def _use_case(fn: Callable[Concatenate[Session, P], T]) -> Callable[P, T]:
+    """The maps-domain function `fn(db, …)` as a named use case `(…)`: one transaction, commit,
+    or roll back and let its MapError/MapNotFound reach the caller."""
+
+    def use_case(*args: P.args, **kw: P.kwargs) -> T:
+        with session_scope() as db:
+            return fn(db, *args, **kw)
+
+    use_case.__name__, use_case.__qualname__, use_case.__doc__ = fn.__name__, fn.__name__, fn.__doc__
+    return use_case
+
+
+def _on_map(need: str, fn: Callable[Concatenate[Session, str, str, P], T]) -> Callable[Concatenate[str, str, P], T]:
+    """The maps-domain function `fn(db, owner_id, map_id, …)` as the use case
+    `(user_id, map_id, …)` for any user whose role on the map allows `need` (see `call_as`)."""
+
+    def use_case(user_id: str, map_id: str, *args: P.args, **kw: P.kwargs) -> T:
+        return call_as(user_id, map_id, need, fn, *args, **kw)
+
+    use_case.__name__, use_case.__qualname__, use_case.__doc__ = fn.__name__, fn.__name__, fn.__doc__
+    return use_case
+
+
+# Every map read and edit the front doors make, each in its own transaction (the edits commit
+# with their undo entry and revision bump: see docs/architecture.md, "Map edits commit per call"),
+# allowed by the caller's role on the map (owner, editor, viewer: maps/access.py).
+create_map = _use_case(service.create_map)
+rename_map = _on_map(OWN, service.rename_map)
+revision = _on_map(READ, service.revision)
+undo = _on_map(EDIT, service.undo)  # the caller's own last edit (per-user undo)
+auto_layout = _on_map(EDIT, service.auto_layout)
+add_child = _on_map(EDIT, service.add_child)
+add_sibling = _on_map(EDIT, service.add_sibling)
+update_node = _on_map(EDIT, service.update_node)
+move_node = _on_map(EDIT, service.move_node)
+move_step = _on_map(EDIT, service.move_step)
+set_positions = _on_map(EDIT, service.set_positions)
+delete_subtree = _on_map(EDIT, service.delete_subtree)
+accept_proposal = _on_map(EDIT, service.accept_proposal)
+reject_proposal = _on_map(EDIT, service.reject_proposal)
+check_support = _on_map(EDIT, citations.check_support)
+attach_citation = _on_map(EDIT, citations.attach_citation)
+delete_citation = _on_map(EDIT, citations.delete_citation)
+accept_rewrite = _on_map(EDIT, citations.accept_rewrite)
+export_json = _on_map(READ, export.as_json)
+export_markdown = _on_map(READ, export.markdown)
+export_bibtex = _on_map(READ, export.bibtex)
+export_docx = _on_map(READ, export.docx_bytes)
+
+
+def probe(user_id: str, map_id: str) -> tuple[int | None, str | None]:
+    """(the map's revision, the user's newest active run on it); (None, None) once the map is
+    gone for this user (deleted, or no longer shared with them)."""
+    try:
+        return call_as(user_id, map_id, READ, live_map.probe_for, user_id)
+    except MapNotFound:
+        return None, None
 
 
 def call_as(user_id: str, map_id: str, need: str, fn: Callable[..., T], *args: Any, **kw: Any) -> T:
@@ -99,7 +172,7 @@ def require(user_id: str, map_id: str, need: str) -> None:
         access.authorize(db, user_id, map_id, need)
 
 
-def view(user_id: str, map_id: str) -> dict[str, Any]:
+def map_view(user_id: str, map_id: str) -> dict[str, Any]:
     """The whole map for any member, with the caller's `role`."""
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
@@ -139,6 +212,14 @@ def node_citations(user_id: str, map_id: str, node_id: str) -> list[dict[str, An
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
         return node_citation_views(db, m.owner_id, map_id, node_id)
+
+
+def watcher(
+    user_id: str, map_id: str, run_id: str, cursor: str | None, revision: int, beat: Beat | None = None
+) -> MapWatcher:
+    """The changes of the user's open map, from where the editor stands (close it with aclose);
+    `beat` keeps the user's presence on it (see `here`)."""
+    return MapWatcher(new_async_redis(), map_id, lambda: probe(user_id, map_id), run_id, cursor, revision, beat=beat)
 
 
 def delete_map(user_id: str, map_id: str) -> list[str]:

@@ -13,13 +13,15 @@ from typing import Any
 
 import redis
 
+from bayes_app import registry
 from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
+from bayes_app.llm.factory import is_offline
 from bayes_app.maps import runs as map_runs
-from bayes_app.models import Operation, RunStatus
+from bayes_app.models import Run, RunStatus
 from bayes_app.redis_client import get_redis
-from bayes_app.runs import events, lifecycle, service
+from bayes_app.runs import events, kinds, lifecycle, service
 from bayes_app.settings import get_settings
 from bayes_app.usecases import queue
 
@@ -37,7 +39,7 @@ class RunInfo:
 def info(op_id: str) -> RunInfo | None:
     """What a live view shows of a run: kind, status, charge, why it ended (None: unknown)."""
     with session_scope() as db:
-        op = db.get(Operation, op_id)
+        op = db.get(Run, op_id)
         return RunInfo(op.kind, op.status, op.charged_credits, op.outcome_reason) if op else None
 
 
@@ -53,8 +55,33 @@ def view_owned(user_id: str, op_id: str) -> dict[str, Any]:
 def settled_done(op_id: str) -> dict[str, Any] | None:
     """The `done` event of a settled run (its stream entry may have expired), else None."""
     with session_scope() as db:
-        op = db.get(Operation, op_id, populate_existing=True)
+        op = db.get(Run, op_id, populate_existing=True)
         return lifecycle.terminal_event(op) if op is not None and op.finalized_at is not None else None
+
+
+def offline() -> bool:
+    """Is this installation in offline mode (no model endpoint or key configured)?"""
+    return is_offline()
+
+
+def label(kind: str) -> str:
+    """How run kind `kind` reads to a person (the registry's label: "Dive deeper")."""
+    registry.register()
+    return kinds.label(kind)
+
+
+def needs_node(kind: str) -> bool:
+    """Does run kind `kind` work on a node the user selects?"""
+    registry.register()
+    spec = kinds.get(kind)
+    return spec is not None and spec.needs_node
+
+
+def whole_map(kind: str) -> bool:
+    """Does run kind `kind` work on the whole map (the selected node is not passed)?"""
+    registry.register()
+    spec = kinds.get(kind)
+    return spec is not None and spec.whole_map
 
 
 class QueueUnavailable(DomainError):
@@ -142,7 +169,7 @@ def start(user_id: str, request: dict[str, Any]) -> dict[str, Any]:
     (`mindmap_id`, `node_id`, `prompt`), anything else is an Ask question (`prompt` required;
     `scope`, `conversation_id`, `edit_message_id`). RunRequestError on a refusal."""
     kind = request.get("kind")
-    if kind in map_runs.MAP_KINDS:
+    if map_runs.map_kind(kind) is not None:
         return start_map_run(user_id, kind, request.get("mindmap_id"), request.get("node_id"), request.get("prompt"))
     prompt, conversation_id = request.get("prompt"), request.get("conversation_id")
     edit_message_id = request.get("edit_message_id")

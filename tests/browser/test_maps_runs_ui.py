@@ -25,7 +25,7 @@ import docx
 from playwright.sync_api import Page, expect
 from sqlmodel import col, select
 
-from bayes_app.agents import kinds
+from bayes_app.agents import prompts
 from bayes_app.agents.router import route_by_cues
 from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.db import session_scope
@@ -252,7 +252,7 @@ def _synthesize(
     expect_cost(page, app_db_url, u.id, "synthesize")
 
     req = _synth_request(fake_llm, heading)
-    assert req["messages"][0]["content"] == kinds.SYNTH_SYSTEM
+    assert req["messages"][0]["content"] == prompts.SYNTHESIZE
     assert req["messages"][-1]["content"] == f"ROLE: synthesize\n{outline}"  # numbered as the export does
     [note] = [n for n in db_nodes(app_db_url, map_id) if n.title == f"Synthesis: {heading}"]
     assert (note.kind, note.parent_id, note.created_by) == (NodeKind.NOTE, target_id, "agent")

@@ -20,7 +20,7 @@ from sqlmodel import select
 from bayes_app.accounts import service as accounts
 from bayes_app.credits import ledger
 from bayes_app.db import session_scope
-from bayes_app.models import MICRO, Citation, MapNode, Mindmap, Operation
+from bayes_app.models import MICRO, Citation, MapNode, Mindmap, Run
 from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.procs import AppStack, free_port, stack_env
@@ -142,7 +142,7 @@ def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
     kept = len(_db_nodes(map_db, map_id))
     assert kept >= after_reload + 1
     with session_scope(map_db) as db:
-        op = db.exec(select(Operation).where(Operation.resource_id == map_id)).one()
+        op = db.exec(select(Run).where(Run.resource_id == map_id)).one()
         assert op.status == "CANCELLED" and op.charged_credits is not None and op.finalized_at is not None
     page.reload()
     expect(page.locator(NODE)).to_have_count(kept)

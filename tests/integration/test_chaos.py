@@ -33,7 +33,7 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.credits.reconcile import reconcile
 from bayes_app.db import get_engine, migrate
 from bayes_app.llm.tokens import count_tokens
-from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent, User
+from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, UsageEvent, User
 from bayes_app.runs import control, events, service
 from bayes_app.runs import lifecycle as lc
 from tests.support.fake_openai import FakeOpenAIProcess, Script
@@ -144,9 +144,9 @@ class Chaos:
             self.send("finalize_operation", "finalize", op_id)
         return already
 
-    def op(self, op_id: str) -> Operation:
+    def op(self, op_id: str) -> Run:
         with self.sessions() as db:
-            return db.get(Operation, op_id)
+            return db.get(Run, op_id)
 
     def events(self, op_id: str) -> list[events.RunEvent]:
         return events.read_range(self.r, op_id, None, count=100_000)
@@ -176,17 +176,17 @@ class Chaos:
             Script.thinking(scripts[0].match, prompt_tokens=THINK_IN, completion_tokens=THINK_OUT), *scripts
         )
 
-    def wait_final(self, op_id: str, timeout: float = 30) -> Operation:
+    def wait_final(self, op_id: str, timeout: float = 30) -> Run:
         op = wait_for(
             lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.02, what=f"run {op_id} to be finalized"
         )
         wait_for(lambda: any(e.type == "done" for e in self.events(op_id)), 10, 0.02, what=f"run {op_id}'s done event")
         return op
 
-    def assert_settled(self, op_id: str) -> Operation:
+    def assert_settled(self, op_id: str) -> Run:
         """Terminal; one spend row == −Σ usage cost == −charged; nothing held; one `done`."""
         with self.sessions() as db:
-            op = db.get(Operation, op_id)
+            op = db.get(Run, op_id)
             cost = db.exec(
                 select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
             ).one()
@@ -557,14 +557,14 @@ def test_randomized_batch_reconciles(workers):
         report = reconcile(db, stale_after_s=REAP_STALE_S)
         assert report.ok, report.to_json()
         assert report.runs_checked >= len(cases)
-        ops = db.exec(select(Operation).where(Operation.id.in_([c.op_id for c in cases]))).all()  # type: ignore[attr-defined]
+        ops = db.exec(select(Run).where(Run.id.in_([c.op_id for c in cases]))).all()  # type: ignore[attr-defined]
         assert {o.status for o in ops} == {"SUCCEEDED", "CANCELLED", "FAILED"}
         for uid in users:
             charged = sum(o.charged_credits for o in ops if o.owner_id == uid)
             assert ledger.held(db, uid) == 0
             assert ledger.balance(db, uid) == 50 * MICRO - charged
         active = db.exec(
-            select(func.count()).select_from(Operation).where(Operation.status.in_(lc.RunStatus.ACTIVE + ("STOPPED",)))
+            select(func.count()).select_from(Run).where(Run.status.in_(lc.RunStatus.ACTIVE + ("STOPPED",)))
         ).one()  # type: ignore[attr-defined]
         assert active == 0
     assert took < 150

@@ -14,7 +14,7 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.credits.ledger import InsufficientCredits
 from bayes_app.credits.pricing import PriceMissing
 from bayes_app.db import get_engine
-from bayes_app.models import MICRO, LedgerEntry, ModelPrice, Operation, UsageEvent, User
+from bayes_app.models import MICRO, LedgerEntry, ModelPrice, Run, UsageEvent, User
 from bayes_app.runs import lifecycle as lc
 
 
@@ -59,7 +59,7 @@ def test_refused_without_price_before_anything_is_created(dbs):
     user = make_user(dbs, credits=10)
     with pytest.raises(PriceMissing, match="Model unpriced has no price"):
         lc.create_operation(dbs, user, "ask", "Ask: why?", MICRO, "unpriced")
-    assert count(dbs, Operation) == 0
+    assert count(dbs, Run) == 0
     assert count(dbs, LedgerEntry) == 1  # the grant only
 
 
@@ -69,12 +69,12 @@ def test_refused_without_credits_before_anything_is_created(dbs):
         lc.create_operation(dbs, user, "ask", "Ask: why?", 2 * MICRO, "offline")
     assert err.value.available == 1_500_000 and err.value.needed == 2_000_000
     assert "only 1.5 are available" in str(err.value)
-    assert count(dbs, Operation) == 0
+    assert count(dbs, Run) == 0
     assert count(dbs, LedgerEntry) == 1
     nobody = make_user(dbs)
     with pytest.raises(InsufficientCredits, match="only 0 are available"):
         lc.create_operation(dbs, nobody, "ask", "Ask: x", 1, "offline")
-    assert count(dbs, Operation) == 0
+    assert count(dbs, Run) == 0
 
 
 def test_grant_reserve_spend_release_balances(dbs, db_url):
@@ -178,7 +178,7 @@ def test_usage_is_idempotent_and_priced_at_record_time(dbs, db_url):
 def test_concurrent_reserves_only_the_ones_that_fit_pass(dbs, db_url, monkeypatch, entry):
     user = make_user(dbs, credits=5)
     n, barrier = 12, threading.Barrier(12)
-    ops = [Operation(owner_id=user.id, kind="ask", title=f"Ask: {i}", model="offline") for i in range(n)]
+    ops = [Run(owner_id=user.id, kind="ask", title=f"Ask: {i}", model="offline") for i in range(n)]
     if entry == "reserve":  # runs created without a reserve: only reserve() guards credits
         dbs.add_all(ops)
         dbs.commit()
@@ -197,7 +197,7 @@ def test_concurrent_reserves_only_the_ones_that_fit_pass(dbs, db_url, monkeypatc
             barrier.wait()
             try:
                 if entry == "reserve":
-                    ledger.reserve(s, s.get(Operation, ops[i].id), MICRO)
+                    ledger.reserve(s, s.get(Run, ops[i].id), MICRO)
                     s.commit()
                 else:
                     lc.create_operation(s, user.id, "ask", f"Ask: {i}", MICRO, "offline")

@@ -14,7 +14,7 @@ from sqlmodel import Session, func, select
 from bayes_app.credits import ledger
 from bayes_app.credits.reconcile import reconcile
 from bayes_app.db import get_engine
-from bayes_app.models import MICRO, LedgerEntry, Operation, RunStatus, UsageEvent, new_id, utcnow
+from bayes_app.models import MICRO, LedgerEntry, Run, RunStatus, UsageEvent, new_id, utcnow
 from bayes_app.runs import lifecycle as lc
 from tests.integration.test_credits_db import count, make_user
 
@@ -39,8 +39,8 @@ def op_rows(db: Session, op_id: str) -> dict[str, list[int]]:
     return rows
 
 
-def fresh(db: Session, op_id: str) -> Operation:
-    return db.get(Operation, op_id, populate_existing=True)
+def fresh(db: Session, op_id: str) -> Run:
+    return db.get(Run, op_id, populate_existing=True)
 
 
 def test_fencing_stale_attempt_cannot_stop(dbs):

@@ -311,7 +311,7 @@ def test_model_judged_check_support_is_one_billed_run(env):
     the citation (the rewrite keeps acronyms as the model wrote them), one credit row."""
     from bayes_app.library.quotes import quote_in_text
     from bayes_app.maps import citations
-    from bayes_app.models import Chunk, LedgerEntry, Operation
+    from bayes_app.models import Chunk, LedgerEntry, Run
 
     sessions = env["sessions"]
     with sessions() as db:
@@ -339,7 +339,7 @@ def test_model_judged_check_support_is_one_billed_run(env):
     with sessions() as db:
         [c] = db.exec(select(Citation).where(Citation.node_id == node["id"])).all()
         assert (c.support_score, c.support_label, c.suggested_rewrite, c.agent) == (0.4, "partial", rewrite, "critic")
-        op = db.get(Operation, op_id)
+        op = db.get(Run, op_id)
         assert op.kind == "check_support" and op.title == "Check support · Support" and op.charged_credits > 0
         spent = db.exec(
             select(LedgerEntry).where(LedgerEntry.operation_id == op_id, LedgerEntry.entry_type == "spend")
@@ -442,7 +442,7 @@ def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
 
 def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
     from bayes_app.llm import structured
-    from bayes_app.models import Operation
+    from bayes_app.models import Run
 
     structured.forget()
     sessions = env["sessions"]
@@ -454,7 +454,7 @@ def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
     [err] = [e.data for e in evs if e.type == "error"]
     assert err["code"] == "no_usable_claims" and "no usable claims" in err["message"]
     with sessions() as db:
-        op = db.get(Operation, op_id)
+        op = db.get(Run, op_id)
         assert op.outcome_reason == "no_usable_claims" and op.charged_credits > 0  # the calls were made
         nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
     assert [n.kind for n in nodes] == ["question"]  # no empty theme left behind

@@ -15,7 +15,7 @@ from sqlmodel import select
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.maps import service
-from bayes_app.models import MapNode, Operation, UsageEvent
+from bayes_app.models import MapNode, Run, UsageEvent
 from bayes_app.search.embeddings import get_embedder
 from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAI
@@ -80,7 +80,7 @@ def test_counter_evidence_that_finds_nothing_says_so_and_costs_nothing(lab):
         op_id, evs = lab.run("counter", mid, OfflineProvider, node_id=claim.id)
         [done] = [e.data for e in evs if e.type == "agent" and e.data.get("done")]
         with lab.sessions() as db:
-            op = db.get(Operation, op_id)
+            op = db.get(Run, op_id)
             usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
         if done["counterpoints"] == 0:
             empty_seen += 1

@@ -21,7 +21,7 @@ from sqlmodel import Session, select
 from bayes_app.accounts import service as accounts
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
-from bayes_app.models import MICRO, MapNode, Operation
+from bayes_app.models import MICRO, MapNode, Run
 from tests.integration.test_map_agents import ASPECT_QUERIES, Q1, Q2A, Q2B, claims_json
 from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAIProcess, Script
@@ -265,6 +265,6 @@ def test_map_runs_with_a_real_worker(stack):
     assert api.get(f"/api/v1/mindmaps/{m3['id']}", headers=h).status_code == 404
     assert agent_nodes(stack, m3["id"]) == []
     with sessions_for(stack["db_url"])() as db:
-        ops = db.exec(select(Operation).where(Operation.owner_id == uid)).all()
+        ops = db.exec(select(Run).where(Run.owner_id == uid)).all()
         assert all(o.finalized_at is not None for o in ops)
     assert api.get("/api/v1/credits", headers=h).json()["held"] == 0

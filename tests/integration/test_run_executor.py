@@ -104,7 +104,7 @@ def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):
     assert took < 0.6
     assert service.settle(sessions, r, op_id) == "finalized"
     with sessions() as db:
-        op = db.get(lc.Operation, op_id)
+        op = db.get(lc.Run, op_id)
         usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).one()
     assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel")
     assert usage.estimated and usage.output_tokens > 0 and op.charged_credits == usage.cost_credits
@@ -145,5 +145,5 @@ def test_deleting_the_resource_cancels_and_settles_its_runs(setup):
     assert (res.outcome, res.reason) == ("CANCELLED", "resource_deleted")
     assert service.settle(sessions, r, op_id) == "finalized"
     with sessions() as db:
-        op = db.get(lc.Operation, op_id)
+        op = db.get(lc.Run, op_id)
     assert (op.status, op.outcome_reason) == ("CANCELLED", "resource_deleted")

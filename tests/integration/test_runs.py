@@ -25,7 +25,7 @@ from bayes_app.chat.grounding import UNSUPPORTED_TEXT
 from bayes_app.chat.start import start_ask_run
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine, migrate
-from bayes_app.models import MICRO, EntryType, LedgerEntry, Operation, UsageEvent
+from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, UsageEvent
 from bayes_app.runs import events
 from tests.support.fake_openai import FakeOpenAIProcess, Script
 from tests.support.procs import restore_env, stack_env, start_worker, wait_for
@@ -62,11 +62,11 @@ class Env:
     def send(self, actor: str, queue: str, op_id: str) -> None:
         self.broker.enqueue(dramatiq.Message(queue_name=queue, actor_name=actor, args=(op_id,), kwargs={}, options={}))
 
-    def op(self, op_id: str) -> Operation:
+    def op(self, op_id: str) -> Run:
         with self.sessions() as db:
-            return db.get(Operation, op_id)
+            return db.get(Run, op_id)
 
-    def wait_final(self, op_id: str, timeout: float = 20) -> Operation:
+    def wait_final(self, op_id: str, timeout: float = 20) -> Run:
         """Finalized in the DB, then its `done` event (appended right after the commit)."""
         op = wait_for(
             lambda: (o := self.op(op_id)).finalized_at and o, timeout, 0.005, what=f"run {op_id} to be finalized"
@@ -154,10 +154,10 @@ def start(api, headers: dict, prompt: str) -> str:
     return res.json()["id"]
 
 
-def assert_settled(env: Env, op_id: str) -> Operation:
+def assert_settled(env: Env, op_id: str) -> Run:
     """One spend row == Σ usage cost, one release, nothing held for the run."""
     with env.sessions() as db:
-        op = db.get(Operation, op_id)
+        op = db.get(Run, op_id)
         usage = db.exec(
             select(func.coalesce(func.sum(UsageEvent.cost_credits), 0)).where(UsageEvent.operation_id == op_id)
         ).one()

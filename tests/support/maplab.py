@@ -122,11 +122,12 @@ class MapLab:
         model: str = "offline",
     ) -> tuple[str, list[Any]]:
         """Execute one map run to the end in this process; (run id, its events)."""
-        import bayes_app.agents.kinds  # noqa: F401  (registers the map run kinds)
+        from bayes_app import registry
         from bayes_app.maps.runs import start_map_run
         from bayes_app.runs import events, executor
         from bayes_app.runs import service as run_service
 
+        registry.register()  # the map run kinds
         with self.sessions() as db:
             op = start_map_run(db, self.user_id, kind, map_id, node_id, prompt, model=model, output_tokens=2000)
         res = asyncio.run(

@@ -26,7 +26,7 @@ from bayes_app.library import storage
 from bayes_app.library.ingest import ingest_document
 from bayes_app.library.quotes import normalize, quote_in_text
 from bayes_app.maps import citations, service
-from bayes_app.models import MICRO, Chunk, Citation, MapNode, Operation, Origin, PageText, User
+from bayes_app.models import MICRO, Chunk, Citation, MapNode, Origin, PageText, Run, User
 from tests.support import pdfs
 from tests.support.fake_openai import _WORD, Script
 
@@ -174,14 +174,12 @@ def new_map(page: Page, title: str) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
-def expect_cost(page: Page, app_db_url: str, uid: str, kind: str) -> Operation:
+def expect_cost(page: Page, app_db_url: str, uid: str, kind: str) -> Run:
     """The run ended SUCCEEDED and its charged credits (> 0, as in the database) are shown."""
     expect(page.locator("#run-outcome")).to_have_text("SUCCEEDED", timeout=90_000)
     with session_scope(app_db_url) as db:
         op = db.exec(
-            select(Operation)
-            .where(Operation.owner_id == uid, Operation.kind == kind)
-            .order_by(col(Operation.created_at).desc())
+            select(Run).where(Run.owner_id == uid, Run.kind == kind).order_by(col(Run.created_at).desc())
         ).first()
         db.expunge(op)
     assert op.status == "SUCCEEDED" and op.charged_credits and op.charged_credits > 0, op

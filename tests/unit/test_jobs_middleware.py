@@ -40,14 +40,49 @@ def test_the_broker_is_built_with_its_middleware_in_one_function(configure):
         names = [type(m).__name__ for m in build_broker().middleware]
     finally:
         dramatiq.set_broker(before)
-    assert names[-6:] == [
+    assert names[-7:] == [
         "IngestEnqueued",
         "WorkerHeartbeat",
         "MemoryGuard",
         "Periodic",
         "RunControl",
+        "AsyncIO",
         "IngestCrashGuard",
     ]
+
+
+def test_runs_are_async_actors_on_the_one_loop_of_the_asyncio_middleware() -> None:
+    """No `asyncio.run` per message: the run actor is a coroutine function, and the AsyncIO
+    middleware the broker is built with runs every message of a worker on one loop."""
+    import asyncio
+    import inspect
+
+    from dramatiq import Worker
+    from dramatiq.brokers.stub import StubBroker
+    from dramatiq.middleware.asyncio import AsyncIO
+
+    from jobs import runs as jr
+
+    assert inspect.iscoroutinefunction(inspect.unwrap(jr.run_operation.fn))
+    broker = StubBroker()
+    broker.emit_after("process_boot")
+    broker.add_middleware(AsyncIO())
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    @dramatiq.actor(broker=broker)
+    async def probe() -> None:
+        loops.append(asyncio.get_running_loop())
+
+    worker = Worker(broker, worker_threads=2)
+    worker.start()
+    try:
+        for _ in range(3):
+            probe.send()
+        broker.join(probe.queue_name)
+        worker.join()
+    finally:
+        worker.stop()
+    assert len(loops) == 3 and len(set(map(id, loops))) == 1
 
 
 def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(redis_server, configure):

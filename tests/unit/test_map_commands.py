@@ -5,7 +5,7 @@ from __future__ import annotations
 import pypdfium2 as pdfium
 import pytest
 
-from bayes_app.agents.map_message import edit_ops
+from bayes_app.agents.commands import edit_ops
 from bayes_app.library import demo
 
 

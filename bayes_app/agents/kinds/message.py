@@ -1,88 +1,59 @@
 """The map run kind `message`: a message typed on the map is either an edit command ("add a
-note saying …", "rename X to Y", "delete X"; parsed here, or by the model's edit step) or a
+note saying …", "rename X to Y", "delete X"; parsed by `agents.commands`, or by the model's edit step) or a
 question answered from the map's claims, researching the library when they do not suffice."""
 
 from __future__ import annotations
 
 import asyncio
-import re
-from typing import Any
+from typing import Any, Literal
 
-from bayes_app.agents import planner
-from bayes_app.agents.kinds import CLAIM_KINDS, NO_PASSAGES, _cited, _done, _require_claims, _start
+from pydantic import BaseModel
+
+from bayes_app.agents import planner, prompts
+from bayes_app.agents.commands import edit_ops, find_node
+from bayes_app.agents.kinds import common
+from bayes_app.agents.kinds.common import CLAIM_KINDS, NO_PASSAGES, RESOURCE
 from bayes_app.agents.llm_json import ask_json, is_offline, role_model
 from bayes_app.agents.pipeline import Research, research_aspects
 from bayes_app.agents.retrieval import library_of, retrieve
 from bayes_app.agents.router import route
-from bayes_app.llm import structured as st
+from bayes_app.llm import structured
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import ChatRequest, StreamEvent, TextDelta
 from bayes_app.maps import service
 from bayes_app.maps.access import acting_as
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.models import MapNode, NodeKind
+from bayes_app.models import NodeKind
 from bayes_app.runs.executor import RunContext, RunFailed
+from bayes_app.runs.kinds import RunKind
 
-EDIT_SYSTEM = (
-    "Turn the user's request into edits of their research mindmap. Reply with a JSON object: "
-    "key ops, a list of edits, each an object with key op (add, rename or delete), key node "
-    "(the title of the node to rename or delete, else null), key title (the new title, else "
-    "null), key kind (note, claim, theme or chapter for an added node, else null) and key "
-    "under (the title of the parent of an added node, else null)."
-)
-EDIT_SCHEMA = st.obj(
-    ops=st.array(
-        st.obj(
-            op=st.enum(["add", "rename", "delete"]),
-            node=st.nullable(st.STRING),
-            title=st.nullable(st.STRING),
-            kind=st.nullable(st.STRING),
-            under=st.nullable(st.STRING),
-        )
-    )
-)
+EDIT_SYSTEM = prompts.EDIT
 
 
-# ---- a message typed on the map --------------------------------------------------------------
-ANSWER_SYSTEM = (
-    "Answer the question from the claims of the user's research mindmap only, citing "
-    "the markers [n]. If the map does not answer it, say so."
-)
-# "add a note saying X" / "… that says X" / "… called X": the verb introduces the title, it is not part of it
-_ADD = re.compile(
-    r"^\s*(?:please\s+)?(?:add|create)\s+(?:an?\s+)?(note|claim|theme|chapter)?\s*"
-    r"(?:(?:that|which)\s+(?:says|reads)|saying|reading|called|titled|named|with\s+the\s+(?:text|title))?"
-    r"\s*:?\s*[\"'“]?(.+?)[\"'”]?(?:\s+under\s+[\"'“]?(.+?)[\"'”]?)?\s*$",
-    re.I,
-)
-_RENAME = re.compile(r"^\s*(?:please\s+)?rename\s+[\"']?(.+?)[\"']?\s+to\s+[\"']?(.+?)[\"']?\s*$", re.I)
-_DELETE = re.compile(r"^\s*(?:please\s+)?(?:delete|remove)\s+(?:the\s+)?(?:node\s+)?[\"']?(.+?)[\"']?\s*$", re.I)
+class EditOp(BaseModel):
+    """One edit of the edit step's reply (the fields an op does not use are null)."""
+
+    op: Literal["add", "rename", "delete"]
+    node: str | None = None
+    title: str | None = None
+    kind: str | None = None
+    under: str | None = None
 
 
-def _find(nodes: list[MapNode], words: str) -> MapNode | None:
-    words = words.strip().lower()
-    exact = [n for n in nodes if n.title.lower() == words]
-    if exact:
-        return exact[0]
-    return next((n for n in nodes if words and words in n.title.lower()), None)
+class EditOps(BaseModel):
+    """The edit step's reply."""
+
+    ops: list[EditOp]
 
 
-def edit_ops(message: str) -> list[dict[str, Any]]:
-    """Edits a message asks for, by pattern (rename X to Y / delete X / add a note X under Y)."""
-    if m := _RENAME.match(message):
-        return [{"op": "rename", "node": m.group(1), "title": m.group(2)}]
-    if m := _ADD.match(message):
-        return [{"op": "add", "kind": (m.group(1) or "note").lower(), "title": m.group(2), "under": m.group(3)}]
-    if m := _DELETE.match(message):
-        return [{"op": "delete", "node": m.group(1)}]
-    return []
+ANSWER_SYSTEM = prompts.ANSWER
 
 
 async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[str, Any]]:
     ops = edit_ops(message)
     if not ops and not is_offline(ctx):
-        data = await ask_json(ctx, "edit", EDIT_SYSTEM, f"ROLE: edit\n{message}", EDIT_SCHEMA, max_tokens=400)
-        ops = [o for o in (data.get("ops") if isinstance(data, dict) else None) or [] if isinstance(o, dict)]
+        data = await ask_json(ctx, "edit", EDIT_SYSTEM, f"ROLE: edit\n{message}", EditOps, max_tokens=400)
+        ops = [o.model_dump() for o in structured.items_as(EditOp, data, "ops")]
     done = []
 
     def apply() -> None:  # on the map owner's rows, recorded as the edits of who started the run
@@ -92,16 +63,18 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
             for op in ops:
                 try:
                     if op.get("op") == "add":
-                        parent = _find(nodes, str(op.get("under") or "")) if op.get("under") else root
+                        parent = find_node(nodes, str(op.get("under") or "")) if op.get("under") else root
                         kind = op.get("kind") if op.get("kind") in NodeKind.ALL[1:] else NodeKind.NOTE
                         n = service.add_child(
                             db, library_of(ctx), map_id, (parent or root).id, str(op.get("title") or ""), kind=kind
                         )
                         done.append({"op": "add", "node": n})
-                    elif op.get("op") == "rename" and (t := _find(nodes, str(op.get("node") or ""))):
+                    elif op.get("op") == "rename" and (t := find_node(nodes, str(op.get("node") or ""))):
                         n = service.update_node(db, library_of(ctx), map_id, t.id, title=str(op.get("title") or ""))
                         done.append({"op": "rename", "node": n})
-                    elif op.get("op") == "delete" and (t := _find(nodes, str(op.get("node") or ""))) and t.parent_id:
+                    elif (
+                        op.get("op") == "delete" and (t := find_node(nodes, str(op.get("node") or ""))) and t.parent_id
+                    ):
                         ids = service.delete_subtree(db, library_of(ctx), map_id, t.id)
                         done.append({"op": "delete", "deleted": ids})
                 except (MapError, MapNotFound) as err:
@@ -126,7 +99,7 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
 
 async def message(ctx: RunContext) -> None:
     """Route a typed message to answer-from-the-map, edit-only or research; emit the route."""
-    loaded, w = await _start(ctx)
+    loaded, w = await common.start(ctx)
     text = " ".join(str(ctx.run.input.get("prompt") or "").split())
     claims = [n for n in loaded["nodes"] if n.kind in CLAIM_KINDS]
     chosen = await route(ctx, text, bool(claims))
@@ -136,14 +109,14 @@ async def message(ctx: RunContext) -> None:
         return
     if chosen == "research":
         r = Research(ctx, w, text)
-        r.seen_quotes = _cited(ctx, loaded["map"].id)
+        r.seen_quotes = common.cited(ctx, loaded["map"].id)
         first = await retrieve(ctx, text, k=16 if is_offline(ctx) else 10)
         if not first:
             raise RunFailed(NO_PASSAGES, "The library has no passages on this request.")
         aspects = (await planner.plan(ctx, text, first))[:3]
         await research_aspects(r, loaded["node"].id, aspects)
-        _done(ctx, r, "no_claims")
-        _require_claims(r)
+        common.done(ctx, r, "no_claims")
+        common.require_claims(r)
         return
     # answer from the map: its claims are the numbered passages
     with ctx.sessions() as db:
@@ -167,3 +140,8 @@ async def message(ctx: RunContext) -> None:
         ],
     )
     await ctx.stream_model(req, "answer", on_event)
+
+
+KIND = RunKind(
+    "message", "Message", common.then_split(message), RESOURCE, needs_prompt=True, prompt_budget=20_000, role="planner"
+)

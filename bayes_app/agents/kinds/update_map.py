@@ -6,30 +6,27 @@ claim; one critic call judges the new claims against the map's claims (a contrad
 counterpoint); each other claim is placed top-down in the tree (maps.living.place, Co-STORM
 style), and claims that fit no theme are grouped into new themes named by key phrases. The run
 writes only the proposal (maps.updates): the map changes when the user accepts it.
-
-Also: `then_split`, which wraps a map run kind so that a theme it left crowded gets a split
-proposal (maps.crowding).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 from sqlmodel import col, select
 
 from bayes_app.agents import critic, researcher, themes
-from bayes_app.agents.kinds import _start
+from bayes_app.agents.kinds.common import RESOURCE
+from bayes_app.agents.kinds.common import start as _start
 from bayes_app.agents.retrieval import Passage, prompt_text
 from bayes_app.maps import living, service
 from bayes_app.maps import sentences as sent
-from bayes_app.maps.crowding import propose_splits
 from bayes_app.maps.updates import create_update_proposal
 from bayes_app.models import Chunk, DocStatus, Document, MapNode, NodeKind
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.executor import RunAborted, RunContext
+from bayes_app.runs.kinds import RunKind
 
 PASSAGES_PER_PAPER = 6
 CLAIM_KINDS = (NodeKind.CLAIM, NodeKind.COUNTERPOINT)
@@ -174,24 +171,12 @@ async def update_map(ctx: RunContext) -> None:
     ctx.emit("agent", {"role": "writer", "done": True, "proposed": len(items), "papers": len(papers)})
 
 
-def then_split(kind: Callable[[RunContext], Awaitable[None]]) -> Callable[[RunContext], Awaitable[None]]:
-    """The run kind, then a split proposal for each theme it left crowded (BAYES_SPLIT_THRESHOLD)."""
-
-    async def run(ctx: RunContext) -> None:
-        await kind(ctx)
-        from bayes_app.settings import get_settings
-
-        def split() -> list[Any]:
-            with ctx.sessions() as db:
-                return propose_splits(db, ctx.run.input["mindmap_id"], get_settings().split_threshold, ctx.run.id)
-
-        try:
-            made = await asyncio.to_thread(split)
-        except Exception:  # noqa: BLE001 - the map went away: the run's own work is what counts
-            return
-        for p in made:
-            ctx.emit("proposal", service.proposal_view(p))
-
-    run.__name__ = run.__qualname__ = kind.__name__
-    run.__doc__ = kind.__doc__
-    return run
+KIND = RunKind(
+    name="update_map",
+    label="Update from new papers",
+    entry=update_map,
+    resource=RESOURCE,
+    whole_map=True,
+    prompt_budget=12_000,  # a batch: per paper ≤ 6 passages to the researcher, one critic call
+    role="researcher",
+)

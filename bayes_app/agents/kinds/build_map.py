@@ -1,0 +1,35 @@
+"""The map run kind `build_map`: research a question: plan its aspects, research each, write themes and cited claims."""
+
+from __future__ import annotations
+
+from bayes_app.agents import planner
+from bayes_app.agents.kinds import common
+from bayes_app.agents.kinds.common import RESOURCE
+from bayes_app.agents.llm_json import is_offline
+from bayes_app.agents.pipeline import Research, research_aspects
+from bayes_app.agents.retrieval import retrieve
+from bayes_app.runs.executor import RunContext
+from bayes_app.runs.kinds import RunKind
+
+
+async def build_map(ctx: RunContext) -> None:
+    """Research a question: plan aspects, research each, write themes and cited claims."""
+    loaded, w = await common.start(ctx)
+    root = loaded["root"]
+    question = " ".join(str(ctx.run.input.get("prompt") or "").split()) or root.title
+    if question != root.title:
+        await w.update(root.id, title=question)
+    r = Research(ctx, w, question)
+    r.seen_chunks = set()
+    first = await retrieve(ctx, question, k=24 if is_offline(ctx) else 10)
+    ctx.emit("agent", {"role": "planner", "passages": len(first)})
+    if not first:
+        raise await common.nothing_to_research(ctx)
+    aspects = await planner.plan(ctx, question, first)
+    ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
+    await research_aspects(r, root.id, aspects)
+    common.done(ctx, r, "no_claims")
+    common.require_claims(r)
+
+
+KIND = RunKind("build_map", "Research", common.then_split(build_map), RESOURCE, prompt_budget=40_000, role="planner")
