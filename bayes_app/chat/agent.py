@@ -25,9 +25,10 @@ from bayes_app.chat import conversations as chat
 from bayes_app.chat import grounding, prompts, tools
 from bayes_app.chat.analysis import extractive_analysis
 from bayes_app.chat.calculator import CalculatorError, calculate
+from bayes_app.chat.library_search import TOP_K, ranked_sentences, search_library
 from bayes_app.chat.memory import Memory, fit
 from bayes_app.library import documents
-from bayes_app.llm.offline import Passage, format_passages, select_sentences
+from bayes_app.llm.offline import format_passages
 from bayes_app.llm.types import (
     ChatRequest,
     ProviderError,
@@ -43,7 +44,6 @@ from bayes_app.runs.executor import RunAborted, RunContext
 from bayes_app.runs.kinds import RunKind
 
 log = logging.getLogger("bayes.chat.agent")
-TOP_K = tools.SEARCH_TOP_K
 # offline, sentences are chosen from the passages by relevance (llm/choose.py): more passages cost
 # no model tokens and reach answer-bearing sentences the first few miss
 OFFLINE_TOP_K = 14
@@ -56,54 +56,6 @@ NO_STRONG_MATCHES = (
     "passages score under the relevance floor). Say that the library has nothing on "
     "it; do not quote or cite unrelated passages."
 )
-
-
-def search_library(
-    sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None, k: int = TOP_K
-) -> list[dict]:
-    """Top passages of the owner's library (within the scope) as citations."""
-    from bayes_app.errors import DomainError
-    from bayes_app.search import runtime
-    from bayes_app.sharing.collections import scope_owner
-    from bayes_app.zotero.annotations import prefer_highlighted
-
-    scope = scope or {}
-    with sessions() as db:
-        try:  # a collection shared with the user is searched in its owner's library
-            library = scope_owner(db, owner_id, scope.get("collection_ids") or None)
-        except DomainError:  # no longer shared with them: nothing to search
-            return []
-        hits = runtime.search_library(
-            db, library, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
-        )
-        return prefer_highlighted(db, with_continuations(db, [h.to_json() for h in hits]))
-
-
-def ranked_sentences(question: str, citations: list[dict], limit: int = prompts.RANKED_SENTENCES) -> str:
-    """The passages' sentences most relevant to the question (`llm.choose`), one a line with
-    its passage's marker: what the model is told to read first."""
-    passages = [Passage(int(c["n"]), str(c.get("text") or "")) for c in citations]
-    picked = select_sentences(question, passages, limit)
-    return "\n".join(f"- {' '.join(s.split())} [{n}]" for s, n in picked)
-
-
-def with_continuations(db: Any, hits: list[dict]) -> list[dict]:
-    """The hits, each whose last sentence a page or column break cut given the rest of it from
-    the next passage (`library.continuation`): the whole sentence can be quoted."""
-    from sqlmodel import col, select
-
-    from bayes_app.library.continuation import continued_chunk, is_cut
-    from bayes_app.models import Chunk
-
-    cut = [h["chunk_id"] for h in hits if is_cut(h.get("text") or "")]
-    if not cut:
-        return hits
-    chunks = {c.id: c for c in db.exec(select(Chunk).where(col(Chunk.id).in_(cut)))}
-    out = []
-    for h in hits:
-        c = chunks.get(h["chunk_id"])
-        out.append({**h, "text": continued_chunk(db, c)} if c is not None and c.text == h.get("text") else h)
-    return out
 
 
 @dataclass

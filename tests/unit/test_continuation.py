@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, SQLModel, create_engine
 
-from bayes_app.chat.agent import with_continuations
+from bayes_app.chat.library_search import with_continuations
 from bayes_app.library.continuation import continued, continued_chunk, is_cut, tail
 from bayes_app.library.highlight import find_quote_spans
 from bayes_app.library.pdf import iter_pages
