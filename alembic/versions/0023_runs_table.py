@@ -1,7 +1,7 @@
 """The run table is called what it is: operations -> runs (rows, keys and references kept)
 
 Revision ID: 0023
-Revises: 0020
+Revises: 0022
 """
 from typing import Sequence, Union
 
@@ -9,7 +9,7 @@ from alembic import op
 
 
 revision: str = '0023'
-down_revision: Union[str, None] = '0020'
+down_revision: Union[str, None] = '0022'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -1,7 +1,7 @@
 """OCR language: chosen per upload, and the one OCR used, per document
 
 Revision ID: 0025
-Revises: 0022
+Revises: 0023
 """
 from typing import Sequence, Union
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision: str = '0025'
-down_revision: Union[str, None] = '0022'
+down_revision: Union[str, None] = '0023'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
