@@ -24,7 +24,10 @@ from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, Unic
 from sqlmodel import Session
 
 from bayes_app.maps import service
+from bayes_app.maps.views import unshared_documents
 from bayes_app.models import Citation, Document, MapNode, NodeKind
+
+UNSHARED = "No longer shared with you"  # a cited collection's document, unshared since
 
 
 @dataclass
@@ -36,6 +39,7 @@ class _Refs:
     removed: dict[str, str] = field(default_factory=dict)  # key -> title of a removed source
     cited: dict[int, list[Citation]] = field(default_factory=dict)  # number -> its citations
     pages: dict[int, set[int]] = field(default_factory=dict)  # number -> the pages cited
+    hidden: set[str] = field(default_factory=set)  # documents no longer shared with the map's owner
 
     def number(self, c: Citation) -> int:
         doc_key = c.document_id or f"removed:{c.source_title or ''}"
@@ -56,6 +60,8 @@ class _Refs:
             where = pages_label(self.pages.get(n, set()))
             if doc_key in self.removed:
                 out[n] = f"{self.removed[doc_key]}, {where}"
+            elif doc_key in self.hidden:
+                out[n] = f"{UNSHARED}, {where}"
             else:
                 doc = self.docs.get(doc_key)
                 out[n] = f"{author_label(doc)} {doc.year if doc and doc.year else 'n.d.'}, {where}"
@@ -67,6 +73,8 @@ class _Refs:
             where = pages_label(self.pages.get(n, set()))
             if doc_key in self.removed:
                 out.append((n, f"{self.removed[doc_key]}, {where} (source removed from the library)"))
+            elif doc_key in self.hidden:
+                out.append((n, f"{UNSHARED}, {where}"))
             else:
                 out.append((n, reference(self.docs.get(doc_key), where)))
         return out
@@ -116,10 +124,11 @@ def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None) -> tuple
     nodes = service._nodes(db, map_id)
     root = service.get_node(db, owner_id, map_id, node_id) if node_id else service.root_of(db, map_id)
     cits: dict[str, list[Citation]] = {}
-    refs = _Refs()
-    for c, d in service.map_citations(db, map_id):
+    pairs = service.map_citations(db, map_id)
+    refs = _Refs(hidden=unshared_documents(db, m.owner_id, pairs))
+    for c, d in pairs:
         cits.setdefault(c.node_id, []).append(c)
-        if d is not None:
+        if d is not None and d.id not in refs.hidden:  # an unshared document's metadata stays out
             refs.docs[d.id] = d
     return m, _Tree(root, service.children_index(nodes), cits, refs)
 

@@ -127,7 +127,7 @@ def map_citations(db: Session, map_id: str) -> list[tuple[Citation, Document | N
 NO_LONGER_SHARED = "no_longer_shared"
 
 
-def _unshared(db: Session, owner_id: str, cits: list[tuple[Citation, Document | None]]) -> set[str]:
+def unshared_documents(db: Session, owner_id: str, cits: list[tuple[Citation, Document | None]]) -> set[str]:
     """Documents of other libraries the map cites that are no longer shared with its owner (a
     collection shared with them, unshared since): their citations keep the node but not the quote."""
     from bayes_app.sharing.documents import in_shared_collection
@@ -157,7 +157,7 @@ def node_citation_views(db: Session, owner_id: str, map_id: str, node_id: str) -
     """The citation views of one node, with how often the library cites each source."""
     cits = [(c, d) for c, d in map_citations(db, map_id) if c.node_id == node_id]
     counts = citation_graph.cited_by_counts(db, owner_id, (c.document_id for c, _ in cits if c.document_id))
-    hidden = _unshared(db, owner_id, cits)
+    hidden = unshared_documents(db, owner_id, cits)
     return [_shown(citation_view(c, d, counts.get(c.document_id or "", 0)), hidden) for c, d in cits]
 
 
@@ -177,7 +177,7 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     )
     root = next((n.id for n in nodes if n.parent_id is None), None)
     counts = citation_graph.cited_by_counts(db, m.owner_id, (c.document_id for c, _ in cits if c.document_id))
-    hidden = _unshared(db, m.owner_id, cits)
+    hidden = unshared_documents(db, m.owner_id, cits)
     rels = list(rels)
     challenged = challenged_by(rels, cits)
     return {

@@ -297,13 +297,21 @@ def test_collection_shared_read_only(api, db_url, people):
             normalize_scope(db, p["stranger"]["id"], {"collection_ids": [cid]})
     # the member cites a passage of the shared collection on their own map; an outside passage is refused
     mine = api.post("/api/v1/mindmaps", json={"title": "Mine"}, headers=vh).json()
-    cite = f"/api/v1/mindmaps/{mine['id']}/nodes/{mine['root_id']}/citations"
+    claim = {"parent_id": mine["root_id"], "title": "Small models win.", "kind": "claim"}
+    claim_id = api.post(f"/api/v1/mindmaps/{mine['id']}/nodes", json=claim, headers=vh).json()["id"]
+    cite = f"/api/v1/mindmaps/{mine['id']}/nodes/{claim_id}/citations"
     assert api.post(cite, json={"chunk_id": outside.id, "quote": QUOTE}, headers=vh).status_code == 404
     assert api.post(cite, json={"chunk_id": chunk.id, "quote": QUOTE}, headers=vh).status_code == 201
+    export = f"/api/v1/mindmaps/{mine['id']}/export"
+    [shared_ref] = [ln for ln in api.get(f"{export}.md", headers=vh).text.splitlines() if ln.startswith("1. ")]
+    assert "No longer shared" not in shared_ref and "@misc" in api.get(f"{export}.bib", headers=vh).text
     assert api.delete(f"{base}/{p['viewer']['id']}", headers=oh).status_code == 200
     # unshared: the node keeps its citation, which shows "no longer shared with you" instead of the quote
     [c] = api.get(f"/api/v1/mindmaps/{mine['id']}", headers=vh).json()["citations"]
     assert (c["quote"], c["title"], c["source_removed_reason"]) == ("", "No longer shared with you", "no_longer_shared")
+    md = api.get(f"{export}.md", headers=vh).text  # exports keep the node, not the unshared source
+    assert shared_ref not in md and "1. No longer shared with you, p." in md
+    assert "@misc" not in api.get(f"{export}.bib", headers=vh).text
     assert api.get(f"/api/v1/documents/{chunk.document_id}/file", headers=vh).status_code == 404
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=vh).status_code == 404
     assert api.get("/api/v1/shared/collections", headers=vh).json()["collections"] == []
