@@ -40,13 +40,13 @@ class Passage:
         return {"n": self.n, "title": self.title, "page": self.page, "text": self.text, "language": self.lang}
 
 
-def _search(sessions: Any, owner_id: str, query: str, k: int) -> list[Any]:
+def _search(sessions: Any, owner_id: str, query: str, k: int, collection_ids: list[str] | None = None) -> list[Any]:
     from bayes_app.models import Chunk
     from bayes_app.search import runtime
     from bayes_app.zotero.annotations import highlights_on
 
     with sessions() as db:
-        hits = runtime.search_library(db, owner_id, query, k)
+        hits = runtime.search_library(db, owner_id, query, k, collection_ids=collection_ids)
         if not hits:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
@@ -80,13 +80,24 @@ def library_of(ctx: RunContext) -> str:
     return str(ctx.run.input.get("library_owner") or ctx.run.owner_id)
 
 
+def search_scope(ctx: RunContext) -> tuple[str, list[str] | None]:
+    """Whose library a map run searches, and in which collections: a map scoped to a collection
+    (`maps.runs.start_map_run`) searches only it, in its owner's library; else the map owner's
+    whole library."""
+    cid = ctx.run.input.get("collection_id")
+    if not cid:
+        return library_of(ctx), None
+    return str(ctx.run.input.get("search_owner") or library_of(ctx)), [str(cid)]
+
+
 async def retrieve(
     ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None, start: int = 1
 ) -> list[Passage]:
     """Up to `k` passages of the map owner's library for `query`, skipping `exclude` chunk ids;
     numbered from `start`."""
     exclude = exclude or set()
-    found = await asyncio.to_thread(_search, ctx.sessions, library_of(ctx), query, k + len(exclude))
+    owner, collection_ids = search_scope(ctx)
+    found = await asyncio.to_thread(_search, ctx.sessions, owner, query, k + len(exclude), collection_ids)
     out: list[Passage] = []
     for h, raw, role, highlighted, marks in found:
         if h.chunk_id in exclude:

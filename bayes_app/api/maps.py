@@ -44,7 +44,7 @@ async def create_map(user: CurrentUser, body: schemas.MapCreate) -> Any:
     title = body.title or body.question
     if not title:
         raise ApiError(400, "missing_fields", "Missing or empty field(s): title.")
-    out = await _do(app_maps.create_map, user.id, title, body.question or "")
+    out = await _do(app_maps.create_map, user.id, title, body.question or "", body.collection_id)
     return await _do(app_maps.map_view, user.id, out["id"])
 
 

@@ -242,6 +242,7 @@ class MapSummary(BaseModel):
     title: str
     offline: bool  # written without a language model
     watch_new_papers: bool = False  # a newly indexed relevant paper starts an update proposal
+    collection_id: str | None = None  # the map's scope: its runs research only this collection
     revision: int
     created_at: str | None
     updated_at: str | None
@@ -332,6 +333,7 @@ class NewPapers(BaseModel):
 
 
 class MapView(MapSummary):
+    collection_name: str | None = None  # the scope collection's name
     root_id: str
     nodes: list[NodeOut]
     citations: list[CitationOut]

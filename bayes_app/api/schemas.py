@@ -53,6 +53,7 @@ class CollectionBody(Body):
 class MapCreate(Body):
     title: Title | None = None
     question: Title | None = None
+    collection_id: str | None = None  # scope the map's runs to one of your collections or one shared with you
 
 
 class MapPatch(Body):

@@ -62,12 +62,15 @@ def list_maps(db: Session, owner_id: str) -> list[dict[str, Any]]:
     return [{**map_summary(m), "node_count": counts.get(m.id, 0), "new_papers": new.get(m.id, 0)} for m in maps]
 
 
-def create_map(db: Session, owner_id: str, title: str, question: str = "") -> dict[str, Any]:
-    """A new map with its root `question` node (titled `question`, or the map's title)."""
+def create_map(
+    db: Session, owner_id: str, title: str, question: str = "", collection_id: str | None = None
+) -> dict[str, Any]:
+    """A new map with its root `question` node (titled `question`, or the map's title), scoped to
+    `collection_id` when given (the caller checked the owner may read it)."""
     title = _clean_title(title)
     question = " ".join((question or "").split())[:MAX_NODE_TITLE]
     with atomic(db):
-        m = Mindmap(owner_id=owner_id, title=title)
+        m = Mindmap(owner_id=owner_id, title=title, collection_id=collection_id or None)
         db.add(m)
         db.flush()
         db.add(MapNode(map_id=m.id, kind=NodeKind.QUESTION, title=question or title, pos_x=0, pos_y=0))

@@ -10,6 +10,7 @@ import redis
 from sqlmodel import Session, col, select
 
 from bayes_app.credits import ledger, pricing
+from bayes_app.errors import NotFound
 from bayes_app.maps import service
 from bayes_app.maps.access import authorize, role_of
 from bayes_app.maps.errors import MapError, MapNotFound
@@ -18,11 +19,13 @@ from bayes_app.runs import kinds
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.kinds import RunKind
 from bayes_app.runs.service import RunRequestError, cancel_resource_runs, estimate_for
+from bayes_app.sharing.collections import scope_owner
 
 RESOURCE = "mindmap"
 MAX_PROMPT_CHARS = 8_000
 UPDATE_KIND = "update_map"  # the one kind that takes the new papers (document_ids)
 MAX_UPDATE_PAPERS = 200
+COLLECTION_NOT_SHARED = "This map's collection is no longer shared with you."
 
 
 def map_kind(name: Any) -> RunKind | None:
@@ -115,6 +118,12 @@ def start_map_run(
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
         raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
     payload: dict[str, Any] = {"mindmap_id": m.id, "models": dict(role_models or {}), "library_owner": m.owner_id}
+    if m.collection_id:  # a scoped map researches only its collection, in the collection owner's library
+        try:
+            payload["search_owner"] = scope_owner(db, m.owner_id, [m.collection_id])
+        except NotFound:
+            raise RunRequestError(409, "collection_not_shared", COLLECTION_NOT_SHARED) from None
+        payload["collection_id"] = m.collection_id
     if node is not None:
         payload["node_id"] = node.id
     if prompt:

@@ -12,6 +12,7 @@ from bayes_app.library import citation_graph
 from bayes_app.maps.access import _nodes, get_map
 from bayes_app.models import (
     Citation,
+    Collection,
     Document,
     MapNode,
     MapProposal,
@@ -32,6 +33,7 @@ def map_summary(m: Mindmap) -> dict[str, Any]:
         "title": m.title,
         "offline": m.offline,
         "watch_new_papers": m.watch_new_papers,
+        "collection_id": m.collection_id,  # the map's scope (None: the owner's whole library)
         "revision": m.revision,
         "created_at": _iso(m.created_at),
         "updated_at": _iso(m.updated_at),
@@ -182,12 +184,18 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     challenged = challenged_by(rels, cits)
     return {
         **map_summary(m),
+        "collection_name": _collection_name(db, m.collection_id),
         "root_id": root,
         "nodes": [{**node_view(n, by_node.get(n.id)), "challenged_by": challenged.get(n.id, [])} for n in nodes],
         "citations": [_shown(citation_view(c, d, counts.get(c.document_id or "", 0)), hidden) for c, d in cits],
         "relations": [relation_view(r) for r in rels],
         "proposals": [{**proposal_view(p), "charged_credits": _charged(db, p)} for p in props],
     }
+
+
+def _collection_name(db: Session, collection_id: str | None) -> str | None:
+    c = db.get(Collection, collection_id) if collection_id else None
+    return c.name if c is not None else None
 
 
 def _charged(db: Session, p: MapProposal) -> int | None:

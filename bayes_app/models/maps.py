@@ -53,6 +53,11 @@ class Mindmap(SQLModel, table=True):
     offline: bool = False  # built (partly) by the offline provider: label it "offline mode"
     # "Watch for new papers": a newly indexed relevant paper starts an update proposal (maps/living.py)
     watch_new_papers: bool = True
+    # the map's scope: its runs research only this collection (the owner's own or one shared with
+    # them); None = the owner's whole library
+    collection_id: str | None = Field(
+        default=None, foreign_key="collections.id", index=True, max_length=32, ondelete="SET NULL"
+    )
     revision: int = 0  # bumped by every edit
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

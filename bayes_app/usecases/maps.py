@@ -21,6 +21,7 @@ from bayes_app.models import Role
 from bayes_app.redis_client import get_redis, new_async_redis
 from bayes_app.runs import service as run_service
 from bayes_app.settings import get_settings
+from bayes_app.sharing import collections as shared_cols
 from bayes_app.usecases import runs
 
 # for the front doors: roles, errors, the editor's watcher and view helpers
@@ -70,7 +71,17 @@ def _on_map(need: str, fn: Callable[Concatenate[Session, str, str, P], T]) -> Ca
 # Every map read and edit the front doors make, each in its own transaction (the edits commit
 # with their undo entry and revision bump: see docs/architecture.md, "Map edits commit per call"),
 # allowed by the caller's role on the map (owner, editor, viewer: maps/access.py).
-create_map = _use_case(service.create_map)
+
+
+def create_map(user_id: str, title: str, question: str = "", collection_id: str | None = None) -> dict[str, Any]:
+    """A new map of the user's, scoped to `collection_id` when given: one of their collections or
+    one shared with them (NotFound otherwise: nothing created)."""
+    with session_scope() as db:
+        if collection_id:
+            shared_cols.readable_collection(db, user_id, collection_id)
+        return service.create_map(db, user_id, title, question, collection_id)
+
+
 rename_map = _on_map(OWN, service.rename_map)
 revision = _on_map(READ, service.revision)
 undo = _on_map(EDIT, service.undo)  # the caller's own last edit (per-user undo)

@@ -73,3 +73,54 @@ def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env): 
         [row] = [h for h in ledger.history(db, editor) if h.id == op_id]
         assert row.title == "Check support · Team map" and row.amount == -op.charged_credits
         assert all(h.id != op_id for h in ledger.history(db, owner))
+
+
+def test_member_map_scoped_to_a_shared_collection_cites_only_that_collection(env, index_env):  # noqa: F811
+    """A member's map scoped to a collection the owner shared: its run researches only that
+    collection (the owner's other paper, relevant to the question, is never cited); once the
+    owner unshares, a run is refused with a plain message and nothing is charged."""
+    from bayes_app.models import Citation, Collection, CollectionMember, Document, DocumentCollection
+    from bayes_app.search import runtime
+    from bayes_app.sharing import collections as shared_cols
+    from tests.support import pdfs
+    from tests.support.maplib import ingest
+
+    sessions, owner = env["sessions"], env["user"]
+    [review] = ingest(sessions, owner, index_env / "files", [pdfs.REVIEW])
+    member = _account(env)
+    with sessions() as db:
+        [pasa] = [d.id for d in db.exec(select(Document).where(Document.owner_id == owner)) if d.id != review]
+        c = Collection(owner_id=owner, name="Explanations")
+        db.add(c)
+        db.flush()
+        db.add(DocumentCollection(document_id=review, collection_id=c.id))
+        db.commit()
+        cid = c.id
+    runtime.index().set_collections(review, [cid])  # as the library's collection edit does
+    with sessions() as db:
+        shared_cols.add_member(db, owner, cid, db.get(User, member).email, "viewer")
+        q = "How do LLM agents search for academic papers, and how are molecular prediction models explained?"
+        mid = service.create_map(db, member, "Scoped", q, collection_id=cid)["id"]
+        db.commit()
+
+    env_member = {**env, "user": member}
+    op_id, _ = run(env_member, "build_map", mid, OfflineProvider, model="offline")
+    with sessions() as db:
+        written = [n.id for n in db.exec(select(MapNode).where(MapNode.run_id == op_id))]
+        cited = {c.document_id for c in db.exec(select(Citation).where(Citation.node_id.in_(written)))}  # type: ignore[attr-defined]
+        assert cited == {review}, (cited, pasa)
+
+    # the owner unshares: the member's run is refused, nothing reserved or charged
+    with sessions() as db:
+        db.delete(db.get(CollectionMember, (cid, member)))
+        db.commit()
+        before = ledger.balance(db, member)
+        ops = len(db.exec(select(Operation).where(Operation.owner_id == member)).all())
+        with pytest.raises(RunRequestError) as refused:
+            start_map_run(db, member, "build_map", mid, model="offline", output_tokens=2000)
+        err = refused.value
+        assert (err.status, err.code) == (409, "collection_not_shared")
+        assert str(err.message) == "This map's collection is no longer shared with you."
+    with sessions() as db:
+        assert ledger.balance(db, member) == before
+        assert len(db.exec(select(Operation).where(Operation.owner_id == member)).all()) == ops

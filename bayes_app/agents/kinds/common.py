@@ -11,7 +11,7 @@ from sqlmodel import select
 
 from bayes_app.agents.llm_json import is_offline
 from bayes_app.agents.pipeline import Research
-from bayes_app.agents.retrieval import library_of
+from bayes_app.agents.retrieval import search_scope
 from bayes_app.agents.writer import Writer
 from bayes_app.library import documents
 from bayes_app.maps import runs as map_runs
@@ -94,7 +94,7 @@ async def nothing_to_research(ctx: RunContext) -> RunFailed:
 
     def count() -> int:
         with ctx.sessions() as db:
-            return documents.indexed_count(db, library_of(ctx))
+            return documents.indexed_count(db, search_scope(ctx)[0])
 
     if await asyncio.to_thread(count) == 0:
         return RunFailed(LIBRARY_EMPTY, documents.EMPTY_LIBRARY)
