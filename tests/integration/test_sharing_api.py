@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from bayes_app.accounts import service as accounts
 from bayes_app.db import get_engine
@@ -354,3 +354,54 @@ def test_undo_is_per_user_and_concurrent_edits_keep_both(api, db_url, people):
     assert {"Editor's node", "Owner's child"} <= titles
     # viewer: no undo at all
     assert api.post(f"{m}/undo", headers=p["viewer"]["h"]).status_code == 403
+
+
+def test_map_scoped_to_a_shared_collection(api, db_url, people):
+    """A member scopes a new map to a collection shared with them (the view names it); an unknown
+    or unshared collection is 404 with no map made; once unshared, a run on the map is refused."""
+    from bayes_app.models import Mindmap, Operation
+
+    p = people
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        chunk = library(db, p["owner"]["id"])
+        col = Collection(owner_id=p["owner"]["id"], name="Team papers")
+        db.add(col)
+        db.flush()
+        db.add(DocumentCollection(document_id=chunk.document_id, collection_id=col.id))
+        db.commit()
+        cid = col.id
+    oh, vh = p["owner"]["h"], p["viewer"]["h"]
+
+    def maps_of(user: str) -> int:
+        with Session(get_engine(db_url)) as db:
+            return len(db.exec(select(Mindmap).where(Mindmap.owner_id == p[user]["id"])).all())
+
+    body = {"title": "Scoped", "question": "Do small models win?", "collection_id": cid}
+    for bad in ("nope", cid):  # unknown, then not (yet) shared with the viewer
+        r = api.post("/api/v1/mindmaps", json={**body, "collection_id": bad}, headers=vh)
+        assert (r.status_code, r.json()["error"]["code"]) == (404, "not_found"), r.text
+    assert maps_of("viewer") == 0
+    r = api.post(
+        f"/api/v1/collections/{cid}/members", json={"email": p["viewer"]["email"], "role": "viewer"}, headers=oh
+    )
+    assert r.status_code == 201
+    r = api.post("/api/v1/mindmaps", json=body, headers=vh)
+    assert r.status_code == 201, r.text
+    m = r.json()
+    assert (m["collection_id"], m["collection_name"]) == (cid, "Team papers")
+    assert api.get(f"/api/v1/mindmaps/{m['id']}", headers=vh).json()["collection_name"] == "Team papers"
+    [row] = [x for x in api.get("/api/v1/mindmaps", headers=vh).json()["mindmaps"] if x["id"] == m["id"]]
+    assert row["collection_id"] == cid
+    plain = api.post("/api/v1/mindmaps", json={"title": "Whole library"}, headers=vh).json()
+    assert plain["collection_id"] is None and plain["collection_name"] is None
+
+    assert api.delete(f"/api/v1/collections/{cid}/members/{p['viewer']['id']}", headers=oh).status_code == 200
+    r = api.post(f"/api/v1/mindmaps/{m['id']}/runs", json={"kind": "build_map"}, headers=vh)
+    assert r.status_code == 409, r.text
+    err = r.json()["error"]
+    assert (err["code"], err["message"]) == (
+        "collection_not_shared",
+        "This map's collection is no longer shared with you.",
+    )
+    with Session(get_engine(db_url)) as db:
+        assert db.exec(select(Operation).where(Operation.owner_id == p["viewer"]["id"])).all() == []
