@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from state.maps import MapsState
+from state.maps import WHOLE_LIBRARY, MapsState
 
 
 # ---- maps list --------------------------------------------------------------------------------
@@ -18,6 +18,15 @@ def new_map_form() -> rx.Component:
                 placeholder="A research question or a title",
                 id="new-map-title",
                 width="28em",
+            ),
+            rx.select.root(  # optional scope: the map's runs research only this collection
+                rx.select.trigger(id="new-map-scope"),
+                rx.select.content(
+                    rx.select.item("Whole library", value=WHOLE_LIBRARY),
+                    rx.foreach(MapsState.scopes, lambda c: rx.select.item(c["name"], value=c["id"])),
+                ),
+                value=MapsState.new_scope,
+                on_change=MapsState.set_new_scope,
             ),
             rx.button(rx.icon("plus", size=14), "New map", type="submit", id="new-map"),
             align="center",

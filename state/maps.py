@@ -26,10 +26,15 @@ def _shared_row(m: dict) -> dict[str, str]:
     return {**_row(m), "owner": m.get("owner_email") or "", "role": m.get("role") or ""}
 
 
+WHOLE_LIBRARY = "library"  # the select's value for "no collection"
+
+
 class MapsState(AuthState):
     maps: list[dict[str, str]] = []
     shared: list[dict[str, str]] = []  # maps others shared with me
     new_title: str = ""
+    scopes: list[dict[str, str]] = []  # collections a new map may be scoped to (own and shared)
+    new_scope: str = WHOLE_LIBRARY
     rename_id: str = ""
     rename_title: str = ""
     delete_id: str = ""
@@ -40,6 +45,7 @@ class MapsState(AuthState):
         lists = app_maps.list_maps(self.user_id)
         self.maps = [_row(m) for m in lists["mindmaps"]]
         self.shared = [_shared_row(m) for m in lists["shared"]]
+        self.scopes = app_maps.scope_choices(self.user_id)
 
     @rx.event
     def load(self):
@@ -53,12 +59,17 @@ class MapsState(AuthState):
         self.new_title = value
 
     @rx.event
+    def set_new_scope(self, value: str):
+        self.new_scope = value
+
+    @rx.event
     def create(self, form: dict | None = None):
         title = ((form or {}).get("title") or self.new_title).strip()
-        m, refused = self._as_user(app_maps.create_map, title, error_var="maps_error")
+        scope = None if self.new_scope == WHOLE_LIBRARY else self.new_scope
+        m, refused = self._as_user(app_maps.create_map, title, "", scope, error_var="maps_error")
         if refused:
             return refused
-        self.new_title = ""
+        self.new_title, self.new_scope = "", WHOLE_LIBRARY
         return rx.redirect(f"/maps/{m['id']}")
 
     @rx.event

@@ -82,6 +82,19 @@ def create_map(user_id: str, title: str, question: str = "", collection_id: str 
         return service.create_map(db, user_id, title, question, collection_id)
 
 
+def scope_choices(user_id: str) -> list[dict[str, str]]:
+    """The collections a new map may be scoped to: the user's own, then those shared with them."""
+    from bayes_app.library import documents as lib
+
+    with session_scope() as db:
+        own = [{"id": c["id"], "name": c["name"]} for c in lib.list_collections(db, user_id)]
+        shared = [
+            {"id": c["id"], "name": f"{c['name']} (shared by {c['owner_email']})"}
+            for c in shared_cols.shared_with(db, user_id)
+        ]
+        return own + shared
+
+
 rename_map = _on_map(OWN, service.rename_map)
 revision = _on_map(READ, service.revision)
 undo = _on_map(EDIT, service.undo)  # the caller's own last edit (per-user undo)

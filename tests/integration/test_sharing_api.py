@@ -389,6 +389,10 @@ def test_map_scoped_to_a_shared_collection(api, db_url, people):
     assert r.status_code == 201, r.text
     m = r.json()
     assert (m["collection_id"], m["collection_name"]) == (cid, "Team papers")
+    # the Maps page's scope choices: the viewer's own collections (none) and the shared one
+    from bayes_app.usecases import maps as app_maps
+
+    assert [c["id"] for c in app_maps.scope_choices(p["viewer"]["id"])] == [cid]
     assert api.get(f"/api/v1/mindmaps/{m['id']}", headers=vh).json()["collection_name"] == "Team papers"
     [row] = [x for x in api.get("/api/v1/mindmaps", headers=vh).json()["mindmaps"] if x["id"] == m["id"]]
     assert row["collection_id"] == cid
@@ -396,6 +400,7 @@ def test_map_scoped_to_a_shared_collection(api, db_url, people):
     assert plain["collection_id"] is None and plain["collection_name"] is None
 
     assert api.delete(f"/api/v1/collections/{cid}/members/{p['viewer']['id']}", headers=oh).status_code == 200
+    assert app_maps.scope_choices(p["viewer"]["id"]) == []
     r = api.post(f"/api/v1/mindmaps/{m['id']}/runs", json={"kind": "build_map"}, headers=vh)
     assert r.status_code == 409, r.text
     err = r.json()["error"]
