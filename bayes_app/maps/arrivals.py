@@ -21,7 +21,8 @@ from sqlmodel import Session, col, select
 from bayes_app.maps import living
 from bayes_app.maps.access import _nodes
 from bayes_app.maps.updates import proposed_documents
-from bayes_app.models import Citation, DocStatus, Document, Mindmap
+from bayes_app.models import Citation, DocStatus, Document, DocumentCollection, Mindmap
+from bayes_app.zotero.scopes import with_subcollections
 
 PENDING_TTL_S = 7 * 86_400
 
@@ -89,8 +90,9 @@ def relevant_maps(
 ) -> dict[str, list[dict[str, Any]]]:
     """For each of the owner's maps with "Watch for new papers" on: the indexed papers of
     `document_ids` whose passages match the map's question or themes at least `floor`
-    (papers the map already cites, or an earlier update already proposed, are left out), each
-    as {"id", "score"}. Maps no paper reaches are left out."""
+    (papers the map already cites, or an earlier update already proposed, are left out; a map
+    scoped to a collection takes only the papers in it), each as {"id", "score"}. Maps no paper
+    reaches are left out."""
     docs = list(
         db.exec(
             select(Document).where(
@@ -113,6 +115,12 @@ def relevant_maps(
         skip = proposed_documents(db, m.id) | set(
             db.exec(select(Citation.document_id).where(Citation.map_id == m.id)).all()
         )
+        if m.collection_id:  # a scoped map researches only its collection (and its sub-collections)
+            scope = with_subcollections(db, owner_id, [m.collection_id]) or []
+            inside = db.exec(
+                select(DocumentCollection.document_id).where(col(DocumentCollection.collection_id).in_(scope))
+            )
+            skip |= {d.id for d in docs} - set(inside.all())
         hits = []
         for d in docs:
             if d.id in skip:
