@@ -27,3 +27,18 @@ def test_watch_for_new_papers_keeps_to_the_maps_collection(dbs):
     found = relevant_maps(dbs, owner, [inside, outside], lambda _d: same, lambda t: np.ones((len(t), 4)) / 2.0, 0.5)
     assert [h["id"] for h in found[scoped]] == [inside]
     assert sorted(h["id"] for h in found[whole]) == sorted([inside, outside])
+
+
+def test_deleting_the_collection_leaves_the_map_on_the_whole_library(dbs):
+    from bayes_app.library.documents import delete_collection
+    from bayes_app.models import Mindmap
+
+    owner = user(dbs)
+    c = Collection(owner_id=owner, name="Gone")
+    dbs.add(c)
+    dbs.commit()
+    mid = service.create_map(dbs, owner, "Scoped", collection_id=c.id)["id"]
+    dbs.commit()
+    delete_collection(dbs, owner, c.id)
+    dbs.commit()
+    assert dbs.get(Mindmap, mid, populate_existing=True).collection_id is None
