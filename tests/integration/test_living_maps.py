@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
-import signal
 import textwrap
 import uuid
 from pathlib import Path
@@ -33,7 +31,7 @@ from bayes_app.maps import arrivals, crowding, service, updates
 from bayes_app.models import MICRO, Citation, Document, MapNode, MapProposal, NodeRelation, Operation
 from bayes_app.runs import control, executor
 from bayes_app.runs import service as run_service
-from tests.support.procs import free_port, restore_env, start_index
+from tests.support.procs import index_process
 from tests.support.tiny_pdf import text_pdf
 
 AGENTS = [
@@ -61,25 +59,9 @@ def _pdf(title: str, sentences: list[str], seed: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def index_env(tmp_path_factory):
-    from bayes_app import settings
-    from bayes_app.search import runtime
-
-    tmp = Path(tmp_path_factory.mktemp("livingidx"))
-    port = free_port()
-    proc = start_index(tmp / "index", port, tmp / "index.log")
-    saved = {k: os.environ.get(k) for k in ("QDRANT_URL", "BAYES_DATA_DIR")}
-    os.environ.update(QDRANT_URL=f"http://127.0.0.1:{port}", BAYES_DATA_DIR=str(tmp))
-    settings.get_settings.cache_clear()
-    runtime.reset()
-    yield tmp
-    runtime.reset()
-    restore_env(saved)
-    settings.get_settings.cache_clear()
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except Exception:  # noqa: BLE001
-        os.killpg(proc.pid, signal.SIGKILL)
+    """A real index process; this process's settings point at it."""
+    with index_process(Path(tmp_path_factory.mktemp("livingidx"))) as tmp:
+        yield tmp
 
 
 class RecordingQueue:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
 import uuid
 from pathlib import Path
 
@@ -33,7 +31,7 @@ from bayes_app.runs import service as run_service
 from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAI, Script
 from tests.support.maplib import assert_provenance, ingest
-from tests.support.procs import free_port, restore_env, start_index
+from tests.support.procs import index_process
 
 MODEL = "gpt-4o-mini"
 Q1 = (
@@ -57,25 +55,8 @@ FIGURE_ASPECT = {"Agent architecture": "Crawler Paper Queue User Query Selector 
 @pytest.fixture(scope="module")
 def index_env(tmp_path_factory):
     """A real index process; this process's settings point at it."""
-    from bayes_app import settings
-    from bayes_app.search import runtime
-
-    tmp = Path(tmp_path_factory.mktemp("mapidx"))
-    port = free_port()
-    proc = start_index(tmp / "index", port, tmp / "index.log")
-    saved = {k: os.environ.get(k) for k in ("QDRANT_URL", "BAYES_DATA_DIR")}
-    os.environ.update(QDRANT_URL=f"http://127.0.0.1:{port}", BAYES_DATA_DIR=str(tmp))
-    settings.get_settings.cache_clear()
-    runtime.reset()
-    yield tmp
-    runtime.reset()
-    restore_env(saved)
-    settings.get_settings.cache_clear()
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except Exception:  # noqa: BLE001
-        os.killpg(proc.pid, signal.SIGKILL)
+    with index_process(Path(tmp_path_factory.mktemp("mapidx"))) as tmp:
+        yield tmp
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ passages (with their rectangles)."""
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from bayes_app.usecases import zotero as app_zotero
 from bayes_app.zotero import engine
 from bayes_app.zotero.scopes import with_subcollections
 from tests.support.fake_zotero_write import add_annotation
-from tests.support.procs import free_port, restore_env, start_index
+from tests.support.procs import index_process
 from tests.support.tiny_pdf import text_pdf
 from tests.support.zotero_sync import SECRET, Recorder, connect_web, new_ids, options, sessions
 
@@ -32,25 +30,9 @@ CORAL = "Coral reefs bleach when the water temperature stays above the seasonal 
 
 @pytest.fixture(scope="module")
 def index_env(tmp_path_factory):
-    from bayes_app import settings
-    from bayes_app.search import runtime
-
-    tmp = Path(tmp_path_factory.mktemp("zidx"))
-    port = free_port()
-    proc = start_index(tmp / "index", port, tmp / "index.log")
-    saved = {k: os.environ.get(k) for k in ("QDRANT_URL", "BAYES_DATA_DIR")}
-    os.environ.update(QDRANT_URL=f"http://127.0.0.1:{port}", BAYES_DATA_DIR=str(tmp))
-    settings.get_settings.cache_clear()
-    runtime.reset()
-    yield tmp
-    runtime.reset()
-    restore_env(saved)
-    settings.get_settings.cache_clear()
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except Exception:  # noqa: BLE001
-        os.killpg(proc.pid, signal.SIGKILL)
+    """A real index process; this process's settings point at it."""
+    with index_process(Path(tmp_path_factory.mktemp("zidx"))) as tmp:
+        yield tmp
 
 
 def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeypatch):

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -369,3 +371,29 @@ def restore_env(saved: dict[str, str | None]) -> None:
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@contextmanager
+def index_process(tmp: Path) -> Iterator[Path]:
+    """A real index process under `tmp`; meanwhile this process's settings (QDRANT_URL,
+    BAYES_DATA_DIR) point at it and the search runtime is fresh. Yields `tmp`."""
+    from bayes_app import settings
+    from bayes_app.search import runtime
+
+    port = free_port()
+    proc = start_index(tmp / "index", port, tmp / "index.log")
+    saved = {k: os.environ.get(k) for k in ("QDRANT_URL", "BAYES_DATA_DIR")}
+    os.environ.update(QDRANT_URL=f"http://127.0.0.1:{port}", BAYES_DATA_DIR=str(tmp))
+    settings.get_settings.cache_clear()
+    runtime.reset()
+    try:
+        yield tmp
+    finally:
+        runtime.reset()
+        restore_env(saved)
+        settings.get_settings.cache_clear()
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except Exception:  # noqa: BLE001
+            os.killpg(proc.pid, signal.SIGKILL)
