@@ -158,16 +158,16 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
 def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:
     """Delete the themes and chapters (never claims or notes) the move left without children,
     and the themes above them that are left empty in turn."""
-    todo, gone = list(parents), set()
-    while todo:
-        n = todo.pop()
+    frontier, gone = list(parents), set()
+    while frontier:
+        n = frontier.pop()
         if n.id in gone or n.kind not in (NodeKind.THEME, NodeKind.CHAPTER) or n.parent_id is None:
             continue
         if db.exec(select(MapNode.id).where(MapNode.parent_id == n.id)).first() is not None:
             continue
         u.before("nodes", n)
         if (up := db.get(MapNode, n.parent_id)) is not None:
-            todo.append(up)
+            frontier.append(up)
         for c in db.exec(select(Citation).where(Citation.node_id == n.id)):
             u.before("citations", c)
         for r in db.exec(

@@ -3,6 +3,7 @@ every var that holds a shared map's data lives in a state the guard resets."""
 
 from __future__ import annotations
 
+from state.admin import AdminState
 from state.maps import MapsState
 from state.mindmap import MapState
 from state.session_guard import user_states
@@ -10,6 +11,7 @@ from state.session_guard import user_states
 SHARED_VARS = {
     MapState: ("my_role", "gone_message", "viewing", "share_open", "share_email", "share_members", "map_id"),
     MapsState: ("shared",),
+    AdminState: ("shares",),  # the admin dashboard's "who shares what with whom"
 }
 
 

@@ -106,15 +106,15 @@ def _item(checked: critic.Checked, doc: Document) -> dict[str, Any]:
 def _place_all(items: list[dict[str, Any]], nodes: list[MapNode], root: MapNode) -> None:
     """Placement of the items that are not counterpoints: top-down insert, or a new theme
     (themes named by key phrases of their claims, distinct from the map's)."""
-    todo = [it for it in items if it.get("action") != "counter"]
-    if not todo:
+    placing = [it for it in items if it.get("action") != "counter"]
+    if not placing:
         return
     wording = [n for n in nodes if n.title.strip() and n.parent_id is not None]
-    vecs = embed_texts([n.title for n in wording] + [it["text"] for it in todo])
+    vecs = embed_texts([n.title for n in wording] + [it["text"] for it in placing])
     vec_of = {n.id: vecs[i] for i, n in enumerate(wording)}
     tree = living.build_tree(nodes, vec_of)
     new = []
-    for k, it in enumerate(todo):
+    for k, it in enumerate(placing):
         pl = living.place(vecs[len(wording) + k], root.id, tree)
         it.update(action=pl.action, parent_id=pl.parent_id, parent_title=pl.parent_title, path=list(pl.path))
         if pl.action == "create":
