@@ -21,6 +21,10 @@ from typing import Any
 log = logging.getLogger("bayes.library.marks")
 _MARK = re.compile(r"[\d*∗†‡§¶,–-]+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+(?=[,.;:](?:\s|$))")
+# chunk id -> its mark replacements: an indexed chunk never changes (re-indexing makes new
+# chunks), so a research run's later retrievals don't reopen a PDF for chunks already read
+_KNOWN: dict[str, dict[str, str]] = {}
+KNOWN_MAX = 50_000
 
 
 def _one_line(text: str) -> str:
@@ -56,14 +60,17 @@ def strip_marks(wording: str, pairs: Mapping[str, str]) -> str:
 
 def chunk_marks(db: Any, chunks: Iterable[Any]) -> dict[str, dict[str, str]]:
     """The mark replacements of each chunk, read from its document's stored PDF (each document
-    opened once); a chunk whose PDF can't be read has none."""
+    opened once, each chunk read once per process); a chunk whose PDF can't be read has none."""
     from bayes_app.library import pdf, storage
     from bayes_app.models import Document
 
     by_doc: dict[str, list[Any]] = {}
-    for c in chunks:
-        by_doc.setdefault(c.document_id, []).append(c)
     out: dict[str, dict[str, str]] = {}
+    for c in chunks:
+        if c.id in _KNOWN:
+            out[c.id] = _KNOWN[c.id]
+        else:
+            by_doc.setdefault(c.document_id, []).append(c)
     for doc_id, cs in by_doc.items():
         doc = db.get(Document, doc_id)
         if doc is None or not doc.file_sha256:
@@ -77,4 +84,8 @@ def chunk_marks(db: Any, chunks: Iterable[Any]) -> dict[str, dict[str, str]]:
                     out[c.id] = mark_pairs(c.text, [(s, e) for s, e in local if _MARK.fullmatch(c.text[s:e])])
         except (OSError, pdf.PdfError, storage.StorageUnavailable) as err:
             log.info("no superscript marks for document %s: %s", doc_id, err)
+            continue
+        if len(_KNOWN) > KNOWN_MAX:
+            _KNOWN.clear()
+        _KNOWN.update({c.id: out[c.id] for c in cs if c.id in out})
     return out

@@ -79,3 +79,29 @@ def test_claims_carry_the_wording_without_marks():
     quote = next(q for q in by_quote if q.startswith("Our crawler"))
     assert "ar5iv8" in quote and "ChatGPT9" in quote  # verbatim
     assert "ar5iv8" not in by_quote[quote] and "ar5iv and compares with ChatGPT," in by_quote[quote]
+
+
+def test_chunk_marks_read_each_chunk_once(tmp_path, monkeypatch):
+    """A research run retrieves the same chunks for several aspects: their PDF is opened once."""
+    from contextlib import contextmanager
+    from types import SimpleNamespace
+
+    from bayes_app.library import marks, storage
+
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(PAGE)
+    text = _text()
+    chunk = SimpleNamespace(id="chunk-marks-once", document_id="d1", page=1, char_start=0, char_end=len(text), text=text)
+    opened: list[str] = []
+
+    class Store:
+        @contextmanager
+        def local_file(self, sha):
+            opened.append(sha)
+            yield path
+
+    db = SimpleNamespace(get=lambda _model, _id: SimpleNamespace(file_sha256="abc"))
+    monkeypatch.setattr(storage, "default_store", lambda: Store())
+    first = marks.chunk_marks(db, [chunk])
+    assert first[chunk.id]["ar5iv8"] == "ar5iv" and opened == ["abc"]
+    assert marks.chunk_marks(db, [chunk]) == first and opened == ["abc"]  # not opened again
