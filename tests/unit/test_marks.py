@@ -91,7 +91,8 @@ def test_chunk_marks_read_each_chunk_once(tmp_path, monkeypatch):
     path = tmp_path / "doc.pdf"
     path.write_bytes(PAGE)
     text = _text()
-    chunk = SimpleNamespace(id="chunk-marks-once", document_id="d1", page=1, char_start=0, char_end=len(text), text=text)
+    chunk = SimpleNamespace(id="chunk-marks-once", document_id="d1", page=1, char_start=0, char_end=len(text))
+    chunk.text = text
     opened: list[str] = []
 
     class Store:
