@@ -87,5 +87,5 @@ def chunk_marks(db: Any, chunks: Iterable[Any]) -> dict[str, dict[str, str]]:
             continue
         if len(_KNOWN) > KNOWN_MAX:
             _KNOWN.clear()
-        _KNOWN.update({c.id: out[c.id] for c in cs if c.id in out})
+        _KNOWN.update({c.id: out[c.id] for c in cs})  # every chunk of a readable PDF is in `out`
     return out

@@ -395,5 +395,5 @@ def index_process(tmp: Path) -> Iterator[Path]:
         proc.terminate()
         try:
             proc.wait(10)
-        except Exception:  # noqa: BLE001
+        except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
