@@ -7,12 +7,10 @@ import uuid
 
 import reflex as rx
 
-from bayes_app.accounts.identity import shown_email
-from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.models import MICRO, utcnow
 from bayes_app.usecases import credits
 from bayes_app.usecases import sharing as app_sharing
+from bayes_app.usecases.views import MICRO, display_credits, format_credits, shown_email, utcnow
 from state.auth import AuthState
 
 SPEND_DAYS = 30

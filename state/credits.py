@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.usecases import credits
+from bayes_app.usecases.views import display_credits, format_credits
 from state.auth import AuthState
 
 

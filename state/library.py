@@ -6,17 +6,15 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.errors import DomainError
-from bayes_app.library import documents as lib
-from bayes_app.models import DocStatus
-from bayes_app.search.crosslang import language_name
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import library as app_lib
+from bayes_app.usecases.views import DocStatus, language_name
 from state.auth import AuthState
 
 POLL_S = 0.7
 
 
-def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
+def _row(v: app_lib.DocumentView, names: dict[str, str]) -> dict:
     total = v.progress_total or 0
     pct = int(100 * v.progress_done / total) if total else 0
     stage = {
@@ -98,7 +96,7 @@ class LibraryState(AuthState):
         cols = app_lib.collections(self.user_id)
         try:
             views = app_lib.documents(self.user_id, self.filter_collection or None)
-        except lib.NotFound:
+        except NotFound:
             self.filter_collection = ""
             views = app_lib.documents(self.user_id)
         names = {c["id"]: c["name"] for c in cols}
@@ -107,7 +105,7 @@ class LibraryState(AuthState):
         self._follow_uploads({v.id: v for v in views})
         return any(d["active"] for d in self.documents)
 
-    def _follow_uploads(self, views: dict[str, lib.DocumentView]) -> None:
+    def _follow_uploads(self, views: dict[str, app_lib.DocumentView]) -> None:
         """The upload list says where each new file is now (queued → indexed / failed)."""
         if not any(r.get("document_id") for r in self.upload_results):
             return
@@ -204,7 +202,7 @@ class LibraryState(AuthState):
             return
         try:
             rows = app_lib.references(self.user_id, document_id)
-        except lib.NotFound:
+        except NotFound:
             self.refs_doc, self.refs = "", []
             return
         self.refs_doc, self.refs = document_id, [_reference_row(r) for r in rows]
@@ -215,7 +213,7 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         try:
             app_lib.delete_document(self.user_id, document_id)
-        except lib.NotFound:
+        except NotFound:
             return rx.toast.error("That document no longer exists.")
         self._refresh()
         return rx.toast.success("Document deleted.")
@@ -226,7 +224,7 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         try:
             app_lib.reindex(self.user_id, document_id)
-        except lib.NotFound:
+        except NotFound:
             return rx.toast.error("That document no longer exists.")
         self._refresh()
         return LibraryState.start_watch
@@ -292,7 +290,7 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         try:
             app_lib.delete_collection(self.user_id, collection_id)
-        except lib.NotFound:
+        except NotFound:
             return rx.toast.error("That collection no longer exists.")
         if self.filter_collection == collection_id:
             self.filter_collection = ""

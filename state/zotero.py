@@ -14,7 +14,7 @@ import reflex as rx
 from bayes_app.errors import NotFound
 from bayes_app.settings import get_settings
 from bayes_app.usecases import zotero as app_zotero
-from bayes_app.zotero import service as zs
+from bayes_app.usecases.views import ZOTERO_LOCAL_LABEL
 from state.library import LibraryState
 
 POLL_S = 0.8
@@ -57,7 +57,7 @@ def _row(v: dict) -> dict:
     return {
         "id": v["id"],
         "name": v["name"],
-        "kind": zs.LOCAL_LABEL
+        "kind": ZOTERO_LOCAL_LABEL
         if v["api"] == "local"
         else ("group " if v["library_type"] == "group" else "user ") + v["library_id"],
         "permissions": ", ".join(k for k in ("library", "files", "notes", "write") if perms.get(k)) or "none",
@@ -111,7 +111,7 @@ class ZoteroState(LibraryState):
 
     @rx.event
     def set_zotero_api(self, value: str):
-        self.zotero_api = "local" if value == zs.LOCAL_LABEL else "web"
+        self.zotero_api = "local" if value == ZOTERO_LOCAL_LABEL else "web"
 
     @rx.event
     def set_zotero_type(self, value: str):

@@ -15,8 +15,6 @@ from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
 from bayes_app.api.errors import ApiError, not_found
-from bayes_app.library import storage
-from bayes_app.library.structure import ROLES
 from bayes_app.settings import get_settings
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import zotero as app_zotero
@@ -170,8 +168,8 @@ async def document_file(
         "Cache-Control": "private, max-age=300",
         "X-Content-Type-Options": "nosniff",
     }
-    store = storage.default_store()
-    if isinstance(store, storage.LocalStore):
+    store = app_lib.file_store()
+    if isinstance(store, app_lib.LocalStore):
         path = store.path(doc.file_sha256)
         if not path.exists():
             raise not_found("file")
@@ -180,12 +178,12 @@ async def document_file(
 
 
 async def _stream_object(
-    store: storage.FileStore, sha: str, range_header: str | None, headers: dict[str, str]
+    store: app_lib.FileStore, sha: str, range_header: str | None, headers: dict[str, str]
 ) -> Response:
     """Stream a stored object chunk by chunk (never whole in memory); one byte range honoured."""
     try:
         size = await run_in_threadpool(store.size, sha)
-    except storage.StorageUnavailable:
+    except app_lib.StorageUnavailable:
         raise ApiError(503, "storage_unavailable", "The file store is unavailable; try again.") from None
     if size is None:
         raise not_found("file")
@@ -272,9 +270,9 @@ async def search(
     if not q.strip():
         raise ApiError(400, "missing_fields", "Missing query parameter 'q'.")
     include = [r for v in include_roles or [] for r in v.split(",") if r]
-    unknown = sorted(set(include) - set(ROLES))
+    unknown = sorted(set(include) - set(app_lib.ROLES))
     if unknown:
-        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(ROLES)}.")
+        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(app_lib.ROLES)}.")
     if highlights:  # "my highlights": only passages the user highlighted in Zotero
         return await run_in_threadpool(
             app_zotero.search_highlights, user.id, q.strip(), k, document_id or None, collection_id or None

@@ -11,13 +11,20 @@ from pydantic import BaseModel
 
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
-from bayes_app.library import ocr, uploads
+from bayes_app.library import ocr, storage, uploads
+from bayes_app.library.documents import DocumentView
+from bayes_app.library.highlight import locate_pages
+from bayes_app.library.storage import FileStore, LocalStore, StorageUnavailable
+from bayes_app.library.structure import ROLES
 from bayes_app.models import Document
 from bayes_app.search import runtime
 from bayes_app.search.hybrid import SearchHit
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.sharing import documents as shared_docs
 from bayes_app.usecases import queue
+
+# for the front doors: the document view, the search's passage roles and the file store's kinds
+__all__ = ["ROLES", "DocumentView", "FileStore", "LocalStore", "StorageUnavailable"]
 
 
 # ---- reads ----------------------------------------------------------------------------------
@@ -46,6 +53,20 @@ def readable(user_id: str, document_id: str) -> Document:
         if doc is None:
             raise lib.NotFound("document")
         return doc
+
+
+def highlight(
+    user_id: str, document_id: str, page: int, quote: str
+) -> tuple[int, dict[int, list[dict[str, str]]], str]:
+    """Where a quote stands in a document the user may open: (page to show, highlight boxes
+    per page, note for the reader); NotFound when they may not open it."""
+    doc = readable(user_id, document_id)
+    return locate_pages(doc.id, doc.file_sha256, page, quote)
+
+
+def file_store() -> FileStore:
+    """Where the PDFs are stored (a local directory or an object store)."""
+    return storage.default_store()
 
 
 def references(user_id: str, document_id: str) -> list[dict]:

@@ -20,12 +20,23 @@ from bayes_app.errors import DomainError, NotFound
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import runs as map_runs
 from bayes_app.models import Run, RunStatus
-from bayes_app.redis_client import get_redis
+from bayes_app.redis_client import get_redis, new_async_redis
 from bayes_app.runs import events, kinds, lifecycle, service
+from bayes_app.runs.events import RunEvent, valid_cursor
+from bayes_app.runs.follower import RunFollower
+from bayes_app.runs.service import RunRequestError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import queue
 
 log = logging.getLogger("bayes.app.runs")
+# for the front doors: a run's stream events, the cursor check and a start's refusal
+__all__ = ["RunEvent", "RunFollower", "RunRequestError", "follower", "valid_cursor"]
+
+
+def follower(run_id: str = "", cursor: str | None = None) -> RunFollower:
+    """A follower of a run's event stream from `cursor` (the live views: the HTTP event stream,
+    the chat page); one-second blocking reads, so an idle batch comes at least once a second."""
+    return RunFollower(new_async_redis(), run_id, cursor, block_ms=1000)
 
 
 @dataclass(frozen=True)
