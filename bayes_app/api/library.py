@@ -10,14 +10,14 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response, StreamingResponse
 
-from bayes_app.api import responses as R
-from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.settings import get_settings
 from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import schemas as R
 from bayes_app.usecases import zotero as app_zotero
+from bayes_app.usecases.schemas import zotero as RZ
 
 router = APIRouter(route_class=StrictJSONRoute)
 D = "/documents/{document_id}"

@@ -11,11 +11,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases import schemas as R
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`

@@ -16,7 +16,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import (
     FORM_MEDIA,
@@ -33,6 +32,7 @@ from bayes_app.api.security import is_https
 from bayes_app.errors import DomainError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import accounts
+from bayes_app.usecases import schemas as R
 
 router = APIRouter(route_class=StrictJSONRoute)
 

@@ -9,8 +9,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.api import responses as R
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute, optional_user
+from bayes_app.usecases import schemas as R
 from bayes_app.usecases import system
 
 router = APIRouter(route_class=StrictJSONRoute)

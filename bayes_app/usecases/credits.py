@@ -9,10 +9,9 @@ import math
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from sqlmodel import col, func, select
 
 from bayes_app.credits import ledger, pricing
@@ -20,6 +19,7 @@ from bayes_app.credits.reconcile import Reconciliation, reconcile
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, UsageEvent, User, utcnow
+from bayes_app.usecases.schemas.credits import Price
 
 PRICE_FIELDS = ("input_per_million", "cached_per_million", "output_per_million")
 
@@ -72,19 +72,6 @@ def grant(amount: int, key: str, note: str, *, user_id: str | None = None, email
         created = ledger.grant(db, user, amount, key, note)
         db.commit()
         return Granted(user.id, user.email, created, ledger.balance(db, user.id), ledger.available(db, user.id))
-
-
-class Price(BaseModel):
-    """A model's prices in micro-credits per million tokens (the HTTP API's `PriceOut` too)."""
-
-    model_config = ConfigDict(from_attributes=True)
-
-    model: str
-    input_per_million: int
-    cached_per_million: int
-    output_per_million: int
-    updated_at: datetime | None
-    updated_by: str | None
 
 
 def prices() -> list[Price]:

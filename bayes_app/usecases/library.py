@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from pydantic import BaseModel
-
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
 from bayes_app.library import ocr, storage, uploads
@@ -22,6 +20,7 @@ from bayes_app.search.hybrid import SearchHit
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.sharing import documents as shared_docs
 from bayes_app.usecases import queue
+from bayes_app.usecases.schemas.library import CollectionRef
 
 # for the front doors: the document view, the search's passage roles and the file store's kinds
 __all__ = ["ROLES", "DocumentView", "FileStore", "LocalStore", "StorageUnavailable"]
@@ -163,13 +162,6 @@ def delete_document(user_id: str, document_id: str) -> None:
     with session_scope() as db:
         sha, still_used = lib.delete_document(db, user_id, document_id)
     queue.get().purge(document_id, None if still_used else sha)
-
-
-class CollectionRef(BaseModel):
-    """A collection as a create or rename answers it (the HTTP API's `CollectionOut` too)."""
-
-    id: str
-    name: str
 
 
 def create_collection(user_id: str, name: str) -> CollectionRef:
