@@ -93,7 +93,7 @@ async def upload_document(request: Request, response: Response, user: CurrentUse
     )
     view = await run_in_threadpool(app_lib.document, user.id, acc.document_id)
     response.status_code = 202 if acc.created else 200
-    return view.to_json() | {"duplicate": not acc.created}
+    return R.UploadedDocument(**view.model_dump(), duplicate=not acc.created)
 
 
 @router.put(
@@ -111,13 +111,13 @@ async def replace_file(request: Request, response: Response, user: CurrentUser, 
         app_lib.replace_file, user.id, document_id, upload.file, upload.filename or "upload.pdf"
     )
     response.status_code = 202 if changed else 200
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.post(D + "/reindex", status_code=202, response_model=R.DocumentOut, summary="Index a document again")
 async def reindex(user: CurrentUser, document_id: str) -> Any:
     await run_in_threadpool(app_lib.reindex, user.id, document_id)
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.get("/documents", response_model=R.DocumentList, summary="List the library's documents")
@@ -126,18 +126,18 @@ async def list_documents(
     collection_id: Annotated[str | None, Query(description="Only the documents in this collection.")] = None,
 ) -> Any:
     views = await run_in_threadpool(app_lib.documents, user.id, collection_id or None)
-    return {"documents": [v.to_json() for v in views]}
+    return R.DocumentList(documents=views)
 
 
 @router.get(D, response_model=R.DocumentOut, summary="One document with its indexing progress")
 async def get_document(user: CurrentUser, document_id: str) -> Any:
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.patch(D, response_model=R.DocumentOut, summary="Edit a document's metadata or collections")
 async def patch_document(user: CurrentUser, document_id: str, body: schemas.DocumentPatch) -> Any:
     await run_in_threadpool(app_lib.update_metadata, user.id, document_id, body.given())
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.delete(

@@ -43,6 +43,15 @@ class DocumentOut(BaseModel):
     created_at: str | None
 
 
+class DocumentFile(BaseModel):
+    """A document to open (the viewer, the file download): the user's own or one shared with them."""
+
+    id: str
+    title: str
+    filename: str
+    file_sha256: str
+
+
 class UploadedDocument(DocumentOut):
     duplicate: bool  # the same file was already in the library (nothing new was stored)
 
