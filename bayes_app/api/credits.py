@@ -49,7 +49,7 @@ async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
     summary="Check that every settled run charged exactly its usage (admin)",
 )
 async def reconciliation(_admin: AdminUser) -> Any:
-    return (await run_in_threadpool(credits.reconciliation)).to_json()
+    return await run_in_threadpool(credits.reconciliation)
 
 
 @router.get("/admin/prices", response_model=R.PriceList, summary="The model price table (admin)")

@@ -122,9 +122,8 @@ async def login(
             raise
         return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
     token = await run_in_threadpool(_new_session, info.id)
-    response: Response = (
-        JSONResponse({"user": info.to_json()}) if wants_json else RedirectResponse(target, status_code=303)
-    )
+    body = R.SessionUser(user=accounts.profile(info)).model_dump()
+    response: Response = JSONResponse(body) if wants_json else RedirectResponse(target, status_code=303)
     set_session_cookie(response, request, token)
     return response
 
@@ -151,7 +150,7 @@ async def register(request: Request) -> Response:
         return _back("/register", err, email=email[:200])
     token = await run_in_threadpool(_new_session, info.id)
     response: Response = (
-        JSONResponse({"user": info.to_json()}, status_code=201)
+        JSONResponse(R.SessionUser(user=accounts.profile(info)).model_dump(), status_code=201)
         if wants_json
         else RedirectResponse("/maps", status_code=303)
     )

@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute, optional_user
+from bayes_app.usecases import accounts, system
 from bayes_app.usecases import schemas as R
-from bayes_app.usecases import system
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -34,5 +34,5 @@ async def health(request: Request, response: Response) -> dict[str, Any]:
 
 
 @router.get("/me", response_model=R.UserOut, summary="The signed-in user")
-async def me(user: CurrentUser) -> dict[str, Any]:
-    return user.to_json()
+async def me(user: CurrentUser) -> R.UserOut:
+    return accounts.profile(user)

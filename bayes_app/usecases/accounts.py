@@ -15,7 +15,7 @@ from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import User
 from bayes_app.settings import get_settings
-from bayes_app.usecases.schemas.accounts import IssuedToken, Token
+from bayes_app.usecases.schemas.accounts import IssuedToken, Token, UserOut
 
 log = logging.getLogger("bayes.app.accounts")
 PUBLIC_PAGES = ("/login", "/register")
@@ -87,6 +87,11 @@ def _user(db, user_id: str) -> User:
     if user is None:
         raise NotFound("user")
     return user
+
+
+def profile(user: UserInfo) -> UserOut:
+    """What the API shows about the signed-in user (never the password hash)."""
+    return UserOut(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at.isoformat())
 
 
 def session_user(token: str | None) -> UserInfo | None:

@@ -82,3 +82,68 @@ class Reconciliation(BaseModel):
     spend_mismatches: list[SpendMismatch]
     held_after_finalize: list[HeldReserve]
     stale_runs: list[str]
+
+
+# ---- the admin dashboard (the Reflex admin page; not in the HTTP API) ---------------------------
+class AccountRow(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    email: str
+    is_admin: bool
+    created_at: datetime
+
+
+class RunRow(BaseModel):
+    """A run as the dashboard lists it."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    title: str
+    kind: str
+    status: str
+    owner_id: str
+    outcome_reason: str | None
+    reserved_credits: int | None
+    charged_credits: int | None
+    created_at: datetime
+
+
+class OpenReserve(BaseModel):
+    run_id: str
+    held: int
+    run: RunRow | None  # None: the run is gone
+
+
+class UsageRow(BaseModel):
+    """One model response's tokens and cost."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    step: str
+    model: str
+    attempt: int
+    seq: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    cost_credits: int
+    estimated: bool
+
+
+class Dashboard(BaseModel):
+    users: list[AccountRow]
+    balances: dict[str, tuple[int, int]]  # user id -> (balance, held)
+    reserves: list[OpenReserve]
+    spend_by_day: dict[str, int]
+    spend_by_kind: dict[str, int]
+    recent_runs: list[RunRow]
+    runs_more: bool  # more runs match the filter than `recent_runs` holds
+    prices: list[Price]
+
+
+class RunDetail(BaseModel):
+    run: RunRow
+    owner_email: str | None
+    usage: list[UsageRow]
