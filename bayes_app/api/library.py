@@ -277,10 +277,9 @@ async def search(
         return await run_in_threadpool(
             app_zotero.search_highlights, user.id, q.strip(), k, document_id or None, collection_id or None
         )
-    hits = await run_in_threadpool(
+    return await run_in_threadpool(
         app_lib.search, user.id, q.strip(), k, document_id or None, collection_id or None, include, all_roles
     )
-    return [h.to_json() for h in hits]
 
 
 @router.get(
@@ -290,7 +289,7 @@ async def search(
 )
 async def document_annotations(user: CurrentUser, document_id: str) -> Any:
     """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
-    return {"annotations": await run_in_threadpool(app_zotero.annotations, user.id, document_id)}
+    return RZ.AnnotationList(annotations=await run_in_threadpool(app_zotero.annotations, user.id, document_id))
 
 
 @router.get(D + "/references", response_model=R.ReferenceList, summary="The document's parsed reference list")

@@ -17,12 +17,11 @@ from bayes_app.library.structure import ROLES
 from bayes_app.models import DocStatus
 from bayes_app.search import runtime
 from bayes_app.search.crosslang import language_name
-from bayes_app.search.hybrid import SearchHit
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.sharing import documents as shared_docs
 from bayes_app.usecases import queue
 from bayes_app.usecases.schemas.common import ErrorDetail
-from bayes_app.usecases.schemas.library import CollectionRef, DocumentFile, DocumentOut, Progress
+from bayes_app.usecases.schemas.library import CollectionRef, DocumentFile, DocumentOut, Progress, SearchHit
 
 # for the front doors: the document view, the search's passage roles and the file store's kinds
 __all__ = ["ROLES", "DocumentFile", "DocumentOut", "FileStore", "LocalStore", "StorageUnavailable"]
@@ -123,12 +122,14 @@ def search(
     all_roles: bool = False,
 ) -> list[SearchHit]:
     """Search the user's library, or collections shared with them (NotFound for a named
-    document or collection neither theirs nor shared with them)."""
+    document or collection neither theirs nor shared with them), best first."""
     with session_scope() as db:
         library = shared_cols.scope_owner(db, user_id, collection_ids)
         for d in document_ids or []:
             lib.get_owned(db, library, d)
-        return runtime.search_library(db, library, query, k, document_ids, collection_ids, include_roles, all_roles)
+        hits = runtime.search_library(db, library, query, k, document_ids, collection_ids, include_roles, all_roles)
+    # the domain's hit record (also what the chat agent's library tool reads) is the one source
+    return [SearchHit.model_validate(h.to_json()) for h in hits]
 
 
 # ---- write, then enqueue ------------------------------------------------------------------

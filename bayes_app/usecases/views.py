@@ -4,6 +4,8 @@ API reach the domain only through the application layer (docs/architecture.md)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bayes_app.accounts.identity import shown_email
 from bayes_app.accounts.passwords import PASSWORD_RULES
 from bayes_app.credits.pricing import display_credits, format_credits
@@ -11,7 +13,7 @@ from bayes_app.maps.live import support_level
 from bayes_app.models import MICRO, DocStatus, NodeKind, RunStatus, utcnow
 from bayes_app.search.crosslang import foreign_label, language_name
 from bayes_app.search.highlight import best_quote, emphasis_segments
-from bayes_app.search.hybrid import all_weak
+from bayes_app.usecases.schemas.library import SearchHit
 from bayes_app.zotero.service import LOCAL_LABEL as ZOTERO_LOCAL_LABEL
 
 __all__ = [
@@ -32,3 +34,8 @@ __all__ = [
     "support_level",
     "utcnow",
 ]
+
+
+def all_weak(hits: Sequence[SearchHit]) -> bool:
+    """True when results exist but none is a strong match ("No strong matches")."""
+    return bool(hits) and all(h.weak for h in hits)
