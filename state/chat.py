@@ -230,11 +230,11 @@ class ChatState(AuthState):
             self.error = "The job queue is unavailable; try again."
             return None
         self.error, self.draft, self.edit_id = "", "", ""
-        new_conversation = out["conversation_id"] != self.conversation_id
-        self.conversation_id = out["conversation_id"]
+        new_conversation = out.conversation_id != self.conversation_id
+        self.conversation_id = out.conversation_id or ""
         self._reset_live()
         self._reload()
-        self.live_run_id = out["id"]
+        self.live_run_id = out.id
         self._gen += 1
         if new_conversation:  # the URL names the conversation, so a reload comes back to it
             return [

@@ -381,7 +381,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             return False
         self.error = ""
         self._reset_run()
-        self.live_run_id, self.live_kind = out["id"], kind
+        self.live_run_id, self.live_kind = out.id, kind
         self._note("Queued…")
         self._rebuild()
         return True
