@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.models import RunStatus
+from bayes_app.usecases.views import RunStatus
 from state.admin import AdminState
 
 RUN_STATUSES = (*RunStatus.ACTIVE, RunStatus.STOPPED, *RunStatus.OUTCOMES)

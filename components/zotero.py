@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.zotero.service import LOCAL_LABEL
+from bayes_app.usecases.views import ZOTERO_LOCAL_LABEL
 from state.zotero import ZoteroState
 
 
@@ -123,7 +123,7 @@ def _connect_form() -> rx.Component:
             rx.cond(
                 ZoteroState.zotero_local_offered,
                 rx.select(
-                    ["Zotero web API", LOCAL_LABEL],
+                    ["Zotero web API", ZOTERO_LOCAL_LABEL],
                     default_value="Zotero web API",
                     on_change=ZoteroState.set_zotero_api,
                     size="1",

@@ -7,12 +7,10 @@ import uuid
 
 import reflex as rx
 
-from bayes_app.accounts.identity import shown_email
-from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.models import MICRO, utcnow
 from bayes_app.usecases import credits
 from bayes_app.usecases import sharing as app_sharing
+from bayes_app.usecases.views import MICRO, display_credits, format_credits, shown_email, utcnow
 from state.auth import AuthState
 
 SPEND_DAYS = 30
@@ -145,13 +143,13 @@ class AdminState(AuthState):
         ]
         self.reserves = [
             {
-                "id": oid,
-                **_amounts(held=amount),
-                "title": op.title if op else "",
-                "status": op.status if op else "",
-                "owner": emails.get(op.owner_id, "") if op else "",
+                "id": r.run_id,
+                **_amounts(held=r.held),
+                "title": r.run.title if r.run else "",
+                "status": r.run.status if r.run else "",
+                "owner": emails.get(r.run.owner_id, "") if r.run else "",
             }
-            for oid, amount, op in d.reserves
+            for r in d.reserves
         ]
         self.spend_by_day = [{"day": day, "credits": _credits_number(v)} for day, v in sorted(d.spend_by_day.items())]
         self.spend_by_kind = [{"kind": k, "credits": _credits_number(v)} for k, v in sorted(d.spend_by_kind.items())]

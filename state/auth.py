@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import reflex as rx
 
-from bayes_app.accounts.passwords import PASSWORD_RULES
 from bayes_app.errors import DomainError
 from bayes_app.usecases import accounts
+from bayes_app.usecases.views import PASSWORD_RULES
 
 T = TypeVar("T")
 

@@ -14,14 +14,10 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError
-from bayes_app.models import RunStatus
-from bayes_app.runs import events, service
-from bayes_app.runs.follower import RunFollower
-from bayes_app.search.crosslang import foreign_label
 from bayes_app.usecases import conversations as app_conversations
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases.views import RunStatus, display_credits, foreign_label, format_credits
 from state.auth import AuthState
 
 STATUS_LABEL = {"complete": "", "running": "Answering…", "cancelled": "Cancelled", "failed": "Failed"}
@@ -227,18 +223,18 @@ class ChatState(AuthState):
             out = app_runs.start_ask(
                 self.user_id, "ask", prompt, self._scope(), self.conversation_id or None, edit_message_id
             )
-        except service.RunRequestError as err:
+        except app_runs.RunRequestError as err:
             self.error = err.message
             return None
         except app_runs.QueueUnavailable:
             self.error = "The job queue is unavailable; try again."
             return None
         self.error, self.draft, self.edit_id = "", "", ""
-        new_conversation = out["conversation_id"] != self.conversation_id
-        self.conversation_id = out["conversation_id"]
+        new_conversation = out.conversation_id != self.conversation_id
+        self.conversation_id = out.conversation_id or ""
         self._reset_live()
         self._reload()
-        self.live_run_id = out["id"]
+        self.live_run_id = out.id
         self._gen += 1
         if new_conversation:  # the URL names the conversation, so a reload comes back to it
             return [
@@ -359,7 +355,7 @@ class ChatState(AuthState):
         app_conversations.set_scope(self.user_id, self.conversation_id, self._scope())
 
     # ---- the live answer ---------------------------------------------------------------
-    def _apply(self, ev: events.RunEvent) -> bool:
+    def _apply(self, ev: app_runs.RunEvent) -> bool:
         """Apply one stream event; True at the end of the run."""
         data = ev.data if isinstance(ev.data, dict) else {}
         if ev.type == "thinking":
@@ -385,9 +381,7 @@ class ChatState(AuthState):
     async def consume(self, gen: int):
         """Follow the live run's stream from the cursor until `done` (or superseded); the page
         scrolls to the new answer and follows it while it streams, unless the user scrolled up."""
-        from bayes_app.redis_client import new_async_redis
-
-        follower = RunFollower(new_async_redis(), block_ms=1000)
+        follower = app_runs.follower()
         first, followed = True, 0.0
         try:
             while True:

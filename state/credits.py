@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.usecases import credits
+from bayes_app.usecases.views import display_credits, format_credits
 from state.auth import AuthState
 
 
@@ -20,11 +20,11 @@ class CreditsState(AuthState):
         if not self._load_user():
             self.history = []
             return
-        bal, hold, rows = credits.balance(self.user_id)
+        mine = credits.my_credits(self.user_id)
         self.balance, self.held, self.available = (
-            format_credits(bal),
-            format_credits(hold),
-            format_credits(bal - hold),
+            format_credits(mine.balance),
+            format_credits(mine.held),
+            format_credits(mine.available),
         )
         self.history = [
             {
@@ -37,7 +37,7 @@ class CreditsState(AuthState):
                 else ("pending" if r.kind == "run" else ""),
                 "charged_exact": format_credits(r.charged) if r.charged is not None else "",
                 "amount": format_credits(r.amount) if r.amount is not None else "",
-                "date": r.date.strftime("%Y-%m-%d %H:%M"),
+                "date": r.date[:16].replace("T", " "),  # ISO 8601: minutes
             }
-            for r in rows
+            for r in mine.history
         ]

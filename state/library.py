@@ -6,23 +6,21 @@ import asyncio
 
 import reflex as rx
 
-from bayes_app.errors import DomainError
-from bayes_app.library import documents as lib
-from bayes_app.models import DocStatus
-from bayes_app.search.crosslang import language_name
+from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import library as app_lib
+from bayes_app.usecases.views import DocStatus
 from state.auth import AuthState
 
 POLL_S = 0.7
 
 
-def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
-    total = v.progress_total or 0
-    pct = int(100 * v.progress_done / total) if total else 0
+def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
+    total = v.progress.total
+    pct = int(100 * v.progress.done / total) if total else 0
     stage = {
         DocStatus.QUEUED: "Queued",
         DocStatus.PARSING: "Reading pages",
-        DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress_done + 1, total)} of {total}",
+        DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress.done + 1, total)} of {total}",
         DocStatus.EMBEDDING: "Embedding passages",
         DocStatus.INDEXED: "Indexed",
         DocStatus.FAILED: "Failed",
@@ -38,17 +36,17 @@ def _row(v: lib.DocumentView, names: dict[str, str]) -> dict:
         "status": v.status,
         "stage": stage,
         "pct": pct,
-        "progress": f"{v.progress_done} / {total}" if total else "",
+        "progress": f"{v.progress.done} / {total}" if total else "",
         "pages": str(v.page_count or ""),
-        "error": v.error_message or "",
+        "error": v.error.message if v.error else "",
         "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
-        "ocr_lang": app_lib.ocr_language_name(v.ocr_lang),
+        "ocr_lang": app_lib.ocr_language_name(v.ocr_language),
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
         "collection_ids": ",".join(v.collection_ids),
         "active": v.status in DocStatus.ACTIVE,
         "refs": str(v.reference_count or 0),
         "language": v.language,
-        "language_name": language_name(v.language),
+        "language_name": v.language_name,
     }
 
 
@@ -98,7 +96,7 @@ class LibraryState(AuthState):
         cols = app_lib.collections(self.user_id)
         try:
             views = app_lib.documents(self.user_id, self.filter_collection or None)
-        except lib.NotFound:
+        except NotFound:
             self.filter_collection = ""
             views = app_lib.documents(self.user_id)
         names = {c["id"]: c["name"] for c in cols}
@@ -107,7 +105,7 @@ class LibraryState(AuthState):
         self._follow_uploads({v.id: v for v in views})
         return any(d["active"] for d in self.documents)
 
-    def _follow_uploads(self, views: dict[str, lib.DocumentView]) -> None:
+    def _follow_uploads(self, views: dict[str, app_lib.DocumentOut]) -> None:
         """The upload list says where each new file is now (queued → indexed / failed)."""
         if not any(r.get("document_id") for r in self.upload_results):
             return
@@ -118,7 +116,11 @@ class LibraryState(AuthState):
                 if v.status == DocStatus.INDEXED:
                     r = {**r, "message": "indexed"}
                 elif v.status == DocStatus.FAILED:
-                    r = {**r, "ok": "no", "message": f"indexing failed: {v.error_message or 'unknown error'}"}
+                    r = {
+                        **r,
+                        "ok": "no",
+                        "message": f"indexing failed: {(v.error.message if v.error else '') or 'unknown error'}",
+                    }
                 elif v.status != DocStatus.QUEUED:
                     r = {**r, "message": "indexing…"}
             out.append(r)
@@ -204,7 +206,7 @@ class LibraryState(AuthState):
             return
         try:
             rows = app_lib.references(self.user_id, document_id)
-        except lib.NotFound:
+        except NotFound:
             self.refs_doc, self.refs = "", []
             return
         self.refs_doc, self.refs = document_id, [_reference_row(r) for r in rows]
@@ -215,7 +217,7 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         try:
             app_lib.delete_document(self.user_id, document_id)
-        except lib.NotFound:
+        except NotFound:
             return rx.toast.error("That document no longer exists.")
         self._refresh()
         return rx.toast.success("Document deleted.")
@@ -226,7 +228,7 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         try:
             app_lib.reindex(self.user_id, document_id)
-        except lib.NotFound:
+        except NotFound:
             return rx.toast.error("That document no longer exists.")
         self._refresh()
         return LibraryState.start_watch
@@ -292,7 +294,7 @@ class LibraryState(AuthState):
             return rx.redirect("/login")
         try:
             app_lib.delete_collection(self.user_id, collection_id)
-        except lib.NotFound:
+        except NotFound:
             return rx.toast.error("That collection no longer exists.")
         if self.filter_collection == collection_id:
             self.filter_collection = ""

@@ -262,7 +262,7 @@ class MapEditing(rx.State, mixin=True):
 
     @rx.event
     def search_library(self, form: dict | None = None):
-        from bayes_app.search.highlight import best_quote
+        from bayes_app.usecases.views import best_quote
 
         if form and "q" in form:
             self.search_q = form["q"]

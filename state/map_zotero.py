@@ -25,10 +25,10 @@ class MapZoteroState(MapState):
     def z_open(self):
         """Opening the menu: the user's Web API libraries (writing needs the Web API)."""
         self.z_message = self.z_error = ""
-        libs = [x for x in app_zotero.libraries(self.user_id) if x["api"] == "web"]
-        self.z_libraries = [{"id": x["id"], "name": x["name"]} for x in libs]
-        if self.z_library_id not in {x["id"] for x in libs}:
-            self.z_library_id = libs[0]["id"] if libs else ""
+        libs = [x for x in app_zotero.libraries(self.user_id) if x.api == "web"]
+        self.z_libraries = [{"id": x.id, "name": x.name} for x in libs]
+        if self.z_library_id not in {x.id for x in libs}:
+            self.z_library_id = libs[0].id if libs else ""
 
     @rx.event
     def z_set_library(self, value: str):
@@ -56,15 +56,14 @@ class MapZoteroState(MapState):
             async with self:
                 self.z_error, self.z_busy = err.message, False
             return
-        parts = [f"{len(out[k])} {k}" for k in ("written", "updated", "unchanged") if out[k]]
+        counts = {"written": out.written, "updated": out.updated, "unchanged": out.unchanged}
+        parts = [f"{len(keys)} {k}" for k, keys in counts.items() if keys]
         async with self:
             self.z_busy = False
             done = ", ".join(parts) or "nothing to write"
             self.z_message = f"Sent to Zotero (collection “Bayes”): {done}."
-            if out["failed"]:
-                self.z_error = f"{len(out['failed'])} note(s) not written: " + "; ".join(
-                    f["message"] for f in out["failed"][:3]
-                )
+            if out.failed:
+                self.z_error = f"{len(out.failed)} note(s) not written: " + "; ".join(f.message for f in out.failed[:3])
 
     @rx.event
     def z_add_highlights(self):
@@ -72,10 +71,10 @@ class MapZoteroState(MapState):
         out, refused = self._as_user(app_zotero.add_highlights, self.map_id, {}, error_var="z_error")
         if refused:
             return refused
-        if not out["added"]:
+        if not out.added:
             self.z_message = (
                 "No new highlights: none of your Zotero PDFs has text highlights that are not on this map yet."
             )
             return
-        self.z_message = f"Added {out['added']} highlight(s) as claims."
+        self.z_message = f"Added {out.added} highlight(s) as claims."
         self._reload()

@@ -19,15 +19,11 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.credits.pricing import display_credits, format_credits
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.maps import live as live_map
-from bayes_app.maps.live import LiveMap, build_graph, support_level
-from bayes_app.models import NodeKind
-from bayes_app.search.crosslang import foreign_label
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
-from bayes_app.usecases.maps import MapChange, outline_rows
+from bayes_app.usecases.maps import LiveChange, LiveMap, MapChange, build_graph, outline_rows
+from bayes_app.usecases.views import NodeKind, display_credits, foreign_label, format_credits, support_level
 from state.auth import AuthState
 from state.map_edits import MapEditing
 from state.map_outline import MapOutline
@@ -287,7 +283,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def _keep(self, view: LiveMap) -> None:
         self._relations, self._live_ids, self._live_count = view.relations, view.live_ids, view.written
 
-    def _take(self, change: live_map.Change) -> bool:
+    def _take(self, change: LiveChange) -> bool:
         """Show what one run event changed besides nodes and relations; True at the run's end."""
         if change.proposal is not None:
             self.proposals = [*self.proposals, self._proposal_row(change.proposal)]
@@ -385,7 +381,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             return False
         self.error = ""
         self._reset_run()
-        self.live_run_id, self.live_kind = out["id"], kind
+        self.live_run_id, self.live_kind = out.id, kind
         self._note("Queued…")
         self._rebuild()
         return True

@@ -45,9 +45,9 @@ class ProcessesState(AuthState):
             self._refresh()
 
     def _refresh(self) -> None:
-        from bayes_app.health import supervised_processes
+        from bayes_app.usecases import system
 
-        report = supervised_processes()
+        report = system.supervised_processes()
         self.supervised = report is not None
         if report is None:
             self.status, self.problem, self.programs, self.restarts = "", "", [], []

@@ -6,9 +6,8 @@ from urllib.parse import quote as urlquote
 
 import reflex as rx
 
-from bayes_app.search.highlight import best_quote, emphasis_segments
-from bayes_app.search.hybrid import all_weak
 from bayes_app.usecases import library as app_lib
+from bayes_app.usecases.views import all_weak, best_quote, emphasis_segments
 from state.auth import AuthState
 
 

@@ -7,8 +7,7 @@ import urllib.parse
 
 import reflex as rx
 
-from bayes_app.library import documents as lib
-from bayes_app.library.highlight import locate_pages
+from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import zotero as app_zotero
 from state.auth import AuthState
@@ -58,12 +57,11 @@ class ViewerState(AuthState):
         try:
             doc = app_lib.readable(self.user_id, doc_id)  # own, cited by a shared map, or shared
             self.doc_id, self.title = doc.id, doc.title or doc.filename
-            sha = doc.file_sha256
-        except lib.NotFound:
+        except NotFound:
             self.doc_id, self.title, self.missing = "", "", True
             return
         if self.quote.strip():
-            self.page, hits, self.quote_note = locate_pages(self.doc_id, sha, self.page, self.quote)
+            self.page, hits, self.quote_note = app_lib.highlight(self.user_id, self.doc_id, self.page, self.quote)
             self.hits = {str(p): boxes for p, boxes in hits.items()}
             self.quote_found = any(self.hits.values())
         self._load_zotero()

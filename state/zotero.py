@@ -14,7 +14,7 @@ import reflex as rx
 from bayes_app.errors import NotFound
 from bayes_app.settings import get_settings
 from bayes_app.usecases import zotero as app_zotero
-from bayes_app.zotero import service as zs
+from bayes_app.usecases.views import ZOTERO_LOCAL_LABEL
 from state.library import LibraryState
 
 POLL_S = 0.8
@@ -34,10 +34,10 @@ def _ago(iso: str | None) -> str:
     return f"{int(s // 86400)} d ago"
 
 
-def _row(v: dict) -> dict:
-    p, res, docs = v.get("progress") or {}, v.get("last_result") or {}, v["documents"]
+def _row(v: app_zotero.ZoteroLibraryOut) -> dict:
+    p, res, docs = v.progress or {}, v.last_result, v.documents
     progress = ""
-    if v["status"] in ACTIVE and p:
+    if v.status in ACTIVE and p:
         progress = (
             f"{p.get('phase', 'starting')}: items {p.get('fetched', 0)} / {p.get('to_fetch', 0)} "
             f"fetched ({p.get('items_seen', 0)} seen) · files {p.get('files_downloaded', 0)} "
@@ -45,33 +45,33 @@ def _row(v: dict) -> dict:
         )
     result = ""
     if res:
-        if res.get("outcome") == "unchanged":
+        if res.outcome == "unchanged":
             result = "No changes."
-        elif res.get("outcome") == "synced":
+        elif res.outcome == "synced":
             result = (
-                f"{res.get('items_changed', 0)} items changed, {res.get('documents_added', 0)} added, "
-                f"{res.get('documents_updated', 0)} updated, {res.get('documents_removed', 0)} removed "
-                f"({res.get('requests', 0)} requests, {res.get('seconds', 0)} s)."
+                f"{res.items_changed} items changed, {res.documents_added} added, "
+                f"{res.documents_updated} updated, {res.documents_removed} removed "
+                f"({res.requests} requests, {res.seconds} s)."
             )
-    perms = v.get("permissions") or {}
+    perms = v.permissions or {}
     return {
-        "id": v["id"],
-        "name": v["name"],
-        "kind": zs.LOCAL_LABEL
-        if v["api"] == "local"
-        else ("group " if v["library_type"] == "group" else "user ") + v["library_id"],
+        "id": v.id,
+        "name": v.name,
+        "kind": ZOTERO_LOCAL_LABEL
+        if v.api == "local"
+        else ("group " if v.library_type == "group" else "user ") + v.library_id,
         "permissions": ", ".join(k for k in ("library", "files", "notes", "write") if perms.get(k)) or "none",
-        "status": v["status"],
-        "version": str(v["version"]),
-        "last_sync": _ago(v["last_sync_at"]),
+        "status": v.status,
+        "version": str(v.version),
+        "last_sync": _ago(v.last_sync_at),
         "progress": progress,
         "result": result,
-        "error": v.get("last_error") or "",
+        "error": v.last_error or "",
         "documents": f"{docs['indexed']} of {docs['total']} documents indexed"
         + (f", {docs['failed']} failed" if docs["failed"] else ""),
-        "problem_count": str(v["problem_count"]),
-        "problems": [{"title": str(pr["title"]), "message": f"{pr['message']}"} for pr in v.get("problems", [])[:50]],
-        "active": v["status"] in ACTIVE,
+        "problem_count": str(v.problem_count),
+        "problems": [{"title": str(pr.title), "message": f"{pr.message}"} for pr in v.problems[:50]],
+        "active": v.status in ACTIVE,
     }
 
 
@@ -111,7 +111,7 @@ class ZoteroState(LibraryState):
 
     @rx.event
     def set_zotero_api(self, value: str):
-        self.zotero_api = "local" if value == zs.LOCAL_LABEL else "web"
+        self.zotero_api = "local" if value == ZOTERO_LOCAL_LABEL else "web"
 
     @rx.event
     def set_zotero_type(self, value: str):

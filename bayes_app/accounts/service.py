@@ -10,7 +10,6 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -48,14 +47,6 @@ class UserInfo:
     @classmethod
     def of(cls, user: User) -> UserInfo:
         return cls(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "email": self.email,
-            "is_admin": self.is_admin,
-            "created_at": self.created_at.isoformat(),
-        }
 
 
 def _hash_token(token: str) -> str:

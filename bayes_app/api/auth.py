@@ -9,11 +9,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute, TokenId
 from bayes_app.api.session import client_address
 from bayes_app.usecases import accounts
+from bayes_app.usecases import schemas as R
 
 router = APIRouter(route_class=StrictJSONRoute)
 

@@ -10,11 +10,11 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute
 from bayes_app.api.errors import not_found
 from bayes_app.usecases import conversations as app_conversations
+from bayes_app.usecases import schemas as R
 
 router = APIRouter(route_class=StrictJSONRoute)
 P = "/conversations/{conversation_id}"

@@ -7,10 +7,10 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
 from bayes_app.usecases import credits
+from bayes_app.usecases import schemas as R
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -49,7 +49,7 @@ async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
     summary="Check that every settled run charged exactly its usage (admin)",
 )
 async def reconciliation(_admin: AdminUser) -> Any:
-    return (await run_in_threadpool(credits.reconciliation)).to_json()
+    return await run_in_threadpool(credits.reconciliation)
 
 
 @router.get("/admin/prices", response_model=R.PriceList, summary="The model price table (admin)")

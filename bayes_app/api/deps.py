@@ -16,9 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.accounts.service import UserInfo
 from bayes_app.api.errors import ApiError
 from bayes_app.usecases import accounts
+from bayes_app.usecases.accounts import UserInfo
 
 SESSION_COOKIE = "bayes_session"
 MAX_JSON_BYTES = 1_000_000

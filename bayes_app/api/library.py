@@ -10,16 +10,14 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response, StreamingResponse
 
-from bayes_app.api import responses as R
-from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
 from bayes_app.api.errors import ApiError, not_found
-from bayes_app.library import storage
-from bayes_app.library.structure import ROLES
 from bayes_app.settings import get_settings
 from bayes_app.usecases import library as app_lib
+from bayes_app.usecases import schemas as R
 from bayes_app.usecases import zotero as app_zotero
+from bayes_app.usecases.schemas import zotero as RZ
 
 router = APIRouter(route_class=StrictJSONRoute)
 D = "/documents/{document_id}"
@@ -95,7 +93,7 @@ async def upload_document(request: Request, response: Response, user: CurrentUse
     )
     view = await run_in_threadpool(app_lib.document, user.id, acc.document_id)
     response.status_code = 202 if acc.created else 200
-    return view.to_json() | {"duplicate": not acc.created}
+    return R.UploadedDocument(**view.model_dump(), duplicate=not acc.created)
 
 
 @router.put(
@@ -113,13 +111,13 @@ async def replace_file(request: Request, response: Response, user: CurrentUser, 
         app_lib.replace_file, user.id, document_id, upload.file, upload.filename or "upload.pdf"
     )
     response.status_code = 202 if changed else 200
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.post(D + "/reindex", status_code=202, response_model=R.DocumentOut, summary="Index a document again")
 async def reindex(user: CurrentUser, document_id: str) -> Any:
     await run_in_threadpool(app_lib.reindex, user.id, document_id)
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.get("/documents", response_model=R.DocumentList, summary="List the library's documents")
@@ -128,18 +126,18 @@ async def list_documents(
     collection_id: Annotated[str | None, Query(description="Only the documents in this collection.")] = None,
 ) -> Any:
     views = await run_in_threadpool(app_lib.documents, user.id, collection_id or None)
-    return {"documents": [v.to_json() for v in views]}
+    return R.DocumentList(documents=views)
 
 
 @router.get(D, response_model=R.DocumentOut, summary="One document with its indexing progress")
 async def get_document(user: CurrentUser, document_id: str) -> Any:
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.patch(D, response_model=R.DocumentOut, summary="Edit a document's metadata or collections")
 async def patch_document(user: CurrentUser, document_id: str, body: schemas.DocumentPatch) -> Any:
     await run_in_threadpool(app_lib.update_metadata, user.id, document_id, body.given())
-    return (await run_in_threadpool(app_lib.document, user.id, document_id)).to_json()
+    return await run_in_threadpool(app_lib.document, user.id, document_id)
 
 
 @router.delete(
@@ -170,8 +168,8 @@ async def document_file(
         "Cache-Control": "private, max-age=300",
         "X-Content-Type-Options": "nosniff",
     }
-    store = storage.default_store()
-    if isinstance(store, storage.LocalStore):
+    store = app_lib.file_store()
+    if isinstance(store, app_lib.LocalStore):
         path = store.path(doc.file_sha256)
         if not path.exists():
             raise not_found("file")
@@ -180,12 +178,12 @@ async def document_file(
 
 
 async def _stream_object(
-    store: storage.FileStore, sha: str, range_header: str | None, headers: dict[str, str]
+    store: app_lib.FileStore, sha: str, range_header: str | None, headers: dict[str, str]
 ) -> Response:
     """Stream a stored object chunk by chunk (never whole in memory); one byte range honoured."""
     try:
         size = await run_in_threadpool(store.size, sha)
-    except storage.StorageUnavailable:
+    except app_lib.StorageUnavailable:
         raise ApiError(503, "storage_unavailable", "The file store is unavailable; try again.") from None
     if size is None:
         raise not_found("file")
@@ -272,17 +270,16 @@ async def search(
     if not q.strip():
         raise ApiError(400, "missing_fields", "Missing query parameter 'q'.")
     include = [r for v in include_roles or [] for r in v.split(",") if r]
-    unknown = sorted(set(include) - set(ROLES))
+    unknown = sorted(set(include) - set(app_lib.ROLES))
     if unknown:
-        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(ROLES)}.")
+        raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(app_lib.ROLES)}.")
     if highlights:  # "my highlights": only passages the user highlighted in Zotero
         return await run_in_threadpool(
             app_zotero.search_highlights, user.id, q.strip(), k, document_id or None, collection_id or None
         )
-    hits = await run_in_threadpool(
+    return await run_in_threadpool(
         app_lib.search, user.id, q.strip(), k, document_id or None, collection_id or None, include, all_roles
     )
-    return [h.to_json() for h in hits]
 
 
 @router.get(
@@ -292,7 +289,7 @@ async def search(
 )
 async def document_annotations(user: CurrentUser, document_id: str) -> Any:
     """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
-    return {"annotations": await run_in_threadpool(app_zotero.annotations, user.id, document_id)}
+    return RZ.AnnotationList(annotations=await run_in_threadpool(app_zotero.annotations, user.id, document_id))
 
 
 @router.get(D + "/references", response_model=R.ReferenceList, summary="The document's parsed reference list")

@@ -9,16 +9,16 @@ from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from bayes_app.api import responses as R
-from bayes_app.api import responses_sharing as RS
-from bayes_app.api import responses_zotero as RZ
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.usecases import living as app_living
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases import schemas as R
 from bayes_app.usecases import zotero as app_zotero
+from bayes_app.usecases.schemas import sharing as RS
+from bayes_app.usecases.schemas import zotero as RZ
 
 router = APIRouter(route_class=StrictJSONRoute)
 P = "/mindmaps/{map_id}"

@@ -11,13 +11,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError
-from bayes_app.runs import events
-from bayes_app.runs.follower import RunFollower
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases import schemas as R
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
@@ -57,9 +55,7 @@ async def cancel_run(user: CurrentUser, run_id: str) -> Any:
 async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
     """Stream entries after `cursor` until `done` (or the client leaves); None after each
     idle second (for keep-alives)."""
-    from bayes_app.redis_client import new_async_redis
-
-    follower = RunFollower(new_async_redis(), op_id, cursor, block_ms=1000)
+    follower = app_runs.follower(op_id, cursor)
     idle = 0
     try:
         async for batch in follower.until_done():
@@ -109,7 +105,7 @@ async def run_events(
     op_id = run_id
     await run_in_threadpool(app_runs.view_owned, user.id, op_id)  # 404 for others' runs
     raw = last_event_id_header or last_event_id or after
-    cursor = events.valid_cursor(raw)
+    cursor = app_runs.valid_cursor(raw)
     if raw and cursor is None:
         raise ApiError(400, "bad_cursor", "Last-Event-ID must be a stream entry id such as 1700000000000-0.")
     if format == "ndjson":

@@ -16,7 +16,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import (
     FORM_MEDIA,
@@ -33,6 +32,7 @@ from bayes_app.api.security import is_https
 from bayes_app.errors import DomainError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import accounts
+from bayes_app.usecases import schemas as R
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -122,9 +122,8 @@ async def login(
             raise
         return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
     token = await run_in_threadpool(_new_session, info.id)
-    response: Response = (
-        JSONResponse({"user": info.to_json()}) if wants_json else RedirectResponse(target, status_code=303)
-    )
+    body = R.SessionUser(user=accounts.profile(info)).model_dump()
+    response: Response = JSONResponse(body) if wants_json else RedirectResponse(target, status_code=303)
     set_session_cookie(response, request, token)
     return response
 
@@ -151,7 +150,7 @@ async def register(request: Request) -> Response:
         return _back("/register", err, email=email[:200])
     token = await run_in_threadpool(_new_session, info.id)
     response: Response = (
-        JSONResponse({"user": info.to_json()}, status_code=201)
+        JSONResponse(R.SessionUser(user=accounts.profile(info)).model_dump(), status_code=201)
         if wants_json
         else RedirectResponse("/maps", status_code=303)
     )

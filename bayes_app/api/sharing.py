@@ -9,12 +9,12 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from bayes_app.api import responses as R
-from bayes_app.api import responses_sharing as RS
 from bayes_app.api import schemas
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
 from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases import schemas as R
 from bayes_app.usecases import sharing as app_sharing
+from bayes_app.usecases.schemas import sharing as RS
 
 router = APIRouter(route_class=StrictJSONRoute)
 M = "/mindmaps/{map_id}/members"

@@ -9,9 +9,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.api import responses as R
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute, optional_user
-from bayes_app.health import check_health, public_view
+from bayes_app.usecases import accounts, system
+from bayes_app.usecases import schemas as R
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -26,15 +26,13 @@ router = APIRouter(route_class=StrictJSONRoute)
 )
 async def health(request: Request, response: Response) -> dict[str, Any]:
     """Status for anyone; the components' details for an administrator (token or cookie)."""
-    report = await run_in_threadpool(check_health)
     user = await optional_user(request)
-    if user is None or not user.is_admin:
-        report = public_view(report)
+    report = await run_in_threadpool(system.health, user is not None and user.is_admin)
     response.status_code = 200 if report["status"] == "ok" else 503
     response.headers["Cache-Control"] = "no-store"
     return report
 
 
 @router.get("/me", response_model=R.UserOut, summary="The signed-in user")
-async def me(user: CurrentUser) -> dict[str, Any]:
-    return user.to_json()
+async def me(user: CurrentUser) -> R.UserOut:
+    return accounts.profile(user)

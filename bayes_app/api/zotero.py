@@ -11,9 +11,9 @@ from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from bayes_app.api import responses as R
 from bayes_app.api import schemas
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute
+from bayes_app.usecases import schemas as R
 from bayes_app.usecases import zotero as app_zotero
 
 router = APIRouter(route_class=StrictJSONRoute)

@@ -215,19 +215,6 @@ class HistoryRow:
     reserved: int | None = None
     operation_kind: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "id": self.id,
-            "title": self.title,
-            "date": self.date.isoformat(),
-            "amount": self.amount,
-            "status": self.status,
-            "charged": self.charged,
-            "reserved": self.reserved,
-            "operation_kind": self.operation_kind,
-        }
-
 
 def history(db: Session, user: User | str, limit: int = 200) -> list[HistoryRow]:
     """Newest first: one row per run (never its steps), plus grants and adjustments."""

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlmodel import Session, col, func, select
 
@@ -41,15 +40,6 @@ class Reconciliation:
     @property
     def ok(self) -> bool:
         return not (self.spend_mismatches or self.held_after_finalize or self.stale_runs)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "runs_checked": self.runs_checked,
-            "spend_mismatches": [asdict(m) for m in self.spend_mismatches],
-            "held_after_finalize": [asdict(h) for h in self.held_after_finalize],
-            "stale_runs": self.stale_runs,
-        }
 
 
 def reconcile(db: Session, stale_after_s: float, now: datetime | None = None) -> Reconciliation:

@@ -28,7 +28,6 @@ from bayes_app.models import (
     PageText,
     utcnow,
 )
-from bayes_app.search.crosslang import language_name
 
 
 class NotFound(errors.NotFound):
@@ -91,37 +90,6 @@ class DocumentView:
     ocr_pages: int = 0  # pages whose text came from OCR
     ocr_lang: str = ""  # the Tesseract languages OCR used ("deu+eng"; "" = none)
     ocr_lang_choice: str = ""  # chosen at upload ("" = follow the detected language)
-
-    def to_json(self) -> dict:
-        total = self.progress_total or 0
-        return {
-            "id": self.id,
-            "filename": self.filename,
-            "title": self.title,
-            "authors": self.authors,
-            "year": self.year,
-            "doi": self.doi,
-            "status": self.status,
-            "progress": {
-                "done": self.progress_done,
-                "total": total,
-                "fraction": round(self.progress_done / total, 3) if total else None,
-            },
-            "page_count": self.page_count,
-            "chunk_count": self.chunk_count,
-            "error": (
-                {"code": self.error_code, "message": self.error_message} if self.status == DocStatus.FAILED else None
-            ),
-            "collection_ids": self.collection_ids,
-            "file_size": self.file_size,
-            "reference_count": self.reference_count,
-            "language": self.language,
-            "language_name": language_name(self.language),
-            "ocr_pages": self.ocr_pages,
-            "ocr_language": self.ocr_lang,
-            "ocr_language_choice": self.ocr_lang_choice or "auto",
-            "created_at": self.created_at.isoformat() if self.created_at else None,
-        }
 
 
 def _view(doc: Document, collection_ids: list[str]) -> DocumentView:

@@ -44,17 +44,6 @@ class Reference:
     venue: str | None = None
     doi: str | None = None
 
-    def to_json(self) -> dict:
-        return {
-            "raw": self.raw,
-            "page": self.page,
-            "authors": self.authors,
-            "year": self.year,
-            "title": self.title,
-            "venue": self.venue,
-            "doi": self.doi,
-        }
-
 
 def _join(text: str) -> str:
     # pdfium marks a hyphen it broke a word at with U+FFFE: join the halves.

@@ -159,9 +159,6 @@ class SupportResult:
     label: str
     rewrite: str | None
 
-    def to_json(self) -> dict:
-        return {"support_score": self.score, "support_label": self.label, "suggested_rewrite": self.rewrite}
-
 
 def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORDS.findall(text)]

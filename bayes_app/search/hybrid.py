@@ -69,11 +69,6 @@ def display_text(text: str) -> str:
     return " ".join(join_broken_words(text).split())
 
 
-def all_weak(hits: list[SearchHit]) -> bool:
-    """True when results exist but none is a strong match ("No strong matches")."""
-    return bool(hits) and all(h.weak for h in hits)
-
-
 def excluded_roles(include_roles: Collection[str] | None = None, all_roles: bool = False) -> list[str]:
     """Roles to leave out: by default reference lists, running heads and title blocks;
     ``include_roles`` brings some back, ``all_roles`` all of them."""

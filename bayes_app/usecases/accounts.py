@@ -4,10 +4,8 @@ password changes, API tokens and the first-run progress — each one transaction
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import lru_cache
-
-from pydantic import BaseModel
 
 from bayes_app.accounts import onboarding, service
 from bayes_app.accounts.passwords import HashingBusy
@@ -17,6 +15,7 @@ from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import User
 from bayes_app.settings import get_settings
+from bayes_app.usecases.schemas.accounts import IssuedToken, Token, UserOut
 
 log = logging.getLogger("bayes.app.accounts")
 PUBLIC_PAGES = ("/login", "/register")
@@ -88,6 +87,11 @@ def _user(db, user_id: str) -> User:
     if user is None:
         raise NotFound("user")
     return user
+
+
+def profile(user: UserInfo) -> UserOut:
+    """What the API shows about the signed-in user (never the password hash)."""
+    return UserOut(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at.isoformat())
 
 
 def session_user(token: str | None) -> UserInfo | None:
@@ -174,24 +178,6 @@ def change_password_in_session(token: str | None, old: str, new: str, client: st
     except HashingBusy as err:
         raise _busy(err) from None
     return new_session(user.id)
-
-
-class Token(BaseModel):
-    """An API token as its owner sees it (never its hash)."""
-
-    id: str
-    name: str
-    created_at: datetime
-    expires_at: datetime
-    revoked: bool
-
-
-class IssuedToken(BaseModel):
-    """A token just issued: the raw `token` is shown once and never stored."""
-
-    token: str
-    id: str
-    expires_at: datetime
 
 
 def tokens(user_id: str) -> list[Token]:

@@ -14,6 +14,7 @@ from bayes_app.models import Collection, Conversation, Document
 from bayes_app.redis_client import get_redis
 from bayes_app.runs import service
 from bayes_app.usecases import runs
+from bayes_app.usecases.schemas.runs import ConversationDetail, ConversationList, ConversationOut
 
 
 @dataclass
@@ -70,28 +71,31 @@ def delete_conversation(user_id: str, conv_id: str) -> bool:
     return True
 
 
-def listing(user_id: str) -> dict[str, Any]:
+def listing(user_id: str) -> ConversationList:
     """The user's conversations (newest first) and whether answers are offline."""
     with session_scope() as db:
-        return {"conversations": [chat.view(c) for c in chat.list_for(db, user_id)], "offline_mode": is_offline()}
+        views = [chat.view(c) for c in chat.list_for(db, user_id)]
+    return ConversationList.model_validate({"conversations": views, "offline_mode": is_offline()})
 
 
-def detail(user_id: str, conv_id: str) -> dict[str, Any]:
+def detail(user_id: str, conv_id: str) -> ConversationDetail:
     """A conversation with its messages and active runs (NotFound unless the user's)."""
     with session_scope() as db:
         conv = chat.get_owned(db, user_id, conv_id)
         if conv is None:
             raise NotFound("conversation")
-        return {
-            **chat.view(conv),
-            "messages": chat.message_views(db, conv.id),
-            "active_run_ids": chat.active_runs(db, conv.id),
-            "offline_mode": is_offline(),
-            "other_version": chat.other_version_questions(db, conv),
-        }
+        return ConversationDetail.model_validate(
+            {
+                **chat.view(conv),
+                "messages": chat.message_views(db, conv.id),
+                "active_run_ids": chat.active_runs(db, conv.id),
+                "offline_mode": is_offline(),
+                "other_version": chat.other_version_questions(db, conv),
+            }
+        )
 
 
-def switch_version(user_id: str, conv_id: str) -> dict[str, Any]:
+def switch_version(user_id: str, conv_id: str) -> ConversationDetail:
     """Show the exchanges the last edit put aside instead of the ones since (and back);
     the conversation's detail afterwards. Refused while an answer is being written."""
     with session_scope() as db:
@@ -104,7 +108,7 @@ def switch_version(user_id: str, conv_id: str) -> dict[str, Any]:
     return detail(user_id, conv_id)
 
 
-def patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:
+def patch(user_id: str, conv_id: str, body: dict[str, Any]) -> ConversationOut:
     """Rename (`title`) or pin (`scope`) a conversation."""
     with session_scope() as db:
         conv = chat.get_owned(db, user_id, conv_id)
@@ -119,4 +123,4 @@ def patch(user_id: str, conv_id: str, body: dict[str, Any]) -> dict[str, Any]:
             conv.scope = chat.normalize_scope(db, user_id, body["scope"])
         db.add(conv)
         db.commit()
-        return chat.view(conv)
+        return ConversationOut.model_validate(chat.view(conv))

@@ -9,17 +9,30 @@ import math
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from sqlmodel import col, func, select
 
 from bayes_app.credits import ledger, pricing
-from bayes_app.credits.reconcile import Reconciliation, reconcile
+from bayes_app.credits.reconcile import reconcile
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, UsageEvent, User, utcnow
+from bayes_app.usecases.schemas.credits import (
+    AccountRow,
+    Dashboard,
+    HeldReserve,
+    HistoryRow,
+    MyCredits,
+    OpenReserve,
+    Price,
+    Reconciliation,
+    RunDetail,
+    RunRow,
+    SpendMismatch,
+    UsageRow,
+)
 
 PRICE_FIELDS = ("input_per_million", "cached_per_million", "output_per_million")
 
@@ -32,21 +45,31 @@ def stale_after_s() -> float:
 
 
 # ---- the user's credits --------------------------------------------------------------------
-def balance(user_id: str) -> tuple[int, int, list[ledger.HistoryRow]]:
-    """(balance, held, history: one row per run or grant, newest first)."""
+def my_credits(user_id: str) -> MyCredits:
+    """The user's balance, what runs hold, what is available and the history (one row per
+    run or grant, newest first)."""
     with session_scope() as db:
-        return ledger.balance(db, user_id), ledger.held(db, user_id), ledger.history(db, user_id)
-
-
-def my_credits(user_id: str) -> dict[str, Any]:
-    bal, held, history = balance(user_id)
-    return {
-        "balance": bal,
-        "held": held,
-        "available": bal - held,
-        "unit": "micro-credits",
-        "history": [h.to_json() for h in history],
-    }
+        bal, held, history = ledger.balance(db, user_id), ledger.held(db, user_id), ledger.history(db, user_id)
+    return MyCredits(
+        balance=bal,
+        held=held,
+        available=bal - held,
+        unit="micro-credits",
+        history=[
+            HistoryRow(
+                kind=h.kind,
+                id=h.id,
+                title=h.title,
+                date=h.date.isoformat(),
+                amount=h.amount,
+                status=h.status,
+                charged=h.charged,
+                reserved=h.reserved,
+                operation_kind=h.operation_kind,
+            )
+            for h in history
+        ],
+    )
 
 
 # ---- admin: grants and prices --------------------------------------------------------------
@@ -72,19 +95,6 @@ def grant(amount: int, key: str, note: str, *, user_id: str | None = None, email
         created = ledger.grant(db, user, amount, key, note)
         db.commit()
         return Granted(user.id, user.email, created, ledger.balance(db, user.id), ledger.available(db, user.id))
-
-
-class Price(BaseModel):
-    """A model's prices in micro-credits per million tokens (the HTTP API's `PriceOut` too)."""
-
-    model_config = ConfigDict(from_attributes=True)
-
-    model: str
-    input_per_million: int
-    cached_per_million: int
-    output_per_million: int
-    updated_at: datetime | None
-    updated_by: str | None
 
 
 def prices() -> list[Price]:
@@ -115,23 +125,19 @@ def set_price(model: str, values: list[Any], updated_by: str) -> Price:
 
 
 def reconciliation() -> Reconciliation:
+    """Every run's spend against its usage, reserves still held after settling, stale runs."""
     with session_scope() as db:
-        return reconcile(db, stale_after_s=stale_after_s())
+        r = reconcile(db, stale_after_s=stale_after_s())
+    return Reconciliation(
+        ok=r.ok,
+        runs_checked=r.runs_checked,
+        spend_mismatches=[SpendMismatch.model_validate(m, from_attributes=True) for m in r.spend_mismatches],
+        held_after_finalize=[HeldReserve.model_validate(h, from_attributes=True) for h in r.held_after_finalize],
+        stale_runs=r.stale_runs,
+    )
 
 
 # ---- admin: dashboard reports ---------------------------------------------------------------
-@dataclass
-class Dashboard:
-    users: list[User]
-    balances: dict[str, tuple[int, int]]  # user id -> (balance, held)
-    reserves: list[tuple[str, int, Run | None]]  # run id, amount held, the run
-    spend_by_day: dict[str, int]
-    spend_by_kind: dict[str, int]
-    recent_runs: list[Run]
-    runs_more: bool  # more runs match the filter than `recent_runs` holds
-    prices: list[Price]
-
-
 def dashboard(
     spend_days: int = 30, recent: int = 30, *, runs_user: str | None = None, runs_status: str | None = None
 ) -> Dashboard:
@@ -168,22 +174,19 @@ def dashboard(
         runs = list(db.exec(q.limit(recent + 1)))
         sums = ledger.summaries(db)
         return Dashboard(
-            users=users,
+            users=[AccountRow.model_validate(u) for u in users],
             balances={u.id: sums.get(u.id, (0, 0)) for u in users},
-            reserves=[(oid, int(amount), ops.get(oid)) for oid, amount in rows],
+            reserves=[OpenReserve(run_id=oid, held=int(amount), run=_run_row(ops.get(oid))) for oid, amount in rows],
             spend_by_day=dict(by_day),
             spend_by_kind=dict(by_kind),
-            recent_runs=runs[:recent],
+            recent_runs=[RunRow.model_validate(r) for r in runs[:recent]],
             runs_more=len(runs) > recent,
             prices=[Price.model_validate(p) for p in pricing.list_prices(db)],
         )
 
 
-@dataclass
-class RunDetail:
-    run: Run
-    owner_email: str | None
-    usage: list[UsageEvent]
+def _run_row(run: Run | None) -> RunRow | None:
+    return None if run is None else RunRow.model_validate(run)
 
 
 def run_detail(op_id: str) -> RunDetail:
@@ -198,7 +201,11 @@ def run_detail(op_id: str) -> RunDetail:
                 select(UsageEvent).where(UsageEvent.operation_id == op_id).order_by(UsageEvent.attempt, UsageEvent.seq)
             )
         )
-        return RunDetail(op, owner.email if owner else None, usage)
+        return RunDetail(
+            run=RunRow.model_validate(op),
+            owner_email=owner.email if owner else None,
+            usage=[UsageRow.model_validate(e) for e in usage],
+        )
 
 
 AMOUNT_RULE = "Amount: give a number of credits greater than 0 (or amount_micro, a whole number > 0)."

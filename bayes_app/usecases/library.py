@@ -7,45 +7,99 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from pydantic import BaseModel
-
 from bayes_app.db import session_scope
 from bayes_app.library import documents as lib
-from bayes_app.library import ocr, uploads
-from bayes_app.models import Document
+from bayes_app.library import ocr, storage, uploads
+from bayes_app.library.documents import DocumentView
+from bayes_app.library.highlight import locate_pages
+from bayes_app.library.storage import FileStore, LocalStore, StorageUnavailable
+from bayes_app.library.structure import ROLES
+from bayes_app.models import DocStatus
 from bayes_app.search import runtime
-from bayes_app.search.hybrid import SearchHit
+from bayes_app.search.crosslang import language_name
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.sharing import documents as shared_docs
 from bayes_app.usecases import queue
+from bayes_app.usecases.schemas.common import ErrorDetail
+from bayes_app.usecases.schemas.library import CollectionRef, DocumentFile, DocumentOut, Progress, SearchHit
+
+# for the front doors: the document view, the search's passage roles and the file store's kinds
+__all__ = ["ROLES", "DocumentFile", "DocumentOut", "FileStore", "LocalStore", "StorageUnavailable"]
 
 
 # ---- reads ----------------------------------------------------------------------------------
-def documents(user_id: str, collection_id: str | None = None) -> list[lib.DocumentView]:
+def document_out(v: DocumentView) -> DocumentOut:
+    """What the pages and the API show about a document."""
+    total = v.progress_total or 0
+    return DocumentOut(
+        id=v.id,
+        filename=v.filename,
+        title=v.title,
+        authors=v.authors,
+        year=v.year,
+        doi=v.doi,
+        status=v.status,
+        progress=Progress(
+            done=v.progress_done, total=total, fraction=round(v.progress_done / total, 3) if total else None
+        ),
+        page_count=v.page_count,
+        chunk_count=v.chunk_count,
+        error=(
+            ErrorDetail(code=v.error_code or "", message=v.error_message or "")
+            if v.status == DocStatus.FAILED
+            else None
+        ),
+        collection_ids=v.collection_ids,
+        file_size=v.file_size,
+        reference_count=v.reference_count,
+        language=v.language,
+        language_name=language_name(v.language),
+        ocr_pages=v.ocr_pages,
+        ocr_language=v.ocr_lang,
+        ocr_language_choice=v.ocr_lang_choice or "auto",
+        created_at=v.created_at.isoformat() if v.created_at else None,
+    )
+
+
+def documents(user_id: str, collection_id: str | None = None) -> list[DocumentOut]:
     """The user's documents (of one collection when given; NotFound when it is not theirs)."""
     with session_scope() as db:
-        return lib.list_documents(db, user_id, collection_id)
+        return [document_out(v) for v in lib.list_documents(db, user_id, collection_id)]
 
 
-def document(user_id: str, document_id: str) -> lib.DocumentView:
+def document(user_id: str, document_id: str) -> DocumentOut:
     with session_scope() as db:
-        return lib.view(db, user_id, document_id)
+        return document_out(lib.view(db, user_id, document_id))
 
 
-def owned(user_id: str, document_id: str) -> Document:
-    """The document row (NotFound unless it is the user's)."""
+def owned(user_id: str, document_id: str) -> None:
+    """NotFound unless the document is the user's."""
     with session_scope() as db:
-        return lib.get_owned(db, user_id, document_id)
+        lib.get_owned(db, user_id, document_id)
 
 
-def readable(user_id: str, document_id: str) -> Document:
+def readable(user_id: str, document_id: str) -> DocumentFile:
     """The document to open (viewer, highlight, file): the user's own, one a map shared with
     them cites, or one in a collection shared with them; NotFound otherwise."""
     with session_scope() as db:
         doc = shared_docs.readable(db, user_id, document_id)
         if doc is None:
             raise lib.NotFound("document")
-        return doc
+        return DocumentFile(id=doc.id, title=doc.title, filename=doc.filename, file_sha256=doc.file_sha256)
+
+
+def highlight(
+    user_id: str, document_id: str, page: int, quote: str
+) -> tuple[int, dict[int, list[dict[str, str]]], str]:
+    """Where a quote stands in a document the user may open: (page to show, highlight boxes
+    per page, note for the reader); NotFound when they may not open it."""
+    doc = readable(user_id, document_id)
+    return locate_pages(doc.id, doc.file_sha256, page, quote)
+
+
+def file_store() -> FileStore:
+    """Where the PDFs are stored (a local directory or an object store)."""
+    return storage.default_store()
 
 
 def references(user_id: str, document_id: str) -> list[dict]:
@@ -68,12 +122,14 @@ def search(
     all_roles: bool = False,
 ) -> list[SearchHit]:
     """Search the user's library, or collections shared with them (NotFound for a named
-    document or collection neither theirs nor shared with them)."""
+    document or collection neither theirs nor shared with them), best first."""
     with session_scope() as db:
         library = shared_cols.scope_owner(db, user_id, collection_ids)
         for d in document_ids or []:
             lib.get_owned(db, library, d)
-        return runtime.search_library(db, library, query, k, document_ids, collection_ids, include_roles, all_roles)
+        hits = runtime.search_library(db, library, query, k, document_ids, collection_ids, include_roles, all_roles)
+    # the domain's hit record (also what the chat agent's library tool reads) is the one source
+    return [SearchHit.model_validate(h.to_json()) for h in hits]
 
 
 # ---- write, then enqueue ------------------------------------------------------------------
@@ -142,13 +198,6 @@ def delete_document(user_id: str, document_id: str) -> None:
     with session_scope() as db:
         sha, still_used = lib.delete_document(db, user_id, document_id)
     queue.get().purge(document_id, None if still_used else sha)
-
-
-class CollectionRef(BaseModel):
-    """A collection as a create or rename answers it (the HTTP API's `CollectionOut` too)."""
-
-    id: str
-    name: str
 
 
 def create_collection(user_id: str, name: str) -> CollectionRef:

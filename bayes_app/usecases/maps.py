@@ -13,6 +13,8 @@ from bayes_app.maps import access, citations, export, history, members, presence
 from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.live import Change as LiveChange
+from bayes_app.maps.live import LiveMap, build_graph
 from bayes_app.maps.outline import outline_rows
 from bayes_app.maps.presence import BEAT_S
 from bayes_app.maps.views import node_citation_views
@@ -24,16 +26,19 @@ from bayes_app.settings import get_settings
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.usecases import runs
 
-# for the front doors: roles, errors, the editor's watcher and view helpers
+# for the front doors: roles, errors, the editor's watcher, its in-memory map and view helpers
 __all__ = [
     "BEAT_S",
     "EDIT",
     "OWN",
     "READ",
+    "LiveChange",
+    "LiveMap",
     "MapChange",
     "MapError",
     "MapNotFound",
     "MapWatcher",
+    "build_graph",
     "outcome_line",
     "outline_rows",
 ]

@@ -20,12 +20,24 @@ from bayes_app.errors import DomainError, NotFound
 from bayes_app.llm.factory import is_offline
 from bayes_app.maps import runs as map_runs
 from bayes_app.models import Run, RunStatus
-from bayes_app.redis_client import get_redis
+from bayes_app.redis_client import get_redis, new_async_redis
 from bayes_app.runs import events, kinds, lifecycle, service
+from bayes_app.runs.events import RunEvent, valid_cursor
+from bayes_app.runs.follower import RunFollower
+from bayes_app.runs.service import RunRequestError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import queue
+from bayes_app.usecases.schemas.runs import RunOut, RunStarted
 
 log = logging.getLogger("bayes.app.runs")
+# for the front doors: a run's stream events, the cursor check and a start's refusal
+__all__ = ["RunEvent", "RunFollower", "RunRequestError", "follower", "valid_cursor"]
+
+
+def follower(run_id: str = "", cursor: str | None = None) -> RunFollower:
+    """A follower of a run's event stream from `cursor` (the live views: the HTTP event stream,
+    the chat page); one-second blocking reads, so an idle batch comes at least once a second."""
+    return RunFollower(new_async_redis(), run_id, cursor, block_ms=1000)
 
 
 @dataclass(frozen=True)
@@ -43,13 +55,13 @@ def info(op_id: str) -> RunInfo | None:
         return RunInfo(op.kind, op.status, op.charged_credits, op.outcome_reason) if op else None
 
 
-def view_owned(user_id: str, op_id: str) -> dict[str, Any]:
+def view_owned(user_id: str, op_id: str) -> RunOut:
     """The run's view (status, outcome, credits, usage); NotFound unless it is the user's."""
     with session_scope() as db:
         op = service.get_owned(db, user_id, op_id)
         if op is None:
             raise NotFound("run")
-        return service.view(db, op)
+        return RunOut.model_validate(service.view(db, op))
 
 
 def settled_done(op_id: str) -> dict[str, Any] | None:
@@ -114,8 +126,8 @@ def start_ask(
     scope: Any = None,
     conversation_id: str | None = None,
     edit_message_id: str | None = None,
-) -> dict[str, Any]:
-    """Start an Ask run (RunRequestError on refusal). Returns {id, status, conversation_id, message_id}."""
+) -> RunStarted:
+    """Start an Ask run (RunRequestError on refusal): its id and status, its conversation and answer."""
     settings = get_settings()
     with session_scope() as db:
         op = start_ask_run(
@@ -130,17 +142,17 @@ def start_ask(
             edit_message_id,
             settings.role_models(),
         )
-        out = {
-            "id": op.id,
-            "status": op.status,
-            "conversation_id": op.input.get("conversation_id"),
-            "message_id": op.input.get("answer_id"),
-        }
+        out = RunStarted(
+            id=op.id,
+            status=op.status,
+            conversation_id=op.input.get("conversation_id"),
+            message_id=op.input.get("answer_id"),
+        )
     submit(op.id, op.status)
     return out
 
 
-def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, prompt: Any = None) -> dict[str, Any]:
+def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, prompt: Any = None) -> RunStarted:
     """Start a map run (RunRequestError on refusal); open editors of the map are told."""
     settings = get_settings()
     with session_scope() as db:
@@ -161,10 +173,10 @@ def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, pro
         map_runs.announce_started(get_redis(), map_id, op_id)
     except redis.RedisError:  # a hint only: open editors still find the run at their next poll
         log.warning("could not announce run %s on its map", op_id)
-    return {"id": op_id, "status": status}
+    return RunStarted(id=op_id, status=status)
 
 
-def start(user_id: str, request: dict[str, Any]) -> dict[str, Any]:
+def start(user_id: str, request: dict[str, Any]) -> RunStarted:
     """Start the run a client asked for (`POST /runs`): a map kind goes to `start_map_run`
     (`mindmap_id`, `node_id`, `prompt`), anything else is an Ask question (`prompt` required;
     `scope`, `conversation_id`, `edit_message_id`). RunRequestError on a refusal."""

@@ -19,8 +19,18 @@ from bayes_app.zotero import service as zs
 from bayes_app.zotero.client import Clients
 from bayes_app.zotero.http import Policy, RateLimited
 
+__all__ = ["ZoteroLibraryOut"]  # for the front doors: what a library view is
+from bayes_app.usecases.schemas.library import SearchHit
+from bayes_app.usecases.schemas.zotero import (
+    AnnotationOut,
+    HighlightsAdded,
+    ZoteroLibraryOut,
+    ZoteroSendFailure,
+    ZoteroSendResult,
+)
 
-def connect(user_id: str, is_admin: bool, data: dict[str, Any]) -> dict[str, Any]:
+
+def connect(user_id: str, is_admin: bool, data: dict[str, Any]) -> ZoteroLibraryOut:
     """Connect a Zotero library (web API key or, for admins where enabled, the local API) and
     queue its first sync. Returns the library's view."""
     settings = get_settings()
@@ -32,17 +42,19 @@ def connect(user_id: str, is_admin: bool, data: dict[str, Any]) -> dict[str, Any
     return library(user_id, library_id)
 
 
-def libraries(user_id: str) -> list[dict[str, Any]]:
+def libraries(user_id: str) -> list[ZoteroLibraryOut]:
+    """The user's connected libraries with their sync state."""
     with session_scope() as db:
-        return zs.list_libraries(db, user_id)
+        return [ZoteroLibraryOut.model_validate(v) for v in zs.list_libraries(db, user_id)]
 
 
-def library(user_id: str, library_id: str, with_problems: bool = True) -> dict[str, Any]:
+def library(user_id: str, library_id: str, with_problems: bool = True) -> ZoteroLibraryOut:
+    """One of the user's libraries with its sync state (and the items that could not be brought in)."""
     with session_scope() as db:
-        return zs.view(db, zs.get_owned(db, user_id, library_id), with_problems)
+        return ZoteroLibraryOut.model_validate(zs.view(db, zs.get_owned(db, user_id, library_id), with_problems))
 
 
-def sync_now(user_id: str, library_id: str) -> dict[str, Any]:
+def sync_now(user_id: str, library_id: str) -> ZoteroLibraryOut:
     """Mark the library for a sync and queue it."""
     with session_scope() as db:
         zs.request_sync(db, user_id, library_id)
@@ -58,10 +70,10 @@ def disconnect(user_id: str, library_id: str, keep_documents: bool) -> None:
         queue.get().purge(document_id, sha)
 
 
-def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> ZoteroSendResult:
     """ "Send to Zotero": write the map as notes into one of the user's libraries (keys reserved
     and committed first, then the writes, then the versions Zotero gave them). Returns
-    `{written, updated, unchanged, failed, collection_key}`."""
+    what was written, updated, left unchanged or failed."""
     settings = get_settings()
     library_id = str(data.get("library_id") or "").strip()
     if not library_id:
@@ -87,25 +99,33 @@ def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
         clients.close()
     with session_scope() as db:
         notes_out.record(db, outbox, result)
-    return result.to_json()
+    return ZoteroSendResult(
+        written=result.written,
+        updated=result.updated,
+        unchanged=result.unchanged,
+        failed=[ZoteroSendFailure.model_validate(f) for f in result.failed],
+        collection_key=result.collection_key,
+    )
 
 
-def annotations(user_id: str, document_id: str) -> list[dict[str, Any]]:
+def annotations(user_id: str, document_id: str) -> list[AnnotationOut]:
     """A document's synced Zotero annotations (type, text, comment, colour, page, rectangles)."""
     with session_scope() as db:
-        return [a.to_json() for a in zann.for_document(db, user_id, document_id)]
+        found = zann.for_document(db, user_id, document_id)
+    return [AnnotationOut.model_validate(a, from_attributes=True) for a in found]
 
 
-def add_highlights(user_id: str, map_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def add_highlights(user_id: str, map_id: str, data: dict[str, Any]) -> HighlightsAdded:
     """ "Add my Zotero highlights": one cited claim per highlight (one undoable edit)."""
     ids = data.get("document_ids")
     with session_scope() as db:
-        return highlights_map.add_highlights(db, user_id, map_id, list(ids) if ids is not None else None)
+        added = highlights_map.add_highlights(db, user_id, map_id, list(ids) if ids is not None else None)
+    return HighlightsAdded.model_validate(added)
 
 
 def search_highlights(
     user_id: str, query: str, k: int, document_ids: list[str] | None = None, collection_ids: list[str] | None = None
-) -> list[dict[str, Any]]:
+) -> list[SearchHit]:
     """Search filtered to "my highlights": passages the user highlighted in Zotero, best first,
     each with its highlight (page rectangles, colour)."""
     from bayes_app.library import documents as lib
@@ -121,7 +141,7 @@ def search_highlights(
             return []
         hits = runtime.search_library(db, user_id, query, max(k, 1) * 4, sorted(marked), collection_ids)
         found = zann.prefer_highlighted(db, [h.to_json() for h in hits])
-    return [h for h in found if h["highlighted"]][:k]
+    return [SearchHit.model_validate(h) for h in found if h["highlighted"]][:k]
 
 
 def viewer_boxes(user_id: str, document_id: str, page: int) -> list[dict[str, str]]:

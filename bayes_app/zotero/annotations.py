@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
@@ -47,9 +47,6 @@ class Annotation:
     rects: list[list[float]]
     sort_index: str
     attachment_key: str
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def _rects(position: object) -> tuple[int, list[list[float]]]:

@@ -63,15 +63,6 @@ class SendResult:
     rekeyed: dict[str, str] = field(default_factory=dict)  # old key → new key (deleted in Zotero)
     collection_key: str | None = None
 
-    def to_json(self) -> dict:
-        return {
-            "written": self.written,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "failed": self.failed,
-            "collection_key": self.collection_key,
-        }
-
 
 READ_ONLY = (
     "This Zotero key can only read the library, so nothing was written. On zotero.org → "

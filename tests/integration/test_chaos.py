@@ -555,7 +555,7 @@ def test_randomized_batch_reconciles(workers):
         _check(chaos, case)
     with chaos.sessions() as db:
         report = reconcile(db, stale_after_s=REAP_STALE_S)
-        assert report.ok, report.to_json()
+        assert report.ok, report
         assert report.runs_checked >= len(cases)
         ops = db.exec(select(Run).where(Run.id.in_([c.op_id for c in cases]))).all()  # type: ignore[attr-defined]
         assert {o.status for o in ops} == {"SUCCEEDED", "CANCELLED", "FAILED"}

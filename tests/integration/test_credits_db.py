@@ -148,7 +148,7 @@ def test_history_shows_one_row_per_run(dbs, db_url):
     assert (running.status, running.charged, running.reserved) == ("QUEUED", None, MICRO)
     assert running.id == live.id
     assert by_title["welcome"].kind == "grant" and by_title["welcome"].amount == 5 * MICRO
-    assert all(r.to_json()["date"] for r in rows)
+    assert all(r.date for r in rows)
 
 
 def test_usage_is_idempotent_and_priced_at_record_time(dbs, db_url):

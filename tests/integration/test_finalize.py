@@ -264,7 +264,7 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
     assert {"SUCCEEDED", "CANCELLED", "FAILED"} <= set(statuses)
     assert statuses.count("FAILED") >= 16  # failure + worker_lost
     report = reconcile(dbs, stale_after_s=60)
-    assert report.ok and report.runs_checked == 60, report.to_json()
+    assert report.ok and report.runs_checked == 60, report
     total_usage = dbs.exec(select(func.sum(UsageEvent.cost_credits))).one()
     assert sum(ledger.balance(dbs, u) for u in users) == 300 * MICRO - total_usage
     assert all(ledger.held(dbs, u) == 0 for u in users)

@@ -98,6 +98,7 @@ def test_with_ocr_off_a_scan_is_refused_as_before(env):
 
 def test_the_ocr_language_chosen_at_upload_is_used_and_shown(env):
     from bayes_app.library import documents, uploads
+    from bayes_app.usecases import library as app_lib
 
     doc_id, res = _ingest(env, scans.image_pdf([("pasa.pdf", 4)], dpi=200), "chosen.pdf", ocr_language="fra")
     assert res.status == DocStatus.INDEXED
@@ -105,8 +106,8 @@ def test_the_ocr_language_chosen_at_upload_is_used_and_shown(env):
         doc = s.get(Document, doc_id)
         assert (doc.ocr_pages, doc.ocr_lang, doc.ocr_lang_choice) == (1, "fra+eng", "fra")
         view = documents.list_documents(s, env["owner"])
-    shown = next(v for v in view if v.id == doc_id).to_json()
-    assert (shown["ocr_pages"], shown["ocr_language"], shown["ocr_language_choice"]) == (1, "fra+eng", "fra")
+    shown = app_lib.document_out(next(v for v in view if v.id == doc_id))  # as the pages and the API show it
+    assert (shown.ocr_pages, shown.ocr_language, shown.ocr_language_choice) == (1, "fra+eng", "fra")
     # a language Tesseract has no data for is refused before anything is stored
     with pytest.raises(uploads.UploadRejected) as err:
         _ingest(env, scans.image_pdf([("pasa.pdf", 5)], dpi=150), "klingon.pdf", ocr_language="tlh")

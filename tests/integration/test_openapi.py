@@ -120,7 +120,7 @@ def test_a_response_that_does_not_match_its_model_is_a_500():
     from fastapi.routing import APIRoute
 
     from bayes_app.api import build_api
-    from bayes_app.api import responses as R
+    from bayes_app.usecases import schemas as R
 
     async def wrong() -> dict:
         return {"mindmaps": [{"id": "m1"}]}  # node_count, title … missing

@@ -63,7 +63,7 @@ def _doc(db_url, owner, att) -> Document:
 
 
 def anns(env, att) -> dict[str, dict]:
-    return {a["key"]: a for a in app_zotero.annotations(env.owner, env.doc(att).id)}
+    return {a.key: a.model_dump() for a in app_zotero.annotations(env.owner, env.doc(att).id)}
 
 
 def test_annotations_sync_incrementally_and_disappear_when_deleted(zann_env):
@@ -146,8 +146,8 @@ def test_add_my_highlights_writes_one_cited_claim_per_highlight(zann_env):
         root = maps.root_of(db, m["id"])
         theme = maps.add_child(db, env.owner, m["id"], root.id, title="Sleep and memory", kind=NodeKind.THEME)
     out = app_zotero.add_highlights(env.owner, m["id"], {})
-    assert out["added"] == 2 and out["skipped"] == 0
-    assert out["themes"] == {"Sleep and memory": 1, "Your highlights": 1}
+    assert out.added == 2 and out.skipped == 0
+    assert out.themes == {"Sleep and memory": 1, "Your highlights": 1}
     with Session(get_engine(env.db_url)) as db:
         nodes = {n.title: n for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"]))}
         sleep = nodes["Sleep deprivation impairs memory consolidation in adults"]
@@ -159,7 +159,7 @@ def test_add_my_highlights_writes_one_cited_claim_per_highlight(zann_env):
         assert cit.region["rects"] == [[72, 500, 300, 512], [72, 488, 200, 500]]
         assert cit.region["annotation_key"] == "ANNOT001" and cit.region["color"] == "#ff6666"
     # again: nothing twice
-    assert app_zotero.add_highlights(env.owner, m["id"], {})["added"] == 0
+    assert app_zotero.add_highlights(env.owner, m["id"], {}).added == 0
     # one undo removes them all
     with Session(get_engine(env.db_url)) as db:
         assert maps.undo(db, env.owner, m["id"]) == "add_zotero_highlights"

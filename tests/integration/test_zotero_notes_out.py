@@ -69,7 +69,7 @@ def sent(db_url, fake_zotero, configure, tmp_path):
     )
     env.send = lambda child_notes=True: app_zotero.send_map(
         owner, m["id"], {"library_id": lib_id, "child_notes": child_notes}
-    )
+    ).model_dump()
     return env
 
 
@@ -199,7 +199,7 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
     docs = app_lib.documents(owner)
     assert len(docs) == 2 and app_lib.documents(other) == []
     doc_id = next(d.id for d in docs if _att_of(db_url, d.id) == att)
-    assert [a["key"] for a in app_zotero.annotations(owner, doc_id)] == ["GRPANN01"]
+    assert [a.key for a in app_zotero.annotations(owner, doc_id)] == ["GRPANN01"]
     with pytest.raises(NotFound):
         app_zotero.send_map(other, "nope", {"library_id": lib_id})  # not theirs
     with Session(get_engine(db_url), expire_on_commit=False) as db:
@@ -208,7 +208,7 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
         db.add(Citation(map_id=m["id"], node_id=claim["id"], document_id=doc_id, page=1, quote="q"))
         db.commit()
     out = app_zotero.send_map(owner, m["id"], {"library_id": lib_id, "child_notes": True})
-    assert len(out["written"]) == 2
+    assert len(out.written) == 2
     note = next(d for d in group.items.values() if d["itemType"] == "note" and not d.get("parentItem"))
     assert f"zotero://open-pdf/groups/{gid}/items/{att}?page=1" in note["note"]
 

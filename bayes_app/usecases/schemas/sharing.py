@@ -1,4 +1,9 @@
-"""Response bodies of sharing: map and collection members, maps shared with the caller, a node's history."""
+"""What the sharing use cases return: members, maps and collections shared, a node's history, presence.
+
+Built by the use cases inside their sessions (no ORM row leaves one) and used as is by the
+HTTP API as `response_model`s (FastAPI documents and validates the JSON against them) and by
+the pages' states. Ids are strings; times are ISO 8601 strings; credits are integer
+micro-credits. Fields a client may ignore are still listed, so the document is complete."""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bayes_app.api.responses import MapRow, MapSummary
+from bayes_app.usecases.schemas.maps import MapRow, MapSummary
 
 
 class SharedMapRow(MapSummary):

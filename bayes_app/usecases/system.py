@@ -1,0 +1,20 @@
+"""System use cases: the health report (the components' details for an administrator only)
+and the supervisor's processes for the admin page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bayes_app import health as health_checks
+
+
+def health(is_admin: bool) -> dict[str, Any]:
+    """`{"status": "ok" | "degraded", ...}`; the broken parts and each component's details only
+    for an administrator."""
+    report = health_checks.check_health()
+    return report if is_admin else health_checks.public_view(report)
+
+
+def supervised_processes() -> dict[str, Any] | None:
+    """The supervisor's programs and restarts (None when the app does not run under it)."""
+    return health_checks.supervised_processes()
