@@ -39,6 +39,8 @@ CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
+PLAN_MARGIN = 0.15  # a planned claim scores at most this far below the question's best sentence
+MIN_PLAN_CLAIMS = 3  # … unless fewer would be left
 MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
@@ -128,12 +130,9 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
         return []
     embed = embed or default_embed
     _embed_all(cands, embed)
-    q = embed([query])[0]
     m = np.stack([c.vec for c in cands])
-    # dense similarity to the query, and a share for the query's own terms
-    rel = choose.DENSE_WEIGHT * (m @ q) + (1 - choose.DENSE_WEIGHT) * choose.term_coverage(
-        query, [c.text for c in cands]
-    )
+    # what the query asks, not only its subject (`llm.choose.focus_relevance`)
+    rel = choose.focus_relevance(query, [c.text for c in cands], embed, [c.passage.chunk_id for c in cands], m)
     cen = (m @ m.T).sum(1) - 1.0
     cen = cen / max(1, len(cands) - 1)
     for c, r, z in zip(cands, rel, cen):
@@ -199,9 +198,13 @@ def on_question(question: str, cands: list[Candidate], embed: Embed | None = Non
     library that matches weakly still gets its best claims)."""
     if not cands:
         return []
-    scores, _ = choose.relevance(question, [c.text for c in cands], embed or default_embed)
+    embed = embed or default_embed
+    _embed_all(cands, embed)
+    scores = choose.focus_relevance(
+        question, [c.text for c in cands], embed, [c.passage.chunk_id for c in cands], np.stack([c.vec for c in cands])
+    )
     ordered = np.sort(scores)[::-1]
-    floor = min(CLAIM_FLOOR, float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
+    floor = min(float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
     return [c for c, s in zip(cands, scores) if s >= floor]
 
 
@@ -350,12 +353,21 @@ def plan(
     q_words = {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
     taken: list[tuple[str, np.ndarray]] = []
     out: list[tuple[str, list[Candidate]]] = []
+    shown_by_group = []
     for g in chosen:
         members = [cands[i] for i in g]
         cen = m[g].mean(0)
         cen = cen / (np.linalg.norm(cen) or 1.0)
         members.sort(key=lambda c: -(c.extra["relevance"] + float(c.vec @ cen)))
-        shown = members[:per_theme]
+        shown_by_group.append(members[:per_theme])
+    # fewer, better claims: those far below the best answer to the question are left out (while
+    # the map keeps MIN_PLAN_CLAIMS)
+    scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
+    floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
+    shown_by_group = [[c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group]
+    for shown in shown_by_group:
+        if not shown:
+            continue
         # the title describes the claims shown: a key phrase of theirs, closest to their centroid
         title, tvec = theme_title(
             [c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken, embed, avoid_words=q_words
