@@ -40,7 +40,7 @@ MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
 PLAN_MARGIN = 0.15  # a planned claim scores at most this far below the question's best sentence
-MIN_PLAN_CLAIMS = 3  # … unless fewer would be left
+MIN_PLAN_CLAIMS = 5  # … while the plan keeps this many (merges and the critic may take some)
 MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4

@@ -91,17 +91,21 @@ FORM_BONUS = 0.05  # a sentence whose form fits the question's type (results, de
 _QUESTION_WORDS = frozenset(
     tokens("how what which why who whom whose when where does do did is are was were be been can could should would")
 )
-_RESULTS_Q = re.compile(r"\b(?:perform\w*|compar\w*|outperform\w*|better|worse|accura\w*|effective\w*|results?)\b", re.I)
+_RESULTS_Q = re.compile(
+    r"\b(?:perform\w*|compar\w*|outperform\w*|better|worse|accura\w*|effective\w*|results?)\b", re.I
+)
 _DEFINITION_Q = re.compile(r"^\s*what\s+(?:is|are)\b", re.I)
 _PROCEDURE_Q = re.compile(r"^\s*how\s+(?:is|are|was|were|do|does|did|can)\b", re.I)
 _RESULTS_S = re.compile(
     r"\d+(?:\.\d+)?\s*%|\b(?:outperform\w*|surpass\w*|improv\w*|better|worse|higher|lower|exceed\w*|than)\b", re.I
 )
 _DEFINITION_S = re.compile(
-    r"\b(?:is|are)\s+(?:a|an|the|defined|called|known|referred)\b|\brefers?\s+to\b|\bdefined\s+as\b|\bdescribes?\b", re.I
+    r"\b(?:is|are)\s+(?:a|an|the|defined|called|known|referred)\b|\brefers?\s+to\b|\bdefined\s+as\b|\bdescribes?\b",
+    re.I,
 )
 _PROCEDURE_S = re.compile(
-    r"\b(?:we|is|are|was|were)\s+(?:\w+\s+)?(?:\w+ed|used|built|trained|applied)\b|\b(?:first|then|second|stages?|steps?)\b",
+    r"\b(?:we|is|are|was|were)\s+(?:\w+\s+)?(?:\w+ed|used|built|trained|applied)\b"
+    r"|\b(?:first|then|second|stages?|steps?)\b",
     re.I,
 )
 _GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")

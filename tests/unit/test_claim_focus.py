@@ -22,6 +22,7 @@ def bag_embed(texts):
             m[i, zlib.crc32(w.encode()) % 512] += 1.0
     return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
 
+
 # "Crawler" runs through every sentence (the subject); "trained" only through the answer (the focus)
 CRAWLER = [
     "As the reward increases, the Crawler recall and the Crawler actions increase.",
@@ -70,7 +71,11 @@ def test_question_type_prefers_the_sentence_form_that_answers_it():
 
 
 def test_a_sentence_beside_the_best_answer_gains_from_its_passage():
-    sentences = ["The Crawler is trained in two stages.", "Imitation learning comes before it.", "Imitation learning was older."]
+    sentences = [
+        "The Crawler is trained in two stages.",
+        "Imitation learning comes before it.",
+        "Imitation learning was older.",
+    ]
     alone = choose.focus_relevance("How is the Crawler trained?", sentences, bag_embed)
     blended = choose.focus_relevance("How is the Crawler trained?", sentences, bag_embed, ["p1", "p1", "p2"])
     assert blended[1] > blended[2] and alone[1] == alone[2]
@@ -88,7 +93,8 @@ def _passage(n: int, text: str) -> Passage:
     return Passage(n, f"c{n}", "d1", "Paper", [], 2025, n, text, "body", text)
 
 
-def test_a_plan_leaves_out_claims_far_below_the_best_but_keeps_three():
+def test_a_plan_leaves_out_claims_far_below_the_best_but_keeps_a_few(monkeypatch):
+    monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 3)
     on = [
         "The Crawler is trained with imitation learning on generated trajectories.",
         "The Crawler is then trained with reinforcement learning using session-level PPO.",
@@ -110,3 +116,17 @@ def test_a_plan_leaves_out_claims_far_below_the_best_but_keeps_three():
     # a library where nothing stands out still gets MIN_PLAN_CLAIMS claims
     weak = [_passage(i, t) for i, t in enumerate(off, 1)]
     assert sum(len(cs) for _, cs in extractive.plan(question, weak, bag_embed)) >= extractive.MIN_PLAN_CLAIMS
+
+
+def test_a_model_researcher_sees_the_sentences_ranked_by_the_same_focus():
+    from bayes_app.agents import researcher
+    from bayes_app.llm.sentences import sentences_of
+
+    by_passage = {1: sentences_of(1, " ".join(CRAWLER[:3])), 2: sentences_of(2, " ".join(CRAWLER[3:]))}
+    ranked = researcher.ranked_ids("How is the Crawler trained?", by_passage, bag_embed)
+    assert ranked[0] == "2.1" and sorted(ranked) == ["1.1", "1.2", "1.3", "2.1", "2.2"]
+    assert researcher.ranked_ids("How is the Crawler trained?", by_passage, bag_embed, limit=2) == ranked[:2]
+    text, _ = researcher.numbered([_passage(1, "The Crawler is trained in two stages.")])
+    msg = researcher.model_message("How is the Crawler trained?", "Training", text, ["1.1"])
+    assert msg.index("[1.1] The Crawler") < msg.index(f"{researcher.RANKED_NOTE} 1.1") < msg.index("Claims about:")
+    assert researcher.RANKED_NOTE not in researcher.model_message("q", "a", text, [])
