@@ -254,6 +254,8 @@ def key_phrases(texts: list[str]) -> Counter[str]:
             low = w.lower()
             # "PaSa-7b surpasses …": a lowercase -s word right after a name is its verb
             verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
+            # "To evaluate PaSa …", "we aim to construct …": an infinitive opens a verb phrase, not a name
+            infinitive = prev.lower() == "to" and w.islower()
             prev = w
             glued_citation = bool(re.fullmatch(r"[A-Za-z]{4,}\d{2,3}", w))  # "SELFIES106"
             if (
@@ -263,6 +265,7 @@ def key_phrases(texts: list[str]) -> Counter[str]:
                 or low.endswith("ly")
                 or verb_after_name
                 or glued_citation
+                or infinitive
                 or (not run and (low.endswith("ing") or low.endswith("ed")))
             ):
                 for n in range(1, min(4, len(run)) + 1):
@@ -323,6 +326,16 @@ def theme_title(
     return _display(phrases[int(np.argmax(scores))]), vecs[int(np.argmax(scores))]
 
 
+def _split_in_two(cands: list[Candidate]) -> list[list[Candidate]]:
+    """The candidates in two groups by meaning (average linkage on cosine distance), in order."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    m = np.stack([c.vec / (np.linalg.norm(c.vec) or 1.0) for c in cands]).astype(np.float64)
+    labels = fcluster(linkage(m, method="average", metric="cosine"), 2, criterion="maxclust")
+    groups = [[c for c, lab in zip(cands, labels) if lab == k] for k in dict.fromkeys(labels)]
+    return [g for g in groups if g]
+
+
 def plan(
     question: str,
     passages: list[Passage],
@@ -364,7 +377,9 @@ def plan(
     # the map keeps MIN_PLAN_CLAIMS)
     scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
     floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
-    shown_by_group = [[c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group]
+    shown_by_group = [g for g in ([c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group) if g]
+    if len(shown_by_group) == 1 and len(shown_by_group[0]) >= 2:
+        shown_by_group = _split_in_two(shown_by_group[0])  # a map has two themes at least
     for shown in shown_by_group:
         if not shown:
             continue

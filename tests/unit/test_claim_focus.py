@@ -130,3 +130,17 @@ def test_a_model_researcher_sees_the_sentences_ranked_by_the_same_focus():
     msg = researcher.model_message("How is the Crawler trained?", "Training", text, ["1.1"])
     assert msg.index("[1.1] The Crawler") < msg.index(f"{researcher.RANKED_NOTE} 1.1") < msg.index("Claims about:")
     assert researcher.RANKED_NOTE not in researcher.model_message("q", "a", text, [])
+
+
+def test_a_plan_left_with_one_theme_splits_it_in_two():
+    texts = [
+        "The Crawler is trained with imitation learning.",
+        "The Crawler is trained with imitation learning first.",
+        "Reinforcement learning with PPO follows for the Crawler.",
+        "Reinforcement learning with PPO follows for the Crawler later.",
+    ]
+    cands = [extractive.Candidate(t, _passage(i, t)) for i, t in enumerate(texts, 1)]
+    for c, v in zip(cands, bag_embed(texts)):
+        c.vec = v
+    groups = extractive._split_in_two(cands)
+    assert sorted(sorted(c.text for c in g) for g in groups) == [sorted(texts[2:]), sorted(texts[:2])]

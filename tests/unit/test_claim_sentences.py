@@ -140,6 +140,9 @@ def test_key_phrases_are_content_word_runs_not_verbs_or_citations():
     )
     assert "Academic queries" in phrases and "deep search" in phrases and "molecular representations" in phrases
     assert not any("surpasses" in p or "SELFIES106" in p or " and " in p for p in phrases)
+    # an infinitive opens a verb phrase, not a theme name: "To evaluate PaSa …"
+    phrases = key_phrases(["To evaluate PaSa, we constructed RealScholarQuery.", "We aim to construct benchmarks."])
+    assert "PaSa" in phrases and not any(p.lower().startswith(("evaluate", "construct")) for p in phrases)
 
 
 def test_sentence_case_headings_are_cut_off_but_wrapped_lines_are_not():
