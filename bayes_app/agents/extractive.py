@@ -293,14 +293,17 @@ def theme_title(
     taken: list[tuple[str, np.ndarray]],
     embed: Embed,
     avoid_words: set[str] = frozenset(),
+    anchor: str = "",
 ) -> tuple[str, np.ndarray]:
-    """The key phrase closest to the cluster's centroid, distinct from titles already taken."""
+    """The key phrase closest to the cluster's centroid, distinct from titles already taken
+    (one of `anchor`'s when it has any)."""
     counts = key_phrases(texts)
     if not counts:
         return "Other findings", centroid
     # a phrase must recur in the cluster when the cluster has several sentences
     need = 2 if len(texts) >= 3 else 1
     phrases = [p for p, n in counts.items() if n >= need] or list(counts)
+    phrases = [p for p in phrases if p.lower() in anchor.lower()] or phrases
     by_lower: dict[str, str] = {}
     for p in sorted(phrases, key=lambda p: (-counts[p], p)):
         by_lower.setdefault(p.lower(), p)
@@ -378,14 +381,22 @@ def plan(
     scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
     floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
     shown_by_group = [g for g in ([c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group) if g]
-    if len(shown_by_group) == 1 and len(shown_by_group[0]) >= 2:
-        shown_by_group = _split_in_two(shown_by_group[0])  # a map has two themes at least
+    # a map keeps MIN_ASPECTS themes while its claims allow: the largest group split by meaning
+    while 0 < len(shown_by_group) < MIN_ASPECTS and max(map(len, shown_by_group)) >= 2:
+        big = max(range(len(shown_by_group)), key=lambda i: len(shown_by_group[i]))
+        shown_by_group[big : big + 1] = _split_in_two(shown_by_group[big])
     for shown in shown_by_group:
         if not shown:
             continue
         # the title describes the claims shown: a key phrase of theirs, closest to their centroid
+        # a phrase of the first claim when it has one: a claim after it may merge into another
         title, tvec = theme_title(
-            [c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken, embed, avoid_words=q_words
+            [c.text for c in shown],
+            np.stack([c.vec for c in shown]).mean(0),
+            taken,
+            embed,
+            avoid_words=q_words,
+            anchor=shown[0].text,
         )
         taken.append((title, tvec))
         out.append((title, shown))

@@ -109,8 +109,10 @@ def test_a_plan_leaves_out_claims_far_below_the_best_but_keeps_a_few(monkeypatch
     ]
     question = "How is the Crawler trained?"
     passages = [_passage(i, t) for i, t in enumerate(on + off, 1)]
-    planned = [c for _, cs in extractive.plan(question, passages, bag_embed) for c in cs]
+    themes = extractive.plan(question, passages, bag_embed)
+    planned = [c for _, cs in themes for c in cs]
     assert {c.text for c in planned} == set(on[:3])  # the weakest (0.3 below the best) is left out
+    assert len(themes) == extractive.MIN_ASPECTS  # the largest theme split: three themes of three claims
     best = max(c.extra["relevance"] for c in planned)
     assert all(c.extra["relevance"] >= best - extractive.PLAN_MARGIN for c in planned[:1])
     # a library where nothing stands out still gets MIN_PLAN_CLAIMS claims
@@ -144,3 +146,12 @@ def test_a_plan_left_with_one_theme_splits_it_in_two():
         c.vec = v
     groups = extractive._split_in_two(cands)
     assert sorted(sorted(c.text for c in g) for g in groups) == [sorted(texts[2:]), sorted(texts[:2])]
+
+
+def test_a_theme_is_named_after_a_phrase_of_its_first_claim():
+    texts = ["Imitation learning trains the Crawler first.", "Session-level PPO follows imitation learning."]
+    vecs = bag_embed(texts)
+    title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[1])
+    assert title.lower() in texts[1].lower()
+    title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
+    assert title.lower() in texts[0].lower()
