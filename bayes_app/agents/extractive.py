@@ -192,19 +192,27 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
     return kept
 
 
-def on_question(question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1) -> list[Candidate]:
-    """The candidates that address `question`: relevance to it (`llm.choose.relevance`) at least
-    CLAIM_FLOOR, or within FLOOR_MARGIN of the best one, and at least the `keep` most relevant (a
-    library that matches weakly still gets its best claims)."""
+def on_question(
+    question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1, focus: bool = False
+) -> list[Candidate]:
+    """The candidates that address `question`, and at least the `keep` most relevant (a library
+    that matches weakly still gets its best claims). `focus` (a plan, over all the retrieved
+    candidates): within FLOOR_MARGIN of the best by `llm.choose.focus_relevance`; otherwise (a
+    handful of picks, where the subject/focus split has too few sentences to go by): relevance
+    (`llm.choose.relevance`) at least CLAIM_FLOOR or within FLOOR_MARGIN of the best."""
     if not cands:
         return []
     embed = embed or default_embed
-    _embed_all(cands, embed)
-    scores = choose.focus_relevance(
-        question, [c.text for c in cands], embed, [c.passage.chunk_id for c in cands], np.stack([c.vec for c in cands])
-    )
+    if focus:
+        _embed_all(cands, embed)
+        texts, keys = [c.text for c in cands], [c.passage.chunk_id for c in cands]
+        scores = choose.focus_relevance(question, texts, embed, keys, np.stack([c.vec for c in cands]))
+        top = [float("inf")]
+    else:
+        scores, _ = choose.relevance(question, [c.text for c in cands], embed)
+        top = [CLAIM_FLOOR]
     ordered = np.sort(scores)[::-1]
-    floor = min(float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
+    floor = min(*top, float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
     return [c for c, s in zip(cands, scores) if s >= floor]
 
 
@@ -350,9 +358,8 @@ def plan(
     theme titled by its key phrase, its claims ranked (relevance to the question and to the
     theme, centrality) with near-duplicates merged. No theme is empty."""
     embed = embed or default_embed
-    cands = on_question(
-        question, dedupe(rank(claim_candidates(passages), question, embed), (), embed), embed, keep=MIN_PLAN_CANDIDATES
-    )[:MAX_CANDIDATES]
+    ranked = dedupe(rank(claim_candidates(passages), question, embed), (), embed)
+    cands = on_question(question, ranked, embed, keep=MIN_PLAN_CANDIDATES, focus=True)[:MAX_CANDIDATES]
     if not cands:
         return []
     m = np.stack([c.vec for c in cands])
