@@ -60,7 +60,8 @@ results study studies way ways number numbers set sets case cases type types par
 different various certain given specific same similar recent important major main key good better best large
 small high low higher lower significant significantly respectively further following like including include
 includes included make makes made take takes taken give gives given lead leads need needs able often usually
-from through across against toward towards per whether because since until unless upon via versus vs""".split()
+from through across against toward towards per whether because since until unless upon via versus vs
+argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed""".split()
 )
 
 

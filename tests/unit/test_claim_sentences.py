@@ -143,6 +143,7 @@ def test_key_phrases_are_content_word_runs_not_verbs_or_citations():
     # an infinitive opens a verb phrase, not a theme name: "To evaluate PaSa …"
     phrases = key_phrases(["To evaluate PaSa, we constructed RealScholarQuery.", "We aim to construct benchmarks."])
     assert "PaSa" in phrases and not any(p.lower().startswith(("evaluate", "construct")) for p in phrases)
+    assert "argue" not in {p.lower() for p in key_phrases(["In earlier work we argue that counterfactuals help."])}
 
 
 def test_sentence_case_headings_are_cut_off_but_wrapped_lines_are_not():
