@@ -213,13 +213,14 @@ def focus_relevance(
     else:
         dense = vecs @ qv[0] - (SUBJECT_LAMBDA * (vecs @ qv[1]) if subject else 0.0)
         score = (1 - FOCUS_TERMS_WEIGHT) * dense + FOCUS_TERMS_WEIGHT * terms
-    score = np.asarray(score, dtype=np.float32) + form_prior(question, sentences)
+    score = np.asarray(np.asarray(score, dtype=np.float32) + form_prior(question, sentences), dtype=np.float32)
     if passages is None:
         return score
     best: dict[object, float] = {}
     for key, v in zip(passages, score):
         best[key] = max(best.get(key, -1e9), float(v))
-    return (1 - FOCUS_PASSAGE_WEIGHT) * score + FOCUS_PASSAGE_WEIGHT * np.array([best[k] for k in passages])
+    blended = (1 - FOCUS_PASSAGE_WEIGHT) * score + FOCUS_PASSAGE_WEIGHT * np.array([best[k] for k in passages])
+    return np.asarray(blended, dtype=np.float32)
 
 
 def mmr(
