@@ -39,6 +39,8 @@ CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
+PLAN_MARGIN = 0.15  # a planned claim scores at most this far below the question's best sentence
+MIN_PLAN_CLAIMS = 5  # … while the plan keeps this many (merges and the critic may take some)
 MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
@@ -58,7 +60,8 @@ results study studies way ways number numbers set sets case cases type types par
 different various certain given specific same similar recent important major main key good better best large
 small high low higher lower significant significantly respectively further following like including include
 includes included make makes made take takes taken give gives given lead leads need needs able often usually
-from through across against toward towards per whether because since until unless upon via versus vs""".split()
+from through across against toward towards per whether because since until unless upon via versus vs
+argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed""".split()
 )
 
 
@@ -128,12 +131,9 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
         return []
     embed = embed or default_embed
     _embed_all(cands, embed)
-    q = embed([query])[0]
     m = np.stack([c.vec for c in cands])
-    # dense similarity to the query, and a share for the query's own terms
-    rel = choose.DENSE_WEIGHT * (m @ q) + (1 - choose.DENSE_WEIGHT) * choose.term_coverage(
-        query, [c.text for c in cands]
-    )
+    # what the query asks, not only its subject (`llm.choose.focus_relevance`)
+    rel = choose.focus_relevance(query, [c.text for c in cands], embed, [c.passage.chunk_id for c in cands], m)
     cen = (m @ m.T).sum(1) - 1.0
     cen = cen / max(1, len(cands) - 1)
     for c, r, z in zip(cands, rel, cen):
@@ -193,15 +193,27 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
     return kept
 
 
-def on_question(question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1) -> list[Candidate]:
-    """The candidates that address `question`: relevance to it (`llm.choose.relevance`) at least
-    CLAIM_FLOOR, or within FLOOR_MARGIN of the best one, and at least the `keep` most relevant (a
-    library that matches weakly still gets its best claims)."""
+def on_question(
+    question: str, cands: list[Candidate], embed: Embed | None = None, keep: int = 1, focus: bool = False
+) -> list[Candidate]:
+    """The candidates that address `question`, and at least the `keep` most relevant (a library
+    that matches weakly still gets its best claims). `focus` (a plan, over all the retrieved
+    candidates): within FLOOR_MARGIN of the best by `llm.choose.focus_relevance`; otherwise (a
+    handful of picks, where the subject/focus split has too few sentences to go by): relevance
+    (`llm.choose.relevance`) at least CLAIM_FLOOR or within FLOOR_MARGIN of the best."""
     if not cands:
         return []
-    scores, _ = choose.relevance(question, [c.text for c in cands], embed or default_embed)
+    embed = embed or default_embed
+    if focus:
+        _embed_all(cands, embed)
+        texts, keys = [c.text for c in cands], [c.passage.chunk_id for c in cands]
+        scores = choose.focus_relevance(question, texts, embed, keys, np.stack([c.vec for c in cands]))
+        top = [float("inf")]
+    else:
+        scores, _ = choose.relevance(question, [c.text for c in cands], embed)
+        top = [CLAIM_FLOOR]
     ordered = np.sort(scores)[::-1]
-    floor = min(CLAIM_FLOOR, float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
+    floor = min(*top, float(ordered[0]) - FLOOR_MARGIN, float(ordered[min(keep, len(ordered)) - 1]))
     return [c for c, s in zip(cands, scores) if s >= floor]
 
 
@@ -251,6 +263,8 @@ def key_phrases(texts: list[str]) -> Counter[str]:
             low = w.lower()
             # "PaSa-7b surpasses …": a lowercase -s word right after a name is its verb
             verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
+            # "To evaluate PaSa …", "we aim to construct …": an infinitive opens a verb phrase, not a name
+            infinitive = prev.lower() == "to" and w.islower()
             prev = w
             glued_citation = bool(re.fullmatch(r"[A-Za-z]{4,}\d{2,3}", w))  # "SELFIES106"
             if (
@@ -260,6 +274,7 @@ def key_phrases(texts: list[str]) -> Counter[str]:
                 or low.endswith("ly")
                 or verb_after_name
                 or glued_citation
+                or infinitive
                 or (not run and (low.endswith("ing") or low.endswith("ed")))
             ):
                 for n in range(1, min(4, len(run)) + 1):
@@ -287,14 +302,17 @@ def theme_title(
     taken: list[tuple[str, np.ndarray]],
     embed: Embed,
     avoid_words: set[str] = frozenset(),
+    anchor: str = "",
 ) -> tuple[str, np.ndarray]:
-    """The key phrase closest to the cluster's centroid, distinct from titles already taken."""
+    """The key phrase closest to the cluster's centroid, distinct from titles already taken
+    (one of `anchor`'s when it has any)."""
     counts = key_phrases(texts)
     if not counts:
         return "Other findings", centroid
     # a phrase must recur in the cluster when the cluster has several sentences
     need = 2 if len(texts) >= 3 else 1
     phrases = [p for p, n in counts.items() if n >= need] or list(counts)
+    phrases = [p for p in phrases if p.lower() in anchor.lower()] or phrases
     by_lower: dict[str, str] = {}
     for p in sorted(phrases, key=lambda p: (-counts[p], p)):
         by_lower.setdefault(p.lower(), p)
@@ -320,6 +338,16 @@ def theme_title(
     return _display(phrases[int(np.argmax(scores))]), vecs[int(np.argmax(scores))]
 
 
+def _split_in_two(cands: list[Candidate]) -> list[list[Candidate]]:
+    """The candidates in two groups by meaning (average linkage on cosine distance), in order."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    m = np.stack([c.vec / (np.linalg.norm(c.vec) or 1.0) for c in cands]).astype(np.float64)
+    labels = fcluster(linkage(m, method="average", metric="cosine"), 2, criterion="maxclust")
+    groups = [[c for c, lab in zip(cands, labels) if lab == k] for k in dict.fromkeys(labels)]
+    return [g for g in groups if g]
+
+
 def plan(
     question: str,
     passages: list[Passage],
@@ -331,9 +359,8 @@ def plan(
     theme titled by its key phrase, its claims ranked (relevance to the question and to the
     theme, centrality) with near-duplicates merged. No theme is empty."""
     embed = embed or default_embed
-    cands = on_question(
-        question, dedupe(rank(claim_candidates(passages), question, embed), (), embed), embed, keep=MIN_PLAN_CANDIDATES
-    )[:MAX_CANDIDATES]
+    ranked = dedupe(rank(claim_candidates(passages), question, embed), (), embed)
+    cands = on_question(question, ranked, embed, keep=MIN_PLAN_CANDIDATES, focus=True)[:MAX_CANDIDATES]
     if not cands:
         return []
     m = np.stack([c.vec for c in cands])
@@ -350,15 +377,34 @@ def plan(
     q_words = {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
     taken: list[tuple[str, np.ndarray]] = []
     out: list[tuple[str, list[Candidate]]] = []
+    shown_by_group = []
     for g in chosen:
         members = [cands[i] for i in g]
         cen = m[g].mean(0)
         cen = cen / (np.linalg.norm(cen) or 1.0)
         members.sort(key=lambda c: -(c.extra["relevance"] + float(c.vec @ cen)))
-        shown = members[:per_theme]
+        shown_by_group.append(members[:per_theme])
+    # fewer, better claims: those far below the best answer to the question are left out (while
+    # the map keeps MIN_PLAN_CLAIMS)
+    scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
+    floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
+    shown_by_group = [g for g in ([c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group) if g]
+    # a map keeps MIN_ASPECTS themes while its claims allow: the largest group split by meaning
+    while 0 < len(shown_by_group) < MIN_ASPECTS and max(map(len, shown_by_group)) >= 2:
+        big = max(range(len(shown_by_group)), key=lambda i: len(shown_by_group[i]))
+        shown_by_group[big : big + 1] = _split_in_two(shown_by_group[big])
+    for shown in shown_by_group:
+        if not shown:
+            continue
         # the title describes the claims shown: a key phrase of theirs, closest to their centroid
+        # a phrase of the first claim when it has one: a claim after it may merge into another
         title, tvec = theme_title(
-            [c.text for c in shown], np.stack([c.vec for c in shown]).mean(0), taken, embed, avoid_words=q_words
+            [c.text for c in shown],
+            np.stack([c.vec for c in shown]).mean(0),
+            taken,
+            embed,
+            avoid_words=q_words,
+            anchor=shown[0].text,
         )
         taken.append((title, tvec))
         out.append((title, shown))

@@ -21,11 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, Field, create_model
 
 from bayes_app.agents import extractive, prompts
 from bayes_app.agents.llm_json import ask_json, echoes, is_offline
 from bayes_app.agents.retrieval import Passage
+from bayes_app.llm import choose
 from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.sentences import Sentence, format_numbered, select, sentences_of
@@ -33,6 +35,8 @@ from bayes_app.runs.executor import RunContext
 from bayes_app.search.crosslang import foreign_label
 from bayes_app.search.sparse import tokens
 
+RANKED_IDS = 8  # sentence ids listed for a model, best first
+RANKED_NOTE = "The sentences that best answer the research question, best first:"
 MIN_CLAIMS, MAX_CLAIMS = 2, 6  # per aspect: a small model's easy way out is one claim or none
 MAX_TOKENS = 900
 SYSTEM = prompts.RESEARCHER
@@ -143,6 +147,28 @@ def parse_claims(
     return out[:MAX_CLAIMS]
 
 
+def ranked_ids(
+    question: str, by_passage: dict[int, list[Sentence]], embed: Callable | None = None, limit: int = RANKED_IDS
+) -> list[str]:
+    """The ids of the `limit` sentences that best answer what `question` asks, best first (the
+    focus score offline claims are chosen by, `llm.choose.focus_relevance`)."""
+    sentences = [s for ss in by_passage.values() for s in ss]
+    if not sentences:
+        return []
+    scores = choose.focus_relevance(question, [s.text for s in sentences], embed, [s.passage for s in sentences])
+    return [sentences[int(i)].id for i in np.argsort(-scores, kind="stable")[:limit]]
+
+
+def model_message(question: str, aspect: str, text: str, ranked: list[str]) -> str:
+    """The researcher's user message with a model: the numbered passages, then the sentence ids
+    ranked for the question (a small model reads the answer-bearing ones first)."""
+    best = f"{RANKED_NOTE} {', '.join(ranked)}\n\n" if ranked else ""
+    return (
+        f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
+        f"Passages:\n{text}\n\n{best}Claims about: {aspect}"
+    )
+
+
 def _user_message(question: str, aspect: str, passages: list[Passage]) -> str:
     text = format_passages([p.to_prompt() for p in passages])
     return f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\nPassages:\n{text}\n\n{aspect}"
@@ -168,10 +194,8 @@ async def research(
     if not is_offline(ctx):
         text, by_passage = numbered(passages)
         ids = [s.id for ss in by_passage.values() for s in ss]
-        user = (
-            f"ROLE: researcher\nASPECT: {aspect}\nResearch question: {question}\n\n"
-            f"Passages:\n{text}\n\nClaims about: {aspect}"
-        )
+        ranked = await asyncio.to_thread(ranked_ids, question, by_passage)
+        user = model_message(question, aspect, text, ranked)
         data = await ask_json(ctx, step, SYSTEM, user, claims_schema(ids), max_tokens=MAX_TOKENS)
         # wording that repeats the instructions, the aspect or the question is an echo, not a claim
         return parse_claims(data, passages, aspect, by_passage, f"{SYSTEM}\n{aspect}\n{question}")

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlmodel import select
 
+from bayes_app.library.continuation import continued_chunk
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.library.marks import chunk_marks
 from bayes_app.runs.executor import RunContext
@@ -40,6 +41,12 @@ class Passage:
         return {"n": self.n, "title": self.title, "page": self.page, "text": self.text, "language": self.lang}
 
 
+def passage_texts(db: Any, chunks: dict[str, Any]) -> dict[str, str]:
+    """Each chunk's text by id, a last sentence cut by a page or column break given the rest of
+    it from the next chunk (`library.continuation`): the whole sentence can be a claim."""
+    return {cid: continued_chunk(db, c) for cid, c in chunks.items()}
+
+
 def _search(sessions: Any, owner_id: str, query: str, k: int, collection_ids: list[str] | None = None) -> list[Any]:
     from bayes_app.models import Chunk
     from bayes_app.search import runtime
@@ -50,10 +57,7 @@ def _search(sessions: Any, owner_id: str, query: str, k: int, collection_ids: li
         if not hits:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
-        # A sentence cut by a page break is not continued here (Ask does it): a sentence-case
-        # heading before it ("Solubility prediction Small molecule …") is not recognised as one,
-        # so the joined sentence would open with it and the critic rejects it as a heading.
-        texts = {cid: c.text for cid, c in chunks.items()}
+        texts = passage_texts(db, chunks)
         marks = chunk_marks(db, chunks.values())
         highlighted = highlights_on(
             db, [(h.document_id, h.page, chunks[h.chunk_id].text if h.chunk_id in chunks else h.text) for h in hits]

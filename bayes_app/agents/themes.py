@@ -55,9 +55,11 @@ def balanced_groups(vecs: np.ndarray, k: int | None = None, max_share: float = M
     more than `max_share` of the items, single items folded into their closest group.
     Largest group first."""
     n = len(vecs)
-    if n < 4:
+    if n < 2:
         return [list(range(n))] if n else []
     vecs = np.asarray(vecs, dtype=np.float64)
+    if n < 4:  # two or three claims: the closest together, the rest on its own (never all in one)
+        return sorted((sorted(g) for g in _split(vecs, list(range(n)), 2)), key=lambda g: (-len(g), g[0]))
     k = k or min(MAX_GROUPS, max(MIN_GROUPS, round(math.sqrt(n))))
     groups = _split(vecs, list(range(n)), k)
     cap = max(2, math.floor(n * max_share))

@@ -1,6 +1,7 @@
 """Choosing sentences for a question: relevance first, then diversity (pure domain code).
 
     relevance(question, sentences, embed) -> scores     dense cosine to the question + term coverage
+    focus_relevance(question, sentences, …) -> scores   what the question asks, not only its subject
     mmr(scores, vecs, limit) -> [index]                  maximal marginal relevance: one fact once
     leans_on_previous(sentence) -> bool                  opens with words pointing outside itself
     wording(sentence) -> str                             list prefix and glued footnote digits removed
@@ -80,6 +81,33 @@ _LIST_ITEMS = 4  # items followed after a sentence that announces them
 ANSWER_MARGIN = 0.25  # a sentence scoring this far below the best one is not quoted (a floor under the answer)
 ANSWER_SENTENCES = 5  # a plain question ("What is X?")
 WIDE_ANSWER_SENTENCES = 8  # a question whose answer has parts or steps
+# Focus (claims): the question's words that run through the candidate sentences name its subject
+# ("PaSa", "Crawler"); the rarer ones say what is asked ("trained", "compared").
+SUBJECT_SHARE = 0.25  # a question word in at least this share of the candidates is part of the subject
+SUBJECT_LAMBDA = 0.4  # dense part: cos(sentence, question) − 0.4 · cos(sentence, subject only)
+FOCUS_TERMS_WEIGHT = 0.25  # share of the question's terms covered, each weighted by its rarity among the candidates
+FOCUS_PASSAGE_WEIGHT = 0.3  # and a share of the best score in the sentence's passage (answers sit together)
+FORM_BONUS = 0.05  # a sentence whose form fits the question's type (results, definition, procedure)
+_QUESTION_WORDS = frozenset(
+    tokens("how what which why who whom whose when where does do did is are was were be been can could should would")
+)
+_RESULTS_Q = re.compile(
+    r"\b(?:perform\w*|compar\w*|outperform\w*|better|worse|accura\w*|effective\w*|results?)\b", re.I
+)
+_DEFINITION_Q = re.compile(r"^\s*what\s+(?:is|are)\b", re.I)
+_PROCEDURE_Q = re.compile(r"^\s*how\s+(?:is|are|was|were|do|does|did|can)\b", re.I)
+_RESULTS_S = re.compile(
+    r"\d+(?:\.\d+)?\s*%|\b(?:outperform\w*|surpass\w*|improv\w*|better|worse|higher|lower|exceed\w*|than)\b", re.I
+)
+_DEFINITION_S = re.compile(
+    r"\b(?:is|are)\s+(?:a|an|the|defined|called|known|referred)\b|\brefers?\s+to\b|\bdefined\s+as\b|\bdescribes?\b",
+    re.I,
+)
+_PROCEDURE_S = re.compile(
+    r"\b(?:we|is|are|was|were)\s+(?:\w+\s+)?(?:\w+ed|used|built|trained|applied)\b"
+    r"|\b(?:first|then|second|stages?|steps?)\b",
+    re.I,
+)
 _GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
 
 
@@ -121,6 +149,78 @@ def relevance(
         return terms, None
     dense = vecs[1:] @ vecs[0]
     return DENSE_WEIGHT * dense + (1 - DENSE_WEIGHT) * terms, vecs[1:]
+
+
+def subject_words(question: str, pool: Sequence[str]) -> list[str]:
+    """The question's content words found in at least SUBJECT_SHARE of `pool` (the candidate
+    sentences): what the question is about, as opposed to what it asks."""
+    sets = [set(tokens(s)) for s in pool]
+    if not sets:
+        return []
+    out = []
+    for w in dict.fromkeys(re.findall(r"[\w-]+", question)):
+        t = tokens(w)
+        if t and t[0] not in _QUESTION_WORDS and sum(t[0] in s for s in sets) >= SUBJECT_SHARE * len(sets):
+            out.append(w)
+    return out
+
+
+def rare_term_coverage(question: str, sentences: Sequence[str]) -> np.ndarray:
+    """Share of the question's terms each sentence contains, each term weighted by its inverse
+    frequency among `sentences` (local IDF): the focus counts more than the subject."""
+    sets = [set(tokens(s)) for s in sentences]
+    terms = [t for t in dict.fromkeys(tokens(question)) if t not in _QUESTION_WORDS]
+    n = len(sets)
+    weight = {t: float(np.log((n + 1) / (sum(t in s for s in sets) + 1))) for t in terms}
+    total = sum(weight.values())
+    if not total:
+        return np.zeros(n, dtype=np.float32)
+    return np.array([sum(weight[t] for t in terms if t in s) / total for s in sets], dtype=np.float32)
+
+
+def form_prior(question: str, sentences: Sequence[str]) -> np.ndarray:
+    """FORM_BONUS for a sentence whose form fits the question's type: results (numbers,
+    comparatives) for "how does X perform / compare", a definition for "what is", a procedure
+    ("we trained …", stages, steps) for "how is X done"."""
+    wanted = [rx for q_rx, rx in ((_RESULTS_Q, _RESULTS_S), (_DEFINITION_Q, _DEFINITION_S)) if q_rx.search(question)]
+    if not wanted and _PROCEDURE_Q.search(question):  # "how does X perform" asks for results, not steps
+        wanted = [_PROCEDURE_S]
+    return np.array([FORM_BONUS * sum(bool(rx.search(s)) for rx in wanted) for s in sentences], dtype=np.float32)
+
+
+def focus_relevance(
+    question: str,
+    sentences: Sequence[str],
+    embed: Embed | None = None,
+    passages: Sequence[object] | None = None,
+    vecs: np.ndarray | None = None,
+) -> np.ndarray:
+    """Relevance to what the question asks, for claims: cosine to the question minus
+    SUBJECT_LAMBDA · cosine to its subject alone (`subject_words` among `sentences`), plus
+    local-IDF term coverage and the question type's form prior, blended with the best score of
+    the same passage (`passages`: a key per sentence). Terms and form alone without a model."""
+    if not len(sentences):
+        return np.zeros(0, dtype=np.float32)
+    terms = rare_term_coverage(question, sentences)
+    subject = " ".join(subject_words(question, sentences))
+    if vecs is not None:
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+    qv = _safe_embed(embed, [question, subject] if subject else [question])
+    if qv is not None and vecs is None:
+        vecs = _safe_embed(embed, list(sentences))
+    if qv is None or vecs is None:
+        score = terms
+    else:
+        dense = vecs @ qv[0] - (SUBJECT_LAMBDA * (vecs @ qv[1]) if subject else 0.0)
+        score = (1 - FOCUS_TERMS_WEIGHT) * dense + FOCUS_TERMS_WEIGHT * terms
+    score = np.asarray(np.asarray(score, dtype=np.float32) + form_prior(question, sentences), dtype=np.float32)
+    if passages is None:
+        return score
+    best: dict[object, float] = {}
+    for key, v in zip(passages, score):
+        best[key] = max(best.get(key, -1e9), float(v))
+    blended = (1 - FOCUS_PASSAGE_WEIGHT) * score + FOCUS_PASSAGE_WEIGHT * np.array([best[k] for k in passages])
+    return np.asarray(blended, dtype=np.float32)
 
 
 def mmr(

@@ -145,11 +145,34 @@ def _is_heading_line(line: str) -> bool:
     return bool(long_words) and sum(w[0].isupper() for w in long_words) >= 0.6 * len(long_words)
 
 
+_HEADING_WORD = re.compile(r"^[A-Za-z][A-Za-z’'-]*$")
+_OPEN_END = frozenset("a an the of for and or to in on with by from at as into than that which via".split())
+
+
+def is_sentence_case_heading(line: str, before: str, after: str) -> bool:
+    """An unnumbered heading in sentence case on a line of its own ("Solubility prediction",
+    "Surrogate models"): a few words, letters only, opening in upper case, ending without
+    punctuation or an open word ("for", "and"), after a line that ended a sentence (or none)
+    and before a longer line that opens one."""
+    s, prev, nxt = line.strip(), before.strip(), after.strip()
+    words = s.split()
+    if not 1 <= len(words) <= 6 or not s[0].isupper() or words[-1].lower() in _OPEN_END:
+        return False
+    if not all(_HEADING_WORD.match(w) for w in words):
+        return False
+    if prev and prev[-1] not in ".!?:" and not _is_heading_line(prev):
+        return False  # a line wrapped inside a sentence
+    return bool(nxt) and nxt[0].isupper() and len(nxt.split()) > len(words)
+
+
 def _blocks(raw: str) -> list[str]:
     """The raw text cut at heading lines (dropped), lines re-joined, hyphenation marks removed."""
     blocks, cur = [], []
-    for line in re.split(r"\r\n|\r|\n", raw):
-        if _is_heading_line(line):
+    lines = re.split(r"\r\n|\r|\n", raw)
+    for i, line in enumerate(lines):
+        before = lines[i - 1] if i else ""
+        after = next((x for x in lines[i + 1 :] if x.strip()), "")
+        if _is_heading_line(line) or is_sentence_case_heading(line, before, after):
             if cur:
                 blocks.append(" ".join(cur))
             cur = []

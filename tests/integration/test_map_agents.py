@@ -19,6 +19,7 @@ import redis
 from sqlmodel import Session, select
 
 from bayes_app.agents.pipeline import EXTRACTIVE_NOTE
+from bayes_app.agents.researcher import RANKED_NOTE
 from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
 from bayes_app.llm.offline import OfflineProvider
@@ -215,6 +216,9 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     schema = researcher_call["response_format"]["json_schema"]["schema"]
     ids = schema["properties"]["claims"]["items"]["properties"]["sentences"]["items"]["enum"]
     assert "1.1" in ids and all(f"[{i}] " in researcher_call["messages"][-1]["content"] for i in ids)
+    # the sentences ranked by the focus score offline claims use, best first (ids shown above)
+    ranked = researcher_call["messages"][-1]["content"].split(RANKED_NOTE + " ")[1].split("\n")[0].split(", ")
+    assert 1 <= len(ranked) <= 8 and set(ranked) <= set(ids)
     assert all("{" not in c["body"]["messages"][0]["content"] for c in chat)  # no example object to echo
 
 

@@ -11,6 +11,7 @@ from bayes_app.maps.sentences import (
     candidate_sentences,
     claim_problem,
     clean_sentence,
+    is_sentence_case_heading,
     looks_like_reference_list,
     role_allows_claims,
     split_sentences,
@@ -139,3 +140,25 @@ def test_key_phrases_are_content_word_runs_not_verbs_or_citations():
     )
     assert "Academic queries" in phrases and "deep search" in phrases and "molecular representations" in phrases
     assert not any("surpasses" in p or "SELFIES106" in p or " and " in p for p in phrases)
+    # an infinitive opens a verb phrase, not a theme name: "To evaluate PaSa …"
+    phrases = key_phrases(["To evaluate PaSa, we constructed RealScholarQuery.", "We aim to construct benchmarks."])
+    assert "PaSa" in phrases and not any(p.lower().startswith(("evaluate", "construct")) for p in phrases)
+    assert "argue" not in {p.lower() for p in key_phrases(["In earlier work we argue that counterfactuals help."])}
+
+
+def test_sentence_case_headings_are_cut_off_but_wrapped_lines_are_not():
+    raw = (
+        "such models are hard to trust.\r\nSolubility prediction\r\nSmall molecule solubility prediction is a\r\n"
+        "classic task in chemistry and the models are\r\ntrained on measured data."
+    )
+    assert candidate_sentences(raw) == [
+        "such models are hard to trust.",
+        "Small molecule solubility prediction is a classic task in chemistry and the models are trained on measured "
+        "data.",
+    ]
+    # the heading opening a passage, a line wrapped inside a sentence, and an open ending
+    assert is_sentence_case_heading("Surrogate models", "", "One approach to explain black box predictions is")
+    assert not is_sentence_case_heading("Google Scholar", "PaSa outperforms baselines on", "Scholar and Google with")
+    assert not is_sentence_case_heading("Hypothesis for", "", "Multimodal Model Scaling Laws")
+    assert not is_sentence_case_heading("ChatGPT (search-enabled", "", "GPT-4o), and Google paired with GPT-4o for")
+    assert not is_sentence_case_heading("Counterfactuals", "They work.", "are sparse and actionable explanations here.")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from sqlmodel import Session, SQLModel, create_engine
 
+from bayes_app.agents.extractive import claim_candidates
+from bayes_app.agents.retrieval import Passage, passage_texts
 from bayes_app.chat.library_search import with_continuations
 from bayes_app.library.continuation import continued, continued_chunk, is_cut, tail
 from bayes_app.library.highlight import find_quote_spans
@@ -98,3 +100,13 @@ def test_stored_chunks_continue_and_the_quote_passes_the_provenance_check():
         assert locate(db, a, "compared to other post-hoc methods on a different benchmark") is None
         hits = with_continuations(db, [{"chunk_id": "c1", "text": pages[1]}, {"chunk_id": "c2", "text": pages[2]}])
         assert hits[0]["text"] == text and hits[1]["text"] == pages[2]
+        # research passages too (agents.retrieval), and the joined sentence becomes a claim
+        assert passage_texts(db, {"c1": a, "c2": b}) == {"c1": text, "c2": pages[2]}
+
+
+def test_a_research_claim_runs_across_the_break_without_the_heading_before_it():
+    raw = f"Interpretation methods for models differ in what they explain.\nModel interpretation\n{HEAD}\n12"
+    joined = continued(raw, [TAIL])
+    assert joined is not None
+    passage = Passage(1, "c1", "d1", "Review", [], 2022, 1, " ".join(joined.split()), "body", joined)
+    assert [c.text for c in claim_candidates([passage])][-1] == SENTENCE  # not "Model interpretation Counterf…"

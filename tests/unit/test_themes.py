@@ -107,3 +107,11 @@ def test_on_topic_keeps_what_is_about_the_node_not_what_belongs_to_another_theme
         "Counterfactual explanations show the minimal change to a molecule that flips the prediction.",
     ]
     assert themes.on_topic(texts, node, others, embed=_embed) == [True, False, False]
+
+
+def test_balanced_groups_never_put_two_or_three_claims_in_one_group():
+    vecs = np.array([[1.0, 0.0, 0.0], [0.99, 0.14, 0.0], [0.0, 0.0, 1.0]])
+    vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    assert themes.balanced_groups(vecs) == [[0, 1], [2]]
+    assert themes.balanced_groups(vecs[[0, 2]]) == [[0], [1]]
+    assert themes.balanced_groups(vecs[:1]) == [[0]]
