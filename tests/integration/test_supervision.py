@@ -108,6 +108,13 @@ def stack(tmp_path_factory, fake_llm):
         assert rc is not None and not left and not processes_of(data_dir), [p.cmdline() for p in processes_of(data_dir)]
 
 
+@pytest.fixture(autouse=True)
+def healthy(stack: Stack) -> None:
+    """Each test starts on a healthy stack, so one that failed mid-way (a program it killed
+    still restarting) cannot fail the next."""
+    wait_for(lambda: stack.app.health()["status"] == "ok", 60, 0.5, what="the stack healthy before the test")
+
+
 def _watch_health(stack: Stack, until: float) -> list[tuple[float, str, list[str]]]:
     """Poll /health; returns (t, status, broken) samples until healthy after a degraded one."""
     samples: list[tuple[float, str, list[str]]] = []
