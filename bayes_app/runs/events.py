@@ -69,15 +69,39 @@ def _decode(entry_id: Any, fields: dict[Any, Any]) -> RunEvent:
     return RunEvent(s(entry_id), f.get("type", ""), data)
 
 
-def append(r: redis.Redis, op_id: str, type_: str, data: Any) -> str:
-    """XADD one event (MAXLEN ~ 10000); returns its entry id."""
-    key = stream_key(op_id)
-    pipe = r.pipeline(transaction=False)
+def append(r: redis.Redis, op_id: str, type_: str, data: Any, key: str | None = None) -> str:
+    """XADD one event (MAXLEN ~ 10000); returns its entry id.
+
+    With `key` (unique per event of the run) the append is idempotent: a retry after a lost
+    reply (Redis restarted between applying the XADD and answering) returns the entry
+    already written instead of adding it twice.
+    """
+    stream = stream_key(op_id)
     fields: dict[Any, Any] = _fields(type_, data)
-    pipe.xadd(key, fields, maxlen=MAXLEN, approximate=True)
-    pipe.expire(key, KEEP_S)
-    entry_id = pipe.execute()[0]
+    if key is not None:
+        script = r.register_script(_APPEND_ONCE)
+        entry_id: Any = script(keys=[stream], args=[fields["type"], fields["data"], key, MAXLEN, KEEP_S])
+    else:
+        pipe = r.pipeline(transaction=False)
+        pipe.xadd(stream, fields, maxlen=MAXLEN, approximate=True)
+        pipe.expire(stream, KEEP_S)
+        entry_id = pipe.execute()[0]
     return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+
+
+# The run's writer is serial and retries at once, so the event it retries is among the last
+# few entries (another writer may have appended a status or `done` in between).
+_APPEND_ONCE = """
+for _, entry in ipairs(redis.call('xrevrange', KEYS[1], '+', '-', 'COUNT', 16)) do
+  local f = entry[2]
+  for i = 1, #f, 2 do
+    if f[i] == 'k' and f[i + 1] == ARGV[3] then return entry[1] end
+  end
+end
+local id = redis.call('xadd', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'type', ARGV[1], 'data', ARGV[2], 'k', ARGV[3])
+redis.call('expire', KEYS[1], ARGV[5])
+return id
+"""
 
 
 _APPEND_DONE = """

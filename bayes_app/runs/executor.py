@@ -80,6 +80,7 @@ class RunContext:
     abort: control.AbortSignal
     lease: control.Lease
     _seq: int = 0
+    _emitted: int = 0
     _abort_async: asyncio.Event | None = field(default=None, repr=False)
 
     # ---- events / abort ----------------------------------------------------------------
@@ -88,10 +89,13 @@ class RunContext:
 
         While Redis is unreachable (a restart) the append is retried with bounded backoff
         for as long as the lease is surely ours; past that it raises RunAborted("lease_lost").
+        Each event carries a key unique to this attempt, so a retry never appends it twice.
         """
+        self._emitted += 1
+        key = f"{self.attempt}.{self._emitted}"
         try:
             return control.retry_while_leased(
-                lambda: events.append(self.redis, self.run.id, type_, data), self.lease, f"append {type_}"
+                lambda: events.append(self.redis, self.run.id, type_, data, key), self.lease, f"append {type_}"
             )
         except control.LeaseExpired as err:
             raise RunAborted("lease_lost") from err

@@ -104,6 +104,24 @@ def test_stream_replay_from_cursor_without_gaps_or_duplicates(r):
     assert seen[-1].type == "done"
 
 
+def test_keyed_append_retried_after_a_lost_reply_lands_once(r):
+    """The run's writer retries an append whose reply was lost (Redis restarted after applying
+    it): with the event's key the retry returns the entry written, never a second copy."""
+    op = uuid.uuid4().hex
+    first = events.append(r, op, "text", {"delta": "a"}, key="1.1")
+    events.append(r, op, "status", {"status": "stopping"})  # another writer in between
+    r.script_flush()  # a restarted Redis has forgotten the script: it is loaded again
+    assert events.append(r, op, "text", {"delta": "a"}, key="1.1") == first
+    events.append(r, op, "text", {"delta": "b"}, key="1.2")
+    events.append(r, op, "text", {"delta": "a"}, key="2.1")  # a new attempt's keys are its own
+    assert [(e.type, e.data) for e in events.read_range(r, op)] == [
+        ("text", {"delta": "a"}),
+        ("status", {"status": "stopping"}),
+        ("text", {"delta": "b"}),
+        ("text", {"delta": "a"}),
+    ]
+
+
 def test_async_follow(redis_server, r):
     op = uuid.uuid4().hex
     for i in range(5):
