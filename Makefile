@@ -50,12 +50,12 @@ dev: setup
 migrate: setup
 	$(BIN)/python -m bayes_app.cli migrate
 
-# The suite in two passes: what needs no full app runs on both cores (pytest-xdist; those
-# tests share nothing but per-process services), then the tests that boot the app or its
-# process set (`slow`: the shared app, `stack`, `browser`) in one process, in order.
+# The suite in two passes, each on both cores (pytest-xdist): what needs no full app, then the
+# tests that boot the app or its process set (`slow`: the shared app, `stack`, `browser`), a
+# whole file per worker (module fixtures are built once) and one shared app per worker.
 test: setup-test lint
 	$(BIN)/python -m pytest -m "not slow" -n 2 $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: setup-test
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)
@@ -76,4 +76,4 @@ lock: setup-test
 		--annotation-style line --custom-compile-command "make lock" -q
 
 clean:
-	rm -rf $(VENV) .web
+	rm -rf $(VENV) .web .web-tests

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bayes_app import registry
-from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, stack_env
+from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, stack_env, web_workdir
 
 registry.register()  # run kinds and hooks, as the web and worker processes do at start
 
@@ -26,13 +26,14 @@ APP_MODEL = "gpt-4o-mini"
 
 
 def pytest_collection_modifyitems(config, items):
-    # Tests that start their own full stack run first, before the shared app exists,
-    # so two Reflex builds never write the same .web directory at once. Browser tests run
+    # Tests that start their own full stack run first, then the rest. Browser tests run
     # last: sync Playwright keeps an event loop running in the main thread while its
-    # session fixture lives, which would break asyncio.run() in later tests.
+    # session fixture lives, which would break asyncio.run() in later tests. Under xdist
+    # (`--dist loadfile --no-loadscope-reorder`, Makefile `test`) each worker keeps this order.
+    # Each stack builds its frontend into its own directory (procs.web_workdir), so stacks on
+    # two workers, or one started under the running shared app, never share a build.
     # Markers by what a test needs: `browser` (tests/browser), and `slow` for every test that
-    # boots the app (the shared `app_stack`, or a `stack` of its own) so `-m "not slow"` is the
-    # part of the suite that can run in parallel (Makefile `test`).
+    # boots the app (the shared `app_stack`, or a `stack` of its own): the second pass.
     def order(it) -> int:
         if it.get_closest_marker("stack"):
             return 0
@@ -142,6 +143,7 @@ def app_stack(tmp_path_factory, redis_server, fake_llm, fake_zotero) -> AppStack
         OPENAI_API_KEY="sk-test-secret-key-not-for-browsers",
         BAYES_MODEL_DEFAULT=APP_MODEL,
         ZOTERO_API_URL=fake_zotero.base,
+        REFLEX_WEB_WORKDIR=str(web_workdir("app")),
     )
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:

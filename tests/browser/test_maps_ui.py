@@ -28,9 +28,9 @@ from tests.support.procs import AppStack, free_port, stack_env
 WORD_DELAY_MS = "20"
 NODE = ".react-flow__node"
 
-# Its own app (offline, paced), started and stopped before the shared app exists so two
-# Reflex builds never share `.web` at once; hence also its own browser, closed at the end
-# of the module (a live sync Playwright would break asyncio.run() in later tests).
+# Its own app (offline, paced), run with the `stack` tests before the others; hence also its
+# own browser, closed at the end of the module (a live sync Playwright would break
+# asyncio.run() in later tests).
 pytestmark = pytest.mark.stack
 
 

@@ -310,6 +310,14 @@ def processes_of(data_dir: Path) -> list:
     return out
 
 
+def web_workdir(kind: str = "own") -> Path:
+    """The Reflex build directory (`REFLEX_WEB_WORKDIR`) for app stacks this test process boots:
+    one per xdist worker and kind ("app": the shared app; "own": a stack a test starts itself,
+    one at a time). The build embeds its stack's port, so two stacks must never build into one
+    directory: not two workers at once, nor a later stack under the running shared app."""
+    return ROOT / ".web-tests" / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{kind}"
+
+
 def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
     env = {
         k: v
@@ -321,6 +329,7 @@ def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
         BAYES_DATA_DIR=str(data_dir),
         BAYES_PORT=str(port),
         REFLEX_USE_NPM="1",
+        REFLEX_WEB_WORKDIR=str(web_workdir("own")),
         BAYES_INDEX_PORT=str(free_port()),
         REFLEX_TELEMETRY_ENABLED="false",
         PYTHONUNBUFFERED="1",
