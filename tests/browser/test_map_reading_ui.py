@@ -86,6 +86,21 @@ def _new_map(page, title: str) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
+def _seeded_map(map_stack, map_db, page, email: str, title: str) -> tuple[str, int]:
+    """A map with earlier reading in it (a theme and three notes under its question), opened
+    in `page`: with the run's nodes it is too big to fit readably on either screen whatever
+    the run finds. Returns (map id, its node count)."""
+    with session_scope(map_db) as db:
+        uid = _uid(map_db, email)
+        m = service.create_map(db, uid, title, title)
+        theme = service.add_child(db, uid, m["id"], service.root_of(db, m["id"]).id, "Earlier reading")
+        for k in range(3):
+            service.add_child(db, uid, m["id"], theme["id"], f"A note from earlier reading, number {k + 1}")
+    page.goto(f"{map_stack.url}/maps/{m['id']}")
+    expect(page.locator("#view-switch")).to_be_visible()
+    return m["id"], 5
+
+
 def _min_text_px(page) -> float:
     """The smallest on-screen size of any text on a canvas node (CSS px × the canvas zoom)."""
     return page.evaluate("""() => {
@@ -136,13 +151,14 @@ def _wait_layout_saved(map_db: str, map_id: str, after: int = 0) -> None:
 def test_text_readable_after_a_run_an_edit_and_on_reopen(map_stack, map_db, researcher, browser, size):
     ctx, page = _page(browser, size)
     login(page, map_stack.url, *researcher)
-    map_id = _new_map(page, "How are molecular prediction models explained?")
+    question = "How are molecular prediction models explained?"
+    map_id, seeded = _seeded_map(map_stack, map_db, page, researcher[0], question)
     if size == "phone":  # a phone opens the outline; it grows live with the run
         expect(page.locator("#view-outline")).to_have_attribute("data-state", "on")
-        expect(page.locator(ROW)).to_have_count(1)
+        expect(page.locator(ROW)).to_have_count(seeded)
         page.click("#btn-research")
         expect(page.locator("#run-live")).to_be_visible()
-        expect(page.locator(ROW).nth(3)).to_be_visible(timeout=60_000)
+        expect(page.locator(ROW).nth(seeded + 2)).to_be_visible(timeout=60_000)
         expect(page.locator("#run-outcome")).to_contain_text("SUCCEEDED", timeout=180_000)
         page.click("#view-canvas")
     else:

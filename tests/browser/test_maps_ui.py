@@ -25,7 +25,7 @@ from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.procs import AppStack, free_port, stack_env
 
-WORD_DELAY_MS = "20"
+WORD_DELAY_MS = "50"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
 NODE = ".react-flow__node"
 
 # Its own app (offline, paced), run with the `stack` tests before the others; hence also its
