@@ -91,8 +91,8 @@ class Chaos:
 
     def stop_workers(self) -> None:
         for w in self.workers:
-            if w.poll() is None:
-                os.killpg(w.pid, signal.SIGTERM)
+            if w.poll() is None:  # to Dramatiq's main process only: it forwards the signal to its
+                w.terminate()  # worker process, which a second SIGTERM from the group would hang
         for w in self.workers:
             try:
                 w.wait(20)

@@ -155,7 +155,10 @@ class Topology:
         for p in self.procs:
             if p.poll() is None:
                 try:
-                    os.killpg(p.pid, signal.SIGTERM)
+                    if p in self.workers:  # Dramatiq's main process forwards it to its worker
+                        p.terminate()  # process; a second SIGTERM from the group would hang it
+                    else:
+                        os.killpg(p.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
         for p in self.procs:
