@@ -40,6 +40,7 @@ MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
 PLAN_MARGIN = 0.15  # a planned claim scores at most this far below the question's best sentence
+FOCUS_FREE_CLAIMS = 3  # below the best this many, a planned claim must state a focus term of the question
 MIN_PLAN_CLAIMS = 5  # … while the plan keeps this many (merges and the critic may take some)
 MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
@@ -388,7 +389,15 @@ def plan(
     # the map keeps MIN_PLAN_CLAIMS)
     scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
     floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
-    shown_by_group = [g for g in ([c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group) if g]
+    # an adaptive cut: past the few best, a claim must state what the question asks, not only its subject
+    focus = choose.focus_terms(question, [c.text for c in cands])
+    free = scores[min(FOCUS_FREE_CLAIMS, len(scores)) - 1]
+
+    def kept(c: Candidate) -> bool:
+        s = c.extra["relevance"]
+        return s >= floor and (s >= free or not focus or choose.carries_focus(c.text, focus))
+
+    shown_by_group = [g for g in ([c for c in shown if kept(c)] for shown in shown_by_group) if g]
     # a map keeps MIN_ASPECTS themes while its claims allow: the largest group split by meaning
     while 0 < len(shown_by_group) < MIN_ASPECTS and max(map(len, shown_by_group)) >= 2:
         big = max(range(len(shown_by_group)), key=lambda i: len(shown_by_group[i]))

@@ -155,3 +155,37 @@ def test_a_theme_is_named_after_a_phrase_of_its_first_claim():
     assert title.lower() in texts[1].lower()
     title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
     assert title.lower() in texts[0].lower()
+
+
+
+def test_past_the_few_best_a_planned_claim_must_state_what_the_question_asks(monkeypatch):
+    monkeypatch.setattr(extractive, "PLAN_MARGIN", 1.0)  # only the focus cut at work
+    on = [
+        "The Crawler faces challenges such as sparse rewards, addressed by a session-level reward.",
+        "Long trajectories are another challenge the Crawler faces, addressed by session sampling.",
+    ]
+    off = [
+        "In the second stage, reinforcement learning of the Crawler is applied.",
+        "The training of the Crawler comprises two stages of learning.",
+        "The Crawler is trained with imitation learning and reinforcement learning.",
+        "The Crawler searches and expands papers with reinforcement learning.",
+        "The Crawler learning uses the Selector as an auxiliary reward model.",
+        "Reinforcement learning updates the Crawler policy with PPO.",
+        "The Crawler stops when its learning budget of actions is spent.",
+    ]
+    question = "What challenges does reinforcement learning of the Crawler face and how are they addressed?"
+    focus = choose.focus_terms(question, on + off)
+    assert focus == {"challeng", "face", "address"}  # "Crawler", "reinforcement", "learning": the subject
+    passages = [_passage(i, t) for i, t in enumerate(on + off, 1)]
+
+    def planned() -> list[tuple[float, str]]:
+        themes = extractive.plan(question, passages, bag_embed)
+        return sorted(((c.extra["relevance"], c.text) for _, cs in themes for c in cs), reverse=True)
+
+    monkeypatch.setattr(extractive, "FOCUS_FREE_CLAIMS", 100)
+    before = planned()
+    assert any(not choose.carries_focus(t, focus) for _, t in before[3:])  # subject-only claims past the best
+    monkeypatch.setattr(extractive, "FOCUS_FREE_CLAIMS", 3)
+    after = planned()
+    assert len(after) >= 3 and {t for _, t in after} >= {t for _, t in before if t in on}
+    assert all(choose.carries_focus(t, focus) for _, t in after[3:]) and len(after) < len(before)
