@@ -62,7 +62,8 @@ different various certain given specific same similar recent important major mai
 small high low higher lower significant significantly respectively further following like including include
 includes included make makes made take takes taken give gives given lead leads need needs able often usually
 from through across against toward towards per whether because since until unless upon via versus vs
-argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed""".split()
+argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed
+whereas although though lastly finally""".split()
 )
 
 
@@ -251,9 +252,10 @@ def _cluster(vecs: np.ndarray, threshold: float) -> list[list[int]]:
     return groups
 
 
-def key_phrases(texts: list[str]) -> Counter[str]:
+def key_phrases(texts: list[str], gerunds: bool = False) -> Counter[str]:
     """Candidate key phrases (runs of 1-4 content words, and their head-final sub-runs) with
-    how many of `texts` contain them."""
+    how many of `texts` contain them; `gerunds`: "-ing" words count ("training process",
+    "reinforcement learning"), in phrases of several words."""
     counts: Counter[str] = Counter()
     for t in texts:
         found: set[str] = set()
@@ -276,7 +278,7 @@ def key_phrases(texts: list[str]) -> Counter[str]:
                 or verb_after_name
                 or glued_citation
                 or infinitive
-                or (not run and (low.endswith("ing") or low.endswith("ed")))
+                or (not run and (low.endswith("ed") or (low.endswith("ing") and not gerunds)))
             ):
                 for n in range(1, min(4, len(run)) + 1):
                     for start in range(0, len(run) - n + 1):
@@ -284,8 +286,21 @@ def key_phrases(texts: list[str]) -> Counter[str]:
                 run = []
                 continue
             run.append(w)
-        counts.update(p for p in found if len(p) >= 4 and not p.lower().endswith(("ing", "ed")))
+        counts.update(
+            p
+            for p in found
+            if len(p) >= 4 and not p.lower().endswith("ed") and (gerunds and " " in p or not p.lower().endswith("ing"))
+        )
     return counts
+
+
+def specific(phrase: str, texts: Sequence[str] = ()) -> bool:
+    """Whether `phrase` can name a theme on its own: several words ("feature attribution"), or one
+    word that is a name ("AutoScholarQuery", "GPT-4o", "ICLR", or capitalised inside a sentence of
+    `texts`: "the Crawler"), never a generic word ("Model")."""
+    if len(phrase.split()) >= 2 or re.search(r"[a-z][A-Z]|\d|^[A-Z]{2}", phrase):
+        return True
+    return phrase[:1].isupper() and any(re.search(rf"[\w,;:]\s+{re.escape(phrase)}\b", t) for t in texts)
 
 
 def _display(phrase: str) -> str:
@@ -313,7 +328,19 @@ def theme_title(
     # a phrase must recur in the cluster when the cluster has several sentences
     need = 2 if len(texts) >= 3 else 1
     phrases = [p for p, n in counts.items() if n >= need] or list(counts)
+
+    avoid_stems = {stem(w) for w in avoid_words}
+
+    def own(p: str) -> bool:  # not the question's own word
+        return p.lower() not in avoid_words and not (len(p.split()) == 1 and stem(p.lower()) in avoid_stems)
+
+    def named(ps: list[str]) -> list[str]:
+        return [p for p in ps if specific(p, texts) and len(p.split()) <= 3 and own(p) and not sent.has_verb(p.split())]
+
+    # a noun phrase of two or three words (or a name), never a generic word, when the claims have one
+    phrases = named(phrases) or named(list(counts)) or named(list(key_phrases(texts, gerunds=True))) or phrases
     phrases = [p for p in phrases if p.lower() in anchor.lower()] or phrases
+    counts = counts + Counter({p: 1 for p in phrases if p not in counts})
     by_lower: dict[str, str] = {}
     for p in sorted(phrases, key=lambda p: (-counts[p], p)):
         by_lower.setdefault(p.lower(), p)
@@ -328,10 +355,9 @@ def theme_title(
         + 0.02 * np.log1p([counts[p] for p in phrases])
         + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
     )
-    avoid_stems = {stem(w) for w in avoid_words}
     for i in np.argsort(-scores):
         p, v = phrases[int(i)], vecs[int(i)]
-        if p.lower() in avoid_words or (len(p.split()) == 1 and stem(p.lower()) in avoid_stems):
+        if not own(p):
             continue
         if any(float(v @ tv) >= 0.85 or p.lower() == t.lower() for t, tv in taken):
             continue

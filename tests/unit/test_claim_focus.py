@@ -189,3 +189,21 @@ def test_past_the_few_best_a_planned_claim_must_state_what_the_question_asks(mon
     after = planned()
     assert len(after) >= 3 and {t for _, t in after} >= {t for _, t in before if t in on}
     assert all(choose.carries_focus(t, focus) for _, t in after[3:]) and len(after) < len(before)
+
+
+def test_a_theme_name_is_a_noun_phrase_or_a_name_never_a_generic_word():
+    texts = [
+        "Models are often opaque to chemists.",
+        "Deep learning models are opaque black boxes for chemists.",
+        "Opaque deep learning models hide their reasoning from chemists.",
+    ]
+    vecs = bag_embed(texts)
+    title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
+    assert len(title.split()) in (2, 3) and title.lower() in " ".join(texts).lower()
+    assert not extractive.specific("Model") and not extractive.specific("Models", texts)
+    assert extractive.specific("ICLR") and extractive.specific("GPT-4o") and extractive.specific("AutoScholarQuery")
+    assert extractive.specific("Crawler", ["PaSa trains the Crawler first."])  # capitalised mid-sentence: a name
+    # only generic single words and the question's own subject: a phrase with an -ing word names it
+    two = ["The training process for the Crawler comprises two stages.", "The training process involves two stages."]
+    title, _ = extractive.theme_title(two, bag_embed(two).mean(0), [], bag_embed, {"crawler", "trained"}, two[0])
+    assert title == "Training process"
