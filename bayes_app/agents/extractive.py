@@ -300,7 +300,8 @@ def specific(phrase: str, texts: Sequence[str] = ()) -> bool:
     `texts`: "the Crawler"), never a generic word ("Model")."""
     if len(phrase.split()) >= 2 or re.search(r"[a-z][A-Z]|\d|^[A-Z]{2}", phrase):
         return True
-    return phrase[:1].isupper() and any(re.search(rf"[\w,;:]\s+{re.escape(phrase)}\b", t) for t in texts)
+    # "Equation 2", "Table 3": a label, not a name
+    return phrase[:1].isupper() and any(re.search(rf"[\w,;:]\s+{re.escape(phrase)}\b(?!\s*\d)", t) for t in texts)
 
 
 def _display(phrase: str) -> str:
