@@ -129,7 +129,8 @@ def name(
         phrases = sorted({p.lower(): p for p in counts if _noun_phrase(p)}.values())
     phrases = [p for p in phrases if not any(same_name(p, t) for t in taken)]
     # two or three words, or a name ("AutoScholarQuery"), before a generic word ("Model")
-    every = sorted({p.lower(): p for p in counts if _noun_phrase(p) and not any(same_name(p, t) for t in taken)}.values())
+    free = [p for p in counts if _noun_phrase(p) and not any(same_name(p, t) for t in taken)]
+    every = sorted({p.lower(): p for p in free}.values())
     phrases = ([p for p in phrases if specific(p, texts)] or [p for p in every if specific(p, texts)] or phrases)[:200]
     if not phrases:
         return _fallback(taken)

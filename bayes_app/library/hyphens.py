@@ -11,8 +11,8 @@ in some files) whether it was typeset for the break ("pa-pers") or is part of a 
 3. the English word list of the app's embedding tokenizer (30k WordPiece entries) or wordfreq's
    English frequencies (an inflected "surpasses" the tokenizer lacks; a joined form must be common
    in itself, or nearly as common as its rarer half, so "longterm" from informal text does not
-   count): the joined word is a word → joined ("pa-pers" → "papers", "sur-passes"); both halves are words of three letters or more
-   and the joined form is not ("token" + "level") → hyphen kept;
+   count): the joined word is a word → joined ("pa-pers" → "papers", "sur-passes"); both halves
+   are words of three letters or more and the joined form is not ("token" + "level") → hyphen kept;
 4. otherwise joined (most line-end hyphens are syllable breaks).
 
 Quote matching ignores a hyphen between letters (`library.quotes`), so either form still locates.
