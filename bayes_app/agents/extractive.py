@@ -40,6 +40,7 @@ MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
 PLAN_MARGIN = 0.15  # a planned claim scores at most this far below the question's best sentence
+FOCUS_FREE_CLAIMS = 3  # below the best this many, a planned claim must state a focus term of the question
 MIN_PLAN_CLAIMS = 5  # … while the plan keeps this many (merges and the critic may take some)
 MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
@@ -61,7 +62,8 @@ different various certain given specific same similar recent important major mai
 small high low higher lower significant significantly respectively further following like including include
 includes included make makes made take takes taken give gives given lead leads need needs able often usually
 from through across against toward towards per whether because since until unless upon via versus vs
-argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed""".split()
+argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed
+whereas although though lastly finally""".split()
 )
 
 
@@ -250,9 +252,10 @@ def _cluster(vecs: np.ndarray, threshold: float) -> list[list[int]]:
     return groups
 
 
-def key_phrases(texts: list[str]) -> Counter[str]:
+def key_phrases(texts: list[str], gerunds: bool = False) -> Counter[str]:
     """Candidate key phrases (runs of 1-4 content words, and their head-final sub-runs) with
-    how many of `texts` contain them."""
+    how many of `texts` contain them; `gerunds`: "-ing" words count ("training process",
+    "reinforcement learning"), in phrases of several words."""
     counts: Counter[str] = Counter()
     for t in texts:
         found: set[str] = set()
@@ -275,7 +278,7 @@ def key_phrases(texts: list[str]) -> Counter[str]:
                 or verb_after_name
                 or glued_citation
                 or infinitive
-                or (not run and (low.endswith("ing") or low.endswith("ed")))
+                or (not run and (low.endswith("ed") or (low.endswith("ing") and not gerunds)))
             ):
                 for n in range(1, min(4, len(run)) + 1):
                     for start in range(0, len(run) - n + 1):
@@ -283,8 +286,22 @@ def key_phrases(texts: list[str]) -> Counter[str]:
                 run = []
                 continue
             run.append(w)
-        counts.update(p for p in found if len(p) >= 4 and not p.lower().endswith(("ing", "ed")))
+        counts.update(
+            p
+            for p in found
+            if len(p) >= 4 and not p.lower().endswith("ed") and (gerunds and " " in p or not p.lower().endswith("ing"))
+        )
     return counts
+
+
+def specific(phrase: str, texts: Sequence[str] = ()) -> bool:
+    """Whether `phrase` can name a theme on its own: several words ("feature attribution"), or one
+    word that is a name ("AutoScholarQuery", "GPT-4o", "ICLR", or capitalised inside a sentence of
+    `texts`: "the Crawler"), never a generic word ("Model")."""
+    if len(phrase.split()) >= 2 or re.search(r"[a-z][A-Z]|\d|^[A-Z]{2}", phrase):
+        return True
+    # "Equation 2", "Table 3": a label, not a name
+    return phrase[:1].isupper() and any(re.search(rf"[\w,;:]\s+{re.escape(phrase)}\b(?!\s*\d)", t) for t in texts)
 
 
 def _display(phrase: str) -> str:
@@ -312,7 +329,19 @@ def theme_title(
     # a phrase must recur in the cluster when the cluster has several sentences
     need = 2 if len(texts) >= 3 else 1
     phrases = [p for p, n in counts.items() if n >= need] or list(counts)
+
+    avoid_stems = {stem(w) for w in avoid_words}
+
+    def own(p: str) -> bool:  # not the question's own word
+        return p.lower() not in avoid_words and not (len(p.split()) == 1 and stem(p.lower()) in avoid_stems)
+
+    def named(ps: list[str]) -> list[str]:
+        return [p for p in ps if specific(p, texts) and len(p.split()) <= 3 and own(p) and not sent.has_verb(p.split())]
+
+    # a noun phrase of two or three words (or a name), never a generic word, when the claims have one
+    phrases = named(phrases) or named(list(counts)) or named(list(key_phrases(texts, gerunds=True))) or phrases
     phrases = [p for p in phrases if p.lower() in anchor.lower()] or phrases
+    counts = counts + Counter({p: 1 for p in phrases if p not in counts})
     by_lower: dict[str, str] = {}
     for p in sorted(phrases, key=lambda p: (-counts[p], p)):
         by_lower.setdefault(p.lower(), p)
@@ -327,10 +356,9 @@ def theme_title(
         + 0.02 * np.log1p([counts[p] for p in phrases])
         + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
     )
-    avoid_stems = {stem(w) for w in avoid_words}
     for i in np.argsort(-scores):
         p, v = phrases[int(i)], vecs[int(i)]
-        if p.lower() in avoid_words or (len(p.split()) == 1 and stem(p.lower()) in avoid_stems):
+        if not own(p):
             continue
         if any(float(v @ tv) >= 0.85 or p.lower() == t.lower() for t, tv in taken):
             continue
@@ -388,7 +416,15 @@ def plan(
     # the map keeps MIN_PLAN_CLAIMS)
     scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
     floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
-    shown_by_group = [g for g in ([c for c in shown if c.extra["relevance"] >= floor] for shown in shown_by_group) if g]
+    # an adaptive cut: past the few best, a claim must state what the question asks, not only its subject
+    focus = choose.focus_terms(question, [c.text for c in cands])
+    free = scores[min(FOCUS_FREE_CLAIMS, len(scores)) - 1]
+
+    def kept(c: Candidate) -> bool:
+        s = c.extra["relevance"]
+        return s >= floor and (s >= free or not focus or choose.carries_focus(c.text, focus))
+
+    shown_by_group = [g for g in ([c for c in shown if kept(c)] for shown in shown_by_group) if g]
     # a map keeps MIN_ASPECTS themes while its claims allow: the largest group split by meaning
     while 0 < len(shown_by_group) < MIN_ASPECTS and max(map(len, shown_by_group)) >= 2:
         big = max(range(len(shown_by_group)), key=lambda i: len(shown_by_group[i]))

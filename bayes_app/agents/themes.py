@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from bayes_app.agents.extractive import Embed, default_embed, key_phrases, stem
+from bayes_app.agents.extractive import Embed, default_embed, key_phrases, specific, stem
 from bayes_app.maps import sentences as sent
 
 MIN_GROUPS, MAX_GROUPS = 2, 8
@@ -127,7 +127,11 @@ def name(
     )
     if not phrases:
         phrases = sorted({p.lower(): p for p in counts if _noun_phrase(p)}.values())
-    phrases = [p for p in phrases if not any(same_name(p, t) for t in taken)][:200]
+    phrases = [p for p in phrases if not any(same_name(p, t) for t in taken)]
+    # two or three words, or a name ("AutoScholarQuery"), before a generic word ("Model")
+    free = [p for p in counts if _noun_phrase(p) and not any(same_name(p, t) for t in taken)]
+    every = sorted({p.lower(): p for p in free}.values())
+    phrases = ([p for p in phrases if specific(p, texts)] or [p for p in every if specific(p, texts)] or phrases)[:200]
     if not phrases:
         return _fallback(taken)
     pv = embed(phrases)

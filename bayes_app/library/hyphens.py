@@ -8,9 +8,11 @@ in some files) whether it was typeset for the break ("pa-pers") or is part of a 
    elsewhere → hyphen kept;
 2. a digit on either side of a name ("PaSa-7b", "GPT-4o") or an acronym after it ("Grad-CAM")
    → hyphen kept;
-3. the English word list of the app's embedding tokenizer (30k WordPiece entries): the joined
-   word is a word → joined ("pa-pers" → "papers"); both halves are words of three letters or more
-   and the joined form is not ("token" + "level") → hyphen kept;
+3. the English word list of the app's embedding tokenizer (30k WordPiece entries) or wordfreq's
+   English frequencies (an inflected "surpasses" the tokenizer lacks; a joined form must be common
+   in itself, or nearly as common as its rarer half, so "longterm" from informal text does not
+   count): the joined word is a word → joined ("pa-pers" → "papers", "sur-passes"); both halves
+   are words of three letters or more and the joined form is not ("token" + "level") → hyphen kept;
 4. otherwise joined (most line-end hyphens are syllable breaks).
 
 Quote matching ignores a hyphen between letters (`library.quotes`), so either form still locates.
@@ -23,7 +25,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from wordfreq import zipf_frequency
+
 _TOKENIZER = Path(__file__).resolve().parents[1] / "search" / "data" / "all-MiniLM-L6-v2.tokenizer.json"
+COMMON_ZIPF = 3.0  # a joined form at least this frequent (Zipf scale) is a word ("surpasses" 3.0)
+KNOWN_ZIPF = 2.0  # a rarer one counts when within RARER_HALF of its rarer half ("counterfactual" 2.3)
+RARER_HALF = 2.0  # "longterm" 2.75 is 2.5 below "term": the compound "long-term"
 _BROKEN = re.compile(r"([A-Za-z0-9]*)[\u00ad\ufffe\u0002]\s*([A-Za-z0-9]*)")
 
 
@@ -34,6 +41,15 @@ def _words() -> frozenset[str]:
     except (OSError, KeyError, ValueError):
         return frozenset()
     return frozenset(w for w in vocab if w.isalpha())
+
+
+def known_word(joined: str, left: str, right: str) -> bool:
+    """Whether `joined` is an English word by wordfreq's frequencies, not a run-together compound."""
+    freq = zipf_frequency(joined, "en")
+    if freq >= COMMON_ZIPF:
+        return True
+    rarer_half = min(zipf_frequency(left, "en"), zipf_frequency(right, "en"))
+    return freq >= KNOWN_ZIPF and freq >= rarer_half - RARER_HALF
 
 
 def keeps_hyphen(left: str, right: str, text: str = "") -> bool:
@@ -51,7 +67,7 @@ def keeps_hyphen(left: str, right: str, text: str = "") -> bool:
     if re.match(r"[A-Z]{2}", right):
         return True  # "Grad-CAM", "Edge-SHAPer"
     words = _words()
-    if joined in words:
+    if joined in words or known_word(joined, left.lower(), right.lower()):
         return False
     return len(left) >= 3 and len(right) >= 3 and left.lower() in words and right.lower() in words
 

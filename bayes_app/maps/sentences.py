@@ -62,6 +62,8 @@ _STARTERS = (
 )
 _NUMBERED_RUN_IN = re.compile(r"^(?:\d+(?:\.\d+)+\.?|\d+\.?|[A-Z]\.\d+(?:\.\d+)*)\s+(?:\S+\s+){1,6}?" + _STARTERS)
 _TITLED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,3}?" + _STARTERS)
+# the same in sentence case (a passage's line breaks lost): "Solubility prediction The model …"
+_SENTENCE_CASE_RUN_IN = re.compile(r"^[A-Z][\w’'-]*(?:\s+[a-z][\w’'-]*){1,3}?\s+" + _STARTERS)
 # "Methodology 4.1 Overview As illustrated …": a section heading, then a subsection heading
 _NESTED_RUN_IN = re.compile(r"^(?:[A-Z][\w’'-]*\s+){1,4}\d+(?:\.\d+)+\.?\s+(?:\S+\s+){0,6}?" + _STARTERS)
 _REFERENCE = [
@@ -191,15 +193,21 @@ def _strip_run_in_heading(s: str) -> str:
     m = _NESTED_RUN_IN.match(s) or _NUMBERED_RUN_IN.match(s)
     if m and sum(c.isalpha() for c in m.group(0)) >= 3:
         return s[m.end() :]
-    m = _TITLED_RUN_IN.match(s)
+    m = _TITLED_RUN_IN.match(s) or _SENTENCE_CASE_RUN_IN.match(s)
     if m:
         return s[m.end() :]
     # "LLM Agents LLM Agents combine …": the heading's first word starts the sentence again
     words = s.split()
     if words and words[0][:1].isupper():
         for k in range(1, min(5, len(words) - 3)):
-            if words[k] == words[0]:
+            if words[k] == words[0] and all(w[:1].isupper() for w in words[:k]):  # a Title Case heading
                 return s[s.index(words[k], len(" ".join(words[:k]))) :]
+    # "Attribution methods Feature attribution methods explain …": the heading's words recur in
+    # the capitalised sentence that follows it
+    for k in range(2, min(5, len(words) - 3)):
+        head, rest = [w.lower() for w in words[:k]], [w.lower() for w in words[k : 2 * k + 2]]
+        if words[k][:1].isupper() and any(rest[i : i + k] == head for i in range(1, len(rest) - k + 1)):
+            return s[s.index(words[k], len(" ".join(words[:k]))) :]
     return s
 
 

@@ -148,6 +148,14 @@ def test_line_broken_words_keep_their_own_hyphen():
     assert not keeps_hyphen("counterfac", "11")  # a footnote mark after a broken word
 
 
+def test_an_inflected_word_missing_from_the_tokenizer_is_joined_but_a_compound_keeps_its_hyphen():
+    # "sur" and "passes" are both tokenizer words and "surpasses" is not: wordfreq knows it
+    assert join_broken_words("PaSa-7B sur\ufffe\npasses the baseline") == "PaSa-7B surpasses the baseline"
+    assert join_broken_words("counter\ufffe\nfactual and out\ufffe\nperforms") == "counterfactual and outperforms"
+    # run-together forms that informal text has ("longterm", "opensource") stay compounds
+    assert join_broken_words("long\ufffe\nterm memory, open\ufffe\nsource code") == "long-term memory, open-source code"
+
+
 def test_sources_tell_cited_from_retrieved_and_point_at_the_cited_sentence():
     cits = [
         {"n": 1, "text": "PaSa has two agents. The Crawler collects pa\ufffe pers by search. It stops."},

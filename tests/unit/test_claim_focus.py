@@ -155,3 +155,56 @@ def test_a_theme_is_named_after_a_phrase_of_its_first_claim():
     assert title.lower() in texts[1].lower()
     title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
     assert title.lower() in texts[0].lower()
+
+
+
+def test_past_the_few_best_a_planned_claim_must_state_what_the_question_asks(monkeypatch):
+    monkeypatch.setattr(extractive, "PLAN_MARGIN", 1.0)  # only the focus cut at work
+    on = [
+        "The Crawler faces challenges such as sparse rewards, addressed by a session-level reward.",
+        "Long trajectories are another challenge the Crawler faces, addressed by session sampling.",
+    ]
+    off = [
+        "In the second stage, reinforcement learning of the Crawler is applied.",
+        "The training of the Crawler comprises two stages of learning.",
+        "The Crawler is trained with imitation learning and reinforcement learning.",
+        "The Crawler searches and expands papers with reinforcement learning.",
+        "The Crawler learning uses the Selector as an auxiliary reward model.",
+        "Reinforcement learning updates the Crawler policy with PPO.",
+        "The Crawler stops when its learning budget of actions is spent.",
+    ]
+    question = "What challenges does reinforcement learning of the Crawler face and how are they addressed?"
+    focus = choose.focus_terms(question, on + off)
+    assert focus == {"challeng", "face", "address"}  # "Crawler", "reinforcement", "learning": the subject
+    passages = [_passage(i, t) for i, t in enumerate(on + off, 1)]
+
+    def planned() -> list[tuple[float, str]]:
+        themes = extractive.plan(question, passages, bag_embed)
+        return sorted(((c.extra["relevance"], c.text) for _, cs in themes for c in cs), reverse=True)
+
+    monkeypatch.setattr(extractive, "FOCUS_FREE_CLAIMS", 100)
+    before = planned()
+    assert any(not choose.carries_focus(t, focus) for _, t in before[3:])  # subject-only claims past the best
+    monkeypatch.setattr(extractive, "FOCUS_FREE_CLAIMS", 3)
+    after = planned()
+    assert len(after) >= 3 and {t for _, t in after} >= {t for _, t in before if t in on}
+    assert all(choose.carries_focus(t, focus) for _, t in after[3:]) and len(after) < len(before)
+
+
+def test_a_theme_name_is_a_noun_phrase_or_a_name_never_a_generic_word():
+    texts = [
+        "Models are often opaque to chemists.",
+        "Deep learning models are opaque black boxes for chemists.",
+        "Opaque deep learning models hide their reasoning from chemists.",
+    ]
+    vecs = bag_embed(texts)
+    title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
+    assert len(title.split()) in (2, 3) and title.lower() in " ".join(texts).lower()
+    assert not extractive.specific("Model") and not extractive.specific("Models", texts)
+    assert extractive.specific("ICLR") and extractive.specific("GPT-4o") and extractive.specific("AutoScholarQuery")
+    assert extractive.specific("Crawler", ["PaSa trains the Crawler first."])  # capitalised mid-sentence: a name
+    assert not extractive.specific("Equation", ["It is shown in Equation 2."])  # a numbered label
+    # only generic single words and the question's own subject: a phrase with an -ing word names it
+    two = ["The training process for the Crawler comprises two stages.", "The training process involves two stages."]
+    title, _ = extractive.theme_title(two, bag_embed(two).mean(0), [], bag_embed, {"crawler", "trained"}, two[0])
+    assert title == "Training process"

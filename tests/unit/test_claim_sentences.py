@@ -162,3 +162,17 @@ def test_sentence_case_headings_are_cut_off_but_wrapped_lines_are_not():
     assert not is_sentence_case_heading("Hypothesis for", "", "Multimodal Model Scaling Laws")
     assert not is_sentence_case_heading("ChatGPT (search-enabled", "", "GPT-4o), and Google paired with GPT-4o for")
     assert not is_sentence_case_heading("Counterfactuals", "They work.", "are sparse and actionable explanations here.")
+
+
+def test_an_answer_never_opens_with_a_heading_its_passage_ran_in():
+    from bayes_app.llm.offline import Passage, select_sentences
+
+    text = (
+        "Attribution methods Feature attribution methods explain black box predictions by assigning each "
+        "input feature a numerical value. Solubility prediction The model predicts the solubility of molecules."
+    )
+    picked = [s for s, _ in select_sentences("What are feature attribution methods?", [Passage(1, text)], 3)]
+    assert picked[0].startswith("Feature attribution methods explain black box predictions")
+    assert all(not s.startswith(("Attribution methods", "Solubility prediction")) for s in picked)
+    # a sentence whose first words merely recur is left alone
+    assert clean_sentence("Google Scholar and Google Search are engines we use.").startswith("Google Scholar")

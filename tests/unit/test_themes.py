@@ -115,3 +115,13 @@ def test_balanced_groups_never_put_two_or_three_claims_in_one_group():
     assert themes.balanced_groups(vecs) == [[0, 1], [2]]
     assert themes.balanced_groups(vecs[[0, 2]]) == [[0], [1]]
     assert themes.balanced_groups(vecs[:1]) == [[0]]
+
+
+def test_a_name_is_never_a_generic_word_when_the_claims_have_a_phrase():
+    texts = [
+        "Models are often opaque to chemists.",
+        "Deep learning models are opaque black boxes for chemists.",
+        "Opaque deep learning models hide their reasoning from chemists.",
+    ]
+    title = themes.name(texts, _embed(texts), [], _embed)
+    assert len(title.split()) in (2, 3), title
