@@ -157,7 +157,6 @@ def test_a_theme_is_named_after_a_phrase_of_its_first_claim():
     assert title.lower() in texts[0].lower()
 
 
-
 def test_past_the_few_best_a_planned_claim_must_state_what_the_question_asks(monkeypatch):
     monkeypatch.setattr(extractive, "PLAN_MARGIN", 1.0)  # only the focus cut at work
     on = [
