@@ -220,8 +220,7 @@ async def list_runs(user: CurrentUser, map_id: str) -> R.RunList:
     P + "/runs",
     status_code=202,
     response_model=R.RunStarted,
-    summary="Start a run on the map (kind: build_map, expand, deepen, counter, restructure, chapters, "
-    "synthesize, message, check_support)",
+    summary=f"Start a run on the map (kind: {', '.join(app_runs.USER_MAP_KINDS)})",
 )
 async def start_run(user: CurrentUser, map_id: str, body: schemas.MapRunCreate) -> Any:
     """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""
