@@ -45,16 +45,16 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
         comps["workers"] = {"status": "unknown", "count": 0, "error": "Redis is down"}
 
     try:
-        import httpx
+        import httpx2  # the app's own HTTP client (httpx is qdrant-client's and Reflex's)
 
         from bayes_app.settings import get_settings
 
         settings = get_settings()
         key = settings.effective_qdrant_api_key
-        r = httpx.get(
+        resp = httpx2.get(
             f"{settings.effective_qdrant_url}/collections", timeout=2.0, headers={"api-key": key} if key else None
         )
-        r.raise_for_status()
+        resp.raise_for_status()
         comps["index"] = {"status": "ok"}
     except Exception as err:  # noqa: BLE001
         comps["index"] = {"status": "down", "error": _short(err)}

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import time
+from typing import Any, cast
 
 import redis
 
@@ -27,11 +28,11 @@ def clear_heartbeat(r: redis.Redis) -> None:
     r.delete(heartbeat_key())
 
 
-def live_workers(r: redis.Redis) -> list[dict]:
+def live_workers(r: redis.Redis) -> list[dict[str, Any]]:
     """Heartbeats of worker processes seen within the TTL."""
     out = []
     for key in r.scan_iter(match=HEARTBEAT_PREFIX + "*", count=100):
-        raw = r.get(key)
+        raw = cast("bytes | str | None", r.get(key))  # the sync client's reply
         if raw:
             info = json.loads(raw)
             info["id"] = key.removeprefix(HEARTBEAT_PREFIX)

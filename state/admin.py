@@ -117,7 +117,7 @@ class AdminState(AuthState):
 
     def _refresh(self) -> None:
         self.shares = [
-            {**r, "owner": shown_email(r["owner"]), "member": shown_email(r["member"]), "since": r["since"][:16]}
+            {**r.model_dump(), "owner": shown_email(r.owner), "member": shown_email(r.member), "since": r.since[:16]}
             for r in app_sharing.all_shares()
         ]
         d = credits.dashboard(

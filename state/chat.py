@@ -14,7 +14,6 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.errors import DomainError
 from bayes_app.usecases import conversations as app_conversations
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases.views import RunStatus, display_credits, foreign_label, format_credits
@@ -287,16 +286,12 @@ class ChatState(AuthState):
     @rx.event
     def switch_version(self):
         """Bring back the exchanges the last edit put aside (the ones since go aside instead)."""
-        if not self.conversation_id or not self._load_user():
+        if not self.conversation_id:
             return None
-        try:
-            app_conversations.switch_version(self.user_id, self.conversation_id)
-        except DomainError as err:
-            self.error = err.message
-            return None
-        self.error = ""
-        self._reload()
-        return None
+        _, refused = self._as_user(app_conversations.switch_version, self.conversation_id, error_var="error")
+        if refused is None:
+            self._reload()
+        return refused
 
     @rx.event
     def confirm_edit(self):

@@ -6,13 +6,12 @@ A mixin of `state.mindmap.MapState`: it uses the editor's map in memory (`_nodes
 
 from __future__ import annotations
 
-from typing import Any
-
 import reflex as rx
 
 from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases.schemas.maps import NodeOut
 
 # what the user's undone edit was, in words (the undo log's action names)
 UNDO_LABELS = {
@@ -75,11 +74,11 @@ class MapEditing(rx.State, mixin=True):
             " if (e) { e.focus(); e.select(); } }, 60)"
         )
 
-    def _added(self, out: dict[str, Any] | None, child: bool):
+    def _added(self, out: NodeOut | None, child: bool):
         if not out:
             return None
         self._insert_local(out, expand_parent=child)
-        self.selected_id = out["id"]
+        self.selected_id = out.id
         self._refresh_selected([])
         return self._focus_title()
 
@@ -136,8 +135,8 @@ class MapEditing(rx.State, mixin=True):
             if out:
                 self._patch_node(out)
                 if node_id == self.selected_id:
-                    self.sel_collapsed = out["collapsed"]
-                if not out["collapsed"]:  # a branch came back: make room for it
+                    self.sel_collapsed = out.collapsed
+                if not out.collapsed:  # a branch came back: make room for it
                     self._request_layout(fit=False)
 
     @rx.event

@@ -62,9 +62,9 @@ class MapOutline(rx.State, mixin=True):
             out = self._edit(fn, node_id, reload=False)
             if out:
                 self._insert_local(out, expand_parent=child)
-                self.selected_id = out["id"]
+                self.selected_id = out.id
                 self._refresh_selected([])
-                self._ask_rename(out["id"])
+                self._ask_rename(out.id)
         elif cmd in MOVES:
             if self._edit(app_maps.move_step, node_id, cmd) is not None:
                 self._request_layout(fit=False)

@@ -21,7 +21,7 @@ GONE_DELETED = "This map was deleted."
 def here(user_id: str, email: str, map_id: str) -> list[str] | None:
     """Beat on the map's presence; the e-mails of the others viewing it (None: access lost)."""
     try:
-        return [v["email"] for v in app_maps.here(user_id, email, map_id) if v["user_id"] != user_id]
+        return [v.email for v in app_maps.here(user_id, email, map_id) if v.user_id != user_id]
     except MapNotFound:
         return None
     except Exception:  # noqa: BLE001 - Redis restarting: presence is a courtesy, the map goes on
@@ -65,7 +65,7 @@ class MapSharing(rx.State, mixin=True):
     # ---- the Share dialog (the owner's) --------------------------------------------------------
     def _load_members(self) -> None:
         out = app_maps.members_of(self.user_id, self.map_id)
-        self.share_members = [{"user_id": m["user_id"], "email": m["email"], "role": m["role"]} for m in out["members"]]
+        self.share_members = [{"user_id": m.user_id, "email": m.email, "role": m.role} for m in out.members]
 
     def _share_call(self, fn: Any, *args: Any) -> bool:
         if not self._load_user():

@@ -10,7 +10,6 @@ from typing import Any
 
 import reflex as rx
 
-from bayes_app.errors import DomainError
 from bayes_app.usecases import living as app_living
 
 ACTION_WORDS = {"insert": "under", "create": "new theme", "counter": "counterpoint to"}
@@ -75,11 +74,10 @@ class MapUpdates(rx.State, mixin=True):
 
     @rx.event
     def set_watch(self, value: bool):
-        try:
-            self.watch_new_papers = app_living.set_watch(self.user_id, self.map_id, bool(value))
-        except DomainError as err:  # the map is gone
-            self.error = err.message
-            return
+        watching, refused = self._as_user(app_living.set_watch, self.map_id, bool(value), error_var="error")
+        if refused is not None:  # the map is gone
+            return refused
+        self.watch_new_papers = bool(watching)
         self.notice = "Watching for new papers." if self.watch_new_papers else "No longer watching for new papers."
 
     @rx.event
@@ -93,12 +91,10 @@ class MapUpdates(rx.State, mixin=True):
         if p is None:
             return
         picked = [it["n"] for it in p["items"] if everything or it["key"] not in self.skipped]
-        try:
-            app_living.accept_update(self.user_id, self.map_id, proposal_id, picked)
-        except DomainError as err:
-            self.error = err.message
+        _, refused = self._as_user(app_living.accept_update, self.map_id, proposal_id, picked, error_var="error")
+        if refused is not None:
             self._reload()
-            return
+            return refused
         self.skipped = [k for k in self.skipped if not k.startswith(proposal_id + ":")]
         self.notice = f"{len(picked)} claim(s) added from new papers." if picked else "Update declined."
         self._reload()

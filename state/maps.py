@@ -6,24 +6,26 @@ import reflex as rx
 
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases.schemas.maps import MapRow
+from bayes_app.usecases.schemas.sharing import SharedMapRow
 from state.auth import AuthState
 
 
-def _row(m: dict) -> dict[str, str]:
-    updated = (m.get("updated_at") or "")[:16].replace("T", " ")
+def _row(m: MapRow | SharedMapRow) -> dict[str, str]:
+    updated = (m.updated_at or "")[:16].replace("T", " ")
     return {
-        "id": m["id"],
-        "title": m["title"],
-        "nodes": str(m.get("node_count", 0)),
+        "id": m.id,
+        "title": m.title,
+        "nodes": str(m.node_count if isinstance(m, MapRow) else 0),
         "updated": updated,
-        "offline": "yes" if m.get("offline") else "",
+        "offline": "yes" if m.offline else "",
         # "N new papers may change this map" (pending update proposals)
-        "new_papers": str(m.get("new_papers") or ""),
+        "new_papers": str(m.new_papers or "") if isinstance(m, MapRow) else "",
     }
 
 
-def _shared_row(m: dict) -> dict[str, str]:
-    return {**_row(m), "owner": m.get("owner_email") or "", "role": m.get("role") or ""}
+def _shared_row(m: SharedMapRow) -> dict[str, str]:
+    return {**_row(m), "owner": m.owner_email or "", "role": m.role or ""}
 
 
 WHOLE_LIBRARY = "library"  # the select's value for "no collection"
@@ -43,9 +45,9 @@ class MapsState(AuthState):
 
     def _refresh(self) -> None:
         lists = app_maps.list_maps(self.user_id)
-        self.maps = [_row(m) for m in lists["mindmaps"]]
-        self.shared = [_shared_row(m) for m in lists["shared"]]
-        self.scopes = app_maps.scope_choices(self.user_id)
+        self.maps = [_row(m) for m in lists.mindmaps]
+        self.shared = [_shared_row(m) for m in lists.shared]
+        self.scopes = [c.model_dump() for c in app_maps.scope_choices(self.user_id)]
 
     @rx.event
     def load(self):
@@ -70,7 +72,7 @@ class MapsState(AuthState):
         if refused:
             return refused
         self.new_title, self.new_scope = "", WHOLE_LIBRARY
-        return rx.redirect(f"/maps/{m['id']}")
+        return rx.redirect(f"/maps/{m.id}")
 
     @rx.event
     def start_rename(self, map_id: str, title: str):

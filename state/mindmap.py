@@ -23,6 +23,7 @@ from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases.maps import LiveChange, LiveMap, MapChange, build_graph, outline_rows
+from bayes_app.usecases.schemas.maps import MapView, NodeOut
 from bayes_app.usecases.views import NodeKind, display_credits, foreign_label, format_credits, support_level
 from state.auth import AuthState
 from state.map_edits import MapEditing
@@ -130,8 +131,9 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         return app_runs.label(self.live_kind)
 
     # ---- loading -------------------------------------------------------------------------
-    def _apply_view(self, view: dict[str, Any]) -> None:
-        self.map_title, self.offline_map, self._revision = view["title"], view["offline"], view["revision"]
+    def _apply_view(self, model: MapView) -> None:
+        self.map_title, self.offline_map, self._revision = model.title, model.offline, model.revision
+        view = model.model_dump()  # the editor's in-memory map holds plain dicts, as run events do (LiveMap)
         by_node: dict[str, list[dict]] = {}
         for c in view["citations"]:
             by_node.setdefault(c["node_id"], []).append(c)
@@ -170,7 +172,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         except NotFound:
             self._gone()
             return False
-        self.my_role = view.get("role") or ""
+        self.my_role = view.role or ""
         self._apply_view(view)
         return True
 
@@ -184,7 +186,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.sel_challenges = challenge_lines(n)
         if citations is None:
             citations = app_maps.node_citations(self.user_id, self.map_id, n["id"])
-        self.sel_citations = [_citation_row(c) for c in citations]
+        self.sel_citations = [_citation_row(c if isinstance(c, dict) else c.model_dump()) for c in citations]
 
     @rx.event
     def load(self):
@@ -336,9 +338,9 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             self._reload()
         return out
 
-    def _patch_node(self, node: dict[str, Any]) -> None:
+    def _patch_node(self, node: NodeOut) -> None:
         """Show an edited node without re-reading the map (the revision moved by exactly one)."""
-        self._view().patch(node)
+        self._view().patch(node.model_dump())
         rev = app_maps.revision(self.user_id, self.map_id)
         if rev == self._revision + 1:
             self._revision = rev
@@ -346,11 +348,11 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         else:
             self._reload()
 
-    def _insert_local(self, node: dict[str, Any], expand_parent: bool) -> None:
+    def _insert_local(self, node: NodeOut, expand_parent: bool) -> None:
         """Show a node this tab just added without re-reading the map (`LiveMap.insert`) when
         the revision moved by exactly one; else re-read it."""
         rev = app_maps.revision(self.user_id, self.map_id)
-        if rev != self._revision + 1 or not self._view().insert(node, expand_parent):
+        if rev != self._revision + 1 or not self._view().insert(node.model_dump(), expand_parent):
             self._reload()
             return
         self._revision = rev

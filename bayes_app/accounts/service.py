@@ -141,7 +141,9 @@ def change_password(db: Session, user_id: str, old_password: str, new_password: 
 def end_all_sessions(db: Session, user_id: str) -> int:
     """Revoke every live browser session of the user (this one too); returns how many."""
     now, n = utcnow(), 0
-    for row in db.exec(select(UserSession).where(UserSession.user_id == user_id, UserSession.revoked_at.is_(None))):  # type: ignore[union-attr]
+    for row in db.exec(
+        select(UserSession).where(UserSession.user_id == user_id, col(UserSession.revoked_at).is_(None))
+    ):
         row.revoked_at, n = now, n + 1
         db.add(row)
     return n
@@ -150,7 +152,7 @@ def end_all_sessions(db: Session, user_id: str) -> int:
 def revoke_all_api_tokens(db: Session, user_id: str) -> int:
     """Revoke every unrevoked API token of the user; returns how many."""
     now, n = utcnow(), 0
-    for row in db.exec(select(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))):  # type: ignore[union-attr]
+    for row in db.exec(select(ApiToken).where(ApiToken.user_id == user_id, col(ApiToken.revoked_at).is_(None))):
         row.revoked_at, n = now, n + 1
         db.add(row)
     return n

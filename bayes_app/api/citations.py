@@ -3,7 +3,7 @@ a collection or a map cites but lacks."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
@@ -26,7 +26,7 @@ class MissingList(BaseModel):
     response_model=DocumentCitations,
     summary="The library documents a document cites and is cited by",
 )
-async def document_citations(user: CurrentUser, document_id: str) -> Any:
+async def document_citations(user: CurrentUser, document_id: str) -> DocumentCitations:
     """The library documents this document cites (`cites`) and those citing it (`cited_by`)."""
     return await run_in_threadpool(app_cit.document_citations, user.id, document_id)
 
@@ -39,9 +39,9 @@ async def document_citations(user: CurrentUser, document_id: str) -> Any:
 async def library_missing(
     user: CurrentUser,
     collection: Annotated[str | None, Query(description="Only references of this collection's documents.")] = None,
-) -> Any:
+) -> MissingList:
     papers = await run_in_threadpool(app_cit.missing, user.id, collection or None)
-    return {"count": len(papers), "papers": papers}
+    return MissingList(count=len(papers), papers=papers)
 
 
 @router.get(
@@ -49,6 +49,6 @@ async def library_missing(
     response_model=MissingList,
     summary="Papers cited by ≥ 2 of a map's cited papers that are missing from the library",
 )
-async def map_missing(user: CurrentUser, map_id: str) -> Any:
+async def map_missing(user: CurrentUser, map_id: str) -> MissingList:
     papers = await run_in_threadpool(app_cit.map_missing, user.id, map_id)
-    return {"count": len(papers), "papers": papers}
+    return MissingList(count=len(papers), papers=papers)

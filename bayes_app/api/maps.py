@@ -35,59 +35,59 @@ OWN = app_maps.OWN  # the routes only the owner may call (members: 403)
 
 # ---- maps ------------------------------------------------------------------------------------
 @router.get("/mindmaps", response_model=RS.MapLists, summary="List mindmaps, last edited first")
-async def list_maps(user: CurrentUser) -> Any:
+async def list_maps(user: CurrentUser) -> RS.MapLists:
     return await run_in_threadpool(app_maps.list_maps, user.id)
 
 
 @router.post("/mindmaps", status_code=201, response_model=R.MapView, summary="Create a mindmap with its root question")
-async def create_map(user: CurrentUser, body: schemas.MapCreate) -> Any:
+async def create_map(user: CurrentUser, body: schemas.MapCreate) -> R.MapView:
     title = body.title or body.question
     if not title:
         raise ApiError(400, "missing_fields", "Missing or empty field(s): title.")
     out = await _do(app_maps.create_map, user.id, title, body.question or "", body.collection_id)
-    return await _do(app_maps.map_view, user.id, out["id"])
+    return await _do(app_maps.map_view, user.id, out.id)
 
 
 @router.get(P, response_model=R.MapView, summary="The whole map: nodes, citations, relations, pending proposals")
-async def get_map(user: CurrentUser, map_id: str) -> Any:
+async def get_map(user: CurrentUser, map_id: str) -> R.MapView:
     return await _do(app_maps.map_view, user.id, map_id)
 
 
 @router.patch(P, response_model=R.MapSummary, summary="Rename a map")
-async def patch_map(user: CurrentUser, map_id: str, body: schemas.MapPatch) -> Any:
+async def patch_map(user: CurrentUser, map_id: str, body: schemas.MapPatch) -> R.MapSummary:
     return await _do(app_maps.rename_map, user.id, map_id, body.title)
 
 
 @router.put(P + "/watch", response_model=R.Watch, summary="Watch for new papers: turn update proposals on or off")
-async def put_watch(user: CurrentUser, map_id: str, body: schemas.WatchBody) -> Any:
-    return {"watch_new_papers": await run_in_threadpool(app_living.set_watch, user.id, map_id, body.watch_new_papers)}
+async def put_watch(user: CurrentUser, map_id: str, body: schemas.WatchBody) -> R.Watch:
+    watching = await run_in_threadpool(app_living.set_watch, user.id, map_id, body.watch_new_papers)
+    return R.Watch(watch_new_papers=watching)
 
 
 @router.delete(P, response_model=R.MapDeleted, summary="Delete a map (runs working on it are stopped)")
-async def delete_map(user: CurrentUser, map_id: str) -> Any:
+async def delete_map(user: CurrentUser, map_id: str) -> R.MapDeleted:
     ids = await run_in_threadpool(app_maps.delete_map, user.id, map_id)
-    return {"deleted": True, "cancelled_runs": ids}
+    return R.MapDeleted(deleted=True, cancelled_runs=ids)
 
 
 @router.get(P + "/revision", response_model=R.Revision, summary="The map's revision counter (changes with every edit)")
-async def map_revision(user: CookieUser, map_id: str) -> Any:
-    return {"revision": await _do(app_maps.revision, user.id, map_id)}
+async def map_revision(user: CookieUser, map_id: str) -> R.Revision:
+    return R.Revision(revision=await _do(app_maps.revision, user.id, map_id))
 
 
 @router.post(P + "/undo", response_model=R.Undone, summary="Undo the user's latest edit on the map")
-async def undo(user: CurrentUser, map_id: str) -> Any:
-    return {"undone": await _do(app_maps.undo, user.id, map_id)}
+async def undo(user: CurrentUser, map_id: str) -> R.Undone:
+    return R.Undone(undone=await _do(app_maps.undo, user.id, map_id))
 
 
 @router.post(P + "/layout", response_model=R.Layout, summary="Lay the map out as a tidy tree")
-async def layout(user: CurrentUser, map_id: str) -> Any:
-    pos = await _do(app_maps.auto_layout, user.id, map_id)
-    return {"positions": {k: {"x": x, "y": y} for k, (x, y) in pos.items()}}
+async def layout(user: CurrentUser, map_id: str) -> R.Layout:
+    return await _do(app_maps.auto_layout, user.id, map_id)
 
 
 # ---- nodes -----------------------------------------------------------------------------------
 @router.post(P + "/nodes", status_code=201, response_model=R.NodeOut, summary="Add a node")
-async def create_node(user: CurrentUser, map_id: str, body: schemas.NodeCreate) -> Any:
+async def create_node(user: CurrentUser, map_id: str, body: schemas.NodeCreate) -> R.NodeOut:
     """{"parent_id", "title"?, "kind"?, "body"?} adds a child; {"after_id", …} a sibling."""
     if body.after_id:
         return await _do(app_maps.add_sibling, user.id, map_id, body.after_id, body.title, body.kind, body.body)
@@ -97,7 +97,7 @@ async def create_node(user: CurrentUser, map_id: str, body: schemas.NodeCreate) 
 
 
 @router.patch(P + "/nodes/{node_id}", response_model=R.NodeOut, summary="Edit, move, collapse or reposition a node")
-async def patch_node(user: CurrentUser, map_id: str, node_id: str, body: schemas.NodePatch) -> Any:
+async def patch_node(user: CurrentUser, map_id: str, node_id: str, body: schemas.NodePatch) -> R.NodeOut:
     """Edit fields; {"parent_id", "index"?} re-parents."""
     given = body.given()
     out = None
@@ -110,8 +110,8 @@ async def patch_node(user: CurrentUser, map_id: str, node_id: str, body: schemas
 
 
 @router.delete(P + "/nodes/{node_id}", response_model=R.NodesDeleted, summary="Delete a node and its subtree")
-async def delete_node(user: CurrentUser, map_id: str, node_id: str) -> Any:
-    return {"deleted": await _do(app_maps.delete_subtree, user.id, map_id, node_id)}
+async def delete_node(user: CurrentUser, map_id: str, node_id: str) -> R.NodesDeleted:
+    return R.NodesDeleted(deleted=await _do(app_maps.delete_subtree, user.id, map_id, node_id))
 
 
 @router.post(
@@ -125,8 +125,8 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     (billed, one credit row), 202 {"run": {"id", "status"}} — follow it like any run."""
     if app_maps.model_judges_support():
         run = await run_in_threadpool(app_runs.start_map_run, user.id, "check_support", map_id, node_id)
-        return JSONResponse(R.SupportRun.model_validate({"run": run}).model_dump(mode="json"), status_code=202)
-    return {"citations": await _do(app_maps.check_support, user.id, map_id, node_id)}
+        return JSONResponse(R.SupportRun(run=run).model_dump(mode="json"), status_code=202)
+    return R.CitationList(citations=await _do(app_maps.check_support, user.id, map_id, node_id))
 
 
 # ---- citations -------------------------------------------------------------------------------
@@ -136,14 +136,14 @@ async def check_support(user: CurrentUser, map_id: str, node_id: str) -> Any:
     response_model=R.CitationOut,
     summary="Cite a library passage on a node (the quote must be in the passage)",
 )
-async def add_citation(user: CurrentUser, map_id: str, node_id: str, body: schemas.CitationCreate) -> Any:
+async def add_citation(user: CurrentUser, map_id: str, node_id: str, body: schemas.CitationCreate) -> R.CitationOut:
     return await _do(app_maps.attach_citation, user.id, map_id, node_id, body.chunk_id, body.quote)
 
 
 @router.delete(P + "/citations/{citation_id}", response_model=R.Deleted, summary="Remove a citation")
-async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> Any:
+async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> R.Deleted:
     await _do(app_maps.delete_citation, user.id, map_id, citation_id)
-    return {"deleted": True}
+    return R.Deleted(deleted=True)
 
 
 @router.post(
@@ -151,7 +151,7 @@ async def delete_citation(user: CurrentUser, map_id: str, citation_id: str) -> A
     response_model=R.NodeOut,
     summary="Accept a citation's suggested rewrite of its node",
 )
-async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> Any:
+async def accept_rewrite(user: CurrentUser, map_id: str, citation_id: str) -> R.NodeOut:
     return await _do(app_maps.accept_rewrite, user.id, map_id, citation_id)
 
 
@@ -167,7 +167,7 @@ async def decide_proposal(
     proposal_id: str,
     decision: str,
     body: schemas.ProposalDecision = schemas.ProposalDecision(),  # no body: the whole proposal
-) -> Any:
+) -> R.ProposalOut:
     if decision not in ("accept", "reject"):
         raise not_found("route")
     if decision == "accept" and body.items is not None:
@@ -212,16 +212,15 @@ async def export_map(
 
 # ---- runs ------------------------------------------------------------------------------------
 @router.get(P + "/runs", response_model=R.RunList, summary="The map's runs")
-async def list_runs(user: CurrentUser, map_id: str) -> Any:
-    return {"runs": await run_in_threadpool(app_maps.runs_of, user.id, map_id)}
+async def list_runs(user: CurrentUser, map_id: str) -> R.RunList:
+    return R.RunList(runs=await run_in_threadpool(app_maps.runs_of, user.id, map_id))
 
 
 @router.post(
     P + "/runs",
     status_code=202,
     response_model=R.RunStarted,
-    summary="Start a run on the map (kind: build_map, expand, deepen, counter, restructure, chapters, "
-    "synthesize, message, check_support)",
+    summary=f"Start a run on the map (kind: {', '.join(app_runs.USER_MAP_KINDS)})",
 )
 async def start_run(user: CurrentUser, map_id: str, body: schemas.MapRunCreate) -> Any:
     """POST /mindmaps/<id>/runs {"kind", "node_id"?, "prompt"?} (same as POST /runs)."""

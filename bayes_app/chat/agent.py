@@ -75,13 +75,13 @@ class Draft:
 
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
-    citations: list[dict] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
     by_chunk: dict[str, int] = field(default_factory=dict)
     metadata_sent: bool = False
     grounding: str | None = None
     other_tools: bool = False  # the calculator or the clock answered part of it
 
-    def cite(self, hits: list[dict]) -> list[dict]:
+    def cite(self, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Number new passages after the ones already cited; returns the hits with `n`."""
         out = []
         for h in hits:
@@ -113,11 +113,11 @@ def load_turn(sessions: Any, run_input: dict[str, Any], owner_id: str) -> Turn:
 
 
 def _titles(db: Any, model: Any, ids: list[str]) -> list[str]:
-    out = []
+    out: list[str] = []
     for i in ids:
         row = db.get(model, i)
         if row is not None:
-            out.append(getattr(row, "title", None) or getattr(row, "filename", None) or getattr(row, "name", ""))
+            out.append(str(getattr(row, "title", None) or getattr(row, "filename", None) or getattr(row, "name", "")))
     return out
 
 
@@ -359,7 +359,7 @@ class AskAgent:
         return "".join(parts)
 
     async def _analyze(self, ref: Any) -> str:
-        def load(db: Any, owner_id: str, scope: Any) -> tuple[Document, list[dict]]:
+        def load(db: Any, owner_id: str, scope: Any) -> tuple[Document, list[dict[str, Any]]]:
             doc = tools.resolve_document(db, owner_id, scope, ref)
             return doc, tools.document_passages(db, doc)
 
@@ -386,7 +386,7 @@ class AskAgent:
         if doc_a.id == doc_b.id:
             raise tools.ToolError("Name two different documents.")
         query = question or self.turn.question
-        hits: list[dict] = []
+        hits: list[dict[str, Any]] = []
         for doc in (doc_a, doc_b):
             found = await asyncio.to_thread(
                 search_library,

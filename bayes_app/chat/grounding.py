@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm.markup import literal
@@ -74,7 +75,7 @@ def _cited_sentence(claim: str, passage_text: str) -> str:
     return best if best and terms & set(tokens(best)) else ""
 
 
-def mark_cited(answer: str, citations: list[dict]) -> list[dict]:
+def mark_cited(answer: str, citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The run's citations, each with `cited` (the answer carries its marker) and `sentence`: the
     passage's own sentence the answer cites, verbatim ("" when not cited), to open the viewer at."""
     by_n = {int(c["n"]): c for c in citations}
@@ -122,11 +123,11 @@ class Grounding:
     def label(self) -> str:
         return LABELS[self.state]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"grounding": self.state, "label": self.label, "cited": self.cited}
 
 
-def ground(answer: str, question: str, citations: list[dict], used_other_tools: bool = False) -> Grounding:
+def ground(answer: str, question: str, citations: list[dict[str, Any]], used_other_tools: bool = False) -> Grounding:
     """The grounding of `answer` given the passages the run cited (`citations`: n, text...)."""
     cited = cited_numbers(answer, {int(c["n"]) for c in citations})
     if cited:

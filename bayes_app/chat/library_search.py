@@ -15,7 +15,7 @@ TOP_K = tools.SEARCH_TOP_K
 
 def search_library(
     sessions: Any, owner_id: str, query: str, scope: dict[str, Any] | None, k: int = TOP_K
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Top passages of the owner's library (within the scope) as citations."""
     from bayes_app.errors import DomainError
     from bayes_app.search import runtime
@@ -34,7 +34,7 @@ def search_library(
         return prefer_highlighted(db, with_continuations(db, [h.to_json() for h in hits]))
 
 
-def ranked_sentences(question: str, citations: list[dict], limit: int = prompts.RANKED_SENTENCES) -> str:
+def ranked_sentences(question: str, citations: list[dict[str, Any]], limit: int = prompts.RANKED_SENTENCES) -> str:
     """The passages' sentences most relevant to the question (`llm.choose`), one a line with
     its passage's marker: what the model is told to read first."""
     passages = [Passage(int(c["n"]), str(c.get("text") or "")) for c in citations]
@@ -42,7 +42,7 @@ def ranked_sentences(question: str, citations: list[dict], limit: int = prompts.
     return "\n".join(f"- {' '.join(s.split())} [{n}]" for s, n in picked)
 
 
-def with_continuations(db: Any, hits: list[dict]) -> list[dict]:
+def with_continuations(db: Any, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The hits, each whose last sentence a page or column break cut given the rest of it from
     the next passage (`library.continuation`): the whole sentence can be quoted."""
     from sqlmodel import col, select

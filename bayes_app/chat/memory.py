@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 HISTORY_BUDGET_CHARS = 48_000
 # a question that continues the conversation ("And then?", "Why is that?", "What about its recall?")
@@ -60,7 +61,7 @@ class Memory:
             f"the oldest {self.dropped} no longer fit what the model can read at once."
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kept": len(self.kept),
             "related": self.related,

@@ -135,7 +135,8 @@ def document_passages(db: Session, doc: Document, max_chars: int = ANALYZE_CHARS
     if doc.status != DocStatus.INDEXED:
         raise ToolError(f"{doc.title or doc.filename} is not ready yet ({doc.status}).")
     pages = db.exec(select(PageText).where(PageText.document_id == doc.id).order_by(col(PageText.page))).all()
-    out, used = [], 0
+    out: list[dict[str, Any]] = []
+    used = 0
     for p in pages:
         text = " ".join(p.text.split())
         if not text:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bayes_app.library.chunking import embedding_text
 from bayes_app.library.quotes import locate_quote, quote_in_text
@@ -164,7 +164,7 @@ def check_support(db: Session, owner_id: str, map_id: str, node_id: str) -> list
         db.add(c)
     service._touch(db, map_id)
     db.commit()
-    docs = {d.id: d for d in db.exec(select(Document).where(Document.id.in_({c.document_id for c in cits})))}  # type: ignore[attr-defined]
+    docs = {d.id: d for d in db.exec(select(Document).where(col(Document.id).in_({c.document_id for c in cits})))}
     return [service.citation_view(c, docs.get(c.document_id)) for c in cits]
 
 

@@ -223,11 +223,11 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
         # created is back under its old parent before that one is deleted (no cascade reaches it)
         _restore(db, MapNode, rest.get("nodes", []))
         if dele.get("relations"):
-            db.exec(delete(NodeRelation).where(col(NodeRelation.id).in_(dele["relations"])))  # type: ignore[call-overload]
+            db.exec(delete(NodeRelation).where(col(NodeRelation.id).in_(dele["relations"])))
         if dele.get("citations"):
-            db.exec(delete(Citation).where(col(Citation.id).in_(dele["citations"])))  # type: ignore[call-overload]
+            db.exec(delete(Citation).where(col(Citation.id).in_(dele["citations"])))
         if dele.get("nodes"):
-            db.exec(delete(MapNode).where(col(MapNode.id).in_(dele["nodes"])))  # type: ignore[call-overload]
+            db.exec(delete(MapNode).where(col(MapNode.id).in_(dele["nodes"])))
         db.expunge_all()  # rows deleted in bulk (here or by an earlier delete) must not linger
         edit = db.get(MapEdit, edit_id)
         _restore(db, Citation, rest.get("citations", []))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -115,10 +116,10 @@ class PageText(SQLModel, table=True):
     page: int = Field(primary_key=True)
     text: str = Field(sa_column=Column(Text, nullable=False))
     # Role spans of this page: [[start, end, role, section], ...] (library.structure.Span).
-    spans: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
+    spans: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
     # Pages read by OCR: [[start, end, x0, top, x1, bottom], ...] per word (ocr.OcrWord), the
     # boxes as fractions of the displayed page; empty for text-layer pages.
-    ocr_words: list = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
+    ocr_words: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False, server_default="[]"))
 
 
 class DocumentReference(SQLModel, table=True):

@@ -118,7 +118,7 @@ class Citation(SQLModel, table=True):
     suggested_rewrite: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # Where on the page (a Zotero highlight): {"page_index", "rects": [[x1, y1, x2, y2]] in PDF points
     # from the page's bottom-left, "annotation_key", "color"}; None for text-located citations.
-    region: dict | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    region: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import JSON, Column, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -30,11 +31,11 @@ class ZoteroLibrary(SQLModel, table=True):
     library_key: str = Field(max_length=40)  # the Zotero user or group id
     name: str = Field(default="", max_length=300)
     api_key_encrypted: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    permissions: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    permissions: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     version: int = 0  # last library version synced completely
     status: str = Field(default=SyncStatus.IDLE, max_length=20)
-    progress: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    last_result: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    progress: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    last_result: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     last_sync_at: datetime | None = Field(default=None, sa_column=Column(UTCDateTime, nullable=True))
     lease_token: str | None = Field(default=None, max_length=32)
@@ -71,7 +72,7 @@ class ZoteroItem(SQLModel, table=True):
     item_type: str = Field(default="", max_length=40)
     parent_key: str | None = Field(default=None, max_length=16, index=True)
     trashed: bool = False
-    data: dict = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     dirty: bool = Field(default=False, index=True)
     file_md5: str | None = Field(default=None, max_length=32)  # md5 of the file we ingested
     document_id: str | None = Field(default=None, max_length=32, index=True)

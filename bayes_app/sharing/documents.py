@@ -5,7 +5,7 @@ the viewer at any page, the quote's highlight and the file; everything else of t
 
 from __future__ import annotations
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bayes_app.models import Citation, CollectionMember, Document, DocumentCollection, MapMember, Mindmap
 
@@ -25,7 +25,7 @@ def cited_in_shared_map(db: Session, user_id: str, doc: Document) -> bool:
 def in_shared_collection(db: Session, user_id: str, document_id: str) -> bool:
     q = (
         select(DocumentCollection.document_id)
-        .join(CollectionMember, CollectionMember.collection_id == DocumentCollection.collection_id)  # type: ignore[arg-type]
+        .join(CollectionMember, col(CollectionMember.collection_id) == col(DocumentCollection.collection_id))
         .where(DocumentCollection.document_id == document_id, CollectionMember.user_id == user_id)
         .limit(1)
     )

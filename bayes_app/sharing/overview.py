@@ -13,8 +13,11 @@ from bayes_app.models import Collection, CollectionMember, MapMember, Mindmap, U
 def shares(db: Session, limit: int = 500) -> list[dict[str, Any]]:
     """Every share, newest first: kind (map | collection), title, owner, member, role, since."""
     owner, member = aliased(User), aliased(User)
+    # sqlmodel's select() is typed for at most four columns: five are fine at run time
     maps = db.exec(
-        select(Mindmap.title, owner.email, member.email, MapMember.role, MapMember.created_at)
+        select(  # type: ignore[call-overload]
+            Mindmap.title, owner.email, member.email, MapMember.role, MapMember.created_at
+        )
         .join(MapMember, col(MapMember.map_id) == col(Mindmap.id))
         .join(owner, owner.id == Mindmap.owner_id)
         .join(member, member.id == MapMember.user_id)
@@ -22,7 +25,9 @@ def shares(db: Session, limit: int = 500) -> list[dict[str, Any]]:
         .limit(limit)
     )
     cols = db.exec(
-        select(Collection.name, owner.email, member.email, CollectionMember.role, CollectionMember.created_at)
+        select(  # type: ignore[call-overload]
+            Collection.name, owner.email, member.email, CollectionMember.role, CollectionMember.created_at
+        )
         .join(CollectionMember, col(CollectionMember.collection_id) == col(Collection.id))
         .join(owner, owner.id == Collection.owner_id)
         .join(member, member.id == CollectionMember.user_id)

@@ -22,6 +22,7 @@ from bayes_app.redis_client import get_redis
 from bayes_app.runs.service import RunRequestError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import queue, runs
+from bayes_app.usecases.schemas.maps import ProposalOut
 
 log = logging.getLogger("bayes.app.living")
 
@@ -125,7 +126,7 @@ def new_paper_counts(user_id: str) -> dict[str, int]:
         return updates.pending_paper_counts(db, user_id)
 
 
-def accept_update(user_id: str, map_id: str, proposal_id: str, items: list[int] | None) -> dict[str, Any]:
+def accept_update(user_id: str, map_id: str, proposal_id: str, items: list[int] | None) -> ProposalOut:
     """Accept some (`items`: their numbers) or all (None) of an update proposal, as one undoable
     edit; a theme it leaves crowded then gets a split proposal."""
     if items is not None and (not isinstance(items, list) or not all(type(i) is int for i in items)):
@@ -136,6 +137,7 @@ def accept_update(user_id: str, map_id: str, proposal_id: str, items: list[int] 
         if p.kind != updates.UPDATE:
             raise MapError("not_an_update", "Only an update proposal is accepted item by item.", 400)
         view, _touched = updates.accept_update(db, p, items)
+        out = ProposalOut.model_validate(view)
     with session_scope() as db:
         crowding.propose_splits(db, map_id, get_settings().split_threshold)
-    return view
+    return out

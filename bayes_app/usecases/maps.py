@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from bayes_app.db import session_scope, sessions
@@ -25,6 +26,18 @@ from bayes_app.runs import service as run_service
 from bayes_app.settings import get_settings
 from bayes_app.sharing import collections as shared_cols
 from bayes_app.usecases import runs
+from bayes_app.usecases.schemas.maps import (
+    CitationOut,
+    Layout,
+    MapSummary,
+    MapView,
+    NodeOut,
+    Point,
+    ProposalOut,
+    ScopeChoice,
+)
+from bayes_app.usecases.schemas.runs import RunOut
+from bayes_app.usecases.schemas.sharing import MapLists, MemberList, MemberOut, NodeChange, Viewer
 
 # for the front doors: roles, errors, the editor's watcher, its in-memory map and view helpers
 __all__ = [
@@ -62,12 +75,20 @@ def _use_case(fn: Callable[Concatenate[Session, P], T]) -> Callable[P, T]:
     return use_case
 
 
-def _on_map(need: str, fn: Callable[Concatenate[Session, str, str, P], T]) -> Callable[Concatenate[str, str, P], T]:
+def _on_map(
+    need: str, fn: Callable[Concatenate[Session, str, str, P], Any], out: Any = None
+) -> Callable[Concatenate[str, str, P], Any]:
     """The maps-domain function `fn(db, owner_id, map_id, …)` as the use case
-    `(user_id, map_id, …)` for any user whose role on the map allows `need` (see `call_as`)."""
+    `(user_id, map_id, …)` for any user whose role on the map allows `need` (see `call_as`);
+    its result as the schema `out` (a model or e.g. `list[CitationOut]`), built in the session."""
+    adapter = TypeAdapter(out) if out is not None else None
 
-    def use_case(user_id: str, map_id: str, *args: P.args, **kw: P.kwargs) -> T:
-        return call_as(user_id, map_id, need, fn, *args, **kw)
+    def in_session(db: Session, *args: Any, **kw: Any) -> Any:
+        result = fn(db, *args, **kw)
+        return adapter.validate_python(result) if adapter is not None else result
+
+    def use_case(user_id: str, map_id: str, *args: P.args, **kw: P.kwargs) -> Any:
+        return call_as(user_id, map_id, need, in_session, *args, **kw)
 
     use_case.__name__, use_case.__qualname__, use_case.__doc__ = fn.__name__, fn.__name__, fn.__doc__
     return use_case
@@ -78,46 +99,52 @@ def _on_map(need: str, fn: Callable[Concatenate[Session, str, str, P], T]) -> Ca
 # allowed by the caller's role on the map (owner, editor, viewer: maps/access.py).
 
 
-def create_map(user_id: str, title: str, question: str = "", collection_id: str | None = None) -> dict[str, Any]:
+def create_map(user_id: str, title: str, question: str = "", collection_id: str | None = None) -> MapSummary:
     """A new map of the user's, scoped to `collection_id` when given: one of their collections or
     one shared with them (NotFound otherwise: nothing created)."""
     with session_scope() as db:
         if collection_id:
             shared_cols.readable_collection(db, user_id, collection_id)
-        return service.create_map(db, user_id, title, question, collection_id)
+        return MapSummary.model_validate(service.create_map(db, user_id, title, question, collection_id))
 
 
-def scope_choices(user_id: str) -> list[dict[str, str]]:
+def scope_choices(user_id: str) -> list[ScopeChoice]:
     """The collections a new map may be scoped to: the user's own, then those shared with them."""
     from bayes_app.library import documents as lib
 
     with session_scope() as db:
-        own = [{"id": c["id"], "name": c["name"]} for c in lib.list_collections(db, user_id)]
+        own = [ScopeChoice(id=c["id"], name=c["name"]) for c in lib.list_collections(db, user_id)]
         shared = [
-            {"id": c["id"], "name": f"{c['name']} (shared by {c['owner_email']})"}
+            ScopeChoice(id=c["id"], name=f"{c['name']} (shared by {c['owner_email']})")
             for c in shared_cols.shared_with(db, user_id)
         ]
         return own + shared
 
 
-rename_map = _on_map(OWN, service.rename_map)
-revision = _on_map(READ, service.revision)
-undo = _on_map(EDIT, service.undo)  # the caller's own last edit (per-user undo)
-auto_layout = _on_map(EDIT, service.auto_layout)
-add_child = _on_map(EDIT, service.add_child)
-add_sibling = _on_map(EDIT, service.add_sibling)
-update_node = _on_map(EDIT, service.update_node)
-move_node = _on_map(EDIT, service.move_node)
-move_step = _on_map(EDIT, service.move_step)
-set_positions = _on_map(EDIT, service.set_positions)
-delete_subtree = _on_map(EDIT, service.delete_subtree)
-accept_proposal = _on_map(EDIT, service.accept_proposal)
-reject_proposal = _on_map(EDIT, service.reject_proposal)
-check_support = _on_map(EDIT, citations.check_support)
-attach_citation = _on_map(EDIT, citations.attach_citation)
+def _auto_layout(db: Session, owner_id: str, map_id: str) -> Layout:
+    """Lay the map out as a tidy tree; the nodes' new positions."""
+    positions = service.auto_layout(db, owner_id, map_id)
+    return Layout(positions={k: Point(x=x, y=y) for k, (x, y) in positions.items()})
+
+
+rename_map = _on_map(OWN, service.rename_map, MapSummary)
+revision = _on_map(READ, service.revision)  # an int
+undo = _on_map(EDIT, service.undo)  # the caller's own last edit (per-user undo): its action name or None
+auto_layout = _on_map(EDIT, _auto_layout)
+add_child = _on_map(EDIT, service.add_child, NodeOut)
+add_sibling = _on_map(EDIT, service.add_sibling, NodeOut)
+update_node = _on_map(EDIT, service.update_node, NodeOut)
+move_node = _on_map(EDIT, service.move_node, NodeOut)
+move_step = _on_map(EDIT, service.move_step, NodeOut)
+set_positions = _on_map(EDIT, service.set_positions)  # how many nodes moved
+delete_subtree = _on_map(EDIT, service.delete_subtree)  # the deleted node ids
+accept_proposal = _on_map(EDIT, service.accept_proposal, ProposalOut)
+reject_proposal = _on_map(EDIT, service.reject_proposal, ProposalOut)
+check_support = _on_map(EDIT, citations.check_support, list[CitationOut])
+attach_citation = _on_map(EDIT, citations.attach_citation, CitationOut)
 delete_citation = _on_map(EDIT, citations.delete_citation)
-accept_rewrite = _on_map(EDIT, citations.accept_rewrite)
-export_json = _on_map(READ, export.as_json)
+accept_rewrite = _on_map(EDIT, citations.accept_rewrite, NodeOut)
+export_json = _on_map(READ, export.as_json, MapView)
 export_markdown = _on_map(READ, export.markdown)
 export_bibtex = _on_map(READ, export.bibtex)
 export_docx = _on_map(READ, export.docx_bytes)
@@ -160,39 +187,40 @@ def role(user_id: str, map_id: str) -> str:
         return access.role_of(db, user_id, map_id)
 
 
-def list_maps(user_id: str) -> dict[str, list[dict[str, Any]]]:
+def list_maps(user_id: str) -> MapLists:
     """The user's own maps (`mindmaps`, role owner) and the maps shared with them (`shared`)."""
     with session_scope() as db:
         own = [{**m, "role": Role.OWNER} for m in service.list_maps(db, user_id)]
-        return {"mindmaps": own, "shared": members.shared_with(db, user_id)}
+        return MapLists.model_validate({"mindmaps": own, "shared": members.shared_with(db, user_id)})
 
 
-def members_of(user_id: str, map_id: str) -> dict[str, Any]:
+def members_of(user_id: str, map_id: str) -> MemberList:
     """The map's owner and members, for any member of it."""
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
-        return {"owner": members.owner_view(db, m), "members": members.list_members(db, map_id)}
+        return MemberList.model_validate(
+            {"owner": members.owner_view(db, m), "members": members.list_members(db, map_id)}
+        )
 
 
-def node_history(user_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
-    """Who changed the node and what each edit set, for any member."""
-    return call_as(user_id, map_id, READ, history.node_history, node_id)
+node_history = _on_map(READ, history.node_history, list[NodeChange])  # who changed the node, newest first
+_viewers = TypeAdapter(list[Viewer])
 
 
-def here(user_id: str, email: str, map_id: str) -> list[dict[str, str]]:
+def here(user_id: str, email: str, map_id: str) -> list[Viewer]:
     """A member's heartbeat on the map's page; returns who is viewing it now (MapNotFound once
     the map is no longer shared with them: the page leaves it)."""
     with session_scope() as db:
         access.authorize(db, user_id, map_id, READ)
     r = get_redis()
     presence.beat(r, map_id, user_id, email)
-    return presence.viewers(r, map_id)
+    return _viewers.validate_python(presence.viewers(r, map_id))
 
 
-def viewers(user_id: str, map_id: str) -> list[dict[str, str]]:
+def viewers(user_id: str, map_id: str) -> list[Viewer]:
     """Who is viewing the map now, for any member."""
     require(user_id, map_id, READ)
-    return presence.viewers(get_redis(), map_id)
+    return _viewers.validate_python(presence.viewers(get_redis(), map_id))
 
 
 def require(user_id: str, map_id: str, need: str) -> None:
@@ -201,25 +229,26 @@ def require(user_id: str, map_id: str, need: str) -> None:
         access.authorize(db, user_id, map_id, need)
 
 
-def map_view(user_id: str, map_id: str) -> dict[str, Any]:
+def map_view(user_id: str, map_id: str) -> MapView:
     """The whole map for any member, with the caller's `role`."""
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
-        return {**service.map_view(db, m.owner_id, map_id), "role": access.role_of(db, user_id, map_id)}
+        view = {**service.map_view(db, m.owner_id, map_id), "role": access.role_of(db, user_id, map_id)}
+        return MapView.model_validate(view)
 
 
-def add_member(user_id: str, map_id: str, email: object, role_name: object) -> dict[str, Any]:
+def add_member(user_id: str, map_id: str, email: object, role_name: object) -> MemberOut:
     """The owner shares the map with the account of `email` as viewer or editor."""
     with session_scope() as db:
         access.authorize(db, user_id, map_id, Role.OWNER)
-        return members.add_member(db, user_id, map_id, email, role_name)
+        return MemberOut.model_validate(members.add_member(db, user_id, map_id, email, role_name))
 
 
-def set_member_role(user_id: str, map_id: str, member_id: str, role_name: object) -> dict[str, Any]:
+def set_member_role(user_id: str, map_id: str, member_id: str, role_name: object) -> MemberOut:
     """The owner changes a member's role."""
     with session_scope() as db:
         access.authorize(db, user_id, map_id, Role.OWNER)
-        return members.set_role(db, map_id, member_id, role_name)
+        return MemberOut.model_validate(members.set_role(db, map_id, member_id, role_name))
 
 
 def remove_member(user_id: str, map_id: str, member_id: str) -> None:
@@ -229,18 +258,18 @@ def remove_member(user_id: str, map_id: str, member_id: str) -> None:
         members.remove_member(db, map_id, member_id)
 
 
-def runs_of(user_id: str, map_id: str) -> list[dict[str, Any]]:
-    """The views of the runs the user started on the map (any member), newest first."""
+def runs_of(user_id: str, map_id: str) -> list[RunOut]:
+    """The runs the user started on the map (any member), newest first."""
     with session_scope() as db:
         access.authorize(db, user_id, map_id, Role.VIEWER)
-        return [run_service.view(db, op) for op in map_runs.map_runs(db, user_id, map_id)]
+        return [RunOut.model_validate(run_service.view(db, op)) for op in map_runs.map_runs(db, user_id, map_id)]
 
 
-def node_citations(user_id: str, map_id: str, node_id: str) -> list[dict[str, Any]]:
-    """The citation views of one node of a map the user may read."""
+def node_citations(user_id: str, map_id: str, node_id: str) -> list[CitationOut]:
+    """The citations of one node of a map the user may read."""
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
-        return node_citation_views(db, m.owner_id, map_id, node_id)
+        return [CitationOut.model_validate(c) for c in node_citation_views(db, m.owner_id, map_id, node_id)]
 
 
 def watcher(

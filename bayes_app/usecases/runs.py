@@ -14,6 +14,7 @@ from typing import Any
 import redis
 
 from bayes_app import registry
+from bayes_app.agents.kinds import MAP_KINDS
 from bayes_app.chat.start import start_ask_run
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
@@ -28,6 +29,9 @@ from bayes_app.runs.service import RunRequestError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import queue
 from bayes_app.usecases.schemas.runs import RunOut, RunStarted
+
+# the map kinds a user starts (`update_map` is started by the living-maps batch, with its papers)
+USER_MAP_KINDS = tuple(k.name for k in MAP_KINDS if k.name != map_runs.UPDATE_KIND)
 
 log = logging.getLogger("bayes.app.runs")
 # for the front doors: a run's stream events, the cursor check and a start's refusal

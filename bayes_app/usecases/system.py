@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from bayes_app import health as health_checks
+from bayes_app.usecases.schemas.accounts import Health
 
 
-def health(is_admin: bool) -> dict[str, Any]:
-    """`{"status": "ok" | "degraded", ...}`; the broken parts and each component's details only
-    for an administrator."""
+def health(is_admin: bool) -> Health:
+    """The status ("ok" | "degraded"); the broken parts and each component's details only for
+    an administrator (None otherwise)."""
     report = health_checks.check_health()
-    return report if is_admin else health_checks.public_view(report)
+    return Health.model_validate(report if is_admin else health_checks.public_view(report))
 
 
 def supervised_processes() -> dict[str, Any] | None:

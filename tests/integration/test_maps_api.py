@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from bayes_app.accounts import service as accounts
 from bayes_app.db import get_engine
+from bayes_app.models import User
 from tests.integration.test_maps_service import PAGE, library
 
 
@@ -104,3 +105,51 @@ def test_edit_a_map_over_http(api, db_url):
     assert api.patch(f"{base}/{mid}", json={"title": "Renamed map"}, headers=h).json()["title"] == "Renamed map"
     assert [x["title"] for x in api.get(base, headers=h).json()["mindmaps"]] == ["Renamed map"]
     assert api.get(f"{base}/{mid}", headers={}).status_code == 401
+
+
+def test_map_and_sharing_use_cases_return_their_schemas(api, db_url):
+    """The maps and sharing use cases hand out the schemas the API declares (no domain dict
+    leaves them), and the API's JSON is exactly such a model's."""
+    from bayes_app.usecases import maps as app_maps
+    from bayes_app.usecases import sharing as app_sharing
+    from bayes_app.usecases import system
+    from bayes_app.usecases.schemas import accounts as SA
+    from bayes_app.usecases.schemas import maps as S
+    from bayes_app.usecases.schemas import sharing as SS
+
+    uid, h = login(db_url)
+    other, _ = login(db_url)
+    with Session(get_engine(db_url)) as db:
+        other_email = db.get(User, other).email
+    made = app_maps.create_map(uid, "Typed answers")
+    assert isinstance(made, S.MapSummary)
+    view = app_maps.map_view(uid, made.id)
+    assert isinstance(view, S.MapView) and view.role == "owner" and view.nodes[0].id == view.root_id
+    assert api.get(f"/api/v1/mindmaps/{made.id}", headers=h).json() == view.model_dump(mode="json")
+    node = app_maps.add_child(uid, made.id, view.root_id, "A claim", "claim")
+    assert isinstance(node, S.NodeOut) and node.parent_id == view.root_id
+    edited = app_maps.update_node(uid, made.id, node.id, title="A better claim")
+    assert isinstance(edited, S.NodeOut) and edited.title == "A better claim"
+    assert isinstance(
+        app_maps.move_step(uid, made.id, app_maps.add_child(uid, made.id, view.root_id).id, "up"), S.NodeOut
+    )
+    layout = app_maps.auto_layout(uid, made.id)
+    assert isinstance(layout, S.Layout) and set(layout.positions) >= {view.root_id, node.id}
+    assert all(isinstance(c, S.CitationOut) for c in app_maps.node_citations(uid, made.id, node.id))
+    assert isinstance(app_maps.export_json(uid, made.id), S.MapView)
+    assert isinstance(app_maps.rename_map(uid, made.id, "Renamed"), S.MapSummary)
+
+    member = app_maps.add_member(uid, made.id, other_email, "editor")
+    assert isinstance(member, SS.MemberOut) and member.user_id == other and member.role == "editor"
+    assert isinstance(app_maps.set_member_role(uid, made.id, other, "viewer"), SS.MemberOut)
+    members = app_maps.members_of(other, made.id)
+    assert isinstance(members, SS.MemberList) and members.owner is not None and members.owner.user_id == uid
+    lists = app_maps.list_maps(other)
+    assert isinstance(lists, SS.MapLists) and [m.id for m in lists.shared] == [made.id]
+    assert lists.shared[0].role == "viewer" and lists.mindmaps == []
+    history = app_maps.node_history(uid, made.id, node.id)
+    assert history and all(isinstance(c, SS.NodeChange) for c in history)
+    assert all(isinstance(s, SS.ShareRow) for s in app_sharing.all_shares()) and app_sharing.all_shares()
+    assert app_sharing.shared_collections(other) == []
+    assert all(isinstance(c, S.ScopeChoice) for c in app_maps.scope_choices(uid))
+    assert isinstance(system.health(False), SA.Health)

@@ -392,7 +392,7 @@ def test_map_scoped_to_a_shared_collection(api, db_url, people):
     # the Maps page's scope choices: the viewer's own collections (none) and the shared one
     from bayes_app.usecases import maps as app_maps
 
-    assert [c["id"] for c in app_maps.scope_choices(p["viewer"]["id"])] == [cid]
+    assert [c.id for c in app_maps.scope_choices(p["viewer"]["id"])] == [cid]
     assert api.get(f"/api/v1/mindmaps/{m['id']}", headers=vh).json()["collection_name"] == "Team papers"
     [row] = [x for x in api.get("/api/v1/mindmaps", headers=vh).json()["mindmaps"] if x["id"] == m["id"]]
     assert row["collection_id"] == cid

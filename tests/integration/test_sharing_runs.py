@@ -9,7 +9,7 @@ import json
 import uuid
 
 import pytest
-from sqlmodel import select
+from sqlmodel import col, select
 
 from bayes_app.credits import ledger
 from bayes_app.llm.offline import OfflineProvider
@@ -107,7 +107,7 @@ def test_member_map_scoped_to_a_shared_collection_cites_only_that_collection(env
     op_id, _ = run(env_member, "build_map", mid, OfflineProvider, model="offline")
     with sessions() as db:
         written = [n.id for n in db.exec(select(MapNode).where(MapNode.run_id == op_id))]
-        cited = {c.document_id for c in db.exec(select(Citation).where(Citation.node_id.in_(written)))}  # type: ignore[attr-defined]
+        cited = {c.document_id for c in db.exec(select(Citation).where(col(Citation.node_id).in_(written)))}
         assert cited == {review}, (cited, pasa)
 
     # the owner unshares: the member's run is refused, nothing reserved or charged

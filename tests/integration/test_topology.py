@@ -389,6 +389,7 @@ def browser():
     yield from chromium()
 
 
+@pytest.mark.browser  # drives Chromium (conftest marks only tests/browser by their folder)
 def test_map_run_live_in_two_tabs_on_two_web_processes(topo, browser):
     import re
 

@@ -139,3 +139,35 @@ def test_front_doors_reach_the_domain_only_through_the_app_layer() -> None:
     assert not found, "direct domain imports from a front door (use a use case or usecases.views): " + ", ".join(
         f"{s} → {d}" for s, d in sorted(found)
     )
+
+
+# The page states call use cases through `AuthState._as_user` (a refusal becomes a toast or the
+# page's error line). A hand-written `except DomainError` is allowed only where the refusal does
+# more than show its message:
+OWN_HANDLERS = {
+    ("auth.py", "_as_user"),  # the helper itself
+    ("admin.py", "grant_credits"),  # an unknown e-mail gets its own message
+    ("admin.py", "save_price"),  # a price that is not a number (ValueError) too
+    ("library.py", "handle_upload"),  # one result row per file: a refused file does not stop the rest
+    ("map_edits.py", "_undo"),  # nothing to undo (NotFound) is not an error
+    ("map_share.py", "_share_call"),  # a lost map leaves the page
+    ("map_zotero.py", "z_send"),  # a background task: the var is set under `async with self`
+    ("maps.py", "save_rename"),  # a map deleted meanwhile just closes the dialog
+    ("mindmap.py", "_edit"),  # the editor's helper: a lost node re-reads the map
+    ("mindmap.py", "_start"),  # an unavailable queue gets its own message
+}
+
+
+def test_states_handle_refusals_through_the_helper() -> None:
+    found = set()
+    for path in (ROOT / "state").glob("*.py"):
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for h in ast.walk(fn):
+                if isinstance(h, ast.ExceptHandler) and h.type is not None:
+                    caught = {getattr(n, "id", None) or getattr(n, "attr", None) for n in ast.walk(h.type)}
+                    if caught & {"DomainError", "MapError"}:
+                        found.add((path.name, fn.name))
+    assert found - OWN_HANDLERS == set(), "use AuthState._as_user (error_var= for the page's error line)"
+    assert found == OWN_HANDLERS  # an entry no longer needed goes from the list

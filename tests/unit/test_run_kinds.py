@@ -54,6 +54,16 @@ def test_every_view_of_a_kind_comes_from_the_registry(kind: kinds.RunKind) -> No
     assert llm_json.step_role(kind.name) == kind.role  # a step named after the kind
 
 
+def test_the_api_names_the_kinds_a_user_starts_from_the_registry() -> None:
+    from bayes_app.api.maps import router as maps_router
+    from bayes_app.api.maps import start_run
+
+    route = next(r for r in maps_router.routes if getattr(r, "endpoint", None) is start_run)
+    started = [k.name for k in kinds.on(map_runs.RESOURCE) if k.name != map_runs.UPDATE_KIND]
+    assert list(app_runs.USER_MAP_KINDS) == started and len(started) == len(MAP_KINDS) - 1
+    assert route.summary == f"Start a run on the map (kind: {', '.join(started)})"
+
+
 def test_labels_no_longer_drift() -> None:
     """The history said "Deepen" while the button and the live line said "Dive deeper"."""
     assert map_runs.run_title("deepen", "M") == "Dive deeper · M" == f"{app_runs.label('deepen')} · M"

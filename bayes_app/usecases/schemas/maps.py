@@ -31,6 +31,13 @@ class MapSummary(BaseModel):
     role: str | None = None  # the caller's: owner | editor | viewer
 
 
+class ScopeChoice(BaseModel):
+    """A collection a new map may be scoped to (the user's own, or one shared with them)."""
+
+    id: str
+    name: str
+
+
 class MapRow(MapSummary):
     node_count: int
     new_papers: int = 0  # papers of pending update proposals: "N new papers may change this map"
