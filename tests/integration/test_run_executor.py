@@ -20,6 +20,7 @@ from bayes_app.models import Document, UsageEvent
 from bayes_app.runs import control, events, executor, service
 from bayes_app.runs import lifecycle as lc
 from tests.integration.test_credits_db import make_user
+from tests.support.procs import index_process
 
 
 class SlowStream(ModelStream):
@@ -68,12 +69,13 @@ def _new_run(sessions, kind: str = "ask") -> str:
         return lc.create_operation(db, user, kind, "Ask: q", 100_000, "offline", input={"prompt": "what is x"}).id
 
 
-def test_offline_ask_succeeds_and_settles(setup):
+def test_offline_ask_succeeds_and_settles(setup, tmp_path):
     sessions, r, listener = setup
     op_id = _new_run(sessions)
-    res = asyncio.run(
-        executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=OfflineProvider)
-    )
+    with index_process(tmp_path):  # a live (empty) index: the agent's library search answers at once
+        res = asyncio.run(
+            executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=OfflineProvider)
+        )
     assert (res.started, res.outcome) == (True, "SUCCEEDED")
     assert not control.lease_alive(r, op_id)
     assert service.settle(sessions, r, op_id) == "finalized"
