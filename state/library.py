@@ -50,15 +50,14 @@ def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
     }
 
 
-def _reference_row(r: dict) -> dict[str, str]:
-    authors = r["authors"]
-    who = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+def _reference_row(r: app_lib.Reference) -> dict[str, str]:
+    who = ", ".join(r.authors[:3]) + (" et al." if len(r.authors) > 3 else "")
     return {
         "who": who,
-        "year": str(r["year"] or "n.d."),
-        "title": r["title"] or r["raw"][:300],
-        "venue": r["venue"] or "",
-        "doi": r["doi"] or "",
+        "year": str(r.year or "n.d."),
+        "title": r.title or r.raw[:300],
+        "venue": r.venue or "",
+        "doi": r.doi or "",
     }
 
 
@@ -99,8 +98,8 @@ class LibraryState(AuthState):
         except NotFound:
             self.filter_collection = ""
             views = app_lib.documents(self.user_id)
-        names = {c["id"]: c["name"] for c in cols}
-        self.collections = [{"id": c["id"], "name": c["name"], "count": str(c["document_count"])} for c in cols]
+        names = {c.id: c.name for c in cols}
+        self.collections = [{"id": c.id, "name": c.name, "count": str(c.document_count)} for c in cols]
         self.documents = [_row(v, names) for v in views]
         self._follow_uploads({v.id: v for v in views})
         return any(d["active"] for d in self.documents)

@@ -26,7 +26,7 @@ class SearchState(AuthState):
     def load(self):
         if not self._load_user():
             return
-        self.collections = [{"id": c["id"], "name": c["name"]} for c in app_lib.collections(self.user_id)]
+        self.collections = [{"id": c.id, "name": c.name} for c in app_lib.collections(self.user_id)]
         self.documents = [
             {"id": d.id, "title": d.title[:80]} for d in app_lib.documents(self.user_id) if d.status == "indexed"
         ]

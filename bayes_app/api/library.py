@@ -217,7 +217,7 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
 # ---- collections ----------------------------------------------------------------------------
 @router.get("/collections", response_model=R.CollectionList, summary="List collections")
 async def list_collections(user: CurrentUser) -> Any:
-    return {"collections": await run_in_threadpool(app_lib.collections, user.id)}
+    return R.CollectionList(collections=await run_in_threadpool(app_lib.collections, user.id))
 
 
 @router.post("/collections", status_code=201, response_model=R.CollectionOut, summary="Create a collection")
@@ -296,4 +296,4 @@ async def document_annotations(user: CurrentUser, document_id: str) -> Any:
 async def document_references(user: CurrentUser, document_id: str) -> Any:
     """The document's reference list, parsed into authors, year, title, venue and DOI."""
     refs = await run_in_threadpool(app_lib.references, user.id, document_id)
-    return {"document_id": document_id, "count": len(refs), "references": refs}
+    return R.ReferenceList(document_id=document_id, count=len(refs), references=refs)

@@ -21,7 +21,15 @@ from bayes_app.sharing import collections as shared_cols
 from bayes_app.sharing import documents as shared_docs
 from bayes_app.usecases import queue
 from bayes_app.usecases.schemas.common import ErrorDetail
-from bayes_app.usecases.schemas.library import CollectionRef, DocumentFile, DocumentOut, Progress, SearchHit
+from bayes_app.usecases.schemas.library import (
+    CollectionRef,
+    CollectionRow,
+    DocumentFile,
+    DocumentOut,
+    Progress,
+    Reference,
+    SearchHit,
+)
 
 # for the front doors: the document view, the search's passage roles and the file store's kinds
 __all__ = ["ROLES", "DocumentFile", "DocumentOut", "FileStore", "LocalStore", "StorageUnavailable"]
@@ -102,14 +110,16 @@ def file_store() -> FileStore:
     return storage.default_store()
 
 
-def references(user_id: str, document_id: str) -> list[dict]:
+def references(user_id: str, document_id: str) -> list[Reference]:
+    """The document's parsed reference list, in order."""
     with session_scope() as db:
-        return lib.list_references(db, user_id, document_id)
+        return [Reference.model_validate(r) for r in lib.list_references(db, user_id, document_id)]
 
 
-def collections(user_id: str) -> list[dict]:
+def collections(user_id: str) -> list[CollectionRow]:
+    """The user's collections with how many documents each holds."""
     with session_scope() as db:
-        return lib.list_collections(db, user_id)
+        return [CollectionRow.model_validate(c) for c in lib.list_collections(db, user_id)]
 
 
 def search(
