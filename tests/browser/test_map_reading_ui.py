@@ -272,9 +272,11 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     expect(p2.locator(ROW, has_text="Gamma")).to_have_attribute("aria-level", "2", timeout=5_000)
     # F2 renames in place
     page.keyboard.press("F2")
+    expect(page.locator(".ol-rename")).to_be_focused()  # the editor is there before the keys go to it
     page.keyboard.press("Control+a")
     page.keyboard.type("Gamma renamed")
     page.keyboard.press("Enter")
+    expect(page.locator(ROW, has_text="Gamma renamed")).to_have_count(1)
     expect(p2.locator(ROW, has_text="Gamma renamed")).to_have_count(1, timeout=5_000)
     # Delete, then Undo (live in both tabs)
     page.locator(ROW, has_text="Beta").click()
