@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -75,24 +74,9 @@ def totals(res: dict) -> dict:
 
 def baseline(ref: str) -> dict | None:
     """The same measurement on commit `ref` (its own worktree; this script and the labels copied in)."""
-    base = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    wt = Path(f"/tmp/bayes-answer-quality-{base}")
-    if not wt.exists():
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True, capture_output=True
-        )
-        (wt / ".venv").symlink_to(ROOT / ".venv")
-    for rel in ("benchmarks/answer_quality.py", "tests/support/answer_labels.py"):
-        (wt / rel).write_text((ROOT / rel).read_text())
-    res = subprocess.run(
-        [sys.executable, str(wt / "benchmarks" / "answer_quality.py"), "--json"], cwd=wt, capture_output=True, text=True
-    )
-    if res.returncode != 0:
-        print("baseline failed:", res.stderr[-2000:])
-        return None
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    from benchmarks.baseline_run import measure_at
+
+    return measure_at(ref, "benchmarks/answer_quality.py", copy=["tests/support/answer_labels.py"])
 
 
 def main() -> None:

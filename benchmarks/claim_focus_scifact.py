@@ -22,7 +22,6 @@ import collections
 import json
 import math
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -120,34 +119,10 @@ def docs_of(cands):
 
 
 def baseline(ref: str, data: Path, n_claims: int) -> dict | None:
-    base = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    wt = Path(f"/tmp/bayes-claim-focus-{base}")
-    if not wt.exists():
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True, capture_output=True
-        )
-        (wt / ".venv").symlink_to(ROOT / ".venv")
-    (wt / "benchmarks" / "claim_focus_scifact.py").write_text(Path(__file__).read_text())
-    res = subprocess.run(
-        [
-            sys.executable,
-            str(wt / "benchmarks" / "claim_focus_scifact.py"),
-            "--json",
-            "--data",
-            str(data),
-            "--claims",
-            str(n_claims),
-        ],
-        cwd=wt,
-        capture_output=True,
-        text=True,
-    )
-    if res.returncode != 0:
-        print("baseline failed:", res.stderr[-2000:])
-        return None
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    """The same measurement on commit `ref` (its own worktree, this script copied in)."""
+    from benchmarks.baseline_run import measure_at
+
+    return measure_at(ref, "benchmarks/claim_focus_scifact.py", ["--data", str(data), "--claims", str(n_claims)])
 
 
 def main() -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -201,17 +200,11 @@ def run(data: str | None, scifact: bool = True) -> dict:
 
 
 def baseline(data: str | None, ref: str, scifact: bool = True) -> dict | None:
-    """The same measurement on commit `ref` (its own worktree, this script copied in)."""
-    base = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    wt = Path(f"/tmp/bayes-map-quality-{base}")
-    if not wt.exists():
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(wt), base], check=True, capture_output=True
-        )
-    for rel in (
-        "benchmarks/map_quality.py",
+    """The same measurement on commit `ref` (its own worktree, this script and its helpers copied in)."""
+    from benchmarks.baseline_run import measure_at
+
+    args = (["--data", data] if data else []) + ([] if scifact else ["--no-scifact"])
+    copy = [
         "benchmarks/scifact_sets.py",
         "benchmarks/support_tune.py",
         "tests/support/maplab.py",
@@ -219,20 +212,8 @@ def baseline(data: str | None, ref: str, scifact: bool = True) -> dict | None:
         "tests/support/fake_openai.py",
         "tests/support/mapquality.py",
         "tests/support/mapchecks.py",
-    ):
-        (wt / rel).write_text((ROOT / rel).read_text())
-    res = subprocess.run(
-        [sys.executable, str(wt / "benchmarks" / "map_quality.py"), "--json"]
-        + (["--data", data] if data else [])
-        + ([] if scifact else ["--no-scifact"]),
-        cwd=wt,
-        capture_output=True,
-        text=True,
-    )
-    if res.returncode != 0:
-        print("baseline failed:", res.stderr[-2000:])
-        return None
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    ]
+    return measure_at(ref, "benchmarks/map_quality.py", args, copy)
 
 
 def main() -> None:
