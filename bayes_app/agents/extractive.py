@@ -22,7 +22,7 @@ import numpy as np
 
 from bayes_app.agents.retrieval import Passage
 from bayes_app.library.marks import strip_marks
-from bayes_app.llm import choose
+from bayes_app.llm import choose, relevance
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.support import polarity_clash
 from bayes_app.search.sparse import STOPWORDS, tokens
@@ -36,15 +36,16 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and polarity) say the same
 CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
-MAX_CANDIDATES = 40  # most relevant sentences clustered into themes
+MAX_CANDIDATES = 36  # most relevant sentences clustered into themes (MAX_ASPECTS · CLAIMS_PER_THEME)
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
-PLAN_MARGIN = 0.15  # a planned claim scores at most this far below the question's best sentence
-FOCUS_FREE_CLAIMS = 3  # below the best this many, a planned claim must state a focus term of the question
-MIN_PLAN_CLAIMS = 5  # … while the plan keeps this many (merges and the critic may take some)
-MIN_PLAN_CANDIDATES = 12  # a plan clusters at least this many sentences (enough for MIN_ASPECTS themes)
+# A planned claim is a sentence the learned relevance model (`llm.relevance`) takes to answer the
+# question (its probability at least the threshold chosen on its training data), or one of the
+# MIN_PLAN_CLAIMS best of the question (or of one of its parts) while the library has them.
+MIN_PLAN_CLAIMS = 8  # … so a map on a thin library still has claims to read (the critic may take some)
+PART_CLAIMS = 3  # each part of a multi-part question keeps its best this many
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
-MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
+MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 6
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
@@ -102,7 +103,7 @@ def claim_candidates(passages: list[Passage]) -> list[Candidate]:
             if key in seen or sent.claim_problem(s) is not None:
                 continue
             text = s
-            if choose.leans_on_previous(s):
+            if choose.needs_previous(s):
                 # "This challenge motivates…": quote it with the sentence it points to, or not at all
                 prev = sentences[i - 1] if i else ""
                 text = f"{prev} {s}"
@@ -116,7 +117,7 @@ def claim_candidates(passages: list[Passage]) -> list[Candidate]:
                     continue
             seen.add(key)
             wording = choose.wording(strip_marks(text, getattr(p, "marks", None) or {}))
-            out.append(Candidate(text, p, extra={"wording": wording}))
+            out.append(Candidate(text, p, extra={"wording": wording, "position": i}))
     return out
 
 
@@ -127,21 +128,58 @@ def _embed_all(cands: list[Candidate], embed: Embed) -> None:
             c.vec = np.asarray(v, dtype=np.float32)
 
 
+def question_parts(question: str) -> list[str]:
+    """The parts of a multi-part question ("What is AutoScholarQuery and how was it built?" →
+    "What is AutoScholarQuery", "how was it built?"; two questions in one), or [] for one part."""
+    parts = [
+        p.strip() for p in re.split(r"(?<=\?)\s+|[;,]?\s+and\s+(?=(?:how|what|why|which|who|where|when)\b)", question)
+    ]
+    parts = [p for p in parts if len(tokens(p)) >= 1]
+    return parts if len(parts) > 1 else []
+
+
 def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list[Candidate]:
-    """Best first: relevance (cosine to the query) and centrality (mean cosine to the others)."""
+    """Best first: the learned relevance model's probability that the sentence answers the query
+    (`llm.relevance`; for a multi-part question the best over the whole and each part), and a
+    little centrality (mean cosine to the others)."""
     if not cands:
         return []
     embed = embed or default_embed
     _embed_all(cands, embed)
     m = np.stack([c.vec for c in cands])
-    # what the query asks, not only its subject (`llm.choose.focus_relevance`)
-    rel = choose.focus_relevance(query, [c.text for c in cands], embed, [c.passage.chunk_id for c in cands], m)
+    texts = [c.text for c in cands]
+    ctx = (
+        [" ".join(c.passage.text.split()) for c in cands],
+        [int(c.extra.get("position", 0)) for c in cands],
+        [c.passage.role for c in cands],
+    )
+    rel = relevance.score(query, texts, *ctx, embed=embed, vecs=m)
+    parts = question_parts(query)
+    by_part = [relevance.score(p, texts, *ctx, embed=embed, vecs=m) for p in parts]
     cen = (m @ m.T).sum(1) - 1.0
     cen = cen / max(1, len(cands) - 1)
-    for c, r, z in zip(cands, rel, cen):
-        c.score = float(RELEVANCE_WEIGHT * r + (1 - RELEVANCE_WEIGHT) * z)
-        c.extra["relevance"] = float(r)
+    for k, (c, r, z) in enumerate(zip(cands, rel, cen)):
+        best = max([float(r), *(float(b[k]) for b in by_part)])
+        c.score = float(RELEVANCE_WEIGHT * best + (1 - RELEVANCE_WEIGHT) * z)
+        c.extra["relevance"] = best
+        c.extra["parts"] = [float(b[k]) for b in by_part]
     return sorted(cands, key=lambda c: -c.score)
+
+
+def answering(cands: list[Candidate], least: int | None = None, per_part: int | None = None) -> list[Candidate]:
+    """The ranked candidates (`rank`) that answer the question: the relevance model's probability
+    at least its threshold (`llm.relevance.threshold`, chosen on its training data), plus the
+    `least` best and each question part's `per_part` best, in rank order."""
+    if not cands:
+        return []
+    least = MIN_PLAN_CLAIMS if least is None else least
+    per_part = PART_CLAIMS if per_part is None else per_part
+    t = relevance.threshold()
+    keep = {id(c) for c in cands if c.extra.get("relevance", 0.0) >= t}
+    keep |= {id(c) for c in sorted(cands, key=lambda c: -c.extra.get("relevance", 0.0))[:least]}
+    for k in range(len(cands[0].extra.get("parts") or [])):
+        keep |= {id(c) for c in sorted(cands, key=lambda c: -c.extra["parts"][k])[:per_part]}
+    return [c for c in cands if id(c) in keep]
 
 
 def _numbers(text: str) -> set[str]:
@@ -388,7 +426,7 @@ def plan(
     theme, centrality) with near-duplicates merged. No theme is empty."""
     embed = embed or default_embed
     ranked = dedupe(rank(claim_candidates(passages), question, embed), (), embed)
-    cands = on_question(question, ranked, embed, keep=MIN_PLAN_CANDIDATES, focus=True)[:MAX_CANDIDATES]
+    cands = answering(ranked)[:MAX_CANDIDATES]
     if not cands:
         return []
     m = np.stack([c.vec for c in cands])
@@ -412,19 +450,6 @@ def plan(
         cen = cen / (np.linalg.norm(cen) or 1.0)
         members.sort(key=lambda c: -(c.extra["relevance"] + float(c.vec @ cen)))
         shown_by_group.append(members[:per_theme])
-    # fewer, better claims: those far below the best answer to the question are left out (while
-    # the map keeps MIN_PLAN_CLAIMS)
-    scores = sorted((c.extra["relevance"] for shown in shown_by_group for c in shown), reverse=True)
-    floor = min(scores[0] - PLAN_MARGIN, scores[min(MIN_PLAN_CLAIMS, len(scores)) - 1])
-    # an adaptive cut: past the few best, a claim must state what the question asks, not only its subject
-    focus = choose.focus_terms(question, [c.text for c in cands])
-    free = scores[min(FOCUS_FREE_CLAIMS, len(scores)) - 1]
-
-    def kept(c: Candidate) -> bool:
-        s = c.extra["relevance"]
-        return s >= floor and (s >= free or not focus or choose.carries_focus(c.text, focus))
-
-    shown_by_group = [g for g in ([c for c in shown if kept(c)] for shown in shown_by_group) if g]
     # a map keeps MIN_ASPECTS themes while its claims allow: the largest group split by meaning
     while 0 < len(shown_by_group) < MIN_ASPECTS and max(map(len, shown_by_group)) >= 2:
         big = max(range(len(shown_by_group)), key=lambda i: len(shown_by_group[i]))

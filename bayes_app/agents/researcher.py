@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, create_model
 from bayes_app.agents import extractive, prompts
 from bayes_app.agents.llm_json import ask_json, echoes, is_offline
 from bayes_app.agents.retrieval import Passage
-from bayes_app.llm import choose
+from bayes_app.llm import relevance
 from bayes_app.llm import structured as st
 from bayes_app.llm.offline import format_passages
 from bayes_app.llm.sentences import Sentence, format_numbered, select, sentences_of
@@ -151,11 +151,18 @@ def ranked_ids(
     question: str, by_passage: dict[int, list[Sentence]], embed: Callable | None = None, limit: int = RANKED_IDS
 ) -> list[str]:
     """The ids of the `limit` sentences that best answer what `question` asks, best first (the
-    focus score offline claims are chosen by, `llm.choose.focus_relevance`)."""
+    learned relevance model offline claims are chosen by, `llm.relevance`)."""
     sentences = [s for ss in by_passage.values() for s in ss]
     if not sentences:
         return []
-    scores = choose.focus_relevance(question, [s.text for s in sentences], embed, [s.passage for s in sentences])
+    texts = [s.text for s in sentences]
+    scores = relevance.score(
+        question,
+        texts,
+        relevance.passage_keys([s.passage for s in sentences], texts),
+        [s.index for s in sentences],
+        embed=embed,
+    )
     return [sentences[int(i)].id for i in np.argsort(-scores, kind="stable")[:limit]]
 
 

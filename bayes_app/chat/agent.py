@@ -25,7 +25,7 @@ from bayes_app.chat import conversations as chat
 from bayes_app.chat import grounding, prompts, tools
 from bayes_app.chat.analysis import extractive_analysis
 from bayes_app.chat.calculator import CalculatorError, calculate
-from bayes_app.chat.library_search import TOP_K, ranked_sentences, search_library
+from bayes_app.chat.library_search import TOP_K, ranked_sentences, search_library, without_marks
 from bayes_app.chat.memory import Memory, fit
 from bayes_app.library import documents
 from bayes_app.llm.offline import format_passages
@@ -346,6 +346,8 @@ class AskAgent:
         numbered = self.draft.cite(strong)
         if numbered and self.draft.metadata_sent:
             self._send_metadata()  # sources grew after text started: send the full list again
+        if numbered and self.offline:  # the offline answer quotes them to a reader: no footnote marks
+            numbered = await asyncio.to_thread(without_marks, self.ctx.sessions, numbered)
         return format_passages(numbered) if numbered else "No passages match this query."
 
     async def _model_text(self, request: ChatRequest, step: str) -> str:

@@ -42,6 +42,29 @@ def ranked_sentences(question: str, citations: list[dict[str, Any]], limit: int 
     return "\n".join(f"- {' '.join(s.split())} [{n}]" for s, n in picked)
 
 
+def without_marks(sessions: Any, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hits with footnote and reference marks set as superscripts taken out of their text
+    ("Hitchcock 92" → "Hitchcock", `library.marks`): what an offline answer quotes to a reader
+    (the citations keep the stored text, so "Open at page" still finds the sentence)."""
+    from sqlmodel import col, select
+
+    from bayes_app.library.marks import chunk_marks, strip_marks
+    from bayes_app.models import Chunk
+
+    ids = [h["chunk_id"] for h in hits if h.get("chunk_id")]
+    if not ids:
+        return hits
+    with sessions() as db:
+        chunks = list(db.exec(select(Chunk).where(col(Chunk.id).in_(ids))))
+        marks = chunk_marks(db, chunks)
+    return [
+        {**h, "text": strip_marks(" ".join(str(h.get("text") or "").split()), marks[h["chunk_id"]])}
+        if marks.get(h.get("chunk_id") or "")
+        else h
+        for h in hits
+    ]
+
+
 def with_continuations(db: Any, hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The hits, each whose last sentence a page or column break cut given the rest of it from
     the next passage (`library.continuation`): the whole sentence can be quoted."""

@@ -108,6 +108,8 @@ _PROCEDURE_S = re.compile(
     r"|\b(?:first|then|second|stages?|steps?)\b",
     re.I,
 )
+# "[1, 3]", "[12–14]": the paper's own reference markers, not part of a claim's or answer's wording
+_PAPER_MARKER = re.compile(r"\s*\[\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\](?=[\s.,;:)]|$)")
 _GLUED_MARK = re.compile(r"(?<=[A-Za-z\)])(\d{1,3}(?:[,–-]\d{1,3})*)\s+(?=[,.;:])")
 
 
@@ -279,11 +281,33 @@ def leans_on_previous(sentence: str) -> bool:
     return bool(_DEPENDENT.match(wording(sentence)))
 
 
+_REFERS_BACK = re.compile(
+    r"\b(?:this|these|those|such|said)\s+(?:[a-z-]+\s+)?(?:drawbacks?|problems?|issues?|limitations?|challenges?|"
+    r"shortcomings?|gaps?|difficult(?:y|ies)|observations?|findings?|approach(?:es)?|methods?|techniques?|"
+    r"strategies|strategy|settings?|phenomen(?:on|a)|effects?|obstacles?|weakness(?:es)?|bottlenecks?|"
+    r"deficienc(?:y|ies)|concerns?|questions?|goals?|aims?)\b",
+    re.I,
+)
+
+
+def refers_back(sentence: str) -> bool:
+    """True when the sentence names something only the sentence before says ("PaSa addresses this
+    drawback by …", "… to overcome these challenges"): quoted alone, it leans on missing context."""
+    return bool(_REFERS_BACK.search(wording(sentence)))
+
+
+def needs_previous(sentence: str) -> bool:
+    """True when the sentence makes sense only with the one before it (`leans_on_previous` or
+    `refers_back`)."""
+    return leans_on_previous(sentence) or refers_back(sentence)
+
+
 def wording(sentence: str) -> str:
-    """The sentence without a list prefix ("2) ") and without footnote digits glued to a word
-    ("ChatGPT9 ," → "ChatGPT,")."""
+    """The sentence without a list prefix ("2) "), footnote digits glued to a word
+    ("ChatGPT9 ," → "ChatGPT,") or the paper's reference markers ("[1, 3]")."""
     s = _LIST_PREFIX.sub("", sentence.strip(), count=1)
     s = _GLUED_MARK.sub("", s)
+    s = _PAPER_MARKER.sub("", s)  # "… black boxes [1, 3]." → "… black boxes."
     return s[:1].upper() + s[1:] if s[:1].islower() and s != sentence.strip() else s
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from bayes_app.library.hyphens import join_broken_words
-from bayes_app.llm import choose
+from bayes_app.llm import choose, relevance
 from bayes_app.llm.markup import literal
 from bayes_app.llm.sentences import Sentence, parse_numbered, strip_numbered
 from bayes_app.llm.sentences import split_sentences as split_sentences  # re-exported for callers
@@ -62,6 +62,11 @@ _PASSAGE = re.compile(
 _BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
+ANSWER_RATIO = 0.3  # a sentence whose probability of answering is under 0.3 × the best one's is not quoted
+
+
+def _no_model(texts: Any) -> np.ndarray:
+    raise RuntimeError("no embedding model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +277,7 @@ def rank_candidates(
         if not _complete(sentence, pos == first_pos[rank], pos == last_pos[rank]) or not _quotable(sentence):
             continue
         quote, quote_key = sentence, key
-        if choose.leans_on_previous(sentence):
+        if choose.needs_previous(sentence):
             prev = by_place.get((rank, pos - 1))
             if (
                 prev is None
@@ -291,19 +296,23 @@ def rank_candidates(
         places.append((pos, rank))
     if not texts:
         return []
-    # a sentence is judged with its passage: answer-bearing sentences sit together
+    # the learned relevance model (`llm.relevance`): each sentence judged among the others, with
+    # its passage and its neighbours
     passages = {rank: " ".join(t for (r, _), (t, _) in sorted(by_place.items()) if r == rank) for rank in last_pos}
-    ranks = [r for r in dict.fromkeys(k[1] for k in places)]
-    p_scores, _ = choose.relevance(question, [passages[r] for r in ranks], embed)
-    prior = dict(zip(ranks, p_scores))
-    scores, vecs = choose.relevance(question, texts, embed)
-    scores = (1 - choose.PASSAGE_WEIGHT) * scores + choose.PASSAGE_WEIGHT * np.array([prior[k[1]] for k in places])
-    scores = choose.with_neighbours(scores, places)
+    vecs = choose._safe_embed(embed, texts)
+    scores = relevance.score(
+        question,
+        texts,
+        [passages[r] for _, r in places],
+        [pos - first_pos[r] for pos, r in places],
+        embed=embed if vecs is not None else _no_model,
+        vecs=vecs,
+    )
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
     top = float(scores.max())
     for i in choose.mmr(scores, vecs, 2 * limit):
-        if out and float(scores[i]) < top - choose.ANSWER_MARGIN:  # far below the best: not an answer
+        if out and float(scores[i]) < top * ANSWER_RATIO:  # far below the best: not an answer
             continue
         if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
             out.append(i)
@@ -337,10 +346,60 @@ def select_sentence_ids(
     return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit, min_overlap)
 
 
-def extractive_answer(picked: list[tuple[str, int]]) -> str:
-    """The picked sentences, verbatim (as literal Markdown: source text never becomes markup),
-    each followed by its citation marker."""
-    return " ".join(f"{literal(sentence)} [{n}]" for sentence, n in picked) if picked else NO_PASSAGES
+OFFLINE_LEAD = (
+    "No language model is connected, so this is not a written answer: these are the sentences of your "
+    "library that best answer the question, quoted as the papers state them, grouped by paper (best first) "
+    "and in reading order within each. Connect a model in Settings (an OpenAI key or a local "
+    "OpenAI-compatible server) for a written answer."
+)
+
+
+def reader_text(sentence: str) -> str:
+    """A quoted sentence as a reader sees it in an offline answer: its list prefix, footnote
+    digits glued to a word and the paper's own reference markers ("[1, 3]") dropped, on one line."""
+    return choose.wording(re.sub(r"\s+(?=[,.;:])", "", _one_line(sentence)))
+
+
+def _place(passage: Passage | None, quote: str) -> tuple[float, int, int]:
+    page = passage.page if passage is not None else None
+    num = float(page) if isinstance(page, int) or (isinstance(page, str) and page.isdigit()) else float("inf")
+    at = _one_line(passage.text).find(_one_line(quote)) if passage is not None else -1
+    return (num, passage.n if passage is not None else 0, at)
+
+
+def extractive_answer(picked: list[tuple[str, int]], passages: list[Passage] | None = None) -> str:
+    """The picked sentences (best first) as an offline answer a reader can use: a line saying
+    what they are, then the sentences grouped by paper — the paper holding the best first — in
+    reading order within it, one passage's sentences per bullet with its page and citation
+    marker (the link to the page). Source text is literal Markdown: it never becomes markup."""
+    if not picked:
+        return NO_PASSAGES
+    by_n = {p.n: p for p in passages or ()}
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for sentence, n in picked:
+        p = by_n.get(n)
+        groups.setdefault(_clean_title(p.title) if p is not None and p.title else "", []).append((sentence, n))
+    lines = [OFFLINE_LEAD]
+    for title, items in groups.items():
+        lines.append("")
+        if title:
+            lines.append(f"**{literal(title)}**")
+        # one bullet per passage: its sentences in reading order
+        bullets: dict[int, list[str]] = {}
+        for sentence, n in sorted(items, key=lambda it: _place(by_n.get(it[1]), it[0])):
+            bullets.setdefault(n, []).append(sentence)
+        for n, sentences in sorted(bullets.items(), key=lambda kv: _place(by_n.get(kv[0]), kv[1][0])):
+            p = by_n.get(n)
+            page = f"p. {p.page}: " if p is not None and p.page not in (None, "") else ""
+            body = literal(reader_text(sentences[0]))
+            text = _one_line(p.text) if p is not None else ""
+            for before, s in zip(sentences, sentences[1:]):
+                # adjacent in the passage: one run of text; else an ellipsis marks the gap
+                end = text.find(_one_line(before)) + len(_one_line(before))
+                joined = text.find(_one_line(s), end) == end + 1
+                body += (" " if joined else " … ") + literal(reader_text(s))
+            lines.append(f"- {page}{body} [{n}]")
+    return "\n".join(lines)
 
 
 def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int, str]] | None:
@@ -433,7 +492,7 @@ class OfflineStream(ModelStream):
                 output = claims_json(select_sentences(question, passages, limit))
             else:
                 limit = self._provider.max_sentences or choose.answer_length(question)
-                output = extractive_answer(select_sentences(question, passages, limit))
+                output = extractive_answer(select_sentences(question, passages, limit), passages)
             finish = "stop"
             for word in _WORD.findall(output):
                 yield TextDelta(word)

@@ -196,8 +196,12 @@ def _strip_run_in_heading(s: str) -> str:
     m = _TITLED_RUN_IN.match(s) or _SENTENCE_CASE_RUN_IN.match(s)
     if m:
         return s[m.end() :]
-    # "LLM Agents LLM Agents combine …": the heading's first word starts the sentence again
     words = s.split()
+    # "Counterfactual explanations Counterfactual explanations can be …": the heading said twice
+    for k in range(1, min(7, (len(words) - 2) // 2 + 1)):
+        if words[k][:1].isupper() and [w.lower() for w in words[:k]] == [w.lower() for w in words[k : 2 * k]]:
+            return s[s.index(words[k], len(" ".join(words[:k]))) :]
+    # "LLM Agents LLM Agents combine …": the heading's first word starts the sentence again
     if words and words[0][:1].isupper():
         for k in range(1, min(5, len(words) - 3)):
             if words[k] == words[0] and all(w[:1].isupper() for w in words[:k]):  # a Title Case heading

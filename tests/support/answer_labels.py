@@ -391,7 +391,13 @@ def ask_answer(lab, question: str) -> tuple[str, list[tuple[str, int | None]]]:
     )
     text = asyncio.run(OfflineProvider().complete(req)).text
     pages = {h["n"]: h.get("page") for h in numbered}
-    quoted = [(m.group(1).strip(), pages.get(int(m.group(2).split(",")[0]))) for m in _MARKED.finditer(text)]
+    # one bullet per passage ("- p. 5: sentence … sentence [3]", gaps marked by " … "); older answers:
+    # "sentence [3] sentence [4]"
+    quoted = [
+        (part.strip(), pages.get(int(m.group(2).split(",")[0])))
+        for m in _MARKED.finditer(text)
+        for part in re.sub(r"^\s*-\s+(?:p\.\s*\S+:\s+)?", "", m.group(1)).split(" … ")
+    ]
     return text, quoted
 
 

@@ -1,6 +1,6 @@
 """Claims for what the question asks, not only its subject (issue 25, claim precision): the
 subject/focus split among the candidates, local-IDF term coverage, the question type's form prior,
-the passage blend, and a plan that leaves out claims far below the best."""
+the passage blend; a plan keeps what the learned relevance model takes to answer (issue 37)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from bayes_app.agents import extractive
 from bayes_app.agents.retrieval import Passage
-from bayes_app.llm import choose
+from bayes_app.llm import choose, relevance
 
 
 def bag_embed(texts):
@@ -93,13 +93,11 @@ def _passage(n: int, text: str) -> Passage:
     return Passage(n, f"c{n}", "d1", "Paper", [], 2025, n, text, "body", text)
 
 
-def test_a_plan_leaves_out_claims_far_below_the_best_but_keeps_a_few(monkeypatch):
-    monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 3)
+def test_a_plan_keeps_what_the_relevance_model_takes_to_answer_and_a_few_best(monkeypatch):
     on = [
         "The Crawler is trained with imitation learning on generated trajectories.",
         "The Crawler is then trained with reinforcement learning using session-level PPO.",
         "The Crawler training uses the Selector as an auxiliary reward model.",
-        "The Crawler training samples sessions to save time during training.",
     ]
     off = [
         "Google Scholar is a widely used academic search engine for papers.",
@@ -109,15 +107,41 @@ def test_a_plan_leaves_out_claims_far_below_the_best_but_keeps_a_few(monkeypatch
     ]
     question = "How is the Crawler trained?"
     passages = [_passage(i, t) for i, t in enumerate(on + off, 1)]
-    themes = extractive.plan(question, passages, bag_embed)
-    planned = [c for _, cs in themes for c in cs]
-    assert {c.text for c in planned} == set(on[:3])  # the weakest (0.3 below the best) is left out
-    assert len(themes) == extractive.MIN_ASPECTS  # the largest theme split: three themes of three claims
-    best = max(c.extra["relevance"] for c in planned)
-    assert all(c.extra["relevance"] >= best - extractive.PLAN_MARGIN for c in planned[:1])
-    # a library where nothing stands out still gets MIN_PLAN_CLAIMS claims
+    monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 2)
+    planned = {c.text for _, cs in extractive.plan(question, passages, bag_embed) for c in cs}
+    ranked = extractive.rank(extractive.claim_candidates(passages), question, bag_embed)
+    t = relevance.threshold()
+    # every sentence over the threshold, the MIN_PLAN_CLAIMS best, nothing else
+    best = sorted(ranked, key=lambda c: -c.extra["relevance"])[:2]
+    expected = {c.text for c in ranked if c.extra["relevance"] >= t} | {c.text for c in best}
+    assert planned == expected and set(on) <= planned
+    # a library where nothing answers still gets its MIN_PLAN_CLAIMS best
     weak = [_passage(i, t) for i, t in enumerate(off, 1)]
-    assert sum(len(cs) for _, cs in extractive.plan(question, weak, bag_embed)) >= extractive.MIN_PLAN_CLAIMS
+    assert sum(len(cs) for _, cs in extractive.plan(question, weak, bag_embed)) >= 2
+
+
+def test_a_multi_part_question_gets_claims_for_each_part(monkeypatch):
+    assert extractive.question_parts("What is AutoScholarQuery and how was it built?") == [
+        "What is AutoScholarQuery",
+        "how was it built?",
+    ]
+    assert extractive.question_parts("How is the Crawler trained? What reward does it get?") == [
+        "How is the Crawler trained?",
+        "What reward does it get?",
+    ]
+    assert extractive.question_parts("What are counterfactual explanations?") == []
+    monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 1)
+    monkeypatch.setattr(extractive, "PART_CLAIMS", 1)
+    monkeypatch.setattr(relevance, "threshold", lambda: 1.0)  # only the best and each part's best
+    texts = [
+        "The Crawler is trained with imitation learning and then with reinforcement learning.",
+        "The reward of the Crawler is the number of relevant papers it finds in a session.",
+        "Google Scholar is a widely used academic search engine for papers.",
+    ]
+    passages = [_passage(i, t) for i, t in enumerate(texts, 1)]
+    question = "How is the Crawler trained? What reward does the Crawler get?"
+    planned = {c.text for _, cs in extractive.plan(question, passages, bag_embed) for c in cs}
+    assert planned == set(texts[:2])
 
 
 def test_a_model_researcher_sees_the_sentences_ranked_by_the_same_focus():
@@ -155,39 +179,6 @@ def test_a_theme_is_named_after_a_phrase_of_its_first_claim():
     assert title.lower() in texts[1].lower()
     title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
     assert title.lower() in texts[0].lower()
-
-
-def test_past_the_few_best_a_planned_claim_must_state_what_the_question_asks(monkeypatch):
-    monkeypatch.setattr(extractive, "PLAN_MARGIN", 1.0)  # only the focus cut at work
-    on = [
-        "The Crawler faces challenges such as sparse rewards, addressed by a session-level reward.",
-        "Long trajectories are another challenge the Crawler faces, addressed by session sampling.",
-    ]
-    off = [
-        "In the second stage, reinforcement learning of the Crawler is applied.",
-        "The training of the Crawler comprises two stages of learning.",
-        "The Crawler is trained with imitation learning and reinforcement learning.",
-        "The Crawler searches and expands papers with reinforcement learning.",
-        "The Crawler learning uses the Selector as an auxiliary reward model.",
-        "Reinforcement learning updates the Crawler policy with PPO.",
-        "The Crawler stops when its learning budget of actions is spent.",
-    ]
-    question = "What challenges does reinforcement learning of the Crawler face and how are they addressed?"
-    focus = choose.focus_terms(question, on + off)
-    assert focus == {"challeng", "face", "address"}  # "Crawler", "reinforcement", "learning": the subject
-    passages = [_passage(i, t) for i, t in enumerate(on + off, 1)]
-
-    def planned() -> list[tuple[float, str]]:
-        themes = extractive.plan(question, passages, bag_embed)
-        return sorted(((c.extra["relevance"], c.text) for _, cs in themes for c in cs), reverse=True)
-
-    monkeypatch.setattr(extractive, "FOCUS_FREE_CLAIMS", 100)
-    before = planned()
-    assert any(not choose.carries_focus(t, focus) for _, t in before[3:])  # subject-only claims past the best
-    monkeypatch.setattr(extractive, "FOCUS_FREE_CLAIMS", 3)
-    after = planned()
-    assert len(after) >= 3 and {t for _, t in after} >= {t for _, t in before if t in on}
-    assert all(choose.carries_focus(t, focus) for _, t in after[3:]) and len(after) < len(before)
 
 
 def test_a_theme_name_is_a_noun_phrase_or_a_name_never_a_generic_word():

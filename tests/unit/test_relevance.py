@@ -1,0 +1,109 @@
+"""The learned sentence relevance model (issue 37): committed weights that match the features,
+probabilities an answering sentence wins, a term-only fallback without an embedding model, and
+the offline answer that shows the winners as the library's own sentences grouped by paper."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+
+from bayes_app.llm import relevance
+from bayes_app.llm.offline import OFFLINE_LEAD, Passage, extractive_answer, reader_text, select_sentences
+
+
+def bag_embed(texts):
+    m = np.zeros((len(texts), 512), dtype=np.float32)
+    for i, t in enumerate(texts):
+        for w in t.lower().replace(".", " ").replace(",", " ").replace("?", " ").split():
+            m[i, zlib.crc32(w.encode()) % 512] += 1.0
+    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+
+
+SENTENCES = [
+    "The Crawler recall rises with the number of expand actions on the benchmark.",
+    "The Crawler is trained with imitation learning and then with reinforcement learning.",
+    "Google Scholar is a widely used academic search engine for papers.",
+]
+
+
+def test_the_committed_weights_match_the_features_and_are_small():
+    data = json.loads(relevance.WEIGHTS.read_text())
+    assert tuple(data["features"]) == relevance.FEATURES
+    assert len(data["coef"]) == len(data["mean"]) == len(data["scale"]) == len(relevance.FEATURES)
+    assert 0.0 < relevance.threshold() < 1.0
+    assert relevance.WEIGHTS.stat().st_size < 20_000
+
+
+def test_features_have_one_row_per_sentence_and_one_column_per_feature():
+    x = relevance.features("How is the Crawler trained?", SENTENCES, embed=bag_embed)
+    assert x.shape == (3, len(relevance.FEATURES)) and np.isfinite(x).all()
+    assert relevance.features("q", [], embed=bag_embed).shape == (0, len(relevance.FEATURES))
+
+
+def test_the_answering_sentence_scores_highest():
+    p = relevance.score("How is the Crawler trained?", SENTENCES, embed=bag_embed)
+    assert ((0 < p) & (p < 1)).all() and int(np.argmax(p)) == 1
+    assert int(np.argmin(p)) == 2  # off the subject altogether
+
+
+def test_without_an_embedding_model_the_terms_still_rank():
+    def broken(_texts):
+        raise RuntimeError("no model")
+
+    p = relevance.score("How is the Crawler trained?", SENTENCES, embed=broken)
+    assert int(np.argmax(p)) == 1
+
+
+def test_a_number_counts_when_the_question_asks_how_much():
+    x = relevance.features(
+        "What recall does PaSa achieve?",
+        ["PaSa achieves a recall of 0.79 on the benchmark.", "PaSa achieves a high recall on the benchmark."],
+        embed=bag_embed,
+    )
+    col = relevance.FEATURES.index("number_for_amount")
+    assert list(x[:, col]) == [1.0, 0.0]
+
+
+def test_passage_keys_join_the_sentences_of_one_passage():
+    assert relevance.passage_keys([1, 1, 2], ["A.", "B.", "C."]) == ["A. B.", "A. B.", "C."]
+
+
+PASSAGES = [
+    Passage(
+        1,
+        "The training process for the Crawler comprises two stages. In the first stage, we generate "
+        "trajectories and perform imitation learning. In the second stage, reinforcement learning is applied [12, 14].",
+        "PaSa",
+        5,
+    ),
+    Passage(2, "Google Scholar is a widely used academic search engine for papers.", "Other paper", 2),
+    Passage(3, "The Crawler is trained in two stages, as in AGILE (Hitchcock 2024).", "PaSa", 3),
+]
+
+
+def test_the_offline_answer_shows_the_library_s_sentences_grouped_by_paper_in_reading_order():
+    picked = select_sentences("How is the PaSa Crawler trained?", PASSAGES, 5)
+    text = extractive_answer(picked, PASSAGES)
+    lines = text.splitlines()
+    assert lines[0] == OFFLINE_LEAD
+    assert "**PaSa**" in lines
+    bullets = [x for x in lines if x.startswith("- ")]
+    # one bullet per passage, each with its page and its citation marker; p. 3 before p. 5
+    pasa = [b for b in bullets if b.endswith(("[1]", "[3]"))]
+    assert [b[:6] for b in pasa] == ["- p. 3", "- p. 5"]
+    # the paper's own markers are not quoted; adjacent sentences run on without an ellipsis
+    assert "[12, 14]" not in text and "stages. In the first stage" in text
+
+
+def test_reader_text_drops_markers_and_list_prefixes():
+    assert reader_text("2) The model opens these black boxes [1, 3].") == "The model opens these black boxes."
+
+
+def test_a_sentence_naming_what_only_the_one_before_says_is_quoted_with_it():
+    from bayes_app.llm import choose
+
+    assert choose.refers_back("PaSa addresses this drawback by training an agent.")
+    assert not choose.refers_back("This paper presents PaSa, a paper search agent.")
+    assert choose.needs_previous("It is trained with PPO.")
