@@ -62,7 +62,7 @@ _PASSAGE = re.compile(
 _BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
-ANSWER_RATIO = 0.3  # a sentence whose probability of answering is under 0.3 × the best one's is not quoted
+ANSWER_RATIO = 0.5  # a sentence whose probability of answering is under 0.5 × the best one's is not quoted
 
 
 def _no_model(texts: Any) -> np.ndarray:

