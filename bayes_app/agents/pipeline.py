@@ -119,6 +119,19 @@ class Research:
                 batch.append(None)
                 continue
             self.seen_quotes.add(key)
+            if await self.writer.refused([c.citation]):  # a member's run: a paper not readable to the map
+                theme = parent if isinstance(parent, Theme) else None
+                await self.writer.divert(
+                    c.claim.text,
+                    [c.citation],
+                    parent_id=target.parent_id if target else (theme.node_id if theme else str(parent)),
+                    theme_title=theme.title if theme is not None and theme.node_id is None and not target else None,
+                    kind="counterpoint" if target else "claim",
+                    confidence=c.support,
+                )
+                placed.append(None)
+                batch.append(None)
+                continue
             if target is not None:
                 ev = await self.writer.node(
                     target.parent_id,
@@ -128,12 +141,17 @@ class Research:
                     confidence=c.support,
                     after_id=target.node_id,
                 )
-                await self.writer.relation(ev["id"], target.node_id)
+                if ev["id"] is not None:
+                    await self.writer.relation(ev["id"], target.node_id)
             else:
                 parent_id = await parent.id() if isinstance(parent, Theme) else parent
                 ev = await self.writer.node(
                     parent_id, "claim", c.claim.text, body, citations=[c.citation], confidence=c.support
                 )
+            if ev["id"] is None:  # kept for the owner's decision
+                placed.append(None)
+                batch.append(None)
+                continue
             w = Written(ev["id"], ev["parent_id"], c.claim.text)
             placed.append(w)
             batch.append(w)

@@ -212,5 +212,9 @@ class MemberAdd(Body):
     role: Annotated[StrictStr, Field(max_length=20)] = "viewer"
 
 
+class MapDocumentAdd(Body):
+    document_id: Annotated[StrictStr, Field(min_length=1, max_length=32)]
+
+
 class MemberPatch(Body):
     role: Annotated[StrictStr, Field(max_length=20)]

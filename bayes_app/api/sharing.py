@@ -52,6 +52,52 @@ async def get_node_history(user: CurrentUser, map_id: str, node_id: str) -> RS.N
     return RS.NodeHistory(changes=changes)
 
 
+@router.get(
+    "/mindmaps/{map_id}/history",
+    response_model=RS.MapHistory,
+    summary="The map's changes, newest first: who, when, which nodes (owner and editors)",
+)
+async def get_map_history(user: CurrentUser, map_id: str) -> RS.MapHistory:
+    return RS.MapHistory(changes=await run_in_threadpool(app_maps.map_history, user.id, map_id))
+
+
+@router.post(
+    "/mindmaps/{map_id}/history/{edit_id}/revert",
+    response_model=RS.Reverted,
+    summary="Revert one change of the map's history (owner: any; editor: their own)",
+)
+async def revert_edit(user: CurrentUser, map_id: str, edit_id: str) -> RS.Reverted:
+    return RS.Reverted(reverted=await run_in_threadpool(app_maps.revert, user.id, map_id, edit_id))
+
+
+@router.get(
+    "/mindmaps/{map_id}/documents",
+    response_model=RS.MapDocuments,
+    summary="The papers the map's members can open and their runs may read (owner only)",
+)
+async def list_map_documents(user: CurrentUser, map_id: str) -> RS.MapDocuments:
+    return await run_in_threadpool(app_maps.map_documents, user.id, map_id)
+
+
+@router.post(
+    "/mindmaps/{map_id}/documents",
+    status_code=201,
+    response_model=RS.MapDocuments,
+    summary="Make one of your papers readable to the map's members and their runs (owner only)",
+)
+async def add_map_document(user: CurrentUser, map_id: str, body: schemas.MapDocumentAdd) -> RS.MapDocuments:
+    return await run_in_threadpool(app_maps.add_map_document, user.id, map_id, body.document_id)
+
+
+@router.delete(
+    "/mindmaps/{map_id}/documents/{document_id}",
+    response_model=RS.MapDocuments,
+    summary="Take an added paper back from the map's members (owner only)",
+)
+async def remove_map_document(user: CurrentUser, map_id: str, document_id: str) -> RS.MapDocuments:
+    return await run_in_threadpool(app_maps.remove_map_document, user.id, map_id, document_id)
+
+
 @router.get("/mindmaps/{map_id}/presence", response_model=RS.Presence, summary="Who is viewing the map now")
 async def get_presence(user: CurrentUser, map_id: str) -> RS.Presence:
     return RS.Presence(viewers=await run_in_threadpool(app_maps.viewers, user.id, map_id))

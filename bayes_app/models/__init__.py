@@ -26,7 +26,7 @@ from bayes_app.models.maps import (
     SupportLabel,
 )
 from bayes_app.models.runs import Operation, Run, RunStatus, UsageEvent
-from bayes_app.models.sharing import CollectionMember, MapMember, Role
+from bayes_app.models.sharing import CollectionMember, MapDocument, MapMember, Role
 from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
@@ -71,6 +71,7 @@ __all__ = [
     "ZoteroLibrary",
     "ZoteroNote",
     "CollectionMember",
+    "MapDocument",
     "MapMember",
     "Role",
 ]

@@ -25,6 +25,7 @@ from bayes_app.redis_client import get_redis, new_async_redis
 from bayes_app.runs import service as run_service
 from bayes_app.settings import get_settings
 from bayes_app.sharing import collections as shared_cols
+from bayes_app.sharing import map_documents as map_docs
 from bayes_app.usecases import runs
 from bayes_app.usecases.schemas.maps import (
     CitationOut,
@@ -37,7 +38,15 @@ from bayes_app.usecases.schemas.maps import (
     ScopeChoice,
 )
 from bayes_app.usecases.schemas.runs import RunOut
-from bayes_app.usecases.schemas.sharing import MapLists, MemberList, MemberOut, NodeChange, Viewer
+from bayes_app.usecases.schemas.sharing import (
+    HistoryEntry,
+    MapDocuments,
+    MapLists,
+    MemberList,
+    MemberOut,
+    NodeChange,
+    Viewer,
+)
 
 # for the front doors: roles, errors, the editor's watcher, its in-memory map and view helpers
 __all__ = [
@@ -204,6 +213,42 @@ def members_of(user_id: str, map_id: str) -> MemberList:
 
 
 node_history = _on_map(READ, history.node_history, list[NodeChange])  # who changed the node, newest first
+
+
+def map_history(user_id: str, map_id: str) -> list[HistoryEntry]:
+    """The map's changes, newest first, for its owner and editors (403 for a viewer)."""
+    return call_as(
+        user_id, map_id, EDIT, lambda db, owner, mid: _entries.validate_python(history.map_history(db, owner, mid))
+    )
+
+
+_entries = TypeAdapter(list[HistoryEntry])
+revert = _on_map(EDIT, service.revert)  # the owner: any edit; an editor: their own; its action name
+
+
+def map_documents(user_id: str, map_id: str) -> MapDocuments:
+    """The share dialog's papers: what the map's members can open and their runs may read."""
+    with session_scope() as db:
+        m = access.authorize(db, user_id, map_id, Role.OWNER)
+        return MapDocuments.model_validate(map_docs.list_readable(db, user_id, m))
+
+
+def add_map_document(user_id: str, map_id: str, document_id: object) -> MapDocuments:
+    """The owner makes one of their documents readable to the map's members and their runs."""
+    with session_scope() as db:
+        m = access.authorize(db, user_id, map_id, Role.OWNER)
+        map_docs.add_document(db, user_id, m, document_id)
+        return MapDocuments.model_validate(map_docs.list_readable(db, user_id, m))
+
+
+def remove_map_document(user_id: str, map_id: str, document_id: str) -> MapDocuments:
+    """The owner takes an added document back (one the map cites stays readable)."""
+    with session_scope() as db:
+        m = access.authorize(db, user_id, map_id, Role.OWNER)
+        map_docs.remove_document(db, m, document_id)
+        return MapDocuments.model_validate(map_docs.list_readable(db, user_id, m))
+
+
 _viewers = TypeAdapter(list[Viewer])
 
 
@@ -234,6 +279,8 @@ def map_view(user_id: str, map_id: str) -> MapView:
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
         view = {**service.map_view(db, m.owner_id, map_id), "role": access.role_of(db, user_id, map_id)}
+        # proposals about papers the caller cannot open are the owner's alone
+        view["proposals"] = [p for p in view["proposals"] if map_docs.proposal_visible(db, user_id, m, p["payload"])]
         return MapView.model_validate(view)
 
 

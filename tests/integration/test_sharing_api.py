@@ -48,6 +48,11 @@ NEED = {
     ("PATCH", "/mindmaps/{map_id}/members/{member_id}"): OWN,
     ("DELETE", "/mindmaps/{map_id}/members/{member_id}"): OWN,
     ("GET", "/mindmaps/{map_id}/nodes/{node_id}/history"): READ,
+    ("GET", "/mindmaps/{map_id}/history"): EDIT,
+    ("POST", "/mindmaps/{map_id}/history/{edit_id}/revert"): EDIT,
+    ("GET", "/mindmaps/{map_id}/documents"): OWN,
+    ("POST", "/mindmaps/{map_id}/documents"): OWN,
+    ("DELETE", "/mindmaps/{map_id}/documents/{document_id}"): OWN,
     ("GET", "/mindmaps/{map_id}/missing"): OWN,
     ("GET", "/mindmaps/{map_id}/presence"): READ,
     ("POST", "/mindmaps/{map_id}/presence"): READ,
@@ -130,6 +135,8 @@ def _request(api, method: str, path: str, ids: dict[str, str], p: dict, who: str
         decision="accept",
         fmt="json",
         member_id=p["target"]["id"],
+        edit_id="no-such-edit",
+        document_id=ids["document_id"],
     )
     bodies = {
         ("PATCH", "/mindmaps/{map_id}"): {"title": "Renamed"},
@@ -142,6 +149,7 @@ def _request(api, method: str, path: str, ids: dict[str, str], p: dict, who: str
         ("POST", "/mindmaps/{map_id}/zotero/highlights"): {},
         ("POST", "/mindmaps/{map_id}/members"): {"email": p["newcomer"]["email"], "role": "viewer"},
         ("PATCH", "/mindmaps/{map_id}/members/{member_id}"): {"role": "editor"},
+        ("POST", "/mindmaps/{map_id}/documents"): {"document_id": ids["document_id"]},
     }
     body = bodies.get((method, path))
     if method in ("POST", "PATCH", "PUT") and body is None:
