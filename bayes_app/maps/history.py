@@ -47,7 +47,7 @@ def map_history(db: Session, owner_id: str, map_id: str) -> list[dict[str, Any]]
     get_map(db, owner_id, map_id)
     edits = list(db.exec(select(MapEdit).where(MapEdit.map_id == map_id).order_by(col(MapEdit.created_at).desc())))
     ids = {e.user_id or owner_id for e in edits}
-    emails = dict(db.exec(select(User.id, User.email).where(col(User.id).in_(ids)))) if ids else {}
+    emails = {u.id: u.email for u in db.exec(select(User).where(col(User.id).in_(ids)))} if ids else {}
     return [
         {
             "edit_id": e.id,
