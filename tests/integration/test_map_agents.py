@@ -234,10 +234,13 @@ def test_offline_map_runs_and_export(env):
         assert db.get(Mindmap, mid).offline
         view = service.map_view(db, env["user"], mid)
         n_cits = assert_provenance(db, mid)
-    themes = [n for n in view["nodes"] if n["kind"] == "theme"]
+    # the root keeps its title: the prompt is the run's own question, a theme under it (issue 36.3)
+    assert view["nodes"][0]["title"] == "Paper search agents"
+    [asked] = [n for n in view["nodes"] if n["title"] == "How do LLM agents search for academic papers?"]
+    assert asked["kind"] == "theme" and asked["parent_id"] == view["root_id"]
+    themes = [n for n in view["nodes"] if n["kind"] == "theme" and n["id"] != asked["id"]]
     claims = [n for n in view["nodes"] if n["kind"] in ("claim", "counterpoint")]
     assert 3 <= len(themes) <= 8 and len(claims) >= 3 and n_cits >= len(claims)
-    assert view["nodes"][0]["title"] == "How do LLM agents search for academic papers?"
 
     # deepen a theme, counter-evidence for a claim, restructure, chapters, synthesize, message
     theme = themes[0]["id"]
@@ -279,7 +282,7 @@ def test_offline_map_runs_and_export(env):
         md = export.markdown(db, env["user"], mid)
         bib = export.bibtex(db, env["user"], mid)
         docx = export.docx_bytes(db, env["user"], mid)
-    assert md.startswith("# How do LLM agents") and "## References" in md and "(2025), PaSa" in md
+    assert md.startswith("# Paper search agents") and "## References" in md and "(2025), PaSa" in md
     assert "offline mode" in md
     assert bib.count("@misc{") == 1 and "@article" not in bib and "year = {2025}" in bib and "Yichen He" in bib
     assert docx[:2] == b"PK"
