@@ -122,9 +122,7 @@ async def retrieve(
     # a scoped map's collection is already what its owner made readable to it
     member = member_run(ctx) and not collection_ids and ctx.run.input.get("mindmap_id")
     member_map = str(ctx.run.input["mindmap_id"]) if member else None
-    found = await asyncio.to_thread(
-        _search, ctx.sessions, owner, query, k + len(exclude), collection_ids, member_map
-    )
+    found = await asyncio.to_thread(_search, ctx.sessions, owner, query, k + len(exclude), collection_ids, member_map)
     out: list[Passage] = []
     for h, raw, role, highlighted, marks in found:
         if h.chunk_id in exclude:

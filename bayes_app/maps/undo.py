@@ -93,7 +93,9 @@ class _Undo:
                 out[row.id] = changed
         return out
 
-    def save(self, db: Session, map_id: str, action: str, user_id: str | None = None, run_id: str | None = None) -> None:
+    def save(
+        self, db: Session, map_id: str, action: str, user_id: str | None = None, run_id: str | None = None
+    ) -> None:
         node_ids = list(dict.fromkeys(self.delete["nodes"] + [r["id"] for r in self.restore["nodes"]]))
         db.add(
             MapEdit(

@@ -132,22 +132,22 @@ def use_cases(db_url, redis_server, configure):
     configure(DATABASE_URL=db_url, REDIS_URL=redis_server.url)
 
 
-def _run_any(env: dict, kind: str, mid: str, node_id=None, prompt=None) -> tuple[str, str]:
-    """Start and execute an offline map run as `env["user"]`; (run id, its outcome), whatever it is."""
+def _run_any(e: dict, kind: str, mid: str, node_id=None, prompt=None) -> tuple[str, str]:
+    """Start and execute an offline map run as `e["user"]`; (run id, its outcome), whatever it is."""
     import asyncio
 
     from bayes_app.runs import executor
     from bayes_app.runs import service as run_service
 
-    with env["sessions"]() as db:
-        op = start_map_run(db, env["user"], kind, mid, node_id, prompt, model="offline", output_tokens=2000)
+    with e["sessions"]() as db:
+        op = start_map_run(db, e["user"], kind, mid, node_id, prompt, model="offline", output_tokens=2000)
     res = asyncio.run(
         executor.execute(
-            op.id, r=env["r"], sessions=env["sessions"], listener=env["listener"], provider_factory=OfflineProvider
+            op.id, r=e["r"], sessions=e["sessions"], listener=e["listener"], provider_factory=OfflineProvider
         )
     )
     assert res.started, res
-    run_service.settle(env["sessions"], env["r"], op.id)
+    run_service.settle(e["sessions"], e["r"], op.id)
     return op.id, res.outcome
 
 
