@@ -112,24 +112,17 @@ class MapSharing(rx.State, mixin=True):
         if self.share_pick not in {d["id"] for d in self.share_addable}:
             self.share_pick = ""
 
-    async def _docs_call(self, fn: Any, *args: Any) -> None:
-        """A share-dialog papers call in a thread (database work off the event loop)."""
-        if not self._load_user():
-            return
-        try:
-            out = await asyncio.to_thread(fn, self.user_id, self.map_id, *args)
-        except MapNotFound:
-            self._gone()
-            return
-        except DomainError as err:
-            self.share_error = err.message
-            return
-        self.share_error = ""
-        self._show_docs(out)
+    async def _docs_call(self, fn: Any, *args: Any) -> Any:
+        """A share-dialog papers call, its database work in a thread (off the event loop); a
+        refusal shows in the dialog's error line."""
+        out, refused = await asyncio.to_thread(self._as_user, fn, *args, error_var="share_error")
+        if out is not None:
+            self._show_docs(out)
+        return refused
 
     @rx.event
     async def load_share_docs(self):
-        await self._docs_call(app_maps.map_documents)
+        return await self._docs_call(app_maps.map_documents)
 
     @rx.event
     def set_share_pick(self, value: str):
@@ -140,11 +133,11 @@ class MapSharing(rx.State, mixin=True):
         if not self.share_pick:
             self.share_error = "Pick one of your papers to add."
             return
-        await self._docs_call(app_maps.add_map_document, self.share_pick)
+        return await self._docs_call(app_maps.add_map_document, self.share_pick)
 
     @rx.event
     async def remove_share_doc(self, document_id: str):
-        await self._docs_call(app_maps.remove_map_document, document_id)
+        return await self._docs_call(app_maps.remove_map_document, document_id)
 
     @rx.event
     def set_share_open(self, value: bool):
