@@ -204,7 +204,12 @@ class MapEditing(rx.State, mixin=True):
         except app_maps.MapError as err:  # a viewer
             self.error = err.message
             return
-        self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action else "Nothing to undo."
+        if not action:
+            self.notice = "Nothing to undo."
+        elif action.startswith("run_"):  # every write of one run (maps/agent_writes)
+            self.notice = "Undone: the run's changes."
+        else:
+            self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}."
         self._reload()
 
     @rx.event
