@@ -514,6 +514,10 @@ def test_owner_adds_papers_members_can_open_in_the_share_dialog(api, db_url, peo
     assert [(d["document_id"], d["how"]) for d in listed["documents"]] == [(ids["document_id"], "cited")]
     assert other.document_id in {d["document_id"] for d in listed["addable"]}
     assert api.get(file, headers=p["viewer"]["h"]).status_code == 404
+    # an editor cannot cite it by its passage id either (that would make it readable)
+    cite = f"/api/v1/mindmaps/{ids['map_id']}/nodes/{ids['node_id']}/citations"
+    r = api.post(cite, json={"chunk_id": other.id, "quote": QUOTE}, headers=p["editor"]["h"])
+    assert r.status_code == 404
     r = api.post(docs, json={"document_id": other.document_id}, headers=p["editor"]["h"])
     assert r.status_code == 403
     r = api.post(docs, json={"document_id": "nope"}, headers=p["owner"]["h"])
@@ -524,5 +528,6 @@ def test_owner_adds_papers_members_can_open_in_the_share_dialog(api, db_url, peo
     }
     assert api.get(file, headers=p["viewer"]["h"]).status_code == 200
     assert api.get(file, headers=p["stranger"]["h"]).status_code == 404
+    assert api.post(cite, json={"chunk_id": other.id, "quote": QUOTE}, headers=p["editor"]["h"]).status_code == 201
     assert api.delete(f"{docs}/{other.document_id}", headers=p["owner"]["h"]).status_code == 200
     assert api.get(file, headers=p["viewer"]["h"]).status_code == 404
