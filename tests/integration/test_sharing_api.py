@@ -528,6 +528,10 @@ def test_owner_adds_papers_members_can_open_in_the_share_dialog(api, db_url, peo
     }
     assert api.get(file, headers=p["viewer"]["h"]).status_code == 200
     assert api.get(file, headers=p["stranger"]["h"]).status_code == 404
-    assert api.post(cite, json={"chunk_id": other.id, "quote": QUOTE}, headers=p["editor"]["h"]).status_code == 201
     assert api.delete(f"{docs}/{other.document_id}", headers=p["owner"]["h"]).status_code == 200
     assert api.get(file, headers=p["viewer"]["h"]).status_code == 404
+    # added again, the editor may cite it; once cited it stays readable when taken back
+    assert api.post(docs, json={"document_id": other.document_id}, headers=p["owner"]["h"]).status_code == 201
+    assert api.post(cite, json={"chunk_id": other.id, "quote": QUOTE}, headers=p["editor"]["h"]).status_code == 201
+    assert api.delete(f"{docs}/{other.document_id}", headers=p["owner"]["h"]).status_code == 200
+    assert api.get(file, headers=p["viewer"]["h"]).status_code == 200
