@@ -225,7 +225,8 @@ def test_scripted_build_map_provenance_and_contradiction(env):
 def test_offline_map_runs_and_export(env):
     sessions = env["sessions"]
     with sessions() as db:
-        m = service.create_map(db, env["user"], "Paper search agents")
+        # the root holds the question (a prompt that differs becomes a theme of its own: issue 36.3)
+        m = service.create_map(db, env["user"], "Paper search agents", "How do LLM agents search for academic papers?")
     mid = m["id"]
     _, evs = run(
         env, "build_map", mid, OfflineProvider, prompt="How do LLM agents search for academic papers?", model="offline"
@@ -234,13 +235,10 @@ def test_offline_map_runs_and_export(env):
         assert db.get(Mindmap, mid).offline
         view = service.map_view(db, env["user"], mid)
         n_cits = assert_provenance(db, mid)
-    # the root keeps its title: the prompt is the run's own question, a theme under it (issue 36.3)
-    assert view["nodes"][0]["title"] == "Paper search agents"
-    [asked] = [n for n in view["nodes"] if n["title"] == "How do LLM agents search for academic papers?"]
-    assert asked["kind"] == "theme" and asked["parent_id"] == view["root_id"]
-    themes = [n for n in view["nodes"] if n["kind"] == "theme" and n["id"] != asked["id"]]
+    themes = [n for n in view["nodes"] if n["kind"] == "theme"]
     claims = [n for n in view["nodes"] if n["kind"] in ("claim", "counterpoint")]
     assert 3 <= len(themes) <= 8 and len(claims) >= 3 and n_cits >= len(claims)
+    assert view["nodes"][0]["title"] == "How do LLM agents search for academic papers?"
 
     # deepen a theme, counter-evidence for a claim, restructure, chapters, synthesize, message
     theme = themes[0]["id"]
@@ -282,7 +280,7 @@ def test_offline_map_runs_and_export(env):
         md = export.markdown(db, env["user"], mid)
         bib = export.bibtex(db, env["user"], mid)
         docx = export.docx_bytes(db, env["user"], mid)
-    assert md.startswith("# Paper search agents") and "## References" in md and "(2025), PaSa" in md
+    assert md.startswith("# How do LLM agents") and "## References" in md and "(2025), PaSa" in md
     assert "offline mode" in md
     assert bib.count("@misc{") == 1 and "@article" not in bib and "year = {2025}" in bib and "Yichen He" in bib
     assert docx[:2] == b"PK"
