@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     # text bombs: characters taken from one page / one document before it fails
     max_page_chars: int = Field(200_000, ge=1_000, le=100_000_000, validation_alias="BAYES_MAX_PAGE_CHARS")
     max_document_chars: int = Field(10_000_000, ge=1_000, le=2_000_000_000, validation_alias="BAYES_MAX_DOCUMENT_CHARS")
+    # the shape of one map (maps/tree.check_shape): adding or moving beyond either is refused
+    map_max_depth: int = Field(100, ge=2, le=10_000, validation_alias="BAYES_MAP_MAX_DEPTH")
+    map_max_nodes: int = Field(5_000, ge=2, le=1_000_000, validation_alias="BAYES_MAP_MAX_NODES")
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
     # stored files no document references are removed by the periodic sweep once this old
     file_sweep_grace_hours: float = Field(24, ge=0, le=24 * 365, validation_alias="BAYES_FILE_SWEEP_GRACE_HOURS")

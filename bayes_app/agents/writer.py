@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from bayes_app.maps import service
-from bayes_app.maps.errors import MapNotFound
+from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.runs import lifecycle as lc
-from bayes_app.runs.executor import RunAborted, RunContext
+from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
 
 
 class Writer:
@@ -56,6 +56,8 @@ class Writer:
             node, cits = await asyncio.to_thread(write)
         except MapNotFound:
             raise self._gone() from None
+        except MapError as err:  # the map is as deep or as large as it may be: stop, saying why
+            raise RunFailed(err.code, err.message) from None
         ev = {
             "id": node.id,
             "map_id": self.map_id,

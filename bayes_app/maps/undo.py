@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 
 from bayes_app.db import atomic
 from bayes_app.maps.access import _touch, actor, get_map
+from bayes_app.maps.tree import check_shape
 from bayes_app.models import (
     Citation,
     MapEdit,
@@ -232,6 +233,7 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
         edit = db.get(MapEdit, edit_id)
         _restore(db, Citation, rest.get("citations", []))
         _restore(db, NodeRelation, rest.get("relations", []))
+        check_shape(db, map_id)
         edit.undone = True
         db.add(edit)
         _touch(db, map_id)
