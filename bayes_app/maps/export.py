@@ -23,6 +23,7 @@ from typing import Any
 from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
 from sqlmodel import Session
 
+from bayes_app.bidi import inert
 from bayes_app.maps import service
 from bayes_app.maps.tree import walk
 from bayes_app.maps.views import unshared_documents
@@ -165,7 +166,7 @@ def md_text(text: str) -> str:
     """Untrusted text (titles, quotes, names) as literal Markdown: every character Markdown
     could read as syntax is escaped, so no HTML, link (`javascript:`), image or citation marker
     can come out of source text."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))
 
 
 def _plain(text: str) -> str:
@@ -374,7 +375,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
 
     _m, t = _tree(db, owner_id, map_id, node_id)
     doc = Docx()
-    for kind, value in _blocks(t, escape_brackets):  # source "[5]" kept apart from the real markers
+    for kind, value in _blocks(t, lambda s: escape_brackets(inert(s))):  # source "[5]" apart from real markers
         if kind == "heading":
             level, text = value
             doc.add_heading(unescape_brackets(text), level=min(level - 1, 9))
@@ -389,7 +390,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
     if entries:
         doc.add_heading("References", level=1)
         for n, ref in entries:
-            doc.add_paragraph(f"[{n}] {ref}")
+            doc.add_paragraph(f"[{n}] {inert(ref)}")
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()
@@ -412,7 +413,7 @@ _BIB_ENCODER = UnicodeToLatexEncoder(
 
 
 def _bib_escape(s: str) -> str:
-    return _BIB_ENCODER.unicode_to_latex(" ".join(s.split()))
+    return _BIB_ENCODER.unicode_to_latex(" ".join(inert(s).split()))
 
 
 def bibtex_key(doc: Document, taken: set[str]) -> str:

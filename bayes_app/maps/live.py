@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from bayes_app.bidi import inert
 from bayes_app.maps.layout import tree_layout
 from bayes_app.maps.outline import branch_hues
 from bayes_app.maps.tree import walk
@@ -84,7 +85,7 @@ def build_graph(
             {
                 "id": n["id"],
                 "kind": n["kind"],
-                "title": n["title"],
+                "title": inert(n["title"] or ""),
                 "position": pos,
                 "citations": n.get("citation_count") or 0,
                 "support": n.get("support"),

@@ -13,6 +13,7 @@ from html import escape
 
 from sqlmodel import Session, col, select
 
+from bayes_app.bidi import inert
 from bayes_app.maps import service as maps
 from bayes_app.maps.tree import bottom_up
 from bayes_app.models import Citation, Document, MapNode, NodeKind, ZoteroLibrary
@@ -30,7 +31,7 @@ class MapNotes:
 
 
 def _e(text: str | None) -> str:
-    return escape(" ".join(str(text or "").split()), quote=True)
+    return escape(" ".join(inert(str(text or "")).split()), quote=True)
 
 
 def open_pdf_link(library: ZoteroLibrary | None, attachment_key: str | None, page: int) -> str | None:
