@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     # OCR of pages without a text layer (README: "Scanned papers"); 0 turns it off
     ocr: bool = Field(True, validation_alias="BAYES_OCR")
     ocr_page_timeout_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_OCR_PAGE_TIMEOUT_S")
+    # the most pixels one page is rendered with for OCR (library/ocr.render_dpi); 36 MP = A2 at 300 dpi
+    ocr_max_pixels: int = Field(36_000_000, ge=1_000_000, le=1_000_000_000, validation_alias="BAYES_OCR_MAX_PIXELS")
     # living maps (docs/living-maps.md): a paper touches a map only above this relevance (MiniLM
     # cosine); arrivals are batched for this many seconds (longer while the user's library is still
     # indexing, up to the max); a theme with more claims than the threshold gets a split proposal

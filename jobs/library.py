@@ -18,7 +18,9 @@ INGEST_RETRIES = 4
 def ocr_options() -> ingest.OcrOptions | None:
     """OCR for pages without a text layer, unless BAYES_OCR=0."""
     settings = get_settings()
-    return ingest.OcrOptions(page_timeout_s=settings.ocr_page_timeout_s) if settings.ocr else None
+    if not settings.ocr:
+        return None
+    return ingest.OcrOptions(page_timeout_s=settings.ocr_page_timeout_s, max_pixels=settings.ocr_max_pixels)
 
 
 def enqueue_ingest(document_id: str, generation: int) -> None:

@@ -38,7 +38,7 @@ def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
         "pct": pct,
         "progress": f"{v.progress.done} / {total}" if total else "",
         "pages": str(v.page_count or ""),
-        "error": v.error.message if v.error else "",
+        "error": v.error.message if v.error else v.unread_pages,
         "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
         "ocr_lang": app_lib.ocr_language_name(v.ocr_language),
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),

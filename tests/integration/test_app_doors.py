@@ -54,7 +54,7 @@ def test_sign_in_is_throttled_per_client_and_a_password_change_renews_the_sessio
     assert form.status_code == 303 and form.headers["location"].startswith("/login?error=rate_limited")
     # Issue 36.7: the owner, from another client, still signs in through both doors.
     token = api.post("/api/v1/auth/token", json={"email": email, "password": password}, headers=owner)
-    assert token.status_code == 200 and token.json()["token"]
+    assert token.status_code == 201 and token.json()["token"]
     page = api.post(
         "/api/v1/session/login",
         data={"email": email, "password": password},

@@ -85,3 +85,19 @@ def photo_pdf(seed: int = 1) -> bytes:
     buf = io.BytesIO()
     pdf.save(buf)
     return buf.getvalue()
+
+
+def giant_page_pdf(side_pt: float = 10_000.0, text_page: bool = True) -> bytes:
+    """A small file whose one image page measures `side_pt` × `side_pt` points (the red team's
+    10000 × 10000 pt page: a low-resolution image stretched over it), after a text page of
+    pasa.pdf when `text_page`."""
+    pdf = pdfium.PdfDocument.new()
+    if text_page:
+        src = pdfium.PdfDocument(str(PAPERS / "pasa.pdf"))
+        pdf.import_pages(src, [0])
+    image = render("pasa.pdf", 1, dpi=150)
+    image = image.crop((0, 0, image.width, image.width))  # square, as the red team's
+    _add_image_page(pdf, image, image.width * 72 / side_pt, 0)
+    buf = io.BytesIO()
+    pdf.save(buf)
+    return buf.getvalue()
