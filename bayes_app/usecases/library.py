@@ -70,6 +70,7 @@ def document_out(v: DocumentView) -> DocumentOut:
         language=v.language,
         language_name=language_name(v.language),
         ocr_pages=v.ocr_pages,
+        queue_position=v.queue_position,
         ocr_language=v.ocr_lang,
         ocr_language_choice=v.ocr_lang_choice or "auto",
         created_at=v.created_at.isoformat() if v.created_at else None,
