@@ -101,3 +101,25 @@ def giant_page_pdf(side_pt: float = 10_000.0, text_page: bool = True) -> bytes:
     buf = io.BytesIO()
     pdf.save(buf)
     return buf.getvalue()
+
+
+def long_scan_pdf(pages: int, variant: int = 0, dpi: int = 50) -> bytes:
+    """A cheap `pages`-page scan: page 4 of pasa.pdf as one small greyscale JPEG on every page
+    (a few KB a page); `variant` makes otherwise equal files differ (another upload, not a
+    duplicate)."""
+    image = render("pasa.pdf", 4, dpi=dpi)
+    jpeg = io.BytesIO()
+    image.save(jpeg, format="JPEG", quality=70)
+    w_pt, h_pt = image.width * 72 / dpi, image.height * 72 / dpi
+    pdf = pdfium.PdfDocument.new()
+    for _ in range(pages):
+        page = pdf.new_page(w_pt, h_pt)
+        obj = pdfium.PdfImage.new(pdf)
+        jpeg.seek(0)
+        obj.load_jpeg(jpeg, autoclose=False)
+        obj.set_matrix(pdfium.PdfMatrix().scale(w_pt, h_pt))
+        page.insert_obj(obj)
+        page.gen_content()
+    buf = io.BytesIO()
+    pdf.save(buf)
+    return buf.getvalue() + f"% variant {variant}\n".encode()
