@@ -65,12 +65,19 @@ class RunControl(Middleware):
 
 
 def _warm_up() -> None:
-    """Load the tokenizer now, so the first cancelled run does not pay for it while
-    estimating its usage."""
+    """Load the tokenizer and the language-ID model now, so the first cancelled run does not
+    pay for the one while estimating its usage, nor the first small document after a (re)start
+    for the other (seconds, and many more while OCR threads hold the GIL)."""
     try:
         from bayes_app.llm.tokens import count_tokens
 
         count_tokens("warm up")
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from bayes_app.search import crosslang
+
+        crosslang.detect("Loading the language identification model before the first document.")
     except Exception:  # noqa: BLE001
         pass
 

@@ -62,6 +62,9 @@ def test_a_small_pdf_is_indexed_while_another_users_scans_are_read(tmp_path, red
             fair_share=jl.ingest_document.options["fair_share"],
         )
         send = broker.get_actor("ingest_document").send
+        from jobs.middleware import _warm_up
+
+        _warm_up()  # as a worker does at boot (jobs.middleware.RunControl)
         worker = dramatiq.Worker(broker, worker_threads=8, worker_timeout=100)
         worker.start()
         heavy_ids: list[str] = []
