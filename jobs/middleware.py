@@ -65,12 +65,19 @@ class RunControl(Middleware):
 
 
 def _warm_up() -> None:
-    """Load the tokenizer now, so the first cancelled run does not pay for it while
-    estimating its usage."""
+    """Load the tokenizer and the language-ID model now, so the first cancelled run does not
+    pay for the one while estimating its usage, nor the first small document after a (re)start
+    for the other (seconds, and many more while OCR threads hold the GIL)."""
     try:
         from bayes_app.llm.tokens import count_tokens
 
         count_tokens("warm up")
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        from bayes_app.search import crosslang
+
+        crosslang.detect("Loading the language identification model before the first document.")
     except Exception:  # noqa: BLE001
         pass
 
@@ -135,3 +142,78 @@ def heartbeat_alive(host: str, pid: int) -> bool:
     from bayes_app.workers import HEARTBEAT_PREFIX
 
     return bool(get_redis().exists(f"{HEARTBEAT_PREFIX}{host}:{pid}"))
+
+
+class FairShare(Middleware):
+    """Fair ingestion (`library.fairness`): an actor declared with the option
+    `fair_share=<function of the message's args → fairness.Claim | None>` runs only while its
+    owner (and, for a large file, the large-file lane) has a free slot; otherwise the message
+    goes back to its queue for BAYES_INGEST_WAIT_MS and the thread takes other work. Slots are
+    leases, refreshed while the work runs and released however it ends."""
+
+    actor_options = {"fair_share"}
+
+    def __init__(self) -> None:
+        self._held: dict[str, object] = {}  # message id -> its claim
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def before_worker_boot(self, broker, worker) -> None:
+        threading.Thread(target=self._refresh, name="bayes-fair-share", daemon=True).start()
+
+    def before_worker_shutdown(self, broker, worker) -> None:
+        self._stop.set()
+
+    def _refresh(self) -> None:
+        from bayes_app.library import fairness
+
+        while not self._stop.wait(fairness.LEASE_S / 3):
+            with self._lock:
+                held = list(self._held.items())
+            for holder, claim in held:
+                try:
+                    fairness.refresh(get_redis(), claim, holder)  # type: ignore[arg-type]
+                except Exception as err:  # noqa: BLE001 - a lapsed lease only lets one more in
+                    log.warning("fair-share lease refresh failed: %s", err)
+
+    def before_process_message(self, broker, message) -> None:
+        from bayes_app.library import fairness
+        from bayes_app.settings import get_settings
+
+        claim_of = broker.get_actor(message.actor_name).options.get("fair_share")
+        if claim_of is None:
+            return
+        s = get_settings()
+        limits = fairness.Limits(s.ingest_per_user, s.ingest_large_slots, int(s.ingest_large_mb * 1024 * 1024))
+        try:
+            claim = claim_of(*message.args, large_bytes=limits.large_bytes)
+            if claim is None:
+                return
+            got = fairness.acquire(get_redis(), claim, message.message_id, limits)
+        except Exception as err:  # noqa: BLE001 - without Redis the work runs unthrottled
+            log.warning("fair share unavailable for %s: %s", message.message_id, err)
+            return
+        if got:
+            with self._lock:
+                self._held[message.message_id] = claim
+            return
+        broker.enqueue(message, delay=s.ingest_wait_ms)  # back in line; this thread takes other work
+        raise SkipMessage()
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        self._release(message)
+
+    def after_skip_message(self, broker, message) -> None:
+        self._release(message)
+
+    def _release(self, message) -> None:
+        from bayes_app.library import fairness
+
+        with self._lock:
+            claim = self._held.pop(message.message_id, None)
+        if claim is None:
+            return
+        try:
+            fairness.release(get_redis(), claim, message.message_id)  # type: ignore[arg-type]
+        except Exception as err:  # noqa: BLE001 - the lease lapses on its own
+            log.warning("fair-share release failed: %s", err)

@@ -14,11 +14,19 @@ from state.auth import AuthState
 POLL_S = 0.7
 
 
+def _place(n: int) -> str:
+    """ "next in line" / "3rd in line"."""
+    if n == 1:
+        return "next in line"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix} in line"
+
+
 def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
     total = v.progress.total
     pct = int(100 * v.progress.done / total) if total else 0
     stage = {
-        DocStatus.QUEUED: "Queued",
+        DocStatus.QUEUED: f"Queued · {_place(v.queue_position)}" if v.queue_position else "Queued",
         DocStatus.PARSING: "Reading pages",
         DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress.done + 1, total)} of {total}",
         DocStatus.EMBEDDING: "Embedding passages",
@@ -38,7 +46,7 @@ def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
         "pct": pct,
         "progress": f"{v.progress.done} / {total}" if total else "",
         "pages": str(v.page_count or ""),
-        "error": v.error.message if v.error else "",
+        "error": v.error.message if v.error else v.unread_pages,
         "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
         "ocr_lang": app_lib.ocr_language_name(v.ocr_language),
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),

@@ -12,11 +12,11 @@ from typing import Any
 from bayes_app.agents.retrieval import member_run
 from bayes_app.maps import service
 from bayes_app.maps.agent_writes import NotShared, unshared
-from bayes_app.maps.errors import MapNotFound
+from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.updates import divert_to_owner
 from bayes_app.models import Mindmap
 from bayes_app.runs import lifecycle as lc
-from bayes_app.runs.executor import RunAborted, RunContext
+from bayes_app.runs.executor import RunAborted, RunContext, RunFailed
 
 
 class Writer:
@@ -65,6 +65,8 @@ class Writer:
             return await self.divert(title, citations or [], parent_id=parent_id, kind=kind, confidence=confidence)
         except MapNotFound:
             raise self._gone() from None
+        except MapError as err:  # the map is as deep or as large as it may be: stop, saying why
+            raise RunFailed(err.code, err.message) from None
         ev = {
             "id": node.id,
             "map_id": self.map_id,

@@ -176,6 +176,7 @@ def _run(
     pages: list[pdf.PageLayout] = []
     ocr_words: dict[int, tuple[ocr.OcrWord, ...]] = {}
     ocr_lang = ""
+    unread: list[str] = []  # pages OCR could not read, each with its reason
     if ocr_options is not None and not ocr_options.lang:
         with session_factory() as db:
             choice = getattr(db.get(Document, document_id), "ocr_lang_choice", "")
@@ -189,7 +190,7 @@ def _run(
             pages.append(page)
             report(DocStatus.PARSING, len(pages), total_pages)
         if ocr_options is not None:
-            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, report)
+            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, report, unread)
         meta = None if edited or progress is None else pdf.extract_metadata(document, pages[0].text if pages else "")
 
     # 2. roles, reference list, chunks; ids are stable for unchanged text
@@ -368,7 +369,8 @@ def _run(
         citation_graph.update_document(db, owner_id, document_id)
         if progress is not None:
             doc.progress_done = doc.progress_total = len(to_embed)
-        doc.error_code = doc.error_message = None
+        # indexed without the pages that could not be read: the reasons are shown with it
+        doc.error_code, doc.error_message = ("pages_unread", " ".join(unread)) if unread else (None, None)
         doc.updated_at = utcnow()
         db.add(doc)
         db.commit()

@@ -55,13 +55,21 @@ def _lines(text: str, words: tuple[ocr.OcrWord, ...], width: float, height: floa
 
 
 def read_page(
-    document: pdfium.PdfDocument, layout: PageLayout, lang: str, *, dpi: int = ocr.DPI, timeout_s: float = 60.0
+    document: pdfium.PdfDocument,
+    layout: PageLayout,
+    lang: str,
+    *,
+    dpi: int = ocr.DPI,
+    timeout_s: float = 60.0,
+    max_pixels: int = ocr.MAX_PIXELS,
 ) -> ScannedPage:
     """OCR one page of an open document (rendering holds the pdfium lock, recognition does not)
-    and return its layout in place of ``layout`` (regions kept)."""
+    and return its layout in place of ``layout`` (regions kept). ocr.PageTooLarge for a page
+    the pixel budget cannot hold at a readable resolution (nothing is rendered)."""
     with PDFIUM_LOCK, open_page(document, layout.number - 1) as (page, _textpage):
-        image = ocr.render(page, dpi)
+        image = ocr.render(page, dpi, max_pixels)
     result = ocr.recognise_image(image, lang, timeout_s)
+    del image  # the page's pixels go before the next page is drawn
     text = result.text
     lines = _lines(text, result.words, layout.width, layout.height)
     return ScannedPage(
@@ -76,6 +84,7 @@ class OcrOptions:
     page_timeout_s: float = 60.0
     dpi: int = ocr.DPI
     lang: str = ""  # an installed Tesseract language chosen at upload ("" = follow detection)
+    max_pixels: int = ocr.MAX_PIXELS  # BAYES_OCR_MAX_PIXELS
 
 
 def recognise_pages(
@@ -84,11 +93,15 @@ def recognise_pages(
     words: dict[int, tuple[ocr.OcrWord, ...]],
     options: OcrOptions,
     report: Callable[..., None],
+    unread: list[str] | None = None,
 ) -> str:
     """OCR the pages that need it, in place; returns the Tesseract languages used ("" when no
     page needed OCR). The language is the upload's choice (``options.lang``), else follows the
-    text-layer pages' (or the first recognised page's) detected language. No text at all →
-    PdfError("no_text")."""
+    text-layer pages' (or the first recognised page's) detected language. A page that cannot be
+    read (too large for the pixel budget, or past the time limit) stays without text and its
+    reason, naming it, is added to ``unread``; the other pages are kept. No text at all →
+    PdfError("no_text"), with the unread pages' reasons."""
+    unread = [] if unread is None else unread
     scans = [p for p in pages if ocr.needs_ocr(p.text)]
     lang = ""
     if scans:
@@ -101,13 +114,23 @@ def recognise_pages(
         for k, page in enumerate(scans):
             report(DocStatus.RECOGNISING, k, len(scans), force=k == 0)
             try:
-                scanned = read_page(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
+                scanned = read_page(
+                    document,
+                    page,
+                    lang,
+                    dpi=options.dpi,
+                    timeout_s=options.page_timeout_s,
+                    max_pixels=options.max_pixels,
+                )
+            except ocr.PageTooLarge as err:
+                unread.append(f"Page {page.number} was not read: {err}.")
+                continue
             except TimeoutError:
-                raise pdf.PdfError(
-                    "no_text",
-                    f"Reading page {page.number} by text recognition took longer than "
-                    f"{options.page_timeout_s:.0f} s; the page may be damaged.",
-                ) from None
+                unread.append(
+                    f"Page {page.number} was not read: text recognition took longer than "
+                    f"{options.page_timeout_s:.0f} s; the page may be damaged."
+                )
+                continue
             pages[page.number - 1] = scanned.layout
             if scanned.words:
                 words[page.number] = scanned.words
@@ -115,6 +138,8 @@ def recognise_pages(
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
         report(DocStatus.RECOGNISING, len(scans), len(scans), force=True)
     if not any(pdf.page_has_text(p.text) for p in pages):
+        if unread:
+            raise pdf.PdfError("no_text", "No page of this PDF could be read. " + " ".join(unread[:5]))
         raise pdf.PdfError(
             "no_text",
             "No text could be found in this PDF, not even by text recognition (OCR): "

@@ -23,7 +23,9 @@ from typing import Any
 from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
 from sqlmodel import Session
 
+from bayes_app.bidi import inert
 from bayes_app.maps import service
+from bayes_app.maps.tree import walk
 from bayes_app.maps.views import unshared_documents
 from bayes_app.models import Citation, Document, MapNode, NodeKind
 
@@ -164,7 +166,7 @@ def md_text(text: str) -> str:
     """Untrusted text (titles, quotes, names) as literal Markdown: every character Markdown
     could read as syntax is escaped, so no HTML, link (`javascript:`), image or citation marker
     can come out of source text."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))
 
 
 def _plain(text: str) -> str:
@@ -177,34 +179,48 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
     out: list[tuple[str, Any]] = []
     contradicts = NodeKind.COUNTERPOINT
 
-    def walk(n: MapNode, level: int) -> None:
+    # Steps, done in order by `walk` (no recursion): ("node", n, level) writes a node and
+    # returns the steps of its children; ("leaves", [claims], _) one paragraph of leaf claims;
+    # ("synthesis", n, level) a synthesis note. Citation numbers are given as steps are done.
+    def expand(step: tuple[str, Any, int]) -> list[tuple[str, Any, int]]:
+        what, n, level = step
+        if what == "leaves":
+            out.append(("para", " ".join(_claim_sentence(t, k, esc) for k in n)))
+            return []
+        if what == "synthesis":
+            out.extend(_synthesis_blocks(t, n, level, esc))
+            return []
         kids = t.kids.get(n.id, [])
-        if n.kind in (NodeKind.QUESTION, NodeKind.THEME, NodeKind.CHAPTER) or (kids and n.kind == NodeKind.NOTE):
-            out.append(("heading", (min(level, 6), esc(n.title or "Untitled"))))
-            if n.body.strip():
-                out.append(("para", esc(n.body.strip())))
-            leaf_text = []
-            for k in kids:
-                if is_synthesis(k, t.cits.get(k.id, [])) and not t.kids.get(k.id):
-                    if leaf_text:
-                        out.append(("para", " ".join(leaf_text)))
-                        leaf_text = []
-                    out.extend(_synthesis_blocks(t, k, min(level + 1, 6), esc))
-                elif not t.kids.get(k.id) and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE):
-                    leaf_text.append(_claim_sentence(t, k, esc))
-                else:
-                    if leaf_text:
-                        out.append(("para", " ".join(leaf_text)))
-                        leaf_text = []
-                    walk(k, level + 1)
-            if leaf_text:
-                out.append(("para", " ".join(leaf_text)))
-        else:
+        if not (n.kind in (NodeKind.QUESTION, NodeKind.THEME, NodeKind.CHAPTER) or (kids and n.kind == NodeKind.NOTE)):
             out.append(("para", _claim_sentence(t, n, esc)))
-            for k in kids:
-                walk(k, level + 1)
+            return [("node", k, level + 1) for k in kids]
+        out.append(("heading", (min(level, 6), esc(n.title or "Untitled"))))
+        if n.body.strip():
+            out.append(("para", esc(n.body.strip())))
+        steps: list[tuple[str, Any, int]] = []
+        leaves: list[MapNode] = []
+        for k in kids:
+            leaf = not t.kids.get(k.id)
+            if (
+                leaf
+                and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE)
+                and not is_synthesis(k, t.cits.get(k.id, []))
+            ):
+                leaves.append(k)
+                continue
+            if leaves:
+                steps.append(("leaves", leaves, level))
+                leaves = []
+            if leaf and is_synthesis(k, t.cits.get(k.id, [])):
+                steps.append(("synthesis", k, min(level + 1, 6)))
+            else:
+                steps.append(("node", k, level + 1))
+        if leaves:
+            steps.append(("leaves", leaves, level))
+        return steps
 
-    walk(t.root, 1)
+    for _ in walk([("node", t.root, 1)], expand):
+        pass
     return out
 
 
@@ -359,7 +375,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
 
     _m, t = _tree(db, owner_id, map_id, node_id)
     doc = Docx()
-    for kind, value in _blocks(t, escape_brackets):  # source "[5]" kept apart from the real markers
+    for kind, value in _blocks(t, lambda s: escape_brackets(inert(s))):  # source "[5]" apart from real markers
         if kind == "heading":
             level, text = value
             doc.add_heading(unescape_brackets(text), level=min(level - 1, 9))
@@ -374,7 +390,7 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
     if entries:
         doc.add_heading("References", level=1)
         for n, ref in entries:
-            doc.add_paragraph(f"[{n}] {ref}")
+            doc.add_paragraph(f"[{n}] {inert(ref)}")
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()
@@ -397,7 +413,7 @@ _BIB_ENCODER = UnicodeToLatexEncoder(
 
 
 def _bib_escape(s: str) -> str:
-    return _BIB_ENCODER.unicode_to_latex(" ".join(s.split()))
+    return _BIB_ENCODER.unicode_to_latex(" ".join(inert(s).split()))
 
 
 def bibtex_key(doc: Document, taken: set[str]) -> str:

@@ -10,6 +10,7 @@ from bayes_app.db import atomic
 from bayes_app.maps.access import _nodes, _touch, actor, get_map, root_of
 from bayes_app.maps.edits import MAX_NODE_TITLE, _insert
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.tree import check_shape
 from bayes_app.maps.undo import _commit_edit, _Undo
 from bayes_app.maps.views import proposal_view
 from bayes_app.models import (
@@ -141,6 +142,7 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
             db.add(m)
             k += 1
     db.flush()
+    check_shape(db, map_id)
     _drop_emptied(db, map_id, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
     positions = tree_layout(_nodes(db, map_id))
     created = set(u.delete["nodes"])

@@ -23,6 +23,7 @@ from sqlmodel import Session
 
 from bayes_app.maps import export
 from bayes_app.maps.sentences import split_sentences
+from bayes_app.maps.tree import walk
 from bayes_app.models import Citation, MapNode, NodeKind
 from bayes_app.search.sparse import tokens
 
@@ -73,16 +74,14 @@ def _groups(t: export._Tree) -> list[_Group]:
     """Every node with claim children (not a synthesis note), in tree order, with those claims."""
     out: list[_Group] = []
 
-    def walk(n: MapNode) -> None:
+    def below(n: MapNode) -> list[MapNode]:
+        return [k for k in t.kids.get(n.id, []) if not export.is_synthesis(k, t.cits.get(k.id, []))]
+
+    for n, _depth in walk([t.root], below):
         kids = t.kids.get(n.id, [])
         claims = [(k, t.cits.get(k.id, [])) for k in kids if k.kind in CLAIM_KINDS and (k.title or k.body)]
         if claims:
             out.append(_Group(n.title or "Untitled", claims, len(out)))
-        for k in kids:
-            if not export.is_synthesis(k, t.cits.get(k.id, [])):
-                walk(k)
-
-    walk(t.root)
     return out
 
 

@@ -10,6 +10,7 @@ from sqlmodel import Session, col, select
 from bayes_app.db import atomic
 from bayes_app.maps.access import _touch, actor, get_map
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.tree import check_shape
 from bayes_app.models import (
     Citation,
     MapEdit,
@@ -280,6 +281,7 @@ def _reverse(db: Session, map_id: str, edit: MapEdit, user_id: str, owner_id: st
         edit = db.get(MapEdit, edit_id)
         _restore(db, Citation, rest.get("citations", []))
         _restore(db, NodeRelation, rest.get("relations", []))
+        check_shape(db, map_id)
         edit.undone = True
         db.add(edit)
         _touch(db, map_id)

@@ -75,3 +75,4 @@ __all__ = [
     "MapMember",
     "Role",
 ]
+from bayes_app.models import shown_text as _shown_text

@@ -40,13 +40,14 @@ def test_the_broker_is_built_with_its_middleware_in_one_function(configure):
         names = [type(m).__name__ for m in build_broker().middleware]
     finally:
         dramatiq.set_broker(before)
-    assert names[-7:] == [
+    assert names[-8:] == [
         "IngestEnqueued",
         "WorkerHeartbeat",
         "MemoryGuard",
         "Periodic",
         "RunControl",
         "AsyncIO",
+        "FairShare",
         "IngestCrashGuard",
     ]
 
