@@ -96,9 +96,12 @@ def name(
     return naming.name(texts, vecs, taken, embed or default_embed, taken_vecs, others)
 
 
-def group(texts: list[str], embed: Embed | None = None, taken: Iterable[str] = ()) -> list[tuple[str, list[int]]]:
+def group(
+    texts: list[str], embed: Embed | None = None, taken: Iterable[str] = (), others: Sequence[str] = ()
+) -> list[tuple[str, list[int]]]:
     """All of `texts` in balanced groups, each titled by its own key phrase, names distinct
-    from each other and from `taken`. A group whose claims share no noun phrase is split by
+    from each other and from `taken` (`others`: the map's other claims, which a name should not
+    fit as well). A group whose claims share no noun phrase is split by
     meaning until its parts do (a single claim always names itself)."""
     if not texts:
         return []
@@ -110,7 +113,7 @@ def group(texts: list[str], embed: Embed | None = None, taken: Iterable[str] = (
     while todo:
         g = todo.pop(0)
         mine = [texts[i] for i in g]
-        rest = [t for i, t in enumerate(texts) if i not in set(g)]
+        rest = [t for i, t in enumerate(texts) if i not in set(g)] + list(others)
         title = name(mine, vecs[g], names, embed, others=rest)
         if len(g) > 1 and not shared(title, mine):
             parts = _split(vecs, g, 2)
