@@ -18,8 +18,8 @@ cosine ≥ 0.9 with the same numbers), empty themes, theme titles that are "X an
 `contradicts` links; theme names (after the build, Expand, Restructure, and the synthesis's
 headings) against their claims — every word in two of them, generic, one-word, dangling or
 absent names (tests/support/mapchecks.name_checks); and, on the SciFact train `held` split
-(benchmarks/scifact_sets.py), the contradiction false-positive rate and the support ROC-AUC; and the reference entries parsed
-per paper at ingestion.
+(benchmarks/scifact_sets.py), the contradiction false-positive rate and the support ROC-AUC;
+and the reference entries parsed per paper at ingestion.
 
 --baseline REF runs the same on another commit (its own worktree under /tmp, this script and
 its helpers copied in) and prints it side by side; e.g. `--baseline 265dc26` (before issue 12)
