@@ -139,6 +139,8 @@ RUN_ROWS = [  # (label, key, how the maps combine, format)
     ("Restructure: largest group share (max)", "largest_share", max, "{:.0%}"),
     ("Restructure: groups proposed (mean)", "groups", lambda v: sum(v) / len(v), "{:.1f}"),
     ("synthesis words (max)", "synthesis_words", max, "{}"),
+    ("synthesis words, markers counted (max)", "synthesis_words_strict", max, "{}"),
+    ("synthesis markers not on the sentence's quote", "synthesis_off_quote", sum, "{}"),
     ("synthesis markers not on its citations", "synthesis_bad_markers", sum, "{}"),
     ("export: markers that follow no statement", "orphan_markers", sum, "{}"),
     ("export: double-escaped brackets", "double_escaped", sum, "{}"),

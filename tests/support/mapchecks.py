@@ -118,6 +118,24 @@ def synthesis_headings(body: str, nodes: list) -> list[tuple[str, list[str]]]:
     return out
 
 
+def markers_off_quote(body: str, quotes: list[str]) -> int:
+    """Markers [k] of a synthesis whose k-th citation's quote (`quotes`, in the note's citation
+    order) does not hold the sentence the marker ends (most of its words): a marker pointing at
+    another passage than the one the sentence was taken from."""
+    off = 0
+    for para in body.split("\n\n"):
+        start = 0
+        for m in MARKER.finditer(para):
+            sentence = para[start : m.start()].split(": ", 1)[-1]
+            start = m.end()
+            words = {w.lower() for w in _NAME_WORD.findall(sentence) if len(w) > 3}
+            for k in (int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))):
+                quote = {w.lower() for w in _NAME_WORD.findall(quotes[k - 1])} if 0 < k <= len(quotes) else set()
+                if words and len(words & quote) < 0.8 * len(words):
+                    off += 1
+    return off
+
+
 def synthesis_body(body: str, n_citations: int) -> dict:
     """Words of a synthesis note and its markers that point at none of its citations."""
     words = len(MARKER.sub(" ", body).split())
@@ -206,8 +224,12 @@ def run_checks(lab, map_id: str, provider_factory) -> dict:
             n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id)) if n.title.startswith("Synthesis:")
         ]
         if notes:
-            n_cits = len(db.exec(select(Citation).where(Citation.node_id == notes[0].id)).all())
+            rows = db.exec(select(Citation).where(Citation.node_id == notes[0].id)).all()
+            n_cits = len(rows)
             out.update({f"synthesis_{k}": v for k, v in synthesis_body(notes[0].body, n_cits).items()})
+            out["synthesis_words_strict"] = len(notes[0].body.split())  # markers counted too
+            quotes = [c.quote for c in sorted(rows, key=lambda c: c.created_at)]
+            out["synthesis_off_quote"] = markers_off_quote(notes[0].body, quotes)
             out["names_synthesis"] = name_checks(synthesis_headings(notes[0].body, nodes()))
         md = export.markdown(db, lab.user_id, map_id)
     out.update(export_markdown(md, notes[0].title if notes else None))
