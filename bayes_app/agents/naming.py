@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -69,15 +70,24 @@ class _Phrase:
 
 
 # ---- tagging -----------------------------------------------------------------------------------
+_LOAD = threading.Lock()
+
+
 @functools.cache
-def _parser() -> Callable[[str], list[list[tuple[str, str]]]]:
+def _load_parser() -> Callable[[str], list[list[tuple[str, str]]]]:
     from textblob import en  # imported on first use: it loads NLTK
 
     def tag(text: str) -> list[list[tuple[str, str]]]:
         parsed = en.parse(text, tokenize=True, tags=True, chunks=False, relations=False, lemmata=False)
         return [[(tok[0], tok[1]) for tok in s] for s in parsed.split()]
 
+    tag("Warm the lexicon.")  # its lexicon loads lazily: once, here, not from two threads at a time
     return tag
+
+
+def _parser() -> Callable[[str], list[list[tuple[str, str]]]]:
+    with _LOAD:
+        return _load_parser()
 
 
 def _retag(word: str, tag: str) -> str:
