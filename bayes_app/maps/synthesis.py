@@ -87,10 +87,6 @@ def _groups(t: export._Tree) -> list[_Group]:
     return out
 
 
-def _words(text: str) -> int:
-    return len(text.split())
-
-
 def offline(
     db: Session,
     owner_id: str,
