@@ -21,6 +21,13 @@ class GuideState(AuthState):
         return self.guide_loaded and not (self.papers > 0 and self.asked and self.mapped)
 
     @rx.var
+    def offline_mode(self) -> bool:
+        """No model is configured: answers and maps quote the papers' own sentences."""
+        from bayes_app.settings import get_settings
+
+        return get_settings().model_default == "offline"
+
+    @rx.var
     def steps_done(self) -> int:
         return int(self.papers > 0) + int(self.asked) + int(self.mapped)
 

@@ -1,4 +1,4 @@
-"""Health and identity routes."""
+"""Health, identity and model-check routes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.api.deps import CurrentUser, StrictJSONRoute, optional_user
+from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute, optional_user
 from bayes_app.usecases import accounts, system
 from bayes_app.usecases import schemas as R
 
@@ -34,3 +34,14 @@ async def health(request: Request, response: Response) -> R.Health:
 @router.get("/me", response_model=R.UserOut, summary="The signed-in user")
 async def me(user: CurrentUser) -> R.UserOut:
     return accounts.profile(user)
+
+
+@router.get(
+    "/system/model-check",
+    response_model=R.ModelCheck,
+    summary="Check the model connection: one tiny request to the configured endpoint (administrators)",
+)
+async def model_check(_admin: AdminUser, response: Response) -> R.ModelCheck:
+    """Whether the configured model answers, and if not why, in words (200 either way)."""
+    response.headers["Cache-Control"] = "no-store"
+    return await run_in_threadpool(system.model_check)
