@@ -220,8 +220,12 @@ class StrictJSONRoute(APIRoute):
         if field is None or getattr(field.field_info, "media_type", "application/json") != "application/json":
             return handler
 
+        optional = not field.field_info.is_required()
+
         async def strict(request: Request) -> Response:
             request._body = await read_body(request)  # Starlette's cache, read once within the bound
+            if optional and not request._body.strip():
+                return await handler(request)  # no body where the model has a default: the default
             data = parse_json(request._body)
             if not isinstance(data, dict):
                 raise ApiError(400, "bad_json", "Request body must be a JSON object.")
