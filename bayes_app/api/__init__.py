@@ -35,6 +35,7 @@ from bayes_app.api import (
     system,
     zotero,
 )
+from bayes_app.api.body_limit import BodyLimit
 from bayes_app.api.deps import documented_bodies
 from bayes_app.api.errors import (
     ApiError,
@@ -204,5 +205,6 @@ def build_api() -> FastAPI:
         include_in_schema=False,
     )
     app.add_api_route(API_PREFIX + "/{path:path}", _unknown_route, methods=ALL_METHODS, include_in_schema=False)
+    app.add_middleware(BodyLimit)  # one request-body limit for every route (413 before reading past it)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -28,13 +28,13 @@ router = APIRouter(route_class=StrictJSONRoute)
     response_model=R.RunStarted,
     summary="Start a run: an Ask question (kind ask) or a map run",
 )
-async def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
-    return await run_in_threadpool(app_runs.start, user.id, body.given())
+def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
+    return app_runs.start(user.id, body.given())
 
 
 @router.get("/runs/{run_id}", response_model=R.RunOut, summary="A run with its status, outcome, credits and usage")
-async def get_run(user: CurrentUser, run_id: str) -> Any:
-    return await run_in_threadpool(app_runs.view_owned, user.id, run_id)
+def get_run(user: CurrentUser, run_id: str) -> Any:
+    return app_runs.view_owned(user.id, run_id)
 
 
 def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
@@ -48,8 +48,8 @@ def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
     response_model=R.RunOut,
     summary="Stop a run (it settles within a fraction of a second)",
 )
-async def cancel_run(user: CurrentUser, run_id: str) -> Any:
-    return await run_in_threadpool(_cancel, user.id, run_id)
+def cancel_run(user: CurrentUser, run_id: str) -> Any:
+    return _cancel(user.id, run_id)
 
 
 async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
