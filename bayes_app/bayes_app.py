@@ -6,7 +6,6 @@ import reflex as rx
 
 from bayes_app.accounts.passwords import configure_hashing
 from bayes_app.api import build_api
-from bayes_app.api.body_limit import BodyLimit
 from bayes_app.api.security import SecurityMiddleware
 from bayes_app.api.upload_guard import PageUploadGuard
 from bayes_app.pages import register
@@ -23,9 +22,7 @@ def _secure(asgi_app):
 
     settings = get_settings()
     upload_path = get_config().prepend_backend_path(str(constants.Endpoint.UPLOAD))
-    # the API's routes are bounded inside build_api; the pages' upload here, after its session check
-    guarded = PageUploadGuard(BodyLimit(asgi_app, paths=[upload_path]), upload_path)
-    return SecurityMiddleware(guarded, settings.cors_origins, settings.trusted_proxies)
+    return SecurityMiddleware(PageUploadGuard(asgi_app, upload_path), settings.cors_origins, settings.trusted_proxies)
 
 
 app = rx.App(api_transformer=[build_api(), _secure], stylesheets=["/bayes.css"])

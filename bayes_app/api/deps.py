@@ -16,10 +16,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bayes_app.api.errors import ApiError
+from bayes_app.settings import get_settings
 from bayes_app.usecases import accounts
 from bayes_app.usecases.accounts import UserInfo
 
 SESSION_COOKIE = "bayes_session"
+MAX_JSON_BYTES = 1_000_000  # every request body (FastAPI's max_body_size, build_api) but uploads'
+MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an uploaded file
 MAX_JSON_DEPTH = 32
 MAX_SAFE_INT = 2**53 - 1  # I-JSON (RFC 7493): integers every client can represent exactly
 
@@ -71,6 +74,11 @@ def parse_json(body: bytes) -> Any:
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise ApiError(400, "bad_json", "Request body is not valid JSON.") from None
     return data
+
+
+def upload_limit() -> int:
+    """The body limit of a PDF upload (the API's upload routes and the pages' `/_upload`)."""
+    return (get_settings().max_upload_mb << 20) + MULTIPART_SLACK
 
 
 def _resolve(bearer: str | None, cookie: str | None) -> tuple[UserInfo, str | None] | None:
@@ -157,7 +165,7 @@ TokenId = Annotated[str | None, Depends(token_id)]
 
 
 class StrictJSONRoute(APIRoute):
-    """The routers' route class: a JSON request body (bounded by `body_limit.BodyLimit`: 413) is
+    """The routers' route class: a JSON request body (within FastAPI's max_body_size: 413) is
     parsed by the strict reader (`parse_json`: 400 bad_json) before FastAPI validates it
     against the handler's body model; FastAPI then reuses the parsed value."""
 
@@ -170,7 +178,7 @@ class StrictJSONRoute(APIRoute):
         optional = not field.field_info.is_required()
 
         async def strict(request: Request) -> Response:
-            request._body = await request.body()  # within the one body limit (body_limit.BodyLimit)
+            request._body = await request.body()  # within the route's max_body_size (else 413)
             if optional and not request._body.strip():
                 return await handler(request)  # no body where the model has a default: the default
             data = parse_json(request._body)

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response, StreamingResponse
 
 from bayes_app.api import schemas
-from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
+from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand, upload_limit
 from bayes_app.api.errors import ApiError, not_found
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import schemas as R
@@ -30,8 +31,10 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
-    try:  # within the one body limit (body_limit.BodyLimit: 413)
+    try:  # within the route's max_body_size (upload_limit)
         form = await request.form(max_files=1, max_fields=10)
+    except HTTPException:
+        raise  # 413: past the upload limit
     except Exception:  # noqa: BLE001 - malformed multipart bodies
         raise ApiError(400, "bad_request", "Malformed multipart body.") from None
     upload = form.get("file")
@@ -43,6 +46,7 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
 @router.post(
     "/documents",
     status_code=202,
+    max_body_size=upload_limit(),
     response_model=R.UploadedDocument,
     openapi_extra=read_by_hand(schemas.DocumentUpload, MULTIPART),
     responses={200: {"model": R.UploadedDocument, "description": "The same file was already there"}},
@@ -67,6 +71,7 @@ async def upload_document(request: Request, response: Response, user: CurrentUse
 @router.put(
     D + "/file",
     status_code=202,
+    max_body_size=upload_limit(),
     response_model=R.DocumentOut,
     openapi_extra=read_by_hand(schemas.FileUpload, MULTIPART),
     responses={200: {"model": R.DocumentOut, "description": "The same file"}},

@@ -75,7 +75,7 @@ async def _form(request: Request) -> tuple[dict[str, str], bool]:
     """The posted fields and whether the caller wants JSON back (else a redirect)."""
     ctype = request.headers.get("content-type", "")
     if ctype.startswith("application/json"):
-        data = parse_json(await request.body())  # within the one body limit (body_limit.BodyLimit)
+        data = parse_json(await request.body())  # within the app's max_body_size (413)
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
             raise ApiError(400, "bad_request", "Send a JSON object of strings.")
         return data, True

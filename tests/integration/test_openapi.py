@@ -141,7 +141,7 @@ def test_strict_json_bodies_are_read_before_fastapi_validates():
     """The routers' route class reads a typed JSON body strictly (bad_json for NaN, lone
     surrogates, non-objects; 413 past the bound) and FastAPI then validates the model."""
     from bayes_app.api import build_api
-    from bayes_app.api.body_limit import MAX_JSON_BYTES
+    from bayes_app.api.deps import MAX_JSON_BYTES
 
     with TestClient(build_api()) as c:
         for raw in (b'{"email": NaN}', b'{"email": "\\ud800", "password": "x"}', b"[1]", b"", b"{oops"):

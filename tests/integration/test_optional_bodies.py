@@ -50,3 +50,26 @@ def test_routes_with_an_optional_body_take_none(client):
         assert bare.status_code == empty.status_code, (method, path, bare.text, empty.text)
         assert bare.json() == empty.json(), (method, path)
         assert bare.status_code not in (400, 413, 422), (method, path, bare.text)
+
+
+def test_one_body_limit_json_small_uploads_large(client):
+    """FastAPI's max_body_size: 1 MB for every body (a chunked one is cut off too), the upload
+    routes' own limit for PDFs; past either, 413 in the error contract before any use case runs."""
+    from bayes_app.api.deps import MAX_JSON_BYTES, upload_limit
+
+    def chunks(total: int):
+        for _ in range(total // 65536 + 1):
+            yield b" " * 65536
+
+    big = client.post("/api/v1/mindmaps", content=chunks(MAX_JSON_BYTES), headers={"content-type": "application/json"})
+    assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
+    assert client.get("/api/v1/mindmaps").json()["mindmaps"] == []  # nothing stored
+    notes = b"plain notes " * (MAX_JSON_BYTES // 10)  # over the JSON limit, within the upload limit
+    r = client.post("/api/v1/documents", files={"file": ("a.pdf", notes, "application/pdf")})
+    assert 400 <= r.status_code < 500 and r.status_code != 413, r.text  # read whole, refused as no PDF
+    huge = client.post(
+        "/api/v1/documents",
+        content=b"x",
+        headers={"content-type": "multipart/form-data; boundary=b", "content-length": str(upload_limit() + 1)},
+    )
+    assert huge.status_code == 413 and "BAYES_MAX_UPLOAD_MB" in huge.json()["error"]["message"]

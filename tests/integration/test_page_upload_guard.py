@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from bayes_app.api.body_limit import MULTIPART_SLACK, BodyLimit
+from bayes_app.api.deps import MULTIPART_SLACK
 from bayes_app.api.upload_guard import PageUploadGuard
 
 MB = 1 << 20
@@ -55,11 +55,7 @@ def guarded(db_url, configure):
         user = service.register(db, f"u{uuid.uuid4().hex[:8]}@example.com", "tangerine-sky-42")
         cookie = service.create_session(db, user, timedelta(hours=1))
     spooler = Spooler()
-    return (
-        TestClient(PageUploadGuard(BodyLimit(spooler, paths=["/_upload"]), "/_upload")),
-        spooler,
-        cookie,
-    )  # as bayes_app.bayes_app
+    return TestClient(PageUploadGuard(spooler, "/_upload")), spooler, cookie
 
 
 def _body(total: int, piece: int = 64 * 1024):
