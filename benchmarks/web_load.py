@@ -228,7 +228,8 @@ def measure(tabs: int, seconds: float) -> dict:
     stack = AppStack(
         data_dir=tmp,
         port=port,
-        env=stack_env(tmp, port, BAYES_DEMO="0", BAYES_REDIS_PORT=str(free_port()), BAYES_SIGNUP_CREDITS="0"),
+        # REFLEX_SSR=false: no prerendering in the build (it times out on a loaded machine); both sides alike
+        env=stack_env(tmp, port, BAYES_DEMO="0", BAYES_REDIS_PORT=str(free_port()), REFLEX_SSR="false"),
     ).start()
     try:
         users = [_setup_user(stack.url + "/api/v1", n) for n in range(tabs)]
