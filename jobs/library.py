@@ -34,6 +34,7 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
     time_limit=2 * 3600 * 1000,
     throws=(ingest.IngestError,),
     on_retry_exhausted="ingest_retries_exhausted",
+    ingestion=True,  # middleware.IngestEnqueued and IngestCrashGuard
 )
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
