@@ -189,6 +189,10 @@ async def _tabs(url: str, users: list[dict], seconds: float, probe: Probe) -> di
 
 def run_load(url: str, users: list[dict], seconds: float) -> dict:
     api = url + "/api/v1"
+    for u in users:  # warm up: each web process loads the query embedder on its first search
+        with httpx.Client(base_url=api, headers={"Authorization": f"Bearer {u['token']}"}, timeout=300) as c:
+            for _ in range(3):
+                c.get("/search", params={"q": "alpha signals"})
     probe = Probe(api, users[0]["token"])
     probe.start()
     result: dict = {}
