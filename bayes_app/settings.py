@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     admin_email: str = Field("admin@example.com", validation_alias="BAYES_ADMIN_EMAIL")
     admin_password: SecretStr | None = Field(None, validation_alias="BAYES_ADMIN_PASSWORD")
     port: Port = Field(3000, validation_alias="BAYES_PORT")
+    # Web server processes of `make run` (they share the pages' state through its local Redis).
+    web_workers: int = Field(2, ge=1, le=64, validation_alias="BAYES_WEB_WORKERS")
     worker_processes: int = Field(1, ge=1, le=64, validation_alias="BAYES_WORKER_PROCESSES")
     worker_threads: int = Field(8, ge=1, le=256, validation_alias="BAYES_WORKER_THREADS")
     # Per worker process; 0 turns the guard off. 3 GiB: with the default single worker on a
@@ -233,7 +235,11 @@ class Settings(BaseSettings):
     @property
     def effective_redis_url(self) -> str:
         """REDIS_URL, else `make run`'s own redis-server with its generated password."""
-        return self.redis_url or f"redis://:{self.redis_password()}@127.0.0.1:{self.redis_port}/0"
+        return self.redis_url or self.local_redis_url(0)
+
+    def local_redis_url(self, db: int) -> str:
+        """A database of `make run`'s own redis-server (0: queue, runs, sessions; 1: page state)."""
+        return f"redis://:{self.redis_password()}@127.0.0.1:{self.redis_port}/{db}"
 
     def redis_password(self) -> str:
         """The local redis-server's `requirepass`, generated once into the data dir (mode 600)."""

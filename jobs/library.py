@@ -43,6 +43,7 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
     throws=(ingest.IngestError,),
     on_retry_exhausted="ingest_retries_exhausted",
     fair_share=fair_claim,
+    ingestion=True,  # middleware.IngestEnqueued and IngestCrashGuard
 )
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).

@@ -8,6 +8,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from dramatiq.errors import ActorNotFound
 from dramatiq.middleware import Middleware, SkipMessage
 
 from bayes_app.library import crash_guard
@@ -82,13 +83,25 @@ def _warm_up() -> None:
         pass
 
 
+INGESTION = "ingestion"  # the actor option of the ingestion actor: `(document_id, generation, ...)`
+
+
+def _is_ingestion(broker, message) -> bool:
+    try:
+        return bool(broker.get_actor(message.actor_name).options.get(INGESTION))
+    except ActorNotFound:
+        return False
+
+
 class IngestEnqueued(Middleware):
     """Remember every ingestion message that was sent (document, generation), so the reaper
     (`jobs.maintenance.reap_ingestion`) re-sends only the queued documents that never were,
-    e.g. the demo library created before Redis was up."""
+    e.g. the demo library created before Redis was up. For actors declared `ingestion=True`."""
+
+    actor_options = {INGESTION}
 
     def after_enqueue(self, broker, message, delay) -> None:
-        if message.actor_name == "ingest_document":
+        if _is_ingestion(broker, message):
             document_id, generation = message.args[:2]
             get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=ENQUEUED_TTL_S)
 
@@ -97,14 +110,17 @@ class IngestCrashGuard(Middleware):
     """Counts the ingestion attempts that died with their worker process (`crash_guard`): each
     `ingest_document` message registers its attempt before it runs and clears it after, however
     it ended; a version whose attempts killed their worker BAYES_INGEST_MAX_CRASHES times is not
-    run again but handed to `on_crashed(document_id, generation, crashes)` (mark it failed)."""
+    run again but handed to `on_crashed(document_id, generation, crashes)` (mark it failed).
+    For actors declared `ingestion=True`."""
+
+    actor_options = {INGESTION}
 
     def __init__(self, max_crashes: int, on_crashed: Callable[[str, int, int], None]) -> None:
         self.max_crashes, self.on_crashed = max_crashes, on_crashed
         self._tokens: dict[str, str] = {}  # message id -> this attempt's token
 
     def before_process_message(self, broker, message) -> None:
-        if message.actor_name != "ingest_document":
+        if not _is_ingestion(broker, message):
             return
         document_id, generation = message.args[:2]
         r = get_redis()

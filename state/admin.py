@@ -14,6 +14,7 @@ from bayes_app.usecases import sharing as app_sharing
 from bayes_app.usecases import system as app_system
 from bayes_app.usecases.views import MICRO, display_credits, format_credits, shown_email, utcnow
 from state.auth import AuthState
+from state.offloop import off_loop
 
 SPEND_DAYS = 30
 
@@ -119,6 +120,7 @@ class AdminState(AuthState):
         return self._load_user() and self.is_admin
 
     @rx.event
+    @off_loop
     def load(self):
         if not self._admin():
             self.users = []
@@ -128,24 +130,28 @@ class AdminState(AuthState):
         self._refresh()
 
     @rx.event
+    @off_loop
     def filter_runs_user(self, value: str):
         self.runs_user, self.runs_limit = value, RUNS_PAGE
         if self._admin():
             self._refresh()
 
     @rx.event
+    @off_loop
     def filter_runs_status(self, value: str):
         self.runs_status, self.runs_limit = value, RUNS_PAGE
         if self._admin():
             self._refresh()
 
     @rx.event
+    @off_loop
     def more_runs(self):
         self.runs_limit += RUNS_PAGE
         if self._admin():
             self._refresh()
 
     @rx.event
+    @off_loop
     def refresh(self):
         if self._admin():
             self._refresh()
@@ -233,6 +239,7 @@ class AdminState(AuthState):
         self.recon_at = utcnow().strftime("%Y-%m-%d %H:%M:%S UTC")
 
     @rx.event
+    @off_loop
     def run_reconciliation(self):
         if not self._admin():
             return
@@ -278,6 +285,7 @@ class AdminState(AuthState):
         self.run_id = value.strip()
 
     @rx.event
+    @off_loop
     def show_run(self, op_id: str = ""):
         if not self._admin():
             return
@@ -290,6 +298,7 @@ class AdminState(AuthState):
 
     # ---- grant ----------------------------------------------------------------------
     @rx.event
+    @off_loop
     def grant_credits(self, form: dict):
         self.grant_error = self.grant_notice = ""
         if not self._admin():
@@ -344,6 +353,7 @@ class AdminState(AuthState):
         self.price_error = self.price_notice = ""
 
     @rx.event
+    @off_loop
     def save_price(self):
         self.price_error = self.price_notice = ""
         if not self._admin():

@@ -15,6 +15,7 @@ import reflex as rx
 from bayes_app.errors import DomainError
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases.maps import MapNotFound
+from state.offloop import off_loop
 
 GONE_SHARED = "This map is no longer shared with you."
 GONE_DELETED = "This map was deleted."
@@ -90,6 +91,7 @@ class MapSharing(rx.State, mixin=True):
         return True
 
     @rx.event
+    @off_loop
     def open_share(self):
         if not self._load_user():
             return
@@ -152,6 +154,7 @@ class MapSharing(rx.State, mixin=True):
         self.share_role = value
 
     @rx.event
+    @off_loop
     def add_member(self, form: dict | None = None):
         email = ((form or {}).get("email") or self.share_email).strip()
         if not email:
@@ -162,9 +165,11 @@ class MapSharing(rx.State, mixin=True):
             self.share_email = ""
 
     @rx.event
+    @off_loop
     def change_role(self, member_id: str, role: str):
         self._share_call(app_maps.set_member_role, member_id, role)
 
     @rx.event
+    @off_loop
     def remove_member(self, member_id: str):
         self._share_call(app_maps.remove_member, member_id)

@@ -30,6 +30,7 @@ from state.map_edits import MapEditing
 from state.map_outline import MapOutline
 from state.map_share import MapSharing, here
 from state.map_updates import MapUpdates, challenge_lines, update_row
+from state.offloop import off_loop, run_off_loop
 
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 
@@ -189,6 +190,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.sel_citations = [_citation_row(c if isinstance(c, dict) else c.model_dump()) for c in citations]
 
     @rx.event
+    @off_loop
     def load(self):
         """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
         if not self._load_user():
@@ -243,7 +245,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
                 async with self:
                     if self._gen != gen or self.map_id != map_id:
                         return
-                    shown = self._show(change)
+                    shown = await run_off_loop(self._show, change)
                     if shown is None:
                         return
                     watcher.seen(self.live_run_id, self._cursor or None, self._revision, change.at if shown else None)
@@ -389,12 +391,14 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         return True
 
     @rx.event
+    @off_loop
     def research(self):
         q = self.research_q.strip()
         if self._start("build_map", prompt=q or None):
             self.research_q = ""
 
     @rx.event
+    @off_loop
     def run_on_node(self, kind: str):
         if app_runs.needs_node(kind) and not self.selected_id:
             self.error = "Select a node first."
@@ -405,6 +409,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self._start(kind, node_id=node)
 
     @rx.event
+    @off_loop
     def send_message(self, form: dict | None = None):
         text = ((form or {}).get("message") or self.message_draft).strip()
         if not text:
@@ -413,6 +418,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             self.message_draft = ""
 
     @rx.event
+    @off_loop
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return

@@ -6,6 +6,7 @@ import reflex as rx
 
 from bayes_app.usecases import accounts
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 class GuideState(AuthState):
@@ -37,6 +38,7 @@ class GuideState(AuthState):
         self.guide_loaded = True
 
     @rx.event
+    @off_loop
     def load_guide(self):
         if not self._load_user():
             return
@@ -44,6 +46,7 @@ class GuideState(AuthState):
         self._refresh_guide()
 
     @rx.event
+    @off_loop
     def use_demo_papers(self):
         """Add the bundled open-access papers to this user's library and index them."""
         from bayes_app.usecases import library as app_lib

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -22,10 +21,10 @@ router = APIRouter(route_class=StrictJSONRoute)
     summary="Health: the status; for administrators also the database, Redis, workers, index and "
     "processes (503 when degraded)",
 )
-async def health(request: Request, response: Response) -> R.Health:
+def health(request: Request, response: Response) -> R.Health:
     """Status for anyone; the components' details for an administrator (token or cookie)."""
-    user = await optional_user(request)
-    report = await run_in_threadpool(system.health, user is not None and user.is_admin)
+    user = optional_user(request)
+    report = system.health(user is not None and user.is_admin)
     response.status_code = 200 if report.status == "ok" else 503
     response.headers["Cache-Control"] = "no-store"
     return report

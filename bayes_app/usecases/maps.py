@@ -72,18 +72,6 @@ outcome_line = map_runs.outcome_line
 P = ParamSpec("P")
 
 
-def _use_case(fn: Callable[Concatenate[Session, P], T]) -> Callable[P, T]:
-    """The maps-domain function `fn(db, …)` as a named use case `(…)`: one transaction, commit,
-    or roll back and let its MapError/MapNotFound reach the caller."""
-
-    def use_case(*args: P.args, **kw: P.kwargs) -> T:
-        with session_scope() as db:
-            return fn(db, *args, **kw)
-
-    use_case.__name__, use_case.__qualname__, use_case.__doc__ = fn.__name__, fn.__name__, fn.__doc__
-    return use_case
-
-
 def _on_map(
     need: str, fn: Callable[Concatenate[Session, str, str, P], Any], out: Any = None
 ) -> Callable[Concatenate[str, str, P], Any]:

@@ -376,6 +376,11 @@ def test_the_http_api_watches_counts_and_accepts_items(env):
         assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 0
         again = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [1]})
         assert again.status_code == 409
+        # no body: the whole proposal (the documented default)
+        with env["sessions"]() as db:
+            whole = updates.create_update_proposal(db, mid, [{"id": "e" * 32, "title": "Q"}], items[:2], None)
+        ok = c.post(f"/api/v1/mindmaps/{mid}/proposals/{whole.id}/accept")
+        assert ok.status_code == 200 and ok.json()["payload"]["accepted"] == [0, 1], ok.text
 
 
 def test_with_a_model_a_contradicting_claim_is_proposed_as_a_counterpoint(env):
