@@ -354,7 +354,7 @@ def _run(
         if meta is not None:
             doc.title = meta.title or doc.title or Path(doc.filename).stem
             doc.authors = meta.authors or doc.authors
-            doc.year = meta.year or doc.year
+            doc.year = meta.year  # the printed year or none (never the file's date)
             doc.doi = meta.doi or doc.doi
         elif not doc.title:
             doc.title = Path(doc.filename).stem
