@@ -9,6 +9,7 @@ page: `[1] Lovelace & Turing (2024), Small Models, p. 3`.
     checked_markers(text, outline) -> (text without markers its sentence doesn't match, dropped)
     docx_bytes(db, owner_id, map_id, node_id=None) -> bytes
     bibtex(db, owner_id, map_id, node_id=None) -> str
+    latex(db, owner_id, map_id, node_id=None) -> str   (\\cite keys = bibtex's keys)
     as_json(db, owner_id, map_id) -> dict   (= service.map_view)
 """
 
@@ -23,7 +24,8 @@ from typing import Any
 from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
 from sqlmodel import Session
 
-from bayes_app.maps import service
+from bayes_app.library.bibinfo import BibInfo, bib_info
+from bayes_app.maps import csl, service
 from bayes_app.maps.views import unshared_documents
 from bayes_app.models import Citation, Document, MapNode, NodeKind
 
@@ -117,9 +119,10 @@ class _Tree:
     kids: dict[str | None, list[MapNode]]
     cits: dict[str, list[Citation]]
     refs: _Refs
+    paged: bool = False  # markers carry their pages: "[2, p. 4]" (exports), else "[2]" (writers' outline)
 
 
-def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None) -> tuple[Any, _Tree]:
+def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None, paged: bool = False) -> tuple[Any, _Tree]:
     m = service.get_map(db, owner_id, map_id)
     nodes = service._nodes(db, map_id)
     root = service.get_node(db, owner_id, map_id, node_id) if node_id else service.root_of(db, map_id)
@@ -130,7 +133,7 @@ def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None) -> tuple
         cits.setdefault(c.node_id, []).append(c)
         if d is not None and d.id not in refs.hidden:  # an unshared document's metadata stays out
             refs.docs[d.id] = d
-    return m, _Tree(root, service.children_index(nodes), cits, refs)
+    return m, _Tree(root, service.children_index(nodes), cits, refs, paged)
 
 
 # a bracketed number (list) as it could appear in source text: "[5]", "[1, 3]", "[2–4]"
@@ -148,8 +151,24 @@ def unescape_brackets(text: str) -> str:
 
 
 def _marks(t: _Tree, n: MapNode) -> str:
-    nums = sorted({t.refs.number(c) for c in t.cits.get(n.id, [])})
-    return "".join(f"[{k}]" for k in nums)
+    return _marker(t, t.cits.get(n.id, []))
+
+
+def _marker(t: _Tree, cits: list[Citation]) -> str:
+    """ "[1][3]", or with pages "[1, p. 3; 3, pp. 4, 7]" (each source with the pages this claim cites)."""
+    pages: dict[int, set[int]] = {}
+    for c in cits:
+        pages.setdefault(t.refs.number(c), set()).add(c.page)
+    if not pages:
+        return ""
+    if not t.paged:
+        return "".join(f"[{k}]" for k in sorted(pages))
+    return "[" + "; ".join(f"{k}, {pages_label(pages[k])}" for k in sorted(pages)) + "]"
+
+
+# an export's marker with pages: "[2, p. 4]", "[1, p. 3; 2, pp. 4, 7]"
+_PAGED = re.compile(r"(?<!\\)\[(\d+, pp?\. \d+(?:, \d+)*(?:; \d+, pp?\. \d+(?:, \d+)*)*)\]")
+_PAGED_ONE = re.compile(r"(\d+), pp?\. (\d+(?:, \d+)*)")
 
 
 def _sentence(text: str) -> str:
@@ -220,7 +239,10 @@ def _synthesis_blocks(t: _Tree, n: MapNode, level: int, esc: Callable[[str], str
 
     def remap(m: re.Match) -> str:
         local = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
-        nums = sorted({t.refs.number(own[k - 1]) for k in local if 1 <= k <= len(own)})
+        cited = [own[k - 1] for k in local if 1 <= k <= len(own)]
+        if t.paged:
+            return _marker(t, cited)
+        nums = sorted({t.refs.number(c) for c in cited})
         return f"[{', '.join(map(str, nums))}]" if nums else ""
 
     out: list[tuple[str, Any]] = [("heading", (level, esc(n.title or "Synthesis")))]
@@ -267,9 +289,46 @@ class Outline:
     claims_of: dict[str, list[str]] = field(default_factory=dict)  # citation id -> its node's wording
 
 
-def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
-    """The map (or the subtree under `node_id`) as Markdown prose with numbered citations."""
-    return outline(db, owner_id, map_id, node_id).markdown
+def markdown(
+    db: Session, owner_id: str, map_id: str, node_id: str | None = None, style: str = csl.DEFAULT_STYLE
+) -> str:
+    """The map (or the subtree under `node_id`) as Markdown prose, each claim's marker with the
+    page it cites ("[2, p. 4]"), the references in the CSL ``style``."""
+    style = csl.check_style(style)
+    m, t = _tree(db, owner_id, map_id, node_id, paged=True)
+    lines = _markdown_lines(t)
+    entries = _styled_entries(db, t, style)
+    if entries:
+        lines.extend(["## References\n", *(f"{n}. {md_text(ref)}" for n, ref in entries), ""])
+    if m.offline:
+        lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_lines(t: _Tree) -> list[str]:
+    lines: list[str] = []
+    for kind, value in _blocks(t, md_text):
+        if kind == "heading":
+            level, text = value
+            lines.append(f"{'#' * level} {text}\n")
+        else:
+            lines.append(value + "\n")
+    return lines
+
+
+def _styled_entries(db: Session, t: _Tree, style: str) -> list[tuple[int, str]]:
+    """(number, entry) of every cited source, a library paper rendered in the CSL ``style``."""
+    infos = {did: bib_info(db, d) for did, d in t.refs.docs.items()}
+    rendered = csl.render(sorted(infos.items()), style)
+    out = []
+    for doc_key, n in t.refs.numbers.items():
+        if doc_key in t.refs.removed:
+            out.append((n, f"{t.refs.removed[doc_key]} (source removed from the library)"))
+        elif doc_key in t.refs.hidden or doc_key not in rendered:
+            out.append((n, UNSHARED))
+        else:
+            out.append((n, rendered[doc_key]))
+    return out
 
 
 # a citation marker: "[2]", "[1, 3]" — never an escaped "\[2\]" (source text)
@@ -328,13 +387,7 @@ def checked_markers(text: str, o: Outline, min_overlap: float = 0.2) -> tuple[st
 def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> Outline:
     """The Markdown of `markdown()`, with the sources behind its numbers."""
     m, t = _tree(db, owner_id, map_id, node_id)
-    lines: list[str] = []
-    for kind, value in _blocks(t, md_text):
-        if kind == "heading":
-            level, text = value
-            lines.append(f"{'#' * level} {text}\n")
-        else:
-            lines.append(value + "\n")
+    lines = _markdown_lines(t)
     entries = t.refs.entries()
     if entries:
         lines.extend(["## References\n", *(f"{n}. {md_text(ref)}" for n, ref in entries), ""])
@@ -353,11 +406,14 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
     return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited, claims, claims_of)
 
 
-def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> bytes:
-    """The same prose as a Word document."""
+def docx_bytes(
+    db: Session, owner_id: str, map_id: str, node_id: str | None = None, style: str = csl.DEFAULT_STYLE
+) -> bytes:
+    """The same prose as a Word document (markers with pages, references in ``style``)."""
     from docx import Document as Docx
 
-    _m, t = _tree(db, owner_id, map_id, node_id)
+    style = csl.check_style(style)
+    _m, t = _tree(db, owner_id, map_id, node_id, paged=True)
     doc = Docx()
     for kind, value in _blocks(t, escape_brackets):  # source "[5]" kept apart from the real markers
         if kind == "heading":
@@ -365,12 +421,12 @@ def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = No
             doc.add_heading(unescape_brackets(text), level=min(level - 1, 9))
         else:
             para, pos = doc.add_paragraph(), 0
-            for m in _MARKER.finditer(value):  # real markers superscript; source brackets plain text
+            for m in _PAGED.finditer(value):  # real markers superscript; source brackets plain text
                 para.add_run(unescape_brackets(value[pos : m.start()]))
                 para.add_run(m.group(0)).font.superscript = True
                 pos = m.end()
             para.add_run(unescape_brackets(value[pos:]))
-    entries = t.refs.entries()
+    entries = _styled_entries(db, t, style)
     if entries:
         doc.add_heading("References", level=1)
         for n, ref in entries:
@@ -413,33 +469,127 @@ def bibtex_key(doc: Document, taken: set[str]) -> str:
     return k
 
 
-def bibtex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
-    """The cited sources (of the map or subtree) as BibTeX entries: `@misc`, since the
-    library knows no journal for a PDF (an `@article` without its required `journal` field
-    makes BibTeX warn and styles print a gap)."""
-    _m, t = _tree(db, owner_id, map_id, node_id)
+_URL_UNSAFE = re.compile(r"[{}\\\s%#]")
+_KEY_OK = re.compile(r"^[A-Za-z0-9_:.+/-]{1,100}$")
+
+
+def _cited_docs(t: _Tree) -> list[str]:
     ids = [n.id for n in service.subtree([n for kids in t.kids.values() for n in kids], t.root.id)]
-    doc_ids: list[str] = []
+    out: list[str] = []
     for nid in ids:
         for c in t.cits.get(nid, []):
-            if c.document_id is not None and c.document_id not in doc_ids:
-                doc_ids.append(c.document_id)
+            if c.document_id is not None and c.document_id in t.refs.docs and c.document_id not in out:
+                out.append(c.document_id)
+    return out
+
+
+def citation_keys(db: Session, t: _Tree) -> dict[str, tuple[str, BibInfo]]:
+    """document id -> (its \\cite key, its entry): the user's Zotero / Better BibTeX key where
+    the paper came from Zotero, else a stable generated key (surname, year, first title word)."""
+    infos = {did: bib_info(db, t.refs.docs[did]) for did in _cited_docs(t)}
     taken: set[str] = set()
-    out = []
-    for did in doc_ids:
-        d = t.refs.docs.get(did)
-        if d is None:
-            continue
-        fields = [("title", d.title or d.filename)]
-        if d.authors:
-            fields.append(("author", " and ".join(d.authors)))
-        if d.year:
-            fields.append(("year", str(d.year)))
-        if d.doi:
-            fields.append(("doi", d.doi))
-        body = ",\n".join(f"  {k} = {{{_bib_escape(v)}}}" for k, v in fields)
-        out.append(f"@misc{{{bibtex_key(d, taken)},\n{body}\n}}\n")
-    return "\n".join(out)
+    out: dict[str, tuple[str, BibInfo]] = {}
+    for did, info in sorted(infos.items()):  # Zotero keys first, so a generated key never takes one
+        if info.citekey and _KEY_OK.match(info.citekey) and info.citekey not in taken:
+            taken.add(info.citekey)
+            out[did] = (info.citekey, info)
+    for did, info in sorted(infos.items(), key=lambda kv: (kv[1].year or 0, kv[1].title, kv[0])):
+        if did not in out:
+            out[did] = (bibtex_key(t.refs.docs[did], taken), info)
+    return out
+
+
+def _bib_entry(key: str, b: BibInfo) -> dict[str, str]:
+    entry = {"ENTRYTYPE": b.entry_type, "ID": key, "title": b.title}
+    venue_field = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
+    for name, value in (
+        ("author", " and ".join(b.authors)),
+        ("year", str(b.year or "")),
+        (venue_field.get(b.entry_type, "howpublished"), b.venue),
+        ("volume", b.volume),
+        ("number", b.issue),
+        ("pages", (b.pages or "").replace("–", "--")),
+        ("doi", b.doi),
+        ("eprint", b.arxiv),
+        ("archiveprefix", "arXiv" if b.arxiv else None),
+        ("url", b.url),
+    ):
+        if value:
+            entry[name] = value
+    verbatim = ("doi", "url", "eprint")  # identifiers: no LaTeX commands, only what cannot break the entry goes
+    return {
+        k: v if k in ("ENTRYTYPE", "ID") else _URL_UNSAFE.sub("", v) if k in verbatim else _bib_escape(v)
+        for k, v in entry.items()
+    }
+
+
+def bibtex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
+    """The cited sources (of the map or subtree) as BibTeX, written by bibtexparser: entry
+    type, journal or booktitle, volume, number, pages, DOI, arXiv id and URL from the paper's
+    metadata, its Zotero item or its first page's venue line (`@misc` when none is known)."""
+    _m, t = _tree(db, owner_id, map_id, node_id)
+    return _bibtex_text(citation_keys(db, t))
+
+
+def _bibtex_text(keys: dict[str, tuple[str, BibInfo]]) -> str:
+    from bibtexparser.bibdatabase import BibDatabase
+    from bibtexparser.bwriter import BibTexWriter
+
+    bib = BibDatabase()
+    bib.entries = [_bib_entry(k, info) for k, info in keys.values()]
+    writer = BibTexWriter()
+    writer.order_entries_by = None  # the export's order
+    writer.display_order = ["title", "author", "year", "journal", "booktitle", "volume", "number", "pages", "doi"]
+    return writer.write(bib)
+
+
+def _latex_text(s: str) -> str:
+    # brackets braced: a source "[5]" can never be read as an optional argument or a marker
+    return _bib_escape(s).replace("[", "{[}").replace("]", "{]}")
+
+
+def latex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
+    """The map (or subtree) as a LaTeX document: each claim with `\\cite[p.~4]{key}`, the keys
+    those of :func:`bibtex` (``\\bibliography{sources}``, the ``export.bib`` saved as sources.bib)."""
+    m, t = _tree(db, owner_id, map_id, node_id, paged=True)
+    keys = citation_keys(db, t)
+
+    def cite(mk: re.Match) -> str:
+        key_of = {n: keys[d][0] for d, n in t.refs.numbers.items() if d in keys}  # numbered as blocks are made
+        out = []
+        for one in mk.group(1).split("; "):
+            num, pages = _PAGED_ONE.fullmatch(one).groups()  # type: ignore[union-attr]
+            if int(num) in key_of:
+                where = ("p.~" if "," not in pages else "pp.~") + pages.replace(", ", ",~")
+                out.append(f"\\cite[{where}]{{{key_of[int(num)]}}}")
+        return "~" + "".join(out) if out else ""
+
+    body: list[str] = []
+    commands = ["section", "subsection", "subsubsection", "paragraph", "subparagraph", "subparagraph"]
+    for kind, value in _blocks(t, _latex_text):
+        if kind == "heading":
+            level, text = value
+            body.append(f"\\{commands[min(level, 6) - 1]}{{{text}}}\n")
+        else:
+            body.append(re.sub(r"\s+~", "~", _PAGED.sub(cite, value)) + "\n")
+    title = _latex_text(m.title if getattr(m, "title", "") else "Related work")
+    return "\n".join(
+        [
+            "\\documentclass{article}",
+            "\\usepackage[utf8]{inputenc}",
+            "\\usepackage[T1]{fontenc}",
+            "\\usepackage{url}",
+            f"\\title{{{title}}}",
+            "\\begin{document}",
+            "\\maketitle",
+            "",
+            *body,
+            "\\bibliographystyle{plain}",
+            "\\bibliography{sources}",
+            "\\end{document}",
+            "",
+        ]
+    )
 
 
 def as_json(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import dataclasses
 import uuid
 
 import pytest
-
 from sqlmodel import select
 
 from bayes_app.accounts import service
@@ -219,8 +218,9 @@ def test_documents_indexed_before_the_graph_are_linked_in_the_background(dbs):
 
 @pytest.mark.parametrize("published_year", [2020, 2021])
 def test_missing_merges_a_preprint_and_its_published_version_parsed_from_two_styles(dbs, published_year):
-    """Issue 39: one paper cites the survey as a 2019 arXiv preprint, the other as the 2020
-    journal version (APA, another title case, a DOI; 2021: the first authors must agree): listed once, with both citing papers."""
+    """Issue 39: one paper cites the survey as a 2019 arXiv preprint, the other as the journal
+    version (APA, another title case, a DOI; 2021: the first authors must agree too): it is
+    listed once, with both citing papers."""
     import random
 
     from bayes_app.library.references import parse_entries
@@ -228,7 +228,9 @@ def test_missing_merges_a_preprint_and_its_published_version_parsed_from_two_sty
 
     rng = random.Random(5)
     survey = random_work(rng, year=2019, title="A survey of machine learning for molecular discovery")
-    published = dataclasses.replace(survey, year=published_year, title="A Survey of Machine Learning for Molecular Discovery")
+    published = dataclasses.replace(
+        survey, year=published_year, title="A Survey of Machine Learning for Molecular Discovery"
+    )
     others = [random_work(rng) for _ in range(4)]
     u = _user(dbs)
     citing = []

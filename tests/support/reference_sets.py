@@ -122,7 +122,8 @@ def format_entry(w: Work, style: str) -> str:
         return f"{names} {_title_case(w.title)}. {w.abbrev} {w.year}, {w.volume}, {pages}."
     if style == "vancouver":
         names = _names(w, lambda f, m, last: f"{last} {f[0]}{m[:1]}", ", ")
-        return f"{names}. {w.title}. {w.abbrev.replace('.', '')}. {w.year};{w.volume}({w.issue}):{w.first_page}-{w.last_page}."
+        where = f"{w.year};{w.volume}({w.issue}):{w.first_page}-{w.last_page}"
+        return f"{names}. {w.title}. {w.abbrev.replace('.', '')}. {where}."
     if style == "ieee":
         names = _names(
             w, lambda f, m, last: f"{_initials(f, m)} {last}", ", ", ", and " if len(w.authors) > 2 else " and "
@@ -198,7 +199,7 @@ def printed_papers(seed: int = 3) -> list[PrintedPaper]:
         doi = w.doi if k == 1 else None
         out.append(PrintedPaper(w.title.capitalize(), kind(y, w), y, 2026 - (k % 3) * 19, doi))
     w = random_work(rng)
-    out.append(PrintedPaper("A technical note without a date", ("Lena Okafor, Marco Rossi",), 0, 2026))
+    out.append(PrintedPaper("A technical note without a date", ("Technical Note",), 0, 2026))
     return out
 
 
@@ -206,26 +207,31 @@ def _esc(s: str) -> str:
     return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def printed_pdf(p: PrintedPaper, body: tuple[str, ...] = ()) -> bytes:
-    """A one-page PDF: title, the paper's printed lines, a body; CreationDate in the info."""
-    lines = [("F2", 16, p.title), ("F1", 11, "Lena Okafor, Marco Rossi"), *[("F1", 10, x) for x in p.lines]]
-    lines += [("F2", 12, "Abstract")]
-    lines += [("F1", 11, x) for x in (body or ("We report how the method behaves on three data sets.",))]
-    stream = ["BT", "50 780 Td"]
-    for font, size, text in lines:
-        stream += [f"/{font} {size} Tf", f"{size + 5} TL", f"({_esc(text)}) Tj T*"]
-    stream.append("ET")
-    content = "\n".join(stream).encode("latin-1", "replace")
-    objs: list[bytes] = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 842] /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >>"
-        b" /Contents 4 0 R >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
-        f"<< /CreationDate (D:{p.creation_year}0105120000Z) /Producer (Scanner Suite) >>".encode(),
-    ]
+def printed_pdf(p: PrintedPaper, body: tuple[str, ...] = (), more_pages: tuple[tuple[str, ...], ...] = ()) -> bytes:
+    """A PDF whose first page has the title, the paper's printed lines and a body, then one
+    page per ``more_pages`` entry (its lines); the info has only a CreationDate."""
+    first = [("F2", 16, p.title), ("F1", 11, "Lena Okafor, Marco Rossi"), *[("F1", 10, x) for x in p.lines]]
+    first += [("F2", 12, "Abstract")]
+    first += [("F1", 11, x) for x in (body or ("We report how the method behaves on three data sets.",))]
+    pages = [first] + [[("F1", 11, x) for x in lines] for lines in more_pages]
+    n = len(pages)
+    font1, font2, info = 3 + 2 * n, 4 + 2 * n, 5 + 2 * n
+    kids = " ".join(f"{3 + 2 * k} 0 R" for k in range(n))
+    objs: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode()]
+    for k, lines in enumerate(pages):
+        stream = ["BT", "50 780 Td"]
+        for font, size, text in lines:
+            stream += [f"/{font} {size} Tf", f"{size + 5} TL", f"({_esc(text)}) Tj T*"]
+        stream.append("ET")
+        content = "\n".join(stream).encode("latin-1", "replace")
+        objs.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 842] /Resources << /Font << /F1 {font1} 0 R "
+            f"/F2 {font2} 0 R >> >> /Contents {4 + 2 * k} 0 R >>".encode()
+        )
+        objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
+    objs.append(f"<< /CreationDate (D:{p.creation_year}0105120000Z) /Producer (Scanner Suite) >>".encode())
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for i, o in enumerate(objs, start=1):
@@ -235,7 +241,5 @@ def printed_pdf(p: PrintedPaper, body: tuple[str, ...] = ()) -> bytes:
     out += f"xref\n0 {len(objs) + 1}\n0000000000 65535 f \n".encode()
     for off in offsets:
         out += f"{off:010d} 00000 n \n".encode()
-    out += (
-        f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R /Info {len(objs)} 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
+    out += f"trailer\n<< /Size {len(objs) + 1} /Root 1 0 R /Info {info} 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
