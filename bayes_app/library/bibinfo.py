@@ -24,6 +24,9 @@ _VENUE_VANC = re.compile(rf"{_JOURNAL}\.?\s+{_YEAR};\s*(\d{{1,4}})\s*(?:\((\d{{1
 _VENUE_ACS = re.compile(rf"{_JOURNAL}\s+{_YEAR},\s*(\d{{1,4}}),\s*{_PAGES}")
 _VOLUME = re.compile(r"\bvol(?:\.|ume)\s*(\d+)(?:,?\s*(?:no\.|issue)\s*(\d+))?", re.I)
 _ARXIV = re.compile(r"\barXiv:\s*(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})", re.I)
+_ARXIV_STAMP = re.compile(
+    r"\barXiv:\s*(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})v\d+\s*\[", re.I
+)  # the margin stamp
 _CITEKEY = re.compile(r"^\s*Citation Key:\s*(\S+)\s*$", re.I | re.M)
 _ZOTERO_TYPES = {
     "journalArticle": "article",
@@ -75,7 +78,7 @@ def venue_fields(first_page: str) -> dict[str, str]:
     text = "\n".join(lines)
     if "venue" in out:
         out["venue"] = out["venue"].strip(" ,;:-")
-    if m := _ARXIV.search(text):
+    if m := _ARXIV_STAMP.search(first_page) or _ARXIV.search(text):
         out["arxiv"] = m[1]
     return {k: v for k, v in out.items() if v}
 

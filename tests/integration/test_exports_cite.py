@@ -15,7 +15,7 @@ import pytest
 from docx import Document as Docx
 from sqlmodel import select
 
-from bayes_app.maps import citations, export, service
+from bayes_app.maps import citations, export, export_tex, service
 from bayes_app.models import Chunk, Document, ZoteroItem, ZoteroLibrary
 from tests.support.maplab import MapLab
 from tests.support.reference_sets import PrintedPaper, printed_pdf
@@ -96,8 +96,8 @@ def test_markdown_docx_bibtex_and_latex(lab):
         md = export.markdown(db, lab.user_id, mid)
         md_ieee = export.markdown(db, lab.user_id, mid, style="ieee")
         docx = export.docx_bytes(db, lab.user_id, mid, style="vancouver")
-        bib = export.bibtex(db, lab.user_id, mid)
-        tex = export.latex(db, lab.user_id, mid)
+        bib = export_tex.bibtex(db, lab.user_id, mid)
+        tex = export_tex.latex(db, lab.user_id, mid)
     # every claim's marker carries its page
     for p in (JOURNAL, UNDATED):
         assert re.search(re.escape(PAGE[p.title][0][:-1]) + r" \[\d, p\. 4\]\.", md), md
