@@ -10,6 +10,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from bayes_app.library.pdf.document import PDFIUM_LOCK, PdfMetadata, TextBudget, bounded_text
+from bayes_app.library.pdf.layout import PageLayout
 
 # --------------------------------------------------------------------------- metadata
 
@@ -161,7 +162,7 @@ def _lines_with_sizes(pdf: pdfium.PdfDocument) -> tuple[str, list[tuple[str, flo
         page.close()
 
 
-def _title_span(lines: list[tuple[str, float]]) -> tuple[int, int] | None:
+def _title_span(lines: list[tuple[str, float]], tolerance: float = 0.3) -> tuple[int, int] | None:
     """Line range of the title on the first page: first title-like line plus same-size lines."""
     start = next((k for k, (line, _) in enumerate(lines[:40]) if _is_title_line(line)), None)
     if start is None:
@@ -172,7 +173,7 @@ def _title_span(lines: list[tuple[str, float]]) -> tuple[int, int] | None:
         end < len(lines)
         and end - start < 3
         and size > 0
-        and abs(lines[end][1] - size) < 0.3
+        and abs(lines[end][1] - size) < tolerance
         and lines[end][0]
         and not _NOT_TITLE_LINE.search(lines[end][0])
     ):
@@ -264,6 +265,21 @@ def find_year(first_page: str) -> int | None:
         if m and (found := _valid_year(int(m[1] or m[2]))) is not None:
             return found
     return _arxiv_year(first_page, stamp=False)  # may be a cited preprint, hence last
+
+
+def title_from_layout(page: PageLayout) -> str | None:
+    """The printed title of a page whose lines came from OCR (sizes estimated from word boxes:
+    a wider size tolerance): the first title-like line among the largest on the page's top."""
+    lines = [(" ".join(page.text[ln.start : ln.end].split()), ln.size) for ln in page.lines[:40]]
+    if not lines:
+        return None
+    sizes = sorted(size for _, size in lines)
+    median = sizes[len(sizes) // 2]
+    # a margin stamp set vertically ("arXiv:… [cs.IR]") has the height of its length: not a size
+    biggest = max((size for _, size in lines[:15] if size <= 3 * median), default=0.0)
+    top = [(t, sz) if 0.9 * biggest <= sz <= biggest else ("", sz) for t, sz in lines]
+    span = _title_span(top, tolerance=0.05 * biggest)
+    return " ".join(t for t, _ in top[span[0] : span[1]]) or None if span else None
 
 
 def extract_metadata(pdf: pdfium.PdfDocument, first_page_text: str | None = None) -> PdfMetadata:
