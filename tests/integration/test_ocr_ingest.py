@@ -17,7 +17,7 @@ from tests.support.ingest_env import ingest_env
 
 # a sentence of pasa.pdf page 3, which the mixed PDF carries only as an image
 PHRASE = "assist researchers in collecting relevant research papers for complex scholarly queries"
-ABSTRACT = "PaSa can autonomously make a series of decisions, including invoking search tools, reading papers"
+ABSTRACT = "We introduce PaSa, an advanced Paper Search agent powered by large language models"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,9 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
     assert hits and hits[0].page == 3, [(h.page, h.text[:60]) for h in hits]
     assert "collecting relevant research papers" in " ".join(hits[0].text.split())
     assert hits[0].role in structure.QUOTABLE and structure.Role.BODY in roles[3]  # not "figure" as a whole
-    assert abstract and abstract[0].page == 1 and abstract[0].role in structure.QUOTABLE
+    assert abstract and abstract[0].page == 1 and abstract[0].role in structure.QUOTABLE, [
+        (h.page, h.role) for h in abstract
+    ]
 
     page, rects, note = highlight.locate(doc_id, doc.file_sha256, 1, PHRASE)
     assert page == 3 and note.startswith("The quoted passage is on page 3") and 1 <= len(rects) <= 4
