@@ -63,6 +63,7 @@ def _cited_label(n: int) -> str:
 class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     # the map
     map_id: str = ""
+    export_style: str = "apa"  # the reference style of the Markdown and DOCX exports
     map_title: str = ""
     offline_map: bool = False
     offline_mode: bool = False
@@ -126,6 +127,12 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     @rx.var
     def export_base(self) -> str:
         return f"/api/v1/mindmaps/{self.map_id}/export" if self.map_id else ""
+
+    @rx.event
+    def pick_export_style(self, style: str) -> None:
+        """The reference style picked beside the export buttons (an unknown one is ignored)."""
+        if style in app_maps.EXPORT_STYLES:
+            self.export_style = style
 
     @rx.var
     def live_label(self) -> str:

@@ -174,21 +174,28 @@ def decide_proposal(
 @router.get(
     P + "/export.{fmt}",
     response_model=R.MapView,
-    responses={200: media("text/markdown", "application/x-bibtex", DOCX)},
-    summary="Export the map (fmt: json | md | bib | docx; node_id for a branch of md, bib, docx)",
+    responses={200: media("text/markdown", "application/x-bibtex", "application/x-tex", DOCX)},
+    summary="Export the map (fmt: json | md | bib | tex | docx; node_id for a branch; style for md and docx)",
 )
 def export_map(
     user: CookieUser,
     map_id: str,
     fmt: str,
-    node_id: Annotated[str | None, Query(description="Export only this node's branch (md, bib, docx).")] = None,
+    node_id: Annotated[str | None, Query(description="Export only this node's branch (md, bib, tex, docx).")] = None,
+    style: Annotated[
+        str | None, Query(description="Reference style of md and docx: apa, vancouver, ieee, nature, chicago.")
+    ] = None,
 ) -> Any:
     node_id = node_id or None
+    try:
+        style = app_maps.export_style(style)
+    except ValueError as e:
+        raise ApiError(400, "bad_style", str(e)) from None
     if fmt == "json":
         return app_maps.export_json(user.id, map_id)
     if fmt == "md":
         return PlainTextResponse(
-            app_maps.export_markdown(user.id, map_id, node_id),
+            app_maps.export_markdown(user.id, map_id, node_id, style),
             media_type="text/markdown; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="mindmap.md"'},
         )
@@ -198,10 +205,16 @@ def export_map(
             media_type="application/x-bibtex; charset=utf-8",
             headers={"Content-Disposition": 'attachment; filename="sources.bib"'},
         )
+    if fmt == "tex":  # \bibliography{sources}: save export.bib beside it as sources.bib
+        return PlainTextResponse(
+            app_maps.export_latex(user.id, map_id, node_id),
+            media_type="application/x-tex; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="mindmap.tex"'},
+        )
     if fmt == "docx":
-        data = app_maps.export_docx(user.id, map_id, node_id)
+        data = app_maps.export_docx(user.id, map_id, node_id, style)
         return Response(data, media_type=DOCX, headers={"Content-Disposition": 'attachment; filename="mindmap.docx"'})
-    raise ApiError(400, "bad_format", "Export format must be md, docx, bib or json.")
+    raise ApiError(400, "bad_format", "Export format must be md, docx, bib, tex or json.")
 
 
 # ---- runs ------------------------------------------------------------------------------------

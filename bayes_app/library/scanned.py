@@ -4,16 +4,20 @@ and quotes treat it like any page; the words' boxes are kept for highlighting.""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
 from bayes_app.library import ocr, pdf
+from bayes_app.library.line_features import doc_stats
 from bayes_app.library.pdf import PDFIUM_LOCK, PageLayout, TextLine
 from bayes_app.library.pdf.document import open_page
 from bayes_app.models import DocStatus
 from bayes_app.search import crosslang
+
+_SCAN_AREA = 0.5  # an image covering this share of the page is the scan, not a figure in it
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +51,8 @@ def _lines(text: str, words: tuple[ocr.OcrWord, ...], width: float, height: floa
                 top,
                 max(b.x1 for b in boxes) * width,
                 bottom,
-                # printed size ≈ the line's height (cap + descender) in points
-                round((bottom - top) * 0.85, 2),
+                # the ink of a line (ascender to descender) is ≈ 0.9 of its font size
+                round((bottom - top) / 0.9, 2),
             )
         )
     return tuple(lines)
@@ -72,8 +76,12 @@ def read_page(
     del image  # the page's pixels go before the next page is drawn
     text = result.text
     lines = _lines(text, result.words, layout.width, layout.height)
+    # The scan itself is an image over the whole page: kept as a region, every recognised line
+    # would be "figure" text (never quoted, ranked low). Only smaller images stay figures.
+    page_area = max(layout.width * layout.height, 1.0)
+    regions = tuple(r for r in layout.regions if (r[2] - r[0]) * (r[3] - r[1]) < _SCAN_AREA * page_area)
     return ScannedPage(
-        PageLayout(layout.number, text, layout.width, layout.height, lines, layout.regions), result.words, result.lang
+        PageLayout(layout.number, text, layout.width, layout.height, lines, regions), result.words, result.lang
     )
 
 
@@ -85,6 +93,24 @@ class OcrOptions:
     dpi: int = ocr.DPI
     lang: str = ""  # an installed Tesseract language chosen at upload ("" = follow detection)
     max_pixels: int = ocr.MAX_PIXELS  # BAYES_OCR_MAX_PIXELS
+
+
+def _match_sizes(pages: list[pdf.PageLayout], scanned: set[int]) -> None:
+    """Scale the recognised pages' line sizes so that their body text has the size of the
+    text-layer pages' body text (sizes read from OCR boxes are estimates): structure analysis
+    then tells body, small print and headings apart on both kinds of page alike."""
+    text_pages = [p for p in pages if p.number not in scanned]
+    target = doc_stats(text_pages).body_size if text_pages else 0.0
+    if not target:
+        return
+    for i, page in enumerate(pages):
+        if page.number not in scanned or not page.lines:
+            continue
+        own = doc_stats([page]).body_size
+        if own:
+            k = target / own
+            lines = tuple(dataclasses.replace(ln, size=round(ln.size * k, 2)) for ln in page.lines)
+            pages[i] = dataclasses.replace(page, lines=lines)
 
 
 def recognise_pages(
@@ -137,6 +163,7 @@ def recognise_pages(
             if k == 0 and detect_first and scanned.layout.text.strip():
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
         report(DocStatus.RECOGNISING, len(scans), len(scans), force=True)
+        _match_sizes(pages, {p.number for p in scans})
     if not any(pdf.page_has_text(p.text) for p in pages):
         if unread:
             raise pdf.PdfError("no_text", "No page of this PDF could be read. " + " ".join(unread[:5]))

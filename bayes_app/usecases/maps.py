@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.maps import access, citations, export, history, members, presence, service
+from bayes_app.maps import access, citations, csl, export, export_tex, history, members, presence, service
 from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps.errors import MapError, MapNotFound
@@ -143,8 +143,11 @@ delete_citation = _on_map(EDIT, citations.delete_citation)
 accept_rewrite = _on_map(EDIT, citations.accept_rewrite, NodeOut)
 export_json = _on_map(READ, export.as_json, MapView)
 export_markdown = _on_map(READ, export.markdown)
-export_bibtex = _on_map(READ, export.bibtex)
+export_bibtex = _on_map(READ, export_tex.bibtex)
 export_docx = _on_map(READ, export.docx_bytes)
+export_latex = _on_map(READ, export_tex.latex)
+export_style = csl.check_style  # the reference style's name, or ValueError in the user's words
+EXPORT_STYLES = {name: label for name, (label, _file) in csl.STYLES.items()}
 
 
 def probe(user_id: str, map_id: str) -> tuple[int | None, str | None]:
