@@ -33,6 +33,7 @@ from bayes_app.api import (
     session,
     sharing,
     system,
+    tables,
     zotero,
 )
 from bayes_app.api.deps import documented_bodies
@@ -68,6 +69,7 @@ FEATURES = {
     "Sharing": sharing,
     "Citations": citations,
     "Zotero": zotero,
+    "Tables": tables,
 }
 
 
