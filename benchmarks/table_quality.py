@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bayes_app.tables.columns import Column  # noqa: E402
-from bayes_app.tables.evidence import page_sentences  # noqa: E402
-from bayes_app.tables.extract import extract_all  # noqa: E402
+from bayes_app.tables.columns import Column
+from bayes_app.tables.evidence import page_sentences
+from bayes_app.tables.extract import extract_all
 
 # SciFact corpus id -> (participants or None when ambiguous, randomized controlled trial?)
 LABELS: dict[str, tuple[int | None, bool]] = {

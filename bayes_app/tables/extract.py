@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from bayes_app.search.sparse import tokens
 from bayes_app.tables.columns import Column
