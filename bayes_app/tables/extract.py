@@ -97,7 +97,7 @@ MAX_COUNT = 10_000_000
 class Extracted:
     """One cell's value and the sentence it rests on (None when not found)."""
 
-    value: str | int | None
+    value: str | int | float | None
     status: str
     sentence: Sentence | None = None
     score: float = 0.0

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from bayes_app.agents.llm_json import ask_json, is_offline
 from bayes_app.llm.tokens import count_tokens
 from bayes_app.llm.types import Usage
+from bayes_app.models import ExtractionTable
 from bayes_app.runs.executor import RunContext
 from bayes_app.runs.kinds import RunKind
 from bayes_app.tables import evidence, service
@@ -99,7 +100,7 @@ async def fill(ctx: RunContext) -> None:
 
     def plan() -> tuple[list[Column], list[service.Row]]:
         with ctx.sessions() as db:
-            table = db.get(service.ExtractionTable, table_id)
+            table = db.get(ExtractionTable, table_id)
             if table is None:
                 return [], []
             return service.to_fill(db, table, keys)
