@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from starlette.responses import JSONResponse, Response
 
 from bayes_app.api import schemas
-from bayes_app.api.deps import CurrentUser, StrictJSONRoute
+from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute
 from bayes_app.usecases import schemas as R
 from bayes_app.usecases import tables as app_tables
 from bayes_app.usecases.schemas import tables as RT
@@ -66,14 +66,16 @@ def edit_cell(user: CurrentUser, table_id: str, body: schemas.CellPatch) -> RT.C
     return app_tables.edit_cell(user.id, table_id, body.document_id, body.column, body.value)
 
 
-@router.get(T + "/export.csv", summary="The table as CSV (value, page, quote and status per cell)")
-def export_csv(user: CurrentUser, table_id: str) -> Response:
+@router.get(
+    T + "/export.csv", summary="The table as CSV (value, page, quote and status per cell); the session cookie works too"
+)
+def export_csv(user: CookieUser, table_id: str) -> Response:
     name, text = app_tables.export_csv(user.id, table_id)
     return Response(text, media_type="text/csv; charset=utf-8", headers=_attachment(name))
 
 
 @router.get(T + "/export.xlsx", summary="The table as an Excel workbook")
-def export_xlsx(user: CurrentUser, table_id: str) -> Response:
+def export_xlsx(user: CookieUser, table_id: str) -> Response:
     name, data = app_tables.export_xlsx(user.id, table_id)
     return Response(data, media_type=XLSX, headers=_attachment(name))
 
