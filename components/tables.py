@@ -139,7 +139,7 @@ def _toolbar() -> rx.Component:
                 rx.cond(
                     TableState.filling,
                     rx.button("Stop", color_scheme="red", variant="soft", on_click=TableState.stop, id="table-stop"),
-                    rx.button("Fill", on_click=TableState.fill(None), id="table-fill"),
+                    rx.button("Fill", on_click=TableState.fill_all, id="table-fill"),
                 ),
             ),
             rx.link(rx.button("CSV", variant="soft"), href=TableState.csv_url, id="table-csv", is_external=True),

@@ -354,7 +354,11 @@ class TableState(_Off):
         return TableState.fill([key])
 
     @rx.event
-    async def fill(self, columns: list[str] | None = None):
+    async def fill_all(self):
+        return TableState.fill([])
+
+    @rx.event
+    async def fill(self, columns: list[str]):
         out, ev = await self._call(app_tables.fill, self.table_id, columns or None, error_var="error")
         if ev is not None:
             return ev
