@@ -33,6 +33,7 @@ from bayes_app.api import (
     session,
     sharing,
     system,
+    tables,
     zotero,
 )
 from bayes_app.api.deps import MAX_JSON_BYTES, documented_bodies
@@ -69,6 +70,7 @@ FEATURES = {
     "Sharing": sharing,
     "Citations": citations,
     "Zotero": zotero,
+    "Tables": tables,
 }
 
 

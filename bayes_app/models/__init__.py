@@ -27,10 +27,14 @@ from bayes_app.models.maps import (
 )
 from bayes_app.models.runs import Operation, Run, RunStatus, UsageEvent
 from bayes_app.models.sharing import CollectionMember, MapDocument, MapMember, Role
+from bayes_app.models.tables import ExtractionTable, TableCell, TableMember
 from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
 __all__ = [
+    "ExtractionTable",
+    "TableCell",
+    "TableMember",
     "ApiToken",
     "ChatMessage",
     "Conversation",

@@ -1,6 +1,6 @@
 """Which documents of another library a user may open: exactly those a map shared with them
-cites or the map's owner added to it in the share dialog (maps of that library's owner), and
-those in a collection shared with them. Opening means
+cites or the map's owner added to it in the share dialog (maps of that library's owner), those
+in a collection shared with them, and the rows of a table shared with them. Opening means
 the viewer at any page, the quote's highlight and the file; everything else of that library
 (other documents, its search, chunks, references) stays 404."""
 
@@ -17,6 +17,7 @@ from bayes_app.models import (
     MapMember,
     Mindmap,
 )
+from bayes_app.tables.service import row_of_shared_table
 
 
 def cited_in_shared_map(db: Session, user_id: str, doc: Document) -> bool:
@@ -65,5 +66,7 @@ def readable(db: Session, user_id: str, document_id: str) -> Document | None:
         or added_to_shared_map(db, user_id, doc)
         or in_shared_collection(db, user_id, doc.id)
     ):
+        return doc
+    if row_of_shared_table(db, user_id, doc):
         return doc
     return None
