@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 
 revision: str = "sec_a_0001"
-down_revision: Union[str, None] = "0026"
+down_revision: Union[str, None] = '0026'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -1,7 +1,7 @@
 """extraction tables: a table over papers, its cells (value, quote, page), its members
 
 Revision ID: tables_0001
-Revises: 0026
+Revises: sec_a_0001
 """
 from typing import Sequence, Union
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision: str = 'tables_0001'
-down_revision: Union[str, None] = '0026'
+down_revision: Union[str, None] = 'sec_a_0001'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -56,8 +56,8 @@ def get_node_history(user: CurrentUser, map_id: str, node_id: str) -> RS.NodeHis
     response_model=RS.MapHistory,
     summary="The map's changes, newest first: who, when, which nodes (owner and editors)",
 )
-async def get_map_history(user: CurrentUser, map_id: str) -> RS.MapHistory:
-    return RS.MapHistory(changes=await run_in_threadpool(app_maps.map_history, user.id, map_id))
+def get_map_history(user: CurrentUser, map_id: str) -> RS.MapHistory:
+    return RS.MapHistory(changes=app_maps.map_history(user.id, map_id))
 
 
 @router.post(
@@ -65,8 +65,8 @@ async def get_map_history(user: CurrentUser, map_id: str) -> RS.MapHistory:
     response_model=RS.Reverted,
     summary="Revert one change of the map's history (owner: any; editor: their own)",
 )
-async def revert_edit(user: CurrentUser, map_id: str, edit_id: str) -> RS.Reverted:
-    return RS.Reverted(reverted=await run_in_threadpool(app_maps.revert, user.id, map_id, edit_id))
+def revert_edit(user: CurrentUser, map_id: str, edit_id: str) -> RS.Reverted:
+    return RS.Reverted(reverted=app_maps.revert(user.id, map_id, edit_id))
 
 
 @router.get(
@@ -74,8 +74,8 @@ async def revert_edit(user: CurrentUser, map_id: str, edit_id: str) -> RS.Revert
     response_model=RS.MapDocuments,
     summary="The papers the map's members can open and their runs may read (owner only)",
 )
-async def list_map_documents(user: CurrentUser, map_id: str) -> RS.MapDocuments:
-    return await run_in_threadpool(app_maps.map_documents, user.id, map_id)
+def list_map_documents(user: CurrentUser, map_id: str) -> RS.MapDocuments:
+    return app_maps.map_documents(user.id, map_id)
 
 
 @router.post(
@@ -84,8 +84,8 @@ async def list_map_documents(user: CurrentUser, map_id: str) -> RS.MapDocuments:
     response_model=RS.MapDocuments,
     summary="Make one of your papers readable to the map's members and their runs (owner only)",
 )
-async def add_map_document(user: CurrentUser, map_id: str, body: schemas.MapDocumentAdd) -> RS.MapDocuments:
-    return await run_in_threadpool(app_maps.add_map_document, user.id, map_id, body.document_id)
+def add_map_document(user: CurrentUser, map_id: str, body: schemas.MapDocumentAdd) -> RS.MapDocuments:
+    return app_maps.add_map_document(user.id, map_id, body.document_id)
 
 
 @router.delete(
@@ -93,8 +93,8 @@ async def add_map_document(user: CurrentUser, map_id: str, body: schemas.MapDocu
     response_model=RS.MapDocuments,
     summary="Take an added paper back from the map's members (owner only)",
 )
-async def remove_map_document(user: CurrentUser, map_id: str, document_id: str) -> RS.MapDocuments:
-    return await run_in_threadpool(app_maps.remove_map_document, user.id, map_id, document_id)
+def remove_map_document(user: CurrentUser, map_id: str, document_id: str) -> RS.MapDocuments:
+    return app_maps.remove_map_document(user.id, map_id, document_id)
 
 
 @router.get("/mindmaps/{map_id}/presence", response_model=RS.Presence, summary="Who is viewing the map now")

@@ -40,7 +40,7 @@ async def me(user: CurrentUser) -> R.UserOut:
     response_model=R.ModelCheck,
     summary="Check the model connection: one tiny request to the configured endpoint (administrators)",
 )
-async def model_check(_admin: AdminUser, response: Response) -> R.ModelCheck:
+def model_check(_admin: AdminUser, response: Response) -> R.ModelCheck:
     """Whether the configured model answers, and if not why, in words (200 either way)."""
     response.headers["Cache-Control"] = "no-store"
-    return await run_in_threadpool(system.model_check)
+    return system.model_check()
