@@ -117,7 +117,7 @@ class MapSharing(rx.State, mixin=True):
     async def _docs_call(self, fn: Any, *args: Any) -> Any:
         """A share-dialog papers call, its database work in a thread (off the event loop); a
         refusal shows in the dialog's error line."""
-        out, refused = await asyncio.to_thread(self._as_user, fn, *args, error_var="share_error")
+        out, refused = await asyncio.to_thread(self._as_user, fn, self.map_id, *args, error_var="share_error")
         if out is not None:
             self._show_docs(out)
         return refused
