@@ -110,13 +110,14 @@ def create(
         coll = db.get(Collection, collection_id)
         if coll is None or coll.owner_id != owner_id:
             raise NotFound("collection")
+    checked = check_columns(columns)
     docs = _owned_documents(db, owner_id, document_ids or [])
     table = ExtractionTable(
         owner_id=owner_id,
         title=title,
         collection_id=collection_id or None,
         document_ids=docs,
-        columns=[c.to_json() for c in check_columns(columns)],
+        columns=[c.to_json() for c in checked],
     )
     db.add(table)
     db.flush()

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.integration.test_library import upload, wait_done
 from tests.support.browser import login
-from tests.support.table_papers import PAPERS, paper_pdf
+from tests.support.table_papers import PAPERS, fund, paper_pdf
 
 
 def _seed(url: str, email: str, password: str) -> None:
@@ -35,9 +35,10 @@ def _click_cell(page, col: int, row: int) -> None:
     page.mouse.click(x, y)
 
 
-def test_make_fill_open_edit_export(app_stack, page, make_user):
+def test_make_fill_open_edit_export(app_stack, app_db_url, page, make_user):
     url = app_stack.url
     email, password = make_user()
+    fund(app_db_url, email)
     _seed(url, email, password)
     login(page, url, email, password)
     page.goto(f"{url}/tables")

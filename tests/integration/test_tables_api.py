@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.integration.test_library import upload, wait_done
-from tests.support.table_papers import PAPERS, paper_pdf
+from tests.support.table_papers import PAPERS, fund, paper_pdf
 
 COLUMNS = [
     {"key": "participants", "question": "How many participants were studied?", "type": "number"},
@@ -30,6 +30,7 @@ def _client(app_stack, app_db_url) -> tuple[httpx.Client, str]:
     email, pw = f"t{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex[:12]
     with session_scope(app_db_url) as db:
         service.register(db, email, pw)
+    fund(app_db_url, email)
     c = httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60)
     c.headers["Authorization"] = (
         "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]

@@ -9,6 +9,19 @@ from dataclasses import dataclass
 from tests.support.tiny_pdf import _esc, _pdf
 
 
+def fund(db_url: str, email: str, credits: int = 10) -> None:
+    """Grant `credits` to the account of `email` (a fill reserves credits before it starts)."""
+    from sqlmodel import select
+
+    from bayes_app.credits import ledger
+    from bayes_app.db import session_scope
+    from bayes_app.models import MICRO, User
+
+    with session_scope(db_url) as db:
+        user = db.exec(select(User).where(User.email == email)).one()
+        ledger.grant(db, user, credits * MICRO, f"grant:{user.id}", "test")
+
+
 @dataclass(frozen=True)
 class LabelledPaper:
     title: str
