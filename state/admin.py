@@ -14,7 +14,7 @@ from bayes_app.usecases import sharing as app_sharing
 from bayes_app.usecases import system as app_system
 from bayes_app.usecases.views import MICRO, display_credits, format_credits, shown_email, utcnow
 from state.auth import AuthState
-from state.offloop import off_loop
+from state.offloop import off_loop, run_off_loop
 
 SPEND_DAYS = 30
 
@@ -103,7 +103,7 @@ class AdminState(AuthState):
     async def check_model(self):
         """Send the configured model a tiny request (off the event loop) and say whether it works."""
         async with self:
-            if self.model_checking or not self._admin():
+            if self.model_checking or not await run_off_loop(self._admin):
                 return
             self.model_checking, self.model_check_done, self.model_check_message = True, False, ""
         try:

@@ -17,6 +17,7 @@ from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import tables as app_tables
 from bayes_app.usecases.schemas.tables import TableColumn, TableOut, TableSummary
 from state.auth import AuthState
+from state.offloop import off_loop, run_off_loop
 
 T = TypeVar("T")
 TYPES = [("text", "Text"), ("number", "Number"), ("yes_no", "Yes / no"), ("choice", "Choice")]
@@ -100,6 +101,7 @@ class TablesState(_Off):
         self.col_choices = value
 
     @rx.event
+    @off_loop
     def add_new_column(self):
         question = " ".join(self.col_question.split())
         if not question:
@@ -242,7 +244,7 @@ class TableState(_Off):
             return ev
         self.table = out
         self.title, self.role = (out.title, out.role) if out else ("", "")
-        self._rebuild()
+        await run_off_loop(self._rebuild)
         return None
 
     @rx.event
@@ -259,17 +261,17 @@ class TableState(_Off):
     @rx.event
     async def set_sort(self, key: str):
         self.sort_key = key
-        self._rebuild()
+        await run_off_loop(self._rebuild)
 
     @rx.event
     async def set_filter(self, text: str):
         self.filter_text = text
-        self._rebuild()
+        await run_off_loop(self._rebuild)
 
     @rx.event
     async def set_only_missing(self, value: bool):
         self.only_missing = value
-        self._rebuild()
+        await run_off_loop(self._rebuild)
 
     def _select(self, row: int, col: int) -> None:
         t = self.table
@@ -290,7 +292,14 @@ class TableState(_Off):
         )
         self.sel_edit = "" if cell is None or cell.value is None else str(cell.value)
 
+    def _reselect(self) -> None:
+        """Select the edited cell again (its row may have moved)."""
+        row = self.row_ids.index(self.sel_document) if self.sel_document in self.row_ids else -1
+        col = 1 + next((i for i, c in enumerate(self.columns) if c.key == self.sel_column), -1)
+        self._select(row, col)
+
     @rx.event
+    @off_loop
     def select_cell(self, pos: tuple[int, int]):
         col, row = pos
         self._select(row, col)
@@ -312,9 +321,7 @@ class TableState(_Off):
         ev = await self._edit(self.sel_document, self.sel_column, self.sel_edit)
         if ev is not None:
             return ev
-        row = self.row_ids.index(self.sel_document) if self.sel_document in self.row_ids else -1
-        col = 1 + next((i for i, c in enumerate(self.columns) if c.key == self.sel_column), -1)
-        self._select(row, col)
+        await run_off_loop(self._reselect)
         return rx.toast.success("Saved; a later fill keeps your value.")
 
     @rx.event

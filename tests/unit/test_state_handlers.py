@@ -38,12 +38,14 @@ def _dotted(node: ast.AST) -> str:
     return "?"
 
 
-def _work_calls(fn) -> list[str]:
-    """The calls in a handler's body that may do work (see the module docstring)."""
+def _work_calls(fn, awaited_ok: bool = False) -> list[str]:
+    """The calls in a handler's body that may do work (see the module docstring); with
+    `awaited_ok`, a call that is awaited (a coroutine helper, which leaves the loop itself) is not one."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     body = tree.body[0]
+    awaited = {id(n.value) for n in ast.walk(body) if isinstance(n, ast.Await)} if awaited_ok else set()
     found = []
-    for call in (n for n in ast.walk(body) if isinstance(n, ast.Call)):
+    for call in (n for n in ast.walk(body) if isinstance(n, ast.Call) and id(n) not in awaited):
         func = call.func
         name = _dotted(func)
         if name in _BUILTINS or name.startswith(("rx.", "uuid.")):
@@ -101,7 +103,7 @@ def _blocking_calls(fn) -> list[str]:
     """Calls in an async handler that block the loop: a state helper or a use case called
     directly instead of through `run_off_loop` / `asyncio.to_thread`."""
     found = []
-    for name in _work_calls(fn):
+    for name in _work_calls(fn, awaited_ok=True):
         owner = name.split(".", 1)[0]
         mod = getattr(fn.__globals__.get(owner), "__name__", "")
         if name in _CHEAP_ON_LOOP:
