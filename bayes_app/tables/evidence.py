@@ -7,6 +7,7 @@ cleaned copy (`match`: line-end hyphens joined), never the quote itself.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,9 @@ from bayes_app.models import PageText
 # Text a table may quote: the product's quotable roles, and an abstract where the structure
 # analysis labels one (an abstract is the most-read text of a paper).
 TABLE_QUOTABLE = frozenset({*QUOTABLE, "abstract"})
+# The structure analysis can take a first page's abstract for front matter; a full sentence
+# there (long, ending with a stop) is prose, not a title or an author line.
+FRONT_PROSE_WORDS = 10
 MIN_WORDS = 4
 MAX_CHARS = 700
 
@@ -43,21 +47,35 @@ def _spans(raw: Sequence[Sequence[object]], length: int) -> list[Span]:
     return spans or [Span(0, length, "body")]
 
 
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_ABSTRACT_HEAD = re.compile(r"^\s*(?:abstract|summary)\s*[.:]?\s*\n", re.I)
+
+
+def _pieces(block: str, front: bool) -> list[str]:
+    """The sentences of a block; in front matter, paragraph by paragraph (a title or an author
+    line above an abstract is never part of its first sentence)."""
+    if not front:
+        return split_sentences(block)
+    return [p for part in _PARAGRAPH.split(block) for p in split_sentences(_ABSTRACT_HEAD.sub("", part))]
+
+
 def page_sentences(page: int, text: str, raw_spans: Sequence[Sequence[object]], first: int = 0) -> list[Sentence]:
     """The quotable sentences of one page (`first`: the position of the first)."""
     out: list[Sentence] = []
     for span in _spans(raw_spans, len(text)):
-        if span.role not in TABLE_QUOTABLE:
+        if span.role not in TABLE_QUOTABLE and span.role != "front_matter":
             continue
         block = text[span.start : span.end]
         cursor = 0
-        for piece in split_sentences(block):
+        for piece in _pieces(block, front=span.role == "front_matter"):
             at = block.find(piece, cursor)
             if at < 0:
                 continue
             cursor = at + len(piece)
             words = piece.split()
             if len(words) < MIN_WORDS or len(piece) > MAX_CHARS:
+                continue
+            if span.role == "front_matter" and (len(words) < FRONT_PROSE_WORDS or piece.rstrip()[-1:] not in ".!?"):
                 continue
             out.append(
                 Sentence(

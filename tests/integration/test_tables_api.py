@@ -123,7 +123,7 @@ def test_an_edit_survives_a_refill_and_reaches_the_exports(library, filled):
 
 
 def test_add_a_column_and_fill_only_it(library, filled):
-    c, *_ = library
+    c, _, _, ids = library
     r = c.post(
         f"/tables/{filled}/columns",
         json={
@@ -136,8 +136,8 @@ def test_add_a_column_and_fill_only_it(library, filled):
     assert r.status_code == 201 and [col["key"] for col in r.json()["columns"]][-1] == "design"
     run = wait_run(c, c.post(f"/tables/{filled}/fill", json={"columns": ["design"]}).json()["run_id"])
     assert run["status"] == "SUCCEEDED"
-    values = {row["title"]: row["cells"]["design"]["value"] for row in c.get(f"/tables/{filled}").json()["rows"]}
-    assert values[PAPERS[1].title] == "cohort" and values[PAPERS[3].title] == "case-control"
+    values = {row["document_id"]: row["cells"]["design"]["value"] for row in c.get(f"/tables/{filled}").json()["rows"]}
+    assert values[ids[PAPERS[1].title]] == "cohort" and values[ids[PAPERS[3].title]] == "case-control"
     dup = c.post(f"/tables/{filled}/columns", json={"key": "design", "question": "Again?", "type": "text"})
     assert dup.status_code == 400
 
@@ -186,10 +186,10 @@ def test_strangers_get_404_and_members_what_their_role_allows(library, filled, a
     ]:
         r = other.request(method, path, json=body)
         assert r.status_code == 404, (method, path, r.text)
-    assert other.get(f"/documents/{doc}").status_code == 404
+    assert other.get(f"/documents/{doc}/file").status_code == 404
     assert c.post(f"/tables/{filled}/members", json={"email": other_email, "role": "viewer"}).status_code == 201
     assert other.get(f"/tables/{filled}").status_code == 200
-    assert other.get(f"/documents/{doc}").status_code == 200  # the owner shared the table, so its papers
+    assert other.get(f"/documents/{doc}/file").status_code == 200  # the owner shared the table, so its papers
     r = other.patch(f"/tables/{filled}/cells", json={"document_id": doc, "column": "rct", "value": "yes"})
     assert r.status_code == 403 and "viewer" in r.json()["error"]["message"]
     assert [t["role"] for t in other.get("/tables").json()["tables"]] == ["viewer"]

@@ -93,10 +93,15 @@ def test_quotes_are_verbatim_with_page_and_range():
     assert " ".join(page_text[s.char_start : s.char_end].split()) == s.text
 
 
-def test_only_quotable_roles_are_read():
-    text = "Title of the paper here.\nWe enrolled 40 patients in the trial."
-    spans = [[0, 24, "front_matter", ""], [25, len(text), "body", ""]]
+def test_only_quotable_roles_and_prose_in_front_matter_are_read():
+    text = "Title of the paper here.\nWe enrolled 40 patients in the trial.\nFig. 2 shows the 40 patients of the trial."
+    spans = [[0, 24, "front_matter", ""], [25, 62, "body", ""], [63, len(text), "figure", ""]]
     assert [s.text for s in page_sentences(1, text, spans)] == ["We enrolled 40 patients in the trial."]
+    abstract = (
+        "A. Author, B. Author\n\nAbstract\nWe enrolled forty patients with burns in a randomized trial at two centres."
+    )
+    spans = [[0, len(abstract), "front_matter", ""]]  # an abstract the structure analysis took for front matter
+    assert [s.text for s in page_sentences(1, abstract, spans)] == [abstract.split("\n")[-1]]
 
 
 def test_candidates_put_the_offline_pick_first():
