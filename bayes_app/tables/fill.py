@@ -72,20 +72,24 @@ def _typed(column: Column, raw: str, quote: str) -> str | int | float | None:
 
 
 async def _with_model(ctx: RunContext, column: Column, sentences: list[evidence.Sentence]) -> Extracted:
+    """The model's value for one column; when its reply is unusable (not JSON, no sentence id,
+    a value not in the column's type or a number absent from its sentence) the offline reading
+    of the same sentences stands, so a cell never holds an unsupported value."""
     shown = candidates(column, sentences)
     if not shown:
         return Extracted(None, NOT_FOUND)
+    offline = extract_all([column], sentences)[column.key]
     data = await ask_json(ctx, "extract", SYSTEM, _prompt(column, shown), CellAnswer, max_tokens=300)
     try:
         answer = CellAnswer.model_validate(data)
     except ValueError:
-        return Extracted(None, NOT_FOUND)
+        return offline
     ref = re.sub(r"\D", "", answer.sentence or "")
     if not answer.value or not ref or not 1 <= int(ref) <= len(shown):
-        return Extracted(None, NOT_FOUND)
+        return offline
     s = shown[int(ref) - 1]
     value = _typed(column, answer.value, s.match)
-    return Extracted(value, FOUND, s, 1.0) if value is not None else Extracted(None, NOT_FOUND)
+    return Extracted(value, FOUND, s, 1.0) if value is not None else offline
 
 
 async def _offline_usage(ctx: RunContext, sentences: list[evidence.Sentence]) -> None:
