@@ -47,10 +47,14 @@ def delete_table(user: CurrentUser, table_id: str) -> R.Deleted:
 
 
 @router.post(T + "/fill", status_code=202, response_model=RT.FillStarted, summary="Fill the table's cells (a run)")
-def fill_table(user: CurrentUser, table_id: str, body: schemas.TableFill | None = None) -> JSONResponse:
+def fill_table(
+    user: CurrentUser,
+    table_id: str,
+    body: schemas.TableFill = schemas.TableFill(),  # no body: every column
+) -> JSONResponse:
     """Fills every column (or `columns`) of every indexed paper; cells a person edited are kept.
     Follow it with GET /runs/{run_id}/events; stop it with POST /runs/{run_id}/cancel."""
-    started = app_tables.fill(user.id, table_id, body.columns if body else None)
+    started = app_tables.fill(user.id, table_id, body.columns)
     return JSONResponse(started.model_dump(), status_code=202)
 
 

@@ -318,7 +318,8 @@ def test_collection_shared_read_only(api, db_url, people):
     [c] = api.get(f"/api/v1/mindmaps/{mine['id']}", headers=vh).json()["citations"]
     assert (c["quote"], c["title"], c["source_removed_reason"]) == ("", "No longer shared with you", "no_longer_shared")
     md = api.get(f"{export}.md", headers=vh).text  # exports keep the node, not the unshared source
-    assert shared_ref not in md and "1. No longer shared with you, p." in md
+    # (the page stands at the marker in the text, the reference list names the source)
+    assert shared_ref not in md and "\n1. No longer shared with you\n" in md and "[1, p. " in md
     assert "@misc" not in api.get(f"{export}.bib", headers=vh).text
     assert api.get(f"/api/v1/documents/{chunk.document_id}/file", headers=vh).status_code == 404
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=vh).status_code == 404

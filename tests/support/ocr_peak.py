@@ -8,7 +8,6 @@ reasons, and the process's peak RSS. Run as its own process so the peak is OCR's
 from __future__ import annotations
 
 import json
-import resource
 import sys
 
 
@@ -32,8 +31,18 @@ def main(path: str, max_pixels: int | None = None) -> dict:
         "with_text": [p.number for p in pages if pdf.page_has_text(p.text)],
         "unread": unread,
         "error": error,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": _peak_rss_mb(),
     }
+
+
+def _peak_rss_mb() -> float:
+    """This process image's own peak RSS (VmHWM). Not getrusage's ru_maxrss: Linux carries that
+    across exec, so a child spawned (vfork) by a 1 GB pytest worker would report the worker's."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 if __name__ == "__main__":
