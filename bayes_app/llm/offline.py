@@ -1,8 +1,8 @@
 """The offline provider: used when no model endpoint is configured.
 
 It never invents text. Its answer is made of sentences copied verbatim from the passages
-in the request, each followed by its citation marker `[n]`, picked by overlap of stemmed
-terms (`bayes_app.search.sparse.tokens`) with the question. Passages travel in any message
+in the request, each followed by its citation marker `[n]`, ranked by the learned relevance
+model (`bayes_app.llm.relevance`) and laid out by `offline_answer.extractive_answer`. Passages travel in any message
 (system, user or tool result) in the `format_passages` convention, one per line:
 
     [1] (Doc title, p. 7) Passage text ...
@@ -29,7 +29,8 @@ import numpy as np
 
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.llm import choose, relevance
-from bayes_app.llm.markup import literal
+from bayes_app.llm.offline_answer import NO_PASSAGES as NO_PASSAGES  # re-exported for callers
+from bayes_app.llm.offline_answer import _clean_title, _one_line, extractive_answer
 from bayes_app.llm.sentences import Sentence, parse_numbered, strip_numbered
 from bayes_app.llm.sentences import split_sentences as split_sentences  # re-exported for callers
 from bayes_app.llm.stream import ModelStream, collect
@@ -50,16 +51,12 @@ from bayes_app.search.sparse import tokens
 
 OFFLINE_MODEL = "offline"
 SEARCH_TOOL = "search_knowledge_base"
-NO_PASSAGES = (
-    "Nothing in your library addresses this question. Try other words, widen the scope, or add papers on the topic."
-)
 
 _PASSAGE = re.compile(
     r"^\[(\d+)\] \(((?:[^()\n]|\([^()\n]*\))*?)(?:, p\. ([^\s()]+))?(?:; in ([A-Z][A-Za-z]+))?"
     r"(?:; (you highlighted this))?\) (.+)$",
     re.M,
 )
-_BALANCED = re.compile(r"^(?:[^()]|\([^()]*\))*$")
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
 ANSWER_RATIO = 0.5  # a sentence whose probability of answering is under 0.5 × the best one's is not quoted
@@ -80,17 +77,6 @@ class Passage:
 
 
 # ---- the passage convention ----------------------------------------------------------------------
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _clean_title(title: str) -> str:
-    title = _one_line(title)
-    if not _BALANCED.match(title):  # keep the header parseable
-        title = title.replace("(", "[").replace(")", "]")
-    return title
-
-
 def _as_passage(p: Passage | Mapping[str, Any], n: int) -> Passage:
     if isinstance(p, Passage):
         return p
@@ -344,62 +330,6 @@ def select_sentence_ids(
     """Up to `limit` (sentence, sentence id) pairs of numbered sentences (see `rank_candidates`)."""
     order = {n: i for i, n in enumerate(dict.fromkeys(s.passage for s in sentences))}
     return rank_candidates(question, [(s.text, s.id, order[s.passage], s.index) for s in sentences], limit, min_overlap)
-
-
-OFFLINE_LEAD = (
-    "No language model is connected, so this is not a written answer: these are the sentences of your "
-    "library that best answer the question, quoted as the papers state them, grouped by paper (best first) "
-    "and in reading order within each. Connect a model in Settings (an OpenAI key or a local "
-    "OpenAI-compatible server) for a written answer."
-)
-
-
-def reader_text(sentence: str) -> str:
-    """A quoted sentence as a reader sees it in an offline answer: its list prefix, footnote
-    digits glued to a word and the paper's own reference markers ("[1, 3]") dropped, on one line."""
-    return choose.wording(re.sub(r"\s+(?=[,.;:])", "", _one_line(sentence)))
-
-
-def _place(passage: Passage | None, quote: str) -> tuple[float, int, int]:
-    page = passage.page if passage is not None else None
-    num = float(page) if isinstance(page, int) or (isinstance(page, str) and page.isdigit()) else float("inf")
-    at = _one_line(passage.text).find(_one_line(quote)) if passage is not None else -1
-    return (num, passage.n if passage is not None else 0, at)
-
-
-def extractive_answer(picked: list[tuple[str, int]], passages: list[Passage] | None = None) -> str:
-    """The picked sentences (best first) as an offline answer a reader can use: a line saying
-    what they are, then the sentences grouped by paper — the paper holding the best first — in
-    reading order within it, one passage's sentences per bullet with its page and citation
-    marker (the link to the page). Source text is literal Markdown: it never becomes markup."""
-    if not picked:
-        return NO_PASSAGES
-    by_n = {p.n: p for p in passages or ()}
-    groups: dict[str, list[tuple[str, int]]] = {}
-    for sentence, n in picked:
-        p = by_n.get(n)
-        groups.setdefault(_clean_title(p.title) if p is not None and p.title else "", []).append((sentence, n))
-    lines = [OFFLINE_LEAD]
-    for title, items in groups.items():
-        lines.append("")
-        if title:
-            lines.append(f"**{literal(title)}**")
-        # one bullet per passage: its sentences in reading order
-        bullets: dict[int, list[str]] = {}
-        for sentence, n in sorted(items, key=lambda it: _place(by_n.get(it[1]), it[0])):
-            bullets.setdefault(n, []).append(sentence)
-        for n, sentences in sorted(bullets.items(), key=lambda kv: _place(by_n.get(kv[0]), kv[1][0])):
-            p = by_n.get(n)
-            page = f"p. {p.page}: " if p is not None and p.page not in (None, "") else ""
-            body = literal(reader_text(sentences[0]))
-            text = _one_line(p.text) if p is not None else ""
-            for before, s in zip(sentences, sentences[1:]):
-                # adjacent in the passage: one run of text; else an ellipsis marks the gap
-                end = text.find(_one_line(before)) + len(_one_line(before))
-                joined = text.find(_one_line(s), end) == end + 1
-                body += (" " if joined else " … ") + literal(reader_text(s))
-            lines.append(f"- {page}{body} [{n}]")
-    return "\n".join(lines)
 
 
 def dictated(request: ChatRequest, passages: list[Passage]) -> list[tuple[str, int, str]] | None:

@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from bayes_app.chat.grounding import ground
 from bayes_app.llm.markup import literal, plain
-from bayes_app.llm.offline import extractive_answer
+from bayes_app.llm.offline_answer import extractive_answer
 
 HOSTILE = [
     "[the trial registry, sign in to view](https://evil.example/login)",

@@ -10,7 +10,8 @@ import zlib
 import numpy as np
 
 from bayes_app.llm import relevance
-from bayes_app.llm.offline import OFFLINE_LEAD, Passage, extractive_answer, reader_text, select_sentences
+from bayes_app.llm.offline import Passage, select_sentences
+from bayes_app.llm.offline_answer import OFFLINE_LEAD, extractive_answer, reader_text
 
 
 def bag_embed(texts):
