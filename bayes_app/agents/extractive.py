@@ -38,10 +38,13 @@ CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 MAX_CANDIDATES = 36  # most relevant sentences clustered into themes (MAX_ASPECTS · CLAIMS_PER_THEME)
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
-# A planned claim is a sentence the learned relevance model (`llm.relevance`) takes to answer the
-# question (its probability at least the threshold chosen on its training data), or one of the
-# MIN_PLAN_CLAIMS best of the question (or of one of its parts) while the library has them.
+# A planned claim is one of the MIN_PLAN_CLAIMS best of the question (or PART_CLAIMS of one of its
+# parts) by the learned relevance model (`llm.relevance`), or any further sentence the model is
+# nearly sure answers it (PLAN_THRESHOLD). The threshold is the plan's own, not the model's F1
+# threshold (0.83, chosen on SciFact): chosen leave-one-paper-out on the labelled questions
+# (`benchmarks/plan_threshold.py`), where 0.83 let through many same-subject sentences.
 MIN_PLAN_CLAIMS = 8  # … so a map on a thin library still has claims to read (the critic may take some)
+PLAN_THRESHOLD = 0.97
 PART_CLAIMS = 3  # each part of a multi-part question keeps its best this many
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 6
@@ -148,15 +151,13 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
 
 
 def answering(cands: list[Candidate], least: int | None = None, per_part: int | None = None) -> list[Candidate]:
-    """The ranked candidates (`rank`) that answer the question: the relevance model's probability
-    at least its threshold (`llm.relevance.threshold`, chosen on its training data), plus the
-    `least` best and each question part's `per_part` best, in rank order."""
+    """The ranked candidates (`rank`) that answer the question: the `least` best, each question
+    part's `per_part` best, and every other one at least PLAN_THRESHOLD, in rank order."""
     if not cands:
         return []
     least = MIN_PLAN_CLAIMS if least is None else least
     per_part = PART_CLAIMS if per_part is None else per_part
-    t = relevance.threshold()
-    keep = {id(c) for c in cands if c.extra.get("relevance", 0.0) >= t}
+    keep = {id(c) for c in cands if c.extra.get("relevance", 0.0) >= PLAN_THRESHOLD}
     keep |= {id(c) for c in sorted(cands, key=lambda c: -c.extra.get("relevance", 0.0))[:least]}
     for k in range(len(cands[0].extra.get("parts") or [])):
         keep |= {id(c) for c in sorted(cands, key=lambda c: -c.extra["parts"][k])[:per_part]}

@@ -10,7 +10,7 @@ import numpy as np
 
 from bayes_app.agents import extractive
 from bayes_app.agents.retrieval import Passage
-from bayes_app.llm import choose, relevance
+from bayes_app.llm import choose
 
 
 def bag_embed(texts):
@@ -110,8 +110,8 @@ def test_a_plan_keeps_what_the_relevance_model_takes_to_answer_and_a_few_best(mo
     monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 2)
     planned = {c.text for _, cs in extractive.plan(question, passages, bag_embed) for c in cs}
     cands = extractive.answering(extractive.rank(extractive.claim_candidates(passages), question, bag_embed))
-    t = relevance.threshold()
-    # every sentence over the threshold and the MIN_PLAN_CLAIMS best
+    t = extractive.PLAN_THRESHOLD
+    # every sentence over the plan's threshold and the MIN_PLAN_CLAIMS best
     assert {c.text for c in cands if c.extra["relevance"] >= t} <= planned and len(planned) >= 2
     assert planned & set(on)
     # a library where nothing answers still gets its MIN_PLAN_CLAIMS best
@@ -131,7 +131,7 @@ def test_a_multi_part_question_gets_claims_for_each_part(monkeypatch):
     assert extractive.question_parts("What are counterfactual explanations?") == []
     monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 1)
     monkeypatch.setattr(extractive, "PART_CLAIMS", 1)
-    monkeypatch.setattr(relevance, "threshold", lambda: 1.0)  # only the best and each part's best
+    monkeypatch.setattr(extractive, "PLAN_THRESHOLD", 1.01)  # only the best and each part's best
     texts = [
         "The Crawler is trained with imitation learning and then with reinforcement learning.",
         "The reward of the Crawler is the number of relevant papers it finds in a session.",
