@@ -43,7 +43,7 @@ CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
 # nearly sure answers it (PLAN_THRESHOLD). The threshold is the plan's own, not the model's F1
 # threshold (0.83, chosen on SciFact): chosen leave-one-paper-out on the labelled questions
 # (`benchmarks/plan_threshold.py`), where 0.83 let through many same-subject sentences.
-MIN_PLAN_CLAIMS = 8  # … so a map on a thin library still has claims to read (the critic may take some)
+MIN_PLAN_CLAIMS = 10  # … so a map on a thin library still has claims to read (the critic may take some)
 PLAN_THRESHOLD = 0.97
 PART_CLAIMS = 3  # each part of a multi-part question keeps its best this many
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
