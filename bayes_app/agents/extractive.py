@@ -300,6 +300,20 @@ def _split_in_two(cands: list[Candidate]) -> list[list[Candidate]]:
     return [g for g in groups if g]
 
 
+def _join_leftovers(chosen: list[list[int]], m: np.ndarray, relevance: list[float], room: int) -> None:
+    """A planned sentence whose cluster did not become a theme (a singleton past the minimum)
+    joins the theme closest in meaning that still has room: the plan chose it as answering."""
+    if not chosen:
+        return
+    placed = {i for g in chosen for i in g}
+    for i in sorted(set(range(len(m))) - placed, key=lambda i: -relevance[i]):
+        fits = [k for k, g in enumerate(chosen) if len(g) < room]
+        if not fits:
+            return
+        best = max(fits, key=lambda k: float(m[chosen[k]].mean(0) @ m[i]))
+        chosen[best] = [*chosen[best], i]
+
+
 def plan(
     question: str,
     passages: list[Passage],
@@ -326,6 +340,7 @@ def plan(
             break
         if g not in chosen:
             chosen.append(g)
+    _join_leftovers(chosen, m, [c.extra["relevance"] for c in cands], per_theme)
     q_words = {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
     taken: list[tuple[str, np.ndarray]] = []
     out: list[tuple[str, list[Candidate]]] = []
