@@ -35,6 +35,7 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and polarity) say the same
 CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
+JOIN_COSINE = 0.25  # a planned sentence outside every theme joins one at least this close (mean cosine)
 MAX_CANDIDATES = 36  # most relevant sentences clustered into themes (MAX_ASPECTS · CLAIMS_PER_THEME)
 RELEVANCE_WEIGHT = 0.8  # rank = 0.8 · relevance to the query + 0.2 · centrality
 CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
@@ -300,18 +301,21 @@ def _split_in_two(cands: list[Candidate]) -> list[list[Candidate]]:
     return [g for g in groups if g]
 
 
-def _join_leftovers(chosen: list[list[int]], m: np.ndarray, relevance: list[float], room: int) -> None:
+def _join_leftovers(
+    chosen: list[list[int]], m: np.ndarray, relevance: list[float], room: int, max_groups: int = MAX_ASPECTS
+) -> None:
     """A planned sentence whose cluster did not become a theme (a singleton past the minimum)
-    joins the theme closest in meaning that still has room: the plan chose it as answering."""
-    if not chosen:
-        return
+    joins the theme closest in meaning (JOIN_COSINE) that holds two or more claims and has room
+    (its name's words stay in two of its claims), else becomes a theme of its own while there is room for
+    one: the plan chose it as answering."""
     placed = {i for g in chosen for i in g}
     for i in sorted(set(range(len(m))) - placed, key=lambda i: -relevance[i]):
-        fits = [k for k, g in enumerate(chosen) if len(g) < room]
-        if not fits:
-            return
-        best = max(fits, key=lambda k: float(m[chosen[k]].mean(0) @ m[i]))
-        chosen[best] = [*chosen[best], i]
+        fits = [k for k, g in enumerate(chosen) if 2 <= len(g) < room]
+        best = max(fits, key=lambda k: float(m[chosen[k]].mean(0) @ m[i]), default=None)
+        if best is not None and float(m[chosen[best]].mean(0) @ m[i]) >= JOIN_COSINE:
+            chosen[best] = [*chosen[best], i]
+        elif len(chosen) < max_groups:
+            chosen.append([i])
 
 
 def plan(
@@ -340,7 +344,7 @@ def plan(
             break
         if g not in chosen:
             chosen.append(g)
-    _join_leftovers(chosen, m, [c.extra["relevance"] for c in cands], per_theme)
+    _join_leftovers(chosen, m, [c.extra["relevance"] for c in cands], per_theme, max_aspects)
     q_words = {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
     taken: list[tuple[str, np.ndarray]] = []
     out: list[tuple[str, list[Candidate]]] = []

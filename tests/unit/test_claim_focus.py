@@ -198,9 +198,17 @@ def test_a_theme_name_is_a_noun_phrase_or_a_name_never_a_generic_word():
 def test_a_planned_sentence_outside_every_theme_joins_the_closest_with_room():
     e1, e2 = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     m = np.stack([e1, e1, e2, e2, 0.9 * e1 + 0.1 * e2, 0.2 * e1 + 0.8 * e2])
+    rel = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
     chosen = [[0, 1], [2, 3]]
-    extractive._join_leftovers(chosen, m, [0.9, 0.8, 0.7, 0.6, 0.5, 0.4], room=3)
+    extractive._join_leftovers(chosen, m, rel, room=3, max_groups=2)
     assert chosen == [[0, 1, 4], [2, 3, 5]]
     full = [[0, 1], [2, 3]]
-    extractive._join_leftovers(full, m, [0.9, 0.8, 0.7, 0.6, 0.5, 0.4], room=2)
+    extractive._join_leftovers(full, m, rel, room=2, max_groups=2)
     assert full == [[0, 1], [2, 3]]  # no room: a theme never grows past its claims
+    own = [[0, 1], [2, 3]]
+    extractive._join_leftovers(own, m, rel, room=2, max_groups=4)
+    assert own == [[0, 1], [2, 3], [4], [5]]  # … but a planned sentence may be a theme of its own
+    single = [[0], [2, 3]]
+    extractive._join_leftovers(single, m, rel, room=3, max_groups=2)
+    # a one-claim theme takes no other (its name is its claim's), nor does a theme far in meaning
+    assert single == [[0], [2, 3, 5]]
