@@ -354,7 +354,11 @@ def place_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) ->
         names = above + taken + [t.title for _, t in made]
         title = a.title
         if any(themes.same_name(title, x) for x in names) and a.claims and all(c.vec is not None for c in a.claims):
-            title = themes.name([c.text for c in a.claims], np.stack([c.vec for c in a.claims]), names)
+            texts = [c.text for c in a.claims]
+            other = themes.name(texts, np.stack([c.vec for c in a.claims]), names)
+            # another name only when it is its claims' own (in two of them); else the claims join
+            # the node of the taken name below, as a model's aspect does
+            title = other if themes.shared(other, texts) else title
         same = next((t for _, t in made if themes.same_name(title, t.title)), None)
         theme = same or Theme(r.writer, parent_id, title)
         if same is None and any(themes.same_name(title, x) for x in above):
