@@ -66,6 +66,25 @@ def test_make_fill_open_edit_export(app_stack, app_db_url, page, make_user):
     csv = page.request.get(f"{url}/api/v1/tables/{page.url.rsplit('/', 1)[1]}/export.csv")
     assert csv.status == 200 and "1250" in csv.text() and "edited" in csv.text()
 
+    # the owner shares the table from its page; the member reads it, then is removed
+    table_id = page.url.rsplit("/", 1)[1]
+    member_email, member_password = make_user()
+    page.fill("#table-share-email", "nobody-here@example.com")
+    page.click("#table-share")
+    expect(page.locator("#table-share-error")).to_be_visible()
+    page.fill("#table-share-email", member_email)
+    page.click("#table-share")
+    expect(page.locator(".table-member")).to_contain_text(member_email)
+    expect(page.locator(".table-member")).to_contain_text("viewer")
+    member = httpx.Client(base_url=url + "/api/v1", timeout=60)
+    token = member.post("/auth/token", json={"email": member_email, "password": member_password}).json()["token"]
+    member.headers["Authorization"] = f"Bearer {token}"
+    assert member.get(f"/tables/{table_id}").json()["role"] == "viewer"
+    page.locator(".table-member").get_by_role("button", name="Remove member").click()
+    expect(page.locator(".table-member")).to_have_count(0)
+    assert member.get(f"/tables/{table_id}").status_code == 404
+    member.close()
+
     link.click()
     expect(page).to_have_url(re.compile(r"/documents/[0-9a-f]{32}\?page=1"))
     expect(page.locator("#pdf-view")).to_have_attribute("data-quote-found", "yes", timeout=60_000)
