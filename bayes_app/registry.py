@@ -18,12 +18,13 @@ def register() -> None:
     if _registered:
         return
     from bayes_app.agents.kinds import MAP_KINDS
+    from bayes_app.audits import kind as audit_kind
     from bayes_app.chat import agent
     from bayes_app.library.documents import on_document_removed
     from bayes_app.maps.sources import mark_citations_source_removed
     from bayes_app.runs import kinds
 
-    for kind in (agent.KIND, *MAP_KINDS):
+    for kind in (agent.KIND, *MAP_KINDS, audit_kind.KIND):
         kinds.register(kind)
     on_document_removed(mark_citations_source_removed)
     _registered = True

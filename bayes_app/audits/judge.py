@@ -1,0 +1,69 @@
+"""The two swap points of the audit: how relevant a passage is to a claim (`relevance`), and how
+well it supports it (`judge`). Today both stand on the offline support scorer (`maps.support`)
+and the app's embedding model; a learned model replaces them here and nowhere else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from bayes_app.maps import support
+from bayes_app.search.sparse import tokens
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+CONTRADICTION_MIN = 0.5  # contradiction probability of a same-topic passage with a polarity clash
+SAME_TOPIC = 0.5  # dense similarity for "the passage is about what the claim is about"
+
+
+class CachedEmbed:
+    """The embedding model with a per-audit cache (a paper's sentences are embedded once)."""
+
+    def __init__(self, embed: Embed | None = None) -> None:
+        self._embed = embed or support.default_embed
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            for t, v in zip(todo, self._embed(todo)):
+                self._cache[t] = np.asarray(v, dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+
+
+def relevance(claim: str, texts: Sequence[str], embed: Embed) -> list[float]:
+    """How relevant each passage is to the claim (0..1): 0.75 · cosine + 0.25 · term coverage."""
+    if not texts:
+        return []
+    vecs = embed([claim, *texts])
+    cos = vecs[1:] @ vecs[0]
+    terms = set(tokens(claim))
+    out = []
+    for t, c in zip(texts, cos):
+        cov = len(terms & set(tokens(t))) / len(terms) if terms else 0.0
+        out.append(float(0.75 * c + 0.25 * cov))
+    return out
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str  # supported | partial | unsupported | contradicted
+    score: float  # support 0..1 (for "contradicted": the contradiction probability)
+    reason: str
+
+
+def judge(claim: str, quote: str, embed: Embed) -> Judgement:
+    """The offline verdict on `quote` as evidence for `claim`."""
+    res = support.score_support(claim, quote, embed)
+    f = support.features(" ".join(claim.split()), " ".join(quote.split()), embed)
+    p = support.contradiction_probability(f)
+    if f["dense"] >= SAME_TOPIC and p >= CONTRADICTION_MIN and support.polarity_clash(claim, quote):
+        return Judgement("contradicted", round(p, 3), "The passage is about the same thing but says the opposite.")
+    label = str(res.label)
+    reason = {
+        "supported": "The passage says what the sentence claims.",
+        "partial": "The passage supports part of the claim, or states it more cautiously.",
+        "unsupported": "The cited paper's closest passage does not say this.",
+    }.get(label, "")
+    return Judgement(label, res.score, reason)
