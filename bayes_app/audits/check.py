@@ -10,7 +10,7 @@ from typing import Protocol
 
 from bayes_app.audits import citations
 from bayes_app.audits.draft import Draft, Sentence
-from bayes_app.audits.judge import Embed, Judgement, judge, relevance
+from bayes_app.audits.judge import UNSUPPORTED_BELOW, Embed, Judgement, judge, relevance
 from bayes_app.audits.resolve import Resolver
 from bayes_app.audits.result import FLAGGED, CitationResult, Evidence, SentenceResult, Suggestion
 from bayes_app.audits.sentences import states_finding
@@ -18,7 +18,7 @@ from bayes_app.audits.sentences import states_finding
 TOP_PASSAGES = 3  # passages of the cited paper the scorer (or the model) judges
 SUGGESTIONS = 3
 SEARCH_K = 12
-SUGGESTION_MIN = 0.3  # a suggestion's support score floor
+SUGGESTION_MIN = UNSUPPORTED_BELOW  # a suggestion's support score floor
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,13 @@ from bayes_app.maps import support
 from bayes_app.search.sparse import tokens
 
 Embed = Callable[[Sequence[str]], np.ndarray]
-CONTRADICTION_MIN = 0.5  # contradiction probability of a same-topic passage with a polarity clash
+CONTRADICTION_MIN = 0.7  # contradiction probability of a same-topic passage with a polarity clash (precision first)
 SAME_TOPIC = 0.5  # dense similarity for "the passage is about what the claim is about"
+# Verdict bands of the support score for a draft's citation (a paraphrase, not a quote: lower
+# than the map's bands). On SciFact train drafts (benchmarks/audit_quality.py) correct citations'
+# best passages score 0.17–0.81 and citations of an unrelated paper ≤ 0.08.
+SUPPORTED_MIN = 0.5
+UNSUPPORTED_BELOW = 0.12
 
 
 class CachedEmbed:
@@ -60,7 +65,9 @@ def judge(claim: str, quote: str, embed: Embed) -> Judgement:
     p = support.contradiction_probability(f)
     if f["dense"] >= SAME_TOPIC and p >= CONTRADICTION_MIN and support.polarity_clash(claim, quote):
         return Judgement("contradicted", round(p, 3), "The passage is about the same thing but says the opposite.")
-    label = str(res.label)
+    label = "supported" if res.score >= SUPPORTED_MIN else "partial" if res.score >= UNSUPPORTED_BELOW else "unsupported"
+    if label == "supported" and str(res.label) == "partial":
+        label = "partial"  # the claim overstates the passage
     reason = {
         "supported": "The passage says what the sentence claims.",
         "partial": "The passage supports part of the claim, or states it more cautiously.",
