@@ -142,16 +142,20 @@ def markdown(items: list[Item]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _tex(text: str) -> str:
+    return "".join("\\" + ch if ch in "%&#_$" else ch for ch in text)
+
+
 def latex(items: list[Item]) -> tuple[str, str]:
     """(LaTeX body citing with \\cite / \\citep, its .bib)."""
     body, bib = [], {}
     for i, it in enumerate(items):
         if it.cited is None:
-            body.append(f"{_sentence(it.claim)}.")
+            body.append(f"{_tex(_sentence(it.claim))}.")
         else:
             bib[it.cited.key] = it.cited
             cmd = "citep" if i % 2 else "cite"
-            body.append(f"{_sentence(it.claim)}~\\{cmd}{{{it.cited.key}}}.")
+            body.append(f"{_tex(_sentence(it.claim))}~\\{cmd}{{{it.cited.key}}}.")
     tex = (
         "\\documentclass{article}\n\\begin{document}\n\\section{Introduction}\n"
         + "\n\n".join(" ".join(body[i : i + 5]) for i in range(0, len(body), 5))
