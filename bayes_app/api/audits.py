@@ -12,7 +12,7 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.api.deps import MULTIPART, CurrentUser, StrictJSONRoute, media, read_by_hand
+from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
 from bayes_app.api.errors import ApiError
 from bayes_app.api.schemas import Binary
 from bayes_app.usecases import audits as app_audits
@@ -119,7 +119,7 @@ def delete_audit(user: CurrentUser, audit_id: str) -> Response:
     responses={200: media("text/markdown")},
     summary="The report: each flagged sentence, its verdict, the evidence and the suggestions",
 )
-def report_md(user: CurrentUser, audit_id: str) -> Response:
+def report_md(user: CookieUser, audit_id: str) -> Response:
     text = app_audits.report_markdown(user.id, audit_id)
     return Response(text, media_type="text/markdown; charset=utf-8")
 
@@ -133,6 +133,6 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     responses={200: media(DOCX)},
     summary="The draft as DOCX with a Word comment on each flagged sentence and suggestion",
 )
-def report_docx(user: CurrentUser, audit_id: str) -> Response:
+def report_docx(user: CookieUser, audit_id: str) -> Response:
     name, data = app_audits.report_docx(user.id, audit_id)
     return Response(data, media_type=DOCX, headers={"Content-Disposition": f'attachment; filename="{name}"'})
