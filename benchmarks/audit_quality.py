@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support import audit_drafts  # noqa: E402
+from tests.support import audit_drafts
 
 
 def library_of(papers, embed):
@@ -82,8 +82,24 @@ def run_format(fmt: str, papers, items, embed, judge_fn=None) -> dict:
     seconds = time.perf_counter() - t0
     # sentences ↔ items: the draft keeps the items' order, one sentence each
     by_claim = {audit_drafts._sentence(i.claim)[:40]: i for i in items}
-    c = {k: 0 for k in ("resolved", "in_library", "missing_ok", "missing", "tp", "fp", "fn", "contra_flagged",
-                        "contra_verdict", "uncited_hit", "quotes", "quotes_ok", "matched")}
+    c = {
+        k: 0
+        for k in (
+            "resolved",
+            "in_library",
+            "missing_ok",
+            "missing",
+            "tp",
+            "fp",
+            "fn",
+            "contra_flagged",
+            "contra_verdict",
+            "uncited_hit",
+            "quotes",
+            "quotes_ok",
+            "matched",
+        )
+    }
     texts = {p.id: p.abstract for p in papers}
     for r in results:
         item = by_claim.get(r.text[:40])

@@ -24,7 +24,9 @@ def drop_zone() -> rx.Component:
         rx.vstack(
             rx.icon("file-check", size=28, color="var(--accent-9)"),
             rx.text("Drop a draft here, or click to choose it", weight="medium"),
-            rx.text(".md · .txt · .tex with its .bib · .docx (Zotero citations are matched)", size="1", color_scheme="gray"),
+            rx.text(
+                ".md · .txt · .tex with its .bib · .docx (Zotero citations are matched)", size="1", color_scheme="gray"
+            ),
             align="center",
             spacing="1",
         ),
@@ -69,7 +71,9 @@ def progress() -> rx.Component:
             rx.hstack(
                 rx.spinner(size="2"),
                 rx.text("Checking sentence ", AuditState.done, " of ", AuditState.total, id="audit-progress-text"),
-                rx.button("Stop", size="1", variant="soft", color_scheme="red", on_click=AuditState.cancel, id="audit-cancel"),
+                rx.button(
+                    "Stop", size="1", variant="soft", color_scheme="red", on_click=AuditState.cancel, id="audit-cancel"
+                ),
                 align="center",
                 spacing="3",
             ),
@@ -103,8 +107,15 @@ def summary() -> rx.Component:
                     rx.cond(
                         ~AuditState.running,
                         rx.hstack(
-                            download_link("Report (Markdown)", AuditState.report_base + ".md", "report.md", "audit-export-md"),
-                            download_link("Draft with comments (DOCX)", AuditState.report_base + ".docx", "draft-checked.docx", "audit-export-docx"),
+                            download_link(
+                                "Report (Markdown)", AuditState.report_base + ".md", "report.md", "audit-export-md"
+                            ),
+                            download_link(
+                                "Draft with comments (DOCX)",
+                                AuditState.report_base + ".docx",
+                                "draft-checked.docx",
+                                "audit-export-docx",
+                            ),
                             spacing="2",
                             wrap="wrap",
                         ),
@@ -137,7 +148,9 @@ def _chip(c: rx.Var) -> rx.Component:
     return rx.popover.root(
         rx.popover.trigger(
             rx.badge(
-                c["marker"], " · ", c["label"],
+                c["marker"],
+                " · ",
+                c["label"],
                 color_scheme=c["color"].to(str),  # type: ignore[arg-type]
                 variant="soft",
                 cursor="pointer",
@@ -199,7 +212,10 @@ def _sentence(s: rx.Var) -> rx.Component:
                 rx.text(s["text"], size="2", class_name="audit-sentence-text"),
                 rx.flex(
                     rx.foreach(s["chips"].to(list[dict[str, str]]), _chip),
-                    rx.cond(s["uncited"] == "1", rx.badge("finding without a citation", color_scheme="orange", variant="outline")),
+                    rx.cond(
+                        s["uncited"] == "1",
+                        rx.badge("finding without a citation", color_scheme="orange", variant="outline"),
+                    ),
                     wrap="wrap",
                     gap="1",
                 ),
@@ -225,7 +241,9 @@ def draft_view() -> rx.Component:
                 rx.heading("Draft", size="4"),
                 rx.spacer(),
                 rx.text("Only problems", size="2", as_="label", html_for="audit-only-problems"),
-                rx.switch(checked=AuditState.only_problems, on_change=AuditState.toggle_problems, id="audit-only-problems"),
+                rx.switch(
+                    checked=AuditState.only_problems, on_change=AuditState.toggle_problems, id="audit-only-problems"
+                ),
                 align="center",
                 width="100%",
             ),
@@ -234,7 +252,9 @@ def draft_view() -> rx.Component:
                 AuditState.missing.length() > 0,  # type: ignore[attr-defined]
                 rx.vstack(
                     rx.heading("Not in your library", size="3"),
-                    rx.foreach(AuditState.missing, lambda m: rx.text(m["reference"], size="1", class_name="audit-missing")),
+                    rx.foreach(
+                        AuditState.missing, lambda m: rx.text(m["reference"], size="1", class_name="audit-missing")
+                    ),
                     spacing="1",
                     id="audit-missing",
                 ),
@@ -252,8 +272,14 @@ def history() -> rx.Component:
             rx.link(r["filename"], on_click=AuditState.open_audit(r["id"]), size="2", cursor="pointer"),
             rx.badge(r["status"], size="1"),
             rx.text(r["created_at"], size="1", color_scheme="gray"),
-            rx.icon_button(rx.icon("trash-2", size=12), size="1", variant="ghost", color_scheme="gray",
-                           on_click=AuditState.delete(r["id"]), aria_label="Delete this check"),
+            rx.icon_button(
+                rx.icon("trash-2", size=12),
+                size="1",
+                variant="ghost",
+                color_scheme="gray",
+                on_click=AuditState.delete(r["id"]),
+                aria_label="Delete this check",
+            ),
             align="center",
             wrap="wrap",
             class_name="audit-history-row",
@@ -261,5 +287,7 @@ def history() -> rx.Component:
 
     return rx.cond(
         AuditState.history.length() > 0,  # type: ignore[attr-defined]
-        rx.vstack(rx.heading("Earlier checks", size="3"), rx.foreach(AuditState.history, row), spacing="1", width="100%"),
+        rx.vstack(
+            rx.heading("Earlier checks", size="3"), rx.foreach(AuditState.history, row), spacing="1", width="100%"
+        ),
     )

@@ -9,7 +9,7 @@ import reflex as rx
 
 from bayes_app.usecases import audits as app_audits
 from bayes_app.usecases import library as app_lib
-from bayes_app.usecases.schemas.audits import AuditOut
+from bayes_app.usecases.schemas.audits import AuditOut, AuditSentence
 from state.auth import AuthState
 
 POLL_S = 0.7
@@ -33,7 +33,7 @@ def _href(document_id: str, page: int, quote: str) -> str:
     return f"/documents/{document_id}?page={page}&quote={urlquote(quote[:300])}"
 
 
-def _sentence_row(s) -> dict:  # noqa: ANN001 - an AuditSentence
+def _sentence_row(s: AuditSentence) -> dict:
     chips = []
     for k, c in enumerate(s.citations):
         ev = c.evidence
@@ -164,7 +164,12 @@ class AuditState(AuthState):
         bib_data = await bib.read() if bib is not None else None
         self.busy = True
         started, refused = await asyncio.to_thread(
-            self._as_user, app_audits.start, draft.filename or "draft.txt", data, bib_data, self.collection_id or None,
+            self._as_user,
+            app_audits.start,
+            draft.filename or "draft.txt",
+            data,
+            bib_data,
+            self.collection_id or None,
             error_var="error",
         )
         self.busy = False

@@ -71,7 +71,9 @@ async def read_draft(request: Request) -> Draft:
     if bib is not None and not isinstance(bib, UploadFile):
         raise ApiError(400, "invalid", "Field 'bib' must be a .bib file.")
     if bib is not None and not (bib.filename or "").lower().endswith(".bib"):
-        raise ApiError(415, "unsupported_type", "Field 'bib' must be a .bib file (BibTeX), as your reference manager exports it.")
+        raise ApiError(
+            415, "unsupported_type", "Field 'bib' must be a .bib file (BibTeX), as your reference manager exports it."
+        )
     collection = form.get("collection_id")
     return Draft(
         filename=upload.filename or "draft.txt",

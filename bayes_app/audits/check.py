@@ -80,11 +80,18 @@ def check_sentence(
         ref_text = ref.text if ref is not None else cite.marker
         res = resolver.resolve(ref) if ref is not None else None
         if res is None or res.document_id is None:
-            reason = "No reference-list entry for this citation." if ref is None else "This paper is not in your library."
+            reason = (
+                "No reference-list entry for this citation." if ref is None else "This paper is not in your library."
+            )
             out.citations.append(
                 CitationResult(
-                    marker=cite.marker, reference=ref_text, document_id=None, verdict="not_in_library",
-                    score=None, evidence=None, reason=reason,
+                    marker=cite.marker,
+                    reference=ref_text,
+                    document_id=None,
+                    verdict="not_in_library",
+                    score=None,
+                    evidence=None,
+                    reason=reason,
                 )
             )
             cands_of.append(None)
@@ -102,21 +109,41 @@ def check_sentence(
     return out, cands_of
 
 
-def verdict_of(marker: str, reference: str, doc_id: str, title: str, cands: Candidates, pick: int | None = None,
-               judged: Judgement | None = None, judged_by: str = "scorer") -> CitationResult:
+def verdict_of(
+    marker: str,
+    reference: str,
+    doc_id: str,
+    title: str,
+    cands: Candidates,
+    pick: int | None = None,
+    judged: Judgement | None = None,
+    judged_by: str = "scorer",
+) -> CitationResult:
     """A citation's result resting on one of its candidate passages (never without one)."""
     if not cands.passages:
         return CitationResult(
-            marker=marker, reference=reference, document_id=doc_id, verdict="unsupported", score=0.0,
-            evidence=None, reason="The cited paper has no readable text in the library.", title=title,
+            marker=marker,
+            reference=reference,
+            document_id=doc_id,
+            verdict="unsupported",
+            score=0.0,
+            evidence=None,
+            reason="The cited paper has no readable text in the library.",
+            title=title,
         )
     i = _pick(cands) if pick is None else pick
     j = judged or cands.judgements[i]
     p = cands.passages[i]
     return CitationResult(
-        marker=marker, reference=reference, document_id=doc_id, verdict=j.verdict, score=round(j.score, 3),
-        evidence=Evidence(document_id=p.document_id, page=p.page, quote=p.text), reason=j.reason,
-        judged_by=judged_by, title=title,
+        marker=marker,
+        reference=reference,
+        document_id=doc_id,
+        verdict=j.verdict,
+        score=round(j.score, 3),
+        evidence=Evidence(document_id=p.document_id, page=p.page, quote=p.text),
+        reason=j.reason,
+        judged_by=judged_by,
+        title=title,
     )
 
 
@@ -131,6 +158,8 @@ def suggest(claim: str, library: Library, embed: Embed, exclude: set[str] = froz
             best[p.document_id] = (score, p)
     ranked = sorted(best.values(), key=lambda sp: -sp[0])[:SUGGESTIONS]
     return [
-        Suggestion(document_id=p.document_id, page=p.page, quote=p.text, score=round(s, 3), title=library.title(p.document_id))
+        Suggestion(
+            document_id=p.document_id, page=p.page, quote=p.text, score=round(s, 3), title=library.title(p.document_id)
+        )
         for s, p in ranked
     ]

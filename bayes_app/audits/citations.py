@@ -6,19 +6,23 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from bayes_app.audits.draft import Cite, Ref
 from bayes_app.audits.references import first_surname
 
-_LATEX = re.compile(r"\\(?:cite|citep|citet|citealp|citeauthor|parencite|textcite|autocite|footcite)\*?"
-                    r"(?:\[[^\]]*\]){0,2}\{([^}]*)\}")
+_LATEX = re.compile(
+    r"\\(?:cite|citep|citet|citealp|citeauthor|parencite|textcite|autocite|footcite)\*?"
+    r"(?:\[[^\]]*\]){0,2}\{([^}]*)\}"
+)
 _NUMBERED = re.compile(r"\[(\s*\d{1,4}(?:\s*[-–—]\s*\d{1,4})?(?:\s*[,;]\s*\d{1,4}(?:\s*[-–—]\s*\d{1,4})?)*\s*)\]")
 _PAREN = re.compile(r"\(([^()]{4,400})\)")
 _NAME = r"(?:(?:van|von|de|der|den|da|di|le|la|du)\s+)*[A-Z][\w'’\-]+"
 _AUTHORS = rf"(?P<names>{_NAME}(?:\s+et\s+al\.?|,?\s+(?:&|and)\s+{_NAME})?)"
 _YEAR = r"(?P<year>(?:19|20)\d{2})(?P<suffix>[a-z]?)"
-_AY_PART = re.compile(rf"^(?:(?:see|e\.g\.|cf\.|also|i\.e\.)\s*,?\s+)*{_AUTHORS},?\s+{_YEAR}(?:,\s*(?:p|pp)\.?\s*[\d–-]+)?$")
+_AY_PART = re.compile(
+    rf"^(?:(?:see|e\.g\.|cf\.|also|i\.e\.)\s*,?\s+)*{_AUTHORS},?\s+{_YEAR}(?:,\s*(?:p|pp)\.?\s*[\d–-]+)?$"
+)
 _NARRATIVE = re.compile(rf"\b{_AUTHORS}\s+\({_YEAR}\)")
 _MAX_RANGE = 50  # "[1–2000]" is not a citation range
 
@@ -49,20 +53,26 @@ def _numbers(inner: str) -> list[int]:
     return out
 
 
-def find(sentence: str, fields: Mapping[str, list[str]] | None = None) -> list[Cite]:
-    """The citations of `sentence` in reading order. `fields` maps the visible text of a Zotero
-    Word citation to its reference keys ("zotero:KEY")."""
+def find(sentence: str, fields: list[tuple[str, list[str]]] | None = None) -> list[Cite]:
+    """The citations of `sentence` in reading order. `fields` are the Zotero Word citations still
+    unplaced in the sentence's paragraph, in order (visible text, reference keys "zotero:KEY"):
+    the ones found here are taken off the list."""
     found: list[tuple[int, Cite]] = []
     taken: list[tuple[int, int]] = []
 
     def free(a: int, b: int) -> bool:
         return all(b <= s or a >= e for s, e in taken)
 
-    for visible, keys in (fields or {}).items():
-        at = sentence.find(visible)
-        if at >= 0 and free(at, at + len(visible)):
-            taken.append((at, at + len(visible)))
-            found.extend((at, Cite(marker=visible, key=k)) for k in keys)
+    start = 0
+    while fields:
+        visible, keys = fields[0]
+        at = sentence.find(visible, start)
+        if at < 0 or not free(at, at + len(visible)):
+            break
+        fields.pop(0)
+        taken.append((at, at + len(visible)))
+        start = at + len(visible)
+        found.extend((at, Cite(marker=visible, key=k)) for k in keys)
     for m in _LATEX.finditer(sentence):
         if free(m.start(), m.end()):
             taken.append(m.span())

@@ -65,7 +65,9 @@ def judge(claim: str, quote: str, embed: Embed) -> Judgement:
     p = support.contradiction_probability(f)
     if f["dense"] >= SAME_TOPIC and p >= CONTRADICTION_MIN and support.polarity_clash(claim, quote):
         return Judgement("contradicted", round(p, 3), "The passage is about the same thing but says the opposite.")
-    label = "supported" if res.score >= SUPPORTED_MIN else "partial" if res.score >= UNSUPPORTED_BELOW else "unsupported"
+    label = (
+        "supported" if res.score >= SUPPORTED_MIN else "partial" if res.score >= UNSUPPORTED_BELOW else "unsupported"
+    )
     if label == "supported" and str(res.label) == "partial":
         label = "partial"  # the claim overstates the passage
     reason = {

@@ -5,7 +5,7 @@ passages the scorer selected (one billed call per cited sentence), offline the s
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -48,7 +48,9 @@ def _listing(claim: str, cands: list[check.Candidates | None]) -> str:
     return "\n".join(lines)
 
 
-async def _model_verdicts(ctx: RunContext, result: SentenceResult, claim: str, cands: list[check.Candidates | None]) -> None:
+async def _model_verdicts(
+    ctx: RunContext, result: SentenceResult, claim: str, cands: list[check.Candidates | None]
+) -> None:
     """Replace the scorer's verdicts by the model's where it gave a valid one (same passages)."""
     if not any(c is not None and c.passages for c in cands):
         return

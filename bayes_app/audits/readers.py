@@ -17,19 +17,22 @@ from bayes_app.audits.references import entry_number, parse_reference
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".tex": "latex", ".docx": "docx"}
 MAX_DRAFT_BYTES = 5 << 20
 MAX_BIB_BYTES = 5 << 20
-_REF_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\d+\.?\s*)?(references|bibliography|works cited|literature cited)\s*:?\s*$", re.I)
+_REF_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*)?(?:\d+\.?\s*)?(references|bibliography|works cited|literature cited)\s*:?\s*$", re.I
+)
 _ZOTERO = re.compile(r"^\s*ADDIN\s+ZOTERO_ITEM\s+CSL_CITATION\s+(\{.*\})\s*$", re.S)
 _ZOTERO_BIBL = re.compile(r"^\s*ADDIN\s+ZOTERO_BIBL")
 
 
 @dataclass
 class RawDraft:
-    """A read draft: body paragraphs, its references by key, and Zotero fields' visible text."""
+    """A read draft: body paragraphs, its references by key, and per paragraph its Zotero
+    fields in order (visible text, reference keys): two fields may read alike ("(Kim, 2011)")."""
 
     format: str
     paragraphs: list[str]
     references: dict[str, Ref] = field(default_factory=dict)
-    fields: dict[str, list[str]] = field(default_factory=dict)
+    fields: dict[int, list[tuple[str, list[str]]]] = field(default_factory=dict)
 
 
 def draft_format(filename: str) -> str:
@@ -127,7 +130,9 @@ def _plain(text: str, fmt: str) -> RawDraft:
 _CITE_TEX = re.compile(
     r"\\(cite|citep|citet|citealp|citeauthor|parencite|textcite|autocite|footcite)\*?(?:\[[^\]]*\]){0,2}\{([^}]*)\}"
 )
-_DROP_TEX = re.compile(r"\\(?:section|subsection|subsubsection|chapter|paragraph|title|author|label|caption)\*?\{[^}]*\}")
+_DROP_TEX = re.compile(
+    r"\\(?:section|subsection|subsubsection|chapter|paragraph|title|author|label|caption)\*?\{[^}]*\}"
+)
 _BIBITEM = re.compile(r"\\bibitem(?:\[[^\]]*\])?\{([^}]*)\}")
 
 
@@ -178,7 +183,9 @@ def read_bib(text: str) -> dict[str, Ref]:
     try:
         db = bibtexparser.loads(text, parser=parser)
     except Exception:  # noqa: BLE001 - pyparsing errors of a malformed file
-        raise DraftRejected("unreadable", "The .bib file could not be read: export it again from your reference manager.") from None
+        raise DraftRejected(
+            "unreadable", "The .bib file could not be read: export it again from your reference manager."
+        ) from None
     out: dict[str, Ref] = {}
     for e in db.entries:
         key = e.get("ID", "")
@@ -212,16 +219,18 @@ def _docx(filename: str, data: bytes) -> RawDraft:
             "unreadable", f"“{filename}” is not a Word document Bayes can open: save it again as .docx from Word."
         ) from None
     refs: dict[str, Ref] = {}
-    fields: dict[str, list[str]] = {}
-    texts: list[tuple[str, str]] = []  # (style, text)
+    texts: list[tuple[str, str, list[tuple[str, list[str]]]]] = []  # (style, text, fields)
     for p in document.paragraphs:
+        fields: list[tuple[str, list[str]]] = []
         text, in_bibliography = _paragraph(p._p, refs, fields)
         if in_bibliography:
             continue
-        texts.append((p.style.name if p.style is not None else "", " ".join(text.split())))
-    body, entries = [], []
+        texts.append((p.style.name if p.style is not None else "", " ".join(text.split()), fields))
+    body: list[str] = []
+    entries: list[str] = []
+    by_paragraph: dict[int, list[tuple[str, list[str]]]] = {}
     in_refs = False
-    for style, t in texts:
+    for style, t, fields in texts:
         if not t:
             continue
         if _REF_HEADING.match(t):
@@ -230,12 +239,14 @@ def _docx(filename: str, data: bytes) -> RawDraft:
         if in_refs:
             entries.append(t)
         elif not style.lower().startswith(("heading", "title")):
+            if fields:
+                by_paragraph[len(body)] = fields
             body.append(t)
     refs.update(references_from(entries))
-    return RawDraft("docx", body, refs, fields)
+    return RawDraft("docx", body, refs, by_paragraph)
 
 
-def _paragraph(p: object, refs: dict[str, Ref], fields: dict[str, list[str]]) -> tuple[str, bool]:
+def _paragraph(p: object, refs: dict[str, Ref], fields: list[tuple[str, list[str]]]) -> tuple[str, bool]:
     """A paragraph's visible text; Zotero citation fields are recorded in `refs` / `fields`."""
     out: list[str] = []
     instr: list[str] = []
@@ -275,7 +286,7 @@ def _paragraph(p: object, refs: dict[str, Ref], fields: dict[str, list[str]]) ->
     return "".join(out), bibliography
 
 
-def _zotero_field(code: str, shown: str, refs: dict[str, Ref], fields: dict[str, list[str]]) -> None:
+def _zotero_field(code: str, shown: str, refs: dict[str, Ref], fields: list[tuple[str, list[str]]]) -> None:
     m = _ZOTERO.match(code)
     if not m or not shown.strip():
         return
@@ -308,4 +319,4 @@ def _zotero_field(code: str, shown: str, refs: dict[str, Ref], fields: dict[str,
         )
         keys.append(key)
     if keys:
-        fields[" ".join(shown.split())] = keys
+        fields.append((" ".join(shown.split()), keys))

@@ -53,7 +53,8 @@ def markdown(filename: str, summary: Summary, results: Sequence[SentenceResult])
             score = f" (score {c.score:.2f})" if c.score is not None else ""
             lines.append(f"- {_md_text(c.marker)} → {_md_text(c.reference)}: **{LABEL[c.verdict]}**{score}")
             if c.evidence is not None:
-                lines.append(f"  - Closest passage ({_md_text(_where(c.title, c.evidence.page))}): “{_md_text(c.evidence.quote)}”")
+                where = _md_text(_where(c.title, c.evidence.page))
+                lines.append(f"  - Closest passage ({where}): “{_md_text(c.evidence.quote)}”")
             elif c.verdict == "not_in_library":
                 lines.append("  - Not in your library: add the paper to check this citation.")
             else:

@@ -7,7 +7,7 @@ import re
 from bayes_app.audits import citations
 from bayes_app.audits.draft import Cite, Draft, Ref, Sentence
 from bayes_app.audits.readers import RawDraft
-from bayes_app.maps.sentences import split_sentences
+from bayes_app.maps.sentences import is_claim_sentence, split_sentences
 
 MAX_SENTENCES = 2_000
 _AY = re.compile(r"^ay:([a-z]+):(\d{4})([a-z]?)$")
@@ -28,11 +28,12 @@ def build(raw: RawDraft) -> Draft:
     by_author_year = citations.link_author_year(refs)
     out: list[Sentence] = []
     for p_index, paragraph in enumerate(raw.paragraphs):
+        fields = list(raw.fields.get(p_index, []))
         for text in split_sentences(paragraph):
             if len(out) >= MAX_SENTENCES:
                 break
             cites = []
-            for c in citations.find(text, raw.fields):
+            for c in citations.find(text, fields):
                 key = c.key
                 if key.startswith("ay:"):
                     key = by_author_year.get(key) or _author_year_ref(refs, key)
@@ -52,6 +53,9 @@ def _author_year_ref(refs: dict[str, Ref], key: str) -> str:
 
 def states_finding(text: str) -> bool:
     """A sentence that states a finding (so it needs a source): a declarative sentence of at
-    least eight words with a result cue (a direction, an association, a number)."""
+    least five words that reads as a claim, or has a result cue (a direction, an association,
+    a number)."""
     words = text.split()
-    return len(words) >= 8 and not text.rstrip().endswith("?") and bool(_FINDING.search(text))
+    if len(words) < 5 or text.rstrip().endswith("?"):
+        return False
+    return bool(_FINDING.search(text)) or is_claim_sentence(text)

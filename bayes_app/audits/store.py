@@ -30,7 +30,12 @@ STATUS = {
 
 
 def start(
-    db: Session, owner_id: str, filename: str, draft: Draft, collection_id: str | None, model: str,
+    db: Session,
+    owner_id: str,
+    filename: str,
+    draft: Draft,
+    collection_id: str | None,
+    model: str,
     role_models: dict[str, str] | None = None,
 ) -> tuple[Audit, Run]:
     """Create the audit and its QUEUED run with its reserve (RunRequestError on a refusal)."""
@@ -44,15 +49,27 @@ def start(
         for m in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, m)
         audit = Audit(
-            id=new_id(), owner_id=owner_id, filename=filename[:500], format=draft.format,
-            collection_id=collection_id, draft=draft.to_json(), progress_total=len(draft.sentences),
+            id=new_id(),
+            owner_id=owner_id,
+            filename=filename[:500],
+            format=draft.format,
+            collection_id=collection_id,
+            draft=draft.to_json(),
+            progress_total=len(draft.sentences),
         )
         run_id = new_id()
         audit.run_id = run_id
         db.add(audit)
         run = lc.create_operation(
-            db, owner_id, KIND, f"Check a draft: {filename}", estimate, model,
-            input={"audit_id": audit.id, "models": dict(role_models or {})}, resource=(RESOURCE, audit.id), op_id=run_id,
+            db,
+            owner_id,
+            KIND,
+            f"Check a draft: {filename}",
+            estimate,
+            model,
+            input={"audit_id": audit.id, "models": dict(role_models or {})},
+            resource=(RESOURCE, audit.id),
+            op_id=run_id,
         )
     except pricing.PriceMissing as err:
         db.rollback()
@@ -83,8 +100,13 @@ def list_owned(db: Session, owner_id: str) -> list[Audit]:
     )
 
 
-def save_progress(db: Session, audit_id: str, done: int, sentences: list[dict[str, Any]] | None = None,
-                  summary: dict[str, Any] | None = None) -> None:
+def save_progress(
+    db: Session,
+    audit_id: str,
+    done: int,
+    sentences: list[dict[str, Any]] | None = None,
+    summary: dict[str, Any] | None = None,
+) -> None:
     """Record how many sentences are checked (and the findings so far, when given)."""
     a = db.get(Audit, audit_id)
     if a is None:

@@ -21,7 +21,10 @@ def audits_page() -> rx.Component:
             ),
             ui.drop_zone(),
             ui.scope(),
-            rx.cond(AuditState.error != "", rx.callout(AuditState.error, icon="triangle-alert", color_scheme="red", id="audit-error")),
+            rx.cond(
+                AuditState.error != "",
+                rx.callout(AuditState.error, icon="triangle-alert", color_scheme="red", id="audit-error"),
+            ),
             ui.progress(),
             ui.summary(),
             ui.draft_view(),

@@ -30,7 +30,9 @@ from bayes_app.usecases.schemas.audits import (
 MAX_DRAFT_BYTES = readers.MAX_DRAFT_BYTES
 
 
-def start(user_id: str, filename: str, data: bytes, bib: bytes | None = None, collection_id: str | None = None) -> AuditStarted:
+def start(
+    user_id: str, filename: str, data: bytes, bib: bytes | None = None, collection_id: str | None = None
+) -> AuditStarted:
     """Read the draft (DraftRejected: nothing is stored), create the audit with its reserved run
     and enqueue it."""
     draft = build(readers.read(filename, data, bib))
@@ -71,8 +73,10 @@ def _missing(a: Audit, results: list[SentenceResult]) -> list[MissingReference]:
             if c_result.verdict == "not_in_library" and c.key not in seen:
                 ref = draft.references.get(c.key)
                 seen[c.key] = MissingReference(
-                    reference=c_result.reference, title=ref.title if ref else None,
-                    doi=ref.doi if ref else None, year=ref.year if ref else None,
+                    reference=c_result.reference,
+                    title=ref.title if ref else None,
+                    doi=ref.doi if ref else None,
+                    year=ref.year if ref else None,
                 )
     return list(seen.values())
 
@@ -84,8 +88,11 @@ def get(user_id: str, audit_id: str) -> AuditOut:
         results = _results(a)
         sentences = [AuditSentence(**r.model_dump(), flagged=r.flagged) for r in results]
         return AuditOut(
-            **_row(a, store.status_of(db, a)), run_id=a.run_id, collection_id=a.collection_id,
-            sentences=sentences, missing=_missing(a, results),
+            **_row(a, store.status_of(db, a)),
+            run_id=a.run_id,
+            collection_id=a.collection_id,
+            sentences=sentences,
+            missing=_missing(a, results),
         )
 
 
@@ -125,7 +132,9 @@ def _finished(user_id: str, audit_id: str) -> tuple[str, Summary, list[SentenceR
     with session_scope() as db:
         a = store.get_owned(db, user_id, audit_id)
         if store.status_of(db, a) in ("queued", "running"):
-            raise DomainError("audit_running", "The check is still running: export its report when it has finished.", 409)
+            raise DomainError(
+                "audit_running", "The check is still running: export its report when it has finished.", 409
+            )
         return a.filename, Summary.model_validate(a.summary or {}), _results(a)
 
 

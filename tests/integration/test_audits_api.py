@@ -30,7 +30,9 @@ def _client(app_stack, app_db_url) -> httpx.Client:
     with session_scope(app_db_url) as db:
         service.register(db, email, pw)
     c = httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60)
-    c.headers["Authorization"] = "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
+    c.headers["Authorization"] = (
+        "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
+    )
     return c
 
 
@@ -61,7 +63,12 @@ def _draft(fmt: str, items) -> dict:
         return {"files": {"file": ("draft.md", audit_drafts.markdown(items).encode(), "text/markdown")}}
     if fmt == "tex":
         tex, bib = audit_drafts.latex(items)
-        return {"files": {"file": ("draft.tex", tex.encode(), "text/x-tex"), "bib": ("refs.bib", bib.encode(), "text/plain")}}
+        return {
+            "files": {
+                "file": ("draft.tex", tex.encode(), "text/x-tex"),
+                "bib": ("refs.bib", bib.encode(), "text/plain"),
+            }
+        }
     return {"files": {"file": ("draft.docx", audit_drafts.docx(items), "application/octet-stream")}}
 
 
@@ -174,9 +181,22 @@ def test_bad_files_get_a_clear_4xx_and_nothing_is_stored(library, app_stack):
         ({"files": {"file": ("draft.docx", b"PK\x03\x04 broken", "application/octet-stream")}}, 400, "unreadable"),
         ({"files": {"file": ("draft.txt", b"\x00\x01\x02binary", "text/plain")}}, 400, "unreadable"),
         ({"files": {"file": ("draft.md", b"a " * (6 << 20), "text/markdown")}}, 413, "too_large"),
-        ({"files": {"file": ("draft.tex", b"Text \\cite{a}.", "text/x-tex"), "bib": ("refs.txt", b"x", "text/plain")}}, 415, "unsupported_type"),
+        (
+            {
+                "files": {
+                    "file": ("draft.tex", b"Text \\cite{a}.", "text/x-tex"),
+                    "bib": ("refs.txt", b"x", "text/plain"),
+                }
+            },
+            415,
+            "unsupported_type",
+        ),
         ({"files": {"bib": ("refs.bib", b"@article{a,}", "text/plain")}}, 400, "missing_fields"),
-        ({"files": {"file": ("draft.md", b"A claim [1].", "text/markdown")}, "data": {"collection_id": "nope"}}, 404, "not_found"),
+        (
+            {"files": {"file": ("draft.md", b"A claim [1].", "text/markdown")}, "data": {"collection_id": "nope"}},
+            404,
+            "not_found",
+        ),
     ]
     for kw, status, code in cases:
         r = c.post("/audits", **kw)

@@ -242,7 +242,7 @@ def docx(items: list[Item]) -> bytes:
         p.add_run(". ")
     d.add_heading("References", 1)
     bib = d.add_paragraph()
-    _field(bib, " ADDIN ZOTERO_BIBL {\"uncited\":[]} CSL_BIBLIOGRAPHY ", "\n".join(_apa(x) for x in cited.values()))
+    _field(bib, ' ADDIN ZOTERO_BIBL {"uncited":[]} CSL_BIBLIOGRAPHY ', "\n".join(_apa(x) for x in cited.values()))
     out = io.BytesIO()
     d.save(out)
     return out.getvalue()

@@ -61,7 +61,9 @@ def test_markdown_reader_splits_sentences_and_reads_the_reference_list():
 
 
 def test_latex_reader_with_bib():
-    papers, items = audit_drafts.scifact_set(counts={"correct": 3, "wrong": 0, "contradicted": 0, "uncited": 1, "missing": 0}, library_size=4)
+    papers, items = audit_drafts.scifact_set(
+        counts={"correct": 3, "wrong": 0, "contradicted": 0, "uncited": 1, "missing": 0}, library_size=4
+    )
     tex, bib = audit_drafts.latex(items)
     draft = build(readers.read("draft.tex", tex.encode(), bib.encode()))
     assert len(draft.sentences) == 4
@@ -73,7 +75,9 @@ def test_latex_reader_with_bib():
 
 
 def test_docx_reader_reads_zotero_fields_and_skips_the_bibliography():
-    papers, items = audit_drafts.scifact_set(counts={"correct": 3, "wrong": 0, "contradicted": 0, "uncited": 1, "missing": 0}, library_size=4)
+    papers, items = audit_drafts.scifact_set(
+        counts={"correct": 3, "wrong": 0, "contradicted": 0, "uncited": 1, "missing": 0}, library_size=4
+    )
     draft = build(readers.read("draft.docx", audit_drafts.docx(items)))
     assert len(draft.sentences) == 4  # the heading and the Zotero bibliography are not sentences
     cited = [s for s in draft.sentences if s.cites]
