@@ -13,6 +13,7 @@ NAV = [
     ("Library", "/library", "library"),
     ("Search", "/search", "search"),
     ("Check", "/check", "file-check"),
+    ("Tables", "/tables", "table-2"),
     ("Credits", "/credits", "coins"),
 ]
 

@@ -11,6 +11,7 @@ from bayes_app.usecases import audits as app_audits
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases.schemas.audits import AuditOut, AuditSentence
 from state.auth import AuthState
+from state.offloop import run_off_loop
 
 POLL_S = 0.7
 VERDICT_LABEL = {
@@ -118,10 +119,10 @@ class AuditState(AuthState):
     @rx.event
     async def load(self):
         """The page opens: the user's collections and earlier checks (the newest shown)."""
-        rows, refused = await asyncio.to_thread(self._as_user, app_audits.list_audits)
+        rows, refused = await run_off_loop(self._as_user, app_audits.list_audits)
         if refused:
             return refused
-        cols, _ = await asyncio.to_thread(self._as_user, app_lib.collections)
+        cols, _ = await run_off_loop(self._as_user, app_lib.collections)
         self.collections = [{"id": c.id, "name": c.name} for c in cols or []]
         self.history = [
             {"id": r.id, "filename": r.filename, "status": r.status, "created_at": r.created_at[:16].replace("T", " ")}
@@ -141,12 +142,13 @@ class AuditState(AuthState):
 
     @rx.event
     async def open_audit(self, audit_id: str):
-        a, refused = await asyncio.to_thread(self._as_user, app_audits.get, audit_id, error_var="error")
+        a, refused = await run_off_loop(self._as_user, app_audits.get, audit_id, error_var="error")
         if refused:
             return refused
         self._apply(a)
         if self.running:
-            return self._start_watch()
+            self._watch_gen += 1
+            return AuditState.watch(self._watch_gen)
         return None
 
     @rx.event
@@ -163,7 +165,7 @@ class AuditState(AuthState):
         data = await draft.read()
         bib_data = await bib.read() if bib is not None else None
         self.busy = True
-        started, refused = await asyncio.to_thread(
+        started, refused = await run_off_loop(
             self._as_user,
             app_audits.start,
             draft.filename or "draft.txt",
@@ -183,10 +185,6 @@ class AuditState(AuthState):
     def files_rejected(self, rejected: list[dict]):
         self.error = "Only .md, .txt, .tex (with its .bib) and .docx drafts can be checked."
 
-    def _start_watch(self):
-        self._watch_gen += 1
-        return AuditState.watch(self._watch_gen)
-
     @rx.event(background=True)
     async def watch(self, gen: int):
         """Follow the running check: progress and the findings so far, until it ends."""
@@ -195,7 +193,7 @@ class AuditState(AuthState):
             async with self:
                 if gen != self._watch_gen or not self.audit_id:
                     return
-                a, refused = await asyncio.to_thread(self._as_user, app_audits.get, self.audit_id, error_var="error")
+                a, refused = await run_off_loop(self._as_user, app_audits.get, self.audit_id, error_var="error")
                 if refused or a is None:
                     return
                 self._apply(a)
@@ -204,7 +202,7 @@ class AuditState(AuthState):
 
     @rx.event
     async def cancel(self):
-        out, refused = await asyncio.to_thread(self._as_user, app_audits.cancel, self.audit_id, error_var="error")
+        out, refused = await run_off_loop(self._as_user, app_audits.cancel, self.audit_id, error_var="error")
         if refused:
             return refused
         self.status = out.status
@@ -212,7 +210,7 @@ class AuditState(AuthState):
 
     @rx.event
     async def delete(self, audit_id: str):
-        _, refused = await asyncio.to_thread(self._as_user, app_audits.delete, audit_id)
+        _, refused = await run_off_loop(self._as_user, app_audits.delete, audit_id)
         if refused:
             return refused
         if audit_id == self.audit_id:

@@ -7,6 +7,7 @@ import reflex as rx
 from bayes_app.usecases import credits
 from bayes_app.usecases.views import display_credits, format_credits
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 class CreditsState(AuthState):
@@ -16,6 +17,7 @@ class CreditsState(AuthState):
     history: list[dict[str, str]] = []
 
     @rx.event
+    @off_loop
     def load(self):
         if not self._load_user():
             self.history = []

@@ -1,7 +1,7 @@
 """Draft audits: the audits table
 
 Revision ID: audit_0001
-Revises: 0026
+Revises: tables_0001
 """
 from typing import Sequence, Union
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 
 revision: str = 'audit_0001'
-down_revision: Union[str, None] = '0026'
+down_revision: Union[str, None] = 'tables_0001'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

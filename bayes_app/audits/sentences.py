@@ -7,7 +7,7 @@ import re
 from bayes_app.audits import citations
 from bayes_app.audits.draft import Cite, Draft, Ref, Sentence
 from bayes_app.audits.readers import RawDraft
-from bayes_app.maps.sentences import is_claim_sentence, split_sentences
+from bayes_app.maps.sentences import claim_problem, split_sentences
 
 MAX_SENTENCES = 2_000
 _AY = re.compile(r"^ay:([a-z]+):(\d{4})([a-z]?)$")
@@ -58,4 +58,4 @@ def states_finding(text: str) -> bool:
     words = text.split()
     if len(words) < 5 or text.rstrip().endswith("?"):
         return False
-    return bool(_FINDING.search(text)) or is_claim_sentence(text)
+    return bool(_FINDING.search(text)) or claim_problem(text) is None
