@@ -24,11 +24,14 @@ PAPERS = Path(__file__).resolve().parents[1] / "fixtures" / "papers"
 
 def _client(app_stack, app_db_url) -> httpx.Client:
     from bayes_app.accounts import service
+    from bayes_app.credits import ledger
     from bayes_app.db import session_scope
+    from bayes_app.models import MICRO
 
     email, pw = f"a{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex[:12]
     with session_scope(app_db_url) as db:
-        service.register(db, email, pw)
+        user = service.register(db, email, pw)
+        ledger.grant(db, user, 5 * MICRO, f"grant:{user.id}", "test")  # test users start at 0 credits
     c = httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60)
     c.headers["Authorization"] = (
         "Bearer " + c.post("/auth/token", json={"email": email, "password": pw}).json()["token"]
