@@ -26,14 +26,17 @@ SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 def author(app_stack, app_db_url, tmp_path_factory):
     """A user whose library holds a few SciFact abstracts, and a draft citing them."""
     from bayes_app.accounts import service
+    from bayes_app.credits import ledger
     from bayes_app.db import session_scope
+    from bayes_app.models import MICRO
 
     papers, items = audit_drafts.scifact_set(
         counts={"correct": 2, "wrong": 2, "contradicted": 0, "uncited": 1, "missing": 1}, library_size=4
     )
     email, password = f"d{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex[:12]
     with session_scope(app_db_url) as s:
-        service.register(s, email, password)
+        user = service.register(s, email, password)
+        ledger.grant(s, user, 5 * MICRO, f"grant:{user.id}", "test")  # test users start at 0 credits
     with httpx.Client(base_url=app_stack.url + "/api/v1", timeout=60) as c:
         c.headers["Authorization"] = (
             "Bearer " + c.post("/auth/token", json={"email": email, "password": password}).json()["token"]
