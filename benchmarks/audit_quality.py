@@ -10,8 +10,10 @@ with Zotero fields. Each draft is read, its citations resolved and every sentenc
 offline (`audits.check.check_sentence`, the scorer behind `audits.judge`; the library in
 memory, search by the same relevance as the database library re-ranks the index's hits).
 
-Printed per format, ours beside a baseline that judges by term coverage alone (a citation is
-flagged when under half of the claim's content terms are in the cited paper's closest passage):
+Printed per format: ours; `before`, the same without the citation-level contradiction model
+(audits/contradiction.py, fitted by benchmarks/audit_contra_fit.py on claims these drafts do not
+use); and a baseline that judges by term coverage alone (a citation is flagged when under half
+of the claim's content terms are in the cited paper's closest passage):
 resolution (references resolved to the right paper; missing papers said `not_in_library`),
 flag precision / recall (flagged = unsupported or contradicted; positives = wrong and
 contradicting citations), correct citations flagged, contradiction recall, uncited claims with
@@ -55,8 +57,8 @@ def coverage_judge(claim: str, quote: str, embed) -> object:
     return Judgement("supported" if cov >= 0.5 else "unsupported", cov, "")
 
 
-def run_format(fmt: str, papers, items, embed, judge_fn=None) -> dict:
-    from bayes_app.audits import check, readers
+def run_format(fmt: str, papers, items, embed, judge_fn=None, contradiction_model: bool = True) -> dict:
+    from bayes_app.audits import check, contradiction, readers
     from bayes_app.audits.resolve import Resolver
     from bayes_app.audits.result import FLAGGED
     from bayes_app.audits.sentences import build
@@ -71,14 +73,16 @@ def run_format(fmt: str, papers, items, embed, judge_fn=None) -> dict:
     draft = build(raw)
     library = library_of(papers, embed)
     resolver = Resolver(library.papers())
-    saved = check.judge
+    saved, saved_threshold = check.judge, contradiction.THRESHOLD
     if judge_fn is not None:
         check.judge = judge_fn
+    if judge_fn is not None or not contradiction_model:
+        contradiction.THRESHOLD = 2.0  # a probability never reaches it: the model is off
     t0 = time.perf_counter()
     try:
         results = [check.check_sentence(s, draft, resolver, library, embed)[0] for s in draft.sentences]
     finally:
-        check.judge = saved
+        check.judge, contradiction.THRESHOLD = saved, saved_threshold
     seconds = time.perf_counter() - t0
     # sentences ↔ items: the draft keeps the items' order, one sentence each
     by_claim = {audit_drafts._sentence(i.claim)[:40]: i for i in items}
@@ -160,20 +164,21 @@ def main() -> None:
     out = {}
     for fmt in args.formats.split(","):
         ours = run_format(fmt, papers, items, CachedEmbed())  # a fresh cache: the time includes embedding
-        base = run_format(fmt, papers, items, CachedEmbed(), coverage_judge)
-        out[fmt] = {"ours": ours, "baseline": base}
+        warm = CachedEmbed()  # the comparisons share one cache (their times include less embedding)
+        before = run_format(fmt, papers, items, warm, contradiction_model=False)
+        base = run_format(fmt, papers, items, warm, coverage_judge)
+        out[fmt] = {"ours": ours, "before": before, "baseline": base}
     if args.json:
         print(json.dumps(out))
         return
     print(f"SciFact train drafts: {len(items)} sentences, library of {len(papers)} abstracts (seed {args.seed})")
     keys = [k for k in next(iter(out.values()))["ours"] if k != "format"]
     for fmt, pair in out.items():
-        print(f"\n[{fmt}]{'':<24}{'ours':>12}{'coverage baseline':>20}")
+        print(f"\n[{fmt}]{'':<24}{'ours':>12}{'before':>12}{'coverage baseline':>20}")
         for k in keys:
-            a, b = pair["ours"][k], pair["baseline"][k]
-            fa = f"{a:.2f}" if isinstance(a, float) else str(a)
-            fb = f"{b:.2f}" if isinstance(b, float) else str(b)
-            print(f"  {k:<26}{fa:>12}{fb:>20}")
+            cells = [pair[c][k] for c in ("ours", "before", "baseline")]
+            a, b, c = (f"{v:.2f}" if isinstance(v, float) else str(v) for v in cells)
+            print(f"  {k:<26}{a:>12}{b:>12}{c:>20}")
 
 
 if __name__ == "__main__":

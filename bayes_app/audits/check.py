@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bayes_app.audits import citations
+from bayes_app.audits import citations, contradiction
 from bayes_app.audits.draft import Draft, Sentence
 from bayes_app.audits.judge import UNSUPPORTED_BELOW, Embed, Judgement, judge, relevance
 from bayes_app.audits.resolve import Resolver
@@ -97,8 +97,10 @@ def check_sentence(
             cands_of.append(None)
             continue
         doc_id = res.document_id
-        passages = best_passages(claim, library.passages(doc_id), embed)
+        paper = library.passages(doc_id)
+        passages = best_passages(claim, paper, embed)
         cands = Candidates(passages, [judge(claim, p.text, embed) for p in passages])
+        contradicted_citation(claim, [p.text for p in paper], cands, embed)
         cands_of.append(cands)
         out.citations.append(verdict_of(cite.marker, ref_text, doc_id, library.title(doc_id), cands))
     if any(c.verdict in FLAGGED - {"not_in_library"} for c in out.citations) or (
@@ -107,6 +109,21 @@ def check_sentence(
         exclude = {c.document_id for c in out.citations if c.document_id and c.verdict not in FLAGGED}
         out.suggestions = suggest(claim, library, embed, exclude)
     return out, cands_of
+
+
+def contradicted_citation(claim: str, paper: Sequence[str], cands: Candidates, embed: Embed) -> None:
+    """The citation-level contradiction model over the cited paper's passages (`paper`): when
+    it says the paper reports the opposite, the candidate passage nearest the claim's negation
+    is judged `contradicted` (a citation the scorer already flags is left as it is)."""
+    if not cands.passages or cands.judgements[_pick(cands)].verdict in ("unsupported", "contradicted"):
+        return
+    p = contradiction.contradicts(contradiction.features(claim, paper, embed))
+    if p is not None:
+        i = contradiction.most_contradicting(claim, [c.text for c in cands.passages], embed)
+        cands.judgements[i] = Judgement("contradicted", round(p, 3), CONTRADICTED_REASON)
+
+
+CONTRADICTED_REASON = "The cited paper is about the same thing but reports the opposite."
 
 
 def verdict_of(

@@ -23,17 +23,19 @@ UNSUPPORTED_BELOW = 0.12
 
 
 class CachedEmbed:
-    """The embedding model with a per-audit cache (a paper's sentences are embedded once)."""
+    """The embedding model with a per-audit cache (a paper's sentences are embedded once).
+
+    Each text is embedded on its own: the int8 model's vector for a text shifts with the batch
+    it is in (cosine ~0.993), as much as a claim differs from its negation, so a batch would
+    make the contradiction model's polarity features depend on what was embedded together."""
 
     def __init__(self, embed: Embed | None = None) -> None:
         self._embed = embed or support.default_embed
         self._cache: dict[str, np.ndarray] = {}
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if todo:
-            for t, v in zip(todo, self._embed(todo)):
-                self._cache[t] = np.asarray(v, dtype=np.float32)
+        for t in dict.fromkeys(t for t in texts if t not in self._cache):
+            self._cache[t] = np.asarray(self._embed([t])[0], dtype=np.float32)
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
 
 
