@@ -4,6 +4,7 @@ Word comment on each flagged sentence and on each suggestion (python-docx's comm
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 
 from bayes_app.audits.result import FLAGGED, SentenceResult, Summary
@@ -84,6 +85,14 @@ def _comment_text(r: SentenceResult) -> str:
     return " ".join(parts)
 
 
+# what XML 1.0 (so Word) cannot hold: control characters PDF text sometimes carries, lone surrogates
+_NOT_XML = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("", text)
+
+
 def docx(paragraphs: Sequence[Sequence[SentenceResult]]) -> bytes:
     """The draft (its sentences, paragraph by paragraph) with a comment on each flagged sentence
     and one on each of its suggestions."""
@@ -93,14 +102,14 @@ def docx(paragraphs: Sequence[Sequence[SentenceResult]]) -> bytes:
     for sentences in paragraphs:
         p = document.add_paragraph()
         for i, r in enumerate(sentences):
-            run = p.add_run(r.text + (" " if i < len(sentences) - 1 else ""))
+            run = p.add_run(_xml(r.text + (" " if i < len(sentences) - 1 else "")))
             if not r.flagged:
                 continue
-            document.add_comment(run, _comment_text(r), author=AUTHOR, initials=INITIALS)
+            document.add_comment(run, _xml(_comment_text(r)), author=AUTHOR, initials=INITIALS)
             for s in r.suggestions:
                 document.add_comment(
                     run,
-                    f"Suggested source: {_where(s.title, s.page)} (score {s.score:.2f}): “{s.quote}”",
+                    _xml(f"Suggested source: {_where(s.title, s.page)} (score {s.score:.2f}): “{s.quote}”"),
                     author=AUTHOR,
                     initials=INITIALS,
                 )

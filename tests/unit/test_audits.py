@@ -194,3 +194,30 @@ def test_markdown_report_escapes_draft_markup():
     r = SentenceResult(index=0, text="<script>alert(1)</script> [x](javascript:1) **bold** claims more.", finding=True)
     md = report.markdown("a.md", summarize([r]), [r])
     assert "<script>" not in md and "](javascript" not in md and "**bold**" not in md
+
+
+def test_docx_report_drops_characters_word_cannot_hold():
+    """PDF text can carry control characters (form feeds, NULs): the DOCX leaves out what XML
+    cannot hold instead of failing."""
+    import docx
+
+    from bayes_app.audits.result import CitationResult, Evidence, SentenceResult, Suggestion
+
+    quote = "Aspirin\x0c lowered\x00 bleeding\x02 risk."
+    r = SentenceResult(index=0, text="Aspirin raises\x0b bleeding risk [1].", finding=True)
+    r.citations.append(
+        CitationResult(
+            marker="[1]",
+            reference="Smith 2019",
+            document_id="d1",
+            verdict="contradicted",
+            score=0.9,
+            evidence=Evidence(document_id="d1", page=2, quote=quote),
+            reason="Opposite.",
+        )
+    )
+    r.suggestions.append(Suggestion(document_id="d2", page=1, quote=quote, score=0.5))
+    d = docx.Document(io.BytesIO(report.docx([[r]])))
+    texts = [c.text for c in d.comments]
+    assert len(texts) == 2 and all("Aspirin lowered bleeding risk." in t for t in texts)
+    assert d.paragraphs[0].text == "Aspirin raises bleeding risk [1]."
