@@ -52,7 +52,7 @@ function OutlineRowView({ row, selected, focused, editing, onRenameDone }) {
     : h("span", { className: "ol-title" }, row.title || "(untitled)");
   const chip = row.page
     ? h("a", { className: "ol-chip", href: "/documents/" + encodeURIComponent(row.document_id) + "?page="
-        + encodeURIComponent(row.page) + "&quote=" + encodeURIComponent(row.quote.slice(0, 300)),
+        + encodeURIComponent(row.page) + "&quote=" + encodeURIComponent(row.cite_quote || row.quote),
         tabIndex: -1, onClick: (e) => e.stopPropagation(), title: row.citations + " citation(s)" }, "p. " + row.page)
     : (row.citations > 0 ? h("span", { className: "ol-chip" }, "❝ " + row.citations) : null);
   return h("li", attrs,
