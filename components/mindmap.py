@@ -155,7 +155,6 @@ def run_bar() -> rx.Component:
             spacing="2",
             wrap="wrap",
         ),
-        run_status(),
         width="100%",
         spacing="2",
     )
@@ -357,6 +356,7 @@ def canvas() -> rx.Component:
             fit_signal=MapLiveState.fit_signal,
             view_signal=MapLiveState.view_signal,
             layout_signal=MapLiveState.layout_signal,
+            read_only=~MapState.can_edit,
             on_layout=MapState.apply_layout,
             on_select=MapState.select,
             on_toggle=MapState.toggle,
@@ -365,7 +365,7 @@ def canvas() -> rx.Component:
             on_pane_select=MapState.clear_selection,
         ),
         width="100%",
-        height="68vh",
+        height=rx.breakpoints(initial="68vh", lg="max(460px, calc(100vh - 250px))"),
         border="1px solid var(--gray-a6)",
         border_radius="8px",
     )
@@ -399,42 +399,23 @@ def _ol_tool(icon: str, label: str, cmd: str, id_: str, **kw) -> rx.Component:
 
 
 def outline() -> rx.Component:
-    """The outline: the same edits as the canvas, by keys or these buttons (for touch)."""
+    """The outline: the same edits as the canvas, by keys or these buttons (for touch); a
+    viewer's outline has no edit buttons and ignores the edit keys."""
     return rx.vstack(
-        rx.hstack(
-            _ol_tool("corner-down-right", "Add child (Shift+Enter)", "child", "ol-add-child"),
-            _ol_tool("list-plus", "Add sibling (Enter)", "sibling", "ol-add-sibling"),
-            _ol_tool("pencil", "Rename (F2)", "rename", "ol-rename"),
-            _ol_tool("arrow-up", "Move up (Alt+↑)", "up", "ol-up"),
-            _ol_tool("arrow-down", "Move down (Alt+↓)", "down", "ol-down"),
-            _ol_tool("indent-increase", "Indent (Alt+→)", "indent", "ol-indent"),
-            _ol_tool("indent-decrease", "Outdent (Alt+←)", "outdent", "ol-outdent"),
-            _ol_tool("trash-2", "Delete branch (Delete)", "delete", "ol-delete", color_scheme="red"),
-            rx.icon_button(
-                rx.icon("undo-2", size=14),
-                size="1",
-                variant="soft",
-                aria_label="Undo (Ctrl/Cmd-Z)",
-                title="Undo (Ctrl/Cmd-Z)",
-                id="ol-undo",
-                on_click=MapState.outline_command("undo", ""),
-            ),
-            spacing="1",
-            wrap="wrap",
-            align="center",
-        ),
+        rx.cond(MapState.can_edit, _outline_tools()),
         rx.box(
             mindmap_outline(
                 rows=MapLiveState.outline,
                 selected_id=MapState.selected_id,
                 edit_request=MapState.outline_edit,
+                read_only=~MapState.can_edit,
                 on_select=MapState.select,
                 on_toggle=MapState.toggle,
                 on_command=MapState.outline_command,
                 on_rename=MapState.outline_rename,
             ),
             width="100%",
-            max_height=rx.breakpoints(initial="none", lg="68vh"),
+            max_height=rx.breakpoints(initial="none", lg="max(460px, calc(100vh - 250px))"),
             overflow_y="auto",
             border="1px solid var(--gray-a6)",
             border_radius="8px",
@@ -446,6 +427,31 @@ def outline() -> rx.Component:
     )
 
 
+def _outline_tools() -> rx.Component:
+    return rx.hstack(
+        _ol_tool("corner-down-right", "Add child (Shift+Enter)", "child", "ol-add-child"),
+        _ol_tool("list-plus", "Add sibling (Enter)", "sibling", "ol-add-sibling"),
+        _ol_tool("pencil", "Rename (F2)", "rename", "ol-rename"),
+        _ol_tool("arrow-up", "Move up (Alt+↑)", "up", "ol-up"),
+        _ol_tool("arrow-down", "Move down (Alt+↓)", "down", "ol-down"),
+        _ol_tool("indent-increase", "Indent (Alt+→)", "indent", "ol-indent"),
+        _ol_tool("indent-decrease", "Outdent (Alt+←)", "outdent", "ol-outdent"),
+        _ol_tool("trash-2", "Delete branch (Delete)", "delete", "ol-delete", color_scheme="red"),
+        rx.icon_button(
+            rx.icon("undo-2", size=14),
+            size="1",
+            variant="soft",
+            aria_label="Undo (Ctrl/Cmd-Z)",
+            title="Undo (Ctrl/Cmd-Z)",
+            id="ol-undo",
+            on_click=MapState.outline_command("undo", ""),
+        ),
+        spacing="1",
+        wrap="wrap",
+        align="center",
+    )
+
+
 def map_views() -> rx.Component:
     """The canvas, the outline, or both side by side, as the view switch says."""
     # "": before the browser's width chose the view (one round trip): the canvas on a large screen
@@ -453,7 +459,16 @@ def map_views() -> rx.Component:
     show_canvas = (MapState.view_mode == "canvas") | (MapState.view_mode == "both") | (MapState.view_mode == "")
     show_outline = (MapState.view_mode == "outline") | (MapState.view_mode == "both")
     return rx.box(
-        rx.cond(show_outline, rx.box(outline(), flex="1 1 0", min_width="0", width="100%")),
+        rx.cond(
+            show_outline,
+            rx.box(
+                outline(),
+                # beside the canvas ("both"): a column of reading width, the canvas takes the rest
+                flex=rx.cond(MapState.view_mode == "both", rx.breakpoints(initial="1 1 0", md="0 0 320px"), "1 1 0"),
+                min_width="0",
+                width="100%",
+            ),
+        ),
         rx.cond(
             show_canvas,
             rx.box(
@@ -468,4 +483,103 @@ def map_views() -> rx.Component:
         flex_direction=rx.breakpoints(initial="column", md="row"),
         gap="0.75em",
         width="100%",
+    )
+
+
+def side_toggle() -> rx.Component:
+    """Hide / show the node panel beside the canvas (wide screens only)."""
+    return rx.box(
+        rx.tooltip(
+            rx.icon_button(
+                rx.icon(rx.cond(MapState.side_open, "panel-right-close", "panel-right-open"), size=15),
+                on_click=MapState.toggle_side,
+                variant="soft",
+                size="1",
+                color_scheme="gray",
+                aria_label=rx.cond(MapState.side_open, "Hide the node panel", "Show the node panel"),
+                id="btn-side",
+            ),
+            content=rx.cond(MapState.side_open, "Hide the node panel", "Show the node panel"),
+        ),
+        display=rx.breakpoints(initial="none", lg="block"),
+    )
+
+
+def _menu_item(label: rx.Var | str, handler, id_: str, **kw) -> rx.Component:
+    return rx.menu.item(label, on_click=handler, id=id_, **kw)
+
+
+def phone_actions() -> rx.Component:
+    """A phone's one "Actions" menu: the runs, the fit, the exports (the toolbars are hidden there)."""
+    node_needed = MapState.selected_id == ""
+    runs = rx.fragment(
+        _menu_item(app_runs.label("build_map"), MapState.research, "m-research", disabled=MapState.running),
+        _menu_item(
+            app_runs.label("expand"),
+            MapState.run_on_node("expand"),
+            "m-expand",
+            disabled=node_needed | MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("deepen"),
+            MapState.run_on_node("deepen"),
+            "m-deepen",
+            disabled=node_needed | MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("counter"),
+            MapState.run_on_node("counter"),
+            "m-counter",
+            disabled=node_needed | MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("synthesize"), MapState.run_on_node("synthesize"), "m-synthesize", disabled=MapState.running
+        ),
+        _menu_item(
+            app_runs.label("restructure"),
+            MapState.run_on_node("restructure"),
+            "m-restructure",
+            disabled=MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("chapters"), MapState.run_on_node("chapters"), "m-chapters", disabled=MapState.running
+        ),
+        rx.menu.separator(),
+    )
+    return rx.box(
+        rx.menu.root(
+            rx.menu.trigger(
+                rx.button(rx.icon("ellipsis", size=14), "Actions", size="1", variant="soft", id="btn-phone-actions")
+            ),
+            rx.menu.content(
+                rx.cond(MapState.can_edit, runs),
+                _menu_item("Zoom to fit", MapState.fit, "m-fit"),
+                rx.menu.separator(),
+                rx.menu.item(
+                    rx.el.a(
+                        "Export Markdown",
+                        href=MapState.export_base + ".md",
+                        download="mindmap.md",
+                        reload_document=True,
+                    )
+                ),
+                rx.menu.item(
+                    rx.el.a(
+                        "Export DOCX",
+                        href=MapState.export_base + ".docx",
+                        download="mindmap.docx",
+                        reload_document=True,
+                    )
+                ),
+                rx.menu.item(
+                    rx.el.a(
+                        "Export BibTeX",
+                        href=MapState.export_base + ".bib",
+                        download="sources.bib",
+                        reload_document=True,
+                    )
+                ),
+            ),
+        ),
+        display=rx.breakpoints(initial="block", md="none"),
     )
