@@ -354,9 +354,9 @@ function MindmapFlowView(props) {
 
   const size = () => [box.current ? box.current.clientWidth : 0, box.current ? box.current.clientHeight : 0];
   // Look at `focus` (ids, most wanted first), from the current view (`keep`) or afresh.
-  const look = (rs, focus, keep, duration) => {
+  const look = (rs, focus, from, duration) => {
     const [W, H] = size();
-    const v = mmPlaceView(rs, W, H, focus, keep ? rf.getViewport() : null);
+    const v = mmPlaceView(rs, W, H, focus, from);
     if (v) rf.setViewport(v, { duration });
   };
   // What the reader should see after `reason`: "open", "run" (a run ended, a regrouping was
@@ -366,30 +366,32 @@ function MindmapFlowView(props) {
     if (reason === "open") {
       const branch = mmNewestBranch(graph, t);
       const focus = [t.root, ...(branch ? mmSubtree(t, branch) : [])];
-      look(rs, focus, false, 0);
+      look(rs, focus, null, 0);
       return;
     }
-    const vp = rf.getViewport(), [W, H] = size();
+    let vp = rf.getViewport();
+    const [W, H] = size();
     const inView = (r) => r && r.x * vp.zoom + vp.x >= 0 && r.y * vp.zoom + vp.y >= 0
       && (r.x + r.w) * vp.zoom + vp.x <= W && (r.y + r.h) * vp.zoom + vp.y <= H;
     const by = new Map(rs.map((r) => [r.id, r]));
     // keep the anchor (the selected node, else the node nearest the view's centre) where it is on screen
     if (anchor && by.has(anchor.id)) {
       const r = by.get(anchor.id);
-      rf.setViewport({ x: anchor.sx - r.x * vp.zoom, y: anchor.sy - r.y * vp.zoom, zoom: vp.zoom });
+      vp = { x: anchor.sx - r.x * vp.zoom, y: anchor.sy - r.y * vp.zoom, zoom: vp.zoom };
+      rf.setViewport(vp);
     }
     const fresh = recent.current.filter((id) => by.has(id));
     if (fresh.length && (reason === "run" || !mindmapEditing() || fresh.includes(selectedId))) {
       const first = fresh.map((id) => t.parents.get(id)).find((p) => p && by.has(p));
       const focus = [...fresh.slice(0, 1), ...(first ? [first] : []), ...fresh.slice(1)];
-      if (reason === "run" || !fresh.every((id) => inView(by.get(id)))) { look(rs, focus, true, dur); return; }
+      if (reason === "run" || !fresh.every((id) => inView(by.get(id)))) { look(rs, focus, vp, dur); return; }
     }
     // the same place (the anchor kept), moved just enough that no card is cut and the selection shows
     const visible = rs.filter(inView).map((r) => r.id);
     const c = { x: (W / 2 - vp.x) / vp.zoom, y: (H / 2 - vp.y) / vp.zoom };
     visible.sort((a, b) => Math.hypot(by.get(a).x - c.x, by.get(a).y - c.y) - Math.hypot(by.get(b).x - c.x, by.get(b).y - c.y));
     const focus = selectedId && by.has(selectedId) ? [selectedId, ...visible.filter((id) => id !== selectedId)] : visible;
-    look(rs, focus.length ? focus : [t.root], true, dur);
+    look(rs, focus.length ? focus : [t.root], vp, dur);
   };
   const anchorOf = () => {
     const vp = rf.getViewport(), [W, H] = size();
@@ -459,6 +461,8 @@ function MindmapFlowView(props) {
         setNodes((prev) => [...prev]);  // a pass of the effect below for what arrived meanwhile
       });
   };
+  const layoutRef = useRef(layout);
+  layoutRef.current = layout;
   useEffect(() => { if (fitSignal && opened.current) wantView.current = "fit"; }, [fitSignal]);
   useEffect(() => { if (viewSignal && opened.current && !wantView.current) wantView.current = "run"; }, [viewSignal]);
   useEffect(() => {
@@ -517,7 +521,7 @@ function MindmapFlowView(props) {
     const vp = rf.getViewport(), [W, H] = size();
     const sx = n.position.x * vp.zoom + vp.x, sy = n.position.y * vp.zoom + vp.y;
     if (sx < 0 || sy < 0 || sx + n.measured.width * vp.zoom > W || sy + n.measured.height * vp.zoom > H) {
-      look(mmRects(rf.getNodes()), [selectedId], true, 200);
+      look(mmRects(rf.getNodes()), [selectedId], vp, 200);
     }
   }, [selectedId]);
   const onNodeClick = useCallback((event, node) => {
@@ -534,6 +538,10 @@ function MindmapFlowView(props) {
       if (d < dist) { dist = d; best = o.id; }
     }
     onDragStop(node.id, node.position.x, node.position.y, best);
+    // dropped in the open but over or across other cards: the layout puts it back in its place
+    if (!best) setTimeout(() => {
+      if (!busy.current && !mmClean(mmRects(rf.getNodes()), rf.getEdges())) layoutRef.current("keep", false);
+    }, 0);
   }, [onDragStop, rf]);
   const onKeyDown = useCallback((e) => {
     const t = e.target;

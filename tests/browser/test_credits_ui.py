@@ -2,6 +2,7 @@
 dashboard; the user sees the balance; one finished run shows as exactly one history row,
 its usage step in the admin drill-down, and the reconciliation panel stays OK."""
 
+import re
 import uuid
 
 from playwright.sync_api import expect

@@ -9,6 +9,7 @@ edit of theirs reaches the server; a phone's first screen shows the question and
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -20,7 +21,7 @@ from sqlmodel import col, select
 from bayes_app.db import session_scope
 from bayes_app.maps import service
 from bayes_app.maps.members import add_member
-from bayes_app.models import Chunk, MapNode, Mindmap, User
+from bayes_app.models import Chunk, MapNode, Mindmap, Run, RunStatus, User
 from tests.browser.test_maps_ui import _user
 from tests.support.browser import login
 from tests.support.canvas_view import GEOMETRY_JS, problems, settle
@@ -106,7 +107,7 @@ def _ids(page) -> set[str]:
 
 
 def _check(page, what: str, new_ids: set[str] | None = None) -> dict:
-    settle(page)
+    settle(page, quiet_ms=1500)  # (the server's layout request comes a round trip after a run's end)
     g = page.evaluate(GEOMETRY_JS)
     assert g and g["cards"] > 0, what
     bad = problems(g, new_ids)
@@ -114,13 +115,30 @@ def _check(page, what: str, new_ids: set[str] | None = None) -> dict:
     return g
 
 
-def _run(page, button: str, menu_item: str, phone: bool) -> None:
+def _runs(db_url: str, map_id: str) -> list[Run]:
+    with session_scope(db_url) as db:
+        return list(db.exec(select(Run).where(Run.resource_id == map_id).order_by(col(Run.created_at))))
+
+
+def _run(page, db_url: str, map_id: str, button: str, menu_item: str, phone: bool) -> None:
+    """Start a run from its button (a phone: from the Actions menu) and wait for its end on the page."""
+    n = len(_runs(db_url, map_id))
     if phone:
         page.click("#btn-phone-actions")
         page.click(menu_item)
     else:
         page.click(button)
-    expect(page.locator("#run-outcome")).to_contain_text("SUCCEEDED", timeout=240_000)
+    deadline = time.time() + 240
+    while time.time() < deadline:
+        runs = _runs(db_url, map_id)
+        if len(runs) > n and runs[-1].status in RunStatus.OUTCOMES and runs[-1].finalized_at:
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the run did not end")
+    assert runs[-1].status == RunStatus.SUCCEEDED, runs[-1].outcome_reason
+    expect(page.locator("#run-outcome")).to_contain_text("SUCCEEDED")
+    expect(page.locator("#run-live")).to_have_count(0)
 
 
 @pytest.mark.parametrize("n", [8, 40, 150])
@@ -144,7 +162,7 @@ def test_canvas_keeps_attention_through_runs(canvas_stack, canvas_db, owner, bro
     assert any(g["kinds"][i] == "question" for i in g["inView"]), "the question is not in view on opening"
 
     before = _ids(page)
-    _run(page, "#btn-research", "#m-research", phone)
+    _run(page, canvas_db, map_id, "#btn-research", "#m-research", phone)
     new = _ids(page) - before
     assert new, "Research wrote nothing"
     _check(page, f"{size}/{n}: after Research", new)
@@ -154,14 +172,14 @@ def test_canvas_keeps_attention_through_runs(canvas_stack, canvas_db, owner, bro
     claim = next(i for i in g["inView"] if g["kinds"][i] == "claim")
     page.locator(f'{NODE}[data-id="{claim}"]').click()
     before = _ids(page)
-    _run(page, "#btn-expand", "#m-expand", phone)
+    _run(page, canvas_db, map_id, "#btn-expand", "#m-expand", phone)
     new = _ids(page) - before
     page.click("#node-close")  # (on a phone the node's sheet covers the canvas's lower part)
     _check(page, f"{size}/{n}: after Expand", new or None)
 
     # a regrouping proposal, accepted
     before = _ids(page)
-    _run(page, "#btn-restructure", "#m-restructure", phone)
+    _run(page, canvas_db, map_id, "#btn-restructure", "#m-restructure", phone)
     card = page.locator(".proposal")
     expect(card).to_have_count(1, timeout=60_000)
     card.locator(".proposal-accept").click()

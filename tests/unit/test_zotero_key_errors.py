@@ -14,7 +14,7 @@ from bayes_app.zotero.http import Policy
 
 
 class _Refuses(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+    def do_GET(self) -> None:
         body = b"Invalid key"
         self.send_response(403)
         self.send_header("Content-Length", str(len(body)))
