@@ -16,7 +16,15 @@ def _citation(c: rx.Var) -> rx.Component:
         rx.vstack(
             rx.hstack(
                 rx.text(c["title"], size="2", weight="medium", trim="end", class_name="citation-paper"),
-                rx.text("p. ", c["page"], size="1", color_scheme="gray", class_name="citation-page"),
+                rx.text(
+                    "p. ",
+                    c["page"],
+                    size="1",
+                    color_scheme="gray",
+                    class_name="citation-page",
+                    white_space="nowrap",  # never "p / . / 2" in a narrow sheet
+                    flex_shrink="0",
+                ),
                 rx.cond(
                     c["language"] != "",
                     rx.badge(
