@@ -375,10 +375,9 @@ def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db,
     assert len(seen) >= 3  # …and first-level themes beside it, readable rather than all 31 tiny
     assert not _intersecting(_boxes(page))
 
-    # Auto-layout runs ELK in the browser with the measured boxes: the claim column starts just
-    # past the widest theme box (the fixed-size tidy tree kept 300 px columns), nothing overlaps,
-    # and the layout is one undoable edit
-    assert _flow(page)["Theme 0"]["x"] + 300 <= _flow(page)["Claim 0.0: " + long]["x"]
+    # Auto-layout runs ELK in the browser with the measured boxes (the canvas also does on opening,
+    # #40): the claim column starts just past the widest theme box (the fixed-size tidy tree kept
+    # 300 px columns), nothing overlaps, and the layout is one undoable edit
     page.click("#btn-layout")
     page.wait_for_function(
         """() => { const p = {}; for (const e of document.querySelectorAll('.react-flow__node')) {
