@@ -9,20 +9,11 @@ from components.first_run import first_run_guide
 from components.map_share import share_bar, share_dialog
 from components.map_updates import new_papers_badge, watch_switch
 from components.maps_list import delete_map_dialog, maps_table, new_map_form, shared_table
-from components.mindmap import (
-    map_views,
-    message_box,
-    phone_actions,
-    proposals,
-    run_bar,
-    run_status,
-    side_toggle,
-    toolbar,
-    view_switch,
-)
+from components.mindmap import message_box, phone_actions, proposals, run_bar, run_status, toolbar
 from components.mindmap_canvas import CSS
 from components.mindmap_outline import CSS as OUTLINE_CSS
 from components.mindmap_panel import delete_node_dialog, node_panel, search_panel
+from components.mindmap_views import map_views, side_toggle, view_switch
 from components.refusal import error_callout
 from components.shell import shell, stack_on_phone
 from state.maps import MapsState
