@@ -13,7 +13,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 TESSDATA := /usr/share/tesseract-ocr/5/tessdata
 TESSDATA_PKGS := $(foreach l,eng deu fra osd,$(TESSDATA)/$(l).traineddata:tesseract-ocr-$(l))
 
-.PHONY: run dev test test-fast lint format lock setup setup-test migrate clean help
+.PHONY: run dev test test-fast lint format lock setup setup-python setup-lint setup-test migrate clean help
 
 help:
 	@echo "make run   - set up (venv, deps, redis, migrations, admin) and start web, workers, index, redis (supervised)"
@@ -29,16 +29,21 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip 2>&1 | { grep -v "is ignored" || true; }
 
 # pip runs only when a requirements file's content changed since the last install.
-setup: $(BIN)/python
+# The Python packages (and what pip needs to build them) are all lint and format need.
+setup-python: $(BIN)/python
 	@scripts/ensure-apt.sh pkg-config:pkg-config g++:g++
 	@pkg-config --exists icu-i18n || scripts/ensure-apt.sh libicu-dev:libicu-dev  # pyicu builds against it
 	@scripts/install-deps.sh requirements.txt
 	@$(BIN)/python -c "import reflex, dramatiq, sqlmodel, supervisor, psutil, qdrant_client"
+
+setup: setup-python
 	@scripts/ensure-apt.sh redis-server:redis-server $(TESSDATA_PKGS)
 
-setup-test: setup
+setup-lint: setup-python
 	@scripts/install-deps.sh requirements-test.txt
 	@$(BIN)/python -c "import pytest, playwright"
+
+setup-test: setup setup-lint
 	@scripts/ensure-apt.sh chromium:chromium initdb:postgresql
 
 run: setup
@@ -60,12 +65,12 @@ test: setup-test lint
 test-fast: setup-test
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)
 
-lint: setup-test
+lint: setup-lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-format: setup-test
+format: setup-lint
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 

@@ -16,4 +16,7 @@ config = rx.Config(
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="indigo", radius="medium"))],
     disable_plugins=[rx.plugins.sitemap.SitemapPlugin],
     cors_allowed_origins=_CORS,
+    # The data-editor grid (extraction tables) imports `marked`, a peer dependency of
+    # @glideapps/glide-data-grid that Reflex 0.10.1 does not install with it.
+    frontend_packages=["marked@4.3.0"],
 )

@@ -157,6 +157,10 @@ def run(dev: bool = False) -> None:
     )
     if settings.runs_local_redis:
         env["REDIS_URL"] = settings.effective_redis_url
+        # With the pages' state in Redis (its own database), several web server processes serve
+        # the tabs: one tab's slow event no longer holds up everyone on one event loop.
+        env.setdefault("REFLEX_REDIS_URL", settings.local_redis_url(1))
+        env.setdefault("GRANIAN_WORKERS", str(settings.web_workers))
     if settings.runs_local_index:
         env["QDRANT_URL"] = settings.effective_qdrant_url
         env["QDRANT_API_KEY"] = settings.effective_qdrant_api_key or ""

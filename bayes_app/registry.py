@@ -22,8 +22,9 @@ def register() -> None:
     from bayes_app.library.documents import on_document_removed
     from bayes_app.maps.sources import mark_citations_source_removed
     from bayes_app.runs import kinds
+    from bayes_app.tables import fill as table_fill
 
-    for kind in (agent.KIND, *MAP_KINDS):
+    for kind in (agent.KIND, *MAP_KINDS, table_fill.KIND):
         kinds.register(kind)
     on_document_removed(mark_citations_source_removed)
     _registered = True

@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     admin_email: str = Field("admin@example.com", validation_alias="BAYES_ADMIN_EMAIL")
     admin_password: SecretStr | None = Field(None, validation_alias="BAYES_ADMIN_PASSWORD")
     port: Port = Field(3000, validation_alias="BAYES_PORT")
+    # Web server processes of `make run` (they share the pages' state through its local Redis).
+    web_workers: int = Field(2, ge=1, le=64, validation_alias="BAYES_WEB_WORKERS")
     worker_processes: int = Field(1, ge=1, le=64, validation_alias="BAYES_WORKER_PROCESSES")
     worker_threads: int = Field(8, ge=1, le=256, validation_alias="BAYES_WORKER_THREADS")
     # Per worker process; 0 turns the guard off. 3 GiB: with the default single worker on a
@@ -99,12 +101,23 @@ class Settings(BaseSettings):
     # text bombs: characters taken from one page / one document before it fails
     max_page_chars: int = Field(200_000, ge=1_000, le=100_000_000, validation_alias="BAYES_MAX_PAGE_CHARS")
     max_document_chars: int = Field(10_000_000, ge=1_000, le=2_000_000_000, validation_alias="BAYES_MAX_DOCUMENT_CHARS")
+    # the shape of one map (maps/tree.check_shape): adding or moving beyond either is refused
+    map_max_depth: int = Field(100, ge=2, le=10_000, validation_alias="BAYES_MAP_MAX_DEPTH")
+    map_max_nodes: int = Field(5_000, ge=2, le=1_000_000, validation_alias="BAYES_MAP_MAX_NODES")
     user_quota_mb: int = Field(2_000, ge=0, le=10_000_000, validation_alias="BAYES_USER_QUOTA_MB")
     # stored files no document references are removed by the periodic sweep once this old
     file_sweep_grace_hours: float = Field(24, ge=0, le=24 * 365, validation_alias="BAYES_FILE_SWEEP_GRACE_HOURS")
     # OCR of pages without a text layer (README: "Scanned papers"); 0 turns it off
     ocr: bool = Field(True, validation_alias="BAYES_OCR")
+    # fair ingestion (library/fairness.py): documents of one owner read at once; large files
+    # (over BAYES_INGEST_LARGE_MB) read at once by all; a waiting one is tried again this often
+    ingest_per_user: int = Field(2, ge=1, le=256, validation_alias="BAYES_INGEST_PER_USER")
+    ingest_large_slots: int = Field(4, ge=1, le=256, validation_alias="BAYES_INGEST_LARGE_SLOTS")
+    ingest_large_mb: float = Field(8, ge=0, le=100_000, validation_alias="BAYES_INGEST_LARGE_MB")
+    ingest_wait_ms: int = Field(2_000, ge=100, le=600_000, validation_alias="BAYES_INGEST_WAIT_MS")
     ocr_page_timeout_s: float = Field(60, ge=1, le=3600, validation_alias="BAYES_OCR_PAGE_TIMEOUT_S")
+    # the most pixels one page is rendered with for OCR (library/ocr.render_dpi); 36 MP = A2 at 300 dpi
+    ocr_max_pixels: int = Field(36_000_000, ge=1_000_000, le=1_000_000_000, validation_alias="BAYES_OCR_MAX_PIXELS")
     # living maps (docs/living-maps.md): a paper touches a map only above this relevance (MiniLM
     # cosine); arrivals are batched for this many seconds (longer while the user's library is still
     # indexing, up to the max); a theme with more claims than the threshold gets a split proposal
@@ -222,7 +235,11 @@ class Settings(BaseSettings):
     @property
     def effective_redis_url(self) -> str:
         """REDIS_URL, else `make run`'s own redis-server with its generated password."""
-        return self.redis_url or f"redis://:{self.redis_password()}@127.0.0.1:{self.redis_port}/0"
+        return self.redis_url or self.local_redis_url(0)
+
+    def local_redis_url(self, db: int) -> str:
+        """A database of `make run`'s own redis-server (0: queue, runs, sessions; 1: page state)."""
+        return f"redis://:{self.redis_password()}@127.0.0.1:{self.redis_port}/{db}"
 
     def redis_password(self) -> str:
         """The local redis-server's `requirepass`, generated once into the data dir (mode 600)."""

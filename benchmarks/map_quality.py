@@ -15,9 +15,11 @@ then prints per build: the share of claim quotes from body/caption text (hand-la
 of the papers, tests/support/paper_labels.py; and from chunk roles when structure-aware
 ingestion provides them), duplicate claims (same content terms ≥ 0.8 Jaccard, or embedding
 cosine ≥ 0.9 with the same numbers), empty themes, theme titles that are "X and Y" word pairs,
-`contradicts` links; and, on the SciFact train `held` split (benchmarks/scifact_sets.py), the
-contradiction false-positive rate and the support ROC-AUC; and the reference entries parsed
-per paper at ingestion.
+`contradicts` links; theme names (after the build, Expand, Restructure, and the synthesis's
+headings) against their claims — every word in two of them, generic, one-word, dangling or
+absent names (tests/support/mapchecks.name_checks); and, on the SciFact train `held` split
+(benchmarks/scifact_sets.py), the contradiction false-positive rate and the support ROC-AUC;
+and the reference entries parsed per paper at ingestion.
 
 --baseline REF runs the same on another commit (its own worktree under /tmp, this script and
 its helpers copied in) and prints it side by side; e.g. `--baseline 265dc26` (before issue 12)
@@ -137,6 +139,8 @@ RUN_ROWS = [  # (label, key, how the maps combine, format)
     ("Restructure: largest group share (max)", "largest_share", max, "{:.0%}"),
     ("Restructure: groups proposed (mean)", "groups", lambda v: sum(v) / len(v), "{:.1f}"),
     ("synthesis words (max)", "synthesis_words", max, "{}"),
+    ("synthesis words, markers counted (max)", "synthesis_words_strict", max, "{}"),
+    ("synthesis markers not on the sentence's quote", "synthesis_off_quote", sum, "{}"),
     ("synthesis markers not on its citations", "synthesis_bad_markers", sum, "{}"),
     ("export: markers that follow no statement", "orphan_markers", sum, "{}"),
     ("export: double-escaped brackets", "double_escaped", sum, "{}"),
@@ -145,11 +149,27 @@ RUN_ROWS = [  # (label, key, how the maps combine, format)
 ]
 
 
+NAME_STEPS = ("build", "expand", "restructure", "synthesis")  # where theme names (or headings) are made
+NAME_ROWS = [  # (label, key of tests/support/mapchecks.name_checks)
+    ("every word in >= 2 of its claims", "held"),
+    ("generic (Other findings, one common word)", "generic"),
+    ("one word", "one_word"),
+    ("dangling word at either end", "dangling"),
+    ("phrase absent from its claims", "absent"),
+]
+
+
 def summarise_runs(maps: list[dict]) -> dict:
-    out = {}
+    out: dict = {}
     for _label, key, combine, _fmt in RUN_ROWS:
         vals = [m["runs"][key] for m in maps if key in m.get("runs", {})]
         out[key] = combine(vals) if vals else None
+    for step in NAME_STEPS:
+        got = [m["runs"][f"names_{step}"] for m in maps if f"names_{step}" in m.get("runs", {})]
+        out[f"names_{step}"] = {
+            k: (sum((g[k] for g in got), []) if k == "examples" else sum(g[k] for g in got))
+            for k in (got[0] if got else {})
+        }
     return out
 
 
@@ -255,6 +275,20 @@ def main() -> None:
     for label, key, _combine, fmt in RUN_ROWS:
         vals = ([(base["offline"].get("runs") or {}).get(key)] if base else []) + [ours["offline"]["runs"].get(key)]
         print(f"{label:<48}" + "".join(f"{'n/a' if v is None else fmt.format(v):>17}" for v in vals))
+    print("\ntheme names (synthesis: its headings) against their claims: names with the property / names\n")
+    print(f"{'measure':<48}" + ("".join(f"{h:>17}" for h in ["base", "ours"]) if base else f"{'ours':>17}"))
+    for step in NAME_STEPS:
+        for label, key in NAME_ROWS:
+            vals = ([(base["offline"].get("runs") or {}).get(f"names_{step}")] if base else []) + [
+                ours["offline"]["runs"].get(f"names_{step}")
+            ]
+            cells = [f"{v[key]}/{v['names']}" if v else "n/a" for v in vals]
+            print(f"{step + ': ' + label:<48}" + "".join(f"{c:>17}" for c in cells))
+    if args.detail:
+        for step in NAME_STEPS:
+            print(
+                step, "names that fail a check:", (ours["offline"]["runs"].get(f"names_{step}") or {}).get("examples")
+            )
     print()
     s, b = ours["scifact"], (base or {}).get("scifact")
     for label, key in (

@@ -330,6 +330,46 @@ def grant_form() -> rx.Component:
     )
 
 
+# ---- model connection ------------------------------------------------------------------------
+def model_connection() -> rx.Component:
+    """The configured model, how to connect one, and a check that says whether it answers."""
+    return section(
+        "Model connection",
+        rx.text(AdminState.model_setup, size="2", id="model-setup"),
+        rx.text(
+            "Without a model Bayes runs in offline mode: search, reading and highlights work fully; answers "
+            "and maps quote your papers' own sentences instead of writing prose. To connect a model set "
+            "OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL for any OpenAI-compatible server (Ollama, "
+            "llama.cpp, vLLM) and BAYES_MODEL_DEFAULT to its model name, restart Bayes, and give the "
+            "model a price below (0 is fine).",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.button(
+            rx.icon("plug-zap", size=14),
+            "Check model connection",
+            on_click=AdminState.check_model,
+            loading=AdminState.model_checking,
+            id="model-check",
+        ),
+        rx.cond(
+            AdminState.model_check_done,
+            rx.cond(
+                AdminState.model_check_ok,
+                rx.callout(AdminState.model_check_message, color_scheme="green", icon="check", id="model-check-result"),
+                rx.callout(
+                    AdminState.model_check_message,
+                    color_scheme="red",
+                    icon="triangle-alert",
+                    id="model-check-result",
+                    class_name="model-check-failed",
+                ),
+            ),
+        ),
+        id="model-connection",
+    )
+
+
 # ---- prices --------------------------------------------------------------------------------
 def _price_row(p: rx.Var) -> rx.Component:
     return rx.table.row(

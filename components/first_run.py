@@ -37,6 +37,42 @@ def _step(n: str, done: rx.Var, title: str, body: rx.Component, id_: str) -> rx.
     )
 
 
+def _model_note() -> rx.Component:
+    """What offline mode does and how a model is connected (one step, on the Admin page)."""
+    how = rx.cond(
+        GuideState.is_admin,
+        rx.fragment(
+            "Connect a model: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server (Ollama, llama.cpp, "
+            "vLLM), restart, then ",
+            rx.link("Check model connection", href="/admin#model-connection", id="guide-model-check"),
+            " on the Admin page.",
+        ),
+        rx.fragment("An administrator can connect a model (an OpenAI key, or a local server such as Ollama)."),
+    )
+    return rx.cond(
+        GuideState.offline_mode,
+        rx.callout(
+            rx.text(
+                "Offline mode: search and reading work fully; answers and maps quote your papers' own "
+                "sentences with their page links instead of writing prose. ",
+                how,
+                size="2",
+            ),
+            icon="info",
+            color_scheme="gray",
+            variant="surface",
+            id="guide-offline",
+            width="100%",
+        ),
+        rx.text(
+            "A model is connected: answers and maps are written by it, every sentence cited.",
+            size="2",
+            color_scheme="gray",
+            id="guide-model",
+        ),
+    )
+
+
 def first_run_guide() -> rx.Component:
     papers = rx.vstack(
         rx.cond(
@@ -109,6 +145,7 @@ def first_run_guide() -> rx.Component:
                 _step("1", GuideState.papers > 0, "Add papers", papers, "guide-step-papers"),
                 _step("2", GuideState.asked, "Ask a question", ask, "guide-step-ask"),
                 _step("3", GuideState.mapped, "Build a map", build, "guide-step-map"),
+                _model_note(),
                 spacing="3",
                 width="100%",
             ),

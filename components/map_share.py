@@ -34,13 +34,84 @@ def _member_row(m: rx.Var) -> rx.Component:
     )
 
 
+def _doc_row(d: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.text(d["title"], size="2", class_name="share-doc-title", flex="1", min_width="0", trim="both"),
+        rx.cond(
+            d["how"] == "cited",
+            rx.badge("cited", variant="surface", color_scheme="gray", title="The map cites it"),
+            rx.icon_button(
+                rx.icon("x", size=14),
+                size="1",
+                variant="ghost",
+                color_scheme="red",
+                title="Take back",
+                class_name="share-doc-remove",
+                on_click=S.remove_share_doc(d["id"]),
+            ),
+        ),
+        align="center",
+        width="100%",
+        class_name="share-doc",
+    )
+
+
+def _papers() -> rx.Component:
+    """What members can open and their runs may read: the owner's decision."""
+    return rx.vstack(
+        rx.text("Papers members can open", size="1", color_scheme="gray", weight="medium"),
+        rx.cond(
+            S.share_scoped,
+            rx.text(
+                "This map is scoped to a collection: members open and research that collection.",
+                size="2",
+                color_scheme="gray",
+            ),
+            rx.vstack(
+                rx.text(
+                    "Members' runs read only these; anything else they would cite waits for your approval.",
+                    size="1",
+                    color_scheme="gray",
+                ),
+                rx.cond(
+                    S.share_docs.length() > 0,
+                    rx.vstack(rx.foreach(S.share_docs, _doc_row), width="100%", spacing="1"),
+                    rx.text("None yet.", size="2", color_scheme="gray", id="share-docs-none"),
+                ),
+                rx.cond(
+                    S.share_addable.length() > 0,
+                    rx.hstack(
+                        rx.el.select(
+                            rx.el.option("Add one of your papers…", value=""),
+                            rx.foreach(S.share_addable, lambda d: rx.el.option(d["title"], value=d["id"])),
+                            value=S.share_pick,
+                            on_change=S.set_share_pick,
+                            id="share-doc-pick",
+                            aria_label="Paper to add",
+                            style={"flex": "1", "minWidth": "0"},
+                        ),
+                        rx.button("Add", size="1", variant="soft", on_click=S.add_share_doc, id="share-doc-add"),
+                        align="center",
+                        width="100%",
+                    ),
+                ),
+                width="100%",
+                spacing="2",
+            ),
+        ),
+        margin_top="1em",
+        width="100%",
+        id="share-docs",
+    )
+
+
 def share_dialog() -> rx.Component:
     return rx.dialog.root(
         rx.dialog.content(
             rx.dialog.title("Share this map"),
             rx.dialog.description(
                 "Viewers read the map, its citations and the cited pages. Editors also edit nodes, "
-                "decide proposals and start runs (charged to them, researching your library).",
+                "decide proposals and start runs (charged to them, reading only the papers below).",
                 size="2",
                 color_scheme="gray",
             ),
@@ -85,6 +156,7 @@ def share_dialog() -> rx.Component:
                 width="100%",
                 id="share-members",
             ),
+            _papers(),
             rx.hstack(rx.dialog.close(rx.button("Done", variant="soft")), justify="end", margin_top="1em"),
             max_width="32em",
         ),

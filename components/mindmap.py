@@ -6,6 +6,7 @@ from __future__ import annotations
 import reflex as rx
 
 from bayes_app.usecases import runs as app_runs
+from bayes_app.usecases.maps import EXPORT_STYLES
 from components.map_updates import update_card
 from components.map_zotero import zotero_menu
 from components.safe_markdown import safe_markdown
@@ -45,9 +46,21 @@ def toolbar() -> rx.Component:
         ),
         rx.spacer(),
         rx.text("Export", size="1", color_scheme="gray"),
-        download_link("Markdown", MapState.export_base + ".md", "mindmap.md", "export-md"),
-        download_link("DOCX", MapState.export_base + ".docx", "mindmap.docx", "export-docx"),
+        rx.select.root(
+            rx.select.trigger(id="export-style", aria_label="Reference style"),
+            rx.select.content(*[rx.select.item(label, value=name) for name, label in EXPORT_STYLES.items()]),
+            value=MapState.export_style,
+            on_change=MapState.pick_export_style,
+            size="1",
+        ),
+        download_link(
+            "Markdown", MapState.export_base + ".md?style=" + MapState.export_style, "mindmap.md", "export-md"
+        ),
+        download_link(
+            "DOCX", MapState.export_base + ".docx?style=" + MapState.export_style, "mindmap.docx", "export-docx"
+        ),
         download_link("BibTeX", MapState.export_base + ".bib", "sources.bib", "export-bib"),
+        download_link("LaTeX", MapState.export_base + ".tex", "mindmap.tex", "export-tex"),
         rx.cond(MapState.is_owner, zotero_menu()),  # it reads and writes the caller's own Zotero
         width="100%",
         align="center",

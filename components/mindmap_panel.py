@@ -98,7 +98,7 @@ def _citation(c: rx.Var) -> rx.Component:
 
 def node_export() -> rx.Component:
     """Export links for the selected node's subtree (the backend's `export.<fmt>?node_id=`)."""
-    query = "?node_id=" + MapState.selected_id
+    query = "?node_id=" + MapState.selected_id + "&style=" + MapState.export_style
     return rx.hstack(
         rx.text("Export this branch", size="1", color_scheme="gray"),
         rx.spacer(),

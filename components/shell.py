@@ -12,6 +12,7 @@ NAV = [
     ("Ask", "/chat", "message-circle"),
     ("Library", "/library", "library"),
     ("Search", "/search", "search"),
+    ("Tables", "/tables", "table-2"),
     ("Credits", "/credits", "coins"),
 ]
 

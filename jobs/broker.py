@@ -21,7 +21,7 @@ def build_broker() -> dramatiq.Broker:
     The worker middleware is inert in the web process (its hooks fire only in workers)."""
     from dramatiq.middleware.asyncio import AsyncIO
 
-    from jobs.middleware import IngestCrashGuard, IngestEnqueued, RunControl, WorkerHeartbeat
+    from jobs.middleware import FairShare, IngestCrashGuard, IngestEnqueued, RunControl, WorkerHeartbeat
     from jobs.periodic import periodic
     from jobs.recycle import MemoryGuard
 
@@ -33,6 +33,7 @@ def build_broker() -> dramatiq.Broker:
         broker = StubBroker()
         broker.emit_after("process_boot")
         broker.add_middleware(IngestEnqueued())
+        broker.add_middleware(FairShare())
         broker.add_middleware(AsyncIO())
     else:
         from dramatiq.brokers.redis import RedisBroker
@@ -53,6 +54,7 @@ def build_broker() -> dramatiq.Broker:
             periodic,
             RunControl(),
             AsyncIO(),  # the event loop thread of the async actors (run_operation)
+            FairShare(),  # before the crash guard: a message sent back to wait is no attempt
             IngestCrashGuard(settings.ingest_max_crashes, _mark_crashed),
         ):
             broker.add_middleware(middleware)

@@ -7,7 +7,7 @@ import logging
 import dramatiq
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.library import ingest, storage
+from bayes_app.library import fairness, ingest, storage
 from bayes_app.search import runtime
 from bayes_app.settings import get_settings
 
@@ -18,7 +18,15 @@ INGEST_RETRIES = 4
 def ocr_options() -> ingest.OcrOptions | None:
     """OCR for pages without a text layer, unless BAYES_OCR=0."""
     settings = get_settings()
-    return ingest.OcrOptions(page_timeout_s=settings.ocr_page_timeout_s) if settings.ocr else None
+    if not settings.ocr:
+        return None
+    return ingest.OcrOptions(page_timeout_s=settings.ocr_page_timeout_s, max_pixels=settings.ocr_max_pixels)
+
+
+def fair_claim(document_id: str, *_rest: object, large_bytes: int) -> fairness.Claim | None:
+    """Whose ingestion this message is, and whether its file is large (FairShare's option)."""
+    with session_scope() as db:
+        return fairness.claim_of(db, document_id, large_bytes)
 
 
 def enqueue_ingest(document_id: str, generation: int) -> None:
@@ -34,6 +42,8 @@ def enqueue_ingest(document_id: str, generation: int) -> None:
     time_limit=2 * 3600 * 1000,
     throws=(ingest.IngestError,),
     on_retry_exhausted="ingest_retries_exhausted",
+    fair_share=fair_claim,
+    ingestion=True,  # middleware.IngestEnqueued and IngestCrashGuard
 )
 def ingest_document(document_id: str, generation: int) -> None:
     """Parse, chunk, embed and index one document version (idempotent; safe to redeliver).
@@ -79,7 +89,13 @@ def _error_name(traceback: str | None) -> str:
 
 
 @dramatiq.actor(
-    queue_name="ingest", max_retries=3, min_backoff=5_000, max_backoff=120_000, time_limit=2 * 3600 * 1000, priority=50
+    queue_name="ingest",
+    max_retries=3,
+    min_backoff=5_000,
+    max_backoff=120_000,
+    time_limit=2 * 3600 * 1000,
+    priority=50,
+    fair_share=fair_claim,
 )
 def restructure_document(document_id: str, generation: int) -> None:
     """Re-analyse an indexed document made before the current structure rules, in place

@@ -8,6 +8,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from dramatiq.errors import ActorNotFound
 from dramatiq.middleware import Middleware, SkipMessage
 
 from bayes_app.library import crash_guard
@@ -65,23 +66,42 @@ class RunControl(Middleware):
 
 
 def _warm_up() -> None:
-    """Load the tokenizer now, so the first cancelled run does not pay for it while
-    estimating its usage."""
+    """Load the tokenizer and the language-ID model now, so the first cancelled run does not
+    pay for the one while estimating its usage, nor the first small document after a (re)start
+    for the other (seconds, and many more while OCR threads hold the GIL)."""
     try:
         from bayes_app.llm.tokens import count_tokens
 
         count_tokens("warm up")
     except Exception:  # noqa: BLE001
         pass
+    try:
+        from bayes_app.search import crosslang
+
+        crosslang.detect("Loading the language identification model before the first document.")
+    except Exception:  # noqa: BLE001
+        pass
+
+
+INGESTION = "ingestion"  # the actor option of the ingestion actor: `(document_id, generation, ...)`
+
+
+def _is_ingestion(broker, message) -> bool:
+    try:
+        return bool(broker.get_actor(message.actor_name).options.get(INGESTION))
+    except ActorNotFound:
+        return False
 
 
 class IngestEnqueued(Middleware):
     """Remember every ingestion message that was sent (document, generation), so the reaper
     (`jobs.maintenance.reap_ingestion`) re-sends only the queued documents that never were,
-    e.g. the demo library created before Redis was up."""
+    e.g. the demo library created before Redis was up. For actors declared `ingestion=True`."""
+
+    actor_options = {INGESTION}
 
     def after_enqueue(self, broker, message, delay) -> None:
-        if message.actor_name == "ingest_document":
+        if _is_ingestion(broker, message):
             document_id, generation = message.args[:2]
             get_redis().set(ENQUEUED_KEY.format(document_id, generation), "1", ex=ENQUEUED_TTL_S)
 
@@ -90,14 +110,17 @@ class IngestCrashGuard(Middleware):
     """Counts the ingestion attempts that died with their worker process (`crash_guard`): each
     `ingest_document` message registers its attempt before it runs and clears it after, however
     it ended; a version whose attempts killed their worker BAYES_INGEST_MAX_CRASHES times is not
-    run again but handed to `on_crashed(document_id, generation, crashes)` (mark it failed)."""
+    run again but handed to `on_crashed(document_id, generation, crashes)` (mark it failed).
+    For actors declared `ingestion=True`."""
+
+    actor_options = {INGESTION}
 
     def __init__(self, max_crashes: int, on_crashed: Callable[[str, int, int], None]) -> None:
         self.max_crashes, self.on_crashed = max_crashes, on_crashed
         self._tokens: dict[str, str] = {}  # message id -> this attempt's token
 
     def before_process_message(self, broker, message) -> None:
-        if message.actor_name != "ingest_document":
+        if not _is_ingestion(broker, message):
             return
         document_id, generation = message.args[:2]
         r = get_redis()
@@ -135,3 +158,78 @@ def heartbeat_alive(host: str, pid: int) -> bool:
     from bayes_app.workers import HEARTBEAT_PREFIX
 
     return bool(get_redis().exists(f"{HEARTBEAT_PREFIX}{host}:{pid}"))
+
+
+class FairShare(Middleware):
+    """Fair ingestion (`library.fairness`): an actor declared with the option
+    `fair_share=<function of the message's args → fairness.Claim | None>` runs only while its
+    owner (and, for a large file, the large-file lane) has a free slot; otherwise the message
+    goes back to its queue for BAYES_INGEST_WAIT_MS and the thread takes other work. Slots are
+    leases, refreshed while the work runs and released however it ends."""
+
+    actor_options = {"fair_share"}
+
+    def __init__(self) -> None:
+        self._held: dict[str, object] = {}  # message id -> its claim
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def before_worker_boot(self, broker, worker) -> None:
+        threading.Thread(target=self._refresh, name="bayes-fair-share", daemon=True).start()
+
+    def before_worker_shutdown(self, broker, worker) -> None:
+        self._stop.set()
+
+    def _refresh(self) -> None:
+        from bayes_app.library import fairness
+
+        while not self._stop.wait(fairness.LEASE_S / 3):
+            with self._lock:
+                held = list(self._held.items())
+            for holder, claim in held:
+                try:
+                    fairness.refresh(get_redis(), claim, holder)  # type: ignore[arg-type]
+                except Exception as err:  # noqa: BLE001 - a lapsed lease only lets one more in
+                    log.warning("fair-share lease refresh failed: %s", err)
+
+    def before_process_message(self, broker, message) -> None:
+        from bayes_app.library import fairness
+        from bayes_app.settings import get_settings
+
+        claim_of = broker.get_actor(message.actor_name).options.get("fair_share")
+        if claim_of is None:
+            return
+        s = get_settings()
+        limits = fairness.Limits(s.ingest_per_user, s.ingest_large_slots, int(s.ingest_large_mb * 1024 * 1024))
+        try:
+            claim = claim_of(*message.args, large_bytes=limits.large_bytes)
+            if claim is None:
+                return
+            got = fairness.acquire(get_redis(), claim, message.message_id, limits)
+        except Exception as err:  # noqa: BLE001 - without Redis the work runs unthrottled
+            log.warning("fair share unavailable for %s: %s", message.message_id, err)
+            return
+        if got:
+            with self._lock:
+                self._held[message.message_id] = claim
+            return
+        broker.enqueue(message, delay=s.ingest_wait_ms)  # back in line; this thread takes other work
+        raise SkipMessage()
+
+    def after_process_message(self, broker, message, *, result=None, exception=None) -> None:
+        self._release(message)
+
+    def after_skip_message(self, broker, message) -> None:
+        self._release(message)
+
+    def _release(self, message) -> None:
+        from bayes_app.library import fairness
+
+        with self._lock:
+            claim = self._held.pop(message.message_id, None)
+        if claim is None:
+            return
+        try:
+            fairness.release(get_redis(), claim, message.message_id)  # type: ignore[arg-type]
+        except Exception as err:  # noqa: BLE001 - the lease lapses on its own
+            log.warning("fair-share release failed: %s", err)

@@ -13,7 +13,9 @@ import threading
 import psutil
 from dramatiq.middleware import Middleware
 
+from bayes_app.procs import planned
 from bayes_app.procs.config import RECYCLE_EXIT_CODE
+from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.jobs.recycle")
 
@@ -47,6 +49,11 @@ class MemoryGuard(Middleware):
             rss >> 20,
             self.max_rss >> 20,
         )
+        # Health reads the gap until the supervisor has a new process running as planned.
+        try:
+            planned.announce(get_settings().data_path, f"memory {rss >> 20} MB over {self.max_rss >> 20} MB")
+        except OSError:
+            log.warning("could not announce the planned restart", exc_info=True)
         # Not in this (worker) thread: it must first finish and acknowledge its message.
         threading.Thread(target=self._recycle, name="bayes-recycle", daemon=True).start()
 

@@ -7,6 +7,7 @@ from reflex.experimental.client_state import ClientStateVar
 
 from bayes_app.usecases import accounts
 from state.auth import AuthState
+from state.offloop import off_loop
 
 # A new token lives only in the browser: it reaches the page once, as a script pushed over the
 # socket, and is never a field of the page state (which outlives a logout until reset).
@@ -32,12 +33,14 @@ class AccountState(AuthState):
         ]
 
     @rx.event
+    @off_loop
     def load(self):
         if self._load_user():
             self._refresh()
         return NEW_TOKEN.push("")
 
     @rx.event
+    @off_loop
     def create_token(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
@@ -51,6 +54,7 @@ class AccountState(AuthState):
         return NEW_TOKEN.push(raw)
 
     @rx.event
+    @off_loop
     def sign_out_everywhere(self):
         """End every browser session of this user, this one included, and revoke every API token."""
         if self._load_user():
@@ -59,6 +63,7 @@ class AccountState(AuthState):
         return rx.redirect("/login?notice=signed_out_everywhere")
 
     @rx.event
+    @off_loop
     def revoke(self, token_id: str):
         _, refused = self._as_user(accounts.revoke_token, token_id)
         if refused:

@@ -3,6 +3,7 @@ drill-down, reconciliation), credit grants and the price table editor."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import reflex as rx
@@ -11,8 +12,10 @@ from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import credits
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import sharing as app_sharing
+from bayes_app.usecases import system as app_system
 from bayes_app.usecases.views import MICRO, display_credits, display_date, format_credits, shown_email, utcnow
 from state.auth import AuthState
+from state.offloop import off_loop, run_off_loop
 
 SPEND_DAYS = 30
 
@@ -79,12 +82,46 @@ class AdminState(AuthState):
     price_output: str = ""
     price_error: str = ""
     price_notice: str = ""
+    # model connection check
+    model_checking: bool = False
+    model_check_done: bool = False
+    model_check_ok: bool = False
+    model_check_message: str = ""
+
+    @rx.var
+    def model_setup(self) -> str:
+        """How the model is configured, in words (never the key)."""
+        from bayes_app.settings import get_settings
+
+        s = get_settings()
+        if s.model_default == "offline":
+            return "Offline mode: no model is configured (OPENAI_API_KEY or OPENAI_BASE_URL)."
+        key = "a key" if s.openai_api_key and s.openai_api_key.get_secret_value() else "no key"
+        where = s.openai_base_url or "OpenAI (https://api.openai.com/v1)"
+        return f"Model {s.model_default} at {where}, with {key}."
+
+    @rx.event(background=True)
+    async def check_model(self):
+        """Send the configured model a tiny request (off the event loop) and say whether it works."""
+        async with self:
+            if self.model_checking or not await run_off_loop(self._admin):
+                return
+            self.model_checking, self.model_check_done, self.model_check_message = True, False, ""
+        try:
+            got = await asyncio.to_thread(app_system.model_check)
+            ok, message = got.ok, got.message
+        except Exception as err:  # noqa: BLE001 - shown, never raised into the page
+            ok, message = False, f"The check itself failed: {type(err).__name__}."
+        async with self:
+            self.model_checking, self.model_check_done = False, True
+            self.model_check_ok, self.model_check_message = ok, message
 
     # ---- loading ----------------------------------------------------------------
     def _admin(self) -> bool:
         return self._load_user() and self.is_admin
 
     @rx.event
+    @off_loop
     def load(self):
         if not self._admin():
             self.users = []
@@ -94,24 +131,28 @@ class AdminState(AuthState):
         self._refresh()
 
     @rx.event
+    @off_loop
     def filter_runs_user(self, value: str):
         self.runs_user, self.runs_limit = value, RUNS_PAGE
         if self._admin():
             self._refresh()
 
     @rx.event
+    @off_loop
     def filter_runs_status(self, value: str):
         self.runs_status, self.runs_limit = value, RUNS_PAGE
         if self._admin():
             self._refresh()
 
     @rx.event
+    @off_loop
     def more_runs(self):
         self.runs_limit += RUNS_PAGE
         if self._admin():
             self._refresh()
 
     @rx.event
+    @off_loop
     def refresh(self):
         if self._admin():
             self._refresh()
@@ -207,6 +248,7 @@ class AdminState(AuthState):
         self.recon_at = display_date(utcnow(), seconds=True) + " UTC"
 
     @rx.event
+    @off_loop
     def run_reconciliation(self):
         if not self._admin():
             return
@@ -252,6 +294,7 @@ class AdminState(AuthState):
         self.run_id = value.strip()
 
     @rx.event
+    @off_loop
     def show_run(self, op_id: str = ""):
         if not self._admin():
             return
@@ -264,6 +307,7 @@ class AdminState(AuthState):
 
     # ---- grant ----------------------------------------------------------------------
     @rx.event
+    @off_loop
     def grant_credits(self, form: dict):
         self.grant_error = self.grant_notice = ""
         if not self._admin():
@@ -318,6 +362,7 @@ class AdminState(AuthState):
         self.price_error = self.price_notice = ""
 
     @rx.event
+    @off_loop
     def save_price(self):
         self.price_error = self.price_notice = ""
         if not self._admin():

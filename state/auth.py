@@ -12,6 +12,7 @@ import reflex as rx
 from bayes_app.errors import DomainError
 from bayes_app.usecases import accounts
 from bayes_app.usecases.views import PASSWORD_RULES
+from state.offloop import off_loop
 
 T = TypeVar("T")
 
@@ -127,6 +128,7 @@ class AuthState(rx.State):
         self.next_path = accounts.safe_next(q.get("next"))
 
     @rx.event
+    @off_loop
     def require_login(self):
         """on_load of every private page: no live session → the login page."""
         self._read_query()
@@ -134,11 +136,13 @@ class AuthState(rx.State):
             return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
 
     @rx.event
+    @off_loop
     def go_home(self):
         """on_load of '/': the maps for a signed-in user, else the login page."""
         return rx.redirect("/maps" if self._load_user() else "/login")
 
     @rx.event
+    @off_loop
     def require_admin(self):
         """on_load of admin pages: refuse non-admins."""
         if not self._load_user():
@@ -147,6 +151,7 @@ class AuthState(rx.State):
             return [rx.toast.error("Administrators only."), rx.redirect("/maps")]
 
     @rx.event
+    @off_loop
     def redirect_if_signed_in(self):
         self._read_query()
         self.busy = False

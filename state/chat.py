@@ -18,6 +18,7 @@ from bayes_app.usecases import conversations as app_conversations
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases.views import RunStatus, display_credits, foreign_label, format_credits
 from state.auth import AuthState
+from state.offloop import off_loop, run_off_loop
 
 STATUS_LABEL = {"complete": "", "running": "Answering…", "cancelled": "Cancelled", "failed": "Failed"}
 
@@ -178,6 +179,7 @@ class ChatState(AuthState):
         self.live_sources, self.live_retrieved, self.live_tools, self.cursor = [], [], [], ""
 
     @rx.event
+    @off_loop
     def load(self):
         """on_load of /chat and /chat/<id>: messages, then follow a run still answering."""
         if not self._load_user():
@@ -243,6 +245,7 @@ class ChatState(AuthState):
         return ChatState.consume(self._gen)
 
     @rx.event
+    @off_loop
     def send(self):
         prompt = self.draft.strip()
         if not prompt:
@@ -252,7 +255,7 @@ class ChatState(AuthState):
     @rx.event
     def send_on_enter(self, key: str):
         if key == "Enter":
-            return self.send()
+            return ChatState.send
         return None
 
     @rx.event
@@ -272,6 +275,7 @@ class ChatState(AuthState):
         return sum(1 for m in self.messages[ids.index(message_id) + 1 :] if m.role == "user")
 
     @rx.event
+    @off_loop
     def save_edit(self):
         """Ask the edited question again; when later exchanges would go, warn first."""
         text = self.edit_text.strip()
@@ -284,6 +288,7 @@ class ChatState(AuthState):
         return self._ask(text, self.edit_id)
 
     @rx.event
+    @off_loop
     def switch_version(self):
         """Bring back the exchanges the last edit put aside (the ones since go aside instead)."""
         if not self.conversation_id:
@@ -294,6 +299,7 @@ class ChatState(AuthState):
         return refused
 
     @rx.event
+    @off_loop
     def confirm_edit(self):
         text = self.edit_text.strip()
         self.edit_drops = 0
@@ -306,6 +312,7 @@ class ChatState(AuthState):
         self.edit_drops = 0
 
     @rx.event
+    @off_loop
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return
@@ -316,6 +323,7 @@ class ChatState(AuthState):
         self.live_status = "Stopping…"
 
     @rx.event
+    @off_loop
     def new_chat(self):
         self._gen += 1
         self.conversation_id, self.title, self.messages, self.pinned, self.error = "", "", [], [], ""
@@ -323,6 +331,7 @@ class ChatState(AuthState):
         return rx.redirect("/chat")
 
     @rx.event
+    @off_loop
     def delete_conversation(self):
         if self.conversation_id and self._load_user():
             app_conversations.delete_conversation(self.user_id, self.conversation_id)
@@ -330,6 +339,7 @@ class ChatState(AuthState):
 
     # ---- pinning -----------------------------------------------------------------------
     @rx.event
+    @off_loop
     def pin(self, value: str):
         kind, _, item_id = value.partition(":")
         pool = self.documents if kind == "document" else self.collections
@@ -340,6 +350,7 @@ class ChatState(AuthState):
         self._save_scope()
 
     @rx.event
+    @off_loop
     def unpin(self, item_id: str):
         self.pinned = [p for p in self.pinned if p["id"] != item_id]
         self._save_scope()
@@ -398,7 +409,7 @@ class ChatState(AuthState):
                     if finished:
                         memory = self.live_memory
                         self._reset_live()
-                        self._reload()
+                        await run_off_loop(self._reload)
                         if memory and self.messages:
                             self.messages[-1].memory = memory
                 if finished:

@@ -11,6 +11,7 @@ import reflex as rx
 from bayes_app.usecases import citations as app_cit
 from bayes_app.usecases.citations import LinkedPaper, MissingPaper
 from state.auth import AuthState
+from state.offloop import off_loop, run_off_loop
 
 
 def _linked_row(p: LinkedPaper) -> dict[str, str]:
@@ -44,6 +45,7 @@ class CitationGraphState(AuthState):
     missing_papers: list[dict[str, str]] = []
 
     @rx.event
+    @off_loop
     def load_document(self):
         """on_load of the viewer: the open document's citations in the library."""
         self.cites, self.cited_by = [], []
@@ -63,7 +65,7 @@ class CitationGraphState(AuthState):
         (in the background: a library of thousands of papers takes a few seconds)."""
         async with self:
             self.missing_papers = []
-            user_id = self.user_id if self._load_user() else ""
+            user_id = self.user_id if await run_off_loop(self._load_user) else ""
         if not user_id:
             return
         rows = [missing_row(p) for p in await asyncio.to_thread(app_cit.missing, user_id)]

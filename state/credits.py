@@ -7,6 +7,7 @@ import reflex as rx
 from bayes_app.usecases import credits
 from bayes_app.usecases.views import MICRO, display_credits, display_date, format_credits
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 def buys_line(typical: dict[str, int]) -> str:
@@ -33,6 +34,7 @@ class CreditsState(AuthState):
     history: list[dict[str, str]] = []
 
     @rx.event
+    @off_loop
     def load(self):
         if not self._load_user():
             self.history = []

@@ -10,15 +10,24 @@ from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases.views import DocStatus
 from state.auth import AuthState
+from state.offloop import off_loop, run_off_loop
 
 POLL_S = 0.7
+
+
+def _place(n: int) -> str:
+    """ "next in line" / "3rd in line"."""
+    if n == 1:
+        return "next in line"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix} in line"
 
 
 def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
     total = v.progress.total
     pct = int(100 * v.progress.done / total) if total else 0
     stage = {
-        DocStatus.QUEUED: "Queued",
+        DocStatus.QUEUED: f"Queued · {_place(v.queue_position)}" if v.queue_position else "Queued",
         DocStatus.PARSING: "Reading pages",
         DocStatus.RECOGNISING: f"Recognising text, page {min(v.progress.done + 1, total)} of {total}",
         DocStatus.EMBEDDING: "Embedding passages",
@@ -38,7 +47,7 @@ def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
         "pct": pct,
         "progress": f"{v.progress.done} / {total}" if total else "",
         "pages": str(v.page_count or ""),
-        "error": v.error.message if v.error else "",
+        "error": v.error.message if v.error else v.unread_pages,
         "ocr": f"OCR: {v.ocr_pages} of {v.page_count} pages" if v.ocr_pages else "",
         "ocr_lang": app_lib.ocr_language_name(v.ocr_language),
         "collections": ", ".join(names.get(c, "?") for c in v.collection_ids),
@@ -126,6 +135,7 @@ class LibraryState(AuthState):
         self.upload_results = out
 
     @rx.event
+    @off_loop
     def load(self):
         self.upload_results = []
         if not self._load_user():
@@ -147,13 +157,13 @@ class LibraryState(AuthState):
             async with self:
                 if gen != self._watch_gen or not self.user_id:
                     return
-                if not self._refresh():
+                if not await run_off_loop(self._refresh):
                     return
 
     # ---- uploads ------------------------------------------------------------------
     @rx.event
     async def handle_upload(self, files: list[rx.UploadFile]):
-        if not self._load_user():
+        if not await run_off_loop(self._load_user):
             return rx.redirect("/login")
         if not files:  # a drop of only refused files: `files_rejected` reports them
             return None
@@ -162,7 +172,7 @@ class LibraryState(AuthState):
         for f in files:
             name = f.filename or "upload.pdf"
             try:
-                acc = app_lib.upload(self.user_id, f.file, name, target, self.ocr_choice)
+                acc = await run_off_loop(app_lib.upload, self.user_id, f.file, name, target, self.ocr_choice)
             except DomainError as err:
                 results.append({"file": name, "ok": "no", "message": err.message})
                 continue
@@ -173,7 +183,7 @@ class LibraryState(AuthState):
             else:
                 results.append({"file": name, "ok": "dup", "message": "already in your library (same file)"})
         self.upload_results = results
-        self._refresh()
+        await run_off_loop(self._refresh)
         return LibraryState.start_watch
 
     @rx.event
@@ -196,6 +206,7 @@ class LibraryState(AuthState):
 
     # ---- documents ----------------------------------------------------------------
     @rx.event
+    @off_loop
     def toggle_references(self, document_id: str):
         """Expand (or collapse) a document's parsed reference list."""
         if self.refs_doc == document_id:
@@ -211,6 +222,7 @@ class LibraryState(AuthState):
         self.refs_doc, self.refs = document_id, [_reference_row(r) for r in rows]
 
     @rx.event
+    @off_loop
     def delete_document(self, document_id: str):
         if not self._load_user():
             return rx.redirect("/login")
@@ -222,6 +234,7 @@ class LibraryState(AuthState):
         return rx.toast.success("Document deleted.")
 
     @rx.event
+    @off_loop
     def reindex(self, document_id: str):
         if not self._load_user():
             return rx.redirect("/login")
@@ -250,6 +263,7 @@ class LibraryState(AuthState):
         self.edit_collection = name
 
     @rx.event
+    @off_loop
     def save_edit(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
@@ -269,11 +283,13 @@ class LibraryState(AuthState):
 
     # ---- collections --------------------------------------------------------------
     @rx.event
+    @off_loop
     def set_filter(self, collection_id: str):
         self.filter_collection = collection_id
         self._refresh()
 
     @rx.event
+    @off_loop
     def create_collection(self, form: dict):
         _, refused = self._as_user(app_lib.create_collection, form.get("name", ""))
         if refused:
@@ -281,6 +297,7 @@ class LibraryState(AuthState):
         self._refresh()
 
     @rx.event
+    @off_loop
     def rename_collection(self, form: dict):
         _, refused = self._as_user(app_lib.rename_collection, form.get("id", ""), form.get("name", ""))
         if refused:
@@ -288,6 +305,7 @@ class LibraryState(AuthState):
         self._refresh()
 
     @rx.event
+    @off_loop
     def delete_collection(self, collection_id: str):
         if not self._load_user():
             return rx.redirect("/login")

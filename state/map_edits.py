@@ -12,6 +12,7 @@ from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases.schemas.maps import NodeOut
+from state.offloop import off_loop
 
 # what the user's undone edit was, in words (the undo log's action names)
 UNDO_LABELS = {
@@ -33,6 +34,7 @@ class MapEditing(rx.State, mixin=True):
     """Node, citation and proposal edits of the map editor (see the module docstring)."""
 
     @rx.event
+    @off_loop
     def select(self, node_id: str):
         self.confirm_delete = False
         self.selected_id = node_id if node_id in self._nodes else ""
@@ -53,14 +55,17 @@ class MapEditing(rx.State, mixin=True):
             self._patch_node(out)
 
     @rx.event
+    @off_loop
     def set_sel_title(self, value: str, node_id: str):
         self._save_field(node_id, "title", value)
 
     @rx.event
+    @off_loop
     def set_sel_body(self, value: str, node_id: str):
         self._save_field(node_id, "body", value)
 
     @rx.event
+    @off_loop
     def set_sel_kind(self, value: str):
         if self.selected_id and value != self.sel_kind:
             out = self._edit(app_maps.update_node, self.selected_id, reload=False, kind=value)
@@ -96,10 +101,12 @@ class MapEditing(rx.State, mixin=True):
         return self._added(self._edit(app_maps.add_sibling, self.selected_id, reload=False), child=False)
 
     @rx.event
+    @off_loop
     def add_child(self):
         return self._add_child()
 
     @rx.event
+    @off_loop
     def add_sibling(self):
         return self._add_sibling()
 
@@ -110,6 +117,7 @@ class MapEditing(rx.State, mixin=True):
             self.error = "The root question cannot be deleted; delete the map instead."
 
     @rx.event
+    @off_loop
     def ask_delete(self):
         self._ask_delete()
 
@@ -118,6 +126,7 @@ class MapEditing(rx.State, mixin=True):
         self.confirm_delete = False
 
     @rx.event
+    @off_loop
     def delete_selected(self):
         self.confirm_delete = False
         if not self.selected_id:
@@ -128,6 +137,7 @@ class MapEditing(rx.State, mixin=True):
             self._refresh_selected()
 
     @rx.event
+    @off_loop
     def toggle(self, node_id: str):
         n = self._nodes.get(node_id)
         if n is not None:
@@ -146,6 +156,7 @@ class MapEditing(rx.State, mixin=True):
         return None
 
     @rx.event
+    @off_loop
     def drag_stop(self, node_id: str, x: float, y: float, target_id: str):
         """A drag ended: dropped onto another node → re-parent under it; else keep the spot."""
         node = self._nodes.get(node_id)
@@ -163,6 +174,7 @@ class MapEditing(rx.State, mixin=True):
             self._patch_node(out)
 
     @rx.event
+    @off_loop
     def layout(self):
         """Auto-layout: the canvas lays the nodes out with their measured sizes (ELK) and
         answers with `apply_layout`."""
@@ -174,6 +186,7 @@ class MapEditing(rx.State, mixin=True):
         self._live().layout_signal += 1
 
     @rx.event
+    @off_loop
     def apply_layout(self, positions: dict):
         """The canvas's layout: save every position at once (one undoable edit)."""
         mine = {i: p for i, p in (positions or {}).items() if i in self._nodes}
@@ -191,6 +204,7 @@ class MapEditing(rx.State, mixin=True):
         self._live().fit_signal += 1
 
     @rx.event
+    @off_loop
     def undo(self):
         self._undo()
 
@@ -204,10 +218,16 @@ class MapEditing(rx.State, mixin=True):
         except app_maps.MapError as err:  # a viewer
             self.error = err.message
             return
-        self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}." if action else "Nothing to undo."
+        if not action:
+            self.notice = "Nothing to undo."
+        elif action.startswith("run_"):  # every write of one run (maps/agent_writes)
+            self.notice = "Undone: the run's changes."
+        else:
+            self.notice = f"Undone: {UNDO_LABELS.get(action, action.replace('_', ' '))}."
         self._reload()
 
     @rx.event
+    @off_loop
     def key(self, key: str):
         """Canvas keyboard: Enter sibling, Tab child, Delete, F2 rename, Ctrl/Cmd-Z undo.
         Handled here, not chained as another event (which would cost a websocket round trip)."""
@@ -229,6 +249,7 @@ class MapEditing(rx.State, mixin=True):
 
     # ---- citations -----------------------------------------------------------------------------
     @rx.event
+    @off_loop
     def check_support(self):
         if not self.selected_id:
             return
@@ -247,11 +268,13 @@ class MapEditing(rx.State, mixin=True):
             )
 
     @rx.event
+    @off_loop
     def accept_rewrite(self, citation_id: str):
         if self._edit(app_maps.accept_rewrite, citation_id) is not None:
             self.notice = "Rewrite accepted."
 
     @rx.event
+    @off_loop
     def remove_citation(self, citation_id: str):
         self._edit(app_maps.delete_citation, citation_id)
 
@@ -260,6 +283,7 @@ class MapEditing(rx.State, mixin=True):
         self.search_q = value
 
     @rx.event
+    @off_loop
     def search_library(self, form: dict | None = None):
         from bayes_app.usecases.views import best_quote
 
@@ -288,6 +312,7 @@ class MapEditing(rx.State, mixin=True):
             self.search_error = "No passages found."
 
     @rx.event
+    @off_loop
     def attach(self, chunk_id: str, quote: str):
         if not self.selected_id:
             self.error = "Select a node to cite this passage on."
@@ -297,6 +322,7 @@ class MapEditing(rx.State, mixin=True):
 
     # ---- proposals -----------------------------------------------------------------------------
     @rx.event
+    @off_loop
     def decide(self, proposal_id: str, accept: bool):
         fn = app_maps.accept_proposal if accept else app_maps.reject_proposal
         if self._edit(fn, proposal_id) is not None:

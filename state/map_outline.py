@@ -9,6 +9,7 @@ from __future__ import annotations
 import reflex as rx
 
 from bayes_app.usecases import maps as app_maps
+from state.offloop import off_loop
 
 VIEWS = ("canvas", "outline", "both")
 PHONE_MAX_PX = 1024  # below this width (the layout's `lg` breakpoint) a map opens as its outline
@@ -20,6 +21,7 @@ class MapOutline(rx.State, mixin=True):
     """View switch and outline commands of the map editor (see the module docstring)."""
 
     @rx.event
+    @off_loop
     def set_view(self, mode: str | list[str]):
         if isinstance(mode, str) and mode in VIEWS:
             self.view_mode = mode
@@ -29,6 +31,7 @@ class MapOutline(rx.State, mixin=True):
             self._live().view_signal += 1  # the canvas's box changed size: a readable view again
 
     @rx.event
+    @off_loop
     def default_view(self, width: float | None):
         """The first view of this tab: the outline on a phone, the canvas on a larger screen."""
         if self.view_mode == "":
@@ -46,10 +49,12 @@ class MapOutline(rx.State, mixin=True):
         self.proposals_open = bool(value)
 
     @rx.event
+    @off_loop
     def outline_rename(self, node_id: str, title: str):
         self._save_field(node_id, "title", title)
 
     @rx.event
+    @off_loop
     def outline_command(self, cmd: str, node_id: str):
         """One command of the outline (its keys and its toolbar) on `node_id`."""
         if cmd == "undo":

@@ -1,11 +1,13 @@
 """The map editor's sharing: the caller's role, who else has the map open (presence), the
-Share dialog (the owner adds a member by e-mail as viewer or editor, changes a role, removes),
-and leaving the map when it is deleted or no longer shared with this user.
+Share dialog (the owner adds a member by e-mail as viewer or editor, changes a role, removes;
+and picks which papers members can open and their runs may read), and leaving the map when it
+is deleted or no longer shared with this user.
 
 A mixin of `state.mindmap.MapState` (it uses `map_id`, `_nodes`, `_live()` and `_reset_run`)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import reflex as rx
@@ -13,6 +15,7 @@ import reflex as rx
 from bayes_app.errors import DomainError
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases.maps import MapNotFound
+from state.offloop import off_loop
 
 GONE_SHARED = "This map is no longer shared with you."
 GONE_DELETED = "This map was deleted."
@@ -39,6 +42,11 @@ class MapSharing(rx.State, mixin=True):
     share_role: str = "viewer"
     share_error: str = ""
     share_members: list[dict[str, str]] = []
+    # papers members can open and their runs may read (cited, or added here), and the others
+    share_docs: list[dict[str, str]] = []
+    share_addable: list[dict[str, str]] = []
+    share_scoped: bool = False  # a map scoped to a collection: that collection is what they read
+    share_pick: str = ""
 
     @rx.var
     def can_edit(self) -> bool:
@@ -83,6 +91,7 @@ class MapSharing(rx.State, mixin=True):
         return True
 
     @rx.event
+    @off_loop
     def open_share(self):
         if not self._load_user():
             return
@@ -91,6 +100,46 @@ class MapSharing(rx.State, mixin=True):
             self._load_members()
         except MapNotFound:
             self._gone()
+            return
+        return type(self).load_share_docs
+
+    def _show_docs(self, out: Any) -> None:
+        def row(d: Any) -> dict[str, str]:
+            year = f" ({d.year})" if d.year else ""
+            return {"id": d.document_id, "title": (d.title or "Untitled") + year, "how": d.how}
+
+        self.share_scoped = bool(out.collection_id)
+        self.share_docs = [row(d) for d in out.documents]
+        self.share_addable = [row(d) for d in out.addable]
+        if self.share_pick not in {d["id"] for d in self.share_addable}:
+            self.share_pick = ""
+
+    async def _docs_call(self, fn: Any, *args: Any) -> Any:
+        """A share-dialog papers call, its database work in a thread (off the event loop); a
+        refusal shows in the dialog's error line."""
+        out, refused = await asyncio.to_thread(self._as_user, fn, self.map_id, *args, error_var="share_error")
+        if out is not None:
+            self._show_docs(out)
+        return refused
+
+    @rx.event
+    async def load_share_docs(self):
+        return await self._docs_call(app_maps.map_documents)
+
+    @rx.event
+    def set_share_pick(self, value: str):
+        self.share_pick = value
+
+    @rx.event
+    async def add_share_doc(self):
+        if not self.share_pick:
+            self.share_error = "Pick one of your papers to add."
+            return
+        return await self._docs_call(app_maps.add_map_document, self.share_pick)
+
+    @rx.event
+    async def remove_share_doc(self, document_id: str):
+        return await self._docs_call(app_maps.remove_map_document, document_id)
 
     @rx.event
     def set_share_open(self, value: bool):
@@ -105,6 +154,7 @@ class MapSharing(rx.State, mixin=True):
         self.share_role = value
 
     @rx.event
+    @off_loop
     def add_member(self, form: dict | None = None):
         email = ((form or {}).get("email") or self.share_email).strip()
         if not email:
@@ -115,9 +165,11 @@ class MapSharing(rx.State, mixin=True):
             self.share_email = ""
 
     @rx.event
+    @off_loop
     def change_role(self, member_id: str, role: str):
         self._share_call(app_maps.set_member_role, member_id, role)
 
     @rx.event
+    @off_loop
     def remove_member(self, member_id: str):
         self._share_call(app_maps.remove_member, member_id)

@@ -11,6 +11,7 @@ from typing import Any
 import reflex as rx
 
 from bayes_app.usecases import living as app_living
+from state.offloop import off_loop
 
 ACTION_WORDS = {"insert": "under", "create": "new theme", "counter": "counterpoint to"}
 TITLE_CHARS = 90  # a paper's title in the preview (a bad title extraction can be a paragraph)
@@ -73,6 +74,7 @@ class MapUpdates(rx.State, mixin=True):
         self.new_papers = len({d for p in self.proposals for d in p.get("doc_ids") or []})
 
     @rx.event
+    @off_loop
     def set_watch(self, value: bool):
         watching, refused = self._as_user(app_living.set_watch, self.map_id, bool(value), error_var="error")
         if refused is not None:  # the map is gone
@@ -85,6 +87,7 @@ class MapUpdates(rx.State, mixin=True):
         self.skipped = [k for k in self.skipped if k != key] + ([] if on else [key])
 
     @rx.event
+    @off_loop
     def accept_items(self, proposal_id: str, everything: bool):
         """Accept all items of an update proposal, or the ticked ones (none ticked: declined)."""
         p = next((p for p in self.proposals if p["id"] == proposal_id), None)

@@ -9,6 +9,7 @@ import reflex as rx
 from bayes_app.errors import DomainError
 from bayes_app.usecases import zotero as app_zotero
 from state.mindmap import MapState
+from state.offloop import off_loop
 
 
 class MapZoteroState(MapState):
@@ -22,6 +23,7 @@ class MapZoteroState(MapState):
     z_busy: bool = False
 
     @rx.event
+    @off_loop
     def z_open(self):
         """Opening the menu: the user's Web API libraries (writing needs the Web API)."""
         self.z_message = self.z_error = ""
@@ -66,6 +68,7 @@ class MapZoteroState(MapState):
                 self.z_error = f"{len(out.failed)} note(s) not written: " + "; ".join(f.message for f in out.failed[:3])
 
     @rx.event
+    @off_loop
     def z_add_highlights(self):
         self.z_message = self.z_error = ""
         out, refused = self._as_user(app_zotero.add_highlights, self.map_id, {}, error_var="z_error")

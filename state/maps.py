@@ -9,6 +9,7 @@ from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases.schemas.maps import MapRow
 from bayes_app.usecases.schemas.sharing import SharedMapRow
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 def _row(m: MapRow | SharedMapRow) -> dict[str, str]:
@@ -50,6 +51,7 @@ class MapsState(AuthState):
         self.scopes = [c.model_dump() for c in app_maps.scope_choices(self.user_id)]
 
     @rx.event
+    @off_loop
     def load(self):
         if not self._load_user():
             return
@@ -65,6 +67,7 @@ class MapsState(AuthState):
         self.new_scope = value
 
     @rx.event
+    @off_loop
     def create(self, form: dict | None = None):
         title = ((form or {}).get("title") or self.new_title).strip()
         scope = None if self.new_scope == WHOLE_LIBRARY else self.new_scope
@@ -87,6 +90,7 @@ class MapsState(AuthState):
         self.rename_id = ""
 
     @rx.event
+    @off_loop
     def save_rename(self, form: dict | None = None):
         title = (form or {}).get("title") or self.rename_title
         if not self.rename_id or not self._load_user():
@@ -110,6 +114,7 @@ class MapsState(AuthState):
         self.delete_id = ""
 
     @rx.event
+    @off_loop
     def confirm_delete(self):
         """Delete the map; its running runs are cancelled (resource_deleted) and settled."""
         map_id, self.delete_id = self.delete_id, ""

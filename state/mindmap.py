@@ -30,6 +30,7 @@ from state.map_edits import MapEditing
 from state.map_outline import MapOutline
 from state.map_share import MapSharing, here
 from state.map_updates import MapUpdates, challenge_lines, update_row
+from state.offloop import off_loop, run_off_loop
 
 EDITABLE_KINDS = [k for k in NodeKind.ALL if k != NodeKind.QUESTION]
 
@@ -62,6 +63,7 @@ def _cited_label(n: int) -> str:
 class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     # the map
     map_id: str = ""
+    export_style: str = "apa"  # the reference style of the Markdown and DOCX exports
     map_title: str = ""
     offline_map: bool = False
     offline_mode: bool = False
@@ -127,6 +129,12 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def export_base(self) -> str:
         return f"/api/v1/mindmaps/{self.map_id}/export" if self.map_id else ""
 
+    @rx.event
+    def pick_export_style(self, style: str) -> None:
+        """The reference style picked beside the export buttons (an unknown one is ignored)."""
+        if style in app_maps.EXPORT_STYLES:
+            self.export_style = style
+
     @rx.var
     def live_label(self) -> str:
         return app_runs.label(self.live_kind)
@@ -190,6 +198,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.sel_citations = [_citation_row(c if isinstance(c, dict) else c.model_dump()) for c in citations]
 
     @rx.event
+    @off_loop
     def load(self):
         """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
         if not self._load_user():
@@ -244,7 +253,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
                 async with self:
                     if self._gen != gen or self.map_id != map_id:
                         return
-                    shown = self._show(change)
+                    shown = await run_off_loop(self._show, change)
                     if shown is None:
                         return
                     watcher.seen(self.live_run_id, self._cursor or None, self._revision, change.at if shown else None)
@@ -390,12 +399,14 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         return True
 
     @rx.event
+    @off_loop
     def research(self):
         q = self.research_q.strip()
         if self._start("build_map", prompt=q or None):
             self.research_q = ""
 
     @rx.event
+    @off_loop
     def run_on_node(self, kind: str):
         if app_runs.needs_node(kind) and not self.selected_id:
             self.error = "Select a node first."
@@ -406,6 +417,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self._start(kind, node_id=node)
 
     @rx.event
+    @off_loop
     def send_message(self, form: dict | None = None):
         text = ((form or {}).get("message") or self.message_draft).strip()
         if not text:
@@ -414,6 +426,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             self.message_draft = ""
 
     @rx.event
+    @off_loop
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return

@@ -6,6 +6,7 @@ import reflex as rx
 
 from bayes_app.usecases import accounts
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 class GuideState(AuthState):
@@ -21,6 +22,13 @@ class GuideState(AuthState):
         return self.guide_loaded and not (self.papers > 0 and self.asked and self.mapped)
 
     @rx.var
+    def offline_mode(self) -> bool:
+        """No model is configured: answers and maps quote the papers' own sentences."""
+        from bayes_app.settings import get_settings
+
+        return get_settings().model_default == "offline"
+
+    @rx.var
     def steps_done(self) -> int:
         return int(self.papers > 0) + int(self.asked) + int(self.mapped)
 
@@ -30,6 +38,7 @@ class GuideState(AuthState):
         self.guide_loaded = True
 
     @rx.event
+    @off_loop
     def load_guide(self):
         if not self._load_user():
             return
@@ -37,6 +46,7 @@ class GuideState(AuthState):
         self._refresh_guide()
 
     @rx.event
+    @off_loop
     def use_demo_papers(self):
         """Add the bundled open-access papers to this user's library and index them."""
         from bayes_app.usecases import library as app_lib

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import reflex as rx
 
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 def _when(ts: float) -> str:
@@ -35,11 +36,13 @@ class ProcessesState(AuthState):
     restarts: list[dict[str, str]] = []
 
     @rx.event
+    @off_loop
     def load(self):
         if self._load_user() and self.is_admin:
             self._refresh()
 
     @rx.event
+    @off_loop
     def refresh(self):
         if self._load_user() and self.is_admin:
             self._refresh()

@@ -9,6 +9,7 @@ import reflex as rx
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases.views import all_weak, best_quote, emphasis_segments
 from state.auth import AuthState
+from state.offloop import off_loop
 
 
 class SearchState(AuthState):
@@ -23,6 +24,7 @@ class SearchState(AuthState):
     error: str = ""
 
     @rx.event
+    @off_loop
     def load(self):
         if not self._load_user():
             return
@@ -53,6 +55,7 @@ class SearchState(AuthState):
         return SearchState.run_search
 
     @rx.event
+    @off_loop
     def run_search(self):
         self.error = ""
         if not self._load_user():

@@ -10,7 +10,6 @@ snapshot and the page's on_load handlers start from nothing.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import reflex as rx
@@ -18,6 +17,7 @@ from reflex.middleware import Middleware
 
 from bayes_app.usecases import accounts
 from state.auth import AuthState, session_token_of
+from state.offloop import run_off_loop
 
 # The events that start a page: the snapshot of a new socket and the on_load chain of a navigation.
 _PAGE_EVENTS = ("hydrate_and_load", "hydrate", "on_load_internal")
@@ -47,6 +47,10 @@ async def reset_user_states(state: rx.State) -> None:
     """Reset every user-scoped state of this tab, including substates not loaded yet (a redis
     state manager loads only what an event needs; an unloaded state would keep its old values)."""
     loaded = [await state.get_state(cls) for cls in user_states()]
+    await run_off_loop(_reset_all, loaded)
+
+
+def _reset_all(loaded: list[rx.State]) -> None:
     for s in loaded:
         s.reset()  # a state's reset() resets only its own fields and its *loaded* substates
 
@@ -55,7 +59,7 @@ async def guard(state: rx.State) -> None:
     """Make the tab's state belong to the cookie's user, resetting it when that changed."""
     auth = await state.get_state(AuthState)
     token = session_token_of(state.router.headers.cookie)
-    info = await asyncio.to_thread(accounts.session_user, token) if token else None
+    info = await run_off_loop(accounts.session_user, token) if token else None
     owner = info.id if info else ""
     if owner != auth._owner:
         await reset_user_states(state)

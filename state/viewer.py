@@ -11,6 +11,7 @@ from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import zotero as app_zotero
 from state.auth import AuthState
+from state.offloop import off_loop
 
 ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 0.5, 3.0, 0.25
 PAGE_MAX_WIDTH = 860  # px of the page at 100 % on a wide screen; narrower screens fit the page to their width
@@ -41,6 +42,7 @@ class ViewerState(AuthState):
         return f"/api/v1/documents/{self.doc_id}/file" if self.doc_id else ""
 
     @rx.event
+    @off_loop
     def load(self):
         self.missing, self.load_error, self.num_pages = False, "", 0
         self.hits, self.quote_note, self.quote_found, self.zotero_boxes = {}, "", False, []
@@ -81,6 +83,7 @@ class ViewerState(AuthState):
         return rx.call_script(f"history.replaceState(null, '', {json.dumps('?' + urllib.parse.urlencode(query))})")
 
     @rx.event
+    @off_loop
     def next_page(self):
         if self.num_pages and self.page < self.num_pages:
             self.page += 1
@@ -88,6 +91,7 @@ class ViewerState(AuthState):
         return self._sync_url()
 
     @rx.event
+    @off_loop
     def prev_page(self):
         if self.page > 1:
             self.page -= 1

@@ -16,6 +16,7 @@ from bayes_app.settings import get_settings
 from bayes_app.usecases import zotero as app_zotero
 from bayes_app.usecases.views import ZOTERO_LOCAL_LABEL
 from state.library import LibraryState
+from state.offloop import off_loop, run_off_loop
 
 POLL_S = 0.8
 ACTIVE = ("queued", "syncing")
@@ -102,6 +103,7 @@ class ZoteroState(LibraryState):
         return any(r["active"] for r in self.zotero_libraries)
 
     @rx.event
+    @off_loop
     def zotero_load(self):
         self.zotero_error = ""
         if not self._load_user():
@@ -131,12 +133,13 @@ class ZoteroState(LibraryState):
             async with self:
                 if gen != self._zotero_gen or not self.user_id:
                     return
-                syncing = self._zotero_refresh()
-                indexing = self._refresh()
+                syncing = await run_off_loop(self._zotero_refresh)
+                indexing = await run_off_loop(self._refresh)
                 if not syncing and not indexing:
                     return
 
     @rx.event
+    @off_loop
     def zotero_connect(self, form: dict):
         if not self._load_user():
             return rx.redirect("/login")
@@ -157,6 +160,7 @@ class ZoteroState(LibraryState):
         ]
 
     @rx.event
+    @off_loop
     def zotero_sync_now(self, library_id: str):
         if not self._load_user():
             return rx.redirect("/login")
@@ -168,6 +172,7 @@ class ZoteroState(LibraryState):
         return ZoteroState.zotero_start_watch
 
     @rx.event
+    @off_loop
     def zotero_disconnect(self, library_id: str, keep_documents: bool):
         if not self._load_user():
             return rx.redirect("/login")

@@ -1,5 +1,14 @@
-"""Sign-in throttling: after too many failed attempts for one account or from one client,
-further attempts are refused for a while (counters in Redis, shared by every web process).
+"""Sign-in throttling (counters in Redis, shared by every web process), in three moving windows:
+
+- per (account, client): `max_failures` wrong passwords for one account from one client address
+  stop that client trying that account for the window — the owner signing in from another
+  client is not affected (issue 36.7: five wrong passwords must not lock an account out);
+- per client: one address guessing across many accounts (spraying) is stopped after
+  `max_failures * CLIENT_FACTOR` failures;
+- per account, over every client: a distributed guess at one account is stopped after
+  `max_failures * ACCOUNT_FACTOR` failures. One client can add at most `max_failures` to it, so
+  locking an account out takes ACCOUNT_FACTOR different addresses.
+
 An account's failures are counted under the canonical form sign-in uses (identity.login_key),
 so a lookalike spelling of the address (full-width letters, other case) shares the counter.
 
@@ -19,6 +28,8 @@ from bayes_app.accounts.identity import login_key
 
 # One client may try several accounts (a shared lab NAT), so its allowance is larger.
 CLIENT_FACTOR = 4
+# The account-wide guard needs this many clients each at their own limit before it trips.
+ACCOUNT_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -34,12 +45,22 @@ def _limits_url(redis_url: str) -> str:
 
 
 class LoginThrottle:
-    """Counts failed sign-ins per account and per client address within a moving window."""
+    """Counts failed sign-ins per (account, client), per client address and per account
+    within moving windows."""
 
     def __init__(self, redis_url: str, max_failures: int, window_minutes: int) -> None:
         self._limiter = MovingWindowRateLimiter(storage_from_string(_limits_url(redis_url)))
-        self._account = parse(f"{max_failures} per {window_minutes} minutes")
+        self._pair = parse(f"{max_failures} per {window_minutes} minutes")
         self._client = parse(f"{max_failures * CLIENT_FACTOR} per {window_minutes} minutes")
+        self._account = parse(f"{max_failures * ACCOUNT_FACTOR} per {window_minutes} minutes")
+
+    def _keys(self, email: str, client: str) -> tuple[tuple[RateLimitItem, tuple[str, ...], str], ...]:
+        account = login_key(email)
+        return (
+            (self._pair, ("login-pair", account, client), "this account from your address"),
+            (self._client, ("login-client", client), "your address"),
+            (self._account, ("login-account", account), "this account"),
+        )
 
     def _retry_after(self, item: RateLimitItem, *key: str) -> int:
         reset = self._limiter.get_window_stats(item, *key).reset_time
@@ -47,10 +68,7 @@ class LoginThrottle:
 
     def check(self, email: str, client: str) -> Refusal | None:
         """None when an attempt may proceed, else the refusal to answer with (HTTP 429)."""
-        for item, key, who in (
-            (self._account, ("login-account", login_key(email)), "this account"),
-            (self._client, ("login-client", client), "your address"),
-        ):
+        for item, key, who in self._keys(email, client):
             if not self._limiter.test(item, *key):
                 wait = self._retry_after(item, *key)
                 minutes = max(1, round(wait / 60))
@@ -62,10 +80,11 @@ class LoginThrottle:
         return None
 
     def failed(self, email: str, client: str) -> None:
-        """Record a failed attempt against both the account and the client."""
-        self._limiter.hit(self._account, "login-account", login_key(email))
-        self._limiter.hit(self._client, "login-client", client)
+        """Record a failed attempt against the (account, client) pair, the client and the account."""
+        for item, key, _ in self._keys(email, client):
+            self._limiter.hit(item, *key)
 
-    def succeeded(self, email: str) -> None:
-        """A correct password clears the account's failures (the client's stay)."""
-        self._limiter.clear(self._account, "login-account", login_key(email))
+    def succeeded(self, email: str, client: str) -> None:
+        """A correct password clears this client's failures for the account (the client's own
+        count and the account-wide one stay: they guard against other addresses)."""
+        self._limiter.clear(self._pair, "login-pair", login_key(email), client)

@@ -7,14 +7,13 @@ they group into themes, and what each theme is called — with the app's embeddi
     plan(question, passages) -> [(title, [Candidate])]            themes: clusters of candidates
     duplicate_of(texts, earlier) -> [index | None]  cosine ≥ DUPLICATE_COSINE, same numbers and polarity
 
-A theme's title is the key phrase (a run of content words from its sentences) whose embedding
-is closest to the cluster's centroid — never a pair of frequent words.
+A theme's title is the noun phrase its sentences share and the rest of the map does not
+(`agents.naming`).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -25,7 +24,7 @@ from bayes_app.library.marks import strip_marks
 from bayes_app.llm import choose
 from bayes_app.maps import sentences as sent
 from bayes_app.maps.support import polarity_clash
-from bayes_app.search.sparse import STOPWORDS, tokens
+from bayes_app.search.sparse import tokens
 
 
 def stem(word: str) -> str:
@@ -47,24 +46,6 @@ MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this s
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 4
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-_PHRASE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
-# words that end a key phrase: verbs, adverbs, pronouns and vague nouns
-_BREAK = frozenset(
-    """also however which who whom whose what when where while this these those their there here
-its our we they it he she them us his her been being was were is are be have has had do does did can could may
-might will would shall should must not very more most less least than then thus so such other others each both
-all any some many several few one two three four five first second third new novel based using used use uses
-show shows shown showed propose proposed proposes present presents presented via between among within without
-about above below after before during into onto upon over under only just even well however therefore example
-examples e.g i.e et al fig figure table section paper papers work approach approaches method methods result
-results study studies way ways number numbers set sets case cases type types part parts kind lot order term terms
-different various certain given specific same similar recent important major main key good better best large
-small high low higher lower significant significantly respectively further following like including include
-includes included make makes made take takes taken give gives given lead leads need needs able often usually
-from through across against toward towards per whether because since until unless upon via versus vs
-argue argues argued suggest suggests suggested note notes noted find finds found observe observes observed
-whereas although though lastly finally""".split()
-)
 
 
 @dataclass
@@ -252,67 +233,6 @@ def _cluster(vecs: np.ndarray, threshold: float) -> list[list[int]]:
     return groups
 
 
-def key_phrases(texts: list[str], gerunds: bool = False) -> Counter[str]:
-    """Candidate key phrases (runs of 1-4 content words, and their head-final sub-runs) with
-    how many of `texts` contain them; `gerunds`: "-ing" words count ("training process",
-    "reinforcement learning"), in phrases of several words."""
-    counts: Counter[str] = Counter()
-    for t in texts:
-        found: set[str] = set()
-        run: list[str] = []
-        prev = ""
-        for tok in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*|[^\sA-Za-z]", t) + ["."]:
-            w = tok.strip("'’")
-            low = w.lower()
-            # "PaSa-7b surpasses …": a lowercase -s word right after a name is its verb
-            verb_after_name = w.islower() and low.endswith("s") and bool(re.search(r"[a-z][A-Z]|\d|[A-Z]{2}", prev))
-            # "To evaluate PaSa …", "we aim to construct …": an infinitive opens a verb phrase, not a name
-            infinitive = prev.lower() == "to" and w.islower()
-            prev = w
-            glued_citation = bool(re.fullmatch(r"[A-Za-z]{4,}\d{2,3}", w))  # "SELFIES106"
-            if (
-                not _PHRASE_WORD.fullmatch(w)
-                or low in STOPWORDS
-                or low in _BREAK
-                or low.endswith("ly")
-                or verb_after_name
-                or glued_citation
-                or infinitive
-                or (not run and (low.endswith("ed") or (low.endswith("ing") and not gerunds)))
-            ):
-                for n in range(1, min(4, len(run)) + 1):
-                    for start in range(0, len(run) - n + 1):
-                        found.add(" ".join(run[start : start + n]))
-                run = []
-                continue
-            run.append(w)
-        counts.update(
-            p
-            for p in found
-            if len(p) >= 4 and not p.lower().endswith("ed") and (gerunds and " " in p or not p.lower().endswith("ing"))
-        )
-    return counts
-
-
-def specific(phrase: str, texts: Sequence[str] = ()) -> bool:
-    """Whether `phrase` can name a theme on its own: several words ("feature attribution"), or one
-    word that is a name ("AutoScholarQuery", "GPT-4o", "ICLR", or capitalised inside a sentence of
-    `texts`: "the Crawler"), never a generic word ("Model")."""
-    if len(phrase.split()) >= 2 or re.search(r"[a-z][A-Z]|\d|^[A-Z]{2}", phrase):
-        return True
-    # "Equation 2", "Table 3": a label, not a name
-    return phrase[:1].isupper() and any(re.search(rf"[\w,;:]\s+{re.escape(phrase)}\b(?!\s*\d)", t) for t in texts)
-
-
-def _display(phrase: str) -> str:
-    """A theme title: the phrase as written, capitalised unless its first word is an acronym or a
-    mixed-case name ("GPT-4o", "PaSa")."""
-    first = phrase.split()[0]
-    if first.islower():
-        return phrase[0].upper() + phrase[1:]
-    return phrase
-
-
 def theme_title(
     texts: list[str],
     centroid: np.ndarray,
@@ -320,50 +240,15 @@ def theme_title(
     embed: Embed,
     avoid_words: set[str] = frozenset(),
     anchor: str = "",
+    others: Sequence[str] = (),
 ) -> tuple[str, np.ndarray]:
-    """The key phrase closest to the cluster's centroid, distinct from titles already taken
-    (one of `anchor`'s when it has any)."""
-    counts = key_phrases(texts)
-    if not counts:
-        return "Other findings", centroid
-    # a phrase must recur in the cluster when the cluster has several sentences
-    need = 2 if len(texts) >= 3 else 1
-    phrases = [p for p, n in counts.items() if n >= need] or list(counts)
+    """The theme's name (`agents.naming.name`: the noun phrase its claims share and `others`, the
+    rest of the map's claims, do not), distinct from titles already taken, with its vector."""
+    from bayes_app.agents import naming
 
-    avoid_stems = {stem(w) for w in avoid_words}
-
-    def own(p: str) -> bool:  # not the question's own word
-        return p.lower() not in avoid_words and not (len(p.split()) == 1 and stem(p.lower()) in avoid_stems)
-
-    def named(ps: list[str]) -> list[str]:
-        return [p for p in ps if specific(p, texts) and len(p.split()) <= 3 and own(p) and not sent.has_verb(p.split())]
-
-    # a noun phrase of two or three words (or a name), never a generic word, when the claims have one
-    phrases = named(phrases) or named(list(counts)) or named(list(key_phrases(texts, gerunds=True))) or phrases
-    phrases = [p for p in phrases if p.lower() in anchor.lower()] or phrases
-    counts = counts + Counter({p: 1 for p in phrases if p not in counts})
-    by_lower: dict[str, str] = {}
-    for p in sorted(phrases, key=lambda p: (-counts[p], p)):
-        by_lower.setdefault(p.lower(), p)
-    phrases = [p for p in sorted(by_lower.values()) if not sent.has_verb(p.split())][:200] or sorted(by_lower.values())[
-        :200
-    ]
-    vecs = embed(phrases)
-    c = centroid / (np.linalg.norm(centroid) or 1.0)
-    # closeness to the centroid, a little for recurring and for multi-word (more specific) phrases
-    scores = (
-        vecs @ c
-        + 0.02 * np.log1p([counts[p] for p in phrases])
-        + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
-    )
-    for i in np.argsort(-scores):
-        p, v = phrases[int(i)], vecs[int(i)]
-        if not own(p):
-            continue
-        if any(float(v @ tv) >= 0.85 or p.lower() == t.lower() for t, tv in taken):
-            continue
-        return _display(p), v
-    return _display(phrases[int(np.argmax(scores))]), vecs[int(np.argmax(scores))]
+    tv = np.stack([v for _, v in taken]) if taken else None
+    title = naming.name(texts, centroid[None, :], [t for t, _ in taken], embed, tv, others, avoid_words)
+    return title, np.asarray(embed([title])[0], dtype=np.float32)
 
 
 def _split_in_two(cands: list[Candidate]) -> list[list[Candidate]]:
@@ -440,7 +325,7 @@ def plan(
             taken,
             embed,
             avoid_words=q_words,
-            anchor=shown[0].text,
+            others=[c.text for g in shown_by_group if g is not shown for c in g],
         )
         taken.append((title, tvec))
         out.append((title, shown))

@@ -119,6 +119,19 @@ class Research:
                 batch.append(None)
                 continue
             self.seen_quotes.add(key)
+            if await self.writer.refused([c.citation]):  # a member's run: a paper not readable to the map
+                theme = parent if isinstance(parent, Theme) else None
+                await self.writer.divert(
+                    c.claim.text,
+                    [c.citation],
+                    parent_id=target.parent_id if target else (theme.node_id if theme else str(parent)),
+                    theme_title=theme.title if theme is not None and theme.node_id is None and not target else None,
+                    kind="counterpoint" if target else "claim",
+                    confidence=c.support,
+                )
+                placed.append(None)
+                batch.append(None)
+                continue
             if target is not None:
                 ev = await self.writer.node(
                     target.parent_id,
@@ -128,12 +141,17 @@ class Research:
                     confidence=c.support,
                     after_id=target.node_id,
                 )
-                await self.writer.relation(ev["id"], target.node_id)
+                if ev["id"] is not None:
+                    await self.writer.relation(ev["id"], target.node_id)
             else:
                 parent_id = await parent.id() if isinstance(parent, Theme) else parent
                 ev = await self.writer.node(
                     parent_id, "claim", c.claim.text, body, citations=[c.citation], confidence=c.support
                 )
+            if ev["id"] is None:  # kept for the owner's decision
+                placed.append(None)
+                batch.append(None)
+                continue
             w = Written(ev["id"], ev["parent_id"], c.claim.text)
             placed.append(w)
             batch.append(w)
@@ -274,7 +292,44 @@ async def research_aspects(r: Research, parent_id: str, aspects: list[planner.As
             if written[id(theme)] == 0 and seen[id(theme)]:
                 written[id(theme)] += await r.extract(theme, a, seen[id(theme)])
                 r.ctx.emit("agent", {"role": "researcher", "extractive": a.title, "claims": written[id(theme)]})
+    await rename_themes(r, [t for a, t in placed if a.claims is not None])
     return len({t.node_id for _, t in placed if t.node_id is not None})
+
+
+async def rename_themes(r: Research, made: list[Theme]) -> None:
+    """Themes this run named from their planned claims are renamed from the claims written
+    under them when the name no longer holds (the critic dropped or merged the claims that
+    shared its words): every word of a name stays in two of its claims (`agents.naming`)."""
+    created = {ev["id"] for ev in r.writer.written if ev["kind"] == "theme"}
+    mine = {t.node_id: t for t in made if t.node_id in created}
+    if not mine:
+        return
+    from bayes_app.maps import service
+
+    def renames() -> list[tuple[Theme, str]]:
+        with r.ctx.sessions() as db:
+            nodes = service._nodes(db, r.writer.map_id)
+        claims: dict[str, list[str]] = {}
+        for n in nodes:
+            if n.kind in ("claim", "counterpoint") and n.parent_id:
+                claims.setdefault(n.parent_id, []).append(n.title)
+        names = [n.title for n in nodes if n.kind in ("theme", "chapter")]
+        out = []
+        for node_id, theme in mine.items():
+            texts = claims.get(node_id, [])
+            if not texts or themes.shared(theme.title, texts):
+                continue
+            rest = [t for k, ts in claims.items() if k != node_id for t in ts]
+            title = themes.name(texts, None, [x for x in names if x != theme.title], others=rest)
+            if themes.shared(title, texts) and not themes.same_name(title, theme.title):
+                names.append(title)
+                out.append((theme, title))
+        return out
+
+    for theme, title in await asyncio.to_thread(renames):
+        await r.writer.update(theme.node_id or "", title=title)
+        r.ctx.emit("agent", {"role": "writer", "renamed": {"from": theme.title, "to": title}})
+        theme.title = title
 
 
 def place_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> list[tuple[planner.Aspect, Theme]]:

@@ -44,7 +44,8 @@ def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, An
             }
             for i in range(0, len(items), size)
         ]
-    groups = themes.group([" ".join(f"{n.title} {n.body}".split()) for n in items])
+    # the claims' own wording: a theme's name is checked against it (a body holds notes)
+    groups = themes.group([" ".join((n.title or n.body).split()) for n in items])
     return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
 
 

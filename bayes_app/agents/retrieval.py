@@ -47,13 +47,25 @@ def passage_texts(db: Any, chunks: dict[str, Any]) -> dict[str, str]:
     return {cid: continued_chunk(db, c) for cid, c in chunks.items()}
 
 
-def _search(sessions: Any, owner_id: str, query: str, k: int, collection_ids: list[str] | None = None) -> list[Any]:
-    from bayes_app.models import Chunk
+def _search(
+    sessions: Any,
+    owner_id: str,
+    query: str,
+    k: int,
+    collection_ids: list[str] | None = None,
+    member_map: str | None = None,
+) -> list[Any]:
+    from bayes_app.models import Chunk, Mindmap
     from bayes_app.search import runtime
+    from bayes_app.sharing.map_documents import member_scope
     from bayes_app.zotero.annotations import highlights_on
 
     with sessions() as db:
-        hits = runtime.search_library(db, owner_id, query, k, collection_ids=collection_ids)
+        document_ids = None
+        if member_map is not None:  # read at every search: the owner may add or take back papers meanwhile
+            m = db.get(Mindmap, member_map)
+            document_ids = sorted(member_scope(db, m)) if m is not None else []
+        hits = runtime.search_library(db, owner_id, query, k, document_ids=document_ids, collection_ids=collection_ids)
         if not hits:
             return []
         chunks = {c.id: c for c in db.exec(select(Chunk).where(Chunk.id.in_([h.chunk_id for h in hits])))}  # type: ignore[attr-defined]
@@ -84,6 +96,12 @@ def library_of(ctx: RunContext) -> str:
     return str(ctx.run.input.get("library_owner") or ctx.run.owner_id)
 
 
+def member_run(ctx: RunContext) -> bool:
+    """The run was started by a member of a shared map, not its owner: it reads only what the
+    owner made readable to the map (`sharing.map_documents.member_scope`)."""
+    return library_of(ctx) != ctx.run.owner_id
+
+
 def search_scope(ctx: RunContext) -> tuple[str, list[str] | None]:
     """Whose library a map run searches, and in which collections: a map scoped to a collection
     (`maps.runs.start_map_run`) searches only it, in its owner's library; else the map owner's
@@ -97,11 +115,14 @@ def search_scope(ctx: RunContext) -> tuple[str, list[str] | None]:
 async def retrieve(
     ctx: RunContext, query: str, k: int = 6, exclude: set[str] | None = None, start: int = 1
 ) -> list[Passage]:
-    """Up to `k` passages of the map owner's library for `query`, skipping `exclude` chunk ids;
-    numbered from `start`."""
+    """Up to `k` passages of the map owner's library for `query` (a member's run: of what the
+    owner made readable to the map), skipping `exclude` chunk ids; numbered from `start`."""
     exclude = exclude or set()
     owner, collection_ids = search_scope(ctx)
-    found = await asyncio.to_thread(_search, ctx.sessions, owner, query, k + len(exclude), collection_ids)
+    # a scoped map's collection is already what its owner made readable to it
+    member = member_run(ctx) and not collection_ids and ctx.run.input.get("mindmap_id")
+    member_map = str(ctx.run.input["mindmap_id"]) if member else None
+    found = await asyncio.to_thread(_search, ctx.sessions, owner, query, k + len(exclude), collection_ids, member_map)
     out: list[Passage] = []
     for h, raw, role, highlighted, marks in found:
         if h.chunk_id in exclude:

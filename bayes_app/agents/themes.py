@@ -8,9 +8,8 @@ a short noun phrase taken from its own claims, no two names on a map alike.
     on_topic(texts, node_texts, others) -> [bool]  about the node: floor, and closer to it than to
                                                    any other theme (Expand, Dive deeper)
 
-Naming follows KeyBERT's method with the app's embedder: candidate phrases are runs of content
-words of the claims (`extractive.key_phrases`), scored by cosine to the group's centroid, and
-the best one not too close to a name already taken wins. Clustering is SciPy's hierarchical
+Naming is `agents.naming`: the noun phrase the group's claims share and the rest of the map does
+not (c-TF-IDF and KeyBERT with the app's embedder), 2-4 words. Clustering is SciPy's hierarchical
 (average linkage on cosine distance); a cluster larger than half the claims is split in two,
 and single-claim clusters join their closest group while it has room.
 """
@@ -18,19 +17,17 @@ and single-claim clusters join their closest group while it has room.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from bayes_app.agents.extractive import Embed, default_embed, key_phrases, specific, stem
-from bayes_app.maps import sentences as sent
+from bayes_app.agents import naming
+from bayes_app.agents.extractive import Embed, default_embed
 
 MIN_GROUPS, MAX_GROUPS = 2, 8
 MAX_SHARE = 0.5  # no group holds more than this share of the claims
-NAME_COSINE = 0.85  # two names this close in meaning are the same name
-MAX_NAME_WORDS = 4
+MAX_NAME_WORDS = naming.MAX_WORDS
 
 
 # ---- grouping ----------------------------------------------------------------------------------
@@ -81,94 +78,47 @@ def balanced_groups(vecs: np.ndarray, k: int | None = None, max_share: float = M
     return sorted((sorted(g) for g in groups), key=lambda g: (-len(g), g[0]))
 
 
-# ---- naming ------------------------------------------------------------------------------------
-def same_name(a: str, b: str) -> bool:
-    """The same title: equal words, ignoring case, punctuation and inflection."""
-
-    def norm(t: str) -> list[str]:
-        return [stem(w) for w in re.findall(r"[A-Za-z0-9]+", t.lower())]
-
-    return bool(norm(a)) and norm(a) == norm(b)
-
-
-def _noun_phrase(p: str) -> bool:
-    """A phrase that can name a group: no finite verb, not opening with a verb-like word
-    ("Requires high-quality search", "Uses …"), at most MAX_NAME_WORDS words."""
-    words = p.split()
-    first = words[0].lower()
-    if len(words) > MAX_NAME_WORDS or sent.has_verb(words):
-        return False
-    verb_like = len(words) > 1 and first.endswith("s") and not first.endswith(("ss", "us", "is", "ics", "sis"))
-    return not verb_like and not first.endswith(("ing", "ed"))
-
-
-def _display(phrase: str) -> str:
-    first = phrase.split()[0]
-    return phrase[0].upper() + phrase[1:] if first.islower() else phrase
+# ---- naming (agents/naming.py) ------------------------------------------------------------------
+same_name = naming.same_name
+shared = naming.shared
 
 
 def name(
     texts: Sequence[str],
-    vecs: np.ndarray,
+    vecs: np.ndarray | None = None,
     taken: Iterable[str] = (),
     embed: Embed | None = None,
     taken_vecs: np.ndarray | None = None,
+    others: Sequence[str] = (),
 ) -> str:
-    """The key phrase of `texts` closest to their centroid that is a noun phrase and not the
-    same name as (or too close in meaning to) any of `taken`; "Other findings" when none."""
-    embed = embed or default_embed
-    taken = [t for t in taken if t]
-    counts = key_phrases(list(texts))
-    need = 2 if len(texts) >= 3 else 1
-    phrases = sorted(
-        {
-            p.lower(): p for p in sorted(counts, key=lambda p: (-counts[p], p)) if counts[p] >= need and _noun_phrase(p)
-        }.values()
-    )
-    if not phrases:
-        phrases = sorted({p.lower(): p for p in counts if _noun_phrase(p)}.values())
-    phrases = [p for p in phrases if not any(same_name(p, t) for t in taken)]
-    # two or three words, or a name ("AutoScholarQuery"), before a generic word ("Model")
-    free = [p for p in counts if _noun_phrase(p) and not any(same_name(p, t) for t in taken)]
-    every = sorted({p.lower(): p for p in free}.values())
-    phrases = ([p for p in phrases if specific(p, texts)] or [p for p in every if specific(p, texts)] or phrases)[:200]
-    if not phrases:
-        return _fallback(taken)
-    pv = embed(phrases)
-    c = np.asarray(vecs, dtype=np.float32).mean(0)
-    c = c / (np.linalg.norm(c) or 1.0)
-    # KeyBERT: closeness to the group; a little for recurring and for more specific phrases
-    score = (
-        pv @ c
-        + 0.02 * np.log1p([counts[p] for p in phrases])
-        + 0.05 * np.array([min(len(p.split()), 3) - 1 for p in phrases])
-    )
-    tv = taken_vecs if taken_vecs is not None else (embed(taken) if taken else np.zeros((0, pv.shape[1])))
-    for i in np.argsort(-score):
-        if len(tv) and float((tv @ pv[int(i)]).max()) >= NAME_COSINE:
-            continue
-        return _display(phrases[int(i)])
-    return _fallback(taken)
+    """The group's name: its claims' shared key noun phrase, distinct from `taken` (see
+    `agents.naming`); `others`: the rest of the map's claims."""
+    return naming.name(texts, vecs, taken, embed or default_embed, taken_vecs, others)
 
 
-def _fallback(taken: Sequence[str]) -> str:
-    k = 1
-    while any(same_name(f"Other findings {k}" if k > 1 else "Other findings", t) for t in taken):
-        k += 1
-    return "Other findings" if k == 1 else f"Other findings {k}"
-
-
-def group(texts: list[str], embed: Embed | None = None, taken: Iterable[str] = ()) -> list[tuple[str, list[int]]]:
+def group(
+    texts: list[str], embed: Embed | None = None, taken: Iterable[str] = (), others: Sequence[str] = ()
+) -> list[tuple[str, list[int]]]:
     """All of `texts` in balanced groups, each titled by its own key phrase, names distinct
-    from each other and from `taken`."""
+    from each other and from `taken` (`others`: the map's other claims, which a name should not
+    fit as well). A group whose claims share no noun phrase is split by
+    meaning until its parts do (a single claim always names itself)."""
     if not texts:
         return []
     embed = embed or default_embed
     vecs = np.asarray(embed(texts), dtype=np.float32)
     names = list(taken)
     out = []
-    for g in balanced_groups(vecs):
-        title = name([texts[i] for i in g], vecs[g], names, embed)
+    todo = balanced_groups(vecs)
+    while todo:
+        g = todo.pop(0)
+        mine = [texts[i] for i in g]
+        rest = [t for i, t in enumerate(texts) if i not in set(g)] + list(others)
+        title = name(mine, vecs[g], names, embed, others=rest)
+        if len(g) > 1 and not shared(title, mine):
+            parts = _split(vecs, g, 2)
+            todo[:0] = sorted(parts if len(parts) > 1 else [[i] for i in g], key=lambda p: (-len(p), p[0]))
+            continue
         names.append(title)
         out.append((title, g))
     return out

@@ -33,11 +33,13 @@ from bayes_app.api import (
     session,
     sharing,
     system,
+    tables,
     zotero,
 )
-from bayes_app.api.deps import documented_bodies
+from bayes_app.api.deps import MAX_JSON_BYTES, documented_bodies
 from bayes_app.api.errors import (
     ApiError,
+    TooLargeAsContract,
     handle_domain_error,
     handle_http_exception,
     handle_unexpected,
@@ -68,6 +70,7 @@ FEATURES = {
     "Sharing": sharing,
     "Citations": citations,
     "Zotero": zotero,
+    "Tables": tables,
 }
 
 
@@ -189,7 +192,9 @@ def build_api() -> FastAPI:
         },
     )
     for tag, module in FEATURES.items():
-        app.include_router(module.router, prefix=API_PREFIX, tags=[tag], responses=ERRORS)
+        # One body limit for every route (FastAPI's max_body_size; the upload routes declare a larger
+        # one): 413 on a larger Content-Length, and reading stops once a chunked body passes it.
+        app.include_router(module.router, prefix=API_PREFIX, tags=[tag], responses=ERRORS, max_body_size=MAX_JSON_BYTES)
     app.add_api_route(API_PREFIX + "/docs", _docs, methods=["GET"], include_in_schema=False)
     app.add_api_route(
         API_PREFIX + "/docs/swagger-ui-bundle.js",
@@ -204,5 +209,6 @@ def build_api() -> FastAPI:
         include_in_schema=False,
     )
     app.add_api_route(API_PREFIX + "/{path:path}", _unknown_route, methods=ALL_METHODS, include_in_schema=False)
+    app.add_middleware(TooLargeAsContract)  # the route limiter's own 413 is plain text
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -24,14 +23,14 @@ router = APIRouter(route_class=StrictJSONRoute)
     response_model=R.TokenIssued,
     summary="Issue an API token (email, password, optional name); the token is shown once",
 )
-async def issue_token(request: Request, body: schemas.TokenRequest) -> accounts.IssuedToken:
-    info = await run_in_threadpool(accounts.sign_in, body.email, body.password, client_address(request))
-    return await run_in_threadpool(accounts.create_token, info.id, body.name or "api")
+def issue_token(request: Request, body: schemas.TokenRequest) -> accounts.IssuedToken:
+    info = accounts.sign_in(body.email, body.password, client_address(request))
+    return accounts.create_token(info.id, body.name or "api")
 
 
 @router.get("/auth/tokens", response_model=R.TokenList, summary="List the user's API tokens")
-async def list_tokens(user: CurrentUser, current: TokenId) -> dict[str, Any]:
-    rows = await run_in_threadpool(accounts.tokens, user.id)
+def list_tokens(user: CurrentUser, current: TokenId) -> dict[str, Any]:
+    rows = accounts.tokens(user.id)
     return {"tokens": [R.TokenRow(**t.model_dump(), current=t.id == current) for t in rows]}
 
 
@@ -41,9 +40,9 @@ async def list_tokens(user: CurrentUser, current: TokenId) -> dict[str, Any]:
     response_class=Response,
     summary="Revoke an API token (the one used, or the one named by id)",
 )
-async def revoke_current_token(user: CurrentUser, current: TokenId) -> Response:
+def revoke_current_token(user: CurrentUser, current: TokenId) -> Response:
     """DELETE /auth/token revokes the calling token; /auth/tokens/{id} revokes another one."""
-    await run_in_threadpool(accounts.revoke_token, user.id, current)
+    accounts.revoke_token(user.id, current)
     return Response(status_code=204)
 
 
@@ -53,7 +52,7 @@ async def revoke_current_token(user: CurrentUser, current: TokenId) -> Response:
     response_class=Response,
     summary="Revoke an API token (the one used, or the one named by id)",
 )
-async def revoke_token(user: CurrentUser, token_id: str) -> Response:
+def revoke_token(user: CurrentUser, token_id: str) -> Response:
     """DELETE /auth/token revokes the calling token; /auth/tokens/{id} revokes another one."""
-    await run_in_threadpool(accounts.revoke_token, user.id, token_id)
+    accounts.revoke_token(user.id, token_id)
     return Response(status_code=204)

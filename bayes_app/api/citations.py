@@ -7,7 +7,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 
 from bayes_app.api.deps import CurrentUser, StrictJSONRoute
 from bayes_app.usecases import citations as app_cit
@@ -26,9 +25,9 @@ class MissingList(BaseModel):
     response_model=DocumentCitations,
     summary="The library documents a document cites and is cited by",
 )
-async def document_citations(user: CurrentUser, document_id: str) -> DocumentCitations:
+def document_citations(user: CurrentUser, document_id: str) -> DocumentCitations:
     """The library documents this document cites (`cites`) and those citing it (`cited_by`)."""
-    return await run_in_threadpool(app_cit.document_citations, user.id, document_id)
+    return app_cit.document_citations(user.id, document_id)
 
 
 @router.get(
@@ -36,11 +35,11 @@ async def document_citations(user: CurrentUser, document_id: str) -> DocumentCit
     response_model=MissingList,
     summary="Papers cited by ≥ 2 library documents that are missing from the library",
 )
-async def library_missing(
+def library_missing(
     user: CurrentUser,
     collection: Annotated[str | None, Query(description="Only references of this collection's documents.")] = None,
 ) -> MissingList:
-    papers = await run_in_threadpool(app_cit.missing, user.id, collection or None)
+    papers = app_cit.missing(user.id, collection or None)
     return MissingList(count=len(papers), papers=papers)
 
 
@@ -49,6 +48,6 @@ async def library_missing(
     response_model=MissingList,
     summary="Papers cited by ≥ 2 of a map's cited papers that are missing from the library",
 )
-async def map_missing(user: CurrentUser, map_id: str) -> MissingList:
-    papers = await run_in_threadpool(app_cit.map_missing, user.id, map_id)
+def map_missing(user: CurrentUser, map_id: str) -> MissingList:
+    papers = app_cit.map_missing(user.id, map_id)
     return MissingList(count=len(papers), papers=papers)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from bayes_app.api import schemas
@@ -21,20 +20,20 @@ P = "/conversations/{conversation_id}"
 
 
 @router.get("/conversations", response_model=R.ConversationList, summary="List conversations, newest first")
-async def list_conversations(user: CurrentUser) -> Any:
-    return await run_in_threadpool(app_conversations.listing, user.id)
+def list_conversations(user: CurrentUser) -> Any:
+    return app_conversations.listing(user.id)
 
 
 @router.get(P, response_model=R.ConversationDetail, summary="A conversation with its messages and active runs")
-async def get_conversation(user: CurrentUser, conversation_id: str) -> Any:
-    return await run_in_threadpool(app_conversations.detail, user.id, conversation_id)
+def get_conversation(user: CurrentUser, conversation_id: str) -> Any:
+    return app_conversations.detail(user.id, conversation_id)
 
 
 @router.patch(
     P, response_model=R.ConversationOut, summary="Rename a conversation or pin it to documents/collections (scope)"
 )
-async def patch_conversation(user: CurrentUser, conversation_id: str, body: schemas.ConversationPatch) -> Any:
-    return await run_in_threadpool(app_conversations.patch, user.id, conversation_id, body.given())
+def patch_conversation(user: CurrentUser, conversation_id: str, body: schemas.ConversationPatch) -> Any:
+    return app_conversations.patch(user.id, conversation_id, body.given())
 
 
 @router.post(
@@ -42,14 +41,14 @@ async def patch_conversation(user: CurrentUser, conversation_id: str, body: sche
     response_model=R.ConversationDetail,
     summary="Show the exchanges the last edit of a question put aside instead of the ones since (again: back)",
 )
-async def switch_version(user: CurrentUser, conversation_id: str) -> Any:
-    return await run_in_threadpool(app_conversations.switch_version, user.id, conversation_id)
+def switch_version(user: CurrentUser, conversation_id: str) -> Any:
+    return app_conversations.switch_version(user.id, conversation_id)
 
 
 @router.delete(
     P, status_code=204, response_class=Response, summary="Delete a conversation (its running answers are stopped)"
 )
-async def delete_conversation(user: CurrentUser, conversation_id: str) -> Response:
-    if not await run_in_threadpool(app_conversations.delete_conversation, user.id, conversation_id):
+def delete_conversation(user: CurrentUser, conversation_id: str) -> Response:
+    if not app_conversations.delete_conversation(user.id, conversation_id):
         raise not_found("conversation")
     return Response(status_code=204)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 
 from bayes_app.api import schemas
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute
@@ -18,8 +17,8 @@ router = APIRouter(route_class=StrictJSONRoute)
 @router.get(
     "/credits", response_model=R.MyCredits, summary="The user's balance, held credits and history (micro-credits)"
 )
-async def my_credits(user: CurrentUser) -> Any:
-    return await run_in_threadpool(credits.my_credits, user.id)
+def my_credits(user: CurrentUser) -> Any:
+    return credits.my_credits(user.id)
 
 
 def _grant(admin_email: str, body: schemas.Grant) -> dict[str, Any]:
@@ -39,8 +38,8 @@ def _grant(admin_email: str, body: schemas.Grant) -> dict[str, Any]:
     response_model=R.Granted,
     summary="Grant credits to a user (admin; idempotent per key)",
 )
-async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
-    return await run_in_threadpool(_grant, admin.email, body)
+def grant(admin: AdminUser, body: schemas.Grant) -> Any:
+    return _grant(admin.email, body)
 
 
 @router.get(
@@ -48,23 +47,23 @@ async def grant(admin: AdminUser, body: schemas.Grant) -> Any:
     response_model=R.Reconciliation,
     summary="Check that every settled run charged exactly its usage (admin)",
 )
-async def reconciliation(_admin: AdminUser) -> Any:
-    return await run_in_threadpool(credits.reconciliation)
+def reconciliation(_admin: AdminUser) -> Any:
+    return credits.reconciliation()
 
 
 @router.get("/admin/prices", response_model=R.PriceList, summary="The model price table (admin)")
-async def list_prices(_admin: AdminUser) -> Any:
-    return {"prices": await run_in_threadpool(credits.prices)}
+def list_prices(_admin: AdminUser) -> Any:
+    return {"prices": credits.prices()}
 
 
 @router.get("/admin/prices/{model:path}", response_model=R.PriceOut, summary="One model's prices (admin)")
-async def get_price(_admin: AdminUser, model: str) -> Any:
-    return await run_in_threadpool(credits.price, model)
+def get_price(_admin: AdminUser, model: str) -> Any:
+    return credits.price(model)
 
 
 @router.put(
     "/admin/prices/{model:path}", response_model=R.PriceOut, summary="Set a model's prices per million tokens (admin)"
 )
-async def put_price(admin: AdminUser, model: str, body: schemas.PriceBody) -> Any:
+def put_price(admin: AdminUser, model: str, body: schemas.PriceBody) -> Any:
     given = body.given()
-    return await run_in_threadpool(credits.set_price, model, [given.get(f) for f in credits.PRICE_FIELDS], admin.email)
+    return credits.set_price(model, [given.get(f) for f in credits.PRICE_FIELDS], admin.email)

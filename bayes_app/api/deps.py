@@ -6,25 +6,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import Depends
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ValidationError
-from starlette.concurrency import run_in_threadpool
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
 from bayes_app.api.errors import ApiError
+from bayes_app.settings import get_settings
 from bayes_app.usecases import accounts
 from bayes_app.usecases.accounts import UserInfo
 
 SESSION_COOKIE = "bayes_session"
-MAX_JSON_BYTES = 1_000_000
+MAX_JSON_BYTES = 1_000_000  # every request body (FastAPI's max_body_size, build_api) but uploads'
+MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around an uploaded file
 MAX_JSON_DEPTH = 32
 MAX_SAFE_INT = 2**53 - 1  # I-JSON (RFC 7493): integers every client can represent exactly
-M = TypeVar("M", bound=BaseModel)
 
 
 class _BadValue(ValueError):
@@ -76,47 +76,9 @@ def parse_json(body: bytes) -> Any:
     return data
 
 
-async def read_body(request: Request) -> bytes:
-    """The request body, refusing (413) past MAX_JSON_BYTES without reading further."""
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_JSON_BYTES:
-        raise ApiError(413, "too_large", "Request body is too large.")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_JSON_BYTES:
-            raise ApiError(413, "too_large", "Request body is too large.")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def validation_message(err: ValidationError) -> str:
-    parts = []
-    for e in err.errors()[:5]:
-        where = ".".join(str(p) for p in e["loc"]) or "body"
-        msg = "unknown field" if e["type"] == "extra_forbidden" else e["msg"]
-        parts.append(f"{where}: {msg}")
-    return "; ".join(parts) + "."
-
-
-async def read_model(request: Request, model: type[M]) -> M:
-    """The JSON body validated against a request schema (unknown fields refused); else 400."""
-    data = parse_json(await read_body(request))
-    if not isinstance(data, dict):
-        raise ApiError(400, "bad_json", "Request body must be a JSON object.")
-    try:
-        return model.model_validate(data)
-    except ValidationError as err:
-        missing = [".".join(map(str, e["loc"])) for e in err.errors() if e["type"] == "missing"]
-        if missing:
-            raise ApiError(400, "missing_fields", f"Missing field(s): {', '.join(missing)}.") from None
-        raise ApiError(400, "invalid", validation_message(err)) from None
-
-
-def bearer_token(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+def upload_limit() -> int:
+    """The body limit of a PDF upload (the API's upload routes and the pages' `/_upload`)."""
+    return (get_settings().max_upload_mb << 20) + MULTIPART_SLACK
 
 
 def _resolve(bearer: str | None, cookie: str | None) -> tuple[UserInfo, str | None] | None:
@@ -124,50 +86,6 @@ def _resolve(bearer: str | None, cookie: str | None) -> tuple[UserInfo, str | No
         return accounts.token_user(bearer)
     user = accounts.session_user(cookie)
     return (user, None) if user else None
-
-
-async def require_user(request: Request, allow_cookie: bool = False) -> UserInfo:
-    """The caller's user, from `Authorization: Bearer` (or the browser session cookie where
-    allowed: read-only routes such as file downloads). Raises 401 otherwise."""
-    bearer = bearer_token(request)
-    cookie = request.cookies.get(SESSION_COOKIE) if allow_cookie and not bearer else None
-    if not bearer and not cookie:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "Missing credentials: send 'Authorization: Bearer <token>'.",
-            {"WWW-Authenticate": "Bearer"},
-        )
-    found = await run_in_threadpool(_resolve, bearer, cookie)
-    if found is None:
-        raise ApiError(
-            401,
-            "invalid_token",
-            "The token is invalid, expired or revoked.",
-            {"WWW-Authenticate": 'Bearer error="invalid_token"'},
-        )
-    request.state.token_id = found[1]
-    return found[0]
-
-
-async def optional_user(request: Request) -> UserInfo | None:
-    """The caller's user from a Bearer token or the session cookie; None when neither is valid."""
-    bearer = bearer_token(request)
-    cookie = None if bearer else request.cookies.get(SESSION_COOKIE)
-    if not bearer and not cookie:
-        return None
-    try:
-        found = await run_in_threadpool(_resolve, bearer, cookie)
-    except Exception:  # noqa: BLE001 - the database is down: health must still answer
-        return None
-    return found[0] if found else None
-
-
-async def require_admin(request: Request) -> UserInfo:
-    user = await require_user(request)
-    if not user.is_admin:
-        raise ApiError(403, "forbidden", "Administrators only.")
-    return user
 
 
 _bearer = HTTPBearer(scheme_name="bearer", auto_error=False, description="An API token from POST /auth/token.")
@@ -181,17 +99,54 @@ Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 Cookie = Annotated[str | None, Depends(_session)]
 
 
-async def current_user(request: Request, _bearer: Bearer, _cookie: Cookie) -> UserInfo:
+def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, cookie: str | None) -> UserInfo:
+    """The user of the credentials the security schemes read (401 without valid ones)."""
+    token = bearer.credentials.strip() if bearer else ""
+    if not token and not cookie:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "Missing credentials: send 'Authorization: Bearer <token>'.",
+            {"WWW-Authenticate": "Bearer"},
+        )
+    found = _resolve(token or None, None if token else cookie)
+    if found is None:
+        raise ApiError(
+            401,
+            "invalid_token",
+            "The token is invalid, expired or revoked.",
+            {"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    request.state.token_id = found[1]
+    return found[0]
+
+
+def current_user(request: Request, bearer: Bearer, _cookie: Cookie) -> UserInfo:
     """The caller, by `Authorization: Bearer` only (401 otherwise)."""
-    return await require_user(request)
+    return _caller(request, bearer, None)
 
 
-async def cookie_user(request: Request, _bearer: Bearer, _cookie: Cookie) -> UserInfo:
+def cookie_user(request: Request, bearer: Bearer, cookie: Cookie) -> UserInfo:
     """The caller, by bearer token or the browser session cookie (read-only routes)."""
-    return await require_user(request, allow_cookie=True)
+    return _caller(request, bearer, cookie)
 
 
-async def admin_user(user: Annotated[UserInfo, Depends(current_user)]) -> UserInfo:
+def optional_user(request: Request) -> UserInfo | None:
+    """The caller by bearer token or session cookie, for the public health route (which declares
+    no security scheme); None when neither is valid, or the database is down."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    bearer = token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    cookie = None if bearer else request.cookies.get(SESSION_COOKIE)
+    if not bearer and not cookie:
+        return None
+    try:
+        found = _resolve(bearer, cookie)
+    except Exception:  # noqa: BLE001 - health must still answer
+        return None
+    return found[0] if found else None
+
+
+def admin_user(user: Annotated[UserInfo, Depends(current_user)]) -> UserInfo:
     """The caller, who must be an administrator (403 otherwise)."""
     if not user.is_admin:
         raise ApiError(403, "forbidden", "Administrators only.")
@@ -210,7 +165,7 @@ TokenId = Annotated[str | None, Depends(token_id)]
 
 
 class StrictJSONRoute(APIRoute):
-    """The routers' route class: a JSON request body is read within MAX_JSON_BYTES (413) and
+    """The routers' route class: a JSON request body (within FastAPI's max_body_size: 413) is
     parsed by the strict reader (`parse_json`: 400 bad_json) before FastAPI validates it
     against the handler's body model; FastAPI then reuses the parsed value."""
 
@@ -220,8 +175,12 @@ class StrictJSONRoute(APIRoute):
         if field is None or getattr(field.field_info, "media_type", "application/json") != "application/json":
             return handler
 
+        optional = not field.field_info.is_required()
+
         async def strict(request: Request) -> Response:
-            request._body = await read_body(request)  # Starlette's cache, read once within the bound
+            request._body = await request.body()  # within the route's max_body_size (else 413)
+            if optional and not request._body.strip():
+                return await handler(request)  # no body where the model has a default: the default
             data = parse_json(request._body)
             if not isinstance(data, dict):
                 raise ApiError(400, "bad_json", "Request body must be a JSON object.")

@@ -8,6 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bayes_app.errors import DomainError, NotFound
 
@@ -41,6 +42,36 @@ def error_response(status: int, code: str, message: str, headers: dict | None = 
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
+TOO_LARGE = "The request body is too large (JSON: 1 MB; PDF uploads: BAYES_MAX_UPLOAD_MB); nothing was stored."
+
+
+class TooLargeAsContract:
+    """ASGI middleware: Starlette's body limit answers a too-large declared Content-Length with
+    its own plain-text 413; clients get the JSON error contract instead."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        replaced = False
+
+        async def contract_send(message: Message) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                ctype = dict(message.get("headers", [])).get(b"content-type", b"")
+                if not ctype.startswith(b"application/json"):
+                    replaced = True
+                    await error_response(413, "too_large", TOO_LARGE)(scope, receive, send)
+                    return
+            if not replaced:
+                await send(message)
+
+        await self.app(scope, receive, contract_send)
+
+
 def not_found(what: str = "resource") -> NotFound:
     """The one answer for both 'does not exist' and 'not yours' (never reveal others' objects)."""
     return NotFound(what)
@@ -56,6 +87,8 @@ async def handle_http_exception(_request: Request, exc: Exception) -> JSONRespon
     assert isinstance(exc, HTTPException)
     code = _DEFAULT_CODES.get(exc.status_code, "error")
     detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+    if exc.status_code == 413:  # the body limit (FastAPI's max_body_size): say which one
+        detail = TOO_LARGE
     return error_response(exc.status_code, code, detail, getattr(exc, "headers", None))
 
 

@@ -7,13 +7,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response, StreamingResponse
 
 from bayes_app.api import schemas
-from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand
+from bayes_app.api.deps import MULTIPART, CookieUser, CurrentUser, StrictJSONRoute, media, read_by_hand, upload_limit
 from bayes_app.api.errors import ApiError, not_found
-from bayes_app.settings import get_settings
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import schemas as R
 from bayes_app.usecases import zotero as app_zotero
@@ -27,43 +27,14 @@ PARTIAL = {
 }
 
 
-def _limit() -> int:
-    return get_settings().max_upload_mb * 1024 * 1024
-
-
-def _bounded(request: Request, limit: int, error: ApiError) -> Request:
-    """The same request, but reading its body stops with `error` once `limit` bytes arrived
-    (a chunked upload without Content-Length is never spooled past the limit)."""
-    received = 0
-
-    async def receive():
-        nonlocal received
-        message = await request.receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise error
-        return message
-
-    return Request(request.scope, receive)
-
-
 async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
-    too_large = ApiError(
-        413,
-        "too_large",
-        f"The file is larger than the {get_settings().max_upload_mb} MB upload limit (BAYES_MAX_UPLOAD_MB).",
-    )
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > _limit() + 64 * 1024:
-        raise too_large
-    try:
-        form = await _bounded(request, _limit() + 64 * 1024, too_large).form(max_files=1, max_fields=10)
-    except ApiError:
-        raise
+    try:  # within the route's max_body_size (upload_limit)
+        form = await request.form(max_files=1, max_fields=10)
+    except HTTPException:
+        raise  # 413: past the upload limit
     except Exception:  # noqa: BLE001 - malformed multipart bodies
         raise ApiError(400, "bad_request", "Malformed multipart body.") from None
     upload = form.get("file")
@@ -75,6 +46,7 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
 @router.post(
     "/documents",
     status_code=202,
+    max_body_size=upload_limit(),
     response_model=R.UploadedDocument,
     openapi_extra=read_by_hand(schemas.DocumentUpload, MULTIPART),
     responses={200: {"model": R.UploadedDocument, "description": "The same file was already there"}},
@@ -99,6 +71,7 @@ async def upload_document(request: Request, response: Response, user: CurrentUse
 @router.put(
     D + "/file",
     status_code=202,
+    max_body_size=upload_limit(),
     response_model=R.DocumentOut,
     openapi_extra=read_by_hand(schemas.FileUpload, MULTIPART),
     responses={200: {"model": R.DocumentOut, "description": "The same file"}},
@@ -115,36 +88,36 @@ async def replace_file(request: Request, response: Response, user: CurrentUser, 
 
 
 @router.post(D + "/reindex", status_code=202, response_model=R.DocumentOut, summary="Index a document again")
-async def reindex(user: CurrentUser, document_id: str) -> Any:
-    await run_in_threadpool(app_lib.reindex, user.id, document_id)
-    return await run_in_threadpool(app_lib.document, user.id, document_id)
+def reindex(user: CurrentUser, document_id: str) -> Any:
+    app_lib.reindex(user.id, document_id)
+    return app_lib.document(user.id, document_id)
 
 
 @router.get("/documents", response_model=R.DocumentList, summary="List the library's documents")
-async def list_documents(
+def list_documents(
     user: CurrentUser,
     collection_id: Annotated[str | None, Query(description="Only the documents in this collection.")] = None,
 ) -> Any:
-    views = await run_in_threadpool(app_lib.documents, user.id, collection_id or None)
+    views = app_lib.documents(user.id, collection_id or None)
     return R.DocumentList(documents=views)
 
 
 @router.get(D, response_model=R.DocumentOut, summary="One document with its indexing progress")
-async def get_document(user: CurrentUser, document_id: str) -> Any:
-    return await run_in_threadpool(app_lib.document, user.id, document_id)
+def get_document(user: CurrentUser, document_id: str) -> Any:
+    return app_lib.document(user.id, document_id)
 
 
 @router.patch(D, response_model=R.DocumentOut, summary="Edit a document's metadata or collections")
-async def patch_document(user: CurrentUser, document_id: str, body: schemas.DocumentPatch) -> Any:
-    await run_in_threadpool(app_lib.update_metadata, user.id, document_id, body.given())
-    return await run_in_threadpool(app_lib.document, user.id, document_id)
+def patch_document(user: CurrentUser, document_id: str, body: schemas.DocumentPatch) -> Any:
+    app_lib.update_metadata(user.id, document_id, body.given())
+    return app_lib.document(user.id, document_id)
 
 
 @router.delete(
     D, status_code=204, response_class=Response, summary="Delete a document (its vectors and file are purged)"
 )
-async def delete_document(user: CurrentUser, document_id: str) -> Response:
-    await run_in_threadpool(app_lib.delete_document, user.id, document_id)
+def delete_document(user: CurrentUser, document_id: str) -> Response:
+    app_lib.delete_document(user.id, document_id)
     return Response(status_code=204)
 
 
@@ -216,18 +189,18 @@ def _byte_range(header: str, size: int) -> tuple[int, int] | None:
 
 # ---- collections ----------------------------------------------------------------------------
 @router.get("/collections", response_model=R.CollectionList, summary="List collections")
-async def list_collections(user: CurrentUser) -> Any:
-    return R.CollectionList(collections=await run_in_threadpool(app_lib.collections, user.id))
+def list_collections(user: CurrentUser) -> Any:
+    return R.CollectionList(collections=app_lib.collections(user.id))
 
 
 @router.post("/collections", status_code=201, response_model=R.CollectionOut, summary="Create a collection")
-async def create_collection(user: CurrentUser, body: schemas.CollectionBody) -> Any:
-    return await run_in_threadpool(app_lib.create_collection, user.id, body.name)
+def create_collection(user: CurrentUser, body: schemas.CollectionBody) -> Any:
+    return app_lib.create_collection(user.id, body.name)
 
 
 @router.patch("/collections/{collection_id}", response_model=R.CollectionOut, summary="Rename a collection")
-async def patch_collection(user: CurrentUser, collection_id: str, body: schemas.CollectionBody) -> Any:
-    return await run_in_threadpool(app_lib.rename_collection, user.id, collection_id, body.name)
+def patch_collection(user: CurrentUser, collection_id: str, body: schemas.CollectionBody) -> Any:
+    return app_lib.rename_collection(user.id, collection_id, body.name)
 
 
 @router.delete(
@@ -236,8 +209,8 @@ async def patch_collection(user: CurrentUser, collection_id: str, body: schemas.
     response_class=Response,
     summary="Delete a collection (its documents stay)",
 )
-async def delete_collection(user: CurrentUser, collection_id: str) -> Response:
-    await run_in_threadpool(app_lib.delete_collection, user.id, collection_id)
+def delete_collection(user: CurrentUser, collection_id: str) -> Response:
+    app_lib.delete_collection(user.id, collection_id)
     return Response(status_code=204)
 
 
@@ -245,7 +218,7 @@ async def delete_collection(user: CurrentUser, collection_id: str) -> Response:
 
 
 @router.get("/search", response_model=list[R.SearchHit], summary="Search the library's passages")
-async def search(
+def search(
     user: CurrentUser,
     q: Annotated[str, Query(description="The question or keywords.")],
     k: Annotated[int, Query(description="How many passages to return.")] = 10,
@@ -274,12 +247,8 @@ async def search(
     if unknown:
         raise ApiError(400, "invalid", f"Unknown role(s): {', '.join(unknown)}. Roles are: {', '.join(app_lib.ROLES)}.")
     if highlights:  # "my highlights": only passages the user highlighted in Zotero
-        return await run_in_threadpool(
-            app_zotero.search_highlights, user.id, q.strip(), k, document_id or None, collection_id or None
-        )
-    return await run_in_threadpool(
-        app_lib.search, user.id, q.strip(), k, document_id or None, collection_id or None, include, all_roles
-    )
+        return app_zotero.search_highlights(user.id, q.strip(), k, document_id or None, collection_id or None)
+    return app_lib.search(user.id, q.strip(), k, document_id or None, collection_id or None, include, all_roles)
 
 
 @router.get(
@@ -287,13 +256,13 @@ async def search(
     response_model=RZ.AnnotationList,
     summary="The document's synced Zotero annotations (type, text, comment, colour, page, rectangles)",
 )
-async def document_annotations(user: CurrentUser, document_id: str) -> Any:
+def document_annotations(user: CurrentUser, document_id: str) -> Any:
     """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
-    return RZ.AnnotationList(annotations=await run_in_threadpool(app_zotero.annotations, user.id, document_id))
+    return RZ.AnnotationList(annotations=app_zotero.annotations(user.id, document_id))
 
 
 @router.get(D + "/references", response_model=R.ReferenceList, summary="The document's parsed reference list")
-async def document_references(user: CurrentUser, document_id: str) -> Any:
+def document_references(user: CurrentUser, document_id: str) -> Any:
     """The document's reference list, parsed into authors, year, title, venue and DOI."""
-    refs = await run_in_threadpool(app_lib.references, user.id, document_id)
+    refs = app_lib.references(user.id, document_id)
     return R.ReferenceList(document_id=document_id, count=len(refs), references=refs)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
+from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -16,6 +17,7 @@ from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import schemas as R
+from bayes_app.usecases.schemas.runs import RunRequest
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
@@ -28,13 +30,13 @@ router = APIRouter(route_class=StrictJSONRoute)
     response_model=R.RunStarted,
     summary="Start a run: an Ask question (kind ask) or a map run",
 )
-async def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
-    return await run_in_threadpool(app_runs.start, user.id, body.given())
+def create_run(user: CurrentUser, body: schemas.RunCreate) -> Any:
+    return app_runs.start(user.id, RunRequest.model_validate(body))
 
 
 @router.get("/runs/{run_id}", response_model=R.RunOut, summary="A run with its status, outcome, credits and usage")
-async def get_run(user: CurrentUser, run_id: str) -> Any:
-    return await run_in_threadpool(app_runs.view_owned, user.id, run_id)
+def get_run(user: CurrentUser, run_id: str) -> Any:
+    return app_runs.view_owned(user.id, run_id)
 
 
 def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
@@ -48,8 +50,8 @@ def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
     response_model=R.RunOut,
     summary="Stop a run (it settles within a fraction of a second)",
 )
-async def cancel_run(user: CurrentUser, run_id: str) -> Any:
-    return await run_in_threadpool(_cancel, user.id, run_id)
+def cancel_run(user: CurrentUser, run_id: str) -> Any:
+    return _cancel(user.id, run_id)
 
 
 async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
@@ -121,19 +123,16 @@ async def run_events(
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    async def sse() -> AsyncIterator[str]:
-        yield "retry: 1000\n\n"
+    async def sse() -> AsyncIterator[bytes]:  # FastAPI's SSE encoder and keep-alive comment
+        yield format_sse_event(retry=1000)
         idle = 0
         async for ev in _run_events(request, op_id, cursor):
             if ev is None:
                 idle += 1
                 if idle % KEEPALIVE_EVERY == 0:
-                    yield ": keep-alive\n\n"
+                    yield KEEPALIVE_COMMENT
                 continue
-            head = f"id: {ev['id']}\n" if ev.get("id") else ""
             payload = json.dumps({"type": ev["type"], "data": ev["data"]}, ensure_ascii=False)
-            yield f"{head}data: {payload}\n\n"
+            yield format_sse_event(data_str=payload, id=ev.get("id") or None)
 
-    return StreamingResponse(
-        sse(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    )
+    return EventSourceResponse(sse(), headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -212,5 +212,34 @@ class MemberAdd(Body):
     role: Annotated[StrictStr, Field(max_length=20)] = "viewer"
 
 
+class MapDocumentAdd(Body):
+    document_id: Annotated[StrictStr, Field(min_length=1, max_length=32)]
+
+
 class MemberPatch(Body):
     role: Annotated[StrictStr, Field(max_length=20)]
+
+
+# ---- tables ------------------------------------------------------------------------------
+class TableColumnBody(Body):
+    key: Annotated[StrictStr, Field(max_length=100)]
+    question: Annotated[StrictStr, Field(max_length=2_000)]
+    type: Annotated[StrictStr, Field(max_length=20)]
+    choices: Annotated[list[Annotated[StrictStr, Field(max_length=300)]], Field(max_length=50)] | None = None
+
+
+class TableCreate(Body):
+    title: Title
+    collection_id: Id | None = None
+    document_ids: Annotated[list[Id], Field(max_length=2_000)] | None = None
+    columns: Annotated[list[TableColumnBody], Field(max_length=100)]
+
+
+class TableFill(Body):
+    columns: Annotated[list[Annotated[StrictStr, Field(max_length=100)]], Field(max_length=100)] | None = None
+
+
+class CellPatch(Body):
+    document_id: Id
+    column: Annotated[StrictStr, Field(min_length=1, max_length=100)]
+    value: StrictStr | StrictInt | Annotated[float, Field(allow_inf_nan=False)] | None = None

@@ -1,13 +1,12 @@
-"""Health and identity routes."""
+"""Health, identity and model-check routes."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bayes_app.api.deps import CurrentUser, StrictJSONRoute, optional_user
+from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute, optional_user
 from bayes_app.usecases import accounts, system
 from bayes_app.usecases import schemas as R
 
@@ -22,10 +21,10 @@ router = APIRouter(route_class=StrictJSONRoute)
     summary="Health: the status; for administrators also the database, Redis, workers, index and "
     "processes (503 when degraded)",
 )
-async def health(request: Request, response: Response) -> R.Health:
+def health(request: Request, response: Response) -> R.Health:
     """Status for anyone; the components' details for an administrator (token or cookie)."""
-    user = await optional_user(request)
-    report = await run_in_threadpool(system.health, user is not None and user.is_admin)
+    user = optional_user(request)
+    report = system.health(user is not None and user.is_admin)
     response.status_code = 200 if report.status == "ok" else 503
     response.headers["Cache-Control"] = "no-store"
     return report
@@ -34,3 +33,14 @@ async def health(request: Request, response: Response) -> R.Health:
 @router.get("/me", response_model=R.UserOut, summary="The signed-in user")
 async def me(user: CurrentUser) -> R.UserOut:
     return accounts.profile(user)
+
+
+@router.get(
+    "/system/model-check",
+    response_model=R.ModelCheck,
+    summary="Check the model connection: one tiny request to the configured endpoint (administrators)",
+)
+def model_check(_admin: AdminUser, response: Response) -> R.ModelCheck:
+    """Whether the configured model answers, and if not why, in words (200 either way)."""
+    response.headers["Cache-Control"] = "no-store"
+    return system.model_check()

@@ -12,12 +12,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bayes_app.api.deps import SESSION_COOKIE
+from bayes_app.api.deps import SESSION_COOKIE, upload_limit
 from bayes_app.api.errors import error_response
 from bayes_app.settings import get_settings
 from bayes_app.usecases import accounts
-
-MULTIPART_SLACK = 64 * 1024  # boundaries and part headers around the file itself
 
 
 class _TooLarge(HTTPException):
@@ -45,7 +43,7 @@ def _content_length(scope: Scope) -> int | None:
 
 
 def _limit_bytes() -> int:
-    return (get_settings().max_upload_mb << 20) + MULTIPART_SLACK
+    return upload_limit()  # the API upload routes' max_body_size too
 
 
 class PageUploadGuard:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from bayes_app.api import schemas
@@ -26,23 +25,23 @@ P = "/zotero/libraries/{library_id}"
     response_model=R.ZoteroLibraryOut,
     summary="Connect a Zotero library (API key; the key is stored encrypted) and sync it",
 )
-async def connect(user: CurrentUser, body: schemas.ZoteroConnect) -> Any:
-    return await run_in_threadpool(app_zotero.connect, user.id, user.is_admin, body.given())
+def connect(user: CurrentUser, body: schemas.ZoteroConnect) -> Any:
+    return app_zotero.connect(user.id, user.is_admin, body.given())
 
 
 @router.get("/zotero/libraries", response_model=R.ZoteroLibraryList, summary="List connected Zotero libraries")
-async def list_libraries(user: CurrentUser) -> Any:
-    return {"libraries": await run_in_threadpool(app_zotero.libraries, user.id)}
+def list_libraries(user: CurrentUser) -> Any:
+    return {"libraries": app_zotero.libraries(user.id)}
 
 
 @router.get(P, response_model=R.ZoteroLibraryOut, summary="One Zotero library with its sync state and problems")
-async def get_library(user: CurrentUser, library_id: str) -> Any:
-    return await run_in_threadpool(app_zotero.library, user.id, library_id)
+def get_library(user: CurrentUser, library_id: str) -> Any:
+    return app_zotero.library(user.id, library_id)
 
 
 @router.post(P + "/sync", status_code=202, response_model=R.ZoteroLibraryOut, summary="Sync a Zotero library now")
-async def sync_now(user: CurrentUser, library_id: str) -> Any:
-    return await run_in_threadpool(app_zotero.sync_now, user.id, library_id)
+def sync_now(user: CurrentUser, library_id: str) -> Any:
+    return app_zotero.sync_now(user.id, library_id)
 
 
 @router.delete(
@@ -51,10 +50,10 @@ async def sync_now(user: CurrentUser, library_id: str) -> Any:
     response_class=Response,
     summary="Disconnect a Zotero library (its documents stay unless keep_documents=false)",
 )
-async def disconnect(
+def disconnect(
     user: CurrentUser,
     library_id: str,
     keep_documents: Annotated[bool, Query(description="false: delete the library's documents too.")] = True,
 ) -> Response:
-    await run_in_threadpool(app_zotero.disconnect, user.id, library_id, keep_documents)
+    app_zotero.disconnect(user.id, library_id, keep_documents)
     return Response(status_code=204)

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from sqlalchemy import and_, or_
 from sqlmodel import Session, col, delete, func, select
 
-from bayes_app.library.citation_match import Match, Paper, PaperIndex, reference_key
+from bayes_app.library.citation_match import Match, Paper, PaperIndex, normalize_title, reference_key
 from bayes_app.models import DocStatus, Document, DocumentCitation, DocumentCollection, DocumentReference
 
 VERSION = 1  # bump when matching changes: documents linked by an older version are re-linked
@@ -308,21 +308,35 @@ class _Ref(NamedTuple):
     authors: list[str] | None
 
 
+def _first_surname(authors: list[str] | None) -> str:
+    if not authors:
+        return ""
+    a = authors[0].strip()
+    name = a.split(",")[0] if "," in a else max(a.split(), key=len, default="")
+    return normalize_title(name)
+
+
 def _merge_similar(groups: dict[str, list[_Ref]]) -> dict[str, list[_Ref]]:
     """Join groups that name one paper under two keys: a DOI group and a title group of the
-    same title, or two titles one typo apart (fuzzy ≥ citation_match.FUZZY_MIN)."""
+    same title, two titles one typo apart (fuzzy ≥ citation_match.FUZZY_MIN), and a preprint
+    and its published version (years further apart) when their first authors agree too."""
     index = PaperIndex()
     rep: dict[str, str] = {}
+    first_author: dict[str, str] = {}
     merged: dict[str, list[_Ref]] = {}
     for key, refs in sorted(groups.items(), key=lambda kv: (not kv[0].startswith("doi:"), -len(kv[1]))):
         title = next((r.title for r in refs if r.title), None)
         year = next((r.year for r in refs if r.year), None)
+        author = next((a for r in refs if (a := _first_surname(r.authors))), "")
         hit = index.match(title, year) if title else None
+        if hit is None and title and author and (other := index.match(title)) is not None:
+            hit = other if first_author.get(other.document_id) == author else None
         if hit is not None:
             merged[rep[hit.document_id]].extend(refs)
             continue
         merged[key] = list(refs)
         rep[key] = key
+        first_author[key] = author
         if title:
             index.add(Paper(id=key, title=title, year=year))
     return merged
@@ -342,7 +356,7 @@ def _describe(refs: list[_Ref], citers: list[str]) -> MissingPaper:
     return MissingPaper(
         title=title,  # type: ignore[arg-type]
         authors=list(authors) if authors else [],  # type: ignore[call-overload]
-        year=_most_common(r.year for r in refs),  # type: ignore[arg-type]
+        year=max((r.year for r in refs if r.year), default=None),  # the published version's
         doi=_most_common(r.doi for r in refs),  # type: ignore[arg-type]
         venue=_most_common(r.venue for r in refs),  # type: ignore[arg-type]
         cited_by_count=len(citers),

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from bayes_app import errors
-from bayes_app.library import citation_graph, pdf
+from bayes_app.library import citation_graph, fairness, pdf
 from bayes_app.library.storage import StoredFile
 from bayes_app.models import (
     Chunk,
@@ -28,6 +28,7 @@ from bayes_app.models import (
     PageText,
     utcnow,
 )
+from bayes_app.settings import get_settings
 
 
 class NotFound(errors.NotFound):
@@ -90,10 +91,12 @@ class DocumentView:
     ocr_pages: int = 0  # pages whose text came from OCR
     ocr_lang: str = ""  # the Tesseract languages OCR used ("deu+eng"; "" = none)
     ocr_lang_choice: str = ""  # chosen at upload ("" = follow the detected language)
+    queue_position: int | None = None  # while queued: its place in the queue (1 = next)
 
 
-def _view(doc: Document, collection_ids: list[str]) -> DocumentView:
+def _view(doc: Document, collection_ids: list[str], queue_position: int | None = None) -> DocumentView:
     return DocumentView(
+        queue_position=queue_position,
         id=doc.id,
         filename=doc.filename,
         title=doc.title or doc.filename,
@@ -147,7 +150,12 @@ def list_documents(db: Session, owner_id: str, collection_id: str | None = None)
         )
     docs = list(db.exec(q.order_by(col(Document.created_at).desc())))
     cols = _collections_of(db, [d.id for d in docs])
-    return [_view(d, cols[d.id]) for d in docs]
+    places = (
+        fairness.queue_positions(db, owner_id, get_settings().ingest_per_user)
+        if any(d.status == DocStatus.QUEUED for d in docs)
+        else {}
+    )
+    return [_view(d, cols[d.id], places.get(d.id)) for d in docs]
 
 
 EMPTY_LIBRARY = "Your library is empty — add papers on the Library page first."

@@ -22,6 +22,7 @@ from sqlmodel import Session, col, delete, select
 
 from bayes_app.library import chunking, citation_graph, ocr, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
+from bayes_app.library.pdf.metadata import title_from_layout
 from bayes_app.library.scanned import OcrOptions, recognise_pages
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import crosslang, sparse
@@ -176,6 +177,7 @@ def _run(
     pages: list[pdf.PageLayout] = []
     ocr_words: dict[int, tuple[ocr.OcrWord, ...]] = {}
     ocr_lang = ""
+    unread: list[str] = []  # pages OCR could not read, each with its reason
     if ocr_options is not None and not ocr_options.lang:
         with session_factory() as db:
             choice = getattr(db.get(Document, document_id), "ocr_lang_choice", "")
@@ -189,8 +191,10 @@ def _run(
             pages.append(page)
             report(DocStatus.PARSING, len(pages), total_pages)
         if ocr_options is not None:
-            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, report)
+            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, report, unread)
         meta = None if edited or progress is None else pdf.extract_metadata(document, pages[0].text if pages else "")
+        if meta is not None and not meta.title and 1 in ocr_words:  # a scan: its printed title, read by OCR
+            meta = dataclasses.replace(meta, title=title_from_layout(pages[0]))
 
     # 2. roles, reference list, chunks; ids are stable for unchanged text
     spans = structure.analyze(pages)
@@ -354,7 +358,7 @@ def _run(
         if meta is not None:
             doc.title = meta.title or doc.title or Path(doc.filename).stem
             doc.authors = meta.authors or doc.authors
-            doc.year = meta.year or doc.year
+            doc.year = meta.year  # the printed year or none (never the file's date)
             doc.doi = meta.doi or doc.doi
         elif not doc.title:
             doc.title = Path(doc.filename).stem
@@ -368,7 +372,8 @@ def _run(
         citation_graph.update_document(db, owner_id, document_id)
         if progress is not None:
             doc.progress_done = doc.progress_total = len(to_embed)
-        doc.error_code = doc.error_message = None
+        # indexed without the pages that could not be read: the reasons are shown with it
+        doc.error_code, doc.error_message = ("pages_unread", " ".join(unread)) if unread else (None, None)
         doc.updated_at = utcnow()
         db.add(doc)
         db.commit()

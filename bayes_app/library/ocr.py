@@ -19,6 +19,11 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 DPI = 300
+# A page is rendered at DPI, or less when that would exceed the pixel budget (settings
+# BAYES_OCR_MAX_PIXELS: rendering and Tesseract's copies of the image grow with it); a page
+# the budget allows less than MIN_DPI is too large to read and fails on its own.
+MAX_PIXELS = 36_000_000  # an A2 page at 300 dpi
+MIN_DPI = 100
 MIN_WORD_CONFIDENCE = 40.0  # Tesseract's 0–100 word confidence; lower is noise
 MIN_PAGE_CONFIDENCE = 55.0  # mean over kept words; below it a page (a photo) yields no text
 MIN_VISIBLE_CHARS = 20  # a text layer with fewer visible characters is no text layer
@@ -150,9 +155,33 @@ def _api(lang: str):
     return cache[lang]
 
 
-def render(page: pdfium.PdfPage, dpi: int = DPI):
-    """The page as a greyscale image, as displayed (rotation and crop box applied)."""
-    return page.render(scale=dpi / 72, grayscale=True).to_pil()
+class PageTooLarge(ValueError):
+    """A page that cannot be read within the pixel budget at a resolution OCR can use."""
+
+
+def render_dpi(width_pt: float, height_pt: float, dpi: int = DPI, max_pixels: int = MAX_PIXELS) -> float:
+    """The resolution to render a page of this size at: `dpi`, lowered so that the image holds
+    at most `max_pixels`; PageTooLarge (saying why) when that is below MIN_DPI."""
+    area_in = max(width_pt, 1.0) * max(height_pt, 1.0) / 72**2
+    fit = (max_pixels / area_in) ** 0.5
+    if fit >= dpi:
+        return float(dpi)
+    if fit < MIN_DPI:
+        raise PageTooLarge(
+            f"it measures {width_pt / 72 * 2.54:,.0f} × {height_pt / 72 * 2.54:,.0f} cm, too large to read by text "
+            f"recognition within {max_pixels / 1e6:.0f} megapixels (BAYES_OCR_MAX_PIXELS) at {MIN_DPI} dpi or more"
+        )
+    return fit
+
+
+def render(page: pdfium.PdfPage, dpi: int = DPI, max_pixels: int = MAX_PIXELS):
+    """The page as a greyscale image, as displayed (rotation and crop box applied), within
+    `max_pixels` (see `render_dpi`; the size is checked before anything is drawn)."""
+    width, height = page.get_size()
+    if page.get_rotation() in (90, 270):
+        width, height = height, width
+    scale = render_dpi(width, height, dpi, max_pixels) / 72
+    return page.render(scale=scale, grayscale=True).to_pil()
 
 
 def recognise_image(image, lang: str = "eng", timeout_s: float = 60.0) -> OcrPage:
@@ -208,9 +237,11 @@ def _looks_like_text(words: Sequence[OcrWord], lines: Sequence[str]) -> bool:
     return len(words) >= 3 and letters >= 0.5 * len(text.replace(" ", ""))
 
 
-def recognise(page: pdfium.PdfPage, lang: str = "eng", *, dpi: int = DPI, timeout_s: float = 60.0) -> OcrPage:
+def recognise(
+    page: pdfium.PdfPage, lang: str = "eng", *, dpi: int = DPI, timeout_s: float = 60.0, max_pixels: int = MAX_PIXELS
+) -> OcrPage:
     """Render and recognise one PDF page (see :func:`recognise_image`)."""
-    return recognise_image(render(page, dpi), lang, timeout_s)
+    return recognise_image(render(page, dpi, max_pixels), lang, timeout_s)
 
 
 def word_rects(words: Sequence[Sequence[float]], start: int, end: int) -> list[tuple[float, float, float, float]]:

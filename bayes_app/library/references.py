@@ -7,7 +7,14 @@ hanging indents (an entry's first line starts left of its continuation lines). F
 - DOI: ``10.NNNN/...`` anywhere in the entry;
 - quoted title (IEEE style ``A. Name, "Title," in Venue, 2020``);
 - author-year (ACL/APA: ``Names. 2024. Title. Venue.`` or ``Names (2024) Title.``);
-- author list first (ACS/Vancouver: ``Name, X.; Name, Y. Title. Venue 2019, 59, 1324.``).
+- author list first (ACS: ``Name, X.; Name, Y. Title. Venue 2019, 59, 1324.``);
+- Vancouver (``Smith J, Lee AB. Title. J Abbr. 2019;12(3):45-67.``);
+- arXiv ids (``arXiv:2101.00001``, ``arXiv:hep-th/9901001``) are read apart, never as a year.
+
+No library on PyPI parses these styles from plain text (measured in
+``benchmarks/references.py``: refextract reads physics pubnotes, not titles; refkit parses
+BibTeX/CSL, not reference strings), hence rules; :func:`parse_entry` and
+:func:`parse_entries` are the public interface (also for draft citations).
 """
 
 from __future__ import annotations
@@ -22,11 +29,15 @@ from bayes_app.library.structure import Role, Span
 _MARKER = re.compile(r"^\s*(?:\[(\d{1,4})\]|\((\d{1,4})\)|(\d{1,4})\.(?=\s+\S)|(\d{1,4})(?=\s+[A-Z][a-z]+,))\s*")
 _DOI = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]+[^\s\"'<>.,;)\]]")
 _YEAR = re.compile(r"(?<![\d/.:-])((?:19|20)\d{2})[a-z]?(?![\d/])")
+_ARXIV = re.compile(r"\barXiv\s*:\s*((?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?)", re.I)
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.I)
 _QUOTED = re.compile(r"[“\"]([^”\"]{8,400}?)[,.]?[”\"]")
 # "Surname, X. Y." / "Surname, X.-Y." / "Surname X" units of an author-first list
 _AUTHOR_UNIT = r"[A-Z][^\s,;.()]*(?:[ -](?:[a-z]{1,3} )?[A-Z][^\s,;.()]*)*,\s*(?:[A-Z][a-z]?\.[ -]?){1,4}"
 _AUTHOR_LIST = re.compile(rf"^(?:{_AUTHOR_UNIT}(?:\s*[;,]\s*|\s*,?\s*(?:and|&)\s+))*{_AUTHOR_UNIT}(?:,?\s*et al\.)?\s*")
+# Vancouver: "Surname AB, Surname C, van Dam JP." (initials without dots, a full stop after the list)
+_VANC_UNIT = r"(?:[a-z]{1,3} ){0,2}[A-Z][^\s,;.()]*(?:[ -](?:[a-z]{1,3} )?[A-Z][^\s,;.()]*)*? [A-Z]{1,3}(?=[,.])"
+_VANCOUVER = re.compile(rf"^((?:{_VANC_UNIT}, )*{_VANC_UNIT}(?:, et al)?)\.\s+")
 _SENTENCE_END = re.compile(
     r"(?<![A-Z])(?<!\bvs)(?<!\bet al)(?<!\bi\.e)(?<!\be\.g)[.?!](?=\s+(?:[A-Z(\[“\"0-9]|In\b|arXiv))"
 )
@@ -43,6 +54,18 @@ class Reference:
     title: str | None = None
     venue: str | None = None
     doi: str | None = None
+    arxiv: str | None = None
+
+    @property
+    def first_author(self) -> str | None:
+        """The first author's surname ("Smith" of "Smith, J." / "J. Smith" / "Smith J")."""
+        if not self.authors:
+            return None
+        a = self.authors[0].strip()
+        if "," in a and re.fullmatch(r"\s*(?:[A-Z][a-z]?\.?[ -]?)+", a.split(",", 1)[1]):
+            return a.split(",")[0].strip() or None
+        words = [w for w in a.split() if not re.fullmatch(r"(?:[A-Z]\.?[ -]?){1,4}|[A-Z]{1,3}", w)]
+        return (words[-1] if "." in a or len(words) > 1 else words[0]) if words else a
 
 
 def _join(text: str) -> str:
@@ -123,6 +146,7 @@ def _split_authors(text: str) -> list[str]:
             len(pieces) >= 2
             and len(pieces) % 2 == 0
             and all(re.fullmatch(r"(?:[A-Z][a-z]?\.?[ -]?)+|[A-Z]{1,3}", p) for p in pieces[1::2])
+            and not any(re.match(r"[A-Z]\.", p) for p in pieces[::2])  # "A. Chen, B. Li": two names
         ):
             parts = [f"{a}, {b}" for a, b in zip(pieces[::2], pieces[1::2])]
         else:
@@ -153,6 +177,10 @@ def parse_entry(text: str, page: int = 0) -> Reference:
     """Parse one entry (see the module docstring for the styles understood)."""
     raw = text
     body = _MARKER.sub("", text, count=1).strip()
+    arxiv_m = _ARXIV.search(body)
+    arxiv = arxiv_m.group(1) if arxiv_m else None
+    if arxiv_m:  # "arXiv:2001.12076" must not read as the year 2076
+        body = body[: arxiv_m.start()] + "arXiv:\u2063" + body[arxiv_m.end() :]  # restored below
     doi_m = _DOI.search(body)
     doi = doi_m.group(0) if doi_m else None
     years = [m for m in _YEAR.finditer(body) if not (doi_m and doi_m.start() <= m.start() < doi_m.end())]
@@ -166,7 +194,13 @@ def parse_entry(text: str, page: int = 0) -> Reference:
     surname_first = bool(m_list) and bool(
         re.match(r"^[^,;]{2,40}, (?:[A-Z][a-z]?\.[ -]?)+(?:;|,? and |,? & |\s+[A-Z(])", body)
     )
-    if quoted and quoted.start() < 400:
+    m_vanc = _VANCOUVER.match(body)
+    if m_vanc and not quoted:
+        authors = _split_authors(m_vanc.group(1))
+        title, rest = _first_sentence(body[m_vanc.end() :])
+        year_s = years[-1].group(1) if years else None
+        venue = _venue(re.sub(r";.*$", "", rest), year_s)
+    elif quoted and quoted.start() < 400:
         authors = _split_authors(body[: quoted.start()])
         title = quoted.group(1).strip(" ,.")
         year_s = years[-1].group(1) if years else None
@@ -196,6 +230,8 @@ def parse_entry(text: str, page: int = 0) -> Reference:
         title = _URL.sub("", title).strip(" ,.;:")
         if len(title.split()) < 2 or _YEAR.fullmatch(title):
             title = None
+    if arxiv and venue:
+        venue = venue.replace("\u2063", arxiv)
     return Reference(
         raw=raw,
         page=page,
@@ -204,7 +240,13 @@ def parse_entry(text: str, page: int = 0) -> Reference:
         title=title or None,
         venue=venue,
         doi=doi,
+        arxiv=arxiv,
     )
+
+
+def parse_entries(entries: Sequence[str]) -> list[Reference]:
+    """Parse a list of entries (list markers such as "[3]", "(3)", "3." allowed)."""
+    return [parse_entry(e) for e in entries]
 
 
 def parse_references(pages: Sequence[PageLayout], spans: Sequence[Sequence[Span]]) -> list[Reference]:

@@ -4,16 +4,20 @@ and quotes treat it like any page; the words' boxes are kept for highlighting.""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 
 from bayes_app.library import ocr, pdf
+from bayes_app.library.line_features import doc_stats
 from bayes_app.library.pdf import PDFIUM_LOCK, PageLayout, TextLine
 from bayes_app.library.pdf.document import open_page
 from bayes_app.models import DocStatus
 from bayes_app.search import crosslang
+
+_SCAN_AREA = 0.5  # an image covering this share of the page is the scan, not a figure in it
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,25 +51,37 @@ def _lines(text: str, words: tuple[ocr.OcrWord, ...], width: float, height: floa
                 top,
                 max(b.x1 for b in boxes) * width,
                 bottom,
-                # printed size ≈ the line's height (cap + descender) in points
-                round((bottom - top) * 0.85, 2),
+                # the ink of a line (ascender to descender) is ≈ 0.9 of its font size
+                round((bottom - top) / 0.9, 2),
             )
         )
     return tuple(lines)
 
 
 def read_page(
-    document: pdfium.PdfDocument, layout: PageLayout, lang: str, *, dpi: int = ocr.DPI, timeout_s: float = 60.0
+    document: pdfium.PdfDocument,
+    layout: PageLayout,
+    lang: str,
+    *,
+    dpi: int = ocr.DPI,
+    timeout_s: float = 60.0,
+    max_pixels: int = ocr.MAX_PIXELS,
 ) -> ScannedPage:
     """OCR one page of an open document (rendering holds the pdfium lock, recognition does not)
-    and return its layout in place of ``layout`` (regions kept)."""
+    and return its layout in place of ``layout`` (regions kept). ocr.PageTooLarge for a page
+    the pixel budget cannot hold at a readable resolution (nothing is rendered)."""
     with PDFIUM_LOCK, open_page(document, layout.number - 1) as (page, _textpage):
-        image = ocr.render(page, dpi)
+        image = ocr.render(page, dpi, max_pixels)
     result = ocr.recognise_image(image, lang, timeout_s)
+    del image  # the page's pixels go before the next page is drawn
     text = result.text
     lines = _lines(text, result.words, layout.width, layout.height)
+    # The scan itself is an image over the whole page: kept as a region, every recognised line
+    # would be "figure" text (never quoted, ranked low). Only smaller images stay figures.
+    page_area = max(layout.width * layout.height, 1.0)
+    regions = tuple(r for r in layout.regions if (r[2] - r[0]) * (r[3] - r[1]) < _SCAN_AREA * page_area)
     return ScannedPage(
-        PageLayout(layout.number, text, layout.width, layout.height, lines, layout.regions), result.words, result.lang
+        PageLayout(layout.number, text, layout.width, layout.height, lines, regions), result.words, result.lang
     )
 
 
@@ -76,6 +92,25 @@ class OcrOptions:
     page_timeout_s: float = 60.0
     dpi: int = ocr.DPI
     lang: str = ""  # an installed Tesseract language chosen at upload ("" = follow detection)
+    max_pixels: int = ocr.MAX_PIXELS  # BAYES_OCR_MAX_PIXELS
+
+
+def _match_sizes(pages: list[pdf.PageLayout], scanned: set[int]) -> None:
+    """Scale the recognised pages' line sizes so that their body text has the size of the
+    text-layer pages' body text (sizes read from OCR boxes are estimates): structure analysis
+    then tells body, small print and headings apart on both kinds of page alike."""
+    text_pages = [p for p in pages if p.number not in scanned]
+    target = doc_stats(text_pages).body_size if text_pages else 0.0
+    if not target:
+        return
+    for i, page in enumerate(pages):
+        if page.number not in scanned or not page.lines:
+            continue
+        own = doc_stats([page]).body_size
+        if own:
+            k = target / own
+            lines = tuple(dataclasses.replace(ln, size=round(ln.size * k, 2)) for ln in page.lines)
+            pages[i] = dataclasses.replace(page, lines=lines)
 
 
 def recognise_pages(
@@ -84,11 +119,15 @@ def recognise_pages(
     words: dict[int, tuple[ocr.OcrWord, ...]],
     options: OcrOptions,
     report: Callable[..., None],
+    unread: list[str] | None = None,
 ) -> str:
     """OCR the pages that need it, in place; returns the Tesseract languages used ("" when no
     page needed OCR). The language is the upload's choice (``options.lang``), else follows the
-    text-layer pages' (or the first recognised page's) detected language. No text at all →
-    PdfError("no_text")."""
+    text-layer pages' (or the first recognised page's) detected language. A page that cannot be
+    read (too large for the pixel budget, or past the time limit) stays without text and its
+    reason, naming it, is added to ``unread``; the other pages are kept. No text at all →
+    PdfError("no_text"), with the unread pages' reasons."""
+    unread = [] if unread is None else unread
     scans = [p for p in pages if ocr.needs_ocr(p.text)]
     lang = ""
     if scans:
@@ -101,20 +140,33 @@ def recognise_pages(
         for k, page in enumerate(scans):
             report(DocStatus.RECOGNISING, k, len(scans), force=k == 0)
             try:
-                scanned = read_page(document, page, lang, dpi=options.dpi, timeout_s=options.page_timeout_s)
+                scanned = read_page(
+                    document,
+                    page,
+                    lang,
+                    dpi=options.dpi,
+                    timeout_s=options.page_timeout_s,
+                    max_pixels=options.max_pixels,
+                )
+            except ocr.PageTooLarge as err:
+                unread.append(f"Page {page.number} was not read: {err}.")
+                continue
             except TimeoutError:
-                raise pdf.PdfError(
-                    "no_text",
-                    f"Reading page {page.number} by text recognition took longer than "
-                    f"{options.page_timeout_s:.0f} s; the page may be damaged.",
-                ) from None
+                unread.append(
+                    f"Page {page.number} was not read: text recognition took longer than "
+                    f"{options.page_timeout_s:.0f} s; the page may be damaged."
+                )
+                continue
             pages[page.number - 1] = scanned.layout
             if scanned.words:
                 words[page.number] = scanned.words
             if k == 0 and detect_first and scanned.layout.text.strip():
                 lang = ocr.tesseract_lang(crosslang.passage_languages([scanned.layout.text])[0])
         report(DocStatus.RECOGNISING, len(scans), len(scans), force=True)
+        _match_sizes(pages, {p.number for p in scans})
     if not any(pdf.page_has_text(p.text) for p in pages):
+        if unread:
+            raise pdf.PdfError("no_text", "No page of this PDF could be read. " + " ".join(unread[:5]))
         raise pdf.PdfError(
             "no_text",
             "No text could be found in this PDF, not even by text recognition (OCR): "

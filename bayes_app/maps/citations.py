@@ -21,10 +21,12 @@ from sqlmodel import Session, col, select
 from bayes_app.library.chunking import embedding_text
 from bayes_app.library.quotes import locate_quote, quote_in_text
 from bayes_app.maps import service
+from bayes_app.maps.access import actor
 from bayes_app.maps.errors import MapError, MapNotFound
 from bayes_app.maps.support import score_support
 from bayes_app.models import Chunk, Citation, Document, MapNode, Origin, PageText
 from bayes_app.sharing.documents import in_shared_collection
+from bayes_app.sharing.map_documents import member_scope
 
 MAX_QUOTE = 5_000
 
@@ -78,6 +80,9 @@ def attach_citation(
     # the map owner's passage, or one of a collection shared with them
     if chunk is None or (chunk.owner_id != owner_id and not in_shared_collection(db, owner_id, chunk.document_id)):
         raise MapNotFound("passage")
+    who = actor(owner_id)
+    if who != owner_id and chunk.document_id not in member_scope(db, service.get_map(db, owner_id, map_id)):
+        raise MapNotFound("passage")  # a member cites only what the owner made readable to the map
     quote = " ".join((quote or embedding_text(chunk.text)).split())
     if not quote:
         raise MapError("bad_quote", "The quote is empty.")

@@ -54,7 +54,7 @@ def propose_splits(
     for theme, claims in crowded(nodes, threshold):
         if theme.id in pending:
             continue
-        texts = [" ".join(f"{c.title} {c.body}".split()) for c in claims]
+        texts = [" ".join((c.title or c.body).split()) for c in claims]
         taken = [n.title for n in nodes if n.kind in (NodeKind.THEME, NodeKind.CHAPTER) and n.id != theme.id]
         groups: list[dict[str, Any]] = [
             {"title": title, "node_ids": [claims[i].id for i in idx]} for title, idx in grouper(texts, taken)

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, func, select
 from bayes_app.db import atomic
 from bayes_app.maps.access import _node_citations, _nodes, _touch, actor, get_map, get_node, subtree
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.tree import check_shape
 from bayes_app.maps.undo import _amend_edit, _commit_edit, _Undo
 from bayes_app.maps.views import map_summary, node_view
 from bayes_app.models import (
@@ -174,6 +175,7 @@ def _insert(
     )
     db.add(node)
     db.flush()
+    check_shape(db, map_id)
     if u:
         u.created("nodes", node.id)
     return node
@@ -332,6 +334,8 @@ def move_node(
     node.parent_id = parent.id
     node.updated_at = utcnow()
     db.add(node)
+    db.flush()
+    check_shape(db, map_id)
     _commit_edit(db, map_id, "move_node", u)
     return node_view(node, _node_citations(db, node.id))
 

@@ -1,4 +1,4 @@
-"""Export a map or a subtree: Markdown prose with numbered citations, DOCX, BibTeX, JSON.
+"""Export a map or a subtree: Markdown prose with numbered citations, DOCX, JSON.
 
 Citations are numbered in order of first use; the reference list gives author, year and
 page: `[1] Lovelace & Turing (2024), Small Models, p. 3`.
@@ -8,7 +8,7 @@ page: `[1] Lovelace & Turing (2024), Small Models, p. 3`.
     inline_citations(text, outline) -> (text with "[n]" as "(Author Year, p. N)", numbers used)
     checked_markers(text, outline) -> (text without markers its sentence doesn't match, dropped)
     docx_bytes(db, owner_id, map_id, node_id=None) -> bytes
-    bibtex(db, owner_id, map_id, node_id=None) -> str
+    (BibTeX and LaTeX: maps/export_tex.py)
     as_json(db, owner_id, map_id) -> dict   (= service.map_view)
 """
 
@@ -23,7 +23,10 @@ from typing import Any
 from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
 from sqlmodel import Session
 
-from bayes_app.maps import service
+from bayes_app.bidi import inert
+from bayes_app.library.bibinfo import bib_info
+from bayes_app.maps import csl, service
+from bayes_app.maps.tree import walk
 from bayes_app.maps.views import unshared_documents
 from bayes_app.models import Citation, Document, MapNode, NodeKind
 
@@ -117,9 +120,10 @@ class _Tree:
     kids: dict[str | None, list[MapNode]]
     cits: dict[str, list[Citation]]
     refs: _Refs
+    paged: bool = False  # markers carry their pages: "[2, p. 4]" (exports), else "[2]" (writers' outline)
 
 
-def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None) -> tuple[Any, _Tree]:
+def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None, paged: bool = False) -> tuple[Any, _Tree]:
     m = service.get_map(db, owner_id, map_id)
     nodes = service._nodes(db, map_id)
     root = service.get_node(db, owner_id, map_id, node_id) if node_id else service.root_of(db, map_id)
@@ -130,7 +134,7 @@ def _tree(db: Session, owner_id: str, map_id: str, node_id: str | None) -> tuple
         cits.setdefault(c.node_id, []).append(c)
         if d is not None and d.id not in refs.hidden:  # an unshared document's metadata stays out
             refs.docs[d.id] = d
-    return m, _Tree(root, service.children_index(nodes), cits, refs)
+    return m, _Tree(root, service.children_index(nodes), cits, refs, paged)
 
 
 # a bracketed number (list) as it could appear in source text: "[5]", "[1, 3]", "[2–4]"
@@ -148,8 +152,24 @@ def unescape_brackets(text: str) -> str:
 
 
 def _marks(t: _Tree, n: MapNode) -> str:
-    nums = sorted({t.refs.number(c) for c in t.cits.get(n.id, [])})
-    return "".join(f"[{k}]" for k in nums)
+    return _marker(t, t.cits.get(n.id, []))
+
+
+def _marker(t: _Tree, cits: list[Citation]) -> str:
+    """ "[1][3]", or with pages "[1, p. 3; 3, pp. 4, 7]" (each source with the pages this claim cites)."""
+    pages: dict[int, set[int]] = {}
+    for c in cits:
+        pages.setdefault(t.refs.number(c), set()).add(c.page)
+    if not pages:
+        return ""
+    if not t.paged:
+        return "".join(f"[{k}]" for k in sorted(pages))
+    return "[" + "; ".join(f"{k}, {pages_label(pages[k])}" for k in sorted(pages)) + "]"
+
+
+# an export's marker with pages: "[2, p. 4]", "[1, p. 3; 2, pp. 4, 7]"
+_PAGED = re.compile(r"(?<!\\)\[(\d+, pp?\. \d+(?:, \d+)*(?:; \d+, pp?\. \d+(?:, \d+)*)*)\]")
+_PAGED_ONE = re.compile(r"(\d+), pp?\. (\d+(?:, \d+)*)")
 
 
 def _sentence(text: str) -> str:
@@ -164,7 +184,7 @@ def md_text(text: str) -> str:
     """Untrusted text (titles, quotes, names) as literal Markdown: every character Markdown
     could read as syntax is escaped, so no HTML, link (`javascript:`), image or citation marker
     can come out of source text."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))
 
 
 def _plain(text: str) -> str:
@@ -177,34 +197,48 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
     out: list[tuple[str, Any]] = []
     contradicts = NodeKind.COUNTERPOINT
 
-    def walk(n: MapNode, level: int) -> None:
+    # Steps, done in order by `walk` (no recursion): ("node", n, level) writes a node and
+    # returns the steps of its children; ("leaves", [claims], _) one paragraph of leaf claims;
+    # ("synthesis", n, level) a synthesis note. Citation numbers are given as steps are done.
+    def expand(step: tuple[str, Any, int]) -> list[tuple[str, Any, int]]:
+        what, n, level = step
+        if what == "leaves":
+            out.append(("para", " ".join(_claim_sentence(t, k, esc) for k in n)))
+            return []
+        if what == "synthesis":
+            out.extend(_synthesis_blocks(t, n, level, esc))
+            return []
         kids = t.kids.get(n.id, [])
-        if n.kind in (NodeKind.QUESTION, NodeKind.THEME, NodeKind.CHAPTER) or (kids and n.kind == NodeKind.NOTE):
-            out.append(("heading", (min(level, 6), esc(n.title or "Untitled"))))
-            if n.body.strip():
-                out.append(("para", esc(n.body.strip())))
-            leaf_text = []
-            for k in kids:
-                if is_synthesis(k, t.cits.get(k.id, [])) and not t.kids.get(k.id):
-                    if leaf_text:
-                        out.append(("para", " ".join(leaf_text)))
-                        leaf_text = []
-                    out.extend(_synthesis_blocks(t, k, min(level + 1, 6), esc))
-                elif not t.kids.get(k.id) and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE):
-                    leaf_text.append(_claim_sentence(t, k, esc))
-                else:
-                    if leaf_text:
-                        out.append(("para", " ".join(leaf_text)))
-                        leaf_text = []
-                    walk(k, level + 1)
-            if leaf_text:
-                out.append(("para", " ".join(leaf_text)))
-        else:
+        if not (n.kind in (NodeKind.QUESTION, NodeKind.THEME, NodeKind.CHAPTER) or (kids and n.kind == NodeKind.NOTE)):
             out.append(("para", _claim_sentence(t, n, esc)))
-            for k in kids:
-                walk(k, level + 1)
+            return [("node", k, level + 1) for k in kids]
+        out.append(("heading", (min(level, 6), esc(n.title or "Untitled"))))
+        if n.body.strip():
+            out.append(("para", esc(n.body.strip())))
+        steps: list[tuple[str, Any, int]] = []
+        leaves: list[MapNode] = []
+        for k in kids:
+            leaf = not t.kids.get(k.id)
+            if (
+                leaf
+                and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE)
+                and not is_synthesis(k, t.cits.get(k.id, []))
+            ):
+                leaves.append(k)
+                continue
+            if leaves:
+                steps.append(("leaves", leaves, level))
+                leaves = []
+            if leaf and is_synthesis(k, t.cits.get(k.id, [])):
+                steps.append(("synthesis", k, min(level + 1, 6)))
+            else:
+                steps.append(("node", k, level + 1))
+        if leaves:
+            steps.append(("leaves", leaves, level))
+        return steps
 
-    walk(t.root, 1)
+    for _ in walk([("node", t.root, 1)], expand):
+        pass
     return out
 
 
@@ -220,7 +254,10 @@ def _synthesis_blocks(t: _Tree, n: MapNode, level: int, esc: Callable[[str], str
 
     def remap(m: re.Match) -> str:
         local = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
-        nums = sorted({t.refs.number(own[k - 1]) for k in local if 1 <= k <= len(own)})
+        cited = [own[k - 1] for k in local if 1 <= k <= len(own)]
+        if t.paged:
+            return _marker(t, cited)
+        nums = sorted({t.refs.number(c) for c in cited})
         return f"[{', '.join(map(str, nums))}]" if nums else ""
 
     out: list[tuple[str, Any]] = [("heading", (level, esc(n.title or "Synthesis")))]
@@ -267,9 +304,46 @@ class Outline:
     claims_of: dict[str, list[str]] = field(default_factory=dict)  # citation id -> its node's wording
 
 
-def markdown(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
-    """The map (or the subtree under `node_id`) as Markdown prose with numbered citations."""
-    return outline(db, owner_id, map_id, node_id).markdown
+def markdown(
+    db: Session, owner_id: str, map_id: str, node_id: str | None = None, style: str = csl.DEFAULT_STYLE
+) -> str:
+    """The map (or the subtree under `node_id`) as Markdown prose, each claim's marker with the
+    page it cites ("[2, p. 4]"), the references in the CSL ``style``."""
+    style = csl.check_style(style)
+    m, t = _tree(db, owner_id, map_id, node_id, paged=True)
+    lines = _markdown_lines(t)
+    entries = _styled_entries(db, t, style)
+    if entries:
+        lines.extend(["## References\n", *(f"{n}. {md_text(ref)}" for n, ref in entries), ""])
+    if m.offline:
+        lines.append("_Built in offline mode (extractive: claims are quoted sentences)._\n")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _markdown_lines(t: _Tree) -> list[str]:
+    lines: list[str] = []
+    for kind, value in _blocks(t, md_text):
+        if kind == "heading":
+            level, text = value
+            lines.append(f"{'#' * level} {text}\n")
+        else:
+            lines.append(value + "\n")
+    return lines
+
+
+def _styled_entries(db: Session, t: _Tree, style: str) -> list[tuple[int, str]]:
+    """(number, entry) of every cited source, a library paper rendered in the CSL ``style``."""
+    infos = {did: bib_info(db, d) for did, d in t.refs.docs.items()}
+    rendered = csl.render(sorted(infos.items()), style)
+    out = []
+    for doc_key, n in t.refs.numbers.items():
+        if doc_key in t.refs.removed:
+            out.append((n, f"{t.refs.removed[doc_key]} (source removed from the library)"))
+        elif doc_key in t.refs.hidden or doc_key not in rendered:
+            out.append((n, UNSHARED))
+        else:
+            out.append((n, rendered[doc_key]))
+    return out
 
 
 # a citation marker: "[2]", "[1, 3]" — never an escaped "\[2\]" (source text)
@@ -328,13 +402,7 @@ def checked_markers(text: str, o: Outline, min_overlap: float = 0.2) -> tuple[st
 def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> Outline:
     """The Markdown of `markdown()`, with the sources behind its numbers."""
     m, t = _tree(db, owner_id, map_id, node_id)
-    lines: list[str] = []
-    for kind, value in _blocks(t, md_text):
-        if kind == "heading":
-            level, text = value
-            lines.append(f"{'#' * level} {text}\n")
-        else:
-            lines.append(value + "\n")
+    lines = _markdown_lines(t)
     entries = t.refs.entries()
     if entries:
         lines.extend(["## References\n", *(f"{n}. {md_text(ref)}" for n, ref in entries), ""])
@@ -353,28 +421,31 @@ def outline(db: Session, owner_id: str, map_id: str, node_id: str | None = None)
     return Outline("\n".join(lines).rstrip() + "\n", t.refs.inline(), t.refs.cited, claims, claims_of)
 
 
-def docx_bytes(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> bytes:
-    """The same prose as a Word document."""
+def docx_bytes(
+    db: Session, owner_id: str, map_id: str, node_id: str | None = None, style: str = csl.DEFAULT_STYLE
+) -> bytes:
+    """The same prose as a Word document (markers with pages, references in ``style``)."""
     from docx import Document as Docx
 
-    _m, t = _tree(db, owner_id, map_id, node_id)
+    style = csl.check_style(style)
+    _m, t = _tree(db, owner_id, map_id, node_id, paged=True)
     doc = Docx()
-    for kind, value in _blocks(t, escape_brackets):  # source "[5]" kept apart from the real markers
+    for kind, value in _blocks(t, lambda s: escape_brackets(inert(s))):  # source "[5]" apart from real markers
         if kind == "heading":
             level, text = value
             doc.add_heading(unescape_brackets(text), level=min(level - 1, 9))
         else:
             para, pos = doc.add_paragraph(), 0
-            for m in _MARKER.finditer(value):  # real markers superscript; source brackets plain text
+            for m in _PAGED.finditer(value):  # real markers superscript; source brackets plain text
                 para.add_run(unescape_brackets(value[pos : m.start()]))
                 para.add_run(m.group(0)).font.superscript = True
                 pos = m.end()
             para.add_run(unescape_brackets(value[pos:]))
-    entries = t.refs.entries()
+    entries = _styled_entries(db, t, style)
     if entries:
         doc.add_heading("References", level=1)
         for n, ref in entries:
-            doc.add_paragraph(f"[{n}] {ref}")
+            doc.add_paragraph(f"[{n}] {inert(ref)}")
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()
@@ -397,49 +468,7 @@ _BIB_ENCODER = UnicodeToLatexEncoder(
 
 
 def _bib_escape(s: str) -> str:
-    return _BIB_ENCODER.unicode_to_latex(" ".join(s.split()))
-
-
-def bibtex_key(doc: Document, taken: set[str]) -> str:
-    base = re.sub(r"[^A-Za-z]", "", _surname(doc.authors[0]) if doc.authors else "anon").lower() or "anon"
-    base += str(doc.year or "nd")
-    first = next((w for w in re.findall(r"[A-Za-z]{4,}", doc.title or "")), "")
-    key = base + first.lower()
-    k, i = key, 1
-    while k in taken:
-        i += 1
-        k = f"{key}{i}"
-    taken.add(k)
-    return k
-
-
-def bibtex(db: Session, owner_id: str, map_id: str, node_id: str | None = None) -> str:
-    """The cited sources (of the map or subtree) as BibTeX entries: `@misc`, since the
-    library knows no journal for a PDF (an `@article` without its required `journal` field
-    makes BibTeX warn and styles print a gap)."""
-    _m, t = _tree(db, owner_id, map_id, node_id)
-    ids = [n.id for n in service.subtree([n for kids in t.kids.values() for n in kids], t.root.id)]
-    doc_ids: list[str] = []
-    for nid in ids:
-        for c in t.cits.get(nid, []):
-            if c.document_id is not None and c.document_id not in doc_ids:
-                doc_ids.append(c.document_id)
-    taken: set[str] = set()
-    out = []
-    for did in doc_ids:
-        d = t.refs.docs.get(did)
-        if d is None:
-            continue
-        fields = [("title", d.title or d.filename)]
-        if d.authors:
-            fields.append(("author", " and ".join(d.authors)))
-        if d.year:
-            fields.append(("year", str(d.year)))
-        if d.doi:
-            fields.append(("doi", d.doi))
-        body = ",\n".join(f"  {k} = {{{_bib_escape(v)}}}" for k, v in fields)
-        out.append(f"@misc{{{bibtex_key(d, taken)},\n{body}\n}}\n")
-    return "\n".join(out)
+    return _BIB_ENCODER.unicode_to_latex(" ".join(inert(s).split()))
 
 
 def as_json(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:

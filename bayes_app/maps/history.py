@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from bayes_app.maps.access import get_node
+from bayes_app.maps.access import get_map, get_node
 from bayes_app.maps.views import _iso
 from bayes_app.models import MapEdit
 
@@ -36,3 +36,28 @@ def node_history(db: Session, owner_id: str, map_id: str, node_id: str) -> list[
             }
         )
     return out
+
+
+def map_history(db: Session, owner_id: str, map_id: str) -> list[dict[str, Any]]:
+    """The map's recorded changes, newest first (the undo log: the last `UNDO_KEEP`): who made
+    each (a run's writes are one change, authored by who started the run), when, the nodes it
+    touched, and whether it was undone."""
+    from bayes_app.models import User
+
+    get_map(db, owner_id, map_id)
+    edits = list(db.exec(select(MapEdit).where(MapEdit.map_id == map_id).order_by(col(MapEdit.created_at).desc())))
+    ids = {e.user_id or owner_id for e in edits}
+    emails = {u.id: u.email for u in db.exec(select(User).where(col(User.id).in_(ids)))} if ids else {}
+    return [
+        {
+            "edit_id": e.id,
+            "action": e.action,
+            "user_id": e.user_id or owner_id,
+            "email": emails.get(e.user_id or owner_id),
+            "at": _iso(e.created_at),
+            "node_ids": list(e.node_ids or []),
+            "run_id": e.run_id,
+            "undone": e.undone,
+        }
+        for e in edits
+    ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bayes_app.maps.tree import bottom_up, walk
 from bayes_app.models import MapNode
 
 NODE_W, NODE_H = 262.0, 100.0  # the largest box a node draws (borders included)
@@ -26,24 +27,26 @@ def tree_layout(nodes: list[MapNode]) -> dict[str, tuple[float, float]]:
     for lst in kids.values():
         lst.sort(key=lambda n: (n.order_index, n.created_at))
     out: dict[str, tuple[float, float]] = {}
-    next_leaf = [0.0]
+    next_leaf = 0.0
 
-    def place(n: MapNode, depth: int) -> float:
-        children = [] if n.collapsed else kids.get(n.id, [])
-        if not children:
-            y = next_leaf[0] * Y_STEP
-            next_leaf[0] += 1
-        else:
-            ys = [place(c, depth + 1) for c in children]
-            y = (ys[0] + ys[-1]) / 2
-        out[n.id] = (depth * X_STEP, y)
-        if n.collapsed:
-            _hide(n, out, kids, depth * X_STEP, y)
-        return y
+    def shown(n: MapNode) -> list[MapNode]:
+        return [] if n.collapsed else kids.get(n.id, [])
 
     for root in kids.get(None, []):
-        place(root, 0)
-        next_leaf[0] += 1  # a gap between trees (a map has one root)
+        depth = {root.id: 0}
+        for n, d in walk([root], shown):
+            depth[n.id] = d
+        for n in bottom_up([root], shown):  # leaves stacked in order, then parents centred
+            children = shown(n)
+            if not children:
+                y = next_leaf * Y_STEP
+                next_leaf += 1
+            else:
+                y = (out[children[0].id][1] + out[children[-1].id][1]) / 2
+            out[n.id] = (depth[n.id] * X_STEP, y)
+            if n.collapsed:
+                _hide(n, out, kids, depth[n.id] * X_STEP, y)
+        next_leaf += 1  # a gap between trees (a map has one root)
     return out
 
 

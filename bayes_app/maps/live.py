@@ -15,8 +15,10 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from bayes_app.bidi import inert
 from bayes_app.maps.layout import tree_layout
 from bayes_app.maps.outline import branch_hues
+from bayes_app.maps.tree import walk
 from bayes_app.models import Mindmap, Run, RunStatus
 from bayes_app.runs.events import RunEvent
 
@@ -64,7 +66,8 @@ def build_graph(
     hues = branch_hues(nodes)
 
     def count(nid: str) -> int:
-        return sum(1 + count(c["id"]) for c in kids.get(nid, []))
+        """How many nodes are under `nid` (no recursion: a deep branch cannot break the view)."""
+        return sum(1 for _ in walk(kids.get(nid, []), lambda c: kids.get(c["id"], [])))
 
     out_nodes: list[dict] = []
     edges: list[dict] = []
@@ -82,7 +85,7 @@ def build_graph(
             {
                 "id": n["id"],
                 "kind": n["kind"],
-                "title": n["title"],
+                "title": inert(n["title"] or ""),
                 "position": pos,
                 "citations": n.get("citation_count") or 0,
                 "support": n.get("support"),

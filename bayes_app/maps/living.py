@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayes_app.maps.tree import bottom_up
 from bayes_app.models import MapNode, NodeKind
 
 BRANCH_KINDS = (NodeKind.THEME, NodeKind.CHAPTER)
@@ -84,17 +85,19 @@ def build_tree(nodes: Sequence[MapNode], vec_of: dict[str, np.ndarray]) -> list[
         kids.setdefault(n.parent_id, []).append(n)
     root = next((n for n in nodes if n.parent_id is None), None)
 
-    def branch(n: MapNode) -> Branch | None:
-        vecs = [vec_of[n.id]] if n.id in vec_of else []
-        vecs += [vec_of[k.id] for k in kids.get(n.id, []) if k.kind in CLAIM_KINDS and k.id in vec_of]
-        if not vecs:
-            return None
-        sub = [b for k in kids.get(n.id, []) if k.kind in BRANCH_KINDS and (b := branch(k)) is not None]
-        return Branch(n.id, n.title, _unit(np.mean(vecs, axis=0)), sub)
-
     if root is None:
         return []
-    return [b for k in kids.get(root.id, []) if k.kind in BRANCH_KINDS and (b := branch(k)) is not None]
+
+    def sub(n: MapNode) -> list[MapNode]:
+        return [k for k in kids.get(n.id, []) if k.kind in BRANCH_KINDS]
+
+    built: dict[str, Branch | None] = {}
+    for n in bottom_up(sub(root), sub):  # children first, so each branch finds its sub-branches built
+        vecs = [vec_of[n.id]] if n.id in vec_of else []
+        vecs += [vec_of[k.id] for k in kids.get(n.id, []) if k.kind in CLAIM_KINDS and k.id in vec_of]
+        children = [b for k in sub(n) if (b := built.get(k.id)) is not None]
+        built[n.id] = Branch(n.id, n.title, _unit(np.mean(vecs, axis=0)), children) if vecs else None
+    return [b for k in sub(root) if (b := built.get(k.id)) is not None]
 
 
 def place(claim_vec: np.ndarray, root_id: str, tree: list[Branch], descend_floor: float = DESCEND_FLOOR) -> Placement:

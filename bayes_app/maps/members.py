@@ -92,8 +92,4 @@ def shared_with(db: Session, user_id: str) -> list[dict[str, Any]]:
     return [{**map_summary(m), "role": role, "owner_email": email} for m, role, email in rows]
 
 
-def is_member(db: Session, map_id: str, user_id: str) -> bool:
-    return db.get(MapMember, (map_id, user_id)) is not None
-
-
 __all__ = ["Role", "add_member", "list_members", "remove_member", "set_role", "shared_with"]

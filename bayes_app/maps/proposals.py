@@ -7,9 +7,10 @@ from typing import Any
 from sqlmodel import Session, select
 
 from bayes_app.db import atomic
-from bayes_app.maps.access import _nodes, _touch, get_map, root_of
+from bayes_app.maps.access import _nodes, _touch, actor, get_map, root_of
 from bayes_app.maps.edits import MAX_NODE_TITLE, _insert
 from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.tree import check_shape
 from bayes_app.maps.undo import _commit_edit, _Undo
 from bayes_app.maps.views import proposal_view
 from bayes_app.models import (
@@ -20,6 +21,7 @@ from bayes_app.models import (
     NodeRelation,
     Origin,
 )
+from bayes_app.sharing.map_documents import proposal_visible
 
 
 # ---- proposals (restructure / chapters previews) -------------------------------------------
@@ -65,10 +67,10 @@ def get_pending(db: Session, owner_id: str, map_id: str, proposal_id: str) -> Ma
 
 
 def _proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -> MapProposal:
-    get_map(db, owner_id, map_id)
+    m = get_map(db, owner_id, map_id)
     p = db.get(MapProposal, proposal_id, populate_existing=True)
-    if p is None or p.map_id != map_id:
-        raise MapNotFound("proposal")
+    if p is None or p.map_id != map_id or not proposal_visible(db, actor(owner_id) or owner_id, m, p.payload or {}):
+        raise MapNotFound("proposal")  # a member never sees one about a paper they cannot open
     if p.status != "pending":
         raise MapError("proposal_decided", f"The proposal was already {p.status}.", 409)
     return p
@@ -140,6 +142,7 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
             db.add(m)
             k += 1
     db.flush()
+    check_shape(db, map_id)
     _drop_emptied(db, map_id, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
     _synthesis_outdated(db, root, u)
     positions = tree_layout(_nodes(db, map_id))

@@ -320,7 +320,3 @@ def claim_problem(sentence: str) -> str | None:
     if not (first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first[1:]) or first[0] in "\"'“‘("):
         return "fragment"
     return None
-
-
-def is_claim_sentence(sentence: str) -> bool:
-    return claim_problem(sentence) is None

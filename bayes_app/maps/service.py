@@ -6,8 +6,9 @@ for an edit that cannot apply (answer `err.status`). Each edit is ONE transactio
 also bumps `Mindmap.revision` and commits, so pass a session without pending changes.
 
 User edits are recorded in `map_edits` with what is needed to reverse them; `undo`
-reverses the most recent one not yet undone. Agent writes (`write_agent_node`,
-`add_relation`) are not undoable by the user's Ctrl-Z.
+reverses the caller's most recent one not yet undone, `revert` any one of the map's history.
+Agent writes (`write_agent_node`, `add_relation`, …) of a run are recorded as one entry of the
+user who started the run.
 
 The UI calls (all return plain dicts / lists, JSON-ready):
     list_maps(db, owner_id)                       -> [map_summary], last edited first
@@ -62,7 +63,7 @@ from bayes_app.maps.edits import (
 )
 from bayes_app.maps.outline import branch_hues, move_step, outline_rows
 from bayes_app.maps.proposals import accept_proposal, create_proposal, reject_proposal
-from bayes_app.maps.undo import UNDO_KEEP, _commit_edit, _Undo, undo
+from bayes_app.maps.undo import UNDO_KEEP, _commit_edit, _Undo, revert, undo
 from bayes_app.maps.views import (
     _iso,
     citation_view,

@@ -3,9 +3,10 @@ note's own citations (the export renumbers them as it numbers the papers).
 
     offline(db, owner_id, map_id, node_id=None, embed=None) -> Summary
         a structured extractive summary: an opening sentence, then per theme a lead naming the
-        theme and its one or two most central claims (cosine to the theme's centroid), themes in
-        reading order (background → method → results → limitations, from cue words of their
-        claims), at most MAX_WORDS words.
+        theme (its title when its claims bear it out, else their shared noun phrase) and its one
+        or two most central claims (cosine to the theme's centroid), each marker pointing at the
+        claim's own quote, themes in reading order (background → method → results →
+        limitations, from cue words of their claims), at most MAX_WORDS words (`word_count`).
     from_prose(prose, outline) -> (Summary, dropped markers, dropped sentences)
         a model's prose over the export outline: markers kept only where the sentence shares
         content terms with a claim citing that paper, each pointed at the best matching claim's
@@ -23,6 +24,7 @@ from sqlmodel import Session
 
 from bayes_app.maps import export
 from bayes_app.maps.sentences import split_sentences
+from bayes_app.maps.tree import walk
 from bayes_app.models import Citation, MapNode, NodeKind
 from bayes_app.search.sparse import tokens
 
@@ -73,21 +75,15 @@ def _groups(t: export._Tree) -> list[_Group]:
     """Every node with claim children (not a synthesis note), in tree order, with those claims."""
     out: list[_Group] = []
 
-    def walk(n: MapNode) -> None:
+    def below(n: MapNode) -> list[MapNode]:
+        return [k for k in t.kids.get(n.id, []) if not export.is_synthesis(k, t.cits.get(k.id, []))]
+
+    for n, _depth in walk([t.root], below):
         kids = t.kids.get(n.id, [])
         claims = [(k, t.cits.get(k.id, [])) for k in kids if k.kind in CLAIM_KINDS and (k.title or k.body)]
         if claims:
             out.append(_Group(n.title or "Untitled", claims, len(out)))
-        for k in kids:
-            if not export.is_synthesis(k, t.cits.get(k.id, [])):
-                walk(k)
-
-    walk(t.root)
     return out
-
-
-def _words(text: str) -> int:
-    return len(text.split())
 
 
 def offline(
@@ -112,42 +108,81 @@ def offline(
         cen = cen / (np.linalg.norm(cen) or 1.0)
         g.ranked = sorted(range(len(texts)), key=lambda i: (-float(v[i] @ cen), i))
     groups.sort(key=lambda g: (g.role, g.order))
+    _heads(groups, embed)
     papers = {c.document_id or c.source_title for g in groups for _, cs in g.claims for c in cs}
     n_claims = sum(len(g.claims) for g in groups)
     opening = (
         f"{n_claims} claim{'s' if n_claims != 1 else ''} from {len(papers)} "
         f"source{'s' if len(papers) != 1 else ''}, in {len(groups)} theme{'s' if len(groups) != 1 else ''}."
     )
-    budget = max_words - _words(opening)
-    chosen: dict[int, list[int]] = {}
-    # the most central claim of each theme first, then second ones while the budget lasts
+    # the most central claim of each theme first, then second ones, while the text stays within
+    # max_words (counted on the finished text, markers included)
+    chosen: list[tuple[int, int]] = []
     for rank in (0, 1):
         for gi, g in enumerate(groups):
-            if rank >= len(g.ranked):
-                continue
-            for ci in g.ranked[rank:]:
-                cost = _words(_sentence(g.claims[ci][0])) + (_words(_lead(g)) if rank == 0 else 0) + 1
-                if cost <= budget:
-                    chosen.setdefault(gi, []).append(ci)
-                    budget -= cost
+            for ci in g.ranked[rank:]:  # a shorter claim of the theme when its best one does not fit
+                if (gi, ci) not in chosen and word_count(_render(opening, groups, [*chosen, (gi, ci)])[0]) <= max_words:
+                    chosen.append((gi, ci))
                     break
+    text, cits = _render(opening, groups, chosen)
+    return Summary(text, cits)
+
+
+def word_count(text: str) -> int:
+    """Words of a text, counted strictly: whitespace-separated tokens (markers included) or
+    word-like runs ("0.79", "GPT-4o" one each), whichever is more."""
+    return max(len(text.split()), len(_WORDLIKE.findall(text)))
+
+
+_WORDLIKE = re.compile(r"[A-Za-z0-9]+(?:[.'’-][A-Za-z0-9]+)*")
+
+
+def _render(opening: str, groups: list[_Group], chosen: list[tuple[int, int]]) -> tuple[str, list[Citation]]:
+    """The summary's text with `chosen` (group, claim) picks, its markers numbering the citations."""
     cits: list[Citation] = []
     paras = [opening]
     for gi, g in enumerate(groups):
-        if gi not in chosen:
+        mine = sorted((ci for k, ci in chosen if k == gi), key=g.ranked.index)
+        if not mine:
             continue
         parts = [_lead(g)]
-        for ci in chosen[gi]:
+        for ci in mine:
             node, cs = g.claims[ci]
             local = []
-            for c in cs:
+            for c in own_citations(node, cs):
                 if c not in cits:
                     cits.append(c)
                 local.append(cits.index(c) + 1)
             text = export.escape_brackets(_sentence(node))
             parts.append(f"{text[:-1]} [{', '.join(map(str, sorted(set(local))))}]." if local else text)
         paras.append(" ".join(parts))
-    return Summary("\n\n".join(paras), cits)
+    return "\n\n".join(paras), cits
+
+
+def own_citations(node: MapNode, cits: list[Citation]) -> list[Citation]:
+    """The citations whose quote is the claim's own sentence (the passage and page a marker
+    after it should point to); all of them when none is (a model's paraphrase)."""
+    claim = set(tokens(node.title or node.body))
+    own = [c for c in cits if claim and len(claim & set(tokens(c.quote or ""))) >= OWN_QUOTE * len(claim)]
+    return own or cits
+
+
+OWN_QUOTE = 0.8  # share of the claim's content terms its own quote holds
+
+
+def _heads(groups: list[_Group], embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+    """Each group's heading: its node's title when every word of it is in the group's claims (in
+    two of them when it has two or more), else the noun phrase its claims share
+    (`agents.naming`), so no heading names what its claims do not say."""
+    from bayes_app.agents import naming
+
+    texts = [[c.title or c.body for c, _ in g.claims] for g in groups]
+    taken = [g.title for g, ts in zip(groups, texts) if naming.shared(g.title, ts)]
+    for i, (g, ts) in enumerate(zip(groups, texts)):
+        if not naming.shared(g.title, ts):
+            rest = [t for j, o in enumerate(texts) if j != i for t in o]
+            g.title = naming.name(ts, None, taken, embed, others=rest)
+            taken.append(g.title)
 
 
 def _sentence(n: MapNode) -> str:

@@ -9,6 +9,8 @@ from sqlmodel import Session, col, select
 
 from bayes_app.db import atomic
 from bayes_app.maps.access import _touch, actor, get_map
+from bayes_app.maps.errors import MapError, MapNotFound
+from bayes_app.maps.tree import check_shape
 from bayes_app.models import (
     Citation,
     MapEdit,
@@ -92,13 +94,16 @@ class _Undo:
                 out[row.id] = changed
         return out
 
-    def save(self, db: Session, map_id: str, action: str) -> None:
+    def save(
+        self, db: Session, map_id: str, action: str, user_id: str | None = None, run_id: str | None = None
+    ) -> None:
         node_ids = list(dict.fromkeys(self.delete["nodes"] + [r["id"] for r in self.restore["nodes"]]))
         db.add(
             MapEdit(
                 map_id=map_id,
                 action=action,
-                user_id=actor(),
+                user_id=user_id or actor(),
+                run_id=run_id,
                 node_ids=node_ids,
                 after=self.after(),
                 undo={"delete": self.delete, "restore": self.restore},
@@ -141,6 +146,14 @@ def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
     ).first()
     if last is None or last.action != action:
         return False
+    with atomic(db):
+        _merge(db, map_id, last, u)
+    return True
+
+
+def _merge(db: Session, map_id: str, last: MapEdit, u: _Undo) -> None:
+    """Fold `u` into the edit `last` (one undo reverts both); rows `last` already restores or
+    deletes keep its record."""
     rec = {
         "delete": {k: list(v) for k, v in last.undo.get("delete", {}).items()},
         "restore": {k: list(v) for k, v in last.undo.get("restore", {}).items()},
@@ -153,13 +166,26 @@ def _amend_edit(db: Session, map_id: str, action: str, u: _Undo) -> bool:
     after = {k: dict(v) for k, v in last.after.items()}
     for node_id, fields in u.after().items():
         after.setdefault(node_id, {}).update(fields)
-    with atomic(db):
-        last.undo = rec
-        last.after = after
-        last.node_ids = list(dict.fromkeys([*last.node_ids, *u.delete["nodes"], *after]))
-        db.add(last)
-        _touch(db, map_id)
-    return True
+    last.undo = rec
+    last.after = after
+    last.node_ids = list(dict.fromkeys([*last.node_ids, *u.delete["nodes"], *after]))
+    db.add(last)
+    _touch(db, map_id)
+
+
+def record_run_write(db: Session, map_id: str, run_id: str, user_id: str | None, action: str, u: _Undo) -> None:
+    """Record an agent write in its run's one history entry (created by the run's first write,
+    authored by the user who started the run), in the caller's transaction: the starter's undo
+    reverses the run's writes, and the map's history shows them."""
+    last = db.exec(
+        select(MapEdit).where(MapEdit.map_id == map_id, MapEdit.run_id == run_id, col(MapEdit.undone).is_(False))
+    ).first()
+    if last is None:
+        u.save(db, map_id, action, user_id=user_id, run_id=run_id)
+        db.flush()
+        _prune_undo(db, map_id)
+    else:
+        _merge(db, map_id, last, u)
 
 
 def _mine(user_id: str, owner_id: str) -> Any:
@@ -212,6 +238,29 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
     ).first()
     if edit is None:
         return None
+    return _reverse(db, map_id, edit, user_id, owner_id)
+
+
+def revert(db: Session, owner_id: str, map_id: str, edit_id: str) -> str:
+    """Reverse one edit of the map's history: the owner any edit (an editor's, even after the
+    editor was removed), a member only their own. A deleted subtree comes back with its
+    citations and links; a field changed by someone since keeps their value. Returns its action.
+    MapNotFound: no such edit; MapError 403 `not_your_edit`, 409 `already_undone`."""
+    get_map(db, owner_id, map_id)
+    user_id = actor(owner_id) or owner_id
+    edit = db.get(MapEdit, edit_id, populate_existing=True)
+    if edit is None or edit.map_id != map_id:
+        raise MapNotFound("edit")
+    author = edit.user_id or owner_id  # entries from before sharing are the owner's
+    if user_id != owner_id and author != user_id:
+        raise MapError("not_your_edit", "Only the map's owner can revert another member's edit.", 403)
+    if edit.undone:
+        raise MapError("already_undone", "This change was already undone.", 409)
+    return _reverse(db, map_id, edit, author, owner_id)
+
+
+def _reverse(db: Session, map_id: str, edit: MapEdit, user_id: str, owner_id: str) -> str:
+    """Undo `edit` as recorded, keeping what users other than `user_id` (its author) changed since."""
     with atomic(db):
         rest, dele = _keep_others(
             db, edit, user_id, owner_id, edit.undo.get("restore", {}), edit.undo.get("delete", {})
@@ -232,6 +281,7 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
         edit = db.get(MapEdit, edit_id)
         _restore(db, Citation, rest.get("citations", []))
         _restore(db, NodeRelation, rest.get("relations", []))
+        check_shape(db, map_id)
         edit.undone = True
         db.add(edit)
         _touch(db, map_id)

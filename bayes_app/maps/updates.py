@@ -54,6 +54,63 @@ def create_update_proposal(
     return p
 
 
+def divert_to_owner(
+    db: Session,
+    map_id: str,
+    run_id: str,
+    text: str,
+    citation: dict[str, Any],
+    *,
+    parent_id: str | None,
+    theme_title: str | None = None,
+    kind: str = NodeKind.CLAIM,
+    confidence: float | None = None,
+) -> MapProposal:
+    """A claim a member's run would have cited from a paper the owner has not made readable to
+    the map: added to the run's update proposal that only the owner sees (`owner_only`); the
+    owner's acceptance writes it (the paper then becomes readable as a cited one). Placed under
+    `parent_id` when it still exists, else under a theme `theme_title`."""
+    doc = db.get(Document, citation.get("document_id") or "")
+    title = doc.title if doc is not None else str(citation.get("source_title") or "")
+    p = db.exec(
+        select(MapProposal).where(
+            MapProposal.map_id == map_id, MapProposal.run_id == run_id, MapProposal.status == "pending"
+        )
+    ).first()
+    payload = dict(p.payload) if p is not None else {"documents": [], "items": [], "owner_only": True}
+    if p is None:
+        p = MapProposal(map_id=map_id, kind=UPDATE, run_id=run_id)
+    docs = list(payload.get("documents", []))
+    if doc is not None and all(d.get("id") != doc.id for d in docs):
+        docs.append({"id": doc.id, "title": doc.title, "year": doc.year, "arrived_at": doc.updated_at.isoformat()})
+    parent = db.get(MapNode, parent_id) if parent_id else None
+    item = {
+        "n": len(payload.get("items", [])),
+        "action": "insert" if parent is not None else "create",
+        "text": text,
+        "kind": kind,
+        "document_id": citation.get("document_id"),
+        "document_title": title,
+        "year": doc.year if doc is not None else None,
+        "page": citation.get("page"),
+        "quote": citation.get("quote"),
+        "citation": {
+            **{k: v for k, v in citation.items() if k != "region" and not isinstance(v, datetime)},
+            "source_title": title[:1000] or None,
+        },
+        "parent_id": parent.id if parent is not None else None,
+        "parent_title": parent.title if parent is not None else None,
+        "path": [],
+        "theme_title": theme_title,
+        "confidence": confidence,
+    }
+    p.payload = {**payload, "documents": docs, "items": [*payload.get("items", []), item], "owner_only": True}
+    with atomic(db):
+        db.add(p)
+        _touch(db, map_id)
+    return p
+
+
 def proposed_documents(db: Session, map_id: str) -> set[str]:
     """The papers any update proposal of the map (pending or decided) already covered."""
     rows = db.exec(select(MapProposal.payload).where(MapProposal.map_id == map_id, MapProposal.kind == UPDATE))

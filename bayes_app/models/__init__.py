@@ -26,11 +26,15 @@ from bayes_app.models.maps import (
     SupportLabel,
 )
 from bayes_app.models.runs import Operation, Run, RunStatus, UsageEvent
-from bayes_app.models.sharing import CollectionMember, MapMember, Role
+from bayes_app.models.sharing import CollectionMember, MapDocument, MapMember, Role
+from bayes_app.models.tables import ExtractionTable, TableCell, TableMember
 from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
 __all__ = [
+    "ExtractionTable",
+    "TableCell",
+    "TableMember",
     "ApiToken",
     "ChatMessage",
     "Conversation",
@@ -71,6 +75,8 @@ __all__ = [
     "ZoteroLibrary",
     "ZoteroNote",
     "CollectionMember",
+    "MapDocument",
     "MapMember",
     "Role",
 ]
+from bayes_app.models import shown_text as _shown_text

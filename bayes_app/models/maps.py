@@ -166,6 +166,7 @@ class MapEdit(SQLModel, table=True):
     map_id: str = Field(foreign_key="mindmaps.id", index=True, max_length=32, ondelete="CASCADE")
     action: str = Field(max_length=40)
     user_id: str | None = Field(default=None, max_length=32, index=True)  # who made it (None: the owner, before 0021)
+    run_id: str | None = Field(default=None, max_length=32, index=True)  # the run whose writes it records
     node_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))  # the nodes it touched
     after: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))  # node fields set
     undo: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))

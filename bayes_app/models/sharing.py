@@ -41,3 +41,17 @@ class CollectionMember(SQLModel, table=True):
     role: str = Field(default=Role.VIEWER, max_length=10)
     added_by: str = Field(max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
+
+
+class MapDocument(SQLModel, table=True):
+    """A document of the map owner's library that the owner made readable to the map's members
+    (the share dialog): members open it, and their runs on the map may research and cite it."""
+
+    __tablename__ = "map_documents"
+
+    map_id: str = Field(foreign_key="mindmaps.id", primary_key=True, max_length=32, ondelete="CASCADE")
+    document_id: str = Field(
+        foreign_key="documents.id", primary_key=True, index=True, max_length=32, ondelete="CASCADE"
+    )
+    added_by: str = Field(max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))

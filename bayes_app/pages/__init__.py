@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.pages import account, admin, auth, chat, credits, library, maps, search, sections, viewer
+from bayes_app.pages import account, admin, auth, chat, credits, library, maps, search, sections, tables, viewer
 from state.account import AccountState
 from state.admin import AdminState
 from state.auth import AuthState
@@ -18,6 +18,7 @@ from state.onboarding import GuideState
 from state.processes import ProcessesState
 from state.search import SearchState
 from state.session_guard import SessionGuard
+from state.tables import TablesState, TableState
 from state.viewer import ViewerState
 from state.zotero import ZoteroState
 
@@ -46,6 +47,15 @@ def register(app: rx.App) -> None:
     )
     app.add_page(
         search.search_page, route="/search", title="Search · Bayes", on_load=[AuthState.require_login, SearchState.load]
+    )
+    app.add_page(
+        tables.tables_page, route="/tables", title="Tables · Bayes", on_load=[AuthState.require_login, TablesState.load]
+    )
+    app.add_page(
+        tables.table_page,
+        route="/tables/[table_id]",
+        title="Table · Bayes",
+        on_load=[AuthState.require_login, TableState.load],
     )
     app.add_page(
         viewer.viewer_page,

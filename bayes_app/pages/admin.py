@@ -1,5 +1,6 @@
 """Admin page (admin-only: hidden from the navigation and refused on load for others):
-the supervised processes, the credit dashboard and the users."""
+the supervised processes, the model connection (with its check), the credit dashboard and the
+users."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def admin_page() -> rx.Component:
             rx.vstack(
                 rx.heading("Processes", size="5", id="admin-processes-heading"),
                 processes(),
+                parts.model_connection(),
                 rx.hstack(
                     rx.heading("Credit dashboard", size="5", id="admin-credits-heading"),
                     rx.button(

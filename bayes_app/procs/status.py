@@ -12,6 +12,7 @@ from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
+from bayes_app.procs import planned
 from bayes_app.procs.config import RPC_USER, paths, rpc_password
 
 # A crash (unexpected exit) keeps health "degraded" this long, so a monitor polling every
@@ -19,6 +20,8 @@ from bayes_app.procs.config import RPC_USER, paths, rpc_password
 DEGRADED_AFTER_CRASH_S = 10.0
 HISTORY_S = 24 * 3600
 RPC_TIMEOUT_S = 2.0
+# the states of a program between a planned exit and running again (not BACKOFF/FATAL: failures)
+PLANNED_STATES = ("STOPPING", "EXITED", "STOPPED", "STARTING")
 
 
 class _UnixConnection(HTTPConnection):
@@ -76,8 +79,16 @@ def is_crash(ev: dict[str, Any]) -> bool:
     return ev.get("state") in ("EXITED", "BACKOFF", "FATAL") and not ev.get("expected", False)
 
 
-def summarize(infos: list[dict[str, Any]], events: list[dict[str, Any]], now: float) -> dict[str, Any]:
-    """Health of the supervised programs from their live states and recorded events."""
+def summarize(
+    infos: list[dict[str, Any]],
+    events: list[dict[str, Any]],
+    now: float,
+    planned: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Health of the supervised programs from their live states, recorded events and the
+    restarts they announced (`procs.planned.recent`): a program down for a planned restart is
+    "restarting", not a problem, until it fails to start (BACKOFF, FATAL) or the grace ends."""
+    planned = planned or {}
     programs = []
     for info in infos:
         name = info["name"]
@@ -91,6 +102,7 @@ def summarize(infos: list[dict[str, Any]], events: list[dict[str, Any]], now: fl
                 "state": info["statename"],
                 "pid": info["pid"] or None,
                 "uptime_s": round(now - info["start"]) if info["statename"] == "RUNNING" else None,
+                "planned_restart": name in planned and info["statename"] != "RUNNING",
                 "restarts": len([e for e in exits if e.get("state") == "EXITED"]),
                 "crashes": len([e for e in exits if is_crash(e)]),
                 "recycles": len([e for e in exits if e.get("state") == "EXITED" and e.get("expected")]),
@@ -104,7 +116,13 @@ def summarize(infos: list[dict[str, Any]], events: list[dict[str, Any]], now: fl
             }
         )
     recent = [e for e in events if is_crash(e) and now - float(e["ts"]) < DEGRADED_AFTER_CRASH_S]
-    not_running = [p["name"] for p in programs if p["state"] != "RUNNING" and not _recycling(p, events, now)]
+    not_running = [
+        p["name"]
+        for p in programs
+        if p["state"] != "RUNNING"
+        and not _recycling(p, events, now)
+        and not (p["planned_restart"] and p["state"] in PLANNED_STATES)
+    ]
     problems = []
     if not_running:
         problems.append("not running: " + ", ".join(not_running))
@@ -142,4 +160,4 @@ def report(data_path: Path, secret: str, now: float | None = None) -> dict[str, 
     except (OSError, xmlrpc.client.Error):
         return None
     now = time.time() if now is None else now
-    return summarize(infos, read_events(p.events, since=now - HISTORY_S), now)
+    return summarize(infos, read_events(p.events, since=now - HISTORY_S), now, planned.recent(data_path, now))

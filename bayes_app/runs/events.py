@@ -30,8 +30,10 @@ EVENT_TYPES = (
     "relation",
     "proposal",
     "agent",
-    "route",
-)  # the last five: map runs
+    "route",  # node … route: map runs
+    "progress",  # {"done", "total"}: runs that work through a list (a table's papers)
+    "cells",  # a table's cells of one paper, as stored
+)
 MAXLEN = 10_000
 KEEP_S = 7 * 24 * 3600
 START = "0-0"

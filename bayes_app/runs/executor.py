@@ -18,6 +18,7 @@ from typing import Any
 import redis
 from sqlmodel import Session
 
+from bayes_app.bidi import inert_deep
 from bayes_app.llm.stream import ModelStream
 from bayes_app.llm.types import ChatProvider, ChatRequest, ProviderError, StreamEvent, Usage
 from bayes_app.models import Run, RunStatus
@@ -93,6 +94,7 @@ class RunContext:
         """
         self._emitted += 1
         key = f"{self.attempt}.{self._emitted}"
+        data = inert_deep(data)  # streamed answers and node titles are shown as they arrive
         try:
             return control.retry_while_leased(
                 lambda: events.append(self.redis, self.run.id, type_, data, key), self.lease, f"append {type_}"

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable
 from typing import NamedTuple
 
 import Stemmer
@@ -103,16 +102,6 @@ def foreign_label(code: str | None) -> str:
     """What a citation says about its passage's language: "German" for a passage not in
     English, "" for English or unknown (the common case says nothing)."""
     return "" if not code or code == ENGLISH else language_name(code)
-
-
-def document_language(texts: Iterable[str]) -> str:
-    """The language most of the text is in (by letters), or ``""`` if none is detected."""
-    weight: Counter[str] = Counter()
-    for t in texts:
-        d = detect(t)
-        if d.lang:
-            weight[d.lang] += sum(ch.isalpha() for ch in t)
-    return weight.most_common(1)[0][0] if weight else UNKNOWN
 
 
 def passage_languages(texts: list[str]) -> tuple[str, list[str]]:

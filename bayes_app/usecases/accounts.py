@@ -65,7 +65,7 @@ def _check_throttle(email: str, client: str) -> Refusal | None:
 def _record_attempt(email: str, client: str, ok: bool) -> None:
     try:
         if ok:
-            login_throttle().succeeded(email)
+            login_throttle().succeeded(email, client)
         else:
             login_throttle().failed(email, client)
     except Exception:

@@ -36,6 +36,9 @@ __all__ = ["ROLES", "DocumentFile", "DocumentOut", "FileStore", "LocalStore", "S
 
 
 # ---- reads ----------------------------------------------------------------------------------
+UNREAD = "pages_unread"  # the error code of an indexed document some pages of which OCR could not read
+
+
 def document_out(v: DocumentView) -> DocumentOut:
     """What the pages and the API show about a document."""
     total = v.progress_total or 0
@@ -57,12 +60,17 @@ def document_out(v: DocumentView) -> DocumentOut:
             if v.status == DocStatus.FAILED
             else None
         ),
+        # indexed without some pages (OCR could not read them): which, and why
+        unread_pages=(v.error_message or "")
+        if v.status == DocStatus.INDEXED and v.error_code == "pages_unread"
+        else "",
         collection_ids=v.collection_ids,
         file_size=v.file_size,
         reference_count=v.reference_count,
         language=v.language,
         language_name=language_name(v.language),
         ocr_pages=v.ocr_pages,
+        queue_position=v.queue_position,
         ocr_language=v.ocr_lang,
         ocr_language_choice=v.ocr_lang_choice or "auto",
         created_at=v.created_at.isoformat() if v.created_at else None,

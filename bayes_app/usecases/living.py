@@ -120,12 +120,6 @@ def cost_words(charged: int | None) -> str:
     return "cost not settled yet" if charged is None else f"cost {display_credits(charged)} credits"
 
 
-def new_paper_counts(user_id: str) -> dict[str, int]:
-    """Map id → "N new papers may change this map" (pending update proposals only)."""
-    with session_scope() as db:
-        return updates.pending_paper_counts(db, user_id)
-
-
 def accept_update(user_id: str, map_id: str, proposal_id: str, items: list[int] | None) -> ProposalOut:
     """Accept some (`items`: their numbers) or all (None) of an update proposal, as one undoable
     edit; a theme it leaves crowded then gets a split proposal."""

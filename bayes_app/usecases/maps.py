@@ -10,7 +10,7 @@ from pydantic import TypeAdapter
 from sqlmodel import Session
 
 from bayes_app.db import session_scope, sessions
-from bayes_app.maps import access, citations, export, history, members, presence, service
+from bayes_app.maps import access, citations, csl, export, export_tex, history, members, presence, service
 from bayes_app.maps import live as live_map
 from bayes_app.maps import runs as map_runs
 from bayes_app.maps.errors import MapError, MapNotFound
@@ -25,6 +25,7 @@ from bayes_app.redis_client import get_redis, new_async_redis
 from bayes_app.runs import service as run_service
 from bayes_app.settings import get_settings
 from bayes_app.sharing import collections as shared_cols
+from bayes_app.sharing import map_documents as map_docs
 from bayes_app.usecases import runs
 from bayes_app.usecases.schemas.maps import (
     CitationOut,
@@ -37,7 +38,15 @@ from bayes_app.usecases.schemas.maps import (
     ScopeChoice,
 )
 from bayes_app.usecases.schemas.runs import RunOut
-from bayes_app.usecases.schemas.sharing import MapLists, MemberList, MemberOut, NodeChange, Viewer
+from bayes_app.usecases.schemas.sharing import (
+    HistoryEntry,
+    MapDocuments,
+    MapLists,
+    MemberList,
+    MemberOut,
+    NodeChange,
+    Viewer,
+)
 
 # for the front doors: roles, errors, the editor's watcher, its in-memory map and view helpers
 __all__ = [
@@ -61,18 +70,6 @@ outcome_line = map_runs.outcome_line
 
 
 P = ParamSpec("P")
-
-
-def _use_case(fn: Callable[Concatenate[Session, P], T]) -> Callable[P, T]:
-    """The maps-domain function `fn(db, …)` as a named use case `(…)`: one transaction, commit,
-    or roll back and let its MapError/MapNotFound reach the caller."""
-
-    def use_case(*args: P.args, **kw: P.kwargs) -> T:
-        with session_scope() as db:
-            return fn(db, *args, **kw)
-
-    use_case.__name__, use_case.__qualname__, use_case.__doc__ = fn.__name__, fn.__name__, fn.__doc__
-    return use_case
 
 
 def _on_map(
@@ -146,8 +143,11 @@ delete_citation = _on_map(EDIT, citations.delete_citation)
 accept_rewrite = _on_map(EDIT, citations.accept_rewrite, NodeOut)
 export_json = _on_map(READ, export.as_json, MapView)
 export_markdown = _on_map(READ, export.markdown)
-export_bibtex = _on_map(READ, export.bibtex)
+export_bibtex = _on_map(READ, export_tex.bibtex)
 export_docx = _on_map(READ, export.docx_bytes)
+export_latex = _on_map(READ, export_tex.latex)
+export_style = csl.check_style  # the reference style's name, or ValueError in the user's words
+EXPORT_STYLES = {name: label for name, (label, _file) in csl.STYLES.items()}
 
 
 def probe(user_id: str, map_id: str) -> tuple[int | None, str | None]:
@@ -204,6 +204,42 @@ def members_of(user_id: str, map_id: str) -> MemberList:
 
 
 node_history = _on_map(READ, history.node_history, list[NodeChange])  # who changed the node, newest first
+
+
+def map_history(user_id: str, map_id: str) -> list[HistoryEntry]:
+    """The map's changes, newest first, for its owner and editors (403 for a viewer)."""
+    return call_as(
+        user_id, map_id, EDIT, lambda db, owner, mid: _entries.validate_python(history.map_history(db, owner, mid))
+    )
+
+
+_entries = TypeAdapter(list[HistoryEntry])
+revert = _on_map(EDIT, service.revert)  # the owner: any edit; an editor: their own; its action name
+
+
+def map_documents(user_id: str, map_id: str) -> MapDocuments:
+    """The share dialog's papers: what the map's members can open and their runs may read."""
+    with session_scope() as db:
+        m = access.authorize(db, user_id, map_id, Role.OWNER)
+        return MapDocuments.model_validate(map_docs.list_readable(db, user_id, m))
+
+
+def add_map_document(user_id: str, map_id: str, document_id: object) -> MapDocuments:
+    """The owner makes one of their documents readable to the map's members and their runs."""
+    with session_scope() as db:
+        m = access.authorize(db, user_id, map_id, Role.OWNER)
+        map_docs.add_document(db, user_id, m, document_id)
+        return MapDocuments.model_validate(map_docs.list_readable(db, user_id, m))
+
+
+def remove_map_document(user_id: str, map_id: str, document_id: str) -> MapDocuments:
+    """The owner takes an added document back (one the map cites stays readable)."""
+    with session_scope() as db:
+        m = access.authorize(db, user_id, map_id, Role.OWNER)
+        map_docs.remove_document(db, m, document_id)
+        return MapDocuments.model_validate(map_docs.list_readable(db, user_id, m))
+
+
 _viewers = TypeAdapter(list[Viewer])
 
 
@@ -234,6 +270,8 @@ def map_view(user_id: str, map_id: str) -> MapView:
     with session_scope() as db:
         m = access.authorize(db, user_id, map_id, Role.VIEWER)
         view = {**service.map_view(db, m.owner_id, map_id), "role": access.role_of(db, user_id, map_id)}
+        # proposals about papers the caller cannot open are the owner's alone
+        view["proposals"] = [p for p in view["proposals"] if map_docs.proposal_visible(db, user_id, m, p["payload"])]
         return MapView.model_validate(view)
 
 

@@ -28,7 +28,7 @@ from bayes_app.runs.follower import RunFollower
 from bayes_app.runs.service import RunRequestError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import queue
-from bayes_app.usecases.schemas.runs import RunOut, RunStarted
+from bayes_app.usecases.schemas.runs import RunOut, RunRequest, RunStarted
 
 # the map kinds a user starts (`update_map` is started by the living-maps batch, with its papers)
 USER_MAP_KINDS = tuple(k.name for k in MAP_KINDS if k.name != map_runs.UPDATE_KIND)
@@ -186,23 +186,20 @@ def start_map_run(user_id: str, kind: Any, map_id: Any, node_id: Any = None, pro
     return RunStarted(id=op_id, status=status)
 
 
-def start(user_id: str, request: dict[str, Any]) -> RunStarted:
+def start(user_id: str, request: RunRequest) -> RunStarted:
     """Start the run a client asked for (`POST /runs`): a map kind goes to `start_map_run`
     (`mindmap_id`, `node_id`, `prompt`), anything else is an Ask question (`prompt` required;
     `scope`, `conversation_id`, `edit_message_id`). RunRequestError on a refusal."""
-    kind = request.get("kind")
+    kind = request.kind
     if map_runs.map_kind(kind) is not None:
-        return start_map_run(user_id, kind, request.get("mindmap_id"), request.get("node_id"), request.get("prompt"))
-    prompt, conversation_id = request.get("prompt"), request.get("conversation_id")
-    edit_message_id = request.get("edit_message_id")
-    for name, value in (("prompt", prompt), ("conversation_id", conversation_id), ("edit_message_id", edit_message_id)):
-        if value is not None and not isinstance(value, str):
-            raise service.RunRequestError(400, "bad_request", f"{name} must be a string.")
+        return start_map_run(user_id, kind, request.mindmap_id, request.node_id, request.prompt)
+    prompt, conversation_id, edit_message_id = request.prompt, request.conversation_id, request.edit_message_id
     if not prompt:
         raise service.RunRequestError(400, "missing_fields", "Missing or empty field(s): prompt.")
     if edit_message_id and not conversation_id:
         raise service.RunRequestError(400, "bad_request", "edit_message_id needs the conversation_id.")
-    return start_ask(user_id, kind or "ask", prompt, request.get("scope"), conversation_id, edit_message_id)
+    scope = request.scope.model_dump() if request.scope is not None else None
+    return start_ask(user_id, kind or "ask", prompt, scope, conversation_id, edit_message_id)
 
 
 def submit(op_id: str, status: str) -> None:

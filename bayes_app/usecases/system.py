@@ -1,12 +1,13 @@
-"""System use cases: the health report (the components' details for an administrator only)
-and the supervisor's processes for the admin page."""
+"""System use cases: the health report (the components' details for an administrator only),
+the supervisor's processes for the admin page, and the model connection check."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bayes_app import health as health_checks
-from bayes_app.usecases.schemas.accounts import Health
+from bayes_app.llm import check
+from bayes_app.usecases.schemas.accounts import Health, ModelCheck
 
 
 def health(is_admin: bool) -> Health:
@@ -19,3 +20,9 @@ def health(is_admin: bool) -> Health:
 def supervised_processes() -> dict[str, Any] | None:
     """The supervisor's programs and restarts (None when the app does not run under it)."""
     return health_checks.supervised_processes()
+
+
+def model_check() -> ModelCheck:
+    """Whether the configured model answers a tiny request, in the user's words (blocking: up to
+    the check's timeouts; front doors call it in a thread)."""
+    return ModelCheck.model_validate(check.check_model(), from_attributes=True)

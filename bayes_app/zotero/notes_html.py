@@ -13,7 +13,9 @@ from html import escape
 
 from sqlmodel import Session, col, select
 
+from bayes_app.bidi import inert
 from bayes_app.maps import service as maps
+from bayes_app.maps.tree import bottom_up
 from bayes_app.models import Citation, Document, MapNode, NodeKind, ZoteroLibrary
 
 _KEY = re.compile(r"^[0-9A-Z]{8}$")  # safe in a URL whatever Zotero sends
@@ -29,7 +31,7 @@ class MapNotes:
 
 
 def _e(text: str | None) -> str:
-    return escape(" ".join(str(text or "").split()), quote=True)
+    return escape(" ".join(inert(str(text or "")).split()), quote=True)
 
 
 def open_pdf_link(library: ZoteroLibrary | None, attachment_key: str | None, page: int) -> str | None:
@@ -60,17 +62,21 @@ def _citation_li(c: Citation, doc: Document | None, libs: dict[str, ZoteroLibrar
     return f"<li>{text}</li>"
 
 
-def _node_li(n: MapNode, kids: dict, cits: dict, docs: dict, libs: dict) -> str:
-    head = _e(n.title or n.body or "Untitled")
-    if n.kind in (NodeKind.THEME, NodeKind.CHAPTER):
-        head = f"<strong>{head}</strong>"
-    elif n.kind == NodeKind.COUNTERPOINT:
-        head = f"<em>In contrast:</em> {head}"
-    if n.title.strip() and n.body.strip():
-        head += f"<br/>{_e(n.body)}"
-    inner = [_citation_li(c, docs.get(c.document_id), libs) for c in cits.get(n.id, [])]
-    inner += [_node_li(k, kids, cits, docs, libs) for k in kids.get(n.id, [])]
-    return f"<li>{head}" + (f"<ul>{''.join(inner)}</ul>" if inner else "") + "</li>"
+def _node_lis(tops: list[MapNode], kids: dict, cits: dict, docs: dict, libs: dict) -> list[str]:
+    """The nested `<li>` of each of `tops` with its subtree, built children first (no recursion)."""
+    html: dict[str, str] = {}
+    for n in bottom_up(tops, lambda n: kids.get(n.id, [])):
+        head = _e(n.title or n.body or "Untitled")
+        if n.kind in (NodeKind.THEME, NodeKind.CHAPTER):
+            head = f"<strong>{head}</strong>"
+        elif n.kind == NodeKind.COUNTERPOINT:
+            head = f"<em>In contrast:</em> {head}"
+        if n.title.strip() and n.body.strip():
+            head += f"<br/>{_e(n.body)}"
+        inner = [_citation_li(c, docs.get(c.document_id), libs) for c in cits.get(n.id, [])]
+        inner += [html.pop(k.id) for k in kids.get(n.id, [])]
+        html[n.id] = f"<li>{head}" + (f"<ul>{''.join(inner)}</ul>" if inner else "") + "</li>"
+    return [html[n.id] for n in tops]
 
 
 def render(db: Session, owner_id: str, map_id: str) -> MapNotes:
@@ -93,7 +99,7 @@ def render(db: Session, owner_id: str, map_id: str) -> MapNotes:
     parts = [f"<h1>{_e(m.title)}</h1>"]
     if question:
         parts.append(f"<p><strong>Question:</strong> {question}</p>")
-    items = [_node_li(k, kids, cits, docs, libs) for k in kids.get(root.id, [])]
+    items = _node_lis(kids.get(root.id, []), kids, cits, docs, libs)
     parts.append(f"<ul>{''.join(items)}</ul>" if items else "<p>(The map is empty.)</p>")
     parts.append("<p><em>Written by Bayes; sending the map again updates this note.</em></p>")
     out = MapNotes(m.title, "".join(parts))

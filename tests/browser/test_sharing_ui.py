@@ -93,3 +93,38 @@ def test_two_users_edit_one_map_live(app_stack, make_user, browser):
     finally:
         owner.context.close()
         member.context.close()
+
+
+def test_share_dialog_papers_members_can_open(app_stack, make_user, app_db_url, browser):
+    """Issue 36.1: the owner picks, in the Share dialog, which of their papers the map's members
+    can open and their runs may read; taking one back removes it from the list."""
+    import uuid
+
+    from sqlmodel import select
+
+    from bayes_app.db import session_scope
+    from bayes_app.models import Document, User
+
+    email, pw = make_user()
+    title = f"Private draft {uuid.uuid4().hex[:6]}"
+    with session_scope(app_db_url) as db:
+        uid = db.exec(select(User.id).where(User.email == email)).one()
+        db.add(Document(owner_id=uid, filename="d.pdf", file_sha256=uuid.uuid4().hex, title=title, status="indexed"))
+    page = _context(browser, 1440, 900)
+    try:
+        login(page, app_stack.url, email, pw)
+        page.fill("#new-map-title", "Papers question")
+        page.click("#new-map")
+        page.wait_for_url(re.compile(r".*/maps/[0-9a-f]+$"))
+        page.click("#btn-share")
+        expect(page.locator("#share-docs-none")).to_be_visible()
+        page.select_option("#share-doc-pick", label=title)
+        page.click("#share-doc-add")
+        expect(page.locator(".share-doc-title")).to_have_text(title)
+        page.screenshot(path="/tmp/sec_a-share-papers-1440.png")
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path="/tmp/sec_a-share-papers-390.png")
+        page.locator(".share-doc-remove").click()
+        expect(page.locator("#share-docs-none")).to_be_visible()
+    finally:
+        page.context.close()

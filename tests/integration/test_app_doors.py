@@ -19,7 +19,12 @@ def api(db_url, configure, redis_server):
 
     from bayes_app.api import build_api
 
-    configure(DATABASE_URL=db_url, REDIS_URL=redis_server.url_db(11), BAYES_LOGIN_MAX_FAILURES="2")
+    configure(
+        DATABASE_URL=db_url,
+        REDIS_URL=redis_server.url_db(11),
+        BAYES_LOGIN_MAX_FAILURES="2",
+        BAYES_TRUSTED_PROXIES="testclient",
+    )
     with TestClient(build_api()) as c:
         yield c
 
@@ -30,21 +35,34 @@ def _account(api) -> tuple[str, str]:
     return email, password
 
 
-def test_sign_in_is_throttled_and_a_password_change_renews_the_session(api):
+def test_sign_in_is_throttled_per_client_and_a_password_change_renews_the_session(api):
     email, password = _account(api)
+    attacker, owner = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.2"}
     for _ in range(2):
-        wrong = api.post("/api/v1/auth/token", json={"email": email, "password": "wrong-password-1"})
+        wrong = api.post("/api/v1/auth/token", json={"email": email, "password": "wrong-password-1"}, headers=attacker)
         assert wrong.status_code == 401
-    limited = api.post("/api/v1/auth/token", json={"email": email, "password": password})
+    limited = api.post("/api/v1/auth/token", json={"email": email, "password": password}, headers=attacker)
     assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
     assert limited.json()["error"]["code"] == "rate_limited"
     form = api.post(
         "/api/v1/session/login",
         data={"email": email, "password": password},
         params={"next": "//evil.example"},
+        headers=attacker,
         follow_redirects=False,
     )
     assert form.status_code == 303 and form.headers["location"].startswith("/login?error=rate_limited")
+    # Issue 36.7: the owner, from another client, still signs in through both doors.
+    token = api.post("/api/v1/auth/token", json={"email": email, "password": password}, headers=owner)
+    assert token.status_code == 201 and token.json()["token"]
+    page = api.post(
+        "/api/v1/session/login",
+        data={"email": email, "password": password},
+        params={"next": "/library"},
+        headers=owner,
+        follow_redirects=False,
+    )
+    assert page.status_code == 303 and page.headers["location"] == "/library"
 
 
 def test_password_change_and_open_redirect_guard(api):

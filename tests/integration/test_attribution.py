@@ -75,11 +75,14 @@ def _map(lab: MapLab) -> tuple[str, str, str]:
     return m["id"], a["id"], b["id"]
 
 
-def _pages_of_marker(md: str, n: int) -> set[int]:
-    """The pages the reference entry `n` lists (one entry per paper: "p. 3" or "pp. 1, 14")."""
-    ref = re.search(rf"^{n}\. .*, pp?\. ([\d, ]+)$", md, re.M)
-    assert ref, (n, md)
-    return {int(x) for x in ref.group(1).split(",")}
+PAGED = re.compile(r"(?<!\\)\[(\d+), pp?\. [\d, ]+\]")
+
+
+def _marker_pages(md: str, after: str) -> set[int]:
+    """The pages of the first marker after `after` ("[1, p. 3]" or "[1, pp. 1, 14]")."""
+    m = re.compile(r"(?<!\\)\[\d+, pp?\. ([\d, ]+)\]").search(md, md.index(after))
+    assert m, (after, md)
+    return {int(x) for x in m.group(1).split(",")}
 
 
 def _note(lab: MapLab, map_id: str) -> tuple[MapNode, list[Citation]]:
@@ -119,20 +122,21 @@ def test_offline_synthesis_and_exports_keep_source_brackets_as_text(lab):
     with lab.sessions() as db:
         md = export.markdown(db, lab.user_id, map_id)
         docx = export.docx_bytes(db, lab.user_id, map_id)
-    # Markdown: one paper, one reference entry listing both pages; every unescaped [n] is it
-    assert {int(n) for n in MARKER.findall(md)} == {1} and _pages_of_marker(md, 1) == {1, 14}
+    # Markdown: one paper; each claim's marker carries its own page ("[1, p. 14]")
+    assert {int(n) for n in PAGED.findall(md)} == {1} and not MARKER.search(md)
+    assert _marker_pages(md, "RealScholarQuery lists") == {14} and _marker_pages(md, "recall@20") == {1}
     claim_a = next(x for x in md.splitlines() if x.startswith("RealScholarQuery lists"))
     assert "\\[0\\] Instruction Distillation and \\[1\\] Beyond Yes and No" in claim_a
-    assert "0. " not in md.split("## References")[1]  # the source's [0] never became a reference
+    assert not re.search(r"^\s*0\. ", md.split("## References")[1], re.M)  # the source's [0] never became a reference
     assert "\\\\" not in md  # escaped once, never twice
     synth = md[md.index("Synthesis:") : md.index("## References")]
-    assert "\\[0\\] Instruction Distillation" in synth and "[1]" in synth
+    assert "\\[0\\] Instruction Distillation" in synth and re.search(r"\[1, pp?\. ", synth)
 
     # DOCX: the markers are superscript runs; the source's brackets are plain text
     paras = Docx(io.BytesIO(docx)).paragraphs
     sup = [r.text for p in paras for r in p.runs if r.font.superscript]
     plain = "".join(r.text for p in paras for r in p.runs if not r.font.superscript)
-    assert sup and all(re.fullmatch(r"\[\d+(, \d+)*\]", x) for x in sup)
+    assert sup and all(re.fullmatch(r"\[1, pp?\. \d+(, \d+)*\]", x) for x in sup)
     assert "[0] Instruction Distillation and [1] Beyond Yes and No" in plain
     assert not re.search(r"\\\[", plain)
 

@@ -3,13 +3,16 @@ change metadata and leave; 'missing from your library'; isolation between users.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
+import pytest
 from sqlmodel import select
 
 from bayes_app.accounts import service
 from bayes_app.library import citation_graph as graph
 from bayes_app.library import documents as lib
+from bayes_app.library.citation_match import normalize_title
 from bayes_app.models import Citation, Document, DocumentCitation, DocumentReference, MapNode, Mindmap
 
 MISSING = "Large Language Models as Research Assistants"
@@ -211,3 +214,52 @@ def test_documents_indexed_before_the_graph_are_linked_in_the_background(dbs):
     dbs.commit()
     assert _links(dbs, u) == {(b, 0, a, "title")}
     assert graph.relink_outdated(dbs) == 0  # every document is linked by the current version
+
+
+@pytest.mark.parametrize("published_year", [2020, 2021])
+def test_missing_merges_a_preprint_and_its_published_version_parsed_from_two_styles(dbs, published_year):
+    """Issue 39: one paper cites the survey as a 2019 arXiv preprint, the other as the journal
+    version (APA, another title case, a DOI; 2021: the first authors must agree too): it is
+    listed once, with both citing papers."""
+    import random
+
+    from bayes_app.library.references import parse_entries
+    from tests.support.reference_sets import format_entry, numbered, random_work
+
+    rng = random.Random(5)
+    survey = random_work(rng, year=2019, title="A survey of machine learning for molecular discovery")
+    published = dataclasses.replace(
+        survey, year=published_year, title="A Survey of Machine Learning for Molecular Discovery"
+    )
+    others = [random_work(rng) for _ in range(4)]
+    u = _user(dbs)
+    citing = []
+    for style, version in (("arxiv", survey), ("apa", published)):
+        entries = numbered([format_entry(w, style) for w in [others[0], version, others[len(citing) + 1]]], style)
+        d = Document(
+            owner_id=u, filename="x.pdf", file_sha256=uuid.uuid4().hex, title=f"Citing {style}", status="indexed"
+        )
+        dbs.add(d)
+        dbs.flush()
+        for k, r in enumerate(parse_entries(entries)):
+            dbs.add(
+                DocumentReference(
+                    document_id=d.id,
+                    position=k,
+                    raw=r.raw,
+                    authors=r.authors,
+                    title=r.title,
+                    year=r.year,
+                    doi=r.doi,
+                    venue=r.venue,
+                )
+            )
+        dbs.flush()
+        graph.update_document(dbs, u, d.id)
+        citing.append(d.id)
+    dbs.commit()
+    papers = graph.missing(dbs, u)
+    rows = [(normalize_title(p.title), p.cited_by_count) for p in papers]
+    assert rows.count((normalize_title(survey.title), 2)) == 1 and len(papers) == 2  # the survey and others[0]
+    hit = next(p for p in papers if normalize_title(p.title) == normalize_title(survey.title))
+    assert sorted(hit.cited_by) == sorted(citing) and hit.year == published_year and hit.doi == published.doi

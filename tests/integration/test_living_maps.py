@@ -31,6 +31,7 @@ from bayes_app.maps import arrivals, crowding, service, updates
 from bayes_app.models import MICRO, Citation, Document, MapNode, MapProposal, NodeRelation, Operation
 from bayes_app.runs import control, executor
 from bayes_app.runs import service as run_service
+from tests.support.mapchecks import name_checks
 from tests.support.procs import index_process
 from tests.support.tiny_pdf import text_pdf
 
@@ -203,6 +204,13 @@ def test_a_relevant_paper_updates_only_its_map_through_a_previewed_proposal(env)
         if it["action"] == "insert":
             assert it["parent_id"] in (a_ids["Crawler and citation expansion"], a_ids["Selector and ranking of papers"])
     assert any(it["action"] == "insert" for it in items)
+    # a new theme is named from its own claims: every word in two of them (in its one claim)
+    new_themes: dict[str, list[str]] = {}
+    for it in items:
+        if it["action"] == "create":
+            new_themes.setdefault(it["theme_title"], []).append(it["text"])
+    names = name_checks(list(new_themes.items()))
+    assert names["held"] == names["names"] and names["absent"] == names["dangling"] == 0, (names, new_themes)
     with env["sessions"]() as db:
         view = service.map_view(db, env["user"], a)
         # the cost is shown before accepting: what the update run was charged, like any run
@@ -280,6 +288,8 @@ def test_a_crowded_theme_gets_a_split_proposal(env):
     subs = [n for n in nodes.values() if n.parent_id == ids["Mixed bag"] and n.kind == "theme"]
     assert sorted(s.title for s in subs) == sorted(g["title"] for g in groups)
     assert all(nodes[ids[c]].parent_id in {s.id for s in subs} for c in claims)
+    names = name_checks([(g["title"], [nodes[i].title for i in g["node_ids"]]) for g in groups])
+    assert names["held"] == names["names"] == len(groups) and names["absent"] == names["dangling"] == 0, names
 
 
 def test_an_accepted_counterpoint_marks_the_older_claim_superseded(env):
@@ -366,6 +376,11 @@ def test_the_http_api_watches_counts_and_accepts_items(env):
         assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 0
         again = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [1]})
         assert again.status_code == 409
+        # no body: the whole proposal (the documented default)
+        with env["sessions"]() as db:
+            whole = updates.create_update_proposal(db, mid, [{"id": "e" * 32, "title": "Q"}], items[:2], None)
+        ok = c.post(f"/api/v1/mindmaps/{mid}/proposals/{whole.id}/accept")
+        assert ok.status_code == 200 and ok.json()["payload"]["accepted"] == [0, 1], ok.text
 
 
 def test_with_a_model_a_contradicting_claim_is_proposed_as_a_counterpoint(env):

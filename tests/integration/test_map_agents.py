@@ -24,7 +24,7 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.db import get_engine
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
-from bayes_app.maps import export, service
+from bayes_app.maps import export, export_tex, service
 from bayes_app.maps.runs import start_map_run
 from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation, UsageEvent
 from bayes_app.runs import control, events, executor
@@ -225,7 +225,8 @@ def test_scripted_build_map_provenance_and_contradiction(env):
 def test_offline_map_runs_and_export(env):
     sessions = env["sessions"]
     with sessions() as db:
-        m = service.create_map(db, env["user"], "Paper search agents")
+        # the root holds the question (a prompt that differs becomes a theme of its own: issue 36.3)
+        m = service.create_map(db, env["user"], "Paper search agents", "How do LLM agents search for academic papers?")
     mid = m["id"]
     _, evs = run(
         env, "build_map", mid, OfflineProvider, prompt="How do LLM agents search for academic papers?", model="offline"
@@ -277,18 +278,20 @@ def test_offline_map_runs_and_export(env):
         used = {int(k) for m in re.findall(r"(?<!\\)\[(\d+(?:, \d+)*)\]", synth.body) for k in m.split(", ")}
         assert used == set(range(1, len(synth_cits) + 1)), synth.body
         md = export.markdown(db, env["user"], mid)
-        bib = export.bibtex(db, env["user"], mid)
+        bib = export_tex.bibtex(db, env["user"], mid)
         docx = export.docx_bytes(db, env["user"], mid)
-    assert md.startswith("# How do LLM agents") and "## References" in md and "(2025), PaSa" in md
+    assert md.startswith("# How do LLM agents") and "## References" in md and "(2025). PaSa" in md  # APA
     assert "offline mode" in md
+    # an arXiv preprint (its first page's stamp): @misc with the eprint id, never a made-up journal
     assert bib.count("@misc{") == 1 and "@article" not in bib and "year = {2025}" in bib and "Yichen He" in bib
+    assert "eprint = {2501.10120}" in bib
     assert docx[:2] == b"PK"
     import io
 
     from docx import Document as Docx
 
     paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
-    assert "References" in paras and "[1]" in paras
+    assert "References" in paras and re.search(r"\[1, pp?\. \d+", paras)
 
 
 def test_model_judged_check_support_is_one_billed_run(env):

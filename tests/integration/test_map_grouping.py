@@ -2,9 +2,11 @@
 Redis, SQLite; runs executed by the executor), checked against the grouping and synthesis
 targets: no two themes share a name and none sits under a node of its own name, no empty theme
 after any run or accepted proposal, Restructure moves every claim exactly once into balanced
-groups and one undo reverts it, chapters hold each theme once, and the synthesis is short, its
-markers point at its own citations, and the export shows it once with one entry per paper, no
-double escaping and no marker that follows no statement."""
+groups and one undo reverts it, chapters hold each theme once, every theme name (and synthesis
+heading) is a noun phrase of its claims whose every word is in two of them, and the synthesis is
+at most 250 words, its markers point at its own citations and at the passage each sentence
+quotes, and the export shows it once with one entry per paper, no double escaping and no marker
+that follows no statement."""
 
 from __future__ import annotations
 
@@ -16,7 +18,15 @@ from bayes_app.maps import export, service
 from bayes_app.maps.layout import overlaps
 from bayes_app.models import Citation, MapNode
 from tests.support import pdfs
-from tests.support.mapchecks import export_markdown, grouping, synthesis_body
+from tests.support.mapchecks import (
+    export_markdown,
+    grouping,
+    markers_off_quote,
+    name_checks,
+    synthesis_body,
+    synthesis_headings,
+    theme_claims,
+)
 from tests.support.maplab import MapLab
 
 QUESTIONS = [
@@ -37,9 +47,19 @@ def _nodes(lab, mid):
 
 
 def _assert_grouping(lab, mid) -> dict:
-    g = grouping(_nodes(lab, mid))
+    nodes = _nodes(lab, mid)
+    g = grouping(nodes)
     assert g["repeated_names"] == 0 and g["nested_same_name"] == 0 and g["empty_themes"] == 0, g
+    _assert_names(theme_claims(nodes))
     return g
+
+
+def _assert_names(named: list[tuple[str, list[str]]]) -> None:
+    """Every name is a phrase of its claims, each word in two of them (in its one claim), no
+    dangling verb or function word at either end, never "Other findings"."""
+    n = name_checks(named)
+    assert n["names"] == len(named) and n["held"] == n["names"], (n, named)
+    assert n["absent"] == n["dangling"] == 0 and not any(t.startswith("Other findings") for t, _ in named), n
 
 
 def _snapshot(lab, mid):
@@ -106,6 +126,13 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     assert note.pos_x is not None and not any(overlaps((note.pos_x, note.pos_y), p) for p in others)
     s = synthesis_body(note.body, n_cits)
     assert s["bad_markers"] == 0 and n_cits >= 1 and "[1]" in note.body
-    assert s["words"] <= 250 * max(1, g["claims"] / 40), (s, note.body)
+    assert len(note.body.split()) <= 250, note.body  # markers counted as words too
+    with lab.sessions() as db:
+        rows = db.exec(select(Citation).where(Citation.node_id == note.id)).all()
+    # each marker points at the passage its sentence was quoted from
+    assert markers_off_quote(note.body, [c.quote for c in sorted(rows, key=lambda c: c.created_at)]) == 0, note.body
+    heads = synthesis_headings(note.body, _nodes(lab, mid))
+    assert heads, note.body
+    _assert_names(heads)
     e = export_markdown(md, note.title)
     assert e == {"orphan_markers": 0, "double_escaped": 0, "repeated_references": 0, "synthesis_shown": 1}, (e, md)

@@ -19,6 +19,7 @@ from bayes_app.models import MapNode, Run, UsageEvent
 from bayes_app.search.embeddings import get_embedder
 from tests.support import pdfs
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.mapchecks import name_checks
 from tests.support.maplab import MODEL, MapLab
 from tests.support.mapquality import measure_map, naive_model
 
@@ -58,9 +59,11 @@ def test_offline_maps_quote_only_body_text_without_duplicates_or_empty_themes(la
         nodes = {n["id"]: n for n in view["nodes"]}
         for theme in (n for n in view["nodes"] if n["kind"] == "theme"):
             kids = [n for n in view["nodes"] if n["parent_id"] == theme["id"]]
-            # the title is a key phrase of its own claims, not a pair of frequent words
+            # the title is a noun phrase of its own claims, each word in two of them, not "X and Y"
             assert not re.fullmatch(r"\w+ and \w+", theme["title"], re.I)
-            assert any(theme["title"].lower() in k["title"].lower() for k in kids), (theme["title"], kids)
+            texts = [k["title"] for k in kids if k["kind"] in ("claim", "counterpoint")]
+            names = name_checks([(theme["title"], texts)])
+            assert names["held"] == names["names"] == 1 and names["absent"] == names["dangling"] == 0, (names, texts)
         claims = [n for n in nodes.values() if n["kind"] == "claim"]
         assert all(n["citation_count"] >= 1 for n in claims)
         # every claim is one sentence: capital start, full stop at the end

@@ -4,6 +4,7 @@ citations + check support + accept rewrite, DOCX export, clear errors."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import timedelta
 
@@ -93,6 +94,12 @@ def test_edit_a_map_over_http(api, db_url):
     docx = api.get(f"{base}/{mid}/export.docx", headers=h)
     assert docx.status_code == 200 and docx.content[:2] == b"PK"
     assert api.get(f"{base}/{mid}/export.pdf", headers=h).status_code == 400
+    tex = api.get(f"{base}/{mid}/export.tex", headers=h)
+    assert tex.status_code == 200 and tex.text.startswith("\\documentclass") and "\\cite[" in tex.text
+    md = api.get(f"{base}/{mid}/export.md", params={"style": "vancouver"}, headers=h)
+    assert md.status_code == 200 and re.search(r"\[1, p\. \d+\]", md.text)
+    bad = api.get(f"{base}/{mid}/export.md", params={"style": "nope"}, headers=h)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_style"
 
     r = api.delete(f"{base}/{mid}/nodes/{theme['id']}", headers=h)
     assert set(r.json()["deleted"]) == {theme["id"], claim["id"], sib["id"]}  # sib is back under theme (undo)

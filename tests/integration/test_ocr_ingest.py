@@ -9,13 +9,15 @@ import pytest
 from sqlmodel import select
 
 from bayes_app.db import session_scope
-from bayes_app.models import DocStatus, Document, PageText
+from bayes_app.library import structure
+from bayes_app.models import Chunk, DocStatus, Document, PageText
 from tests.support import scans
 from tests.support.ingest_env import ingest as ingest_into
 from tests.support.ingest_env import ingest_env
 
 # a sentence of pasa.pdf page 3, which the mixed PDF carries only as an image
 PHRASE = "assist researchers in collecting relevant research papers for complex scholarly queries"
+ABSTRACT = "We introduce PaSa, an advanced Paper Search agent powered by large language models"
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +45,18 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
         ocr_pages = {p.page for p in s.exec(select(PageText).where(PageText.document_id == doc_id)) if p.ocr_words}
         assert ocr_pages == {3}
         hits = hybrid.search(s, env["index"], env["embedder"], env["owner"], PHRASE, k=5, document_ids=[doc_id])
+        # issue 39: each page's own sentence is found on its page by default search: the text
+        # page's abstract, and the scanned page's body (structure analysis as on a text layer)
+        abstract = hybrid.search(s, env["index"], env["embedder"], env["owner"], ABSTRACT, k=3, document_ids=[doc_id])
+        roles = {c.page: set() for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id))}
+        for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id)):
+            roles[c.page].add(c.role)
     assert hits and hits[0].page == 3, [(h.page, h.text[:60]) for h in hits]
     assert "collecting relevant research papers" in " ".join(hits[0].text.split())
+    assert hits[0].role in structure.QUOTABLE and structure.Role.BODY in roles[3]  # not "figure" as a whole
+    assert abstract and abstract[0].page == 1 and abstract[0].role in structure.QUOTABLE, [
+        (h.page, h.role) for h in abstract
+    ]
 
     page, rects, note = highlight.locate(doc_id, doc.file_sha256, 1, PHRASE)
     assert page == 3 and note.startswith("The quoted passage is on page 3") and 1 <= len(rects) <= 4
@@ -63,6 +75,18 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
         for b in truth
     )
     assert inter / sum((b[2] - b[0]) * (b[3] - b[1]) for b in truth) >= 0.8
+
+
+def test_a_scanned_paper_takes_its_printed_title_and_year(env):
+    """Issue 39: a scan has no text layer and no info Title: the title and year are those OCR
+    read on its first page (the arXiv stamp), never its file name or the file's date."""
+    doc_id, res = _ingest(env, scans.image_pdf([("pasa.pdf", 1)]), "scanned-curriculum-agents.pdf")
+    assert res.status == DocStatus.INDEXED
+    with session_scope(env["db_url"]) as s:
+        doc = s.get(Document, doc_id)
+        assert doc.title == "PaSa: An LLM Agent for Comprehensive Academic Paper Search"
+        assert doc.year == 2025
+        assert {c.role for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id))} & structure.QUOTABLE
 
 
 def test_ocr_reports_its_own_phase_page_by_page(env):

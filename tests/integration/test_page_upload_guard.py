@@ -15,7 +15,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from bayes_app.api.upload_guard import MULTIPART_SLACK, PageUploadGuard
+from bayes_app.api.deps import MULTIPART_SLACK
+from bayes_app.api.upload_guard import PageUploadGuard
 
 MB = 1 << 20
 

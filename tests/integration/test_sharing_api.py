@@ -48,6 +48,11 @@ NEED = {
     ("PATCH", "/mindmaps/{map_id}/members/{member_id}"): OWN,
     ("DELETE", "/mindmaps/{map_id}/members/{member_id}"): OWN,
     ("GET", "/mindmaps/{map_id}/nodes/{node_id}/history"): READ,
+    ("GET", "/mindmaps/{map_id}/history"): EDIT,
+    ("POST", "/mindmaps/{map_id}/history/{edit_id}/revert"): EDIT,
+    ("GET", "/mindmaps/{map_id}/documents"): OWN,
+    ("POST", "/mindmaps/{map_id}/documents"): OWN,
+    ("DELETE", "/mindmaps/{map_id}/documents/{document_id}"): OWN,
     ("GET", "/mindmaps/{map_id}/missing"): OWN,
     ("GET", "/mindmaps/{map_id}/presence"): READ,
     ("POST", "/mindmaps/{map_id}/presence"): READ,
@@ -130,6 +135,8 @@ def _request(api, method: str, path: str, ids: dict[str, str], p: dict, who: str
         decision="accept",
         fmt="json",
         member_id=p["target"]["id"],
+        edit_id="no-such-edit",
+        document_id=ids["document_id"],
     )
     bodies = {
         ("PATCH", "/mindmaps/{map_id}"): {"title": "Renamed"},
@@ -142,6 +149,7 @@ def _request(api, method: str, path: str, ids: dict[str, str], p: dict, who: str
         ("POST", "/mindmaps/{map_id}/zotero/highlights"): {},
         ("POST", "/mindmaps/{map_id}/members"): {"email": p["newcomer"]["email"], "role": "viewer"},
         ("PATCH", "/mindmaps/{map_id}/members/{member_id}"): {"role": "editor"},
+        ("POST", "/mindmaps/{map_id}/documents"): {"document_id": ids["document_id"]},
     }
     body = bodies.get((method, path))
     if method in ("POST", "PATCH", "PUT") and body is None:
@@ -310,7 +318,8 @@ def test_collection_shared_read_only(api, db_url, people):
     [c] = api.get(f"/api/v1/mindmaps/{mine['id']}", headers=vh).json()["citations"]
     assert (c["quote"], c["title"], c["source_removed_reason"]) == ("", "No longer shared with you", "no_longer_shared")
     md = api.get(f"{export}.md", headers=vh).text  # exports keep the node, not the unshared source
-    assert shared_ref not in md and "1. No longer shared with you, p." in md
+    # (the page stands at the marker in the text, the reference list names the source)
+    assert shared_ref not in md and "\n1. No longer shared with you\n" in md and "[1, p. " in md
     assert "@misc" not in api.get(f"{export}.bib", headers=vh).text
     assert api.get(f"/api/v1/documents/{chunk.document_id}/file", headers=vh).status_code == 404
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=vh).status_code == 404
@@ -410,3 +419,120 @@ def test_map_scoped_to_a_shared_collection(api, db_url, people):
     )
     with Session(get_engine(db_url)) as db:
         assert db.exec(select(Operation).where(Operation.owner_id == p["viewer"]["id"])).all() == []
+
+
+def test_proposals_about_unreadable_papers_are_the_owners_alone(api, db_url, people):
+    """Issue 36.2: an update proposal naming a paper the members cannot open (here: an uncited
+    draft of the owner's) is not in a viewer's or editor's map view and cannot be decided by
+    them; the owner sees and accepts it. One about the cited paper stays visible to members."""
+    from bayes_app.maps import updates
+
+    p, ids = people, _shared_map(api, db_url, people)
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        draft = library(db, p["owner"]["id"])  # the owner's private draft: no map cites it
+
+        def item(chunk_id: str, doc_id: str) -> dict[str, Any]:
+            cit = {"document_id": doc_id, "chunk_id": chunk_id, "page": 1, "quote": QUOTE}
+            return {"action": "insert", "text": "Drafted claim.", "document_id": doc_id, "document_title": "Draft",
+                    "page": 1, "quote": QUOTE, "citation": cit, "parent_id": ids["root"]}  # fmt: skip
+
+        private = updates.create_update_proposal(
+            db, ids["map_id"], [{"id": draft.document_id, "title": "Draft"}], [item(draft.id, draft.document_id)], None
+        )
+        cited = updates.create_update_proposal(
+            db,
+            ids["map_id"],
+            [{"id": ids["document_id"], "title": "Cited"}],
+            [item(ids["chunk_id"], ids["document_id"])],
+            None,
+        )
+        db.commit()
+    m = f"/api/v1/mindmaps/{ids['map_id']}"
+    for who in ("viewer", "editor"):
+        shown = api.get(m, headers=p[who]["h"]).json()["proposals"]
+        assert {x["id"] for x in shown} == {ids["proposal_id"], cited.id}, who
+        assert draft.document_id not in str(shown), who
+    r = api.post(f"{m}/proposals/{private.id}/accept", json={}, headers=p["editor"]["h"])
+    assert r.status_code == 404
+    r = api.post(f"{m}/proposals/{private.id}/accept", json={"items": [0]}, headers=p["editor"]["h"])
+    assert r.status_code == 404
+    r = api.post(f"{m}/proposals/{private.id}/reject", json={}, headers=p["viewer"]["h"])
+    assert r.status_code == 403
+    assert {x["id"] for x in api.get(m, headers=p["owner"]["h"]).json()["proposals"]} >= {private.id, cited.id}
+    assert api.get(f"/api/v1/documents/{draft.document_id}/file", headers=p["viewer"]["h"]).status_code == 404
+
+
+def test_owner_restores_an_editors_deleted_subtree_from_the_history(api, db_url, people):
+    """Issue 36.8: the map's history (owner and editors; newest first, with who and which
+    nodes); the owner reverts an editor's deletion, with its citations, after removing the
+    editor, while the owner's own unrelated rename stays; an editor may revert only their own."""
+    p, ids = people, _shared_map(api, db_url, people)
+    m = f"/api/v1/mindmaps/{ids['map_id']}"
+    oh, eh = p["owner"]["h"], p["editor"]["h"]
+    view = api.get(m, headers=oh).json()
+    theme = next(n for n in view["nodes"] if n["title"] == "Cost")
+    note = api.post(f"{m}/nodes", json={"parent_id": ids["root"], "title": "Editor's note"}, headers=eh).json()
+    assert api.delete(f"{m}/nodes/{theme['id']}", headers=eh).status_code == 200
+    assert api.patch(f"{m}/nodes/{ids['root']}", json={"title": "Owner's question"}, headers=oh).status_code == 200
+    hist = api.get(f"{m}/history", headers=eh).json()["changes"]
+    assert [(h["action"], h["user_id"]) for h in hist[:3]] == [
+        ("update_node", p["owner"]["id"]),
+        ("delete_subtree", p["editor"]["id"]),
+        ("add_child", p["editor"]["id"]),
+    ]
+    deleted = hist[1]
+    assert {theme["id"], ids["node_id"]} <= set(deleted["node_ids"]) and deleted["email"] == p["editor"]["email"]
+    assert api.get(f"{m}/history", headers=p["viewer"]["h"]).status_code == 403
+    # an editor reverts only their own changes
+    r = api.post(f"{m}/history/{hist[0]['edit_id']}/revert", headers=eh)
+    assert r.status_code == 403 and r.json()["error"]["code"] == "not_your_edit"
+    assert api.post(f"{m}/history/{hist[2]['edit_id']}/revert", headers=eh).json() == {"reverted": "add_child"}
+    assert note["id"] not in {n["id"] for n in api.get(m, headers=oh).json()["nodes"]}
+    # the editor is removed; the owner restores the deleted subtree with its citation
+    assert api.delete(f"{m}/members/{p['editor']['id']}", headers=oh).status_code == 200
+    assert api.post(f"{m}/history/{deleted['edit_id']}/revert", headers=eh).status_code == 404
+    assert api.post(f"{m}/history/{deleted['edit_id']}/revert", headers=oh).json() == {"reverted": "delete_subtree"}
+    after = api.get(m, headers=oh).json()
+    nodes = {n["id"]: n for n in after["nodes"]}
+    assert nodes[theme["id"]]["title"] == "Cost" and nodes[ids["node_id"]]["parent_id"] == theme["id"]
+    assert nodes[ids["root"]]["title"] == "Owner's question"
+    assert [c["id"] for c in after["citations"]] == [ids["citation_id"]]
+    r = api.post(f"{m}/history/{deleted['edit_id']}/revert", headers=oh)
+    assert r.status_code == 409 and r.json()["error"]["code"] == "already_undone"
+    assert api.get(f"{m}/history", headers=oh).json()["changes"][0]["undone"] is False
+
+
+def test_owner_adds_papers_members_can_open_in_the_share_dialog(api, db_url, people):
+    """Issue 36.1: the share dialog's list of papers readable to the map: the owner adds an
+    uncited paper (members then open its file) and takes it back (404 again); members cannot."""
+    p, ids = people, _shared_map(api, db_url, people)
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        other = library(db, p["owner"]["id"])
+    _store_file(db_url, other.document_id)
+    docs = f"/api/v1/mindmaps/{ids['map_id']}/documents"
+    file = f"/api/v1/documents/{other.document_id}/file"
+    listed = api.get(docs, headers=p["owner"]["h"]).json()
+    assert [(d["document_id"], d["how"]) for d in listed["documents"]] == [(ids["document_id"], "cited")]
+    assert other.document_id in {d["document_id"] for d in listed["addable"]}
+    assert api.get(file, headers=p["viewer"]["h"]).status_code == 404
+    # an editor cannot cite it by its passage id either (that would make it readable)
+    cite = f"/api/v1/mindmaps/{ids['map_id']}/nodes/{ids['node_id']}/citations"
+    r = api.post(cite, json={"chunk_id": other.id, "quote": QUOTE}, headers=p["editor"]["h"])
+    assert r.status_code == 404
+    r = api.post(docs, json={"document_id": other.document_id}, headers=p["editor"]["h"])
+    assert r.status_code == 403
+    r = api.post(docs, json={"document_id": "nope"}, headers=p["owner"]["h"])
+    assert r.status_code == 404
+    r = api.post(docs, json={"document_id": other.document_id}, headers=p["owner"]["h"])
+    assert r.status_code == 201 and (other.document_id, "added") in {
+        (d["document_id"], d["how"]) for d in r.json()["documents"]
+    }
+    assert api.get(file, headers=p["viewer"]["h"]).status_code == 200
+    assert api.get(file, headers=p["stranger"]["h"]).status_code == 404
+    assert api.delete(f"{docs}/{other.document_id}", headers=p["owner"]["h"]).status_code == 200
+    assert api.get(file, headers=p["viewer"]["h"]).status_code == 404
+    # added again, the editor may cite it; once cited it stays readable when taken back
+    assert api.post(docs, json={"document_id": other.document_id}, headers=p["owner"]["h"]).status_code == 201
+    assert api.post(cite, json={"chunk_id": other.id, "quote": QUOTE}, headers=p["editor"]["h"]).status_code == 201
+    assert api.delete(f"{docs}/{other.document_id}", headers=p["owner"]["h"]).status_code == 200
+    assert api.get(file, headers=p["viewer"]["h"]).status_code == 200

@@ -124,3 +124,137 @@ def test_member_map_scoped_to_a_shared_collection_cites_only_that_collection(env
     with sessions() as db:
         assert ledger.balance(db, member) == before
         assert len(db.exec(select(Operation).where(Operation.owner_id == member)).all()) == ops
+
+
+@pytest.fixture
+def use_cases(db_url, redis_server, configure):
+    """The application layer's use cases read the test's database."""
+    configure(DATABASE_URL=db_url, REDIS_URL=redis_server.url)
+
+
+def _run_any(e: dict, kind: str, mid: str, node_id=None, prompt=None) -> tuple[str, str]:
+    """Start and execute an offline map run as `e["user"]`; (run id, its outcome), whatever it is."""
+    import asyncio
+
+    from bayes_app.runs import executor
+    from bayes_app.runs import service as run_service
+
+    with e["sessions"]() as db:
+        op = start_map_run(db, e["user"], kind, mid, node_id, prompt, model="offline", output_tokens=2000)
+    res = asyncio.run(
+        executor.execute(
+            op.id, r=e["r"], sessions=e["sessions"], listener=e["listener"], provider_factory=OfflineProvider
+        )
+    )
+    assert res.started, res
+    run_service.settle(e["sessions"], e["r"], op.id)
+    return op.id, res.outcome
+
+
+def _cited(db, mid: str) -> set[str]:
+    from bayes_app.models import Citation
+
+    return {c.document_id for c in db.exec(select(Citation).where(Citation.map_id == mid)) if c.document_id}
+
+
+MIXED = "How are molecular property prediction models explained, and how do LLM agents search for papers?"
+
+
+def test_member_run_reads_only_what_the_owner_made_readable(env, index_env, use_cases):  # noqa: F811
+    """Issue 36.1: an editor's Research run with a prompt about another of the owner's papers
+    reads only what the map cites: the other paper is never cited and stays unreadable to every
+    member. A claim that would cite it goes to a proposal only the owner sees (accepting it is the
+    owner's decision); once the owner adds the paper in the share dialog, the editor's run may cite it."""
+    from bayes_app.library.quotes import quote_in_text
+    from bayes_app.maps import updates
+    from bayes_app.maps.agent_writes import NotShared
+    from bayes_app.sharing import map_documents
+    from bayes_app.sharing.documents import readable
+    from bayes_app.usecases import maps as app_maps
+    from tests.support import pdfs
+    from tests.support.maplib import ingest
+
+    sessions, owner = env["sessions"], env["user"]
+    [review] = ingest(sessions, owner, index_env / "files", [pdfs.REVIEW])
+    editor, viewer = _account(env), _account(env)
+    with sessions() as db:
+        mid = service.create_map(db, owner, "Team map", "How do LLM agents search for academic papers?")["id"]
+        root = service.root_of(db, mid).id
+        chunk = next(c for c in db.exec(select(Chunk).where(Chunk.owner_id == owner)) if quote_in_text(c.text, Q2A))
+        pasa = chunk.document_id
+        node = service.add_child(db, owner, mid, root, "PaSa-7B beats its baselines.", kind="claim")
+        citations.attach_citation(db, owner, mid, node["id"], chunk.id, Q2A)
+        for uid, role in ((editor, "editor"), (viewer, "viewer")):
+            members.add_member(db, owner, mid, db.get(User, uid).email, role)
+        db.commit()
+
+    env_editor = {**env, "user": editor}
+    op_id, _outcome = _run_any(env_editor, "build_map", mid, prompt=MIXED)
+    with sessions() as db:
+        assert _cited(db, mid) == {pasa}
+        for uid in (editor, viewer):
+            assert readable(db, uid, review) is None and readable(db, uid, pasa) is not None
+        # the write guard: a claim of the editor's run citing the unshared paper is refused ...
+        rchunk = db.exec(select(Chunk).where(Chunk.document_id == review)).first()
+        cit = {"document_id": review, "chunk_id": rchunk.id, "page": rchunk.page, "quote": rchunk.text[:80]}
+        with pytest.raises(NotShared):
+            service.write_agent_node(db, mid, root, "claim", "Off-topic claim.", run_id=op_id, citations=[cit])
+        # ... and kept for the owner's decision: a proposal no member sees
+        p = updates.divert_to_owner(db, mid, op_id, "Off-topic claim.", cit, parent_id=root)
+        assert map_documents.proposal_documents(p.payload) == {review}
+    assert [x.id for x in app_maps.map_view(owner, mid).proposals] == [p.id]
+    for uid in (editor, viewer):
+        assert app_maps.map_view(uid, mid).proposals == []
+    with pytest.raises(app_maps.MapNotFound):
+        app_maps.accept_proposal(editor, mid, p.id)
+    with sessions() as db:
+        assert readable(db, viewer, review) is None
+
+    # the owner adds the paper in the share dialog: members open it, the editor's run may cite it
+    shown = app_maps.add_map_document(owner, mid, review)
+    assert {(d.document_id, d.how) for d in shown.documents} == {(pasa, "cited"), (review, "added")}
+    with sessions() as db:
+        assert readable(db, viewer, review) is not None
+    _run_any(env_editor, "build_map", mid, prompt=MIXED)
+    with sessions() as db:
+        assert review in _cited(db, mid)
+
+
+def test_prompted_research_keeps_the_root_and_is_undoable(env, use_cases):  # noqa: F811
+    """Issue 36.3: a Research run with a prompt never rewrites the map's root question: the
+    prompt becomes the run's own question (a theme under the root, research under it); every write
+    of the run is one history entry authored by the member who started it, and their undo
+    removes it all. A run may not change a node it did not write."""
+    from bayes_app.maps.errors import MapError
+    from bayes_app.usecases import maps as app_maps
+
+    sessions, owner = env["sessions"], env["user"]
+    editor = _account(env)
+    question = "How do LLM agents search for academic papers?"
+    prompt = "Which recall does PaSa reach against Google Scholar?"
+    with sessions() as db:
+        mid = service.create_map(db, owner, "Team map", question)["id"]
+        root = service.root_of(db, mid).id
+        members.add_member(db, owner, mid, db.get(User, editor).email, "editor")
+        [pasa] = db.exec(select(Chunk.document_id).where(Chunk.owner_id == owner)).unique().all()
+        db.commit()
+    app_maps.add_map_document(owner, mid, pasa)  # what the editor's run may read
+    op_id, outcome = _run_any({**env, "user": editor}, "build_map", mid, prompt=prompt)
+    assert outcome == "SUCCEEDED"
+    with sessions() as db:
+        r = db.get(MapNode, root)
+        assert r.title == question and r.edited_by is None
+        written = db.exec(select(MapNode).where(MapNode.run_id == op_id)).all()
+        [own_q] = [n for n in written if n.parent_id == root]
+        assert own_q.title == prompt and own_q.kind == "theme" and len(written) > 2
+        written_ids = {n.id for n in written}
+        with pytest.raises(MapError) as refused:
+            service.update_agent_node(db, mid, root, run_id=op_id, title="Rewritten")
+        assert refused.value.code == "not_run_node"
+    [entry] = [h for h in app_maps.map_history(owner, mid) if h.run_id == op_id]
+    assert entry.action == "run_build_map" and entry.user_id == editor
+    assert written_ids <= set(entry.node_ids)
+    assert app_maps.undo(editor, mid) == "run_build_map"
+    with sessions() as db:
+        assert db.exec(select(MapNode).where(MapNode.run_id == op_id)).all() == []
+        assert service.root_of(db, mid).title == question

@@ -85,3 +85,41 @@ def photo_pdf(seed: int = 1) -> bytes:
     buf = io.BytesIO()
     pdf.save(buf)
     return buf.getvalue()
+
+
+def giant_page_pdf(side_pt: float = 10_000.0, text_page: bool = True) -> bytes:
+    """A small file whose one image page measures `side_pt` × `side_pt` points (the red team's
+    10000 × 10000 pt page: a low-resolution image stretched over it), after a text page of
+    pasa.pdf when `text_page`."""
+    pdf = pdfium.PdfDocument.new()
+    if text_page:
+        src = pdfium.PdfDocument(str(PAPERS / "pasa.pdf"))
+        pdf.import_pages(src, [0])
+    image = render("pasa.pdf", 1, dpi=150)
+    image = image.crop((0, 0, image.width, image.width))  # square, as the red team's
+    _add_image_page(pdf, image, image.width * 72 / side_pt, 0)
+    buf = io.BytesIO()
+    pdf.save(buf)
+    return buf.getvalue()
+
+
+def long_scan_pdf(pages: int, variant: int = 0, dpi: int = 50) -> bytes:
+    """A cheap `pages`-page scan: page 4 of pasa.pdf as one small greyscale JPEG on every page
+    (a few KB a page); `variant` makes otherwise equal files differ (another upload, not a
+    duplicate)."""
+    image = render("pasa.pdf", 4, dpi=dpi)
+    jpeg = io.BytesIO()
+    image.save(jpeg, format="JPEG", quality=70)
+    w_pt, h_pt = image.width * 72 / dpi, image.height * 72 / dpi
+    pdf = pdfium.PdfDocument.new()
+    for _ in range(pages):
+        page = pdf.new_page(w_pt, h_pt)
+        obj = pdfium.PdfImage.new(pdf)
+        jpeg.seek(0)
+        obj.load_jpeg(jpeg, autoclose=False)
+        obj.set_matrix(pdfium.PdfMatrix().scale(w_pt, h_pt))
+        page.insert_obj(obj)
+        page.gen_content()
+    buf = io.BytesIO()
+    pdf.save(buf)
+    return buf.getvalue() + f"% variant {variant}\n".encode()

@@ -197,13 +197,9 @@ def test_a_theme_name_is_a_noun_phrase_or_a_name_never_a_generic_word():
         "Opaque deep learning models hide their reasoning from chemists.",
     ]
     vecs = bag_embed(texts)
-    title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed, anchor=texts[0])
-    assert len(title.split()) in (2, 3) and title.lower() in " ".join(texts).lower()
-    assert not extractive.specific("Model") and not extractive.specific("Models", texts)
-    assert extractive.specific("ICLR") and extractive.specific("GPT-4o") and extractive.specific("AutoScholarQuery")
-    assert extractive.specific("Crawler", ["PaSa trains the Crawler first."])  # capitalised mid-sentence: a name
-    assert not extractive.specific("Equation", ["It is shown in Equation 2."])  # a numbered label
+    title, _ = extractive.theme_title(texts, vecs.mean(0), [], bag_embed)
+    assert 2 <= len(title.split()) <= 4 and title.lower() in " ".join(texts).lower()
     # only generic single words and the question's own subject: a phrase with an -ing word names it
     two = ["The training process for the Crawler comprises two stages.", "The training process involves two stages."]
-    title, _ = extractive.theme_title(two, bag_embed(two).mean(0), [], bag_embed, {"crawler", "trained"}, two[0])
+    title, _ = extractive.theme_title(two, bag_embed(two).mean(0), [], bag_embed, {"crawler", "trained"})
     assert title == "Training process"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bayes_app.agents.extractive import key_phrases
+from bayes_app.agents.naming import noun_phrases
 from bayes_app.maps.sentences import (
     candidate_sentences,
     claim_problem,
@@ -130,20 +130,24 @@ def test_reference_lists_are_recognised_without_roles_and_roles_decide_when_know
     )
 
 
-def test_key_phrases_are_content_word_runs_not_verbs_or_citations():
-    phrases = key_phrases(
-        [
+def test_noun_phrases_are_tagged_noun_runs_not_verbs_or_citations():
+    phrases = [
+        p
+        for t in (
             "PaSa-7b surpasses PaSa-GPT-4o in recall.",
             "Academic queries require deep search.",
             "They use SELFIES106 molecular representations.",
-        ]
-    )
+        )
+        for p in noun_phrases(t)
+    ]
     assert "Academic queries" in phrases and "deep search" in phrases and "molecular representations" in phrases
     assert not any("surpasses" in p or "SELFIES106" in p or " and " in p for p in phrases)
     # an infinitive opens a verb phrase, not a theme name: "To evaluate PaSa …"
-    phrases = key_phrases(["To evaluate PaSa, we constructed RealScholarQuery.", "We aim to construct benchmarks."])
+    phrases = noun_phrases("To evaluate PaSa, we constructed RealScholarQuery.") + noun_phrases(
+        "We aim to construct benchmarks."
+    )
     assert "PaSa" in phrases and not any(p.lower().startswith(("evaluate", "construct")) for p in phrases)
-    assert "argue" not in {p.lower() for p in key_phrases(["In earlier work we argue that counterfactuals help."])}
+    assert "argue" not in {p.lower() for p in noun_phrases("In earlier work we argue that counterfactuals help.")}
 
 
 def test_sentence_case_headings_are_cut_off_but_wrapped_lines_are_not():

@@ -198,3 +198,27 @@ def test_local_redis_and_index_require_generated_secrets(env, tmp_path):
     assert settings.effective_qdrant_api_key == key
     again = _settings(tmp_path)  # the same secrets on every start
     assert again.redis_password() == password and again.effective_qdrant_api_key == key
+
+
+def test_a_program_down_for_an_announced_restart_keeps_health_ok(tmp_path, monkeypatch):
+    """Issue 36.10: a worker that announced its recycle is EXITED or STARTING for a few seconds
+    before its exit is even recorded; health stays ok. A failed start, or a program down with
+    no announcement (or an old one), is still a problem."""
+    from bayes_app.procs import planned
+
+    monkeypatch.setenv("SUPERVISOR_PROCESS_NAME", "worker_0")
+    assert planned.announce(tmp_path, "memory 3100 MB over 3072 MB")
+    now = time.time()
+    marks = planned.recent(tmp_path, now)
+    assert set(marks) == {"worker_0"} and marks["worker_0"]["reason"].startswith("memory")
+    for state in ("EXITED", "STARTING"):
+        infos = [_info("web"), _info("worker_0", state=state, group="worker")]
+        rep = status.summarize(infos, [], now, marks)
+        assert rep["status"] == "ok", rep
+        assert rep["programs"][1]["planned_restart"] is True
+        assert status.summarize(infos, [], now, {})["status"] == "degraded"  # the same gap, unannounced
+    backoff = [_info("worker_0", state="BACKOFF", group="worker")]
+    assert status.summarize(backoff, [], now, marks)["status"] == "degraded"
+    assert planned.recent(tmp_path, now + planned.GRACE_S + 1) == {}
+    monkeypatch.delenv("SUPERVISOR_PROCESS_NAME")
+    assert planned.announce(tmp_path, "not supervised") is False

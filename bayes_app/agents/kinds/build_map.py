@@ -1,4 +1,6 @@
-"""The map run kind `build_map`: research a question: plan its aspects, research each, write themes and cited claims."""
+"""The map run kind `build_map`: research a question: plan its aspects, research each, write themes and cited claims.
+The map's root question is never rewritten: a prompt that differs from it becomes the run's own
+question node (a theme under the root) with the research under it."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from bayes_app.agents.kinds.common import RESOURCE
 from bayes_app.agents.llm_json import is_offline
 from bayes_app.agents.pipeline import Research, research_aspects
 from bayes_app.agents.retrieval import retrieve
+from bayes_app.maps.edits import MAX_NODE_TITLE
+from bayes_app.models import NodeKind
 from bayes_app.runs.executor import RunContext
 from bayes_app.runs.kinds import RunKind
 
@@ -17,8 +21,6 @@ async def build_map(ctx: RunContext) -> None:
     loaded, w = await common.start(ctx)
     root = loaded["root"]
     question = " ".join(str(ctx.run.input.get("prompt") or "").split()) or root.title
-    if question != root.title:
-        await w.update(root.id, title=question)
     r = Research(ctx, w, question)
     r.seen_chunks = set()
     first = await retrieve(ctx, question, k=24 if is_offline(ctx) else 10)
@@ -27,7 +29,12 @@ async def build_map(ctx: RunContext) -> None:
         raise await common.nothing_to_research(ctx)
     aspects = await planner.plan(ctx, question, first)
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
-    await research_aspects(r, root.id, aspects)
+    # the root question is the map's: a prompt that asks something else becomes the run's own
+    # question, a theme under the root (a run never rewrites a node it did not write)
+    under = root.id
+    if question != root.title:
+        under = (await w.node(root.id, NodeKind.THEME, question[:MAX_NODE_TITLE]))["id"]
+    await research_aspects(r, under, aspects)
     common.done(ctx, r, "no_claims")
     common.require_claims(r)
 

@@ -4,7 +4,8 @@ Input {"mindmap_id", "document_ids"}. For each paper, its passages closest to th
 and themes are read by the researcher (offline: extractive) and checked by the critic like any
 claim; one critic call judges the new claims against the map's claims (a contradiction makes a
 counterpoint); each other claim is placed top-down in the tree (maps.living.place, Co-STORM
-style), and claims that fit no theme are grouped into new themes named by key phrases. The run
+style), and claims that fit no theme are grouped into new themes named by the noun phrase they
+share (agents.naming; a lone claim names its own theme). The run
 writes only the proposal (maps.updates): the map changes when the user accepts it.
 """
 
@@ -120,11 +121,10 @@ def _place_all(items: list[dict[str, Any]], nodes: list[MapNode], root: MapNode)
         if pl.action == "create":
             new.append(it)
     taken = [n.title for n in nodes if n.kind in living.BRANCH_KINDS]
-    for title, idx in themes.group([it["text"] for it in new], taken=taken) if len(new) > 1 else []:
+    claims = [n.title for n in nodes if n.kind in CLAIM_KINDS]
+    for title, idx in themes.group([it["text"] for it in new], taken=taken, others=claims):
         for i in idx:
             new[i]["theme_title"] = title
-    for it in new:
-        it.setdefault("theme_title", it["document_title"][:80] or "New papers")
 
 
 async def update_map(ctx: RunContext) -> None:

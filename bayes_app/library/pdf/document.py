@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -11,6 +10,8 @@ from typing import BinaryIO, Literal, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+
+from bayes_app.library.pdf.fair_lock import FairRLock
 
 PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages", "too_much_text"]
 PdfSource = bytes | bytearray | Path | str
@@ -28,8 +29,9 @@ _MIN_TEXT_PAGE_FRACTION = 0.2
 
 # pdfium is not thread-safe, not even across documents, and Dramatiq runs actors in threads:
 # every pdfium call in this module holds this lock. Code that calls pdfium on a document
-# directly (close(), rendering) should hold it too.
-PDFIUM_LOCK = threading.RLock()
+# directly (close(), rendering) should hold it too. Handed over in arrival order, so a small
+# document's pages are read between a long one's, not after it (issue 36.6).
+PDFIUM_LOCK = FairRLock()
 
 
 class PdfError(Exception):

@@ -10,6 +10,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from bayes_app.library.pdf.document import PDFIUM_LOCK, PdfMetadata, TextBudget, bounded_text
+from bayes_app.library.pdf.layout import PageLayout
 
 # --------------------------------------------------------------------------- metadata
 
@@ -20,14 +21,28 @@ _ARXIV_NEW = r"arXiv:\s*(\d{2})(\d{2})\.\d{4,5}"
 _ARXIV_OLD = r"arXiv:\s*[a-z-]+(?:\.[a-z]{2})?/(\d{2})(\d{2})\d{3}"
 _ARXIV_STAMP = r"v\d+\s*\[[\w.-]+\]"  # the margin stamp "arXiv:2501.10120v1 [cs.IR]"
 _YEAR = r"\b((?:19|20)\d{2})\b"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
 _YEAR_MARKERS = [  # in order of trust
     re.compile(r"\b(?:published(?:\s+online)?|available\s+online)\b[^\n]{0,40}?" + _YEAR, re.I),
     re.compile(r"(?:©|\(c\)|\bcopyright\b)[^\n]{0,40}?" + _YEAR, re.I),
+    # the venue line: "Journal 10 (2012) 100-120", "J. Chem. 12(3) (2019) 45–67"
+    re.compile(r"[A-Za-z.]\s+\d{1,4}\s*(?:\(\d{1,4}\)\s*)?\(" + _YEAR[2:-2] + r"\)\s*,?\s*(?:pp?\.\s*)?[A-Za-z]?\d+"),
+    # "Vol. 12, No. 3, 2019" / "Volume 12 (2019)" / Vancouver "2019;12(3):45-67" / ACS "2019, 59, 1324"
+    re.compile(r"\bvol(?:\.|ume)\s*\d+[^\n]{0,30}?" + _YEAR, re.I),
+    re.compile(_YEAR + r";\s*\d+\s*(?:\(\d+\))?\s*:\s*\d+"),
+    re.compile(r"[A-Za-z.]\s+" + _YEAR + r",\s*\d{1,4},\s*\d+"),
     re.compile(r"\baccepted\b[^\n]{0,40}?" + _YEAR, re.I),
     re.compile(r"\breceived\b[^\n]{0,40}?" + _YEAR, re.I),
 ]
+# a date line under the title: "March 12, 2019", "12 March 2019", "March 2019", "2019-03-12"
+_DATE_LINE = re.compile(
+    rf"^\W*(?:(?:\d{{1,2}}\s+)?{_MONTH}\s+(?:\d{{1,2}},?\s+)?{_YEAR}|{_YEAR}-\d{{2}}-\d{{2}})\W*$", re.I
+)
+_HEAD_LINES = 25  # a date line or journal header is near the top of the first page
 _JUNK_AUTHOR = re.compile(r"\b(?:user|admin\w*|owner|microsoft|office|unknown|author)\b", re.I)
-_PDF_DATE = re.compile(r"^(?:D:)?((?:19|20)\d{2})")
 _FILE_EXT = re.compile(r"\.(?:pdf|docx?|tex|dvi|ps|rtf|odt|indd|qxd|txt|eps)\b", re.I)
 _JUNK_TITLES = re.compile(r"^(?:untitled|no title|title|layout \d+|pii\b|doi\b|microsoft \w+ -)", re.I)
 _NOT_TITLE_LINE = re.compile(
@@ -147,7 +162,7 @@ def _lines_with_sizes(pdf: pdfium.PdfDocument) -> tuple[str, list[tuple[str, flo
         page.close()
 
 
-def _title_span(lines: list[tuple[str, float]]) -> tuple[int, int] | None:
+def _title_span(lines: list[tuple[str, float]], tolerance: float = 0.3) -> tuple[int, int] | None:
     """Line range of the title on the first page: first title-like line plus same-size lines."""
     start = next((k for k, (line, _) in enumerate(lines[:40]) if _is_title_line(line)), None)
     if start is None:
@@ -158,7 +173,7 @@ def _title_span(lines: list[tuple[str, float]]) -> tuple[int, int] | None:
         end < len(lines)
         and end - start < 3
         and size > 0
-        and abs(lines[end][1] - size) < 0.3
+        and abs(lines[end][1] - size) < tolerance
         and lines[end][0]
         and not _NOT_TITLE_LINE.search(lines[end][0])
     ):
@@ -234,26 +249,44 @@ def _arxiv_year(text: str, stamp: bool) -> int | None:
     return None
 
 
-def _find_year(first_page: str, creation_date: str) -> int | None:
-    """Most trusted evidence first: arXiv stamp, publication markers, any arXiv id, CreationDate."""
+def find_year(first_page: str) -> int | None:
+    """The year the first page prints, most trusted evidence first: arXiv stamp, "Published"
+    and ©, the venue line ("Journal 10 (2012) 100-120", "Vol. 3, 2019", "2019;12(3):45"),
+    "Accepted"/"Received", a date line near the top, any arXiv id. None when it prints none:
+    the file's CreationDate is a download or conversion date, never the paper's year."""
     if (year := _arxiv_year(first_page, stamp=True)) is not None:
         return year
     for pattern in _YEAR_MARKERS:
         m = pattern.search(first_page)
         if m and (found := _valid_year(int(m[1]))) is not None:
             return found
-    if (year := _arxiv_year(first_page, stamp=False)) is not None:
-        return year  # may be a cited preprint, hence after the explicit markers
-    m = _PDF_DATE.match(creation_date.strip())
-    return _valid_year(int(m[1])) if m else None
+    for line in first_page.splitlines()[:_HEAD_LINES]:
+        m = _DATE_LINE.match(line.strip())
+        if m and (found := _valid_year(int(m[1] or m[2]))) is not None:
+            return found
+    return _arxiv_year(first_page, stamp=False)  # may be a cited preprint, hence last
+
+
+def title_from_layout(page: PageLayout) -> str | None:
+    """The printed title of a page whose lines came from OCR (sizes estimated from word boxes:
+    a wider size tolerance): the first title-like line among the largest on the page's top."""
+    lines = [(" ".join(page.text[ln.start : ln.end].split()), ln.size) for ln in page.lines[:40]]
+    if not lines:
+        return None
+    sizes = sorted(size for _, size in lines)
+    median = sizes[len(sizes) // 2]
+    # a margin stamp set vertically ("arXiv:… [cs.IR]") has the height of its length: not a size
+    biggest = max((size for _, size in lines[:15] if size <= 3 * median), default=0.0)
+    top = [(t, sz) if 0.9 * biggest <= sz <= biggest else ("", sz) for t, sz in lines]
+    span = _title_span(top, tolerance=0.05 * biggest)
+    return " ".join(t for t, _ in top[span[0] : span[1]]) or None if span else None
 
 
 def extract_metadata(pdf: pdfium.PdfDocument, first_page_text: str | None = None) -> PdfMetadata:
     """Title, authors, year and DOI from the info dict, falling back to first-page heuristics.
 
     Info fields that look like junk ("Microsoft Word - x.docx", file names, ids) are ignored.
-    The year prefers explicit first-page evidence (arXiv id, "Published", ©, "Accepted",
-    "Received") over the info CreationDate, which is often the download or conversion date.
+    The year is the one the first page prints (:func:`find_year`), never the info CreationDate.
     ``first_page_text`` defaults to page 1's text; font sizes are read from page 1 either way.
     """
     with PDFIUM_LOCK:
@@ -271,5 +304,5 @@ def extract_metadata(pdf: pdfium.PdfDocument, first_page_text: str | None = None
         authors = _authors_from_page(lines, span[1])
 
     doi = _find_doi([info.get(k, "") for k in ("Subject", "Keywords", "Title")] + [first_page])
-    year = _find_year(first_page, info.get("CreationDate", ""))
+    year = find_year(first_page)
     return PdfMetadata(title=title or None, authors=authors, year=year, doi=doi)

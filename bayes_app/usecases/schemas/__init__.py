@@ -13,6 +13,9 @@ from bayes_app.usecases.schemas.accounts import (
     IssuedToken as IssuedToken,
 )
 from bayes_app.usecases.schemas.accounts import (
+    ModelCheck as ModelCheck,
+)
+from bayes_app.usecases.schemas.accounts import (
     SessionUser as SessionUser,
 )
 from bayes_app.usecases.schemas.accounts import (

@@ -34,6 +34,18 @@ class Health(BaseModel):
     components: dict[str, dict[str, Any]] | None = None  # administrators only
 
 
+class ModelCheck(BaseModel):
+    """Whether the configured model answers (administrators): `outcome` is one of ok, offline,
+    refused_key, unreachable, timeout, no_model, rate_limited, error; `message` says it in words."""
+
+    ok: bool
+    outcome: str
+    message: str
+    endpoint: str | None = None  # the base URL called (never the key)
+    model: str
+    seconds: float
+
+
 class Token(BaseModel):
     """An API token as its owner sees it (never its hash)."""
 

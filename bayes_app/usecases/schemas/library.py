@@ -38,6 +38,8 @@ class DocumentOut(BaseModel):
     language: str  # ISO 639-1 ("" until detected)
     language_name: str
     ocr_pages: int = 0  # pages whose text came from OCR (text recognition)
+    queue_position: int | None = None  # while queued: its place in the ingestion queue (1 = next)
+    unread_pages: str = ""  # indexed without these pages: "Page 3 was not read: …" ("" = all read)
     ocr_language: str = ""  # the Tesseract languages OCR used ("deu+eng"; "" = no OCR)
     ocr_language_choice: str = "auto"  # chosen at upload ("auto" = the detected language)
     created_at: str | None

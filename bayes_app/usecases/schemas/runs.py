@@ -9,7 +9,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+
+
+class RunScope(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+    document_ids: list[str] = []
+    collection_ids: list[str] = []
+
+
+class RunRequest(BaseModel):
+    """What `POST /runs` asks `runs.start` for (read from the API's validated body by attribute):
+    a map run (`kind` a map kind, `mindmap_id`, `node_id`, `prompt`) or an Ask question."""
+
+    model_config = ConfigDict(from_attributes=True)
+    kind: str | None = None
+    prompt: str | None = None
+    scope: RunScope | None = None
+    conversation_id: str | None = None
+    edit_message_id: str | None = None
+    mindmap_id: str | None = None
+    node_id: str | None = None
 
 
 class RunStarted(BaseModel):

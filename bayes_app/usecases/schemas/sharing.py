@@ -49,6 +49,41 @@ class NodeHistory(BaseModel):
     changes: list[NodeChange]  # newest first
 
 
+class HistoryEntry(BaseModel):
+    edit_id: str
+    action: str  # e.g. update_node, delete_subtree, run_build_map (all writes of one run)
+    user_id: str  # who made it (a run's writes: who started the run)
+    email: str | None
+    at: str | None
+    node_ids: list[str]  # the nodes it touched
+    run_id: str | None  # the run whose writes it records
+    undone: bool
+
+
+class MapHistory(BaseModel):
+    changes: list[HistoryEntry]  # newest first
+
+
+class Reverted(BaseModel):
+    reverted: str  # the action reverted
+
+
+class MapDocumentOut(BaseModel):
+    document_id: str
+    title: str
+    year: int | None
+    how: str  # cited (the map cites it) | added (the owner added it) | "" (may be added)
+
+
+class MapDocuments(BaseModel):
+    """What members of a shared map can open and their runs may read: the map's collection when
+    it is scoped to one, else the documents it cites plus those the owner added."""
+
+    collection_id: str | None
+    documents: list[MapDocumentOut]
+    addable: list[MapDocumentOut]  # the owner's other indexed documents
+
+
 class SharedCollectionRow(BaseModel):
     id: str
     name: str

@@ -18,7 +18,12 @@ def test_sent_ingestion_messages_are_remembered(redis_server, configure):
     broker = StubBroker()
     broker.add_middleware(IngestEnqueued())
     ingest = dramatiq.Actor(
-        lambda d, g: None, actor_name="ingest_document", queue_name="ingest", priority=0, broker=broker, options={}
+        lambda d, g: None,
+        actor_name="ingest_document",
+        queue_name="ingest",
+        priority=0,
+        broker=broker,
+        options={"ingestion": True},
     )
     other = dramatiq.Actor(
         lambda d, g: None, actor_name="purge_document", queue_name="ingest", priority=0, broker=broker, options={}
@@ -40,13 +45,14 @@ def test_the_broker_is_built_with_its_middleware_in_one_function(configure):
         names = [type(m).__name__ for m in build_broker().middleware]
     finally:
         dramatiq.set_broker(before)
-    assert names[-7:] == [
+    assert names[-8:] == [
         "IngestEnqueued",
         "WorkerHeartbeat",
         "MemoryGuard",
         "Periodic",
         "RunControl",
         "AsyncIO",
+        "FairShare",
         "IngestCrashGuard",
     ]
 
@@ -106,7 +112,12 @@ def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(
         assert len(r.smembers(crash_guard.KEY.format(document_id, generation))) >= 1  # registered while running
 
     dramatiq.Actor(
-        ingest, actor_name="ingest_document", queue_name="ingest", priority=0, broker=broker, options={"max_retries": 0}
+        ingest,
+        actor_name="ingest_document",
+        queue_name="ingest",
+        priority=0,
+        broker=broker,
+        options={"max_retries": 0, "ingestion": True},
     )
     fine, doomed = uuid.uuid4().hex, uuid.uuid4().hex
     dead = f"{__import__('socket').gethostname()}|999999|1.00|dead"  # a process that no longer runs
