@@ -409,30 +409,15 @@ def phone_actions() -> rx.Component:
                 rx.cond(MapState.can_edit, runs),
                 _menu_item("Zoom to fit", MapState.fit, "m-fit"),
                 rx.menu.separator(),
-                rx.menu.item(
-                    rx.el.a(
-                        "Export Markdown",
-                        href=MapState.export_base + ".md",
-                        download="mindmap.md",
-                        reload_document=True,
+                *[
+                    rx.menu.item(rx.el.a(f"Export {label}", href=href, download=name, reload_document=True))
+                    for label, href, name in (
+                        ("Markdown", MapState.export_base + ".md?style=" + MapState.export_style, "mindmap.md"),
+                        ("DOCX", MapState.export_base + ".docx?style=" + MapState.export_style, "mindmap.docx"),
+                        ("BibTeX", MapState.export_base + ".bib", "sources.bib"),
+                        ("LaTeX", MapState.export_base + ".tex", "mindmap.tex"),
                     )
-                ),
-                rx.menu.item(
-                    rx.el.a(
-                        "Export DOCX",
-                        href=MapState.export_base + ".docx",
-                        download="mindmap.docx",
-                        reload_document=True,
-                    )
-                ),
-                rx.menu.item(
-                    rx.el.a(
-                        "Export BibTeX",
-                        href=MapState.export_base + ".bib",
-                        download="sources.bib",
-                        reload_document=True,
-                    )
-                ),
+                ],
             ),
         ),
         display=rx.breakpoints(initial="block", md="none"),

@@ -266,6 +266,18 @@ function mmSubtree(tree, id) {
   return out;
 }
 
+// What a map opens on, most wanted first: the question, the newest branch's head, then the
+// branch's nodes nearest that head (the question is level with it), so that as many of them as
+// fit around it are shown rather than only its first few, far above.
+function mmOpeningFocus(rs, root, branch, tree) {
+  if (!branch) return [root];
+  const by = new Map(rs.map((r) => [r.id, r]));
+  const mid = (id) => (by.has(id) ? by.get(id).y + by.get(id).h / 2 : Infinity);
+  const rest = mmSubtree(tree, branch).slice(1);
+  rest.sort((a, b) => Math.abs(mid(a) - mid(branch)) - Math.abs(mid(b) - mid(branch)));
+  return [root, branch, ...rest];
+}
+
 // Auto-layout: ELK's layered algorithm, left to right, with the sizes the browser measured,
 // tree edges only, children kept in their order. No two boxes overlap by construction, and a
 // tree edge only crosses the gap between two layers. The question (alone in the first layer) is
@@ -273,7 +285,7 @@ function mmSubtree(tree, id) {
 const MM_ELK = new ELK();
 const MM_ELK_OPTIONS = {
   "elk.algorithm": "layered", "elk.direction": "RIGHT",
-  "elk.spacing.nodeNode": "18", "elk.layered.spacing.nodeNodeBetweenLayers": "56",
+  "elk.spacing.nodeNode": "18", "elk.layered.spacing.nodeNodeBetweenLayers": "44",
   "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
   "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF", "elk.layered.nodePlacement.bk.fixedAlignment": "BALANCED",
 };
@@ -364,9 +376,7 @@ function MindmapFlowView(props) {
   const viewFor = (rs, reason, anchor) => {
     const t = treeRef.current, live = nodes.some((n) => n.data.live), dur = live ? 0 : 300;
     if (reason === "open") {
-      const branch = mmNewestBranch(graph, t);
-      const focus = [t.root, ...(branch ? mmSubtree(t, branch) : [])];
-      look(rs, focus, null, 0);
+      look(rs, mmOpeningFocus(rs, t.root, mmNewestBranch(graph, t), t), null, 0);
       return;
     }
     let vp = rf.getViewport();

@@ -102,8 +102,9 @@ def _editor() -> rx.Component:
             rx.vstack(
                 node_panel(),
                 rx.cond(MapState.is_owner, rx.fragment(rx.divider(), search_panel())),  # the owner's library
-                width=rx.breakpoints(initial="100%", lg="380px"),
-                min_width=rx.breakpoints(initial="0", lg="380px"),
+                # 340 px at 1280-1639 px: room for a question, a theme and its claims side by side
+                width=rx.breakpoints(initial="100%", lg="340px", xl="380px"),
+                min_width=rx.breakpoints(initial="0", lg="340px", xl="380px"),
                 spacing="3",
                 max_height=rx.breakpoints(initial="none", lg="80vh"),
                 overflow_y="auto",

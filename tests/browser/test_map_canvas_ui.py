@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from sqlmodel import col, select
 
 from bayes_app.db import session_scope
-from bayes_app.maps import service
+from bayes_app.maps import citations, service
 from bayes_app.maps.members import add_member
 from bayes_app.models import Chunk, MapNode, Mindmap, Run, RunStatus, User
 from tests.browser.test_maps_ui import _user
@@ -98,7 +98,7 @@ def _seed(db_url: str, email: str, n: int) -> str:
                 db, m["id"], themes[k % n_themes], "claim", quote if k == 0 else CLAIM.format(k=k), run_id=None
             )
             if k == 0:
-                service.attach_citation(db, uid, m["id"], node.id, chunk.id, quote)
+                citations.attach_citation(db, uid, m["id"], node.id, chunk.id, quote)
         return m["id"]
 
 

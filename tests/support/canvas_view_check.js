@@ -6,7 +6,7 @@ const stubs = `const createElement=()=>null, memo=(f)=>f, Handle=null, Position=
   useLayoutEffect=null, useCallback=null, useRef=null, useMemo=null, ReactFlow=null, ReactFlowProvider=null,
   Background=null, Controls=null, MiniMap=null, useNodesState=null, useReactFlow=null, useUpdateNodeInternals=null;
   class ELK { layout() {} }`;
-const api = new Function(stubs + src + "; return { mmPlaceView, mmClean, mmSearch, mmBounds };")();
+const api = new Function(stubs + src + "; return { mmPlaceView, mmClean, mmSearch, mmBounds, mmOpeningFocus };")();
 // a layered map: root, 10 themes, 14 claims each (x by layer, y stacked)
 const rs = [];
 let y = 0;
@@ -23,12 +23,16 @@ const cut = (v, W, H) => rs.filter((r) => {
   return !inside && !outside; }).map((r) => r.id);
 const inView = (v, W, H, id) => { const r = rs.find((q) => q.id === id);
   return r.x * v.zoom + v.x >= -0.5 && r.y * v.zoom + v.y >= -0.5 && (r.x + r.w) * v.zoom + v.x <= W + 0.5 && (r.y + r.h) * v.zoom + v.y <= H + 0.5; };
+// the tree of it, as mmTree gives (kids of the root: the themes; of a theme: its claims)
+const tree = { kids: new Map([["root", Array.from({ length: 10 }, (_, t) => `t${t}`)],
+  ...Array.from({ length: 10 }, (_, t) => [`t${t}`, Array.from({ length: 14 }, (_, c) => `c${t}_${c}`)])]) };
 const out = [];
 for (const [W, H] of [[786, 612], [358, 574], [1150, 612]]) {
-  const focus = ["root", "t9", ...Array.from({ length: 14 }, (_, c) => `c9_${c}`)];
+  const focus = api.mmOpeningFocus(rs, "root", "t9", tree);
   const t0 = Date.now();
   const v = api.mmPlaceView(rs, W, H, focus, null);
-  out.push({ W, H, ms: Date.now() - t0, zoom: v.zoom, cut: cut(v, W, H), root: inView(v, W, H, "root"), t9: inView(v, W, H, "t9") });
+  out.push({ W, H, ms: Date.now() - t0, zoom: v.zoom, cut: cut(v, W, H), root: inView(v, W, H, "root"), t9: inView(v, W, H, "t9"),
+    claims9: Array.from({ length: 14 }, (_, c) => `c9_${c}`).filter((id) => inView(v, W, H, id)).length });
   const v2 = api.mmPlaceView(rs, W, H, ["c3_5"], { x: -100, y: -900, zoom: 1 });
   out.push({ W, H, pref: true, zoom: v2.zoom, cut: cut(v2, W, H), c35: inView(v2, W, H, "c3_5") });
 }

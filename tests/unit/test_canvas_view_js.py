@@ -35,6 +35,7 @@ def test_views_cut_no_card_and_stay_readable():
     opened = [v for v in views if not v.get("pref")]
     assert all(v["root"] for v in opened)
     assert [v["t9"] for v in opened] == [True, False, True]  # the newest branch too, where it fits beside
+    assert [v["claims9"] >= 5 for v in opened] == [True, False, True]  # with the claims around its head
     assert all(v["c35"] for v in views if v.get("pref"))
     assert max(v["ms"] for v in opened) < 500
     assert out[1] == "clean true false"
