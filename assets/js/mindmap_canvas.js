@@ -286,6 +286,8 @@ const MM_ELK = new ELK();
 const MM_ELK_OPTIONS = {
   "elk.algorithm": "layered", "elk.direction": "RIGHT",
   "elk.spacing.nodeNode": "18", "elk.layered.spacing.nodeNodeBetweenLayers": "44",
+  // the canvas draws its own curves between layers: no room kept for ELK's orthogonal routes
+  "elk.layered.spacing.edgeNodeBetweenLayers": "0", "elk.layered.spacing.edgeEdgeBetweenLayers": "0",
   "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
   "elk.layered.nodePlacement.strategy": "BRANDES_KOEPF", "elk.layered.nodePlacement.bk.fixedAlignment": "BALANCED",
 };
