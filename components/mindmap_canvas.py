@@ -124,6 +124,7 @@ class MindmapCanvas(rx.Component):
                     "ReactFlowProvider",
                     "Background",
                     "Controls",
+                    "ControlButton",
                     "MiniMap",
                     "Handle",
                     "Position",

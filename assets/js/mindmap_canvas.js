@@ -333,6 +333,7 @@ function MindmapFlowView(props) {
   const rf = useReactFlow();
   const [nodes, setNodes, onNodesChange] = useNodesState([]);
   const [edges, setEdges] = useState([]);
+  const [overview, setOverview] = useState(false);
   const box = useRef(null);
   const tree = useMemo(() => mmTree(graph), [graph]);
   const treeRef = useRef(tree);
@@ -579,9 +580,14 @@ function MindmapFlowView(props) {
                    selectionKeyCode: null, multiSelectionKeyCode: null, nodesConnectable: false,
                    nodesDraggable: !readOnly, disableKeyboardA11y: true,
                    proOptions: { hideAttribution: true } },
-      h(Background, { gap: 18 }), h(Controls, { showInteractive: false }),
-      nodes.length >= 40 ? h(MiniMap, { pannable: true, zoomable: true, position: "top-right",
-                                        style: { width: 150, height: 100 } }) : null));
+      h(Background, { gap: 18 }),
+      // the overview map covers a corner of the canvas (cards the view chose included): on request only
+      h(Controls, { showInteractive: false },
+        nodes.length >= 40 ? h(ControlButton, { onClick: () => setOverview((v) => !v), id: "mm-overview",
+                                                title: overview ? "Hide the overview map" : "Show the overview map",
+                                                "aria-label": "Overview map", "aria-pressed": overview }, "▦") : null),
+      nodes.length >= 40 && overview ? h(MiniMap, { pannable: true, zoomable: true, position: "top-right",
+                                                    style: { width: 150, height: 100 } }) : null));
 }
 
 // Reflex re-renders the canvas whenever any MapState var changes (a typed title, a notice…) and

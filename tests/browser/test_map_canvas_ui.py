@@ -160,6 +160,12 @@ def test_canvas_keeps_attention_through_runs(canvas_stack, canvas_db, owner, bro
     if n == 8 and not phone:  # a small map is shown whole, readable
         assert len(g["inView"]) == n, g["inView"]
     assert any(g["kinds"][i] == "question" for i in g["inView"]), "the question is not in view on opening"
+    if n >= 40:  # the overview map covers a corner of the view: shown on request only
+        expect(page.locator(".react-flow__minimap")).to_have_count(0)
+        page.click("#mm-overview")
+        expect(page.locator(".react-flow__minimap")).to_be_visible()
+        page.click("#mm-overview")
+        expect(page.locator(".react-flow__minimap")).to_have_count(0)
 
     before = _ids(page)
     _run(page, canvas_db, map_id, "#btn-research", "#m-research", phone)

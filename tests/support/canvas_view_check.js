@@ -4,7 +4,7 @@ const fs = require("fs");
 const src = fs.readFileSync(process.argv[2], "utf8");
 const stubs = `const createElement=()=>null, memo=(f)=>f, Handle=null, Position={}, useState=null, useEffect=null,
   useLayoutEffect=null, useCallback=null, useRef=null, useMemo=null, ReactFlow=null, ReactFlowProvider=null,
-  Background=null, Controls=null, MiniMap=null, useNodesState=null, useReactFlow=null, useUpdateNodeInternals=null;
+  Background=null, Controls=null, ControlButton=null, MiniMap=null, useNodesState=null, useReactFlow=null, useUpdateNodeInternals=null;
   class ELK { layout() {} }`;
 const api = new Function(stubs + src + "; return { mmPlaceView, mmClean, mmSearch, mmBounds, mmOpeningFocus };")();
 // a layered map: root, 10 themes, 14 claims each (x by layer, y stacked)
