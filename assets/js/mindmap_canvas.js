@@ -37,7 +37,12 @@ function MindmapNodeView({ data, selected }) {
 // on a change elsewhere in the map).
 const MindmapNode = memo(MindmapNodeView, (a, b) => a.data === b.data && a.selected === b.selected);
 const mindmapNodeTypes = { mind: MindmapNode };
-const MM_TREE_EDGE = { type: "default", className: "mm-edge-tree", style: { stroke: "var(--gray-8)", strokeWidth: 1.5 } };
+// A tree edge runs level out of its source, turns in the gap before the target's layer (cards of a
+// layer are left-aligned, so that gap holds no card) and enters the target level: it never crosses
+// a card, whatever the widths in a layer (a curve from a narrow card swept over a wider neighbour).
+const MM_STEP = 20;  // px before the target where the edge turns (the layers are 44 px apart)
+const MM_TREE_EDGE = { type: "smoothstep", className: "mm-edge-tree", pathOptions: { offset: MM_STEP, stepPosition: 1, borderRadius: 8 },
+  style: { stroke: "var(--gray-8)", strokeWidth: 1.5 } };
 const MM_CONTRA_EDGE = { type: "straight", className: "mm-edge-contradicts", animated: true, label: "contradicts",
   style: { stroke: "var(--red-9)", strokeWidth: 2, strokeDasharray: "6 4" },
   labelStyle: { fill: "var(--red-11)", fontSize: 12 }, labelBgStyle: { fill: "var(--color-background)" } };
@@ -122,17 +127,14 @@ function mmBounds(rs) {
   return { x0, y0, x1, y1, w: x1 - x0, h: y1 - y0 };
 }
 
-// Points along a tree edge as React Flow draws it (a bezier from the source's right side to the
-// target's left side), to test whether it runs through a third card.
+// Points along a tree edge as React Flow draws it (MM_TREE_EDGE: level from the source's right
+// side, down or up MM_STEP px before the target's left side, level into it), every 6 px, to test
+// whether it runs through a third card.
 function mmEdgePoints(a, b) {
-  const sx = a.x + a.w, sy = a.y + a.h / 2, tx = b.x, ty = b.y + b.h / 2;
-  const d = tx >= sx ? 0.5 * (tx - sx) : 0.25 * 25 * Math.sqrt(sx - tx);
-  const c1x = sx + d, c2x = tx - d, pts = [];
-  for (let k = 1; k < 10; k++) {
-    const t = k / 10, u = 1 - t;
-    pts.push([u * u * u * sx + 3 * u * u * t * c1x + 3 * u * t * t * c2x + t * t * t * tx,
-              u * u * u * sy + 3 * u * u * t * sy + 3 * u * t * t * ty + t * t * t * ty]);
-  }
+  const sx = a.x + a.w, sy = a.y + a.h / 2, tx = b.x, ty = b.y + b.h / 2, cx = Math.max(sx, tx - MM_STEP), pts = [];
+  for (let x = sx; x <= cx; x += 6) pts.push([x, sy]);
+  for (let y = Math.min(sy, ty); y <= Math.max(sy, ty); y += 6) pts.push([cx, y]);
+  for (let x = cx; x <= tx; x += 6) pts.push([x, ty]);
   return pts;
 }
 
@@ -295,7 +297,9 @@ async function mindmapElkLayout(nodes, edges, root, branch) {
   const ids = new Set(nodes.map((n) => n.id));
   const graph = {
     id: "map", layoutOptions: MM_ELK_OPTIONS,
-    children: nodes.map((n) => ({ id: n.id, width: Math.ceil(n.measured.width), height: Math.ceil(n.measured.height) })),
+    // left-aligned in their layer: every edge turns in the card-free gap before it (MM_TREE_EDGE)
+    children: nodes.map((n) => ({ id: n.id, width: Math.ceil(n.measured.width), height: Math.ceil(n.measured.height),
+                                  layoutOptions: { "elk.alignment": "LEFT" } })),
     edges: edges.filter((e) => e.mmKind === "tree" && ids.has(e.source) && ids.has(e.target))
       .map((e) => ({ id: e.id, sources: [e.source], targets: [e.target] })),
   };
