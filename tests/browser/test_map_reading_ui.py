@@ -156,7 +156,8 @@ def test_text_readable_after_a_run_an_edit_and_on_reopen(map_stack, map_db, rese
     if size == "phone":  # a phone opens the outline; it grows live with the run
         expect(page.locator("#view-outline")).to_have_attribute("data-state", "on")
         expect(page.locator(ROW)).to_have_count(seeded)
-        page.click("#btn-research")
+        page.click("#btn-phone-actions")  # a phone's runs are in its one Actions menu (#40)
+        page.click("#m-research")
         expect(page.locator("#run-live")).to_be_visible()
         expect(page.locator(ROW).nth(seeded + 2)).to_be_visible(timeout=60_000)
         expect(page.locator("#run-outcome")).to_contain_text("SUCCEEDED", timeout=180_000)
@@ -347,7 +348,9 @@ def test_proposal_drawer_collapses_to_a_badge_across_reload(map_stack, map_db, b
             sel,
         )
 
-    for sel in ("#btn-research", "#btn-restructure", "#btn-fit", "#view-switch"):
+    # (a phone has its runs and Fit in one Actions menu, #40)
+    controls = ("#btn-phone-actions",) if size == "phone" else ("#btn-research", "#btn-restructure", "#btn-fit")
+    for sel in (*controls, "#view-switch"):
         assert uncovered(sel), sel
     if size == "phone":  # (the phone's view: the outline)
         page.locator(ROW, has_text="Claim 0").click()
