@@ -367,6 +367,8 @@ def phone_actions() -> rx.Component:
     """A phone's one "Actions" menu: the runs, the fit, the exports (the toolbars are hidden there)."""
     node_needed = MapState.selected_id == ""
     runs = rx.fragment(
+        _menu_item("Add child", MapState.add_child, "m-add-child"),  # the canvas's edit toolbar is hidden there
+        rx.menu.separator(),
         _menu_item(app_runs.label("build_map"), MapState.research, "m-research", disabled=MapState.running),
         _menu_item(
             app_runs.label("expand"),
