@@ -4,6 +4,7 @@ cell's quote at its page (highlighted), edit a cell, export the CSV with the edi
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 from playwright.sync_api import expect
@@ -11,6 +12,8 @@ from playwright.sync_api import expect
 from tests.integration.test_library import upload, wait_done
 from tests.support.browser import login
 from tests.support.table_papers import PAPERS, fund, paper_pdf
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def _seed(url: str, email: str, password: str) -> None:
@@ -84,6 +87,17 @@ def test_make_fill_open_edit_export(app_stack, app_db_url, page, make_user):
     expect(page.locator(".table-member")).to_have_count(0)
     assert member.get(f"/tables/{table_id}").status_code == 404
     member.close()
+
+    # what a user sees, at both sizes (docs/screenshots/table-*.png); the phone never scrolls sideways
+    page.screenshot(path=str(SHOTS / "table-desktop.png"))
+    phone = page.context.new_page()
+    phone.set_viewport_size({"width": 390, "height": 844})
+    phone.goto(page.url)
+    expect(phone.locator("#table-heading")).to_have_text("Trial sizes")
+    expect(phone.locator("#table-grid canvas").first).to_be_visible()
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    phone.screenshot(path=str(SHOTS / "table-phone.png"))
+    phone.close()
 
     link.click()
     expect(page).to_have_url(re.compile(r"/documents/[0-9a-f]{32}\?page=1"))
