@@ -25,7 +25,8 @@ from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.procs import AppStack, free_port, stack_env
 
-WORD_DELAY_MS = "50"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
+WORD_DELAY_MS = "100"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
+# (50 ms left too little once the canvas lays out after every change: the run could end before Stop)
 NODE = ".react-flow__node"
 
 # Its own app (offline, paced), run with the `stack` tests before the others; hence also its
