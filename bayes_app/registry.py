@@ -18,13 +18,14 @@ def register() -> None:
     if _registered:
         return
     from bayes_app.agents.kinds import MAP_KINDS
+    from bayes_app.audits import kind as audit_kind
     from bayes_app.chat import agent
     from bayes_app.library.documents import on_document_removed
     from bayes_app.maps.sources import mark_citations_source_removed
     from bayes_app.runs import kinds
     from bayes_app.tables import fill as table_fill
 
-    for kind in (agent.KIND, *MAP_KINDS, table_fill.KIND):
+    for kind in (agent.KIND, *MAP_KINDS, audit_kind.KIND, table_fill.KIND):
         kinds.register(kind)
     on_document_removed(mark_citations_source_removed)
     _registered = True

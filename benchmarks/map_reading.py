@@ -7,8 +7,13 @@ The whole app runs here (web + worker + index + Redis). A map of --nodes nodes (
 rest claims under them; see map_scale.py) is written through the maps service and laid out.
 Then, in Chromium:
 
-- desktop 1440×900, canvas: navigation start → the first view is placed (`window.__mindmapReady`),
-  with the smallest on-screen text size of that view (CSS px × zoom; readable: ≥ 11 px);
+- desktop 1440×900, canvas: navigation start → the first view is placed (`window.__mindmapReady`:
+  the map laid out with ELK and the view chosen), with the smallest on-screen text size of that
+  view (CSS px × zoom; readable: ≥ 11 px) and the cards cut by the canvas's edge (none wanted);
+- an edit (a child added under the question): the click → the canvas laid out again and the new
+  node in view (`window.__mindmapSettled`); baseline: what a layout cost before #40, when the
+  canvas did not lay out after an edit and the reader pressed Auto-layout (a server round trip,
+  ELK, the positions saved, the view placed) — the same button, timed the same way;
 - baseline, the same map: the fit-everything view a run's end used to show (today only the Fit
   button does it): its smallest on-screen text size. From there, reading needs manual zooming;
 - outline, desktop: a click on "Outline" → every row rendered (`window.__outlineRendered`);
@@ -20,11 +25,14 @@ Target: outline render <= 1000 ms for 500 nodes.
 from __future__ import annotations
 
 import argparse
+import json
 from contextlib import contextmanager
 from types import SimpleNamespace
 
 from map_scale import build_map
-from mapstack import CHROMIUM_ARGS, app, login, make_user, pct, summary
+from mapstack import CHROMIUM_ARGS, app, login, make_user, pct, summary  # (puts the repo on sys.path)
+
+from tests.support.canvas_view import GEOMETRY_JS
 
 MIN_TEXT_JS = """() => {
   const z = new DOMMatrix(getComputedStyle(document.querySelector('.react-flow__viewport')).transform).a;
@@ -52,11 +60,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--url")
     ap.add_argument("--db")
+    ap.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = ap.parse_args()
 
     from playwright.sync_api import sync_playwright
 
     ready, text_ours, text_fit, outline_click, outline_phone, canvas_phone = [], [], [], [], [], []
+    cut, edit_layout, button_layout = [], [], []
     with running(args.url, args.db) as (stack, db_url), sync_playwright() as pw:
         user_id, email, password = make_user(db_url)
         map_id = build_map(db_url, user_id, args.nodes)
@@ -72,6 +82,8 @@ def main() -> None:
             desk.wait_for_function("() => window.__mindmapReady")
             desk.wait_for_timeout(200)
             r, t = desk.evaluate("() => window.__mindmapReady"), desk.evaluate(MIN_TEXT_JS)
+            g = desk.evaluate(GEOMETRY_JS)
+            e, b = edit_and_layout(desk)
             desk.click("#btn-fit")
             desk.wait_for_timeout(500)
             f = desk.evaluate(MIN_TEXT_JS)
@@ -89,6 +101,9 @@ def main() -> None:
             cp = phone.evaluate("() => window.__mindmapReady")
             phone.click("#view-outline")
             if rep:
+                cut.append(len(g["cut"]))
+                edit_layout.append(e)
+                button_layout.append(b)
                 ready.append(r)
                 text_ours.append(t)
                 text_fit.append(f)
@@ -103,6 +118,9 @@ def main() -> None:
         f"  smallest text on screen: ours {min(text_ours):.1f} px | baseline fit-all {max(text_fit):.1f} px "
         f"| ratio {min(text_ours) / max(max(text_fit), 0.01):.1f}x (readable >= 11 px)"
     )
+    print(f"  cards cut by the canvas edge in the first view: max {max(cut)}")
+    print(summary("ours: an edit (child added) -> laid out, new node in view", edit_layout))
+    print(summary("baseline: Auto-layout pressed by hand -> laid out (before #40 the only way)", button_layout))
     print(summary("ours: Outline clicked -> all rows rendered (desktop)", outline_click))
     print(summary("ours: phone open -> outline, all rows rendered", outline_phone))
     print(summary("baseline: phone open -> canvas first view", canvas_phone))
@@ -112,6 +130,44 @@ def main() -> None:
         f"target outline <= 1000 ms {'MET' if met else 'NOT MET'}"
         f" (p95 desktop {pct(outline_click, 95):.0f} ms, phone {pct(outline_phone, 95):.0f} ms)"
     )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "nodes": args.nodes,
+                    "first_view_p50_ms": pct(ready, 50),
+                    "min_text_px": min(text_ours),
+                    "cut_max": max(cut),
+                    "edit_layout_p50_ms": pct(edit_layout, 50),
+                    "button_layout_p50_ms": pct(button_layout, 50),
+                    "outline_click_p95_ms": pct(outline_click, 95),
+                }
+            )
+        )
+
+
+SETTLED_AFTER = """(t0) => window.__mindmapSettled > t0 && !window.__mindmapBusy"""
+
+
+def edit_and_layout(page) -> tuple[float, float]:
+    """(ms from adding a child under the question to the canvas laid out with it in view, ms from
+    pressing Auto-layout to the layout applied); the child is undone afterwards."""
+    n = page.locator(".react-flow__node").count()
+    page.locator(".mm-kind-question").click()
+    t0 = page.evaluate("() => performance.now()")
+    page.click("#btn-add-child")
+    page.wait_for_function(f"() => document.querySelectorAll('.react-flow__node').length === {n + 1}")
+    page.wait_for_function(SETTLED_AFTER, arg=t0)
+    edit = page.evaluate("() => window.__mindmapSettled") - t0
+    page.locator("#mindmap-canvas").focus()
+    t1 = page.evaluate("() => performance.now()")
+    page.click("#btn-layout")
+    page.wait_for_function(SETTLED_AFTER, arg=t1)
+    button = page.evaluate("() => window.__mindmapSettled") - t1
+    page.click("#btn-undo")  # the layout
+    page.click("#btn-undo")  # the child
+    page.wait_for_function(f"() => document.querySelectorAll('.react-flow__node').length === {n}")
+    return edit, button
 
 
 if __name__ == "__main__":

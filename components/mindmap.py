@@ -9,8 +9,6 @@ from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases.maps import EXPORT_STYLES
 from components.map_updates import update_card
 from components.map_zotero import zotero_menu
-from components.mindmap_canvas import mindmap_canvas
-from components.mindmap_outline import mindmap_outline
 from components.safe_markdown import safe_markdown
 from state.mindmap import MapLiveState, MapState
 
@@ -168,7 +166,6 @@ def run_bar() -> rx.Component:
             spacing="2",
             wrap="wrap",
         ),
-        run_status(),
         width="100%",
         spacing="2",
     )
@@ -362,123 +359,68 @@ def _proposal_cards() -> rx.Component:
     )
 
 
-def canvas() -> rx.Component:
+def _menu_item(label: rx.Var | str, handler, id_: str, **kw) -> rx.Component:
+    return rx.menu.item(label, on_click=handler, id=id_, **kw)
+
+
+def phone_actions() -> rx.Component:
+    """A phone's one "Actions" menu: the runs, the fit, the exports (the toolbars are hidden there)."""
+    node_needed = MapState.selected_id == ""
+    runs = rx.fragment(
+        _menu_item("Add child", MapState.add_child, "m-add-child"),  # the canvas's edit toolbar is hidden there
+        rx.menu.separator(),
+        _menu_item(app_runs.label("build_map"), MapState.research, "m-research", disabled=MapState.running),
+        _menu_item(
+            app_runs.label("expand"),
+            MapState.run_on_node("expand"),
+            "m-expand",
+            disabled=node_needed | MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("deepen"),
+            MapState.run_on_node("deepen"),
+            "m-deepen",
+            disabled=node_needed | MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("counter"),
+            MapState.run_on_node("counter"),
+            "m-counter",
+            disabled=node_needed | MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("synthesize"), MapState.run_on_node("synthesize"), "m-synthesize", disabled=MapState.running
+        ),
+        _menu_item(
+            app_runs.label("restructure"),
+            MapState.run_on_node("restructure"),
+            "m-restructure",
+            disabled=MapState.running,
+        ),
+        _menu_item(
+            app_runs.label("chapters"), MapState.run_on_node("chapters"), "m-chapters", disabled=MapState.running
+        ),
+        rx.menu.separator(),
+    )
     return rx.box(
-        mindmap_canvas(
-            graph=MapLiveState.graph,
-            selected_id=MapState.selected_id,
-            fit_signal=MapLiveState.fit_signal,
-            view_signal=MapLiveState.view_signal,
-            layout_signal=MapLiveState.layout_signal,
-            on_layout=MapState.apply_layout,
-            on_select=MapState.select,
-            on_toggle=MapState.toggle,
-            on_key=MapState.key,
-            on_drag_stop=MapState.drag_stop,
-            on_pane_select=MapState.clear_selection,
-        ),
-        width="100%",
-        height="68vh",
-        border="1px solid var(--gray-a6)",
-        border_radius="8px",
-    )
-
-
-def view_switch() -> rx.Component:
-    """Canvas / Outline / Both (the outline is the default on phones)."""
-    return rx.segmented_control.root(
-        rx.segmented_control.item("Canvas", value="canvas", id="view-canvas"),
-        rx.segmented_control.item("Outline", value="outline", id="view-outline"),
-        rx.segmented_control.item("Both", value="both", id="view-both"),
-        value=MapState.view_mode,
-        on_change=MapState.set_view,
-        size="1",
-        id="view-switch",
-    )
-
-
-def _ol_tool(icon: str, label: str, cmd: str, id_: str, **kw) -> rx.Component:
-    return rx.icon_button(
-        rx.icon(icon, size=14),
-        size="1",
-        variant="soft",
-        aria_label=label,
-        title=label,
-        id=id_,
-        on_click=MapState.outline_command(cmd, MapState.selected_id),
-        disabled=MapState.selected_id == "",
-        **kw,
-    )
-
-
-def outline() -> rx.Component:
-    """The outline: the same edits as the canvas, by keys or these buttons (for touch)."""
-    return rx.vstack(
-        rx.hstack(
-            _ol_tool("corner-down-right", "Add child (Shift+Enter)", "child", "ol-add-child"),
-            _ol_tool("list-plus", "Add sibling (Enter)", "sibling", "ol-add-sibling"),
-            _ol_tool("pencil", "Rename (F2)", "rename", "ol-rename"),
-            _ol_tool("arrow-up", "Move up (Alt+↑)", "up", "ol-up"),
-            _ol_tool("arrow-down", "Move down (Alt+↓)", "down", "ol-down"),
-            _ol_tool("indent-increase", "Indent (Alt+→)", "indent", "ol-indent"),
-            _ol_tool("indent-decrease", "Outdent (Alt+←)", "outdent", "ol-outdent"),
-            _ol_tool("trash-2", "Delete branch (Delete)", "delete", "ol-delete", color_scheme="red"),
-            rx.icon_button(
-                rx.icon("undo-2", size=14),
-                size="1",
-                variant="soft",
-                aria_label="Undo (Ctrl/Cmd-Z)",
-                title="Undo (Ctrl/Cmd-Z)",
-                id="ol-undo",
-                on_click=MapState.outline_command("undo", ""),
+        rx.menu.root(
+            rx.menu.trigger(
+                rx.button(rx.icon("ellipsis", size=14), "Actions", size="1", variant="soft", id="btn-phone-actions")
             ),
-            spacing="1",
-            wrap="wrap",
-            align="center",
-        ),
-        rx.box(
-            mindmap_outline(
-                rows=MapLiveState.outline,
-                selected_id=MapState.selected_id,
-                edit_request=MapState.outline_edit,
-                on_select=MapState.select,
-                on_toggle=MapState.toggle,
-                on_command=MapState.outline_command,
-                on_rename=MapState.outline_rename,
-            ),
-            width="100%",
-            max_height=rx.breakpoints(initial="none", lg="68vh"),
-            overflow_y="auto",
-            border="1px solid var(--gray-a6)",
-            border_radius="8px",
-            padding="0.25em",
-        ),
-        width="100%",
-        spacing="2",
-        id="outline-panel",
-    )
-
-
-def map_views() -> rx.Component:
-    """The canvas, the outline, or both side by side, as the view switch says."""
-    # "": before the browser's width chose the view (one round trip): the canvas on a large screen
-    # at once (the same element stays when "canvas" is chosen); hidden on a phone (class mm-auto)
-    show_canvas = (MapState.view_mode == "canvas") | (MapState.view_mode == "both") | (MapState.view_mode == "")
-    show_outline = (MapState.view_mode == "outline") | (MapState.view_mode == "both")
-    return rx.box(
-        rx.cond(show_outline, rx.box(outline(), flex="1 1 0", min_width="0", width="100%")),
-        rx.cond(
-            show_canvas,
-            rx.box(
-                canvas(),
-                flex="1 1 0",
-                min_width="0",
-                width="100%",
-                class_name=rx.cond(MapState.view_mode == "", "mm-auto", ""),
+            rx.menu.content(
+                rx.cond(MapState.can_edit, runs),
+                _menu_item("Zoom to fit", MapState.fit, "m-fit"),
+                rx.menu.separator(),
+                *[
+                    rx.menu.item(rx.el.a(f"Export {label}", href=href, download=name, reload_document=True))
+                    for label, href, name in (
+                        ("Markdown", MapState.export_base + ".md?style=" + MapState.export_style, "mindmap.md"),
+                        ("DOCX", MapState.export_base + ".docx?style=" + MapState.export_style, "mindmap.docx"),
+                        ("BibTeX", MapState.export_base + ".bib", "sources.bib"),
+                        ("LaTeX", MapState.export_base + ".tex", "mindmap.tex"),
+                    )
+                ],
             ),
         ),
-        display="flex",
-        flex_direction=rx.breakpoints(initial="column", md="row"),
-        gap="0.75em",
-        width="100%",
+        display=rx.breakpoints(initial="block", md="none"),
     )

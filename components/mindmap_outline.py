@@ -8,6 +8,7 @@ tab stop. Keys (the pattern's, plus the editor's edits):
   Enter  add a sibling (under the root question: a child)   Shift+Enter  add a child
   Alt+↑ / Alt+↓  move up / down     Alt+→ / Alt+←  indent / outdent
   Delete  delete the branch (Ctrl/Cmd-Z or Undo brings it back)
+A viewer's outline (`read_only`) moves the focus and nothing else.
 Rows come from `bayes_app.maps.outline.outline_rows` (text only: React renders it as text).
 """
 
@@ -52,7 +53,7 @@ function OutlineRowView({ row, selected, focused, editing, onRenameDone }) {
     : h("span", { className: "ol-title" }, row.title || "(untitled)");
   const chip = row.page
     ? h("a", { className: "ol-chip", href: "/documents/" + encodeURIComponent(row.document_id) + "?page="
-        + encodeURIComponent(row.page) + "&quote=" + encodeURIComponent(row.quote.slice(0, 300)),
+        + encodeURIComponent(row.page) + "&quote=" + encodeURIComponent(row.cite_quote || row.quote),
         tabIndex: -1, onClick: (e) => e.stopPropagation(), title: row.citations + " citation(s)" }, "p. " + row.page)
     : (row.citations > 0 ? h("span", { className: "ol-chip" }, "❝ " + row.citations) : null);
   return h("li", attrs,
@@ -106,7 +107,7 @@ function MindmapOutlineView(props) {
     else if (mod && (e.key === "z" || e.key === "Z")) cmd = "undo";
     else if (e.key === "Enter") cmd = e.shiftKey ? "child" : "sibling";
     else if (e.key === "Delete" || e.key === "Backspace") cmd = "delete";
-    else if (e.key === "F2") { e.preventDefault(); setEditId(row.id); return; }
+    else if (e.key === "F2") { e.preventDefault(); if (!cb.current.readOnly) setEditId(row.id); return; }
     else if (e.key === "ArrowDown") move = list[i + 1] && list[i + 1].id;
     else if (e.key === "ArrowUp") move = list[i - 1] && list[i - 1].id;
     else if (e.key === "Home") move = list[0].id;
@@ -120,6 +121,7 @@ function MindmapOutlineView(props) {
     } else return;
     e.preventDefault();
     e.stopPropagation();
+    if (cmd && cb.current.readOnly) return;  // a viewer: reading keys only (collapsing is saved on the map)
     if (move) go(move);
     else if (cmd === "toggle") cb.current.onToggle(row.id);
     else if (cmd) cb.current.onCommand(cmd, row.id);
@@ -128,12 +130,14 @@ function MindmapOutlineView(props) {
     const li = e.target.closest && e.target.closest('[role="treeitem"]');
     if (!li || (e.target.closest && e.target.closest("input"))) return;
     const id = li.getAttribute("data-id");
-    if (e.target.closest('[data-toggle="1"]')) { setFocusId(id); cb.current.onToggle(id); return; }
+    if (e.target.closest('[data-toggle="1"]') && !cb.current.readOnly) {
+      setFocusId(id); cb.current.onToggle(id); return;
+    }
     go(id);
   };
   const onDoubleClick = (e) => {
     const li = e.target.closest && e.target.closest('[role="treeitem"]');
-    if (li) setEditId(li.getAttribute("data-id"));
+    if (li && !cb.current.readOnly) setEditId(li.getAttribute("data-id"));
   };
   const onRenameDone = useCallback((id, value) => {
     setEditId("");
@@ -148,7 +152,7 @@ function MindmapOutlineView(props) {
 }
 
 const MindmapOutline = memo(MindmapOutlineView, (a, b) =>
-  a.rows === b.rows && a.selectedId === b.selectedId && a.editRequest === b.editRequest);
+  a.rows === b.rows && a.selectedId === b.selectedId && a.editRequest === b.editRequest && a.readOnly === b.readOnly);
 """
 
 # a colour per first-level branch (Radix colour scales), shared by the canvas and the outline
@@ -223,6 +227,7 @@ class MindmapOutline(rx.Component):
     rows: Var[list[dict[str, Any]]]
     selected_id: Var[str]
     edit_request: Var[str]  # "<node id>:<n>": rename that row in place (a new value each time)
+    read_only: Var[bool]  # a viewer: moving through the rows only
 
     on_select: rx.EventHandler[passthrough_event_spec(str)]
     on_toggle: rx.EventHandler[passthrough_event_spec(str)]

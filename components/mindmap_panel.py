@@ -16,7 +16,15 @@ def _citation(c: rx.Var) -> rx.Component:
         rx.vstack(
             rx.hstack(
                 rx.text(c["title"], size="2", weight="medium", trim="end", class_name="citation-paper"),
-                rx.text("p. ", c["page"], size="1", color_scheme="gray", class_name="citation-page"),
+                rx.text(
+                    "p. ",
+                    c["page"],
+                    size="1",
+                    color_scheme="gray",
+                    class_name="citation-page",
+                    white_space="nowrap",  # never "p / . / 2" in a narrow sheet
+                    flex_shrink="0",
+                ),
                 rx.cond(
                     c["language"] != "",
                     rx.badge(
@@ -29,13 +37,16 @@ def _citation(c: rx.Var) -> rx.Component:
                     ),
                 ),
                 rx.spacer(),
-                rx.icon_button(
-                    rx.icon("x", size=12),
-                    size="1",
-                    variant="ghost",
-                    title="Remove citation",
-                    on_click=MapState.remove_citation(c["id"]),
-                    class_name="citation-remove",
+                rx.cond(
+                    MapState.can_edit,
+                    rx.icon_button(
+                        rx.icon("x", size=12),
+                        size="1",
+                        variant="ghost",
+                        title="Remove citation",
+                        on_click=MapState.remove_citation(c["id"]),
+                        class_name="citation-remove",
+                    ),
                 ),
                 width="100%",
                 align="center",
@@ -62,7 +73,7 @@ def _citation(c: rx.Var) -> rx.Component:
                 align="center",
             ),
             rx.cond(
-                c["rewrite"] != "",
+                (c["rewrite"] != "") & MapState.can_edit,
                 rx.hstack(
                     rx.text("Suggested: ", rx.el.i(c["rewrite"]), size="1", class_name="citation-rewrite"),
                     rx.button(
@@ -106,8 +117,8 @@ def node_panel() -> rx.Component:
         rx.vstack(
             rx.hstack(
                 rx.cond(
-                    MapState.sel_is_root,
-                    rx.badge("question"),
+                    MapState.sel_is_root | ~MapState.can_edit,  # a viewer sees the kind, not a menu
+                    rx.badge(rx.cond(MapState.sel_is_root, "question", MapState.sel_kind), id="node-kind-label"),
                     rx.select(
                         EDITABLE_KINDS,
                         value=MapState.sel_kind,
@@ -134,6 +145,7 @@ def node_panel() -> rx.Component:
                 value=MapState.sel_title,
                 on_change=lambda v: MapState.set_sel_title(v, MapState.selected_id).debounce(250),
                 id="node-title",
+                read_only=~MapState.can_edit,
                 placeholder="Title",
                 width="100%",
                 rows="2",
@@ -143,6 +155,7 @@ def node_panel() -> rx.Component:
                 value=MapState.sel_body,
                 on_change=lambda v: MapState.set_sel_body(v, MapState.selected_id).debounce(400),
                 id="node-body",
+                read_only=~MapState.can_edit,
                 placeholder="Notes",
                 width="100%",
                 rows="3",
@@ -151,13 +164,16 @@ def node_panel() -> rx.Component:
             rx.hstack(
                 rx.text("Citations", weight="bold", size="2"),
                 rx.spacer(),
-                rx.button(
-                    app_runs.label("check_support"),
-                    size="1",
-                    variant="soft",
-                    on_click=MapState.check_support,
-                    id="btn-check-support",
-                    disabled=MapState.sel_citations.length() == 0,
+                rx.cond(
+                    MapState.can_edit,
+                    rx.button(
+                        app_runs.label("check_support"),
+                        size="1",
+                        variant="soft",
+                        on_click=MapState.check_support,
+                        id="btn-check-support",
+                        disabled=MapState.sel_citations.length() == 0,
+                    ),
                 ),
                 width="100%",
                 align="center",
@@ -167,7 +183,15 @@ def node_panel() -> rx.Component:
                 rx.vstack(
                     rx.foreach(MapState.sel_citations, _citation), width="100%", spacing="2", id="node-citations"
                 ),
-                rx.text("No citations. Search the library below and attach a passage.", size="1", color_scheme="gray"),
+                rx.text(
+                    rx.cond(
+                        MapState.is_owner,
+                        "No citations. Search the library below and attach a passage.",
+                        "No citations.",
+                    ),
+                    size="1",
+                    color_scheme="gray",
+                ),
             ),
             node_export(),
             width="100%",
@@ -175,7 +199,15 @@ def node_panel() -> rx.Component:
             id="node-panel",
             class_name="mm-sheet",
         ),
-        rx.text("Select a node to edit it and see its citations.", size="2", color_scheme="gray"),
+        rx.text(
+            rx.cond(
+                MapState.can_edit,
+                "Select a node to edit it and see its citations.",
+                "Select a node to see its citations.",
+            ),
+            size="2",
+            color_scheme="gray",
+        ),
     )
 
 

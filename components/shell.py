@@ -12,6 +12,7 @@ NAV = [
     ("Ask", "/chat", "message-circle"),
     ("Library", "/library", "library"),
     ("Search", "/search", "search"),
+    ("Check", "/check", "file-check"),
     ("Tables", "/tables", "table-2"),
     ("Credits", "/credits", "coins"),
 ]
@@ -45,6 +46,18 @@ def _brand() -> rx.Component:
     return rx.hstack(rx.icon("brain-circuit", size=22), rx.heading("Bayes", size="5"), align="center")
 
 
+def _email_part(text: rx.Var) -> rx.Component:
+    return rx.el.span(
+        text,
+        display="inline-block",
+        max_width="100%",
+        white_space="nowrap",
+        overflow="hidden",
+        text_overflow="ellipsis",
+        vertical_align="bottom",
+    )
+
+
 def nav_items(prefix: str = "nav") -> list[rx.Component]:
     """The navigation, the signed-in e-mail and Log out (ids prefixed `nav-` on the desktop
     sidebar and `mnav-` in the phone menu, so both can exist in one page)."""
@@ -56,12 +69,15 @@ def nav_items(prefix: str = "nav") -> list[rx.Component]:
         rx.spacer(),
         rx.divider(),
         rx.link(
+            # the address breaks only before its "@" (never mid-word); a part wider than the sidebar
+            # ends in "…", the whole address on hover
             rx.text(
-                AuthState.user_email,
+                _email_part(AuthState.user_email.split("@")[0]),
+                rx.cond(AuthState.user_email.contains("@"), _email_part("@" + AuthState.user_email.split("@")[1])),
                 size="2",
                 id="muser-email" if m else "user-email",
                 max_width="100%",
-                overflow_wrap="anywhere",
+                title=AuthState.user_email,
             ),
             href="/account",
             id=f"{prefix}-email",

@@ -66,26 +66,11 @@ def new_table_form() -> rx.Component:
             ),
             rx.text("Columns", weight="bold", size="2"),
             rx.vstack(rx.foreach(TablesState.new_columns, _column_chip), spacing="1", width="100%"),
-            stack_on_phone(
-                rx.input(
-                    placeholder="Another question, e.g. What was the intervention?",
-                    value=TablesState.col_question,
-                    on_change=TablesState.set_col_question,
-                    id="new-column-question",
-                    flex="1",
-                ),
-                _type_select(TablesState.col_type, TablesState.set_col_type, "new-column-type"),
-                rx.cond(
-                    TablesState.col_type == "choice",
-                    rx.input(
-                        placeholder="Options, comma-separated",
-                        value=TablesState.col_choices,
-                        on_change=TablesState.set_col_choices,
-                    ),
-                ),
+            column_form(
+                TablesState,
+                "Another question, e.g. What was the intervention?",
                 rx.button("Add column", variant="soft", on_click=TablesState.add_new_column, id="new-column-add"),
-                gap="0.5em",
-                width="100%",
+                "new-column",
             ),
             rx.cond(TablesState.form_error != "", rx.text(TablesState.form_error, color_scheme="red", size="2")),
             rx.button("Make table", on_click=TablesState.create, id="table-create"),
@@ -239,29 +224,100 @@ def _cell_panel() -> rx.Component:
     )
 
 
+def column_form(state: type, placeholder: str, button: rx.Component, id_: str) -> rx.Component:
+    """A column's question, its answer type and (for a choice) its options, then `button`."""
+    return stack_on_phone(
+        rx.input(
+            placeholder=placeholder,
+            value=state.col_question,
+            on_change=state.set_col_question,
+            id=f"{id_}-question",
+            flex="1",
+        ),
+        _type_select(state.col_type, state.set_col_type, f"{id_}-type"),
+        rx.cond(
+            state.col_type == "choice",
+            rx.input(placeholder="Options, comma-separated", value=state.col_choices, on_change=state.set_col_choices),
+        ),
+        button,
+        gap="0.5em",
+        width="100%",
+    )
+
+
 def _add_column() -> rx.Component:
     return rx.cond(
         TableState.can_edit,
-        stack_on_phone(
-            rx.input(
-                placeholder="Add a column: a question for every paper",
-                value=TableState.col_question,
-                on_change=TableState.set_col_question,
-                id="add-column-question",
-                flex="1",
-            ),
-            _type_select(TableState.col_type, TableState.set_col_type, "add-column-type"),
-            rx.cond(
-                TableState.col_type == "choice",
-                rx.input(
-                    placeholder="Options, comma-separated",
-                    value=TableState.col_choices,
-                    on_change=TableState.set_col_choices,
-                ),
-            ),
+        column_form(
+            TableState,
+            "Add a column: a question for every paper",
             rx.button("Add and fill", variant="soft", on_click=TableState.add_column, id="add-column"),
-            gap="0.5em",
+            "add-column",
+        ),
+    )
+
+
+def _member(m: rx.Var) -> rx.Component:
+    return rx.hstack(
+        rx.text(m["email"], size="2"),
+        rx.badge(m["role"], variant="soft"),
+        rx.button(
+            "Remove",
+            size="1",
+            variant="ghost",
+            color_scheme="red",
+            on_click=TableState.unshare(m["user_id"]),
+            aria_label="Remove member",
+        ),
+        align="center",
+        class_name="table-member",
+    )
+
+
+def _share() -> rx.Component:
+    """The owner's Share section: members see the table and its quoted papers (editors may fill and edit)."""
+    return rx.cond(
+        TableState.is_owner,
+        rx.card(
+            rx.vstack(
+                rx.text("Share", weight="bold", size="2"),
+                rx.text(
+                    "Members read the table and open its papers at the quoted page; an editor may also fill, "
+                    "add columns and edit cells.",
+                    size="2",
+                    color_scheme="gray",
+                ),
+                rx.foreach(TableState.share_members, _member),
+                stack_on_phone(
+                    rx.input(
+                        placeholder="E-mail of a registered user",
+                        value=TableState.share_email,
+                        on_change=TableState.set_share_email,
+                        id="table-share-email",
+                        flex="1",
+                    ),
+                    rx.select.root(
+                        rx.select.trigger(aria_label="Role", id="table-share-role"),
+                        rx.select.content(
+                            rx.select.item("Viewer", value="viewer"), rx.select.item("Editor", value="editor")
+                        ),
+                        value=TableState.share_role,
+                        on_change=TableState.set_share_role,
+                    ),
+                    rx.button("Share", variant="soft", on_click=TableState.share, id="table-share"),
+                    gap="0.5em",
+                    width="100%",
+                ),
+                rx.cond(
+                    TableState.share_error != "",
+                    rx.text(TableState.share_error, color_scheme="red", size="2", id="table-share-error"),
+                ),
+                spacing="2",
+                width="100%",
+            ),
             width="100%",
+            max_width="760px",
+            id="table-share-card",
         ),
     )
 
@@ -294,6 +350,7 @@ def table_view() -> rx.Component:
             width="100%",
         ),
         _add_column(),
+        _share(),
         spacing="3",
         width="100%",
     )

@@ -165,7 +165,23 @@ def _connect_form() -> rx.Component:
             wrap="wrap",
         ),
         on_submit=ZoteroState.zotero_connect,
-        reset_on_submit=True,
+        reset_on_submit=False,  # a refused key stays in the field to be corrected (cleared once connected)
+    )
+
+
+def _key_help() -> rx.Component:
+    """Where a key is made, and what it must allow."""
+    return rx.cond(
+        ZoteroState.zotero_web,
+        rx.text(
+            "Make a key at ",
+            rx.link("zotero.org/settings/keys", href="https://www.zotero.org/settings/keys", is_external=True),
+            ": tick “Allow library access” (reading is enough to sync); add “Allow write access” to send notes "
+            "and highlights back; for a group library, give the key access to that group.",
+            size="1",
+            color_scheme="gray",
+            id="zotero-key-help",
+        ),
     )
 
 
@@ -179,6 +195,7 @@ def zotero_section() -> rx.Component:
         ),
         rx.foreach(ZoteroState.zotero_libraries, _library),
         _connect_form(),
+        _key_help(),
         rx.cond(
             ZoteroState.zotero_error != "",
             rx.callout(

@@ -10,9 +10,10 @@ import reflex as rx
 
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import credits
+from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import sharing as app_sharing
 from bayes_app.usecases import system as app_system
-from bayes_app.usecases.views import MICRO, display_credits, format_credits, shown_email, utcnow
+from bayes_app.usecases.views import MICRO, display_credits, display_date, format_credits, shown_email, utcnow
 from state.auth import AuthState
 from state.offloop import off_loop, run_off_loop
 
@@ -158,7 +159,12 @@ class AdminState(AuthState):
 
     def _refresh(self) -> None:
         self.shares = [
-            {**r.model_dump(), "owner": shown_email(r.owner), "member": shown_email(r.member), "since": r.since[:16]}
+            {
+                **r.model_dump(),
+                "owner": shown_email(r.owner),
+                "member": shown_email(r.member),
+                "since": display_date(r.since),
+            }
             for r in app_sharing.all_shares()
         ]
         d = credits.dashboard(
@@ -174,7 +180,7 @@ class AdminState(AuthState):
                 "id": u.id,
                 "email": shown_email(u.email),
                 "role": "admin" if u.is_admin else "user",
-                "created": u.created_at.strftime("%Y-%m-%d %H:%M"),
+                "created": display_date(u.created_at),
             }
             for u in d.users
         ]
@@ -193,7 +199,11 @@ class AdminState(AuthState):
             for r in d.reserves
         ]
         self.spend_by_day = [{"day": day, "credits": _credits_number(v)} for day, v in sorted(d.spend_by_day.items())]
-        self.spend_by_kind = [{"kind": k, "credits": _credits_number(v)} for k, v in sorted(d.spend_by_kind.items())]
+        # every kind of run, spent on or not, by the name the run buttons use; the bar's label rounds as elsewhere
+        self.spend_by_kind = [
+            {"kind": label, "credits": _credits_number(v), "label": display_credits(v)}
+            for label, v in ((lbl, d.spend_by_kind.get(k, 0)) for k, lbl in app_runs.all_labels().items())
+        ]
         self.recent_runs = [
             {
                 "id": op.id,
@@ -206,7 +216,7 @@ class AdminState(AuthState):
                     if op.charged_credits is not None
                     else {"charged": "—", "charged_exact": ""}
                 ),
-                "date": op.created_at.strftime("%Y-%m-%d %H:%M"),
+                "date": display_date(op.created_at),
             }
             for op in d.recent_runs
         ]
@@ -216,8 +226,7 @@ class AdminState(AuthState):
                 "input": format_credits(p.input_per_million),
                 "cached": format_credits(p.cached_per_million),
                 "output": format_credits(p.output_per_million),
-                "updated": (p.updated_at.strftime("%Y-%m-%d %H:%M") if p.updated_at else "")
-                + (f" by {p.updated_by}" if p.updated_by else ""),
+                "updated": display_date(p.updated_at) + (f" by {p.updated_by}" if p.updated_by else ""),
             }
             for p in d.prices
         ]
@@ -236,7 +245,7 @@ class AdminState(AuthState):
         ]
         self.recon_held = [f"{h.operation_id}: {format_credits(h.held)} held" for h in report.held_after_finalize]
         self.recon_stale = list(report.stale_runs)
-        self.recon_at = utcnow().strftime("%Y-%m-%d %H:%M:%S UTC")
+        self.recon_at = display_date(utcnow(), seconds=True) + " UTC"
 
     @rx.event
     @off_loop

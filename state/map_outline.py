@@ -25,6 +25,8 @@ class MapOutline(rx.State, mixin=True):
     def set_view(self, mode: str | list[str]):
         if isinstance(mode, str) and mode in VIEWS:
             self.view_mode = mode
+            if mode == "both":  # outline, canvas and panel side by side would leave the canvas ~370 px wide
+                self.side_open = False
             self._rebuild()
             self._live().view_signal += 1  # the canvas's box changed size: a readable view again
 
@@ -36,6 +38,11 @@ class MapOutline(rx.State, mixin=True):
             narrow = isinstance(width, (int, float)) and width < PHONE_MAX_PX
             self.view_mode = "outline" if narrow else "canvas"
             self._rebuild()
+
+    @rx.event
+    def toggle_side(self):
+        """Show or hide the node panel; the canvas takes the width (and re-places its view)."""
+        self.side_open = not self.side_open
 
     @rx.event
     def set_proposals_open(self, value: bool):

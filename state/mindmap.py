@@ -97,6 +97,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     proposals_open: bool = False  # the proposal drawer, else its badge (a reload shows the badge)
     # the view: "canvas", "outline" or "both" ("" until the browser's width chose the default)
     view_mode: str = ""
+    side_open: bool = True  # the node panel beside the canvas (wide screens; collapsed: the canvas is wider)
     outline_edit: str = ""  # "<node id>:<n>": the outline renames that row in place
     _rename_n: int = 0
     _first_cites: dict[str, dict[str, Any]] = {}  # node id → its first citation (the outline's quote)

@@ -18,6 +18,7 @@ from bayes_app.usecases import tables as app_tables
 from bayes_app.usecases.schemas.tables import TableColumn, TableOut, TableSummary
 from state.auth import AuthState
 from state.offloop import off_loop, run_off_loop
+from state.table_share import TableSharing
 
 T = TypeVar("T")
 TYPES = [("text", "Text"), ("number", "Number"), ("yes_no", "Yes / no"), ("choice", "Choice")]
@@ -50,6 +51,27 @@ def cell_text(cell: dict[str, Any] | None) -> str:
     return f"{value} ✎" if cell.get("status") == "edited" else str(value)
 
 
+class ColumnForm(rx.State, mixin=True):
+    """The "another column" form (a question, its answer type, a choice column's options), on
+    the new-table form and on a table."""
+
+    col_question: str = ""
+    col_type: str = "text"
+    col_choices: str = ""
+
+    @rx.event
+    def set_col_question(self, value: str):
+        self.col_question = value
+
+    @rx.event
+    def set_col_type(self, value: str):
+        self.col_type = value
+
+    @rx.event
+    def set_col_choices(self, value: str):
+        self.col_choices = value
+
+
 class _Off(AuthState):
     """Calls a use case as the signed-in user in a worker thread."""
 
@@ -57,15 +79,12 @@ class _Off(AuthState):
         return await asyncio.to_thread(self._as_user, use_case, *args, error_var=error_var)
 
 
-class TablesState(_Off):
+class TablesState(ColumnForm, _Off):
     tables: list[TableSummary] = []
     collections: list[dict[str, str]] = []
     new_title: str = ""
     new_collection: str = ""
     new_columns: list[dict[str, str]] = PRESETS
-    col_question: str = ""
-    col_type: str = "text"
-    col_choices: str = ""
     form_error: str = ""
 
     @rx.event
@@ -87,18 +106,6 @@ class TablesState(_Off):
     @rx.event
     def set_new_collection(self, value: str):
         self.new_collection = value
-
-    @rx.event
-    def set_col_question(self, value: str):
-        self.col_question = value
-
-    @rx.event
-    def set_col_type(self, value: str):
-        self.col_type = value
-
-    @rx.event
-    def set_col_choices(self, value: str):
-        self.col_choices = value
 
     @rx.event
     @off_loop
@@ -144,7 +151,7 @@ class TablesState(_Off):
         return rx.redirect(f"/tables/{out.id}")
 
 
-class TableState(_Off):
+class TableState(TableSharing, ColumnForm, _Off):
     table_id: str = ""
     title: str = ""
     role: str = ""
@@ -175,10 +182,6 @@ class TableState(_Off):
     filling: bool = False
     fill_note: str = ""
     _gen: int = 0
-    # add a column
-    col_question: str = ""
-    col_type: str = "text"
-    col_choices: str = ""
     error: str = ""
 
     @rx.var
@@ -256,7 +259,8 @@ class TableState(_Off):
             return ev
         if self.table is None:
             return rx.redirect("/tables")
-        return None
+        self.share_error = ""
+        return await self._load_members()
 
     @rx.event
     async def set_sort(self, key: str):
@@ -333,18 +337,6 @@ class TableState(_Off):
         if value == NOT_FOUND:
             return None
         return await self._edit(self.row_ids[row], self.columns[col - 1].key, value)
-
-    @rx.event
-    def set_col_question(self, value: str):
-        self.col_question = value
-
-    @rx.event
-    def set_col_type(self, value: str):
-        self.col_type = value
-
-    @rx.event
-    def set_col_choices(self, value: str):
-        self.col_choices = value
 
     @rx.event
     async def add_column(self):

@@ -153,7 +153,11 @@ class ZoteroState(LibraryState):
         if refused:
             return refused
         self._zotero_refresh()
-        return [ZoteroState.zotero_start_watch, rx.toast.success("Connected: the first sync has started.")]
+        return [
+            rx.set_value("zotero-api-key", ""),  # the form keeps what was typed until it connects
+            ZoteroState.zotero_start_watch,
+            rx.toast.success("Connected: the first sync has started."),
+        ]
 
     @rx.event
     @off_loop

@@ -80,8 +80,10 @@ def check_password_strength(password: str, email: str | None = None) -> None:
         raise WeakPasswordError(f"Password must be at least {MIN_PASSWORD_LENGTH} characters long.")
     if len(password) > MAX_PASSWORD_LENGTH:
         raise WeakPasswordError(f"Password must be at most {MAX_PASSWORD_LENGTH} characters long.")
-    if len(set(password)) < 4 or password.lower() in _COMMON:
-        raise WeakPasswordError("Password is too easy to guess; use a longer, less common one.")
+    if password.lower() in _COMMON:
+        raise WeakPasswordError("This password is one of the most common passwords; choose one that is not.")
+    if len(set(password)) < 4:
+        raise WeakPasswordError("Password must use at least 4 different characters.")
     if email and email.split("@")[0].lower() in password.lower() and len(email.split("@")[0]) >= 4:
         raise WeakPasswordError("Password must not contain your e-mail name.")
 

@@ -77,3 +77,13 @@ CHECK_SUPPORT = (
     "JSON object: key scores, a list of objects with keys quote (its number), support, rewrite "
     "and reason."
 )
+
+AUDIT_CITATIONS = (
+    "You check the citations of a sentence from a draft paper. For each numbered citation you see "
+    "the sentence's claim and up to three numbered passages quoted from the paper it cites. Judge "
+    "whether the cited paper says what the sentence claims, using only those passages: supported "
+    "(a passage states it), partial (a passage supports part of it or states it more cautiously), "
+    "unsupported (no passage says it), contradicted (a passage says the opposite). Name the passage "
+    "your verdict rests on and say why in one short sentence. Reply with a JSON object: key items, a "
+    "list of objects with keys citation (its number), passage (its number), verdict and reason."
+)

@@ -23,6 +23,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Match
 
 from bayes_app.api import (
+    audits,
     auth,
     citations,
     conversations,
@@ -70,6 +71,7 @@ FEATURES = {
     "Sharing": sharing,
     "Citations": citations,
     "Zotero": zotero,
+    "Audits": audits,
     "Tables": tables,
 }
 

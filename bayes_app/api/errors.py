@@ -42,7 +42,12 @@ def error_response(status: int, code: str, message: str, headers: dict | None = 
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
-TOO_LARGE = "The request body is too large (JSON: 1 MB; PDF uploads: BAYES_MAX_UPLOAD_MB); nothing was stored."
+def too_large() -> str:
+    """The 413 message, in the user's words: the limits that apply, in MB."""
+    from bayes_app.settings import get_settings
+
+    mb = get_settings().max_upload_mb
+    return f"The request is too large: a PDF may be at most {mb} MB and any other request 1 MB. Nothing was stored."
 
 
 class TooLargeAsContract:
@@ -64,7 +69,7 @@ class TooLargeAsContract:
                 ctype = dict(message.get("headers", [])).get(b"content-type", b"")
                 if not ctype.startswith(b"application/json"):
                     replaced = True
-                    await error_response(413, "too_large", TOO_LARGE)(scope, receive, send)
+                    await error_response(413, "too_large", too_large())(scope, receive, send)
                     return
             if not replaced:
                 await send(message)
@@ -88,7 +93,7 @@ async def handle_http_exception(_request: Request, exc: Exception) -> JSONRespon
     code = _DEFAULT_CODES.get(exc.status_code, "error")
     detail = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
     if exc.status_code == 413:  # the body limit (FastAPI's max_body_size): say which one
-        detail = TOO_LARGE
+        detail = too_large()
     return error_response(exc.status_code, code, detail, getattr(exc, "headers", None))
 
 

@@ -97,6 +97,7 @@ def build_graph(
                 "collapsed": bool(n["collapsed"]),
                 "live": n["id"] in live_ids,
                 "hue": hues.get(n["id"], -1),
+                "created": str(n.get("created_at") or ""),  # the canvas opens on the newest branch
             }
         )
         if n["parent_id"]:

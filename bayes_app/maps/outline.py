@@ -86,7 +86,8 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
     """The visible outline in reading order (depth first, children in their order, nothing under
     a collapsed node). Each row: id, parent_id, level (1 = root), kind, title, expanded ("true",
     "false", or "" for a leaf: the aria-expanded value), hue, citations (count), quote (of the
-    first citation; "" when the title already says it), page, document_id (of the first
+    first citation; "" when the title already says it), cite_quote (that quote in full, up to
+    300 characters, for the link that opens the page highlighted), page, document_id (of the first
     citation, "" without one), challenged ("Superseded by <paper> (…)" or ""), posinset and setsize."""
     kids = _children(nodes)
     hues = branch_hues(nodes)
@@ -98,7 +99,7 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
         n, level, pos, size = stack.pop()
         children = kids.get(n["id"], [])
         cite = first_citations.get(n["id"]) or {}
-        quote = " ".join(str(cite.get("quote") or "").split())
+        cite_quote = quote = " ".join(str(cite.get("quote") or "").split())
         title = " ".join(str(n["title"] or "").split())
         if title and title.casefold() in quote.casefold():  # the claim is its quote: show it once
             quote = ""
@@ -113,6 +114,7 @@ def outline_rows(nodes: dict[str, dict[str, Any]], first_citations: dict[str, di
                 "hue": hues.get(n["id"], -1),
                 "citations": n.get("citation_count") or 0,
                 "quote": quote[:QUOTE_CHARS] + ("…" if len(quote) > QUOTE_CHARS else ""),
+                "cite_quote": cite_quote[:300],
                 "page": str(cite.get("page") or ""),
                 "document_id": str(cite.get("document_id") or ""),
                 "challenged": ((n.get("challenged_by") or [{}])[0]).get("line", ""),

@@ -144,6 +144,7 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     db.flush()
     check_shape(db, map_id)
     _drop_emptied(db, map_id, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
+    _synthesis_outdated(db, root, u)
     positions = tree_layout(_nodes(db, map_id))
     created = set(u.delete["nodes"])
     for n in _nodes(db, map_id):
@@ -156,6 +157,25 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     db.add(p)
     _commit_edit(db, map_id, "accept_proposal", u)
     return proposal_view(p)
+
+
+SYNTHESIS_PREFIX = "Synthesis: "  # the title the synthesize run gives its note
+OUTDATED_PREFIX = "Outdated — "
+
+
+def _synthesis_outdated(db: Session, root: MapNode, u: _Undo) -> None:
+    """A regrouping makes the syntheses written over the old grouping outdated: each synthesis
+    note under `root` is marked so in its title and moved after the new themes."""
+    kids = sorted(db.exec(select(MapNode).where(MapNode.parent_id == root.id)), key=lambda n: n.order_index)
+    notes = [n for n in kids if n.kind == NodeKind.NOTE and n.title.startswith((SYNTHESIS_PREFIX, OUTDATED_PREFIX))]
+    last = max((n.order_index for n in kids), default=0)
+    for k, n in enumerate(notes, start=1):
+        u.before("nodes", n)
+        if not n.title.startswith(OUTDATED_PREFIX):
+            n.title = (OUTDATED_PREFIX + n.title)[:300]
+        n.order_index = last + k
+        db.add(n)
+    db.flush()
 
 
 def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:

@@ -1,5 +1,6 @@
 """SQLModel tables, one module per aggregate. Importing this package registers them all."""
 
+from bayes_app.models.audits import Audit
 from bayes_app.models.base import new_id, utcnow
 from bayes_app.models.chat import ChatMessage, Conversation, MessageStatus
 from bayes_app.models.credits import MICRO, EntryType, LedgerEntry, ModelPrice
@@ -32,6 +33,7 @@ from bayes_app.models.users import ApiToken, User, UserSession
 from bayes_app.models.zotero import SyncStatus, ZoteroCollection, ZoteroItem, ZoteroLibrary, ZoteroNote
 
 __all__ = [
+    "Audit",
     "ExtractionTable",
     "TableCell",
     "TableMember",

@@ -4,9 +4,23 @@ from __future__ import annotations
 
 import reflex as rx
 
-from bayes_app.pages import account, admin, auth, chat, credits, library, maps, search, sections, tables, viewer
+from bayes_app.pages import (
+    account,
+    admin,
+    audits,
+    auth,
+    chat,
+    credits,
+    library,
+    maps,
+    search,
+    sections,
+    tables,
+    viewer,
+)
 from state.account import AccountState
 from state.admin import AdminState
+from state.audits import AuditState
 from state.auth import AuthState
 from state.chat import ChatState
 from state.citations import CitationGraphState
@@ -62,6 +76,12 @@ def register(app: rx.App) -> None:
         route="/documents/[document_id]",
         title="Document · Bayes",
         on_load=[AuthState.require_login, ViewerState.load, CitationGraphState.load_document],
+    )
+    app.add_page(
+        audits.audits_page,
+        route="/check",
+        title="Check a draft · Bayes",
+        on_load=[AuthState.require_login, AuditState.load],
     )
     app.add_page(chat.chat_page, route="/chat", title="Ask · Bayes", on_load=[AuthState.require_login, ChatState.load])
     app.add_page(

@@ -8,9 +8,13 @@ from components.shell import shell
 from state.credits import CreditsState
 
 
-def _stat(label: str, value: rx.Var, id_: str) -> rx.Component:
+def _stat(label: str, value: rx.Var, exact: rx.Var, id_: str) -> rx.Component:
     return rx.card(
-        rx.vstack(rx.text(label, size="2", color_scheme="gray"), rx.heading(value, size="6", id=id_), spacing="1"),
+        rx.vstack(
+            rx.text(label, size="2", color_scheme="gray"),
+            rx.heading(value, size="6", id=id_, title=exact),
+            spacing="1",
+        ),
         min_width="160px",
     )
 
@@ -20,7 +24,7 @@ def _row(r: rx.Var) -> rx.Component:
         rx.table.cell(r["title"]),
         rx.table.cell(rx.badge(r["status"], variant="soft")),
         rx.table.cell(rx.text(r["charged"], title=r["charged_exact"], class_name="history-charged")),
-        rx.table.cell(r["amount"]),
+        rx.table.cell(rx.text(r["amount"], title=r["amount_exact"], class_name="history-amount")),
         rx.table.cell(r["date"]),
         class_name="history-row",
     )
@@ -30,12 +34,13 @@ def credits_page() -> rx.Component:
     return shell(
         "Credits",
         rx.hstack(
-            _stat("Balance", CreditsState.balance, "credits-balance"),
-            _stat("Available", CreditsState.available, "credits-available"),
-            _stat("Held for running work", CreditsState.held, "credits-held"),
+            _stat("Balance", CreditsState.balance, CreditsState.exact["balance"], "credits-balance"),
+            _stat("Available", CreditsState.available, CreditsState.exact["available"], "credits-available"),
+            _stat("Held for running work", CreditsState.held, CreditsState.exact["held"], "credits-held"),
             spacing="4",
             wrap="wrap",
         ),
+        rx.cond(CreditsState.buys != "", rx.text(CreditsState.buys, size="2", color_scheme="gray", id="credits-buys")),
         rx.heading("History", size="4"),
         rx.cond(
             CreditsState.history.length() > 0,

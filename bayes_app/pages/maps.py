@@ -9,10 +9,11 @@ from components.first_run import first_run_guide
 from components.map_share import share_bar, share_dialog
 from components.map_updates import new_papers_badge, watch_switch
 from components.maps_list import delete_map_dialog, maps_table, new_map_form, shared_table
-from components.mindmap import map_views, message_box, proposals, run_bar, toolbar, view_switch
+from components.mindmap import message_box, phone_actions, proposals, run_bar, run_status, toolbar
 from components.mindmap_canvas import CSS
 from components.mindmap_outline import CSS as OUTLINE_CSS
 from components.mindmap_panel import delete_node_dialog, node_panel, search_panel
+from components.mindmap_views import map_views, side_toggle, view_switch
 from components.refusal import error_callout
 from components.shell import shell, stack_on_phone
 from state.maps import MapsState
@@ -54,7 +55,18 @@ def maps_page() -> rx.Component:
 def _editor() -> rx.Component:
     return rx.vstack(
         rx.hstack(
-            rx.link(rx.icon("arrow-left", size=14), "Maps", href="/maps", size="2"),
+            rx.link(
+                rx.icon("arrow-left", size=14),
+                "Maps",
+                href="/maps",
+                size="2",
+                white_space="nowrap",
+                display="inline-flex",
+                align_items="center",
+                gap="0.25em",
+                flex_shrink="0",
+                id="back-to-maps",
+            ),
             rx.cond(
                 MapState.offline_mode | MapState.offline_map,
                 rx.badge(
@@ -69,12 +81,19 @@ def _editor() -> rx.Component:
             share_bar(),
             rx.cond(MapState.is_owner, watch_switch()),
             view_switch(),
+            side_toggle(),
+            phone_actions(),
             align="center",
             width="100%",
             wrap="wrap",
         ),
-        toolbar(),
-        rx.cond(MapState.can_edit, run_bar()),
+        rx.cond(
+            MapState.my_role == "viewer",
+            rx.text("View only — ask the owner for edit access", size="1", color_scheme="gray", id="view-only"),
+        ),
+        rx.box(toolbar(), display=rx.breakpoints(initial="none", md="block"), width="100%"),
+        rx.cond(MapState.can_edit, rx.box(run_bar(), display=rx.breakpoints(initial="none", md="block"), width="100%")),
+        run_status(),  # (on a phone the runs start from the Actions menu)
         error_callout(MapState.error, "map-error", width="100%"),
         rx.cond(MapState.notice != "", rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
@@ -83,12 +102,15 @@ def _editor() -> rx.Component:
             rx.vstack(
                 node_panel(),
                 rx.cond(MapState.is_owner, rx.fragment(rx.divider(), search_panel())),  # the owner's library
-                width=rx.breakpoints(initial="100%", lg="380px"),
-                min_width=rx.breakpoints(initial="0", lg="380px"),
+                # 340 px at 1280-1639 px: room for a question, a theme and its claims side by side
+                width=rx.breakpoints(initial="100%", lg="340px", xl="380px"),
+                min_width=rx.breakpoints(initial="0", lg="340px", xl="380px"),
                 spacing="3",
                 max_height=rx.breakpoints(initial="none", lg="80vh"),
                 overflow_y="auto",
                 id="map-side",
+                # collapsed on a wide screen: the canvas takes the width (on a phone it is a bottom sheet)
+                display=rx.cond(MapState.side_open, "flex", rx.breakpoints(initial="flex", lg="none")),
             ),
             wide="lg",
             width="100%",

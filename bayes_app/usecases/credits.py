@@ -18,7 +18,7 @@ from bayes_app.credits import ledger, pricing
 from bayes_app.credits.reconcile import reconcile
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
-from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, UsageEvent, User, utcnow
+from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, RunStatus, UsageEvent, User, utcnow
 from bayes_app.usecases.schemas.credits import (
     AccountRow,
     Dashboard,
@@ -45,6 +45,30 @@ def stale_after_s() -> float:
 
 
 # ---- the user's credits --------------------------------------------------------------------
+TYPICAL_KINDS = ("ask", "build_map")  # what "a credit buys" is told in: a question, a map run
+TYPICAL_SAMPLE = 50  # the newest succeeded runs of a kind the typical charge is taken from
+
+
+def typical_charges() -> dict[str, int]:
+    """The median charge (micro-credits) of a question ("ask") and of a map run ("build_map"):
+    what the price table made the newest succeeded runs of that kind cost, across all accounts.
+    A kind with no such run yet is left out."""
+    out: dict[str, int] = {}
+    with session_scope() as db:
+        for kind in TYPICAL_KINDS:
+            charged = sorted(
+                db.exec(
+                    select(Run.charged_credits)
+                    .where(Run.kind == kind, Run.status == RunStatus.SUCCEEDED, col(Run.charged_credits) > 0)
+                    .order_by(col(Run.created_at).desc())
+                    .limit(TYPICAL_SAMPLE)
+                ).all()
+            )
+            if charged:
+                out[kind] = int(charged[len(charged) // 2])
+    return out
+
+
 def my_credits(user_id: str) -> MyCredits:
     """The user's balance, what runs hold, what is available and the history (one row per
     run or grant, newest first)."""
@@ -118,7 +142,8 @@ def set_price(model: str, values: list[Any], updated_by: str) -> Price:
         try:
             p = pricing.set_price(db, model, *values, updated_by=updated_by)
         except ValueError as err:
-            raise DomainError("bad_price", f"{err}; fields: {', '.join(PRICE_FIELDS)}.") from None
+            text = str(err)
+            raise DomainError("bad_price", text[:1].upper() + text[1:] + ".") from None
         db.add(p)
         db.flush()
         return Price.model_validate(p)
@@ -208,7 +233,7 @@ def run_detail(op_id: str) -> RunDetail:
         )
 
 
-AMOUNT_RULE = "Amount: give a number of credits greater than 0 (or amount_micro, a whole number > 0)."
+AMOUNT_RULE = "Amount: give a number of credits greater than 0, e.g. 5 or 2.5."
 
 
 class GrantRefused(DomainError):

@@ -86,6 +86,12 @@ def label(kind: str) -> str:
     return kinds.label(kind)
 
 
+def all_labels() -> dict[str, str]:
+    """Every run kind's name and how it reads to a person, in registration order."""
+    registry.register()
+    return {k.name: k.label for k in kinds.all_kinds()}
+
+
 def needs_node(kind: str) -> bool:
     """Does run kind `kind` work on a node the user selects?"""
     registry.register()

@@ -5,6 +5,7 @@ API reach the domain only through the application layer (docs/architecture.md)."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from bayes_app.accounts.identity import shown_email
 from bayes_app.accounts.passwords import PASSWORD_RULES
@@ -26,6 +27,7 @@ __all__ = [
     "all_weak",
     "best_quote",
     "display_credits",
+    "display_date",
     "emphasis_segments",
     "foreign_label",
     "format_credits",
@@ -39,3 +41,18 @@ __all__ = [
 def all_weak(hits: Sequence[SearchHit]) -> bool:
     """True when results exist but none is a strong match ("No strong matches")."""
     return bool(hits) and all(h.weak for h in hits)
+
+
+def display_date(value: datetime | str | None, seconds: bool = False) -> str:
+    """One way to show a moment on every page: "2026-11-29 01:28" (UTC; naive values are UTC),
+    from a datetime or an ISO 8601 string; "" for none."""
+    if not value:
+        return ""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return value
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")

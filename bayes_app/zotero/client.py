@@ -65,6 +65,12 @@ class Clients:
         self.transport.shutdown()
 
 
+KEY_REFUSED = (
+    "Key refused: Zotero does not accept this API key (mistyped, revoked, or without access to this "
+    "library). Check it, or make a new one."
+)
+
+
 def describe_error(err: Exception) -> ZoteroAccessError | None:
     """Map pyzotero's exceptions for a bad connection to a clear message (None: transient)."""
     if isinstance(err, ze.UserNotAuthorisedError):
@@ -85,12 +91,16 @@ def key_info(
     try:
         with make_client(shared) as http:
             r = http.get(f"{base_url}/keys/current", headers={"Zotero-API-Key": api_key, "Zotero-API-Version": "3"})
-    except httpx2.HTTPError as err:
-        raise ZoteroAccessError("unreachable", f"Cannot reach the Zotero API ({type(err).__name__}).") from None
+    except httpx2.HTTPError:
+        raise ZoteroAccessError(
+            "unreachable",
+            "Zotero could not be reached from this server, so the key was not checked; "
+            "try again later (or ask the admin whether the server can reach zotero.org).",
+        ) from None
     finally:
         shared.shutdown()
     if r.status_code in (403, 404):
-        raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.")
+        raise ZoteroAccessError("invalid_key", KEY_REFUSED)
     if r.status_code != 200:
         raise ZoteroAccessError(
             "unavailable", f"Zotero could not check the key (HTTP {r.status_code}); try again later."
@@ -100,5 +110,5 @@ def key_info(
     except ValueError:
         info = None
     if not isinstance(info, dict) or "userID" not in info:
-        raise ZoteroAccessError("invalid_key", "Zotero does not accept this API key.")
+        raise ZoteroAccessError("invalid_key", KEY_REFUSED)
     return info

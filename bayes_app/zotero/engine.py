@@ -115,11 +115,9 @@ def sync_library(
     except ZoteroAccessError as err:
         ctx.result.outcome, ctx.result.error = "error", err.message
         _finish(ctx, SyncStatus.ERROR, error=err.message)
-    except httpx2.TransportError as err:
+    except httpx2.TransportError:
         if api != "local":
-            _finish(
-                ctx, SyncStatus.ERROR, error=f"Cannot reach Zotero ({type(err).__name__}); the sync will be retried."
-            )
+            _finish(ctx, SyncStatus.ERROR, error="Zotero could not be reached; the sync will be retried.")
             raise
         # The server's own Zotero is not running: say so once; the next sync tries again.
         message = (

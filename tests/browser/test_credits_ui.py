@@ -2,6 +2,7 @@
 dashboard; the user sees the balance; one finished run shows as exactly one history row,
 its usage step in the admin drill-down, and the reconciliation panel stays OK."""
 
+import re
 import uuid
 
 from playwright.sync_api import expect
@@ -82,7 +83,10 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
         title = "Ask: what does the prior say?"
         op_id = _finished_run(app_db_url, email, model, title)
         user.reload()
-        expect(user.locator("#credits-balance")).to_have_text("9.992")
+        expect(user.locator("#credits-balance")).to_have_text("9.99")  # one formatter: two decimals
+        expect(user.locator("#credits-balance")).to_have_attribute("title", "9.992 credits")  # exact
+        # what a credit buys, from what questions cost (this one: 1 / 0.008 = 125; the stack is shared)
+        expect(user.locator("#credits-buys")).to_contain_text(re.compile(r"One credit buys about [\d,]+ questions"))
         expect(user.locator("#credits-held")).to_have_text("0")
         rows = user.locator("#credits-history .history-row")
         expect(rows).to_have_count(2)  # the grant and the run, never the steps

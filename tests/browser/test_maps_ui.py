@@ -25,7 +25,8 @@ from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.procs import AppStack, free_port, stack_env
 
-WORD_DELAY_MS = "50"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
+WORD_DELAY_MS = "100"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
+# (50 ms left too little once the canvas lays out after every change: the run could end before Stop)
 NODE = ".react-flow__node"
 
 # Its own app (offline, paced), run with the `stack` tests before the others; hence also its
@@ -375,10 +376,9 @@ def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db,
     assert len(seen) >= 3  # …and first-level themes beside it, readable rather than all 31 tiny
     assert not _intersecting(_boxes(page))
 
-    # Auto-layout runs ELK in the browser with the measured boxes: the claim column starts just
-    # past the widest theme box (the fixed-size tidy tree kept 300 px columns), nothing overlaps,
-    # and the layout is one undoable edit
-    assert _flow(page)["Theme 0"]["x"] + 300 <= _flow(page)["Claim 0.0: " + long]["x"]
+    # Auto-layout runs ELK in the browser with the measured boxes (the canvas also does on opening,
+    # #40): the claim column starts just past the widest theme box (the fixed-size tidy tree kept
+    # 300 px columns), nothing overlaps, and the layout is one undoable edit
     page.click("#btn-layout")
     page.wait_for_function(
         """() => { const p = {}; for (const e of document.querySelectorAll('.react-flow__node')) {
@@ -397,7 +397,9 @@ def test_a_30_node_map_opens_readable_and_nodes_never_overlap(map_stack, map_db,
 
         last = db.exec(select(MapEdit).where(MapEdit.map_id == m["id"]).order_by(MapEdit.created_at.desc())).first()
         assert last.action == "auto_layout"
-    _node(page, "Theme 2").click()  # a child added to an upper branch: beside it, never on top
+    # a child added to an upper branch: beside it, never on top (the map opens on its newest
+    # branch, #40: Theme 2 may be a pan away, so it is clicked where it is)
+    _node(page, "Theme 2").dispatch_event("click")
     page.locator("#mindmap-canvas").press("Tab")
     expect(page.locator(NODE)).to_have_count(32)
     page.keyboard.press("Escape")

@@ -4,6 +4,7 @@ cell's quote at its page (highlighted), edit a cell, export the CSV with the edi
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 from playwright.sync_api import expect
@@ -11,6 +12,8 @@ from playwright.sync_api import expect
 from tests.integration.test_library import upload, wait_done
 from tests.support.browser import login
 from tests.support.table_papers import PAPERS, fund, paper_pdf
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def _seed(url: str, email: str, password: str) -> None:
@@ -65,6 +68,36 @@ def test_make_fill_open_edit_export(app_stack, app_db_url, page, make_user):
     expect(page.locator("#cell-value")).to_have_text("1250 ✎")
     csv = page.request.get(f"{url}/api/v1/tables/{page.url.rsplit('/', 1)[1]}/export.csv")
     assert csv.status == 200 and "1250" in csv.text() and "edited" in csv.text()
+
+    # the owner shares the table from its page; the member reads it, then is removed
+    table_id = page.url.rsplit("/", 1)[1]
+    member_email, member_password = make_user()
+    page.fill("#table-share-email", "nobody-here@example.com")
+    page.click("#table-share")
+    expect(page.locator("#table-share-error")).to_be_visible()
+    page.fill("#table-share-email", member_email)
+    page.click("#table-share")
+    expect(page.locator(".table-member")).to_contain_text(member_email)
+    expect(page.locator(".table-member")).to_contain_text("viewer")
+    member = httpx.Client(base_url=url + "/api/v1", timeout=60)
+    token = member.post("/auth/token", json={"email": member_email, "password": member_password}).json()["token"]
+    member.headers["Authorization"] = f"Bearer {token}"
+    assert member.get(f"/tables/{table_id}").json()["role"] == "viewer"
+    page.locator(".table-member").get_by_role("button", name="Remove member").click()
+    expect(page.locator(".table-member")).to_have_count(0)
+    assert member.get(f"/tables/{table_id}").status_code == 404
+    member.close()
+
+    # what a user sees, at both sizes (docs/screenshots/table-*.png); the phone never scrolls sideways
+    page.screenshot(path=str(SHOTS / "table-desktop.png"))
+    phone = page.context.new_page()
+    phone.set_viewport_size({"width": 390, "height": 844})
+    phone.goto(page.url)
+    expect(phone.locator("#table-heading")).to_have_text("Trial sizes")
+    expect(phone.locator("#table-grid canvas").first).to_be_visible()
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    phone.screenshot(path=str(SHOTS / "table-phone.png"))
+    phone.close()
 
     link.click()
     expect(page).to_have_url(re.compile(r"/documents/[0-9a-f]{32}\?page=1"))

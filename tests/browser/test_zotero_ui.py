@@ -26,6 +26,9 @@ def test_connect_watch_progress_and_see_documents(app_stack, page, make_user, fa
     page.fill("#zotero-api-key", "wrongkey999")
     page.click("#zotero-connect")
     expect(page.locator("#zotero-error")).to_contain_text("does not accept this API key")
+    expect(page.locator("#zotero-error")).to_contain_text("Key refused")  # refused, not unreachable
+    expect(page.locator("#zotero-api-key")).to_have_value("wrongkey999")  # kept, to be corrected
+    expect(page.locator("#zotero-key-help a")).to_have_attribute("href", "https://www.zotero.org/settings/keys")
     expect(page.locator(".zotero-library")).to_have_count(0)
 
     fake_zotero.latency_s = 0.3  # slow enough to watch the progress

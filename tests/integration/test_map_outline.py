@@ -87,6 +87,9 @@ def test_outline_rows_levels_collapse_quotes_and_hues(dbs):
     assert (by["C1"]["page"], by["C1"]["document_id"], by["C2"]["page"]) == ("4", "d1", "")
     same = service.outline_rows(nodes, {c1: {"quote": "Say  C1 here.", "page": 2, "document_id": "d1"}})
     assert [(r["quote"], r["page"]) for r in same if r["id"] == c1] == [("", "2")]  # the title is its quote
+    # the chip's link still carries the quote to highlight (#40: it was empty)
+    assert [r["cite_quote"] for r in same if r["id"] == c1] == ["Say C1 here."]
+    assert len(by["C1"]["cite_quote"]) == 300 and not by["C1"]["cite_quote"].endswith("…")
     assert (by["T1"]["posinset"], by["T1"]["setsize"], by["T2"]["posinset"]) == (1, 2, 2)
     assert by["Q"]["hue"] == -1 and by["T1"]["hue"] == by["C1"]["hue"] != by["T2"]["hue"] == by["C2"]["hue"]
     service.update_node(dbs, a, m["id"], t1, collapsed=True)

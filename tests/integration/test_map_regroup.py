@@ -149,3 +149,23 @@ def test_a_theme_left_holding_only_an_emptied_sub_theme_goes_too_and_undo_brings
     assert outer.id not in after and inner.id not in after and after[x.id][0] == ids["Crawler"]
     assert service.undo(dbs, a, mid) == "accept_proposal"
     assert _snapshot(dbs, mid) == before
+
+
+def test_a_regrouping_marks_the_synthesis_outdated_and_moves_it_last(dbs):
+    a = _user(dbs)
+    mid, ids = _map_with_themes(dbs, a)
+    root = service.root_of(dbs, mid)
+    note, _ = service.write_agent_node(dbs, mid, root.id, "note", "Synthesis: Agents", "Old summary.", run_id="r1")
+    note.order_index = -1  # first, before the themes
+    dbs.add(note)
+    dbs.commit()
+    before = _snapshot(dbs, mid)
+    groups = [{"title": "All claims", "node_ids": [ids[c] for c in ("C1", "C2", "C3", "S1", "S2", "T1")]}]
+    p = service.create_proposal(dbs, mid, "restructure", groups, run_id="r2")
+    service.accept_proposal(dbs, a, mid, p.id)
+    after = _snapshot(dbs, mid)["nodes"]
+    under_root = sorted((v[3], v[2]) for v in after.values() if v[0] == root.id)
+    assert under_root[-1][1] == "Outdated — Synthesis: Agents"  # marked, and after the new theme
+    assert [t for _, t in under_root[:-1]] == ["All claims"]
+    assert service.undo(dbs, a, mid) == "accept_proposal"
+    assert _snapshot(dbs, mid) == before

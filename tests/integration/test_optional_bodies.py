@@ -56,6 +56,7 @@ def test_one_body_limit_json_small_uploads_large(client):
     """FastAPI's max_body_size: 1 MB for every body (a chunked one is cut off too), the upload
     routes' own limit for PDFs; past either, 413 in the error contract before any use case runs."""
     from bayes_app.api.deps import MAX_JSON_BYTES, upload_limit
+    from bayes_app.settings import get_settings
 
     def chunks(total: int):
         for _ in range(total // 65536 + 1):
@@ -72,4 +73,4 @@ def test_one_body_limit_json_small_uploads_large(client):
         content=b"x",
         headers={"content-type": "multipart/form-data; boundary=b", "content-length": str(upload_limit() + 1)},
     )
-    assert huge.status_code == 413 and "BAYES_MAX_UPLOAD_MB" in huge.json()["error"]["message"]
+    assert huge.status_code == 413 and f"at most {get_settings().max_upload_mb} MB" in huge.json()["error"]["message"]

@@ -24,6 +24,20 @@ def test_weak_passwords_rejected(pw):
         check_password_strength(pw)
 
 
+@pytest.mark.parametrize(
+    ("pw", "rule"),
+    [
+        ("short", "at least 10 characters"),
+        ("aaaaaaaaaaaa", "at least 4 different characters"),
+        ("password123", "most common passwords"),
+    ],
+)
+def test_the_message_names_the_rule_that_fails(pw, rule):
+    with pytest.raises(WeakPasswordError) as err:
+        check_password_strength(pw)
+    assert rule in str(err.value)
+
+
 def test_password_containing_email_name_rejected():
     with pytest.raises(WeakPasswordError):
         check_password_strength("alice-rocks-2024", "alice@example.com")

@@ -35,8 +35,13 @@ def test_every_map_kind_is_registered_once_with_all_it_needs() -> None:
     assert [k.name for k in kinds.on(map_runs.RESOURCE)] == names
     assert kinds.get("ask") is not None and kinds.get("ask").resource is None
     product = [k for k in kinds.all_kinds() if k.entry.__module__.startswith("bayes_app.")]  # not tests' ad-hoc kinds
-    assert [k.name for k in product] == ["ask", *names, "fill_table"]
-    assert kinds.get("fill_table").resource == "table"
+    assert [k.name for k in product] == [
+        "ask",
+        *names,
+        "audit",
+        "fill_table",
+    ]
+    assert kinds.get("audit").resource == "audit" and kinds.get("fill_table").resource == "table"
     for k in product:
         assert inspect.iscoroutinefunction(k.entry), k.name
         assert k.label and k.label != k.name, k.name

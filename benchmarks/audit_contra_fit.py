@@ -1,0 +1,140 @@
+"""audit_contra_fit: fit the audit's citation-level contradiction model (audits/contradiction.py).
+
+    .venv/bin/python benchmarks/audit_contra_fit.py [--data DIR] [--fpr 0.05] [--cache FILE]
+
+Rows: SciFact **train** claims with SUPPORT (0) or CONTRADICT (1) evidence in a paper, each with
+that paper's abstract, minus every claim (and every paper) of the drafts
+`benchmarks/audit_quality.py` checks (seed 41). Features: `contradiction.features` of the claim
+against the abstract's sentences (the passages an audit reads). Claims are split by
+`scifact_sets.split_of`: a logistic regression (scikit-learn) is fitted on `tune`, its threshold
+chosen there (among rows with a lexical opposite, `contradiction.lexical_opposite`) for the
+false-positive rate `--fpr` on SUPPORT rows (5-fold cross-validated
+scores, grouped by claim), and the recall / false positives printed on `held`, which chose
+nothing. Prints the weights to paste into audits/contradiction.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from scifact_sets import split_of
+
+from tests.support import audit_drafts
+
+
+def rows(data: Path, seed: int) -> list[dict]:
+    """(claim id, claim, label, cited abstract) rows, the drafts' claims and papers left out."""
+    _, items = audit_drafts.scifact_set(data, seed)
+    used_claims = {i.claim for i in items}
+    used_docs = {p.id for i in items for p in (i.cited, i.evidence) if p is not None}
+    corpus = {}
+    for line in open(data / "corpus.jsonl", encoding="utf-8"):
+        d = json.loads(line)
+        corpus[d["_id"]] = " ".join(d["text"].split())
+    out, seen = [], set()
+    with open(data / "claims_train.csv", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            doc, label = r["evidence_doc_id"], r["evidence_label"]
+            if label not in ("SUPPORT", "CONTRADICT") or doc not in corpus:
+                continue
+            if (r["id"], doc) in seen:
+                continue
+            if r["claim"] in used_claims or doc in used_docs:
+                continue
+            seen.add((r["id"], doc))
+            out.append(
+                {
+                    "id": r["id"],
+                    "claim": r["claim"],
+                    "y": int(label == "CONTRADICT"),
+                    "abstract": corpus[doc],
+                    "split": split_of(r["id"]),
+                }
+            )
+    return out
+
+
+def featurize(rs: list[dict], cache: Path | None) -> list[dict[str, float]]:
+    from bayes_app.audits import contradiction
+    from bayes_app.audits.judge import CachedEmbed
+    from bayes_app.maps.sentences import split_sentences
+
+    if cache and cache.exists():
+        got = json.loads(cache.read_text())
+        if len(got) == len(rs):
+            return got
+    embed = CachedEmbed()
+    out = []
+    for n, r in enumerate(rs):
+        ps = [s for s in split_sentences(r["abstract"]) if len(s.split()) >= 5] or [r["abstract"]]
+        out.append(contradiction.features(r["claim"], ps, embed))
+        if n % 100 == 99:
+            print(f"  featurized {n + 1}/{len(rs)}", file=sys.stderr)
+    if cache:
+        cache.write_text(json.dumps(out))
+    return out
+
+
+def main() -> None:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import GroupKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=audit_drafts.DATA)
+    ap.add_argument("--seed", type=int, default=41, help="the benchmark drafts' seed (their claims are left out)")
+    ap.add_argument("--fpr", type=float, default=0.02)
+    ap.add_argument("--C", type=float, default=0.03)
+    ap.add_argument("--cache", type=Path, default=None)
+    args = ap.parse_args()
+
+    rs = rows(args.data, args.seed)
+    fs = featurize(rs, args.cache)
+    names = sorted(fs[0])
+    X = np.array([[f[k] for k in names] for f in fs])
+    y = np.array([r["y"] for r in rs])
+    tune = np.array([r["split"] == "tune" for r in rs])
+    groups = np.array([r["id"] for r in rs])
+    print(f"rows: tune {tune.sum()} ({y[tune].sum()} contradict), held {(~tune).sum()} ({y[~tune].sum()} contradict)")
+
+    from bayes_app.audits import contradiction
+
+    gate = np.array([contradiction.lexical_opposite(f) for f in fs])  # flagged only with a lexical opposite
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=args.C, max_iter=2000))
+    cv = cross_val_predict(model, X[tune], y[tune], groups=groups[tune], cv=GroupKFold(5), method="predict_proba")[:, 1]
+    cv = np.where(gate[tune], cv, 0.0)
+    neg = np.sort(cv[y[tune] == 0])
+    threshold = float(neg[int(np.ceil((1 - args.fpr) * len(neg))) - 1])
+    print(f"tune (5-fold CV, gated): AUC {roc_auc_score(y[tune], cv):.3f}; threshold {threshold:.3f}")
+    model.fit(X[tune], y[tune])
+    p = np.where(gate[~tune], model.predict_proba(X[~tune])[:, 1], 0.0)
+    yh = y[~tune]
+    flagged = p > threshold
+    tp, n_pos = int((flagged & (yh == 1)).sum()), int((yh == 1).sum())
+    fp, n_neg = int((flagged & (yh == 0)).sum()), int((yh == 0).sum())
+    print(
+        f"held (not used to tune): AUC {roc_auc_score(yh, p):.3f}; CONTRADICT flagged {tp}/{n_pos} "
+        f"({tp / max(1, n_pos):.2f}), SUPPORT flagged {fp}/{n_neg} ({fp / max(1, n_neg):.2f})"
+    )
+    scaler, lr = model.steps[0][1], model.steps[1][1]
+    w = lr.coef_[0] / scaler.scale_
+    bias = float(lr.intercept_[0] - np.sum(lr.coef_[0] * scaler.mean_ / scaler.scale_))
+    weights = {"bias": round(bias, 4), **{k: round(float(v), 4) for k, v in zip(names, w)}}
+    print("WEIGHTS =", json.dumps(weights, indent=4))
+    print(f"THRESHOLD = {threshold:.4f}")
+
+
+if __name__ == "__main__":
+    main()

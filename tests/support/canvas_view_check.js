@@ -1,0 +1,40 @@
+// Runs the canvas view functions of assets/js/mindmap_canvas.js on a layered map of 151 cards (no
+// browser): tests/unit/test_canvas_view_js.py reads the JSON it prints.
+const fs = require("fs");
+const src = fs.readFileSync(process.argv[2], "utf8");
+const stubs = `const createElement=()=>null, memo=(f)=>f, Handle=null, Position={}, useState=null, useEffect=null,
+  useLayoutEffect=null, useCallback=null, useRef=null, useMemo=null, ReactFlow=null, ReactFlowProvider=null,
+  Background=null, Controls=null, ControlButton=null, MiniMap=null, useNodesState=null, useReactFlow=null, useUpdateNodeInternals=null;
+  class ELK { layout() {} }`;
+const api = new Function(stubs + src + "; return { mmPlaceView, mmClean, mmSearch, mmBounds, mmOpeningFocus };")();
+// a layered map: root, 10 themes, 14 claims each (x by layer, y stacked)
+const rs = [];
+let y = 0;
+for (let t = 0; t < 10; t++) {
+  const ty = y;
+  for (let c = 0; c < 14; c++) { rs.push({ id: `c${t}_${c}`, kind: "claim", x: 512, y, w: 260, h: 62 }); y += 80; }
+  rs.push({ id: `t${t}`, kind: "theme", x: 256, y: ty + 14 * 40 - 40, w: 200, h: 44 });
+}
+rs.push({ id: "root", kind: "question", x: 0, y: rs.find((r) => r.id === "t9").y, w: 200, h: 60 });
+const cut = (v, W, H) => rs.filter((r) => {
+  const x0 = r.x * v.zoom + v.x, y0 = r.y * v.zoom + v.y, x1 = (r.x + r.w) * v.zoom + v.x, y1 = (r.y + r.h) * v.zoom + v.y;
+  const inside = x0 >= -0.5 && y0 >= -0.5 && x1 <= W + 0.5 && y1 <= H + 0.5;
+  const outside = x1 <= 0.5 || x0 >= W - 0.5 || y1 <= 0.5 || y0 >= H - 0.5;
+  return !inside && !outside; }).map((r) => r.id);
+const inView = (v, W, H, id) => { const r = rs.find((q) => q.id === id);
+  return r.x * v.zoom + v.x >= -0.5 && r.y * v.zoom + v.y >= -0.5 && (r.x + r.w) * v.zoom + v.x <= W + 0.5 && (r.y + r.h) * v.zoom + v.y <= H + 0.5; };
+// the tree of it, as mmTree gives (kids of the root: the themes; of a theme: its claims)
+const tree = { kids: new Map([["root", Array.from({ length: 10 }, (_, t) => `t${t}`)],
+  ...Array.from({ length: 10 }, (_, t) => [`t${t}`, Array.from({ length: 14 }, (_, c) => `c${t}_${c}`)])]) };
+const out = [];
+for (const [W, H] of [[786, 612], [358, 574], [1150, 612]]) {
+  const focus = api.mmOpeningFocus(rs, "root", "t9", tree);
+  const t0 = Date.now();
+  const v = api.mmPlaceView(rs, W, H, focus, null);
+  out.push({ W, H, ms: Date.now() - t0, zoom: v.zoom, cut: cut(v, W, H), root: inView(v, W, H, "root"), t9: inView(v, W, H, "t9"),
+    claims9: Array.from({ length: 14 }, (_, c) => `c9_${c}`).filter((id) => inView(v, W, H, id)).length });
+  const v2 = api.mmPlaceView(rs, W, H, ["c3_5"], { x: -100, y: -900, zoom: 1 });
+  out.push({ W, H, pref: true, zoom: v2.zoom, cut: cut(v2, W, H), c35: inView(v2, W, H, "c3_5") });
+}
+console.log(JSON.stringify(out));
+console.log("clean", api.mmClean(rs, []), api.mmClean([...rs, { id: "x", x: 520, y: 10, w: 100, h: 40 }], []));

@@ -1,0 +1,67 @@
+"""The audit's citation-level contradiction model (audits/contradiction.py) on the real embedding
+model: a sentence citing a paper that reports the opposite is judged `contradicted` on a
+verbatim passage; the same paper cited for what it says is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from bayes_app.audits import check, contradiction, readers
+from bayes_app.audits.judge import CachedEmbed
+from bayes_app.audits.memory import MemoryLibrary, MemoryPaper
+from bayes_app.audits.resolve import LibraryPaper, Resolver
+from bayes_app.audits.sentences import build
+
+PAPER = [
+    "Daily aspirin decreased the risk of stomach bleeding in adults over five years of follow-up.",
+    "We enrolled 2,400 adults aged 50 to 70 years in a randomized placebo-controlled trial.",
+    "Adverse events were recorded at each visit by trained nurses.",
+    "Aspirin users had fewer hospital admissions for gastrointestinal bleeding than the placebo group.",
+]
+TITLE = "Aspirin and gastrointestinal bleeding in older adults: a randomized trial"
+REFERENCES = f"\n\n## References\n\n1. Smith, J. & Lee, K. (2019). {TITLE}. Journal of Findings, 3, 1–9.\n"
+
+
+@pytest.fixture(scope="module")
+def embed():
+    return CachedEmbed()
+
+
+def _verdict(sentence: str, embed) -> tuple[str, str]:
+    library = MemoryLibrary(
+        [MemoryPaper(LibraryPaper("d1", TITLE, 2019, None, ["Smith", "Lee"]), [" ".join(PAPER)])], embed
+    )
+    draft = build(readers.read("draft.md", (f"# Draft\n\n{sentence} [1].{REFERENCES}").encode()))
+    result, _ = check.check_sentence(draft.sentences[0], draft, Resolver(library.papers()), library, embed)
+    c = result.citations[0]
+    assert c.document_id == "d1" and c.evidence is not None and c.evidence.quote in " ".join(PAPER)
+    return c.verdict, c.evidence.quote
+
+
+def test_the_model_reads_every_feature_it_has_weights_for(embed):
+    f = contradiction.features("Daily aspirin reduces the risk of stomach bleeding in adults.", PAPER, embed)
+    assert set(f) == set(contradiction.WEIGHTS) - {"bias"}
+    assert contradiction.features("Any claim.", [], embed) == {} and contradiction.contradicts({}) is None
+
+
+def test_a_citation_of_a_paper_reporting_the_opposite_is_contradicted(embed):
+    verdict, quote = _verdict("Daily aspirin does not reduce the risk of stomach bleeding in adults", embed)
+    assert verdict == "contradicted"
+    assert quote == PAPER[0]  # the passage that says the opposite
+    f = contradiction.features("Daily aspirin does not reduce the risk of stomach bleeding in adults.", PAPER, embed)
+    assert contradiction.probability(f) >= contradiction.THRESHOLD + 0.15  # a margin noise cannot cross
+
+
+def test_the_same_paper_cited_for_what_it_says_is_not(embed):
+    verdict, _ = _verdict("Daily aspirin reduces the risk of stomach bleeding in adults", embed)
+    assert verdict in ("supported", "partial")
+    f = contradiction.features("Daily aspirin reduces the risk of stomach bleeding in adults.", PAPER, embed)
+    assert contradiction.probability(f) <= contradiction.THRESHOLD - 0.15
+    assert not contradiction.lexical_opposite(f)
+
+
+def test_without_an_opposite_in_words_the_model_alone_does_not_flag():
+    f = {k: 0.0 for k in contradiction.WEIGHTS if k != "bias"} | {"wpol": -1.0, "top_pol": -1.0}
+    assert contradiction.probability(f) > contradiction.THRESHOLD
+    assert contradiction.contradicts(f) is None
+    assert contradiction.contradicts(f | {"dir_opp3": 1.0}) is not None
