@@ -324,12 +324,14 @@ def plan(
     embed: Embed | None = None,
     max_aspects: int = MAX_ASPECTS,
     per_theme: int = CLAIMS_PER_THEME,
+    avoid: Sequence[str] = (),
 ) -> list[tuple[str, list[Candidate]]]:
-    """Themes for `question`: the most relevant claim sentences clustered by meaning; each
-    theme titled by its key phrase, its claims ranked (relevance to the question and to the
-    theme, centrality) with near-duplicates merged. No theme is empty."""
+    """Themes for `question`: the most relevant claim sentences clustered by meaning, none a
+    near-duplicate of another or of a claim in `avoid`; each theme titled by its key phrase,
+    its claims ranked (relevance to the question and to the theme, centrality). No theme is
+    empty."""
     embed = embed or default_embed
-    ranked = dedupe(rank(claim_candidates(passages), question, embed), (), embed)
+    ranked = dedupe(rank(claim_candidates(passages), question, embed), avoid, embed)
     cands = answering(ranked)[:MAX_CANDIDATES]
     if not cands:
         return []

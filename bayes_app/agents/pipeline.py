@@ -13,7 +13,9 @@ share terms with it, quoted verbatim and marked as such on the node (citation ag
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -171,16 +173,18 @@ class Research:
         only_contradicting: bool = False,
         step: str = "researcher",
         chosen: list[extractive.Candidate] | None = None,
+        keep: Callable[[list[extractive.Candidate]], list[extractive.Candidate]] | None = None,
     ) -> int:
         self.seen_chunks.update(p.chunk_id for p in passages)
         ctx_claims = list(self.claims if context is None else context)
-        keep = None
         if only_contradicting and is_offline(self.ctx):
             targets = [w.text for w in ctx_claims]
 
-            def keep(cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
+            def contradicting(cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
                 # offline, only sentences that contradict the claim are written out at all
                 return [c for c in cands if any(disagree(t, c.text) for t in targets)]
+
+            keep = contradicting
 
         claims = await researcher.research(
             self.ctx,
@@ -262,6 +266,10 @@ def extractive_claims(picked: list[tuple[str, Any]], by_n: dict[int, Passage], a
     return out
 
 
+def _naming(title: str, cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
+    return [c for c in cands if themes.shared(title, [c.text])]
+
+
 async def research_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> int:
     """One theme per aspect under `parent_id` (written with its first claim), then up to
     MAX_PASSES research passes and, with a model, the extractive path for aspects still
@@ -281,7 +289,12 @@ async def research_aspects(r: Research, parent_id: str, aspects: list[planner.As
                 query = a.query if pass_no == 1 else (a.title if pass_no == 2 else f"{r.question} {a.title}")
                 passages = await r.passages_for(query)
             seen[id(theme)] += passages
-            written[id(theme)] += await r.research_aspect(theme, a.title, passages, chosen=chosen)
+            keep = None
+            if chosen is None and is_offline(r.ctx):
+                # a theme's later claims are found by its name: offline, only sentences that say
+                # it, so the name stays its claims' own
+                keep = partial(_naming, theme.title)
+            written[id(theme)] += await r.research_aspect(theme, a.title, passages, chosen=chosen, keep=keep)
             if written[id(theme)] == 0 and passages:
                 still.append((a, theme))
         pending = still

@@ -9,6 +9,7 @@ by its key phrase, with its ranked sentences as the claims to write.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -58,18 +59,20 @@ def _clean(items: list[PlannedAspect], question: str) -> list[Aspect]:
     return out[:MAX_ASPECTS]
 
 
-def offline_aspects(question: str, passages: list[Passage]) -> list[Aspect]:
-    """Themes of the passages' claim sentences (see agents.extractive.plan)."""
+def offline_aspects(question: str, passages: list[Passage], avoid: Sequence[str] = ()) -> list[Aspect]:
+    """Themes of the passages' claim sentences (see agents.extractive.plan), leaving out
+    sentences that repeat a claim in `avoid` (the map's own)."""
     return [
         Aspect(title, f"{question} {title}", list({c.passage.chunk_id: c.passage for c in cands}.values()), cands)
-        for title, cands in extractive.plan(question, passages)
+        for title, cands in extractive.plan(question, passages, avoid=avoid)
     ]
 
 
-async def plan(ctx: RunContext, question: str, passages: list[Passage]) -> list[Aspect]:
-    """3–8 aspects of `question` (fewer only when the library has fewer passages)."""
+async def plan(ctx: RunContext, question: str, passages: list[Passage], avoid: Sequence[str] = ()) -> list[Aspect]:
+    """3–8 aspects of `question` (fewer only when the library has fewer passages); offline,
+    none of the claims in `avoid` (already on the map) is planned again."""
     if is_offline(ctx):
-        return await asyncio.to_thread(offline_aspects, question, passages)
+        return await asyncio.to_thread(offline_aspects, question, passages, avoid)
     overview = format_passages([p.to_prompt() for p in passages[:10]]) or "(no passages found)"
     data = await ask_json(
         ctx,
@@ -83,7 +86,7 @@ async def plan(ctx: RunContext, question: str, passages: list[Passage]) -> list[
     aspects = _clean(structured.items_as(PlannedAspect, data, "aspects"), question)
     if len(aspects) < MIN_ASPECTS:  # a poor plan: complete it from the passages
         have = {a.title.lower() for a in aspects}
-        for a in await asyncio.to_thread(offline_aspects, question, passages):
+        for a in await asyncio.to_thread(offline_aspects, question, passages, avoid):
             if len(aspects) >= MIN_ASPECTS:
                 break
             if a.title.lower() not in have:

@@ -58,7 +58,8 @@ def _assert_names(named: list[tuple[str, list[str]]]) -> None:
     """Every name is a phrase of its claims, each word in two of them (in its one claim), no
     dangling verb or function word at either end, never "Other findings"."""
     n = name_checks(named)
-    assert n["names"] == len(named) and n["held"] == n["names"], (n, named)
+    bad = [(t, c) for t, c in named if name_checks([(t, c)])["held"] == 0]
+    assert n["names"] == len(named) and n["held"] == n["names"], (n["examples"], bad)
     assert n["absent"] == n["dangling"] == 0 and not any(t.startswith("Other findings") for t, _ in named), n
 
 
