@@ -155,6 +155,10 @@ def run(dev: bool = False) -> None:
         PYTHONUNBUFFERED="1",
         BAYES_DATA_DIR=str(settings.data_path),
     )
+    # No prerendering at build time: the pages need a session anyway, and react-router's
+    # prerender gives each route 10 s, which a busy 2-core machine overran (the build failed
+    # and the supervisor rebuilt it again and again); every route is served by the SPA shell.
+    env.setdefault("REFLEX_SSR", "false")
     if settings.runs_local_redis:
         env["REDIS_URL"] = settings.effective_redis_url
         # With the pages' state in Redis (its own database), several web server processes serve

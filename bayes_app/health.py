@@ -36,11 +36,16 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
 
     if redis_ok:
         workers = live_workers(get_redis(redis_url))
-        comps["workers"] = {
-            "status": "ok" if workers else "down",
-            "count": len(workers),
-            **({} if workers else {"error": "no worker heartbeat seen in the last 15 s"}),
-        }
+        recycling = [] if workers else _planned_worker_restarts()
+        if workers or recycling:
+            # a worker recycled on purpose is replaced by the supervisor: no outage (36.10)
+            comps["workers"] = {
+                "status": "ok",
+                "count": len(workers),
+                **({"restarting": recycling} if recycling else {}),
+            }
+        else:
+            comps["workers"] = {"status": "down", "count": 0, "error": "no worker heartbeat seen in the last 15 s"}
     else:
         comps["workers"] = {"status": "unknown", "count": 0, "error": "Redis is down"}
 
@@ -75,6 +80,16 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
 
     broken = [name for name, c in comps.items() if c["status"] != "ok"]
     return {"status": "degraded" if broken else "ok", "broken": broken, "components": comps}
+
+
+def _planned_worker_restarts() -> list[str]:
+    """Worker programs that announced a planned restart within its grace period."""
+    import time
+
+    from bayes_app.procs import planned
+    from bayes_app.settings import get_settings
+
+    return sorted(p for p in planned.recent(get_settings().data_path, time.time()) if p.startswith("worker"))
 
 
 def public_view(report: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from bayes_app.db import session_scope
 from bayes_app.models import MICRO, Citation, MapNode, Mindmap, Run
 from tests.support import pdfs
 from tests.support.browser import login
+from tests.support.canvas_view import settle
 from tests.support.procs import AppStack, free_port, stack_env
 
 WORD_DELAY_MS = "100"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
@@ -201,7 +202,8 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     p2.fill("#node-title", "From tab two")
     expect(_node(page, "From tab two")).to_be_visible(timeout=5_000)
 
-    # drag Beta onto Alpha: re-parented (and laid out)
+    # drag Beta onto Alpha: re-parented (and laid out); the cards are still while it is dragged
+    settle(page)
     src, dst = _node(page, "Beta note").bounding_box(), _node(page, "Alpha note").bounding_box()
     page.mouse.move(src["x"] + src["width"] / 2, src["y"] + src["height"] / 2)
     page.mouse.down()

@@ -57,6 +57,15 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
         worker.wait(20)
         r = client.get("/api/v1/health")
         assert r.status_code == 503 and r.json()["broken"] == ["workers"]
+        # a worker that announced its recycle is being replaced: not an outage (36.10)
+        from bayes_app.procs import planned
+
+        assert planned.announce(tmp_path, "memory 900 MB over 800 MB", program="worker_0")
+        workers = client.get("/api/v1/health").json()["components"]["workers"]
+        assert workers == {"status": "ok", "count": 0, "restarting": ["worker_0"]}
+        planned.announce(tmp_path, "a web restart", program="web")
+        (planned._dir(tmp_path) / "worker_0").unlink()
+        assert client.get("/api/v1/health").json()["broken"] == ["workers"]  # only workers' own count
 
         index.kill()
         index.wait(10)
