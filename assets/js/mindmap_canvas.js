@@ -387,6 +387,7 @@ function MindmapFlowView(props) {
       return;
     }
     let vp = rf.getViewport();
+
     const [W, H] = size();
     const inView = (r) => r && r.x * vp.zoom + vp.x >= 0 && r.y * vp.zoom + vp.y >= 0
       && (r.x + r.w) * vp.zoom + vp.x <= W && (r.y + r.h) * vp.zoom + vp.y <= H;
@@ -398,6 +399,14 @@ function MindmapFlowView(props) {
       rf.setViewport(vp);
     }
     const fresh = recent.current.filter((id) => by.has(id));
+    const depth = (id) => { let d = 0; for (let p = t.parents.get(id); p; p = t.parents.get(p)) d += 1; return d; };
+    if (reason === "run" && !live && fresh.some((id) => depth(id) <= 2)) {
+      // a run ended that wrote themes or claims near the question (Research): the question and
+      // the newest branch (the layout set them level), as on opening; a run deeper in the tree
+      // (Expand on a claim) shows what it wrote, below
+      look(rs, mmOpeningFocus(rs, t.root, mmNewestBranch(graph, t), t), vp, dur);
+      return;
+    }
     if (fresh.length && (reason === "run" || !mindmapEditing() || fresh.includes(selectedId))) {
       const first = fresh.map((id) => t.parents.get(id)).find((p) => p && by.has(p));
       const focus = [...fresh.slice(0, 1), ...(first ? [first] : []), ...fresh.slice(1)];

@@ -127,7 +127,7 @@ def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
     page.click("#btn-research")
     expect(page.locator("#run-live")).to_be_visible()
     # nodes appear while the run is still going
-    expect(page.locator(NODE).nth(3)).to_be_visible(timeout=30_000)
+    expect(page.locator(NODE).nth(3)).to_be_visible(timeout=90_000)
     expect(page.locator("#run-live")).to_be_visible()
     seen = _count(page)
     # reload mid-run: the persisted map is there and it keeps growing live

@@ -33,8 +33,9 @@ class Frames:
         return "\n".join(self.frames[mark:])
 
 
-def _seed(url: str, email: str, password: str, tag: str) -> tuple[str, str]:
-    """A document and a map, through the API; returns their titles."""
+def _seed(url: str, email: str, password: str, tag: str) -> tuple[str, str, str, str]:
+    """A document, a map, a table and a draft check, through the API; returns their titles (the
+    draft's file name)."""
     api = f"{url}/api/v1"
     token = httpx.post(f"{api}/auth/token", json={"email": email, "password": password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
@@ -48,7 +49,14 @@ def _seed(url: str, email: str, password: str, tag: str) -> tuple[str, str]:
     assert doc.status_code in (200, 201, 202), doc.text
     httpx.patch(f"{api}/documents/{doc.json()['id']}", headers=h, json={"title": doc_title})
     httpx.post(f"{api}/mindmaps", headers=h, json={"title": map_title}).raise_for_status()
-    return doc_title, map_title
+    table_title, draft = f"Secret table {tag}", f"secret-draft-{tag}.md"
+    column = {"key": "n", "question": "How many participants?", "type": "number"}
+    body = {"title": table_title, "document_ids": [doc.json()["id"]], "columns": [column]}
+    httpx.post(f"{api}/tables", headers=h, json=body).raise_for_status()
+    text = b"Paper search agents find relevant work [1].\n\n[1] Secret paper."
+    files = {"file": (draft, text, "text/markdown")}
+    httpx.post(f"{api}/audits", headers=h, timeout=60, files=files).raise_for_status()
+    return doc_title, map_title, table_title, draft
 
 
 def _visit(page: Page, url: str, path: str, title: str) -> None:
@@ -61,7 +69,7 @@ def test_logout_and_user_switch_send_nothing_of_the_previous_user(app_stack, pag
     frames = Frames(page)
     a_email, a_password = make_user()
     b_email, b_password = make_user()
-    doc_title, map_title = _seed(url, a_email, a_password, uuid.uuid4().hex[:8])
+    doc_title, map_title, table_title, draft = _seed(url, a_email, a_password, uuid.uuid4().hex[:8])
 
     login(page, url, a_email, a_password)
     expect(page.get_by_text(map_title)).to_be_visible()
@@ -72,11 +80,16 @@ def test_logout_and_user_switch_send_nothing_of_the_previous_user(app_stack, pag
     page.click("#create-token")
     token = page.locator("#new-token").inner_text()
     assert token.startswith("bat_")
+    _visit(page, url, "/tables", "Tables")
+    expect(page.get_by_text(table_title)).to_be_visible()
+    _visit(page, url, "/check", "Check a draft")
+    expect(page.get_by_text(draft)).to_be_visible()
     _visit(page, url, "/maps", "Maps")
     expect(page.get_by_text(map_title)).to_be_visible()
     page.wait_for_timeout(500)  # let the page's last deltas arrive before the recording mark
-    secrets = (a_email, token, doc_title, map_title)
-    assert all(s in frames.since(0) for s in (a_email, doc_title, map_title))  # the recording works
+    secrets = (a_email, token, doc_title, map_title, table_title, draft)
+    recorded = frames.since(0)
+    assert all(s in recorded for s in (a_email, doc_title, map_title, table_title, draft))  # the recording works
 
     mark = frames.mark()
     page.click("#logout")
@@ -91,7 +104,8 @@ def test_logout_and_user_switch_send_nothing_of_the_previous_user(app_stack, pag
     mark = frames.mark()
     login(page, url, b_email, b_password)
     expect(page.locator("#user-email")).to_have_text(b_email)
-    for path, title in (("/library", "Library"), ("/account", "Account"), ("/maps", "Maps")):
+    pages = (("/library", "Library"), ("/account", "Account"), ("/tables", "Tables"), ("/check", "Check a draft"))
+    for path, title in (*pages, ("/maps", "Maps")):
         _visit(page, url, path, title)
     page.wait_for_load_state("networkidle")
     after_switch = frames.since(mark)

@@ -80,8 +80,16 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     _assert_grouping(lab, mid)
     themes = [n for n in _nodes(lab, mid) if n.kind == "theme"]
     assert themes, [(e.type, e.data) for e in evs if e.type not in ("node", "text")][-4:]
-    lab.run("build_map", mid, OfflineProvider, prompt=question)  # the same question again: no name twice
+    first = {n.title for n in _nodes(lab, mid) if n.kind == "claim"}
+    _, evs = lab.run("build_map", mid, OfflineProvider, prompt=question)  # the same question again: no name twice
     _assert_grouping(lab, mid)
+    # ... and nothing twice: the second run adds other sentences or says there is nothing new
+    with lab.sessions() as db:
+        quotes = [(c.chunk_id, c.quote) for c in db.exec(select(Citation).where(Citation.map_id == mid))]
+    assert len(quotes) == len(set(quotes)), "a quote cited twice"
+    added = [n.title for n in _nodes(lab, mid) if n.kind == "claim" and n.title not in first]
+    note = [e.data.get("note") for e in evs if e.type == "agent" and e.data.get("done")]
+    assert added or note == ["No new evidence found in your library."], note
     # Expand a theme: its sub-themes never repeat its name or another theme's
     _, evs = lab.run("expand", mid, OfflineProvider, node_id=themes[0].id)
     _assert_grouping(lab, mid)
