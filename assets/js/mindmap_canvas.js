@@ -400,11 +400,13 @@ function MindmapFlowView(props) {
     }
     const fresh = recent.current.filter((id) => by.has(id));
     const depth = (id) => { let d = 0; for (let p = t.parents.get(id); p; p = t.parents.get(p)) d += 1; return d; };
-    if (reason === "run" && !live && fresh.some((id) => depth(id) <= 2)) {
+    if (reason === "run" && !live && W >= 700 && fresh.some((id) => depth(id) <= 2)) {
       // a run ended that wrote themes or claims near the question (Research): the question and
       // the newest branch (the layout set them level), as on opening; a run deeper in the tree
       // (Expand on a claim) shows what it wrote, below
-      look(rs, mmOpeningFocus(rs, t.root, mmNewestBranch(graph, t), t), vp, dur);
+      // (a phone, one card wide, keeps showing what the run wrote, below)
+      const [root, ...rest] = mmOpeningFocus(rs, t.root, mmNewestBranch(graph, t), t);
+      look(rs, rest.length ? [rest[0], root, ...rest.slice(1)] : [root], vp, dur);
       return;
     }
     if (fresh.length && (reason === "run" || !mindmapEditing() || fresh.includes(selectedId))) {
