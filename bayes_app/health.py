@@ -5,6 +5,7 @@ few seconds after one crashed and was restarted."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from bayes_app import db
@@ -84,8 +85,6 @@ def check_health(database_url: str | None = None, redis_url: str | None = None) 
 
 def _planned_worker_restarts() -> list[str]:
     """Worker programs that announced a planned restart within its grace period."""
-    import time
-
     from bayes_app.procs import planned
     from bayes_app.settings import get_settings
 

@@ -174,11 +174,6 @@ def focus_terms(question: str, pool: Sequence[str]) -> set[str]:
     return {t for t in tokens(question) if t not in _QUESTION_WORDS and t not in subject}
 
 
-def carries_focus(sentence: str, focus: set[str]) -> bool:
-    """Whether `sentence` states one of the `focus` terms (stemmed)."""
-    return bool(focus & set(tokens(sentence)))
-
-
 def rare_term_coverage(question: str, sentences: Sequence[str]) -> np.ndarray:
     """Share of the question's terms each sentence contains, each term weighted by its inverse
     frequency among `sentences` (local IDF): the focus counts more than the subject."""
