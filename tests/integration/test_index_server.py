@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from qdrant_client.common.version_check import is_compatible
 from qdrant_client.http.exceptions import UnexpectedResponse
 
 from bayes_app.search.index import Hit, IndexClient, IndexPoint
+from tests.support.procs import free_port
 
 pytestmark = pytest.mark.timeout(180)
 REPO = Path(__file__).resolve().parents[2]
@@ -27,12 +27,6 @@ DIM = 8
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class IndexServer:

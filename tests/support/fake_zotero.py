@@ -17,7 +17,6 @@ import asyncio
 import copy
 import hashlib
 import json
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -526,9 +525,9 @@ class FakeZotero:
 
     # ---- lifecycle --------------------------------------------------------------------------
     def start(self) -> FakeZotero:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        from tests.support.procs import free_port
+
+        port = free_port()
         self.base = f"http://127.0.0.1:{port}"
         config = uvicorn.Config(
             self.build_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off", limit_concurrency=1000

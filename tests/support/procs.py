@@ -21,10 +21,45 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 
 
+def _port_block() -> range:
+    """This test process's own block of ports, below the kernel's ephemeral range.
+
+    A port taken from the ephemeral range (bind to 0) is free only until the server binds
+    it seconds later; meanwhile any outgoing connection on the machine may be given it. Ports
+    below that range are never handed out, and each xdist worker draws from its own block."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    n = int(worker) if worker.isdigit() else 0
+    size = 2000
+    start = max(1024, low - size * (n % 6 + 1))
+    return range(start, start + size)
+
+
+_PORTS = _port_block()
+_next_port = [os.getpid() % len(_PORTS)]  # another session does not begin where this one began
+
+
+def _bindable(port: int) -> bool:
+    for host in ("0.0.0.0", "127.0.0.1"):
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port no one listens on, from this worker's block (never reused within a session)."""
+    for _ in range(len(_PORTS)):
+        port = _PORTS[_next_port[0] % len(_PORTS)]
+        _next_port[0] += 1
+        if _bindable(port):
+            return port
+    raise RuntimeError(f"no free port in {_PORTS}")
 
 
 class Fatal(Exception):
