@@ -107,10 +107,18 @@ def _ids(page) -> set[str]:
 
 
 def _check(page, what: str, new_ids: set[str] | None = None) -> dict:
-    settle(page, quiet_ms=1500)  # (the server's layout request comes a round trip after a run's end)
-    g = page.evaluate(GEOMETRY_JS)
-    assert g and g["cards"] > 0, what
-    bad = problems(g, new_ids)
+    """The view once the canvas has settled. The server's layout request comes a round trip after
+    a run's end (seconds on a loaded machine), so a view still moving towards it is looked at
+    again until it reads well or 20 s have passed: what the reader ends up seeing is judged."""
+    deadline = time.monotonic() + 20
+    while True:
+        settle(page, quiet_ms=1500)
+        g = page.evaluate(GEOMETRY_JS)
+        assert g and g["cards"] > 0, what
+        bad = problems(g, new_ids)
+        if not bad or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(1000)
     assert not bad, f"{what}: {bad}"
     return g
 
