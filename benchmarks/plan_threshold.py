@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
 THRESHOLDS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.83, 0.86, 0.9, 0.93, 0.95, 0.97, 1.01]
 LEASTS = [5, 6, 8, 10, 12]
+PAPER_CLAIMS, PAPER_SHARE_MIN = 7, 2  # as bayes_app.agents.extractive
 
 
 def record() -> list[dict]:
@@ -67,6 +68,7 @@ def record() -> list[dict]:
                     "cands": [
                         {
                             "text": c.text,
+                            "doc": c.passage.document_id,
                             "relevance": c.extra.get("relevance", 0.0),
                             "parts": c.extra.get("parts") or [],
                             "ok": bool(addresses(q, c.text, c.passage.page, regions)),
@@ -87,6 +89,13 @@ def planned(row: dict, t: float, least: int, per_part: int = 3, cap: int = 36) -
     keep = {i for i, c in enumerate(cands) if c["relevance"] >= t}
     by_rel = sorted(range(len(cands)), key=lambda i: -cands[i]["relevance"])
     keep |= set(by_rel[:least])
+    share: dict[str, int] = {}
+    for i in by_rel[:least]:
+        share[cands[i].get("doc", "")] = share.get(cands[i].get("doc", ""), 0) + 1
+    papers = {d for d, n in share.items() if n >= PAPER_SHARE_MIN}
+    if len(papers) >= 2:  # each answering paper's best (extractive.PAPER_CLAIMS)
+        for d in papers:
+            keep |= set([i for i in by_rel if cands[i].get("doc", "") == d][:PAPER_CLAIMS])
     for k in range(row["n_parts"]):
         keep |= set(sorted(range(len(cands)), key=lambda i: -cands[i]["parts"][k])[:per_part])
     return [c for i, c in enumerate(cands) if i in keep][:cap]

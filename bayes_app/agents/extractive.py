@@ -14,6 +14,7 @@ A theme's title is the noun phrase its sentences share and the rest of the map d
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -47,6 +48,10 @@ CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
 MIN_PLAN_CLAIMS = 10  # … so a map on a thin library still has claims to read (the critic may take some)
 PLAN_THRESHOLD = 0.97
 PART_CLAIMS = 3  # each part of a multi-part question keeps its best this many
+# A map holds claims in proportion to what the library holds on the question: when two or more
+# papers each give PAPER_SHARE_MIN of the MIN_PLAN_CLAIMS best, each of them keeps its PAPER_CLAIMS
+# best (two answering papers: 14 claims; one paper, or one stray sentence: no change).
+PAPER_CLAIMS, PAPER_SHARE_MIN = 7, 2
 MAX_PAIR_WORDS = 90  # a claim quoted with the sentence it leans on stays this short
 MIN_ASPECTS, MAX_ASPECTS, CLAIMS_PER_THEME = 3, 6, 6
 
@@ -153,13 +158,20 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
 
 def answering(cands: list[Candidate], least: int | None = None, per_part: int | None = None) -> list[Candidate]:
     """The ranked candidates (`rank`) that answer the question: the `least` best, each question
-    part's `per_part` best, and every other one at least PLAN_THRESHOLD, in rank order."""
+    part's `per_part` best, each answering paper's PAPER_CLAIMS best when several answer, and
+    every other one at least PLAN_THRESHOLD, in rank order."""
     if not cands:
         return []
     least = MIN_PLAN_CLAIMS if least is None else least
     per_part = PART_CLAIMS if per_part is None else per_part
     keep = {id(c) for c in cands if c.extra.get("relevance", 0.0) >= PLAN_THRESHOLD}
-    keep |= {id(c) for c in sorted(cands, key=lambda c: -c.extra.get("relevance", 0.0))[:least]}
+    by_relevance = sorted(cands, key=lambda c: -c.extra.get("relevance", 0.0))
+    keep |= {id(c) for c in by_relevance[:least]}
+    share = Counter(c.passage.document_id for c in by_relevance[:least])
+    papers = {d for d, n in share.items() if n >= PAPER_SHARE_MIN}
+    if len(papers) >= 2:
+        for d in papers:
+            keep |= {id(c) for c in [c for c in by_relevance if c.passage.document_id == d][:PAPER_CLAIMS]}
     for k in range(len(cands[0].extra.get("parts") or [])):
         keep |= {id(c) for c in sorted(cands, key=lambda c: -c.extra["parts"][k])[:per_part]}
     return [c for c in cands if id(c) in keep]

@@ -119,6 +119,27 @@ def test_a_plan_keeps_what_the_relevance_model_takes_to_answer_and_a_few_best(mo
     assert sum(len(cs) for _, cs in extractive.plan(question, weak, bag_embed)) >= 2
 
 
+def test_each_answering_paper_keeps_its_share_when_several_answer(monkeypatch):
+    monkeypatch.setattr(extractive, "MIN_PLAN_CLAIMS", 4)
+    monkeypatch.setattr(extractive, "PLAN_THRESHOLD", 1.01)
+    monkeypatch.setattr(extractive, "PAPER_CLAIMS", 3)
+
+    def cands(rels: dict[str, list[float]]) -> list[extractive.Candidate]:
+        out = []
+        for doc, values in rels.items():
+            for k, r in enumerate(values):
+                p = Passage(k, f"{doc}-{k}", doc, doc, [], 2025, 1, f"{doc} {k}", "body", f"{doc} {k}")
+                out.append(extractive.Candidate(p.text, p, extra={"relevance": r, "parts": []}))
+        return sorted(out, key=lambda c: -c.extra["relevance"])
+
+    # two papers answer (each has two of the four best): each keeps its three best → six
+    two = extractive.answering(cands({"a": [0.99, 0.98, 0.5, 0.4, 0.3], "b": [0.97, 0.96, 0.6, 0.2]}))
+    assert sorted(c.text for c in two) == ["a 0", "a 1", "a 2", "b 0", "b 1", "b 2"]
+    # one paper answers, another has one stray sentence among the best: only the four best
+    one = extractive.answering(cands({"a": [0.99, 0.98, 0.97, 0.5, 0.4], "b": [0.96, 0.2, 0.1]}))
+    assert sorted(c.text for c in one) == ["a 0", "a 1", "a 2", "b 0"]
+
+
 def test_a_multi_part_question_gets_claims_for_each_part(monkeypatch):
     assert extractive.question_parts("What is AutoScholarQuery and how was it built?") == [
         "What is AutoScholarQuery",
