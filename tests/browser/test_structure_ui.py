@@ -5,6 +5,7 @@ labels, and the expandable reference list in the Library."""
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import quote as urlquote
 
 import httpx
@@ -74,7 +75,14 @@ def test_figure_text_quote_is_highlighted_and_missing_quote_says_so(app_stack, p
         .some((el) => el.getClientRects().length && getComputedStyle(el).display !== 'none')""",
         timeout=60_000,
     )
-    assert all(0.2 < b["y"] < 0.32 for b in _boxes_over(page, 2))
+    expect(page.locator("#pdf-view")).to_have_attribute("data-rendered", re.compile(r"^2@"), timeout=60_000)
+    # judged once drawn: the page box grows while the page renders (positions are its fractions)
+    deadline = time.monotonic() + 30
+    boxes = _boxes_over(page, 2)
+    while not (boxes and all(0.2 < b["y"] < 0.32 for b in boxes)) and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+        boxes = _boxes_over(page, 2)
+    assert boxes and all(0.2 < b["y"] < 0.32 for b in boxes), boxes
 
     # a quote on another page than the link says: the right page opens, with a note
     page.goto(f"{url}/documents/{doc_id}?page=1&quote={urlquote(pdfs.PASA_P7_PHRASE)}")

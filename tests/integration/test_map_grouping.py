@@ -16,7 +16,7 @@ from sqlmodel import select
 from bayes_app.llm.offline import OfflineProvider
 from bayes_app.maps import export, service
 from bayes_app.maps.layout import overlaps
-from bayes_app.models import Citation, MapNode
+from bayes_app.models import Citation, MapNode, Run
 from tests.support import pdfs
 from tests.support.mapchecks import (
     export_markdown,
@@ -90,9 +90,17 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     added = [n.title for n in _nodes(lab, mid) if n.kind == "claim" and n.title not in first]
     note = [e.data.get("note") for e in evs if e.type == "agent" and e.data.get("done")]
     assert added or note == ["No new evidence found in your library."], note
-    # Expand a theme: its sub-themes never repeat its name or another theme's
-    _, evs = lab.run("expand", mid, OfflineProvider, node_id=themes[0].id)
-    _assert_grouping(lab, mid)
+    # Expand a theme: its sub-themes never repeat its name or another theme's; expanded again and
+    # again, it adds what is new or says there is nothing new — never a failed run
+    for _ in range(3):
+        before_claims = {n.title for n in _nodes(lab, mid) if n.kind == "claim"}
+        run_id, evs = lab.run("expand", mid, OfflineProvider, node_id=themes[0].id)
+        _assert_grouping(lab, mid)
+        with lab.sessions() as db:
+            assert db.get(Run, run_id).status == "SUCCEEDED", db.get(Run, run_id).outcome_reason
+        added = [n.title for n in _nodes(lab, mid) if n.kind == "claim" and n.title not in before_claims]
+        note = [e.data.get("note") for e in evs if e.type == "agent" and e.data.get("done")]
+        assert added or note == ["No new evidence found in your library."], note
     claims = [n for n in _nodes(lab, mid) if n.kind == "claim"]
     lab.run("deepen", mid, OfflineProvider, node_id=claims[0].id)
     g = _assert_grouping(lab, mid)

@@ -27,7 +27,10 @@ async def expand(ctx: RunContext) -> None:
     ctx.emit("agent", {"role": "planner", "aspects": [a.title for a in aspects]})
     await research_aspects(r, node.id, aspects)
     common.done(ctx, r, "no_new_evidence")
-    common.require_claims(r)
+    if not r.seen_quotes:  # a map that cites nothing yet: nothing usable is a failure, as for Research
+        common.require_claims(r)
+    # otherwise what the library says on the node may all be on the map already: a success that
+    # says so ("No new evidence found in your library."), as a second Research run does
 
 
 KIND = RunKind(
