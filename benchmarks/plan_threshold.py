@@ -24,7 +24,6 @@ sys.path.insert(0, str(ROOT))
 PAPERS = ["pasa.pdf", "explanations-molecular-prediction-models.pdf", "duplicate-media.pdf"]
 THRESHOLDS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.83, 0.86, 0.9, 0.93, 0.95, 0.97, 1.01]
 LEASTS = [5, 6, 8, 10, 12]
-PAPER_CLAIMS, PAPER_SHARE_MIN = 7, 2  # as bayes_app.agents.extractive
 
 
 def record() -> list[dict]:
@@ -85,6 +84,8 @@ def record() -> list[dict]:
 
 def planned(row: dict, t: float, least: int, per_part: int = 3, cap: int = 36) -> list[dict]:
     """The plan's rule (extractive.answering) replayed on a recorded, ranked candidate list."""
+    from bayes_app.agents.extractive import PAPER_CLAIMS, PAPER_SHARE_MIN
+
     cands = row["cands"]
     keep = {i for i, c in enumerate(cands) if c["relevance"] >= t}
     by_rel = sorted(range(len(cands)), key=lambda i: -cands[i]["relevance"])

@@ -166,8 +166,9 @@ def answering(cands: list[Candidate], least: int | None = None, per_part: int | 
     per_part = PART_CLAIMS if per_part is None else per_part
     keep = {id(c) for c in cands if c.extra.get("relevance", 0.0) >= PLAN_THRESHOLD}
     by_relevance = sorted(cands, key=lambda c: -c.extra.get("relevance", 0.0))
-    keep |= {id(c) for c in by_relevance[:least]}
-    share = Counter(c.passage.document_id for c in by_relevance[:least])
+    top = by_relevance[:least]
+    keep |= {id(c) for c in top}
+    share = Counter(c.passage.document_id for c in top)
     papers = {d for d, n in share.items() if n >= PAPER_SHARE_MIN}
     if len(papers) >= 2:
         for d in papers:
