@@ -163,7 +163,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             groups.append({"title": str(g.get("title") or ""), "members": members})
         kind = {"chapters": "Chapters", "split": "Split", "update": "New papers"}.get(p["kind"], "Restructure")
         row = {"id": p["id"], "kind": kind, "groups": groups, "update": False, "papers": "", "cost": "", "items": []}
-        row["doc_ids"] = []
+        row["doc_ids"], row["run_id"] = [], p.get("run_id") or ""
         return {**row, **update_row(p)} if p["kind"] == "update" else row
 
     def _rebuild(self) -> None:
@@ -209,6 +209,9 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.gone_message, self.viewing = "", []
         parts = [p for p in self.router.url.path.split("/") if p]
         new_id = parts[1] if len(parts) >= 2 and parts[0] == "maps" else ""
+        # the same map loaded again (a reconnect) while a run was followed: a run that ended
+        # meanwhile is finished here, so its outcome and proposal are not lost with the stream
+        ended = self.live_run_id if new_id == self.map_id else ""
         if new_id != self.map_id:
             self.selected_id, self.search_hits, self.search_q, self.my_role = "", [], "", ""
             self._reset_run()
@@ -219,6 +222,9 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         _rev, run_id = app_maps.probe(self.user_id, self.map_id)
         if run_id:
             self._follow(run_id)
+        elif ended:
+            self.live_run_id = ended
+            self._finish()
         self._gen += 1
         return [MapState.watch(self._gen), rx.call_script("window.innerWidth", callback=MapState.default_view)]
 
@@ -325,6 +331,8 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self._note(self._run_finding)
         if not self._reload():
             return
+        if any(p["run_id"] == run_id for p in self.proposals):  # its preview, even if its event was missed
+            self.proposals_open = True
         if wrote:  # lay out what the run wrote with the nodes' measured sizes, then show it all
             self._request_layout(fit=True)
 
