@@ -87,18 +87,9 @@ class AdminState(AuthState):
     model_check_done: bool = False
     model_check_ok: bool = False
     model_check_message: str = ""
-
-    @rx.var
-    def model_setup(self) -> str:
-        """How the model is configured, in words (never the key)."""
-        from bayes_app.settings import get_settings
-
-        s = get_settings()
-        if s.model_default == "offline":
-            return "Offline mode: no model is configured (OPENAI_API_KEY or OPENAI_BASE_URL)."
-        key = "a key" if s.openai_api_key and s.openai_api_key.get_secret_value() else "no key"
-        where = s.openai_base_url or "OpenAI (https://api.openai.com/v1)"
-        return f"Model {s.model_default} at {where}, with {key}."
+    # how the model is configured, in words (never the key); set for an admin on load, so the
+    # model's address is neither compiled into the public bundle nor sent to other users
+    model_setup: str = ""
 
     @rx.event(background=True)
     async def check_model(self):
@@ -124,8 +115,9 @@ class AdminState(AuthState):
     @off_loop
     def load(self):
         if not self._admin():
-            self.users = []
+            self.users, self.model_setup = [], ""
             return
+        self.model_setup = app_system.model_setup()
         self.grant_key = f"grant:{uuid.uuid4().hex}"
         self.grant_error = self.grant_notice = self.price_error = self.price_notice = ""
         self._refresh()

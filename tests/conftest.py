@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bayes_app import registry
-from tests.support.procs import AppStack, PgCluster, RedisServer, free_port, stack_env, web_workdir
+from tests.support.procs import AppStack, PgCluster, RedisServer, stack_env, stack_port, web_workdir
 
 registry.register()  # run kinds and hooks, as the web and worker processes do at start
 
@@ -130,7 +130,7 @@ def app_stack(tmp_path_factory, redis_server, fake_llm, fake_zotero) -> AppStack
     from bayes_app.db import session_scope
 
     data_dir = Path(tmp_path_factory.mktemp("app"))
-    port = free_port()
+    port = stack_port("app")
     env = stack_env(
         data_dir,
         port,

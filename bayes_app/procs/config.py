@@ -141,7 +141,7 @@ def programs(settings: Settings, *, dev: bool = False) -> list[Program]:
     if dev:
         web = f"{reflex} run --env dev --frontend-port {settings.port} --backend-port 8000"
     else:
-        web = f"{reflex} run --env prod --single-port --frontend-port {settings.port} --backend-port {settings.port}"
+        web = f"{py} -m bayes_app.procs.web {settings.port}"  # reflex run --env prod, built only when changed
     out.append(Program("web", web, priority=40, startsecs=5, stopwaitsecs=15))
     return out
 

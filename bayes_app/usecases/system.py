@@ -26,3 +26,15 @@ def model_check() -> ModelCheck:
     """Whether the configured model answers a tiny request, in the user's words (blocking: up to
     the check's timeouts; front doors call it in a thread)."""
     return ModelCheck.model_validate(check.check_model(), from_attributes=True)
+
+
+def model_setup() -> str:
+    """How the model is configured, in words (never the key): for an admin's eyes only."""
+    from bayes_app.settings import get_settings
+
+    s = get_settings()
+    if s.model_default == "offline":
+        return "Offline mode: no model is configured (OPENAI_API_KEY or OPENAI_BASE_URL)."
+    key = "a key" if s.openai_api_key and s.openai_api_key.get_secret_value() else "no key"
+    where = s.openai_base_url or "OpenAI (https://api.openai.com/v1)"
+    return f"Model {s.model_default} at {where}, with {key}."

@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 from bayes_app.accounts import service as accounts
 from bayes_app.db import session_scope
 from tests.support import pdfs
-from tests.support.procs import AppStack, free_port, stack_env, wait_for
+from tests.support.procs import AppStack, stack_env, stack_port, wait_for
 
 ADMIN = ("root@example.com", "Xk4-" + uuid.uuid4().hex[:12])
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
@@ -35,7 +35,7 @@ def browser():
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("firstrun"))
-    port = free_port()
+    port = stack_port()
     # nothing about credits or models is set: stack_env drops every BAYES_*/OPENAI_* variable
     env = stack_env(
         data_dir,

@@ -22,7 +22,7 @@ from bayes_app.maps import service, updates
 from bayes_app.models import MICRO, MapNode, MapProposal
 from tests.integration.test_living_maps import AGENTS, _pdf
 from tests.support.browser import login
-from tests.support.procs import AppStack, free_port, stack_env
+from tests.support.procs import AppStack, stack_env, stack_port
 
 pytestmark = pytest.mark.stack
 expect.set_options(timeout=20_000)
@@ -39,7 +39,7 @@ def browser():
 @pytest.fixture(scope="module")
 def living_stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("living"))
-    port = free_port()
+    port = stack_port()
     env = stack_env(
         data_dir,
         port,

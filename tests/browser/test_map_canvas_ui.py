@@ -25,7 +25,7 @@ from bayes_app.models import Chunk, MapNode, Mindmap, Run, RunStatus, User
 from tests.browser.test_maps_ui import _user
 from tests.support.browser import login
 from tests.support.canvas_view import GEOMETRY_JS, problems, settle
-from tests.support.procs import AppStack, free_port, stack_env
+from tests.support.procs import AppStack, stack_env, stack_port
 
 NODE = ".react-flow__node"
 ROW = '#map-outline [role="treeitem"]'
@@ -46,7 +46,7 @@ def browser():
 @pytest.fixture(scope="module")
 def canvas_stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("mapcanvas"))
-    port = free_port()
+    port = stack_port()
     env = stack_env(
         data_dir,
         port,

@@ -19,7 +19,7 @@ from bayes_app.maps import service
 from bayes_app.models import MapEdit, MapNode, MapProposal, User
 from tests.browser.test_maps_ui import _user
 from tests.support.browser import login
-from tests.support.procs import AppStack, free_port, stack_env
+from tests.support.procs import AppStack, stack_env, stack_port
 
 NODE = ".react-flow__node"
 ROW = '#map-outline [role="treeitem"]'
@@ -40,7 +40,7 @@ def browser():
 @pytest.fixture(scope="module")
 def map_stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("mapread"))
-    port = free_port()
+    port = stack_port()
     env = stack_env(
         data_dir,
         port,

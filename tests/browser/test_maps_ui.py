@@ -24,7 +24,7 @@ from bayes_app.models import MICRO, Citation, MapNode, Mindmap, Run
 from tests.support import pdfs
 from tests.support.browser import login
 from tests.support.canvas_view import settle
-from tests.support.procs import AppStack, free_port, stack_env
+from tests.support.procs import AppStack, stack_env, stack_port
 
 WORD_DELAY_MS = "100"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
 # (50 ms left too little once the canvas lays out after every change: the run could end before Stop)
@@ -46,7 +46,7 @@ def browser():
 @pytest.fixture(scope="module")
 def map_stack(tmp_path_factory, redis_server):
     data_dir = Path(tmp_path_factory.mktemp("mapapp"))
-    port = free_port()
+    port = stack_port()
     env = stack_env(
         data_dir,
         port,

@@ -10,7 +10,7 @@ import httpx
 import psutil
 import pytest
 
-from tests.support.procs import ROOT, AppStack, free_port, processes_of, stack_env, wait_for
+from tests.support.procs import ROOT, AppStack, free_port, processes_of, stack_env, stack_port, wait_for
 
 
 def _cmdline(proc: psutil.Process) -> str:
@@ -25,7 +25,7 @@ def _cmdline(proc: psutil.Process) -> str:
 def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     """Two worker processes with a 1 MB memory ceiling: every message ends with the worker
     recycled (exit 75, expected), and the app keeps answering."""
-    port, redis_port = free_port(), free_port()
+    port, redis_port = stack_port(), free_port()
     env = stack_env(
         tmp_path / "data",
         port,
@@ -39,7 +39,7 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         assert "redis-server" in conf and "dramatiq jobs --processes 1 " in conf
         assert "numprocs=2" in conf and "autorestart=true" in conf and "killasgroup=true" in conf
         assert "bayes_app.search.index_server" in conf
-        assert "--env prod --single-port" in conf
+        assert "bayes_app.procs.web" in conf  # reflex run --env prod --single-port
         # wait for everything to be up (the workers start after the web process)
         health = wait_for(lambda: (h := stack.health())["status"] == "ok" and h, 60, 0.5, what="health ok")
         assert {p["name"] for p in health["components"]["processes"]["programs"]} == {
@@ -56,7 +56,7 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         assert page.status_code == 200 and "<html" in page.text.lower()
         children = psutil.Process(stack.proc.pid).children(recursive=True)
         names = " ".join(_cmdline(c) for c in children)
-        assert "redis-server" in names and "dramatiq" in names and "reflex" in names
+        assert "redis-server" in names and "dramatiq" in names and "bayes_app.procs.web" in names
         assert "index_server" in names and "supervisord" in " ".join(psutil.Process(stack.proc.pid).cmdline())
         # Issue 36.10: health is sampled all through the recycles (each message ends one);
         # a planned restart is announced by the worker, so no sample may say "degraded".
@@ -103,12 +103,17 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     assert not alive, f"orphans after Ctrl-C: {[_cmdline(c) for c in alive]}"
     assert not processes_of(tmp_path / "data"), [p.cmdline() for p in processes_of(tmp_path / "data")]
 
-    # Second start: same data, admin exists, no password printed again.
+    # Second start: same data, admin exists, no password printed again; the code is the same,
+    # so the frontend is served from the first start's build, not built again.
     env.pop("BAYES_WORKER_MAX_RSS_MB")
     again = AppStack(data_dir=tmp_path / "data", env=env, port=port)
     again.start()
     try:
-        assert "Generated password:" not in again.log_path.read_text()
+        log = again.log_path.read_text()
+        assert "Generated password:" not in log
+        assert "Frontend unchanged since its last build" in log and "Creating Production Build" not in log
+        page = httpx.get(f"{again.url}/login", timeout=10, follow_redirects=True)
+        assert page.status_code == 200 and "<html" in page.text.lower()
     finally:
         again.stop()
 

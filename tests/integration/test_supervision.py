@@ -26,7 +26,7 @@ from bayes_app.db import session_scope
 from bayes_app.models import MICRO, DocStatus, Document
 from tests.support import pdfs
 from tests.support.fake_openai import Script
-from tests.support.procs import AppStack, free_port, processes_of, stack_env, wait_for
+from tests.support.procs import AppStack, free_port, processes_of, stack_env, stack_port, wait_for
 
 MODEL = "gpt-4o-mini"
 ADMIN_EMAIL, ADMIN_PASSWORD = "admin@example.com", "stack-secret-pass-42"
@@ -78,7 +78,7 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, fake_llm):
     data_dir = Path(tmp_path_factory.mktemp("supervised"))
-    port, redis_port = free_port(), free_port()
+    port, redis_port = stack_port(), free_port()
     env = stack_env(
         data_dir,
         port,

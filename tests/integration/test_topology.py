@@ -29,11 +29,11 @@ import pytest
 
 from tests.support.procs import (
     ROOT,
-    VENV_BIN,
     Fatal,
     PgCluster,
     free_port,
     stack_env,
+    stack_port,
     start_index,
     start_worker,
     wait_for,
@@ -87,25 +87,13 @@ class Topology:
             timeout=180,
         )
         assert setup.returncode == 0, setup.stderr
-        # Web A: `reflex run --env prod` (builds the frontend, serves it and the backend) on
-        # 127.0.0.1:P. Web B: the same built app served by a second process on 127.0.0.2:P (the
-        # built frontend keeps the port and takes the host from the page, so a tab opened on
-        # 127.0.0.2 has its WebSocket on B).
-        self.port = free_port()
+        # Web A: `reflex run --env prod` as `make run` starts it (builds the frontend unless
+        # unchanged, serves it and the backend) on 127.0.0.1:P. Web B: the same built app served
+        # by a second process on 127.0.0.2:P (the built frontend keeps the port and takes the
+        # host from the page, so a tab opened on 127.0.0.2 has its WebSocket on B).
+        self.port = stack_port()
         a = subprocess.Popen(
-            [
-                str(VENV_BIN / "reflex"),
-                "run",
-                "--env",
-                "prod",
-                "--single-port",
-                "--frontend-port",
-                str(self.port),
-                "--backend-port",
-                str(self.port),
-                "--backend-host",
-                "127.0.0.1",
-            ],
+            [sys.executable, "-m", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"],
             cwd=ROOT,
             env=self.env("web-a", self.port),
             stdout=open(tmp / "web-a.log", "w"),

@@ -39,6 +39,8 @@ def _port_block() -> range:
 
 
 _PORTS = _port_block()
+# The first ports of the block are the app stacks' (`stack_port`); the rest are handed out once.
+_STACK_PORTS = {"app": _PORTS[0], "own": _PORTS[1]}
 _next_port = [os.getpid() % len(_PORTS)]  # another session does not begin where this one began
 
 
@@ -57,9 +59,19 @@ def free_port() -> int:
     for _ in range(len(_PORTS)):
         port = _PORTS[_next_port[0] % len(_PORTS)]
         _next_port[0] += 1
-        if _bindable(port):
+        if port not in _STACK_PORTS.values() and _bindable(port):
             return port
     raise RuntimeError(f"no free port in {_PORTS}")
+
+
+def stack_port(kind: str = "own") -> int:
+    """The port of the app stacks of this kind that this test process boots ("app": the shared
+    app; "own": stacks tests start themselves, one at a time): the same port every time, with
+    the same build directory (`web_workdir`), so a stack whose pages did not change serves the
+    previous stack's frontend build instead of building it again (bayes_app/procs/web.py: the
+    port is part of the build). A fresh port if something else holds it."""
+    port = _STACK_PORTS[kind]
+    return port if _bindable(port) else free_port()
 
 
 class Fatal(Exception):
