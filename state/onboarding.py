@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from bayes_app.usecases import accounts
+from bayes_app.usecases import runs as app_runs
 from state.auth import AuthState
 from state.offloop import off_loop
 
@@ -16,17 +17,13 @@ class GuideState(AuthState):
     asked: bool = False
     mapped: bool = False
     demo_error: str = ""
+    # no model is configured: answers and maps quote the papers' own sentences (read on load:
+    # a computed var's value would be compiled into the bundle, which then differs per setup)
+    offline_mode: bool = False
 
     @rx.var
     def show_guide(self) -> bool:
         return self.guide_loaded and not (self.papers > 0 and self.asked and self.mapped)
-
-    @rx.var
-    def offline_mode(self) -> bool:
-        """No model is configured: answers and maps quote the papers' own sentences."""
-        from bayes_app.settings import get_settings
-
-        return get_settings().model_default == "offline"
 
     @rx.var
     def steps_done(self) -> int:
@@ -35,6 +32,7 @@ class GuideState(AuthState):
     def _refresh_guide(self) -> None:
         p = accounts.first_run(self.user_id)
         self.papers, self.indexed, self.asked, self.mapped = p.papers, p.indexed, p.asked, p.mapped
+        self.offline_mode = app_runs.offline()
         self.guide_loaded = True
 
     @rx.event
