@@ -67,6 +67,7 @@ class Topology:
             BAYES_DEMO="0",
             BAYES_OFFLINE_WORD_DELAY_MS="40",
             GRANIAN_WORKERS="1",  # one server process per web (Reflex forks 2×cores+1 with Redis)
+            REFLEX_SSR="false",  # built as `make run` builds (bayes_app/cli.py), so stacks share the build
             **s3.env(),
         )
         self.data_dirs: list[Path] = []

@@ -44,9 +44,13 @@ _STACK_PORTS = {"app": _PORTS[0], "own": _PORTS[1]}
 _next_port = [os.getpid() % len(_PORTS)]  # another session does not begin where this one began
 
 
-def _bindable(port: int) -> bool:
+def _bindable(port: int, reuse: bool = False) -> bool:
+    """No one listens on `port`; with `reuse`, connections of a server that just stopped
+    (TIME_WAIT) do not count, as for a server binding with SO_REUSEADDR (uvicorn, granian)."""
     for host in ("0.0.0.0", "127.0.0.1"):
         with socket.socket() as s:
+            if reuse:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind((host, port))
             except OSError:
@@ -71,7 +75,7 @@ def stack_port(kind: str = "own") -> int:
     previous stack's frontend build instead of building it again (bayes_app/procs/web.py: the
     port is part of the build). A fresh port if something else holds it."""
     port = _STACK_PORTS[kind]
-    return port if _bindable(port) else free_port()
+    return port if _bindable(port, reuse=True) else free_port()
 
 
 class Fatal(Exception):
