@@ -138,7 +138,10 @@ def _offline_ask(stack: AppStack, data_dir) -> None:
         h = {"Authorization": f"Bearer {token}"}
         assert c.get("/conversations", headers=h).json()["offline_mode"] is True
         run = c.post("/runs", json={"kind": "ask", "prompt": "What is in my library?"}, headers=h).json()
-        with c.stream("GET", f"/runs/{run['id']}/events?format=ndjson", headers=h) as stream:
+        # the run may queue behind the demo papers' ingestion, which starts with the app (its
+        # frontend is served from the last build within seconds), on workers recycled after
+        # every message: the stream stays quiet until a worker takes it
+        with c.stream("GET", f"/runs/{run['id']}/events?format=ndjson", headers=h, timeout=180) as stream:
             lines = [json.loads(x) for x in stream.iter_lines() if x]
         assert lines[-1]["data"]["status"] == "SUCCEEDED"
         thinking = "".join(x["data"].get("delta", "") for x in lines if x["type"] == "thinking")
