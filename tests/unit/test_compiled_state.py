@@ -34,6 +34,15 @@ def test_the_compiled_state_does_not_depend_on_the_settings(configure):
     assert AdminState.get_fields()["model_setup"].default == ""
 
 
+def test_logout_and_a_user_switch_reset_the_vars_set_on_load():
+    from state.onboarding import GuideState
+    from state.session_guard import user_states
+
+    reset = user_states()
+    for cls, name in ((AdminState, "model_setup"), (GuideState, "offline_mode")):
+        assert cls in reset and name in cls.get_fields(), (cls.__name__, name)
+
+
 def test_the_model_setup_in_words_never_shows_the_key(configure):
     from bayes_app.usecases import system
 

@@ -17,13 +17,17 @@ def _web_dir(tmp_path: Path, port: int = 3000) -> Path:
     return wd
 
 
+def _bundle(wd: Path, html: str) -> None:
+    (wd / "build" / "client").mkdir(parents=True, exist_ok=True)
+    (wd / "build" / "client" / "index.html").write_text(html)
+
+
 def _builder(wd: Path) -> tuple[list[int], object]:
     calls: list[int] = []
 
-    def build() -> None:  # as Reflex's: the old bundle goes, a new one is written
+    def build() -> None:  # as Reflex's: a new bundle is written
         calls.append(1)
-        (wd / "build" / "client").mkdir(parents=True, exist_ok=True)
-        (wd / "build" / "client" / "index.html").write_text(f"<html>{len(calls)}</html>")
+        _bundle(wd, f"<html>{len(calls)}</html>")
 
     return calls, web.cached(build, lambda: wd, lambda _msg: None)
 
@@ -68,8 +72,7 @@ def test_a_failed_build_leaves_no_stamp(tmp_path):
     wd = _web_dir(tmp_path)
 
     def failing() -> None:
-        (wd / "build" / "client").mkdir(parents=True, exist_ok=True)
-        (wd / "build" / "client" / "index.html").write_text("<html>half</html>")
+        _bundle(wd, "<html>half</html>")
         raise SystemExit(1)
 
     try:
