@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from bayes_app.library.pdf import PageText
-from bayes_app.library.structure import Role, Span, segments
+from bayes_app.library.structure import SECTION_SEP, Role, Span, segments
 
 TOKENS_PER_PIECE = 1.3
 MAX_RUN_CHARS = 200
@@ -86,6 +86,48 @@ def embedding_text(text: str) -> str:
 def content_hash(text: str) -> str:
     """sha256 of :func:`embedding_text`, so an unchanged hash means an unchanged embedding."""
     return hashlib.sha256(embedding_text(text).encode("utf-8")).hexdigest()
+
+
+def heading_lead(text: str, section: str) -> int:
+    """How many leading characters of a chunk's ``text`` are its section's own headings (a
+    heading joins the passage after it, :func:`structure.segments`): a passage is shown and
+    highlighted from the sentence after them, its ``section`` names them. 0 when the text does
+    not open with them, or holds nothing else."""
+    names = [" ".join(h.split()).casefold() for h in section.split(SECTION_SEP) if h.strip()]
+    pos = 0
+    while names:
+        rest = text[pos:]
+        skipped = len(rest) - len(rest.lstrip())
+        for name in names:
+            end = _match_words(rest, skipped, name)
+            if end:
+                pos += end
+                names.remove(name)
+                break
+        else:
+            break
+    return pos if text[pos:].strip() else 0
+
+
+def _match_words(text: str, start: int, words: str) -> int:
+    """End of ``words`` (whitespace-insensitive, case-folded) at ``text[start:]`` followed by
+    a line break, or 0."""
+    i = start
+    for j, word in enumerate(words.split(" ")):
+        if j:
+            k = i
+            while k < len(text) and text[k].isspace():
+                k += 1
+            if k == i:
+                return 0
+            i = k
+        if text[i : i + len(word)].casefold() != word:
+            return 0
+        i += len(word)
+    line_end = i
+    while line_end < len(text) and text[line_end] in " \t":
+        line_end += 1
+    return i if line_end < len(text) and text[line_end] in "\r\n" else 0
 
 
 def _ends_sentence(word: str) -> bool:

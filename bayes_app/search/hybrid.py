@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session, col, select
 
-from bayes_app.library import structure
+from bayes_app.library import chunking, structure
 from bayes_app.library.hyphens import join_broken_words
 from bayes_app.models import Chunk, Document
 from bayes_app.search import crosslang, relevance, sparse
@@ -67,6 +67,13 @@ def display_text(text: str) -> str:
     """A hit's text as shown and quoted: line-broken words joined (keeping a hyphen that belongs to
     the word, `library.hyphens`), whitespace collapsed."""
     return " ".join(join_broken_words(text).split())
+
+
+def _lead(text: str, section: str) -> int:
+    """Characters before the passage's first sentence: the section headings it opens with
+    (named by ``section``), so neither the shown quote nor its highlight carries them."""
+    lead = chunking.heading_lead(text, section)
+    return lead + len(text[lead:]) - len(text[lead:].lstrip()) if lead else 0
 
 
 def excluded_roles(include_roles: Collection[str] | None = None, all_roles: bool = False) -> list[str]:
@@ -167,6 +174,7 @@ def search(
         if found is None:  # vector without a committed chunk (ingest in flight): skip
             continue
         c, d = found
+        lead = _lead(c.text, c.section)
         x = cross.get(str(h.point_id))
         if x is not None:  # found across languages: the multilingual cosine is the relevance
             cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)
@@ -180,9 +188,9 @@ def search(
                 list(d.authors or []),
                 d.year,
                 c.page,
-                c.char_start,
+                c.char_start + lead,
                 c.char_end,
-                display_text(c.text),
+                display_text(c.text[lead:]),
                 h.score,
                 c.role,
                 c.section,

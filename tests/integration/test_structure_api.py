@@ -91,6 +91,18 @@ def test_figure_text_is_labelled(pasa):
     assert any(h["role"] == "caption" and h["role_label"] == "Caption" for h in caption)
 
 
+def test_a_passage_under_a_heading_is_shown_and_highlighted_without_it(pasa, app_db_url):
+    """Issue 39: a passage opening with its section's heading ("4.3 Selector") is shown from
+    its first sentence, and its offsets (the highlight) start there; the section names it."""
+    api, doc_id = pasa
+    hits = api.get("/search", params={"q": "The Selector is an LLM agent that takes two inputs", "k": 5}).json()
+    hit = next(h for h in hits if h["section"].endswith("4.3 Selector"))
+    assert hit["text"].startswith("The Selector is an LLM agent"), hit["text"][:60]
+    with session_scope(app_db_url) as db:
+        page = db.get(PageText, (doc_id, hit["page"]))
+    assert page.text[hit["char_start"] :].startswith("The Selector is an LLM agent")
+
+
 def test_weak_flag_marks_queries_without_a_strong_match(pasa):
     api, _ = pasa
     noise = api.get("/search", params={"q": "qwxzzv blorf"}).json()

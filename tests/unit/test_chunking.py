@@ -152,3 +152,37 @@ def test_a_run_without_spaces_is_cut_into_bounded_chunks():
     assert max(len(c.text) for c in chunks) < 250 * MAX_RUN_CHARS // 10
     assert all(c.text == text[c.char_start : c.char_end] for c in chunks)
     assert chunks[-1].text.endswith("the end.")
+
+
+def test_heading_lead_is_the_section_headings_a_passage_opens_with():
+    """Issue 39: a passage opening with its section's heading lines is shown and highlighted
+    from the sentence after them; a heading run into the sentence's own line is not cut."""
+    from bayes_app.library.chunking import heading_lead
+
+    text = "3 Datasets\r\n3.1 AutoScholarQuery\r\nAutoScholarQuery is a synthetic dataset."
+    lead = heading_lead(text, "3 Datasets › 3.1 AutoScholarQuery")
+    assert text[lead:].strip() == "AutoScholarQuery is a synthetic dataset."
+    broken = "Attribution\nmethods\nFeature attribution methods explain predictions."
+    assert broken[heading_lead(broken, "Attribution methods") :].strip().startswith("Feature")
+    assert heading_lead("Results show gains.\nMore.", "Results") == 0  # the word, not the heading line
+    assert heading_lead("Results\n", "Results") == 0  # nothing after the heading: keep it
+    assert heading_lead("Intro\nText.", "") == 0
+
+
+def test_search_passages_on_real_papers_start_after_their_headings():
+    """On the bundled papers every passage that opens with its section's heading lines loses
+    them from the shown text, and the remaining text is still the page's slice at its offset."""
+    from bayes_app.library import structure
+    from bayes_app.library.chunking import heading_lead, iter_structured_chunks
+    from bayes_app.library.pdf import iter_layouts, pdf_document
+
+    with pdf_document((PAPERS / "explanations-molecular-prediction-models.pdf").read_bytes()) as doc:
+        pages = list(iter_layouts(doc))
+    chunks = list(iter_structured_chunks(pages, structure.analyze(pages)))
+    cut = {
+        c.section: c.text[heading_lead(c.text, c.section) :].split()[:3]
+        for c in chunks
+        if heading_lead(c.text, c.section)
+    }
+    assert cut["Attribution methods"] == ["Feature", "attribution", "methods"]
+    assert len(cut) >= 10
