@@ -107,6 +107,7 @@ def search(
     include_roles: Collection[str] | None = None,
     all_roles: bool = False,
     cross_embedder: Embedder | None = None,
+    keep_headings: bool = True,
 ) -> list[SearchHit]:
     """Top-k passages of `owner_id`'s documents for `query` (optionally narrowed).
 
@@ -114,7 +115,10 @@ def search(
     :func:`excluded_roles`); each hit says whether it clears the relevance floor. When the
     library holds documents in other languages than English (and the index has a
     cross-language collection), each such language adds a ranked list of its passages by
-    multilingual cosine (``cross_embedder``, default the cross-language model)."""
+    multilingual cosine (``cross_embedder``, default the cross-language model).
+    ``keep_headings=False`` (the Search page and API): a passage that opens with its section's
+    heading lines is shown and highlighted from its first sentence; ``section`` names them. The
+    agents keep them: a heading is context for the passage's first sentence."""
     query = (query or "").strip()
     if not query:
         return []
@@ -174,7 +178,7 @@ def search(
         if found is None:  # vector without a committed chunk (ingest in flight): skip
             continue
         c, d = found
-        lead = _lead(c.text, c.section)
+        lead = 0 if keep_headings else _lead(c.text, c.section)
         x = cross.get(str(h.point_id))
         if x is not None:  # found across languages: the multilingual cosine is the relevance
             cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)

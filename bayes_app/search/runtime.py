@@ -72,10 +72,12 @@ def search_library(
     collection_ids: list[str] | None = None,
     include_roles: list[str] | None = None,
     all_roles: bool = False,
+    keep_headings: bool = True,
 ) -> list[SearchHit]:
     """Hybrid search of one owner's library with this process's index and embedder; [] at
     once (no index call) when the owner has no documents yet. A collection scope includes the
-    collection's Zotero sub-collections."""
+    collection's Zotero sub-collections. ``keep_headings=False``: passages as a reader is shown
+    them (:func:`bayes_app.search.hybrid.search`)."""
     from sqlmodel import select
 
     from bayes_app.models import Document
@@ -86,4 +88,16 @@ def search_library(
         return []
     # a Zotero collection's scope covers its sub-collections
     collection_ids = with_subcollections(db, owner_id, collection_ids)
-    return search(db, index(), embedder(), owner_id, query, k, document_ids, collection_ids, include_roles, all_roles)
+    return search(
+        db,
+        index(),
+        embedder(),
+        owner_id,
+        query,
+        k,
+        document_ids,
+        collection_ids,
+        include_roles,
+        all_roles,
+        keep_headings=keep_headings,
+    )
