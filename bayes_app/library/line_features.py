@@ -163,7 +163,9 @@ def heading_level(
 ) -> tuple[int, str] | None:
     """(level, heading text) if the line looks like a section heading."""
     t = clean_line(text)
-    if not t or len(t) > 100 or len(t.split()) > 14 or t.endswith((",", ";")):
+    if not t or len(t) > 100 or len(t.split()) > 14 or t.endswith((",", ";", "-")):
+        return None
+    if "//" in t or "www." in t.casefold():  # a URL line (a footnote's) is no heading
         return None
     if REF_HEADING.match(t) or KNOWN_HEADINGS.match(t):
         m = NUMBERED_HEADING.match(t)
@@ -187,9 +189,11 @@ def heading_level(
         if len(words) <= 10 and (big or caps >= max(1, len(words) // 2) or len(words) <= 3):
             if math_score(t) < 0.1 and not is_tabular(title):
                 return m["num"].rstrip(".").count(".") + 1, t
+    first_letter = next((c for c in t if c.isalpha()), "")
     if (
         big
         and len(t.split()) <= 12
+        and first_letter.isupper()  # a larger body line ("the papers that …", OCR's size estimates) is no heading
         and sum(c.isalpha() for c in t) >= 3
         and not t.endswith(".")
         and math_score(t) < 0.05

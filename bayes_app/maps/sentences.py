@@ -28,7 +28,11 @@ _ABBREVIATIONS = frozenset(
     "e.g i.e fig figs eq eqs et al vs cf dr mr mrs ms no nos vol pp ca approx resp sec ref refs "
     "al. ed eds st jr inc ltd co corp dept univ".split()
 )
-_LEADING_MARKER = re.compile(r"^(?:[•·▪◦∙*–-]\s*|\d+(?:\s*[,–-]\s*\d+)*\s+(?=[A-Z]))")
+_LEADING_MARKER = re.compile(
+    r"^(?:[•·▪◦∙*–-]\s*|\d+(?:\s*[,–-]\s*\d+)*\s+(?=[A-Z])"
+    # footnote URLs a scan's reading order ran into the sentence: "https: //cvpr.thecvf .com/… Although …"
+    r"|(?:\S{0,3}(?:https?:\s*//|www\.)\S*(?:\s\.\S+)*\s+)+(?=[A-Z]))"
+)
 _HEADING_LINE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.?(?:\d+\.?)*|[IVX]+\.)\s+[A-Z].{0,80}$")
 _NAMED_HEADING = re.compile(
     r"^(?:abstract|introduction|background|methods?|materials and methods|results|"

@@ -276,7 +276,10 @@ def title_from_layout(page: PageLayout) -> str | None:
     sizes = sorted(size for _, size in lines)
     median = sizes[len(sizes) // 2]
     # a margin stamp set vertically ("arXiv:… [cs.IR]") has the height of its length: not a size
-    biggest = max((size for _, size in lines[:15] if size <= 3 * median), default=0.0)
+    # and a stray letter of a figure ("a" of a logo) is no title line
+    biggest = max(
+        (size for t, size in lines[:15] if size <= 3 * median and sum(c.isalpha() for c in t) >= 4), default=0.0
+    )
     top = [(t, sz) if 0.9 * biggest <= sz <= biggest else ("", sz) for t, sz in lines]
     span = _title_span(top, tolerance=0.05 * biggest)
     return " ".join(t for t, _ in top[span[0] : span[1]]) or None if span else None
