@@ -100,7 +100,7 @@ class AuthState(rx.State):
     def _token(self) -> str:
         return session_token_of(self.router.headers.cookie)
 
-    def _set_user(self, info: accounts.UserInfo | None) -> None:
+    def _set_user(self, info: accounts.UserOut | None) -> None:
         if info is None:
             self.user_id, self.user_email, self.is_admin = "", "", False
         else:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -33,20 +32,6 @@ API_TOKEN_PREFIX = "bat_"
 
 class AccountError(DomainError):
     """A user-facing account error with a stable code."""
-
-
-@dataclass(frozen=True)
-class UserInfo:
-    """What the UI and API may show about a user (never the password hash)."""
-
-    id: str
-    email: str
-    is_admin: bool
-    created_at: datetime
-
-    @classmethod
-    def of(cls, user: User) -> UserInfo:
-        return cls(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at)
 
 
 def _hash_token(token: str) -> str:

@@ -139,7 +139,7 @@ async def retrieve(
                 prompt_text(raw),
                 role,
                 raw,
-                getattr(h, "lang", ""),
+                h.language,
                 highlighted,
                 marks,
             )

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from bayes_app.api.errors import ApiError
 from bayes_app.settings import get_settings
 from bayes_app.usecases import accounts
-from bayes_app.usecases.accounts import UserInfo
+from bayes_app.usecases.schemas.accounts import UserOut
 
 SESSION_COOKIE = "bayes_session"
 MAX_JSON_BYTES = 1_000_000  # every request body (FastAPI's max_body_size, build_api) but uploads'
@@ -81,7 +81,7 @@ def upload_limit() -> int:
     return (get_settings().max_upload_mb << 20) + MULTIPART_SLACK
 
 
-def _resolve(bearer: str | None, cookie: str | None) -> tuple[UserInfo, str | None] | None:
+def _resolve(bearer: str | None, cookie: str | None) -> tuple[UserOut, str | None] | None:
     if bearer:
         return accounts.token_user(bearer)
     user = accounts.session_user(cookie)
@@ -99,7 +99,7 @@ Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 Cookie = Annotated[str | None, Depends(_session)]
 
 
-def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, cookie: str | None) -> UserInfo:
+def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, cookie: str | None) -> UserOut:
     """The user of the credentials the security schemes read (401 without valid ones)."""
     token = bearer.credentials.strip() if bearer else ""
     if not token and not cookie:
@@ -121,17 +121,17 @@ def _caller(request: Request, bearer: HTTPAuthorizationCredentials | None, cooki
     return found[0]
 
 
-def current_user(request: Request, bearer: Bearer, _cookie: Cookie) -> UserInfo:
+def current_user(request: Request, bearer: Bearer, _cookie: Cookie) -> UserOut:
     """The caller, by `Authorization: Bearer` only (401 otherwise)."""
     return _caller(request, bearer, None)
 
 
-def cookie_user(request: Request, bearer: Bearer, cookie: Cookie) -> UserInfo:
+def cookie_user(request: Request, bearer: Bearer, cookie: Cookie) -> UserOut:
     """The caller, by bearer token or the browser session cookie (read-only routes)."""
     return _caller(request, bearer, cookie)
 
 
-def optional_user(request: Request) -> UserInfo | None:
+def optional_user(request: Request) -> UserOut | None:
     """The caller by bearer token or session cookie, for the public health route (which declares
     no security scheme); None when neither is valid, or the database is down."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -146,21 +146,21 @@ def optional_user(request: Request) -> UserInfo | None:
     return found[0] if found else None
 
 
-def admin_user(user: Annotated[UserInfo, Depends(current_user)]) -> UserInfo:
+def admin_user(user: Annotated[UserOut, Depends(current_user)]) -> UserOut:
     """The caller, who must be an administrator (403 otherwise)."""
     if not user.is_admin:
         raise ApiError(403, "forbidden", "Administrators only.")
     return user
 
 
-def token_id(request: Request, _user: Annotated[UserInfo, Depends(current_user)]) -> str | None:
+def token_id(request: Request, _user: Annotated[UserOut, Depends(current_user)]) -> str | None:
     """The id of the API token the caller authenticated with (None for a session)."""
     return getattr(request.state, "token_id", None)
 
 
-CurrentUser = Annotated[UserInfo, Depends(current_user)]
-CookieUser = Annotated[UserInfo, Depends(cookie_user)]
-AdminUser = Annotated[UserInfo, Depends(admin_user)]
+CurrentUser = Annotated[UserOut, Depends(current_user)]
+CookieUser = Annotated[UserOut, Depends(cookie_user)]
+AdminUser = Annotated[UserOut, Depends(admin_user)]
 TokenId = Annotated[str | None, Depends(token_id)]
 
 

@@ -118,7 +118,7 @@ async def login(
             raise
         return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
     token = await run_in_threadpool(_new_session, info.id)
-    body = R.SessionUser(user=accounts.profile(info)).model_dump()
+    body = R.SessionUser(user=info).model_dump()
     response: Response = JSONResponse(body) if wants_json else RedirectResponse(target, status_code=303)
     set_session_cookie(response, request, token)
     return response
@@ -146,7 +146,7 @@ async def register(request: Request) -> Response:
         return _back("/register", err, email=email[:200])
     token = await run_in_threadpool(_new_session, info.id)
     response: Response = (
-        JSONResponse(R.SessionUser(user=accounts.profile(info)).model_dump(), status_code=201)
+        JSONResponse(R.SessionUser(user=info).model_dump(), status_code=201)
         if wants_json
         else RedirectResponse("/maps", status_code=303)
     )

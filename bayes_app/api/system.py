@@ -7,8 +7,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bayes_app.api.deps import AdminUser, CurrentUser, StrictJSONRoute, optional_user
-from bayes_app.usecases import accounts, system
 from bayes_app.usecases import schemas as R
+from bayes_app.usecases import system
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -32,7 +32,7 @@ def health(request: Request, response: Response) -> R.Health:
 
 @router.get("/me", response_model=R.UserOut, summary="The signed-in user")
 async def me(user: CurrentUser) -> R.UserOut:
-    return accounts.profile(user)
+    return user
 
 
 @router.get(

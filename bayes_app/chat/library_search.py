@@ -31,7 +31,7 @@ def search_library(
         hits = runtime.search_library(
             db, library, query, k, scope.get("document_ids") or None, scope.get("collection_ids") or None
         )
-        return prefer_highlighted(db, with_continuations(db, [h.to_json() for h in hits]))
+        return prefer_highlighted(db, with_continuations(db, [h.model_dump() for h in hits]))
 
 
 def ranked_sentences(question: str, citations: list[dict[str, Any]], limit: int = prompts.RANKED_SENTENCES) -> str:

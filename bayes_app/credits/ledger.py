@@ -13,16 +13,15 @@ held until the caller commits or rolls back, so commit promptly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel, col, func, select
 
 from bayes_app.credits.pricing import format_credits
-from bayes_app.models import EntryType, LedgerEntry, Run, User, new_id, utcnow
+from bayes_app.models import EntryType, IsoTime, LedgerEntry, Run, User, new_id, utcnow
 
 
 class InsufficientCredits(Exception):
@@ -201,19 +200,20 @@ def reserve(db: Session, op: Run, amount: int) -> LedgerEntry:
 
 
 # ---- what the user sees -------------------------------------------------------------------
-@dataclass(frozen=True)
-class HistoryRow:
+class HistoryRow(BaseModel):
     """One line of a user's credit history: a whole run, or a grant / adjustment."""
+
+    model_config = ConfigDict(frozen=True)
 
     kind: str  # "run" | "grant" | "adjust"
     id: str
     title: str
-    date: datetime
+    date: IsoTime
     amount: int | None  # signed change of the balance; None while a run is not settled
-    status: str | None = None
-    charged: int | None = None
-    reserved: int | None = None
-    operation_kind: str | None = None
+    status: str | None
+    charged: int | None
+    reserved: int | None
+    operation_kind: str | None
 
 
 def history(db: Session, user: User | str, limit: int = 200) -> list[HistoryRow]:
@@ -256,6 +256,10 @@ def history(db: Session, user: User | str, limit: int = 200) -> list[HistoryRow]
             amount=e.amount,
             date=e.created_at,
             title=e.note or ("Credits granted" if e.entry_type == EntryType.GRANT else "Adjustment"),
+            status=None,
+            charged=None,
+            reserved=None,
+            operation_kind=None,
         )
         for e in entries
     ]

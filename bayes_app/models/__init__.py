@@ -1,9 +1,9 @@
 """SQLModel tables, one module per aggregate. Importing this package registers them all."""
 
 from bayes_app.models.audits import Audit
-from bayes_app.models.base import new_id, utcnow
+from bayes_app.models.base import IsoTime, new_id, utcnow
 from bayes_app.models.chat import ChatMessage, Conversation, MessageStatus
-from bayes_app.models.credits import MICRO, EntryType, LedgerEntry, ModelPrice
+from bayes_app.models.credits import MICRO, EntryType, LedgerEntry, ModelPrice, PriceBase
 from bayes_app.models.library import (
     Chunk,
     Collection,
@@ -51,12 +51,14 @@ __all__ = [
     "PageText",
     "User",
     "UserSession",
+    "IsoTime",
     "new_id",
     "utcnow",
     "EntryType",
     "LedgerEntry",
     "MICRO",
     "ModelPrice",
+    "PriceBase",
     "Operation",
     "Run",
     "RunStatus",

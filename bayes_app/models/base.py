@@ -1,10 +1,12 @@
-"""Shared helpers for table definitions."""
+"""Shared helpers for table definitions and the records read from them."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Annotated
 
+from pydantic import PlainSerializer
 from sqlalchemy import DateTime
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -17,6 +19,10 @@ def new_id() -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+# A moment a record shows as `datetime.isoformat()` ("2026-11-29T01:28:00+00:00"), not pydantic's "…Z"
+IsoTime = Annotated[datetime, PlainSerializer(datetime.isoformat, return_type=str)]
 
 
 class UTCDateTime(TypeDecorator[datetime]):

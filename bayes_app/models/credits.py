@@ -60,14 +60,19 @@ class LedgerEntry(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
 
 
-class ModelPrice(SQLModel, table=True):
+class PriceBase(SQLModel):
+    """A model's prices in micro-credits per million tokens: the `ModelPrice` row and the
+    application layer's `Price` derive from it."""
+
+    model: str = Field(primary_key=True, max_length=200)
+    input_per_million: int = Field(sa_type=BigInteger)
+    cached_per_million: int = Field(sa_type=BigInteger)
+    output_per_million: int = Field(sa_type=BigInteger)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_by: str | None = Field(default=None, max_length=320)
+
+
+class ModelPrice(PriceBase, table=True):
     """Micro-credits per million tokens, per model. A model without a row cannot be used."""
 
     __tablename__ = "model_prices"
-
-    model: str = Field(primary_key=True, max_length=200)
-    input_per_million: int = Field(sa_column=Column(BigInteger, nullable=False))
-    cached_per_million: int = Field(sa_column=Column(BigInteger, nullable=False))
-    output_per_million: int = Field(sa_column=Column(BigInteger, nullable=False))
-    updated_at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime, nullable=False))
-    updated_by: str | None = Field(default=None, max_length=320)

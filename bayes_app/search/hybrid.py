@@ -5,8 +5,9 @@ in a library with non-English documents, plus one multilingual list per language
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from typing import Any
 
+from pydantic import BaseModel
 from sqlmodel import Session, col, select
 
 from bayes_app.library import chunking, structure
@@ -19,8 +20,13 @@ from bayes_app.search.index import RRF_K, Hit, IndexClient
 MAX_K = 100
 
 
-@dataclass(frozen=True)
-class SearchHit:
+class SearchHit(BaseModel):
+    """A passage found, as a reader is shown it and the HTTP API answers it: `score` is the fused
+    rank score, `relevance` the query-passage cosine of the dense vectors, `weak` under the
+    relevance floor (the closest passage, not a strong match), `language` ISO 639-1 ("" =
+    unknown). With "my highlights", `highlighted` and `highlight` (the Zotero highlight over the
+    passage: page rectangles, colour) are set."""
+
     chunk_id: str
     document_id: str
     title: str
@@ -31,36 +37,19 @@ class SearchHit:
     char_end: int
     text: str
     score: float
-    role: str = structure.Role.BODY
-    section: str = ""
-    cosine: float | None = None  # query-passage cosine of the dense vectors
-    weak: bool = False  # under the relevance floor: the closest passage, not a strong match
-    lang: str = ""  # ISO 639-1 code of the passage's language ("" = unknown)
+    role: str | None
+    role_label: str | None
+    section: str | None
+    relevance: float | None
+    weak: bool
+    language: str
+    highlighted: bool | None = None
+    highlight: dict[str, Any] | None = None
 
-    @property
-    def role_label(self) -> str:
-        """ "Figure text", "Caption", ... for roles worth flagging; "" for body text."""
-        return structure.ROLE_LABELS.get(self.role, "") if self.role != structure.Role.HEADING else ""
 
-    def to_json(self) -> dict:
-        return {
-            "chunk_id": self.chunk_id,
-            "document_id": self.document_id,
-            "title": self.title,
-            "authors": self.authors,
-            "year": self.year,
-            "page": self.page,
-            "char_start": self.char_start,
-            "char_end": self.char_end,
-            "text": self.text,
-            "score": round(self.score, 6),
-            "role": self.role,
-            "role_label": self.role_label,
-            "section": self.section,
-            "relevance": None if self.cosine is None else round(self.cosine, 4),
-            "weak": self.weak,
-            "language": self.lang,
-        }
+def role_label(role: str) -> str:
+    """ "Figure text", "Caption", ... for roles worth flagging; "" for body text and headings."""
+    return structure.ROLE_LABELS.get(role, "") if role != structure.Role.HEADING else ""
 
 
 def display_text(text: str) -> str:
@@ -186,21 +175,22 @@ def search(
             cosine, weak, lang = h.dense, relevance.is_weak(h.dense, embedder.name), d.language
         out.append(
             SearchHit(
-                c.id,
-                d.id,
-                d.title or d.filename,
-                list(d.authors or []),
-                d.year,
-                c.page,
-                c.char_start + lead,
-                c.char_end,
-                display_text(c.text[lead:]),
-                h.score,
-                c.role,
-                c.section,
-                cosine,
-                weak,
-                lang,
+                chunk_id=c.id,
+                document_id=d.id,
+                title=d.title or d.filename,
+                authors=list(d.authors or []),
+                year=d.year,
+                page=c.page,
+                char_start=c.char_start + lead,
+                char_end=c.char_end,
+                text=display_text(c.text[lead:]),
+                score=round(h.score, 6),
+                role=c.role,
+                role_label=role_label(c.role),
+                section=c.section,
+                relevance=None if cosine is None else round(cosine, 4),
+                weak=weak,
+                language=lang,
             )
         )
     return out

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from bayes_app.accounts import onboarding, service
 from bayes_app.accounts.passwords import HashingBusy
-from bayes_app.accounts.service import AccountError, UserInfo
+from bayes_app.accounts.service import AccountError
 from bayes_app.accounts.throttle import LoginThrottle, Refusal
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
@@ -89,32 +89,27 @@ def _user(db, user_id: str) -> User:
     return user
 
 
-def profile(user: UserInfo) -> UserOut:
-    """What the API shows about the signed-in user (never the password hash)."""
-    return UserOut(id=user.id, email=user.email, is_admin=user.is_admin, created_at=user.created_at.isoformat())
-
-
-def session_user(token: str | None) -> UserInfo | None:
+def session_user(token: str | None) -> UserOut | None:
     """The user a session cookie belongs to (None: no such live session)."""
     with session_scope() as db:
         user = service.user_for_session(db, token)
-        return UserInfo.of(user) if user else None
+        return UserOut.model_validate(user) if user else None
 
 
-def token_user(token: str) -> tuple[UserInfo, str] | None:
+def token_user(token: str) -> tuple[UserOut, str] | None:
     """(user, token id) for a live API token."""
     with session_scope() as db:
         found = service.user_for_api_token(db, token)
-        return (UserInfo.of(found[0]), found[1].id) if found else None
+        return (UserOut.model_validate(found[0]), found[1].id) if found else None
 
 
-def authenticate(email: str, password: str) -> UserInfo:
+def authenticate(email: str, password: str) -> UserOut:
     """The user with these credentials (AccountError otherwise; not throttled here)."""
     with session_scope() as db:
-        return UserInfo.of(service.authenticate(db, email, password))
+        return UserOut.model_validate(service.authenticate(db, email, password))
 
 
-def sign_in(email: str, password: str, client: str) -> UserInfo:
+def sign_in(email: str, password: str, client: str) -> UserOut:
     """Check the password under the login throttle (per account and per client address):
     the user, or SignInRefused 429/503, or AccountError for wrong credentials (counted)."""
     _refuse_if_throttled(email, client)
@@ -129,11 +124,11 @@ def sign_in(email: str, password: str, client: str) -> UserInfo:
     return info
 
 
-def register(email: str, password: str) -> UserInfo:
+def register(email: str, password: str) -> UserOut:
     """A new account (AccountError for a bad e-mail or password; SignInRefused 503 when busy)."""
     try:
         with session_scope() as db:
-            return UserInfo.of(service.register(db, email, password))
+            return UserOut.model_validate(service.register(db, email, password))
     except HashingBusy as err:
         raise _busy(err) from None
 

@@ -19,11 +19,10 @@ from bayes_app.credits.reconcile import reconcile
 from bayes_app.db import session_scope
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.models import MICRO, EntryType, LedgerEntry, Run, RunStatus, UsageEvent, User, utcnow
+from bayes_app.usecases.schemas.accounts import UserOut
 from bayes_app.usecases.schemas.credits import (
-    AccountRow,
     Dashboard,
     HeldReserve,
-    HistoryRow,
     MyCredits,
     OpenReserve,
     Price,
@@ -74,26 +73,7 @@ def my_credits(user_id: str) -> MyCredits:
     run or grant, newest first)."""
     with session_scope() as db:
         bal, held, history = ledger.balance(db, user_id), ledger.held(db, user_id), ledger.history(db, user_id)
-    return MyCredits(
-        balance=bal,
-        held=held,
-        available=bal - held,
-        unit="micro-credits",
-        history=[
-            HistoryRow(
-                kind=h.kind,
-                id=h.id,
-                title=h.title,
-                date=h.date.isoformat(),
-                amount=h.amount,
-                status=h.status,
-                charged=h.charged,
-                reserved=h.reserved,
-                operation_kind=h.operation_kind,
-            )
-            for h in history
-        ],
-    )
+    return MyCredits(balance=bal, held=held, available=bal - held, unit="micro-credits", history=history)
 
 
 # ---- admin: grants and prices --------------------------------------------------------------
@@ -199,7 +179,7 @@ def dashboard(
         runs = list(db.exec(q.limit(recent + 1)))
         sums = ledger.summaries(db)
         return Dashboard(
-            users=[AccountRow.model_validate(u) for u in users],
+            users=[UserOut.model_validate(u) for u in users],
             balances={u.id: sums.get(u.id, (0, 0)) for u in users},
             reserves=[OpenReserve(run_id=oid, held=int(amount), run=_run_row(ops.get(oid))) for oid, amount in rows],
             spend_by_day=dict(by_day),

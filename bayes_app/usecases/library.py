@@ -145,11 +145,9 @@ def search(
         library = shared_cols.scope_owner(db, user_id, collection_ids)
         for d in document_ids or []:
             lib.get_owned(db, library, d)
-        hits = runtime.search_library(
+        return runtime.search_library(
             db, library, query, k, document_ids, collection_ids, include_roles, all_roles, keep_headings=False
         )
-    # the domain's hit record (also what the chat agent's library tool reads) is the one source
-    return [SearchHit.model_validate(h.to_json()) for h in hits]
 
 
 # ---- write, then enqueue ------------------------------------------------------------------

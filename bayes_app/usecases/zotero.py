@@ -22,7 +22,7 @@ from bayes_app.zotero.http import Policy, RateLimited
 __all__ = ["ZoteroLibraryOut"]  # for the front doors: what a library view is
 from bayes_app.usecases.schemas.library import SearchHit
 from bayes_app.usecases.schemas.zotero import (
-    AnnotationOut,
+    Annotation,
     HighlightsAdded,
     ZoteroLibraryOut,
     ZoteroSendFailure,
@@ -108,11 +108,10 @@ def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> ZoteroSendResul
     )
 
 
-def annotations(user_id: str, document_id: str) -> list[AnnotationOut]:
+def annotations(user_id: str, document_id: str) -> list[Annotation]:
     """A document's synced Zotero annotations (type, text, comment, colour, page, rectangles)."""
     with session_scope() as db:
-        found = zann.for_document(db, user_id, document_id)
-    return [AnnotationOut.model_validate(a, from_attributes=True) for a in found]
+        return zann.for_document(db, user_id, document_id)
 
 
 def add_highlights(user_id: str, map_id: str, data: dict[str, Any]) -> HighlightsAdded:
@@ -140,7 +139,7 @@ def search_highlights(
         if not marked:
             return []
         hits = runtime.search_library(db, user_id, query, max(k, 1) * 4, sorted(marked), collection_ids)
-        found = zann.prefer_highlighted(db, [h.to_json() for h in hits])
+        found = zann.prefer_highlighted(db, [h.model_dump() for h in hits])
     return [SearchHit.model_validate(h) for h in found if h["highlighted"]][:k]
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session, col, select
 
 from bayes_app.library import documents as lib
@@ -34,8 +34,12 @@ MAX_RECTS = 200
 MAX_TEXT = 7_500  # Zotero truncates annotation text there too
 
 
-@dataclass(frozen=True)
-class Annotation:
+class Annotation(BaseModel):
+    """A Zotero annotation on a synced PDF: `rects` are `[x1, y1, x2, y2]` in PDF points (y up
+    from the page's bottom-left corner), `page_index` is 0-based, `page` 1-based."""
+
+    model_config = ConfigDict(frozen=True)
+
     key: str
     type: str
     text: str

@@ -52,7 +52,7 @@ from bayes_app.zotero.sync_state import (
     MAX_RESTARTS,
     Hooks,
     SyncOptions,
-    SyncResult,
+    ZoteroSyncResult,
     _Ctx,
     _finish,
     _FullResync,
@@ -74,13 +74,13 @@ def target_of(library: ZoteroLibrary, opts: SyncOptions) -> Target:
 
 def sync_library(
     sf: Callable[[], Session], library_id: str, hooks: Hooks, opts: SyncOptions, *, full: bool = False
-) -> SyncResult:
+) -> ZoteroSyncResult:
     """Bring one library up to date. Safe to run again at any time (and after a crash)."""
     t0 = time.monotonic()
     with sf() as db:
         library = db.get(ZoteroLibrary, library_id)
         if library is None:
-            return SyncResult("error", error="no such library")
+            return ZoteroSyncResult(outcome="error", error="no such library")
         owner_id, api, since = library.owner_id, library.api, library.version
         try:
             target = target_of(library, opts)
@@ -88,7 +88,7 @@ def sync_library(
             return _fail_unclaimed(sf, library_id, str(err))
     token = claim(sf, library_id, opts.lease_s)
     if token is None:
-        return SyncResult("busy", version=since)
+        return ZoteroSyncResult(outcome="busy", version=since)
     policy = opts.policy or Policy()
     before = policy.requests
     ctx = _Ctx(
@@ -100,7 +100,7 @@ def sync_library(
         opts,
         hooks,
         Clients(target, policy, opts.transport),
-        SyncResult("synced", version=since),
+        ZoteroSyncResult(outcome="synced", version=since),
     )
     try:
         version = _run(ctx, since, full)
@@ -147,13 +147,13 @@ def sync_library(
     return ctx.result
 
 
-def _fail_unclaimed(sf, library_id: str, message: str) -> SyncResult:
+def _fail_unclaimed(sf, library_id: str, message: str) -> ZoteroSyncResult:
     with sf() as db:
         row = db.get(ZoteroLibrary, library_id)
         row.status, row.last_error, row.last_sync_at = SyncStatus.ERROR, message, utcnow()
         db.add(row)
         db.commit()
-    return SyncResult("error", error=message)
+    return ZoteroSyncResult(outcome="error", error=message)
 
 
 def _pending_work(ctx: _Ctx) -> bool:

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx2
+from pydantic import BaseModel
 from sqlalchemy import or_, update
 from sqlmodel import Session, col
 
@@ -52,8 +53,9 @@ class SyncOptions:
     secret: str | None = None
 
 
-@dataclass
-class SyncResult:
+class ZoteroSyncResult(BaseModel):
+    """The outcome of the last sync (fields an older sync did not record take their defaults)."""
+
     outcome: str  # "unchanged" | "synced" | "busy" | "error" | "rate_limited"
     version: int = 0
     requests: int = 0
@@ -70,9 +72,6 @@ class SyncResult:
     seconds: float = 0.0
     error: str | None = None
     retry_in_s: float | None = None
-
-    def to_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
 
 
 class _Restart(Exception):
@@ -93,7 +92,7 @@ class _Ctx:
     opts: SyncOptions
     hooks: Hooks
     clients: Clients
-    result: SyncResult
+    result: ZoteroSyncResult
     progress: dict = field(default_factory=dict)
     pool: ThreadPoolExecutor | None = None  # file downloads, ≤ 4 at a time
 
@@ -141,7 +140,7 @@ def _finish(ctx: _Ctx, status: str, *, version: int | None = None, error: str | 
             status=status,
             last_error=error,
             last_sync_at=utcnow(),
-            last_result=ctx.result.to_json(),
+            last_result=ctx.result.model_dump(),
             progress=dict(ctx.progress, phase="done" if status == SyncStatus.IDLE else status),
         )
         if version is not None:

@@ -80,9 +80,9 @@ def test_english_question_finds_the_german_and_french_versions_in_the_top_3(libr
     assert docs[f"{item_id}:de"] in top3, [h.text[:60] for h in hits[:5]]
     assert docs[f"{item_id}:fr"] in top3, [h.text[:60] for h in hits[:5]]
     by_doc = {h.document_id: h for h in hits}
-    assert by_doc[docs[f"{item_id}:de"]].lang == "de" and by_doc[docs[f"{item_id}:fr"]].lang == "fr"
+    assert by_doc[docs[f"{item_id}:de"]].language == "de" and by_doc[docs[f"{item_id}:fr"]].language == "fr"
     assert not by_doc[docs[f"{item_id}:de"]].weak
-    assert by_doc[docs[f"{item_id}:de"]].to_json()["language"] == "de"
+    assert by_doc[docs[f"{item_id}:de"]].model_dump()["language"] == "de"
 
 
 def test_without_foreign_documents_search_is_the_english_hybrid(library):
@@ -125,7 +125,7 @@ def test_without_foreign_documents_search_is_the_english_hybrid(library):
         exclude_roles=hybrid.excluded_roles(),
     )
     assert [h.chunk_id for h in hits] == [str(h.point_id) for h in plain]
-    assert all(h.lang == "en" for h in hits)
+    assert all(h.language == "en" for h in hits)
 
 
 def test_role_updates_and_deletes_reach_both_collections(library):

@@ -1,5 +1,8 @@
 """The application layer's return types (pydantic models), one module per feature; every name
-is also here, so `schemas.DocumentOut` reads as the HTTP API's response model."""
+is also here, so `schemas.DocumentOut` reads as the HTTP API's response model. A domain record
+that already has the answer's shape (a credit history row, a Zotero sync result or annotation, a
+search hit) is re-exported, not copied; a table's public variant derives from its base
+(`Price` from `models.PriceBase`)."""
 
 from __future__ import annotations
 
@@ -217,10 +220,10 @@ from bayes_app.usecases.schemas.sharing import (
     Viewer as Viewer,
 )
 from bayes_app.usecases.schemas.zotero import (
-    AnnotationList as AnnotationList,
+    Annotation as Annotation,
 )
 from bayes_app.usecases.schemas.zotero import (
-    AnnotationOut as AnnotationOut,
+    AnnotationList as AnnotationList,
 )
 from bayes_app.usecases.schemas.zotero import (
     HighlightsAdded as HighlightsAdded,

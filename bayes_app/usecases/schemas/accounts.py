@@ -10,14 +10,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
+
+from bayes_app.models import IsoTime
 
 
 class UserOut(BaseModel):
+    """A user as they are shown (never the password hash)."""
+
+    model_config = ConfigDict(from_attributes=True, frozen=True)
+
     id: str
     email: str
     is_admin: bool
-    created_at: str
+    created_at: IsoTime
 
 
 class SessionUser(BaseModel):

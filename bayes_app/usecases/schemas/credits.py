@@ -11,17 +11,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-
-class HistoryRow(BaseModel):
-    kind: str  # run | grant | adjustment
-    id: str
-    title: str
-    date: str
-    amount: int | None
-    status: str | None
-    charged: int | None
-    reserved: int | None
-    operation_kind: str | None
+from bayes_app.credits.ledger import HistoryRow as HistoryRow  # the ledger's rows, as they are
+from bayes_app.models import PriceBase
+from bayes_app.usecases.schemas.accounts import UserOut
 
 
 class MyCredits(BaseModel):
@@ -40,17 +32,10 @@ class Granted(BaseModel):
     available: int
 
 
-class Price(BaseModel):
+class Price(PriceBase):
     """A model's prices in micro-credits per million tokens (the HTTP API's `PriceOut` too)."""
 
-    model_config = ConfigDict(from_attributes=True)
-
-    model: str
-    input_per_million: int
-    cached_per_million: int
-    output_per_million: int
-    updated_at: datetime | None
-    updated_by: str | None
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # an answer has every field
 
 
 PriceOut = Price
@@ -85,15 +70,6 @@ class Reconciliation(BaseModel):
 
 
 # ---- the admin dashboard (the Reflex admin page; not in the HTTP API) ---------------------------
-class AccountRow(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: str
-    email: str
-    is_admin: bool
-    created_at: datetime
-
-
 class RunRow(BaseModel):
     """A run as the dashboard lists it."""
 
@@ -133,7 +109,7 @@ class UsageRow(BaseModel):
 
 
 class Dashboard(BaseModel):
-    users: list[AccountRow]
+    users: list[UserOut]
     balances: dict[str, tuple[int, int]]  # user id -> (balance, held)
     reserves: list[OpenReserve]
     spend_by_day: dict[str, int]

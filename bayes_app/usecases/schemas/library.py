@@ -7,10 +7,9 @@ micro-credits. Fields a client may ignore are still listed, so the document is c
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel
 
+from bayes_app.search.hybrid import SearchHit as SearchHit  # the domain's record, as it is
 from bayes_app.usecases.schemas.common import ErrorDetail
 
 
@@ -96,25 +95,3 @@ class CollectionRow(CollectionOut):
 
 class CollectionList(BaseModel):
     collections: list[CollectionRow]
-
-
-class SearchHit(BaseModel):
-    chunk_id: str
-    document_id: str
-    title: str
-    authors: list[str]
-    year: int | None
-    page: int
-    char_start: int
-    char_end: int
-    text: str
-    score: float
-    role: str | None
-    role_label: str | None
-    section: str | None
-    relevance: float | None
-    weak: bool
-    language: str
-    # with highlights=true ("my highlights"): the Zotero highlight over the passage
-    highlighted: bool | None = None
-    highlight: dict[str, Any] | None = None

@@ -11,26 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-
-class ZoteroSyncResult(BaseModel):
-    """The outcome of the last sync (fields an older sync did not record take their defaults)."""
-
-    outcome: str  # unchanged | synced | busy | error | rate_limited
-    version: int = 0
-    requests: int = 0
-    items_changed: int = 0
-    items_deleted: int = 0
-    collections_changed: int = 0
-    documents_added: int = 0
-    documents_updated: int = 0
-    documents_removed: int = 0
-    files_downloaded: int = 0
-    problems: int = 0
-    restarts: int = 0
-    full_resync: bool = False
-    seconds: float = 0.0
-    error: str | None = None
-    retry_in_s: float | None = None
+from bayes_app.zotero.annotations import Annotation as Annotation  # the domain's records, as they are
+from bayes_app.zotero.sync_state import ZoteroSyncResult as ZoteroSyncResult
 
 
 class ZoteroProblem(BaseModel):
@@ -89,19 +71,5 @@ class HighlightsAdded(BaseModel):
     themes: dict[str, int]
 
 
-class AnnotationOut(BaseModel):
-    key: str
-    type: str
-    text: str
-    comment: str
-    color: str
-    page: int
-    page_index: int
-    page_label: str
-    rects: list[list[float]]
-    sort_index: str
-    attachment_key: str
-
-
 class AnnotationList(BaseModel):
-    annotations: list[AnnotationOut]
+    annotations: list[Annotation]
