@@ -375,10 +375,25 @@ _NOT_NEGATING = {
 }
 
 
+# a concession up to the comma where the main clause's subject begins: "Although X only provides
+# Y, without Z, we can …"
+_CONCESSIVE = re.compile(
+    r"^\s*(?:although|though|even though|even if|while|whereas|despite)\b.*?[,;]\s*"
+    r"(?=(?:we|it|they|he|she|this|these|those|the|a|an|our|its|their|there|one|such)\b)",
+    re.I | re.S,
+)
+
+
+def _main_clause(text: str) -> str:
+    """``text`` without a leading concessive clause: "Although X only provides Y, we can …" states
+    its finding after the comma; a negation in the concession is not the claim's polarity."""
+    return _CONCESSIVE.sub("", text, count=1)
+
+
 def polarity_clash(a: str, b: str) -> bool:
     """Opposite polarity on a shared predicate: exactly one of them negated, or one uses a
     direction word (increase, higher …) where the other uses its opposite."""
-    wa, wb = _words(a), _words(b)
+    wa, wb = _words(_main_clause(a)), _words(_main_clause(b))
     sa, sb = set(wa), set(wb)
     if _negated(wa) != _negated(wb):
         return True

@@ -105,3 +105,21 @@ def test_flipped_statements_are_linked_and_rewrites_keep_acronyms():
     assert support.lower_first("The enzyme edits RNA.") == "the enzyme edits RNA."
     r = support.score_support("PaSa outperforms Google.", "PaSa may outperform Google on some queries.")
     assert r.rewrite and "PaSa" in r.rewrite
+
+
+def test_a_negation_inside_a_concession_is_not_the_claims_polarity():
+    """Issue 37: the two offline `contradicts` links on the bundled papers joined "To train PaSa,
+    we developed AutoScholarQuery, …" to "Although AutoScholarQuery only provides query and paper
+    answers, without demonstrating the path …, we can utilize them …" — the negation sits in the
+    concession, the finding after it agrees."""
+    claim = "To train PaSa, we developed AutoScholarQuery, a dataset of academic queries and papers."
+    conceding = (
+        "Although AutoScholarQuery only provides query and paper answers, without demonstrating the path "
+        "by which scientists collect the papers, we can utilize them to perform RL training to improve PaSa."
+    )
+    assert not support.polarity_clash(claim, conceding)
+    assert not support.disagree(claim, conceding)
+    # a negation in the main clause after a concession still counts
+    assert support.polarity_clash(
+        "Drug X increases survival.", "Although trials were small, drug X does not increase survival."
+    )
