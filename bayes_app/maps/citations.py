@@ -170,7 +170,7 @@ def check_support(db: Session, owner_id: str, map_id: str, node_id: str) -> list
     service._touch(db, map_id)
     db.commit()
     docs = {d.id: d for d in db.exec(select(Document).where(col(Document.id).in_({c.document_id for c in cits})))}
-    return [service.citation_view(c, docs.get(c.document_id)) for c in cits]
+    return [service.citation_view(c, docs.get(c.document_id or "")) for c in cits]
 
 
 def accept_rewrite(db: Session, owner_id: str, map_id: str, citation_id: str) -> dict[str, Any]:

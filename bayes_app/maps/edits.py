@@ -4,7 +4,7 @@ positions, auto-layout), each one undoable transaction that bumps the map's revi
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import delete
 from sqlmodel import Session, col, func, select
@@ -131,16 +131,21 @@ def _spot_beside(db: Session, map_id: str, parent: MapNode) -> tuple[float, floa
     """A free spot right of `parent`, below its children: clear of every node's box."""
     from bayes_app.maps.layout import X_STEP, Y_STEP, free_spot
 
-    placed = list(
-        db.exec(
-            select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
-                MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None)
+    px, py = parent.pos_x, parent.pos_y
+    assert px is not None and py is not None  # called for a placed parent only
+    placed = cast(
+        list[tuple[float, float, str | None]],  # positions are not null: selected so
+        list(
+            db.exec(
+                select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
+                    MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None)
+                )
             )
-        )
+        ),
     )
     below = [y for _x, y, pid in placed if pid == parent.id]
-    y0 = max(below) + Y_STEP if below else parent.pos_y
-    return free_spot([(x, y) for x, y, _pid in placed], parent.pos_x + X_STEP, y0)
+    y0 = max(below) + Y_STEP if below else py
+    return free_spot([(x, y) for x, y, _pid in placed], px + X_STEP, y0)
 
 
 def _insert(
