@@ -223,7 +223,7 @@ def add_sibling(
     return node_view(node)
 
 
-def update_node(db: Session, owner_id: str, map_id: str, node_id: str, **changes: Any) -> dict[str, Any]:
+def update_node(db: Session, owner_id: str, map_id: str, /, node_id: str, **changes: Any) -> dict[str, Any]:
     """Edit fields: title, body, kind, collapsed, position=(x, y) or {"x","y"}, confidence."""
     node = get_node(db, owner_id, map_id, node_id)
     allowed = {"title", "body", "kind", "collapsed", "position", "confidence"}
