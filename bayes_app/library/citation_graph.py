@@ -193,7 +193,7 @@ def rebuild(db: Session, owner_id: str) -> int:
                 }
             )
     if rows:
-        db.bulk_insert_mappings(DocumentCitation, rows)  # type: ignore[attr-defined]
+        db.bulk_insert_mappings(DocumentCitation, rows)
     db.flush()
     return len(rows)
 
@@ -354,11 +354,11 @@ def _describe(refs: list[_Ref], citers: list[str]) -> MissingPaper:
     authors = _most_common(r.authors for r in refs)
     title = _most_common((r.title or "").strip(" .,;:") for r in refs)
     return MissingPaper(
-        title=title,  # type: ignore[arg-type]
+        title=title,
         authors=list(authors) if authors else [],  # type: ignore[call-overload]
         year=max((r.year for r in refs if r.year), default=None),  # the published version's
-        doi=_most_common(r.doi for r in refs),  # type: ignore[arg-type]
-        venue=_most_common(r.venue for r in refs),  # type: ignore[arg-type]
+        doi=_most_common(r.doi for r in refs),
+        venue=_most_common(r.venue for r in refs),
         cited_by_count=len(citers),
         cited_by=citers,
     )

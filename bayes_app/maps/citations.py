@@ -125,7 +125,7 @@ def delete_citation(db: Session, owner_id: str, map_id: str, citation_id: str) -
     c = _citation(db, owner_id, map_id, citation_id)
     u = service._Undo()
     u.before("citations", c)
-    db.exec(delete(Citation).where(col(Citation.id) == c.id))  # type: ignore[call-overload]
+    db.exec(delete(Citation).where(col(Citation.id) == c.id))
     service._commit_edit(db, map_id, "delete_citation", u)
 
 

@@ -92,7 +92,7 @@ def delete_map(db: Session, owner_id: str, map_id: str) -> None:
     """Delete the map with everything on it. Cancel its runs FIRST (see maps.runs.delete_map)."""
     get_map(db, owner_id, map_id)
     with atomic(db):
-        db.exec(delete(Mindmap).where(col(Mindmap.id) == map_id))  # type: ignore[call-overload]
+        db.exec(delete(Mindmap).where(col(Mindmap.id) == map_id))
 
 
 # ---- node edits -----------------------------------------------------------------------------
@@ -362,7 +362,7 @@ def delete_subtree(db: Session, owner_id: str, map_id: str, node_id: str) -> lis
     ):
         u.before("relations", r)
     with atomic(db):
-        db.exec(delete(MapNode).where(col(MapNode.id) == node.id))  # type: ignore[call-overload]
+        db.exec(delete(MapNode).where(col(MapNode.id) == node.id))
         _commit_edit(db, map_id, "delete_subtree", u)
     return ids
 

@@ -123,7 +123,7 @@ def _prune_undo(db: Session, map_id: str) -> None:
         )
     )
     if old:
-        db.exec(delete(MapEdit).where(col(MapEdit.id).in_(old)))  # type: ignore[call-overload]
+        db.exec(delete(MapEdit).where(col(MapEdit.id).in_(old)))
 
 
 def _commit_edit(db: Session, map_id: str, action: str, u: _Undo) -> None:

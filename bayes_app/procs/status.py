@@ -45,7 +45,7 @@ class _UnixTransport(xmlrpc.client.Transport):
         super().__init__()
         self._path, self._timeout = path, timeout
 
-    def make_connection(self, host):  # type: ignore[override]
+    def make_connection(self, host):
         _host, self._extra_headers, _x509 = self.get_host_info(host)  # basic auth from the URL
         return _UnixConnection(self._path, self._timeout)
 
