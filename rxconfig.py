@@ -10,7 +10,6 @@ _CORS = tuple(get_settings().cors_origins)
 
 config = rx.Config(
     app_name="bayes_app",
-    title="Bayes",
     telemetry_enabled=False,
     show_built_with_reflex=False,
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="indigo", radius="medium"))],

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import reflex as rx
+from reflex.vars import ArrayVar, ObjectVar
 
 from bayes_app.usecases.views import RunStatus
 from state.admin import AdminState
@@ -10,7 +14,13 @@ from state.admin import AdminState
 RUN_STATUSES = (*RunStatus.ACTIVE, RunStatus.STOPPED, *RunStatus.OUTCOMES)
 
 
-def table(id_: str, headers: list[str], rows: rx.Var, row_fn, empty: str) -> rx.Component:
+def table(
+    id_: str,
+    headers: list[str],
+    rows: ArrayVar[list[dict[str, str]]],
+    row_fn: Callable[[Any], rx.Component],
+    empty: str,
+) -> rx.Component:
     return rx.cond(
         rows.length() > 0,
         rx.table.root(
@@ -70,7 +80,7 @@ def reserves() -> rx.Component:
 
 
 # ---- charts --------------------------------------------------------------------------------
-def _bar_chart(data: rx.Var, x_key: str, id_: str) -> rx.Component:
+def _bar_chart(data: ArrayVar[list[dict[str, Any]]], x_key: str, id_: str) -> rx.Component:
     return rx.box(
         rx.recharts.bar_chart(
             rx.recharts.cartesian_grid(stroke_dasharray="3 3"),
@@ -139,7 +149,7 @@ def charts() -> rx.Component:
 
 
 # ---- run drill-down ------------------------------------------------------------------------
-def _run_row(r: rx.Var) -> rx.Component:
+def _run_row(r: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         *cells(r["title"], r["kind"], r["status"], r["owner"]),
         rx.table.cell(rx.text(r["charged"], title=r["charged_exact"])),
@@ -151,7 +161,7 @@ def _run_row(r: rx.Var) -> rx.Component:
     )
 
 
-def _usage_row(u: rx.Var) -> rx.Component:
+def _usage_row(u: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         *cells(u["step"], u["model"], u["attempt"], u["seq"], u["input"], u["cached"], u["output"], u["cost"]),
         rx.table.cell(rx.cond(u["estimated"] != "", rx.badge("estimated", color_scheme="amber"), "")),
@@ -246,7 +256,7 @@ def drill_down() -> rx.Component:
 
 
 # ---- reconciliation ------------------------------------------------------------------------
-def _issue_list(title: str, items: rx.Var) -> rx.Component:
+def _issue_list(title: str, items: ArrayVar[list[str]]) -> rx.Component:
     return rx.cond(
         items.length() > 0,
         rx.vstack(
@@ -371,7 +381,7 @@ def model_connection() -> rx.Component:
 
 
 # ---- prices --------------------------------------------------------------------------------
-def _price_row(p: rx.Var) -> rx.Component:
+def _price_row(p: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         *cells(p["model"], p["input"], p["cached"], p["output"], p["updated"]),
         rx.table.cell(rx.button("Edit", size="1", variant="soft", on_click=AdminState.edit_price(p["model"]))),

@@ -4,7 +4,10 @@ rendered as plain text only (never as markup)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from components.mindmap import download_link
 from state.audits import AuditState
@@ -34,7 +37,7 @@ def drop_zone() -> rx.Component:
         multiple=True,
         max_files=2,
         accept=ACCEPT,
-        on_drop=AuditState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+        on_drop=AuditState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),  # type: ignore[operator]
         on_drop_rejected=AuditState.files_rejected,
         drag_active_style={"border_color": "var(--accent-9)", "background_color": "var(--accent-a3)"},
         border="2px dashed var(--gray-a7)",
@@ -85,7 +88,7 @@ def progress() -> rx.Component:
 
 def _stat(label: str, key: str, color: str = "gray") -> rx.Component:
     return rx.vstack(
-        rx.text(AuditState.summary.get(key, "0"), size="5", weight="bold", color_scheme=color),  # type: ignore[attr-defined]
+        rx.text(AuditState.summary.get(key, "0"), size="5", weight="bold", color_scheme=color),
         rx.text(label, size="1", color_scheme="gray"),
         spacing="0",
         align="center",
@@ -144,14 +147,14 @@ def summary() -> rx.Component:
     )
 
 
-def _chip(c: rx.Var) -> rx.Component:
+def _chip(c: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.popover.root(
         rx.popover.trigger(
             rx.badge(
                 c["marker"],
                 " · ",
                 c["label"],
-                color_scheme=c["color"].to(str),  # type: ignore[arg-type]
+                color_scheme=c["color"].to(str),
                 variant="soft",
                 cursor="pointer",
                 class_name="audit-chip",
@@ -163,7 +166,7 @@ def _chip(c: rx.Var) -> rx.Component:
             rx.vstack(
                 rx.text(c["reference"], size="1", color_scheme="gray"),
                 rx.hstack(
-                    rx.badge(c["label"], color_scheme=c["color"].to(str)),  # type: ignore[arg-type]
+                    rx.badge(c["label"], color_scheme=c["color"].to(str)),
                     rx.cond(c["score"] != "", rx.text("score ", c["score"], size="1", color_scheme="gray")),
                     align="center",
                 ),
@@ -190,7 +193,7 @@ def _chip(c: rx.Var) -> rx.Component:
     )
 
 
-def _suggestion(g: rx.Var) -> rx.Component:
+def _suggestion(g: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.icon("lightbulb", size=14, color="var(--blue-9)"),
         rx.vstack(
@@ -204,7 +207,7 @@ def _suggestion(g: rx.Var) -> rx.Component:
     )
 
 
-def _sentence(s: rx.Var) -> rx.Component:
+def _sentence(s: ObjectVar[dict[str, Any]]) -> rx.Component:
     return rx.box(
         rx.hstack(
             rx.text(s["index"], size="1", color_scheme="gray", min_width="1.8em"),
@@ -267,9 +270,14 @@ def draft_view() -> rx.Component:
 
 
 def history() -> rx.Component:
-    def row(r: rx.Var) -> rx.Component:
+    def row(r: ObjectVar[dict[str, str]]) -> rx.Component:
         return rx.hstack(
-            rx.link(r["filename"], on_click=AuditState.open_audit(r["id"]), size="2", cursor="pointer"),
+            rx.link(
+                r["filename"],
+                on_click=AuditState.open_audit(r["id"]),  # type: ignore[operator]
+                size="2",
+                cursor="pointer",
+            ),
             rx.badge(r["status"], size="1"),
             rx.text(r["created_at"], size="1", color_scheme="gray"),
             rx.icon_button(
@@ -277,7 +285,7 @@ def history() -> rx.Component:
                 size="1",
                 variant="ghost",
                 color_scheme="gray",
-                on_click=AuditState.delete(r["id"]),
+                on_click=AuditState.delete(r["id"]),  # type: ignore[operator]
                 aria_label="Delete this check",
             ),
             align="center",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ArrayVar, ObjectVar
 
 from components.refusal import error_callout
 from components.safe_markdown import safe_markdown
-from state.chat import ChatState
+from state.chat import ChatState, Message, Source
 
 
 def conversation_list() -> rx.Component:
@@ -43,7 +44,7 @@ def conversation_list() -> rx.Component:
 
 
 def sources(
-    items: rx.Var, id_: str | None = None, heading: str = "Sources", class_name: str = "chat-sources"
+    items: ArrayVar[list[Source]], id_: str | None = None, heading: str = "Sources", class_name: str = "chat-sources"
 ) -> rx.Component:
     return rx.cond(
         items.length() > 0,
@@ -114,7 +115,9 @@ def sources(
     )
 
 
-def answer_sources(cited: rx.Var, retrieved: rx.Var, id_: str | None = None) -> rx.Component:
+def answer_sources(
+    cited: ArrayVar[list[Source]], retrieved: ArrayVar[list[Source]], id_: str | None = None
+) -> rx.Component:
     """What the answer cites, then what the search found that it does not cite (folded)."""
     return rx.vstack(
         sources(cited, id_),
@@ -141,7 +144,7 @@ def answer_sources(cited: rx.Var, retrieved: rx.Var, id_: str | None = None) -> 
     )
 
 
-def thinking(text: rx.Var, open_: bool | rx.Var = False) -> rx.Component:
+def thinking(text: rx.Var[str] | str, open_: bool | rx.Var[bool] = False) -> rx.Component:
     return rx.cond(
         text != "",
         rx.el.details(
@@ -225,7 +228,7 @@ def _edit_warning() -> rx.Component:
     )
 
 
-def _user_message(m: rx.Var) -> rx.Component:
+def _user_message(m: ObjectVar[Message]) -> rx.Component:
     return rx.cond(
         ChatState.edit_id == m.id,
         rx.vstack(
@@ -264,7 +267,7 @@ def _user_message(m: rx.Var) -> rx.Component:
     )
 
 
-def _assistant_message(m: rx.Var) -> rx.Component:
+def _assistant_message(m: ObjectVar[Message]) -> rx.Component:
     return rx.vstack(
         thinking(m.thinking),
         rx.cond(
@@ -305,7 +308,7 @@ def _assistant_message(m: rx.Var) -> rx.Component:
     )
 
 
-def message(m: rx.Var) -> rx.Component:
+def message(m: ObjectVar[Message]) -> rx.Component:
     return rx.cond(m.role == "user", _user_message(m), _assistant_message(m))
 
 

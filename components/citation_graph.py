@@ -4,11 +4,12 @@ from your library" (a reading list) on the library page. All text is rendered as
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from state.citations import CitationGraphState as S
 
 
-def _linked(p: rx.Var) -> rx.Component:
+def _linked(p: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.link(p["title"], href=p["href"], size="2", class_name="graph-doc-link"),
         rx.text(p["meta"], size="1", color_scheme="gray"),
@@ -50,7 +51,7 @@ def document_citations_panel() -> rx.Component:
     )
 
 
-def _missing(p: rx.Var) -> rx.Component:
+def _missing(p: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.box(
         rx.text(p["title"], size="2", weight="medium", class_name="missing-title"),
         rx.text(p["authors"], rx.cond(p["year"] != "", rx.text.span(" · ", p["year"])), size="1", color_scheme="gray"),
@@ -74,7 +75,7 @@ def _missing(p: rx.Var) -> rx.Component:
 def missing_panel() -> rx.Component:
     """Papers several of the user's papers cite that the library lacks, most cited first."""
     return rx.cond(
-        S.missing_papers.length() > 0,
+        S.missing_papers.length() > 0,  # type: ignore[attr-defined]
         rx.card(
             rx.vstack(
                 rx.heading("Missing from your library", size="3"),

@@ -7,7 +7,7 @@ import reflex as rx
 from state.onboarding import GuideState
 
 
-def _step(n: str, done: rx.Var, title: str, body: rx.Component, id_: str) -> rx.Component:
+def _step(n: str, done: rx.Var[bool] | bool, title: str, body: rx.Component, id_: str) -> rx.Component:
     return rx.hstack(
         rx.cond(
             done,

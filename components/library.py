@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.event import EventSpec
+from reflex.vars import ObjectVar
 
 from state.library import LibraryState
 
 UPLOAD_ID = "pdf-upload"
 
 
-def _rejected(files: rx.Var) -> rx.event.EventSpec:
+def _rejected(files: rx.Var) -> EventSpec:
     """The names of the files the zone refused, read in the page (the File objects
     themselves do not travel to the server)."""
     from reflex.vars import ArrayVar, ObjectVar
@@ -65,7 +69,7 @@ def ocr_choice() -> rx.Component:
 
 
 def upload_results() -> rx.Component:
-    def row(r: rx.Var) -> rx.Component:
+    def row(r: ObjectVar[dict[str, str]]) -> rx.Component:
         return rx.hstack(
             rx.match(
                 r["ok"],
@@ -82,7 +86,7 @@ def upload_results() -> rx.Component:
     return rx.vstack(rx.foreach(LibraryState.upload_results, row), id="upload-results", spacing="1")
 
 
-def status_cell(d: rx.Var) -> rx.Component:
+def status_cell(d: ObjectVar[dict[str, Any]]) -> rx.Component:
     return rx.vstack(
         rx.hstack(
             rx.badge(
@@ -103,7 +107,7 @@ def status_cell(d: rx.Var) -> rx.Component:
     )
 
 
-def _reference(r: rx.Var) -> rx.Component:
+def _reference(r: ObjectVar[dict[str, str]]) -> rx.Component:
     # Parsed from the PDF: untrusted text, rendered as plain text only.
     return rx.el.li(
         rx.text(
@@ -120,7 +124,7 @@ def _reference(r: rx.Var) -> rx.Component:
     )
 
 
-def references(d: rx.Var) -> rx.Component:
+def references(d: ObjectVar[dict[str, Any]]) -> rx.Component:
     """ "References (N)", expanding to the parsed reference list."""
     return rx.vstack(
         rx.button(
@@ -146,7 +150,7 @@ def references(d: rx.Var) -> rx.Component:
     )
 
 
-def doc_row(d: rx.Var) -> rx.Component:
+def doc_row(d: ObjectVar[dict[str, Any]]) -> rx.Component:
     return rx.table.row(
         rx.table.cell(
             rx.vstack(
@@ -311,7 +315,7 @@ def edit_dialog() -> rx.Component:
 
 
 def collections_panel() -> rx.Component:
-    def item(c: rx.Var) -> rx.Component:
+    def item(c: ObjectVar[dict[str, Any]]) -> rx.Component:
         return rx.hstack(
             rx.button(
                 c["name"],

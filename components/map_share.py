@@ -4,11 +4,12 @@ else has the map open. E-mails are shown as text, never as markup."""
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from state.mindmap import MapState as S
 
 
-def _member_row(m: rx.Var) -> rx.Component:
+def _member_row(m: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.text(m["email"], size="2", class_name="share-member-email", flex="1", min_width="0", trim="both"),
         rx.el.select(
@@ -34,7 +35,7 @@ def _member_row(m: rx.Var) -> rx.Component:
     )
 
 
-def _doc_row(d: rx.Var) -> rx.Component:
+def _doc_row(d: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.text(d["title"], size="2", class_name="share-doc-title", flex="1", min_width="0", trim="both"),
         rx.cond(

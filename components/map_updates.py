@@ -4,7 +4,10 @@ with a tick box; accept all, the ticked ones, or reject) and a node's "supersede
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from state.mindmap import MapState
 
@@ -38,7 +41,7 @@ def watch_switch() -> rx.Component:
     )
 
 
-def _item(it: rx.Var) -> rx.Component:
+def _item(it: ObjectVar[dict[str, Any]]) -> rx.Component:
     key = it["key"].to(str)
     return rx.hstack(
         rx.checkbox(
@@ -66,7 +69,7 @@ def _item(it: rx.Var) -> rx.Component:
     )
 
 
-def update_card(p: rx.Var) -> rx.Component:
+def update_card(p: ObjectVar[dict[str, Any]]) -> rx.Component:
     """An update proposal's preview: nothing is written before one of the accept buttons."""
     pid = p["id"].to(str)
     return rx.vstack(

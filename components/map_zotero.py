@@ -27,7 +27,7 @@ def zotero_menu() -> rx.Component:
                 ),
                 rx.separator(size="4"),
                 rx.cond(
-                    Z.z_libraries.length() > 0,
+                    Z.z_libraries.length() > 0,  # type: ignore[attr-defined]
                     rx.vstack(
                         rx.text("Send this map to", size="1", color_scheme="gray"),
                         rx.el.select(

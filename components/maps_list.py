@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from state.maps import WHOLE_LIBRARY, MapsState
 
@@ -37,7 +38,7 @@ def new_map_form() -> rx.Component:
     )
 
 
-def _map_row(m: rx.Var) -> rx.Component:
+def _map_row(m: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         rx.table.cell(
             rx.cond(
@@ -126,7 +127,7 @@ def maps_table() -> rx.Component:
     )
 
 
-def _shared_row(m: rx.Var) -> rx.Component:
+def _shared_row(m: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         rx.table.cell(rx.link(m["title"], href="/maps/" + m["id"], class_name="shared-open", weight="medium")),
         rx.table.cell(rx.text(m["owner"], size="2"), class_name="shared-owner"),

@@ -4,6 +4,7 @@ search to cite from, and the delete confirmation."""
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from bayes_app.usecases import runs as app_runs
 from components.map_updates import challenge_lines
@@ -11,7 +12,7 @@ from components.mindmap import download_link
 from state.mindmap import EDITABLE_KINDS, MapState
 
 
-def _citation(c: rx.Var) -> rx.Component:
+def _citation(c: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(

@@ -54,7 +54,7 @@ def _ol_tool(icon: str, label: str, cmd: str, id_: str, **kw) -> rx.Component:
         aria_label=label,
         title=label,
         id=id_,
-        on_click=MapState.outline_command(cmd, MapState.selected_id),
+        on_click=MapState.outline_command(cmd, MapState.selected_id),  # type: ignore[operator]
         disabled=MapState.selected_id == "",
         **kw,
     )
@@ -106,7 +106,7 @@ def _outline_tools() -> rx.Component:
             aria_label="Undo (Ctrl/Cmd-Z)",
             title="Undo (Ctrl/Cmd-Z)",
             id="ol-undo",
-            on_click=MapState.outline_command("undo", ""),
+            on_click=MapState.outline_command("undo", ""),  # type: ignore[operator]
         ),
         spacing="1",
         wrap="wrap",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import reflex as rx
+from reflex.event import EventSpec
 from reflex_components_core.el.elements.forms import Form
 
 
@@ -26,7 +27,7 @@ def native_form(action: str, *children: rx.Component, **props) -> rx.Component:
     return NativeForm.create(*children, action=action, method="post", **props)
 
 
-def keep_fields_on_error(form_id: str, error_id: str, messages: dict[str, str], done: str) -> rx.EventSpec:
+def keep_fields_on_error(form_id: str, error_id: str, messages: dict[str, str], done: str) -> EventSpec:
     """Script for a native form's `on_mount`: post it as JSON instead, so an error is shown
     beside the fields as typed (a native post reloads the page and empties the password
     fields); on success go to `done`. Without script, or when the fetch itself fails, the form

@@ -34,7 +34,7 @@ def processes() -> rx.Component:
                 table(
                     "admin-processes",
                     ["Process", "State", "PID", "Up", "Restarts (24 h)", "Crashes", "Recycled", "Last exit"],
-                    ProcessesState.programs,
+                    ProcessesState.programs,  # type: ignore[arg-type]
                     lambda p: rx.table.row(
                         *cells(
                             p["name"],
@@ -53,7 +53,7 @@ def processes() -> rx.Component:
                 table(
                     "admin-restarts",
                     ["When", "Process", "Kind", "Exit"],
-                    ProcessesState.restarts,
+                    ProcessesState.restarts,  # type: ignore[arg-type]
                     lambda e: rx.table.row(*cells(e["at"], e["process"], e["kind"], e["detail"])),
                     "No process has exited since the start.",
                 ),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.vars import StringVar
 
 from state.auth import AuthState
 
@@ -31,7 +34,7 @@ def credits_hint() -> rx.Component:
     )
 
 
-def error_callout(message: rx.Var, id_: str, **props) -> rx.Component:
+def error_callout(message: StringVar, id_: str, **props: Any) -> rx.Component:
     """A red callout for `message`; a credits refusal also says what to do next."""
     return rx.cond(
         message != "",

@@ -14,7 +14,7 @@ def _link_as_text(*children, **props) -> rx.Component:
 
 
 def _image_as_text(*children, **props) -> rx.Component:
-    alt = Var(_js_expr="(props.alt ?? '')", _var_type=str)
+    alt: Var[str] = Var(_js_expr="(props.alt ?? '')", _var_type=str)
     return rx.el.span("[image: ", alt, "]", class_name="md-image-text", **props)
 
 

@@ -46,7 +46,7 @@ def _brand() -> rx.Component:
     return rx.hstack(rx.icon("brain-circuit", size=22), rx.heading("Bayes", size="5"), align="center")
 
 
-def _email_part(text: rx.Var) -> rx.Component:
+def _email_part(text: rx.Var[str] | str) -> rx.Component:
     return rx.el.span(
         text,
         display="inline-block",
@@ -73,7 +73,10 @@ def nav_items(prefix: str = "nav") -> list[rx.Component]:
             # ends in "…", the whole address on hover
             rx.text(
                 _email_part(AuthState.user_email.split("@")[0]),
-                rx.cond(AuthState.user_email.contains("@"), _email_part("@" + AuthState.user_email.split("@")[1])),
+                rx.cond(
+                    AuthState.user_email.contains("@"),  # type: ignore[attr-defined]
+                    _email_part("@" + AuthState.user_email.split("@")[1]),
+                ),
                 size="2",
                 id="muser-email" if m else "user-email",
                 max_width="100%",

@@ -4,13 +4,17 @@ Cell values and quotes are the papers' own text: shown as plain text, never as m
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.vars import ObjectVar
 
+from bayes_app.usecases.schemas.tables import TableSummary
 from components.shell import stack_on_phone
-from state.tables import TYPES, TablesState, TableState
+from state.tables import TYPES, ColumnForm, TablesState, TableState
 
 
-def _type_select(value: rx.Var, on_change, id_: str) -> rx.Component:
+def _type_select(value: rx.Var[str] | str, on_change: Any, id_: str) -> rx.Component:
     return rx.select.root(
         rx.select.trigger(aria_label="Answer type", id=id_),
         rx.select.content(*[rx.select.item(label, value=v) for v, label in TYPES]),
@@ -19,7 +23,7 @@ def _type_select(value: rx.Var, on_change, id_: str) -> rx.Component:
     )
 
 
-def _column_chip(c: rx.Var) -> rx.Component:
+def _column_chip(c: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.badge(c["type"], variant="soft"),
         rx.text(c["question"], size="2"),
@@ -82,7 +86,7 @@ def new_table_form() -> rx.Component:
     )
 
 
-def _table_row(t: rx.Var) -> rx.Component:
+def _table_row(t: ObjectVar[TableSummary]) -> rx.Component:
     return rx.link(
         rx.card(
             rx.hstack(
@@ -224,7 +228,7 @@ def _cell_panel() -> rx.Component:
     )
 
 
-def column_form(state: type, placeholder: str, button: rx.Component, id_: str) -> rx.Component:
+def column_form(state: type[ColumnForm], placeholder: str, button: rx.Component, id_: str) -> rx.Component:
     """A column's question, its answer type and (for a choice) its options, then `button`."""
     return stack_on_phone(
         rx.input(
@@ -257,7 +261,7 @@ def _add_column() -> rx.Component:
     )
 
 
-def _member(m: rx.Var) -> rx.Component:
+def _member(m: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.text(m["email"], size="2"),
         rx.badge(m["role"], variant="soft"),

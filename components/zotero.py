@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from bayes_app.usecases.views import ZOTERO_LOCAL_LABEL
 from state.zotero import ZoteroState
 
 
-def _problems(z: rx.Var) -> rx.Component:
-    def row(p: rx.Var) -> rx.Component:
+def _problems(z: ObjectVar[dict[str, Any]]) -> rx.Component:
+    def row(p: ObjectVar[dict[str, Any]]) -> rx.Component:
         return rx.hstack(
             rx.text(p["title"], weight="medium", size="1"),
             rx.text(p["message"], size="1", color_scheme="gray"),
@@ -29,7 +32,7 @@ def _problems(z: rx.Var) -> rx.Component:
     )
 
 
-def _library(z: rx.Var) -> rx.Component:
+def _library(z: ObjectVar[dict[str, Any]]) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
@@ -50,7 +53,7 @@ def _library(z: rx.Var) -> rx.Component:
                     variant="soft",
                     class_name="zotero-sync-now",
                     disabled=z["active"].to(bool),
-                    on_click=ZoteroState.zotero_sync_now(z["id"]),
+                    on_click=ZoteroState.zotero_sync_now(z["id"]),  # type: ignore[operator]
                 ),
                 rx.alert_dialog.root(
                     rx.alert_dialog.trigger(
@@ -71,7 +74,7 @@ def _library(z: rx.Var) -> rx.Component:
                                     "Keep documents",
                                     variant="soft",
                                     class_name="zotero-keep",
-                                    on_click=ZoteroState.zotero_disconnect(z["id"], True),
+                                    on_click=ZoteroState.zotero_disconnect(z["id"], True),  # type: ignore[operator]
                                 )
                             ),
                             rx.alert_dialog.action(
@@ -79,7 +82,7 @@ def _library(z: rx.Var) -> rx.Component:
                                     "Remove documents",
                                     color_scheme="red",
                                     class_name="zotero-remove",
-                                    on_click=ZoteroState.zotero_disconnect(z["id"], False),
+                                    on_click=ZoteroState.zotero_disconnect(z["id"], False),  # type: ignore[operator]
                                 )
                             ),
                             justify="end",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 import dramatiq
 
@@ -24,7 +25,7 @@ def reap_ingestion() -> None:
 
     with session_scope() as db:
         stale = stale_documents(db, older_than_s=90)
-        queued = never_sent(db, lambda d, g: get_redis().exists(ENQUEUED_KEY.format(d, g)))
+        queued = never_sent(db, lambda d, g: cast(int, get_redis().exists(ENQUEUED_KEY.format(d, g))) > 0)
     for doc_id, gen in stale + queued:
         log.info("enqueueing ingestion of %s (stalled or never sent)", doc_id)
         enqueue_ingest(doc_id, gen)

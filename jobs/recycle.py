@@ -11,6 +11,7 @@ import os
 import threading
 
 import psutil
+from dramatiq import Worker
 from dramatiq.middleware import Middleware
 
 from bayes_app.procs import planned
@@ -24,7 +25,7 @@ class MemoryGuard(Middleware):
     def __init__(self, max_rss_mb: int) -> None:
         self.max_rss = max_rss_mb * 1024 * 1024
         self.recycling = threading.Event()
-        self._worker = None
+        self._worker: Worker | None = None
 
     def before_worker_boot(self, broker, worker) -> None:
         self._worker = worker
@@ -59,6 +60,7 @@ class MemoryGuard(Middleware):
 
     def _recycle(self) -> None:
         worker = self._worker
+        assert worker is not None  # recycling starts once a worker booted
         # Pause only the worker threads: the consumers keep fetching, so the broker keeps
         # seeing this process's heartbeat and does not hand the in-flight messages to others.
         threads = list(worker.workers)

@@ -263,7 +263,7 @@ class AdminState(AuthState):
             "status": op.status,
             "reason": op.outcome_reason or "",
             "owner": shown_email(detail.owner_email) if detail.owner_email else op.owner_id,
-            "reserved": format_credits(op.reserved_credits),
+            "reserved": format_credits(op.reserved_credits or 0),  # never None for a run
             "charged": format_credits(op.charged_credits) if op.charged_credits is not None else "not settled",
         }
         self.run_usage = [

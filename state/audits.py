@@ -122,6 +122,7 @@ class AuditState(AuthState):
         rows, refused = await run_off_loop(self._as_user, app_audits.list_audits)
         if refused:
             return refused
+        assert rows is not None
         cols, _ = await run_off_loop(self._as_user, app_lib.collections)
         self.collections = [{"id": c.id, "name": c.name} for c in cols or []]
         self.history = [
@@ -129,7 +130,7 @@ class AuditState(AuthState):
             for r in rows.audits
         ]
         if rows.audits and not self.audit_id:
-            return AuditState.open_audit(rows.audits[0].id)
+            return AuditState.open_audit(rows.audits[0].id)  # type: ignore[operator]
         return None
 
     @rx.event
@@ -145,10 +146,11 @@ class AuditState(AuthState):
         a, refused = await run_off_loop(self._as_user, app_audits.get, audit_id, error_var="error")
         if refused:
             return refused
+        assert a is not None
         self._apply(a)
         if self.running:
             self._watch_gen += 1
-            return AuditState.watch(self._watch_gen)
+            return AuditState.watch(self._watch_gen)  # type: ignore[misc]
         return None
 
     @rx.event
@@ -177,9 +179,10 @@ class AuditState(AuthState):
         self.busy = False
         if refused:
             return refused
+        assert started is not None
         self.audit_id, self.status, self.only_problems = started.id, started.status, False
         self.sentences, self.summary, self.done, self.total = [], {}, 0, 0
-        return [AuditState.open_audit(started.id), AuditState.load]
+        return [AuditState.open_audit(started.id), AuditState.load]  # type: ignore[operator]
 
     @rx.event
     def files_rejected(self, rejected: list[dict]):
@@ -205,8 +208,9 @@ class AuditState(AuthState):
         out, refused = await run_off_loop(self._as_user, app_audits.cancel, self.audit_id, error_var="error")
         if refused:
             return refused
+        assert out is not None
         self.status = out.status
-        return AuditState.open_audit(self.audit_id)
+        return AuditState.open_audit(self.audit_id)  # type: ignore[operator]
 
     @rx.event
     async def delete(self, audit_id: str):

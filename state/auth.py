@@ -11,6 +11,7 @@ import reflex as rx
 
 from bayes_app.errors import DomainError
 from bayes_app.usecases import accounts
+from bayes_app.usecases.schemas.accounts import UserOut
 from bayes_app.usecases.views import PASSWORD_RULES
 from state.offloop import off_loop
 
@@ -100,7 +101,7 @@ class AuthState(rx.State):
     def _token(self) -> str:
         return session_token_of(self.router.headers.cookie)
 
-    def _set_user(self, info: accounts.UserOut | None) -> None:
+    def _set_user(self, info: UserOut | None) -> None:
         if info is None:
             self.user_id, self.user_email, self.is_admin = "", "", False
         else:

@@ -195,7 +195,7 @@ class ChatState(AuthState):
         self._gen += 1
         if run_id:
             self.live_run_id = run_id
-            return ChatState.consume(self._gen)
+            return ChatState.consume(self._gen)  # type: ignore[misc]
 
     # ---- asking ------------------------------------------------------------------------
     @rx.event
@@ -240,9 +240,9 @@ class ChatState(AuthState):
         if new_conversation:  # the URL names the conversation, so a reload comes back to it
             return [
                 rx.call_script(f"window.history.replaceState(null, '', '/chat/{self.conversation_id}')"),
-                ChatState.consume(self._gen),
+                ChatState.consume(self._gen),  # type: ignore[misc]
             ]
-        return ChatState.consume(self._gen)
+        return ChatState.consume(self._gen)  # type: ignore[misc]
 
     @rx.event
     @off_loop
@@ -358,7 +358,7 @@ class ChatState(AuthState):
     def _save_scope(self) -> None:
         if not self.conversation_id or not self._load_user():
             return  # a new chat: the scope goes with its first question
-        app_conversations.set_scope(self.user_id, self.conversation_id, self._scope())
+        app_conversations.set_scope(self.user_id, self.conversation_id, self._scope() or {})
 
     # ---- the live answer ---------------------------------------------------------------
     def _apply(self, ev: app_runs.RunEvent) -> bool:

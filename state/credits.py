@@ -13,7 +13,8 @@ from state.offloop import off_loop
 def buys_line(typical: dict[str, int]) -> str:
     """ "One credit buys about 125 questions or 3 map runs." from the typical charges (what
     these runs cost here lately); a run dearer than a credit is told by its cost."""
-    buys, costs = [], []
+    buys: list[str] = []
+    costs: list[str] = []
     for kind, one, many in (("ask", "A question", "questions"), ("build_map", "A map run", "map runs")):
         cost = typical.get(kind)
         if cost:

@@ -8,6 +8,7 @@ import reflex as rx
 
 from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import library as app_lib
+from bayes_app.usecases.schemas.library import Reference
 from bayes_app.usecases.views import DocStatus
 from state.auth import AuthState
 from state.offloop import off_loop, run_off_loop
@@ -59,7 +60,7 @@ def _row(v: app_lib.DocumentOut, names: dict[str, str]) -> dict:
     }
 
 
-def _reference_row(r: app_lib.Reference) -> dict[str, str]:
+def _reference_row(r: Reference) -> dict[str, str]:
     who = ", ".join(r.authors[:3]) + (" et al." if len(r.authors) > 3 else "")
     return {
         "who": who,
@@ -147,7 +148,7 @@ class LibraryState(AuthState):
     @rx.event
     def start_watch(self):
         self._watch_gen += 1
-        return LibraryState.watch(self._watch_gen)
+        return LibraryState.watch(self._watch_gen)  # type: ignore[misc]
 
     @rx.event(background=True)
     async def watch(self, gen: int):

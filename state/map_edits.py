@@ -6,13 +6,18 @@ A mixin of `state.mindmap.MapState`: it uses the editor's map in memory (`_nodes
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import reflex as rx
 
 from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
 from bayes_app.usecases import maps as app_maps
-from bayes_app.usecases.schemas.maps import NodeOut
+from bayes_app.usecases.schemas.maps import CitationOut, NodeOut
 from state.offloop import off_loop
+
+if TYPE_CHECKING:
+    from state.mindmap import MapLiveState
 
 # what the user's undone edit was, in words (the undo log's action names)
 UNDO_LABELS = {
@@ -32,6 +37,27 @@ UNDO_LABELS = {
 
 class MapEditing(rx.State, mixin=True):
     """Node, citation and proposal edits of the map editor (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what this mixin uses of MapState (and its AuthState), for mypy only
+        user_id: str
+        map_id: str
+        selected_id: str
+        sel_kind: str
+        sel_is_root: bool
+        search_hits: list[dict[str, str]]
+        _nodes: dict[str, dict[str, Any]]
+        _fit_after_layout: bool
+        _layout_completes: str
+
+        def _load_user(self) -> bool: ...
+        def _edit(self, fn: Any, *args: Any, reload: bool = True, **kw: Any) -> Any: ...
+        def _live(self) -> MapLiveState: ...
+        def _rebuild(self) -> None: ...
+        def _reload(self) -> bool: ...
+        def _refresh_selected(self, citations: list[dict[str, Any]] | list[CitationOut] | None = None) -> None: ...
+        def _patch_node(self, node: NodeOut) -> None: ...
+        def _insert_local(self, node: NodeOut, expand_parent: bool) -> None: ...
+        def _start(self, kind: str, node_id: str | None = None, prompt: str | None = None) -> bool: ...
 
     @rx.event
     @off_loop
@@ -152,7 +178,7 @@ class MapEditing(rx.State, mixin=True):
     @rx.event
     def toggle_selected(self):
         if self.selected_id:
-            return type(self).toggle(self.selected_id)
+            return type(self).toggle(self.selected_id)  # type: ignore[operator]
         return None
 
     @rx.event

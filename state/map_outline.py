@@ -6,10 +6,16 @@ as the canvas's (one transaction each, undoable) and show the result the same wa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import reflex as rx
 
 from bayes_app.usecases import maps as app_maps
+from bayes_app.usecases.schemas.maps import CitationOut, NodeOut
 from state.offloop import off_loop
+
+if TYPE_CHECKING:
+    from state.mindmap import MapLiveState
 
 VIEWS = ("canvas", "outline", "both")
 PHONE_MAX_PX = 1024  # below this width (the layout's `lg` breakpoint) a map opens as its outline
@@ -19,6 +25,20 @@ MOVES = ("up", "down", "indent", "outdent")
 
 class MapOutline(rx.State, mixin=True):
     """View switch and outline commands of the map editor (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what this mixin uses of MapState (and its AuthState), for mypy only
+        selected_id: str
+        _rename_n: int
+        _nodes: dict[str, dict[str, Any]]
+
+        def _edit(self, fn: Any, *args: Any, reload: bool = True, **kw: Any) -> Any: ...
+        def _live(self) -> MapLiveState: ...
+        def _rebuild(self) -> None: ...
+        def _refresh_selected(self, citations: list[dict[str, Any]] | list[CitationOut] | None = None) -> None: ...
+        def _insert_local(self, node: NodeOut, expand_parent: bool) -> None: ...
+        def _request_layout(self, fit: bool) -> None: ...
+        def _save_field(self, node_id: str, field: str, value: str) -> None: ...
+        def _undo(self) -> None: ...
 
     @rx.event
     @off_loop

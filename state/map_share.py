@@ -8,7 +8,8 @@ A mixin of `state.mindmap.MapState` (it uses `map_id`, `_nodes`, `_live()` and `
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import reflex as rx
 
@@ -16,6 +17,11 @@ from bayes_app.errors import DomainError
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases.maps import MapNotFound
 from state.offloop import off_loop
+
+if TYPE_CHECKING:
+    from state.mindmap import MapLiveState
+
+T = TypeVar("T")
 
 GONE_SHARED = "This map is no longer shared with you."
 GONE_DELETED = "This map was deleted."
@@ -33,6 +39,18 @@ def here(user_id: str, email: str, map_id: str) -> list[str] | None:
 
 class MapSharing(rx.State, mixin=True):
     """Role, presence and the Share dialog of the map editor (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what this mixin uses of MapState (and its AuthState), for mypy only
+        user_id: str
+        map_id: str
+        _nodes: dict[str, dict[str, Any]]
+
+        def _load_user(self) -> bool: ...
+        def _as_user(
+            self, use_case: Callable[..., T], *args: Any, error_var: str | None = None, **kw: Any
+        ) -> tuple[T | None, Any]: ...
+        def _live(self) -> MapLiveState: ...
+        def _reset_run(self) -> None: ...
 
     my_role: str = ""  # owner | editor | viewer
     gone_message: str = ""  # why the map left the page

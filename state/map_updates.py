@@ -6,12 +6,15 @@ A mixin of `state.mindmap.MapState` (its `_nodes`, `_edit`, `_reload` and `propo
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import reflex as rx
 
 from bayes_app.usecases import living as app_living
 from state.offloop import off_loop
+
+T = TypeVar("T")
 
 ACTION_WORDS = {"insert": "under", "create": "new theme", "counter": "counterpoint to"}
 TITLE_CHARS = 90  # a paper's title in the preview (a bad title extraction can be a paragraph)
@@ -59,6 +62,16 @@ def challenge_lines(n: dict[str, Any]) -> list[str]:
 
 class MapUpdates(rx.State, mixin=True):
     """Living-map events and vars of the map editor (see the module docstring)."""
+
+    if TYPE_CHECKING:  # what this mixin uses of MapState (and its AuthState), for mypy only
+        map_id: str
+        proposals: list[dict[str, Any]]
+
+        def _as_user(
+            self, use_case: Callable[..., T], *args: Any, error_var: str | None = None, **kw: Any
+        ) -> tuple[T | None, Any]: ...
+        def _reload(self) -> bool: ...
+        def _request_layout(self, fit: bool) -> None: ...
 
     watch_new_papers: bool = False
     new_papers: int = 0

@@ -74,6 +74,7 @@ class MapZoteroState(MapState):
         out, refused = self._as_user(app_zotero.add_highlights, self.map_id, {}, error_var="z_error")
         if refused:
             return refused
+        assert out is not None
         if not out.added:
             self.z_message = (
                 "No new highlights: none of your Zotero PDFs has text highlights that are not on this map yet."

@@ -74,6 +74,7 @@ class MapsState(AuthState):
         m, refused = self._as_user(app_maps.create_map, title, "", scope, error_var="maps_error")
         if refused:
             return refused
+        assert m is not None
         self.new_title, self.new_scope = "", WHOLE_LIBRARY
         return rx.redirect(f"/maps/{m.id}")
 

@@ -23,7 +23,7 @@ from bayes_app.errors import DomainError, NotFound
 from bayes_app.usecases import maps as app_maps
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases.maps import LiveChange, LiveMap, MapChange, build_graph, outline_rows
-from bayes_app.usecases.schemas.maps import MapView, NodeOut
+from bayes_app.usecases.schemas.maps import CitationOut, MapView, NodeOut
 from bayes_app.usecases.views import NodeKind, display_credits, foreign_label, format_credits, support_level
 from state.auth import AuthState
 from state.map_edits import MapEditing
@@ -185,7 +185,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self._apply_view(view)
         return True
 
-    def _refresh_selected(self, citations: list[dict] | None = None) -> None:
+    def _refresh_selected(self, citations: list[dict[str, Any]] | list[CitationOut] | None = None) -> None:
         n = self._nodes.get(self.selected_id)
         if n is None:
             self.selected_id, self.sel_citations = "", []
@@ -226,7 +226,10 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
             self.live_run_id = ended
             self._finish()
         self._gen += 1
-        return [MapState.watch(self._gen), rx.call_script("window.innerWidth", callback=MapState.default_view)]
+        return [
+            MapState.watch(self._gen),  # type: ignore[misc]
+            rx.call_script("window.innerWidth", callback=MapState.default_view),
+        ]
 
     def _reset_run(self) -> None:
         self.live_run_id = self.live_kind = self._cursor = self.run_route = ""
@@ -285,7 +288,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         if finished:
             self._finish()
             return True
-        if change.new_run and change.active != self.live_run_id:
+        if change.new_run and change.active is not None and change.active != self.live_run_id:
             self._follow(change.active)
         elif change.revision > self._revision and (change.foreign or not self.live_run_id):
             self._reload()

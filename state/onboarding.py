@@ -52,5 +52,6 @@ class GuideState(AuthState):
         accepted, refused = self._as_user(app_lib.add_demo_papers, error_var="demo_error")
         if refused:
             return refused
+        assert accepted is not None
         self._refresh_guide()
         return rx.toast.success(f"Added {len(accepted)} demo papers; they are being indexed.")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import reflex as rx
 from reflex.middleware import Middleware
+from reflex.state import BaseState
 
 from bayes_app.usecases import accounts
 from state.auth import AuthState, session_token_of
@@ -23,16 +24,16 @@ from state.offloop import run_off_loop
 _PAGE_EVENTS = ("hydrate_and_load", "hydrate", "on_load_internal")
 
 
-def _descendants(cls: type[rx.State]) -> Iterator[type[rx.State]]:
+def _descendants(cls: type[BaseState]) -> Iterator[type[BaseState]]:
     for sub in cls.get_substates():
         yield sub
         yield from _descendants(sub)
 
 
-def user_states() -> list[type[rx.State]]:
+def user_states() -> list[type[BaseState]]:
     """Every state of this app that can hold a user's data: AuthState's whole subtree and any
     other app state hung on the root (Reflex's own internal states are not ours to reset)."""
-    roots = [
+    roots: list[type[BaseState]] = [
         AuthState,
         *(
             s
@@ -50,7 +51,7 @@ async def reset_user_states(state: rx.State) -> None:
     await run_off_loop(_reset_all, loaded)
 
 
-def _reset_all(loaded: list[rx.State]) -> None:
+def _reset_all(loaded: list[BaseState]) -> None:
     for s in loaded:
         s.reset()  # a state's reset() resets only its own fields and its *loaded* substates
 

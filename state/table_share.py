@@ -4,11 +4,14 @@ removes one; a member may leave. A mixin of `state.tables.TableState` (it uses `
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import reflex as rx
 
 from bayes_app.usecases import tables as app_tables
+
+T = TypeVar("T")
 
 
 class TableSharing(rx.State, mixin=True):
@@ -19,9 +22,17 @@ class TableSharing(rx.State, mixin=True):
     share_error: str = ""
     share_members: list[dict[str, str]] = []
 
+    if TYPE_CHECKING:  # what this mixin uses of TableState, for mypy only
+        table_id: str
+        role: str
+
+        async def _call(
+            self, use_case: Callable[..., T], *args: Any, error_var: str | None = None
+        ) -> tuple[T | None, Any]: ...
+
     @rx.var
     def is_owner(self) -> bool:
-        return self.role == "owner"  # type: ignore[attr-defined]
+        return self.role == "owner"
 
     @rx.event
     def set_share_email(self, value: str):
@@ -33,11 +44,12 @@ class TableSharing(rx.State, mixin=True):
 
     async def _load_members(self) -> Any:
         self.share_members = []
-        if self.role != "owner":  # type: ignore[attr-defined]
+        if self.role != "owner":
             return None
-        out, ev = await self._call(app_tables.members, self.table_id)  # type: ignore[attr-defined]
+        out, ev = await self._call(app_tables.members, self.table_id)
         if ev is not None:
             return ev
+        assert out is not None
         self.share_members = [{"user_id": m.user_id, "email": m.email, "role": m.role} for m in out.members]
         return None
 
@@ -48,9 +60,7 @@ class TableSharing(rx.State, mixin=True):
             self.share_error = "Write the e-mail address of a registered user."
             return None
         self.share_error = ""
-        _, ev = await self._call(  # type: ignore[attr-defined]
-            app_tables.share, self.table_id, email, self.share_role, error_var="share_error"
-        )
+        _, ev = await self._call(app_tables.share, self.table_id, email, self.share_role, error_var="share_error")
         if ev is not None:
             return ev
         self.share_email = ""
@@ -58,7 +68,7 @@ class TableSharing(rx.State, mixin=True):
 
     @rx.event
     async def unshare(self, member_id: str):
-        _, ev = await self._call(app_tables.unshare, self.table_id, member_id)  # type: ignore[attr-defined]
+        _, ev = await self._call(app_tables.unshare, self.table_id, member_id)
         if ev is not None:
             return ev
         return await self._load_members()

@@ -350,11 +350,11 @@ class TableState(TableSharing, ColumnForm, _Off):
             return ev
         self.col_question, self.col_choices = "", ""
         await self._reload()
-        return TableState.fill([key])
+        return TableState.fill([key])  # type: ignore[operator]
 
     @rx.event
     async def fill_all(self):
-        return TableState.fill([])
+        return TableState.fill([])  # type: ignore[operator]
 
     @rx.event
     async def fill(self, columns: list[str]):
@@ -365,7 +365,7 @@ class TableState(TableSharing, ColumnForm, _Off):
         self.run_id, self.done, self.total, self.filling = out.run_id, 0, 0, True
         self.fill_note = "Filling…"
         self._gen += 1
-        return TableState.follow(self._gen)
+        return TableState.follow(self._gen)  # type: ignore[misc]
 
     @rx.event
     async def stop(self):

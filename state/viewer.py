@@ -6,6 +6,7 @@ import json
 import urllib.parse
 
 import reflex as rx
+from reflex.event import EventSpec
 
 from bayes_app.errors import NotFound
 from bayes_app.usecases import library as app_lib
@@ -77,7 +78,7 @@ class ViewerState(AuthState):
     def failed(self, message: str):
         self.load_error = f"The PDF could not be displayed: {message}"
 
-    def _sync_url(self) -> rx.event.EventSpec:
+    def _sync_url(self) -> EventSpec:
         """Keep `?page=` (and the quote) in the address, so reload and sharing land here."""
         query = {"page": str(self.page), **({"quote": self.quote} if self.quote else {})}
         return rx.call_script(f"history.replaceState(null, '', {json.dumps('?' + urllib.parse.urlencode(query))})")

@@ -122,7 +122,7 @@ class ZoteroState(LibraryState):
     @rx.event
     def zotero_start_watch(self):
         self._zotero_gen += 1
-        return ZoteroState.zotero_watch(self._zotero_gen)
+        return ZoteroState.zotero_watch(self._zotero_gen)  # type: ignore[misc]
 
     @rx.event(background=True)
     async def zotero_watch(self, gen: int):

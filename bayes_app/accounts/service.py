@@ -209,9 +209,9 @@ def list_api_tokens(db: Session, user_id: str) -> list[ApiToken]:
     return list(db.exec(select(ApiToken).where(ApiToken.user_id == user_id).order_by(col(ApiToken.created_at).desc())))
 
 
-def revoke_api_token(db: Session, user_id: str, token_id: str) -> None:
-    """Revoke one of the user's tokens; another user's token id is 'not found'."""
-    row = db.get(ApiToken, token_id)
+def revoke_api_token(db: Session, user_id: str, token_id: str | None) -> None:
+    """Revoke one of the user's tokens; another user's token id, or none (a session), is 'not found'."""
+    row = db.get(ApiToken, token_id) if token_id is not None else None
     if row is None or row.user_id != user_id:
         raise AccountError("not_found", "No such token.", 404)
     if row.revoked_at is None:

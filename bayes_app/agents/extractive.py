@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +68,12 @@ class Candidate:
     vec: np.ndarray | None = None
     score: float = 0.0
     extra: dict = field(default_factory=dict)
+
+    @property
+    def vector(self) -> np.ndarray:
+        """`vec`, which `_embed_all` sets before the candidates are compared."""
+        assert self.vec is not None, "embed the candidates first"
+        return self.vec
 
 
 def default_embed(texts: Sequence[str]) -> np.ndarray:
@@ -136,7 +143,7 @@ def rank(cands: list[Candidate], query: str, embed: Embed | None = None) -> list
         return []
     embed = embed or default_embed
     _embed_all(cands, embed)
-    m = np.stack([c.vec for c in cands])
+    m = np.stack([c.vector for c in cands])
     texts = [c.text for c in cands]
     ctx = (
         [" ".join(c.passage.text.split()) for c in cands],
@@ -218,12 +225,12 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
         return []
     embed = embed or default_embed
     _embed_all(cands, embed)
-    avoid_vecs = embed(list(avoid)) if avoid else np.zeros((0, cands[0].vec.shape[0]))
+    avoid_vecs = embed(list(avoid)) if avoid else np.zeros((0, cands[0].vector.shape[0]))
     kept: list[Candidate] = []
     for c in cands:
         if any(same_claim(c.text, a, float(c.vec @ v)) for a, v in zip(avoid, avoid_vecs)):
             continue
-        if any(same_claim(c.text, k.text, float(c.vec @ k.vec)) for k in kept):
+        if any(same_claim(c.text, k.text, float(c.vector @ k.vector)) for k in kept):
             continue
         kept.append(c)
     return kept
@@ -243,7 +250,7 @@ def on_question(
     if focus:
         _embed_all(cands, embed)
         texts, keys = [c.text for c in cands], [c.passage.chunk_id for c in cands]
-        scores = choose.focus_relevance(question, texts, embed, keys, np.stack([c.vec for c in cands]))
+        scores = choose.focus_relevance(question, texts, embed, keys, np.stack([c.vector for c in cands]))
         top = [float("inf")]
     else:
         scores, _ = choose.relevance(question, [c.text for c in cands], embed)
@@ -262,7 +269,7 @@ def select_claims(
     kept = dedupe(rank(claim_candidates(passages), query, embed), avoid, embed)
     if not kept:
         return []
-    picked = choose.mmr(np.array([c.score for c in kept]), np.stack([c.vec for c in kept]), limit)
+    picked = choose.mmr(np.array([c.score for c in kept]), np.stack([c.vector for c in kept]), limit)
     return [kept[i] for i in picked]
 
 
@@ -291,7 +298,7 @@ def theme_title(
     centroid: np.ndarray,
     taken: list[tuple[str, np.ndarray]],
     embed: Embed,
-    avoid_words: set[str] = frozenset(),
+    avoid_words: AbstractSet[str] = frozenset(),
     anchor: str = "",
     others: Sequence[str] = (),
 ) -> tuple[str, np.ndarray]:
@@ -308,7 +315,7 @@ def _split_in_two(cands: list[Candidate]) -> list[list[Candidate]]:
     """The candidates in two groups by meaning (average linkage on cosine distance), in order."""
     from scipy.cluster.hierarchy import fcluster, linkage
 
-    m = np.stack([c.vec / (np.linalg.norm(c.vec) or 1.0) for c in cands]).astype(np.float64)
+    m = np.stack([c.vector / (np.linalg.norm(c.vector) or 1.0) for c in cands]).astype(np.float64)
     labels = fcluster(linkage(m, method="average", metric="cosine"), 2, criterion="maxclust")
     groups = [[c for c, lab in zip(cands, labels) if lab == k] for k in dict.fromkeys(labels)]
     return [g for g in groups if g]
@@ -348,7 +355,7 @@ def plan(
     cands = answering(ranked)[:MAX_CANDIDATES]
     if not cands:
         return []
-    m = np.stack([c.vec for c in cands])
+    m = np.stack([c.vector for c in cands])
     groups = _cluster(m, CLUSTER_COSINE)
     # the clusters with the most relevant sentences first; singletons only to reach the minimum
     groups.sort(key=lambda g: (-min(len(g), 3), -max(cands[i].extra["relevance"] for i in g)))
@@ -381,7 +388,7 @@ def plan(
         # a phrase of the first claim when it has one: a claim after it may merge into another
         title, tvec = theme_title(
             [c.text for c in shown],
-            np.stack([c.vec for c in shown]).mean(0),
+            np.stack([c.vector for c in shown]).mean(0),
             taken,
             embed,
             avoid_words=q_words,

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from bayes_app.agents import critic, extractive, planner, researcher, themes
+from bayes_app.agents.extractive import Candidate
 from bayes_app.agents.llm_json import is_offline
 from bayes_app.agents.retrieval import Passage, retrieve
 from bayes_app.agents.writer import Writer
@@ -172,15 +173,15 @@ class Research:
         context: list[Written] | None = None,
         only_contradicting: bool = False,
         step: str = "researcher",
-        chosen: list[extractive.Candidate] | None = None,
-        keep: Callable[[list[extractive.Candidate]], list[extractive.Candidate]] | None = None,
+        chosen: list[Candidate] | None = None,
+        keep: Callable[[list[Candidate]], list[Candidate]] | None = None,
     ) -> int:
         self.seen_chunks.update(p.chunk_id for p in passages)
         ctx_claims = list(self.claims if context is None else context)
         if only_contradicting and is_offline(self.ctx):
             targets = [w.text for w in ctx_claims]
 
-            def contradicting(cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
+            def contradicting(cands: list[Candidate]) -> list[Candidate]:
                 # offline, only sentences that contradict the claim are written out at all
                 return [c for c in cands if any(disagree(t, c.text) for t in targets)]
 
@@ -266,7 +267,7 @@ def extractive_claims(picked: list[tuple[str, Any]], by_n: dict[int, Passage], a
     return out
 
 
-def _naming(title: str, cands: list[extractive.Candidate]) -> list[extractive.Candidate]:
+def _naming(title: str, cands: list[Candidate]) -> list[Candidate]:
     return [c for c in cands if themes.shared(title, [c.text])]
 
 
@@ -314,7 +315,7 @@ async def rename_themes(r: Research, made: list[Theme]) -> None:
     under them when the name no longer holds (the critic dropped or merged the claims that
     shared its words): every word of a name stays in two of its claims (`agents.naming`)."""
     created = {ev["id"] for ev in r.writer.written if ev["kind"] == "theme"}
-    mine = {t.node_id: t for t in made if t.node_id in created}
+    mine = {t.node_id: t for t in made if t.node_id is not None and t.node_id in created}
     if not mine:
         return
     from bayes_app.maps import service
@@ -368,7 +369,7 @@ def place_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) ->
         title = a.title
         if any(themes.same_name(title, x) for x in names) and a.claims and all(c.vec is not None for c in a.claims):
             texts = [c.text for c in a.claims]
-            other = themes.name(texts, np.stack([c.vec for c in a.claims]), names)
+            other = themes.name(texts, np.stack([c.vector for c in a.claims]), names)
             # another name only when it is its claims' own (in two of them); else the claims join
             # the node of the taken name below, as a model's aspect does
             title = other if themes.shared(other, texts) else title

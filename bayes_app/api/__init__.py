@@ -10,6 +10,8 @@ wheel, served from here: no CDN), and answers unknown paths with the JSON 404/40
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -76,7 +78,7 @@ FEATURES = {
 }
 
 
-ERRORS: dict[int | str, dict] = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     "4XX": {"model": ErrorOut, "description": "Refused (the error says why)"},
     "5XX": {"model": ErrorOut, "description": "Failed on our side, or a service is unavailable"},
 }
@@ -85,7 +87,7 @@ ERRORS: dict[int | str, dict] = {
 def _operation_id(route: APIRoute) -> str:
     """`get_mindmaps_map_id_nodes`: the method and the path's words (stable for clients)."""
     path = re.sub(r"\{(\w+)(?::\w+)?\}", r"\1", route.path_format.removeprefix(API_PREFIX))
-    return sorted(route.methods)[0].lower() + re.sub(r"[^A-Za-z0-9]+", "_", path).rstrip("_")
+    return sorted(route.methods or ())[0].lower() + re.sub(r"[^A-Za-z0-9]+", "_", path).rstrip("_")
 
 
 def operations(app: FastAPI) -> list[APIRoute]:
@@ -103,7 +105,7 @@ def operations(app: FastAPI) -> list[APIRoute]:
                     copy = APIRoute(
                         prefix + inner.path,
                         inner.endpoint,
-                        methods=list(inner.methods),
+                        methods=list(inner.methods or ()),
                         response_model=inner.response_model,
                         status_code=inner.status_code,
                         include_in_schema=inner.include_in_schema,
@@ -113,9 +115,9 @@ def operations(app: FastAPI) -> list[APIRoute]:
     return [r for r in found if r.include_in_schema]
 
 
-async def _unknown_route(request: Request):
+async def _unknown_route(request: Request) -> Response:
     """404 for unknown paths; 405 (with Allow) when the path exists with other methods."""
-    allowed = set()
+    allowed: set[str] = set()
     for method in ALL_METHODS:
         scope = {**request.scope, "method": method}
         for route in request.app.router.routes:  # this API's operations only (Reflex is mounted here too)
@@ -134,7 +136,7 @@ async def _unknown_route(request: Request):
     raise ApiError(404, "not_found", f"No route {request.method} {request.url.path}.")
 
 
-def _swagger_asset(name: str, media: str):
+def _swagger_asset(name: str, media: str) -> Callable[[Request], Awaitable[Response]]:
     from importlib.resources import files
 
     path = str(files("fastapi_swagger") / "resources" / name)
@@ -155,7 +157,7 @@ async def _docs(_request: Request) -> HTMLResponse:
     )
 
 
-def _openapi(app: FastAPI) -> dict:
+def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's document plus the schemas of the bodies read by hand (sign-in forms posted as
     form or JSON, multipart uploads read within a bound), which `deps.read_by_hand` refers to."""
     if app.openapi_schema:

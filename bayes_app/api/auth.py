@@ -13,6 +13,7 @@ from bayes_app.api.deps import CurrentUser, StrictJSONRoute, TokenId
 from bayes_app.api.session import client_address
 from bayes_app.usecases import accounts
 from bayes_app.usecases import schemas as R
+from bayes_app.usecases.schemas.accounts import IssuedToken
 
 router = APIRouter(route_class=StrictJSONRoute)
 
@@ -23,7 +24,7 @@ router = APIRouter(route_class=StrictJSONRoute)
     response_model=R.TokenIssued,
     summary="Issue an API token (email, password, optional name); the token is shown once",
 )
-def issue_token(request: Request, body: schemas.TokenRequest) -> accounts.IssuedToken:
+def issue_token(request: Request, body: schemas.TokenRequest) -> IssuedToken:
     info = accounts.sign_in(body.email, body.password, client_address(request))
     return accounts.create_token(info.id, body.name or "api")
 

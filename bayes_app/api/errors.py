@@ -33,12 +33,12 @@ _DEFAULT_CODES = {
 class ApiError(DomainError):
     """An HTTP-only refusal (malformed body, wrong media type …), with optional headers."""
 
-    def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
         super().__init__(code, message, status)
         self.headers = headers
 
 
-def error_response(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
@@ -97,7 +97,7 @@ async def handle_http_exception(_request: Request, exc: Exception) -> JSONRespon
     return error_response(exc.status_code, code, detail, getattr(exc, "headers", None))
 
 
-def _where(loc: tuple) -> str:
+def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in (loc[1:] if loc[:1] == ("body",) else loc))
 
 

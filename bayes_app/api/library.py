@@ -27,7 +27,7 @@ PARTIAL = {
 }
 
 
-async def _upload_field(request: Request) -> tuple[UploadFile, dict]:
+async def _upload_field(request: Request) -> tuple[UploadFile, dict[str, str]]:
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
@@ -258,7 +258,7 @@ def search(
 )
 def document_annotations(user: CurrentUser, document_id: str) -> Any:
     """The document's Zotero annotations as last synced (none for documents not from Zotero)."""
-    return RZ.AnnotationList(annotations=app_zotero.annotations(user.id, document_id))
+    return RZ.AnnotationList(annotations=app_zotero.document_annotations(user.id, document_id))
 
 
 @router.get(D + "/references", response_model=R.ReferenceList, summary="The document's parsed reference list")

@@ -17,7 +17,7 @@ from bayes_app.api.deps import CookieUser, CurrentUser, StrictJSONRoute, media
 from bayes_app.api.errors import ApiError
 from bayes_app.usecases import runs as app_runs
 from bayes_app.usecases import schemas as R
-from bayes_app.usecases.schemas.runs import RunRequest
+from bayes_app.usecases.schemas.runs import RunOut, RunRequest
 
 KEEPALIVE_EVERY = 15  # idle seconds between SSE comments
 IDLE_CHECKS_EVERY = 3  # empty 1 s reads between DB checks for a settled run without `done`
@@ -39,7 +39,7 @@ def get_run(user: CurrentUser, run_id: str) -> Any:
     return app_runs.view_owned(user.id, run_id)
 
 
-def _cancel(user_id: str, op_id: str) -> dict[str, Any]:
+def _cancel(user_id: str, op_id: str) -> RunOut:
     app_runs.stop_owned(user_id, op_id)
     return app_runs.view_owned(user_id, op_id)
 
@@ -54,7 +54,7 @@ def cancel_run(user: CurrentUser, run_id: str) -> Any:
     return _cancel(user.id, run_id)
 
 
-async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict | None]:
+async def _run_events(request: Request, op_id: str, cursor: str | None) -> AsyncIterator[dict[str, Any] | None]:
     """Stream entries after `cursor` until `done` (or the client leaves); None after each
     idle second (for keep-alives)."""
     follower = app_runs.follower(op_id, cursor)

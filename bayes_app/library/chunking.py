@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from bayes_app.library.pdf import PageText
+from bayes_app.library.pdf import PageLayout, PageText
 from bayes_app.library.structure import SECTION_SEP, Role, Span, segments
 
 TOKENS_PER_PIECE = 1.3
@@ -201,7 +201,7 @@ def iter_chunks(
 
 
 def iter_structured_chunks(
-    pages: Iterable[PageText],
+    pages: Iterable[PageText | PageLayout],
     page_spans: Iterable[Sequence[Span]],
     target_tokens: int = 250,
     overlap_tokens: int = 50,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
-from sqlalchemy import and_, or_
+from sqlalchemy import ColumnElement, and_, or_
 from sqlmodel import Session, col, delete, func, select
 
 from bayes_app.library.citation_match import Match, Paper, PaperIndex, normalize_title, reference_key
@@ -78,7 +78,7 @@ def _link(owner_id: str, ref: DocumentReference, m: Match) -> DocumentCitation:
 
 
 def _link_outgoing(db: Session, owner_id: str, document_id: str, index: PaperIndex) -> int:
-    db.exec(delete(DocumentCitation).where(DocumentCitation.citing_id == document_id))
+    db.exec(delete(DocumentCitation).where(col(DocumentCitation.citing_id) == document_id))
     refs = db.exec(select(DocumentReference).where(DocumentReference.document_id == document_id)).all()
     links = [_link(owner_id, r, m) for r in refs if (m := index.match(r.title, r.year, r.doi, exclude=document_id))]
     db.add_all(links)
@@ -88,11 +88,11 @@ def _link_outgoing(db: Session, owner_id: str, document_id: str, index: PaperInd
 def _link_incoming(db: Session, owner_id: str, doc: Document) -> int:
     """Match the other documents' references that are unmatched, or only fuzzily matched,
     against ``doc`` alone (a better match replaces a fuzzy one)."""
-    db.exec(delete(DocumentCitation).where(DocumentCitation.cited_id == doc.id))
+    db.exec(delete(DocumentCitation).where(col(DocumentCitation.cited_id) == doc.id))
     if not (doc.title or doc.doi):
         return 0
     one = PaperIndex([_paper(doc)])
-    year_ok = (
+    year_ok: ColumnElement[bool] | Literal[True] = (
         or_(col(DocumentReference.year).is_(None), col(DocumentReference.year).between(doc.year - 1, doc.year + 1))
         if doc.year
         else True
@@ -110,7 +110,7 @@ def _link_incoming(db: Session, owner_id: str, doc: Document) -> int:
         .where(
             Document.owner_id == owner_id,
             DocumentReference.document_id != doc.id,
-            or_(col(DocumentCitation.citing_id).is_(None), DocumentCitation.how == "fuzzy"),
+            or_(col(DocumentCitation.citing_id).is_(None), col(DocumentCitation.how) == "fuzzy"),
             or_(col(DocumentReference.doi).is_not(None), and_(year_ok, col(DocumentReference.title).is_not(None))),
         )
     )
@@ -159,17 +159,17 @@ def forget_document(db: Session, document_id: str) -> None:
     """Drop a leaving document's links both ways (its citers' references become unmatched)."""
     db.exec(
         delete(DocumentCitation).where(
-            or_(DocumentCitation.citing_id == document_id, DocumentCitation.cited_id == document_id)
+            or_(col(DocumentCitation.citing_id) == document_id, col(DocumentCitation.cited_id) == document_id)
         )
     )
 
 
 def rebuild(db: Session, owner_id: str) -> int:
     """Rebuild the owner's whole graph from the reference lists; returns the link count."""
-    db.exec(delete(DocumentCitation).where(DocumentCitation.owner_id == owner_id))
+    db.exec(delete(DocumentCitation).where(col(DocumentCitation.owner_id) == owner_id))
     index = library_index(db, owner_id)
     q = (
-        select(
+        select(  # type: ignore[call-overload]  # sqlmodel types select() up to 4 columns
             DocumentReference.document_id,
             DocumentReference.position,
             DocumentReference.title,
@@ -193,7 +193,7 @@ def rebuild(db: Session, owner_id: str) -> int:
                 }
             )
     if rows:
-        db.bulk_insert_mappings(DocumentCitation, rows)  # type: ignore[attr-defined]
+        db.bulk_insert_mappings(DocumentCitation, rows)
     db.flush()
     return len(rows)
 
@@ -268,7 +268,7 @@ def missing(
         DocumentCitation.position == DocumentReference.position,
     )
     q = (
-        select(
+        select(  # type: ignore[call-overload]  # sqlmodel types select() up to 4 columns
             DocumentReference.document_id,
             DocumentReference.title,
             DocumentReference.year,
@@ -354,11 +354,11 @@ def _describe(refs: list[_Ref], citers: list[str]) -> MissingPaper:
     authors = _most_common(r.authors for r in refs)
     title = _most_common((r.title or "").strip(" .,;:") for r in refs)
     return MissingPaper(
-        title=title,  # type: ignore[arg-type]
+        title=title,
         authors=list(authors) if authors else [],  # type: ignore[call-overload]
         year=max((r.year for r in refs if r.year), default=None),  # the published version's
-        doi=_most_common(r.doi for r in refs),  # type: ignore[arg-type]
-        venue=_most_common(r.venue for r in refs),  # type: ignore[arg-type]
+        doi=_most_common(r.doi for r in refs),
+        venue=_most_common(r.venue for r in refs),
         cited_by_count=len(citers),
         cited_by=citers,
     )

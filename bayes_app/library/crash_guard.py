@@ -14,6 +14,7 @@ import os
 import socket
 import uuid
 from collections.abc import Callable
+from typing import cast
 
 import psutil
 import redis
@@ -50,7 +51,7 @@ def begin(
     """Register this attempt; returns (its token, how many earlier attempts died with their
     process)."""
     key = KEY.format(document_id, generation)
-    dead = sum(1 for t in r.smembers(key) if not process_alive(_s(t), remote_alive))
+    dead = sum(1 for t in cast(set[bytes | str], r.smembers(key)) if not process_alive(_s(t), remote_alive))
     token = _me()
     pipe = r.pipeline()
     pipe.sadd(key, token)

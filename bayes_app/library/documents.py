@@ -145,7 +145,7 @@ def list_documents(db: Session, owner_id: str, collection_id: str | None = None)
     q = select(Document).where(Document.owner_id == owner_id)
     if collection_id:
         get_collection(db, owner_id, collection_id)
-        q = q.join(DocumentCollection, DocumentCollection.document_id == Document.id).where(
+        q = q.join(DocumentCollection, col(DocumentCollection.document_id) == Document.id).where(
             DocumentCollection.collection_id == collection_id
         )
     docs = list(db.exec(q.order_by(col(Document.created_at).desc())))
@@ -326,7 +326,7 @@ def set_document_collections(db: Session, owner_id: str, document_id: str, colle
     get_owned(db, owner_id, document_id)
     for cid in collection_ids:
         get_collection(db, owner_id, cid)
-    db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == document_id))
+    db.exec(delete(DocumentCollection).where(col(DocumentCollection.document_id) == document_id))
     for cid in dict.fromkeys(collection_ids):
         db.add(DocumentCollection(document_id=document_id, collection_id=cid))
 
@@ -353,11 +353,11 @@ def delete_document(db: Session, owner_id: str, document_id: str, reason: str = 
     sha = doc.file_sha256
     for hook in _removal_hooks:
         hook(db, doc.id, reason)
-    db.exec(delete(Chunk).where(Chunk.document_id == doc.id))
-    db.exec(delete(PageText).where(PageText.document_id == doc.id))
+    db.exec(delete(Chunk).where(col(Chunk.document_id) == doc.id))
+    db.exec(delete(PageText).where(col(PageText.document_id) == doc.id))
     citation_graph.forget_document(db, doc.id)
-    db.exec(delete(DocumentReference).where(DocumentReference.document_id == doc.id))
-    db.exec(delete(DocumentCollection).where(DocumentCollection.document_id == doc.id))
+    db.exec(delete(DocumentReference).where(col(DocumentReference.document_id) == doc.id))
+    db.exec(delete(DocumentCollection).where(col(DocumentCollection.document_id) == doc.id))
     db.delete(doc)
     db.flush()
     still_used = db.exec(select(func.count()).select_from(Document).where(Document.file_sha256 == sha)).one() > 0
@@ -438,7 +438,7 @@ def delete_collection(db: Session, owner_id: str, collection_id: str) -> list[st
     """Delete a collection (its documents stay). Returns the ids of documents that were in it."""
     c = get_collection(db, owner_id, collection_id)
     doc_ids = list(db.exec(select(DocumentCollection.document_id).where(DocumentCollection.collection_id == c.id)))
-    db.exec(delete(DocumentCollection).where(DocumentCollection.collection_id == c.id))
+    db.exec(delete(DocumentCollection).where(col(DocumentCollection.collection_id) == c.id))
     db.delete(c)
     return doc_ids
 
@@ -446,7 +446,7 @@ def delete_collection(db: Session, owner_id: str, collection_id: str) -> list[st
 def list_collections(db: Session, owner_id: str) -> list[dict]:
     rows = db.exec(
         select(Collection, func.count(col(DocumentCollection.document_id)))
-        .join(DocumentCollection, DocumentCollection.collection_id == Collection.id, isouter=True)
+        .join(DocumentCollection, col(DocumentCollection.collection_id) == Collection.id, isouter=True)
         .where(Collection.owner_id == owner_id)
         .group_by(Collection.id)
         .order_by(Collection.name)

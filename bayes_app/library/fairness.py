@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import redis
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bayes_app.models import DocStatus, Document
 
@@ -68,7 +68,7 @@ def acquire(r: redis.Redis, claim: Claim, holder: str, limits: Limits, now: floa
     keys = [(OWNER_KEY.format(claim.owner_id), limits.per_owner)]
     if claim.large:
         keys.append((LARGE_KEY, limits.large))
-    taken = []
+    taken: list[str] = []
     for key, limit in keys:
         if not r.eval(_ACQUIRE, 1, key, holder, limit, now, LEASE_S):
             for k in taken:
@@ -101,7 +101,7 @@ def queue_positions(db: Session, owner_id: str, per_owner: int) -> dict[str, int
     rows = db.exec(
         select(Document.id, Document.owner_id, Document.updated_at)
         .where(Document.status == DocStatus.QUEUED)
-        .order_by(Document.updated_at, Document.id)
+        .order_by(col(Document.updated_at), col(Document.id))
     ).all()
     ahead: Counter[str] = Counter()
     out: dict[str, int] = {}

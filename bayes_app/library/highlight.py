@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlmodel import col, select
 
 from bayes_app.db import session_scope
@@ -41,7 +43,7 @@ def find_quote_spans(pages: dict[int, str], page: int, quote: str) -> list[Span]
     return []
 
 
-def _boxes(sha256: str, span: Span, ocr_words: list | None = None) -> list[dict[str, str]]:
+def _boxes(sha256: str, span: Span, ocr_words: Sequence[Sequence[float]] | None = None) -> list[dict[str, str]]:
     if ocr_words:  # an OCR'd page: the recognised words' boxes on the page image
         boxes = ocr.word_rects(ocr_words, span[1], span[2])
     else:

@@ -27,7 +27,7 @@ from bayes_app.library.scanned import OcrOptions, recognise_pages
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import crosslang, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import CrossPoint, IndexClient, IndexPoint
+from bayes_app.search.index import CrossPoint, IndexClient, IndexPoint, Vector
 
 log = logging.getLogger("bayes.ingest")
 
@@ -238,7 +238,7 @@ def _run(
     # 3. embed + index only new/changed chunks (upserts by id: safe to repeat)
     report(DocStatus.EMBEDDING, 0, len(to_embed), force=True)
     done = 0
-    vectors: dict[str, object] = {}  # content hash → vector: repeated passages embed once
+    vectors: dict[str, Vector] = {}  # content hash → vector: repeated passages embed once
     for start in range(0, len(to_embed), EMBED_BATCH):
         batch = to_embed[start : start + EMBED_BATCH]
         texts = [chunking.embedding_text(c.text) for _, c in batch]
@@ -251,7 +251,7 @@ def _run(
             IndexPoint(
                 id=cid,
                 dense=vectors[c.content_hash],
-                sparse=tuple(sparse.document_vector(texts[i])),
+                sparse=sparse.document_vector(texts[i]),
                 owner_id=owner_id,
                 document_id=document_id,
                 collection_ids=collection_ids,
@@ -265,11 +265,12 @@ def _run(
         done += len(batch)
         report(DocStatus.EMBEDDING, done, len(to_embed))
     # multilingual vectors of the passages not in English (the cross-language leg)
-    cross_vectors: dict[str, object] = {}
+    cross_vectors: dict[str, Vector] = {}
     for start in range(0, len(cross), EMBED_BATCH):
         batch = cross[start : start + EMBED_BATCH]
         fresh = {c.content_hash: text_of[cid] for cid, c in batch if c.content_hash not in cross_vectors}
         if fresh:
+            assert cross_embedder is not None  # set above when there are passages not in English
             with _EMBED_LOCK:
                 dense = cross_embedder.embed_passages(list(fresh.values()))
             cross_vectors.update(zip(fresh.keys(), dense))

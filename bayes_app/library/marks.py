@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 log = logging.getLogger("bayes.library.marks")
@@ -47,6 +47,11 @@ def mark_pairs(text: str, ranges: Iterable[tuple[int, int]]) -> dict[str, str]:
     return pairs
 
 
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for `re.sub` that inserts `text` as it is (no backslash escapes)."""
+    return lambda _m: text
+
+
 def strip_marks(wording: str, pairs: Mapping[str, str]) -> str:
     """The wording with each marked word replaced by its unmarked form (the longest first), and
     no space left before the punctuation that followed a mark ("ChatGPT9 ," → "ChatGPT,")."""
@@ -54,7 +59,7 @@ def strip_marks(wording: str, pairs: Mapping[str, str]) -> str:
         return wording
     out = wording
     for marked in sorted(pairs, key=len, reverse=True):
-        out = re.sub(r"(?<!\S)" + re.escape(marked) + r"(?=[\s,;:)]|\.(?:\s|$)|$)", lambda _m, m=marked: pairs[m], out)
+        out = re.sub(r"(?<!\S)" + re.escape(marked) + r"(?=[\s,;:)]|\.(?:\s|$)|$)", _literal(pairs[marked]), out)
     return _SPACE_BEFORE_PUNCT.sub("", out) if out != wording else out
 
 

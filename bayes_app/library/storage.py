@@ -183,7 +183,7 @@ class S3Store:
         self.endpoint_url = endpoint_url
         self.spool_dir = spool_dir
         self._client = client
-        self._ping_client = None
+        self._ping_client: Any = None  # boto3 clients are untyped
         self._pid = os.getpid()
 
     @property

@@ -127,9 +127,7 @@ def subtree(nodes: list[MapNode], node_id: str) -> list[MapNode]:
 def _touch(db: Session, map_id: str) -> None:
     """Bump the map's revision and edit time (in the caller's transaction)."""
     db.exec(
-        update(Mindmap)
-        .where(col(Mindmap.id) == map_id)  # type: ignore[call-overload]
-        .values(revision=col(Mindmap.revision) + 1, updated_at=utcnow())
+        update(Mindmap).where(col(Mindmap.id) == map_id).values(revision=col(Mindmap.revision) + 1, updated_at=utcnow())
     )
 
 

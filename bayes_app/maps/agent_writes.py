@@ -208,5 +208,5 @@ def add_relation(
 
 
 def mark_offline(db: Session, map_id: str) -> None:
-    db.exec(update(Mindmap).where(col(Mindmap.id) == map_id).values(offline=True))  # type: ignore[call-overload]
+    db.exec(update(Mindmap).where(col(Mindmap.id) == map_id).values(offline=True))
     db.commit()

@@ -125,7 +125,7 @@ def delete_citation(db: Session, owner_id: str, map_id: str, citation_id: str) -
     c = _citation(db, owner_id, map_id, citation_id)
     u = service._Undo()
     u.before("citations", c)
-    db.exec(delete(Citation).where(col(Citation.id) == c.id))  # type: ignore[call-overload]
+    db.exec(delete(Citation).where(col(Citation.id) == c.id))
     service._commit_edit(db, map_id, "delete_citation", u)
 
 
@@ -170,7 +170,7 @@ def check_support(db: Session, owner_id: str, map_id: str, node_id: str) -> list
     service._touch(db, map_id)
     db.commit()
     docs = {d.id: d for d in db.exec(select(Document).where(col(Document.id).in_({c.document_id for c in cits})))}
-    return [service.citation_view(c, docs.get(c.document_id)) for c in cits]
+    return [service.citation_view(c, docs.get(c.document_id or "")) for c in cits]
 
 
 def accept_rewrite(db: Session, owner_id: str, map_id: str, citation_id: str) -> dict[str, Any]:

@@ -4,7 +4,7 @@ positions, auto-layout), each one undoable transaction that bumps the map's revi
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import delete
 from sqlmodel import Session, col, func, select
@@ -92,7 +92,7 @@ def delete_map(db: Session, owner_id: str, map_id: str) -> None:
     """Delete the map with everything on it. Cancel its runs FIRST (see maps.runs.delete_map)."""
     get_map(db, owner_id, map_id)
     with atomic(db):
-        db.exec(delete(Mindmap).where(col(Mindmap.id) == map_id))  # type: ignore[call-overload]
+        db.exec(delete(Mindmap).where(col(Mindmap.id) == map_id))
 
 
 # ---- node edits -----------------------------------------------------------------------------
@@ -131,16 +131,21 @@ def _spot_beside(db: Session, map_id: str, parent: MapNode) -> tuple[float, floa
     """A free spot right of `parent`, below its children: clear of every node's box."""
     from bayes_app.maps.layout import X_STEP, Y_STEP, free_spot
 
-    placed = list(
-        db.exec(
-            select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
-                MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None)
+    px, py = parent.pos_x, parent.pos_y
+    assert px is not None and py is not None  # called for a placed parent only
+    placed = cast(
+        list[tuple[float, float, str | None]],  # positions are not null: selected so
+        list(
+            db.exec(
+                select(MapNode.pos_x, MapNode.pos_y, MapNode.parent_id).where(
+                    MapNode.map_id == map_id, col(MapNode.pos_x).is_not(None), col(MapNode.pos_y).is_not(None)
+                )
             )
-        )
+        ),
     )
     below = [y for _x, y, pid in placed if pid == parent.id]
-    y0 = max(below) + Y_STEP if below else parent.pos_y
-    return free_spot([(x, y) for x, y, _pid in placed], parent.pos_x + X_STEP, y0)
+    y0 = max(below) + Y_STEP if below else py
+    return free_spot([(x, y) for x, y, _pid in placed], px + X_STEP, y0)
 
 
 def _insert(
@@ -218,7 +223,7 @@ def add_sibling(
     return node_view(node)
 
 
-def update_node(db: Session, owner_id: str, map_id: str, node_id: str, **changes: Any) -> dict[str, Any]:
+def update_node(db: Session, owner_id: str, map_id: str, /, node_id: str, **changes: Any) -> dict[str, Any]:
     """Edit fields: title, body, kind, collapsed, position=(x, y) or {"x","y"}, confidence."""
     node = get_node(db, owner_id, map_id, node_id)
     allowed = {"title", "body", "kind", "collapsed", "position", "confidence"}
@@ -357,7 +362,7 @@ def delete_subtree(db: Session, owner_id: str, map_id: str, node_id: str) -> lis
     ):
         u.before("relations", r)
     with atomic(db):
-        db.exec(delete(MapNode).where(col(MapNode.id) == node.id))  # type: ignore[call-overload]
+        db.exec(delete(MapNode).where(col(MapNode.id) == node.id))
         _commit_edit(db, map_id, "delete_subtree", u)
     return ids
 

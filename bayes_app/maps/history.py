@@ -22,7 +22,8 @@ def node_history(db: Session, owner_id: str, map_id: str, node_id: str) -> list[
     for e in edits:
         if node_id not in (e.node_ids or []):
             continue
-        before = next((r for r in e.undo.get("restore", {}).get("nodes", []) if r.get("id") == node_id), {})
+        restored = e.undo.get("restore", {}).get("nodes", [])
+        before: dict[str, Any] = next((r for r in restored if r.get("id") == node_id), {})
         after = e.after.get(node_id, {})
         out.append(
             {

@@ -9,19 +9,34 @@ apart.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from bayes_app.maps.tree import bottom_up, walk
-from bayes_app.models import MapNode
 
 NODE_W, NODE_H = 262.0, 100.0  # the largest box a node draws (borders included)
 X_STEP = 300.0
 Y_STEP = 110.0
 
 
-def tree_layout(nodes: list[MapNode]) -> dict[str, tuple[float, float]]:
+class LayoutNode(Protocol):
+    """What the layout reads of a node: a `MapNode`, or a live map's node dict as an object."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def parent_id(self) -> str | None: ...
+    @property
+    def order_index(self) -> int: ...
+    @property
+    def created_at(self) -> Any: ...  # a datetime, or its ISO text (ordered alike)
+    @property
+    def collapsed(self) -> bool: ...
+
+
+def tree_layout(nodes: Sequence[LayoutNode]) -> dict[str, tuple[float, float]]:
     """Positions for every visible node; children of collapsed nodes keep their parent's spot."""
-    kids: dict[str | None, list[MapNode]] = {}
+    kids: dict[str | None, list[LayoutNode]] = {}
     for n in nodes:
         kids.setdefault(n.parent_id, []).append(n)
     for lst in kids.values():
@@ -29,7 +44,7 @@ def tree_layout(nodes: list[MapNode]) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     next_leaf = 0.0
 
-    def shown(n: MapNode) -> list[MapNode]:
+    def shown(n: LayoutNode) -> list[LayoutNode]:
         return [] if n.collapsed else kids.get(n.id, [])
 
     for root in kids.get(None, []):
@@ -50,7 +65,7 @@ def tree_layout(nodes: list[MapNode]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _hide(n: MapNode, out: dict, kids: dict, x: float, y: float) -> None:
+def _hide(n: LayoutNode, out: dict, kids: dict, x: float, y: float) -> None:
     stack = list(kids.get(n.id, []))
     while stack:
         c = stack.pop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import cast
 
 import redis
 
@@ -37,7 +38,7 @@ def viewers(r: redis.Redis, map_id: str) -> list[dict[str, str]]:
     """The users viewing the map now, by e-mail."""
     now = time.time()
     out: dict[str, str] = {}
-    for raw in r.zrangebyscore(_key(map_id), now, "+inf"):
+    for raw in cast(list[str], r.zrangebyscore(_key(map_id), now, "+inf")):
         user_id, email = json.loads(raw)
         out[user_id] = email
     return [{"user_id": u, "email": e} for u, e in sorted(out.items(), key=lambda kv: kv[1])]

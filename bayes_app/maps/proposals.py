@@ -90,9 +90,10 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
         return accept_update(db, p)[0]
     root = root_of(db, map_id)
     if p.payload.get("parent_id"):  # a split: the sub-themes go under the crowded theme
-        root = db.get(MapNode, p.payload["parent_id"], populate_existing=True)
-        if root is None or root.map_id != map_id:
+        theme = db.get(MapNode, p.payload["parent_id"], populate_existing=True)
+        if theme is None or theme.map_id != map_id:
             raise MapError("proposal_stale", "The theme this proposal splits was removed.", 409)
+        root = theme
     nodes = {n.id: n for n in _nodes(db, map_id)}
     kind = p.payload.get("node_kind", NodeKind.THEME)
     heads = {
@@ -104,7 +105,7 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     groups = clean_groups(p.payload.get("groups", []))
     moving = {i for g in groups for i in g["node_ids"] if i in nodes and i != root.id}
     # the old parents first: undo restores rows in order, a parent before the children it gets back
-    old_parents = {nodes[i].parent_id for i in moving if nodes[i].parent_id in nodes}
+    old_parents = {pid for i in moving if (pid := nodes[i].parent_id) is not None and pid in nodes}
     for pid in old_parents:
         u.before("nodes", nodes[pid])
     used: list[str] = []

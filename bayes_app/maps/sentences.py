@@ -173,7 +173,8 @@ def is_sentence_case_heading(line: str, before: str, after: str) -> bool:
 
 def _blocks(raw: str) -> list[str]:
     """The raw text cut at heading lines (dropped), lines re-joined, hyphenation marks removed."""
-    blocks, cur = [], []
+    blocks: list[str] = []
+    cur: list[str] = []
     lines = re.split(r"\r\n|\r|\n", raw)
     for i, line in enumerate(lines):
         before = lines[i - 1] if i else ""
@@ -186,7 +187,7 @@ def _blocks(raw: str) -> list[str]:
         cur.append(line.strip())
     if cur:
         blocks.append(" ".join(cur))
-    out = []
+    out: list[str] = []
     for b in blocks:
         b = " ".join(join_broken_words(b).split())
         out.extend(p.strip() for p in re.split(r"\s[•▪◦]\s", b) if p.strip())  # bullets start sentences

@@ -123,7 +123,7 @@ def _prune_undo(db: Session, map_id: str) -> None:
         )
     )
     if old:
-        db.exec(delete(MapEdit).where(col(MapEdit.id).in_(old)))  # type: ignore[call-overload]
+        db.exec(delete(MapEdit).where(col(MapEdit.id).in_(old)))
 
 
 def _commit_edit(db: Session, map_id: str, action: str, u: _Undo) -> None:
@@ -212,7 +212,7 @@ def _keep_others(db: Session, edit: MapEdit, user_id: str, owner_id: str, rest: 
         if fields:
             nodes.append({"id": snap["id"], **fields})
     created = dele.get("nodes", [])
-    others = {
+    others: set[str | None] = {
         n.id
         for n in db.exec(select(MapNode).where(col(MapNode.id).in_(created)))
         if n.edited_by and n.edited_by != user_id
@@ -267,7 +267,7 @@ def _reverse(db: Session, map_id: str, edit: MapEdit, user_id: str, owner_id: st
         )
         edit_id = edit.id
         db.expunge_all()
-        edit = db.get(MapEdit, edit_id)
+        edit = db.get_one(MapEdit, edit_id)
         # nodes first, parents before their children: a node moved under a node this edit
         # created is back under its old parent before that one is deleted (no cascade reaches it)
         _restore(db, MapNode, rest.get("nodes", []))
@@ -278,7 +278,7 @@ def _reverse(db: Session, map_id: str, edit: MapEdit, user_id: str, owner_id: st
         if dele.get("nodes"):
             db.exec(delete(MapNode).where(col(MapNode.id).in_(dele["nodes"])))
         db.expunge_all()  # rows deleted in bulk (here or by an earlier delete) must not linger
-        edit = db.get(MapEdit, edit_id)
+        edit = db.get_one(MapEdit, edit_id)
         _restore(db, Citation, rest.get("citations", []))
         _restore(db, NodeRelation, rest.get("relations", []))
         check_shape(db, map_id)

@@ -77,14 +77,14 @@ def divert_to_owner(
             MapProposal.map_id == map_id, MapProposal.run_id == run_id, MapProposal.status == "pending"
         )
     ).first()
-    payload = dict(p.payload) if p is not None else {"documents": [], "items": [], "owner_only": True}
+    payload: dict[str, Any] = dict(p.payload) if p is not None else {"documents": [], "items": [], "owner_only": True}
     if p is None:
         p = MapProposal(map_id=map_id, kind=UPDATE, run_id=run_id)
     docs = list(payload.get("documents", []))
     if doc is not None and all(d.get("id") != doc.id for d in docs):
         docs.append({"id": doc.id, "title": doc.title, "year": doc.year, "arrived_at": doc.updated_at.isoformat()})
     parent = db.get(MapNode, parent_id) if parent_id else None
-    item = {
+    item: dict[str, Any] = {
         "n": len(payload.get("items", [])),
         "action": "insert" if parent is not None else "create",
         "text": text,
@@ -184,7 +184,8 @@ def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None
     if bad:
         raise MapError("bad_items", f"No such item in the proposal: {bad[0]}.", 400)
     map_id, root = p.map_id, root_of(db, p.map_id)
-    u, made, touched = _Undo(), {}, []
+    u, touched = _Undo(), []
+    made: dict[str, MapNode] = {}
     docs = p.payload.get("documents", [])
     gone = [k for k in sorted(chosen) if it_gone(db, items[k])]
     for it in (items[k] for k in sorted(chosen) if k not in gone):
@@ -195,7 +196,7 @@ def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None
         after = None
         kind = NodeKind.CLAIM
         if it["action"] == "counter" and target is not None and target.map_id == map_id and target.parent_id:
-            parent, kind = db.get(MapNode, target.parent_id), NodeKind.COUNTERPOINT
+            parent, kind = db.get_one(MapNode, target.parent_id), NodeKind.COUNTERPOINT
             after = target.order_index + 1
         elif it["action"] == "create" or parent is None or parent.map_id != map_id:
             name = it.get("theme_title") or it.get("parent_title") or "New papers"
@@ -218,6 +219,7 @@ def accept_update(db: Session, p: MapProposal, selected: list[int] | None = None
         db.flush()
         u.created("citations", cit.id)
         if kind == NodeKind.COUNTERPOINT:
+            assert target is not None  # a counterpoint answers its target
             rel = NodeRelation(
                 map_id=map_id,
                 source_id=node.id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -123,7 +124,7 @@ def map_citations(db: Session, map_id: str) -> list[tuple[Citation, Document | N
         if cits
         else {}
     )
-    return [(c, docs.get(c.document_id)) for c in cits]
+    return [(c, docs.get(c.document_id or "")) for c in cits]
 
 
 NO_LONGER_SHARED = "no_longer_shared"
@@ -171,7 +172,7 @@ def map_view(db: Session, owner_id: str, map_id: str) -> dict[str, Any]:
     by_node: dict[str, list[Citation]] = {}
     for c, _ in cits:
         by_node.setdefault(c.node_id, []).append(c)
-    rels = db.exec(select(NodeRelation).where(NodeRelation.map_id == map_id))
+    rels: Iterable[NodeRelation] = db.exec(select(NodeRelation).where(NodeRelation.map_id == map_id))
     props = db.exec(
         select(MapProposal)
         .where(MapProposal.map_id == map_id, MapProposal.status == "pending")

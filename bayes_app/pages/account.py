@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from bayes_app.pages.auth import session_form
 from components.shell import form_messages, shell
@@ -61,7 +62,7 @@ def _password_form() -> rx.Component:
     )
 
 
-def _revoke(t: rx.Var) -> rx.Component:
+def _revoke(t: ObjectVar[dict[str, str]]) -> rx.Component:
     """Revoke, after a confirmation naming the token."""
     return rx.alert_dialog.root(
         rx.alert_dialog.trigger(
@@ -78,7 +79,10 @@ def _revoke(t: rx.Var) -> rx.Component:
                 ),
                 rx.alert_dialog.action(
                     rx.button(
-                        "Revoke", color_scheme="red", id="token-revoke-confirm", on_click=AccountState.revoke(t["id"])
+                        "Revoke",
+                        color_scheme="red",
+                        id="token-revoke-confirm",
+                        on_click=AccountState.revoke(t["id"]),  # type: ignore[operator]
                     )
                 ),
                 spacing="3",
@@ -89,7 +93,7 @@ def _revoke(t: rx.Var) -> rx.Component:
     )
 
 
-def _token_row(t: rx.Var) -> rx.Component:
+def _token_row(t: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         rx.table.cell(t["name"]),
         rx.table.cell(t["created"]),

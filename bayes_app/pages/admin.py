@@ -5,6 +5,7 @@ users."""
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from components import admin as parts
 from components.processes import processes
@@ -13,7 +14,7 @@ from state.admin import AdminState
 from state.auth import AuthState
 
 
-def _user_row(u: rx.Var) -> rx.Component:
+def _user_row(u: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(rx.table.cell(u["email"]), rx.table.cell(u["role"]), rx.table.cell(u["created"]))
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from components.shell import shell
 from state.credits import CreditsState
 
 
-def _stat(label: str, value: rx.Var, exact: rx.Var, id_: str) -> rx.Component:
+def _stat(label: str, value: rx.Var[str] | str, exact: rx.Var[str] | str, id_: str) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.text(label, size="2", color_scheme="gray"),
@@ -19,7 +20,7 @@ def _stat(label: str, value: rx.Var, exact: rx.Var, id_: str) -> rx.Component:
     )
 
 
-def _row(r: rx.Var) -> rx.Component:
+def _row(r: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.table.row(
         rx.table.cell(r["title"]),
         rx.table.cell(rx.badge(r["status"], variant="soft")),
@@ -43,7 +44,7 @@ def credits_page() -> rx.Component:
         rx.cond(CreditsState.buys != "", rx.text(CreditsState.buys, size="2", color_scheme="gray", id="credits-buys")),
         rx.heading("History", size="4"),
         rx.cond(
-            CreditsState.history.length() > 0,
+            CreditsState.history.length() > 0,  # type: ignore[attr-defined]
             rx.table.root(
                 rx.table.header(
                     rx.table.row(

@@ -45,7 +45,7 @@ def maps_page() -> rx.Component:
         "Maps",
         first_run_guide(),
         new_map_form(),
-        error_callout(MapsState.maps_error, "maps-error"),
+        error_callout(MapsState.maps_error, "maps-error"),  # type: ignore[arg-type]
         maps_table(),
         shared_table(),
         delete_map_dialog(),
@@ -94,7 +94,7 @@ def _editor() -> rx.Component:
         rx.box(toolbar(), display=rx.breakpoints(initial="none", md="block"), width="100%"),
         rx.cond(MapState.can_edit, rx.box(run_bar(), display=rx.breakpoints(initial="none", md="block"), width="100%")),
         run_status(),  # (on a phone the runs start from the Actions menu)
-        error_callout(MapState.error, "map-error", width="100%"),
+        error_callout(MapState.error, "map-error", width="100%"),  # type: ignore[arg-type]
         rx.cond(MapState.notice != "", rx.text(MapState.notice, size="1", color_scheme="gray", id="map-notice")),
         proposals(),
         stack_on_phone(

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from components.shell import shell
 from state.search import SearchState
 
 
-def _segment(s: rx.Var) -> rx.Component:
+def _segment(s: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.cond(s["em"] == "1", rx.el.mark(s["text"], class_name="term"), rx.text.span(s["text"]))
 
 
-def _result(r: rx.Var) -> rx.Component:
+def _result(r: ObjectVar[dict[str, Any]]) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(
@@ -82,7 +85,7 @@ def search_page() -> rx.Component:
         ),
         rx.cond(SearchState.error != "", rx.callout(SearchState.error, color_scheme="red")),
         rx.cond(
-            SearchState.searched & (SearchState.results.length() == 0),
+            SearchState.searched & (SearchState.results.length() == 0),  # type: ignore[attr-defined]
             rx.text("No passages found.", color_scheme="gray", id="no-results"),
         ),
         rx.cond(

@@ -10,7 +10,7 @@ import time
 import xmlrpc.client
 from http.client import HTTPConnection
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bayes_app.procs import planned
 from bayes_app.procs.config import RPC_USER, paths, rpc_password
@@ -45,7 +45,7 @@ class _UnixTransport(xmlrpc.client.Transport):
         super().__init__()
         self._path, self._timeout = path, timeout
 
-    def make_connection(self, host):  # type: ignore[override]
+    def make_connection(self, host):
         _host, self._extra_headers, _x509 = self.get_host_info(host)  # basic auth from the URL
         return _UnixConnection(self._path, self._timeout)
 
@@ -156,7 +156,7 @@ def report(data_path: Path, secret: str, now: float | None = None) -> dict[str, 
     if not p.socket.exists():
         return None
     try:
-        infos = rpc(data_path, secret).supervisor.getAllProcessInfo()
+        infos = cast(list[dict[str, Any]], rpc(data_path, secret).supervisor.getAllProcessInfo())
     except (OSError, xmlrpc.client.Error):
         return None
     now = time.time() if now is None else now

@@ -30,10 +30,14 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayes_app.settings import get_settings
+
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession  # imported at run time only in `_session`, when a model loads
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENV_VAR = "BAYES_EMBEDDING_MODEL"
@@ -66,7 +70,7 @@ def _threads(threads: int | None) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _session(model_bytes: bytes, threads: int | None):
+def _session(model_bytes: bytes, threads: int | None) -> InferenceSession:
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -84,7 +88,7 @@ class _OnnxEmbedder(Embedder):
     """A BERT-style int8 graph (mean pooling + L2 inside) fed token ids in length-sorted batches."""
 
     batch_tokens = 2048  # padding costs compute: batches hold similar lengths, about this many tokens
-    _session: object
+    _session: InferenceSession
 
     @abstractmethod
     def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:

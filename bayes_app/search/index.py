@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import numpy as np
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
@@ -38,13 +39,16 @@ KEYWORD_FIELDS = ("owner_id", "document_id", "collection_ids", "role")
 CROSS_KEYWORD_FIELDS = (*KEYWORD_FIELDS, "lang")
 UPSERT_BATCH = 256
 
+# A dense vector: plain floats, or the numpy array an embedder returns (sent as plain floats).
+Vector = Sequence[float] | np.ndarray
+
 
 @dataclass(frozen=True, slots=True)
 class IndexPoint:
     """One chunk to index. ``sparse`` is (term ids, weights)."""
 
     id: str | int
-    dense: Sequence[float]
+    dense: Vector
     sparse: tuple[Sequence[int], Sequence[float]]
     owner_id: str
     document_id: str
@@ -59,7 +63,7 @@ class CrossPoint:
     """A non-English chunk's multilingual vector, for the cross-language collection."""
 
     id: str | int
-    dense: Sequence[float]
+    dense: Vector
     lang: str
     owner_id: str
     document_id: str
@@ -109,7 +113,7 @@ def _cosine(query: list[float], vector: Any) -> float | None:
     return float(sum(a * b for a, b in zip(query, vector)))
 
 
-def _floats(v: Sequence[float]) -> list[float]:
+def _floats(v: Vector) -> list[float]:
     # numpy arrays and float32 scalars are fine too; pydantic wants plain floats
     return v.tolist() if hasattr(v, "tolist") else [float(x) for x in v]
 
@@ -334,7 +338,7 @@ class IndexClient:
 
     def hybrid_search(
         self,
-        dense: Sequence[float],
+        dense: Vector,
         sparse: tuple[Sequence[int], Sequence[float]],
         owner_id: str,
         document_ids: Sequence[str] | None = None,
@@ -381,7 +385,7 @@ class IndexClient:
 
     def cross_search(
         self,
-        dense: Sequence[float],
+        dense: Vector,
         owner_id: str,
         lang: str,
         document_ids: Sequence[str] | None = None,

@@ -7,6 +7,8 @@ import logging
 from datetime import timedelta
 from functools import lru_cache
 
+from sqlmodel import Session
+
 from bayes_app.accounts import onboarding, service
 from bayes_app.accounts.passwords import HashingBusy
 from bayes_app.accounts.service import AccountError
@@ -82,7 +84,7 @@ def _busy(err: HashingBusy) -> SignInRefused:
     return SignInRefused(503, "busy", str(err), {"Retry-After": "5"})
 
 
-def _user(db, user_id: str) -> User:
+def _user(db: Session, user_id: str) -> User:
     user = db.get(User, user_id)
     if user is None:
         raise NotFound("user")
@@ -194,7 +196,7 @@ def create_token(user_id: str, name: str) -> IssuedToken:
         return IssuedToken(token=raw, id=row.id, expires_at=row.expires_at)
 
 
-def revoke_token(user_id: str, token_id: str) -> None:
+def revoke_token(user_id: str, token_id: str | None) -> None:
     with session_scope() as db:
         service.revoke_api_token(db, user_id, token_id)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from itertools import groupby
+from typing import Any
 
 from bayes_app.audits import readers, report, store
-from bayes_app.audits.draft import Draft
+from bayes_app.audits.draft import Draft, DraftRejected
 from bayes_app.audits.result import SentenceResult, Summary
 from bayes_app.audits.sentences import build
 from bayes_app.db import session_scope
@@ -37,7 +38,7 @@ def start(
     and enqueue it."""
     draft = build(readers.read(filename, data, bib))
     if not draft.sentences:
-        raise readers.DraftRejected("empty_file", f"“{filename}” has no sentences to check.")
+        raise DraftRejected("empty_file", f"“{filename}” has no sentences to check.")
     settings = get_settings()
     with session_scope() as db:
         audit, run = store.start(
@@ -53,7 +54,7 @@ def _results(a: Audit) -> list[SentenceResult]:
     return [SentenceResult.model_validate(s) for s in a.sentences or []]
 
 
-def _row(a: Audit, status: str) -> dict:
+def _row(a: Audit, status: str) -> dict[str, Any]:
     return {
         "id": a.id,
         "filename": a.filename,

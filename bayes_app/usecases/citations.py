@@ -3,7 +3,7 @@ papers are cited there, and the papers the library (a collection, a map) cites b
 
 from __future__ import annotations
 
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from bayes_app.db import session_scope
 from bayes_app.library import citation_graph as graph
@@ -43,7 +43,7 @@ def missing(user_id: str, collection_id: str | None = None) -> list[MissingPaper
         return graph.missing(db, user_id, ids)
 
 
-def _map_documents(db, user_id: str, map_id: str) -> list[str]:
+def _map_documents(db: Session, user_id: str, map_id: str) -> list[str]:
     authorize(db, user_id, map_id, Role.OWNER)  # it reads the owner's library: members get 403
     return sorted(
         {

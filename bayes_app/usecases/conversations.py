@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlmodel import col
+
 from bayes_app.chat import conversations as chat
 from bayes_app.db import session_scope, sessions
 from bayes_app.errors import DomainError, NotFound
@@ -35,8 +37,11 @@ def page(user_id: str, conv_id: str | None) -> ChatPage:
     with session_scope() as db:
         out = ChatPage(
             conversations=list(chat.list_for(db, user_id)),
-            documents=db.query(Document).filter(Document.owner_id == user_id).order_by(Document.title).all(),
-            collections=db.query(Collection).filter(Collection.owner_id == user_id).order_by(Collection.name).all(),
+            documents=db.query(Document).filter(col(Document.owner_id) == user_id).order_by(Document.title).all(),
+            collections=db.query(Collection)
+            .filter(col(Collection.owner_id) == user_id)
+            .order_by(Collection.name)
+            .all(),
         )
         conv = chat.get_owned(db, user_id, conv_id) if conv_id else None
         if conv is not None:

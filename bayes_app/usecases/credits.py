@@ -8,9 +8,11 @@ from __future__ import annotations
 import math
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from decimal import Decimal
+from typing import Any, cast
 
 from sqlmodel import col, func, select
 
@@ -56,12 +58,15 @@ def typical_charges() -> dict[str, int]:
     with session_scope() as db:
         for kind in TYPICAL_KINDS:
             charged = sorted(
-                db.exec(
-                    select(Run.charged_credits)
-                    .where(Run.kind == kind, Run.status == RunStatus.SUCCEEDED, col(Run.charged_credits) > 0)
-                    .order_by(col(Run.created_at).desc())
-                    .limit(TYPICAL_SAMPLE)
-                ).all()
+                cast(
+                    Sequence[int],  # charged_credits > 0: not null
+                    db.exec(
+                        select(Run.charged_credits)
+                        .where(Run.kind == kind, Run.status == RunStatus.SUCCEEDED, col(Run.charged_credits) > 0)
+                        .order_by(col(Run.created_at).desc())
+                        .limit(TYPICAL_SAMPLE)
+                    ).all(),
+                )
             )
             if charged:
                 out[kind] = int(charged[len(charged) // 2])
@@ -118,9 +123,12 @@ def price(model: str) -> Price:
 
 def set_price(model: str, values: list[Any], updated_by: str) -> Price:
     """Set a model's three prices (micro-credits per million tokens)."""
+    input_per_million, cached_per_million, output_per_million = values
     with session_scope() as db:
         try:
-            p = pricing.set_price(db, model, *values, updated_by=updated_by)
+            p = pricing.set_price(
+                db, model, input_per_million, cached_per_million, output_per_million, updated_by=updated_by
+            )
         except ValueError as err:
             text = str(err)
             raise DomainError("bad_price", text[:1].upper() + text[1:] + ".") from None
@@ -149,14 +157,17 @@ def dashboard(
     """The admin dashboard. Every user has a balance line (zero too: that is what an admin
     looks for); the runs are the newest `recent` by `runs_user` with `runs_status` (None: all)."""
     with session_scope() as db:
-        users = list(db.exec(select(User).order_by(User.created_at)))
+        users = list(db.exec(select(User).order_by(col(User.created_at))))
         held = func.sum(LedgerEntry.amount)
-        rows = db.exec(
-            select(LedgerEntry.operation_id, held)
-            .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD), col(LedgerEntry.operation_id).is_not(None))
-            .group_by(LedgerEntry.operation_id)
-            .having(held != 0)
-        ).all()
+        rows = cast(
+            Sequence[tuple[str, int | Decimal]],  # operation ids are not null: selected so
+            db.exec(
+                select(LedgerEntry.operation_id, held)
+                .where(col(LedgerEntry.entry_type).in_(EntryType.HOLD), col(LedgerEntry.operation_id).is_not(None))
+                .group_by(LedgerEntry.operation_id)
+                .having(held != 0)
+            ).all(),
+        )
         ops = {op.id: op for op in db.exec(select(Run).where(col(Run.id).in_([r[0] for r in rows])))} if rows else {}
         spent = db.exec(
             select(LedgerEntry.created_at, LedgerEntry.amount, Run.kind)
@@ -203,7 +214,9 @@ def run_detail(op_id: str) -> RunDetail:
         owner = db.get(User, op.owner_id)
         usage = list(
             db.exec(
-                select(UsageEvent).where(UsageEvent.operation_id == op_id).order_by(UsageEvent.attempt, UsageEvent.seq)
+                select(UsageEvent)
+                .where(UsageEvent.operation_id == op_id)
+                .order_by(col(UsageEvent.attempt), col(UsageEvent.seq))
             )
         )
         return RunDetail(

@@ -66,7 +66,8 @@ def propose_updates(owner_id: str, started_at: float) -> list[str]:
 
     with session_scope() as db:
         found = arrivals.relevant_maps(db, owner_id, batch, vectors_of, embed_texts, s.living_relevance_floor)
-    started, busy_docs = [], set()
+    started = []
+    busy_docs: set[str] = set()
     for map_id, hits in found.items():
         try:
             started.append(_start_update(owner_id, map_id, [h["id"] for h in hits]))

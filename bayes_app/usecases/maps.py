@@ -4,7 +4,7 @@ span the database and the job queue (deleting a map with runs working on it)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 from pydantic import TypeAdapter
 from sqlmodel import Session
@@ -70,6 +70,19 @@ outcome_line = map_runs.outcome_line
 
 
 P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@overload
+def _on_map(
+    need: str, fn: Callable[Concatenate[Session, str, str, P], R], out: None = None
+) -> Callable[Concatenate[str, str, P], R]: ...
+
+
+@overload
+def _on_map(
+    need: str, fn: Callable[Concatenate[Session, str, str, P], Any], out: type[T]
+) -> Callable[Concatenate[str, str, P], T]: ...
 
 
 def _on_map(
@@ -84,7 +97,7 @@ def _on_map(
         result = fn(db, *args, **kw)
         return adapter.validate_python(result) if adapter is not None else result
 
-    def use_case(user_id: str, map_id: str, *args: P.args, **kw: P.kwargs) -> Any:
+    def use_case(user_id: str, map_id: str, /, *args: P.args, **kw: P.kwargs) -> Any:
         return call_as(user_id, map_id, need, in_session, *args, **kw)
 
     use_case.__name__, use_case.__qualname__, use_case.__doc__ = fn.__name__, fn.__name__, fn.__doc__

@@ -50,9 +50,10 @@ def display_date(value: datetime | str | None, seconds: bool = False) -> str:
         return ""
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return value
+        value = parsed
     if value.tzinfo is not None:
         value = value.astimezone(UTC)
     return value.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")

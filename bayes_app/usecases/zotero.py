@@ -108,7 +108,7 @@ def send_map(user_id: str, map_id: str, data: dict[str, Any]) -> ZoteroSendResul
     )
 
 
-def annotations(user_id: str, document_id: str) -> list[Annotation]:
+def document_annotations(user_id: str, document_id: str) -> list[Annotation]:
     """A document's synced Zotero annotations (type, text, comment, colour, page, rectangles)."""
     with session_scope() as db:
         return zann.for_document(db, user_id, document_id)
@@ -149,7 +149,8 @@ def viewer_boxes(user_id: str, document_id: str, page: int) -> list[dict[str, st
 
     with session_scope() as db:
         anns = [a for a in zann.for_document(db, user_id, document_id) if a.page == page and a.rects]
-        sha = db.get(Document, document_id).file_sha256 if anns else None
+        doc = db.get(Document, document_id) if anns else None
+        sha = doc.file_sha256 if doc is not None else None
     if not anns or not sha:
         return []
     box = vb.page_box(sha, page)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session, col, select
@@ -77,7 +79,7 @@ def _rects(position: object) -> tuple[int, list[list[float]]]:
     return idx, out
 
 
-def parse(key: str, parent_key: str, data: dict) -> Annotation | None:
+def parse(key: str, parent_key: str, data: Mapping[str, Any]) -> Annotation | None:
     """An annotation from a stored item's data; None when it is not a usable PDF annotation."""
     kind = data.get("annotationType")
     if kind not in TYPES:
@@ -119,8 +121,9 @@ def _of_documents(db: Session, docs: list[Document]) -> dict[str, list[Annotatio
                     ZoteroItem.trashed == False,
                 )
             )
-            for key, parent, data in rows:
-                a = parse(key, parent or "", data or {})
+            for key, parent_key, data in rows:
+                parent = parent_key or ""  # never empty: the rows were selected by it
+                a = parse(key, parent, data or {})
                 if a is not None:
                     out[atts[parent].id].append(a)
     for anns in out.values():

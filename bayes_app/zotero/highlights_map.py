@@ -76,7 +76,8 @@ def add_highlights(db: Session, owner_id: str, map_id: str, document_ids: list[s
     fallback = next((n for n in kids.get(root.id, []) if n.kind == NodeKind.THEME and n.title == FALLBACK_THEME), None)
     by_id = {n.id: n for n in nodes}
     u = _Undo()
-    added, skipped, used_themes = 0, 0, {}
+    added, skipped = 0, 0
+    used_themes: dict[str, int] = {}
     for doc, a in zann.highlights(db, owner_id, document_ids):
         if a.key in have:
             skipped += 1

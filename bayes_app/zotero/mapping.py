@@ -107,7 +107,9 @@ def collection_paths(rows: dict[str, tuple[str, str | None]]) -> dict[str, str]:
     """{key: (name, parent key)} → {key: "Parent / Child"}; cycles and missing parents end the path."""
     out: dict[str, str] = {}
     for key in rows:
-        parts, seen, k = [], set(), key
+        parts: list[str] = []
+        seen: set[str] = set()
+        k: str | None = key
         while k and k in rows and k not in seen:
             seen.add(k)
             name, parent = rows[k]

@@ -71,9 +71,9 @@ def _store_items(ctx: _Ctx, got: list[dict]) -> None:
         ]
         old = [row for row in values if row["k"] in known]
         if fresh:
-            db.connection().execute(insert(ZoteroItem.__table__), fresh)
+            db.connection().execute(insert(ZoteroItem.__table__), fresh)  # type: ignore[attr-defined]
         if old:
-            t = ZoteroItem.__table__
+            t = ZoteroItem.__table__  # type: ignore[attr-defined]
             db.connection().execute(
                 update(t)
                 .where(t.c.library_id == ctx.library_id, t.c.key == bindparam("k"))
@@ -107,7 +107,7 @@ def _delete_items(ctx: _Ctx, keys: list[str]) -> None:
                 # children of a deleted parent must be reconciled (Zotero deletes them too)
                 db.exec(
                     update(ZoteroItem)
-                    .where(ZoteroItem.library_id == ctx.library_id, ZoteroItem.parent_key == row.key)
+                    .where(col(ZoteroItem.library_id) == ctx.library_id, col(ZoteroItem.parent_key) == row.key)
                     .values(dirty=True)
                 )
                 db.delete(row)
@@ -147,11 +147,13 @@ def _apply_collections(ctx: _Ctx) -> None:
             r.key: r for r in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == ctx.library_id))
         }
         paths = mapping.collection_paths({k: (r.name, r.parent_key) for k, r in rows.items()})
-        lib_name = (db.get(ZoteroLibrary, ctx.library_id).name or "Zotero")[:100]
+        library = db.get(ZoteroLibrary, ctx.library_id)
+        assert library is not None  # the sync holds the library's lease
+        lib_name = (library.name or "Zotero")[:100]
         mapped_elsewhere = set(
             db.exec(
                 select(ZoteroCollection.collection_id)
-                .join(ZoteroLibrary, ZoteroLibrary.id == ZoteroCollection.library_id)
+                .join(ZoteroLibrary, col(ZoteroLibrary.id) == ZoteroCollection.library_id)
                 .where(
                     ZoteroLibrary.owner_id == ctx.owner_id,
                     ZoteroCollection.library_id != ctx.library_id,

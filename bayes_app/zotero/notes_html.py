@@ -116,7 +116,9 @@ def render(db: Session, owner_id: str, map_id: str) -> MapNotes:
     for lk, pairs in by_item.items():
         lis = []
         for n, c in pairs:
-            lis.append(f"<li>{_e(n.title or n.body)}<ul>{_citation_li(c, docs.get(c.document_id), libs)}</ul></li>")
+            lis.append(
+                f"<li>{_e(n.title or n.body)}<ul>{_citation_li(c, docs.get(c.document_id or ''), libs)}</ul></li>"
+            )
         out.child_notes[lk] = (
             f"<h2>Bayes: {_e(m.title)}</h2><p>Claims of this map that cite this item:</p><ul>{''.join(lis)}</ul>"
         )

@@ -230,11 +230,11 @@ def _retry(z, todo: list[tuple[OutNote, dict]], res: SendResult) -> None:
         ]
         return
     ok, same, bad = body.get("successful") or {}, body.get("unchanged") or {}, body.get("failed") or {}
-    for idx, (_n, key, fresh) in enumerate(notes):
+    for idx, (_n, key, is_new) in enumerate(notes):
         s = str(idx)
         if s in ok:
             res.versions[key] = int(ok[s].get("version", 0))
-            (res.written if fresh else res.updated).append(key)
+            (res.written if is_new else res.updated).append(key)
         elif s in same:
             res.versions[key] = int(objs[idx]["version"])
             res.unchanged.append(key)

@@ -54,7 +54,9 @@ def _reconcile(ctx: _Ctx) -> None:
         for i in range(0, len(parents), 500):
             db.exec(
                 update(ZoteroItem)
-                .where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.parent_key).in_(parents[i : i + 500]))
+                .where(
+                    col(ZoteroItem.library_id) == ctx.library_id, col(ZoteroItem.parent_key).in_(parents[i : i + 500])
+                )
                 .values(dirty=True)
             )
         db.commit()
@@ -73,7 +75,7 @@ def _reconcile(ctx: _Ctx) -> None:
     with ctx.sf() as db:  # everything else (regular items, notes) needs nothing more
         db.exec(
             update(ZoteroItem)
-            .where(ZoteroItem.library_id == ctx.library_id, ZoteroItem.dirty == True)
+            .where(col(ZoteroItem.library_id) == ctx.library_id, col(ZoteroItem.dirty) == True)
             .values(dirty=False)
         )
         db.commit()
@@ -299,7 +301,7 @@ def _set_metadata(
     doc.updated_at = utcnow()
     db.add(doc)
     managed = {cid for cid in colmap.values() if cid}
-    want = {colmap[k] for k in meta.collection_keys if colmap.get(k)}
+    want = {cid for k in meta.collection_keys if (cid := colmap.get(k))}
     have = set(lib.collection_ids_of(db, doc.id))
     new = (have - managed) | want
     if new != have:

@@ -6,7 +6,7 @@ changes its documents' collections), so scopes follow Zotero too."""
 
 from __future__ import annotations
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from bayes_app.models import ZoteroCollection, ZoteroLibrary
 
@@ -19,7 +19,7 @@ def with_subcollections(db: Session, owner_id: str, collection_ids: list[str] | 
     rows = list(
         db.exec(
             select(ZoteroCollection)
-            .join(ZoteroLibrary, ZoteroLibrary.id == ZoteroCollection.library_id)
+            .join(ZoteroLibrary, col(ZoteroLibrary.id) == ZoteroCollection.library_id)
             .where(ZoteroLibrary.owner_id == owner_id, ZoteroCollection.trashed == False)
         )
     )

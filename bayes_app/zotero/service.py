@@ -283,7 +283,9 @@ def view(db: Session, row: ZoteroLibrary, with_problems: bool = True) -> dict:
 
 
 def list_libraries(db: Session, owner_id: str) -> list[dict]:
-    rows = db.exec(select(ZoteroLibrary).where(ZoteroLibrary.owner_id == owner_id).order_by(ZoteroLibrary.created_at))
+    rows = db.exec(
+        select(ZoteroLibrary).where(ZoteroLibrary.owner_id == owner_id).order_by(col(ZoteroLibrary.created_at))
+    )
     return [view(db, r) for r in rows]
 
 
@@ -331,6 +333,8 @@ def disconnect(db: Session, owner_id: str, library_id: str, keep_documents: bool
                 ZoteroCollection.library_id == row.id, ZoteroCollection.created_collection == True
             )
         ):
+            if zc.collection_id is None:
+                continue  # its collection is gone already
             try:
                 lib.delete_collection(db, owner_id, zc.collection_id)
             except lib.NotFound:

@@ -106,7 +106,7 @@ def claim(sf: Callable[[], Session], library_id: str, lease_s: float) -> str | N
         res = db.exec(
             update(ZoteroLibrary)
             .where(
-                ZoteroLibrary.id == library_id,
+                col(ZoteroLibrary.id) == library_id,
                 or_(col(ZoteroLibrary.lease_until).is_(None), col(ZoteroLibrary.lease_until) < now),
             )
             .values(lease_token=token, lease_until=now + timedelta(seconds=lease_s), status=SyncStatus.SYNCING)
@@ -122,8 +122,8 @@ def _renew(ctx: _Ctx, **progress) -> None:
         res = db.exec(
             update(ZoteroLibrary)
             .where(
-                ZoteroLibrary.id == ctx.library_id,
-                ZoteroLibrary.lease_token == ctx.token,
+                col(ZoteroLibrary.id) == ctx.library_id,
+                col(ZoteroLibrary.lease_token) == ctx.token,
             )
             .values(lease_until=utcnow() + timedelta(seconds=ctx.opts.lease_s), progress=dict(ctx.progress))
         )
@@ -147,7 +147,7 @@ def _finish(ctx: _Ctx, status: str, *, version: int | None = None, error: str | 
             values["version"] = version
         db.exec(
             update(ZoteroLibrary)
-            .where(ZoteroLibrary.id == ctx.library_id, ZoteroLibrary.lease_token == ctx.token)
+            .where(col(ZoteroLibrary.id) == ctx.library_id, col(ZoteroLibrary.lease_token) == ctx.token)
             .values(**values)
         )
         db.commit()

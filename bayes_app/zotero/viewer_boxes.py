@@ -17,7 +17,7 @@ def page_box(sha256: str, page: int) -> tuple[float, float, float, float] | None
                 return None
             p = pdf[page - 1]
             try:
-                return tuple(p.get_cropbox())  # type: ignore[return-value]
+                return tuple(p.get_cropbox())
             finally:
                 p.close()
     except (OSError, storage.StorageUnavailable, PdfError, ValueError):

@@ -63,7 +63,7 @@ def _doc(db_url, owner, att) -> Document:
 
 
 def anns(env, att) -> dict[str, dict]:
-    return {a.key: a.model_dump() for a in app_zotero.annotations(env.owner, env.doc(att).id)}
+    return {a.key: a.model_dump() for a in app_zotero.document_annotations(env.owner, env.doc(att).id)}
 
 
 def test_annotations_sync_incrementally_and_disappear_when_deleted(zann_env):
@@ -135,7 +135,7 @@ def test_another_owner_cannot_read_annotations(zann_env):
     with session_scope(env.db_url) as s:
         other = accounts.register(s, f"other{env.uid}@example.com", "tangerine-sky-42").id
     with pytest.raises(lib.NotFound):
-        app_zotero.annotations(other, env.doc(env.a1).id)
+        app_zotero.document_annotations(other, env.doc(env.a1).id)
 
 
 def test_add_my_highlights_writes_one_cited_claim_per_highlight(zann_env):

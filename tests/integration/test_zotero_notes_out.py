@@ -199,7 +199,7 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
     docs = app_lib.documents(owner)
     assert len(docs) == 2 and app_lib.documents(other) == []
     doc_id = next(d.id for d in docs if _att_of(db_url, d.id) == att)
-    assert [a.key for a in app_zotero.annotations(owner, doc_id)] == ["GRPANN01"]
+    assert [a.key for a in app_zotero.document_annotations(owner, doc_id)] == ["GRPANN01"]
     with pytest.raises(NotFound):
         app_zotero.send_map(other, "nope", {"library_id": lib_id})  # not theirs
     with Session(get_engine(db_url), expire_on_commit=False) as db:

@@ -47,7 +47,8 @@ def load(ctx: RunContext) -> dict[str, Any]:
 def path(nodes: list[MapNode], node: MapNode) -> str:
     """The node's wording with its ancestors' as context: 'question › theme › node'."""
     by_id = {n.id: n for n in nodes}
-    parts, cur = [], node
+    parts: list[str] = []
+    cur: MapNode | None = node
     while cur is not None:
         parts.append(cur.title)
         cur = by_id.get(cur.parent_id) if cur.parent_id else None
@@ -126,7 +127,8 @@ def topic(nodes: list[MapNode], node: MapNode) -> tuple[list[str], list[list[str
         return [wording(k) for k in kids.get(n.id, []) if k.kind in CLAIM_KINDS and wording(k)]
 
     by_id = {n.id: n for n in nodes}
-    near, cur = set(), node
+    near: set[str] = set()
+    cur: MapNode | None = node
     while cur is not None:
         near.add(cur.id)
         cur = by_id.get(cur.parent_id) if cur.parent_id else None

@@ -54,7 +54,7 @@ async def _apply_edits(ctx: RunContext, map_id: str, message: str) -> list[dict[
     if not ops and not is_offline(ctx):
         data = await ask_json(ctx, "edit", EDIT_SYSTEM, f"ROLE: edit\n{message}", EditOps, max_tokens=400)
         ops = [o.model_dump() for o in structured.items_as(EditOp, data, "ops")]
-    done = []
+    done: list[dict[str, Any]] = []
 
     def apply() -> None:  # on the map owner's rows, recorded as the edits of who started the run
         with ctx.sessions() as db, acting_as(ctx.run.owner_id):

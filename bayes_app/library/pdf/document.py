@@ -6,16 +6,25 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal, TypeVar
+from typing import BinaryIO, Literal, Protocol, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from bayes_app.library.pdf.fair_lock import FairRLock
 
-PdfErrorCode = Literal["not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages", "too_much_text"]
+PdfErrorCode = Literal[
+    "not_pdf", "encrypted", "corrupt", "empty", "no_text", "too_many_pages", "too_much_text", "missing_file"
+]
 PdfSource = bytes | bytearray | Path | str
-P = TypeVar("P")  # what a page reader returns (it has `.text`)
+
+
+class _PageRead(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+P = TypeVar("P", bound=_PageRead)  # what a page reader returns (it has `.text`)
 
 _HEADER_WINDOW = 1024  # bytes read to check the header
 _BOM = b"\xef\xbb\xbf"
@@ -273,7 +282,7 @@ def each_page(
     `iter_pages`' opening, page limit, text budget and text-layer check (`.text` of what
     `read` returns)."""
     own = not isinstance(source, pdfium.PdfDocument)
-    pdf = open_pdf(source, max_pages=max_pages) if own else source
+    pdf: pdfium.PdfDocument = open_pdf(source, max_pages=max_pages) if own else source
     try:
         count = len(pdf)
         if not own and max_pages is not None and count > max_pages:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 import qdrant_edge as qe
 from starlette.datastructures import QueryParams
@@ -130,6 +131,7 @@ def h_delete_points(store: Store, pp: dict[str, Any], body: Any, qp: QueryParams
         if ids is not None:
             coll.update(qe.UpdateOperation.delete_points(ids), len(ids))
         else:  # the count (payload index) only feeds the optimizer's bookkeeping
+            assert flt is not None  # `_selector` gives exactly one of the two
             coll.update(qe.UpdateOperation.delete_points_by_filter(flt), coll.shard.count(qe.CountRequest(filter=flt)))
     return _update_result(qp)
 
@@ -158,7 +160,7 @@ h_clear_payload = _payload_handler(qe.UpdateOperation.clear_payload, qe.UpdateOp
 
 
 def h_retrieve(store: Store, pp: dict[str, Any], body: Any, qp: QueryParams) -> Any:
-    ids = [point_id(i) for i in body["ids"]]
+    ids: list[int | UUID | str] = [point_id(i) for i in body["ids"]]
     with store.use(pp["name"]) as coll:
         records = coll.shard.retrieve(
             ids,

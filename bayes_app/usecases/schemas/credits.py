@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
+from sqlmodel.main import SQLModelConfig
 
 from bayes_app.credits.ledger import HistoryRow as HistoryRow  # the ledger's rows, as they are
 from bayes_app.models import PriceBase
@@ -35,7 +36,7 @@ class Granted(BaseModel):
 class Price(PriceBase):
     """A model's prices in micro-credits per million tokens (the HTTP API's `PriceOut` too)."""
 
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # an answer has every field
+    model_config = SQLModelConfig(json_schema_serialization_defaults_required=True)  # an answer has every field
 
 
 PriceOut = Price
