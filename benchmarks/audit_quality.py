@@ -86,9 +86,8 @@ def run_format(fmt: str, papers, items, embed, judge_fn=None, contradiction_mode
     seconds = time.perf_counter() - t0
     # sentences ↔ items: the draft keeps the items' order, one sentence each
     by_claim = {audit_drafts._sentence(i.claim)[:40]: i for i in items}
-    c = {
-        k: 0
-        for k in (
+    c = dict.fromkeys(
+        (
             "resolved",
             "in_library",
             "missing_ok",
@@ -102,8 +101,9 @@ def run_format(fmt: str, papers, items, embed, judge_fn=None, contradiction_mode
             "quotes",
             "quotes_ok",
             "matched",
-        )
-    }
+        ),
+        0,
+    )
     texts = {p.id: p.abstract for p in papers}
     for r in results:
         item = by_claim.get(r.text[:40])

@@ -115,7 +115,7 @@ def reference_entries(lab) -> dict[str, str]:
     try:
         from bayes_app.models import DocumentReference
     except ImportError:
-        return {p: "n/a" for p in PAPERS}  # code without structure-aware ingestion
+        return dict.fromkeys(PAPERS, "n/a")  # code without structure-aware ingestion
     from sqlmodel import select
 
     from bayes_app.models import Document

@@ -55,7 +55,7 @@ class Probe(threading.Thread):
     def __init__(self, api: str, token: str) -> None:
         super().__init__(daemon=True)
         self.client = httpx.Client(base_url=api, headers={"Authorization": f"Bearer {token}"}, timeout=30)
-        self.phase, self.ms, self.errors = "", {p: [] for p in PHASES}, {p: 0 for p in PHASES}
+        self.phase, self.ms, self.errors = "", {p: [] for p in PHASES}, dict.fromkeys(PHASES, 0)
         self.stop = threading.Event()
 
     def run(self) -> None:

@@ -192,10 +192,10 @@ class AuditState(AuthState):
             await asyncio.sleep(POLL_S)
             async with self:
                 if gen != self._watch_gen or not self.audit_id:
-                    return
+                    return None
                 a, refused = await run_off_loop(self._as_user, app_audits.get, self.audit_id, error_var="error")
                 if refused or a is None:
-                    return
+                    return None
                 self._apply(a)
                 if not self.running:
                     return AuditState.load

@@ -183,7 +183,7 @@ class ChatState(AuthState):
     def load(self):
         """on_load of /chat and /chat/<id>: messages, then follow a run still answering."""
         if not self._load_user():
-            return
+            return None
         self.offline = app_runs.offline()
         self.error, self.edit_id = "", ""
         parts = [p for p in self.router.url.path.split("/") if p]

@@ -139,7 +139,7 @@ class LibraryState(AuthState):
     def load(self):
         self.upload_results = []
         if not self._load_user():
-            return
+            return None
         self.ocr_languages = [[code, name] for code, name in app_lib.ocr_languages()]
         if self._refresh():
             return LibraryState.start_watch

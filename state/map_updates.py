@@ -92,7 +92,7 @@ class MapUpdates(rx.State, mixin=True):
         """Accept all items of an update proposal, or the ticked ones (none ticked: declined)."""
         p = next((p for p in self.proposals if p["id"] == proposal_id), None)
         if p is None:
-            return
+            return None
         picked = [it["n"] for it in p["items"] if everything or it["key"] not in self.skipped]
         _, refused = self._as_user(app_living.accept_update, self.map_id, proposal_id, picked, error_var="error")
         if refused is not None:

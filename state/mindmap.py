@@ -202,7 +202,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def load(self):
         """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
         if not self._load_user():
-            return
+            return None
         self.offline_mode = app_runs.offline()
         self.error = self.notice = ""
         self.missing, self.confirm_delete, self.proposals_open = False, False, False
@@ -218,7 +218,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.map_id = new_id
         self.live_run_id, self._cursor, self._live_ids = "", "", []
         if not self._reload():
-            return
+            return None
         _rev, run_id = app_maps.probe(self.user_id, self.map_id)
         if run_id:
             self._follow(run_id)

@@ -73,4 +73,4 @@ class SessionGuard(Middleware):
     async def preprocess(self, app, state, event):
         if event.name.rsplit(".", 1)[-1] in _PAGE_EVENTS:
             await guard(state)
-        return None
+        return

@@ -373,7 +373,7 @@ def test_kill_9_mid_stream_bills_the_running_estimate(workers):
     assert (op.status, op.outcome_reason) == ("FAILED", "worker_lost")
     [u] = chaos.usage(op_id)
     assert u.estimated and u.input_tokens > 0
-    assert 10 <= u.output_tokens  # at least the checkpoint after 1 s (~30 words)
+    assert u.output_tokens >= 10  # at least the checkpoint after 1 s (~30 words)
     assert u.output_tokens <= count_tokens(chaos.text(op_id))  # never more than it received
     assert seen <= chaos.n_text(op_id)
     assert chaos.assert_settled(op_id).charged_credits == u.cost_credits + chaos.cost(THINK_IN, THINK_OUT) > 0

@@ -121,14 +121,14 @@ def test_memory_with_a_single_huge_exchange_keeps_nothing_rather_than_overflow()
 
 
 def test_tool_schemas_are_the_six_tools():
-    assert TOOL_NAMES == {
+    assert {
         "search_knowledge_base",
         "list_documents",
         "analyze_document",
         "compare_documents",
         "calculator",
         "current_time",
-    }
+    } == TOOL_NAMES
     for tool in TOOLS:
         params = tool["function"]["parameters"]
         assert params["type"] == "object" and set(params["required"]) <= set(params["properties"])
