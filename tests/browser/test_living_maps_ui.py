@@ -90,7 +90,8 @@ def test_a_new_paper_shows_a_badge_and_a_preview_accepted_in_part(living_stack, 
     else:
         raise AssertionError("no update proposal")
     (p,) = props
-    assert p.map_id == mid and p.map_id != other
+    assert p.map_id == mid
+    assert p.map_id != other
     items = p.payload["items"]
     assert len(items) >= 2
     with session_scope(db_url) as db:

@@ -305,7 +305,8 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     sheet = p2.locator("#node-panel")
     expect(sheet).to_be_in_viewport()
     box = sheet.bounding_box()
-    assert box["y"] + box["height"] <= SIZES["phone"][1] + 1 and box["y"] > 0
+    assert box["y"] + box["height"] <= SIZES["phone"][1] + 1
+    assert box["y"] > 0
     p2.fill("#node-title", "Alpha from the phone")
     expect(page.locator(ROW, has_text="Alpha from the phone")).to_have_count(1, timeout=5_000)
     p2.click("#ol-down")  # the touch buttons do what the keys do

@@ -123,9 +123,11 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     hi = next(n for n in nodes if n.title == HI)
     lo = next(n for n in nodes if n.title == LO)
     a = next(n for n in nodes if n.title == A_TEXT)
-    assert a.parent_id == themes[a_title].id and a.kind == "claim"
+    assert a.parent_id == themes[a_title].id
+    assert a.kind == "claim"
     assert hi.parent_id == lo.parent_id == themes[b_title].id
-    assert (hi.kind, lo.kind) == ("claim", "counterpoint") and lo.order_index == hi.order_index + 1
+    assert (hi.kind, lo.kind) == ("claim", "counterpoint")
+    assert lo.order_index == hi.order_index + 1
     assert (rel_src, rel_tgt, rel_kind) == (lo.id, hi.id, "contradicts")
 
     def canvas() -> None:
@@ -311,7 +313,8 @@ def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, 
     expect(canvas_node(page, note)).to_have_count(1, timeout=30_000)
     expect_cost(page, app_db_url, uid, "message")
     added = next(n for n in db_nodes(app_db_url, map_id) if n.title == note)
-    assert added.parent_id == theme_id and added.kind == "note"
+    assert added.parent_id == theme_id
+    assert added.kind == "note"
     tree_edge(page, theme_id, added.id)
     page.reload()
     expect(page.locator(NODE)).to_have_count(7)

@@ -145,7 +145,9 @@ def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
     assert kept >= after_reload + 1
     with session_scope(map_db) as db:
         op = db.exec(select(Run).where(Run.resource_id == map_id)).one()
-        assert op.status == "CANCELLED" and op.charged_credits is not None and op.finalized_at is not None
+        assert op.status == "CANCELLED"
+        assert op.charged_credits is not None
+        assert op.finalized_at is not None
     page.reload()
     expect(page.locator(NODE)).to_have_count(kept)
     # agent citations are on the nodes: the badge shows and the side panel lists them
@@ -240,7 +242,8 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     expect(page.locator(NODE)).to_have_count(3)
     nodes = by_title()
     assert {"Editing by hand", "Alpha note", "Beta note", "Gamma renamed", "From tab two"} <= set(nodes)
-    assert nodes["Alpha note"].collapsed and nodes["From tab two"].parent_id == nodes["Alpha note"].id
+    assert nodes["Alpha note"].collapsed
+    assert nodes["From tab two"].parent_id == nodes["Alpha note"].id
 
 
 def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, researcher, page):
@@ -266,7 +269,9 @@ def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, res
     expect(page.locator("#map-notice")).to_contain_text("no change")
     with session_scope(map_db) as db:
         c = db.exec(select(Citation).where(Citation.map_id == map_id)).one()
-        assert c.origin == "user" and c.support_label and c.support_score is not None
+        assert c.origin == "user"
+        assert c.support_label
+        assert c.support_score is not None
         page_no = c.page
     # "Open at page" → the viewer at that page with the quote highlighted
     cit.locator(".open-at-page").click()

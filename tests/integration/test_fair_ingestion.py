@@ -35,7 +35,8 @@ def test_a_small_pdf_is_indexed_while_another_users_scans_are_read(tmp_path, red
         from bayes_app.settings import get_settings
         from jobs.middleware import FairShare
 
-        assert get_settings().ingest_per_user == 2 and scan[:4] == b"%PDF"
+        assert get_settings().ingest_per_user == 2
+        assert scan[:4] == b"%PDF"
         with session_scope(env["db_url"]) as s:
             light = service.register(s, f"light{uuid.uuid4().hex[:6]}@example.com", "tangerine-sky-43").id
         broker = RedisBroker(url=redis_server.url_db(12), namespace=f"fair-{uuid.uuid4().hex[:8]}")
@@ -105,12 +106,14 @@ def test_a_small_pdf_is_indexed_while_another_users_scans_are_read(tmp_path, red
                 assert time.monotonic() - sent < 30, f"the 1-page PDF still {status} after 30 s: {seen}"
                 time.sleep(0.2)
             waited = time.monotonic() - sent
-            assert status == DocStatus.INDEXED and waited < 30
+            assert status == DocStatus.INDEXED
+            assert waited < 30
             assert any(st in ACTIVE for st in reading)  # ...while the scans were being read
             with session_scope(env["db_url"]) as s:
                 views = {v.id: v for v in documents.list_documents(s, env["owner"])}
             waiting = sorted(v.queue_position for v in views.values() if v.status == DocStatus.QUEUED)
-            assert len(waiting) >= 5 and waiting == list(range(1, len(waiting) + 1))
+            assert len(waiting) >= 5
+            assert waiting == list(range(1, len(waiting) + 1))
             assert all(v.queue_position is None for v in views.values() if v.status != DocStatus.QUEUED)
         finally:
             stop.set()

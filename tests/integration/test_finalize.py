@@ -72,7 +72,8 @@ def test_cancel_while_queued_and_after_finish(dbs, db_url):
     assert (op.status, op.outcome_reason, op.charged_credits) == ("CANCELLED", "resource_deleted", 0)
     assert op_rows(dbs, op.id) == {"reserve": [MICRO], "spend": [0], "release": [-MICRO]}
     assert lc.request_cancel(dbs, op.id) is True  # already finished
-    assert ledger.held(dbs, user) == 0 and ledger.balance(dbs, user) == 5 * MICRO
+    assert ledger.held(dbs, user) == 0
+    assert ledger.balance(dbs, user) == 5 * MICRO
     with pytest.raises(lc.OperationNotFound):
         lc.request_cancel(dbs, "nope")
 
@@ -104,7 +105,8 @@ def test_finalize_waits_while_the_lease_is_alive(dbs, db_url):
     assert lc.finalize(get_engine(db_url), op_id, ALIVE) == "wait"
     queued = lc.create_operation(dbs, user, "ask", "Ask: later", MICRO, "offline")
     assert lc.finalize(get_engine(db_url), queued.id, DEAD) == "wait"  # not started, not cancelled
-    assert fresh(dbs, op_id).status == "RUNNING" and fresh(dbs, queued.id).status == "QUEUED"
+    assert fresh(dbs, op_id).status == "RUNNING"
+    assert fresh(dbs, queued.id).status == "QUEUED"
     assert count(dbs, LedgerEntry, LedgerEntry.entry_type == "spend") == 0
 
 
@@ -114,7 +116,8 @@ def test_dead_lease_means_worker_lost(dbs, db_url):
     assert lc.finalize(get_engine(db_url), op_id, DEAD) == "finalized"
     op = fresh(dbs, op_id)
     assert (op.status, op.outcome, op.outcome_reason) == ("FAILED", "FAILED", "worker_lost")
-    assert op.charged_credits == cost and op.finalized_at is not None
+    assert op.charged_credits == cost
+    assert op.finalized_at is not None
     assert op_rows(dbs, op_id) == {"reserve": [MICRO], "spend": [-cost], "release": [-MICRO]}
     assert lc.finalize(get_engine(db_url), op_id, DEAD) == "noop"
     # the lost worker wakes up: it can neither stop the run nor add usage
@@ -264,7 +267,8 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
     assert {"SUCCEEDED", "CANCELLED", "FAILED"} <= set(statuses)
     assert statuses.count("FAILED") >= 16  # failure + worker_lost
     report = reconcile(dbs, stale_after_s=60)
-    assert report.ok and report.runs_checked == 60, report
+    assert report.ok, report
+    assert report.runs_checked == 60, report
     total_usage = dbs.exec(select(func.sum(UsageEvent.cost_credits))).one()
     assert sum(ledger.balance(dbs, u) for u in users) == 300 * MICRO - total_usage
     assert all(ledger.held(dbs, u) == 0 for u in users)

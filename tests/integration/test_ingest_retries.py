@@ -72,5 +72,6 @@ def test_exhausted_retries_mark_the_document_failed(db_url, configure, redis_ser
     assert attempts == [2, 2, 2]  # the first try and two retries
     with session_scope() as db:
         row = db.get(Document, doc_id)
-        assert row.status == DocStatus.FAILED and row.error_code == "internal"
+        assert row.status == DocStatus.FAILED
+        assert row.error_code == "internal"
         assert "(ConnectionRefusedError)" in row.error_message

@@ -169,12 +169,14 @@ def test_map_runs_with_a_real_worker(stack):
 
     # bad input gets clear messages
     r = api.post("/api/v1/runs", json={"kind": "build_map"}, headers=h)
-    assert r.status_code == 400 and "mindmap_id" in r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert "mindmap_id" in r.json()["error"]["message"]
     m = api.post(
         "/api/v1/mindmaps", json={"title": "PaSa", "question": "How does PaSa search papers?"}, headers=h
     ).json()
     r = api.post("/api/v1/runs", json={"kind": "expand", "mindmap_id": m["id"]}, headers=h)
-    assert r.status_code == 400 and "node_id" in r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert "node_id" in r.json()["error"]["message"]
 
     # 1. a whole build_map
     script_run(stack, uid, slow_second_aspect=False)
@@ -188,21 +190,25 @@ def test_map_runs_with_a_real_worker(stack):
     assert [f["run"] for _i, f in get_redis().xrange(started_key(m["id"]))] == [run_id]
     run = wait_final(api, h, run_id)
     assert run["status"] == "SUCCEEDED", (run, stack["worker_log"].read_text()[-3000:])
-    assert run["title"] == "Research · PaSa" and run["kind"] == "build_map"
+    assert run["title"] == "Research · PaSa"
+    assert run["kind"] == "build_map"
     with api.stream("GET", f"/api/v1/runs/{run_id}/events?format=ndjson", headers=h) as s:
         evs = [json.loads(x) for x in s.iter_lines() if x]
     node_ids = [e["data"]["id"] for e in evs if e["type"] == "node"]
     view = api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()
-    assert set(node_ids) <= {n["id"] for n in view["nodes"]} and len(node_ids) == 2 + 3  # themes + claims
+    assert set(node_ids) <= {n["id"] for n in view["nodes"]}  # themes + claims
+    assert len(node_ids) == 2 + 3
     # (the aspect that found nothing has no theme: a theme is written with its first claim)
     assert [r["kind"] for r in view["relations"]] == ["contradicts"]
-    assert len(view["citations"]) == 3 and all(c["title"].startswith("PaSa") for c in view["citations"])
+    assert len(view["citations"]) == 3
+    assert all(c["title"].startswith("PaSa") for c in view["citations"])
     with sessions_for(stack["db_url"])() as db:
         assert assert_provenance(db, m["id"]) == 3
     runs = api.get(f"/api/v1/mindmaps/{m['id']}/runs", headers=h).json()["runs"]
     assert [x["id"] for x in runs] == [run_id]
     md = api.get(f"/api/v1/mindmaps/{m['id']}/export.md", headers=h)
-    assert md.status_code == 200 and "## References" in md.text
+    assert md.status_code == 200
+    assert "## References" in md.text
     assert api.get(f"/api/v1/mindmaps/{m['id']}/export.bib", headers=h).text.startswith("@misc{")
 
     # isolation: another user gets 404 for the map, its nodes, its runs and its exports
@@ -242,7 +248,8 @@ def test_map_runs_with_a_real_worker(stack):
     res = api.post(f"/api/v1/runs/{run2}/cancel", headers=h)
     assert res.status_code == 202
     done = wait_final(api, h, run2)
-    assert done["status"] == "CANCELLED" and done["charged_credits"] > 0
+    assert done["status"] == "CANCELLED"
+    assert done["charged_credits"] > 0
     after = {n.id for n in agent_nodes(stack, m2["id"])}
     assert before <= after  # nothing committed before the Stop was lost
     assert not any(n.title.startswith("PaSa-7B achieves") for n in agent_nodes(stack, m2["id"]))
@@ -259,9 +266,11 @@ def test_map_runs_with_a_real_worker(stack):
         lambda: any(n.kind == "claim" for n in agent_nodes(stack, m3["id"])), 60, 0.05, what="the first claim of run 3"
     )
     res = api.delete(f"/api/v1/mindmaps/{m3['id']}", headers=h)
-    assert res.status_code == 200 and res.json()["cancelled_runs"] == [run3]
+    assert res.status_code == 200
+    assert res.json()["cancelled_runs"] == [run3]
     done = wait_final(api, h, run3)
-    assert done["status"] == "CANCELLED" and done["outcome_reason"] == "resource_deleted"
+    assert done["status"] == "CANCELLED"
+    assert done["outcome_reason"] == "resource_deleted"
     assert api.get(f"/api/v1/mindmaps/{m3['id']}", headers=h).status_code == 404
     assert agent_nodes(stack, m3["id"]) == []
     with sessions_for(stack["db_url"])() as db:

@@ -24,10 +24,14 @@ def r(redis_server):
 def test_lease_acquire_renew_release(r):
     op = uuid.uuid4().hex
     a, b = control.Lease(r, op, ttl_ms=300), control.Lease(r, op, ttl_ms=300)
-    assert a.acquire() and not b.acquire()
-    assert a.renew() and not b.renew()
-    assert not b.release() and control.lease_alive(r, op)
-    assert a.release() and not control.lease_alive(r, op)
+    assert a.acquire()
+    assert not b.acquire()
+    assert a.renew()
+    assert not b.renew()
+    assert not b.release()
+    assert control.lease_alive(r, op)
+    assert a.release()
+    assert not control.lease_alive(r, op)
 
 
 def test_heartbeat_keeps_lease_and_expiry_frees_it(r):

@@ -36,8 +36,11 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     stack = AppStack(data_dir=tmp_path / "data", env=env, port=port).start()
     try:
         conf = (tmp_path / "data" / "supervisor" / "supervisord.conf").read_text()
-        assert "redis-server" in conf and "dramatiq jobs --processes 1 " in conf
-        assert "numprocs=2" in conf and "autorestart=true" in conf and "killasgroup=true" in conf
+        assert "redis-server" in conf
+        assert "dramatiq jobs --processes 1 " in conf
+        assert "numprocs=2" in conf
+        assert "autorestart=true" in conf
+        assert "killasgroup=true" in conf
         assert "bayes_app.search.index_server" in conf
         assert "bayes_app.procs.web" in conf  # reflex run --env prod --single-port
         # wait for everything to be up (the workers start after the web process)
@@ -53,11 +56,15 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         assert "Generated password:" in stack.log_path.read_text()  # printed once, on creation
         # one port serves both the pages and the API
         page = httpx.get(f"{stack.url}/login", timeout=10, follow_redirects=True)
-        assert page.status_code == 200 and "<html" in page.text.lower()
+        assert page.status_code == 200
+        assert "<html" in page.text.lower()
         children = psutil.Process(stack.proc.pid).children(recursive=True)
         names = " ".join(_cmdline(c) for c in children)
-        assert "redis-server" in names and "dramatiq" in names and "bayes_app.procs.web" in names
-        assert "index_server" in names and "supervisord" in " ".join(psutil.Process(stack.proc.pid).cmdline())
+        assert "redis-server" in names
+        assert "dramatiq" in names
+        assert "bayes_app.procs.web" in names
+        assert "index_server" in names
+        assert "supervisord" in " ".join(psutil.Process(stack.proc.pid).cmdline())
         # Issue 36.10: health is sampled all through the recycles (each message ends one);
         # a planned restart is announced by the worker, so no sample may say "degraded".
         samples: list[dict] = []
@@ -86,7 +93,8 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         done.set()
         sampler.join(10)
         degraded = [h for h in samples if h["status"] != "ok"]
-        assert len(samples) > 20 and not degraded, degraded[:3]
+        assert len(samples) > 20, degraded[:3]
+        assert not degraded, degraded[:3]
         assert "over BAYES_WORKER_MAX_RSS_MB=1: finishing the messages in flight" in stack.log_tail(2000)
         report = stack.health()["components"]["processes"]
         assert report["status"] == "ok", report  # planned recycles are not crashes
@@ -111,9 +119,11 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     try:
         log = again.log_path.read_text()
         assert "Generated password:" not in log
-        assert "Frontend unchanged since its last build" in log and "Creating Production Build" not in log
+        assert "Frontend unchanged since its last build" in log
+        assert "Creating Production Build" not in log
         page = httpx.get(f"{again.url}/login", timeout=10, follow_redirects=True)
-        assert page.status_code == 200 and "<html" in page.text.lower()
+        assert page.status_code == 200
+        assert "<html" in page.text.lower()
     finally:
         again.stop()
 
@@ -158,7 +168,8 @@ def test_second_make_run_does_not_reinstall():
 
     t = time.monotonic()
     out = subprocess.run(["make", "setup"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120).stdout
-    assert "nothing to install" in out and "installing" not in out, out
+    assert "nothing to install" in out, out
+    assert "installing" not in out, out
     assert time.monotonic() - t < 30
 
 

@@ -80,12 +80,14 @@ def test_text_bombs_fail_early_with_bounded_worker_memory(tmp_path, redis_server
         bomb = text_bomb_pdf(pages=40, chars=600_000)  # 24 M characters in a few KB
         assert len(bomb) < 20_000
         doc = ingest(bomb, "bomb.pdf")
-        assert doc.status == DocStatus.FAILED and doc.error_code == "too_much_text"
+        assert doc.status == DocStatus.FAILED
+        assert doc.error_code == "too_much_text"
         assert doc.error_message.startswith("Page 1 holds more text than 200,000 characters")
 
         # pages under the page bound, but too many of them: the document's bound, while reading
         many = ingest(text_bomb_pdf(pages=40, chars=150_000, word=9), "many.pdf")
-        assert many.status == DocStatus.FAILED and many.error_code == "too_much_text"
+        assert many.status == DocStatus.FAILED
+        assert many.error_code == "too_much_text"
         assert "more text than 1,000,000 characters" in many.error_message
         assert "reached on page 7" in many.error_message
 

@@ -85,7 +85,8 @@ def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeyp
 
     # "my highlights": only the highlighted passage, with its rectangles
     hits = [h.model_dump() for h in app_zotero.search_highlights(owner, "glaciers", 5)]
-    assert [h["document_id"] for h in hits] == [docs["ITEMICE1"]] and hits[0]["highlighted"]
+    assert [h["document_id"] for h in hits] == [docs["ITEMICE1"]]
+    assert hits[0]["highlighted"]
     assert hits[0]["highlight"]["rects"] == [[72, 700, 400, 712]]
     assert app_zotero.search_highlights(owner, "glaciers", 5, collection_ids=[cols["Oceans"]]) == []
 

@@ -90,7 +90,8 @@ def test_the_checks_see_the_marked_modules() -> None:
     stacks = {p.name for p, tree in _modules() if _builds_a_stack(tree)}
     assert {"test_stack.py", "test_supervision.py", "test_maps_ui.py"} <= stacks
     maps_ui = ast.parse((TESTS / "browser" / "test_maps_ui.py").read_text(encoding="utf-8"))
-    assert "stack" in _module_marks(maps_ui) and "map_stack" in _stack_fixtures(maps_ui)
+    assert "stack" in _module_marks(maps_ui)
+    assert "map_stack" in _stack_fixtures(maps_ui)
     topology = ast.parse((TESTS / "integration" / "test_topology.py").read_text(encoding="utf-8"))
     live = next(t for t in _tests(topology) if "browser" in _args(t))
     assert "browser" in _marks(live.decorator_list)

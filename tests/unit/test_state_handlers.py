@@ -145,5 +145,6 @@ def test_off_loop_keeps_the_handler_shape():
     from state.search import SearchState
 
     fn = SearchState.event_handlers["run_search"].fn
-    assert inspect.iscoroutinefunction(fn) and getattr(fn, OFF_LOOP, False)
+    assert inspect.iscoroutinefunction(fn)
+    assert getattr(fn, OFF_LOOP, False)
     assert list(inspect.signature(SearchState.event_handlers["submit"].fn).parameters) == ["self", "form"]
