@@ -57,6 +57,7 @@ if __name__ != "__main__" and os.environ.get(BASELINE_ENV) == "1":
 
 # ---- the benchmark (driver side) -------------------------------------------------------------
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -118,14 +119,14 @@ class Stack:
             db.commit()
         self.fake = FakeOpenAIProcess().start()
         self.r = redis_lib.Redis.from_url(self.redis_url, decode_responses=True)
-        common = dict(
-            DATABASE_URL=self.db_url,
-            REDIS_URL=self.redis_url,
-            OPENAI_BASE_URL=self.fake.base_url,
-            OPENAI_API_KEY="bench-key",
-            BAYES_MODEL_DEFAULT=MODEL,
-            BAYES_DATA_DIR=str(self.tmp),
-        )
+        common = {
+            "DATABASE_URL": self.db_url,
+            "REDIS_URL": self.redis_url,
+            "OPENAI_BASE_URL": self.fake.base_url,
+            "OPENAI_API_KEY": "bench-key",
+            "BAYES_MODEL_DEFAULT": MODEL,
+            "BAYES_DATA_DIR": str(self.tmp),
+        }
         self.proc_env = stack_env(self.tmp, 1, **common)
         for k, v in common.items():
             self._saved_env[k] = os.environ.get(k)
@@ -192,10 +193,8 @@ class Stack:
     @staticmethod
     def kill_worker(w: subprocess.Popen) -> None:
         """kill -9 of the worker's whole process group (supervisor + worker processes)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(w.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         w.wait(10)
 
     def stop_worker(self, w: subprocess.Popen) -> None:

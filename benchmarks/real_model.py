@@ -186,15 +186,15 @@ def drive(root: Path, base_url: str, out: Path) -> None:
     try:
         index_port = free_port()
         procs.append(start_index(tmp / "index", index_port, tmp / "index.log"))
-        env = dict(
-            DATABASE_URL=db_url,
-            REDIS_URL=rs.url,
-            OPENAI_BASE_URL=base_url,
-            OPENAI_API_KEY="unused",
-            BAYES_MODEL_DEFAULT=MODEL,
-            BAYES_DATA_DIR=str(tmp),
-            QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        )
+        env = {
+            "DATABASE_URL": db_url,
+            "REDIS_URL": rs.url,
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "unused",
+            "BAYES_MODEL_DEFAULT": MODEL,
+            "BAYES_DATA_DIR": str(tmp),
+            "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        }
         os.environ.update(env)
         settings.get_settings.cache_clear()
         runtime.reset()

@@ -94,18 +94,18 @@ def run_size(n: int, texts: list[str], queries: list[str]) -> None:
         text = texts[i % len(texts)]
         cid = f"{i:032x}"
         rows.append(
-            dict(
-                id=cid,
-                document_id=doc_id,
-                owner_id=owner,
-                chunk_index=i,
-                page=1 + i // 5,
-                char_start=0,
-                char_end=len(text),
-                text=text,
-                content_hash=cid * 2,
-                token_count=200,
-            )
+            {
+                "id": cid,
+                "document_id": doc_id,
+                "owner_id": owner,
+                "chunk_index": i,
+                "page": 1 + i // 5,
+                "char_start": 0,
+                "char_end": len(text),
+                "text": text,
+                "content_hash": cid * 2,
+                "token_count": 200,
+            }
         )
         v = rng.standard_normal(emb.dim).astype(np.float32)
         sv = sparse.document_vector(text)

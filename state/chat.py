@@ -7,6 +7,7 @@ was written so far and continues live. Closing the tab never changes the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import urllib.parse
@@ -316,10 +317,8 @@ class ChatState(AuthState):
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return
-        try:
+        with contextlib.suppress(app_runs.RunNotFound):
             app_runs.stop_owned(self.user_id, self.live_run_id, finished_ok=True)
-        except app_runs.RunNotFound:
-            pass
         self.live_status = "Stopping…"
 
     @rx.event

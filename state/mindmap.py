@@ -14,6 +14,7 @@ tabs' edits) and moves each into the vars.
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
 from typing import Any
 
@@ -438,10 +439,8 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return
-        try:
+        with contextlib.suppress(app_runs.RunNotFound):
             app_runs.stop_owned(self.user_id, self.live_run_id, finished_ok=True)
-        except app_runs.RunNotFound:
-            pass
         self._note("Stopping…")
 
 

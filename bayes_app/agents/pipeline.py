@@ -229,7 +229,7 @@ class Research:
         about = f"{aspect.title} {aspect.query}"
         terms = set(tokens(about))
         quotable = [p for p in passages if sent.role_allows_claims(p.role)]
-        by_n = {i: p for i, p in enumerate(quotable, 1)}  # passes number from 1 each: renumber
+        by_n = dict(enumerate(quotable, 1))  # passes number from 1 each: renumber
         sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text) if sent.claim_problem(s.text) is None]
         picked = select_sentence_ids(about, sentences, EXTRACTIVE_CLAIMS, min_overlap=1 if len(terms) <= 2 else 2)
         claims = extractive_claims(picked, by_n, aspect.title)

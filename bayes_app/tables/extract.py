@@ -458,7 +458,7 @@ def candidates(column: Column, sentences: Sequence[Sentence], k: int = 8) -> lis
         return _overlap(terms, idf.stems[i], idf) + bonus + 0.2 * _position_prior(s, n)
 
     ranked = sorted(range(n), key=score, reverse=True)[:k]
-    chosen = sorted({i for i in ranked} - ({pick.position} if pick else set()))
+    chosen = sorted(set(ranked) - ({pick.position} if pick else set()))
     head = [pick] if pick is not None else []
     return (head + [sentences[i] for i in chosen])[:k]
 

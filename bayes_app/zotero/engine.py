@@ -275,12 +275,9 @@ def _local_pass(ctx: _Ctx) -> int:
         known_cols = {
             r.key: r for r in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == ctx.library_id))
         }
-        known_items = {
-            k: fp
-            for k, fp in db.exec(
-                select(ZoteroItem.key, ZoteroItem.data).where(ZoteroItem.library_id == ctx.library_id)
-            ).all()
-        }
+        known_items = dict(
+            db.exec(select(ZoteroItem.key, ZoteroItem.data).where(ZoteroItem.library_id == ctx.library_id)).all()
+        )
     changed_cols = [
         x
         for x in cols

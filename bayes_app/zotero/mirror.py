@@ -3,6 +3,7 @@ Zotero collections as Bayes collections."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 
@@ -128,10 +129,8 @@ def _delete_collections(ctx: _Ctx, keys: list[str]) -> None:
             )
         ):
             if row.collection_id and row.created_collection:
-                try:
+                with contextlib.suppress(lib.NotFound):
                     touched += lib.delete_collection(db, ctx.owner_id, row.collection_id)
-                except lib.NotFound:
-                    pass
             db.delete(row)
         db.commit()
     for d in touched:
@@ -162,10 +161,8 @@ def _apply_collections(ctx: _Ctx) -> None:
         for key, row in sorted(rows.items(), key=lambda kv: paths[kv[0]]):
             if row.trashed:
                 if row.collection_id and row.created_collection:
-                    try:
+                    with contextlib.suppress(lib.NotFound):
                         touched += lib.delete_collection(db, ctx.owner_id, row.collection_id)
-                    except lib.NotFound:
-                        pass
                 row.collection_id, row.created_collection = None, False
                 db.add(row)
                 continue

@@ -179,14 +179,13 @@ def _apply_plans(ctx: _Ctx, plans: list[_Plan]) -> None:
             if pkeys
             else {}
         )
-        colmap = {
-            k: cid
-            for k, cid in db.exec(
+        colmap = dict(
+            db.exec(
                 select(ZoteroCollection.key, ZoteroCollection.collection_id).where(
                     ZoteroCollection.library_id == ctx.library_id
                 )
             ).all()
-        }
+        )
         for plan in plans:
             row = rows.get(plan.key)
             if row is None:
@@ -208,9 +207,8 @@ def _apply_plans(ctx: _Ctx, plans: list[_Plan]) -> None:
                     if queued is not None:
                         ingest.append(queued)
                     doc = db.get(Document, row.document_id) if row.document_id else None
-                if doc is not None:
-                    if _set_metadata(db, doc, row, parent, meta, colmap):
-                        regroup.append(doc.id)
+                if doc is not None and _set_metadata(db, doc, row, parent, meta, colmap):
+                    regroup.append(doc.id)
             if row.problem_code:
                 ctx.result.problems += 1
             row.dirty = False

@@ -7,6 +7,7 @@ key is validated against Zotero, stored encrypted, and never returned.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -331,10 +332,8 @@ def disconnect(db: Session, owner_id: str, library_id: str, keep_documents: bool
                 ZoteroCollection.library_id == row.id, ZoteroCollection.created_collection == True
             )
         ):
-            try:
+            with contextlib.suppress(lib.NotFound):
                 lib.delete_collection(db, owner_id, zc.collection_id)
-            except lib.NotFound:
-                pass
     db.flush()
     db.delete(row)
     return purges

@@ -36,7 +36,7 @@ def test_duplicate_email_creates_nothing(dbs):
 
 
 @pytest.mark.parametrize(
-    "email,password,code",
+    ("email", "password", "code"),
     [
         ("not-an-email", "tangerine-sky-42", "invalid_email"),
         ("carol@example.com", "short", "weak_password"),

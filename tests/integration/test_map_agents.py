@@ -474,7 +474,7 @@ def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
 
 
 @pytest.mark.parametrize(
-    "refused,expected",
+    ("refused", "expected"),
     [
         # llama-cpp-python: json_schema is a validation error (HTTP 500); JSON mode takes a schema
         (

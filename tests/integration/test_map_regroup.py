@@ -75,7 +75,7 @@ def test_accepting_restructure_moves_claims_and_one_undo_reverts_it_all(dbs):
     assert [g["title"] for g in p.payload["groups"]] == ["Crawler", "Reward design"]
     service.accept_proposal(dbs, a, mid, p.id)
     after = _snapshot(dbs, mid)
-    nodes = {i: v for i, v in after["nodes"].items()}
+    nodes = dict(after["nodes"])
     themes = {v[2]: i for i, v in nodes.items() if v[1] == "theme"}
     # the old themes are gone or reused: no empty theme, no two themes of one name
     assert sorted(themes) == ["Crawler", "Reward design"]

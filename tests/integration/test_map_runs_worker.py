@@ -54,15 +54,15 @@ def stack(db_url, redis_server, tmp_path):
     redis_url = redis_server.url_db(11)
     redis.Redis.from_url(redis_url).flushdb()
     fake = FakeOpenAIProcess().start()
-    env = dict(
-        DATABASE_URL=db_url,
-        REDIS_URL=redis_url,
-        OPENAI_BASE_URL=fake.base_url,
-        OPENAI_API_KEY="test-key",
-        BAYES_MODEL_DEFAULT=MODEL,
-        BAYES_DATA_DIR=str(tmp_path),
-        QDRANT_URL=f"http://127.0.0.1:{port}",
-    )
+    env = {
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "OPENAI_BASE_URL": fake.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "BAYES_MODEL_DEFAULT": MODEL,
+        "BAYES_DATA_DIR": str(tmp_path),
+        "QDRANT_URL": f"http://127.0.0.1:{port}",
+    }
     saved = {k: os.environ.get(k) for k in ENV_KEYS}
     os.environ.update(env)
     settings.get_settings.cache_clear()

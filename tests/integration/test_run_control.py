@@ -103,7 +103,7 @@ def test_stream_replay_from_cursor_without_gaps_or_duplicates(r):
         events.append(r, op, "done", {"status": "SUCCEEDED"})
 
     threading.Thread(target=writer).start()
-    seen = [e for e in events.follow(r, op, ids[24], block_ms=200)]
+    seen = list(events.follow(r, op, ids[24], block_ms=200))
     assert [e.data.get("delta") for e in seen[:-1]] == [str(i) for i in range(25, 100)]
     assert seen[-1].type == "done"
 

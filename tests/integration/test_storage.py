@@ -71,7 +71,7 @@ def test_too_large_stores_nothing(store, tmp_path):
     with pytest.raises(storage.UploadTooLarge):
         store.store_stream(io.BytesIO(_big(3 << 20)), 2 << 20)
     assert list(store.iter_shas()) == []
-    assert not [p for p in tmp_path.rglob("*upload*")]  # no spooled leftovers
+    assert not list(tmp_path.rglob("*upload*"))  # no spooled leftovers
 
 
 def test_settings_choose_the_backend(configure, tmp_path, s3_server):

@@ -38,13 +38,13 @@ def test_text_bombs_fail_early_with_bounded_worker_memory(tmp_path, redis_server
     redis_url = redis_server.url_db(12)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(
-        BAYES_DATA_DIR=str(tmp_path),
-        DATABASE_URL=db_url,
-        REDIS_URL=redis_url,
-        QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        BAYES_MAX_DOCUMENT_CHARS="1000000",
-    )
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        "BAYES_MAX_DOCUMENT_CHARS": "1000000",
+    }
     configure(**settings)
     worker = start_worker(stack_env(tmp_path, 1, **settings), tmp_path / "worker.log")
     broker = RedisBroker(url=redis_url, namespace="bayes-tasks")

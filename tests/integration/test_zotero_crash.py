@@ -27,15 +27,15 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
     redis_url = redis_server.url_db(7)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(
-        BAYES_DATA_DIR=str(tmp_path),
-        DATABASE_URL=db_url,
-        REDIS_URL=redis_url,
-        QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        BAYES_SECRET_KEY=SECRET,
-        ZOTERO_API_URL=fake_zotero.base,
-        BAYES_ZOTERO_LEASE_S="3",
-    )
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        "BAYES_SECRET_KEY": SECRET,
+        "ZOTERO_API_URL": fake_zotero.base,
+        "BAYES_ZOTERO_LEASE_S": "3",
+    }
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     uid, key = new_ids()
@@ -122,15 +122,15 @@ def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
     migrate(db_url)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(
-        BAYES_DATA_DIR=str(tmp_path),
-        DATABASE_URL=db_url,
-        REDIS_URL=redis.url,
-        QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        BAYES_SECRET_KEY=SECRET,
-        ZOTERO_API_URL=fake_zotero.base,
-        BAYES_ZOTERO_LEASE_S="3",
-    )
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis.url,
+        "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        "BAYES_SECRET_KEY": SECRET,
+        "ZOTERO_API_URL": fake_zotero.base,
+        "BAYES_ZOTERO_LEASE_S": "3",
+    }
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     uid, key = new_ids()

@@ -40,17 +40,17 @@ def zf(db_url, fake_zotero, configure, tmp_path):
     yield type(
         "Env",
         (),
-        dict(
-            db_url=db_url,
-            fz=fake_zotero,
-            zlib=zlib,
-            atts=atts,
-            owner=owner,
-            lib_id=lib_id,
-            rec=rec,
-            sync=staticmethod(sync),
-            tmp=tmp_path,
-        ),
+        {
+            "db_url": db_url,
+            "fz": fake_zotero,
+            "zlib": zlib,
+            "atts": atts,
+            "owner": owner,
+            "lib_id": lib_id,
+            "rec": rec,
+            "sync": staticmethod(sync),
+            "tmp": tmp_path,
+        },
     )
     fake_zotero.faults.clear()
 

@@ -39,7 +39,7 @@ def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeyp
     from bayes_app import settings
     from bayes_app.search import runtime
 
-    for k, v in dict(BAYES_SECRET_KEY=SECRET, DATABASE_URL=db_url, ZOTERO_API_URL=fake_zotero.base).items():
+    for k, v in {"BAYES_SECRET_KEY": SECRET, "DATABASE_URL": db_url, "ZOTERO_API_URL": fake_zotero.base}.items():
         monkeypatch.setenv(k, v)
     settings.get_settings.cache_clear()
     uid, key = new_ids()

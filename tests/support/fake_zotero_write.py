@@ -162,13 +162,12 @@ def write(fz: FakeZotero, req: Request, lib: FakeLibrary, kind: str, raw: bytes)
         if token is not None and token_key in used:
             return PlainTextResponse("Write token already used", status_code=412, headers=fz._headers())
         iusv = req.headers.get("if-unmodified-since-version")
-        if iusv is not None:
-            if lib.version > int(iusv):
-                return PlainTextResponse(
-                    f"Library has been modified since specified version (expected {iusv}, found {lib.version})",
-                    status_code=412,
-                    headers=fz._headers({"Last-Modified-Version": str(lib.version)}),
-                )
+        if iusv is not None and lib.version > int(iusv):
+            return PlainTextResponse(
+                f"Library has been modified since specified version (expected {iusv}, found {lib.version})",
+                status_code=412,
+                headers=fz._headers({"Last-Modified-Version": str(lib.version)}),
+            )
         body: dict[str, Any] = {"successful": {}, "success": {}, "unchanged": {}, "failed": {}}
         staged: list[tuple[str, dict]] = []
         for i, obj in enumerate(objs):

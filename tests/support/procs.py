@@ -11,7 +11,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -216,10 +216,8 @@ class PgCluster:
         return self
 
     def stop(self) -> None:
-        try:
+        with suppress(subprocess.CalledProcessError):
             self._run(self._bin("pg_ctl"), "-D", str(self.datadir), "-m", "immediate", "-w", "stop")
-        except subprocess.CalledProcessError:
-            pass
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql+psycopg://bayes@127.0.0.1:{self.port}/{dbname}"

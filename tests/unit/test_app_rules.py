@@ -34,7 +34,7 @@ def test_everything_else_goes_to_the_maps(target):
 
 
 @pytest.mark.parametrize(
-    "given,micro",
+    ("given", "micro"),
     [
         ({"credits": 2.5}, 2_500_000),
         ({"credits": "2,5"}, 2_500_000),
@@ -71,7 +71,7 @@ def test_bad_grant_amounts_are_refused_with_one_message(given):
 
 
 @pytest.mark.parametrize(
-    "request_,code",
+    ("request_", "code"),
     [
         ({"kind": "ask"}, "missing_fields"),
         ({"prompt": ""}, "missing_fields"),

@@ -14,7 +14,7 @@ from bayes_app.chat.tools import TOOL_NAMES, TOOLS, current_time, parse_analysis
 
 
 @pytest.mark.parametrize(
-    "expr, value",
+    ("expr", "value"),
     [
         ("1 + 2 * 3", 7),
         ("(1 + 2) * 3", 9),
@@ -60,7 +60,7 @@ def test_calculator_refuses_anything_but_arithmetic(expr):
 
 
 @pytest.mark.parametrize(
-    "expr, message",
+    ("expr", "message"),
     [
         ("1 / 0", "Division by zero"),
         ("9 ** 9 ** 9", "Exponents above"),

@@ -19,7 +19,7 @@ from bayes_app.maps.sentences import (
 
 
 @pytest.mark.parametrize(
-    "text, reason",
+    ("text", "reason"),
     [
         (
             "(57) Sheridan, R. P. Interpretation of QSAR Models by Coloring Atoms According to Changes in Predicted "

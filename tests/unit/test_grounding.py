@@ -45,7 +45,7 @@ def test_sentences_are_numbered_verbatim_and_parse_back():
 
 
 @pytest.mark.parametrize(
-    "raw,expected",
+    ("raw", "expected"),
     [
         ("2.3", (2, 3)),
         ("[2.3]", (2, 3)),

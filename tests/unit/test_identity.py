@@ -28,7 +28,7 @@ def test_throttle_key_of_text_that_is_no_address_is_still_folded():
 
 
 @pytest.mark.parametrize(
-    "a, b",
+    ("a", "b"),
     [
         ("redb-a@example.org", "redb-\u0430@example.org"),  # Cyrillic а
         ("paypal@example.org", "p\u0430yp\u0430l@example.org"),

@@ -10,7 +10,7 @@ from bayes_app.library import demo
 
 
 @pytest.mark.parametrize(
-    "message,title,kind,under",
+    ("message", "title", "kind", "under"),
     [
         ("add a note saying check the RL reward design later", "check the RL reward design later", "note", None),
         ("add a note Check the PaSa benchmark", "Check the PaSa benchmark", "note", None),

@@ -30,7 +30,7 @@ def test_defaults(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name,value",
+    ("name", "value"),
     [
         ("BAYES_PORT", "abc"),
         ("BAYES_PORT", "70000"),

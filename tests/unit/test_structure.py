@@ -88,17 +88,17 @@ MEDIA_LABELS = [
 ]
 
 
-@pytest.mark.parametrize("page,phrase,role", PASA_LABELS)
+@pytest.mark.parametrize(("page", "phrase", "role"), PASA_LABELS)
 def test_pasa_roles(page, phrase, role):
     assert roles(pdfs.PASA, page, phrase) == {role}
 
 
-@pytest.mark.parametrize("page,phrase,role", REVIEW_LABELS)
+@pytest.mark.parametrize(("page", "phrase", "role"), REVIEW_LABELS)
 def test_review_roles(page, phrase, role):
     assert roles(pdfs.REVIEW, page, phrase) == {role}
 
 
-@pytest.mark.parametrize("page,phrase,role", MEDIA_LABELS)
+@pytest.mark.parametrize(("page", "phrase", "role"), MEDIA_LABELS)
 def test_media_roles(page, phrase, role):
     assert roles(pdfs.MEDIA, page, phrase) == {role}
 
@@ -188,7 +188,7 @@ def test_review_reference_entries_numbered_acs_style():
 
 
 @pytest.mark.parametrize(
-    "entry,expect",
+    ("entry", "expect"),
     [
         (
             '[3] A. Smith and B. Jones, "Deep nets for cells," in Proc. CVPR, 2019, doi:10.1109/CVPR.2019.001.',

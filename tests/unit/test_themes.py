@@ -42,7 +42,7 @@ def test_balanced_groups_on_identical_vectors_still_respect_the_cap():
 
 
 @pytest.mark.parametrize(
-    "a,b,same",
+    ("a", "b", "same"),
     [
         ("Search agents", "search agent", True),
         ("Crawler", "crawler", True),
