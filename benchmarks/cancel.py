@@ -146,17 +146,13 @@ class Stack:
         for w in self.workers:
             self.stop_worker(w)
         if self.client is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.client.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001
-                pass
         if self.fake is not None:
             self.fake.stop()
         if self.redis_srv is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.redis_srv.stop()
-            except Exception:  # noqa: BLE001
-                pass
         for k, v in self._saved_env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -167,26 +163,25 @@ class Stack:
     # -- workers
     def start_worker(self, **extra_env: str) -> subprocess.Popen:
         env = {**self.proc_env, **extra_env}
-        log = open(self.tmp / f"worker-{len(self.workers)}.log", "w")
-        w = subprocess.Popen(
-            [
-                str(VENV_BIN / "dramatiq"),
-                "jobs",
-                "benchmarks.cancel",
-                "--processes",
-                "1",
-                "--threads",
-                "2",
-                "--worker-shutdown-timeout",
-                "2000",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log.close()
+        with open(self.tmp / f"worker-{len(self.workers)}.log", "w") as log:
+            w = subprocess.Popen(
+                [
+                    str(VENV_BIN / "dramatiq"),
+                    "jobs",
+                    "benchmarks.cancel",
+                    "--processes",
+                    "1",
+                    "--threads",
+                    "2",
+                    "--worker-shutdown-timeout",
+                    "2000",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.workers.append(w)
         return w
 

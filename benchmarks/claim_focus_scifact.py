@@ -34,14 +34,17 @@ PASSAGES = 10  # cited abstracts first, then BM25's best
 
 def load(data: Path) -> tuple[dict, dict, dict]:
     corpus = {}
-    for line in open(data / "corpus.jsonl"):
-        o = json.loads(line)
-        corpus[o["_id"]] = o
+    with open(data / "corpus.jsonl") as lines:
+        for line in lines:
+            o = json.loads(line)
+            corpus[o["_id"]] = o
     qrels: dict[str, set[str]] = collections.defaultdict(set)
-    for line in list(open(data / "qrels" / "train.tsv"))[1:]:
-        q, c, _ = line.split("\t")
-        qrels[q].add(c)
-    queries = {json.loads(x)["_id"]: json.loads(x)["text"] for x in open(data / "queries.jsonl")}
+    with open(data / "qrels" / "train.tsv") as lines:
+        for line in list(lines)[1:]:
+            q, c, _ = line.split("\t")
+            qrels[q].add(c)
+    with open(data / "queries.jsonl") as lines:
+        queries = {json.loads(x)["_id"]: json.loads(x)["text"] for x in lines}
     return corpus, qrels, queries
 
 

@@ -112,28 +112,29 @@ def gguf_path(py: Path) -> str:
 def start_server(py: Path, port: int, log: Path) -> subprocess.Popen:
     import httpx
 
-    proc = subprocess.Popen(
-        [
-            str(py),
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            gguf_path(py),
-            "--model_alias",
-            MODEL,
-            "--chat_format",
-            "chatml",
-            "--n_ctx",
-            "8192",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=open(log, "w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with open(log, "w") as log_out:
+        proc = subprocess.Popen(
+            [
+                str(py),
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                gguf_path(py),
+                "--model_alias",
+                MODEL,
+                "--chat_format",
+                "chatml",
+                "--n_ctx",
+                "8192",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=log_out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:

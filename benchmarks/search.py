@@ -36,9 +36,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--scifact", default=str(REPO.parent / "shared/data/scifact"))
     args = ap.parse_args()
-    corpus = [json.loads(line) for line in open(Path(args.scifact) / "corpus.jsonl")]
+    with open(Path(args.scifact) / "corpus.jsonl") as lines:
+        corpus = [json.loads(line) for line in lines]
     texts = [(d.get("title", "") + ". " + d["text"])[:1500] for d in corpus]
-    queries = [json.loads(line)["text"] for line in open(Path(args.scifact) / "queries.jsonl")][: args.queries]
+    with open(Path(args.scifact) / "queries.jsonl") as lines:
+        queries = [json.loads(line)["text"] for line in lines][: args.queries]
 
     from tests.support.procs import free_port, start_index
 

@@ -134,6 +134,7 @@ class AuthState(rx.State):
         self._read_query()
         if not self._load_user():
             return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
+        return None
 
     @rx.event
     @off_loop
@@ -149,6 +150,7 @@ class AuthState(rx.State):
             return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
         if not self.is_admin:
             return [rx.toast.error("Administrators only."), rx.redirect("/maps")]
+        return None
 
     @rx.event
     @off_loop
@@ -157,3 +159,4 @@ class AuthState(rx.State):
         self.busy = False
         if self._load_user():
             return rx.redirect("/maps")
+        return None

@@ -197,6 +197,7 @@ class ChatState(AuthState):
         if run_id:
             self.live_run_id = run_id
             return ChatState.consume(self._gen)
+        return None
 
     # ---- asking ------------------------------------------------------------------------
     @rx.event

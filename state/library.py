@@ -143,6 +143,7 @@ class LibraryState(AuthState):
         self.ocr_languages = [[code, name] for code, name in app_lib.ocr_languages()]
         if self._refresh():
             return LibraryState.start_watch
+        return None
 
     @rx.event
     def start_watch(self):
@@ -280,6 +281,7 @@ class LibraryState(AuthState):
             return refused
         self.edit_id = ""
         self._refresh()
+        return None
 
     # ---- collections --------------------------------------------------------------
     @rx.event
@@ -295,6 +297,7 @@ class LibraryState(AuthState):
         if refused:
             return refused
         self._refresh()
+        return None
 
     @rx.event
     @off_loop
@@ -303,6 +306,7 @@ class LibraryState(AuthState):
         if refused:
             return refused
         self._refresh()
+        return None
 
     @rx.event
     @off_loop
@@ -316,3 +320,4 @@ class LibraryState(AuthState):
         if self.filter_collection == collection_id:
             self.filter_collection = ""
         self._refresh()
+        return None

@@ -81,6 +81,7 @@ class MapUpdates(rx.State, mixin=True):
             return refused
         self.watch_new_papers = bool(watching)
         self.notice = "Watching for new papers." if self.watch_new_papers else "No longer watching for new papers."
+        return None
 
     @rx.event
     def toggle_item(self, key: str, on: bool):
@@ -104,3 +105,4 @@ class MapUpdates(rx.State, mixin=True):
         if picked:  # the canvas lays the new nodes out; that layout joins the acceptance's undo step
             self._layout_completes = "accept_update"
             self._request_layout(fit=True)
+        return None

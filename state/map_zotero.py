@@ -81,3 +81,4 @@ class MapZoteroState(MapState):
             return None
         self.z_message = f"Added {out.added} highlight(s) as claims."
         self._reload()
+        return None

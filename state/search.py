@@ -36,6 +36,7 @@ class SearchState(AuthState):
         if q:
             self.query = q
             return SearchState.run_search
+        return None
 
     @rx.event
     def set_query(self, value: str):
@@ -95,3 +96,4 @@ class SearchState(AuthState):
             }
             for h in hits
         ]
+        return None

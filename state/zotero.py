@@ -110,6 +110,7 @@ class ZoteroState(LibraryState):
             return None
         if self._zotero_refresh():
             return ZoteroState.zotero_start_watch
+        return None
 
     @rx.event
     def set_zotero_api(self, value: str):

@@ -86,10 +86,8 @@ def normalize(text: str) -> Normalized:
             j = i + 1
             while j < n and _is_space(text[j]):
                 j += 1
-            if j > i + 1 and any(text[k] in _LINE_BREAKS for k in range(i + 1, j)):
-                nxt = j  # "-" at the end of a line: glue to the next line
-            else:
-                nxt = i + 1
+            line_end = j > i + 1 and any(text[k] in _LINE_BREAKS for k in range(i + 1, j))
+            nxt = j if line_end else i + 1  # "-" at the end of a line: glue to the next line
             if out and out[-1].isalnum() and nxt < n and text[nxt].isalnum():
                 i = nxt  # intra-word hyphen: drop it (see module docstring)
                 continue

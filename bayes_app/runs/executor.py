@@ -9,6 +9,7 @@ signal; a watcher task closes the model stream the instant the abort fires.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -338,10 +339,8 @@ async def _run(
     finally:
         close = getattr(provider, "aclose", None)
         if close is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await close()
-            except Exception:  # noqa: BLE001
-                pass
 
     def mark_stopped() -> bool:
         with sessions() as db:

@@ -45,7 +45,7 @@ def test_price_math(dbs):
     cheap = ModelPrice(model="c", input_per_million=1, cached_per_million=1, output_per_million=1)
     assert pricing.cost_micro(cheap, 1, 0, 0) == 1  # never free
     assert pricing.cost_micro(cheap, 999_999, 0, 1) == 1  # one ceiling over the exact sum
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="token counts must be >= 0"):
         pricing.cost_micro(price, -1, 0, 0)
     with pytest.raises(PriceMissing, match="Model nope has no price; an admin must set one"):
         pricing.get_price(dbs, "nope")
@@ -116,7 +116,7 @@ def test_grant_reserve_spend_release_balances(dbs, db_url):
     dbs.commit()
     assert ledger.balance(dbs, user) == 10 * MICRO - 2 * cost
     assert ledger.summaries(dbs)[user.id] == (10 * MICRO - 2 * cost, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a grant must be > 0 micro-credits"):
         ledger.grant(dbs, user, 0, "grant:zero")
 
 

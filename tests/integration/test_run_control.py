@@ -142,5 +142,5 @@ def test_async_follow(redis_server, r):
             await ar.aclose()
 
     assert asyncio.run(main()) == ["text"] * 5 + ["done"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown event type 'bogus'"):
         events.append(r, op, "bogus", {})

@@ -106,7 +106,7 @@ def test_backoff_header_on_a_success_is_honoured(zf):
 def test_retries_are_bounded(zf):
     zf.fz.fail(503, times=50)
     res = None
-    with pytest.raises(Exception):  # noqa: B017 - any failure will do: the point is that nothing was returned
+    with pytest.raises(Exception):  # noqa: B017, PT011 - any failure will do: the point is that nothing was returned
         res = zf.sync(Policy(base_delay_s=0.01, max_delay_s=0.02, max_attempts=4))
     assert res is None
     with session_scope(zf.db_url) as s:

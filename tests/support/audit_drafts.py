@@ -69,9 +69,10 @@ def scifact_set(
     """(the library's papers, the draft's items in order) from SciFact train claims."""
     counts = counts or {"correct": 16, "wrong": 10, "contradicted": 8, "uncited": 6, "missing": 5}
     corpus = {}
-    for line in open(data / "corpus.jsonl", encoding="utf-8"):
-        d = json.loads(line)
-        corpus[d["_id"]] = d
+    with open(data / "corpus.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            d = json.loads(line)
+            corpus[d["_id"]] = d
     support, contra = [], []
     seen: set[str] = set()
     with open(data / "claims_train.csv", encoding="utf-8") as f:

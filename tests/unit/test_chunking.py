@@ -102,9 +102,9 @@ def test_empty_pages_and_giant_words() -> None:
 
 
 def test_invalid_parameters() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need target_tokens > 0"):
         chunk_pages([], target_tokens=50, overlap_tokens=50)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need target_tokens > 0"):
         chunk_pages([], target_tokens=0)
 
 

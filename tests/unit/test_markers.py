@@ -20,9 +20,8 @@ def _marks(decorators: list[ast.expr]) -> set[str]:
     names = set()
     for d in decorators:
         for node in ast.walk(d):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
-                if node.value.attr == "mark":
-                    names.add(node.attr)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "mark":
+                names.add(node.attr)
     return names
 
 
@@ -60,6 +59,8 @@ def _args(t: ast.FunctionDef) -> set[str]:
             first = d.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 params |= {p.strip() for p in first.value.split(",")}
+            elif isinstance(first, ast.Tuple | ast.List):  # ("a", "b"), the style ruff's PT006 asks for
+                params |= {e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
     return {a.arg for a in t.args.args} - params
 
 

@@ -120,9 +120,9 @@ def test_async_handlers_do_not_block():
             fn = handler.fn
             if getattr(fn, OFF_LOOP, False) or not fn.__module__.startswith("state."):
                 continue
-            if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-                if calls := _blocking_calls(fn):
-                    offenders.append(f"{cls.__name__}.{name}: {', '.join(calls)}")
+            is_async = inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+            if is_async and (calls := _blocking_calls(fn)):
+                offenders.append(f"{cls.__name__}.{name}: {', '.join(calls)}")
     assert not offenders, "async handlers calling blocking work on the loop:\n" + "\n".join(sorted(set(offenders)))
 
 

@@ -215,9 +215,9 @@ def _raised_marks(textpage: pdfium.PdfTextPage, text: str, start: int, end: int)
         raised = False
         if ch.isalpha() or ch == ")":
             size, y = _printed_size(textpage, i), _origin_y(textpage, i)
-            if ch.isalpha() and size > 0 and y is not None:
-                if not _is_raised(anchor, size, y):  # a raised letter keeps the anchor; it is no mark
-                    anchor = (size, y)
+            # a raised letter keeps the anchor; it is no mark
+            if ch.isalpha() and size > 0 and y is not None and not _is_raised(anchor, size, y):
+                anchor = (size, y)
         elif ch in _MARK_CHARS and anchor is not None:
             raised = _is_raised(anchor, _printed_size(textpage, i), _origin_y(textpage, i))
         if raised:
