@@ -47,7 +47,7 @@ def library_of(papers, embed):
     )
 
 
-def coverage_judge(claim: str, quote: str, embed) -> object:
+def coverage_judge(claim: str, quote: str, _embed) -> object:
     """The baseline: term coverage alone."""
     from bayes_app.audits.judge import Judgement
     from bayes_app.search.sparse import tokens

@@ -182,7 +182,7 @@ class AuditState(AuthState):
         return [AuditState.open_audit(started.id), AuditState.load]
 
     @rx.event
-    def files_rejected(self, rejected: list[dict]):
+    def files_rejected(self, rejected: list[dict]):  # noqa: ARG002 - the upload's on_drop_rejected passes the files
         self.error = "Only .md, .txt, .tex (with its .bib) and .docx drafts can be checked."
 
     @rx.event(background=True)

@@ -154,7 +154,7 @@ def _continues(lines: list[_Line], i: int) -> bool:
     )
 
 
-def _caption_runs(page: PageLayout, lines: list[_Line], stats: DocStats) -> None:
+def _caption_runs(lines: list[_Line], stats: DocStats) -> None:
     """Mark caption starts and their continuation lines."""
     i = 0
     while i < len(lines):
@@ -214,7 +214,7 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
         ):
             x.role = Role.HEADER_FOOTER
     # 2. captions
-    _caption_runs(page, lines, stats)
+    _caption_runs(lines, stats)
     # 3. figure regions (images, forms)
     for x in lines:
         if x.role == Role.BODY and _in_region(x.ln, page.regions):
@@ -294,7 +294,7 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
     _table_runs(lines)
     _unheaded_references(lines, state)
     if has_geometry:
-        _inline_fragments(lines, body)
+        _inline_fragments(lines)
     return lines
 
 
@@ -338,7 +338,7 @@ def _footnotes(page: PageLayout, lines: list[_Line], body: float) -> None:
                 x.role = Role.FOOTNOTE
 
 
-def _inline_fragments(lines: list[_Line], body: float) -> None:
+def _inline_fragments(lines: list[_Line]) -> None:
     """Sub- and superscripts that pdfium put on lines of their own take the role of the
     larger line they sit on; small pieces next to equation lines belong to the equation."""
     for k, x in enumerate(lines):

@@ -62,7 +62,7 @@ MIN_SENTENCE_WORDS = 4
 ANSWER_RATIO = 0.5  # a sentence whose probability of answering is under 0.5 × the best one's is not quoted
 
 
-def _no_model(texts: Any) -> np.ndarray:
+def _no_model(_texts: Any) -> np.ndarray:
     raise RuntimeError("no embedding model")
 
 

@@ -143,7 +143,7 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
             k += 1
     db.flush()
     check_shape(db, map_id)
-    _drop_emptied(db, map_id, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
+    _drop_emptied(db, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
     _synthesis_outdated(db, root, u)
     positions = tree_layout(_nodes(db, map_id))
     created = set(u.delete["nodes"])
@@ -178,7 +178,7 @@ def _synthesis_outdated(db: Session, root: MapNode, u: _Undo) -> None:
     db.flush()
 
 
-def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:
+def _drop_emptied(db: Session, parents: list[MapNode], u: _Undo) -> None:
     """Delete the themes and chapters (never claims or notes) the move left without children,
     and the themes above them that are left empty in turn."""
     frontier, gone = list(parents), set()

@@ -36,7 +36,7 @@ def _user(api_base: str, make_user, app_db_url: str, credits: float = 5) -> http
 
 
 @pytest.fixture(scope="module")
-def library(api_base, app_stack, app_db_url):
+def library(api_base, app_db_url):
     """One user with two indexed papers (module-wide: ingestion takes a while)."""
     email = f"lib{uuid.uuid4().hex[:8]}@example.com"
     password = "pw-" + uuid.uuid4().hex

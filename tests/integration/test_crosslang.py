@@ -96,7 +96,7 @@ def test_without_foreign_documents_search_is_the_english_hybrid(library):
     class Refuses:
         name = "refuses"
 
-        def embed_query(self, text):
+        def embed_query(self, _text):
             raise AssertionError("the multilingual model must not run for an English-only library")
 
     db_url, index, emb = library["db_url"], library["index"], library["embedder"]

@@ -173,7 +173,7 @@ def test_failed_finalize_then_retry_settles_once(dbs, db_url, monkeypatch):
     real = lc._write_terminal
     seen: list[dict] = []
 
-    def crash_before_commit(db, op, charged):
+    def crash_before_commit(db, op, _charged):
         seen.append(op_rows(db, op.id))  # the spend and release rows are written …
         raise RuntimeError("injected: database connection lost")  # … and never committed
 
@@ -202,7 +202,7 @@ def test_reap_candidates(dbs):
     lc.create_operation(dbs, user, "ask", "Ask: waiting", MICRO, "offline")
     found = lc.reap_candidates(dbs, utcnow(), lambda op_id: op_id == alive)
     assert sorted(found) == sorted([lost, stopped, cancelled])
-    assert lc.reap_candidates(dbs, utcnow(), lambda op_id: False, grace_s=3600) == [stopped]
+    assert lc.reap_candidates(dbs, utcnow(), lambda _op_id: False, grace_s=3600) == [stopped]
 
 
 def test_reconciliation_after_randomized_batch(dbs, db_url):

@@ -29,7 +29,7 @@ def test_exhausted_retries_mark_the_document_failed(db_url, configure, redis_ser
     broker = RedisBroker(url=redis_server.url_db(10), namespace=f"retries-{uuid.uuid4().hex[:8]}")
     attempts: list[int] = []
 
-    def ingest_document(document_id: str, generation: int) -> None:
+    def ingest_document(_document_id: str, generation: int) -> None:
         attempts.append(generation)
         raise ConnectionRefusedError("the index is away")
 

@@ -18,7 +18,7 @@ def test_sent_ingestion_messages_are_remembered(redis_server, configure):
     broker = StubBroker()
     broker.add_middleware(IngestEnqueued())
     ingest = dramatiq.Actor(
-        lambda d, g: None,
+        lambda _d, _g: None,
         actor_name="ingest_document",
         queue_name="ingest",
         priority=0,
@@ -26,7 +26,7 @@ def test_sent_ingestion_messages_are_remembered(redis_server, configure):
         options={"ingestion": True},
     )
     other = dramatiq.Actor(
-        lambda d, g: None, actor_name="purge_document", queue_name="ingest", priority=0, broker=broker, options={}
+        lambda _d, _g: None, actor_name="purge_document", queue_name="ingest", priority=0, broker=broker, options={}
     )
     doc, gone = uuid.uuid4().hex, uuid.uuid4().hex
     ingest.send(doc, 3)

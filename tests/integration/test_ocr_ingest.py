@@ -93,7 +93,8 @@ def test_a_scanned_paper_takes_its_printed_title_and_year(env):
         assert {c.role for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id))} & structure.QUOTABLE
 
 
-def test_ocr_reports_its_own_phase_page_by_page(env):
+@pytest.mark.usefixtures("env")
+def test_ocr_reports_its_own_phase_page_by_page():
     from bayes_app.library import ingest, pdf, scanned
 
     data = scans.image_pdf([("pasa.pdf", 3), ("pasa.pdf", 4)], dpi=200)

@@ -127,7 +127,7 @@ def env(tmp_path_factory, redis_server):
 
 
 @pytest.fixture(scope="module")
-def api(env):
+def api(env):  # noqa: ARG001 - the module's settings are set for the app it builds
     from starlette.testclient import TestClient
 
     from bayes_app.api import build_api

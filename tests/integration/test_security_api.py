@@ -134,7 +134,7 @@ def _raw(c: httpx.Client, method: str, path: str, body: bytes) -> httpx.Response
     return c.request(method, path, content=body, headers={"Content-Type": "application/json"})
 
 
-def test_hostile_bodies_get_400_and_nothing_breaks(user_api, make_user, app_stack):
+def test_hostile_bodies_get_400_and_nothing_breaks(user_api, app_stack):
     c = user_api()
     map_id, node_id = _mindmap(c)
     doc = c.post("/documents", files={"file": ("h.pdf", text_pdf("Hostile"), "application/pdf")}).json()

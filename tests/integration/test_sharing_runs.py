@@ -164,7 +164,8 @@ def _cited(db, mid: str) -> set[str]:
 MIXED = "How are molecular property prediction models explained, and how do LLM agents search for papers?"
 
 
-def test_member_run_reads_only_what_the_owner_made_readable(env, index_env, use_cases):  # noqa: F811
+@pytest.mark.usefixtures("use_cases")
+def test_member_run_reads_only_what_the_owner_made_readable(env, index_env):  # noqa: F811
     """Issue 36.1: an editor's Research run with a prompt about another of the owner's papers
     reads only what the map cites: the other paper is never cited and stays unreadable to every
     member. A claim that would cite it goes to a proposal only the owner sees (accepting it is the
@@ -225,7 +226,8 @@ def test_member_run_reads_only_what_the_owner_made_readable(env, index_env, use_
         assert review in _cited(db, mid)
 
 
-def test_prompted_research_keeps_the_root_and_is_undoable(env, use_cases):  # noqa: F811
+@pytest.mark.usefixtures("use_cases")
+def test_prompted_research_keeps_the_root_and_is_undoable(env):  # noqa: F811
     """Issue 36.3: a Research run with a prompt never rewrites the map's root question: the
     prompt becomes the run's own question (a theme under the root, research under it); every write
     of the run is one history entry authored by the member who started it, and their undo

@@ -167,7 +167,8 @@ def test_upload_dedupe_refusal_and_pdf_route_on_s3(s3_app, db_url, s3_server):
         assert gone.json()["error"]["code"] == "not_found"
 
 
-def test_ingestion_parses_from_s3(s3_app, db_url):
+@pytest.mark.usefixtures("s3_app")
+def test_ingestion_parses_from_s3(db_url):
     """The parse step reads the object through a temp copy (pdfium needs a file)."""
     from bayes_app.db import get_engine
     from bayes_app.library import uploads
@@ -256,7 +257,8 @@ def test_storage_migrate_copies_and_verifies(tmp_path, s3_server):
     assert "BAYES_STORAGE_URL is not set" in no_dest.stderr
 
 
-def test_viewer_highlight_reads_the_pdf_from_s3(s3_app, db_url):
+@pytest.mark.usefixtures("s3_app")
+def test_viewer_highlight_reads_the_pdf_from_s3(db_url):
     """Quote boxes come from pdfium over a temp copy of the object."""
     from bayes_app.db import session_scope
     from bayes_app.library import highlight, pdf, uploads

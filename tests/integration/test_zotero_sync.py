@@ -155,7 +155,7 @@ def test_noop_sync_is_one_request(zenv):
 def test_incremental_edit_new_delete_trash_and_moved_collection(zenv, monkeypatch):
     zenv.sync()
     removed: list[tuple[str, str]] = []  # what mindmaps will see: (document id, reason)
-    monkeypatch.setattr(lib, "_removal_hooks", [lambda db, doc_id, reason: removed.append((doc_id, reason))])
+    monkeypatch.setattr(lib, "_removal_hooks", [lambda _db, doc_id, reason: removed.append((doc_id, reason))])
     z, fz, rec = zenv.zlib, zenv.fz, zenv.rec
     rec.clear()
     before = snapshot(zenv.db_url, zenv.owner)

@@ -210,7 +210,7 @@ class FakeLibrary:
             "data": d,
         }
 
-    def collection_json(self, base: str, c: dict) -> dict:
+    def collection_json(self, _base: str, c: dict) -> dict:
         return {
             "key": c["key"],
             "version": c["version"],
@@ -491,7 +491,7 @@ class FakeZotero:
             return JSONResponse(info, headers=fz._headers())
 
         @library_route
-        async def user_groups(req: Request, lib: Any):
+        async def user_groups(req: Request, _lib: Any):
             info = next(i for i in fz.keys.values() if str(i["userID"]) == req.path_params["lid"])
             out = [
                 {

@@ -110,7 +110,7 @@ def add_annotation(
     )
 
 
-def _check_new(lib: FakeLibrary, obj: dict, kind: str) -> tuple[int, str] | None:
+def _check_new(obj: dict, kind: str) -> tuple[int, str] | None:
     """Validation of a new object (code, message), None when it is fine."""
     if kind == "collections":
         return (400, "Collection name not provided") if not str(obj.get("name", "")).strip() else None
@@ -223,7 +223,7 @@ def write(fz: FakeZotero, req: Request, lib: FakeLibrary, kind: str, raw: bytes)
                     if len(key) != 8 or any(c not in KEY_CHARS for c in key):
                         body["failed"][idx] = {"key": key, "code": 400, "message": f"'{key}' is not a valid key"}
                         continue
-                if (problem := _check_new(lib, obj, kind)) is not None:
+                if (problem := _check_new(obj, kind)) is not None:
                     body["failed"][idx] = {"key": key or "", "code": problem[0], "message": problem[1]}
                     continue
                 new = {k: v for k, v in obj.items() if k != "version"}

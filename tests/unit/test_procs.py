@@ -74,7 +74,8 @@ def test_config_without_local_redis_and_index_and_in_dev_mode(env, tmp_path):
     assert "--env dev" in cp["program:web"]["command"]
 
 
-def test_percent_signs_in_paths_are_escaped_and_long_socket_paths_moved(env, tmp_path):
+@pytest.mark.usefixtures("env")
+def test_percent_signs_in_paths_are_escaped_and_long_socket_paths_moved(tmp_path):
     odd = tmp_path / ("100%-" + "x" * 120)
     text = config.render(_settings(odd))
     assert "100%%-" in text
@@ -190,7 +191,8 @@ def test_leftovers_are_processes_below_no_live_program():
         parent.wait(5)
 
 
-def test_local_redis_and_index_require_generated_secrets(env, tmp_path):
+@pytest.mark.usefixtures("env")
+def test_local_redis_and_index_require_generated_secrets(tmp_path):
     """Issue 24.8: `make run`'s redis-server gets a generated `requirepass` and the index an
     API key, both kept in the data dir (mode 600) and never on a command line; the clients'
     settings carry them."""
