@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
 import uuid
 from collections import Counter
@@ -18,24 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlmodel import Session, col, delete, select
+from sqlmodel import Session, col, select
 
-from bayes_app.library import chunking, citation_graph, ocr, pdf, references, storage, structure
+from bayes_app.library import chunking, citation_graph, ingest_output, ocr, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
 from bayes_app.library.pdf.metadata import title_from_layout
 from bayes_app.library.scanned import OcrOptions, recognise_pages
-from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
-from bayes_app.search import crosslang, sparse
+from bayes_app.models import Chunk, DocStatus, Document, utcnow
+from bayes_app.search import crosslang
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import CrossPoint, IndexClient, IndexPoint
+from bayes_app.search.index import IndexClient
 
 log = logging.getLogger("bayes.ingest")
 
-EMBED_BATCH = 64
 PROGRESS_EVERY_S = 0.4
 _NAMESPACE = uuid.UUID("6f1c2a0e-5b7d-4d7e-9a61-2f1a0c6b9e11")
-# One embedding at a time per process: the model already uses every core.
-_EMBED_LOCK = threading.Lock()
 
 
 class IngestError(Exception):
@@ -124,7 +120,7 @@ def ingest_document(
             return IngestResult(document_id, DocStatus.INDEXED, doc.page_count, doc.chunk_count)
         owner_id, sha, edited = doc.owner_id, doc.file_sha256, doc.metadata_edited
     progress = _Progress(session_factory, document_id, generation)
-    job = _Job(
+    job = Job(
         session_factory,
         document_id,
         generation,
@@ -149,7 +145,7 @@ def ingest_document(
 
 
 @dataclass
-class _Job:
+class Job:
     """What one run ingests and with what: the document version, its file, the index and models.
     ``progress`` None is the background re-analysis of an indexed document."""
 
@@ -173,7 +169,7 @@ class _Job:
 
 
 @dataclass
-class _Parsed:
+class Parsed:
     """The pages as read (OCR'd words by page number), and the file's metadata (None: keep the row's)."""
 
     pages: list[pdf.PageLayout]
@@ -184,7 +180,7 @@ class _Parsed:
 
 
 @dataclass
-class _Plan:
+class Plan:
     """The document's passages and references, and what the index needs done about them."""
 
     spans: list[list[structure.Span]]
@@ -201,7 +197,7 @@ class _Plan:
     relabel: dict[str, list[str]]  # role → kept passages whose role payload changes
 
 
-def _run(job: _Job) -> IngestResult:
+def _run(job: Job) -> IngestResult:
     """Parse, classify, chunk, embed what is new, swap the chunk rows. With ``job.progress``
     None (the background re-analysis of an indexed document) its status stays ``indexed``."""
     if not job.store.exists(job.sha):
@@ -225,7 +221,7 @@ def _run(job: _Job) -> IngestResult:
     )
 
 
-def _ocr_options(job: _Job) -> OcrOptions | None:
+def _ocr_options(job: Job) -> OcrOptions | None:
     """The job's OCR options, in the language chosen at upload when they name none."""
     options = job.ocr_options
     if options is not None and not options.lang:
@@ -236,7 +232,7 @@ def _ocr_options(job: _Job) -> OcrOptions | None:
     return options
 
 
-def _parse(job: _Job) -> _Parsed:
+def _parse(job: Job) -> Parsed:
     """1. parse, page by page, with line geometry for the structure analysis; pages without a
     usable text layer are read by OCR (their word boxes kept for highlighting)."""
     ocr_options = _ocr_options(job)
@@ -260,7 +256,7 @@ def _parse(job: _Job) -> _Parsed:
         )
         if meta is not None and not meta.title and 1 in ocr_words:  # a scan: its printed title, read by OCR
             meta = dataclasses.replace(meta, title=title_from_layout(pages[0]))
-    return _Parsed(pages, ocr_words, ocr_lang, unread, meta)
+    return Parsed(pages, ocr_words, ocr_lang, unread, meta)
 
 
 def _chunk_ids(document_id: str, chunks: list[chunking.Chunk]) -> list[str]:
@@ -273,7 +269,7 @@ def _chunk_ids(document_id: str, chunks: list[chunking.Chunk]) -> list[str]:
     return ids
 
 
-def _plan(job: _Job, pages: list[pdf.PageLayout]) -> _Plan:
+def _plan(job: Job, pages: list[pdf.PageLayout]) -> Plan:
     """2. roles, reference list, chunks; ids are stable for unchanged text."""
     spans = structure.analyze(pages)
     refs = references.parse_references(pages, spans)
@@ -300,7 +296,7 @@ def _plan(job: _Job, pages: list[pdf.PageLayout]) -> _Plan:
     for cid, c in zip(ids, chunks):
         if cid in existing and (existing[cid] != c.role or old_version < 1):
             relabel.setdefault(c.role, []).append(cid)
-    return _Plan(
+    return Plan(
         spans=spans,
         refs=refs,
         chunks=chunks,
@@ -316,80 +312,20 @@ def _plan(job: _Job, pages: list[pdf.PageLayout]) -> _Plan:
     )
 
 
-def _embed(job: _Job, plan: _Plan) -> None:
+def _embed(job: Job, plan: Plan) -> None:
     """3. embed + index only new/changed chunks (upserts by id: safe to repeat)."""
     cross_embedder = job.cross_embedder
     if plan.cross and cross_embedder is None:
         cross_embedder = get_embedder(crosslang.CROSS_MODEL)
     job.report(DocStatus.EMBEDDING, 0, len(plan.to_embed), force=True)
-    _embed_new(job, plan)
+    ingest_output.embed_new(job, plan)
     if cross_embedder is not None:
-        _embed_cross(job, plan, cross_embedder)
+        ingest_output.embed_cross(job, plan, cross_embedder)
     for role, cids in plan.relabel.items():
         job.index.set_roles(cids, role)
 
 
-def _embed_new(job: _Job, plan: _Plan) -> None:
-    """Dense and sparse vectors of the new passages."""
-    done = 0
-    vectors: dict[str, object] = {}  # content hash → vector: repeated passages embed once
-    for start in range(0, len(plan.to_embed), EMBED_BATCH):
-        batch = plan.to_embed[start : start + EMBED_BATCH]
-        texts = [chunking.embedding_text(c.text) for _, c in batch]
-        fresh = {c.content_hash: t for (_, c), t in zip(batch, texts) if c.content_hash not in vectors}
-        if fresh:
-            with _EMBED_LOCK:
-                dense = job.embedder.embed_passages(list(fresh.values()))
-            vectors.update(zip(fresh.keys(), dense))
-        points = [
-            IndexPoint(
-                id=cid,
-                dense=vectors[c.content_hash],
-                sparse=tuple(sparse.document_vector(texts[i])),
-                owner_id=job.owner_id,
-                document_id=job.document_id,
-                collection_ids=plan.collection_ids,
-                page=c.page,
-                chunk_index=c.index,
-                role=c.role,
-            )
-            for i, (cid, c) in enumerate(batch)
-        ]
-        job.index.upsert_chunks(points)
-        done += len(batch)
-        job.report(DocStatus.EMBEDDING, done, len(plan.to_embed))
-
-
-def _embed_cross(job: _Job, plan: _Plan, cross_embedder: Embedder) -> None:
-    """Multilingual vectors of the passages not in English (the cross-language leg)."""
-    cross_vectors: dict[str, object] = {}
-    for start in range(0, len(plan.cross), EMBED_BATCH):
-        batch = plan.cross[start : start + EMBED_BATCH]
-        fresh = {c.content_hash: plan.text_of[cid] for cid, c in batch if c.content_hash not in cross_vectors}
-        if fresh:
-            with _EMBED_LOCK:
-                dense = cross_embedder.embed_passages(list(fresh.values()))
-            cross_vectors.update(zip(fresh.keys(), dense))
-        job.index.upsert_cross(
-            [
-                CrossPoint(
-                    id=cid,
-                    dense=cross_vectors[c.content_hash],
-                    lang=plan.lang_of[cid],
-                    owner_id=job.owner_id,
-                    document_id=job.document_id,
-                    collection_ids=plan.collection_ids,
-                    page=c.page,
-                    chunk_index=c.index,
-                    role=c.role,
-                )
-                for cid, c in batch
-            ]
-        )
-        job.report(DocStatus.EMBEDDING, len(plan.to_embed), len(plan.to_embed))
-
-
-def _commit(job: _Job, parsed: _Parsed, plan: _Plan) -> None:
+def _commit(job: Job, parsed: Parsed, plan: Plan) -> None:
     """4. commit chunks, page texts, references and the final status in one transaction."""
     with job.session_factory() as db:
         doc = db.get(Document, job.document_id)
@@ -402,8 +338,8 @@ def _commit(job: _Job, parsed: _Parsed, plan: _Plan) -> None:
             raise Superseded
         if plan.removed:
             job.index.delete_chunks(sorted(plan.removed))
-        _replace_rows(db, job, parsed, plan)
-        _finish_document(doc, parsed, plan)
+        ingest_output.replace_rows(db, job, parsed, plan)
+        ingest_output.finish_document(doc, parsed, plan)
         db.add(doc)
         citation_graph.update_document(db, job.owner_id, job.document_id)
         if job.progress is not None:
@@ -415,85 +351,12 @@ def _commit(job: _Job, parsed: _Parsed, plan: _Plan) -> None:
         db.commit()
 
 
-def _drop_stray_vectors(db: Session, job: _Job, plan: _Plan, doc: Document | None) -> None:
+def _drop_stray_vectors(db: Session, job: Job, plan: Plan, doc: Document | None) -> None:
     """Superseded: vectors of passages that never got a row would linger in the index."""
     committed = set(db.exec(select(Chunk.id).where(Chunk.document_id == job.document_id)))
     stray = [cid for cid, _ in [*plan.to_embed, *plan.cross] if cid not in committed]
     if stray and doc is not None and doc.status == DocStatus.INDEXED:
         job.index.delete_chunks(stray)
-
-
-def _replace_rows(db: Session, job: _Job, parsed: _Parsed, plan: _Plan) -> None:
-    """The document's page texts, chunks and references, replaced."""
-    document_id = job.document_id
-    db.exec(delete(Chunk).where(Chunk.document_id == document_id))
-    db.exec(delete(PageText).where(PageText.document_id == document_id))
-    db.exec(delete(DocumentReference).where(DocumentReference.document_id == document_id))
-    db.add_all(
-        [
-            PageText(
-                document_id=document_id,
-                page=p.number,
-                text=p.text,
-                spans=[s.to_json() for s in page_spans],
-                ocr_words=[w.to_json() for w in parsed.ocr_words.get(p.number, ())],
-            )
-            for p, page_spans in zip(parsed.pages, plan.spans)
-        ]
-    )
-    db.add_all(
-        [
-            Chunk(
-                id=cid,
-                document_id=document_id,
-                owner_id=job.owner_id,
-                chunk_index=c.index,
-                page=c.page,
-                char_start=c.char_start,
-                char_end=c.char_end,
-                text=c.text,
-                content_hash=c.content_hash,
-                token_count=c.token_count,
-                role=c.role,
-                section=c.section,
-            )
-            for cid, c in zip(plan.ids, plan.chunks)
-        ]
-    )
-    db.add_all(
-        [
-            DocumentReference(
-                document_id=document_id,
-                position=k,
-                page=r.page,
-                raw=r.raw[:5000],
-                authors=r.authors,
-                year=r.year,
-                title=r.title,
-                venue=r.venue,
-                doi=(r.doi or "")[:300] or None,
-            )
-            for k, r in enumerate(plan.refs)
-        ]
-    )
-
-
-def _finish_document(doc: Document, parsed: _Parsed, plan: _Plan) -> None:
-    """The document row: its metadata (unless edited by hand), counts, languages, indexed."""
-    meta = parsed.meta
-    if meta is not None:
-        doc.title = meta.title or doc.title or Path(doc.filename).stem
-        doc.authors = meta.authors or doc.authors
-        doc.year = meta.year  # the printed year or none (never the file's date)
-        doc.doi = meta.doi or doc.doi
-    elif not doc.title:
-        doc.title = Path(doc.filename).stem
-    doc.status = DocStatus.INDEXED
-    doc.page_count, doc.chunk_count = len(parsed.pages), len(plan.chunks)
-    doc.structure_version, doc.reference_count = structure.VERSION, len(plan.refs)
-    doc.language = plan.language
-    doc.ocr_pages = len(parsed.ocr_words)
-    doc.ocr_lang = parsed.ocr_lang if parsed.ocr_words else ""
 
 
 def restructure_document(
@@ -520,7 +383,7 @@ def restructure_document(
         ):
             return IngestResult(document_id, "skipped")
         owner_id, sha = doc.owner_id, doc.file_sha256
-    job = _Job(
+    job = Job(
         session_factory,
         document_id,
         generation,
