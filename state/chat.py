@@ -383,6 +383,14 @@ class ChatState(AuthState):
             return True
         return False
 
+    def _apply_batch(self, batch: list[app_runs.RunEvent]) -> bool:
+        """Apply a batch of the run's events (the cursor moves past them); True once it is done."""
+        finished = False
+        for ev in batch:
+            self.cursor = ev.id
+            finished = self._apply(ev) or finished
+        return finished
+
     @rx.event(background=True)
     async def consume(self, gen: int):
         """Follow the live run's stream from the cursor until `done` (or superseded); the page
@@ -402,10 +410,7 @@ class ChatState(AuthState):
                 async with self:
                     if self._gen != gen:
                         return
-                    finished = False
-                    for ev in batch:
-                        self.cursor = ev.id
-                        finished = self._apply(ev) or finished
+                    finished = self._apply_batch(batch)
                     if finished:
                         memory = self.live_memory
                         self._reset_live()
