@@ -422,6 +422,15 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
         case.info["already"] = chaos.cancel(case.op_id)
         chaos.send("run_operation", "agent", case.op_id)  # a late delivery does nothing
         return case
+    _script(chaos, case, rng)
+    case.op_id = chaos.start(case.uid, prompt)
+    _inflict(chaos, case, rng)
+    return case
+
+
+def _script(chaos: Chaos, case: Case, rng: random.Random) -> None:
+    """The fake model's replies for the scenario."""
+    m, s = case.mark, case.scenario
     if s == "success":
         n = rng.randint(3, 30)
         case.info.update(text=words(n, "s"), inp=rng.randint(10, 500), out=n)
@@ -458,8 +467,11 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
         chaos.script(Script(text=words(rng.randint(5, 25)), usage=False, match=m))
     elif s == "kill":
         chaos.script(Script(text=words(400, "k"), tokens_per_s=30, match=m))
-    case.op_id = chaos.start(case.uid, prompt)
 
+
+def _inflict(chaos: Chaos, case: Case, rng: random.Random) -> None:
+    """What happens to the started run: cancelled (once, twice, after it ended), its workers killed."""
+    s = case.scenario
     if s in ("cancel_streaming", "cancel_twice"):
         at = rng.randint(1, 8)
         wait_for(lambda: chaos.n_text(case.op_id) >= at, 60, 0.02, what=f"{s} streaming")
@@ -475,7 +487,6 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
         wait_for(lambda: chaos.n_text(case.op_id) >= 45, 60, 0.02, what="kill streaming")
         chaos.kill_workers()
         chaos.start_workers(2)
-    return case
 
 
 def _check(chaos: Chaos, case: Case) -> None:
@@ -483,14 +494,16 @@ def _check(chaos: Chaos, case: Case) -> None:
     op = chaos.assert_settled(case.op_id)
     usage = chaos.usage(case.op_id)
     reqs = chaos.requests_with(case.mark)
-    s, what = case.scenario, f"{case.scenario} {case.op_id}: {op.status} {op.outcome_reason}"
-    if s == "success":
-        assert op.status == "SUCCEEDED", what
-        assert chaos.text(case.op_id) == case.info["text"]
-        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [
-            (case.info["inp"], case.info["out"], False)
-        ]
-    elif s == "cancel_queued":
+    what = f"{case.scenario} {case.op_id}: {op.status} {op.outcome_reason}"
+    if case.scenario.startswith("cancel_"):
+        _check_cancelled(case, op, usage, reqs, what)
+    else:
+        _check_ran(chaos, case, op, usage, reqs, what)
+
+
+def _check_cancelled(case: Case, op: Run, usage: list, reqs: list, what: str) -> None:
+    s = case.scenario
+    if s == "cancel_queued":
         assert (op.status, op.outcome_reason, op.attempt, op.charged_credits) == ("CANCELLED", "user_cancel", 0, 0), (
             what
         )
@@ -512,6 +525,16 @@ def _check(chaos: Chaos, case: Case) -> None:
         assert op.cancel_requested_at is None, what
         assert case.info["already"] is True
         assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [(20, 2, False)]
+
+
+def _check_ran(chaos: Chaos, case: Case, op: Run, usage: list, reqs: list, what: str) -> None:
+    s = case.scenario
+    if s == "success":
+        assert op.status == "SUCCEEDED", what
+        assert chaos.text(case.op_id) == case.info["text"]
+        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [
+            (case.info["inp"], case.info["out"], False)
+        ]
     elif s == "rate_limited":
         assert op.status == "SUCCEEDED", what
         assert [r["status"] for r in reqs] == [429, 200]
@@ -544,17 +567,8 @@ def _check(chaos: Chaos, case: Case) -> None:
         assert op.charged_credits > 0
 
 
-def test_randomized_batch_reconciles(workers):
-    chaos = workers
-    seed = int(os.environ.get("BAYES_CHAOS_SEED") or random.randrange(10**9))
-    print(f"\nchaos batch seed: {seed} (replay with BAYES_CHAOS_SEED={seed})")
-    rng = random.Random(seed)
-    users = [chaos.new_user(credits=50) for _ in range(4)]
-    plan = [s for s, n in SCENARIOS.items() for _ in range(n)]
-    rng.shuffle(plan)
-    assert len(plan) >= 50
-    cases = [Case(s, marker("B"), rng.choice(users)) for s in plan]
-    t0 = time.monotonic()
+def _drive_all(chaos: Chaos, cases: list[Case], rng: random.Random) -> None:
+    """Drive the cases in waves of eight at once; a kill alone, once every run before it settled."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         wave: list = []
         for case in cases:
@@ -573,6 +587,20 @@ def test_randomized_batch_reconciles(workers):
                 wave = []
         for f in wave:
             f.result()
+
+
+def test_randomized_batch_reconciles(workers):
+    chaos = workers
+    seed = int(os.environ.get("BAYES_CHAOS_SEED") or random.randrange(10**9))
+    print(f"\nchaos batch seed: {seed} (replay with BAYES_CHAOS_SEED={seed})")
+    rng = random.Random(seed)
+    users = [chaos.new_user(credits=50) for _ in range(4)]
+    plan = [s for s, n in SCENARIOS.items() for _ in range(n)]
+    rng.shuffle(plan)
+    assert len(plan) >= 50
+    cases = [Case(s, marker("B"), rng.choice(users)) for s in plan]
+    t0 = time.monotonic()
+    _drive_all(chaos, cases, rng)
     for case in cases:
         chaos.wait_final(case.op_id, timeout=60)
     took = time.monotonic() - t0

@@ -226,39 +226,7 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
             dbs, user, "ask", f"Ask: {i}", rng.randint(0, 2) * MICRO, "offline", resource=("mindmap", f"m{i}")
         )
         ops.append(op.id)
-        if kind == "cancel_queued":
-            lc.request_cancel(dbs, op.id)
-            continue
-        attempt = lc.mark_running(dbs, op.id)
-        for seq in range(rng.randint(0, 6)):
-            lc.record_usage(
-                dbs,
-                op.id,
-                attempt,
-                seq,
-                rng.choice(["agent", "phase1_thinking"]),
-                "offline",
-                rng.randint(0, 5000),
-                rng.randint(0, 100),
-                rng.randint(0, 800),
-                estimated=rng.random() < 0.2,
-            )
-            if rng.random() < 0.3:  # redelivered event
-                lc.record_usage(dbs, op.id, attempt, seq, "agent", "offline", 1, 0, 1)
-        if kind == "success":
-            lc.mark_stopped(dbs, op.id, attempt, "SUCCEEDED")
-        elif kind in ("cancel_running", "resource_deleted"):
-            reason = "resource_deleted" if kind == "resource_deleted" else "user_cancel"
-            lc.request_cancel(dbs, op.id, reason)
-            lc.mark_stopped(dbs, op.id, attempt, "CANCELLED")
-        elif kind == "failure":
-            lc.mark_stopped(dbs, op.id, attempt, "FAILED", "provider_error: 502 Bad Gateway")
-        elif kind == "stale_retry":  # a takeover: the first worker's stop is fenced out
-            newer = lc.mark_running(dbs, op.id)
-            lc.record_usage(dbs, op.id, newer, 0, "agent", "offline", 10, 0, 10)
-            assert not lc.mark_stopped(dbs, op.id, attempt, "FAILED", "stale")
-            lc.mark_stopped(dbs, op.id, newer, "SUCCEEDED")
-        # worker_lost: left RUNNING, its lease is gone
+        _play(dbs, rng, op.id, kind)
     for op_id in rng.sample(ops, len(ops)) + rng.sample(ops, 10):  # some finalized twice
         assert lc.finalize(engine, op_id, DEAD) in ("finalized", "noop")
 
@@ -274,7 +242,48 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
     assert all(ledger.held(dbs, u) == 0 for u in users)
     assert len(ledger.history(dbs, users[0])) == 1 + sum(fresh(dbs, o).owner_id == users[0].id for o in ops)
 
-    # injected inconsistencies are found
+    _assert_injected_found(dbs, ops)
+
+
+def _play(dbs, rng: random.Random, op_id: str, kind: str) -> None:
+    """One run through its scenario: usage recorded (some events redelivered), then stopped as the scenario says."""
+    if kind == "cancel_queued":
+        lc.request_cancel(dbs, op_id)
+        return
+    attempt = lc.mark_running(dbs, op_id)
+    for seq in range(rng.randint(0, 6)):
+        lc.record_usage(
+            dbs,
+            op_id,
+            attempt,
+            seq,
+            rng.choice(["agent", "phase1_thinking"]),
+            "offline",
+            rng.randint(0, 5000),
+            rng.randint(0, 100),
+            rng.randint(0, 800),
+            estimated=rng.random() < 0.2,
+        )
+        if rng.random() < 0.3:  # redelivered event
+            lc.record_usage(dbs, op_id, attempt, seq, "agent", "offline", 1, 0, 1)
+    if kind == "success":
+        lc.mark_stopped(dbs, op_id, attempt, "SUCCEEDED")
+    elif kind in ("cancel_running", "resource_deleted"):
+        reason = "resource_deleted" if kind == "resource_deleted" else "user_cancel"
+        lc.request_cancel(dbs, op_id, reason)
+        lc.mark_stopped(dbs, op_id, attempt, "CANCELLED")
+    elif kind == "failure":
+        lc.mark_stopped(dbs, op_id, attempt, "FAILED", "provider_error: 502 Bad Gateway")
+    elif kind == "stale_retry":  # a takeover: the first worker's stop is fenced out
+        newer = lc.mark_running(dbs, op_id)
+        lc.record_usage(dbs, op_id, newer, 0, "agent", "offline", 10, 0, 10)
+        assert not lc.mark_stopped(dbs, op_id, attempt, "FAILED", "stale")
+        lc.mark_stopped(dbs, op_id, newer, "SUCCEEDED")
+    # worker_lost: left RUNNING, its lease is gone
+
+
+def _assert_injected_found(dbs, ops: list[str]) -> None:
+    """Injected inconsistencies are found: a second spend row, a reserve after finalizing, a lost message."""
     victim, held_victim = ops[0], ops[1]
     owner = fresh(dbs, victim).owner_id
     ledger.insert_entry(dbs, owner, "spend", -123, f"manual:{new_id()}", operation_id=victim)

@@ -266,6 +266,31 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
         ),
     )
     assert c.count(name).count == 22
+    _assert_queries(c, name)
+    c.set_payload(name, {"tag": "x"}, points=[1, 2])
+    assert {r.id: r.payload["tag"] for r in c.retrieve(name, [1, 2, 3])} == {1: "x", 2: "x", 3: "odd"}
+    c.delete(name, points_selector=models.PointIdsList(points=[1, 2]))
+    assert c.count(name, exact=True).count == 20
+
+    with pytest.raises(UnexpectedResponse) as err:
+        c.query_points(name, query=[1, 0, 0], using="d")
+    assert err.value.status_code == 400
+    assert "dimension" in err.value.structured()["status"]["error"]
+    c.delete_collection(name)
+    with pytest.raises(UnexpectedResponse) as err:
+        c.get_collection(name)
+    assert err.value.status_code == 404
+    assert err.value.structured()["status"]["error"] == f"Not found: Collection `{name}` doesn't exist!"
+    assert not c.delete_collection(name)
+
+    bad = httpx.post(f"{server.url}/collections/{name}/points/count", content=b"{not json")
+    assert bad.status_code == 400
+    assert bad.json()["status"]["error"].startswith("Format error in JSON body")
+    c.close()
+
+
+def _assert_queries(c: QdrantClient, name: str) -> None:
+    """Nearest, filtered, fused (RRF), sparse, batched queries and a filtered scroll over the 22 points."""
     top = c.query_points(name, query=[1, 0, 0, 0], using="d", limit=3).points
     assert [p.id for p in top] == [20, 19, 18]
     flt = models.Filter(
@@ -305,26 +330,6 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
         if offset is None:
             break
     assert sorted(seen) == [*range(2, 21, 2), 100, 101]
-    c.set_payload(name, {"tag": "x"}, points=[1, 2])
-    assert {r.id: r.payload["tag"] for r in c.retrieve(name, [1, 2, 3])} == {1: "x", 2: "x", 3: "odd"}
-    c.delete(name, points_selector=models.PointIdsList(points=[1, 2]))
-    assert c.count(name, exact=True).count == 20
-
-    with pytest.raises(UnexpectedResponse) as err:
-        c.query_points(name, query=[1, 0, 0], using="d")
-    assert err.value.status_code == 400
-    assert "dimension" in err.value.structured()["status"]["error"]
-    c.delete_collection(name)
-    with pytest.raises(UnexpectedResponse) as err:
-        c.get_collection(name)
-    assert err.value.status_code == 404
-    assert err.value.structured()["status"]["error"] == f"Not found: Collection `{name}` doesn't exist!"
-    assert not c.delete_collection(name)
-
-    bad = httpx.post(f"{server.url}/collections/{name}/points/count", content=b"{not json")
-    assert bad.status_code == 400
-    assert bad.json()["status"]["error"].startswith("Format error in JSON body")
-    c.close()
 
 
 def test_real_shape_dim_384(server: IndexServer) -> None:

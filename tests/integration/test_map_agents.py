@@ -130,46 +130,7 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     n_fig, _ = passage_no(env, FIGURE_ASPECT["Agent architecture"], FIGURE_QUOTE, seen | seen2)
     plan = {"aspects": [{"title": t, "query": q} for t, q in {**ASPECT_QUERIES, **FIGURE_ASPECT}.items()]}
     with FakeOpenAI() as fake:
-        fake.script(
-            Script.reply(json.dumps(plan), match="ROLE: planner"),
-            Script.reply(
-                claims_json(
-                    (SELECTOR_CLAIM, Q1, n1),
-                    ("PaSa always finds every paper.", FAKE_QUOTE, n1),
-                    # the same claim again, citing another sentence: merged into the first node
-                    (SELECTOR_CLAIM, Q1_DUP, n1),
-                ),
-                match="ASPECT: Decision order",
-            ),
-            Script.reply(
-                json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
-                match="ROLE: critic",
-            ),
-            Script.reply(
-                claims_json(
-                    ("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
-                    ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b),
-                ),
-                match="ASPECT: Recall against baselines",
-            ),
-            Script.reply(
-                json.dumps(
-                    {
-                        "scores": [
-                            {"claim": 2, "support": 0.95},
-                            {"claim": 3, "support": 0.2, "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."},
-                        ],
-                        "contradictions": [[2, 3]],
-                    }
-                ),
-                match="ROLE: critic",
-            ),
-            # a claim quoting the text inside a figure: rejected; the aspect falls back to quoted sentences
-            Script.reply(
-                claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
-                match="ASPECT: Agent architecture",
-            ),
-        )
+        fake.script(*_scripted_build(plan, n1, n2a, n2b, n_fig))
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
         op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
@@ -213,7 +174,55 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     # the aspect without evidence was researched at most 3 times (3 passes), no more
     unanswered = [c for c in chat if "ASPECT: Unanswered aspect" in c["body"]["messages"][-1]["content"]]
     assert len(unanswered) == 3
-    # structured output: every call carried its JSON schema (the endpoint took json_schema)
+    _assert_structured_calls(chat)
+
+
+def _scripted_build(plan: dict, n1: int, n2a: int, n2b: int, n_fig: int) -> list[Script]:
+    """The model's replies for the scripted build: the plan, each aspect's claims, the critic's scores."""
+    return [
+        Script.reply(json.dumps(plan), match="ROLE: planner"),
+        Script.reply(
+            claims_json(
+                (SELECTOR_CLAIM, Q1, n1),
+                ("PaSa always finds every paper.", FAKE_QUOTE, n1),
+                # the same claim again, citing another sentence: merged into the first node
+                (SELECTOR_CLAIM, Q1_DUP, n1),
+            ),
+            match="ASPECT: Decision order",
+        ),
+        Script.reply(
+            json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
+            match="ROLE: critic",
+        ),
+        Script.reply(
+            claims_json(
+                ("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
+                ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b),
+            ),
+            match="ASPECT: Recall against baselines",
+        ),
+        Script.reply(
+            json.dumps(
+                {
+                    "scores": [
+                        {"claim": 2, "support": 0.95},
+                        {"claim": 3, "support": 0.2, "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."},
+                    ],
+                    "contradictions": [[2, 3]],
+                }
+            ),
+            match="ROLE: critic",
+        ),
+        # a claim quoting the text inside a figure: rejected; the aspect falls back to quoted sentences
+        Script.reply(
+            claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
+            match="ASPECT: Agent architecture",
+        ),
+    ]
+
+
+def _assert_structured_calls(chat: list[dict]) -> None:
+    """Structured output: every call carried its JSON schema (the endpoint took json_schema)."""
     assert all(c["body"]["response_format"]["type"] == "json_schema" for c in chat)
     researcher_call = next(c["body"] for c in chat if "ASPECT: Decision order" in c["body"]["messages"][-1]["content"])
     schema = researcher_call["response_format"]["json_schema"]["schema"]
@@ -290,6 +299,11 @@ def test_offline_map_runs_and_export(env):
         md = export.markdown(db, env["user"], mid)
         bib = export_tex.bibtex(db, env["user"], mid)
         docx = export.docx_bytes(db, env["user"], mid)
+    _assert_exports(md, bib, docx)
+
+
+def _assert_exports(md: str, bib: str, docx: bytes) -> None:
+    """The offline map's Markdown (APA references), BibTeX and DOCX exports."""
     assert md.startswith("# How do LLM agents")
     assert "## References" in md
     assert "(2025). PaSa" in md  # APA

@@ -109,7 +109,18 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     lab.run("deepen", mid, OfflineProvider, node_id=claims[0].id)
     g = _assert_grouping(lab, mid)
 
-    # Restructure: balanced groups, every claim once; accepting moves them; one undo reverts it
+    _restructure(lab, mid, g)
+    # Chapters: each theme in exactly one chapter
+    _, evs = lab.run("chapters", mid, OfflineProvider)
+    [chap] = [e.data for e in evs if e.type == "proposal"]
+    chap_ids = [i for grp in chap["payload"]["groups"] for i in grp["node_ids"]]
+    assert len(chap_ids) == len(set(chap_ids))
+
+    _assert_synthesis(lab, mid)
+
+
+def _restructure(lab, mid: str, g: dict) -> None:
+    """Restructure: balanced groups, every claim once; accepting moves them; one undo reverts it."""
     _, evs = lab.run("restructure", mid, OfflineProvider)
     [prop] = [e.data for e in evs if e.type == "proposal"]
     groups = prop["payload"]["groups"]
@@ -131,13 +142,9 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
         service.accept_proposal(db, lab.user_id, mid, p2.id)
     _assert_grouping(lab, mid)
 
-    # Chapters: each theme in exactly one chapter
-    _, evs = lab.run("chapters", mid, OfflineProvider)
-    [chap] = [e.data for e in evs if e.type == "proposal"]
-    chap_ids = [i for grp in chap["payload"]["groups"] for i in grp["node_ids"]]
-    assert len(chap_ids) == len(set(chap_ids))
 
-    # Synthesis: short, markers numbering its own citations; the export shows it once
+def _assert_synthesis(lab, mid: str) -> None:
+    """Synthesis: short, markers numbering its own citations; the export shows it once."""
     lab.run("synthesize", mid, OfflineProvider)
     with lab.sessions() as db:
         [note] = [n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.title.startswith("Synthesis:")]

@@ -211,19 +211,24 @@ def test_map_runs_with_a_real_worker(stack):
     assert "## References" in md.text
     assert api.get(f"/api/v1/mindmaps/{m['id']}/export.bib", headers=h).text.startswith("@misc{")
 
-    # isolation: another user gets 404 for the map, its nodes, its runs and its exports
-    nid = view["nodes"][1]["id"]
+    _assert_isolated(api, h, other, m["id"], view["nodes"][1]["id"], run_id)
+    _stop_mid_run(stack, api, h, uid)
+    _delete_mid_run(stack, api, h, uid)
+
+
+def _assert_isolated(api, h: dict, other: dict, map_id: str, nid: str, run_id: str) -> None:
+    """Isolation: another user gets 404 for the map, its nodes, its runs and its exports."""
     for method, path, body in [
-        ("GET", f"/mindmaps/{m['id']}", None),
-        ("PATCH", f"/mindmaps/{m['id']}", {"title": "mine"}),
-        ("DELETE", f"/mindmaps/{m['id']}", None),
-        ("GET", f"/mindmaps/{m['id']}/revision", None),
-        ("POST", f"/mindmaps/{m['id']}/nodes", {"parent_id": nid, "title": "x"}),
-        ("PATCH", f"/mindmaps/{m['id']}/nodes/{nid}", {"title": "mine"}),
-        ("DELETE", f"/mindmaps/{m['id']}/nodes/{nid}", None),
-        ("GET", f"/mindmaps/{m['id']}/export.md", None),
-        ("GET", f"/mindmaps/{m['id']}/runs", None),
-        ("POST", "/runs", {"kind": "deepen", "mindmap_id": m["id"], "node_id": nid}),
+        ("GET", f"/mindmaps/{map_id}", None),
+        ("PATCH", f"/mindmaps/{map_id}", {"title": "mine"}),
+        ("DELETE", f"/mindmaps/{map_id}", None),
+        ("GET", f"/mindmaps/{map_id}/revision", None),
+        ("POST", f"/mindmaps/{map_id}/nodes", {"parent_id": nid, "title": "x"}),
+        ("PATCH", f"/mindmaps/{map_id}/nodes/{nid}", {"title": "mine"}),
+        ("DELETE", f"/mindmaps/{map_id}/nodes/{nid}", None),
+        ("GET", f"/mindmaps/{map_id}/export.md", None),
+        ("GET", f"/mindmaps/{map_id}/runs", None),
+        ("POST", "/runs", {"kind": "deepen", "mindmap_id": map_id, "node_id": nid}),
         ("GET", f"/runs/{run_id}", None),
         ("GET", f"/runs/{run_id}/events", None),
         ("POST", f"/runs/{run_id}/cancel", None),
@@ -232,9 +237,11 @@ def test_map_runs_with_a_real_worker(stack):
         assert res.status_code == 404, (method, path, res.text)
         assert res.json()["error"]["code"] == "not_found"
     assert api.get("/api/v1/mindmaps", headers=other).json()["mindmaps"] == []
-    assert api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()["title"] == "PaSa"
+    assert api.get(f"/api/v1/mindmaps/{map_id}", headers=h).json()["title"] == "PaSa"
 
-    # 2. Stop mid-run: nodes written so far stay, CANCELLED, charged credits shown
+
+def _stop_mid_run(stack, api, h: dict, uid: str) -> None:
+    """Stop mid-run: nodes written so far stay, CANCELLED, charged credits shown."""
     m2 = api.post(
         "/api/v1/mindmaps", json={"title": "Stopped", "question": "How does PaSa search papers?"}, headers=h
     ).json()
@@ -256,7 +263,9 @@ def test_map_runs_with_a_real_worker(stack):
     credits = api.get("/api/v1/credits", headers=h).json()
     assert credits["held"] == 0
 
-    # 3. deleting the map mid-run cancels the run (resource_deleted) and settles it
+
+def _delete_mid_run(stack, api, h: dict, uid: str) -> None:
+    """Deleting the map mid-run cancels the run (resource_deleted) and settles it."""
     m3 = api.post(
         "/api/v1/mindmaps", json={"title": "Deleted", "question": "How does PaSa search papers?"}, headers=h
     ).json()

@@ -77,44 +77,10 @@ def test_edit_a_map_over_http(api, db_url):
     assert r.json()["error"]["code"] == "move_cycle"
     assert api.post(f"{base}/{mid}/undo", headers=h).json()["undone"] == "move_node"
 
-    # citations from the library, support check, accept the rewrite
-    with Session(get_engine(db_url), expire_on_commit=False) as db:
-        chunk = library(db, uid)
-    quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
-    c = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": quote}, headers=h)
-    assert c.status_code == 201
-    assert PAGE[c.json()["char_start"] : c.json()["char_end"]] == quote
-    bad = api.post(
-        f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h
-    )
-    assert bad.status_code == 400
-    assert bad.json()["error"]["code"] == "quote_not_found"
-    [scored] = api.post(f"{base}/{mid}/nodes/{claim['id']}/check-support", headers=h).json()["citations"]
-    # "always win" overstates "can match … on narrow tasks" (the scorer's figures: tests/unit/test_support_scifact.py)
-    assert scored["support_label"] in ("partial", "unsupported")
-    assert scored["support_score"] < 0.7
-    assert scored["suggested_rewrite"]
-    assert "always" not in scored["suggested_rewrite"]
-    node = api.post(f"{base}/{mid}/citations/{scored['id']}/accept-rewrite", headers=h).json()
-    assert node["title"] == scored["suggested_rewrite"]
-    assert node["citation_count"] == 1
-
+    _cite_and_check_support(api, h, db_url, uid, f"{base}/{mid}", claim["id"])
     pos = api.post(f"{base}/{mid}/layout", headers=h).json()["positions"]
     assert set(pos) == {root, theme["id"], claim["id"], sib["id"]}
-    docx = api.get(f"{base}/{mid}/export.docx", headers=h)
-    assert docx.status_code == 200
-    assert docx.content[:2] == b"PK"
-    assert api.get(f"{base}/{mid}/export.pdf", headers=h).status_code == 400
-    tex = api.get(f"{base}/{mid}/export.tex", headers=h)
-    assert tex.status_code == 200
-    assert tex.text.startswith("\\documentclass")
-    assert "\\cite[" in tex.text
-    md = api.get(f"{base}/{mid}/export.md", params={"style": "vancouver"}, headers=h)
-    assert md.status_code == 200
-    assert re.search(r"\[1, p\. \d+\]", md.text)
-    bad = api.get(f"{base}/{mid}/export.md", params={"style": "nope"}, headers=h)
-    assert bad.status_code == 400
-    assert bad.json()["error"]["code"] == "bad_style"
+    _assert_exports(api, h, f"{base}/{mid}")
 
     r = api.delete(f"{base}/{mid}/nodes/{theme['id']}", headers=h)
     assert set(r.json()["deleted"]) == {theme["id"], claim["id"], sib["id"]}  # sib is back under theme (undo)
@@ -127,6 +93,46 @@ def test_edit_a_map_over_http(api, db_url):
     assert api.patch(f"{base}/{mid}", json={"title": "Renamed map"}, headers=h).json()["title"] == "Renamed map"
     assert [x["title"] for x in api.get(base, headers=h).json()["mindmaps"]] == ["Renamed map"]
     assert api.get(f"{base}/{mid}", headers={}).status_code == 401
+
+
+def _cite_and_check_support(api, h: dict, db_url: str, uid: str, m: str, claim_id: str) -> None:
+    """Citations from the library, the support check, the rewrite accepted (`m`: the map's URL)."""
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        chunk = library(db, uid)
+    quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
+    c = api.post(f"{m}/nodes/{claim_id}/citations", json={"chunk_id": chunk.id, "quote": quote}, headers=h)
+    assert c.status_code == 201
+    assert PAGE[c.json()["char_start"] : c.json()["char_end"]] == quote
+    bad = api.post(f"{m}/nodes/{claim_id}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h)
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "quote_not_found"
+    [scored] = api.post(f"{m}/nodes/{claim_id}/check-support", headers=h).json()["citations"]
+    # "always win" overstates "can match … on narrow tasks" (the scorer's figures: tests/unit/test_support_scifact.py)
+    assert scored["support_label"] in ("partial", "unsupported")
+    assert scored["support_score"] < 0.7
+    assert scored["suggested_rewrite"]
+    assert "always" not in scored["suggested_rewrite"]
+    node = api.post(f"{m}/citations/{scored['id']}/accept-rewrite", headers=h).json()
+    assert node["title"] == scored["suggested_rewrite"]
+    assert node["citation_count"] == 1
+
+
+def _assert_exports(api, h: dict, m: str) -> None:
+    """DOCX, LaTeX and Markdown (Vancouver) exports; PDF and unknown styles refused."""
+    docx = api.get(f"{m}/export.docx", headers=h)
+    assert docx.status_code == 200
+    assert docx.content[:2] == b"PK"
+    assert api.get(f"{m}/export.pdf", headers=h).status_code == 400
+    tex = api.get(f"{m}/export.tex", headers=h)
+    assert tex.status_code == 200
+    assert tex.text.startswith("\\documentclass")
+    assert "\\cite[" in tex.text
+    md = api.get(f"{m}/export.md", params={"style": "vancouver"}, headers=h)
+    assert md.status_code == 200
+    assert re.search(r"\[1, p\. \d+\]", md.text)
+    bad = api.get(f"{m}/export.md", params={"style": "nope"}, headers=h)
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "bad_style"
 
 
 def test_map_and_sharing_use_cases_return_their_schemas(api, db_url):
