@@ -135,15 +135,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
         f"Training with RL {m}",
         f"Benchmarks {m}",
     ]
-    with session_scope(app_db_url) as db:
-        mp = service.create_map(db, u.id, f"PaSa chapters {m}", f"What is PaSa? {m}")
-        map_id, map_title, root_id = mp["id"], mp["title"], service.root_of(db, mp["id"]).id
-        themes = {}
-        for t in titles:
-            theme, _ = service.write_agent_node(db, map_id, root_id, "theme", t, run_id=None)
-            service.write_agent_node(db, map_id, theme.id, "claim", f"A claim on {t}", run_id=None)
-            themes[t] = theme.id
-        items = [n.title for n in service._nodes(db, map_id) if n.parent_id == root_id]  # the run's numbering
+    map_id, map_title, root_id, themes, items = _map_of_themes(app_db_url, u.id, m, titles)
     assert sorted(items) == sorted(titles)
     num = {t: items.index(t) + 1 for t in titles}
     method, results = f"Part I: the method {m}", f"Part II: results {m}"
@@ -184,24 +176,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
     expect(card).to_have_count(0)
     expect(page.locator(NODE)).to_have_count(11)
 
-    def chaptered() -> dict[str, MapNode]:
-        nodes = {n.id: n for n in db_nodes(app_db_url, map_id)}
-        heads = {n.title: n for n in nodes.values() if n.kind == NodeKind.CHAPTER}
-        assert set(heads) == {method, results}
-        assert all(h.parent_id == root_id for h in heads.values())
-        assert heads[method].order_index < heads[results].order_index
-        assert [(nodes[themes[t]].parent_id, nodes[themes[t]].order_index) for t in titles] == [
-            (heads[method].id, 0),
-            (heads[method].id, 1),
-            (heads[method].id, 2),
-            (heads[results].id, 0),
-        ]
-        assert [
-            n for n in nodes.values() if n.kind == NodeKind.CLAIM and nodes[n.parent_id].kind != NodeKind.THEME
-        ] == []
-        return heads
-
-    heads = chaptered()
+    heads = _chaptered(app_db_url, map_id, root_id, themes, titles, method, results)
     with session_scope(app_db_url) as db:
         assert [p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id))] == ["accepted"]
     for _ in range(2):  # on the canvas now, and after a reload
@@ -211,10 +186,48 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
         tree_edge(page, root_id, heads[method].id)
         page.reload()
         expect(page.locator(NODE)).to_have_count(11)
-    chaptered()
+    _chaptered(app_db_url, map_id, root_id, themes, titles, method, results)
 
-    # the run's credit row: one operation titled after the map, charged (spend = charge)
-    with session_scope(app_db_url) as db:
+    _assert_credit_row(page, app_db_url, op, map_title)
+
+
+def _map_of_themes(db_url: str, user_id: str, m: str, titles: list[str]) -> tuple[str, str, str, dict, list[str]]:
+    """A map with one theme per title, each with a claim: (its id, its title, its root's id, theme
+    ids by title, the root's children's titles as the run numbers them)."""
+    with session_scope(db_url) as db:
+        mp = service.create_map(db, user_id, f"PaSa chapters {m}", f"What is PaSa? {m}")
+        map_id, map_title, root_id = mp["id"], mp["title"], service.root_of(db, mp["id"]).id
+        themes = {}
+        for t in titles:
+            theme, _ = service.write_agent_node(db, map_id, root_id, "theme", t, run_id=None)
+            service.write_agent_node(db, map_id, theme.id, "claim", f"A claim on {t}", run_id=None)
+            themes[t] = theme.id
+        items = [n.title for n in service._nodes(db, map_id) if n.parent_id == root_id]  # the run's numbering
+    return map_id, map_title, root_id, themes, items
+
+
+def _chaptered(
+    db_url: str, map_id: str, root_id: str, themes: dict, titles: list[str], method: str, results: str
+) -> dict[str, MapNode]:
+    """The accepted chapters in the database: two under the root, the themes moved under them in order."""
+    nodes = {n.id: n for n in db_nodes(db_url, map_id)}
+    heads = {n.title: n for n in nodes.values() if n.kind == NodeKind.CHAPTER}
+    assert set(heads) == {method, results}
+    assert all(h.parent_id == root_id for h in heads.values())
+    assert heads[method].order_index < heads[results].order_index
+    assert [(nodes[themes[t]].parent_id, nodes[themes[t]].order_index) for t in titles] == [
+        (heads[method].id, 0),
+        (heads[method].id, 1),
+        (heads[method].id, 2),
+        (heads[results].id, 0),
+    ]
+    assert [n for n in nodes.values() if n.kind == NodeKind.CLAIM and nodes[n.parent_id].kind != NodeKind.THEME] == []
+    return heads
+
+
+def _assert_credit_row(page, db_url: str, op, map_title: str) -> None:
+    """The run's credit row: one operation titled after the map, charged (spend = charge)."""
+    with session_scope(db_url) as db:
         spent = db.exec(
             select(LedgerEntry).where(LedgerEntry.operation_id == op.id, LedgerEntry.entry_type == "spend")
         ).all()
