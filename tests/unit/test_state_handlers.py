@@ -95,7 +95,7 @@ def test_handlers_that_do_work_are_async():
 
 # What an async handler or a background task may still call on the loop: cheap in-memory helpers
 # and use-case constructors that do no I/O (the watcher and follower read Redis asynchronously).
-_CHEAP_ON_LOOP = {"self._reset_live", "self._apply", "self._live", "self._note"}
+_CHEAP_ON_LOOP = {"self._reset_live", "self._apply", "self._apply_batch", "self._live", "self._note"}
 _CHEAP_ON_LOOP |= {"app_maps.watcher", "app_runs.follower"}
 
 
