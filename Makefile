@@ -20,7 +20,7 @@ help:
 	@echo "make dev   - same, with hot reload (frontend :3000, backend :8000)"
 	@echo "make test  - set up (plus Chromium), lint, and run the whole test suite"
 	@echo "make test-fast - the unit tests only (under 2 minutes)"
-	@echo "make lint  - ruff check, ruff format --check and mypy (settings in pyproject.toml)"
+	@echo "make lint  - ruff check, ruff format --check, mypy (settings in pyproject.toml), no function over 80 lines"
 	@echo "make format - ruff format and ruff check --fix over the tree"
 	@echo "make lock  - recompile requirements*.txt (every transitive pin) from requirements*.in"
 
@@ -72,6 +72,7 @@ test-fast: setup-test
 lint: setup-lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/long_functions.py
 	$(BIN)/mypy
 
 format: setup-lint

@@ -38,9 +38,10 @@ def rows(data: Path, seed: int) -> list[dict]:
     used_claims = {i.claim for i in items}
     used_docs = {p.id for i in items for p in (i.cited, i.evidence) if p is not None}
     corpus = {}
-    for line in open(data / "corpus.jsonl", encoding="utf-8"):
-        d = json.loads(line)
-        corpus[d["_id"]] = " ".join(d["text"].split())
+    with open(data / "corpus.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            d = json.loads(line)
+            corpus[d["_id"]] = " ".join(d["text"].split())
     out, seen = [], set()
     with open(data / "claims_train.csv", encoding="utf-8") as f:
         for r in csv.DictReader(f):

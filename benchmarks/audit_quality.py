@@ -47,7 +47,7 @@ def library_of(papers, embed):
     )
 
 
-def coverage_judge(claim: str, quote: str, embed) -> object:
+def coverage_judge(claim: str, quote: str, _embed) -> object:
     """The baseline: term coverage alone."""
     from bayes_app.audits.judge import Judgement
     from bayes_app.search.sparse import tokens
@@ -58,80 +58,14 @@ def coverage_judge(claim: str, quote: str, embed) -> object:
 
 
 def run_format(fmt: str, papers, items, embed, judge_fn=None, contradiction_model: bool = True) -> dict:
-    from bayes_app.audits import check, contradiction, readers
     from bayes_app.audits.resolve import Resolver
-    from bayes_app.audits.result import FLAGGED
     from bayes_app.audits.sentences import build
 
-    if fmt == "md":
-        raw = readers.read("draft.md", audit_drafts.markdown(items).encode())
-    elif fmt == "tex":
-        tex, bib = audit_drafts.latex(items)
-        raw = readers.read("draft.tex", tex.encode(), bib.encode())
-    else:
-        raw = readers.read("draft.docx", audit_drafts.docx(items))
-    draft = build(raw)
+    draft = build(_read_draft(fmt, items))
     library = library_of(papers, embed)
     resolver = Resolver(library.papers())
-    saved, saved_threshold = check.judge, contradiction.THRESHOLD
-    if judge_fn is not None:
-        check.judge = judge_fn
-    if judge_fn is not None or not contradiction_model:
-        contradiction.THRESHOLD = 2.0  # a probability never reaches it: the model is off
-    t0 = time.perf_counter()
-    try:
-        results = [check.check_sentence(s, draft, resolver, library, embed)[0] for s in draft.sentences]
-    finally:
-        check.judge, contradiction.THRESHOLD = saved, saved_threshold
-    seconds = time.perf_counter() - t0
-    # sentences ↔ items: the draft keeps the items' order, one sentence each
-    by_claim = {audit_drafts._sentence(i.claim)[:40]: i for i in items}
-    c = {
-        k: 0
-        for k in (
-            "resolved",
-            "in_library",
-            "missing_ok",
-            "missing",
-            "tp",
-            "fp",
-            "fn",
-            "contra_flagged",
-            "contra_verdict",
-            "uncited_hit",
-            "quotes",
-            "quotes_ok",
-            "matched",
-        )
-    }
-    texts = {p.id: p.abstract for p in papers}
-    for r in results:
-        item = by_claim.get(r.text[:40])
-        if item is None:
-            continue
-        c["matched"] += 1
-        for cit in r.citations:
-            if cit.evidence is not None:
-                c["quotes"] += 1
-                c["quotes_ok"] += cit.evidence.quote in texts.get(cit.evidence.document_id, "")
-        if item.kind == "uncited":
-            c["uncited_hit"] += any(s.document_id == item.evidence.id for s in r.suggestions[:3])
-            continue
-        cit = r.citations[0] if r.citations else None
-        if item.kind == "missing":
-            c["missing"] += 1
-            c["missing_ok"] += cit is not None and cit.verdict == "not_in_library"
-            continue
-        c["in_library"] += 1
-        c["resolved"] += cit is not None and cit.document_id == item.cited.id
-        flagged = cit is not None and cit.verdict in FLAGGED
-        positive = item.kind in ("wrong", "contradicted")
-        c["tp"] += flagged and positive
-        c["fp"] += flagged and not positive
-        c["fn"] += (not flagged) and positive
-        if item.kind == "contradicted":
-            c["contra_flagged"] += flagged
-            c["contra_verdict"] += cit is not None and cit.verdict == "contradicted"
+    results, seconds = _check_all(draft, resolver, library, embed, judge_fn, contradiction_model)
+    c = _counts(results, items, papers)
     n = {k: sum(i.kind == k for i in items) for k in audit_drafts.KINDS}
     return {
         "format": fmt,
@@ -149,6 +83,92 @@ def run_format(fmt: str, papers, items, embed, judge_fn=None, contradiction_mode
         "quotes_verbatim": f"{c['quotes_ok']}/{c['quotes']}",
         "seconds": round(seconds, 1),
     }
+
+
+def _read_draft(fmt: str, items):
+    from bayes_app.audits import readers
+
+    if fmt == "md":
+        return readers.read("draft.md", audit_drafts.markdown(items).encode())
+    if fmt == "tex":
+        tex, bib = audit_drafts.latex(items)
+        return readers.read("draft.tex", tex.encode(), bib.encode())
+    return readers.read("draft.docx", audit_drafts.docx(items))
+
+
+def _check_all(draft, resolver, library, embed, judge_fn, contradiction_model: bool) -> tuple[list, float]:
+    """(each sentence's result, seconds taken), with `judge_fn` for the judge and the
+    contradiction model off when asked."""
+    from bayes_app.audits import check, contradiction
+
+    saved, saved_threshold = check.judge, contradiction.THRESHOLD
+    if judge_fn is not None:
+        check.judge = judge_fn
+    if judge_fn is not None or not contradiction_model:
+        contradiction.THRESHOLD = 2.0  # a probability never reaches it: the model is off
+    t0 = time.perf_counter()
+    try:
+        results = [check.check_sentence(s, draft, resolver, library, embed)[0] for s in draft.sentences]
+    finally:
+        check.judge, contradiction.THRESHOLD = saved, saved_threshold
+    return results, time.perf_counter() - t0
+
+
+def _counts(results, items, papers) -> dict[str, int]:
+    """What the check found against what each item is (the draft keeps the items' order, one sentence each)."""
+    by_claim = {audit_drafts._sentence(i.claim)[:40]: i for i in items}
+    c = dict.fromkeys(
+        (
+            "resolved",
+            "in_library",
+            "missing_ok",
+            "missing",
+            "tp",
+            "fp",
+            "fn",
+            "contra_flagged",
+            "contra_verdict",
+            "uncited_hit",
+            "quotes",
+            "quotes_ok",
+            "matched",
+        ),
+        0,
+    )
+    texts = {p.id: p.abstract for p in papers}
+    for r in results:
+        item = by_claim.get(r.text[:40])
+        if item is not None:
+            _count(c, r, item, texts)
+    return c
+
+
+def _count(c: dict[str, int], r, item, texts: dict[str, str]) -> None:
+    from bayes_app.audits.result import FLAGGED
+
+    c["matched"] += 1
+    for cit in r.citations:
+        if cit.evidence is not None:
+            c["quotes"] += 1
+            c["quotes_ok"] += cit.evidence.quote in texts.get(cit.evidence.document_id, "")
+    if item.kind == "uncited":
+        c["uncited_hit"] += any(s.document_id == item.evidence.id for s in r.suggestions[:3])
+        return
+    cit = r.citations[0] if r.citations else None
+    if item.kind == "missing":
+        c["missing"] += 1
+        c["missing_ok"] += cit is not None and cit.verdict == "not_in_library"
+        return
+    c["in_library"] += 1
+    c["resolved"] += cit is not None and cit.document_id == item.cited.id
+    flagged = cit is not None and cit.verdict in FLAGGED
+    positive = item.kind in ("wrong", "contradicted")
+    c["tp"] += flagged and positive
+    c["fp"] += flagged and not positive
+    c["fn"] += (not flagged) and positive
+    if item.kind == "contradicted":
+        c["contra_flagged"] += flagged
+        c["contra_verdict"] += cit is not None and cit.verdict == "contradicted"
 
 
 def main() -> None:

@@ -57,6 +57,7 @@ if __name__ != "__main__" and os.environ.get(BASELINE_ENV) == "1":
 
 # ---- the benchmark (driver side) -------------------------------------------------------------
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -118,14 +119,14 @@ class Stack:
             db.commit()
         self.fake = FakeOpenAIProcess().start()
         self.r = redis_lib.Redis.from_url(self.redis_url, decode_responses=True)
-        common = dict(
-            DATABASE_URL=self.db_url,
-            REDIS_URL=self.redis_url,
-            OPENAI_BASE_URL=self.fake.base_url,
-            OPENAI_API_KEY="bench-key",
-            BAYES_MODEL_DEFAULT=MODEL,
-            BAYES_DATA_DIR=str(self.tmp),
-        )
+        common = {
+            "DATABASE_URL": self.db_url,
+            "REDIS_URL": self.redis_url,
+            "OPENAI_BASE_URL": self.fake.base_url,
+            "OPENAI_API_KEY": "bench-key",
+            "BAYES_MODEL_DEFAULT": MODEL,
+            "BAYES_DATA_DIR": str(self.tmp),
+        }
         self.proc_env = stack_env(self.tmp, 1, **common)
         for k, v in common.items():
             self._saved_env[k] = os.environ.get(k)
@@ -145,17 +146,13 @@ class Stack:
         for w in self.workers:
             self.stop_worker(w)
         if self.client is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.client.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001
-                pass
         if self.fake is not None:
             self.fake.stop()
         if self.redis_srv is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.redis_srv.stop()
-            except Exception:  # noqa: BLE001
-                pass
         for k, v in self._saved_env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -166,36 +163,33 @@ class Stack:
     # -- workers
     def start_worker(self, **extra_env: str) -> subprocess.Popen:
         env = {**self.proc_env, **extra_env}
-        log = open(self.tmp / f"worker-{len(self.workers)}.log", "w")
-        w = subprocess.Popen(
-            [
-                str(VENV_BIN / "dramatiq"),
-                "jobs",
-                "benchmarks.cancel",
-                "--processes",
-                "1",
-                "--threads",
-                "2",
-                "--worker-shutdown-timeout",
-                "2000",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        log.close()
+        with open(self.tmp / f"worker-{len(self.workers)}.log", "w") as log:
+            w = subprocess.Popen(
+                [
+                    str(VENV_BIN / "dramatiq"),
+                    "jobs",
+                    "benchmarks.cancel",
+                    "--processes",
+                    "1",
+                    "--threads",
+                    "2",
+                    "--worker-shutdown-timeout",
+                    "2000",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.workers.append(w)
         return w
 
     @staticmethod
     def kill_worker(w: subprocess.Popen) -> None:
         """kill -9 of the worker's whole process group (supervisor + worker processes)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(w.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         w.wait(10)
 
     def stop_worker(self, w: subprocess.Popen) -> None:

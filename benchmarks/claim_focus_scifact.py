@@ -34,23 +34,24 @@ PASSAGES = 10  # cited abstracts first, then BM25's best
 
 def load(data: Path) -> tuple[dict, dict, dict]:
     corpus = {}
-    for line in open(data / "corpus.jsonl"):
-        o = json.loads(line)
-        corpus[o["_id"]] = o
+    with open(data / "corpus.jsonl") as lines:
+        for line in lines:
+            o = json.loads(line)
+            corpus[o["_id"]] = o
     qrels: dict[str, set[str]] = collections.defaultdict(set)
-    for line in list(open(data / "qrels" / "train.tsv"))[1:]:
-        q, c, _ = line.split("\t")
-        qrels[q].add(c)
-    queries = {json.loads(x)["_id"]: json.loads(x)["text"] for x in open(data / "queries.jsonl")}
+    with open(data / "qrels" / "train.tsv") as lines:
+        for line in list(lines)[1:]:
+            q, c, _ = line.split("\t")
+            qrels[q].add(c)
+    with open(data / "queries.jsonl") as lines:
+        queries = {json.loads(x)["_id"]: json.loads(x)["text"] for x in lines}
     return corpus, qrels, queries
 
 
 def run(data: Path, n_claims: int) -> dict:
     import numpy as np
 
-    from bayes_app.agents import extractive
     from bayes_app.agents.retrieval import Passage
-    from bayes_app.llm import choose
     from bayes_app.search.embeddings import get_embedder
     from bayes_app.search.sparse import tokens
 
@@ -79,9 +80,6 @@ def run(data: Path, n_claims: int) -> dict:
             cache[t] = v
         return np.stack([cache[t] for t in texts])
 
-    def unit(m):
-        return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
-
     qs = sorted(q for q in qrels if q in queries)
     random.Random(7).shuffle(qs)
     res: dict[str, list[float]] = collections.defaultdict(list)
@@ -92,26 +90,43 @@ def run(data: Path, n_claims: int) -> dict:
             Passage(i, d, d, corpus[d]["title"], [], None, 1, corpus[d]["text"], "body", corpus[d]["text"])
             for i, d in enumerate(docs, 1)
         ]
-        cands = extractive.claim_candidates(ps)
-        if len(cands) < 6:
-            continue
-        m = unit(embed([c.text for c in cands]))
-        y = np.array([c.passage.chunk_id in qrels[qi] for c in cands])
-        scorers = {
-            "old": choose.DENSE_WEIGHT * (m @ unit(embed([q]))[0])
-            + (1 - choose.DENSE_WEIGHT) * choose.term_coverage(q, [c.text for c in cands])
-        }
-        if hasattr(choose, "focus_relevance"):
-            scorers["focus"] = choose.focus_relevance(q, [c.text for c in cands], embed, list(docs_of(cands)), m)
-        for name, s in scorers.items():
-            for k in (3, 5, 8):
-                res[f"ranking {name} p@{k}"].append(float(y[np.argsort(-s, kind="stable")[:k]].mean()))
-        plan = [c for _, cs in extractive.plan(q, ps, embed) for c in cs]
-        res["plan precision"].append(float(np.mean([c.passage.chunk_id in qrels[qi] for c in plan])) if plan else 0.0)
-        res["plan reaches a cited abstract"].append(float(any(c.passage.chunk_id in qrels[qi] for c in plan)))
-        res["plan claims"].append(float(len(plan)))
-        res["base rate"].append(float(y.mean()))
+        _measure(q, ps, qrels[qi], embed, res)
     return {k: float(np.mean(v)) for k, v in res.items()} | {"claims": len(res["base rate"])}
+
+
+def _unit(m):
+    import numpy as np
+
+    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+
+
+def _measure(q: str, ps: list, cited: set[str], embed, res: dict[str, list[float]]) -> None:
+    """One claim's rankings (precision at 3, 5, 8 of the old and the focus scorer) and plan,
+    against the abstracts it cites; claims with fewer than 6 candidates are skipped."""
+    import numpy as np
+
+    from bayes_app.agents import extractive
+    from bayes_app.llm import choose
+
+    cands = extractive.claim_candidates(ps)
+    if len(cands) < 6:
+        return
+    m = _unit(embed([c.text for c in cands]))
+    y = np.array([c.passage.chunk_id in cited for c in cands])
+    scorers = {
+        "old": choose.DENSE_WEIGHT * (m @ _unit(embed([q]))[0])
+        + (1 - choose.DENSE_WEIGHT) * choose.term_coverage(q, [c.text for c in cands])
+    }
+    if hasattr(choose, "focus_relevance"):
+        scorers["focus"] = choose.focus_relevance(q, [c.text for c in cands], embed, list(docs_of(cands)), m)
+    for name, s in scorers.items():
+        for k in (3, 5, 8):
+            res[f"ranking {name} p@{k}"].append(float(y[np.argsort(-s, kind="stable")[:k]].mean()))
+    plan = [c for _, cs in extractive.plan(q, ps, embed) for c in cs]
+    res["plan precision"].append(float(np.mean([c.passage.chunk_id in cited for c in plan])) if plan else 0.0)
+    res["plan reaches a cited abstract"].append(float(any(c.passage.chunk_id in cited for c in plan)))
+    res["plan claims"].append(float(len(plan)))
+    res["base rate"].append(float(y.mean()))
 
 
 def docs_of(cands):

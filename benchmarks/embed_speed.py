@@ -41,7 +41,7 @@ def passages(corpus: Path, n: int) -> list[str]:
         for line in f:
             d = json.loads(line)
             text = f"{d['title']} {d['text']}"
-            if 240 <= len(tok.encode(text).ids) and len(text) < 2000:
+            if len(tok.encode(text).ids) >= 240 and len(text) < 2000:
                 out.append(text)
                 if len(out) == n:
                     break

@@ -115,7 +115,7 @@ def reference_entries(lab) -> dict[str, str]:
     try:
         from bayes_app.models import DocumentReference
     except ImportError:
-        return {p: "n/a" for p in PAPERS}  # code without structure-aware ingestion
+        return dict.fromkeys(PAPERS, "n/a")  # code without structure-aware ingestion
     from sqlmodel import select
 
     from bayes_app.models import Document
@@ -249,6 +249,17 @@ def main() -> None:
         print(json.dumps(ours, default=str))
         return
     base = baseline(args.data, args.baseline, not args.no_scifact) if args.baseline else None
+    _print_builds(ours, base)
+    _print_runs(ours, base, args.detail)
+    _print_scifact(ours, base, args.baseline)
+    if args.detail:
+        for build in ("offline", "scripted"):
+            for q, m in zip(QUESTIONS, ours["detail"][build]):
+                print(build, q, m["titles"], m["bad_examples"])
+
+
+def _print_builds(ours: dict, base: dict | None) -> None:
+    """The maps' shape, offline and scripted (and the baseline's)."""
     rows = [
         ("share of claim quotes from body/caption text", "body_share", "{:.1%}"),
         ("duplicate claims", "duplicates", "{}"),
@@ -270,6 +281,10 @@ def main() -> None:
                 vals.append(fmt.format(base[build][key]))
             vals.append(fmt.format(ours[build][key]))
         print(f"{label:<48}" + "".join(f"{v:>17}" for v in vals))
+
+
+def _print_runs(ours: dict, base: dict | None, detail: bool) -> None:
+    """The runs on the offline maps, and their theme names."""
     print("\noffline maps, then Expand (first theme), Restructure + accept, Synthesize on each\n")
     print(f"{'measure':<48}" + ("".join(f"{h:>17}" for h in ["base", "ours"]) if base else f"{'ours':>17}"))
     for label, key, _combine, fmt in RUN_ROWS:
@@ -284,11 +299,15 @@ def main() -> None:
             ]
             cells = [f"{v[key]}/{v['names']}" if v else "n/a" for v in vals]
             print(f"{step + ': ' + label:<48}" + "".join(f"{c:>17}" for c in cells))
-    if args.detail:
+    if detail:
         for step in NAME_STEPS:
             print(
                 step, "names that fail a check:", (ours["offline"]["runs"].get(f"names_{step}") or {}).get("examples")
             )
+
+
+def _print_scifact(ours: dict, base: dict | None, baseline_ref: str | None) -> None:
+    """The SciFact figures, the reference entries parsed per paper, the build times."""
     print()
     s, b = ours["scifact"], (base or {}).get("scifact")
     for label, key in (
@@ -299,7 +318,7 @@ def main() -> None:
     ):
         if s:
             print(f"{label:<52}" + (f"{b[key]:>10.3f}" if b else "") + f"{s[key]:>10.3f}")
-    print(f"\nSciFact: train claims, held split (benchmarks/scifact_sets.py); base = {args.baseline or '-'}")
+    print(f"\nSciFact: train claims, held split (benchmarks/scifact_sets.py); base = {baseline_ref or '-'}")
     print("reference entries parsed per paper:")
     for p in PAPERS:
         print(
@@ -308,10 +327,6 @@ def main() -> None:
             + f"{ours['references'].get(p, 'n/a'):>30}"
         )
     print("build seconds:", {k: round(v, 1) for k, v in ours["seconds"].items()})
-    if args.detail:
-        for build in ("offline", "scripted"):
-            for q, m in zip(QUESTIONS, ours["detail"][build]):
-                print(build, q, m["titles"], m["bad_examples"])
 
 
 if __name__ == "__main__":

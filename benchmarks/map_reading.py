@@ -65,8 +65,7 @@ def main() -> None:
 
     from playwright.sync_api import sync_playwright
 
-    ready, text_ours, text_fit, outline_click, outline_phone, canvas_phone = [], [], [], [], [], []
-    cut, edit_layout, button_layout = [], [], []
+    m: dict[str, list[float]] = {k: [] for k in MEASURES}
     with running(args.url, args.db) as (stack, db_url), sync_playwright() as pw:
         user_id, email, password = make_user(db_url)
         map_id = build_map(db_url, user_id, args.nodes)
@@ -78,40 +77,68 @@ def main() -> None:
             p.set_default_timeout(60_000)
             login(p, stack.url, email, password)
         for rep in range(args.repeats + 1):  # the first round warms caches; not counted
-            desk.goto(url)
-            desk.wait_for_function("() => window.__mindmapReady")
-            desk.wait_for_timeout(200)
-            r, t = desk.evaluate("() => window.__mindmapReady"), desk.evaluate(MIN_TEXT_JS)
-            g = desk.evaluate(GEOMETRY_JS)
-            e, b = edit_and_layout(desk)
-            desk.click("#btn-fit")
-            desk.wait_for_timeout(500)
-            f = desk.evaluate(MIN_TEXT_JS)
-            t0 = desk.evaluate("() => { window.__outlineRendered = 0; return performance.now(); }")
-            desk.click("#view-outline")
-            desk.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === {args.nodes}")
-            o = desk.evaluate("() => window.__outlineRendered") - t0
-            desk.click("#view-canvas")
-            phone.goto(url)
-            phone.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === {args.nodes}")
-            op = phone.evaluate("() => window.__outlineRendered")
-            phone.click("#view-canvas")
-            phone.goto(url)
-            phone.wait_for_function("() => window.__mindmapReady")
-            cp = phone.evaluate("() => window.__mindmapReady")
-            phone.click("#view-outline")
+            got = _one_round(desk, phone, url, args.nodes)
             if rep:
-                cut.append(len(g["cut"]))
-                edit_layout.append(e)
-                button_layout.append(b)
-                ready.append(r)
-                text_ours.append(t)
-                text_fit.append(f)
-                outline_click.append(o)
-                outline_phone.append(op)
-                canvas_phone.append(cp)
+                for k, v in got.items():
+                    m[k].append(v)
         browser.close()
+    _report(args, m)
 
+
+MEASURES = (
+    "ready",
+    "text_ours",
+    "text_fit",
+    "outline_click",
+    "outline_phone",
+    "canvas_phone",
+    "cut",
+    "edit_layout",
+    "button_layout",
+)
+
+
+def _one_round(desk, phone, url: str, nodes: int) -> dict[str, float]:
+    """One of each measure: the desktop canvas opened, edited, fitted, the outline; the phone's outline and canvas."""
+    desk.goto(url)
+    desk.wait_for_function("() => window.__mindmapReady")
+    desk.wait_for_timeout(200)
+    r, t = desk.evaluate("() => window.__mindmapReady"), desk.evaluate(MIN_TEXT_JS)
+    g = desk.evaluate(GEOMETRY_JS)
+    e, b = edit_and_layout(desk)
+    desk.click("#btn-fit")
+    desk.wait_for_timeout(500)
+    f = desk.evaluate(MIN_TEXT_JS)
+    t0 = desk.evaluate("() => { window.__outlineRendered = 0; return performance.now(); }")
+    desk.click("#view-outline")
+    desk.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === {nodes}")
+    o = desk.evaluate("() => window.__outlineRendered") - t0
+    desk.click("#view-canvas")
+    phone.goto(url)
+    phone.wait_for_function(f"() => document.querySelectorAll('{ROWS}').length === {nodes}")
+    op = phone.evaluate("() => window.__outlineRendered")
+    phone.click("#view-canvas")
+    phone.goto(url)
+    phone.wait_for_function("() => window.__mindmapReady")
+    cp = phone.evaluate("() => window.__mindmapReady")
+    phone.click("#view-outline")
+    return {
+        "cut": len(g["cut"]),
+        "edit_layout": e,
+        "button_layout": b,
+        "ready": r,
+        "text_ours": t,
+        "text_fit": f,
+        "outline_click": o,
+        "outline_phone": op,
+        "canvas_phone": cp,
+    }
+
+
+def _report(args: argparse.Namespace, m: dict[str, list[float]]) -> None:
+    ready, text_ours, text_fit = m["ready"], m["text_ours"], m["text_fit"]
+    outline_click, outline_phone, canvas_phone = m["outline_click"], m["outline_phone"], m["canvas_phone"]
+    cut, edit_layout, button_layout = m["cut"], m["edit_layout"], m["button_layout"]
     print(f"map_reading: {args.nodes}-node map, {args.repeats} repeats, Chromium 1440×900 and 390×844")
     print(summary("ours: open -> readable first view (desktop canvas)", ready))
     print(

@@ -112,28 +112,29 @@ def gguf_path(py: Path) -> str:
 def start_server(py: Path, port: int, log: Path) -> subprocess.Popen:
     import httpx
 
-    proc = subprocess.Popen(
-        [
-            str(py),
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            gguf_path(py),
-            "--model_alias",
-            MODEL,
-            "--chat_format",
-            "chatml",
-            "--n_ctx",
-            "8192",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=open(log, "w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with open(log, "w") as log_out:
+        proc = subprocess.Popen(
+            [
+                str(py),
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                gguf_path(py),
+                "--model_alias",
+                MODEL,
+                "--chat_format",
+                "chatml",
+                "--n_ctx",
+                "8192",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=log_out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -186,15 +187,15 @@ def drive(root: Path, base_url: str, out: Path) -> None:
     try:
         index_port = free_port()
         procs.append(start_index(tmp / "index", index_port, tmp / "index.log"))
-        env = dict(
-            DATABASE_URL=db_url,
-            REDIS_URL=rs.url,
-            OPENAI_BASE_URL=base_url,
-            OPENAI_API_KEY="unused",
-            BAYES_MODEL_DEFAULT=MODEL,
-            BAYES_DATA_DIR=str(tmp),
-            QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        )
+        env = {
+            "DATABASE_URL": db_url,
+            "REDIS_URL": rs.url,
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": "unused",
+            "BAYES_MODEL_DEFAULT": MODEL,
+            "BAYES_DATA_DIR": str(tmp),
+            "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        }
         os.environ.update(env)
         settings.get_settings.cache_clear()
         runtime.reset()
@@ -232,102 +233,114 @@ def drive(root: Path, base_url: str, out: Path) -> None:
 
 
 def _drive_runs(root: Path, sessions, token: str, out: Path) -> None:
-    from sqlmodel import select
     from starlette.testclient import TestClient
 
     from bayes_app.api import build_api
-    from bayes_app.library.quotes import quote_in_text
-    from bayes_app.models import Chunk, Citation, PageText
 
     h = {"Authorization": f"Bearer {token}"}
     result: dict = {"root": str(root), "ask": [], "research": None}
     with TestClient(build_api()) as api:
-
-        def run(body: dict) -> tuple[dict, list[dict], float, dict]:
-            t0 = time.monotonic()
-            r = api.post("/api/v1/runs", json=body, headers=h)
-            r.raise_for_status()
-            started = r.json()
-            run_id = started["id"]
-            deadline = time.monotonic() + RUN_TIMEOUT_S
-            while not (view := api.get(f"/api/v1/runs/{run_id}", headers=h).json())["finalized_at"]:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"run {run_id} did not finish")
-                time.sleep(0.5)
-            evs = [
-                json.loads(x)
-                for x in api.get(f"/api/v1/runs/{run_id}/events?format=ndjson", headers=h).text.splitlines()
-                if x
-            ]
-            return view, evs, time.monotonic() - t0, started
-
         for q in ASK_QUESTIONS:
-            view, evs, secs, started = run({"kind": "ask", "prompt": q})
-            text = "".join(e["data"].get("delta", "") for e in evs if e["type"] == "text")
-            metas = [e["data"] for e in evs if e["type"] == "metadata"]
-            numbers = {int(c["n"]) for c in (metas[-1].get("citations", []) if metas else [])}
-            grounding = next((e["data"] for e in evs if e["type"] == "grounding"), None)
-            conv = api.get(f"/api/v1/conversations/{started['conversation_id']}", headers=h).json()
-            label = conv["messages"][-1].get("grounding_label")  # None before the grounding work
-            result["ask"].append(
-                {
-                    "question": q,
-                    "status": view["status"],
-                    "seconds": round(secs, 1),
-                    "credits": view["charged_credits"],
-                    "text": text,
-                    "sources": len(numbers),
-                    "cited": _cited(text, numbers),
-                    "says_unsupported": "doesn't support an answer" in text,
-                    "grounding": grounding,
-                    "usage_estimated": view["usage"].get("estimated_events"),
-                    "usage_events": view["usage"].get("events"),
-                    "label": label,
-                }
-            )
-            print(f"  ask {view['status']} {secs:.0f}s cited={_cited(text, numbers)}: {q}", flush=True)
-
-        m = api.post("/api/v1/mindmaps", json={"title": "PaSa", "question": RESEARCH_QUESTION}, headers=h).json()
-        view, evs, secs, _ = run({"kind": "build_map", "mindmap_id": m["id"]})
-        mp = api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()
-        nodes = mp["nodes"]
-        claims = [n for n in nodes if n["kind"] in ("claim", "counterpoint")]
-        themes = [n for n in nodes if n["kind"] == "theme"]
-        rejected: dict[str, int] = {}
-        for e in evs:
-            if e["type"] == "agent":
-                for x in e["data"].get("rejected", []):
-                    rejected[x["reason"]] = rejected.get(x["reason"], 0) + 1
-        with sessions() as db:
-            cits = list(db.exec(select(Citation).where(Citation.map_id == m["id"])))
-            verified = 0
-            for c in cits:
-                chunk = db.get(Chunk, c.chunk_id) if c.chunk_id else None
-                page = db.get(PageText, (c.document_id, c.page)) if c.document_id else None
-                if chunk and page and quote_in_text(chunk.text, c.quote) and quote_in_text(page.text, c.quote):
-                    verified += 1
-            extractive = sum(1 for c in cits if c.agent == "extractive")
-        errors = [e["data"] for e in evs if e["type"] == "error"]
-        result["research"] = {
-            "status": view["status"],
-            "reason": view["outcome_reason"],
-            "seconds": round(secs, 1),
-            "credits": view["charged_credits"],
-            "model_calls": view["usage"].get("events"),
-            "usage_estimated": view["usage"].get("estimated_events"),
-            "themes": len(themes),
-            "empty_themes": sum(1 for t in themes if not any(n["parent_id"] == t["id"] for n in claims)),
-            "claims": len(claims),
-            "claims_extractive": extractive,
-            "citations": len(cits),
-            "citations_verified": verified,
-            "rejected": rejected,
-            "errors": errors,
-            "theme_titles": [t["title"] for t in themes],
-            "claim_titles": [c["title"] for c in claims],
-        }
-        print(f"  research {view['status']} {secs:.0f}s claims={len(claims)}", flush=True)
+            result["ask"].append(_ask(api, h, q))
+        result["research"] = _research(api, h, sessions)
     out.write_text(json.dumps(result, indent=1))
+
+
+def _run(api, h: dict, body: dict) -> tuple[dict, list[dict], float, dict]:
+    """Start a run and wait until it is finalized: (its view, its events, seconds, the start answer)."""
+    t0 = time.monotonic()
+    r = api.post("/api/v1/runs", json=body, headers=h)
+    r.raise_for_status()
+    started = r.json()
+    run_id = started["id"]
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not (view := api.get(f"/api/v1/runs/{run_id}", headers=h).json())["finalized_at"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"run {run_id} did not finish")
+        time.sleep(0.5)
+    evs = [
+        json.loads(x) for x in api.get(f"/api/v1/runs/{run_id}/events?format=ndjson", headers=h).text.splitlines() if x
+    ]
+    return view, evs, time.monotonic() - t0, started
+
+
+def _ask(api, h: dict, q: str) -> dict:
+    view, evs, secs, started = _run(api, h, {"kind": "ask", "prompt": q})
+    text = "".join(e["data"].get("delta", "") for e in evs if e["type"] == "text")
+    metas = [e["data"] for e in evs if e["type"] == "metadata"]
+    numbers = {int(c["n"]) for c in (metas[-1].get("citations", []) if metas else [])}
+    grounding = next((e["data"] for e in evs if e["type"] == "grounding"), None)
+    conv = api.get(f"/api/v1/conversations/{started['conversation_id']}", headers=h).json()
+    label = conv["messages"][-1].get("grounding_label")  # None before the grounding work
+    print(f"  ask {view['status']} {secs:.0f}s cited={_cited(text, numbers)}: {q}", flush=True)
+    return {
+        "question": q,
+        "status": view["status"],
+        "seconds": round(secs, 1),
+        "credits": view["charged_credits"],
+        "text": text,
+        "sources": len(numbers),
+        "cited": _cited(text, numbers),
+        "says_unsupported": "doesn't support an answer" in text,
+        "grounding": grounding,
+        "usage_estimated": view["usage"].get("estimated_events"),
+        "usage_events": view["usage"].get("events"),
+        "label": label,
+    }
+
+
+def _research(api, h: dict, sessions) -> dict:
+    m = api.post("/api/v1/mindmaps", json={"title": "PaSa", "question": RESEARCH_QUESTION}, headers=h).json()
+    view, evs, secs, _ = _run(api, h, {"kind": "build_map", "mindmap_id": m["id"]})
+    mp = api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()
+    nodes = mp["nodes"]
+    claims = [n for n in nodes if n["kind"] in ("claim", "counterpoint")]
+    themes = [n for n in nodes if n["kind"] == "theme"]
+    rejected: dict[str, int] = {}
+    for e in evs:
+        if e["type"] == "agent":
+            for x in e["data"].get("rejected", []):
+                rejected[x["reason"]] = rejected.get(x["reason"], 0) + 1
+    n_cits, verified, extractive = _citations(sessions, m["id"])
+    errors = [e["data"] for e in evs if e["type"] == "error"]
+    print(f"  research {view['status']} {secs:.0f}s claims={len(claims)}", flush=True)
+    return {
+        "status": view["status"],
+        "reason": view["outcome_reason"],
+        "seconds": round(secs, 1),
+        "credits": view["charged_credits"],
+        "model_calls": view["usage"].get("events"),
+        "usage_estimated": view["usage"].get("estimated_events"),
+        "themes": len(themes),
+        "empty_themes": sum(1 for t in themes if not any(n["parent_id"] == t["id"] for n in claims)),
+        "claims": len(claims),
+        "claims_extractive": extractive,
+        "citations": n_cits,
+        "citations_verified": verified,
+        "rejected": rejected,
+        "errors": errors,
+        "theme_titles": [t["title"] for t in themes],
+        "claim_titles": [c["title"] for c in claims],
+    }
+
+
+def _citations(sessions, map_id: str) -> tuple[int, int, int]:
+    """(the map's citations, those whose quote is in its passage and its page, those the extractive step made)."""
+    from sqlmodel import select
+
+    from bayes_app.library.quotes import quote_in_text
+    from bayes_app.models import Chunk, Citation, PageText
+
+    with sessions() as db:
+        cits = list(db.exec(select(Citation).where(Citation.map_id == map_id)))
+        verified = 0
+        for c in cits:
+            chunk = db.get(Chunk, c.chunk_id) if c.chunk_id else None
+            page = db.get(PageText, (c.document_id, c.page)) if c.document_id else None
+            if chunk and page and quote_in_text(chunk.text, c.quote) and quote_in_text(page.text, c.quote):
+                verified += 1
+        extractive = sum(1 for c in cits if c.agent == "extractive")
+    return len(cits), verified, extractive
 
 
 def _cited(text: str, numbers: set[int]) -> bool:

@@ -24,6 +24,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import qdrant_edge as qe
@@ -141,54 +142,63 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="retrieval_eval_") as tmp:
         shard = build_shard(Path(tmp) / "shard", dense, sparse_vecs)
-        q_sparse = {t: qe.SparseVector(*sparse.query_vector(t)) for t in queries.values()}
-        q_dense = {t: model.embed_query(t).tolist() for t in queries.values()}
-
-        def ids(req: qe.QueryRequest) -> list[int]:
-            return [p.id for p in shard.query(req)]
-
-        def bm25(t: str) -> list[int]:
-            return ids(qe.QueryRequest(limit=100, query=qe.Query.Nearest(q_sparse[t], using="sparse")))
-
-        def dense_only(t: str) -> list[int]:
-            return ids(qe.QueryRequest(limit=100, query=qe.Query.Nearest(q_dense[t], using="dense")))
-
-        def hybrid(depth: int) -> Callable[[str], list[int]]:
-            def run(t: str) -> list[int]:
-                return ids(
-                    qe.QueryRequest(
-                        limit=100,
-                        query=qe.Fusion.Rrf(k=RRF_K),
-                        prefetches=[
-                            qe.Prefetch(limit=depth, query=qe.Query.Nearest(q_dense[t], using="dense")),
-                            qe.Prefetch(limit=depth, query=qe.Query.Nearest(q_sparse[t], using="sparse")),
-                        ],
-                    )
-                )
-
-            return run
-
-        def encode_cost(t: str, with_dense: bool, with_sparse: bool) -> None:
-            if with_sparse:
-                sparse.query_vector(t)
-            if with_dense:
-                model.embed_query(t)
-
+        searches = _Searches(shard, model, queries)
         methods: list[tuple[str, Callable[[str], list[int]], bool, bool]] = [
-            ("bm25 (sparse)", bm25, False, True),
-            (f"dense ({model.name})", dense_only, True, False),
-        ] + [(f"hybrid rrf k={RRF_K}, top {d}/side", hybrid(d), True, True) for d in args.prefetch]
-
+            ("bm25 (sparse)", searches.bm25, False, True),
+            (f"dense ({model.name})", searches.dense_only, True, False),
+        ] + [(f"hybrid rrf k={RRF_K}, top {d}/side", searches.hybrid(d), True, True) for d in args.prefetch]
         rows = []
         for name, fn, wd, ws in methods:
             fn(next(iter(queries.values())))  # warm up
             nd, rc, p50 = evaluate(fn, doc_ids, queries, qrels)
             _, _, p50_enc = evaluate(
-                lambda t, fn=fn, wd=wd, ws=ws: (encode_cost(t, wd, ws), fn(t))[1], doc_ids, queries, qrels
+                lambda t, fn=fn, wd=wd, ws=ws: (searches.encode_cost(t, wd, ws), fn(t))[1], doc_ids, queries, qrels
             )
             rows.append((name, nd, rc, p50, p50_enc))
         shard.close()
+    _print_rows(rows)
 
+
+class _Searches:
+    """The methods compared, over one shard: BM25, dense, and their RRF fusion at a prefetch depth."""
+
+    def __init__(self, shard: Any, model: Any, queries: dict[str, str]) -> None:
+        self.shard, self.model = shard, model
+        self.q_sparse = {t: qe.SparseVector(*sparse.query_vector(t)) for t in queries.values()}
+        self.q_dense = {t: model.embed_query(t).tolist() for t in queries.values()}
+
+    def ids(self, req: qe.QueryRequest) -> list[int]:
+        return [p.id for p in self.shard.query(req)]
+
+    def bm25(self, t: str) -> list[int]:
+        return self.ids(qe.QueryRequest(limit=100, query=qe.Query.Nearest(self.q_sparse[t], using="sparse")))
+
+    def dense_only(self, t: str) -> list[int]:
+        return self.ids(qe.QueryRequest(limit=100, query=qe.Query.Nearest(self.q_dense[t], using="dense")))
+
+    def hybrid(self, depth: int) -> Callable[[str], list[int]]:
+        def run(t: str) -> list[int]:
+            return self.ids(
+                qe.QueryRequest(
+                    limit=100,
+                    query=qe.Fusion.Rrf(k=RRF_K),
+                    prefetches=[
+                        qe.Prefetch(limit=depth, query=qe.Query.Nearest(self.q_dense[t], using="dense")),
+                        qe.Prefetch(limit=depth, query=qe.Query.Nearest(self.q_sparse[t], using="sparse")),
+                    ],
+                )
+            )
+
+        return run
+
+    def encode_cost(self, t: str, with_dense: bool, with_sparse: bool) -> None:
+        if with_sparse:
+            sparse.query_vector(t)
+        if with_dense:
+            self.model.embed_query(t)
+
+
+def _print_rows(rows: list[tuple[str, float, float, float, float]]) -> None:
     width = max(len(r[0]) for r in rows)
     print(f"{'method':<{width}}  nDCG@10  recall@100  query p50 ms  (+encode)")
     for name, nd, rc, p50, p50_enc in rows:

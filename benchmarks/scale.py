@@ -35,25 +35,26 @@ def _start_workers(n: int, env: dict, threads: int, logdir: Path) -> list[subpro
     procs = []
     for i in range(n):
         log = logdir / f"worker-{n}-{i}.log"
-        procs.append(
-            subprocess.Popen(
-                [
-                    str(VENV_BIN / "dramatiq"),
-                    "jobs",
-                    "--processes",
-                    "1",
-                    "--threads",
-                    str(threads),
-                    "--worker-shutdown-timeout",
-                    "2000",
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=open(log, "w"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+        with open(log, "w") as log_out:
+            procs.append(
+                subprocess.Popen(
+                    [
+                        str(VENV_BIN / "dramatiq"),
+                        "jobs",
+                        "--processes",
+                        "1",
+                        "--threads",
+                        str(threads),
+                        "--worker-shutdown-timeout",
+                        "2000",
+                    ],
+                    cwd=REPO,
+                    env=env,
+                    stdout=log_out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             )
-        )
     from tests.support.procs import wait_for
 
     wait_for(

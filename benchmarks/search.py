@@ -36,9 +36,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--scifact", default=str(REPO.parent / "shared/data/scifact"))
     args = ap.parse_args()
-    corpus = [json.loads(line) for line in open(Path(args.scifact) / "corpus.jsonl")]
+    with open(Path(args.scifact) / "corpus.jsonl") as lines:
+        corpus = [json.loads(line) for line in lines]
     texts = [(d.get("title", "") + ". " + d["text"])[:1500] for d in corpus]
-    queries = [json.loads(line)["text"] for line in open(Path(args.scifact) / "queries.jsonl")][: args.queries]
+    with open(Path(args.scifact) / "queries.jsonl") as lines:
+        queries = [json.loads(line)["text"] for line in lines][: args.queries]
 
     from tests.support.procs import free_port, start_index
 
@@ -94,18 +96,18 @@ def run_size(n: int, texts: list[str], queries: list[str]) -> None:
         text = texts[i % len(texts)]
         cid = f"{i:032x}"
         rows.append(
-            dict(
-                id=cid,
-                document_id=doc_id,
-                owner_id=owner,
-                chunk_index=i,
-                page=1 + i // 5,
-                char_start=0,
-                char_end=len(text),
-                text=text,
-                content_hash=cid * 2,
-                token_count=200,
-            )
+            {
+                "id": cid,
+                "document_id": doc_id,
+                "owner_id": owner,
+                "chunk_index": i,
+                "page": 1 + i // 5,
+                "char_start": 0,
+                "char_end": len(text),
+                "text": text,
+                "content_hash": cid * 2,
+                "token_count": 200,
+            }
         )
         v = rng.standard_normal(emb.dim).astype(np.float32)
         sv = sparse.document_vector(text)

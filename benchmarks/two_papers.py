@@ -42,7 +42,7 @@ def measure(lab: MapLab, question: str) -> dict:
     with lab.sessions() as db:
         nodes = list(db.exec(select(MapNode).where(MapNode.map_id == mid)))
         claims = [n for n in nodes if n.kind == "claim"]
-        cits = [c for c in db.exec(select(Citation).where(Citation.map_id == mid))]
+        cits = list(db.exec(select(Citation).where(Citation.map_id == mid)))
         roles = [db.get(Chunk, c.chunk_id).role if c.chunk_id and db.get(Chunk, c.chunk_id) else "?" for c in cits]
     names = name_checks(theme_claims(nodes))
     lab.run("synthesize", mid, OfflineProvider)

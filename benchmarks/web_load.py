@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -55,7 +56,7 @@ class Probe(threading.Thread):
     def __init__(self, api: str, token: str) -> None:
         super().__init__(daemon=True)
         self.client = httpx.Client(base_url=api, headers={"Authorization": f"Bearer {token}"}, timeout=30)
-        self.phase, self.ms, self.errors = "", {p: [] for p in PHASES}, {p: 0 for p in PHASES}
+        self.phase, self.ms, self.errors = "", {p: [] for p in PHASES}, dict.fromkeys(PHASES, 0)
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -123,68 +124,75 @@ async def _tabs(url: str, users: list[dict], seconds: float, probe: Probe) -> di
     out: dict = {}
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        pages = []
-        for u in users:
-            ctx = await browser.new_context(viewport={"width": 1280, "height": 860})
-            page = await ctx.new_page()
-            page.set_default_timeout(60_000)
-            await page.goto(f"{url}/login")
-            await page.fill("#email", u["email"])
-            await page.fill("#password", u["password"])
-            await page.click("#submit")
-            await page.wait_for_url("**/maps")
-            await page.goto(f"{url}/search")  # opened before the clock runs: the phase times searches only
-            await page.locator("#search-q").wait_for()
-            pages.append(page)
-
-        async def search(page, i: int) -> None:
-            w = WORDS[i % 2]
-            await page.fill("#search-q", f"{w} signals")
-            await page.click("#search-go")
-            await page.locator(".search-result").first.filter(has_text=f"{w} paper").wait_for()
-
-        async def searcher(page, ms: list[float], errs: list[int], until: float) -> None:
-            i = 0
-            while time.monotonic() < until:
-                t0 = time.perf_counter()
-                try:
-                    await search(page, i)
-                    ms.append((time.perf_counter() - t0) * 1000)
-                except Exception:  # noqa: BLE001 - counted
-                    errs[0] += 1
-                i += 1
-
-        async def clicker(page, u: dict, ms: list[float], errs: list[int], until: float) -> None:
-            steps: list[tuple[str, Callable]] = [
-                (f"/maps/{u['map_id']}", lambda: page.locator("#map-side").wait_for()),
-                ("/search?q=alpha+signals", lambda: page.locator(".search-result").first.wait_for()),
-                ("/chat", lambda: page.locator("#chat-new").wait_for()),
-            ]
-            i = 0
-            while time.monotonic() < until:
-                path, shown = steps[i % len(steps)]
-                i += 1
-                t0 = time.perf_counter()
-                try:
-                    await page.goto(url + path)
-                    await shown()
-                    ms.append((time.perf_counter() - t0) * 1000)
-                except Exception:  # noqa: BLE001 - counted
-                    errs[0] += 1
-
-        for phase, work in (("tab-search", searcher), ("tab-mixed", clicker)):
+        pages = [await _signed_in_tab(browser, url, u) for u in users]
+        for phase in ("tab-search", "tab-mixed"):
             ms: list[float] = []
             errs = [0]
             until = time.monotonic() + seconds
             probe.phase = phase
-            if work is searcher:
-                await asyncio.gather(*(searcher(pg, ms, errs, until) for pg in pages))
+            if phase == "tab-search":
+                await asyncio.gather(*(_searcher(pg, ms, errs, until) for pg in pages))
             else:
-                await asyncio.gather(*(clicker(pg, u, ms, errs, until) for pg, u in zip(pages, users, strict=True)))
+                await asyncio.gather(
+                    *(_clicker(pg, url, u, ms, errs, until) for pg, u in zip(pages, users, strict=True))
+                )
             probe.phase = ""
             out[phase] = {"work_ms": ms, "work_errors": errs[0]}
         await browser.close()
     return out
+
+
+async def _signed_in_tab(browser: Any, url: str, u: dict) -> Any:
+    """A tab of its own signed in as `u`, on the Search page."""
+    ctx = await browser.new_context(viewport={"width": 1280, "height": 860})
+    page = await ctx.new_page()
+    page.set_default_timeout(60_000)
+    await page.goto(f"{url}/login")
+    await page.fill("#email", u["email"])
+    await page.fill("#password", u["password"])
+    await page.click("#submit")
+    await page.wait_for_url("**/maps")
+    await page.goto(f"{url}/search")  # opened before the clock runs: the phase times searches only
+    await page.locator("#search-q").wait_for()
+    return page
+
+
+async def _search(page: Any, i: int) -> None:
+    w = WORDS[i % 2]
+    await page.fill("#search-q", f"{w} signals")
+    await page.click("#search-go")
+    await page.locator(".search-result").first.filter(has_text=f"{w} paper").wait_for()
+
+
+async def _searcher(page: Any, ms: list[float], errs: list[int], until: float) -> None:
+    i = 0
+    while time.monotonic() < until:
+        t0 = time.perf_counter()
+        try:
+            await _search(page, i)
+            ms.append((time.perf_counter() - t0) * 1000)
+        except Exception:  # noqa: BLE001 - counted
+            errs[0] += 1
+        i += 1
+
+
+async def _clicker(page: Any, url: str, u: dict, ms: list[float], errs: list[int], until: float) -> None:
+    steps: list[tuple[str, Callable]] = [
+        (f"/maps/{u['map_id']}", lambda: page.locator("#map-side").wait_for()),
+        ("/search?q=alpha+signals", lambda: page.locator(".search-result").first.wait_for()),
+        ("/chat", lambda: page.locator("#chat-new").wait_for()),
+    ]
+    i = 0
+    while time.monotonic() < until:
+        path, shown = steps[i % len(steps)]
+        i += 1
+        t0 = time.perf_counter()
+        try:
+            await page.goto(url + path)
+            await shown()
+            ms.append((time.perf_counter() - t0) * 1000)
+        except Exception:  # noqa: BLE001 - counted
+            errs[0] += 1
 
 
 def run_load(url: str, users: list[dict], seconds: float) -> dict:

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -45,18 +46,50 @@ def main() -> None:
     settings.get_settings.cache_clear()
     from bayes_app.accounts import service as accounts
     from bayes_app.db import migrate, session_scope
-    from bayes_app.zotero import engine
-    from bayes_app.zotero.client import Clients, Target
-    from bayes_app.zotero.http import Policy
-    from tests.support.fake_zotero import FakeZotero, generate
-    from tests.support.fake_zotero_write import add_annotation
+    from tests.support.fake_zotero import FakeZotero
     from tests.support.tiny_pdf import text_pdf
-    from tests.support.zotero_sync import Recorder, connect_web, sessions
+    from tests.support.zotero_sync import connect_web
 
     db_url = f"sqlite:///{tmp / 'bench.db'}"
     migrate(db_url)
     fz = FakeZotero().start()
     zlib = fz.add_user(4242, "benchkey42")
+    _generate(zlib, args)
+    fz.latency_s = args.latency_ms / 1000
+    with session_scope(db_url) as s:
+        owner = accounts.register(s, "bench@example.com", "tangerine-sky-42").id
+    bench = _Bench(fz, db_url, connect_web(db_url, owner, fz, "benchkey42"), tmp)
+
+    print("Bayes sync:")
+    full = bench.run("full sync")
+    noop = bench.run("no-change resync")
+    for i in range(10):
+        zlib.edit_item(f"G{i * 7:07d}", title=f"Edited title {i}")
+    zlib.put_item(
+        {
+            "key": "GNEW0001",
+            "itemType": "journalArticle",
+            "title": "New",
+            "collections": [],
+            "creators": [],
+            "tags": [],
+            "relations": {},
+        }
+    )
+    zlib.add_pdf("GNEW0001", "PNEW0001", text_pdf("a new paper for the benchmark"))
+    inc = bench.run("incremental (10 edits + 1 new PDF)")
+    ann = _annotation_round(bench, zlib, owner) if args.annotations else None
+    print("Baseline:")
+    nv = bench.naive()
+    _table(args, full, noop, inc, ann, nv)
+    fz.stop()
+
+
+def _generate(zlib: Any, args: argparse.Namespace) -> None:
+    """The library: items, PDFs, annotations spread over the PDFs."""
+    from tests.support.fake_zotero import generate
+    from tests.support.fake_zotero_write import add_annotation
+
     t0 = time.monotonic()
     atts = generate(zlib, args.items, args.pdfs)
     for i in range(args.annotations):
@@ -73,26 +106,38 @@ def main() -> None:
         f"generated {args.items} items, {args.pdfs} PDFs, {args.annotations} annotations in "
         f"{time.monotonic() - t0:.1f}s (library version {zlib.version})"
     )
-    fz.latency_s = args.latency_ms / 1000
-    with session_scope(db_url) as s:
-        owner = accounts.register(s, "bench@example.com", "tangerine-sky-42").id
-    lib_id = connect_web(db_url, owner, fz, "benchkey42")
-    rec = Recorder()
 
-    def opts():
+
+class _Bench:
+    """Syncs of the one library, measured: Bayes' sync engine, and the naive full re-fetch."""
+
+    def __init__(self, fz: Any, db_url: str, lib_id: str, tmp: Path) -> None:
+        from tests.support.zotero_sync import Recorder
+
+        self.fz, self.db_url, self.lib_id, self.tmp = fz, db_url, lib_id, tmp
+        self.rec = Recorder()
+
+    def opts(self) -> Any:
+        from bayes_app.zotero import engine
+        from bayes_app.zotero.http import Policy
+
         return engine.SyncOptions(
-            files_root=tmp / "files",
+            files_root=self.tmp / "files",
             max_file_bytes=20 << 20,
-            web_api_url=fz.base,
-            local_api_url=fz.base + "/api",
+            web_api_url=self.fz.base,
+            local_api_url=self.fz.base + "/api",
             policy=Policy(),
             secret="bench-secret",
         )
 
-    def run(label: str):
+    def run(self, label: str) -> tuple[float, int]:
+        from bayes_app.zotero import engine
+        from tests.support.zotero_sync import sessions
+
+        fz = self.fz
         fz.reset_counters()
         t = time.monotonic()
-        res = engine.sync_library(sessions(db_url), lib_id, rec.hooks(), opts())
+        res = engine.sync_library(sessions(self.db_url), self.lib_id, self.rec.hooks(), self.opts())
         dt = time.monotonic() - t
         assert res.outcome in ("synced", "unchanged"), res
         print(
@@ -101,8 +146,12 @@ def main() -> None:
         )
         return dt, res.requests
 
-    def naive():
+    def naive(self) -> tuple[float, int]:
         """What tools without incremental sync do: every item page, then every PDF again."""
+        from bayes_app.zotero.client import Clients, Target
+        from bayes_app.zotero.http import Policy
+
+        fz = self.fz
         fz.reset_counters()
         policy = Policy()
         clients = Clients(Target("web", fz.base, "user", "4242", "benchkey42"), policy)
@@ -117,39 +166,32 @@ def main() -> None:
         print(f"  {'naive full re-fetch':<34} {dt:8.2f} s {policy.requests:7d} requests  ({len(pdfs)} files)")
         return dt, policy.requests
 
-    print("Bayes sync:")
-    full = run("full sync")
-    noop = run("no-change resync")
-    for i in range(10):
-        zlib.edit_item(f"G{i * 7:07d}", title=f"Edited title {i}")
-    zlib.put_item(
-        {
-            "key": "GNEW0001",
-            "itemType": "journalArticle",
-            "title": "New",
-            "collections": [],
-            "creators": [],
-            "tags": [],
-            "relations": {},
-        }
-    )
-    zlib.add_pdf("GNEW0001", "PNEW0001", text_pdf("a new paper for the benchmark"))
-    inc = run("incremental (10 edits + 1 new PDF)")
-    ann = None
-    if args.annotations:
-        for i in range(10):
-            zlib.edit_item(f"N{i * 13:07d}", annotationComment=f"edited {i}")
-        for i in range(5):
-            zlib.delete_item(f"N{i * 17 + 1:07d}")
-        ann = run("incremental (10 + 5 annotations)")
-        with session_scope(db_url) as s:
-            from bayes_app.zotero.annotations import highlights
 
-            t = time.monotonic()
-            n = len(highlights(s, owner))
-            print(f"  all {n} highlights read back in {(time.monotonic() - t) * 1000:.0f} ms")
-    print("Baseline:")
-    nv = naive()
+def _annotation_round(bench: _Bench, zlib: Any, owner: str) -> tuple[float, int]:
+    """An incremental sync after 10 annotations were edited and 5 deleted; all highlights read back."""
+    from bayes_app.db import session_scope
+    from bayes_app.zotero.annotations import highlights
+
+    for i in range(10):
+        zlib.edit_item(f"N{i * 13:07d}", annotationComment=f"edited {i}")
+    for i in range(5):
+        zlib.delete_item(f"N{i * 17 + 1:07d}")
+    ann = bench.run("incremental (10 + 5 annotations)")
+    with session_scope(bench.db_url) as s:
+        t = time.monotonic()
+        n = len(highlights(s, owner))
+        print(f"  all {n} highlights read back in {(time.monotonic() - t) * 1000:.0f} ms")
+    return ann
+
+
+def _table(
+    args: argparse.Namespace,
+    full: tuple[float, int],
+    noop: tuple[float, int],
+    inc: tuple[float, int],
+    ann: tuple[float, int] | None,
+    nv: tuple[float, int],
+) -> None:
     print()
     print("| | time | requests |")
     print("|---|---|---|")
@@ -163,7 +205,6 @@ def main() -> None:
     print(f"| ratio naive / incremental | {nv[0] / inc[0]:,.0f}× | {nv[1] / inc[1]:,.0f}× |")
     ok = noop[1] == 1 and noop[0] < 1.0
     print(f"target no-change resync = 1 request and < 1 s: {'met' if ok else 'NOT met'}")
-    fz.stop()
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ def ingest_document(document_id: str, generation: int) -> None:
 
 
 @dramatiq.actor(queue_name="ingest", max_retries=10, min_backoff=1_000, max_backoff=60_000, time_limit=60_000)
-def ingest_retries_exhausted(message: dict, retry_info: dict) -> None:
+def ingest_retries_exhausted(message: dict, _retry_info: dict) -> None:
     """Dramatiq's `on_retry_exhausted` for ingest_document: transient errors used up the
     retries, so the document is marked failed (an IngestError is recorded by ingestion itself
     and never retried)."""

@@ -4,6 +4,7 @@ bookkeeping of sent ingestion messages and the ingestion crash guard."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -47,10 +48,8 @@ class WorkerHeartbeat(Middleware):
         self._stop.set()
         if self._keep_on.is_set():
             return
-        try:
+        with contextlib.suppress(Exception):
             clear_heartbeat(get_redis())
-        except Exception:  # noqa: BLE001
-            pass
 
 
 class RunControl(Middleware):

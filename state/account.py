@@ -69,3 +69,4 @@ class AccountState(AuthState):
         if refused:
             return refused
         self._refresh()
+        return None

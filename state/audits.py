@@ -185,7 +185,7 @@ class AuditState(AuthState):
         return [AuditState.open_audit(started.id), AuditState.load]  # type: ignore[operator]
 
     @rx.event
-    def files_rejected(self, rejected: list[dict]):
+    def files_rejected(self, rejected: list[dict]):  # noqa: ARG002 - the upload's on_drop_rejected passes the files
         self.error = "Only .md, .txt, .tex (with its .bib) and .docx drafts can be checked."
 
     @rx.event(background=True)
@@ -195,10 +195,10 @@ class AuditState(AuthState):
             await asyncio.sleep(POLL_S)
             async with self:
                 if gen != self._watch_gen or not self.audit_id:
-                    return
+                    return None
                 a, refused = await run_off_loop(self._as_user, app_audits.get, self.audit_id, error_var="error")
                 if refused or a is None:
-                    return
+                    return None
                 self._apply(a)
                 if not self.running:
                     return AuditState.load

@@ -135,6 +135,7 @@ class AuthState(rx.State):
         self._read_query()
         if not self._load_user():
             return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
+        return None
 
     @rx.event
     @off_loop
@@ -150,6 +151,7 @@ class AuthState(rx.State):
             return rx.redirect(f"/login?next={quote(self._here(), safe='/')}")
         if not self.is_admin:
             return [rx.toast.error("Administrators only."), rx.redirect("/maps")]
+        return None
 
     @rx.event
     @off_loop
@@ -158,3 +160,4 @@ class AuthState(rx.State):
         self.busy = False
         if self._load_user():
             return rx.redirect("/maps")
+        return None

@@ -7,6 +7,7 @@ was written so far and continues live. Closing the tab never changes the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import urllib.parse
@@ -183,7 +184,7 @@ class ChatState(AuthState):
     def load(self):
         """on_load of /chat and /chat/<id>: messages, then follow a run still answering."""
         if not self._load_user():
-            return
+            return None
         self.offline = app_runs.offline()
         self.error, self.edit_id = "", ""
         parts = [p for p in self.router.url.path.split("/") if p]
@@ -196,6 +197,7 @@ class ChatState(AuthState):
         if run_id:
             self.live_run_id = run_id
             return ChatState.consume(self._gen)  # type: ignore[misc]
+        return None
 
     # ---- asking ------------------------------------------------------------------------
     @rx.event
@@ -316,10 +318,8 @@ class ChatState(AuthState):
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return
-        try:
+        with contextlib.suppress(app_runs.RunNotFound):
             app_runs.stop_owned(self.user_id, self.live_run_id, finished_ok=True)
-        except app_runs.RunNotFound:
-            pass
         self.live_status = "Stopping…"
 
     @rx.event
@@ -383,6 +383,14 @@ class ChatState(AuthState):
             return True
         return False
 
+    def _apply_batch(self, batch: list[app_runs.RunEvent]) -> bool:
+        """Apply a batch of the run's events (the cursor moves past them); True once it is done."""
+        finished = False
+        for ev in batch:
+            self.cursor = ev.id
+            finished = self._apply(ev) or finished
+        return finished
+
     @rx.event(background=True)
     async def consume(self, gen: int):
         """Follow the live run's stream from the cursor until `done` (or superseded); the page
@@ -402,10 +410,7 @@ class ChatState(AuthState):
                 async with self:
                     if self._gen != gen:
                         return
-                    finished = False
-                    for ev in batch:
-                        self.cursor = ev.id
-                        finished = self._apply(ev) or finished
+                    finished = self._apply_batch(batch)
                     if finished:
                         memory = self.live_memory
                         self._reset_live()

@@ -140,10 +140,11 @@ class LibraryState(AuthState):
     def load(self):
         self.upload_results = []
         if not self._load_user():
-            return
+            return None
         self.ocr_languages = [[code, name] for code, name in app_lib.ocr_languages()]
         if self._refresh():
             return LibraryState.start_watch
+        return None
 
     @rx.event
     def start_watch(self):
@@ -281,6 +282,7 @@ class LibraryState(AuthState):
             return refused
         self.edit_id = ""
         self._refresh()
+        return None
 
     # ---- collections --------------------------------------------------------------
     @rx.event
@@ -296,6 +298,7 @@ class LibraryState(AuthState):
         if refused:
             return refused
         self._refresh()
+        return None
 
     @rx.event
     @off_loop
@@ -304,6 +307,7 @@ class LibraryState(AuthState):
         if refused:
             return refused
         self._refresh()
+        return None
 
     @rx.event
     @off_loop
@@ -317,3 +321,4 @@ class LibraryState(AuthState):
         if self.filter_collection == collection_id:
             self.filter_collection = ""
         self._refresh()
+        return None

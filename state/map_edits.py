@@ -220,9 +220,8 @@ class MapEditing(rx.State, mixin=True):
         if (
             mine
             and self._edit(app_maps.set_positions, mine, action="auto_layout", completes=completes or None) is not None
-        ):
-            if self._fit_after_layout:
-                self._live().view_signal += 1
+        ) and self._fit_after_layout:
+            self._live().view_signal += 1
         self._fit_after_layout = False
 
     @rx.event

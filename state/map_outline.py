@@ -89,26 +89,33 @@ class MapOutline(rx.State, mixin=True):
         if cmd == "rename":
             self._ask_rename(node_id)
         elif cmd in ("child", "sibling"):
-            child = cmd == "child" or node["parent_id"] is None
-            fn = app_maps.add_child if child else app_maps.add_sibling
-            out = self._edit(fn, node_id, reload=False)
-            if out:
-                self._insert_local(out, expand_parent=child)
-                self.selected_id = out.id
-                self._refresh_selected([])
-                self._ask_rename(out.id)
+            self._outline_add(node_id, child=cmd == "child" or node["parent_id"] is None)
         elif cmd in MOVES:
             if self._edit(app_maps.move_step, node_id, cmd) is not None:
                 self._request_layout(fit=False)
         elif cmd == "delete":
-            if node["parent_id"] is None:
-                self.error = "The root question cannot be deleted; delete the map instead."
-                return
-            title = (node["title"] or "(untitled)")[:60]
-            if self._edit(app_maps.delete_subtree, node_id) is not None:
-                self.selected_id = node["parent_id"]
-                self._refresh_selected()
-                self.notice = f"Deleted “{title}” and everything under it. Undo brings it back."
+            self._outline_delete(node_id, node)
+
+    def _outline_add(self, node_id: str, child: bool) -> None:
+        """A new node under `node_id` (or after it), selected and open for renaming."""
+        fn = app_maps.add_child if child else app_maps.add_sibling
+        out = self._edit(fn, node_id, reload=False)
+        if out:
+            self._insert_local(out, expand_parent=child)
+            self.selected_id = out.id
+            self._refresh_selected([])
+            self._ask_rename(out.id)
+
+    def _outline_delete(self, node_id: str, node: dict[str, Any]) -> None:
+        """The node's subtree deleted (never the root's); its parent selected."""
+        if node["parent_id"] is None:
+            self.error = "The root question cannot be deleted; delete the map instead."
+            return
+        title = (node["title"] or "(untitled)")[:60]
+        if self._edit(app_maps.delete_subtree, node_id) is not None:
+            self.selected_id = node["parent_id"]
+            self._refresh_selected()
+            self.notice = f"Deleted “{title}” and everything under it. Undo brings it back."
 
     def _ask_rename(self, node_id: str) -> None:
         self._rename_n += 1

@@ -112,13 +112,13 @@ class MapSharing(rx.State, mixin=True):
     @off_loop
     def open_share(self):
         if not self._load_user():
-            return
+            return None
         self.share_open, self.share_error, self.share_email = True, "", ""
         try:
             self._load_members()
         except MapNotFound:
             self._gone()
-            return
+            return None
         return type(self).load_share_docs
 
     def _show_docs(self, out: Any) -> None:
@@ -152,7 +152,7 @@ class MapSharing(rx.State, mixin=True):
     async def add_share_doc(self):
         if not self.share_pick:
             self.share_error = "Pick one of your papers to add."
-            return
+            return None
         return await self._docs_call(app_maps.add_map_document, self.share_pick)
 
     @rx.event

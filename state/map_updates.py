@@ -94,6 +94,7 @@ class MapUpdates(rx.State, mixin=True):
             return refused
         self.watch_new_papers = bool(watching)
         self.notice = "Watching for new papers." if self.watch_new_papers else "No longer watching for new papers."
+        return None
 
     @rx.event
     def toggle_item(self, key: str, on: bool):
@@ -105,7 +106,7 @@ class MapUpdates(rx.State, mixin=True):
         """Accept all items of an update proposal, or the ticked ones (none ticked: declined)."""
         p = next((p for p in self.proposals if p["id"] == proposal_id), None)
         if p is None:
-            return
+            return None
         picked = [it["n"] for it in p["items"] if everything or it["key"] not in self.skipped]
         _, refused = self._as_user(app_living.accept_update, self.map_id, proposal_id, picked, error_var="error")
         if refused is not None:
@@ -117,3 +118,4 @@ class MapUpdates(rx.State, mixin=True):
         if picked:  # the canvas lays the new nodes out; that layout joins the acceptance's undo step
             self._layout_completes = "accept_update"
             self._request_layout(fit=True)
+        return None

@@ -79,6 +79,7 @@ class MapZoteroState(MapState):
             self.z_message = (
                 "No new highlights: none of your Zotero PDFs has text highlights that are not on this map yet."
             )
-            return
+            return None
         self.z_message = f"Added {out.added} highlight(s) as claims."
         self._reload()
+        return None

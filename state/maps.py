@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import reflex as rx
 
 from bayes_app.errors import DomainError, NotFound
@@ -121,8 +123,6 @@ class MapsState(AuthState):
         map_id, self.delete_id = self.delete_id, ""
         if not map_id or not self._load_user():
             return
-        try:
+        with contextlib.suppress(NotFound):  # already gone
             app_maps.delete_map(self.user_id, map_id)
-        except NotFound:
-            pass  # already gone
         self._refresh()

@@ -14,6 +14,7 @@ tabs' edits) and moves each into the vars.
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
 from typing import Any
 
@@ -202,7 +203,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def load(self):
         """on_load of /maps/<id>: the map, then follow its live run and other tabs' edits."""
         if not self._load_user():
-            return
+            return None
         self.offline_mode = app_runs.offline()
         self.error = self.notice = ""
         self.missing, self.confirm_delete, self.proposals_open = False, False, False
@@ -218,7 +219,7 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
         self.map_id = new_id
         self.live_run_id, self._cursor, self._live_ids = "", "", []
         if not self._reload():
-            return
+            return None
         _rev, run_id = app_maps.probe(self.user_id, self.map_id)
         if run_id:
             self._follow(run_id)
@@ -441,10 +442,8 @@ class MapState(MapUpdates, MapOutline, MapEditing, MapSharing, AuthState):
     def stop(self):
         if not self.live_run_id or not self._load_user():
             return
-        try:
+        with contextlib.suppress(app_runs.RunNotFound):
             app_runs.stop_owned(self.user_id, self.live_run_id, finished_ok=True)
-        except app_runs.RunNotFound:
-            pass
         self._note("Stopping…")
 
 

@@ -27,7 +27,7 @@ class SearchState(AuthState):
     @off_loop
     def load(self):
         if not self._load_user():
-            return
+            return None
         self.collections = [{"id": c.id, "name": c.name} for c in app_lib.collections(self.user_id)]
         self.documents = [
             {"id": d.id, "title": d.title[:80]} for d in app_lib.documents(self.user_id) if d.status == "indexed"
@@ -36,6 +36,7 @@ class SearchState(AuthState):
         if q:
             self.query = q
             return SearchState.run_search
+        return None
 
     @rx.event
     def set_query(self, value: str):
@@ -62,7 +63,7 @@ class SearchState(AuthState):
             return rx.redirect("/login")
         if not self.query.strip():
             self.results, self.searched = [], False
-            return
+            return None
         try:
             hits = app_lib.search(
                 self.user_id,
@@ -74,7 +75,7 @@ class SearchState(AuthState):
         except Exception as err:  # noqa: BLE001 - show the user, keep the page alive
             self.error = f"Search is unavailable right now ({type(err).__name__})."
             self.results, self.weak = [], False
-            return
+            return None
         self.searched = True
         self.weak = all_weak(hits)
         self.results = [
@@ -95,3 +96,4 @@ class SearchState(AuthState):
             }
             for h in hits
         ]
+        return None

@@ -71,7 +71,7 @@ async def guard(state: rx.State) -> None:
 class SessionGuard(Middleware):
     """Runs `guard` before every page load (see the module docstring)."""
 
-    async def preprocess(self, app, state, event):
+    async def preprocess(self, app, state, event):  # noqa: ARG002 - Reflex's Middleware signature
         if event.name.rsplit(".", 1)[-1] in _PAGE_EVENTS:
             await guard(state)
-        return None
+        return

@@ -107,9 +107,10 @@ class ZoteroState(LibraryState):
     def zotero_load(self):
         self.zotero_error = ""
         if not self._load_user():
-            return
+            return None
         if self._zotero_refresh():
             return ZoteroState.zotero_start_watch
+        return None
 
     @rx.event
     def set_zotero_api(self, value: str):

@@ -25,7 +25,7 @@ ADMIN_PASSWORD = "stack-secret-pass-42"
 APP_MODEL = "gpt-4o-mini"
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(items):
     # Tests that start their own full stack run first, then the rest. Browser tests run
     # last: sync Playwright keeps an event loop running in the main thread while its
     # session fixture lives, which would break asyncio.run() in later tests. Under xdist

@@ -166,7 +166,9 @@ def verify(sessions: Any, claims: list[Claim]) -> Verdict:
             if reason:
                 v.rejected.append({"text": c.text, "quote": c.quote, "passage": c.raw_passage, "reason": reason})
                 continue
-            assert chunk is not None and span is not None  # no reason: the quote was found in the chunk
+            # no reason: the quote was found in the chunk
+            assert chunk is not None
+            assert span is not None
             s = score_support(c.text, c.quote)
             cit = {
                 "document_id": chunk.document_id,

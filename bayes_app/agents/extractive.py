@@ -299,7 +299,6 @@ def theme_title(
     taken: list[tuple[str, np.ndarray]],
     embed: Embed,
     avoid_words: AbstractSet[str] = frozenset(),
-    anchor: str = "",
     others: Sequence[str] = (),
 ) -> tuple[str, np.ndarray]:
     """The theme's name (`agents.naming.name`: the noun phrase its claims share and `others`, the

@@ -123,34 +123,11 @@ class Research:
                 continue
             self.seen_quotes.add(key)
             if await self.writer.refused([c.citation]):  # a member's run: a paper not readable to the map
-                theme = parent if isinstance(parent, Theme) else None
-                await self.writer.divert(
-                    c.claim.text,
-                    [c.citation],
-                    parent_id=target.parent_id if target else (theme.node_id if theme else str(parent)),
-                    theme_title=theme.title if theme is not None and theme.node_id is None and not target else None,
-                    kind="counterpoint" if target else "claim",
-                    confidence=c.support,
-                )
+                await self._divert(parent, target, c)
                 placed.append(None)
                 batch.append(None)
                 continue
-            if target is not None:
-                ev = await self.writer.node(
-                    target.parent_id,
-                    "counterpoint",
-                    c.claim.text,
-                    citations=[c.citation],
-                    confidence=c.support,
-                    after_id=target.node_id,
-                )
-                if ev["id"] is not None:
-                    await self.writer.relation(ev["id"], target.node_id)
-            else:
-                parent_id = await parent.id() if isinstance(parent, Theme) else parent
-                ev = await self.writer.node(
-                    parent_id, "claim", c.claim.text, body, citations=[c.citation], confidence=c.support
-                )
+            ev = await self._write_claim(parent, target, c, body)
             if ev["id"] is None:  # kept for the owner's decision
                 placed.append(None)
                 batch.append(None)
@@ -164,6 +141,39 @@ class Research:
             self.merged += len(merged)
             self.ctx.emit("agent", {"role": "critic", "merged": merged})
         return written
+
+    async def _divert(self, parent: str | Theme, target: Written | None, c: critic.Checked) -> None:
+        """A claim citing a paper the map's readers cannot open: set aside for the owner."""
+        theme = parent if isinstance(parent, Theme) else None
+        await self.writer.divert(
+            c.claim.text,
+            [c.citation],
+            parent_id=target.parent_id if target else (theme.node_id if theme else str(parent)),
+            theme_title=theme.title if theme is not None and theme.node_id is None and not target else None,
+            kind="counterpoint" if target else "claim",
+            confidence=c.support,
+        )
+
+    async def _write_claim(
+        self, parent: str | Theme, target: Written | None, c: critic.Checked, body: str
+    ) -> dict[str, Any]:
+        """A claim under `parent`, or a counterpoint right after the claim it contradicts (`target`)."""
+        if target is not None:
+            ev = await self.writer.node(
+                target.parent_id,
+                "counterpoint",
+                c.claim.text,
+                citations=[c.citation],
+                confidence=c.support,
+                after_id=target.node_id,
+            )
+            if ev["id"] is not None:
+                await self.writer.relation(ev["id"], target.node_id)
+            return ev
+        parent_id = await parent.id() if isinstance(parent, Theme) else parent
+        return await self.writer.node(
+            parent_id, "claim", c.claim.text, body, citations=[c.citation], confidence=c.support
+        )
 
     async def research_aspect(
         self,
@@ -230,7 +240,7 @@ class Research:
         about = f"{aspect.title} {aspect.query}"
         terms = set(tokens(about))
         quotable = [p for p in passages if sent.role_allows_claims(p.role)]
-        by_n = {i: p for i, p in enumerate(quotable, 1)}  # passes number from 1 each: renumber
+        by_n = dict(enumerate(quotable, 1))  # passes number from 1 each: renumber
         sentences = [s for i, p in by_n.items() for s in sentences_of(i, p.text) if sent.claim_problem(s.text) is None]
         picked = select_sentence_ids(about, sentences, EXTRACTIVE_CLAIMS, min_overlap=1 if len(terms) <= 2 else 2)
         claims = extractive_claims(picked, by_n, aspect.title)

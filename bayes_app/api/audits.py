@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field, StrictStr
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -42,6 +42,19 @@ class Draft:
 
 async def read_draft(request: Request) -> Draft:
     """The multipart draft, read within LIMIT bytes (413 past it, also without Content-Length)."""
+    form = await _bounded_form(request)
+    upload, bib = _draft_files(form)
+    collection = form.get("collection_id")
+    return Draft(
+        filename=upload.filename or "draft.txt",
+        data=await upload.read(),
+        bib=await bib.read() if bib is not None else None,
+        collection_id=collection if isinstance(collection, str) and collection else None,
+    )
+
+
+async def _bounded_form(request: Request) -> FormData:
+    """The multipart form, its body read within LIMIT bytes (413 past it)."""
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the draft as multipart/form-data, field 'file'.")
     too_large = ApiError(413, "too_large", "The upload is larger than 5 MB: upload the draft's text without images.")
@@ -60,11 +73,15 @@ async def read_draft(request: Request) -> Draft:
         return message
 
     try:
-        form = await Request(request.scope, receive).form(max_files=2, max_fields=5)
+        return await Request(request.scope, receive).form(max_files=2, max_fields=5)
     except ApiError:
         raise
     except Exception:  # noqa: BLE001 - malformed multipart bodies
         raise ApiError(400, "bad_request", "Malformed multipart body: send the draft as field 'file'.") from None
+
+
+def _draft_files(form: FormData) -> tuple[UploadFile, UploadFile | None]:
+    """The draft and its optional .bib (400 / 415 when they are not files of those kinds)."""
     upload, bib = form.get("file"), form.get("bib")
     if not isinstance(upload, UploadFile):
         raise ApiError(400, "missing_fields", "Missing file field 'file': attach the draft (.md, .txt, .tex or .docx).")
@@ -74,13 +91,7 @@ async def read_draft(request: Request) -> Draft:
         raise ApiError(
             415, "unsupported_type", "Field 'bib' must be a .bib file (BibTeX), as your reference manager exports it."
         )
-    collection = form.get("collection_id")
-    return Draft(
-        filename=upload.filename or "draft.txt",
-        data=await upload.read(),
-        bib=await bib.read() if bib is not None else None,
-        collection_id=collection if isinstance(collection, str) and collection else None,
-    )
+    return upload, bib
 
 
 @router.post(

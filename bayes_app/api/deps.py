@@ -45,16 +45,8 @@ def _no_constants(name: str) -> float:
 def _check(value: Any, depth: int = 0) -> None:
     if depth > MAX_JSON_DEPTH:
         raise _BadValue("The JSON is nested too deeply.")
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise _BadValue("Text must be valid Unicode (no unpaired surrogates such as \\ud800).") from None
-    elif isinstance(value, bool):
-        return
-    elif isinstance(value, int):
-        if abs(value) > MAX_SAFE_INT:
-            raise _BadValue(f"Whole numbers must lie within ±{MAX_SAFE_INT}.")
+    if isinstance(value, str | int):
+        _check_scalar(value)
     elif isinstance(value, dict):
         for k, v in value.items():
             _check(k, depth + 1)
@@ -62,6 +54,16 @@ def _check(value: Any, depth: int = 0) -> None:
     elif isinstance(value, list):
         for v in value:
             _check(v, depth + 1)
+
+
+def _check_scalar(value: str | int) -> None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _BadValue("Text must be valid Unicode (no unpaired surrogates such as \\ud800).") from None
+    elif not isinstance(value, bool) and abs(value) > MAX_SAFE_INT:
+        raise _BadValue(f"Whole numbers must lie within ±{MAX_SAFE_INT}.")
 
 
 def parse_json(body: bytes) -> Any:

@@ -118,6 +118,6 @@ async def handle_validation_error(_request: Request, exc: Exception) -> JSONResp
     return error_response(400, "invalid", "; ".join(parts) + ".")
 
 
-async def handle_unexpected(request: Request, exc: Exception) -> JSONResponse:
+async def handle_unexpected(request: Request, _exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return error_response(500, "internal_error", "Something went wrong on our side.")

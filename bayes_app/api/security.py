@@ -170,7 +170,7 @@ class _HeaderSender:
         if message["type"] == "http.response.start":
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in {h for h, _ in COMMON_HEADERS}]
             names = {k.lower() for k, _ in headers}
-            ctype = dict((k.lower(), v) for k, v in headers).get(b"content-type", b"").lower()
+            ctype = {k.lower(): v for k, v in headers}.get(b"content-type", b"").lower()
             message = {**message, "headers": headers + list(COMMON_HEADERS)}
             if b"content-security-policy" in names or message.get("status") == 304:
                 # a 304 refreshes the cached page's headers: it must not replace its policy
@@ -193,7 +193,7 @@ class _HeaderSender:
                 return
             html = b"".join(self.chunks)
             start, self.start, self.chunks = self.start, None, []
-            encoding = dict((k.lower(), v) for k, v in start["headers"]).get(b"content-encoding", b"")
+            encoding = {k.lower(): v for k, v in start["headers"]}.get(b"content-encoding", b"")
             try:
                 plain = gzip.decompress(html) if encoding.strip().lower() == b"gzip" else html
             except (OSError, EOFError):

@@ -138,5 +138,5 @@ def shared_collections(user: CurrentUser) -> RS.SharedCollections:
 @router.get(
     "/admin/shares", response_model=RS.ShareList, summary="Who shares which map or collection with whom (admin)"
 )
-def all_shares(admin: AdminUser) -> RS.ShareList:
+def all_shares(_admin: AdminUser) -> RS.ShareList:
     return RS.ShareList(shares=app_sharing.all_shares())

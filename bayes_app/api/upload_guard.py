@@ -78,6 +78,10 @@ class PageUploadGuard:
         if length is not None and length > limit:
             await too_large(scope, receive, send)
             return
+        await self._bounded(scope, receive, send, limit, too_large)
+
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send, limit: int, too_large: ASGIApp) -> None:
+        """The app, reading at most `limit` bytes of body: past it, the client gets `too_large`."""
         received, stopped, answered = 0, False, False
 
         async def bounded_receive() -> Message:

@@ -59,31 +59,53 @@ def find(sentence: str, fields: list[tuple[str, list[str]]] | None = None) -> li
     the ones found here are taken off the list."""
     found: list[tuple[int, Cite]] = []
     taken: list[tuple[int, int]] = []
+    _zotero_fields(sentence, fields, taken, found)
+    _bracketed(sentence, taken, found)
+    _author_year(sentence, taken, found)
+    found.sort(key=lambda x: x[0])
+    return [c for _, c in found]
 
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
 
+def _free(taken: list[tuple[int, int]], a: int, b: int) -> bool:
+    return all(b <= s or a >= e for s, e in taken)
+
+
+def _zotero_fields(
+    sentence: str,
+    fields: list[tuple[str, list[str]]] | None,
+    taken: list[tuple[int, int]],
+    found: list[tuple[int, Cite]],
+) -> None:
+    """The paragraph's next Zotero fields, while the sentence shows them in order."""
     start = 0
     while fields:
         visible, keys = fields[0]
         at = sentence.find(visible, start)
-        if at < 0 or not free(at, at + len(visible)):
+        if at < 0 or not _free(taken, at, at + len(visible)):
             break
         fields.pop(0)
         taken.append((at, at + len(visible)))
         start = at + len(visible)
         found.extend((at, Cite(marker=visible, key=k)) for k in keys)
+
+
+def _bracketed(sentence: str, taken: list[tuple[int, int]], found: list[tuple[int, Cite]]) -> None:
+    """LaTeX \\cite commands, then numbered markers ("[3]", "[1-4]")."""
     for m in _LATEX.finditer(sentence):
-        if free(m.start(), m.end()):
+        if _free(taken, m.start(), m.end()):
             taken.append(m.span())
             keys = [k.strip() for k in m.group(1).split(",") if k.strip()]
             found.extend((m.start(), Cite(marker=m.group(0), key=f"bib:{k}")) for k in keys)
     for m in _NUMBERED.finditer(sentence):
-        if free(m.start(), m.end()):
+        if _free(taken, m.start(), m.end()):
             taken.append(m.span())
             found.extend((m.start(), Cite(marker=m.group(0), key=f"n:{n}")) for n in _numbers(m.group(1)))
+
+
+def _author_year(sentence: str, taken: list[tuple[int, int]], found: list[tuple[int, Cite]]) -> None:
+    """Parenthetical author–year citations ("(Smith, 2020; Lee 2019)"), then narrative ones ("Smith (2020)")."""
     for m in _PAREN.finditer(sentence):
-        if not free(m.start(), m.end()):
+        if not _free(taken, m.start(), m.end()):
             continue
         parts = [p.strip() for p in m.group(1).split(";")]
         hits = [_AY_PART.match(p) for p in parts]
@@ -95,11 +117,9 @@ def find(sentence: str, fields: list[tuple[str, list[str]]] | None = None) -> li
                 if h
             )
     for m in _NARRATIVE.finditer(sentence):
-        if free(m.start(), m.end()):
+        if _free(taken, m.start(), m.end()):
             taken.append(m.span())
             found.append((m.start(), Cite(marker=m.group(0), key=author_year_key(m["names"], m["year"], m["suffix"]))))
-    found.sort(key=lambda x: x[0])
-    return [c for _, c in found]
 
 
 def strip_markers(sentence: str, cites: Iterable[Cite]) -> str:

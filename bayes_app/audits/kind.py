@@ -86,7 +86,7 @@ async def audit(ctx: RunContext) -> None:
     total = len(draft.sentences)
     results: list[SentenceResult] = []
 
-    def save(done: int, final: bool) -> None:
+    def save(done: int) -> None:
         with ctx.sessions() as db:
             dumped = [r.model_dump() for r in results]
             store.save_progress(db, audit_id, done, dumped, summarize(results).model_dump())
@@ -103,13 +103,13 @@ async def audit(ctx: RunContext) -> None:
             results.append(result)
             done = len(results)
             if done % SAVE_EVERY == 0 or done == total:
-                await asyncio.to_thread(save, done, done == total)
+                await asyncio.to_thread(save, done)
             else:
                 await asyncio.to_thread(_progress_only, ctx, audit_id, done)
             ctx.emit("progress", {"done": done, "total": total})
     finally:
         if len(results) < total:  # stopped early: keep what was checked
-            await asyncio.to_thread(save, len(results), False)
+            await asyncio.to_thread(save, len(results))
     ctx.emit("agent", {"role": "audit", "done": True, "summary": summarize(results).model_dump()})
 
 

@@ -10,6 +10,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import Any
 
 from bayes_app.audits.draft import DraftRejected, Ref
 from bayes_app.audits.references import entry_number, parse_reference
@@ -248,42 +249,56 @@ def _docx(filename: str, data: bytes) -> RawDraft:
 
 def _paragraph(p: object, refs: dict[str, Ref], fields: list[tuple[str, list[str]]]) -> tuple[str, bool]:
     """A paragraph's visible text; Zotero citation fields are recorded in `refs` / `fields`."""
-    out: list[str] = []
-    instr: list[str] = []
-    result: list[str] = []
-    depth, in_result, bibliography = 0, False, False
+    text = _ParagraphText(refs, fields)
     for el in p.iter():  # type: ignore[attr-defined]
+        text.read(el)
+    return "".join(text.out), text.bibliography
+
+
+class _ParagraphText:
+    """A paragraph's text read element by element. A complex field (begin, its code, separate,
+    the text it shows, end) may nest others: only the outermost one's shown text is kept."""
+
+    def __init__(self, refs: dict[str, Ref], fields: list[tuple[str, list[str]]]) -> None:
+        self.refs, self.fields = refs, fields
+        self.out: list[str] = []
+        self.instr: list[str] = []
+        self.result: list[str] = []
+        self.depth, self.in_result, self.bibliography = 0, False, False
+
+    def read(self, el: Any) -> None:
         tag = el.tag
         if tag == _W + "fldChar":
-            kind = el.get(_W + "fldCharType")
-            if kind == "begin":
-                depth += 1
-                if depth == 1:
-                    instr, result, in_result = [], [], False
-            elif kind == "separate" and depth == 1:
-                in_result = True
-            elif kind == "end" and depth > 0:
-                depth -= 1
-                if depth == 0:
-                    code, shown = "".join(instr), "".join(result)
-                    bibliography |= bool(_ZOTERO_BIBL.match(code))
-                    _zotero_field(code, shown, refs, fields)
-                    out.append(shown)
-                    in_result = False
-        elif tag == _W + "instrText" and depth == 1:
-            instr.append(el.text or "")
+            self._field_char(el.get(_W + "fldCharType"))
+        elif tag == _W + "instrText" and self.depth == 1:
+            self.instr.append(el.text or "")
         elif tag == _W + "fldSimple":
-            code = el.get(_W + "instr") or ""
-            shown = "".join(t.text or "" for t in el.iter(_W + "t"))
-            bibliography |= bool(_ZOTERO_BIBL.match(code))
-            _zotero_field(code, shown, refs, fields)
+            self._field(el.get(_W + "instr") or "", "".join(t.text or "" for t in el.iter(_W + "t")))
         elif tag == _W + "t":
             if any(a.tag == _W + "fldSimple" for a in el.iterancestors()):
-                continue  # counted with its field
-            (result if depth and in_result else out if not depth else []).append(el.text or "")
-        elif tag == _W + "tab" and not depth:
-            out.append(" ")
-    return "".join(out), bibliography
+                return  # counted with its field
+            (self.result if self.depth and self.in_result else self.out if not self.depth else []).append(el.text or "")
+        elif tag == _W + "tab" and not self.depth:
+            self.out.append(" ")
+
+    def _field_char(self, kind: str | None) -> None:
+        if kind == "begin":
+            self.depth += 1
+            if self.depth == 1:
+                self.instr, self.result, self.in_result = [], [], False
+        elif kind == "separate" and self.depth == 1:
+            self.in_result = True
+        elif kind == "end" and self.depth > 0:
+            self.depth -= 1
+            if self.depth == 0:
+                shown = "".join(self.result)
+                self._field("".join(self.instr), shown)
+                self.out.append(shown)
+                self.in_result = False
+
+    def _field(self, code: str, shown: str) -> None:
+        self.bibliography |= bool(_ZOTERO_BIBL.match(code))
+        _zotero_field(code, shown, self.refs, self.fields)
 
 
 def _zotero_field(code: str, shown: str, refs: dict[str, Ref], fields: list[tuple[str, list[str]]]) -> None:

@@ -94,7 +94,7 @@ class Draft:
         return out
 
 
-def load_turn(sessions: Any, run_input: dict[str, Any], owner_id: str) -> Turn:
+def load_turn(sessions: Any, run_input: dict[str, Any]) -> Turn:
     question = str(run_input.get("prompt", ""))
     conv_id, answer_id = run_input.get("conversation_id"), run_input.get("answer_id")
     with sessions() as db:
@@ -431,7 +431,7 @@ class AskAgent:
 
 async def ask(ctx: RunContext) -> None:
     """Answer the question of the run's conversation turn, and store the answer whatever happens."""
-    turn = await asyncio.to_thread(load_turn, ctx.sessions, ctx.run.input, ctx.run.owner_id)
+    turn = await asyncio.to_thread(load_turn, ctx.sessions, ctx.run.input)
     agent = AskAgent(ctx, turn)
     status = MessageStatus.FAILED
     try:

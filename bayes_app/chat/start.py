@@ -10,7 +10,7 @@ from sqlmodel import Session
 from bayes_app.chat import conversations as chat
 from bayes_app.credits import ledger, pricing
 from bayes_app.llm.tokens import count_tokens
-from bayes_app.models import Run, new_id
+from bayes_app.models import Conversation, Run, new_id
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.service import RunRequestError, estimate_for
 
@@ -52,19 +52,7 @@ def start_ask_run(
         estimate = estimate_for(db, model, count_tokens(prompt) + 6_000, output_tokens)
         for role_model in sorted(set((role_models or {}).values()) - {model}):
             pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
-        pinned = chat.normalize_scope(db, owner_id, scope)
-        if conversation_id:
-            conv = chat.get_owned(db, owner_id, conversation_id)
-            if conv is None:
-                raise chat.ChatError(404, "not_found", "No such conversation.")
-            if chat.active_runs(db, conv.id):
-                raise chat.ChatError(409, "conversation_busy", "This conversation is still answering; stop it or wait.")
-            if scope is not None:
-                conv.scope = pinned
-            if edit_message_id:
-                chat.rewind(db, conv, edit_message_id)
-        else:
-            conv = chat.create(db, owner_id, prompt, pinned)
+        conv = _conversation(db, owner_id, prompt, scope, conversation_id, edit_message_id)
         question, answer = chat.begin_turn(db, conv, prompt)
         op_id = new_id()
         answer.run_id = op_id
@@ -87,3 +75,28 @@ def start_ask_run(
         raise RunRequestError(409, "model_unpriced", str(err)) from None
     except ledger.InsufficientCredits as err:
         raise RunRequestError(402, "insufficient_credits", str(err)) from None
+
+
+def _conversation(
+    db: Session,
+    owner_id: str,
+    prompt: str,
+    scope: dict[str, Any] | None,
+    conversation_id: str | None,
+    edit_message_id: str | None,
+) -> Conversation:
+    """The conversation the question joins: a new one, or the owner's (re-scoped when `scope`
+    is given, rewound to `edit_message_id`); ChatError 404 unknown, 409 still answering."""
+    pinned = chat.normalize_scope(db, owner_id, scope)
+    if not conversation_id:
+        return chat.create(db, owner_id, prompt, pinned)
+    conv = chat.get_owned(db, owner_id, conversation_id)
+    if conv is None:
+        raise chat.ChatError(404, "not_found", "No such conversation.")
+    if chat.active_runs(db, conv.id):
+        raise chat.ChatError(409, "conversation_busy", "This conversation is still answering; stop it or wait.")
+    if scope is not None:
+        conv.scope = pinned
+    if edit_message_id:
+        chat.rewind(db, conv, edit_message_id)
+    return conv

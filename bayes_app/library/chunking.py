@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from bayes_app.library.pdf import PageLayout, PageText
-from bayes_app.library.structure import SECTION_SEP, Role, Span, segments
+from bayes_app.library.structure import SECTION_SEP, Role, Span
 
 TOKENS_PER_PIECE = 1.3
 MAX_RUN_CHARS = 200
@@ -90,7 +90,7 @@ def content_hash(text: str) -> str:
 
 def heading_lead(text: str, section: str) -> int:
     """How many leading characters of a chunk's ``text`` are its section's own headings (a
-    heading joins the passage after it, :func:`structure.segments`): a passage is shown and
+    heading joins the passage after it, :func:`segments`): a passage is shown and
     highlighted from the sentence after them, its ``section`` names them. 0 when the text does
     not open with them, or holds nothing else."""
     names = [" ".join(h.split()).casefold() for h in section.split(SECTION_SEP) if h.strip()]
@@ -156,13 +156,7 @@ def _page_spans(text: str, target_tokens: int, overlap_tokens: int, min_tail_tok
         if j < n and cum[n] - cum[j] < min_tail:
             j = n  # short tail: fold it into this chunk
         elif j < n:
-            # Prefer to end on a sentence end, if that keeps at least half the target.
-            for k in range(j - 1, i, -1):
-                if cum[k + 1] - cum[i] < target / 2:
-                    break
-                if _ends_sentence(text[words[k][0] : words[k][1]]):
-                    j = k + 1
-                    break
+            j = _at_sentence_end(text, words, cum, i, j, target)
         yield words[i][0], words[j - 1][1]
         if j >= n:
             return
@@ -171,6 +165,16 @@ def _page_spans(text: str, target_tokens: int, overlap_tokens: int, min_tail_tok
         while nxt - 1 > i and cum[j] - cum[nxt - 1] <= overlap:
             nxt -= 1
         i = nxt
+
+
+def _at_sentence_end(text: str, words: list[tuple[int, int]], cum: list[int], i: int, j: int, target: float) -> int:
+    """The chunk words[i:j] ends on a sentence end instead, if that keeps at least half the target."""
+    for k in range(j - 1, i, -1):
+        if cum[k + 1] - cum[i] < target / 2:
+            break
+        if _ends_sentence(text[words[k][0] : words[k][1]]):
+            return k + 1
+    return j
 
 
 def iter_chunks(
@@ -207,7 +211,7 @@ def iter_structured_chunks(
     overlap_tokens: int = 50,
     min_tail_tokens: int | None = None,
 ) -> Iterator[Chunk]:
-    """Chunk each page within its role runs (:func:`structure.segments`): a chunk never mixes
+    """Chunk each page within its role runs (:func:`segments`): a chunk never mixes
     a reference list with body text or a running head with a caption, and carries the run's
     role and section. Offsets stay offsets into the page text."""
     if target_tokens <= 0 or not 0 <= overlap_tokens < target_tokens:
@@ -250,3 +254,53 @@ def chunk_pages(
     of its own. Empty pages yield no chunks.
     """
     return list(iter_chunks(pages, target_tokens, overlap_tokens, min_tail_tokens))
+
+
+# ---- role runs: the parts of a page chunked separately
+_MERGE_INTO_BODY = frozenset({Role.HEADING, Role.EQUATION})
+_SHORT_EQUATION_CHARS = 200
+
+
+def segments(spans: Sequence[Span]) -> list[Span]:
+    """Group a page's spans into runs to chunk separately.
+
+    A heading joins the run after it (a heading alone is no passage), and a short
+    equation between body text stays inside that body passage; every other role change,
+    and every section change, starts a new run.
+    """
+    out: list[Span] = []
+    pending_heading: Span | None = None
+    for s in spans:
+        role = s.role
+        if role == Role.HEADING:
+            if pending_heading is None:
+                pending_heading = s
+            else:
+                pending_heading = Span(pending_heading.start, s.end, Role.HEADING, s.section)
+            continue
+        if (
+            role == Role.EQUATION
+            and s.end - s.start <= _SHORT_EQUATION_CHARS
+            and out
+            and out[-1].role == Role.BODY
+            and out[-1].section == s.section
+        ):
+            out[-1] = Span(out[-1].start, s.end, Role.BODY, s.section)
+            continue
+        start = s.start
+        if pending_heading is not None:
+            if role != Role.HEADER_FOOTER:
+                start = pending_heading.start  # "References" opens the reference run, etc.
+            else:
+                out.append(Span(pending_heading.start, pending_heading.end, Role.BODY, pending_heading.section))
+            pending_heading = None
+        if out and out[-1].role == role and out[-1].section == s.section:
+            out[-1] = Span(out[-1].start, s.end, role, s.section)
+        else:
+            out.append(Span(start, s.end, role, s.section))
+    if pending_heading is not None:
+        if out and out[-1].role == Role.BODY:
+            out[-1] = Span(out[-1].start, pending_heading.end, Role.BODY, out[-1].section)
+        else:
+            out.append(Span(pending_heading.start, pending_heading.end, Role.BODY, pending_heading.section))
+    return out

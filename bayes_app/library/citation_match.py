@@ -111,9 +111,12 @@ class PaperIndex:
         if not norm:
             return None
         for pid, pyear in self._by_title.get(norm, ()):
-            if pid != exclude and (year is None or pyear is None or abs(year - pyear) <= 1):
-                if len(words) >= _MIN_TITLE_WORDS or (year is not None and pyear == year):
-                    return Match(pid, "title", 100.0)
+            if (
+                pid != exclude
+                and (year is None or pyear is None or abs(year - pyear) <= 1)
+                and (len(words) >= _MIN_TITLE_WORDS or (year is not None and pyear == year))
+            ):
+                return Match(pid, "title", 100.0)
         if len(words) < _MIN_TITLE_WORDS:
             return None
         return self._fuzzy(norm, words, year, exclude)

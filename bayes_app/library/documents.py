@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
@@ -275,33 +275,11 @@ def update_metadata(db: Session, owner_id: str, document_id: str, changes: dict)
     """Edit title / authors / year / doi and the document's collections."""
     doc = get_owned(db, owner_id, document_id)
     if "title" in changes:
-        if not isinstance(changes["title"], str):
-            raise LibraryError("invalid", "The title must be text.")
-        title = changes["title"].strip()
-        if not title:
-            raise LibraryError("invalid", "The title cannot be empty.")
-        doc.title = title[:1000]
+        doc.title = _checked_title(changes["title"])
     if "authors" in changes:
-        authors = changes["authors"]
-        if isinstance(authors, str):
-            authors = [a.strip() for a in authors.replace(";", ",").split(",")]
-        if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
-            raise LibraryError("invalid", "Authors must be a list of names.")
-        doc.authors = [a.strip()[:200] for a in authors if a.strip()][:100]
+        doc.authors = _checked_authors(changes["authors"])
     if "year" in changes:
-        year = changes["year"]
-        if year in (None, ""):
-            doc.year = None
-        else:
-            if isinstance(year, bool) or not isinstance(year, (int, str)):
-                raise LibraryError("invalid", "The year must be a whole number.")
-            try:
-                year = int(year)
-            except (TypeError, ValueError, OverflowError):
-                raise LibraryError("invalid", "The year must be a number.") from None
-            if not 1000 <= year <= 2999:
-                raise LibraryError("invalid", "The year must be between 1000 and 2999.")
-            doc.year = year
+        doc.year = _checked_year(changes["year"])
     if "doi" in changes:
         if changes["doi"] is not None and not isinstance(changes["doi"], str):
             raise LibraryError("invalid", "The DOI must be text.")
@@ -320,6 +298,38 @@ def update_metadata(db: Session, owner_id: str, document_id: str, changes: dict)
     doc.updated_at = utcnow()
     db.add(doc)
     return doc
+
+
+def _checked_title(title: Any) -> str:
+    if not isinstance(title, str):
+        raise LibraryError("invalid", "The title must be text.")
+    title = title.strip()
+    if not title:
+        raise LibraryError("invalid", "The title cannot be empty.")
+    return title[:1000]
+
+
+def _checked_authors(authors: Any) -> list[str]:
+    """A list of names, or one string of names separated by commas or semicolons."""
+    if isinstance(authors, str):
+        authors = [a.strip() for a in authors.replace(";", ",").split(",")]
+    if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
+        raise LibraryError("invalid", "Authors must be a list of names.")
+    return [a.strip()[:200] for a in authors if a.strip()][:100]
+
+
+def _checked_year(year: Any) -> int | None:
+    if year in (None, ""):
+        return None
+    if isinstance(year, bool) or not isinstance(year, (int, str)):
+        raise LibraryError("invalid", "The year must be a whole number.")
+    try:
+        year = int(year)
+    except (TypeError, ValueError, OverflowError):
+        raise LibraryError("invalid", "The year must be a number.") from None
+    if not 1000 <= year <= 2999:
+        raise LibraryError("invalid", "The year must be between 1000 and 2999.")
+    return year
 
 
 def set_document_collections(db: Session, owner_id: str, document_id: str, collection_ids: list[str]) -> None:

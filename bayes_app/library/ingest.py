@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
 import uuid
 from collections import Counter
@@ -18,24 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlmodel import Session, col, delete, select
+from sqlmodel import Session, col, select
 
-from bayes_app.library import chunking, citation_graph, ocr, pdf, references, storage, structure
+from bayes_app.library import chunking, citation_graph, ingest_output, ocr, pdf, references, storage, structure
 from bayes_app.library.documents import collection_ids_of
 from bayes_app.library.pdf.metadata import title_from_layout
 from bayes_app.library.scanned import OcrOptions, recognise_pages
-from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
-from bayes_app.search import crosslang, sparse
+from bayes_app.models import Chunk, DocStatus, Document, utcnow
+from bayes_app.search import crosslang
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import CrossPoint, IndexClient, IndexPoint, Vector
+from bayes_app.search.index import IndexClient
 
 log = logging.getLogger("bayes.ingest")
 
-EMBED_BATCH = 64
 PROGRESS_EVERY_S = 0.4
 _NAMESPACE = uuid.UUID("6f1c2a0e-5b7d-4d7e-9a61-2f1a0c6b9e11")
-# One embedding at a time per process: the model already uses every core.
-_EMBED_LOCK = threading.Lock()
 
 
 class IngestError(Exception):
@@ -124,22 +120,23 @@ def ingest_document(
             return IngestResult(document_id, DocStatus.INDEXED, doc.page_count, doc.chunk_count)
         owner_id, sha, edited = doc.owner_id, doc.file_sha256, doc.metadata_edited
     progress = _Progress(session_factory, document_id, generation)
+    job = Job(
+        session_factory,
+        document_id,
+        generation,
+        owner_id,
+        sha,
+        edited,
+        store=storage.as_store(files_root),
+        index=index,
+        embedder=embedder,
+        progress=progress,
+        max_pages=max_pages,
+        cross_embedder=cross_embedder,
+        ocr_options=ocr_options,
+    )
     try:
-        return _run(
-            session_factory,
-            document_id,
-            generation,
-            owner_id,
-            sha,
-            edited,
-            files_root,
-            index,
-            embedder,
-            progress,
-            max_pages,
-            cross_embedder,
-            ocr_options,
-        )
+        return _run(job)
     except pdf.PdfError as err:
         progress.set(DocStatus.FAILED, 0, 0, force=True, error_code=err.code, error_message=err.message)
         raise IngestError(err.code, err.message) from None
@@ -147,248 +144,219 @@ def ingest_document(
         return IngestResult(document_id, "superseded")
 
 
-def _run(
-    session_factory,
-    document_id,
-    generation,
-    owner_id,
-    sha,
-    edited,
-    files_root,
-    index,
-    embedder,
-    progress: _Progress | None,
-    max_pages: int | None = None,
-    cross_embedder: Embedder | None = None,
-    ocr_options: OcrOptions | None = None,
-) -> IngestResult:
-    """Parse, classify, chunk, embed what is new, swap the chunk rows. ``progress`` None is the
-    background re-analysis of an indexed document: its status stays ``indexed`` throughout."""
-    store = storage.as_store(files_root)
-    if not store.exists(sha):
-        raise pdf.PdfError("missing_file", "The stored file is missing; upload it again.")
+@dataclass
+class Job:
+    """What one run ingests and with what: the document version, its file, the index and models.
+    ``progress`` None is the background re-analysis of an indexed document."""
 
-    def report(status: str, done: int, total: int, *, force: bool = False, **fields) -> None:
-        if progress is not None and not progress.set(status, done, total, force=force, **fields):
+    session_factory: Callable[[], Session]
+    document_id: str
+    generation: int
+    owner_id: str
+    sha: str
+    edited: bool
+    store: storage.FileStore
+    index: IndexClient
+    embedder: Embedder
+    progress: _Progress | None
+    max_pages: int | None = None
+    cross_embedder: Embedder | None = None
+    ocr_options: OcrOptions | None = None
+
+    def report(self, status: str, done: int, total: int, *, force: bool = False, **fields) -> None:
+        if self.progress is not None and not self.progress.set(status, done, total, force=force, **fields):
             raise Superseded
 
-    # 1. parse, page by page, with line geometry for the structure analysis; pages without a
-    #    usable text layer are read by OCR (their word boxes kept for highlighting)
+
+@dataclass
+class Parsed:
+    """The pages as read (OCR'd words by page number), and the file's metadata (None: keep the row's)."""
+
+    pages: list[pdf.PageLayout]
+    ocr_words: dict[int, tuple[ocr.OcrWord, ...]]
+    ocr_lang: str
+    unread: list[str]  # pages OCR could not read, each with its reason
+    meta: pdf.PdfMetadata | None
+
+
+@dataclass
+class Plan:
+    """The document's passages and references, and what the index needs done about them."""
+
+    spans: list[list[structure.Span]]
+    refs: list[references.Reference]
+    chunks: list[chunking.Chunk]
+    ids: list[str]
+    language: str
+    lang_of: dict[str, str]
+    text_of: dict[str, str]
+    collection_ids: list[str]
+    to_embed: list[tuple[str, chunking.Chunk]]  # new passages: dense + sparse vectors
+    cross: list[tuple[str, chunking.Chunk]]  # passages not in English that need a multilingual vector
+    removed: set[str]
+    relabel: dict[str, list[str]]  # role → kept passages whose role payload changes
+
+
+def _run(job: Job) -> IngestResult:
+    """Parse, classify, chunk, embed what is new, swap the chunk rows. With ``job.progress``
+    None (the background re-analysis of an indexed document) its status stays ``indexed``."""
+    if not job.store.exists(job.sha):
+        raise pdf.PdfError("missing_file", "The stored file is missing; upload it again.")
+    parsed = _parse(job)
+    plan = _plan(job, parsed.pages)
+    _embed(job, plan)
+    _commit(job, parsed, plan)
+    log.info(
+        "indexed %s: %d pages, %d chunks (%d embedded, %d removed, %d relabelled), %d references",
+        job.document_id,
+        len(parsed.pages),
+        len(plan.chunks),
+        len(plan.to_embed),
+        len(plan.removed),
+        sum(map(len, plan.relabel.values())),
+        len(plan.refs),
+    )
+    return IngestResult(
+        job.document_id, DocStatus.INDEXED, len(parsed.pages), len(plan.chunks), len(plan.to_embed), len(plan.removed)
+    )
+
+
+def _ocr_options(job: Job) -> OcrOptions | None:
+    """The job's OCR options, in the language chosen at upload when they name none."""
+    options = job.ocr_options
+    if options is not None and not options.lang:
+        with job.session_factory() as db:
+            choice = getattr(db.get(Document, job.document_id), "ocr_lang_choice", "")
+        if choice:
+            options = dataclasses.replace(options, lang=choice)
+    return options
+
+
+def _parse(job: Job) -> Parsed:
+    """1. parse, page by page, with line geometry for the structure analysis; pages without a
+    usable text layer are read by OCR (their word boxes kept for highlighting)."""
+    ocr_options = _ocr_options(job)
     pages: list[pdf.PageLayout] = []
     ocr_words: dict[int, tuple[ocr.OcrWord, ...]] = {}
     ocr_lang = ""
-    unread: list[str] = []  # pages OCR could not read, each with its reason
-    if ocr_options is not None and not ocr_options.lang:
-        with session_factory() as db:
-            choice = getattr(db.get(Document, document_id), "ocr_lang_choice", "")
-        if choice:  # the language chosen at upload
-            ocr_options = dataclasses.replace(ocr_options, lang=choice)
+    unread: list[str] = []
     # pdfium needs a file: the local store's own, or a temp copy of the object
-    with store.local_file(sha) as path, pdf.pdf_document(path, max_pages=max_pages) as document:
+    with job.store.local_file(job.sha) as path, pdf.pdf_document(path, max_pages=job.max_pages) as document:
         total_pages = len(document)
-        report(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages)
+        job.report(DocStatus.PARSING, 0, total_pages, force=True, page_count=total_pages)
         for page in pdf.iter_layouts(document, budget=_text_budget(), require_text=ocr_options is None):
             pages.append(page)
-            report(DocStatus.PARSING, len(pages), total_pages)
+            job.report(DocStatus.PARSING, len(pages), total_pages)
         if ocr_options is not None:
-            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, report, unread)
-        meta = None if edited or progress is None else pdf.extract_metadata(document, pages[0].text if pages else "")
+            ocr_lang = recognise_pages(document, pages, ocr_words, ocr_options, job.report, unread)
+        meta = (
+            None
+            if job.edited or job.progress is None
+            else pdf.extract_metadata(document, pages[0].text if pages else "")
+        )
         if meta is not None and not meta.title and 1 in ocr_words:  # a scan: its printed title, read by OCR
             meta = dataclasses.replace(meta, title=title_from_layout(pages[0]))
+    return Parsed(pages, ocr_words, ocr_lang, unread, meta)
 
-    # 2. roles, reference list, chunks; ids are stable for unchanged text
-    spans = structure.analyze(pages)
-    refs = references.parse_references(pages, spans)
-    chunks = list(chunking.iter_structured_chunks(pages, spans))
+
+def _chunk_ids(document_id: str, chunks: list[chunking.Chunk]) -> list[str]:
+    """Stable ids: the nth passage with the same text keeps the nth id."""
     seen: Counter[str] = Counter()
     ids = []
     for c in chunks:
         ids.append(chunk_id(document_id, c.content_hash, seen[c.content_hash]))
         seen[c.content_hash] += 1
+    return ids
 
+
+def _plan(job: Job, pages: list[pdf.PageLayout]) -> Plan:
+    """2. roles, reference list, chunks; ids are stable for unchanged text."""
+    spans = structure.analyze(pages)
+    refs = references.parse_references(pages, spans)
+    chunks = list(chunking.iter_structured_chunks(pages, spans))
+    ids = _chunk_ids(job.document_id, chunks)
     embed_texts = [chunking.embedding_text(c.text) for c in chunks]
     language, chunk_langs = crosslang.passage_languages(embed_texts)
 
-    with session_factory() as db:
-        existing = dict(db.exec(select(Chunk.id, Chunk.role).where(Chunk.document_id == document_id)).all())
-        collection_ids = collection_ids_of(db, document_id)
-        doc = db.get(Document, document_id)
+    with job.session_factory() as db:
+        existing = dict(db.exec(select(Chunk.id, Chunk.role).where(Chunk.document_id == job.document_id)).all())
+        collection_ids = collection_ids_of(db, job.document_id)
+        doc = db.get(Document, job.document_id)
         old_version = doc.structure_version if doc is not None else 0
         # Indexed before languages were detected: kept passages have no multilingual vector yet.
         undetected = doc is not None and not doc.language
-    to_embed = [(cid, c) for cid, c in zip(ids, chunks) if cid not in existing]
     lang_of = dict(zip(ids, chunk_langs))
-    text_of = dict(zip(ids, embed_texts))
     cross = [
         (cid, c)
         for cid, c in zip(ids, chunks)
         if crosslang.needs_cross_vector(lang_of[cid]) and (cid not in existing or undetected)
     ]
-    if not index.cross_collection:
-        cross = []
-    if cross and cross_embedder is None:
-        cross_embedder = get_embedder(crosslang.CROSS_MODEL)
-    removed = set(existing) - set(ids)
     # Kept passages keep their vectors; only their role payload may need refreshing.
     relabel: dict[str, list[str]] = {}
     for cid, c in zip(ids, chunks):
         if cid in existing and (existing[cid] != c.role or old_version < 1):
             relabel.setdefault(c.role, []).append(cid)
+    return Plan(
+        spans=spans,
+        refs=refs,
+        chunks=chunks,
+        ids=ids,
+        language=language,
+        lang_of=lang_of,
+        text_of=dict(zip(ids, embed_texts)),
+        collection_ids=collection_ids,
+        to_embed=[(cid, c) for cid, c in zip(ids, chunks) if cid not in existing],
+        cross=cross if job.index.cross_collection else [],
+        removed=set(existing) - set(ids),
+        relabel=relabel,
+    )
 
-    # 3. embed + index only new/changed chunks (upserts by id: safe to repeat)
-    report(DocStatus.EMBEDDING, 0, len(to_embed), force=True)
-    done = 0
-    vectors: dict[str, Vector] = {}  # content hash → vector: repeated passages embed once
-    for start in range(0, len(to_embed), EMBED_BATCH):
-        batch = to_embed[start : start + EMBED_BATCH]
-        texts = [chunking.embedding_text(c.text) for _, c in batch]
-        fresh = {c.content_hash: t for (_, c), t in zip(batch, texts) if c.content_hash not in vectors}
-        if fresh:
-            with _EMBED_LOCK:
-                dense = embedder.embed_passages(list(fresh.values()))
-            vectors.update(zip(fresh.keys(), dense))
-        points = [
-            IndexPoint(
-                id=cid,
-                dense=vectors[c.content_hash],
-                sparse=sparse.document_vector(texts[i]),
-                owner_id=owner_id,
-                document_id=document_id,
-                collection_ids=collection_ids,
-                page=c.page,
-                chunk_index=c.index,
-                role=c.role,
-            )
-            for i, (cid, c) in enumerate(batch)
-        ]
-        index.upsert_chunks(points)
-        done += len(batch)
-        report(DocStatus.EMBEDDING, done, len(to_embed))
-    # multilingual vectors of the passages not in English (the cross-language leg)
-    cross_vectors: dict[str, Vector] = {}
-    for start in range(0, len(cross), EMBED_BATCH):
-        batch = cross[start : start + EMBED_BATCH]
-        fresh = {c.content_hash: text_of[cid] for cid, c in batch if c.content_hash not in cross_vectors}
-        if fresh:
-            assert cross_embedder is not None  # set above when there are passages not in English
-            with _EMBED_LOCK:
-                dense = cross_embedder.embed_passages(list(fresh.values()))
-            cross_vectors.update(zip(fresh.keys(), dense))
-        index.upsert_cross(
-            [
-                CrossPoint(
-                    id=cid,
-                    dense=cross_vectors[c.content_hash],
-                    lang=lang_of[cid],
-                    owner_id=owner_id,
-                    document_id=document_id,
-                    collection_ids=collection_ids,
-                    page=c.page,
-                    chunk_index=c.index,
-                    role=c.role,
-                )
-                for cid, c in batch
-            ]
-        )
-        report(DocStatus.EMBEDDING, done, len(to_embed))
-    for role, cids in relabel.items():
-        index.set_roles(cids, role)
 
-    # 4. commit chunks, page texts, references and the final status in one transaction
-    with session_factory() as db:
-        doc = db.get(Document, document_id)
-        if doc is None or doc.ingest_generation != generation or (progress is None and doc.status != DocStatus.INDEXED):
-            # Vectors of passages that never got a row would linger in the index.
-            committed = set(db.exec(select(Chunk.id).where(Chunk.document_id == document_id)))
-            stray = [cid for cid, _ in [*to_embed, *cross] if cid not in committed]
-            if stray and doc is not None and doc.status == DocStatus.INDEXED:
-                index.delete_chunks(stray)
+def _embed(job: Job, plan: Plan) -> None:
+    """3. embed + index only new/changed chunks (upserts by id: safe to repeat)."""
+    cross_embedder = job.cross_embedder
+    if plan.cross and cross_embedder is None:
+        cross_embedder = get_embedder(crosslang.CROSS_MODEL)
+    job.report(DocStatus.EMBEDDING, 0, len(plan.to_embed), force=True)
+    ingest_output.embed_new(job, plan)
+    if cross_embedder is not None:
+        ingest_output.embed_cross(job, plan, cross_embedder)
+    for role, cids in plan.relabel.items():
+        job.index.set_roles(cids, role)
+
+
+def _commit(job: Job, parsed: Parsed, plan: Plan) -> None:
+    """4. commit chunks, page texts, references and the final status in one transaction."""
+    with job.session_factory() as db:
+        doc = db.get(Document, job.document_id)
+        if (
+            doc is None
+            or doc.ingest_generation != job.generation
+            or (job.progress is None and doc.status != DocStatus.INDEXED)
+        ):
+            _drop_stray_vectors(db, job, plan, doc)
             raise Superseded
-        if removed:
-            index.delete_chunks(sorted(removed))
-        db.exec(delete(Chunk).where(Chunk.document_id == document_id))
-        db.exec(delete(PageText).where(PageText.document_id == document_id))
-        db.exec(delete(DocumentReference).where(DocumentReference.document_id == document_id))
-        db.add_all(
-            [
-                PageText(
-                    document_id=document_id,
-                    page=p.number,
-                    text=p.text,
-                    spans=[s.to_json() for s in page_spans],
-                    ocr_words=[w.to_json() for w in ocr_words.get(p.number, ())],
-                )
-                for p, page_spans in zip(pages, spans)
-            ]
-        )
-        db.add_all(
-            [
-                Chunk(
-                    id=cid,
-                    document_id=document_id,
-                    owner_id=owner_id,
-                    chunk_index=c.index,
-                    page=c.page,
-                    char_start=c.char_start,
-                    char_end=c.char_end,
-                    text=c.text,
-                    content_hash=c.content_hash,
-                    token_count=c.token_count,
-                    role=c.role,
-                    section=c.section,
-                )
-                for cid, c in zip(ids, chunks)
-            ]
-        )
-        db.add_all(
-            [
-                DocumentReference(
-                    document_id=document_id,
-                    position=k,
-                    page=r.page,
-                    raw=r.raw[:5000],
-                    authors=r.authors,
-                    year=r.year,
-                    title=r.title,
-                    venue=r.venue,
-                    doi=(r.doi or "")[:300] or None,
-                )
-                for k, r in enumerate(refs)
-            ]
-        )
-        if meta is not None:
-            doc.title = meta.title or doc.title or Path(doc.filename).stem
-            doc.authors = meta.authors or doc.authors
-            doc.year = meta.year  # the printed year or none (never the file's date)
-            doc.doi = meta.doi or doc.doi
-        elif not doc.title:
-            doc.title = Path(doc.filename).stem
-        doc.status = DocStatus.INDEXED
-        doc.page_count, doc.chunk_count = len(pages), len(chunks)
-        doc.structure_version, doc.reference_count = structure.VERSION, len(refs)
-        doc.language = language
-        doc.ocr_pages = len(ocr_words)
-        doc.ocr_lang = ocr_lang if ocr_words else ""
+        if plan.removed:
+            job.index.delete_chunks(sorted(plan.removed))
+        ingest_output.replace_rows(db, job, parsed, plan)
+        ingest_output.finish_document(doc, parsed, plan)
         db.add(doc)
-        citation_graph.update_document(db, owner_id, document_id)
-        if progress is not None:
-            doc.progress_done = doc.progress_total = len(to_embed)
+        citation_graph.update_document(db, job.owner_id, job.document_id)
+        if job.progress is not None:
+            doc.progress_done = doc.progress_total = len(plan.to_embed)
         # indexed without the pages that could not be read: the reasons are shown with it
-        doc.error_code, doc.error_message = ("pages_unread", " ".join(unread)) if unread else (None, None)
+        doc.error_code, doc.error_message = ("pages_unread", " ".join(parsed.unread)) if parsed.unread else (None, None)
         doc.updated_at = utcnow()
         db.add(doc)
         db.commit()
-    log.info(
-        "indexed %s: %d pages, %d chunks (%d embedded, %d removed, %d relabelled), %d references",
-        document_id,
-        len(pages),
-        len(chunks),
-        len(to_embed),
-        len(removed),
-        sum(map(len, relabel.values())),
-        len(refs),
-    )
-    return IngestResult(document_id, DocStatus.INDEXED, len(pages), len(chunks), len(to_embed), len(removed))
+
+
+def _drop_stray_vectors(db: Session, job: Job, plan: Plan, doc: Document | None) -> None:
+    """Superseded: vectors of passages that never got a row would linger in the index."""
+    committed = set(db.exec(select(Chunk.id).where(Chunk.document_id == job.document_id)))
+    stray = [cid for cid, _ in [*plan.to_embed, *plan.cross] if cid not in committed]
+    if stray and doc is not None and doc.status == DocStatus.INDEXED:
+        job.index.delete_chunks(stray)
 
 
 def restructure_document(
@@ -415,20 +383,21 @@ def restructure_document(
         ):
             return IngestResult(document_id, "skipped")
         owner_id, sha = doc.owner_id, doc.file_sha256
+    job = Job(
+        session_factory,
+        document_id,
+        generation,
+        owner_id,
+        sha,
+        edited=True,
+        store=storage.as_store(files_root),
+        index=index,
+        embedder=embedder,
+        progress=None,
+        ocr_options=ocr_options,
+    )
     try:
-        return _run(
-            session_factory,
-            document_id,
-            generation,
-            owner_id,
-            sha,
-            True,
-            files_root,
-            index,
-            embedder,
-            None,
-            ocr_options=ocr_options,
-        )
+        return _run(job)
     except (pdf.PdfError, Superseded):
         return IngestResult(document_id, "skipped")
 

@@ -186,9 +186,13 @@ def heading_level(
         words = title.split()
         # Headings are short and mostly capitalised; body lines that start with a number are not.
         caps = sum(w[0].isupper() for w in words if w[0].isalpha())
-        if len(words) <= 10 and (big or caps >= max(1, len(words) // 2) or len(words) <= 3):
-            if math_score(t) < 0.1 and not is_tabular(title):
-                return m["num"].rstrip(".").count(".") + 1, t
+        if (
+            len(words) <= 10
+            and (big or caps >= max(1, len(words) // 2) or len(words) <= 3)
+            and math_score(t) < 0.1
+            and not is_tabular(title)
+        ):
+            return m["num"].rstrip(".").count(".") + 1, t
     first_letter = next((c for c in t if c.isalpha()), "")
     if (
         big

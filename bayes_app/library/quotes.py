@@ -66,45 +66,51 @@ def normalize(text: str) -> Normalized:
     while i < n:
         c = text[i]
         if c in _DROP_MARKERS:
-            i += 1
-            j = i
-            while j < n and _is_space(text[j]):
-                j += 1
-            if any(text[k] in _LINE_BREAKS for k in range(i, j)):
-                i = j  # the marker ended a line: join the two halves of the word
-            continue
-        if _is_space(c):
-            j = i + 1
-            while j < n and _is_space(text[j]):
-                j += 1
+            i = _after_marker(text, i)
+        elif _is_space(c):
             if out and out[-1] != _SPACE:
                 out.append(_SPACE)
                 idx.append(i)
-            i = j
-            continue
-        if c in _DASHES:
-            j = i + 1
-            while j < n and _is_space(text[j]):
-                j += 1
-            if j > i + 1 and any(text[k] in _LINE_BREAKS for k in range(i + 1, j)):
-                nxt = j  # "-" at the end of a line: glue to the next line
-            else:
-                nxt = i + 1
-            if out and out[-1].isalnum() and nxt < n and text[nxt].isalnum():
-                i = nxt  # intra-word hyphen: drop it (see module docstring)
-                continue
-            out.append("-")
-            idx.append(i)
-            i = nxt
-            continue
-        for ch in _fold(c):
-            out.append(ch)
-            idx.append(i)
-        i += 1
+            i = _space_end(text, i + 1)
+        elif c in _DASHES:
+            i = _dash(text, i, out, idx)
+        else:
+            for ch in _fold(c):
+                out.append(ch)
+                idx.append(i)
+            i += 1
     if out and out[-1] == _SPACE:
         out.pop()
         idx.pop()
     return Normalized("".join(out), tuple(idx))
+
+
+def _space_end(text: str, j: int) -> int:
+    """The end of the run of spaces at ``j``."""
+    n = len(text)
+    while j < n and _is_space(text[j]):
+        j += 1
+    return j
+
+
+def _after_marker(text: str, i: int) -> int:
+    """Where to go on after the hyphenation marker at ``i``: past the line break when the marker
+    ended a line (the two halves of the word join), else the next character."""
+    i += 1
+    j = _space_end(text, i)
+    return j if any(text[k] in _LINE_BREAKS for k in range(i, j)) else i
+
+
+def _dash(text: str, i: int, out: list[str], idx: list[int]) -> int:
+    """The dash at ``i``: kept as "-", or dropped inside a word; returns where to go on."""
+    j = _space_end(text, i + 1)
+    line_end = j > i + 1 and any(text[k] in _LINE_BREAKS for k in range(i + 1, j))
+    nxt = j if line_end else i + 1  # "-" at the end of a line: glue to the next line
+    # an intra-word hyphen is dropped (see module docstring)
+    if not (out and out[-1].isalnum() and nxt < len(text) and text[nxt].isalnum()):
+        out.append("-")
+        idx.append(i)
+    return nxt
 
 
 @lru_cache(maxsize=32)

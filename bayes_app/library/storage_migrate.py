@@ -33,7 +33,7 @@ def _sha_of(chunks) -> str:
 
 
 def migrate(
-    source: LocalStore, dest: FileStore, progress: Callable[[str, str], None] = lambda sha, what: None
+    source: LocalStore, dest: FileStore, progress: Callable[[str, str], None] = lambda _sha, _what: None
 ) -> MigrationReport:
     """Idempotent: objects already in `dest` are verified, not sent again. A local file whose
     bytes do not hash to its name is reported and not copied; an object that fails

@@ -19,7 +19,7 @@ spans belong to none. No model, only rules (in order of precedence, see :func:`_
   appendix), and runs of numbered entries with years when there is no heading → ``reference``;
 - small lines under the body text → ``footnote``; math-heavy lines → ``equation``.
 
-Consumers: chunking (:func:`segments` groups spans into chunkable runs), search filters
+Consumers: chunking (:func:`chunking.segments` groups spans into chunkable runs), search filters
 (:data:`SEARCH_EXCLUDED`), claim extraction (:data:`QUOTABLE`, :func:`role_at`).
 """
 
@@ -154,7 +154,7 @@ def _continues(lines: list[_Line], i: int) -> bool:
     )
 
 
-def _caption_runs(page: PageLayout, lines: list[_Line], stats: DocStats) -> None:
+def _caption_runs(lines: list[_Line], stats: DocStats) -> None:
     """Mark caption starts and their continuation lines."""
     i = 0
     while i < len(lines):
@@ -193,81 +193,42 @@ def _caption_runs(page: PageLayout, lines: list[_Line], stats: DocStats) -> None
 def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line]:
     lines = [_Line(ln, page.text[ln.start : ln.end]) for ln in page.lines]
     has_geometry = any(ln.size for ln in page.lines)
-    body = stats.body_size
+    _page_furniture(page, lines, stats, has_geometry)
+    _sections(page, lines, stats, state, has_geometry)
+    _small_print(page, lines, stats, state, has_geometry)
+    return lines
+
+
+def _page_furniture(page: PageLayout, lines: list[_Line], stats: DocStats, has_geometry: bool) -> None:
+    """Steps 1-3: margins, running heads/feet and page numbers; captions; figure regions."""
     # 1. margins, running heads/feet, page numbers
-    for x in lines:
-        ln = x.ln
-        if not has_geometry:
-            continue
-        band = ln.top < page.height * 0.09 or ln.bottom > page.height * 0.91
-        t = clean_line(x.text)
-        if ln.x1 < stats.text_left - 4 or ln.x0 > stats.text_right + 4:
-            x.role = Role.HEADER_FOOTER
-        elif band and (
-            norm_repeat(t) in stats.repeated or (PAGE_NUMBER.match(t) and ln.size >= 0.75 * stats.body_size)
-        ):
-            x.role = Role.HEADER_FOOTER
-        elif (
-            (ln.top < page.height * 0.06 or ln.bottom > page.height * 0.94)
-            and len(t) < 80
-            and (re.search(r"arxiv|preprint|doi|www\.|https?://|©|journal|vol\.", t, re.I))
-        ):
-            x.role = Role.HEADER_FOOTER
+    if has_geometry:
+        for x in lines:
+            if _is_running_line(x, page, stats):
+                x.role = Role.HEADER_FOOTER
     # 2. captions
-    _caption_runs(page, lines, stats)
+    _caption_runs(lines, stats)
     # 3. figure regions (images, forms)
     for x in lines:
         if x.role == Role.BODY and _in_region(x.ln, page.regions):
             x.role = Role.FIGURE
-    # 4. headings, sections, reference zone, front matter
+
+
+def _sections(page: PageLayout, lines: list[_Line], stats: DocStats, state: dict, has_geometry: bool) -> None:
+    """Step 4: headings, sections, reference zone, front matter."""
     first_page = page.number == 1
-    in_front = first_page and not state.get("front_done")
-    for x in lines:
-        if x.role != Role.BODY:
-            if x.role != Role.HEADER_FOOTER:
-                x.section = SECTION_SEP.join(h for _, h in state.get("path", []))
-            continue
-        level = (
-            heading_level(x.text, x.ln.size, stats, state.get("number", 0), state.get("refs_seen", False))
-            if has_geometry
-            else None
-        )
-        t = clean_line(x.text)
-        if level is not None and in_front and not (KNOWN_HEADINGS.match(t) or re.match(r"\s*\d", t)):
-            level = None  # the title and other large lines of the title block
-        if level is not None:
-            lvl, title = level
-            x.role, x.heading_level = Role.HEADING, lvl
-            if (num := NUMBERED_HEADING.match(t)) and num["num"].split(".")[0].isdigit():
-                state["number"] = int(num["num"].split(".")[0])
-            if REF_HEADING.match(t):
-                state["refs"] = state["refs_seen"] = True
-            elif state.get("refs") and (
-                APPENDIX_HEADING.match(t)
-                or not KNOWN_HEADINGS.match(t)
-                or re.match(r"^\s*(appendix|supplementary)", t, re.I)
-            ):
-                state["refs"] = False
-            path: list[tuple[int, str]] = state.setdefault("path", [])
-            while path and path[-1][0] >= lvl:
-                path.pop()
-            path.append((lvl, title))
-            in_front = False
-            state["front_done"] = True
-        x.section = SECTION_SEP.join(h for _, h in state.get("path", []))
-        if x.role == Role.HEADING:
-            continue
-        if in_front:
-            x.role = Role.FRONT_MATTER
-        elif state.get("refs"):
-            x.role = Role.REFERENCE
+    _zones(lines, stats, state, has_geometry, in_front=first_page and not state.get("front_done"))
     if first_page:
         state["front_done"] = True
     # A page-1 title block that the heading rule did not end (no "Abstract"): keep only the
     # lines above the first paragraph of body-size text as front matter.
     if first_page and not any(x.role == Role.HEADING for x in lines):
-        _trim_front_matter(lines, body)
-    # 5. the rest: footnotes, floats, tables, small figure labels, equations
+        _trim_front_matter(lines, stats.body_size)
+
+
+def _small_print(page: PageLayout, lines: list[_Line], stats: DocStats, state: dict, has_geometry: bool) -> None:
+    """Step 5, the rest: footnotes, floats, tables, small figure labels, equations."""
+    body = stats.body_size
     if has_geometry:
         _footnotes(page, lines, body)
     for x in lines:
@@ -275,13 +236,87 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
             x.role = Role.EQUATION
     if has_geometry:
         _footnotes(page, lines, body)
+        _floats(lines, stats)
+    _table_runs(lines)
+    _unheaded_references(lines, state)
+    if has_geometry:
+        _inline_fragments(lines)
+
+
+def _is_running_line(x: _Line, page: PageLayout, stats: DocStats) -> bool:
+    """Outside the text block, a running head or foot, a page number, or a journal or preprint
+    line at the page's very edge."""
+    ln = x.ln
+    band = ln.top < page.height * 0.09 or ln.bottom > page.height * 0.91
+    t = clean_line(x.text)
+    if ln.x1 < stats.text_left - 4 or ln.x0 > stats.text_right + 4:
+        return True
+    if band and (norm_repeat(t) in stats.repeated or (PAGE_NUMBER.match(t) and ln.size >= 0.75 * stats.body_size)):
+        return True
+    return bool(
+        (ln.top < page.height * 0.06 or ln.bottom > page.height * 0.94)
+        and len(t) < 80
+        and (re.search(r"arxiv|preprint|doi|www\.|https?://|©|journal|vol\.", t, re.I))
+    )
+
+
+def _zones(lines: list[_Line], stats: DocStats, state: dict, has_geometry: bool, in_front: bool) -> None:
+    """Headings, each line's section, the reference zone and the front matter (`in_front`: the
+    page starts in the title block)."""
     for x in lines:
-        if x.role not in (Role.BODY, Role.FRONT_MATTER, Role.REFERENCE) or not has_geometry:
+        if x.role != Role.BODY:
+            if x.role != Role.HEADER_FOOTER:
+                x.section = SECTION_SEP.join(h for _, h in state.get("path", []))
+            continue
+        level = _heading(x, stats, state, in_front) if has_geometry else None
+        if level is not None:
+            lvl, title = level
+            x.role, x.heading_level = Role.HEADING, lvl
+            _enter_heading(state, clean_line(x.text), lvl, title)
+            in_front = False
+        x.section = SECTION_SEP.join(h for _, h in state.get("path", []))
+        if x.role == Role.HEADING:
+            continue
+        if in_front:
+            x.role = Role.FRONT_MATTER
+        elif state.get("refs"):
+            x.role = Role.REFERENCE
+
+
+def _heading(x: _Line, stats: DocStats, state: dict, in_front: bool) -> tuple[int, str] | None:
+    """(level, title) when the line is a heading; in the title block only known or numbered ones."""
+    level = heading_level(x.text, x.ln.size, stats, state.get("number", 0), state.get("refs_seen", False))
+    t = clean_line(x.text)
+    if level is not None and in_front and not (KNOWN_HEADINGS.match(t) or re.match(r"\s*\d", t)):
+        return None  # the title and other large lines of the title block
+    return level
+
+
+def _enter_heading(state: dict, t: str, lvl: int, title: str) -> None:
+    """A heading starts a section: its number, the reference zone (entered or left), the path."""
+    if (num := NUMBERED_HEADING.match(t)) and num["num"].split(".")[0].isdigit():
+        state["number"] = int(num["num"].split(".")[0])
+    if REF_HEADING.match(t):
+        state["refs"] = state["refs_seen"] = True
+    elif state.get("refs") and (
+        APPENDIX_HEADING.match(t) or not KNOWN_HEADINGS.match(t) or re.match(r"^\s*(appendix|supplementary)", t, re.I)
+    ):
+        state["refs"] = False
+    path: list[tuple[int, str]] = state.setdefault("path", [])
+    while path and path[-1][0] >= lvl:
+        path.pop()
+    path.append((lvl, title))
+    state["front_done"] = True
+
+
+def _floats(lines: list[_Line], stats: DocStats) -> None:
+    """Full-width floats in a two-column paper, and small figure labels."""
+    body = stats.body_size
+    for x in lines:
+        if x.role != Role.BODY:
             continue
         ln, t = x.ln, clean_line(x.text)
         small = body and ln.size < body - 0.6
-        if x.role != Role.BODY:
-            continue
         if (
             stats.two_columns
             and ln.x0 < stats.gutter[0] - 8
@@ -291,11 +326,6 @@ def _classify_page(page: PageLayout, stats: DocStats, state: dict) -> list[_Line
             x.role = Role.FIGURE  # a full-width float in a two-column paper
         elif small and len(t.split()) <= 10 and ln.size < body * 0.85:
             x.role, x.small_label = Role.FIGURE, True
-    _table_runs(lines)
-    _unheaded_references(lines, state)
-    if has_geometry:
-        _inline_fragments(lines, body)
-    return lines
 
 
 def _footnotes(page: PageLayout, lines: list[_Line], body: float) -> None:
@@ -338,7 +368,7 @@ def _footnotes(page: PageLayout, lines: list[_Line], body: float) -> None:
                 x.role = Role.FOOTNOTE
 
 
-def _inline_fragments(lines: list[_Line], body: float) -> None:
+def _inline_fragments(lines: list[_Line]) -> None:
     """Sub- and superscripts that pdfium put on lines of their own take the role of the
     larger line they sit on; small pieces next to equation lines belong to the equation."""
     for k, x in enumerate(lines):
@@ -435,55 +465,4 @@ def analyze(pages: Sequence[PageLayout]) -> list[list[Span]]:
             else:
                 spans.append(Span(x.ln.start, x.ln.end, role, x.section))
         out.append(spans)
-    return out
-
-
-# --------------------------------------------------------------------------- chunking support
-
-_MERGE_INTO_BODY = frozenset({Role.HEADING, Role.EQUATION})
-_SHORT_EQUATION_CHARS = 200
-
-
-def segments(spans: Sequence[Span]) -> list[Span]:
-    """Group a page's spans into runs to chunk separately.
-
-    A heading joins the run after it (a heading alone is no passage), and a short
-    equation between body text stays inside that body passage; every other role change,
-    and every section change, starts a new run.
-    """
-    out: list[Span] = []
-    pending_heading: Span | None = None
-    for s in spans:
-        role = s.role
-        if role == Role.HEADING:
-            if pending_heading is None:
-                pending_heading = s
-            else:
-                pending_heading = Span(pending_heading.start, s.end, Role.HEADING, s.section)
-            continue
-        if (
-            role == Role.EQUATION
-            and s.end - s.start <= _SHORT_EQUATION_CHARS
-            and out
-            and out[-1].role == Role.BODY
-            and out[-1].section == s.section
-        ):
-            out[-1] = Span(out[-1].start, s.end, Role.BODY, s.section)
-            continue
-        start = s.start
-        if pending_heading is not None:
-            if role != Role.HEADER_FOOTER:
-                start = pending_heading.start  # "References" opens the reference run, etc.
-            else:
-                out.append(Span(pending_heading.start, pending_heading.end, Role.BODY, pending_heading.section))
-            pending_heading = None
-        if out and out[-1].role == role and out[-1].section == s.section:
-            out[-1] = Span(out[-1].start, s.end, role, s.section)
-        else:
-            out.append(Span(start, s.end, role, s.section))
-    if pending_heading is not None:
-        if out and out[-1].role == Role.BODY:
-            out[-1] = Span(out[-1].start, pending_heading.end, Role.BODY, out[-1].section)
-        else:
-            out.append(Span(pending_heading.start, pending_heading.end, Role.BODY, pending_heading.section))
     return out

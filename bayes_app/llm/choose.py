@@ -335,23 +335,7 @@ def with_list_items(
     at = {place: i for i, place in enumerate(places)}
     items: dict[int, list[int]] = {}
     for i in chosen:
-        if not announces(texts[i]):
-            continue
-        pos, rank = places[i]
-        found: list[int] = []
-        gap = 0
-        for step in range(1, 2 * _LIST_ITEMS + 2):
-            j = at.get((pos + step, rank))
-            if j is not None and enumerates(texts[j]):
-                found.append(j)
-                gap = 0
-                if len(found) == _LIST_ITEMS:
-                    break
-            else:
-                gap += 1
-                if gap > 1:
-                    break
-        if found:
+        if announces(texts[i]) and (found := _list_items(texts, places[i], at)):
             items[i] = found
     if not items:
         return chosen
@@ -366,3 +350,23 @@ def with_list_items(
             if k not in out and not any(quotes[k] in quotes[o] for o in out):
                 out.append(k)
     return out[:cap]
+
+
+def _list_items(texts: list[str], place: tuple[int, int], at: dict[tuple[int, int], int]) -> list[int]:
+    """The items of the list announced by the sentence at `place` (its position in its passage,
+    the passage's rank): the enumerating sentences after it, one sentence between two skipped."""
+    pos, rank = place
+    found: list[int] = []
+    gap = 0
+    for step in range(1, 2 * _LIST_ITEMS + 2):
+        j = at.get((pos + step, rank))
+        if j is not None and enumerates(texts[j]):
+            found.append(j)
+            gap = 0
+            if len(found) == _LIST_ITEMS:
+                break
+        else:
+            gap += 1
+            if gap > 1:
+                break
+    return found

@@ -62,7 +62,7 @@ MIN_SENTENCE_WORDS = 4
 ANSWER_RATIO = 0.5  # a sentence whose probability of answering is under 0.5 × the best one's is not quoted
 
 
-def _no_model(texts: Any) -> np.ndarray:
+def _no_model(_texts: Any) -> np.ndarray:
     raise RuntimeError("no embedding model")
 
 
@@ -262,18 +262,10 @@ def rank_candidates(
         seen.add(sentence)
         if not _complete(sentence, pos == first_pos[rank], pos == last_pos[rank]) or not _quotable(sentence):
             continue
-        quote, quote_key = sentence, key
-        if choose.needs_previous(sentence):
-            prev = by_place.get((rank, pos - 1))
-            if (
-                prev is None
-                or choose.leans_on_previous(prev[0])
-                or tabular(prev[0])
-                or not _complete(prev[0], pos - 1 == first_pos[rank], False)
-            ):
-                continue
-            quote = f"{prev[0]} {sentence}"
-            quote_key = key if prev[1] == key else (prev[1], key)
+        quoted = _with_previous(sentence, key, by_place.get((rank, pos - 1)), pos - 1 == first_pos[rank])
+        if quoted is None:
+            continue
+        quote, quote_key = quoted
         if min_overlap and len(q_terms & set(tokens(quote))) < min_overlap:
             continue
         texts.append(sentence)
@@ -294,6 +286,12 @@ def rank_candidates(
         embed=embed if vecs is not None else _no_model,
         vecs=vecs,
     )
+    out = choose.with_list_items(_picked(scores, vecs, quotes, limit), texts, quotes, places, limit + choose.LIST_EXTRA)
+    return [(quotes[i], keys[i]) for i in out]
+
+
+def _picked(scores: np.ndarray, vecs: np.ndarray | None, quotes: list[str], limit: int) -> list[int]:
+    """Up to `limit` quotes in MMR order, none far below the best one or inside another."""
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
     top = float(scores.max())
@@ -302,8 +300,24 @@ def rank_candidates(
             continue
         if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
             out.append(i)
-    out = choose.with_list_items(out[:limit], texts, quotes, places, limit + choose.LIST_EXTRA)
-    return [(quotes[i], keys[i]) for i in out]
+    return out[:limit]
+
+
+def _with_previous(
+    sentence: str, key: Any, prev: tuple[str, Any] | None, prev_opens_passage: bool
+) -> tuple[str, Any] | None:
+    """(what is quoted, its key): the sentence, with the one before it (`prev`) when it leans on
+    it ("This…", "It…"); None when it leans on a sentence that cannot be quoted."""
+    if not choose.needs_previous(sentence):
+        return sentence, key
+    if (
+        prev is None
+        or choose.leans_on_previous(prev[0])
+        or tabular(prev[0])
+        or not _complete(prev[0], prev_opens_passage, False)
+    ):
+        return None
+    return f"{prev[0]} {sentence}", (key if prev[1] == key else (prev[1], key))
 
 
 def passage_sentences(text: str) -> list[str]:

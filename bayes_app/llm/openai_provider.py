@@ -210,20 +210,23 @@ class _Decoder:
                     out.append(ReasoningDelta(reasoning))
                 if delta.content:
                     out.append(TextDelta(delta.content))
-                for tc in delta.tool_calls or ():
-                    parts = self.calls.setdefault(tc.index, _ToolCallParts())
-                    fn = tc.function
-                    if tc.id:
-                        parts.id = tc.id
-                    if fn is not None and fn.name and not parts.name:  # some servers repeat it
-                        parts.name = fn.name
-                    frag = (fn.arguments or "") if fn is not None else ""
-                    parts.arguments.append(frag)
-                    out.append(ToolCallDelta(tc.index, parts.id or None, parts.name or None, frag))
+                out.extend(self._tool_call(tc) for tc in delta.tool_calls or ())
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
                 out.extend(self.flush())
         return out
+
+    def _tool_call(self, tc: Any) -> ToolCallDelta:
+        """One fragment of a tool call, added to the call's parts."""
+        parts = self.calls.setdefault(tc.index, _ToolCallParts())
+        fn = tc.function
+        if tc.id:
+            parts.id = tc.id
+        if fn is not None and fn.name and not parts.name:  # some servers repeat it
+            parts.name = fn.name
+        frag = (fn.arguments or "") if fn is not None else ""
+        parts.arguments.append(frag)
+        return ToolCallDelta(tc.index, parts.id or None, parts.name or None, frag)
 
     def flush(self) -> list[ToolCall]:
         if self.flushed:

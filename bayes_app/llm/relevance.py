@@ -196,24 +196,12 @@ def features(
         cos_q, cos_s, cos_p = dense
     best = float(cos_q.max())
     sd = float(cos_q.std()) or 1.0
-    by_passage: dict[str, float] = {}
-    last_pos: dict[str, int] = {}
-    at: dict[tuple[str, int], float] = {}
-    for p, i, c in zip(passages, positions, cos_q):
-        by_passage[p] = max(by_passage.get(p, -1.0), float(c))
-        last_pos[p] = max(last_pos.get(p, 0), i)
-        at[(p, i)] = float(c)
-    neighbour = np.array([max(at.get((p, i - 1), -1.0), at.get((p, i + 1), -1.0)) for p, i in zip(passages, positions)])
-    neighbour = np.where(neighbour < -0.5, cos_q, neighbour)  # no neighbour: as the sentence itself
+    by_passage, last_pos, neighbour = _in_passage(passages, positions, cos_q)
     bm = _bm25(question, sentences)
     pool = list(sentences)
     focus = choose.focus_terms(question, pool)
     amount = bool(_AMOUNT_Q.search(question))
-    form = {
-        "results": bool(choose._RESULTS_Q.search(question)),
-        "definition": bool(choose._DEFINITION_Q.search(question)),
-    }
-    form["procedure"] = not (form["results"] or form["definition"]) and bool(choose._PROCEDURE_Q.search(question))
+    form = _question_form(question)
     terms = choose.term_coverage(question, pool)
     rare = choose.rare_term_coverage(question, pool)
     rows = []
@@ -253,6 +241,33 @@ def features(
             )
         )
     return np.asarray(rows, dtype=np.float32)
+
+
+def _in_passage(
+    passages: list[str], positions: list[int], cos_q: np.ndarray
+) -> tuple[dict[str, float], dict[str, int], np.ndarray]:
+    """Per passage, its best cosine and its last position; per sentence, its best neighbour's
+    cosine (its own when it has no neighbour)."""
+    by_passage: dict[str, float] = {}
+    last_pos: dict[str, int] = {}
+    at: dict[tuple[str, int], float] = {}
+    for p, i, c in zip(passages, positions, cos_q):
+        by_passage[p] = max(by_passage.get(p, -1.0), float(c))
+        last_pos[p] = max(last_pos.get(p, 0), i)
+        at[(p, i)] = float(c)
+    neighbour = np.array([max(at.get((p, i - 1), -1.0), at.get((p, i + 1), -1.0)) for p, i in zip(passages, positions)])
+    neighbour = np.where(neighbour < -0.5, cos_q, neighbour)  # no neighbour: as the sentence itself
+    return by_passage, last_pos, neighbour
+
+
+def _question_form(question: str) -> dict[str, bool]:
+    """Does the question ask for results, a definition or a procedure?"""
+    form = {
+        "results": bool(choose._RESULTS_Q.search(question)),
+        "definition": bool(choose._DEFINITION_Q.search(question)),
+    }
+    form["procedure"] = not (form["results"] or form["definition"]) and bool(choose._PROCEDURE_Q.search(question))
+    return form
 
 
 def probabilities(x: np.ndarray) -> np.ndarray:

@@ -132,7 +132,9 @@ def _spot_beside(db: Session, map_id: str, parent: MapNode) -> tuple[float, floa
     from bayes_app.maps.layout import X_STEP, Y_STEP, free_spot
 
     px, py = parent.pos_x, parent.pos_y
-    assert px is not None and py is not None  # called for a placed parent only
+    # called for a placed parent only
+    assert px is not None
+    assert py is not None
     placed = cast(
         list[tuple[float, float, str | None]],  # positions are not null: selected so
         list(
@@ -249,15 +251,18 @@ def update_node(db: Session, owner_id: str, map_id: str, /, node_id: str, **chan
     if "position" in changes:
         node.pos_x, node.pos_y = _position(changes["position"])
     if "confidence" in changes:
-        c = changes["confidence"]
-        if c is not None and (not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 <= c <= 1):
-            raise MapError("bad_field", "confidence must be a number from 0 to 1, or null.")
-        node.confidence = c
+        node.confidence = _confidence(changes["confidence"])
     node.updated_at = utcnow()
     node.edited_by = actor()
     db.add(node)
     _commit_edit(db, map_id, "update_node", u)
     return node_view(node, _node_citations(db, node.id))
+
+
+def _confidence(c: Any) -> float | None:
+    if c is not None and (not isinstance(c, (int, float)) or isinstance(c, bool) or not 0 <= c <= 1):
+        raise MapError("bad_field", "confidence must be a number from 0 to 1, or null.")
+    return c
 
 
 MAX_COORDINATE = 1e7  # far beyond any canvas; keeps positions finite and JSON-safe

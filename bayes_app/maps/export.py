@@ -195,7 +195,6 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
     """The subtree as ("heading", (level, text)) / ("para", text) blocks, depth first; `esc`
     turns untrusted text into the target format's literal text."""
     out: list[tuple[str, Any]] = []
-    contradicts = NodeKind.COUNTERPOINT
 
     # Steps, done in order by `walk` (no recursion): ("node", n, level) writes a node and
     # returns the steps of its children; ("leaves", [claims], _) one paragraph of leaf claims;
@@ -215,31 +214,37 @@ def _blocks(t: _Tree, esc: Callable[[str], str] = _plain) -> list[tuple[str, Any
         out.append(("heading", (min(level, 6), esc(n.title or "Untitled"))))
         if n.body.strip():
             out.append(("para", esc(n.body.strip())))
-        steps: list[tuple[str, Any, int]] = []
-        leaves: list[MapNode] = []
-        for k in kids:
-            leaf = not t.kids.get(k.id)
-            if (
-                leaf
-                and k.kind in (NodeKind.CLAIM, contradicts, NodeKind.NOTE)
-                and not is_synthesis(k, t.cits.get(k.id, []))
-            ):
-                leaves.append(k)
-                continue
-            if leaves:
-                steps.append(("leaves", leaves, level))
-                leaves = []
-            if leaf and is_synthesis(k, t.cits.get(k.id, [])):
-                steps.append(("synthesis", k, min(level + 1, 6)))
-            else:
-                steps.append(("node", k, level + 1))
-        if leaves:
-            steps.append(("leaves", leaves, level))
-        return steps
+        return _child_steps(t, kids, level)
 
     for _ in walk([("node", t.root, 1)], expand):
         pass
     return out
+
+
+def _child_steps(t: _Tree, kids: list[MapNode], level: int) -> list[tuple[str, Any, int]]:
+    """The steps of a heading node's children: runs of leaf claims and notes as one paragraph
+    each, synthesis notes, and the other children as nodes of their own."""
+    steps: list[tuple[str, Any, int]] = []
+    leaves: list[MapNode] = []
+    for k in kids:
+        leaf = not t.kids.get(k.id)
+        if (
+            leaf
+            and k.kind in (NodeKind.CLAIM, NodeKind.COUNTERPOINT, NodeKind.NOTE)
+            and not is_synthesis(k, t.cits.get(k.id, []))
+        ):
+            leaves.append(k)
+            continue
+        if leaves:
+            steps.append(("leaves", leaves, level))
+            leaves = []
+        if leaf and is_synthesis(k, t.cits.get(k.id, [])):
+            steps.append(("synthesis", k, min(level + 1, 6)))
+        else:
+            steps.append(("node", k, level + 1))
+    if leaves:
+        steps.append(("leaves", leaves, level))
+    return steps
 
 
 def is_synthesis(n: MapNode, cits: list[Citation]) -> bool:

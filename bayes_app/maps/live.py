@@ -173,9 +173,18 @@ class LiveMap:
         """Apply one run event; nodes and relations change in place (relations: a new list)."""
         data = ev.data if isinstance(ev.data, dict) else {}
         out = Change()
-        if ev.type == "node" and data.get("id"):
+        if ev.type in ("node", "relation", "proposal"):
+            if data.get("id"):
+                self._write(ev, data, out)
+        else:
+            _progress(ev, data, out)
+        return out
+
+    def _write(self, ev: RunEvent, data: dict[str, Any], out: Change) -> None:
+        """A node, relation or proposal the run wrote."""
+        if ev.type == "node":
             self._node(ev, data, out)
-        elif ev.type == "relation" and data.get("id"):
+        elif ev.type == "relation":
             if not any(r["id"] == data["id"] for r in self.relations):
                 self.relations = [
                     *self.relations,
@@ -186,30 +195,9 @@ class LiveMap:
                         "kind": data.get("kind", "contradicts"),
                     },
                 ]
-        elif ev.type == "proposal" and data.get("id"):
-            if data["id"] not in self.proposal_ids:
-                self.proposal_ids.add(data["id"])
-                out.proposal = data
-        elif ev.type == "route":
-            out.route = ROUTE_LABELS.get(str(data.get("route")), str(data.get("route")))
-        elif ev.type == "text":
-            out.text = str(data.get("delta", ""))
-        elif ev.type == "agent":
-            role = data.get("role", "")
-            if "aspects" in data:
-                out.note = f"{role}: {len(data['aspects'])} aspect(s)"
-            elif data.get("done"):
-                out.finding = str(data.get("note") or "")
-                out.note = out.finding or "writing done"
-            elif "pass" in data:
-                out.note = f"{role}: pass {data['pass']}"
-        elif ev.type == "status" and data.get("status") == RunStatus.RUNNING:
-            out.note = "Running…"
-        elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
-            out.note = "Settling…"
-        elif ev.type == "done":
-            out.finished = True
-        return out
+        elif data["id"] not in self.proposal_ids:
+            self.proposal_ids.add(data["id"])
+            out.proposal = data
 
     def _node(self, ev: RunEvent, data: dict[str, Any], out: Change) -> None:
         old = self.nodes.get(data["id"])
@@ -265,3 +253,26 @@ class LiveMap:
                     if k in node
                 }
             )
+
+
+def _progress(ev: RunEvent, data: dict[str, Any], out: Change) -> None:
+    """What the run is doing: its route, its text, its agents' steps, its status."""
+    if ev.type == "route":
+        out.route = ROUTE_LABELS.get(str(data.get("route")), str(data.get("route")))
+    elif ev.type == "text":
+        out.text = str(data.get("delta", ""))
+    elif ev.type == "agent":
+        role = data.get("role", "")
+        if "aspects" in data:
+            out.note = f"{role}: {len(data['aspects'])} aspect(s)"
+        elif data.get("done"):
+            out.finding = str(data.get("note") or "")
+            out.note = out.finding or "writing done"
+        elif "pass" in data:
+            out.note = f"{role}: pass {data['pass']}"
+    elif ev.type == "status" and data.get("status") == RunStatus.RUNNING:
+        out.note = "Running…"
+    elif ev.type == "status" and data.get("status") == RunStatus.STOPPED:
+        out.note = "Settling…"
+    elif ev.type == "done":
+        out.finished = True

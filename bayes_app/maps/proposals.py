@@ -81,26 +81,13 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     the group's title (the existing one of that name, else a new one); a theme or chapter left
     empty by the move is removed; the tree is laid out again. All of it is ONE undoable edit
     (nodes deleted since the proposal are skipped)."""
-    from bayes_app.maps.layout import tree_layout
-
     p = _proposal(db, owner_id, map_id, proposal_id)
     if p.kind == "update":
         from bayes_app.maps.updates import accept_update
 
         return accept_update(db, p)[0]
-    root = root_of(db, map_id)
-    if p.payload.get("parent_id"):  # a split: the sub-themes go under the crowded theme
-        theme = db.get(MapNode, p.payload["parent_id"], populate_existing=True)
-        if theme is None or theme.map_id != map_id:
-            raise MapError("proposal_stale", "The theme this proposal splits was removed.", 409)
-        root = theme
+    root = _regrouped_root(db, map_id, p)
     nodes = {n.id: n for n in _nodes(db, map_id)}
-    kind = p.payload.get("node_kind", NodeKind.THEME)
-    heads = {
-        n.title.lower(): n
-        for n in sorted(nodes.values(), key=lambda n: n.order_index)
-        if n.parent_id == root.id and n.kind == kind
-    }
     u = _Undo()
     groups = clean_groups(p.payload.get("groups", []))
     moving = {i for g in groups for i in g["node_ids"] if i in nodes and i != root.id}
@@ -108,6 +95,47 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
     old_parents = {pid for i in moving if (pid := nodes[i].parent_id) is not None and pid in nodes}
     for pid in old_parents:
         u.before("nodes", nodes[pid])
+    used = _regroup(db, map_id, p, root, nodes, groups, moving, u)
+    db.flush()
+    check_shape(db, map_id)
+    _drop_emptied(db, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
+    _synthesis_outdated(db, root, u)
+    _lay_out(db, map_id, u)
+    p.status = "accepted"
+    db.add(p)
+    _commit_edit(db, map_id, "accept_proposal", u)
+    return proposal_view(p)
+
+
+def _regrouped_root(db: Session, map_id: str, p: MapProposal) -> MapNode:
+    """The node whose children the proposal regroups: the root, or the theme a split splits."""
+    root = root_of(db, map_id)
+    if p.payload.get("parent_id"):  # a split: the sub-themes go under the crowded theme
+        theme = db.get(MapNode, p.payload["parent_id"], populate_existing=True)
+        if theme is None or theme.map_id != map_id:
+            raise MapError("proposal_stale", "The theme this proposal splits was removed.", 409)
+        root = theme
+    return root
+
+
+def _regroup(
+    db: Session,
+    map_id: str,
+    p: MapProposal,
+    root: MapNode,
+    nodes: dict[str, MapNode],
+    groups: list[dict[str, Any]],
+    moving: set[str],
+    u: _Undo,
+) -> list[str]:
+    """Each group's members moved under its head (the theme or chapter of its title under `root`,
+    made when there is none); returns the heads' ids."""
+    kind = p.payload.get("node_kind", NodeKind.THEME)
+    heads = {
+        n.title.lower(): n
+        for n in sorted(nodes.values(), key=lambda n: n.order_index)
+        if n.parent_id == root.id and n.kind == kind
+    }
     used: list[str] = []
     for gi, group in enumerate(groups):
         members = [nodes[i] for i in group["node_ids"] if i in moving]
@@ -132,20 +160,27 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
             head.order_index = gi
             db.add(head)
         used.append(head.id)
-        member_ids = {m.id for m in members}
-        k = 0
-        for m in members:
-            # a member nested under another member moves along with it
-            if _has_ancestor_in(m, member_ids, nodes):
-                continue
-            u.before("nodes", m)
-            m.parent_id, m.order_index = head.id, k
-            db.add(m)
-            k += 1
-    db.flush()
-    check_shape(db, map_id)
-    _drop_emptied(db, map_id, [nodes[pid] for pid in old_parents if pid != root.id and pid not in used], u)
-    _synthesis_outdated(db, root, u)
+        _move_under(db, head, members, nodes, u)
+    return used
+
+
+def _move_under(db: Session, head: MapNode, members: list[MapNode], nodes: dict[str, MapNode], u: _Undo) -> None:
+    """The members under `head`, in order; a member nested under another member moves along with it."""
+    member_ids = {m.id for m in members}
+    k = 0
+    for m in members:
+        if _has_ancestor_in(m, member_ids, nodes):
+            continue
+        u.before("nodes", m)
+        m.parent_id, m.order_index = head.id, k
+        db.add(m)
+        k += 1
+
+
+def _lay_out(db: Session, map_id: str, u: _Undo) -> None:
+    """The tree laid out again (the moved positions are part of the undoable edit)."""
+    from bayes_app.maps.layout import tree_layout
+
     positions = tree_layout(_nodes(db, map_id))
     created = set(u.delete["nodes"])
     for n in _nodes(db, map_id):
@@ -154,10 +189,6 @@ def accept_proposal(db: Session, owner_id: str, map_id: str, proposal_id: str) -
                 u.before("nodes", n)
             n.pos_x, n.pos_y = positions[n.id]
             db.add(n)
-    p.status = "accepted"
-    db.add(p)
-    _commit_edit(db, map_id, "accept_proposal", u)
-    return proposal_view(p)
 
 
 SYNTHESIS_PREFIX = "Synthesis: "  # the title the synthesize run gives its note
@@ -179,7 +210,7 @@ def _synthesis_outdated(db: Session, root: MapNode, u: _Undo) -> None:
     db.flush()
 
 
-def _drop_emptied(db: Session, map_id: str, parents: list[MapNode], u: _Undo) -> None:
+def _drop_emptied(db: Session, parents: list[MapNode], u: _Undo) -> None:
     """Delete the themes and chapters (never claims or notes) the move left without children,
     and the themes above them that are left empty in turn."""
     frontier, gone = list(parents), set()

@@ -14,7 +14,7 @@ from bayes_app.errors import NotFound
 from bayes_app.maps import service
 from bayes_app.maps.access import authorize, role_of
 from bayes_app.maps.errors import MapError, MapNotFound
-from bayes_app.models import NodeKind, Role, Run, RunStatus
+from bayes_app.models import MapNode, Mindmap, NodeKind, Role, Run, RunStatus
 from bayes_app.runs import kinds
 from bayes_app.runs import lifecycle as lc
 from bayes_app.runs.kinds import RunKind
@@ -78,6 +78,32 @@ def start_map_run(
 
     Raises RunRequestError: 400 bad input, 404 map/node not found, 402 insufficient
     credits, 409 model unpriced or a run already active on the map."""
+    spec, prompt = _checked_request(kind, mindmap_id, node_id, prompt)
+    try:  # an editor's run: charged to the editor (`owner_id`), researching the map owner's library
+        m = authorize(db, owner_id, mindmap_id, Role.EDITOR)
+        node = service.get_node(db, m.owner_id, m.id, node_id) if node_id else None
+    except MapNotFound as err:
+        raise RunRequestError(404, "not_found", str(err)) from None
+    except MapError as err:
+        raise RunRequestError(err.status, err.code, err.message) from None
+    _check_node(db, spec, kind, node)
+    _check_input(db, spec, kind, m, prompt, document_ids)
+    payload = _payload(db, m, node, prompt, kind, role_models, document_ids)
+    try:
+        for role_model in sorted(set((role_models or {}).values()) - {model}):
+            pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
+        estimate = estimate_for(db, model, spec.prompt_budget, output_tokens * 4)
+        return lc.create_operation(
+            db, owner_id, kind, run_title(kind, m.title), estimate, model, input=payload, resource=(RESOURCE, m.id)
+        )
+    except pricing.PriceMissing as err:
+        raise RunRequestError(409, "model_unpriced", str(err)) from None
+    except ledger.InsufficientCredits as err:
+        raise RunRequestError(402, "insufficient_credits", str(err)) from None
+
+
+def _checked_request(kind: str, mindmap_id: Any, node_id: Any, prompt: Any) -> tuple[RunKind, str]:
+    """The run kind and the prompt, whitespace collapsed; RunRequestError 400 for bad fields."""
     spec = map_kind(kind)
     if spec is None:
         raise RunRequestError(400, "bad_kind", f"Unknown map run kind {kind!r}.")
@@ -90,13 +116,11 @@ def start_map_run(
     prompt = " ".join((prompt or "").split())
     if len(prompt) > MAX_PROMPT_CHARS:
         raise RunRequestError(400, "too_long", f"The prompt is longer than {MAX_PROMPT_CHARS} characters.")
-    try:  # an editor's run: charged to the editor (`owner_id`), researching the map owner's library
-        m = authorize(db, owner_id, mindmap_id, Role.EDITOR)
-        node = service.get_node(db, m.owner_id, m.id, node_id) if node_id else None
-    except MapNotFound as err:
-        raise RunRequestError(404, "not_found", str(err)) from None
-    except MapError as err:
-        raise RunRequestError(err.status, err.code, err.message) from None
+    return spec, prompt
+
+
+def _check_node(db: Session, spec: RunKind, kind: str, node: MapNode | None) -> None:
+    """The node the run is about, when its kind needs one (RunRequestError 400 otherwise)."""
     if spec.needs_node and node is None:
         raise RunRequestError(400, "missing_fields", f"node_id is required for {kind} runs.")
     if kind == "counter" and node is not None and node.kind == NodeKind.QUESTION:
@@ -107,6 +131,11 @@ def start_map_run(
         problem = support_problem(db, node)
         if problem is not None:
             raise RunRequestError(400, problem.code, problem.message)
+
+
+def _check_input(db: Session, spec: RunKind, kind: str, m: Mindmap, prompt: str, document_ids: Any) -> None:
+    """The new papers of an update run, the message of a run that needs one, the question of a
+    map build (RunRequestError 400 when missing)."""
     if kind == UPDATE_KIND and (
         not isinstance(document_ids, list)
         or not 0 < len(document_ids) <= MAX_UPDATE_PAPERS
@@ -117,6 +146,18 @@ def start_map_run(
         raise RunRequestError(400, "missing_fields", "The message is empty.")
     if kind == "build_map" and not prompt and not service.root_of(db, m.id).title.strip():
         raise RunRequestError(400, "missing_fields", "Give the research question (prompt).")
+
+
+def _payload(
+    db: Session,
+    m: Mindmap,
+    node: MapNode | None,
+    prompt: str,
+    kind: str,
+    role_models: dict[str, str] | None,
+    document_ids: Any,
+) -> dict[str, Any]:
+    """The run's input: the map, the models, whose library it searches, and what it is about."""
     payload: dict[str, Any] = {"mindmap_id": m.id, "models": dict(role_models or {}), "library_owner": m.owner_id}
     if m.collection_id:  # a scoped map researches only its collection, in the collection owner's library
         try:
@@ -130,17 +171,7 @@ def start_map_run(
         payload["prompt"] = prompt
     if kind == UPDATE_KIND:
         payload["document_ids"] = list(document_ids)
-    try:
-        for role_model in sorted(set((role_models or {}).values()) - {model}):
-            pricing.get_price(db, role_model)  # PriceMissing: refused before anything is written
-        estimate = estimate_for(db, model, spec.prompt_budget, output_tokens * 4)
-        return lc.create_operation(
-            db, owner_id, kind, run_title(kind, m.title), estimate, model, input=payload, resource=(RESOURCE, m.id)
-        )
-    except pricing.PriceMissing as err:
-        raise RunRequestError(409, "model_unpriced", str(err)) from None
-    except ledger.InsufficientCredits as err:
-        raise RunRequestError(402, "insufficient_credits", str(err)) from None
+    return payload
 
 
 def map_runs(db: Session, owner_id: str, map_id: str, active_only: bool = False) -> list[Run]:

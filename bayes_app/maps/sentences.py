@@ -277,6 +277,18 @@ def claim_problem(sentence: str) -> str | None:
     s = " ".join(sentence.split())
     if not s:
         return "empty"
+    if problem := _source_problem(s):
+        return problem
+    caption = _LABEL.match(s)
+    body = s[caption.end() :] if caption else s
+    words = _WORD.findall(body)
+    if _INNER_LABEL.search(body):
+        return "figure_text"
+    return _numbers_problem(body) or _figure_text_problem(body, words) or _wording_problem(body, words, bool(caption))
+
+
+def _source_problem(s: str) -> str | None:
+    """Text that is not the paper's prose: contact lines, prompts, instructions, reference entries."""
     if _CONTACT.search(s):
         return "contact_or_affiliation"
     if _PROMPT.search(s):
@@ -285,11 +297,11 @@ def claim_problem(sentence: str) -> str | None:
         return "instruction"
     if any(p.search(s) for p in _REFERENCE):
         return "reference_entry"
-    caption = _LABEL.match(s)
-    body = s[caption.end() :] if caption else s
-    words = _WORD.findall(body)
-    if _INNER_LABEL.search(body):
-        return "figure_text"
+    return None
+
+
+def _numbers_problem(body: str) -> str | None:
+    """Equations, and runs of numbers from a table."""
     if (
         re.search(r"\s=\s|[=≈≤≥]\s*[-+]?\d|\(\d{1,2}\)\s*(?:$|[A-Z])", body)
         or sum(unicodedata.category(c) in ("Sm", "Mn") for c in body) >= 2
@@ -303,11 +315,21 @@ def claim_problem(sentence: str) -> str | None:
     letters = sum(c.isalpha() for c in non_space)
     if len(_MATH.findall(body)) >= 3 or (non_space and letters < 0.6 * len(non_space)):
         return "equation_or_numbers"
+    return None
+
+
+def _figure_text_problem(body: str, words: list[str]) -> str | None:
+    """The labels of a figure: bracketed steps, or mostly capitalised words."""
     if re.search(r"\[[A-Z][a-z]+\].*\[[A-Z][a-z]+\]", body):  # "[Search] … [Expand]": figure text
         return "figure_text"
     titled = [w for w in words if w[0].isupper()]
     if len(words) >= 6 and len(titled) > 0.6 * len(words):
         return "figure_text"
+    return None
+
+
+def _wording_problem(body: str, words: list[str], captioned: bool) -> str | None:
+    """Prose that is no claim: a question, an instruction, no verb, too short or long, a fragment."""
     if not words:
         return "too_short"
     if body.rstrip("\"'”’)]").endswith("?") or words[0].lower() in _QUESTION_START:
@@ -315,12 +337,17 @@ def claim_problem(sentence: str) -> str | None:
     after_colon = re.match(r"^[A-Z][\w ]{0,30}:\s+(\w+)", body)
     if words[0].lower() in _IMPERATIVE or (after_colon and after_colon.group(1).lower() in _IMPERATIVE):
         return "instruction"
-    if not has_verb(words, strict=bool(caption)):
+    if not has_verb(words, strict=captioned):
         return "no_verb"
     if len(words) < 6:
         return "too_short"
     if len(words) > 80:
         return "too_long"
+    return _fragment_problem(body)
+
+
+def _fragment_problem(body: str) -> str | None:
+    """A sentence that does not end as one, or does not start as one."""
     if not re.search(r"[.!](?:[\"'”’)\]]*|\s*\[\d+(?:[,–-]\d+)*\])$", body) and not re.search(
         r"[.!]\d+(?:[,–-]\d+)*$", body
     ):

@@ -397,10 +397,7 @@ def polarity_clash(a: str, b: str) -> bool:
     sa, sb = set(wa), set(wb)
     if _negated(wa) != _negated(wb):
         return True
-    for x in sa & set(SWAP):
-        if SWAP[x] in sb and x not in sb:
-            return True
-    return False
+    return any(SWAP[x] in sb and x not in sb for x in sa & set(SWAP))
 
 
 def shared_subject(a: str, b: str, dense: float | None = None) -> bool:

@@ -204,47 +204,67 @@ def from_prose(prose: str, o: export.Outline, min_overlap: float = 0.2) -> tuple
     its sentence shares content terms with a claim citing that paper, and pointed at that
     claim's citation; a sentence left without a marker is dropped. Returns the summary, the
     markers dropped and the number of sentences dropped."""
-    cits: list[Citation] = []
-    dropped: list[int] = []
+    markers = _Markers(o, min_overlap)
     lost = 0
     paras = []
     for para in prose.split("\n"):
         kept = []
         for s in split_sentences(para) if para.strip() else []:
-            words = set(tokens(_MARKER.sub(" ", s)))
-            found = False
-
-            def repl(m: re.Match, words: set[str] = words, s: str = s) -> str:
-                nonlocal found
-                local = []
-                nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
-                if not re.search(r"\w", _MARKER.sub("", s[: m.start()])):  # follows no statement
-                    dropped.extend(nums)
-                    return ""
-                # the clause the marker ends ("A [1], and B [2]."): its words pick the claim
-                clause = set(tokens(_MARKER.split(s[: m.start()])[-1]))
-                for n in nums:
-                    best = None
-                    if len(clause) >= 2:
-                        best = _best_citation(clause, o.citations.get(n, []), o, min_overlap)
-                    best = best or _best_citation(words, o.citations.get(n, []), o, min_overlap)
-                    if best is None:
-                        dropped.append(n)
-                        continue
-                    if best not in cits:
-                        cits.append(best)
-                    local.append(cits.index(best) + 1)
-                found = found or bool(local)
-                return f"[{', '.join(map(str, sorted(set(local))))}]" if local else ""
-
-            out = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", _MARKER.sub(repl, s))).strip()
-            if found:
-                kept.append(out)
-            else:
+            out = markers.sentence(s)
+            if out is None:
                 lost += 1
+            else:
+                kept.append(out)
         if kept:
             paras.append(" ".join(kept))
-    return Summary("\n\n".join(paras), cits), dropped, lost
+    return Summary("\n\n".join(paras), markers.cits), markers.dropped, lost
+
+
+class _Markers:
+    """A prose's markers pointed at citations, sentence by sentence: the citations kept (the
+    new numbers are their places here) and the paper numbers dropped."""
+
+    def __init__(self, o: export.Outline, min_overlap: float) -> None:
+        self.o, self.min_overlap = o, min_overlap
+        self.cits: list[Citation] = []
+        self.dropped: list[int] = []
+
+    def sentence(self, s: str) -> str | None:
+        """The sentence with its markers renumbered; None when none of them is kept."""
+        words = set(tokens(_MARKER.sub(" ", s)))
+        found = False
+
+        def repl(m: re.Match) -> str:
+            nonlocal found
+            local = self._marker(m, s, words)
+            found = found or bool(local)
+            return f"[{', '.join(map(str, sorted(set(local))))}]" if local else ""
+
+        out = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", _MARKER.sub(repl, s))).strip()
+        return out if found else None
+
+    def _marker(self, m: re.Match, s: str, words: set[str]) -> list[int]:
+        """The new numbers of marker `m` of sentence `s` (`words`: its content terms)."""
+        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+        if not re.search(r"\w", _MARKER.sub("", s[: m.start()])):  # follows no statement
+            self.dropped.extend(nums)
+            return []
+        # the clause the marker ends ("A [1], and B [2]."): its words pick the claim
+        clause = set(tokens(_MARKER.split(s[: m.start()])[-1]))
+        local = []
+        for n in nums:
+            cands = self.o.citations.get(n, [])
+            best = None
+            if len(clause) >= 2:
+                best = _best_citation(clause, cands, self.o, self.min_overlap)
+            best = best or _best_citation(words, cands, self.o, self.min_overlap)
+            if best is None:
+                self.dropped.append(n)
+                continue
+            if best not in self.cits:
+                self.cits.append(best)
+            local.append(self.cits.index(best) + 1)
+        return local
 
 
 def _best_citation(words: set[str], cands: list[Citation], o: export.Outline, min_overlap: float) -> Citation | None:

@@ -56,7 +56,7 @@ def check_shape(db: Session, map_id: str) -> None:
     or larger than the limits. Call it after adding or moving nodes, before committing."""
     s = get_settings()
     rows = db.exec(select(MapNode.id, MapNode.parent_id).where(MapNode.map_id == map_id)).all()
-    count, depth = shape({nid: pid for nid, pid in rows})
+    count, depth = shape(dict(rows))
     if count > s.map_max_nodes:
         raise MapError(
             "map_too_large",

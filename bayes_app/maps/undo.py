@@ -195,7 +195,7 @@ def _mine(user_id: str, owner_id: str) -> Any:
     return col(MapEdit.user_id) == user_id
 
 
-def _keep_others(db: Session, edit: MapEdit, user_id: str, owner_id: str, rest: dict, dele: dict) -> tuple[dict, dict]:
+def _keep_others(db: Session, edit: MapEdit, user_id: str, rest: dict, dele: dict) -> tuple[dict, dict]:
     """What undoing `edit` may touch without reverting another user's change: of each node it
     changed, only the fields still holding the value it set; nodes it created are kept when
     another user has edited them or added under them since. Entries recorded before 0021 (no `after`) stay whole."""
@@ -238,7 +238,7 @@ def undo(db: Session, owner_id: str, map_id: str) -> str | None:
     ).first()
     if edit is None:
         return None
-    return _reverse(db, map_id, edit, user_id, owner_id)
+    return _reverse(db, map_id, edit, user_id)
 
 
 def revert(db: Session, owner_id: str, map_id: str, edit_id: str) -> str:
@@ -256,15 +256,13 @@ def revert(db: Session, owner_id: str, map_id: str, edit_id: str) -> str:
         raise MapError("not_your_edit", "Only the map's owner can revert another member's edit.", 403)
     if edit.undone:
         raise MapError("already_undone", "This change was already undone.", 409)
-    return _reverse(db, map_id, edit, author, owner_id)
+    return _reverse(db, map_id, edit, author)
 
 
-def _reverse(db: Session, map_id: str, edit: MapEdit, user_id: str, owner_id: str) -> str:
+def _reverse(db: Session, map_id: str, edit: MapEdit, user_id: str) -> str:
     """Undo `edit` as recorded, keeping what users other than `user_id` (its author) changed since."""
     with atomic(db):
-        rest, dele = _keep_others(
-            db, edit, user_id, owner_id, edit.undo.get("restore", {}), edit.undo.get("delete", {})
-        )
+        rest, dele = _keep_others(db, edit, user_id, edit.undo.get("restore", {}), edit.undo.get("delete", {}))
         edit_id = edit.id
         db.expunge_all()
         edit = db.get_one(MapEdit, edit_id)

@@ -14,6 +14,7 @@ On every process state change it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -122,19 +123,15 @@ def stop_all(procs: list[psutil.Process], grace_s: float = LEFTOVER_GRACE_S) -> 
     """SIGTERM, then SIGKILL whatever still runs after `grace_s` (zombies count as gone:
     supervisord reaps them)."""
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.Error):
             proc.terminate()
-        except psutil.Error:
-            pass
     deadline = time.monotonic() + grace_s
     while any(_running(p) for p in procs) and time.monotonic() < deadline:
         time.sleep(0.1)
     for proc in procs:
         if _running(proc):
-            try:
+            with contextlib.suppress(psutil.Error):
                 proc.kill()
-            except psutil.Error:
-                pass
 
 
 class Watchdog:

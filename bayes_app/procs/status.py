@@ -120,7 +120,7 @@ def summarize(
         p["name"]
         for p in programs
         if p["state"] != "RUNNING"
-        and not _recycling(p, events, now)
+        and not _recycling(p, now)
         and not (p["planned_restart"] and p["state"] in PLANNED_STATES)
     ]
     problems = []
@@ -142,7 +142,7 @@ def summarize(
     return out
 
 
-def _recycling(program: dict[str, Any], events: list[dict[str, Any]], now: float) -> bool:
+def _recycling(program: dict[str, Any], now: float) -> bool:
     """A worker starting again right after a planned (memory) recycle is not a problem."""
     if program["state"] != "STARTING" or program["last_exit"] is None:
         return False

@@ -8,6 +8,7 @@ a periodic GET of the flag covers a missed message (listener reconnecting, Redis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -190,10 +191,8 @@ class AbortSignal:
             self.event.set()
             waiters = list(self._waiters)
         for loop, ev in waiters:
-            try:
+            with contextlib.suppress(RuntimeError):  # loop closed
                 loop.call_soon_threadsafe(ev.set)
-            except RuntimeError:  # loop closed
-                pass
 
     def is_set(self) -> bool:
         return self.event.is_set()

@@ -9,6 +9,7 @@ signal; a watcher task closes the model stream the instant the abort fires.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -310,38 +311,13 @@ async def _run(
 ) -> ExecResult:
     provider = provider_factory()
     ctx = RunContext(run, attempt, r, sessions, provider, signal, lease)
-    outcome, reason = RunStatus.SUCCEEDED, None
     try:
-        ctx.emit("status", {"status": RunStatus.RUNNING, "attempt": attempt})
-        kind = kinds.get(run.kind)
-        if kind is None:
-            raise LookupError(f"unknown run kind {run.kind!r}")
-        await kind.entry(ctx)
-        if ctx.aborted:
-            raise RunAborted(ctx.abort_reason())
-    except RunAborted as err:
-        outcome, reason = RunStatus.CANCELLED, str(err) or None
-        if reason == "lease_lost":  # fenced by attempt: a no-op if the finalizer got there first
-            outcome = RunStatus.FAILED
-    except control.LeaseExpired:  # a Redis write outside ctx.emit ran out of lease
-        outcome, reason = RunStatus.FAILED, "lease_lost"
-    except RunFailed as err:
-        outcome, reason = RunStatus.FAILED, err.reason
-        _safe_emit(ctx, "error", {"code": err.reason, "message": err.message})
-    except ProviderError as err:
-        outcome, reason = RunStatus.FAILED, f"provider_error: {err}"
-        _safe_emit(ctx, "error", {"code": "provider_error", "message": str(err)})
-    except Exception as err:
-        log.exception("run %s failed", run.id)
-        outcome, reason = RunStatus.FAILED, f"internal_error: {type(err).__name__}"
-        _safe_emit(ctx, "error", {"code": "internal_error", "message": "The run failed."})
+        outcome, reason = await _outcome(ctx)
     finally:
         close = getattr(provider, "aclose", None)
         if close is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await close()
-            except Exception:  # noqa: BLE001
-                pass
 
     def mark_stopped() -> bool:
         with sessions() as db:
@@ -352,6 +328,36 @@ async def _run(
     if stopped:
         _safe_emit(ctx, "status", {"status": RunStatus.STOPPED, "outcome": outcome, "reason": reason})
     return ExecResult(True, outcome, reason)
+
+
+async def _outcome(ctx: RunContext) -> tuple[str, str | None]:
+    """Run the kind's entry: (outcome, reason), an error event emitted when it failed."""
+    run = ctx.run
+    try:
+        ctx.emit("status", {"status": RunStatus.RUNNING, "attempt": ctx.attempt})
+        kind = kinds.get(run.kind)
+        if kind is None:
+            raise LookupError(f"unknown run kind {run.kind!r}")
+        await kind.entry(ctx)
+        if ctx.aborted:
+            raise RunAborted(ctx.abort_reason())
+    except RunAborted as err:
+        reason = str(err) or None
+        # lease_lost is fenced by attempt: a no-op if the finalizer got there first
+        return (RunStatus.FAILED if reason == "lease_lost" else RunStatus.CANCELLED), reason
+    except control.LeaseExpired:  # a Redis write outside ctx.emit ran out of lease
+        return RunStatus.FAILED, "lease_lost"
+    except RunFailed as err:
+        _safe_emit(ctx, "error", {"code": err.reason, "message": err.message})
+        return RunStatus.FAILED, err.reason
+    except ProviderError as err:
+        _safe_emit(ctx, "error", {"code": "provider_error", "message": str(err)})
+        return RunStatus.FAILED, f"provider_error: {err}"
+    except Exception as err:
+        log.exception("run %s failed", run.id)
+        _safe_emit(ctx, "error", {"code": "internal_error", "message": "The run failed."})
+        return RunStatus.FAILED, f"internal_error: {type(err).__name__}"
+    return RunStatus.SUCCEEDED, None
 
 
 def _safe_emit(ctx: RunContext, type_: str, data: Any) -> None:

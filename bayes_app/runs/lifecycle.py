@@ -206,12 +206,11 @@ def record_usage(
             _upsert_over_estimate(db, values)
         else:
             ledger.insert_ignore(db, UsageEvent, values, ["operation_id", "attempt", "seq"])
-        event = db.exec(
+        return db.exec(
             select(UsageEvent).where(
                 UsageEvent.operation_id == op_id, UsageEvent.attempt == attempt, UsageEvent.seq == seq
             )
         ).one()
-        return event
 
 
 def _upsert_over_estimate(db: Session, values: dict[str, Any]) -> None:
@@ -265,7 +264,7 @@ def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str, reason: st
     if reason is None and outcome == RunStatus.CANCELLED:
         why = func.coalesce(col(Run.cancel_reason), USER_CANCEL)
     with atomic(db):
-        ok = _update(
+        return _update(
             db,
             op_id,
             col(Run.status) == RunStatus.RUNNING,
@@ -275,7 +274,6 @@ def mark_stopped(db: Session, op_id: str, attempt: int, outcome: str, reason: st
             outcome_reason=why,
             stopped_at=utcnow(),
         )
-        return ok
 
 
 # ---- finalize ------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ class MiniLMEmbedder(_OnnxEmbedder):
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._session = _session(build_model_bytes(), threads)
 
-    def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
+    def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:  # noqa: ARG002 - E5 prefixes queries
         return [e.ids for e in self._tokenizer.encode_batch(texts)]
 
 

@@ -131,9 +131,8 @@ def search(
     cross: dict[str, Hit] = {}
     if langs:
         xq = (cross_embedder or get_embedder(crosslang.CROSS_MODEL)).embed_query(query)
-        fused = {str(h.point_id): h.score for h in hits}
-        for lang in langs:
-            ranked = index.cross_search(
+        ranked = [
+            index.cross_search(
                 xq,
                 owner_id,
                 lang,
@@ -143,18 +142,37 @@ def search(
                 exclude_roles=exclude,
                 score_threshold=crosslang.CROSS_FLOOR,
             )
-            for rank, h in enumerate(ranked):
-                cid = str(h.point_id)
-                fused[cid] = fused.get(cid, 0.0) + crosslang.cross_weight(h.score) / (RRF_K + rank + 1)
-                cross[cid] = h
-        main = {str(h.point_id): h for h in hits}
-        order = sorted(fused, key=lambda cid: -fused[cid])[:k]
-        hits = [
-            Hit(cid, fused[cid], (main.get(cid) or cross[cid]).payload, main[cid].dense if cid in main else None)
-            for cid in order
+            for lang in langs
         ]
+        hits, cross = _fused(hits, ranked, k)
     if not hits:
         return []
+    return _search_hits(db, owner_id, hits, cross, embedder, keep_headings)
+
+
+def _fused(hits: list[Hit], ranked: list[list[Hit]], k: int) -> tuple[list[Hit], dict[str, Hit]]:
+    """The top k of the hybrid hits fused with one ranked list per other language, and the
+    hits found across languages by id."""
+    cross: dict[str, Hit] = {}
+    fused = {str(h.point_id): h.score for h in hits}
+    for lang_hits in ranked:
+        for rank, h in enumerate(lang_hits):
+            cid = str(h.point_id)
+            fused[cid] = fused.get(cid, 0.0) + crosslang.cross_weight(h.score) / (RRF_K + rank + 1)
+            cross[cid] = h
+    main = {str(h.point_id): h for h in hits}
+    order = sorted(fused, key=lambda cid: -fused[cid])[:k]
+    top = [
+        Hit(cid, fused[cid], (main.get(cid) or cross[cid]).payload, main[cid].dense if cid in main else None)
+        for cid in order
+    ]
+    return top, cross
+
+
+def _search_hits(
+    db: Session, owner_id: str, hits: list[Hit], cross: dict[str, Hit], embedder: Embedder, keep_headings: bool
+) -> list[SearchHit]:
+    """The hits' passages and papers (the owner's only), with their relevance."""
     ids = [str(h.point_id) for h in hits]
     # Look chunks up by primary key only and check the owner here: with an owner condition
     # in SQL, SQLite may scan the owner's whole chunk index instead (40 ms at 30k chunks).

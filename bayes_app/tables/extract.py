@@ -230,36 +230,46 @@ def counts_in(sentence: str, units: set[str]) -> list[int]:
     stems = [_stem(w) for w in words]
     found: list[int] = []
     skip_to = 0
-    for i, w in enumerate(words):
-        if i < skip_to:
+    for i in range(len(words)):
+        if i < skip_to or (number := _number_at(words, i)) is None:
             continue
-        if w[0].isdigit():
-            value, used = _to_int(w), 1
-        elif w.lower().split("-")[0] in _SPELLED_START:
-            value, used = _spelled(words, i)
-        else:
-            continue
-        if value is None or (w.isdigit() and 1900 <= value <= 2100 and len(w) == 4):
-            continue
+        value, used = number
         skip_to = i + used
         if i > 0 and words[i - 1].lower() in {"p", "aged", "age", "ages", "day", "days", "week", "weeks", "year"}:
             continue
-        unit_at = None
-        for j in range(i + used, min(i + used + 7, len(words))):
-            if stems[j] in units:
-                unit_at = j
-                break
-            if words[j].lower() in _BREAK or _to_int(words[j]) is not None:
-                break
-        if unit_at is not None:
-            nxt = " ".join(words[i + 1 : i + 3]).lower()
-            if not nxt.startswith(("years", "year", "months", "weeks", "days", "hours", "mg", "kg")):
-                found.append(value)
+        if _counts_unit(words, stems, i, used, units):
+            found.append(value)
     if not found and set(stems) & (units | _SAMPLE_CUES):
         groups = [v for m in _N_EQUALS.finditer(sentence) if (v := _to_int(m.group(1))) is not None]
         # "A (n = 42) or B (n = 42)": the groups of one comparison make its sample
         found = [sum(groups)] if len(groups) > 1 else groups
     return found
+
+
+def _number_at(words: list[str], i: int) -> tuple[int, int] | None:
+    """(the number words[i] starts, how many words it takes); None for no number or a year."""
+    w = words[i]
+    if w[0].isdigit():
+        value, used = _to_int(w), 1
+    elif w.lower().split("-")[0] in _SPELLED_START:
+        value, used = _spelled(words, i)
+    else:
+        return None
+    if value is None or (w.isdigit() and 1900 <= value <= 2100 and len(w) == 4):
+        return None
+    return value, used
+
+
+def _counts_unit(words: list[str], stems: list[str], i: int, used: int, units: set[str]) -> bool:
+    """Does a unit word follow the number at `i` (`used` words) within the next seven words,
+    before a phrase break or another number, and the number is no age, duration or dose?"""
+    for j in range(i + used, min(i + used + 7, len(words))):
+        if stems[j] in units:
+            nxt = " ".join(words[i + 1 : i + 3]).lower()
+            return not nxt.startswith(("years", "year", "months", "weeks", "days", "hours", "mg", "kg"))
+        if words[j].lower() in _BREAK or _to_int(words[j]) is not None:
+            return False
+    return False
 
 
 def extract_number(column: Column, sentences: Sequence[Sentence], idf: _Idf) -> Extracted:
@@ -458,7 +468,7 @@ def candidates(column: Column, sentences: Sequence[Sentence], k: int = 8) -> lis
         return _overlap(terms, idf.stems[i], idf) + bonus + 0.2 * _position_prior(s, n)
 
     ranked = sorted(range(n), key=score, reverse=True)[:k]
-    chosen = sorted({i for i in ranked} - ({pick.position} if pick else set()))
+    chosen = sorted(set(ranked) - ({pick.position} if pick else set()))
     head = [pick] if pick is not None else []
     return (head + [sentences[i] for i in chosen])[:k]
 

@@ -171,15 +171,7 @@ def _checked_value(column: Column, value: Any) -> Any:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if column.type == "number":
-        if isinstance(value, bool):
-            raise TableError("bad_value", f"{column.key!r} takes a number.", 400)
-        try:
-            number = float(str(value).replace(",", "").strip())
-        except ValueError:
-            raise TableError("bad_value", f"{column.key!r} takes a number, such as 120 or 3.5.", 400) from None
-        if not math.isfinite(number):
-            raise TableError("bad_value", f"{column.key!r} takes a finite number.", 400)
-        return int(number) if number.is_integer() else number
+        return _checked_number(column, value)
     text = " ".join(str(value).split())
     if column.type == "yes_no":
         if text.lower() not in YES_NO:
@@ -193,6 +185,19 @@ def _checked_value(column: Column, value: Any) -> Any:
     if len(text) > MAX_TEXT_VALUE:
         raise TableError("bad_value", f"A cell holds at most {MAX_TEXT_VALUE} characters.", 400)
     return text
+
+
+def _checked_number(column: Column, value: Any) -> int | float:
+    """A number column's value: an int when whole; TableError for anything but a finite number."""
+    if isinstance(value, bool):
+        raise TableError("bad_value", f"{column.key!r} takes a number.", 400)
+    try:
+        number = float(str(value).replace(",", "").strip())
+    except ValueError:
+        raise TableError("bad_value", f"{column.key!r} takes a number, such as 120 or 3.5.", 400) from None
+    if not math.isfinite(number):
+        raise TableError("bad_value", f"{column.key!r} takes a finite number.", 400)
+    return int(number) if number.is_integer() else number
 
 
 def edit_cell(db: Session, table: ExtractionTable, user_id: str, document_id: str, key: str, value: Any) -> TableCell:

@@ -3,6 +3,7 @@ span the database and the job queue (deleting a map with runs working on it)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
@@ -188,10 +189,8 @@ def call_as(user_id: str, map_id: str, need: str, fn: Callable[..., T], *args: A
 
 def _announce_edit(map_id: str) -> None:
     """Wake the map's open pages at once (best effort: without Redis they see it at their next poll)."""
-    try:
+    with contextlib.suppress(Exception):  # a hint only; the edit is committed
         map_runs.announce_edit(get_redis(), map_id)
-    except Exception:  # noqa: BLE001 - a hint only; the edit is committed
-        pass
 
 
 def role(user_id: str, map_id: str) -> str:

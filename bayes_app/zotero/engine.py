@@ -108,17 +108,33 @@ def sync_library(
         ctx.result.requests = policy.requests - before
         ctx.result.seconds = round(time.monotonic() - t0, 3)
         _finish(ctx, SyncStatus.IDLE, version=version)
-    except RateLimited as err:
+    except BaseException as err:
+        if not _failed(ctx, err, policy.requests - before):
+            raise
+    finally:
+        if ctx.pool is not None:
+            ctx.pool.shutdown(wait=True)
+        ctx.clients.close()
+    return ctx.result
+
+
+def _failed(ctx: _Ctx, err: BaseException, requests: int) -> bool:
+    """Record a failed sync: True when the failure is the sync's outcome (rate limited, key
+    refused, the server's Zotero away, a Zotero error we can explain), False when it must
+    propagate (the sync is then retried)."""
+    if isinstance(err, RateLimited):
         ctx.result.outcome, ctx.result.error, ctx.result.retry_in_s = "rate_limited", str(err), err.wait_s
-        ctx.result.requests = policy.requests - before
+        ctx.result.requests = requests
         _finish(ctx, SyncStatus.QUEUED, error=str(err))
-    except ZoteroAccessError as err:
+        return True
+    if isinstance(err, ZoteroAccessError):
         ctx.result.outcome, ctx.result.error = "error", err.message
         _finish(ctx, SyncStatus.ERROR, error=err.message)
-    except httpx2.TransportError:
-        if api != "local":
+        return True
+    if isinstance(err, httpx2.TransportError):
+        if ctx.api != "local":
             _finish(ctx, SyncStatus.ERROR, error="Zotero could not be reached; the sync will be retried.")
-            raise
+            return False
         # The server's own Zotero is not running: say so once; the next sync tries again.
         message = (
             "The server's Zotero does not answer: start Zotero 7 on the server and enable "
@@ -126,25 +142,20 @@ def sync_library(
         )
         ctx.result.outcome, ctx.result.error = "error", message
         _finish(ctx, SyncStatus.ERROR, error=message)
-    except ze.PyZoteroError as err:
-        mapped = describe_error(err)
-        if mapped is None:
-            _finish(
-                ctx,
-                SyncStatus.ERROR,
-                error=f"Zotero answered with an error ({type(err).__name__}); the sync will be retried.",
-            )
-            raise
+        return True
+    if isinstance(err, ze.PyZoteroError) and (mapped := describe_error(err)) is not None:
         ctx.result.outcome, ctx.result.error = "error", mapped.message
         _finish(ctx, SyncStatus.ERROR, error=mapped.message)
-    except BaseException as err:
-        _finish(ctx, SyncStatus.ERROR, error=f"The sync failed ({type(err).__name__}); it will be retried.")
-        raise
-    finally:
-        if ctx.pool is not None:
-            ctx.pool.shutdown(wait=True)
-        ctx.clients.close()
-    return ctx.result
+        return True
+    if isinstance(err, ze.PyZoteroError):
+        _finish(
+            ctx,
+            SyncStatus.ERROR,
+            error=f"Zotero answered with an error ({type(err).__name__}); the sync will be retried.",
+        )
+        return False
+    _finish(ctx, SyncStatus.ERROR, error=f"The sync failed ({type(err).__name__}); it will be retried.")
+    return False
 
 
 def _fail_unclaimed(sf, library_id: str, message: str) -> ZoteroSyncResult:
@@ -275,12 +286,9 @@ def _local_pass(ctx: _Ctx) -> int:
         known_cols = {
             r.key: r for r in db.exec(select(ZoteroCollection).where(ZoteroCollection.library_id == ctx.library_id))
         }
-        known_items = {
-            k: fp
-            for k, fp in db.exec(
-                select(ZoteroItem.key, ZoteroItem.data).where(ZoteroItem.library_id == ctx.library_id)
-            ).all()
-        }
+        known_items = dict(
+            db.exec(select(ZoteroItem.key, ZoteroItem.data).where(ZoteroItem.library_id == ctx.library_id)).all()
+        )
     changed_cols = [
         x
         for x in cols

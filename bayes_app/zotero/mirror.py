@@ -3,11 +3,12 @@ Zotero collections as Bayes collections."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 
 from sqlalchemy import bindparam, insert, update
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from bayes_app.library import documents as lib
 from bayes_app.models import (
@@ -128,10 +129,8 @@ def _delete_collections(ctx: _Ctx, keys: list[str]) -> None:
             )
         ):
             if row.collection_id and row.created_collection:
-                try:
+                with contextlib.suppress(lib.NotFound):
                     touched += lib.delete_collection(db, ctx.owner_id, row.collection_id)
-                except lib.NotFound:
-                    pass
             db.delete(row)
         db.commit()
     for d in touched:
@@ -164,44 +163,60 @@ def _apply_collections(ctx: _Ctx) -> None:
         for key, row in sorted(rows.items(), key=lambda kv: paths[kv[0]]):
             if row.trashed:
                 if row.collection_id and row.created_collection:
-                    try:
+                    with contextlib.suppress(lib.NotFound):
                         touched += lib.delete_collection(db, ctx.owner_id, row.collection_id)
-                    except lib.NotFound:
-                        pass
                 row.collection_id, row.created_collection = None, False
                 db.add(row)
                 continue
-            want = paths[key]
             current = db.get(Collection, row.collection_id) if row.collection_id else None
-            if current is not None and current.name == want:
+            if current is not None and current.name == paths[key]:
                 continue
-            clash = db.exec(
-                select(Collection).where(Collection.owner_id == ctx.owner_id, Collection.name == want)
-            ).first()
-            mine = {r.collection_id for r in rows.values() if r.collection_id}
-            if clash is not None and (clash.id in mine or clash.id in mapped_elsewhere):
-                want = f"{want} ({lib_name})"[:300]
-                clash = db.exec(
-                    select(Collection).where(Collection.owner_id == ctx.owner_id, Collection.name == want)
-                ).first()
-                if clash is not None and (clash.id in mine or clash.id in mapped_elsewhere):
-                    want = f"{paths[key][:280]} ({key})"
-                    clash = None
-            if current is not None and row.created_collection and clash is None:
-                current.name = want
-                db.add(current)
-            elif clash is not None:  # the user already has this collection: use it, never delete it
-                row.collection_id, row.created_collection = clash.id, False
-            else:
-                made = Collection(owner_id=ctx.owner_id, name=want)
-                db.add(made)
-                db.flush()
-                row.collection_id, row.created_collection = made.id, True
-            db.add(row)
-            db.flush()
+            taken = {r.collection_id for r in rows.values() if r.collection_id is not None}
+            taken |= {c for c in mapped_elsewhere if c is not None}
+            want, clash = _free_name(db, ctx.owner_id, key, paths[key], lib_name, taken)
+            _link(db, ctx.owner_id, row, current, want, clash)
         db.commit()
     for d in touched:
         ctx.hooks.collections_changed(d)
+
+
+def _free_name(
+    db: Session, owner_id: str, key: str, path: str, lib_name: str, taken: set[str]
+) -> tuple[str, Collection | None]:
+    """The Bayes collection name for a Zotero collection (its path; with the library's name, or
+    then its key, when a collection of that name is another Zotero collection's) and the user's
+    collection of that name (None: there is none)."""
+
+    def named(name: str) -> Collection | None:
+        return db.exec(select(Collection).where(Collection.owner_id == owner_id, Collection.name == name)).first()
+
+    want = path
+    clash = named(want)
+    if clash is not None and clash.id in taken:
+        want = f"{want} ({lib_name})"[:300]
+        clash = named(want)
+        if clash is not None and clash.id in taken:
+            want = f"{path[:280]} ({key})"
+            clash = None
+    return want, clash
+
+
+def _link(
+    db: Session, owner_id: str, row: ZoteroCollection, current: Collection | None, want: str, clash: Collection | None
+) -> None:
+    """The Zotero collection's Bayes collection: renamed, the user's own of that name, or a new one."""
+    if current is not None and row.created_collection and clash is None:
+        current.name = want
+        db.add(current)
+    elif clash is not None:  # the user already has this collection: use it, never delete it
+        row.collection_id, row.created_collection = clash.id, False
+    else:
+        made = Collection(owner_id=owner_id, name=want)
+        db.add(made)
+        db.flush()
+        row.collection_id, row.created_collection = made.id, True
+    db.add(row)
+    db.flush()
 
 
 def _fingerprint(data: dict) -> str:

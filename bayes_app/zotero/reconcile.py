@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyzotero import errors as ze
 from sqlalchemy import update
@@ -157,76 +157,100 @@ def _download(ctx: _Ctx, plan: _Plan) -> None:
     ctx.progress["files_downloaded"] = ctx.progress.get("files_downloaded", 0) + 1
 
 
+@dataclass
+class _Applied:
+    """What applying the plans leaves to do once they are committed."""
+
+    purges: list[tuple[str, str | None]] = field(default_factory=list)  # (document id, file sha)
+    ingest: list[tuple[str, int]] = field(default_factory=list)  # (document id, generation)
+    regroup: list[str] = field(default_factory=list)  # documents whose collections changed
+
+
 def _apply_plans(ctx: _Ctx, plans: list[_Plan]) -> None:
-    purges: list[tuple[str, str | None]] = []
-    ingest: list[tuple[str, int]] = []
-    regroup: list[str] = []
+    done = _Applied()
     with ctx.sf() as db:
-        rows = {
-            r.key: r
-            for r in db.exec(
-                select(ZoteroItem).where(
-                    ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([p.key for p in plans])
-                )
-            )
-        }
-        pkeys = [r.parent_key for r in rows.values() if r.parent_key]
-        parents = (
-            {
-                r.key: r
-                for r in db.exec(
-                    select(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(pkeys))
-                )
-            }
-            if pkeys
-            else {}
-        )
-        colmap = {
-            k: cid
-            for k, cid in db.exec(
+        rows, parents = _plan_rows(db, ctx, plans)
+        colmap = dict(
+            db.exec(
                 select(ZoteroCollection.key, ZoteroCollection.collection_id).where(
                     ZoteroCollection.library_id == ctx.library_id
                 )
             ).all()
-        }
+        )
         for plan in plans:
             row = rows.get(plan.key)
             if row is None:
                 continue
             parent = parents.get(row.parent_key) if row.parent_key else None
-            row.problem_code, row.problem_message = plan.problem or (None, None)
-            if plan.remove and row.document_id:
-                purges += _remove_document(db, ctx, row.document_id)
-                row.document_id, row.file_md5 = None, None
-            elif plan.problem is None and mapping.is_pdf_attachment(row.data) and not plan.remove:
-                meta = mapping.metadata(parent.data if parent else None, row.data)
-                doc = db.get(Document, row.document_id) if row.document_id else None
-                if plan.blob is not None:
-                    try:
-                        queued = _store_file(db, ctx, row, parent, doc, plan.blob)
-                    except _ItemProblem as problem:
-                        row.problem_code, row.problem_message = problem.code, problem.message
-                        queued = None
-                    if queued is not None:
-                        ingest.append(queued)
-                    doc = db.get(Document, row.document_id) if row.document_id else None
-                if doc is not None:
-                    if _set_metadata(db, doc, row, parent, meta, colmap):
-                        regroup.append(doc.id)
+            _apply_plan(db, ctx, plan, row, parent, colmap, done)
             if row.problem_code:
                 ctx.result.problems += 1
             row.dirty = False
             db.add(row)
         db.commit()
-    for doc_id, sha in purges:
+    for doc_id, sha in done.purges:
         ctx.hooks.purge_document(doc_id, sha)
-    for doc_id, gen in ingest:
+    for doc_id, gen in done.ingest:
         ctx.hooks.enqueue_ingest(doc_id, gen)
-    for doc_id in dict.fromkeys(regroup):
-        if doc_id not in {d for d, _ in ingest}:
+    for doc_id in dict.fromkeys(done.regroup):
+        if doc_id not in {d for d, _ in done.ingest}:
             ctx.hooks.collections_changed(doc_id)
-    ctx.progress["ingest_queued"] = ctx.progress.get("ingest_queued", 0) + len(ingest)
+    ctx.progress["ingest_queued"] = ctx.progress.get("ingest_queued", 0) + len(done.ingest)
     _renew(ctx)
+
+
+def _plan_rows(db: Session, ctx: _Ctx, plans: list[_Plan]) -> tuple[dict[str, ZoteroItem], dict[str, ZoteroItem]]:
+    """The planned items' rows, and their parent items' rows, by key."""
+    rows = {
+        r.key: r
+        for r in db.exec(
+            select(ZoteroItem).where(
+                ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_([p.key for p in plans])
+            )
+        )
+    }
+    pkeys = [r.parent_key for r in rows.values() if r.parent_key]
+    parents = (
+        {
+            r.key: r
+            for r in db.exec(
+                select(ZoteroItem).where(ZoteroItem.library_id == ctx.library_id, col(ZoteroItem.key).in_(pkeys))
+            )
+        }
+        if pkeys
+        else {}
+    )
+    return rows, parents
+
+
+def _apply_plan(
+    db: Session,
+    ctx: _Ctx,
+    plan: _Plan,
+    row: ZoteroItem,
+    parent: ZoteroItem | None,
+    colmap: dict[str, str | None],
+    done: _Applied,
+) -> None:
+    """One item: its document removed, or its file stored and its metadata and collections set."""
+    row.problem_code, row.problem_message = plan.problem or (None, None)
+    if plan.remove and row.document_id:
+        done.purges += _remove_document(db, ctx, row.document_id)
+        row.document_id, row.file_md5 = None, None
+    elif plan.problem is None and mapping.is_pdf_attachment(row.data) and not plan.remove:
+        meta = mapping.metadata(parent.data if parent else None, row.data)
+        doc = db.get(Document, row.document_id) if row.document_id else None
+        if plan.blob is not None:
+            try:
+                queued = _store_file(db, ctx, row, parent, doc, plan.blob)
+            except _ItemProblem as problem:
+                row.problem_code, row.problem_message = problem.code, problem.message
+                queued = None
+            if queued is not None:
+                done.ingest.append(queued)
+            doc = db.get(Document, row.document_id) if row.document_id else None
+        if doc is not None and _set_metadata(db, doc, row, parent, meta, colmap):
+            done.regroup.append(doc.id)
 
 
 class _ItemProblem(Exception):

@@ -7,6 +7,7 @@ key is validated against Zotero, stored encrypted, and never returned.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -335,10 +336,8 @@ def disconnect(db: Session, owner_id: str, library_id: str, keep_documents: bool
         ):
             if zc.collection_id is None:
                 continue  # its collection is gone already
-            try:
+            with contextlib.suppress(lib.NotFound):
                 lib.delete_collection(db, owner_id, zc.collection_id)
-            except lib.NotFound:
-                pass
     db.flush()
     db.delete(row)
     return purges

@@ -134,15 +134,15 @@ def _renew(ctx: _Ctx, **progress) -> None:
 
 def _finish(ctx: _Ctx, status: str, *, version: int | None = None, error: str | None = None) -> None:
     with ctx.sf() as db:
-        values: dict = dict(
-            lease_token=None,
-            lease_until=None,
-            status=status,
-            last_error=error,
-            last_sync_at=utcnow(),
-            last_result=ctx.result.model_dump(),
-            progress=dict(ctx.progress, phase="done" if status == SyncStatus.IDLE else status),
-        )
+        values: dict = {
+            "lease_token": None,
+            "lease_until": None,
+            "status": status,
+            "last_error": error,
+            "last_sync_at": utcnow(),
+            "last_result": ctx.result.model_dump(),
+            "progress": dict(ctx.progress, phase="done" if status == SyncStatus.IDLE else status),
+        }
         if version is not None:
             values["version"] = version
         db.exec(

@@ -132,4 +132,5 @@ def test_change_password_and_api_token(app_stack, page, make_user):
 
 def test_favicon_is_served(app_stack):
     r = httpx.get(f"{app_stack.url}/favicon.ico")
-    assert r.status_code == 200 and r.content[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    assert r.status_code == 200
+    assert r.content[:4] == b"\x00\x00\x01\x00"  # an ICO file

@@ -80,7 +80,8 @@ def test_ask_watch_reload_stop_and_follow_up(app_stack, page, make_user, app_db_
     expect(status).to_have_text("Cancelled", timeout=10_000)
     expect(page.locator(".chat-message-assistant .chat-cost").last).to_contain_text(re.compile(r"[0-9.]+ credits"))
     kept = page.locator(".chat-answer").last.inner_text()
-    assert kept.startswith("w0 w1") and "w299" not in kept
+    assert kept.startswith("w0 w1")
+    assert "w299" not in kept
     expect(page.locator("#chat-stop")).to_have_count(0)
 
     # a follow-up in the same conversation completes, with its cost; it cites nothing and the

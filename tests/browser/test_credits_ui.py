@@ -40,7 +40,15 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     email, password = make_user()
     model = f"ui-model-{uuid.uuid4().hex[:6]}"
 
-    # admin: grant 10 credits through the form, set a price in the editor
+    _admin_grants_and_prices(page, url, email, model)
+    title = "Ask: what does the prior say?"
+    op_id = _user_sees_the_grant_and_one_run(browser, url, email, password, model, app_db_url, title)
+    _admin_drills_down(page, email, title, op_id, model)
+    _admin_pages_runs(page, app_db_url, email, model)
+
+
+def _admin_grants_and_prices(page, url: str, email: str, model: str) -> None:
+    """Admin: grant 10 credits through the form, set a price in the editor."""
     login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
     page.click("#nav-admin")
     expect(page.locator("#admin-reconciliation")).to_be_visible()
@@ -66,7 +74,11 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     expect(row).to_have_count(1)
     expect(row).to_contain_text("2")
 
-    # the user sees the grant
+
+def _user_sees_the_grant_and_one_run(
+    browser, url: str, email: str, password: str, model: str, db_url: str, title: str
+) -> str:
+    """The user sees the grant, then one finished run as one history row; returns the run's id."""
     user_ctx = browser.new_context(viewport={"width": 1280, "height": 860})
     try:
         user = user_ctx.new_page()
@@ -80,8 +92,7 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
 
         # one finished run: 1000 in + 500 out, then 1000 fresh + 1000 cached in + 250 out
         # = (1000*2 + 500*4 + 1000*2 + 1000*1 + 250*4) micro = 0.008 credits
-        title = "Ask: what does the prior say?"
-        op_id = _finished_run(app_db_url, email, model, title)
+        op_id = _finished_run(db_url, email, model, title)
         user.reload()
         expect(user.locator("#credits-balance")).to_have_text("9.99")  # one formatter: two decimals
         expect(user.locator("#credits-balance")).to_have_attribute("title", "9.992 credits")  # exact
@@ -98,8 +109,11 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
         expect(user.locator("#credits-history")).not_to_contain_text("phase1_thinking")
     finally:
         user_ctx.close()
+    return op_id
 
-    # admin: drill down into the run, reconciliation OK
+
+def _admin_drills_down(page, email: str, title: str, op_id: str, model: str) -> None:
+    """Admin: the runs table filtered, the run's usage steps, reconciliation OK."""
     page.click("#admin-refresh")
     run_row = page.locator(".recent-run", has_text=title)
     expect(run_row).to_have_count(1)
@@ -128,12 +142,15 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     expect(page.locator("#recon-status")).to_contain_text("OK")
     expect(page.locator("#admin-reserves-empty")).to_be_visible()
     expect(page.locator("#chart-spend-kind")).to_be_visible()
-    # a page at a time: 30 rows, then "Show more runs"
+
+
+def _admin_pages_runs(page, db_url: str, email: str, model: str) -> None:
+    """A page at a time: 30 rows, then "Show more runs"."""
     from bayes_app.db import session_scope
     from bayes_app.models import User
     from bayes_app.runs import lifecycle
 
-    with session_scope(app_db_url) as db:
+    with session_scope(db_url) as db:
         u = db.exec(select(User).where(User.email == email)).one()
         queued = [
             lifecycle.create_operation(db, u, "ask", f"Queued {i}", 1, model, input={"prompt": "q"}).id
@@ -149,6 +166,6 @@ def test_grant_price_history_drilldown_reconciliation(app_stack, app_db_url, pag
     from bayes_app.db import get_engine
 
     for op in queued:  # settle them: the app stack is shared with other tests
-        with session_scope(app_db_url) as db:
+        with session_scope(db_url) as db:
             lifecycle.request_cancel(db, op, lifecycle.USER_CANCEL)
-        assert lifecycle.finalize(get_engine(app_db_url), op, lease_alive=lambda: False) == "finalized"
+        assert lifecycle.finalize(get_engine(db_url), op, lease_alive=lambda: False) == "finalized"

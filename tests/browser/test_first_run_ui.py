@@ -122,7 +122,18 @@ def test_sign_up_first_question_first_map(stack, browser, size):
         assert _overflow(page) == 0
     _wait_indexed(url, email, password)
 
-    # step 2: the first question, answered with the starter credits
+    _first_question(page, size)
+    _first_map(page, size)
+
+    # all three done: the guide is gone
+    _nav(page, size, "maps")
+    expect(page.locator("#maps-table")).to_be_visible()
+    expect(guide).to_have_count(0)
+    page.context.close()
+
+
+def _first_question(page, size: str) -> None:
+    """Step 2: the first question, answered with the starter credits."""
     _nav(page, size, "maps")
     expect(page.locator("#guide-progress")).to_have_text("1 of 3 done")
     page.click("#guide-ask")
@@ -136,7 +147,9 @@ def test_sign_up_first_question_first_map(stack, browser, size):
     expect(answer).to_be_in_viewport()
     assert _overflow(page) == 0
 
-    # step 3: the first map, with the default settings
+
+def _first_map(page, size: str) -> None:
+    """Step 3: the first map, with the default settings; a node of it read and selected."""
     _nav(page, size, "maps")
     expect(page.locator("#guide-progress")).to_have_text("2 of 3 done")
     page.fill("#new-map-title", "How do LLM agents search for papers?")
@@ -176,12 +189,6 @@ def test_sign_up_first_question_first_map(stack, browser, size):
     node.click()
     expect(page.locator(".mm-node.mm-selected")).to_have_count(1)
     assert _overflow(page) == 0
-
-    # all three done: the guide is gone
-    _nav(page, size, "maps")
-    expect(page.locator("#maps-table")).to_be_visible()
-    expect(guide).to_have_count(0)
-    page.context.close()
 
 
 def test_no_page_scrolls_sideways_on_a_phone(stack, browser):

@@ -82,7 +82,8 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     r = p2.request.get(f"{url}/api/v1/documents/{doc_id}/file")
     assert r.status == 404  # B's session cookie does not open A's file
     r = page.request.get(f"{url}/api/v1/documents/{doc_id}/file")
-    assert r.status == 200 and r.headers["content-type"] == "application/pdf"
+    assert r.status == 200
+    assert r.headers["content-type"] == "application/pdf"
     other.close()
 
 

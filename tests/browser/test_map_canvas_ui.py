@@ -114,7 +114,8 @@ def _check(page, what: str, new_ids: set[str] | None = None) -> dict:
     while True:
         settle(page, quiet_ms=1500)
         g = page.evaluate(GEOMETRY_JS)
-        assert g and g["cards"] > 0, what
+        assert g, what
+        assert g["cards"] > 0, what
         bad = problems(g, new_ids)
         if not bad or time.monotonic() > deadline:
             break
@@ -216,7 +217,8 @@ def test_outline_chip_opens_the_page_highlighted(canvas_stack, canvas_db, owner,
     expect(chip).to_be_visible()
     href = chip.get_attribute("href") or ""
     q = parse_qs(urlparse(href).query)
-    assert q.get("quote") and len(q["quote"][0]) > 40, href  # the claim's quote, not ""
+    assert q.get("quote"), href
+    assert len(q["quote"][0]) > 40, href  # the claim's quote, not ""
     chip.click()
     expect(page).to_have_url(re.compile(r"/documents/[0-9a-f]+\?page=\d+&quote=.+"))
     # the viewer draws the quote's highlight on the page
@@ -313,5 +315,6 @@ def test_phone_first_screen_shows_the_question_and_a_claim(canvas_stack, canvas_
     expect(page.locator("#btn-research")).not_to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
     back = page.locator("#back-to-maps").bounding_box()
-    assert back and back["height"] < 30, back  # "← Maps" on one line
+    assert back, back
+    assert back["height"] < 30, back  # "← Maps" on one line
     ctx.close()

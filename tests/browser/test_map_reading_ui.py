@@ -226,23 +226,10 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     expect(root).to_have_attribute("aria-selected", "true")
     expect(root).to_be_focused()
 
-    def add(key: str, title: str) -> None:
-        n = rows.count()
-        page.keyboard.press(key)
-        expect(rows).to_have_count(n + 1)
-        expect(page.locator(".ol-rename")).to_be_focused()
-        page.keyboard.type(title)
-        page.keyboard.press("Enter")
-        expect(page.locator(ROW, has_text=title)).to_have_count(1)
-
-    add("Shift+Enter", "Alpha")
-    add("Enter", "Beta")
-    add("Enter", "Gamma")
-
-    def titles(p) -> list[tuple[str, str]]:
-        return [(r.get_attribute("aria-level"), r.locator(".ol-title").inner_text()) for r in p.locator(ROW).all()]
-
-    assert titles(page) == [("1", "Outlined by keyboard"), ("2", "Alpha"), ("2", "Beta"), ("2", "Gamma")]
+    _add_row(page, "Shift+Enter", "Alpha")
+    _add_row(page, "Enter", "Beta")
+    _add_row(page, "Enter", "Gamma")
+    assert _titles(page) == [("1", "Outlined by keyboard"), ("2", "Alpha"), ("2", "Beta"), ("2", "Gamma")]
     expect(page.locator(ROW, has_text="Alpha")).to_have_class(re.compile("ol-kind-theme"))
     expect(root).to_have_attribute("aria-expanded", "true")
 
@@ -253,6 +240,35 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     expect(p2.locator(ROW)).to_have_count(4)
     expect(p2.locator(NODE)).to_have_count(0)  # no canvas until asked for
 
+    _keyboard_moves(page, p2)
+    _rename_delete_undo(page, p2)
+    _phone_edits(page, p2)
+
+    with session_scope(map_db) as db:
+        nodes = {n.title: n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id))}
+    assert nodes["Beta"].order_index < nodes["Gamma renamed"].order_index < nodes["Alpha from the phone"].order_index
+    assert {n.kind for t, n in nodes.items() if t != "Outlined by keyboard"} == {"theme"}
+    ctx2.close()
+    ctx.close()
+
+
+def _add_row(page, key: str, title: str) -> None:
+    """A node added by a key (Enter: a sibling, Shift+Enter: a child), named in place."""
+    rows = page.locator(ROW)
+    n = rows.count()
+    page.keyboard.press(key)
+    expect(rows).to_have_count(n + 1)
+    expect(page.locator(".ol-rename")).to_be_focused()
+    page.keyboard.type(title)
+    page.keyboard.press("Enter")
+    expect(page.locator(ROW, has_text=title)).to_have_count(1)
+
+
+def _titles(p) -> list[tuple[str, str]]:
+    return [(r.get_attribute("aria-level"), r.locator(".ol-title").inner_text()) for r in p.locator(ROW).all()]
+
+
+def _keyboard_moves(page, p2) -> None:
     # arrows move the focus (and the selection); Alt+arrows move the node
     page.keyboard.press("ArrowUp")  # Gamma → Beta
     beta = page.locator(ROW, has_text="Beta")
@@ -260,7 +276,7 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     expect(beta).to_have_attribute("aria-selected", "true")
     page.keyboard.press("Alt+ArrowUp")
     expect(p2.locator(ROW).nth(1)).to_contain_text("Beta", timeout=5_000)
-    assert titles(page)[1:] == [("2", "Beta"), ("2", "Alpha"), ("2", "Gamma")]
+    assert _titles(page)[1:] == [("2", "Beta"), ("2", "Alpha"), ("2", "Gamma")]
     page.keyboard.press("End")
     expect(page.locator(ROW, has_text="Gamma")).to_be_focused()
     page.keyboard.press("Alt+ArrowRight")  # indent under Alpha
@@ -280,6 +296,9 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     expect(page.locator(ROW, has_text="Gamma")).to_be_focused()
     page.keyboard.press("Alt+ArrowLeft")  # outdent: right after Alpha
     expect(p2.locator(ROW, has_text="Gamma")).to_have_attribute("aria-level", "2", timeout=5_000)
+
+
+def _rename_delete_undo(page, p2) -> None:
     # F2 renames in place
     page.keyboard.press("F2")
     expect(page.locator(".ol-rename")).to_be_focused()  # the editor is there before the keys go to it
@@ -300,24 +319,20 @@ def test_outline_edits_live_across_two_tabs(map_stack, map_db, browser):
     page.click("#btn-layout")  # the status line speaks of the latest action only
     expect(page.locator("#map-notice")).to_have_count(0)
 
+
+def _phone_edits(page, p2) -> None:
     # the phone edits too: a tapped row opens the node panel as a bottom sheet, in view
     p2.locator(ROW, has_text="Alpha").click()
     sheet = p2.locator("#node-panel")
     expect(sheet).to_be_in_viewport()
     box = sheet.bounding_box()
-    assert box["y"] + box["height"] <= SIZES["phone"][1] + 1 and box["y"] > 0
+    assert box["y"] + box["height"] <= SIZES["phone"][1] + 1
+    assert box["y"] > 0
     p2.fill("#node-title", "Alpha from the phone")
     expect(page.locator(ROW, has_text="Alpha from the phone")).to_have_count(1, timeout=5_000)
     p2.click("#ol-down")  # the touch buttons do what the keys do
     expect(page.locator(ROW).nth(3)).to_contain_text("Alpha from the phone", timeout=5_000)
     assert p2.evaluate("() => document.documentElement.scrollWidth") <= SIZES["phone"][0]
-
-    with session_scope(map_db) as db:
-        nodes = {n.title: n for n in db.exec(select(MapNode).where(MapNode.map_id == map_id))}
-    assert nodes["Beta"].order_index < nodes["Gamma renamed"].order_index < nodes["Alpha from the phone"].order_index
-    assert {n.kind for t, n in nodes.items() if t != "Outlined by keyboard"} == {"theme"}
-    ctx2.close()
-    ctx.close()
 
 
 @pytest.mark.parametrize("size", list(SIZES))

@@ -135,15 +135,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
         f"Training with RL {m}",
         f"Benchmarks {m}",
     ]
-    with session_scope(app_db_url) as db:
-        mp = service.create_map(db, u.id, f"PaSa chapters {m}", f"What is PaSa? {m}")
-        map_id, map_title, root_id = mp["id"], mp["title"], service.root_of(db, mp["id"]).id
-        themes = {}
-        for t in titles:
-            theme, _ = service.write_agent_node(db, map_id, root_id, "theme", t, run_id=None)
-            service.write_agent_node(db, map_id, theme.id, "claim", f"A claim on {t}", run_id=None)
-            themes[t] = theme.id
-        items = [n.title for n in service._nodes(db, map_id) if n.parent_id == root_id]  # the run's numbering
+    map_id, map_title, root_id, themes, items = _map_of_themes(app_db_url, u.id, m, titles)
     assert sorted(items) == sorted(titles)
     num = {t: items.index(t) + 1 for t in titles}
     method, results = f"Part I: the method {m}", f"Part II: results {m}"
@@ -184,24 +176,7 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
     expect(card).to_have_count(0)
     expect(page.locator(NODE)).to_have_count(11)
 
-    def chaptered() -> dict[str, MapNode]:
-        nodes = {n.id: n for n in db_nodes(app_db_url, map_id)}
-        heads = {n.title: n for n in nodes.values() if n.kind == NodeKind.CHAPTER}
-        assert set(heads) == {method, results}
-        assert all(h.parent_id == root_id for h in heads.values())
-        assert heads[method].order_index < heads[results].order_index
-        assert [(nodes[themes[t]].parent_id, nodes[themes[t]].order_index) for t in titles] == [
-            (heads[method].id, 0),
-            (heads[method].id, 1),
-            (heads[method].id, 2),
-            (heads[results].id, 0),
-        ]
-        assert [
-            n for n in nodes.values() if n.kind == NodeKind.CLAIM and nodes[n.parent_id].kind != NodeKind.THEME
-        ] == []
-        return heads
-
-    heads = chaptered()
+    heads = _chaptered(app_db_url, map_id, root_id, themes, titles, method, results)
     with session_scope(app_db_url) as db:
         assert [p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id))] == ["accepted"]
     for _ in range(2):  # on the canvas now, and after a reload
@@ -211,10 +186,48 @@ def test_chapters_preview_accept_and_credit_row(app_stack, page, make_user, app_
         tree_edge(page, root_id, heads[method].id)
         page.reload()
         expect(page.locator(NODE)).to_have_count(11)
-    chaptered()
+    _chaptered(app_db_url, map_id, root_id, themes, titles, method, results)
 
-    # the run's credit row: one operation titled after the map, charged (spend = charge)
-    with session_scope(app_db_url) as db:
+    _assert_credit_row(page, app_db_url, op, map_title)
+
+
+def _map_of_themes(db_url: str, user_id: str, m: str, titles: list[str]) -> tuple[str, str, str, dict, list[str]]:
+    """A map with one theme per title, each with a claim: (its id, its title, its root's id, theme
+    ids by title, the root's children's titles as the run numbers them)."""
+    with session_scope(db_url) as db:
+        mp = service.create_map(db, user_id, f"PaSa chapters {m}", f"What is PaSa? {m}")
+        map_id, map_title, root_id = mp["id"], mp["title"], service.root_of(db, mp["id"]).id
+        themes = {}
+        for t in titles:
+            theme, _ = service.write_agent_node(db, map_id, root_id, "theme", t, run_id=None)
+            service.write_agent_node(db, map_id, theme.id, "claim", f"A claim on {t}", run_id=None)
+            themes[t] = theme.id
+        items = [n.title for n in service._nodes(db, map_id) if n.parent_id == root_id]  # the run's numbering
+    return map_id, map_title, root_id, themes, items
+
+
+def _chaptered(
+    db_url: str, map_id: str, root_id: str, themes: dict, titles: list[str], method: str, results: str
+) -> dict[str, MapNode]:
+    """The accepted chapters in the database: two under the root, the themes moved under them in order."""
+    nodes = {n.id: n for n in db_nodes(db_url, map_id)}
+    heads = {n.title: n for n in nodes.values() if n.kind == NodeKind.CHAPTER}
+    assert set(heads) == {method, results}
+    assert all(h.parent_id == root_id for h in heads.values())
+    assert heads[method].order_index < heads[results].order_index
+    assert [(nodes[themes[t]].parent_id, nodes[themes[t]].order_index) for t in titles] == [
+        (heads[method].id, 0),
+        (heads[method].id, 1),
+        (heads[method].id, 2),
+        (heads[results].id, 0),
+    ]
+    assert [n for n in nodes.values() if n.kind == NodeKind.CLAIM and nodes[n.parent_id].kind != NodeKind.THEME] == []
+    return heads
+
+
+def _assert_credit_row(page, db_url: str, op, map_title: str) -> None:
+    """The run's credit row: one operation titled after the map, charged (spend = charge)."""
+    with session_scope(db_url) as db:
         spent = db.exec(
             select(LedgerEntry).where(LedgerEntry.operation_id == op.id, LedgerEntry.entry_type == "spend")
         ).all()
@@ -246,7 +259,8 @@ def _synthesize(
     with session_scope(app_db_url) as db:
         o = export.outline(db, u.id, map_id, target_id)
     outline = o.markdown
-    assert "## References" in outline and "[1]" in outline
+    assert "## References" in outline
+    assert "[1]" in outline
     fake_llm.script(paced(prose, 3, match=f"ROLE: synthesize\n# {heading}\n"))
     page.click("#btn-synthesize")
     text = page.locator("#run-text")
@@ -263,7 +277,8 @@ def _synthesize(
     # saved with the cited passages as the note's own citations, its markers [k] numbering them
     # (the export renumbers them by paper); sentences without a checked marker are left out
     summary, _dropped, _lost = synthesis.from_prose(prose, o)
-    assert note.body == summary.text and summary.citations
+    assert note.body == summary.text
+    assert summary.citations
     with session_scope(app_db_url) as db:
         cits = db.exec(select(Citation).where(Citation.node_id == note.id).order_by(col(Citation.created_at))).all()
     assert [(c.page, c.quote) for c in cits] == [(c.page, c.quote) for c in summary.citations]
@@ -389,7 +404,9 @@ def test_export_subtree_markdown_and_docx(app_stack, page, make_user, app_db_url
     md = _download(page, "#export-node-md").read_text()
     assert md == _markdown(app_db_url, u, map_id, ids["rec"])
     assert md.startswith(f"# {ids['rec_title']}\n")
-    assert re.search(re.escape(ids["hi_title"]) + PAGED_ONE, md) and f"## {ids['vs_title']}\n" in md and f"{B2} [" in md
+    assert re.search(re.escape(ids["hi_title"]) + PAGED_ONE, md)
+    assert f"## {ids['vs_title']}\n" in md
+    assert f"{B2} [" in md
     for other in ("root_title", "sel_title", "a_title"):
         assert ids[other] not in md, other
     refs = _references(md).splitlines()[2:]
@@ -397,14 +414,15 @@ def test_export_subtree_markdown_and_docx(app_stack, page, make_user, app_db_url
     assert len(refs) == 1  # one entry per paper; the pages are at the markers ("[1, p. 3]")
     assert _markers(md) == {f"[{i}]" for i in range(1, len(refs) + 1)}
     whole = _markdown(app_db_url, u, map_id)  # one paper: [1] throughout the whole map
-    assert re.search(re.escape(ids["a_title"]) + PAGED_ONE, whole) and re.search(
-        re.escape(ids["hi_title"]) + PAGED_ONE, whole
-    )
+    assert re.search(re.escape(ids["a_title"]) + PAGED_ONE, whole)
+    assert re.search(re.escape(ids["hi_title"]) + PAGED_ONE, whole)
     assert _download(page, "#export-md").read_text() == whole  # the toolbar's link: the whole map
 
     doc = docx.Document(str(_download(page, "#export-node-docx")))
     paras = [p.text for p in doc.paragraphs if p.text.strip()]
     assert paras[0] == ids["rec_title"]
-    assert ids["vs_title"] in paras and any(re.match(re.escape(ids["hi_title"]) + PAGED_ONE, p) for p in paras)
+    assert ids["vs_title"] in paras
+    assert any(re.match(re.escape(ids["hi_title"]) + PAGED_ONE, p) for p in paras)
     assert not any(ids[k] in p for p in paras for k in ("root_title", "sel_title", "a_title"))
-    assert "References" in paras and any(p.startswith("[1] ") for p in paras)
+    assert "References" in paras
+    assert any(p.startswith("[1] ") for p in paras)

@@ -72,23 +72,8 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     n2b, _ = passage_no(app_stack, h, app_db_url, queries[b_title], Q2B, seen)
     question = f"How does PaSa search papers? {m}"
     plan = {"aspects": [{"title": t, "query": q} for t, q in queries.items()]}
-    fake_llm.script(
-        Script.reply(json.dumps(plan), match=f"ROLE: planner\nQuestion: {question}"),
-        # aspect A: a real quote and a fabricated one (~4 s)
-        paced(claims_json((A_TEXT, Q1, n1), (FAKE_TEXT, FAKE_QUOTE, n1)), 4, match=f"ASPECT: {a_title}\n"),
-        Script.reply(
-            json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
-            match=f"1. {A_TEXT}\n   quote:",
-        ),
-        # aspect B: two opposing claims (~8 s), the critic pairs them (claim 1 = A's, on the map)
-        paced(claims_json((HI, Q2A, n2a), (LO, Q2B, n2b)), 8, match=f"ASPECT: {b_title}\n"),
-        Script.reply(
-            json.dumps(
-                {"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2}], "contradictions": [[2, 3]]}
-            ),
-            match=f"3. {LO}\n   quote:",
-        ),
-    )  # aspect C gets the default "OK" (not JSON → no claims), researched 3 times
+    fake_llm.script(*_research_replies(question, plan, a_title, b_title, n1, n2a, n2b))
+    # aspect C gets the default "OK" (not JSON → no claims), researched 3 times
 
     login(page, app_stack.url, email, password)
     map_id = new_map(page, question)
@@ -123,42 +108,70 @@ def test_research_live_contradiction_and_fabricated_quote(app_stack, page, make_
     hi = next(n for n in nodes if n.title == HI)
     lo = next(n for n in nodes if n.title == LO)
     a = next(n for n in nodes if n.title == A_TEXT)
-    assert a.parent_id == themes[a_title].id and a.kind == "claim"
+    assert a.parent_id == themes[a_title].id
+    assert a.kind == "claim"
     assert hi.parent_id == lo.parent_id == themes[b_title].id
-    assert (hi.kind, lo.kind) == ("claim", "counterpoint") and lo.order_index == hi.order_index + 1
+    assert (hi.kind, lo.kind) == ("claim", "counterpoint")
+    assert lo.order_index == hi.order_index + 1
     assert (rel_src, rel_tgt, rel_kind) == (lo.id, hi.id, "contradicts")
 
-    def canvas() -> None:
-        expect(canvas_node(page, "always finds")).to_have_count(0)
-        expect(page.locator(f'{NODE} .mm-node[data-kind="counterpoint"]')).to_have_text(re.compile(re.escape(LO)))
-        expect(page.locator(f'{NODE} .mm-node[data-kind="claim"]', has_text=HI)).to_have_count(1)
-        contra = page.locator(".react-flow__edge.mm-edge-contradicts")
-        try:
-            expect(contra).to_have_count(1, timeout=10_000)
-        except AssertionError:  # what the canvas has instead
-            print(
-                "edges:",
-                page.evaluate(
-                    "() => Array.from(document.querySelectorAll('.react-flow__edge'))"
-                    ".map(e => e.getAttribute('class') + ' | ' + e.getAttribute('aria-label'))"
-                ),
-            )
-            page.screenshot(path="/tmp/maptest-contradicts.png")
-            raise
-        expect(contra).to_have_attribute("aria-label", f"Edge from {lo.id} to {hi.id}")
-        expect(contra).to_contain_text("contradicts")
-        tree_edge(page, themes[b_title].id, hi.id)
-        tree_edge(page, themes[b_title].id, lo.id)
-        tree_edge(page, themes[a_title].id, a.id)
-
-    canvas()
+    _assert_canvas(page, hi, lo, a, themes[a_title].id, themes[b_title].id)
     page.reload()
     expect(page.locator(NODE)).to_have_count(len(nodes))
-    canvas()
+    _assert_canvas(page, hi, lo, a, themes[a_title].id, themes[b_title].id)
     # every scripted reply was used (none left to leak into other tests)
     bodies = [r["body"]["messages"][-1]["content"] for r in fake_llm.chat_requests()[seen_requests:]]
     assert sum(f"ASPECT: {c_title}\n" in b for b in bodies) == 3
     assert sum(b.startswith("ROLE: critic") and (A_TEXT in b) for b in bodies) == 2
+
+
+def _research_replies(
+    question: str, plan: dict, a_title: str, b_title: str, n1: int, n2a: int, n2b: int
+) -> list[Script]:
+    """The planner's plan; aspect A, a real quote and a fabricated one (~4 s); aspect B, two opposing
+    claims (~8 s) the critic pairs (claim 1 = A's, on the map)."""
+    return [
+        Script.reply(json.dumps(plan), match=f"ROLE: planner\nQuestion: {question}"),
+        # aspect A: a real quote and a fabricated one (~4 s)
+        paced(claims_json((A_TEXT, Q1, n1), (FAKE_TEXT, FAKE_QUOTE, n1)), 4, match=f"ASPECT: {a_title}\n"),
+        Script.reply(
+            json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
+            match=f"1. {A_TEXT}\n   quote:",
+        ),
+        # aspect B: two opposing claims (~8 s), the critic pairs them (claim 1 = A's, on the map)
+        paced(claims_json((HI, Q2A, n2a), (LO, Q2B, n2b)), 8, match=f"ASPECT: {b_title}\n"),
+        Script.reply(
+            json.dumps(
+                {"scores": [{"claim": 2, "support": 0.95}, {"claim": 3, "support": 0.2}], "contradictions": [[2, 3]]}
+            ),
+            match=f"3. {LO}\n   quote:",
+        ),
+    ]
+
+
+def _assert_canvas(page, hi: MapNode, lo: MapNode, a: MapNode, a_theme: str, b_theme: str) -> None:
+    """The canvas: no fabricated claim; the claim and its counterpoint joined by `contradicts`; tree edges."""
+    expect(canvas_node(page, "always finds")).to_have_count(0)
+    expect(page.locator(f'{NODE} .mm-node[data-kind="counterpoint"]')).to_have_text(re.compile(re.escape(LO)))
+    expect(page.locator(f'{NODE} .mm-node[data-kind="claim"]', has_text=HI)).to_have_count(1)
+    contra = page.locator(".react-flow__edge.mm-edge-contradicts")
+    try:
+        expect(contra).to_have_count(1, timeout=10_000)
+    except AssertionError:  # what the canvas has instead
+        print(
+            "edges:",
+            page.evaluate(
+                "() => Array.from(document.querySelectorAll('.react-flow__edge'))"
+                ".map(e => e.getAttribute('class') + ' | ' + e.getAttribute('aria-label'))"
+            ),
+        )
+        page.screenshot(path="/tmp/maptest-contradicts.png")
+        raise
+    expect(contra).to_have_attribute("aria-label", f"Edge from {lo.id} to {hi.id}")
+    expect(contra).to_contain_text("contradicts")
+    tree_edge(page, b_theme, hi.id)
+    tree_edge(page, b_theme, lo.id)
+    tree_edge(page, a_theme, a.id)
 
 
 # ---- 2. restructure: preview, reject, accept, one undo ---------------------------------------------
@@ -180,28 +193,9 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
 
     # a first proposal: the model puts everything in one group, which is not used; the preview
     # shows the balanced grouping by meaning instead (Crawler claims apart from Selector claims)
-    fake_llm.script(
-        paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2, match=listing)
-    )
-    page.click("#btn-restructure")
+    _first_proposal_rejected(page, fake_llm, m, listing, titles, app_db_url, uid, map_id, before)
     card = page.locator(".proposal")
-    expect(card).to_have_count(1, timeout=60_000)
     groups = card.locator(".proposal-group")
-    expect(groups).to_have_count(2)
-    expect(card).not_to_contain_text(f"Everything {m}")
-    for k in ("c1", "c2", "c3", "c4"):  # every claim in exactly one group
-        expect(card.locator(".proposal-group li", has_text=titles[k])).to_have_count(1)
-    for a, b in (("c1", "c3"), ("c2", "c4")):
-        expect(groups.filter(has_text=titles[a]).filter(has_text=titles[b])).to_have_count(1)
-    expect_cost(page, app_db_url, uid, "restructure")
-    assert shape(app_db_url, map_id) == before  # a preview only
-    expect(page.locator(NODE)).to_have_count(6)
-    card.locator(".proposal-reject").click()
-    expect(card).to_have_count(0)
-    assert shape(app_db_url, map_id) == before
-    with session_scope(app_db_url) as db:
-        assert [p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id))] == ["rejected"]
-    expect(page.locator(NODE)).to_have_count(6)
 
     # a second proposal, the model's own two groups, accepted → two new themes with the claims
     # moved under them; the theme the move left empty is removed
@@ -230,18 +224,7 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     expect(card).to_have_count(0)
     expect(page.locator(NODE)).to_have_count(7)
 
-    def regrouped() -> dict[str, MapNode]:
-        nodes = {n.id: n for n in db_nodes(app_db_url, map_id)}
-        heads = {n.title: n for n in nodes.values() if n.title in (crawler, selector)}
-        root = next(n for n in nodes.values() if n.parent_id is None)
-        assert set(heads) == {crawler, selector}
-        assert theme_id not in nodes
-        assert all(hd.parent_id == root.id and hd.kind == "theme" for hd in heads.values())
-        assert {nodes[ids[k]].parent_id for k in ("c1", "c3")} == {heads[crawler].id}
-        assert {nodes[ids[k]].parent_id for k in ("c2", "c4")} == {heads[selector].id}
-        return heads
-
-    heads = regrouped()
+    heads = _regrouped(app_db_url, map_id, crawler, selector, theme_id, ids)
     with session_scope(app_db_url) as db:
         statuses = sorted(p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id)))
     assert statuses == ["accepted", "rejected"]
@@ -252,7 +235,7 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
         page.reload()
         expect(page.locator(NODE)).to_have_count(7)
     expect(page.locator(".proposal")).to_have_count(0)
-    regrouped()
+    _regrouped(app_db_url, map_id, crawler, selector, theme_id, ids)
 
     # ONE undo brings the map back as it was before the accept (the emptied theme included)
     page.click("#btn-undo")
@@ -261,6 +244,47 @@ def test_restructure_preview_reject_then_accept(app_stack, page, make_user, app_
     assert shape(app_db_url, map_id) == before
     for k in ("c1", "c2", "c3", "c4"):
         tree_edge(page, theme_id, ids[k])
+
+
+def _first_proposal_rejected(
+    page, fake_llm, m: str, listing: str, titles: dict, db_url: str, uid: str, map_id: str, before: list[tuple]
+) -> None:
+    """A first proposal, previewed (balanced by meaning, charged, the map unchanged), then rejected."""
+    fake_llm.script(
+        paced(json.dumps({"groups": [{"title": f"Everything {m}", "nodes": [1, 2, 3, 4]}]}), 2, match=listing)
+    )
+    page.click("#btn-restructure")
+    card = page.locator(".proposal")
+    expect(card).to_have_count(1, timeout=60_000)
+    groups = card.locator(".proposal-group")
+    expect(groups).to_have_count(2)
+    expect(card).not_to_contain_text(f"Everything {m}")
+    for k in ("c1", "c2", "c3", "c4"):  # every claim in exactly one group
+        expect(card.locator(".proposal-group li", has_text=titles[k])).to_have_count(1)
+    for a, b in (("c1", "c3"), ("c2", "c4")):
+        expect(groups.filter(has_text=titles[a]).filter(has_text=titles[b])).to_have_count(1)
+    expect_cost(page, db_url, uid, "restructure")
+    assert shape(db_url, map_id) == before  # a preview only
+    expect(page.locator(NODE)).to_have_count(6)
+    card.locator(".proposal-reject").click()
+    expect(card).to_have_count(0)
+    assert shape(db_url, map_id) == before
+    with session_scope(db_url) as db:
+        assert [p.status for p in db.exec(select(MapProposal).where(MapProposal.map_id == map_id))] == ["rejected"]
+    expect(page.locator(NODE)).to_have_count(6)
+
+
+def _regrouped(db_url: str, map_id: str, crawler: str, selector: str, theme_id: str, ids: dict) -> dict[str, MapNode]:
+    """The accepted regrouping in the database: the two new themes under the root, the emptied one gone."""
+    nodes = {n.id: n for n in db_nodes(db_url, map_id)}
+    heads = {n.title: n for n in nodes.values() if n.title in (crawler, selector)}
+    root = next(n for n in nodes.values() if n.parent_id is None)
+    assert set(heads) == {crawler, selector}
+    assert theme_id not in nodes
+    assert all(hd.parent_id == root.id and hd.kind == "theme" for hd in heads.values())
+    assert {nodes[ids[k]].parent_id for k in ("c1", "c3")} == {heads[crawler].id}
+    assert {nodes[ids[k]].parent_id for k in ("c2", "c4")} == {heads[selector].id}
+    return heads
 
 
 # ---- 3. messages: the router's route decides and is shown ------------------------------------------
@@ -311,7 +335,8 @@ def test_message_routes_answer_and_edit(app_stack, page, make_user, app_db_url, 
     expect(canvas_node(page, note)).to_have_count(1, timeout=30_000)
     expect_cost(page, app_db_url, uid, "message")
     added = next(n for n in db_nodes(app_db_url, map_id) if n.title == note)
-    assert added.parent_id == theme_id and added.kind == "note"
+    assert added.parent_id == theme_id
+    assert added.kind == "note"
     tree_edge(page, theme_id, added.id)
     page.reload()
     expect(page.locator(NODE)).to_have_count(7)

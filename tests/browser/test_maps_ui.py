@@ -145,7 +145,9 @@ def test_research_run_live_reload_and_stop(map_stack, map_db, researcher, page):
     assert kept >= after_reload + 1
     with session_scope(map_db) as db:
         op = db.exec(select(Run).where(Run.resource_id == map_id)).one()
-        assert op.status == "CANCELLED" and op.charged_credits is not None and op.finalized_at is not None
+        assert op.status == "CANCELLED"
+        assert op.charged_credits is not None
+        assert op.finalized_at is not None
     page.reload()
     expect(page.locator(NODE)).to_have_count(kept)
     # agent citations are on the nodes: the badge shows and the side panel lists them
@@ -163,27 +165,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     url = map_stack.url
     login(page, url, *researcher)
     map_id = _new_map(page, "Editing by hand")
-    root = page.locator(NODE).first
-    root.click()
-    # Tab adds a child and focuses its title; typing saves at once
-    page.locator("#mindmap-canvas").press("Tab")
-    expect(page.locator(NODE)).to_have_count(2)
-    expect(page.locator("#node-title")).to_be_focused()
-    page.keyboard.type("Alpha note")
-    expect(_node(page, "Alpha note")).to_be_visible()
-    # a second child via the toolbar
-    root.click()
-    page.click("#btn-add-child")
-    expect(page.locator(NODE)).to_have_count(3)
-    page.fill("#node-title", "Beta note")
-    expect(_node(page, "Beta note")).to_be_visible()
-    page.fill("#node-body", "Some thoughts")
-    # Enter adds a sibling of the selected node
-    _node(page, "Beta note").click()
-    page.locator("#mindmap-canvas").press("Enter")
-    expect(page.locator(NODE)).to_have_count(4)
-    page.fill("#node-title", "Gamma note")
-    expect(_node(page, "Gamma note")).to_be_visible()
+    _add_three_notes(page)
 
     # a second tab on the same map sees edits from the first within a second, and vice versa
     ctx2 = browser.new_context(viewport={"width": 1280, "height": 860})
@@ -202,14 +184,7 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     p2.fill("#node-title", "From tab two")
     expect(_node(page, "From tab two")).to_be_visible(timeout=5_000)
 
-    # drag Beta onto Alpha: re-parented (and laid out); the cards are still while it is dragged
-    settle(page)
-    src, dst = _node(page, "Beta note").bounding_box(), _node(page, "Alpha note").bounding_box()
-    page.mouse.move(src["x"] + src["width"] / 2, src["y"] + src["height"] / 2)
-    page.mouse.down()
-    page.mouse.move(dst["x"] + dst["width"] / 2, dst["y"] + dst["height"] / 2, steps=12)
-    page.mouse.up()
-    expect(page.locator("#map-notice")).to_contain_text("Moved under")
+    _drag_onto(page, "Beta note", "Alpha note")
 
     def by_title() -> dict[str, MapNode]:
         return {n.title: n for n in _db_nodes(map_db, map_id)}
@@ -240,7 +215,44 @@ def test_edit_drag_delete_undo_persist_and_two_tabs(map_stack, map_db, researche
     expect(page.locator(NODE)).to_have_count(3)
     nodes = by_title()
     assert {"Editing by hand", "Alpha note", "Beta note", "Gamma renamed", "From tab two"} <= set(nodes)
-    assert nodes["Alpha note"].collapsed and nodes["From tab two"].parent_id == nodes["Alpha note"].id
+    assert nodes["Alpha note"].collapsed
+    assert nodes["From tab two"].parent_id == nodes["Alpha note"].id
+
+
+def _add_three_notes(page) -> None:
+    """Alpha (Tab), Beta (the toolbar) under the root, Gamma (Enter) after Beta."""
+    root = page.locator(NODE).first
+    root.click()
+    # Tab adds a child and focuses its title; typing saves at once
+    page.locator("#mindmap-canvas").press("Tab")
+    expect(page.locator(NODE)).to_have_count(2)
+    expect(page.locator("#node-title")).to_be_focused()
+    page.keyboard.type("Alpha note")
+    expect(_node(page, "Alpha note")).to_be_visible()
+    # a second child via the toolbar
+    root.click()
+    page.click("#btn-add-child")
+    expect(page.locator(NODE)).to_have_count(3)
+    page.fill("#node-title", "Beta note")
+    expect(_node(page, "Beta note")).to_be_visible()
+    page.fill("#node-body", "Some thoughts")
+    # Enter adds a sibling of the selected node
+    _node(page, "Beta note").click()
+    page.locator("#mindmap-canvas").press("Enter")
+    expect(page.locator(NODE)).to_have_count(4)
+    page.fill("#node-title", "Gamma note")
+    expect(_node(page, "Gamma note")).to_be_visible()
+
+
+def _drag_onto(page, title: str, onto: str) -> None:
+    """Drag a node onto another: re-parented (and laid out); the cards are still while it is dragged."""
+    settle(page)
+    src, dst = _node(page, title).bounding_box(), _node(page, onto).bounding_box()
+    page.mouse.move(src["x"] + src["width"] / 2, src["y"] + src["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(dst["x"] + dst["width"] / 2, dst["y"] + dst["height"] / 2, steps=12)
+    page.mouse.up()
+    expect(page.locator("#map-notice")).to_contain_text("Moved under")
 
 
 def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, researcher, page):
@@ -266,7 +278,9 @@ def test_attach_citation_check_support_and_open_in_viewer(map_stack, map_db, res
     expect(page.locator("#map-notice")).to_contain_text("no change")
     with session_scope(map_db) as db:
         c = db.exec(select(Citation).where(Citation.map_id == map_id)).one()
-        assert c.origin == "user" and c.support_label and c.support_score is not None
+        assert c.origin == "user"
+        assert c.support_label
+        assert c.support_score is not None
         page_no = c.page
     # "Open at page" → the viewer at that page with the quote highlighted
     cit.locator(".open-at-page").click()

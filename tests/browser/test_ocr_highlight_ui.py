@@ -48,7 +48,8 @@ def scanned(app_stack, app_db_url) -> dict:
         doc_id = r.json()["id"]
         deadline = time.time() + 600
         while (doc := c.get(f"/documents/{doc_id}", headers=h).json())["status"] != "indexed":
-            assert doc["status"] != "failed" and time.time() < deadline, doc
+            assert doc["status"] != "failed", doc
+            assert time.time() < deadline, doc
             time.sleep(1)
     assert (doc["ocr_pages"], doc["page_count"], doc["ocr_language"]) == (2, 2, "eng")
     with session_scope(app_db_url) as s:
@@ -60,7 +61,8 @@ def scanned(app_stack, app_db_url) -> dict:
         for c in cit.sentences(pdfs.PASA, [number], 6):
             if _letters(c.quote) in _letters(ocr_text[k]):
                 chosen.append((k, c))
-    assert len(chosen) >= 4 and {k for k, _ in chosen} == {1, 2}, chosen
+    assert len(chosen) >= 4, chosen
+    assert {k for k, _ in chosen} == {1, 2}, chosen
     return {"email": email, "password": password, "doc_id": doc_id, "citations": chosen, "headers": h}
 
 

@@ -79,12 +79,14 @@ def test_library_cards_and_viewer_fit(app_stack, browser, reader, size):
             card = row.bounding_box()
             assert card["width"] >= vw * 0.75, card  # one card across the screen, not a squeezed row
             # title, authors and status stacked in the card, all inside the screen
-            assert title["y"] < status["y"] and status["x"] + status["width"] <= vw
+            assert title["y"] < status["y"]
+            assert status["x"] + status["width"] <= vw
             assert authors["width"] >= vw * 0.5, authors  # names are not cut into 2-letter pieces
             # the card is shown whole (not clipped by the table's scroll area) and its lines do
             # not overlap: year and pages come below the authors
             table = page.locator("#documents").bounding_box()
-            assert table["height"] >= card["height"] and table["y"] <= card["y"], (table, card)
+            assert table["height"] >= card["height"], (table, card)
+            assert table["y"] <= card["y"], (table, card)
             assert row.locator(".doc-year").bounding_box()["y"] >= authors["y"] + authors["height"] - 1
         else:
             expect(page.locator("#documents thead")).to_be_visible()
@@ -96,7 +98,8 @@ def test_library_cards_and_viewer_fit(app_stack, browser, reader, size):
         expect(view).to_have_attribute("data-rendered", re.compile(r"^3@\d+$"))
         box = view.bounding_box()
         canvas = page.locator(".react-pdf__Page canvas").first.bounding_box()
-        assert canvas["width"] <= box["width"] and canvas["width"] >= min(860, box["width"]) - 4
+        assert canvas["width"] <= box["width"]
+        assert canvas["width"] >= min(860, box["width"]) - 4
         assert box["x"] + box["width"] <= vw
         assert _sideways(page) <= 0
         page.click("#zoom-in")

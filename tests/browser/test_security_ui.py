@@ -109,7 +109,7 @@ fetch({self.target!r}, {{credentials: "include"}})
         pass
 
 
-def test_another_origin_cannot_read_the_api_with_the_users_cookie(app_stack, page, make_user, app_db_url):
+def test_another_origin_cannot_read_the_api_with_the_users_cookie(app_stack, page, make_user):
     url = app_stack.url
     email, password = make_user()
     api = url + "/api/v1"

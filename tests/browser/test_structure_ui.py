@@ -82,7 +82,8 @@ def test_figure_text_quote_is_highlighted_and_missing_quote_says_so(app_stack, p
     while not (boxes and all(0.2 < b["y"] < 0.32 for b in boxes)) and time.monotonic() < deadline:
         page.wait_for_timeout(500)
         boxes = _boxes_over(page, 2)
-    assert boxes and all(0.2 < b["y"] < 0.32 for b in boxes), boxes
+    assert boxes, boxes
+    assert all(0.2 < b["y"] < 0.32 for b in boxes), boxes
 
     # a quote on another page than the link says: the right page opens, with a note
     page.goto(f"{url}/documents/{doc_id}?page=1&quote={urlquote(pdfs.PASA_P7_PHRASE)}")

@@ -67,7 +67,9 @@ def test_make_fill_open_edit_export(app_stack, app_db_url, page, make_user):
     page.click("#cell-save")
     expect(page.locator("#cell-value")).to_have_text("1250 ✎")
     csv = page.request.get(f"{url}/api/v1/tables/{page.url.rsplit('/', 1)[1]}/export.csv")
-    assert csv.status == 200 and "1250" in csv.text() and "edited" in csv.text()
+    assert csv.status == 200
+    assert "1250" in csv.text()
+    assert "edited" in csv.text()
 
     # the owner shares the table from its page; the member reads it, then is removed
     table_id = page.url.rsplit("/", 1)[1]

@@ -13,7 +13,8 @@ from bayes_app.models import ApiToken, User, utcnow
 def test_register_and_authenticate(dbs):
     user = service.register(dbs, "Alice@Example.com", "tangerine-sky-42")
     dbs.commit()
-    assert user.email == "alice@example.com" and not user.is_admin
+    assert user.email == "alice@example.com"
+    assert not user.is_admin
     assert service.authenticate(dbs, "alice@example.com", "tangerine-sky-42").id == user.id
     with pytest.raises(AccountError) as err:
         service.authenticate(dbs, "alice@example.com", "wrong-password-1")
@@ -28,13 +29,14 @@ def test_duplicate_email_creates_nothing(dbs):
     dbs.commit()
     with pytest.raises(AccountError) as err:
         service.register(dbs, "BOB@example.com", "another-pass-77")
-    assert err.value.code == "email_taken" and err.value.status == 409
+    assert err.value.code == "email_taken"
+    assert err.value.status == 409
     dbs.rollback()
     assert len(dbs.exec(select(User)).all()) == 1
 
 
 @pytest.mark.parametrize(
-    "email,password,code",
+    ("email", "password", "code"),
     [
         ("not-an-email", "tangerine-sky-42", "invalid_email"),
         ("carol@example.com", "short", "weak_password"),
@@ -107,11 +109,14 @@ def test_api_tokens_revoke_expire_and_isolation(dbs):
 def test_ensure_admin_is_idempotent(dbs):
     user, generated = service.ensure_admin(dbs, "root@example.com", None)
     dbs.commit()
-    assert user.is_admin and generated and len(generated) >= 12
+    assert user.is_admin
+    assert generated
+    assert len(generated) >= 12
     assert service.authenticate(dbs, "root@example.com", generated)
     again, generated2 = service.ensure_admin(dbs, "root@example.com", None)
     dbs.commit()
-    assert again.id == user.id and generated2 is None  # never regenerated or printed again
+    assert again.id == user.id
+    assert generated2 is None  # never regenerated or printed again
     assert service.authenticate(dbs, "root@example.com", generated)
 
 
@@ -122,7 +127,8 @@ def test_signup_credits_are_granted_once_at_registration(dbs, configure):
     configure(BAYES_SIGNUP_CREDITS="7")
     user = service.register(dbs, "Fresh@Example.com", "correct-horse-42")
     dbs.commit()
-    assert ledger.balance(dbs, user) == 7 * MICRO and ledger.available(dbs, user) == 7 * MICRO
+    assert ledger.balance(dbs, user) == 7 * MICRO
+    assert ledger.available(dbs, user) == 7 * MICRO
     rows = dbs.exec(select(LedgerEntry).where(LedgerEntry.user_id == user.id)).all()
     assert [(e.entry_type, e.amount, e.idempotency_key, e.note) for e in rows] == [
         ("grant", 7 * MICRO, f"signup:{user.id}", "Signup credits")
@@ -141,7 +147,8 @@ def test_signup_credits_are_granted_once_at_registration(dbs, configure):
     configure(BAYES_SIGNUP_CREDITS="0")
     other = service.register(dbs, "none@example.com", "correct-horse-42")
     dbs.commit()
-    assert ledger.balance(dbs, other) == 0 and ledger.history(dbs, other) == []
+    assert ledger.balance(dbs, other) == 0
+    assert ledger.history(dbs, other) == []
     assert service.grant_signup_credits(dbs, other, 2) is True  # explicit amount
 
 
@@ -180,7 +187,8 @@ def test_registration_refuses_a_lookalike_of_an_existing_address(dbs):
     for lookalike in ("redb-\u0430@example.org", "redb-a@ex\u0430mple.org", "redb-a@exarnple.org"):
         with pytest.raises(AccountError) as err:
             service.register(dbs, lookalike, "tangerine-sky-43")
-        assert err.value.code == "email_lookalike" and err.value.status == 409
+        assert err.value.code == "email_lookalike"
+        assert err.value.status == 409
         dbs.rollback()
     assert dbs.exec(select(func.count()).select_from(User)).one() == 1
     service.register(dbs, "redb-b@example.org", "tangerine-sky-44")  # a different address is fine

@@ -41,7 +41,8 @@ def rows():
 
 
 def test_labels_cover_at_least_ten_questions():
-    assert len(QUESTIONS) >= 10 and all(len(q.facts) >= 3 for q in QUESTIONS)
+    assert len(QUESTIONS) >= 10
+    assert all(len(q.facts) >= 3 for q in QUESTIONS)
 
 
 def test_ask_and_research_reach_the_answer_bearing_facts(rows):
@@ -59,7 +60,8 @@ def test_offline_answers_read_as_the_library_s_sentences_grouped_by_paper(rows):
         lines = r["ask_answer"].splitlines()
         assert "No language model is connected" in lines[0], lines[0]
         bullets = [x for x in lines if x.startswith("- ")]
-        assert bullets and all(re.search(r"\[\d+\]$", b) for b in bullets), lines
+        assert bullets, lines
+        assert all(re.search(r"\[\d+\]$", b) for b in bullets), lines
         # the paper's own reference markers are not quoted; only each bullet's citation marker remains
         assert not any(_PAPER_MARKER.search(re.sub(r"\s\[\d+\]$", "", b)) for b in bullets), bullets
 

@@ -25,7 +25,8 @@ def token_for(api, email, password) -> str:
 def assert_error(r: httpx.Response, status: int, code: str | None = None):
     assert r.status_code == status, r.text
     body = r.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message"}
     assert body["error"]["message"]
     if code:
         assert body["error"]["code"] == code
@@ -33,7 +34,8 @@ def assert_error(r: httpx.Response, status: int, code: str | None = None):
 
 def test_health_ok_names_every_component(api, make_user):
     anonymous = api.get("/health")
-    assert anonymous.status_code == 200 and anonymous.json() == {"status": "ok"}  # issue 24.8
+    assert anonymous.status_code == 200
+    assert anonymous.json() == {"status": "ok"}  # issue 24.8
     email, password = make_user()
     user = {"Authorization": f"Bearer {token_for(api, email, password)}"}
     assert api.get("/health", headers=user).json() == {"status": "ok"}
@@ -41,10 +43,13 @@ def test_health_ok_names_every_component(api, make_user):
     r = api.get("/health", headers={"Authorization": f"Bearer {token_for(api, email, password)}"})
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["broken"] == []
+    assert body["status"] == "ok"
+    assert body["broken"] == []
     comps = body["components"]
-    assert comps["database"]["status"] == "ok" and comps["redis"]["status"] == "ok"
-    assert comps["workers"]["status"] == "ok" and comps["workers"]["count"] >= 1
+    assert comps["database"]["status"] == "ok"
+    assert comps["redis"]["status"] == "ok"
+    assert comps["workers"]["status"] == "ok"
+    assert comps["workers"]["count"] >= 1
     assert comps["processes"]["status"] == "ok"  # `make run`'s supervisor reports
 
 
@@ -54,8 +59,10 @@ def test_token_and_me(api, make_user):
     r = api.get("/me", headers={"Authorization": f"Bearer {token}"})
     assert r.status_code == 200
     me = r.json()
-    assert me["email"] == email and me["is_admin"] is False
-    assert "password_hash" not in me and "password" not in str(me)
+    assert me["email"] == email
+    assert me["is_admin"] is False
+    assert "password_hash" not in me
+    assert "password" not in str(me)
 
 
 def test_auth_errors(api, make_user):
@@ -103,7 +110,8 @@ def test_token_list_and_revoking_another_users_token_is_not_found(api, make_user
     a2_tok = token_for(api, a_email, a_pw)
     b_tok = token_for(api, b_email, b_pw)
     a_list = api.get("/auth/tokens", headers={"Authorization": f"Bearer {a_tok}"}).json()["tokens"]
-    assert len(a_list) == 2 and sum(t["current"] for t in a_list) == 1
+    assert len(a_list) == 2
+    assert sum(t["current"] for t in a_list) == 1
     a_other = next(t["id"] for t in a_list if not t["current"])
     # B tries to revoke A's token: 404, and A's token keeps working.
     assert_error(api.delete(f"/auth/tokens/{a_other}", headers={"Authorization": f"Bearer {b_tok}"}), 404, "not_found")

@@ -42,7 +42,8 @@ def test_sign_in_is_throttled_per_client_and_a_password_change_renews_the_sessio
         wrong = api.post("/api/v1/auth/token", json={"email": email, "password": "wrong-password-1"}, headers=attacker)
         assert wrong.status_code == 401
     limited = api.post("/api/v1/auth/token", json={"email": email, "password": password}, headers=attacker)
-    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert limited.status_code == 429
+    assert int(limited.headers["retry-after"]) >= 1
     assert limited.json()["error"]["code"] == "rate_limited"
     form = api.post(
         "/api/v1/session/login",
@@ -51,10 +52,12 @@ def test_sign_in_is_throttled_per_client_and_a_password_change_renews_the_sessio
         headers=attacker,
         follow_redirects=False,
     )
-    assert form.status_code == 303 and form.headers["location"].startswith("/login?error=rate_limited")
+    assert form.status_code == 303
+    assert form.headers["location"].startswith("/login?error=rate_limited")
     # Issue 36.7: the owner, from another client, still signs in through both doors.
     token = api.post("/api/v1/auth/token", json={"email": email, "password": password}, headers=owner)
-    assert token.status_code == 201 and token.json()["token"]
+    assert token.status_code == 201
+    assert token.json()["token"]
     page = api.post(
         "/api/v1/session/login",
         data={"email": email, "password": password},
@@ -62,7 +65,8 @@ def test_sign_in_is_throttled_per_client_and_a_password_change_renews_the_sessio
         headers=owner,
         follow_redirects=False,
     )
-    assert page.status_code == 303 and page.headers["location"] == "/library"
+    assert page.status_code == 303
+    assert page.headers["location"] == "/library"
 
 
 def test_password_change_and_open_redirect_guard(api):
@@ -74,12 +78,14 @@ def test_password_change_and_open_redirect_guard(api):
         params={"next": "/\\evil.example"},
         follow_redirects=False,
     )
-    assert ok.status_code == 303 and ok.headers["location"] == "/maps"
+    assert ok.status_code == 303
+    assert ok.headers["location"] == "/maps"
     changed = api.post("/api/v1/session/password", json={"old_password": password, "new_password": password + "x"})
     assert changed.json() == {"changed": True}
     api.cookies.clear()
     gone = api.post("/api/v1/session/password", json={"old_password": password, "new_password": password + "y"})
-    assert gone.status_code == 401 and gone.json()["error"]["code"] == "unauthorized"
+    assert gone.status_code == 401
+    assert gone.json()["error"]["code"] == "unauthorized"
 
 
 def test_grants_and_run_dispatch(api, db_url):
@@ -92,16 +98,21 @@ def test_grants_and_run_dispatch(api, db_url):
     token = api.post("/api/v1/auth/token", json={"email": admin_email, "password": admin_password}).json()["token"]
     h = {"Authorization": f"Bearer {token}"}
     bad = api.post("/api/v1/admin/credits/grant", json={"email": admin_email, "credits": 1e-9}, headers=h)
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_amount"
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "bad_amount"
     body = {"email": admin_email, "credits": 2.5, "key": f"k-{uuid.uuid4().hex}"}
     first = api.post("/api/v1/admin/credits/grant", json=body, headers=h)
     again = api.post("/api/v1/admin/credits/grant", json=body, headers=h)
     assert first.status_code == again.status_code == 201
-    assert first.json()["amount_micro"] == 2_500_000 and first.json()["created"] and not again.json()["created"]
+    assert first.json()["amount_micro"] == 2_500_000
+    assert first.json()["created"]
+    assert not again.json()["created"]
     missing = api.post("/api/v1/runs", json={"kind": "ask"}, headers=h)
-    assert missing.status_code == 400 and missing.json()["error"]["code"] == "missing_fields"
+    assert missing.status_code == 400
+    assert missing.json()["error"]["code"] == "missing_fields"
     orphan = api.post("/api/v1/runs", json={"prompt": "q", "edit_message_id": "m1"}, headers=h)
-    assert orphan.status_code == 400 and orphan.json()["error"]["code"] == "bad_request"
+    assert orphan.status_code == 400
+    assert orphan.json()["error"]["code"] == "bad_request"
     no_map = api.post("/api/v1/runs", json={"kind": "expand", "mindmap_id": "nope"}, headers=h)
     assert no_map.status_code in (400, 404), no_map.text
 
@@ -118,12 +129,14 @@ def test_upload_takes_an_ocr_language_and_refuses_an_unknown_one(api, db_url):
     bad = api.post(
         "/api/v1/documents", files={"file": ("a.pdf", pdf, "application/pdf")}, data={"ocr_language": "klingon"}
     )
-    assert bad.status_code == 422 and bad.json()["error"]["code"] == "bad_ocr_language"
+    assert bad.status_code == 422
+    assert bad.json()["error"]["code"] == "bad_ocr_language"
     assert "deu, eng, fra" in bad.json()["error"]["message"]
     with Session(get_engine(db_url)) as db:
         assert db.exec(select(Document).where(Document.filename == "a.pdf")).first() is None
     ok = api.post("/api/v1/documents", files={"file": ("a.pdf", pdf, "application/pdf")}, data={"ocr_language": "deu"})
-    assert ok.status_code == 202 and ok.json()["ocr_language_choice"] == "deu"
+    assert ok.status_code == 202
+    assert ok.json()["ocr_language_choice"] == "deu"
     assert api.get(f"/api/v1/documents/{ok.json()['id']}").json()["ocr_language_choice"] == "deu"
     with Session(get_engine(db_url)) as db:
         assert db.get(Document, ok.json()["id"]).ocr_lang_choice == "deu"

@@ -36,7 +36,7 @@ def _user(api_base: str, make_user, app_db_url: str, credits: float = 5) -> http
 
 
 @pytest.fixture(scope="module")
-def library(api_base, app_stack, app_db_url):
+def library(api_base, app_db_url):
     """One user with two indexed papers (module-wide: ingestion takes a while)."""
     email = f"lib{uuid.uuid4().hex[:8]}@example.com"
     password = "pw-" + uuid.uuid4().hex
@@ -89,7 +89,9 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
     run = ask(c, f"What is PASA? {m}")
     lines = follow(c, run["id"])
     types = [x["type"] for x in lines]
-    assert types[0] == "status" and types[-1] == "done" and lines[-1]["data"]["status"] == "SUCCEEDED", lines[-3:]
+    assert types[0] == "status", lines[-3:]
+    assert types[-1] == "done", lines[-3:]
+    assert lines[-1]["data"]["status"] == "SUCCEEDED", lines[-3:]
     assert types.index("thinking") < types.index("metadata") < types.index("text")
     thinking = "".join(x["data"].get("delta", "") for x in lines if x["type"] == "thinking")
     assert thinking == "The user asks about PASA; search first."
@@ -111,7 +113,9 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
     answer = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
     assert answer == "PASA is an LLM agent for paper search [1]. The number is 1028."
     memory = next(x["data"] for x in lines if x["type"] == "memory")
-    assert memory["budget_chars"] == 48_000 and memory["kept"] == 0 and memory["line"] == ""
+    assert memory["budget_chars"] == 48_000
+    assert memory["kept"] == 0
+    assert memory["line"] == ""
     assert next(x["data"] for x in lines if x["type"] == "grounding") == {
         "grounding": "cited",
         "label": "",
@@ -122,7 +126,8 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
     bodies = requests_with(fake_llm, m)
     assert len(bodies) == 4  # thinking + three agent rounds
     assert "Passages from the library for the user's question:\n[1] (" in bodies[1]["messages"][0]["content"]
-    assert "tools" not in bodies[0] and [t["function"]["name"] for t in bodies[1]["tools"]] == [
+    assert "tools" not in bodies[0]
+    assert [t["function"]["name"] for t in bodies[1]["tools"]] == [
         "search_knowledge_base",
         "list_documents",
         "analyze_document",
@@ -131,12 +136,15 @@ def test_tools_thinking_citations_then_answer_and_the_conversation_persists(libr
         "current_time",
     ]
     tool_results = [msg["content"] for msg in bodies[3]["messages"] if msg["role"] == "tool"]
-    assert re.match(r"\[\d+\] \(", tool_results[0]) and json.loads(tool_results[1])["result"] == 1028.0
+    assert re.match(r"\[\d+\] \(", tool_results[0])
+    assert json.loads(tool_results[1])["result"] == 1028.0
     # persisted: question + answer with its citations, thinking, status and cost
     conv = c.get(f"/conversations/{run['conversation_id']}").json()
     q, a = conv["messages"]
     assert (q["role"], q["content"]) == ("user", f"What is PASA? {m}")
-    assert a["content"] == answer and a["thinking"] == thinking and a["status"] == "complete"
+    assert a["content"] == answer
+    assert a["thinking"] == thinking
+    assert a["status"] == "complete"
     assert (a["grounding"], a["grounding_label"]) == ("cited", "")
     assert [x["chunk_id"] for x in a["citations"]] == [x["chunk_id"] for x in cites]
     run_view = c.get(f"/runs/{run['id']}").json()
@@ -156,10 +164,12 @@ def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
     second = ask(c, f"Follow-up {m2}", conversation_id=first["conversation_id"])
     lines = follow(c, second["id"])
     memory = next(x["data"] for x in lines if x["type"] == "memory")
-    assert memory["kept"] == 1 and memory["dropped"] == 0
+    assert memory["kept"] == 1
+    assert memory["dropped"] == 0
     agent_call = requests_with(fake_llm, m2)[-1]
     roles = [(msg["role"], msg.get("content")) for msg in agent_call["messages"]]
-    assert ("user", f"First question: what does the PaSa Crawler do? {m}") in roles and (
+    assert ("user", f"First question: what does the PaSa Crawler do? {m}") in roles
+    assert (
         "assistant",
         "First answer [1].",
     ) in roles
@@ -198,7 +208,9 @@ def test_follow_up_carries_memory_and_editing_rewinds(library, fake_llm):
     third = ask(c, f"Another follow-up {m4}", conversation_id=cid)
     assert next(x["data"] for x in follow(c, third["id"]) if x["type"] == "memory")["kept"] == 2
     sent = json.dumps(requests_with(fake_llm, m4)[-1]["messages"])
-    assert m in sent and m2 in sent and m3 not in sent
+    assert m in sent
+    assert m2 in sent
+    assert m3 not in sent
     again = c.post(f"/conversations/{cid}/switch-version").json()
     assert [x["content"] for x in again["messages"]][0].startswith("Edited first question")
     assert again["other_version"] == 3  # the restored version grew by the third exchange
@@ -224,11 +236,13 @@ def test_pinned_chat_forces_search_in_its_scope(library, fake_llm):
     metadata = [x["data"]["citations"] for x in lines if x["type"] == "metadata"]
     cites = metadata[-1]
     # the question's passages and the model's own search both stay inside the pinned paper
-    assert len(cites) > len(metadata[0]) and {x["document_id"] for x in cites} == {pinned}
+    assert len(cites) > len(metadata[0])
+    assert {x["document_id"] for x in cites} == {pinned}
     first_round = requests_with(fake_llm, m)[1]
     assert first_round["tool_choice"] == "auto"  # the search already happened, in scope
     system = first_round["messages"][0]["content"]
-    assert "pinned to part of the library" in system and "Passages from the library" in system
+    assert "pinned to part of the library" in system
+    assert "Passages from the library" in system
     assert c.get(f"/conversations/{run['conversation_id']}").json()["scope"] == {
         "document_ids": [pinned],
         "collection_ids": [],
@@ -255,7 +269,8 @@ def test_search_with_no_strong_match_tells_the_agent_there_is_nothing(library, f
     assert not metadata or metadata[-1]["data"]["citations"] == []
     answer_round = requests_with(fake_llm, m)[-1]
     tool_results = [msg["content"] for msg in answer_round["messages"] if msg["role"] == "tool"]
-    assert tool_results and tool_results[-1].startswith("No strong matches")
+    assert tool_results
+    assert tool_results[-1].startswith("No strong matches")
     assert "[1]" not in tool_results[-1]
 
 
@@ -299,7 +314,8 @@ def test_analyze_and_compare_are_direct_model_calls(library, fake_llm):
     )
     schema = analyze_call["response_format"]["json_schema"]["schema"]
     assert sorted(schema["required"]) == ["entities", "key_facts", "summary", "topics"]
-    assert "tools" not in analyze_call and "[1] (" in analyze_call["messages"][1]["content"]
+    assert "tools" not in analyze_call
+    assert "[1] (" in analyze_call["messages"][1]["content"]
     final_round = bodies[-1]
     tool_results = [msg["content"] for msg in final_round["messages"] if msg["role"] == "tool"]
     assert json.loads(tool_results[0])["entities"] == ["PASA"]
@@ -332,9 +348,11 @@ def test_cancel_during_a_tool_call_keeps_what_was_written(library, fake_llm):
         (x["data"]["name"], x["data"]["status"]) for x in lines if x["type"] == "tool"
     ]
     view = c.get(f"/runs/{run['id']}").json()
-    assert view["status"] == "CANCELLED" and view["charged_credits"] > 0
+    assert view["status"] == "CANCELLED"
+    assert view["charged_credits"] > 0
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
-    assert answer["status"] == "cancelled" and answer["thinking"] == "Let me look this up in the library."
+    assert answer["status"] == "cancelled"
+    assert answer["thinking"] == "Let me look this up in the library."
 
 
 def test_thinking_failure_never_costs_the_answer(library, fake_llm):
@@ -363,7 +381,8 @@ def test_deleting_the_conversation_mid_run_cancels_and_settles(library, fake_llm
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "CANCELLED"
     view = c.get(f"/runs/{run['id']}").json()
-    assert view["outcome_reason"] == "resource_deleted" and view["finalized_at"]
+    assert view["outcome_reason"] == "resource_deleted"
+    assert view["finalized_at"]
     assert c.get(f"/conversations/{run['conversation_id']}").status_code == 404
     assert c.get("/credits").json()["held"] == 0
 
@@ -403,21 +422,25 @@ def test_a_model_that_never_calls_tools_still_answers_from_the_library(library, 
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     agent_rounds = [b for b in requests_with(fake_llm, m) if "tools" in b]
-    assert len(agent_rounds) == 1 and agent_rounds[0]["tool_choice"] == "auto"
+    assert len(agent_rounds) == 1
+    assert agent_rounds[0]["tool_choice"] == "auto"
     system = agent_rounds[0]["messages"][0]["content"]
     cites = [x for x in lines if x["type"] == "metadata"][0]["data"]["citations"]
     # sources (the strong matches: passages under the relevance floor are not given) before any text
-    assert 1 <= len(cites) <= 7 and all(f"[{x['n']}] (" in system for x in cites)
+    assert 1 <= len(cites) <= 7
+    assert all(f"[{x['n']}] (" in system for x in cites)
     # after the passages, their sentences ranked for the question (llm/choose.py), each verbatim
     # from the passage its marker names; the answer-bearing one is among the first
     ranked = re.findall(r"^- (.+) \[(\d+)\]$", system.split("best first", 1)[1], re.M)
     texts = {x["n"]: " ".join(x["text"].split()) for x in cites}
-    assert 1 <= len(ranked) <= 8 and all(s in texts[int(n)] for s, n in ranked), ranked
+    assert 1 <= len(ranked) <= 8, ranked
+    assert all(s in texts[int(n)] for s, n in ranked), ranked
     assert any("two LLM agents" in s for s, _ in ranked[:3]), ranked
     assert [x["type"] for x in lines].index("metadata") < [x["type"] for x in lines].index("text")
     assert grounding_of(lines) == {"grounding": "cited", "label": "", "cited": [1]}
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
-    assert answer["content"] == "PaSa has a Crawler and a Selector [1]." and answer["grounding"] == "cited"
+    assert answer["content"] == "PaSa has a Crawler and a Selector [1]."
+    assert answer["grounding"] == "cited"
     view = c.get(f"/runs/{run['id']}").json()  # the server streamed no usage: estimated, still charged
     assert view["charged_credits"] > 0
 
@@ -431,7 +454,8 @@ def test_an_answer_citing_nothing_is_labelled_and_gets_the_library_quoted(librar
     lines = follow(c, run["id"])
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     g = grounding_of(lines)
-    assert g["grounding"] == "quoted" and g["label"].startswith("No sources cited")
+    assert g["grounding"] == "quoted"
+    assert g["label"].startswith("No sources cited")
     text = "".join(x["data"]["delta"] for x in lines if x["type"] == "text")
     assert text.startswith(invented + "\n\n**From the library** (quoted verbatim")
     cites = {x["n"]: x for x in [x for x in lines if x["type"] == "metadata"][-1]["data"]["citations"]}
@@ -445,7 +469,8 @@ def test_an_answer_citing_nothing_is_labelled_and_gets_the_library_quoted(librar
     for sentence, n in re.findall(r"\s*(.+?) \[(\d+)\]", appended):
         assert quote_in_text(cites[int(n)]["text"], plain(sentence)), (sentence, n)
     answer = c.get(f"/conversations/{run['conversation_id']}").json()["messages"][1]
-    assert answer["content"] == text and answer["grounding"] == "quoted"
+    assert answer["content"] == text
+    assert answer["grounding"] == "quoted"
     assert answer["grounding_label"].startswith("No sources cited")
 
 

@@ -105,7 +105,8 @@ def _check_note(lab: MapLab, map_id: str) -> MapNode:
     order); the source's "[0]"/"[1]" stay escaped text."""
     note, cits = _note(lab, map_id)
     used = {int(k) for k in MARKER.findall(note.body)}
-    assert used and used == set(range(1, len(cits) + 1)), (note.body, len(cits))
+    assert used, (note.body, len(cits))
+    assert used == set(range(1, len(cits) + 1)), (note.body, len(cits))
     return note
 
 
@@ -114,7 +115,8 @@ def test_offline_synthesis_and_exports_keep_source_brackets_as_text(lab):
     _, evs = lab.run("synthesize", map_id, OfflineProvider)
     note = _check_note(lab, map_id)
     _, cits = _note(lab, map_id)
-    assert "\\[0\\] Instruction Distillation" in note.body and "\\[1\\] Beyond Yes and No" in note.body
+    assert "\\[0\\] Instruction Distillation" in note.body
+    assert "\\[1\\] Beyond Yes and No" in note.body
     # the list claim is cited with its own page, the recall claim with page 1
     assert _marker_page(note, cits, "Beyond Yes and No") == 14
     assert _marker_page(note, cits, "recall@20") == 1
@@ -123,20 +125,24 @@ def test_offline_synthesis_and_exports_keep_source_brackets_as_text(lab):
         md = export.markdown(db, lab.user_id, map_id)
         docx = export.docx_bytes(db, lab.user_id, map_id)
     # Markdown: one paper; each claim's marker carries its own page ("[1, p. 14]")
-    assert {int(n) for n in PAGED.findall(md)} == {1} and not MARKER.search(md)
-    assert _marker_pages(md, "RealScholarQuery lists") == {14} and _marker_pages(md, "recall@20") == {1}
+    assert {int(n) for n in PAGED.findall(md)} == {1}
+    assert not MARKER.search(md)
+    assert _marker_pages(md, "RealScholarQuery lists") == {14}
+    assert _marker_pages(md, "recall@20") == {1}
     claim_a = next(x for x in md.splitlines() if x.startswith("RealScholarQuery lists"))
     assert "\\[0\\] Instruction Distillation and \\[1\\] Beyond Yes and No" in claim_a
     assert not re.search(r"^\s*0\. ", md.split("## References")[1], re.M)  # the source's [0] never became a reference
     assert "\\\\" not in md  # escaped once, never twice
     synth = md[md.index("Synthesis:") : md.index("## References")]
-    assert "\\[0\\] Instruction Distillation" in synth and re.search(r"\[1, pp?\. ", synth)
+    assert "\\[0\\] Instruction Distillation" in synth
+    assert re.search(r"\[1, pp?\. ", synth)
 
     # DOCX: the markers are superscript runs; the source's brackets are plain text
     paras = Docx(io.BytesIO(docx)).paragraphs
     sup = [r.text for p in paras for r in p.runs if r.font.superscript]
     plain = "".join(r.text for p in paras for r in p.runs if not r.font.superscript)
-    assert sup and all(re.fullmatch(r"\[1, pp?\. \d+(, \d+)*\]", x) for x in sup)
+    assert sup
+    assert all(re.fullmatch(r"\[1, pp?\. \d+(, \d+)*\]", x) for x in sup)
     assert "[0] Instruction Distillation and [1] Beyond Yes and No" in plain
     assert not re.search(r"\\\[", plain)
 
@@ -160,10 +166,12 @@ def test_model_synthesis_markers_come_from_the_writer_and_point_to_their_passage
     sent = req["body"]["messages"][-1]["content"]
     assert "\\[0\\] Instruction Distillation" in sent  # the writer sees the source brackets escaped
     [critic] = [e.data for e in evs if e.type == "agent" and "dropped_markers" in e.data]
-    assert critic["dropped_markers"] == [n_paper] and critic["dropped_sentences"] == 2
+    assert critic["dropped_markers"] == [n_paper]
+    assert critic["dropped_sentences"] == 2
     note = _check_note(lab, map_id)
     _, cits = _note(lab, map_id)
-    assert "Shanghai" not in note.body and "This shows a lot" not in note.body
+    assert "Shanghai" not in note.body
+    assert "This shows a lot" not in note.body
     # each marker points at the citation of the claim its sentence states
     assert _marker_page(note, cits, "Instruction Distillation") == 14
     assert _marker_page(note, cits, "recall@20") == 1

@@ -125,18 +125,23 @@ def test_a_draft_is_checked_against_the_library(library, app_db_url, fmt):
                 assert cit["verdict"] == "not_in_library"
         if item.kind == "missing":
             assert [x["verdict"] for x in s["citations"]] == ["not_in_library"]
-            assert s["citations"][0]["document_id"] is None and s["citations"][0]["reference"]
+            assert s["citations"][0]["document_id"] is None
+            assert s["citations"][0]["reference"]
         elif item.kind == "uncited":
-            assert s["citations"] == [] and s["flagged"]
+            assert s["citations"] == []
+            assert s["flagged"]
             assert ids[item.evidence.id] in [x["document_id"] for x in s["suggestions"]]
         else:
             assert s["citations"][0]["document_id"] == ids[item.cited.id], (fmt, s)
             if item.kind == "wrong":
-                assert s["citations"][0]["verdict"] == "unsupported" and s["flagged"]
-    assert a["summary"]["not_in_library"] == 2 and a["summary"]["sentences"] == len(items)
+                assert s["citations"][0]["verdict"] == "unsupported"
+                assert s["flagged"]
+    assert a["summary"]["not_in_library"] == 2
+    assert a["summary"]["sentences"] == len(items)
     assert len(a["missing"]) == 2
     md = c.get(f"/audits/{a['id']}/report.md")
-    assert md.status_code == 200 and md.headers["content-type"].startswith("text/markdown")
+    assert md.status_code == 200
+    assert md.headers["content-type"].startswith("text/markdown")
     for t in flagged_texts:
         assert t.split()[0] in md.text
     assert md.text.count("## Sentence ") == len(flagged_texts)
@@ -150,7 +155,8 @@ def test_a_draft_is_checked_against_the_library(library, app_db_url, fmt):
     assert len(comments) == len(flagged) + sum(len(s["suggestions"]) for s in flagged)
     if before is not None:  # the run was settled through the ledger (the model judged: charged)
         runs = c.get(f"/runs/{a['run_id']}").json()
-        assert runs["finalized_at"] is not None and runs["charged_credits"] is not None
+        assert runs["finalized_at"] is not None
+        assert runs["charged_credits"] is not None
 
 
 def test_other_users_get_404_on_every_audit_route(library, app_stack, app_db_url):
@@ -167,7 +173,8 @@ def test_other_users_get_404_on_every_audit_route(library, app_stack, app_db_url
         ("GET", f"/audits/{audit_id}/report.docx"),
     ]:
         resp = other.request(method, path)
-        assert resp.status_code == 404 and resp.json()["error"]["code"] == "not_found", (method, path)
+        assert resp.status_code == 404, (method, path)
+        assert resp.json()["error"]["code"] == "not_found", (method, path)
     assert other.get("/audits").json()["audits"] == []
     # the owner deletes it
     assert c.delete(f"/audits/{audit_id}").status_code == 204
@@ -205,7 +212,8 @@ def test_bad_files_get_a_clear_4xx_and_nothing_is_stored(library, app_stack):
         r = c.post("/audits", **kw)
         assert r.status_code == status, (kw.get("files"), r.text)
         err = r.json()["error"]
-        assert err["code"] in (code, "missing_fields") and len(err["message"]) > 15
+        assert err["code"] in (code, "missing_fields")
+        assert len(err["message"]) > 15
     assert len(c.get("/audits").json()["audits"]) == count
     assert httpx.get(app_stack.url + "/api/v1/health", timeout=10).status_code == 200
 

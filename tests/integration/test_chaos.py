@@ -253,7 +253,8 @@ def test_finalizer_fails_first_then_dramatiq_retry_settles_once(chaos):
         op = chaos.wait_final(op_id, timeout=40)
         log = chaos.log_text()
         assert log.count("injected database fault at finalize_settle") == 2, log[-3000:]
-        assert "inline finalize of" in log and "Retrying message" in log
+        assert "inline finalize of" in log
+        assert "Retrying message" in log
         assert op.status == "SUCCEEDED"
         op = chaos.assert_settled(op_id)
         assert op.charged_credits == chaos.run_cost(40, 4) > 0
@@ -292,15 +293,20 @@ def test_stream_cut_or_ending_without_usage_is_estimated(workers):
     cut_id, bare_id = chaos.start(uid, f"q {cut}"), chaos.start(uid, f"q {bare}")
     cut_op, bare_op = chaos.wait_final(cut_id), chaos.wait_final(bare_id)
 
-    assert cut_op.status == "FAILED" and cut_op.outcome_reason.startswith("provider_error")
+    assert cut_op.status == "FAILED"
+    assert cut_op.outcome_reason.startswith("provider_error")
     assert "mid-stream" in cut_op.outcome_reason
     [u] = chaos.usage(cut_id)
-    assert u.estimated and u.input_tokens > 0 and u.output_tokens >= 12
+    assert u.estimated
+    assert u.input_tokens > 0
+    assert u.output_tokens >= 12
     assert chaos.n_text(cut_id) == 12
 
     assert bare_op.status == "SUCCEEDED"
     [b] = chaos.usage(bare_id)
-    assert b.estimated and b.output_tokens >= 20 and b.input_tokens > 0
+    assert b.estimated
+    assert b.output_tokens >= 20
+    assert b.input_tokens > 0
     for op_id in (cut_id, bare_id):
         op = chaos.assert_settled(op_id)
         assert op.charged_credits > 0
@@ -347,12 +353,15 @@ def test_redis_down_longer_than_the_lease_stops_and_settles(workers):
         [rec] = chaos.requests_with(m)
     finally:
         chaos.redis_srv.start()
-    assert rec["disconnected"] and not rec["completed"]  # stopped while Redis was away
+    assert rec["disconnected"]
+    assert not rec["completed"]  # stopped while Redis was away
     assert rec["disconnected_at"] - t_down <= control.LEASE_MS / 1000 + 1
     op = chaos.wait_final(op_id, timeout=40)
-    assert op.status == "FAILED" and op.outcome_reason in ("lease_lost", "worker_lost")
+    assert op.status == "FAILED"
+    assert op.outcome_reason in ("lease_lost", "worker_lost")
     [u] = chaos.usage(op_id)
-    assert u.estimated and u.output_tokens >= 5
+    assert u.estimated
+    assert u.output_tokens >= 5
     assert chaos.assert_settled(op_id).charged_credits == u.cost_credits + chaos.cost(THINK_IN, THINK_OUT) > 0
 
 
@@ -372,8 +381,9 @@ def test_kill_9_mid_stream_bills_the_running_estimate(workers):
     op = chaos.wait_final(op_id, timeout=40)
     assert (op.status, op.outcome_reason) == ("FAILED", "worker_lost")
     [u] = chaos.usage(op_id)
-    assert u.estimated and u.input_tokens > 0
-    assert 10 <= u.output_tokens  # at least the checkpoint after 1 s (~30 words)
+    assert u.estimated
+    assert u.input_tokens > 0
+    assert u.output_tokens >= 10  # at least the checkpoint after 1 s (~30 words)
     assert u.output_tokens <= count_tokens(chaos.text(op_id))  # never more than it received
     assert seen <= chaos.n_text(op_id)
     assert chaos.assert_settled(op_id).charged_credits == u.cost_credits + chaos.cost(THINK_IN, THINK_OUT) > 0
@@ -412,6 +422,15 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
         case.info["already"] = chaos.cancel(case.op_id)
         chaos.send("run_operation", "agent", case.op_id)  # a late delivery does nothing
         return case
+    _script(chaos, case, rng)
+    case.op_id = chaos.start(case.uid, prompt)
+    _inflict(chaos, case, rng)
+    return case
+
+
+def _script(chaos: Chaos, case: Case, rng: random.Random) -> None:
+    """The fake model's replies for the scenario."""
+    m, s = case.mark, case.scenario
     if s == "success":
         n = rng.randint(3, 30)
         case.info.update(text=words(n, "s"), inp=rng.randint(10, 500), out=n)
@@ -448,8 +467,11 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
         chaos.script(Script(text=words(rng.randint(5, 25)), usage=False, match=m))
     elif s == "kill":
         chaos.script(Script(text=words(400, "k"), tokens_per_s=30, match=m))
-    case.op_id = chaos.start(case.uid, prompt)
 
+
+def _inflict(chaos: Chaos, case: Case, rng: random.Random) -> None:
+    """What happens to the started run: cancelled (once, twice, after it ended), its workers killed."""
+    s = case.scenario
     if s in ("cancel_streaming", "cancel_twice"):
         at = rng.randint(1, 8)
         wait_for(lambda: chaos.n_text(case.op_id) >= at, 60, 0.02, what=f"{s} streaming")
@@ -465,7 +487,6 @@ def _drive(chaos: Chaos, case: Case, rng: random.Random) -> Case:
         wait_for(lambda: chaos.n_text(case.op_id) >= 45, 60, 0.02, what="kill streaming")
         chaos.kill_workers()
         chaos.start_workers(2)
-    return case
 
 
 def _check(chaos: Chaos, case: Case) -> None:
@@ -473,29 +494,47 @@ def _check(chaos: Chaos, case: Case) -> None:
     op = chaos.assert_settled(case.op_id)
     usage = chaos.usage(case.op_id)
     reqs = chaos.requests_with(case.mark)
-    s, what = case.scenario, f"{case.scenario} {case.op_id}: {op.status} {op.outcome_reason}"
+    what = f"{case.scenario} {case.op_id}: {op.status} {op.outcome_reason}"
+    if case.scenario.startswith("cancel_"):
+        _check_cancelled(case, op, usage, reqs, what)
+    else:
+        _check_ran(chaos, case, op, usage, reqs, what)
+
+
+def _check_cancelled(case: Case, op: Run, usage: list, reqs: list, what: str) -> None:
+    s = case.scenario
+    if s == "cancel_queued":
+        assert (op.status, op.outcome_reason, op.attempt, op.charged_credits) == ("CANCELLED", "user_cancel", 0, 0), (
+            what
+        )
+        assert case.info["already"] is False
+        assert not usage
+        assert not reqs
+    elif s in ("cancel_streaming", "cancel_twice"):
+        assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel"), what
+        assert case.info["already"] is False
+        assert len(usage) == 1
+        assert usage[0].estimated
+        assert usage[0].output_tokens >= 1
+        assert reqs[0]["disconnected"]
+        assert not reqs[0]["completed"]
+        if s == "cancel_twice":  # the second one changes nothing, whenever it lands
+            assert op.cancel_reason == "user_cancel"
+    elif s == "cancel_after_finish":
+        assert op.status == "SUCCEEDED", what
+        assert op.cancel_requested_at is None, what
+        assert case.info["already"] is True
+        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [(20, 2, False)]
+
+
+def _check_ran(chaos: Chaos, case: Case, op: Run, usage: list, reqs: list, what: str) -> None:
+    s = case.scenario
     if s == "success":
         assert op.status == "SUCCEEDED", what
         assert chaos.text(case.op_id) == case.info["text"]
         assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [
             (case.info["inp"], case.info["out"], False)
         ]
-    elif s == "cancel_queued":
-        assert (op.status, op.outcome_reason, op.attempt, op.charged_credits) == ("CANCELLED", "user_cancel", 0, 0), (
-            what
-        )
-        assert case.info["already"] is False and not usage and not reqs
-    elif s in ("cancel_streaming", "cancel_twice"):
-        assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel"), what
-        assert case.info["already"] is False
-        assert len(usage) == 1 and usage[0].estimated and usage[0].output_tokens >= 1
-        assert reqs[0]["disconnected"] and not reqs[0]["completed"]
-        if s == "cancel_twice":  # the second one changes nothing, whenever it lands
-            assert op.cancel_reason == "user_cancel"
-    elif s == "cancel_after_finish":
-        assert op.status == "SUCCEEDED" and op.cancel_requested_at is None, what
-        assert case.info["already"] is True
-        assert [(u.input_tokens, u.output_tokens, u.estimated) for u in usage] == [(20, 2, False)]
     elif s == "rate_limited":
         assert op.status == "SUCCEEDED", what
         assert [r["status"] for r in reqs] == [429, 200]
@@ -503,33 +542,33 @@ def _check(chaos: Chaos, case: Case) -> None:
             (case.info["inp"], case.info["out"], False)
         ]
     elif s == "provider_failure":
-        assert op.status == "FAILED" and op.outcome_reason.startswith("provider_error"), what
+        assert op.status == "FAILED", what
+        assert op.outcome_reason.startswith("provider_error"), what
         assert len(reqs) == 4  # RetryPolicy.max_attempts
-        assert len(usage) == 1 and usage[0].estimated and usage[0].output_tokens == 0
+        assert len(usage) == 1
+        assert usage[0].estimated
+        assert usage[0].output_tokens == 0
     elif s == "cut":
-        assert op.status == "FAILED" and "mid-stream" in op.outcome_reason, what
-        assert len(usage) == 1 and usage[0].estimated
+        assert op.status == "FAILED", what
+        assert "mid-stream" in op.outcome_reason, what
+        assert len(usage) == 1
+        assert usage[0].estimated
         assert usage[0].output_tokens >= case.info["cut"]
     elif s == "no_usage":
         assert op.status == "SUCCEEDED", what
-        assert len(usage) == 1 and usage[0].estimated and usage[0].output_tokens > 0
+        assert len(usage) == 1
+        assert usage[0].estimated
+        assert usage[0].output_tokens > 0
     elif s == "kill":
         assert (op.status, op.outcome_reason) == ("FAILED", "worker_lost"), what
-        assert len(usage) == 1 and usage[0].estimated and usage[0].output_tokens >= 10
+        assert len(usage) == 1
+        assert usage[0].estimated
+        assert usage[0].output_tokens >= 10
         assert op.charged_credits > 0
 
 
-def test_randomized_batch_reconciles(workers):
-    chaos = workers
-    seed = int(os.environ.get("BAYES_CHAOS_SEED") or random.randrange(10**9))
-    print(f"\nchaos batch seed: {seed} (replay with BAYES_CHAOS_SEED={seed})")
-    rng = random.Random(seed)
-    users = [chaos.new_user(credits=50) for _ in range(4)]
-    plan = [s for s, n in SCENARIOS.items() for _ in range(n)]
-    rng.shuffle(plan)
-    assert len(plan) >= 50
-    cases = [Case(s, marker("B"), rng.choice(users)) for s in plan]
-    t0 = time.monotonic()
+def _drive_all(chaos: Chaos, cases: list[Case], rng: random.Random) -> None:
+    """Drive the cases in waves of eight at once; a kill alone, once every run before it settled."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         wave: list = []
         for case in cases:
@@ -548,6 +587,20 @@ def test_randomized_batch_reconciles(workers):
                 wave = []
         for f in wave:
             f.result()
+
+
+def test_randomized_batch_reconciles(workers):
+    chaos = workers
+    seed = int(os.environ.get("BAYES_CHAOS_SEED") or random.randrange(10**9))
+    print(f"\nchaos batch seed: {seed} (replay with BAYES_CHAOS_SEED={seed})")
+    rng = random.Random(seed)
+    users = [chaos.new_user(credits=50) for _ in range(4)]
+    plan = [s for s, n in SCENARIOS.items() for _ in range(n)]
+    rng.shuffle(plan)
+    assert len(plan) >= 50
+    cases = [Case(s, marker("B"), rng.choice(users)) for s in plan]
+    t0 = time.monotonic()
+    _drive_all(chaos, cases, rng)
     for case in cases:
         chaos.wait_final(case.op_id, timeout=60)
     took = time.monotonic() - t0

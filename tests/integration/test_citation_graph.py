@@ -88,7 +88,8 @@ def test_links_by_doi_title_and_typo_both_directions(dbs):
     assert _links(dbs, u) == {(a, 0, b, "doi"), (a, 1, c, "fuzzy"), (c, 0, b, "title")}
 
     view = graph.citations_of(dbs, u, b)
-    assert [p.document_id for p in view.cited_by] == [a, c] and view.cites == []
+    assert [p.document_id for p in view.cited_by] == [a, c]
+    assert view.cites == []
     assert {p.document_id: p.how for p in graph.citations_of(dbs, u, a).cites} == {b: "doi", c: "fuzzy"}
     assert graph.cited_by_counts(dbs, u, [a, b, c]) == {b: 2, c: 1}
 
@@ -135,7 +136,8 @@ def test_missing_ranks_papers_cited_twice_and_merges_doi_and_typo_variants(dbs):
     z = _doc(dbs, u, "Paper Z on maps", 2025, refs=[(MISSING + ".", 2023, "10.9/llmra")])
     papers = graph.missing(dbs, u)
     assert [(p.title, p.cited_by_count) for p in papers] == [(MISSING, 3), ("Retrieval for Everyone", 2)]
-    assert papers[0].doi == "10.9/llmra" and papers[0].year == 2023
+    assert papers[0].doi == "10.9/llmra"
+    assert papers[0].year == 2023
     assert set(papers[0].cited_by) == {x, y, z}
     # scoped to two documents: the retrieval paper is still cited twice, by x and y
     scoped = graph.missing(dbs, u, [x, y])  # the two spellings of the LLM paper tie: either is shown
@@ -155,7 +157,8 @@ def test_another_users_papers_are_never_linked_or_counted(dbs):
     other = _doc(
         dbs, u, "My second paper", 2022, refs=[("Scalable Reference Matching in Digital Libraries", 2019, None)]
     )
-    assert _links(dbs, u) == set() and _links(dbs, v) == set()
+    assert _links(dbs, u) == set()
+    assert _links(dbs, v) == set()
     assert graph.citations_of(dbs, u, theirs).cited_by == []
     assert [p.cited_by for p in graph.missing(dbs, u)] == [sorted([mine, other])]
 
@@ -178,7 +181,8 @@ def test_rebuild_equals_incremental(dbs):
     assert len(before) == 6 * 5  # every paper cites the five others
     assert graph.rebuild(dbs, u) == len(before)
     dbs.commit()
-    assert _links(dbs, u) == before and len(ids) == 6
+    assert _links(dbs, u) == before
+    assert len(ids) == 6
 
 
 def test_map_missing_uses_the_maps_cited_papers(dbs):
@@ -260,6 +264,9 @@ def test_missing_merges_a_preprint_and_its_published_version_parsed_from_two_sty
     dbs.commit()
     papers = graph.missing(dbs, u)
     rows = [(normalize_title(p.title), p.cited_by_count) for p in papers]
-    assert rows.count((normalize_title(survey.title), 2)) == 1 and len(papers) == 2  # the survey and others[0]
+    assert rows.count((normalize_title(survey.title), 2)) == 1  # the survey and others[0]
+    assert len(papers) == 2
     hit = next(p for p in papers if normalize_title(p.title) == normalize_title(survey.title))
-    assert sorted(hit.cited_by) == sorted(citing) and hit.year == published_year and hit.doi == published.doi
+    assert sorted(hit.cited_by) == sorted(citing)
+    assert hit.year == published_year
+    assert hit.doi == published.doi

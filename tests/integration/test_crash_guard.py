@@ -57,5 +57,5 @@ def test_attempts_on_other_hosts_are_judged_by_their_heartbeat(redis_server):
     r = redis.Redis.from_url(redis_server.url_db(7), decode_responses=True)
     doc = uuid.uuid4().hex
     r.sadd(crash_guard.KEY.format(doc, 1), "another-host|4242|1700000000.00|abcd1234")
-    assert crash_guard.begin(r, doc, 1, remote_alive=lambda host, pid: True)[1] == 0
-    assert crash_guard.begin(r, doc, 1, remote_alive=lambda host, pid: host != "another-host")[1] == 1
+    assert crash_guard.begin(r, doc, 1, remote_alive=lambda _host, _pid: True)[1] == 0
+    assert crash_guard.begin(r, doc, 1, remote_alive=lambda host, _pid: host != "another-host")[1] == 1

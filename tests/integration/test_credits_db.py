@@ -34,7 +34,8 @@ def count(db: Session, model, *where) -> int:
 
 def test_price_math(dbs):
     offline = pricing.get_price(dbs, "offline")  # seeded by the migration
-    assert offline.input_per_million > 0 and offline.output_per_million > 0
+    assert offline.input_per_million > 0
+    assert offline.output_per_million > 0
     price = pricing.set_price(dbs, "gpt-test", 2_500_000, 1_250_000, 10_000_000, "admin@x")
     dbs.commit()
     # 1000 input of which 400 cached, 200 output: (600*2.5 + 400*1.25 + 200*10) credits/M
@@ -44,7 +45,7 @@ def test_price_math(dbs):
     cheap = ModelPrice(model="c", input_per_million=1, cached_per_million=1, output_per_million=1)
     assert pricing.cost_micro(cheap, 1, 0, 0) == 1  # never free
     assert pricing.cost_micro(cheap, 999_999, 0, 1) == 1  # one ceiling over the exact sum
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="token counts must be >= 0"):
         pricing.cost_micro(price, -1, 0, 0)
     with pytest.raises(PriceMissing, match="Model nope has no price; an admin must set one"):
         pricing.get_price(dbs, "nope")
@@ -52,7 +53,8 @@ def test_price_math(dbs):
     dbs.commit()
     assert pricing.get_price(dbs, "gpt-test").output_per_million == 1
     assert [p.model for p in pricing.list_prices(dbs)] == ["gpt-test", "offline"]
-    assert pricing.format_credits(1_500_000) == "1.5" and pricing.format_credits(-3) == "-0.000003"
+    assert pricing.format_credits(1_500_000) == "1.5"
+    assert pricing.format_credits(-3) == "-0.000003"
 
 
 def test_refused_without_price_before_anything_is_created(dbs):
@@ -67,7 +69,8 @@ def test_refused_without_credits_before_anything_is_created(dbs):
     user = make_user(dbs, credits=1.5)
     with pytest.raises(InsufficientCredits) as err:
         lc.create_operation(dbs, user, "ask", "Ask: why?", 2 * MICRO, "offline")
-    assert err.value.available == 1_500_000 and err.value.needed == 2_000_000
+    assert err.value.available == 1_500_000
+    assert err.value.needed == 2_000_000
     assert "only 1.5 are available" in str(err.value)
     assert count(dbs, Run) == 0
     assert count(dbs, LedgerEntry) == 1
@@ -84,7 +87,8 @@ def test_grant_reserve_spend_release_balances(dbs, db_url):
     assert (ledger.balance(dbs, user), ledger.held(dbs, user)) == (10 * MICRO, 0)
 
     op = lc.create_operation(dbs, user, "ask", "Ask: what is X?", 2 * MICRO, "offline", input={"prompt": "what is X?"})
-    assert op.status == "QUEUED" and op.reserved_credits == 2 * MICRO
+    assert op.status == "QUEUED"
+    assert op.reserved_credits == 2 * MICRO
     assert ledger.balance(dbs, user) == 10 * MICRO
     assert ledger.held(dbs, user) == 2 * MICRO
     assert ledger.available(dbs, user) == 8 * MICRO
@@ -112,7 +116,7 @@ def test_grant_reserve_spend_release_balances(dbs, db_url):
     dbs.commit()
     assert ledger.balance(dbs, user) == 10 * MICRO - 2 * cost
     assert ledger.summaries(dbs)[user.id] == (10 * MICRO - 2 * cost, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a grant must be > 0 micro-credits"):
         ledger.grant(dbs, user, 0, "grant:zero")
 
 
@@ -140,14 +144,16 @@ def test_history_shows_one_row_per_run(dbs, db_url):
     live = lc.create_operation(dbs, user, "build_map", "Mindmap: Sleep", MICRO, "offline")
 
     rows = ledger.history(dbs, user)
-    assert [r.kind for r in rows].count("run") == 2 and len(rows) == 3
+    assert [r.kind for r in rows].count("run") == 2
+    assert len(rows) == 3
     by_title = {r.title: r for r in rows}
     first = by_title["Ask: first question"]
     assert (first.status, first.charged, first.amount) == ("SUCCEEDED", total, -total)
     running = by_title["Mindmap: Sleep"]
     assert (running.status, running.charged, running.reserved) == ("QUEUED", None, MICRO)
     assert running.id == live.id
-    assert by_title["welcome"].kind == "grant" and by_title["welcome"].amount == 5 * MICRO
+    assert by_title["welcome"].kind == "grant"
+    assert by_title["welcome"].amount == 5 * MICRO
     assert all(r.date for r in rows)
 
 
@@ -159,11 +165,13 @@ def test_usage_is_idempotent_and_priced_at_record_time(dbs, db_url):
     a = lc.mark_running(dbs, op.id)
     first = lc.record_usage(dbs, op.id, a, 7, "agent", "m1", 100, 0, 0)
     again = lc.record_usage(dbs, op.id, a, 7, "agent", "m1", 999, 0, 999)  # redelivered
-    assert again.id == first.id and again.cost_credits == 100
+    assert again.id == first.id
+    assert again.cost_credits == 100
     pricing.set_price(dbs, "m1", 3_000_000, 0, 0)  # price change: new usage only
     dbs.commit()
     later = lc.record_usage(dbs, op.id, a, 8, "agent", "m1", 100, 0, 0, estimated=True)
-    assert later.cost_credits == 300 and later.estimated
+    assert later.cost_credits == 300
+    assert later.estimated
     assert count(dbs, UsageEvent, UsageEvent.operation_id == op.id) == 2
     assert lc.usage_totals(dbs, op.id)["cost_credits"] == 400
     with pytest.raises(PriceMissing):
@@ -213,4 +221,5 @@ def test_concurrent_reserves_only_the_ones_that_fit_pass(dbs, db_url, monkeypatc
         t.join(60)
     assert sorted(results) == ["ok"] * 5 + ["refused"] * 7
     assert count(dbs, LedgerEntry, LedgerEntry.entry_type == "reserve") == 5
-    assert ledger.held(dbs, user) == 5 * MICRO and ledger.available(dbs, user) == 0
+    assert ledger.held(dbs, user) == 5 * MICRO
+    assert ledger.available(dbs, user) == 0

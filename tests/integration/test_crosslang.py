@@ -80,7 +80,8 @@ def test_english_question_finds_the_german_and_french_versions_in_the_top_3(libr
     assert docs[f"{item_id}:de"] in top3, [h.text[:60] for h in hits[:5]]
     assert docs[f"{item_id}:fr"] in top3, [h.text[:60] for h in hits[:5]]
     by_doc = {h.document_id: h for h in hits}
-    assert by_doc[docs[f"{item_id}:de"]].language == "de" and by_doc[docs[f"{item_id}:fr"]].language == "fr"
+    assert by_doc[docs[f"{item_id}:de"]].language == "de"
+    assert by_doc[docs[f"{item_id}:fr"]].language == "fr"
     assert not by_doc[docs[f"{item_id}:de"]].weak
     assert by_doc[docs[f"{item_id}:de"]].model_dump()["language"] == "de"
 
@@ -95,7 +96,7 @@ def test_without_foreign_documents_search_is_the_english_hybrid(library):
     class Refuses:
         name = "refuses"
 
-        def embed_query(self, text):
+        def embed_query(self, _text):
             raise AssertionError("the multilingual model must not run for an English-only library")
 
     db_url, index, emb = library["db_url"], library["index"], library["embedder"]
@@ -148,7 +149,8 @@ def test_role_updates_and_deletes_reach_both_collections(library):
             ),
             with_payload=["role"],
         )
-        assert points and all(p.payload["role"] == "footnote" for p in points)
+        assert points
+        assert all(p.payload["role"] == "footnote" for p in points)
     index.delete_chunks(en + de)
     assert index.count(document_id=docs["extra:de:5"]) == 0
     assert (

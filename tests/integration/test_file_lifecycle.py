@@ -63,13 +63,15 @@ def test_replacing_removes_old_versions_and_counts_against_the_quota(files):
         assert rep.changed
         assert sorted(files.iter_shas()) == [_sha(versions[i])]  # v0..v{i-1} are gone
     same = uploads.replace(uid, doc, io.BytesIO(versions[3]), "v3-again.pdf")
-    assert not same.changed and sorted(files.iter_shas()) == [_sha(versions[3])]
+    assert not same.changed
+    assert sorted(files.iter_shas()) == [_sha(versions[3])]
 
     # the quota (1 MB) counts the new version instead of the old one, and a refusal keeps nothing
     uploads.accept(uid, io.BytesIO(big := _pdf(f"big {uuid.uuid4().hex}", 600_000)), "big.pdf")
     with pytest.raises(uploads.UploadRejected) as err:
         uploads.replace(uid, doc, io.BytesIO(_pdf(f"too big {uuid.uuid4().hex}", 500_000)), "v4.pdf")
-    assert err.value.status == 413 and err.value.code == "quota_exceeded"
+    assert err.value.status == 413
+    assert err.value.code == "quota_exceeded"
     assert sorted(files.iter_shas()) == sorted([_sha(versions[3]), _sha(big)])
     fits = _pdf(f"fits {uuid.uuid4().hex}", 300_000)  # 600 KB + 300 KB, the 100 KB version no longer counted
     assert uploads.replace(uid, doc, io.BytesIO(fits), "v5.pdf").changed
@@ -102,10 +104,14 @@ def test_deleting_the_last_reference_removes_the_object(files):
     db_ = uploads.accept(b, io.BytesIO(data), "b.pdf").document_id
     with session_scope() as db:
         sha, still_used = lib.delete_document(db, a, da)
-    assert still_used and not uploads.release(sha) and files.exists(sha)
+    assert still_used
+    assert not uploads.release(sha)
+    assert files.exists(sha)
     with session_scope() as db:
         sha, still_used = lib.delete_document(db, b, db_)
-    assert not still_used and uploads.release(sha) and not files.exists(sha)
+    assert not still_used
+    assert uploads.release(sha)
+    assert not files.exists(sha)
 
 
 def test_the_sweep_removes_unreferenced_objects_past_the_grace_period(files):

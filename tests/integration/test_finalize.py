@@ -72,7 +72,8 @@ def test_cancel_while_queued_and_after_finish(dbs, db_url):
     assert (op.status, op.outcome_reason, op.charged_credits) == ("CANCELLED", "resource_deleted", 0)
     assert op_rows(dbs, op.id) == {"reserve": [MICRO], "spend": [0], "release": [-MICRO]}
     assert lc.request_cancel(dbs, op.id) is True  # already finished
-    assert ledger.held(dbs, user) == 0 and ledger.balance(dbs, user) == 5 * MICRO
+    assert ledger.held(dbs, user) == 0
+    assert ledger.balance(dbs, user) == 5 * MICRO
     with pytest.raises(lc.OperationNotFound):
         lc.request_cancel(dbs, "nope")
 
@@ -104,7 +105,8 @@ def test_finalize_waits_while_the_lease_is_alive(dbs, db_url):
     assert lc.finalize(get_engine(db_url), op_id, ALIVE) == "wait"
     queued = lc.create_operation(dbs, user, "ask", "Ask: later", MICRO, "offline")
     assert lc.finalize(get_engine(db_url), queued.id, DEAD) == "wait"  # not started, not cancelled
-    assert fresh(dbs, op_id).status == "RUNNING" and fresh(dbs, queued.id).status == "QUEUED"
+    assert fresh(dbs, op_id).status == "RUNNING"
+    assert fresh(dbs, queued.id).status == "QUEUED"
     assert count(dbs, LedgerEntry, LedgerEntry.entry_type == "spend") == 0
 
 
@@ -114,7 +116,8 @@ def test_dead_lease_means_worker_lost(dbs, db_url):
     assert lc.finalize(get_engine(db_url), op_id, DEAD) == "finalized"
     op = fresh(dbs, op_id)
     assert (op.status, op.outcome, op.outcome_reason) == ("FAILED", "FAILED", "worker_lost")
-    assert op.charged_credits == cost and op.finalized_at is not None
+    assert op.charged_credits == cost
+    assert op.finalized_at is not None
     assert op_rows(dbs, op_id) == {"reserve": [MICRO], "spend": [-cost], "release": [-MICRO]}
     assert lc.finalize(get_engine(db_url), op_id, DEAD) == "noop"
     # the lost worker wakes up: it can neither stop the run nor add usage
@@ -170,7 +173,7 @@ def test_failed_finalize_then_retry_settles_once(dbs, db_url, monkeypatch):
     real = lc._write_terminal
     seen: list[dict] = []
 
-    def crash_before_commit(db, op, charged):
+    def crash_before_commit(db, op, _charged):
         seen.append(op_rows(db, op.id))  # the spend and release rows are written …
         raise RuntimeError("injected: database connection lost")  # … and never committed
 
@@ -199,7 +202,7 @@ def test_reap_candidates(dbs):
     lc.create_operation(dbs, user, "ask", "Ask: waiting", MICRO, "offline")
     found = lc.reap_candidates(dbs, utcnow(), lambda op_id: op_id == alive)
     assert sorted(found) == sorted([lost, stopped, cancelled])
-    assert lc.reap_candidates(dbs, utcnow(), lambda op_id: False, grace_s=3600) == [stopped]
+    assert lc.reap_candidates(dbs, utcnow(), lambda _op_id: False, grace_s=3600) == [stopped]
 
 
 def test_reconciliation_after_randomized_batch(dbs, db_url):
@@ -223,39 +226,7 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
             dbs, user, "ask", f"Ask: {i}", rng.randint(0, 2) * MICRO, "offline", resource=("mindmap", f"m{i}")
         )
         ops.append(op.id)
-        if kind == "cancel_queued":
-            lc.request_cancel(dbs, op.id)
-            continue
-        attempt = lc.mark_running(dbs, op.id)
-        for seq in range(rng.randint(0, 6)):
-            lc.record_usage(
-                dbs,
-                op.id,
-                attempt,
-                seq,
-                rng.choice(["agent", "phase1_thinking"]),
-                "offline",
-                rng.randint(0, 5000),
-                rng.randint(0, 100),
-                rng.randint(0, 800),
-                estimated=rng.random() < 0.2,
-            )
-            if rng.random() < 0.3:  # redelivered event
-                lc.record_usage(dbs, op.id, attempt, seq, "agent", "offline", 1, 0, 1)
-        if kind == "success":
-            lc.mark_stopped(dbs, op.id, attempt, "SUCCEEDED")
-        elif kind in ("cancel_running", "resource_deleted"):
-            reason = "resource_deleted" if kind == "resource_deleted" else "user_cancel"
-            lc.request_cancel(dbs, op.id, reason)
-            lc.mark_stopped(dbs, op.id, attempt, "CANCELLED")
-        elif kind == "failure":
-            lc.mark_stopped(dbs, op.id, attempt, "FAILED", "provider_error: 502 Bad Gateway")
-        elif kind == "stale_retry":  # a takeover: the first worker's stop is fenced out
-            newer = lc.mark_running(dbs, op.id)
-            lc.record_usage(dbs, op.id, newer, 0, "agent", "offline", 10, 0, 10)
-            assert not lc.mark_stopped(dbs, op.id, attempt, "FAILED", "stale")
-            lc.mark_stopped(dbs, op.id, newer, "SUCCEEDED")
-        # worker_lost: left RUNNING, its lease is gone
+        _play(dbs, rng, op.id, kind)
     for op_id in rng.sample(ops, len(ops)) + rng.sample(ops, 10):  # some finalized twice
         assert lc.finalize(engine, op_id, DEAD) in ("finalized", "noop")
 
@@ -264,13 +235,55 @@ def test_reconciliation_after_randomized_batch(dbs, db_url):
     assert {"SUCCEEDED", "CANCELLED", "FAILED"} <= set(statuses)
     assert statuses.count("FAILED") >= 16  # failure + worker_lost
     report = reconcile(dbs, stale_after_s=60)
-    assert report.ok and report.runs_checked == 60, report
+    assert report.ok, report
+    assert report.runs_checked == 60, report
     total_usage = dbs.exec(select(func.sum(UsageEvent.cost_credits))).one()
     assert sum(ledger.balance(dbs, u) for u in users) == 300 * MICRO - total_usage
     assert all(ledger.held(dbs, u) == 0 for u in users)
     assert len(ledger.history(dbs, users[0])) == 1 + sum(fresh(dbs, o).owner_id == users[0].id for o in ops)
 
-    # injected inconsistencies are found
+    _assert_injected_found(dbs, ops)
+
+
+def _play(dbs, rng: random.Random, op_id: str, kind: str) -> None:
+    """One run through its scenario: usage recorded (some events redelivered), then stopped as the scenario says."""
+    if kind == "cancel_queued":
+        lc.request_cancel(dbs, op_id)
+        return
+    attempt = lc.mark_running(dbs, op_id)
+    for seq in range(rng.randint(0, 6)):
+        lc.record_usage(
+            dbs,
+            op_id,
+            attempt,
+            seq,
+            rng.choice(["agent", "phase1_thinking"]),
+            "offline",
+            rng.randint(0, 5000),
+            rng.randint(0, 100),
+            rng.randint(0, 800),
+            estimated=rng.random() < 0.2,
+        )
+        if rng.random() < 0.3:  # redelivered event
+            lc.record_usage(dbs, op_id, attempt, seq, "agent", "offline", 1, 0, 1)
+    if kind == "success":
+        lc.mark_stopped(dbs, op_id, attempt, "SUCCEEDED")
+    elif kind in ("cancel_running", "resource_deleted"):
+        reason = "resource_deleted" if kind == "resource_deleted" else "user_cancel"
+        lc.request_cancel(dbs, op_id, reason)
+        lc.mark_stopped(dbs, op_id, attempt, "CANCELLED")
+    elif kind == "failure":
+        lc.mark_stopped(dbs, op_id, attempt, "FAILED", "provider_error: 502 Bad Gateway")
+    elif kind == "stale_retry":  # a takeover: the first worker's stop is fenced out
+        newer = lc.mark_running(dbs, op_id)
+        lc.record_usage(dbs, op_id, newer, 0, "agent", "offline", 10, 0, 10)
+        assert not lc.mark_stopped(dbs, op_id, attempt, "FAILED", "stale")
+        lc.mark_stopped(dbs, op_id, newer, "SUCCEEDED")
+    # worker_lost: left RUNNING, its lease is gone
+
+
+def _assert_injected_found(dbs, ops: list[str]) -> None:
+    """Injected inconsistencies are found: a second spend row, a reserve after finalizing, a lost message."""
     victim, held_victim = ops[0], ops[1]
     owner = fresh(dbs, victim).owner_id
     ledger.insert_entry(dbs, owner, "spend", -123, f"manual:{new_id()}", operation_id=victim)

@@ -45,7 +45,9 @@ def test_batches_after_the_cursor_then_idle_then_done(redis_server, r):
             await f.aclose()
 
     got, idle, rest, cursor = _run(main())
-    assert got == ["b"] and idle == [] and rest == ["done"]
+    assert got == ["b"]
+    assert idle == []
+    assert rest == ["done"]
     assert cursor == events.read_range(r, op, first)[-1].id
 
 
@@ -73,7 +75,8 @@ def test_a_burst_is_delivered_in_fewer_batches(redis_server, r):
     r.delete(events.stream_key(op))
     n_gap, seen_gap = _run(main(0.1))
     assert seen_plain == seen_gap == [str(i) for i in range(40)] + [""]  # nothing lost or doubled
-    assert n_gap < n_plain and n_gap <= 6
+    assert n_gap < n_plain
+    assert n_gap <= 6
 
 
 def test_an_outage_gives_empty_batches_and_resumes_from_the_cursor(redis_server, r):
@@ -98,5 +101,7 @@ def test_an_outage_gives_empty_batches_and_resumes_from_the_cursor(redis_server,
             await up.aclose()
 
     empty, failures, resumed, after = _run(main())
-    assert empty == [] and failures == 1
-    assert resumed == ["next"] and after == 0
+    assert empty == []
+    assert failures == 1
+    assert resumed == ["next"]
+    assert after == 0

@@ -37,7 +37,8 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
         wait_for(lambda: status() == "ok", 30, 0.3, what="health ok with a live worker")
         # issue 24.8: without credentials, or as a user, the status only; details for admins
         anonymous = TestClient(build_api()).get("/api/v1/health")
-        assert anonymous.status_code == 200 and anonymous.json() == {"status": "ok"}
+        assert anonymous.status_code == 200
+        assert anonymous.json() == {"status": "ok"}
         user = TestClient(build_api()).get("/api/v1/health", headers=_token_headers(db_url))
         assert user.json() == {"status": "ok"}
         assert client.get("/api/v1/health").json()["components"]["workers"]["count"] == 1
@@ -46,7 +47,8 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
         r = client.get("/api/v1/health")
         assert r.status_code == 503
         body = r.json()
-        assert body["status"] == "degraded" and "redis" in body["broken"]
+        assert body["status"] == "degraded"
+        assert "redis" in body["broken"]
         assert body["components"]["redis"]["status"] == "down"
         assert body["components"]["database"]["status"] == "ok"
 
@@ -56,7 +58,8 @@ def test_health_degrades_with_redis_down_and_workers_gone(tmp_path, private_redi
         worker.terminate()  # a clean shutdown removes the heartbeat at once
         worker.wait(20)
         r = client.get("/api/v1/health")
-        assert r.status_code == 503 and r.json()["broken"] == ["workers"]
+        assert r.status_code == 503
+        assert r.json()["broken"] == ["workers"]
         # a worker that announced its recycle is being replaced: not an outage (36.10)
         from bayes_app.procs import planned
 

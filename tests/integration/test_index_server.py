@@ -149,7 +149,8 @@ def test_owner_isolation_and_filters(ix: IndexClient) -> None:
 
     for seed in range(10):
         hits = search(ix, "bob", seed, limit=50)
-        assert hits and all(h.payload["owner_id"] == "bob" for h in hits)
+        assert hits
+        assert all(h.payload["owner_id"] == "bob" for h in hits)
     # alice's document, asked for by bob: nothing
     assert search(ix, "bob", document_ids=["alice-doc0"], limit=50) == []
     assert search(ix, "bob", collection_ids=["col-a"], limit=50) == []
@@ -170,7 +171,8 @@ def test_delete_document_and_set_collections(ix: IndexClient) -> None:
 
     ix.set_collections("alice-doc1", ["thesis", "reading"])
     moved = search(ix, "alice", collection_ids=["thesis"], limit=100)
-    assert {h.payload["document_id"] for h in moved} == {"alice-doc1"} and len(moved) == 10
+    assert {h.payload["document_id"] for h in moved} == {"alice-doc1"}
+    assert len(moved) == 10
     assert all(h.payload["collection_ids"] == ["thesis", "reading"] for h in moved)
     assert len(search(ix, "alice", collection_ids=["inbox"], limit=100)) == 30
 
@@ -216,7 +218,8 @@ def test_roles_filter_relabel_and_cosine(ix: IndexClient) -> None:
     target = pts[6]
     dense = np.asarray(target.dense, dtype=np.float64)
     [top] = ix.hybrid_search((dense / np.linalg.norm(dense)).tolist(), target.sparse, "rhea", limit=1, with_cosine=True)
-    assert top.point_id == target.id and top.dense == pytest.approx(1.0, abs=1e-3)
+    assert top.point_id == target.id
+    assert top.dense == pytest.approx(1.0, abs=1e-3)
 
 
 def test_ensure_collection_is_idempotent_and_checks_dim(ix: IndexClient) -> None:
@@ -238,10 +241,12 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
         vectors_config={"d": models.VectorParams(size=4, distance=models.Distance.DOT)},
         sparse_vectors_config={"s": models.SparseVectorParams()},
     )
-    assert c.collection_exists(name) and name in [x.name for x in c.get_collections().collections]
+    assert c.collection_exists(name)
+    assert name in [x.name for x in c.get_collections().collections]
     with pytest.raises(UnexpectedResponse) as err:
         c.create_collection(name, vectors_config={"d": models.VectorParams(size=4, distance=models.Distance.DOT)})
-    assert err.value.status_code == 409 and "already exists" in err.value.structured()["status"]["error"]
+    assert err.value.status_code == 409
+    assert "already exists" in err.value.structured()["status"]["error"]
 
     c.upsert(
         name,
@@ -261,6 +266,31 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
         ),
     )
     assert c.count(name).count == 22
+    _assert_queries(c, name)
+    c.set_payload(name, {"tag": "x"}, points=[1, 2])
+    assert {r.id: r.payload["tag"] for r in c.retrieve(name, [1, 2, 3])} == {1: "x", 2: "x", 3: "odd"}
+    c.delete(name, points_selector=models.PointIdsList(points=[1, 2]))
+    assert c.count(name, exact=True).count == 20
+
+    with pytest.raises(UnexpectedResponse) as err:
+        c.query_points(name, query=[1, 0, 0], using="d")
+    assert err.value.status_code == 400
+    assert "dimension" in err.value.structured()["status"]["error"]
+    c.delete_collection(name)
+    with pytest.raises(UnexpectedResponse) as err:
+        c.get_collection(name)
+    assert err.value.status_code == 404
+    assert err.value.structured()["status"]["error"] == f"Not found: Collection `{name}` doesn't exist!"
+    assert not c.delete_collection(name)
+
+    bad = httpx.post(f"{server.url}/collections/{name}/points/count", content=b"{not json")
+    assert bad.status_code == 400
+    assert bad.json()["status"]["error"].startswith("Format error in JSON body")
+    c.close()
+
+
+def _assert_queries(c: QdrantClient, name: str) -> None:
+    """Nearest, filtered, fused (RRF), sparse, batched queries and a filtered scroll over the 22 points."""
     top = c.query_points(name, query=[1, 0, 0, 0], using="d", limit=3).points
     assert [p.id for p in top] == [20, 19, 18]
     flt = models.Filter(
@@ -300,24 +330,6 @@ def test_qdrant_api_surface(server: IndexServer) -> None:
         if offset is None:
             break
     assert sorted(seen) == [*range(2, 21, 2), 100, 101]
-    c.set_payload(name, {"tag": "x"}, points=[1, 2])
-    assert {r.id: r.payload["tag"] for r in c.retrieve(name, [1, 2, 3])} == {1: "x", 2: "x", 3: "odd"}
-    c.delete(name, points_selector=models.PointIdsList(points=[1, 2]))
-    assert c.count(name, exact=True).count == 20
-
-    with pytest.raises(UnexpectedResponse) as err:
-        c.query_points(name, query=[1, 0, 0], using="d")
-    assert err.value.status_code == 400 and "dimension" in err.value.structured()["status"]["error"]
-    c.delete_collection(name)
-    with pytest.raises(UnexpectedResponse) as err:
-        c.get_collection(name)
-    assert err.value.status_code == 404
-    assert err.value.structured()["status"]["error"] == f"Not found: Collection `{name}` doesn't exist!"
-    assert not c.delete_collection(name)
-
-    bad = httpx.post(f"{server.url}/collections/{name}/points/count", content=b"{not json")
-    assert bad.status_code == 400 and bad.json()["status"]["error"].startswith("Format error in JSON body")
-    c.close()
 
 
 def test_real_shape_dim_384(server: IndexServer) -> None:
@@ -355,7 +367,8 @@ def test_kill_9_after_write_keeps_data(tmp_path: Path) -> None:
         assert ix.count() == 150
         assert ix.count(document_id="alice-doc3") == 0
         moved = search(ix, "alice", collection_ids=["moved"], limit=100)
-        assert len(moved) == 50 and {h.payload["document_id"] for h in moved} == {"alice-doc2"}
+        assert len(moved) == 50
+        assert {h.payload["document_id"] for h in moved} == {"alice-doc2"}
         target = pts[0]
         assert ix.hybrid_search(target.dense, target.sparse, "alice", limit=1)[0].point_id == target.id
         ix.upsert_chunks(rand_points(10, "bob"))  # still writable after recovery
@@ -412,12 +425,14 @@ def test_second_server_on_same_dir_refuses(tmp_path: Path) -> None:
         # the owner is unharmed: it still writes and flushes
         ix.upsert_chunks(rand_points(20, "bob"))
         time.sleep(1.5)  # past the flush that follows a write
-        assert ix.count() == 40 and first.proc.poll() is None
+        assert ix.count() == 40
+        assert first.proc.poll() is None
         ix.close()
     finally:
         first.stop()
     # SIGTERM: graceful shutdown flushes and closes (uvicorn then re-raises the signal)
-    assert first.proc.returncode in (0, -signal.SIGTERM) and "collections flushed" in first.output()
+    assert first.proc.returncode in (0, -signal.SIGTERM)
+    assert "collections flushed" in first.output()
     # once the owner is gone, the directory can be opened again
     again = IndexServer(tmp_path / "data").wait_ready()
     try:
@@ -440,7 +455,8 @@ def test_api_key_is_required_when_configured(tmp_path: Path) -> None:
         assert httpx.get(srv.url + "/healthz").status_code == 200
         for headers in ({}, {"api-key": "wrong"}, {"Authorization": "Bearer wrong"}):
             r = httpx.get(srv.url + "/collections", headers=headers)
-            assert r.status_code == 401 and "API key" in r.json()["status"]["error"], headers
+            assert r.status_code == 401, headers
+            assert "API key" in r.json()["status"]["error"], headers
         assert httpx.put(srv.url + "/collections/x", json={}).status_code == 401
         assert httpx.get(srv.url + "/collections", headers={"api-key": key}).status_code == 200
         assert httpx.get(srv.url + "/collections", headers={"Authorization": f"Bearer {key}"}).status_code == 200

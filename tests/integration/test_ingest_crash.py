@@ -30,7 +30,12 @@ def test_kill_9_mid_ingestion_then_restart(tmp_path, redis_server, configure):
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
     index_url = f"http://127.0.0.1:{index_port}"
-    settings = dict(BAYES_DATA_DIR=str(tmp_path), DATABASE_URL=db_url, REDIS_URL=redis_url, QDRANT_URL=index_url)
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "QDRANT_URL": index_url,
+    }
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     worker = start_worker(env, tmp_path / "worker1.log")

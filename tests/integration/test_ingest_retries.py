@@ -29,7 +29,7 @@ def test_exhausted_retries_mark_the_document_failed(db_url, configure, redis_ser
     broker = RedisBroker(url=redis_server.url_db(10), namespace=f"retries-{uuid.uuid4().hex[:8]}")
     attempts: list[int] = []
 
-    def ingest_document(document_id: str, generation: int) -> None:
+    def ingest_document(_document_id: str, generation: int) -> None:
         attempts.append(generation)
         raise ConnectionRefusedError("the index is away")
 
@@ -72,5 +72,6 @@ def test_exhausted_retries_mark_the_document_failed(db_url, configure, redis_ser
     assert attempts == [2, 2, 2]  # the first try and two retries
     with session_scope() as db:
         row = db.get(Document, doc_id)
-        assert row.status == DocStatus.FAILED and row.error_code == "internal"
+        assert row.status == DocStatus.FAILED
+        assert row.error_code == "internal"
         assert "(ConnectionRefusedError)" in row.error_message

@@ -18,7 +18,7 @@ def test_sent_ingestion_messages_are_remembered(redis_server, configure):
     broker = StubBroker()
     broker.add_middleware(IngestEnqueued())
     ingest = dramatiq.Actor(
-        lambda d, g: None,
+        lambda _d, _g: None,
         actor_name="ingest_document",
         queue_name="ingest",
         priority=0,
@@ -26,14 +26,16 @@ def test_sent_ingestion_messages_are_remembered(redis_server, configure):
         options={"ingestion": True},
     )
     other = dramatiq.Actor(
-        lambda d, g: None, actor_name="purge_document", queue_name="ingest", priority=0, broker=broker, options={}
+        lambda _d, _g: None, actor_name="purge_document", queue_name="ingest", priority=0, broker=broker, options={}
     )
     doc, gone = uuid.uuid4().hex, uuid.uuid4().hex
     ingest.send(doc, 3)
     other.send(gone, 1)
     r = get_redis()
-    assert r.exists(ENQUEUED_KEY.format(doc, 3)) and 0 < r.ttl(ENQUEUED_KEY.format(doc, 3)) <= 7 * 24 * 3600
-    assert not r.exists(ENQUEUED_KEY.format(doc, 4)) and not r.exists(ENQUEUED_KEY.format(gone, 1))
+    assert r.exists(ENQUEUED_KEY.format(doc, 3))
+    assert 0 < r.ttl(ENQUEUED_KEY.format(doc, 3)) <= 7 * 24 * 3600
+    assert not r.exists(ENQUEUED_KEY.format(doc, 4))
+    assert not r.exists(ENQUEUED_KEY.format(gone, 1))
 
 
 def test_the_broker_is_built_with_its_middleware_in_one_function(configure):
@@ -88,7 +90,8 @@ def test_runs_are_async_actors_on_the_one_loop_of_the_asyncio_middleware() -> No
         worker.join()
     finally:
         worker.stop()
-    assert len(loops) == 3 and len(set(map(id, loops))) == 1
+    assert len(loops) == 3
+    assert len(set(map(id, loops))) == 1
 
 
 def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(redis_server, configure):
@@ -132,6 +135,7 @@ def test_the_crash_guard_runs_an_attempt_clears_it_and_gives_up_after_dead_ones(
         worker.join()
     finally:
         worker.stop()
-    assert ran == [fine] and crashed == [(doomed, 1, 2)]
+    assert ran == [fine]
+    assert crashed == [(doomed, 1, 2)]
     assert set(r.smembers(crash_guard.KEY.format(fine, 1))) == {dead}  # our attempt cleared, the dead one kept
     assert not r.exists(crash_guard.KEY.format(doomed, 1))

@@ -43,21 +43,28 @@ def test_upload_ingest_search_open(user_api, app_stack, app_db_url):
     r = upload(a, pdfs.PASA.read_bytes(), "pasa.pdf")
     assert r.status_code == 202, r.text
     doc = r.json()
-    assert doc["status"] == "queued" and doc["duplicate"] is False
+    assert doc["status"] == "queued"
+    assert doc["duplicate"] is False
     done = wait_done(a, doc["id"])
     assert done["status"] == "indexed", done
-    assert done["page_count"] == 15 and done["chunk_count"] > 30
+    assert done["page_count"] == 15
+    assert done["chunk_count"] > 30
     assert done["title"] == "PaSa: An LLM Agent for Comprehensive Academic Paper Search"
-    assert done["year"] == 2025 and "Yichen He" in done["authors"]
+    assert done["year"] == 2025
+    assert "Yichen He" in done["authors"]
 
     # the same file again: recognised, no second document
     again = upload(a, pdfs.PASA.read_bytes(), "copy-of-pasa.pdf")
-    assert again.status_code == 200 and again.json()["duplicate"] and again.json()["id"] == doc["id"]
+    assert again.status_code == 200
+    assert again.json()["duplicate"]
+    assert again.json()["id"] == doc["id"]
     assert len(a.get("/documents").json()["documents"]) == 1
 
     hits = a.get("/search", params={"q": pdfs.PASA_P7_PHRASE, "k": 5}).json()
-    assert hits and set(hits[0]) >= {"chunk_id", "document_id", "title", "page", "text", "score"}
-    assert hits[0]["page"] == 7 and hits[0]["document_id"] == doc["id"]
+    assert hits
+    assert set(hits[0]) >= {"chunk_id", "document_id", "title", "page", "text", "score"}
+    assert hits[0]["page"] == 7
+    assert hits[0]["document_id"] == doc["id"]
     assert "decision token is presented before the" in hits[0]["text"]
 
     # chunk offsets point into the stored page text
@@ -67,7 +74,8 @@ def test_upload_ingest_search_open(user_api, app_stack, app_db_url):
         assert page.text[chunk.char_start : chunk.char_end] == chunk.text
 
     f = a.get(f"/documents/{doc['id']}/file")
-    assert f.status_code == 200 and f.headers["content-type"] == "application/pdf"
+    assert f.status_code == 200
+    assert f.headers["content-type"] == "application/pdf"
     assert f.content == pdfs.PASA.read_bytes()
     # never reachable without credentials
     assert httpx.get(f"{app_stack.url}/api/v1/documents/{doc['id']}/file").status_code == 401
@@ -100,19 +108,24 @@ def test_another_user_sees_nothing(user_api):
 def test_bad_files_get_clear_messages_and_others_are_unaffected(user_api):
     c = user_api()
     r = upload(c, b"hello, I am plain text", "notes.txt")
-    assert r.status_code == 415 and "not a PDF" in r.json()["error"]["message"]
+    assert r.status_code == 415
+    assert "not a PDF" in r.json()["error"]["message"]
     r = upload(c, b"", "empty.pdf")
-    assert r.status_code == 400 and r.json()["error"]["code"] == "empty"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "empty"
     big = b"%PDF-1.4\n" + b"0" * (21 * 1024 * 1024)
     r = upload(c, big, "huge.pdf")
-    assert r.status_code == 413 and "20 MB" in r.json()["error"]["message"]
+    assert r.status_code == 413
+    assert "20 MB" in r.json()["error"]["message"]
     r = c.post("/documents", content=b"{}", headers={"content-type": "application/json"})
     assert r.status_code == 415
 
     r = upload(c, pdfs.truncated_pdf(), "cut.pdf")  # pdfium cannot open it: refused at once
-    assert r.status_code == 400 and r.json()["error"]["code"] == "corrupt"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "corrupt"
     r = upload(c, b"<html><!-- %PDF-1.4 --><script>alert(1)</script></html>", "page.pdf")
-    assert r.status_code == 415 and r.json()["error"]["code"] == "not_pdf"
+    assert r.status_code == 415
+    assert r.json()["error"]["code"] == "not_pdf"
 
     cases = {"encrypted": pdfs.encrypted_pdf(), "no_text": pdfs.scanned_pdf()}
     ids = {code: upload(c, data, f"{code}.pdf").json()["id"] for code, data in cases.items()}
@@ -120,7 +133,8 @@ def test_bad_files_get_clear_messages_and_others_are_unaffected(user_api):
     for code, doc_id in ids.items():
         d = wait_done(c, doc_id)
         assert d["status"] == "failed", d
-        assert d["error"]["code"] == code and len(d["error"]["message"]) > 15
+        assert d["error"]["code"] == code
+        assert len(d["error"]["message"]) > 15
     assert wait_done(c, good)["status"] == "indexed"
     # nothing is listed that was refused at upload
     assert len(c.get("/documents").json()["documents"]) == 3
@@ -144,7 +158,8 @@ def test_metadata_edit_and_collections_filter_search(user_api):
         },
     )
     assert r.status_code == 200, r.text
-    assert r.json()["title"] == "Duplicate media test" and r.json()["collection_ids"] == [col_a["id"]]
+    assert r.json()["title"] == "Duplicate media test"
+    assert r.json()["collection_ids"] == [col_a["id"]]
     assert c.patch(f"/documents/{doc['id']}", json={"year": "soon"}).status_code == 400
     assert c.patch(f"/documents/{doc['id']}", json={"owner_id": "x"}).status_code == 400
 
@@ -156,7 +171,8 @@ def test_metadata_edit_and_collections_filter_search(user_api):
                 return hits
             time.sleep(0.3)
 
-    assert search(col_a["id"]) and search(col_b["id"]) == []
+    assert search(col_a["id"])
+    assert search(col_b["id"]) == []
     listing = c.get("/documents", params={"collection_id": col_a["id"]}).json()["documents"]
     assert [d["id"] for d in listing] == [doc["id"]]
     assert c.patch(f"/collections/{col_a['id']}", json={"name": "Reading list"}).status_code == 200
@@ -183,7 +199,8 @@ def test_delete_removes_file_chunks_and_vectors(user_api, app_stack, app_db_url)
         collection_name(resolve_name()),
         api_key=app_stack.index_api_key,
     )
-    assert path.exists() and index.count(document_id=doc["id"]) > 0
+    assert path.exists()
+    assert index.count(document_id=doc["id"]) > 0
 
     assert c.delete(f"/documents/{doc['id']}").status_code == 204
     assert c.get(f"/documents/{doc['id']}").status_code == 404
@@ -192,7 +209,8 @@ def test_delete_removes_file_chunks_and_vectors(user_api, app_stack, app_db_url)
     deadline = time.monotonic() + 20
     while (path.exists() or index.count(document_id=doc["id"])) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not path.exists() and index.count(document_id=doc["id"]) == 0
+    assert not path.exists()
+    assert index.count(document_id=doc["id"]) == 0
 
 
 def test_reingesting_a_changed_pdf_embeds_only_changed_chunks(user_api, app_db_url):
@@ -208,13 +226,15 @@ def test_reingesting_a_changed_pdf_embeds_only_changed_chunks(user_api, app_db_u
     )
     assert r.status_code == 202, r.text
     second = wait_done(c, doc["id"])
-    assert second["status"] == "indexed" and second["page_count"] == 16
+    assert second["status"] == "indexed"
+    assert second["page_count"] == 16
     with session_scope(app_db_url) as s:
         rows = list(s.exec(select(Chunk).where(Chunk.document_id == doc["id"])))
     after = {ch.id for ch in rows}
     new_ids = after - before
     assert before <= after  # every unchanged chunk kept its id (no re-embedding)
-    assert new_ids and all(ch.page == 16 for ch in rows if ch.id in new_ids)
+    assert new_ids
+    assert all(ch.page == 16 for ch in rows if ch.id in new_ids)
     assert second["progress"]["total"] == len(new_ids)  # only the new page was embedded
     hits = c.get("/search", params={"q": pdfs.PASA_P7_PHRASE}).json()
     assert hits[0]["page"] == 7
@@ -240,8 +260,10 @@ def test_a_2000_page_pdf_is_indexed_without_wedging_the_worker(user_api):
     big = upload(c, pdfs.many_pages_pdf(2000), "long.pdf").json()
     small = upload(c, pdfs.MEDIA.read_bytes() + b"\n% small\n", "small.pdf").json()
     done = wait_done(c, big["id"], timeout=400)
-    assert done["status"] == "indexed" and done["page_count"] == 2000, done
+    assert done["status"] == "indexed", done
+    assert done["page_count"] == 2000, done
     assert wait_done(c, small["id"])["status"] == "indexed"
     print(f"2,000 pages indexed in {time.monotonic() - t0:.0f}s")
     hits = c.get("/search", params={"q": pdfs.PASA_P7_PHRASE, "document_id": big["id"]}).json()
-    assert hits and hits[0]["page"] % 15 == 7
+    assert hits
+    assert hits[0]["page"] % 15 == 7

@@ -143,7 +143,8 @@ def _execute(env, op_id: str) -> None:
             op_id, r=env["r"], sessions=env["sessions"], listener=env["listener"], provider_factory=OfflineProvider
         )
     )
-    assert res.started and res.outcome == "SUCCEEDED", res
+    assert res.started, res
+    assert res.outcome == "SUCCEEDED", res
     assert run_service.settle(env["sessions"], env["r"], op_id) == "finalized"
 
 
@@ -188,19 +189,25 @@ def test_a_relevant_paper_updates_only_its_map_through_a_previewed_proposal(env)
     living.note_indexed(doc)
     assert [x[0] for x in env["queue"].batches] == [env["user"]]  # one delayed batch scheduled
     started = living.propose_updates(env["user"], env["queue"].batches[0][1])
-    assert len(started) == 1 and env["queue"].runs == started
+    assert len(started) == 1
+    assert env["queue"].runs == started
     with env["sessions"]() as db:
         op = db.get(Operation, started[0])
-        assert op.kind == "update_map" and op.resource_id == a and op.input["document_ids"] == [doc]
+        assert op.kind == "update_map"
+        assert op.resource_id == a
+        assert op.input["document_ids"] == [doc]
     before = _nodes(env, a)
     _execute(env, started[0])
     assert _nodes(env, a).keys() == before.keys()  # the run writes nothing but the proposal
     assert _proposals(env, b) == []
     (p,) = _proposals(env, a)
     items = p.payload["items"]
-    assert p.payload["documents"][0]["id"] == doc and len(items) >= 2
+    assert p.payload["documents"][0]["id"] == doc
+    assert len(items) >= 2
     for it in items:  # the preview: which claim, where, from which paper
-        assert it["document_id"] == doc and it["quote"] and it["action"] in ("insert", "create", "counter")
+        assert it["document_id"] == doc
+        assert it["quote"]
+        assert it["action"] in ("insert", "create", "counter")
         if it["action"] == "insert":
             assert it["parent_id"] in (a_ids["Crawler and citation expansion"], a_ids["Selector and ranking of papers"])
     assert any(it["action"] == "insert" for it in items)
@@ -210,7 +217,8 @@ def test_a_relevant_paper_updates_only_its_map_through_a_previewed_proposal(env)
         if it["action"] == "create":
             new_themes.setdefault(it["theme_title"], []).append(it["text"])
     names = name_checks(list(new_themes.items()))
-    assert names["held"] == names["names"] and names["absent"] == names["dangling"] == 0, (names, new_themes)
+    assert names["held"] == names["names"], (names, new_themes)
+    assert names["absent"] == names["dangling"] == 0, (names, new_themes)
     with env["sessions"]() as db:
         view = service.map_view(db, env["user"], a)
         # the cost is shown before accepting: what the update run was charged, like any run
@@ -227,11 +235,13 @@ def test_a_relevant_paper_updates_only_its_map_through_a_previewed_proposal(env)
     assert sorted(n.title for n in written) == sorted(it["text"] for it in chosen)
     for it in chosen:
         node = next(n for n in written if n.title == it["text"])
-        assert cits[node.id].document_id == doc and cits[node.id].quote == it["quote"]
+        assert cits[node.id].document_id == doc
+        assert cits[node.id].quote == it["quote"]
         if it["action"] == "insert":
             assert node.parent_id == it["parent_id"]
         elif it["action"] == "create":
-            assert after[node.parent_id].title == it["theme_title"] and after[node.parent_id].parent_id is not None
+            assert after[node.parent_id].title == it["theme_title"]
+            assert after[node.parent_id].parent_id is not None
     with env["sessions"]() as db:
         assert service.undo(db, env["user"], a) == "accept_update"  # one step reverts it all
     assert _nodes(env, a).keys() == before.keys()
@@ -281,7 +291,9 @@ def test_a_crowded_theme_gets_a_split_proposal(env):
         (p,) = crowding.propose_splits(db, mid, threshold=12)
         assert crowding.propose_splits(db, mid, threshold=12) == []  # one pending split per theme
         groups = p.payload["groups"]
-        assert p.kind == "split" and p.payload["parent_id"] == ids["Mixed bag"] and len(groups) >= 2
+        assert p.kind == "split"
+        assert p.payload["parent_id"] == ids["Mixed bag"]
+        assert len(groups) >= 2
         assert sorted(i for g in groups for i in g["node_ids"]) == sorted(ids[c] for c in claims)
         service.accept_proposal(db, env["user"], mid, p.id)
     nodes = _nodes(env, mid)
@@ -289,7 +301,8 @@ def test_a_crowded_theme_gets_a_split_proposal(env):
     assert sorted(s.title for s in subs) == sorted(g["title"] for g in groups)
     assert all(nodes[ids[c]].parent_id in {s.id for s in subs} for c in claims)
     names = name_checks([(g["title"], [nodes[i].title for i in g["node_ids"]]) for g in groups])
-    assert names["held"] == names["names"] == len(groups) and names["absent"] == names["dangling"] == 0, names
+    assert names["held"] == names["names"] == len(groups), names
+    assert names["absent"] == names["dangling"] == 0, names
 
 
 def test_an_accepted_counterpoint_marks_the_older_claim_superseded(env):
@@ -317,11 +330,13 @@ def test_an_accepted_counterpoint_marks_the_older_claim_superseded(env):
         )
         updates.accept_update(db, p, [0])
         rel = db.exec(select(NodeRelation).where(NodeRelation.target_id == target)).one()
-        assert rel.evidence_document_id == new and rel.evidence_at.year == 2026
+        assert rel.evidence_document_id == new
+        assert rel.evidence_at.year == 2026
         view = service.map_view(db, env["user"], mid)
     node = next(n for n in view["nodes"] if n["id"] == target)
     (mark,) = node["challenged_by"]
-    assert mark["verb"] == "superseded" and mark["title"] == "Newer study"
+    assert mark["verb"] == "superseded"
+    assert mark["title"] == "Newer study"
     assert mark["arrived_at"].startswith("2026-11-20")
     line = "Superseded by Newer study (evidence arrived 2026-11-20)"
     assert mark["line"] == line
@@ -333,7 +348,8 @@ def test_an_accepted_counterpoint_marks_the_older_claim_superseded(env):
     assert next(g for g in build_graph(by_id, [], False)["nodes"] if g["id"] == target)["challenged"] == line
     assert next(r for r in outline_rows(by_id, {}) if r["id"] == target)["challenged"] == line
     counter = next(n for n in view["nodes"] if n["id"] == rel.source_id)
-    assert counter["kind"] == "counterpoint" and counter["parent_id"] == ids["Crawler and citation expansion"]
+    assert counter["kind"] == "counterpoint"
+    assert counter["parent_id"] == ids["Crawler and citation expansion"]
 
 
 def test_the_http_api_watches_counts_and_accepts_items(env):
@@ -363,9 +379,11 @@ def test_the_http_api_watches_counts_and_accepts_items(env):
             p = updates.create_update_proposal(db, mid, [{"id": "d" * 32, "title": "P"}], items, None)
         assert c.get("/api/v1/mindmaps").json()["mindmaps"][0]["new_papers"] == 1
         bad = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [7]})
-        assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_items"
+        assert bad.status_code == 400
+        assert bad.json()["error"]["code"] == "bad_items"
         ok = c.post(f"/api/v1/mindmaps/{mid}/proposals/{p.id}/accept", json={"items": [0, 2]})
-        assert ok.status_code == 200 and ok.json()["payload"]["accepted"] == [0, 2]
+        assert ok.status_code == 200
+        assert ok.json()["payload"]["accepted"] == [0, 2]
         view = c.get(f"/api/v1/mindmaps/{mid}").json()
         theme = next(n for n in view["nodes"] if n["title"] == "New theme")
         assert theme["parent_id"] == root
@@ -380,7 +398,8 @@ def test_the_http_api_watches_counts_and_accepts_items(env):
         with env["sessions"]() as db:
             whole = updates.create_update_proposal(db, mid, [{"id": "e" * 32, "title": "Q"}], items[:2], None)
         ok = c.post(f"/api/v1/mindmaps/{mid}/proposals/{whole.id}/accept")
-        assert ok.status_code == 200 and ok.json()["payload"]["accepted"] == [0, 1], ok.text
+        assert ok.status_code == 200, ok.text
+        assert ok.json()["payload"]["accepted"] == [0, 1], ok.text
 
 
 def test_with_a_model_a_contradicting_claim_is_proposed_as_a_counterpoint(env):
@@ -432,13 +451,17 @@ def test_with_a_model_a_contradicting_claim_is_proposed_as_a_counterpoint(env):
         assert run_service.settle(env["sessions"], env["r"], op.id) == "finalized"
     (p,) = _proposals(env, mid)
     (item,) = p.payload["items"]
-    assert item["action"] == "counter" and item["target_id"] == ids[old_claim] and item["text"] == new_claim
+    assert item["action"] == "counter"
+    assert item["target_id"] == ids[old_claim]
+    assert item["text"] == new_claim
     with env["sessions"]() as db:
         assert db.get(Operation, op.id).charged_credits > 0  # charged like any run
         updates.accept_update(db, db.get(MapProposal, p.id), None)
         view = service.map_view(db, env["user"], mid)
     (mark,) = next(n for n in view["nodes"] if n["id"] == ids[old_claim])["challenged_by"]
-    assert mark["document_id"] == doc and mark["verb"] == "contradicted" and mark["arrived_at"]
+    assert mark["document_id"] == doc
+    assert mark["verb"] == "contradicted"
+    assert mark["arrived_at"]
 
 
 def test_an_item_whose_paper_was_removed_since_the_preview_is_skipped(env):
@@ -453,7 +476,8 @@ def test_an_item_whose_paper_was_removed_since_the_preview_is_skipped(env):
     before = _nodes(env, mid)
     with env["sessions"]() as db:
         view, _ = updates.accept_update(db, db.get(MapProposal, p.id), [0])
-    assert view["payload"]["skipped_removed"] == [0] and view["payload"]["accepted"] == []
+    assert view["payload"]["skipped_removed"] == [0]
+    assert view["payload"]["accepted"] == []
     assert _nodes(env, mid).keys() == before.keys()
 
 
@@ -470,7 +494,8 @@ def test_a_research_run_that_leaves_a_theme_crowded_ends_with_a_split_proposal(e
     _execute(env, op.id)
     with env["sessions"]() as db:
         (p,) = db.exec(select(MapProposal).where(MapProposal.map_id == mid, MapProposal.kind == "split")).all()
-    assert p.run_id == op.id and p.payload["parent_id"] == ids["Crowded theme"]
+    assert p.run_id == op.id
+    assert p.payload["parent_id"] == ids["Crowded theme"]
     assert p.id in [
         e.data["id"] for e in events.read_range(env["r"], op.id, None, count=10_000) if e.type == "proposal"
     ]

@@ -74,20 +74,25 @@ def test_text_and_reported_usage(fake):
     assert len([e for e in events if isinstance(e, TextDelta)]) == 5
     usage = Usage("test-model", input_tokens=31, cached_tokens=12, output_tokens=6, estimated=False)
     assert events[-2:] == [usage, Done("stop")]
-    assert stream.final_usage() == usage and stream.attempts == 1
+    assert stream.final_usage() == usage
+    assert stream.attempts == 1
 
     [rec] = fake.chat_requests()
-    assert rec["body"]["stream"] is True and rec["body"]["stream_options"] == {"include_usage": True}
-    assert rec["body"]["max_tokens"] == 50 and rec["body"]["temperature"] == 0.2
+    assert rec["body"]["stream"] is True
+    assert rec["body"]["stream_options"] == {"include_usage": True}
+    assert rec["body"]["max_tokens"] == 50
+    assert rec["body"]["temperature"] == 0.2
     assert rec["headers"]["authorization"] == f"Bearer {API_KEY}"
-    assert rec["completed"] and not rec["disconnected"]
+    assert rec["completed"]
+    assert not rec["disconnected"]
 
 
 def test_reasoning_deltas(fake):
     fake.script(Script(reasoning="First think it through.", text="Done."))
     events, _ = asyncio.run(drain(provider(fake), request()))
     reasoning = [e.text for e in events if isinstance(e, ReasoningDelta)]
-    assert "".join(reasoning) == "First think it through." and len(reasoning) == 4
+    assert "".join(reasoning) == "First think it through."
+    assert len(reasoning) == 4
     first_text = next(i for i, e in enumerate(events) if isinstance(e, TextDelta))
     assert all(isinstance(e, ReasoningDelta) for e in events[:first_text])
 
@@ -117,7 +122,8 @@ def test_tool_calls_assembled_from_fragments(fake):
     ]
     assert calls[0].arguments() == {"query": "sleep and insulin", "top_k": 7}
     assert events.index(calls[-1]) > events.index(fragments[-1])
-    assert events[-1] == Done("tool_calls") and stream.finish_reason == "tool_calls"
+    assert events[-1] == Done("tool_calls")
+    assert stream.finish_reason == "tool_calls"
     assert fake.chat_requests()[0]["body"]["tools"][0]["function"]["name"] == "search_knowledge_base"
 
 
@@ -133,8 +139,11 @@ def test_complete_convenience(fake):
 
     comp = asyncio.run(go())
     text, calls, usage = comp
-    assert text == "Short answer." and comp.reasoning == "hmm" and [c.name for c in calls] == ["calculator"]
-    assert not usage.estimated and comp.finish_reason == "tool_calls"
+    assert text == "Short answer."
+    assert comp.reasoning == "hmm"
+    assert [c.name for c in calls] == ["calculator"]
+    assert not usage.estimated
+    assert comp.finish_reason == "tool_calls"
 
 
 def test_429_then_success_honours_retry_after(fake):
@@ -143,7 +152,8 @@ def test_429_then_success_honours_retry_after(fake):
     events, stream = asyncio.run(drain(provider(fake), request()))
     elapsed = time.monotonic() - t0
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "ok now"
-    assert stream.attempts == 2 and len(fake.chat_requests()) == 2
+    assert stream.attempts == 2
+    assert len(fake.chat_requests()) == 2
     assert 1.0 <= elapsed < 2.0  # waited for Retry-After, not the (tiny) backoff
 
 
@@ -154,7 +164,8 @@ def test_the_sdk_retries_within_our_budget(fake):
     events, stream = asyncio.run(drain(provider(fake), request()))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "third time"
     assert [r["headers"].get("x-stainless-retry-count") for r in fake.chat_requests()] == ["0", "1", "2"]
-    assert stream.attempts == 3 and 0.2 <= time.monotonic() - t0 < 1.5
+    assert stream.attempts == 3
+    assert 0.2 <= time.monotonic() - t0 < 1.5
 
 
 def test_aclose_during_the_sdk_backoff_ends_it_at_once(fake):
@@ -178,7 +189,9 @@ def test_aclose_during_the_sdk_backoff_ends_it_at_once(fake):
         return latency, events, s
 
     latency, events, stream = asyncio.run(go())
-    assert latency < 0.3 and events == [] and stream.closed
+    assert latency < 0.3
+    assert events == []
+    assert stream.closed
     time.sleep(0.2)
     assert len(fake.chat_requests()) == 1
 
@@ -189,7 +202,9 @@ def test_retry_after_beyond_the_budget_fails_at_once(fake):
     with pytest.raises(ProviderError) as exc:
         asyncio.run(drain(provider(fake, retry=RetryPolicy(max_total_wait=2.0)), request()))
     assert time.monotonic() - t0 < 1.0
-    assert exc.value.code == "rate_limited" and exc.value.retryable and exc.value.status == 429
+    assert exc.value.code == "rate_limited"
+    assert exc.value.retryable
+    assert exc.value.status == 429
     assert len(fake.chat_requests()) == 1
 
 
@@ -199,13 +214,17 @@ def test_5xx_retried_then_bounded(fake):
     with pytest.raises(ProviderError) as exc:
         asyncio.run(drain(provider(fake, retry=RetryPolicy(max_attempts=3, base_delay=0.05, max_delay=1)), request()))
     assert time.monotonic() - t0 < 1.5
-    assert exc.value.code == "unavailable" and exc.value.retryable and exc.value.status == 500
-    assert not exc.value.partial and len(fake.chat_requests()) == 3
+    assert exc.value.code == "unavailable"
+    assert exc.value.retryable
+    assert exc.value.status == 500
+    assert not exc.value.partial
+    assert len(fake.chat_requests()) == 3
 
     fake.reset()
     fake.script(Script.error(503), Script.error(502), Script.reply("recovered"))
     events, stream = asyncio.run(drain(provider(fake), request()))
-    assert stream.attempts == 3 and isinstance(events[-1], Done)
+    assert stream.attempts == 3
+    assert isinstance(events[-1], Done)
 
 
 def test_client_errors_are_not_retried(fake):
@@ -230,7 +249,7 @@ def test_stream_cut_without_usage_gives_estimated_usage(fake):
         p = provider(fake)
         got = []
         s = p.stream(request())
-        with pytest.raises(ProviderError) as exc:
+        with pytest.raises(ProviderError) as exc:  # noqa: PT012 - it fails mid-stream, after the events it keeps
             async with s:
                 async for ev in s:
                     got.append(ev)
@@ -239,10 +258,14 @@ def test_stream_cut_without_usage_gives_estimated_usage(fake):
 
     got, stream, err = asyncio.run(go())
     assert [e.text for e in got] == ["one ", "two ", "three ", "four "]
-    assert err.code == "unavailable" and err.partial and "mid-stream" in err.message
-    assert stream.attempts == 1 and len(fake.chat_requests()) == 1  # never replayed
+    assert err.code == "unavailable"
+    assert err.partial
+    assert "mid-stream" in err.message
+    assert stream.attempts == 1
+    assert len(fake.chat_requests()) == 1  # never replayed
     usage = stream.final_usage()
-    assert usage.estimated and usage.output_tokens == count_tokens("one two three four ")
+    assert usage.estimated
+    assert usage.output_tokens == count_tokens("one two three four ")
     assert usage.input_tokens == stream.prompt_tokens() > 10
     assert fake.chat_requests()[0]["cut"]
 
@@ -251,7 +274,9 @@ def test_stream_without_usage_chunk_ends_with_estimated_usage(fake):
     fake.script(Script.reply("no usage here", usage=False))
     events, stream = asyncio.run(drain(provider(fake), request()))
     usage = events[-2]
-    assert isinstance(usage, Usage) and usage.estimated and usage.output_tokens == count_tokens("no usage here")
+    assert isinstance(usage, Usage)
+    assert usage.estimated
+    assert usage.output_tokens == count_tokens("no usage here")
     assert stream.reported_usage is None
 
 
@@ -267,7 +292,8 @@ def test_stall_before_first_token_times_out_and_retries(fake):
     t0 = time.monotonic()
     events, stream = asyncio.run(drain(provider(fake, read_timeout=0.3), request()))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "fresh"
-    assert stream.attempts == 2 and time.monotonic() - t0 < 2
+    assert stream.attempts == 2
+    assert time.monotonic() - t0 < 2
 
 
 async def _cancel_after(p: OpenAIProvider, req: ChatRequest, seconds: float) -> tuple[float, int]:
@@ -306,7 +332,8 @@ def test_cancel_closes_the_http_stream_at_once(fake, script):
     latency = rec["disconnected_at"] - t_cancel
     assert latency < 0.5, latency
     # a chunk may have been in flight when the consumer stopped reading
-    assert not rec["completed"] and seen <= rec["chunks_sent"] <= seen + 1
+    assert not rec["completed"]
+    assert seen <= rec["chunks_sent"] <= seen + 1
     time.sleep(0.1)
     assert fake.chat_requests()[0]["chunks_sent"] == rec["chunks_sent"]  # no more model work after Stop
 
@@ -338,11 +365,14 @@ def test_aclose_from_another_task_ends_the_consumer_normally(fake, script):
         return result, t0, s, texts
 
     result, t0, stream, texts = asyncio.run(go())
-    assert result == "ended" and stream.closed and stream.attempts == 1
+    assert result == "ended"
+    assert stream.closed
+    assert stream.attempts == 1
     assert len(texts) >= 5 or not script.tokens_per_s
     rec = fake.wait_for_disconnect(0, timeout=2)
     assert rec["disconnected_at"] - t0 < 0.5
-    assert stream.final_usage().estimated and stream.final_usage().output_tokens == count_tokens("word " * len(texts))
+    assert stream.final_usage().estimated
+    assert stream.final_usage().output_tokens == count_tokens("word " * len(texts))
 
 
 def test_api_key_never_in_errors(fake):
@@ -350,7 +380,8 @@ def test_api_key_never_in_errors(fake):
     with pytest.raises(ProviderError) as exc:
         asyncio.run(drain(provider(fake), request()))
     err = exc.value
-    assert err.code == "auth" and not err.retryable
+    assert err.code == "auth"
+    assert not err.retryable
     rendered = [str(err), repr(err), err.message, "".join(traceback.format_exception(err))]
     assert all(API_KEY not in r and API_KEY[3:] not in r for r in rendered), rendered
     assert "[redacted]" in err.message
@@ -363,8 +394,10 @@ def test_api_key_never_in_errors(fake):
                 request(),
             )
         )
-    assert exc.value.code == "unavailable" and exc.value.retryable
-    assert API_KEY not in repr(exc.value) and API_KEY not in "".join(traceback.format_exception(exc.value))
+    assert exc.value.code == "unavailable"
+    assert exc.value.retryable
+    assert API_KEY not in repr(exc.value)
+    assert API_KEY not in "".join(traceback.format_exception(exc.value))
     assert API_KEY not in repr(OpenAIProvider("http://x/v1", API_KEY))
 
 
@@ -416,10 +449,13 @@ def test_separate_process_scripted_over_http(tmp_path):
 
         texts, calls, whole = asyncio.run(go())
         assert texts == ["from file", "pushed later"]
-        assert calls[0].name == "calculator" and calls[0].arguments() == {"x": 1}
-        assert whole.choices[0].message.content == "whole body" and whole.usage.completion_tokens == 3
+        assert calls[0].name == "calculator"
+        assert calls[0].arguments() == {"x": 1}
+        assert whole.choices[0].message.content == "whole body"
+        assert whole.usage.completion_tokens == 3
         recs = srv.chat_requests()
-        assert len(recs) == 4 and all(r["completed"] for r in recs)
+        assert len(recs) == 4
+        assert all(r["completed"] for r in recs)
 
         # cancel across processes: the server process records the disconnect
         srv.script(Script.reply("tok " * 300, tokens_per_s=30))

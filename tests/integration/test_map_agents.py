@@ -130,46 +130,7 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     n_fig, _ = passage_no(env, FIGURE_ASPECT["Agent architecture"], FIGURE_QUOTE, seen | seen2)
     plan = {"aspects": [{"title": t, "query": q} for t, q in {**ASPECT_QUERIES, **FIGURE_ASPECT}.items()]}
     with FakeOpenAI() as fake:
-        fake.script(
-            Script.reply(json.dumps(plan), match="ROLE: planner"),
-            Script.reply(
-                claims_json(
-                    (SELECTOR_CLAIM, Q1, n1),
-                    ("PaSa always finds every paper.", FAKE_QUOTE, n1),
-                    # the same claim again, citing another sentence: merged into the first node
-                    (SELECTOR_CLAIM, Q1_DUP, n1),
-                ),
-                match="ASPECT: Decision order",
-            ),
-            Script.reply(
-                json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
-                match="ROLE: critic",
-            ),
-            Script.reply(
-                claims_json(
-                    ("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
-                    ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b),
-                ),
-                match="ASPECT: Recall against baselines",
-            ),
-            Script.reply(
-                json.dumps(
-                    {
-                        "scores": [
-                            {"claim": 2, "support": 0.95},
-                            {"claim": 3, "support": 0.2, "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."},
-                        ],
-                        "contradictions": [[2, 3]],
-                    }
-                ),
-                match="ROLE: critic",
-            ),
-            # a claim quoting the text inside a figure: rejected; the aspect falls back to quoted sentences
-            Script.reply(
-                claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
-                match="ASPECT: Agent architecture",
-            ),
-        )
+        fake.script(*_scripted_build(plan, n1, n2a, n2b, n_fig))
         with sessions() as db:
             m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
         op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"))
@@ -194,12 +155,14 @@ def test_scripted_build_map_provenance_and_contradiction(env):
         themes = {n.title: n for n in nodes if n.kind == "theme"}
         assert sorted(themes) == ["Agent architecture", "Decision order", "Recall against baselines"]
         fig = [n for n in nodes if n.parent_id == themes["Agent architecture"].id]
-        assert fig and {n.id for n in fig} == extractive
+        assert fig
+        assert {n.id for n in fig} == extractive
         assert all(n.body == EXTRACTIVE_NOTE and "[Search]" not in n.title for n in fig)
         # contradiction: siblings, one of them a counterpoint, linked by `contradicts`
         hi = next(n for n in nodes if n.title.startswith("PaSa-7B achieves higher"))
         lo = next(n for n in nodes if n.title.startswith("PaSa-7B achieves lower"))
-        assert hi.parent_id == lo.parent_id and (hi.kind, lo.kind) == ("claim", "counterpoint")
+        assert hi.parent_id == lo.parent_id
+        assert (hi.kind, lo.kind) == ("claim", "counterpoint")
         assert lo.order_index == hi.order_index + 1
         rel = db.exec(select(NodeRelation).where(NodeRelation.map_id == m["id"])).one()
         assert (rel.source_id, rel.target_id, rel.kind) == (lo.id, hi.id, "contradicts")
@@ -211,15 +174,65 @@ def test_scripted_build_map_provenance_and_contradiction(env):
     # the aspect without evidence was researched at most 3 times (3 passes), no more
     unanswered = [c for c in chat if "ASPECT: Unanswered aspect" in c["body"]["messages"][-1]["content"]]
     assert len(unanswered) == 3
-    # structured output: every call carried its JSON schema (the endpoint took json_schema)
+    _assert_structured_calls(chat)
+
+
+def _scripted_build(plan: dict, n1: int, n2a: int, n2b: int, n_fig: int) -> list[Script]:
+    """The model's replies for the scripted build: the plan, each aspect's claims, the critic's scores."""
+    return [
+        Script.reply(json.dumps(plan), match="ROLE: planner"),
+        Script.reply(
+            claims_json(
+                (SELECTOR_CLAIM, Q1, n1),
+                ("PaSa always finds every paper.", FAKE_QUOTE, n1),
+                # the same claim again, citing another sentence: merged into the first node
+                (SELECTOR_CLAIM, Q1_DUP, n1),
+            ),
+            match="ASPECT: Decision order",
+        ),
+        Script.reply(
+            json.dumps({"scores": [{"claim": 1, "support": 0.9, "rewrite": None}], "contradictions": []}),
+            match="ROLE: critic",
+        ),
+        Script.reply(
+            claims_json(
+                ("PaSa-7B achieves higher recall than Google with GPT-4o.", Q2A, n2a),
+                ("PaSa-7B achieves lower recall than Google with GPT-4o.", Q2B, n2b),
+            ),
+            match="ASPECT: Recall against baselines",
+        ),
+        Script.reply(
+            json.dumps(
+                {
+                    "scores": [
+                        {"claim": 2, "support": 0.95},
+                        {"claim": 3, "support": 0.2, "rewrite": "PaSa-7B beats PaSa-GPT-4o on recall."},
+                    ],
+                    "contradictions": [[2, 3]],
+                }
+            ),
+            match="ROLE: critic",
+        ),
+        # a claim quoting the text inside a figure: rejected; the aspect falls back to quoted sentences
+        Script.reply(
+            claims_json(("The Crawler feeds a paper queue that the Selector reads.", FIGURE_QUOTE, n_fig)),
+            match="ASPECT: Agent architecture",
+        ),
+    ]
+
+
+def _assert_structured_calls(chat: list[dict]) -> None:
+    """Structured output: every call carried its JSON schema (the endpoint took json_schema)."""
     assert all(c["body"]["response_format"]["type"] == "json_schema" for c in chat)
     researcher_call = next(c["body"] for c in chat if "ASPECT: Decision order" in c["body"]["messages"][-1]["content"])
     schema = researcher_call["response_format"]["json_schema"]["schema"]
     ids = schema["properties"]["claims"]["items"]["properties"]["sentences"]["items"]["enum"]
-    assert "1.1" in ids and all(f"[{i}] " in researcher_call["messages"][-1]["content"] for i in ids)
+    assert "1.1" in ids
+    assert all(f"[{i}] " in researcher_call["messages"][-1]["content"] for i in ids)
     # the sentences ranked by the focus score offline claims use, best first (ids shown above)
     ranked = researcher_call["messages"][-1]["content"].split(RANKED_NOTE + " ")[1].split("\n")[0].split(", ")
-    assert 1 <= len(ranked) <= 8 and set(ranked) <= set(ids)
+    assert 1 <= len(ranked) <= 8
+    assert set(ranked) <= set(ids)
     assert all("{" not in c["body"]["messages"][0]["content"] for c in chat)  # no example object to echo
 
 
@@ -238,7 +251,9 @@ def test_offline_map_runs_and_export(env):
         n_cits = assert_provenance(db, mid)
     themes = [n for n in view["nodes"] if n["kind"] == "theme"]
     claims = [n for n in view["nodes"] if n["kind"] in ("claim", "counterpoint")]
-    assert 3 <= len(themes) <= 8 and len(claims) >= 3 and n_cits >= len(claims)
+    assert 3 <= len(themes) <= 8
+    assert len(claims) >= 3
+    assert n_cits >= len(claims)
     assert view["nodes"][0]["title"] == "How do LLM agents search for academic papers?"
 
     # deepen a theme, counter-evidence for a claim, restructure, chapters, synthesize, message
@@ -247,7 +262,8 @@ def test_offline_map_runs_and_export(env):
     run(env, "counter", mid, OfflineProvider, node_id=claims[0]["id"], model="offline")
     _, evs = run(env, "restructure", mid, OfflineProvider, model="offline")
     [prop] = [e.data for e in evs if e.type == "proposal"]
-    assert prop["kind"] == "restructure" and prop["payload"]["groups"]
+    assert prop["kind"] == "restructure"
+    assert prop["payload"]["groups"]
     _, evs = run(env, "chapters", mid, OfflineProvider, model="offline")
     [chap] = [e.data for e in evs if e.type == "proposal"]
     with sessions() as db:
@@ -255,7 +271,8 @@ def test_offline_map_runs_and_export(env):
         service.reject_proposal(db, env["user"], mid, prop["id"])
         root = service.root_of(db, mid)
         tops = db.exec(select(MapNode).where(MapNode.parent_id == root.id)).all()
-        assert tops and all(n.kind == "chapter" for n in tops)
+        assert tops
+        assert all(n.kind == "chapter" for n in tops)
     _, evs = run(env, "synthesize", mid, OfflineProvider, model="offline")
     text = "".join(e.data["delta"] for e in evs if e.type == "text")
     assert "[1]" in text
@@ -275,16 +292,27 @@ def test_offline_map_runs_and_export(env):
         # numbering them (the export renumbers them by paper)
         [synth] = [n for n in nodes if n.title.startswith("Synthesis:")]
         synth_cits = db.exec(select(Citation).where(Citation.node_id == synth.id)).all()
-        assert synth_cits and all(c.agent == "synthesize" for c in synth_cits)
+        assert synth_cits
+        assert all(c.agent == "synthesize" for c in synth_cits)
         used = {int(k) for m in re.findall(r"(?<!\\)\[(\d+(?:, \d+)*)\]", synth.body) for k in m.split(", ")}
         assert used == set(range(1, len(synth_cits) + 1)), synth.body
         md = export.markdown(db, env["user"], mid)
         bib = export_tex.bibtex(db, env["user"], mid)
         docx = export.docx_bytes(db, env["user"], mid)
-    assert md.startswith("# How do LLM agents") and "## References" in md and "(2025). PaSa" in md  # APA
+    _assert_exports(md, bib, docx)
+
+
+def _assert_exports(md: str, bib: str, docx: bytes) -> None:
+    """The offline map's Markdown (APA references), BibTeX and DOCX exports."""
+    assert md.startswith("# How do LLM agents")
+    assert "## References" in md
+    assert "(2025). PaSa" in md  # APA
     assert "offline mode" in md
     # an arXiv preprint (its first page's stamp): @misc with the eprint id, never a made-up journal
-    assert bib.count("@misc{") == 1 and "@article" not in bib and "year = {2025}" in bib and "Yichen He" in bib
+    assert bib.count("@misc{") == 1
+    assert "@article" not in bib
+    assert "year = {2025}" in bib
+    assert "Yichen He" in bib
     assert "eprint = {2501.10120}" in bib
     assert docx[:2] == b"PK"
     import io
@@ -292,7 +320,8 @@ def test_offline_map_runs_and_export(env):
     from docx import Document as Docx
 
     paras = "\n".join(p.text for p in Docx(io.BytesIO(docx)).paragraphs)
-    assert "References" in paras and re.search(r"\[1, pp?\. \d+", paras)
+    assert "References" in paras
+    assert re.search(r"\[1, pp?\. \d+", paras)
 
 
 def test_model_judged_check_support_is_one_billed_run(env):
@@ -329,11 +358,14 @@ def test_model_judged_check_support_is_one_billed_run(env):
         [c] = db.exec(select(Citation).where(Citation.node_id == node["id"])).all()
         assert (c.support_score, c.support_label, c.suggested_rewrite, c.agent) == (0.4, "partial", rewrite, "critic")
         op = db.get(Run, op_id)
-        assert op.kind == "check_support" and op.title == "Check support · Support" and op.charged_credits > 0
+        assert op.kind == "check_support"
+        assert op.title == "Check support · Support"
+        assert op.charged_credits > 0
         spent = db.exec(
             select(LedgerEntry).where(LedgerEntry.operation_id == op_id, LedgerEntry.entry_type == "spend")
         ).all()
-        assert len(spent) == 1 and -spent[0].amount == op.charged_credits
+        assert len(spent) == 1
+        assert -spent[0].amount == op.charged_credits
 
 
 # ---- weak models: provenance by selection, echoes, junk ids, no structured output ----------------
@@ -418,15 +450,19 @@ def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
     assert all(any(c.parent_id == t.id for c in claims) for t in themes.values())  # no empty theme
     # the model's claim: its words, the whole selected sentence as the quote
     [a] = [n for n in claims if n.parent_id == themes["Decision order"].id]
-    assert a.title == a_text and cits[a.id].quote == sentence and cits[a.id].agent in ("researcher", "critic")
+    assert a.title == a_text
+    assert cits[a.id].quote == sentence
+    assert cits[a.id].agent in ("researcher", "critic")
     # the echoing aspect: sentences quoted verbatim, marked as extractive on the node
     quoted = [n for n in claims if n.parent_id == themes["Recall against baselines"].id]
-    assert quoted and all(
+    assert quoted
+    assert all(
         cits[n.id].agent == "extractive" and n.body == EXTRACTIVE_NOTE and n.title == cits[n.id].quote for n in quoted
     )
     assert any("recall" in n.title.lower() for n in quoted)
     # no usage streamed: every call billed by estimate, each with its prompt counted
-    assert len(usage) == len(calls) and all(u.estimated and u.input_tokens > 0 for u in usage)
+    assert len(usage) == len(calls)
+    assert all(u.estimated and u.input_tokens > 0 for u in usage)
 
 
 def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
@@ -441,16 +477,18 @@ def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
             m = service.create_map(db, env["user"], "PaSa", "Zebra, volcanoes and bread?")
         op_id, evs = run(env, "build_map", m["id"], lambda: OpenAIProvider(fake.base_url, "test-key"), outcome="FAILED")
     [err] = [e.data for e in evs if e.type == "error"]
-    assert err["code"] == "no_usable_claims" and "no usable claims" in err["message"]
+    assert err["code"] == "no_usable_claims"
+    assert "no usable claims" in err["message"]
     with sessions() as db:
         op = db.get(Run, op_id)
-        assert op.outcome_reason == "no_usable_claims" and op.charged_credits > 0  # the calls were made
+        assert op.outcome_reason == "no_usable_claims"  # the calls were made
+        assert op.charged_credits > 0
         nodes = db.exec(select(MapNode).where(MapNode.map_id == m["id"])).all()
     assert [n.kind for n in nodes] == ["question"]  # no empty theme left behind
 
 
 @pytest.mark.parametrize(
-    "refused,expected",
+    ("refused", "expected"),
     [
         # llama-cpp-python: json_schema is a validation error (HTTP 500); JSON mode takes a schema
         (
@@ -499,7 +537,8 @@ def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
     keys = [format_key(c["body"]) for c in calls]
     first_ok = keys.index(expected)
     # the refused levels were tried once, by the first call only (retried when HTTP 500)
-    assert set(keys[:first_ok]) == set(refused) and all(k == expected for k in keys[first_ok:])
+    assert set(keys[:first_ok]) == set(refused)
+    assert all(k == expected for k in keys[first_ok:])
     assert "ROLE: planner" in calls[first_ok]["body"]["messages"][-1]["content"]
     if expected == "json_object_schema":
         assert calls[first_ok]["body"]["response_format"]["schema"]["required"] == ["aspects"]
@@ -523,7 +562,8 @@ def test_each_role_calls_its_own_model(env):
         m = service.create_map(db, env["user"], "PaSa", "How does PaSa search papers?")
         with pytest.raises(RunRequestError) as err:
             start_map_run(db, env["user"], "build_map", m["id"], model=MODEL, output_tokens=100, role_models=roles)
-        assert err.value.status == 409 and "big-critic" in err.value.message  # the first unpriced, by name
+        assert err.value.status == 409
+        assert "big-critic" in err.value.message  # the first unpriced, by name
         for name in ("tiny-planner", "tiny-researcher", "big-critic"):
             pricing.set_price(db, name, 10_000, 5_000, 40_000)
         db.commit()
@@ -604,5 +644,6 @@ def test_a_map_over_a_scanned_paper_quotes_it(env, index_env):
         claims = [n.title for n in db.exec(select(MapNode).where(MapNode.map_id == mid, MapNode.kind == "claim"))]
     # the same four pages as a text layer give 8; before OCR'd line-end hyphens were marked as a
     # text layer's are, quotes with "rele- vant" failed the provenance check and 2 were left
-    assert n_cits >= 5 and cited == {doc_id}, claims
+    assert n_cits >= 5, claims
+    assert cited == {doc_id}, claims
     assert not any("http" in c for c in claims), claims  # footnote URLs run into a sentence are cut

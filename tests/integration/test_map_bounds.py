@@ -43,7 +43,8 @@ def test_nesting_beyond_the_depth_limit_is_refused_and_a_full_map_still_exports(
     made = _chain(api, h, mid, root, 1_100)
     refused = made[-1]
     assert len(made) == limit  # limit - 1 levels under the root, then the refusal
-    assert refused.status_code == 409 and refused.json()["error"]["code"] == "map_too_deep"
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "map_too_deep"
     assert f"at most {limit} levels deep" in refused.json()["error"]["message"]
     view = api.get(f"{BASE}/{mid}", headers=h).json()
     assert len(view["nodes"]) == limit  # nothing of the refused edit was kept
@@ -55,16 +56,20 @@ def test_nesting_beyond_the_depth_limit_is_refused_and_a_full_map_still_exports(
         == 201
     )
     moved = api.patch(f"{BASE}/{mid}/nodes/{side['id']}", json={"parent_id": made[-3]}, headers=h)
-    assert moved.status_code == 409 and moved.json()["error"]["code"] == "map_too_deep"
+    assert moved.status_code == 409
+    assert moved.json()["error"]["code"] == "map_too_deep"
     assert {n["id"]: n["parent_id"] for n in api.get(f"{BASE}/{mid}", headers=h).json()["nodes"]}[side["id"]] == root
 
     # the map at the limit exports and lays out
     md = api.get(f"{BASE}/{mid}/export.md", headers=h)
-    assert md.status_code == 200 and f"Level {limit - 2}" in md.text
+    assert md.status_code == 200
+    assert f"Level {limit - 2}" in md.text
     docx = api.get(f"{BASE}/{mid}/export.docx", headers=h)
-    assert docx.status_code == 200 and docx.content[:2] == b"PK"
+    assert docx.status_code == 200
+    assert docx.content[:2] == b"PK"
     layout = api.post(f"{BASE}/{mid}/layout", headers=h)
-    assert layout.status_code == 200 and len(layout.json()["positions"]) == limit + 2
+    assert layout.status_code == 200
+    assert len(layout.json()["positions"]) == limit + 2
 
 
 def test_node_count_limit(api, db_url, configure):  # noqa: F811
@@ -79,7 +84,8 @@ def test_node_count_limit(api, db_url, configure):  # noqa: F811
             == 201
         )
     full = api.post(f"{BASE}/{m['id']}/nodes", json={"parent_id": m["root_id"], "title": "one more"}, headers=h)
-    assert full.status_code == 409 and full.json()["error"]["code"] == "map_too_large"
+    assert full.status_code == 409
+    assert full.json()["error"]["code"] == "map_too_large"
     assert "at most 4 nodes" in full.json()["error"]["message"]
     assert len(api.get(f"{BASE}/{m['id']}", headers=h).json()["nodes"]) == 4
 
@@ -112,7 +118,8 @@ def test_a_map_far_deeper_than_any_recursion_limit_still_works(api, db_url):  # 
     # ...and adding under it is refused, in words
     deepest = next(n for n in nodes.values() if n["title"] == f"L{depth - 1}")
     r = api.post(f"{BASE}/{mid}/nodes", json={"parent_id": deepest["id"], "title": "more"}, headers=h)
-    assert r.status_code == 409 and r.json()["error"]["code"] == "map_too_deep"
+    assert r.status_code == 409
+    assert r.json()["error"]["code"] == "map_too_deep"
 
 
 def test_tree_walks_keep_order():

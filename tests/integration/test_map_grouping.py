@@ -49,7 +49,9 @@ def _nodes(lab, mid):
 def _assert_grouping(lab, mid) -> dict:
     nodes = _nodes(lab, mid)
     g = grouping(nodes)
-    assert g["repeated_names"] == 0 and g["nested_same_name"] == 0 and g["empty_themes"] == 0, g
+    assert g["repeated_names"] == 0, g
+    assert g["nested_same_name"] == 0, g
+    assert g["empty_themes"] == 0, g
     _assert_names(theme_claims(nodes))
     return g
 
@@ -59,8 +61,10 @@ def _assert_names(named: list[tuple[str, list[str]]]) -> None:
     dangling verb or function word at either end, never "Other findings"."""
     n = name_checks(named)
     bad = [(t, c) for t, c in named if name_checks([(t, c)])["held"] == 0]
-    assert n["names"] == len(named) and n["held"] == n["names"], (n["examples"], bad)
-    assert n["absent"] == n["dangling"] == 0 and not any(t.startswith("Other findings") for t, _ in named), n
+    assert n["names"] == len(named), (n["examples"], bad)
+    assert n["held"] == n["names"], (n["examples"], bad)
+    assert n["absent"] == n["dangling"] == 0, n
+    assert not any(t.startswith("Other findings") for t, _ in named), n
 
 
 def _snapshot(lab, mid):
@@ -105,7 +109,18 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     lab.run("deepen", mid, OfflineProvider, node_id=claims[0].id)
     g = _assert_grouping(lab, mid)
 
-    # Restructure: balanced groups, every claim once; accepting moves them; one undo reverts it
+    _restructure(lab, mid, g)
+    # Chapters: each theme in exactly one chapter
+    _, evs = lab.run("chapters", mid, OfflineProvider)
+    [chap] = [e.data for e in evs if e.type == "proposal"]
+    chap_ids = [i for grp in chap["payload"]["groups"] for i in grp["node_ids"]]
+    assert len(chap_ids) == len(set(chap_ids))
+
+    _assert_synthesis(lab, mid)
+
+
+def _restructure(lab, mid: str, g: dict) -> None:
+    """Restructure: balanced groups, every claim once; accepting moves them; one undo reverts it."""
     _, evs = lab.run("restructure", mid, OfflineProvider)
     [prop] = [e.data for e in evs if e.type == "proposal"]
     groups = prop["payload"]["groups"]
@@ -117,7 +132,8 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
     with lab.sessions() as db:
         service.accept_proposal(db, lab.user_id, mid, prop["id"])
     after = _assert_grouping(lab, mid)
-    assert after["claims"] == g["claims"] and after["themes"] == len(groups)
+    assert after["claims"] == g["claims"]
+    assert after["themes"] == len(groups)
     with lab.sessions() as db:
         assert service.undo(db, lab.user_id, mid) == "accept_proposal"
     assert _snapshot(lab, mid) == before
@@ -126,13 +142,9 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
         service.accept_proposal(db, lab.user_id, mid, p2.id)
     _assert_grouping(lab, mid)
 
-    # Chapters: each theme in exactly one chapter
-    _, evs = lab.run("chapters", mid, OfflineProvider)
-    [chap] = [e.data for e in evs if e.type == "proposal"]
-    chap_ids = [i for grp in chap["payload"]["groups"] for i in grp["node_ids"]]
-    assert len(chap_ids) == len(set(chap_ids))
 
-    # Synthesis: short, markers numbering its own citations; the export shows it once
+def _assert_synthesis(lab, mid: str) -> None:
+    """Synthesis: short, markers numbering its own citations; the export shows it once."""
     lab.run("synthesize", mid, OfflineProvider)
     with lab.sessions() as db:
         [note] = [n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.title.startswith("Synthesis:")]
@@ -140,9 +152,12 @@ def test_offline_map_meets_the_grouping_and_synthesis_targets(lab, question):
         md = export.markdown(db, lab.user_id, mid)
     # the note sits clear of every other node's box on the canvas
     others = [(n.pos_x, n.pos_y) for n in _nodes(lab, mid) if n.id != note.id and n.pos_x is not None]
-    assert note.pos_x is not None and not any(overlaps((note.pos_x, note.pos_y), p) for p in others)
+    assert note.pos_x is not None
+    assert not any(overlaps((note.pos_x, note.pos_y), p) for p in others)
     s = synthesis_body(note.body, n_cits)
-    assert s["bad_markers"] == 0 and n_cits >= 1 and "[1]" in note.body
+    assert s["bad_markers"] == 0
+    assert n_cits >= 1
+    assert "[1]" in note.body
     assert len(note.body.split()) <= 250, note.body  # markers counted as words too
     with lab.sessions() as db:
         rows = db.exec(select(Citation).where(Citation.node_id == note.id)).all()

@@ -83,15 +83,18 @@ def test_outline_rows_levels_collapse_quotes_and_hues(dbs):
     by = {r["title"]: r for r in rows}
     assert [r["title"] for r in rows] == ["Q", "T1", "C1", "T2", "C2"]
     assert (by["Q"]["expanded"], by["T1"]["expanded"], by["C1"]["expanded"]) == ("true", "true", "")
-    assert by["C1"]["quote"].startswith("A long quote x") and by["C1"]["quote"].endswith("…")
+    assert by["C1"]["quote"].startswith("A long quote x")
+    assert by["C1"]["quote"].endswith("…")
     assert (by["C1"]["page"], by["C1"]["document_id"], by["C2"]["page"]) == ("4", "d1", "")
     same = service.outline_rows(nodes, {c1: {"quote": "Say  C1 here.", "page": 2, "document_id": "d1"}})
     assert [(r["quote"], r["page"]) for r in same if r["id"] == c1] == [("", "2")]  # the title is its quote
     # the chip's link still carries the quote to highlight (#40: it was empty)
     assert [r["cite_quote"] for r in same if r["id"] == c1] == ["Say C1 here."]
-    assert len(by["C1"]["cite_quote"]) == 300 and not by["C1"]["cite_quote"].endswith("…")
+    assert len(by["C1"]["cite_quote"]) == 300
+    assert not by["C1"]["cite_quote"].endswith("…")
     assert (by["T1"]["posinset"], by["T1"]["setsize"], by["T2"]["posinset"]) == (1, 2, 2)
-    assert by["Q"]["hue"] == -1 and by["T1"]["hue"] == by["C1"]["hue"] != by["T2"]["hue"] == by["C2"]["hue"]
+    assert by["Q"]["hue"] == -1
+    assert by["T1"]["hue"] == by["C1"]["hue"] != by["T2"]["hue"] == by["C2"]["hue"]
     service.update_node(dbs, a, m["id"], t1, collapsed=True)
     view = service.map_view(dbs, a, m["id"])
     rows = service.outline_rows({n["id"]: n for n in view["nodes"]}, cites)

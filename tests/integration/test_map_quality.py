@@ -44,7 +44,9 @@ def _assert_clean(lab: MapLab, map_id: str) -> dict:
     m = measure_map(lab, map_id, _embed)
     assert m["claims"] >= 1
     assert m["non_body"] == 0, m["bad_examples"]
-    assert m["duplicates"] == 0 and m["empty_themes"] == 0 and m["pair_titles"] == 0, m
+    assert m["duplicates"] == 0, m
+    assert m["empty_themes"] == 0, m
+    assert m["pair_titles"] == 0, m
     return m
 
 
@@ -63,7 +65,8 @@ def test_offline_maps_quote_only_body_text_without_duplicates_or_empty_themes(la
             assert not re.fullmatch(r"\w+ and \w+", theme["title"], re.I)
             texts = [k["title"] for k in kids if k["kind"] in ("claim", "counterpoint")]
             names = name_checks([(theme["title"], texts)])
-            assert names["held"] == names["names"] == 1 and names["absent"] == names["dangling"] == 0, (names, texts)
+            assert names["held"] == names["names"] == 1, (names, texts)
+            assert names["absent"] == names["dangling"] == 0, (names, texts)
         claims = [n for n in nodes.values() if n["kind"] == "claim"]
         assert all(n["citation_count"] >= 1 for n in claims)
         # every claim is one sentence: capital start, full stop at the end
@@ -88,9 +91,11 @@ def test_counter_evidence_that_finds_nothing_says_so_and_costs_nothing(lab):
         if done["counterpoints"] == 0:
             empty_seen += 1
             assert done["note"] == "No counter-evidence found in your library."
-            assert usage == [] and op.charged_credits == 0  # no write, no charge
+            assert usage == []
+            assert op.charged_credits == 0  # no write, no charge
         else:
-            assert "note" not in done and op.charged_credits > 0
+            assert "note" not in done
+            assert op.charged_credits > 0
     assert empty_seen >= 1
 
 

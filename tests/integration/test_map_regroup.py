@@ -75,14 +75,16 @@ def test_accepting_restructure_moves_claims_and_one_undo_reverts_it_all(dbs):
     assert [g["title"] for g in p.payload["groups"]] == ["Crawler", "Reward design"]
     service.accept_proposal(dbs, a, mid, p.id)
     after = _snapshot(dbs, mid)
-    nodes = {i: v for i, v in after["nodes"].items()}
+    nodes = dict(after["nodes"])
     themes = {v[2]: i for i, v in nodes.items() if v[1] == "theme"}
     # the old themes are gone or reused: no empty theme, no two themes of one name
-    assert sorted(themes) == ["Crawler", "Reward design"] and themes["Crawler"] == ids["Crawler"]
+    assert sorted(themes) == ["Crawler", "Reward design"]
+    assert themes["Crawler"] == ids["Crawler"]
     for t in themes.values():
         assert any(v[0] == t for v in nodes.values())
     claims = [i for i, v in nodes.items() if v[1] == "claim"]
-    assert len(claims) == 6 and len(set(claims)) == 6  # every claim exactly once
+    assert len(claims) == 6
+    assert len(set(claims)) == 6  # every claim exactly once
     assert {nodes[ids[c]][0] for c in ("C1", "C2", "S1")} == {ids["Crawler"]}
     assert {nodes[ids[c]][0] for c in ("C3", "S2", "T1")} == {themes["Reward design"]}
     assert after["citations"] == before["citations"]  # citations stay on their claims
@@ -146,7 +148,9 @@ def test_a_theme_left_holding_only_an_emptied_sub_theme_goes_too_and_undo_brings
     p = service.create_proposal(dbs, mid, "restructure", [{"title": "Crawler", "node_ids": [x.id]}])
     service.accept_proposal(dbs, a, mid, p.id)
     after = _snapshot(dbs, mid)["nodes"]
-    assert outer.id not in after and inner.id not in after and after[x.id][0] == ids["Crawler"]
+    assert outer.id not in after
+    assert inner.id not in after
+    assert after[x.id][0] == ids["Crawler"]
     assert service.undo(dbs, a, mid) == "accept_proposal"
     assert _snapshot(dbs, mid) == before
 

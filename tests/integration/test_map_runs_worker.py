@@ -54,15 +54,15 @@ def stack(db_url, redis_server, tmp_path):
     redis_url = redis_server.url_db(11)
     redis.Redis.from_url(redis_url).flushdb()
     fake = FakeOpenAIProcess().start()
-    env = dict(
-        DATABASE_URL=db_url,
-        REDIS_URL=redis_url,
-        OPENAI_BASE_URL=fake.base_url,
-        OPENAI_API_KEY="test-key",
-        BAYES_MODEL_DEFAULT=MODEL,
-        BAYES_DATA_DIR=str(tmp_path),
-        QDRANT_URL=f"http://127.0.0.1:{port}",
-    )
+    env = {
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "OPENAI_BASE_URL": fake.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "BAYES_MODEL_DEFAULT": MODEL,
+        "BAYES_DATA_DIR": str(tmp_path),
+        "QDRANT_URL": f"http://127.0.0.1:{port}",
+    }
     saved = {k: os.environ.get(k) for k in ENV_KEYS}
     os.environ.update(env)
     settings.get_settings.cache_clear()
@@ -169,12 +169,14 @@ def test_map_runs_with_a_real_worker(stack):
 
     # bad input gets clear messages
     r = api.post("/api/v1/runs", json={"kind": "build_map"}, headers=h)
-    assert r.status_code == 400 and "mindmap_id" in r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert "mindmap_id" in r.json()["error"]["message"]
     m = api.post(
         "/api/v1/mindmaps", json={"title": "PaSa", "question": "How does PaSa search papers?"}, headers=h
     ).json()
     r = api.post("/api/v1/runs", json={"kind": "expand", "mindmap_id": m["id"]}, headers=h)
-    assert r.status_code == 400 and "node_id" in r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert "node_id" in r.json()["error"]["message"]
 
     # 1. a whole build_map
     script_run(stack, uid, slow_second_aspect=False)
@@ -188,36 +190,45 @@ def test_map_runs_with_a_real_worker(stack):
     assert [f["run"] for _i, f in get_redis().xrange(started_key(m["id"]))] == [run_id]
     run = wait_final(api, h, run_id)
     assert run["status"] == "SUCCEEDED", (run, stack["worker_log"].read_text()[-3000:])
-    assert run["title"] == "Research · PaSa" and run["kind"] == "build_map"
+    assert run["title"] == "Research · PaSa"
+    assert run["kind"] == "build_map"
     with api.stream("GET", f"/api/v1/runs/{run_id}/events?format=ndjson", headers=h) as s:
         evs = [json.loads(x) for x in s.iter_lines() if x]
     node_ids = [e["data"]["id"] for e in evs if e["type"] == "node"]
     view = api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()
-    assert set(node_ids) <= {n["id"] for n in view["nodes"]} and len(node_ids) == 2 + 3  # themes + claims
+    assert set(node_ids) <= {n["id"] for n in view["nodes"]}  # themes + claims
+    assert len(node_ids) == 2 + 3
     # (the aspect that found nothing has no theme: a theme is written with its first claim)
     assert [r["kind"] for r in view["relations"]] == ["contradicts"]
-    assert len(view["citations"]) == 3 and all(c["title"].startswith("PaSa") for c in view["citations"])
+    assert len(view["citations"]) == 3
+    assert all(c["title"].startswith("PaSa") for c in view["citations"])
     with sessions_for(stack["db_url"])() as db:
         assert assert_provenance(db, m["id"]) == 3
     runs = api.get(f"/api/v1/mindmaps/{m['id']}/runs", headers=h).json()["runs"]
     assert [x["id"] for x in runs] == [run_id]
     md = api.get(f"/api/v1/mindmaps/{m['id']}/export.md", headers=h)
-    assert md.status_code == 200 and "## References" in md.text
+    assert md.status_code == 200
+    assert "## References" in md.text
     assert api.get(f"/api/v1/mindmaps/{m['id']}/export.bib", headers=h).text.startswith("@misc{")
 
-    # isolation: another user gets 404 for the map, its nodes, its runs and its exports
-    nid = view["nodes"][1]["id"]
+    _assert_isolated(api, h, other, m["id"], view["nodes"][1]["id"], run_id)
+    _stop_mid_run(stack, api, h, uid)
+    _delete_mid_run(stack, api, h, uid)
+
+
+def _assert_isolated(api, h: dict, other: dict, map_id: str, nid: str, run_id: str) -> None:
+    """Isolation: another user gets 404 for the map, its nodes, its runs and its exports."""
     for method, path, body in [
-        ("GET", f"/mindmaps/{m['id']}", None),
-        ("PATCH", f"/mindmaps/{m['id']}", {"title": "mine"}),
-        ("DELETE", f"/mindmaps/{m['id']}", None),
-        ("GET", f"/mindmaps/{m['id']}/revision", None),
-        ("POST", f"/mindmaps/{m['id']}/nodes", {"parent_id": nid, "title": "x"}),
-        ("PATCH", f"/mindmaps/{m['id']}/nodes/{nid}", {"title": "mine"}),
-        ("DELETE", f"/mindmaps/{m['id']}/nodes/{nid}", None),
-        ("GET", f"/mindmaps/{m['id']}/export.md", None),
-        ("GET", f"/mindmaps/{m['id']}/runs", None),
-        ("POST", "/runs", {"kind": "deepen", "mindmap_id": m["id"], "node_id": nid}),
+        ("GET", f"/mindmaps/{map_id}", None),
+        ("PATCH", f"/mindmaps/{map_id}", {"title": "mine"}),
+        ("DELETE", f"/mindmaps/{map_id}", None),
+        ("GET", f"/mindmaps/{map_id}/revision", None),
+        ("POST", f"/mindmaps/{map_id}/nodes", {"parent_id": nid, "title": "x"}),
+        ("PATCH", f"/mindmaps/{map_id}/nodes/{nid}", {"title": "mine"}),
+        ("DELETE", f"/mindmaps/{map_id}/nodes/{nid}", None),
+        ("GET", f"/mindmaps/{map_id}/export.md", None),
+        ("GET", f"/mindmaps/{map_id}/runs", None),
+        ("POST", "/runs", {"kind": "deepen", "mindmap_id": map_id, "node_id": nid}),
         ("GET", f"/runs/{run_id}", None),
         ("GET", f"/runs/{run_id}/events", None),
         ("POST", f"/runs/{run_id}/cancel", None),
@@ -226,9 +237,11 @@ def test_map_runs_with_a_real_worker(stack):
         assert res.status_code == 404, (method, path, res.text)
         assert res.json()["error"]["code"] == "not_found"
     assert api.get("/api/v1/mindmaps", headers=other).json()["mindmaps"] == []
-    assert api.get(f"/api/v1/mindmaps/{m['id']}", headers=h).json()["title"] == "PaSa"
+    assert api.get(f"/api/v1/mindmaps/{map_id}", headers=h).json()["title"] == "PaSa"
 
-    # 2. Stop mid-run: nodes written so far stay, CANCELLED, charged credits shown
+
+def _stop_mid_run(stack, api, h: dict, uid: str) -> None:
+    """Stop mid-run: nodes written so far stay, CANCELLED, charged credits shown."""
     m2 = api.post(
         "/api/v1/mindmaps", json={"title": "Stopped", "question": "How does PaSa search papers?"}, headers=h
     ).json()
@@ -242,14 +255,17 @@ def test_map_runs_with_a_real_worker(stack):
     res = api.post(f"/api/v1/runs/{run2}/cancel", headers=h)
     assert res.status_code == 202
     done = wait_final(api, h, run2)
-    assert done["status"] == "CANCELLED" and done["charged_credits"] > 0
+    assert done["status"] == "CANCELLED"
+    assert done["charged_credits"] > 0
     after = {n.id for n in agent_nodes(stack, m2["id"])}
     assert before <= after  # nothing committed before the Stop was lost
     assert not any(n.title.startswith("PaSa-7B achieves") for n in agent_nodes(stack, m2["id"]))
     credits = api.get("/api/v1/credits", headers=h).json()
     assert credits["held"] == 0
 
-    # 3. deleting the map mid-run cancels the run (resource_deleted) and settles it
+
+def _delete_mid_run(stack, api, h: dict, uid: str) -> None:
+    """Deleting the map mid-run cancels the run (resource_deleted) and settles it."""
     m3 = api.post(
         "/api/v1/mindmaps", json={"title": "Deleted", "question": "How does PaSa search papers?"}, headers=h
     ).json()
@@ -259,9 +275,11 @@ def test_map_runs_with_a_real_worker(stack):
         lambda: any(n.kind == "claim" for n in agent_nodes(stack, m3["id"])), 60, 0.05, what="the first claim of run 3"
     )
     res = api.delete(f"/api/v1/mindmaps/{m3['id']}", headers=h)
-    assert res.status_code == 200 and res.json()["cancelled_runs"] == [run3]
+    assert res.status_code == 200
+    assert res.json()["cancelled_runs"] == [run3]
     done = wait_final(api, h, run3)
-    assert done["status"] == "CANCELLED" and done["outcome_reason"] == "resource_deleted"
+    assert done["status"] == "CANCELLED"
+    assert done["outcome_reason"] == "resource_deleted"
     assert api.get(f"/api/v1/mindmaps/{m3['id']}", headers=h).status_code == 404
     assert agent_nodes(stack, m3["id"]) == []
     with sessions_for(stack["db_url"])() as db:

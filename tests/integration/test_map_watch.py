@@ -50,7 +50,9 @@ def test_the_followed_runs_events_come_as_changes_after_the_cursor(redis_server,
         w = _watcher(redis_server, m, run, first)
         try:
             async for change in w.changes():
-                assert change.revision == 3 and not change.new_run and not change.foreign
+                assert change.revision == 3
+                assert not change.new_run
+                assert not change.foreign
                 ids = [ev.data["id"] for ev in change.batch]
                 w.seen(run, change.batch[-1].id, 3)
                 return ids
@@ -69,7 +71,8 @@ def test_a_run_started_elsewhere_wakes_the_idle_watcher_at_once(redis_server, r)
         try:
             changes = w.changes()
             first = await anext(changes)  # the first probe: where the map stands
-            assert first.batch == [] and not first.new_run
+            assert first.batch == []
+            assert not first.new_run
             w.seen("", None, 3)
             t0 = time.monotonic()
             m.active = run
@@ -80,7 +83,9 @@ def test_a_run_started_elsewhere_wakes_the_idle_watcher_at_once(redis_server, r)
             await w.aclose()
 
     waited, active, new_run = asyncio.run(main())
-    assert active == run and new_run and waited < 2.5  # not the 5 s poll
+    assert active == run
+    assert new_run
+    assert waited < 2.5  # not the 5 s poll
 
 
 def test_another_tabs_edit_and_the_maps_deletion(redis_server) -> None:

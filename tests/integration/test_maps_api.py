@@ -57,49 +57,30 @@ def test_edit_a_map_over_http(api, db_url):
         headers=h,
     ).json()
     sib = api.post(f"{base}/{mid}/nodes", json={"after_id": claim["id"], "title": "Another"}, headers=h).json()
-    assert sib["kind"] == "claim" and sib["parent_id"] == theme["id"]
+    assert sib["kind"] == "claim"
+    assert sib["parent_id"] == theme["id"]
     bad = api.post(f"{base}/{mid}/nodes", json={"parent_id": root, "kind": "essay"}, headers=h)
-    assert bad.status_code == 400 and "Unknown node kind" in bad.json()["error"]["message"]
+    assert bad.status_code == 400
+    assert "Unknown node kind" in bad.json()["error"]["message"]
     assert api.get(f"{base}/{mid}/revision", headers=h).json()["revision"] > rev
 
     r = api.patch(
         f"{base}/{mid}/nodes/{sib['id']}", json={"title": "Renamed", "position": {"x": 10, "y": 20}}, headers=h
     )
-    assert r.json()["title"] == "Renamed" and r.json()["position"] == {"x": 10.0, "y": 20.0}
+    assert r.json()["title"] == "Renamed"
+    assert r.json()["position"] == {"x": 10.0, "y": 20.0}
     r = api.patch(f"{base}/{mid}/nodes/{sib['id']}", json={"parent_id": root, "index": 0}, headers=h)
-    assert r.json()["parent_id"] == root and r.json()["order"] == 0
+    assert r.json()["parent_id"] == root
+    assert r.json()["order"] == 0
     r = api.patch(f"{base}/{mid}/nodes/{theme['id']}", json={"parent_id": claim["id"]}, headers=h)
-    assert r.status_code == 400 and r.json()["error"]["code"] == "move_cycle"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "move_cycle"
     assert api.post(f"{base}/{mid}/undo", headers=h).json()["undone"] == "move_node"
 
-    # citations from the library, support check, accept the rewrite
-    with Session(get_engine(db_url), expire_on_commit=False) as db:
-        chunk = library(db, uid)
-    quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
-    c = api.post(f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": quote}, headers=h)
-    assert c.status_code == 201 and PAGE[c.json()["char_start"] : c.json()["char_end"]] == quote
-    bad = api.post(
-        f"{base}/{mid}/nodes/{claim['id']}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h
-    )
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "quote_not_found"
-    [scored] = api.post(f"{base}/{mid}/nodes/{claim['id']}/check-support", headers=h).json()["citations"]
-    # "always win" overstates "can match … on narrow tasks" (the scorer's figures: tests/unit/test_support_scifact.py)
-    assert scored["support_label"] in ("partial", "unsupported") and scored["support_score"] < 0.7
-    assert scored["suggested_rewrite"] and "always" not in scored["suggested_rewrite"]
-    node = api.post(f"{base}/{mid}/citations/{scored['id']}/accept-rewrite", headers=h).json()
-    assert node["title"] == scored["suggested_rewrite"] and node["citation_count"] == 1
-
+    _cite_and_check_support(api, h, db_url, uid, f"{base}/{mid}", claim["id"])
     pos = api.post(f"{base}/{mid}/layout", headers=h).json()["positions"]
     assert set(pos) == {root, theme["id"], claim["id"], sib["id"]}
-    docx = api.get(f"{base}/{mid}/export.docx", headers=h)
-    assert docx.status_code == 200 and docx.content[:2] == b"PK"
-    assert api.get(f"{base}/{mid}/export.pdf", headers=h).status_code == 400
-    tex = api.get(f"{base}/{mid}/export.tex", headers=h)
-    assert tex.status_code == 200 and tex.text.startswith("\\documentclass") and "\\cite[" in tex.text
-    md = api.get(f"{base}/{mid}/export.md", params={"style": "vancouver"}, headers=h)
-    assert md.status_code == 200 and re.search(r"\[1, p\. \d+\]", md.text)
-    bad = api.get(f"{base}/{mid}/export.md", params={"style": "nope"}, headers=h)
-    assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_style"
+    _assert_exports(api, h, f"{base}/{mid}")
 
     r = api.delete(f"{base}/{mid}/nodes/{theme['id']}", headers=h)
     assert set(r.json()["deleted"]) == {theme["id"], claim["id"], sib["id"]}  # sib is back under theme (undo)
@@ -112,6 +93,46 @@ def test_edit_a_map_over_http(api, db_url):
     assert api.patch(f"{base}/{mid}", json={"title": "Renamed map"}, headers=h).json()["title"] == "Renamed map"
     assert [x["title"] for x in api.get(base, headers=h).json()["mindmaps"]] == ["Renamed map"]
     assert api.get(f"{base}/{mid}", headers={}).status_code == 401
+
+
+def _cite_and_check_support(api, h: dict, db_url: str, uid: str, m: str, claim_id: str) -> None:
+    """Citations from the library, the support check, the rewrite accepted (`m`: the map's URL)."""
+    with Session(get_engine(db_url), expire_on_commit=False) as db:
+        chunk = library(db, uid)
+    quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
+    c = api.post(f"{m}/nodes/{claim_id}/citations", json={"chunk_id": chunk.id, "quote": quote}, headers=h)
+    assert c.status_code == 201
+    assert PAGE[c.json()["char_start"] : c.json()["char_end"]] == quote
+    bad = api.post(f"{m}/nodes/{claim_id}/citations", json={"chunk_id": chunk.id, "quote": "made up"}, headers=h)
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "quote_not_found"
+    [scored] = api.post(f"{m}/nodes/{claim_id}/check-support", headers=h).json()["citations"]
+    # "always win" overstates "can match … on narrow tasks" (the scorer's figures: tests/unit/test_support_scifact.py)
+    assert scored["support_label"] in ("partial", "unsupported")
+    assert scored["support_score"] < 0.7
+    assert scored["suggested_rewrite"]
+    assert "always" not in scored["suggested_rewrite"]
+    node = api.post(f"{m}/citations/{scored['id']}/accept-rewrite", headers=h).json()
+    assert node["title"] == scored["suggested_rewrite"]
+    assert node["citation_count"] == 1
+
+
+def _assert_exports(api, h: dict, m: str) -> None:
+    """DOCX, LaTeX and Markdown (Vancouver) exports; PDF and unknown styles refused."""
+    docx = api.get(f"{m}/export.docx", headers=h)
+    assert docx.status_code == 200
+    assert docx.content[:2] == b"PK"
+    assert api.get(f"{m}/export.pdf", headers=h).status_code == 400
+    tex = api.get(f"{m}/export.tex", headers=h)
+    assert tex.status_code == 200
+    assert tex.text.startswith("\\documentclass")
+    assert "\\cite[" in tex.text
+    md = api.get(f"{m}/export.md", params={"style": "vancouver"}, headers=h)
+    assert md.status_code == 200
+    assert re.search(r"\[1, p\. \d+\]", md.text)
+    bad = api.get(f"{m}/export.md", params={"style": "nope"}, headers=h)
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "bad_style"
 
 
 def test_map_and_sharing_use_cases_return_their_schemas(api, db_url):
@@ -131,32 +152,45 @@ def test_map_and_sharing_use_cases_return_their_schemas(api, db_url):
     made = app_maps.create_map(uid, "Typed answers")
     assert isinstance(made, S.MapSummary)
     view = app_maps.map_view(uid, made.id)
-    assert isinstance(view, S.MapView) and view.role == "owner" and view.nodes[0].id == view.root_id
+    assert isinstance(view, S.MapView)
+    assert view.role == "owner"
+    assert view.nodes[0].id == view.root_id
     assert api.get(f"/api/v1/mindmaps/{made.id}", headers=h).json() == view.model_dump(mode="json")
     node = app_maps.add_child(uid, made.id, view.root_id, "A claim", "claim")
-    assert isinstance(node, S.NodeOut) and node.parent_id == view.root_id
+    assert isinstance(node, S.NodeOut)
+    assert node.parent_id == view.root_id
     edited = app_maps.update_node(uid, made.id, node.id, title="A better claim")
-    assert isinstance(edited, S.NodeOut) and edited.title == "A better claim"
+    assert isinstance(edited, S.NodeOut)
+    assert edited.title == "A better claim"
     assert isinstance(
         app_maps.move_step(uid, made.id, app_maps.add_child(uid, made.id, view.root_id).id, "up"), S.NodeOut
     )
     layout = app_maps.auto_layout(uid, made.id)
-    assert isinstance(layout, S.Layout) and set(layout.positions) >= {view.root_id, node.id}
+    assert isinstance(layout, S.Layout)
+    assert set(layout.positions) >= {view.root_id, node.id}
     assert all(isinstance(c, S.CitationOut) for c in app_maps.node_citations(uid, made.id, node.id))
     assert isinstance(app_maps.export_json(uid, made.id), S.MapView)
     assert isinstance(app_maps.rename_map(uid, made.id, "Renamed"), S.MapSummary)
 
     member = app_maps.add_member(uid, made.id, other_email, "editor")
-    assert isinstance(member, SS.MemberOut) and member.user_id == other and member.role == "editor"
+    assert isinstance(member, SS.MemberOut)
+    assert member.user_id == other
+    assert member.role == "editor"
     assert isinstance(app_maps.set_member_role(uid, made.id, other, "viewer"), SS.MemberOut)
     members = app_maps.members_of(other, made.id)
-    assert isinstance(members, SS.MemberList) and members.owner is not None and members.owner.user_id == uid
+    assert isinstance(members, SS.MemberList)
+    assert members.owner is not None
+    assert members.owner.user_id == uid
     lists = app_maps.list_maps(other)
-    assert isinstance(lists, SS.MapLists) and [m.id for m in lists.shared] == [made.id]
-    assert lists.shared[0].role == "viewer" and lists.mindmaps == []
+    assert isinstance(lists, SS.MapLists)
+    assert [m.id for m in lists.shared] == [made.id]
+    assert lists.shared[0].role == "viewer"
+    assert lists.mindmaps == []
     history = app_maps.node_history(uid, made.id, node.id)
-    assert history and all(isinstance(c, SS.NodeChange) for c in history)
-    assert all(isinstance(s, SS.ShareRow) for s in app_sharing.all_shares()) and app_sharing.all_shares()
+    assert history
+    assert all(isinstance(c, SS.NodeChange) for c in history)
+    assert all(isinstance(s, SS.ShareRow) for s in app_sharing.all_shares())
+    assert app_sharing.all_shares()
     assert app_sharing.shared_collections(other) == []
     assert all(isinstance(c, S.ScopeChoice) for c in app_maps.scope_choices(uid))
     assert isinstance(system.health(False), SA.Health)

@@ -65,7 +65,8 @@ def test_maps_crud_order_and_isolation(dbs):
     assert m1["title"] == "First map"
     view = service.map_view(dbs, a, m1["id"])
     assert [n["kind"] for n in view["nodes"]] == ["question"]
-    assert view["nodes"][0]["title"] == "Do small models work?" and view["root_id"] == view["nodes"][0]["id"]
+    assert view["nodes"][0]["title"] == "Do small models work?"
+    assert view["root_id"] == view["nodes"][0]["id"]
     service.rename_map(dbs, a, m1["id"], "Renamed")
     assert [m["title"] for m in service.list_maps(dbs, a)] == ["Renamed", "Second"]  # last edited first
     assert service.list_maps(dbs, b) == []
@@ -95,7 +96,9 @@ def test_node_edits_and_undo(dbs):
     t2 = service.add_child(dbs, a, mid, root, "Theme two", kind="theme")
     c1 = service.add_child(dbs, a, mid, t1["id"], "Claim A", kind="claim")
     s1 = service.add_sibling(dbs, a, mid, c1["id"], "Claim B")
-    assert s1["kind"] == "claim" and s1["parent_id"] == t1["id"] and s1["order"] == c1["order"] + 1
+    assert s1["kind"] == "claim"
+    assert s1["parent_id"] == t1["id"]
+    assert s1["order"] == c1["order"] + 1
     mid_sib = service.add_sibling(dbs, a, mid, c1["id"], "Claim A2")  # inserted between A and B
     kids = [n["title"] for n in service.map_view(dbs, a, mid)["nodes"] if n["parent_id"] == t1["id"]]
     assert kids == ["Claim A", "Claim A2", "Claim B"]
@@ -144,9 +147,12 @@ def test_node_edits_and_undo(dbs):
     assert kids == ["Claim A", "Claim A2", "Claim B"]
 
     pos = service.auto_layout(dbs, a, mid)
-    assert pos[root][0] == 0 and pos[t1["id"]][0] > 0 and len(pos) == 6
+    assert pos[root][0] == 0
+    assert pos[t1["id"]][0] > 0
+    assert len(pos) == 6
     ys = [pos[x][1] for x in (c1["id"], mid_sib["id"], s1["id"])]
-    assert ys == sorted(ys) and len(set(ys)) == 3
+    assert ys == sorted(ys)
+    assert len(set(ys)) == 3
     # undo all the way back to the bare map
     while service.undo(dbs, a, mid):
         pass
@@ -184,12 +190,15 @@ def test_citations_support_and_rewrite(dbs):
         citations.attach_citation(dbs, a, mid, node["id"], other.id)
     quote = "Small language models can match larger ones on narrow tasks when they are fine-tuned on curated data."
     c = citations.attach_citation(dbs, a, mid, node["id"], chunk.id, quote)
-    assert c["page"] == 3 and c["title"] == "Small Models" and c["authors"][0] == "Ada Lovelace"
+    assert c["page"] == 3
+    assert c["title"] == "Small Models"
+    assert c["authors"][0] == "Ada Lovelace"
     assert PAGE[c["char_start"] : c["char_end"]] == quote
 
     [scored] = citations.check_support(dbs, a, mid, node["id"])
     assert scored["support_label"] == "partial"  # "always" overstates "can … on narrow tasks"
-    assert scored["suggested_rewrite"] and "always" not in scored["suggested_rewrite"]
+    assert scored["suggested_rewrite"]
+    assert "always" not in scored["suggested_rewrite"]
     after = citations.accept_rewrite(dbs, a, mid, scored["id"])
     assert after["title"] == scored["suggested_rewrite"]
     assert service.undo(dbs, a, mid) == "accept_rewrite"
@@ -198,7 +207,8 @@ def test_citations_support_and_rewrite(dbs):
     unrelated = service.add_child(dbs, a, mid, root, "Quantum computers factor primes.", kind="claim")
     citations.attach_citation(dbs, a, mid, unrelated["id"], chunk.id)  # the whole passage
     [bad] = citations.check_support(dbs, a, mid, unrelated["id"])
-    assert bad["support_label"] == "unsupported" and bad["support_score"] < 0.35
+    assert bad["support_label"] == "unsupported"
+    assert bad["support_score"] < 0.35
 
     view = service.map_view(dbs, a, mid)
     assert {x["node_id"] for x in view["citations"]} == {node["id"], unrelated["id"]}
@@ -228,7 +238,8 @@ def test_agent_writes_relations_and_proposals(dbs):
     assert service.map_view(dbs, a, mid)["proposals"][0]["id"] == p.id
     service.accept_proposal(dbs, a, mid, p.id)
     ch = dbs.exec(select(MapNode).where(MapNode.map_id == mid, MapNode.kind == "chapter")).one()
-    assert ch.parent_id == root.id and service.get_node(dbs, a, mid, t.id).parent_id == ch.id
+    assert ch.parent_id == root.id
+    assert service.get_node(dbs, a, mid, t.id).parent_id == ch.id
     with pytest.raises(MapError):
         service.reject_proposal(dbs, a, mid, p.id)
     assert service.undo(dbs, a, mid) == "accept_proposal"
@@ -253,10 +264,14 @@ def test_removing_a_document_keeps_its_citations_marked_source_removed(dbs):
     documents.delete_document(dbs, a, chunk.document_id, reason="source_removed")
     dbs.commit()
     [c] = service.map_view(dbs, a, mid)["citations"]
-    assert c["source_removed"] is True and c["source_removed_reason"] == "source_removed"
-    assert c["document_id"] is None and c["title"] == "Small Models" and c["quote"] == quote
+    assert c["source_removed"] is True
+    assert c["source_removed_reason"] == "source_removed"
+    assert c["document_id"] is None
+    assert c["title"] == "Small Models"
+    assert c["quote"] == quote
     md = export.markdown(dbs, a, mid)
-    assert "Small Models (source removed from the library)" in md and "[1, p. 3]" in md
+    assert "Small Models (source removed from the library)" in md
+    assert "[1, p. 3]" in md
     assert next(x for x in service.map_view(dbs, a, mid)["nodes"] if x["id"] == node["id"])["citation_count"] == 1
 
 
@@ -274,7 +289,8 @@ def test_outline_numbers_and_inline_citations(dbs):
     citations.attach_citation(dbs, a, mid, first["id"], chunk.id, "Small language models can match larger ones")
     citations.attach_citation(dbs, a, mid, second["id"], chunk.id, "Training costs may fall by half.")
     o = export.outline(dbs, a, mid)
-    assert "Small models can match larger ones [1]." in o.markdown and "Costs fall [1]." in o.markdown
+    assert "Small models can match larger ones [1]." in o.markdown
+    assert "Costs fall [1]." in o.markdown
     assert o.labels == {1: "Lovelace & Turing 2024, p. 3"}  # one source: same document, same page
     assert len(o.citations[1]) == 2
     text, used = export.inline_citations("Small models suffice [1]. Costs fall [1, 7]. Unknown [9].", o)
@@ -283,7 +299,8 @@ def test_outline_numbers_and_inline_citations(dbs):
     )
     assert used == [1]
     md = export.markdown(dbs, a, mid)  # the export: each claim's marker with its page
-    assert "Small models can match larger ones [1, p. 3]." in md and "Costs fall [1, p. 3]." in md
+    assert "Small models can match larger ones [1, p. 3]." in md
+    assert "Costs fall [1, p. 3]." in md
 
 
 def test_nodes_added_between_layouts_never_land_on_another_branch(dbs):
@@ -305,4 +322,5 @@ def test_nodes_added_between_layouts_never_land_on_another_branch(dbs):
     service.write_agent_node(dbs, mid, themes[0], "claim", "Agent claim", run_id=None)
     pts = [(n["position"]["x"], n["position"]["y"]) for n in service.map_view(dbs, a, mid)["nodes"]]
     bad = [(p, q) for k, p in enumerate(pts) for q in pts[k + 1 :] if overlaps(p, q)]
-    assert len(pts) == 1 + 4 + 12 + 16 + 1 and not bad, bad[:3]
+    assert len(pts) == 1 + 4 + 12 + 16 + 1, bad[:3]
+    assert not bad, bad[:3]

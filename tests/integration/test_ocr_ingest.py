@@ -51,15 +51,19 @@ def test_a_scanned_page_in_a_text_pdf_is_searched_cited_and_highlighted(env):
         roles = {c.page: set() for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id))}
         for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id)):
             roles[c.page].add(c.role)
-    assert hits and hits[0].page == 3, [(h.page, h.text[:60]) for h in hits]
+    assert hits, [(h.page, h.text[:60]) for h in hits]
+    assert hits[0].page == 3, [(h.page, h.text[:60]) for h in hits]
     assert "collecting relevant research papers" in " ".join(hits[0].text.split())
-    assert hits[0].role in structure.QUOTABLE and structure.Role.BODY in roles[3]  # not "figure" as a whole
-    assert abstract and abstract[0].page == 1 and abstract[0].role in structure.QUOTABLE, [
-        (h.page, h.role) for h in abstract
-    ]
+    assert hits[0].role in structure.QUOTABLE  # not "figure" as a whole
+    assert structure.Role.BODY in roles[3]
+    assert abstract, [(h.page, h.role) for h in abstract]
+    assert abstract[0].page == 1, [(h.page, h.role) for h in abstract]
+    assert abstract[0].role in structure.QUOTABLE, [(h.page, h.role) for h in abstract]
 
     page, rects, note = highlight.locate(doc_id, doc.file_sha256, 1, PHRASE)
-    assert page == 3 and note.startswith("The quoted passage is on page 3") and 1 <= len(rects) <= 4
+    assert page == 3
+    assert note.startswith("The quoted passage is on page 3")
+    assert 1 <= len(rects) <= 4
     # the boxes lie where the words are on the original page (pdfium's boxes of its text layer)
     from bayes_app.library import pdf
     from bayes_app.library.quotes import locate_quote_loose
@@ -89,7 +93,8 @@ def test_a_scanned_paper_takes_its_printed_title_and_year(env):
         assert {c.role for c in s.exec(select(Chunk).where(Chunk.document_id == doc_id))} & structure.QUOTABLE
 
 
-def test_ocr_reports_its_own_phase_page_by_page(env):
+@pytest.mark.usefixtures("env")
+def test_ocr_reports_its_own_phase_page_by_page():
     from bayes_app.library import ingest, pdf, scanned
 
     data = scans.image_pdf([("pasa.pdf", 3), ("pasa.pdf", 4)], dpi=200)
@@ -105,19 +110,22 @@ def test_ocr_reports_its_own_phase_page_by_page(env):
             lambda status, done, total, **kw: calls.append((status, done, total)),
         )
     assert calls == [("recognising", 0, 2), ("recognising", 1, 2), ("recognising", 2, 2)]
-    assert set(words) == {1, 2} and all(pdf.page_has_text(p.text) for p in pages)
+    assert set(words) == {1, 2}
+    assert all(pdf.page_has_text(p.text) for p in pages)
 
 
 def test_a_photo_only_pdf_fails_with_a_plain_message(env):
     doc_id, err = _ingest(env, scans.photo_pdf(), "photo.pdf")
-    assert err.code == "no_text" and "not even by text recognition" in err.message
+    assert err.code == "no_text"
+    assert "not even by text recognition" in err.message
     with session_scope(env["db_url"]) as s:
         assert s.exec(select(PageText).where(PageText.document_id == doc_id)).first() is None
 
 
 def test_with_ocr_off_a_scan_is_refused_as_before(env):
     doc_id, err = _ingest(env, scans.image_pdf([("pasa.pdf", 4)], dpi=150), "scan.pdf", ocr_on=False)
-    assert err.code == "no_text" and "scanned" in err.message
+    assert err.code == "no_text"
+    assert "scanned" in err.message
 
 
 def test_the_ocr_language_chosen_at_upload_is_used_and_shown(env):
@@ -135,4 +143,6 @@ def test_the_ocr_language_chosen_at_upload_is_used_and_shown(env):
     # a language Tesseract has no data for is refused before anything is stored
     with pytest.raises(uploads.UploadRejected) as err:
         _ingest(env, scans.image_pdf([("pasa.pdf", 5)], dpi=150), "klingon.pdf", ocr_language="tlh")
-    assert err.value.status == 422 and "eng" in err.value.message and "auto" in err.value.message
+    assert err.value.status == 422
+    assert "eng" in err.value.message
+    assert "auto" in err.value.message

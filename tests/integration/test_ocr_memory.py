@@ -42,7 +42,8 @@ def _peak(tmp_path, data: bytes) -> dict:
 def test_a_giant_page_fails_alone_and_the_ocr_process_stays_small(tmp_path):
     ceiling = get_settings().worker_max_rss_mb  # 3072 MB: the worker's recycle threshold
     giant = _peak(tmp_path, scans.giant_page_pdf())
-    assert giant["with_text"] == [1] and giant["read"] == []
+    assert giant["with_text"] == [1]
+    assert giant["read"] == []
     assert giant["unread"] == [
         "Page 2 was not read: it measures 353 × 353 cm, too large to read by text recognition within 36 megapixels "
         "(BAYES_OCR_MAX_PIXELS) at 100 dpi or more."
@@ -50,7 +51,8 @@ def test_a_giant_page_fails_alone_and_the_ocr_process_stays_small(tmp_path):
     assert giant["peak_rss_mb"] < ceiling / 4, giant
     # a large page the budget can hold is read, downscaled, within the same order of memory
     poster = _peak(tmp_path, scans.giant_page_pdf(1_700, text_page=False))
-    assert poster["read"] == [1] and poster["unread"] == []
+    assert poster["read"] == [1]
+    assert poster["unread"] == []
     assert poster["peak_rss_mb"] < ceiling / 3, poster
 
 
@@ -70,10 +72,13 @@ def test_the_document_keeps_its_other_pages_and_says_which_was_not_read(env):
     assert res.status == DocStatus.INDEXED, res
     with session_scope(env["db_url"]) as s:
         doc = s.get(Document, doc_id)
-        assert doc.page_count == 2 and doc.chunk_count > 0
+        assert doc.page_count == 2
+        assert doc.chunk_count > 0
         out = next(document_out(v) for v in list_documents(s, env["owner"]) if v.id == doc_id)
-    assert out.error is None and out.unread_pages.startswith("Page 2 was not read: it measures 353 × 353 cm")
+    assert out.error is None
+    assert out.unread_pages.startswith("Page 2 was not read: it measures 353 × 353 cm")
 
     only, err = ingest_into(env, scans.giant_page_pdf(text_page=False), "only-giant.pdf", ingest.OcrOptions())
-    assert isinstance(err, ingest.IngestError) and err.code == "no_text"
+    assert isinstance(err, ingest.IngestError)
+    assert err.code == "no_text"
     assert err.message.startswith("No page of this PDF could be read. Page 1 was not read: it measures 353")

@@ -16,7 +16,8 @@ def doc() -> dict:
 
     with TestClient(build_api()) as c:
         r = c.get("/api/v1/openapi.json")
-        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("application/json")
         return r.json()
 
 
@@ -33,7 +34,8 @@ def test_every_route_of_the_app_is_in_the_document_with_its_methods(doc):
     for route in operations(build_api()):
         served.setdefault(route.path_format, set()).update(m.lower() for m in route.methods)
     documented = {path: set(item) for path, item in doc["paths"].items()}
-    assert len(served) >= 45 and sum(map(len, served.values())) >= 60
+    assert len(served) >= 45
+    assert sum(map(len, served.values())) >= 60
     assert documented == served
 
 
@@ -59,7 +61,8 @@ def test_every_operation_is_documented_with_its_contract(doc):
         (method,) = route.methods
         where = (method, route.path)
         operation = doc["paths"][route.path_format][method.lower()]
-        assert operation["summary"] and operation["tags"], where
+        assert operation["summary"], where
+        assert operation["tags"], where
         assert {"4XX", "5XX"} <= set(operation["responses"]), where
         if route.body_field is not None or "requestBody" in (route.openapi_extra or {}):
             for media in operation["requestBody"]["content"].values():
@@ -78,7 +81,8 @@ def test_every_operation_is_documented_with_its_contract(doc):
     assert {"text/event-stream", "application/x-ndjson"} <= set(events["responses"]["200"]["content"])
     assert ("header", "Last-Event-ID") in {(p["in"], p["name"]) for p in events["parameters"]}
     upload = doc["paths"]["/api/v1/documents"]["post"]
-    assert set(upload["requestBody"]["content"]) == {"multipart/form-data"} and "200" in upload["responses"]
+    assert set(upload["requestBody"]["content"]) == {"multipart/form-data"}
+    assert "200" in upload["responses"]
     # the fallback, the docs and their assets are not operations
     assert not [p for p in doc["paths"] if "{path}" in p or "/docs" in p]
 
@@ -97,10 +101,12 @@ def test_fastapi_validation_errors_keep_the_json_error_contract():
     with TestClient(app) as c:
         assert c.get("/api/v1/probe?k=3").json() == {"k": 3}
         bad = c.get("/api/v1/probe?k=three")
-        assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid"
+        assert bad.status_code == 400
+        assert bad.json()["error"]["code"] == "invalid"
         assert "query.k" in bad.json()["error"]["message"]
         missing = c.get("/api/v1/probe")
-        assert missing.status_code == 400 and missing.json()["error"]["code"] == "missing_fields"
+        assert missing.status_code == 400
+        assert missing.json()["error"]["code"] == "missing_fields"
 
 
 def test_unknown_paths_keep_the_json_404_and_405_contract():
@@ -108,9 +114,11 @@ def test_unknown_paths_keep_the_json_404_and_405_contract():
 
     with TestClient(build_api()) as c:
         r = c.get("/api/v1/nowhere")
-        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        assert r.status_code == 404
+        assert r.json()["error"]["code"] == "not_found"
         r = c.delete("/api/v1/me")
-        assert r.status_code == 405 and r.headers["allow"] == "GET"
+        assert r.status_code == 405
+        assert r.headers["allow"] == "GET"
         assert r.json()["error"]["code"] == "method_not_allowed"
 
 
@@ -133,7 +141,8 @@ def test_a_response_that_does_not_match_its_model_is_a_500():
     app.router.routes.insert(0, APIRoute("/api/v1/probe/right", right, methods=["GET"], response_model=R.Revision))
     with TestClient(app, raise_server_exceptions=False) as c:
         bad = c.get("/api/v1/probe/wrong")
-        assert bad.status_code == 500 and bad.json()["error"]["code"] == "internal_error"
+        assert bad.status_code == 500
+        assert bad.json()["error"]["code"] == "internal_error"
         assert c.get("/api/v1/probe/right").json() == {"revision": 3}
 
 
@@ -146,11 +155,14 @@ def test_strict_json_bodies_are_read_before_fastapi_validates():
     with TestClient(build_api()) as c:
         for raw in (b'{"email": NaN}', b'{"email": "\\ud800", "password": "x"}', b"[1]", b"", b"{oops"):
             r = c.post("/api/v1/auth/token", content=raw, headers={"content-type": "application/json"})
-            assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json", raw
+            assert r.status_code == 400, raw
+            assert r.json()["error"]["code"] == "bad_json", raw
         big = c.post("/api/v1/auth/token", content=b" " * (MAX_JSON_BYTES + 1))
-        assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
+        assert big.status_code == 413
+        assert big.json()["error"]["code"] == "too_large"
         extra = c.post("/api/v1/auth/token", json={"email": "a@b.c", "password": "x", "admin": True})
-        assert extra.status_code == 400 and "admin: unknown field" in extra.json()["error"]["message"]
+        assert extra.status_code == 400
+        assert "admin: unknown field" in extra.json()["error"]["message"]
         missing = c.post("/api/v1/auth/token", json={"email": "a@b.c"})
         assert missing.json()["error"] == {"code": "missing_fields", "message": "Missing field(s): password."}
 
@@ -164,17 +176,20 @@ def test_sign_in_forms_read_through_their_models(app_stack):
     differ = httpx.post(
         f"{api}/session/register", json={"email": email, "password": "pw-0123456789", "confirm": "other-0123456789"}
     )
-    assert differ.status_code == 400 and differ.json()["error"]["code"] == "passwords_differ"
+    assert differ.status_code == 400
+    assert differ.json()["error"]["code"] == "passwords_differ"
     form = httpx.post(
         f"{api}/session/register", data={"email": email, "password": "pw-0123456789", "confirm": "other-0123456789"}
     )
-    assert form.status_code == 303 and form.headers["location"].startswith("/register?error=passwords_differ")
+    assert form.status_code == 303
+    assert form.headers["location"].startswith("/register?error=passwords_differ")
     with httpx.Client(base_url=api) as c:
         made = c.post(
             "/session/register",
             json={"email": email, "password": "pw-0123456789", "confirm": "pw-0123456789", "extra": "ignored"},
         )
-        assert made.status_code == 201 and made.json()["user"]["email"] == email
+        assert made.status_code == 201
+        assert made.json()["user"]["email"] == email
         change = {"old_password": "pw-0123456789", "new_password": "new-0123456789"}
         differ = c.post("/session/password", json=change | {"confirm": "nope"})
         assert differ.json()["error"]["code"] == "passwords_differ"
@@ -182,7 +197,8 @@ def test_sign_in_forms_read_through_their_models(app_stack):
     ok = httpx.post(
         f"{api}/session/login", data={"email": email, "password": "new-0123456789"}, params={"next": "/library"}
     )
-    assert ok.status_code == 303 and ok.headers["location"] == "/library"
+    assert ok.status_code == 303
+    assert ok.headers["location"] == "/library"
 
 
 def test_swagger_ui_is_served_from_here():
@@ -190,8 +206,10 @@ def test_swagger_ui_is_served_from_here():
 
     with TestClient(build_api()) as c:
         page = c.get("/api/v1/docs")
-        assert page.status_code == 200 and "/api/v1/openapi.json" in page.text
+        assert page.status_code == 200
+        assert "/api/v1/openapi.json" in page.text
         assert "cdn" not in page.text.lower()
         js = c.get("/api/v1/docs/swagger-ui-bundle.js")
         css = c.get("/api/v1/docs/swagger-ui.css")
-        assert js.status_code == css.status_code == 200 and len(js.content) > 500_000
+        assert js.status_code == css.status_code == 200
+        assert len(js.content) > 500_000

@@ -80,24 +80,29 @@ def test_no_or_a_stale_session_is_refused_before_the_body_is_read(guarded):
         client.cookies.clear()
         client.cookies.update(cookies)
         r = client.post("/_upload", content=_body(3 * MB), headers=HEADERS)
-        assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
-    assert spooler.calls == 0 and spooler.read == 0
+        assert r.status_code == 401
+        assert r.json()["error"]["code"] == "unauthorized"
+    assert spooler.calls == 0
+    assert spooler.read == 0
 
 
 def test_reading_stops_at_the_upload_limit(guarded):
     client, spooler, cookie = guarded
     client.cookies.set("bayes_session", cookie)
     r = client.post("/_upload", content=_body(int(1.5 * MB)), headers=HEADERS)  # chunked, no length
-    assert r.status_code == 413 and r.json()["error"]["code"] == "too_large"
+    assert r.status_code == 413
+    assert r.json()["error"]["code"] == "too_large"
     assert "BAYES_MAX_UPLOAD_MB" in r.json()["error"]["message"]
     assert spooler.read <= MB + MULTIPART_SLACK  # not a byte past the limit reached the endpoint
     declared = client.post("/_upload", content=b"x" * 10, headers=HEADERS | {"content-length": str(2 * MB)})
-    assert declared.status_code == 413 and spooler.calls == 1  # refused on its Content-Length alone
+    assert declared.status_code == 413
+    assert spooler.calls == 1  # refused on its Content-Length alone
 
 
 def test_a_signed_in_upload_within_the_limit_goes_through(guarded):
     client, spooler, cookie = guarded
     client.cookies.set("bayes_session", cookie)
     r = client.post("/_upload", content=_body(512 * 1024), headers=HEADERS)
-    assert r.status_code == 200 and r.json() == {"files": 1}
+    assert r.status_code == 200
+    assert r.json() == {"files": 1}
     assert client.get("/_upload").status_code == 405  # other methods and paths pass untouched

@@ -24,10 +24,14 @@ def r(redis_server):
 def test_lease_acquire_renew_release(r):
     op = uuid.uuid4().hex
     a, b = control.Lease(r, op, ttl_ms=300), control.Lease(r, op, ttl_ms=300)
-    assert a.acquire() and not b.acquire()
-    assert a.renew() and not b.renew()
-    assert not b.release() and control.lease_alive(r, op)
-    assert a.release() and not control.lease_alive(r, op)
+    assert a.acquire()
+    assert not b.acquire()
+    assert a.renew()
+    assert not b.renew()
+    assert not b.release()
+    assert control.lease_alive(r, op)
+    assert a.release()
+    assert not control.lease_alive(r, op)
 
 
 def test_heartbeat_keeps_lease_and_expiry_frees_it(r):
@@ -99,7 +103,7 @@ def test_stream_replay_from_cursor_without_gaps_or_duplicates(r):
         events.append(r, op, "done", {"status": "SUCCEEDED"})
 
     threading.Thread(target=writer).start()
-    seen = [e for e in events.follow(r, op, ids[24], block_ms=200)]
+    seen = list(events.follow(r, op, ids[24], block_ms=200))
     assert [e.data.get("delta") for e in seen[:-1]] == [str(i) for i in range(25, 100)]
     assert seen[-1].type == "done"
 
@@ -138,5 +142,5 @@ def test_async_follow(redis_server, r):
             await ar.aclose()
 
     assert asyncio.run(main()) == ["text"] * 5 + ["done"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown event type 'bogus'"):
         events.append(r, op, "bogus", {})

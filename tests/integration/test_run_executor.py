@@ -81,13 +81,16 @@ def test_offline_ask_succeeds_and_settles(setup, tmp_path):
     assert service.settle(sessions, r, op_id) == "finalized"
     assert service.settle(sessions, r, op_id) == "noop"
     types = [e.type for e in events.read_range(r, op_id)]
-    assert types[:2] == ["status", "thinking"] and types[-1] == "done" and types.count("done") == 1
+    assert types[:2] == ["status", "thinking"]
+    assert types[-1] == "done"
+    assert types.count("done") == 1
     assert "text" not in types or types.index("metadata") < types.index("text")
     assert types.index("memory") < types.index("done")
     with sessions() as db:
         usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).all()
     # offline agent: one round calls search_knowledge_base, the next answers
-    assert len(usage) == 2 and all(u.model == "offline" and not u.estimated for u in usage)
+    assert len(usage) == 2
+    assert all(u.model == "offline" and not u.estimated for u in usage)
 
 
 def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):
@@ -109,7 +112,9 @@ def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):
         op = db.get(lc.Run, op_id)
         usage = db.exec(select(UsageEvent).where(UsageEvent.operation_id == op_id)).one()
     assert (op.status, op.outcome_reason) == ("CANCELLED", "user_cancel")
-    assert usage.estimated and usage.output_tokens > 0 and op.charged_credits == usage.cost_credits
+    assert usage.estimated
+    assert usage.output_tokens > 0
+    assert op.charged_credits == usage.cost_credits
 
 
 def test_run_not_queued_or_leased_is_not_started(setup):

@@ -127,7 +127,7 @@ def env(tmp_path_factory, redis_server):
 
 
 @pytest.fixture(scope="module")
-def api(env):
+def api(env):  # noqa: ARG001 - the module's settings are set for the app it builds
     from starlette.testclient import TestClient
 
     from bayes_app.api import build_api
@@ -163,7 +163,8 @@ def assert_settled(env: Env, op_id: str) -> Run:
         ).one()
         rows = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id)).all()
     spends = [e.amount for e in rows if e.entry_type == EntryType.SPEND]
-    assert spends == [-usage] and op.charged_credits == usage
+    assert spends == [-usage]
+    assert op.charged_credits == usage
     assert sum(e.amount for e in rows if e.entry_type in EntryType.HOLD) == 0
     assert [e.type for e in env.event_list(op_id)].count("done") == 1
     return op
@@ -195,8 +196,10 @@ def test_run_succeeds_with_citations_before_text(env, api):
     settled = assert_settled(env, op_id)
     assert settled.charged_credits > 0
     body = api.get(f"/api/v1/runs/{op_id}", headers=h).json()
-    assert body["status"] == "SUCCEEDED" and body["usage"]["events"] == 2  # thinking + answer
-    assert body["usage"]["estimated_events"] == 0 and body["charged_credits"] == settled.charged_credits
+    assert body["status"] == "SUCCEEDED"
+    assert body["usage"]["events"] == 2  # thinking + answer
+    assert body["usage"]["estimated_events"] == 0
+    assert body["charged_credits"] == settled.charged_credits
     credits = api.get("/api/v1/credits", headers=h).json()
     assert credits["held"] == 0
     assert credits["balance"] == 10 * MICRO - settled.charged_credits
@@ -260,7 +263,8 @@ def test_cancel_while_streaming(env, api):
             usage = db.exec(
                 select(UsageEvent).where(UsageEvent.operation_id == op_id, UsageEvent.step == "agent")
             ).all()
-        assert len(usage) == 1 and usage[0].estimated  # the stream was cut: no provider usage
+        assert len(usage) == 1
+        assert usage[0].estimated  # the stream was cut: no provider usage
         assert usage[0].output_tokens >= 5
 
     def q(xs: list[float], p: float) -> float:
@@ -281,7 +285,8 @@ def test_cancel_twice_and_after_finish(env, api):
     _uid, h = new_user(env)
     op_id, _s, _t = _cancel_mid_stream(env, api, h)
     again = api.post(f"/api/v1/runs/{op_id}/cancel", headers=h)
-    assert again.status_code == 202 and again.json()["status"] == "CANCELLED"
+    assert again.status_code == 202
+    assert again.json()["status"] == "CANCELLED"
     assert_settled(env, op_id)
     marker = f"F{uuid.uuid4().hex[:8]}"
     env.fake.script(Script.thinking(marker), Script(text="done quickly", match=marker))
@@ -290,7 +295,8 @@ def test_cancel_twice_and_after_finish(env, api):
     late = api.post(f"/api/v1/runs/{done_id}/cancel", headers=h)
     assert late.status_code == 409
     op = assert_settled(env, done_id)
-    assert op.status == "SUCCEEDED" and op.cancel_requested_at is None
+    assert op.status == "SUCCEEDED"
+    assert op.cancel_requested_at is None
 
 
 def _read_sse(resp, limit: int | None = None) -> list[tuple[str | None, dict]]:
@@ -326,7 +332,8 @@ def test_sse_resumes_with_last_event_id(env, api):
     got = first + rest
     stream_ids = [e.id for e in env.event_list(op_id)]
     assert [i for i, _ in got] == stream_ids  # no gap, no duplicate, in order
-    assert got[-1][1]["type"] == "done" and got[-1][1]["data"]["status"] == "SUCCEEDED"
+    assert got[-1][1]["type"] == "done"
+    assert got[-1][1]["data"]["status"] == "SUCCEEDED"
     text = "".join(d["data"]["delta"] for _, d in got if d["type"] == "text")
     assert text == words + "\n\n" + UNSUPPORTED_TEXT  # an empty library: nothing to cite
     # NDJSON from a cursor
@@ -344,7 +351,8 @@ def test_events_of_a_settled_run_whose_stream_expired_end_with_done(env, api):
     t0 = time.monotonic()
     res = api.get(f"/api/v1/runs/{op_id}/events?format=ndjson", headers=h)
     lines = [json.loads(x) for x in res.text.splitlines()]
-    assert [x["type"] for x in lines] == ["done"] and lines[0]["data"]["status"] == "SUCCEEDED"
+    assert [x["type"] for x in lines] == ["done"]
+    assert lines[0]["data"]["status"] == "SUCCEEDED"
     assert time.monotonic() - t0 < 6
 
 
@@ -374,13 +382,16 @@ def test_admin_prices_grant_and_reconciliation(env, api):
         headers=ha,
         json={"input_per_million": 1, "cached_per_million": 0, "output_per_million": 2},
     )
-    assert put.status_code == 200 and put.json()["output_per_million"] == 2
+    assert put.status_code == 200
+    assert put.json()["output_per_million"] == 2
     assert api.get("/api/v1/admin/prices/test-model", headers=ha).json()["input_per_million"] == 1
     g = api.post("/api/v1/admin/credits/grant", headers=ha, json={"user_id": uid, "credits": 2.5})
-    assert g.status_code == 201 and g.json()["balance"] == 2_500_000
+    assert g.status_code == 201
+    assert g.json()["balance"] == 2_500_000
     rec = api.get("/api/v1/admin/credits/reconciliation", headers=ha).json()
     assert rec["runs_checked"] >= 1
-    assert rec["spend_mismatches"] == [] and rec["held_after_finalize"] == []
+    assert rec["spend_mismatches"] == []
+    assert rec["held_after_finalize"] == []
 
 
 def test_worker_killed_mid_run_is_finalized_worker_lost(env, api):
@@ -415,7 +426,8 @@ def test_role_models_are_priced_at_start_and_used_per_step(env, api, monkeypatch
     settings.get_settings.cache_clear()
     try:
         res = api.post("/api/v1/runs", json={"kind": "ask", "prompt": "hello"}, headers=h)
-        assert res.status_code == 409 and "thinker-unpriced" in res.json()["error"]["message"]
+        assert res.status_code == 409
+        assert "thinker-unpriced" in res.json()["error"]["message"]
         with env.sessions() as db:
             pricing.set_price(db, "thinker-priced", 100_000, 0, 400_000)
             db.commit()

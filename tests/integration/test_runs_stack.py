@@ -35,9 +35,13 @@ def test_ask_run_through_the_app(api, make_user, app_db_url):
     with api.stream("GET", f"/runs/{run_id}/events?format=ndjson", headers=h) as stream:
         lines = [json.loads(x) for x in stream.iter_lines() if x]
     types = [x["type"] for x in lines]
-    assert types[0] == "status" and "metadata" in types and types[-1] == "done"
+    assert types[0] == "status"
+    assert "metadata" in types
+    assert types[-1] == "done"
     assert lines[-1]["data"]["status"] == "SUCCEEDED"
     run = api.get(f"/runs/{run_id}", headers=h).json()
-    assert run["status"] == "SUCCEEDED" and run["model"] == APP_MODEL
+    assert run["status"] == "SUCCEEDED"
+    assert run["model"] == APP_MODEL
     credits = api.get("/credits", headers=h).json()
-    assert credits["held"] == 0 and credits["balance"] == 3 * MICRO - run["charged_credits"]
+    assert credits["held"] == 0
+    assert credits["balance"] == 3 * MICRO - run["charged_credits"]

@@ -55,7 +55,8 @@ def test_the_run_table_is_renamed_with_its_rows_references_and_indexes(old_db) -
     cfg, engine = old_db
     command.upgrade(cfg, "0023")
     inspector = sa.inspect(engine)
-    assert "runs" in inspector.get_table_names() and "operations" not in inspector.get_table_names()
+    assert "runs" in inspector.get_table_names()
+    assert "operations" not in inspector.get_table_names()
     assert {i["name"] for i in inspector.get_indexes("runs")} >= {
         "ix_runs_owner_created",
         "ix_runs_resource_id",
@@ -66,15 +67,18 @@ def test_the_run_table_is_renamed_with_its_rows_references_and_indexes(old_db) -
     with engine.begin() as c:
         row = c.execute(sa.text("SELECT kind, title, reserved_credits FROM runs WHERE id = 'r1'")).one()
         used = c.execute(sa.text("SELECT e.cost_credits FROM usage_events e JOIN runs r ON r.id = e.operation_id"))
-        assert tuple(row) == ("deepen", "Dive deeper · M", 5) and used.scalar_one() == 3
+        assert tuple(row) == ("deepen", "Dive deeper · M", 5)
+        assert used.scalar_one() == 3
     command.downgrade(cfg, "0020")
     inspector = sa.inspect(engine)
-    assert "operations" in inspector.get_table_names() and "runs" not in inspector.get_table_names()
+    assert "operations" in inspector.get_table_names()
+    assert "runs" not in inspector.get_table_names()
     assert "ix_operations_status" in {i["name"] for i in inspector.get_indexes("operations")}
 
 
 def test_the_model_is_the_run_table_and_the_old_name_still_works() -> None:
     from bayes_app.models import Operation, Run, UsageEvent
 
-    assert Operation is Run and Run.__tablename__ == "runs"
+    assert Operation is Run
+    assert Run.__tablename__ == "runs"
     assert {fk.column.table.name for fk in UsageEvent.__table__.foreign_keys} == {"runs"}

@@ -4,6 +4,7 @@ every route), upload bounds, the server's Zotero, page limits, quotas, and files
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -37,7 +38,8 @@ def test_security_headers_on_pages_and_api(app_stack, client):
         assert "frame-ancestors 'self'" in r.headers["content-security-policy"]
     csp = page.headers["content-security-policy"]
     script_src = next(d for d in csp.split("; ") if d.startswith("script-src"))
-    assert "'unsafe-inline'" not in script_src and "object-src 'none'" in csp
+    assert "'unsafe-inline'" not in script_src
+    assert "object-src 'none'" in csp
     assert api.headers["content-security-policy"].startswith("default-src 'none'")
 
 
@@ -46,9 +48,12 @@ def test_session_cookie_is_httponly_and_set_by_the_server(app_stack, make_user):
     r = httpx.post(
         app_stack.url + "/api/v1/session/login", data={"email": email, "password": password, "next": "/library"}
     )
-    assert r.status_code == 303 and r.headers["location"] == "/library"
+    assert r.status_code == 303
+    assert r.headers["location"] == "/library"
     cookie = r.headers["set-cookie"].lower()
-    assert cookie.startswith("bayes_session=") and "httponly" in cookie and "samesite=lax" in cookie
+    assert cookie.startswith("bayes_session=")
+    assert "httponly" in cookie
+    assert "samesite=lax" in cookie
     assert "secure" not in cookie  # plain HTTP here; behind HTTPS it is Secure (unit-tested)
     spoofed = httpx.post(
         app_stack.url + "/api/v1/session/login",
@@ -60,7 +65,8 @@ def test_session_cookie_is_httponly_and_set_by_the_server(app_stack, make_user):
         app_stack.url + "/api/v1/session/login",
         data={"email": email, "password": "not-the-password", "next": "//evil.example"},
     )
-    assert bad.status_code == 303 and bad.headers["location"].startswith("/login?error=invalid_credentials")
+    assert bad.status_code == 303
+    assert bad.headers["location"].startswith("/login?error=invalid_credentials")
     assert "set-cookie" not in bad.headers
     c = _session(app_stack, email, password)
     assert c.post("/api/v1/session/logout").status_code == 303
@@ -86,7 +92,8 @@ def test_no_cross_origin_reads_or_cookie_writes(app_stack, make_user):
     pre = c.options("/api/v1/me", headers={**evil, "Access-Control-Request-Method": "GET"})
     assert "access-control-allow-origin" not in pre.headers
     write = c.post("/api/v1/session/logout", headers=evil)
-    assert write.status_code == 403 and write.json()["error"]["code"] == "cross_origin"
+    assert write.status_code == 403
+    assert write.json()["error"]["code"] == "cross_origin"
     login_csrf = httpx.post(
         app_stack.url + "/api/v1/session/login",
         headers={"Sec-Fetch-Site": "cross-site"},
@@ -107,10 +114,12 @@ def test_login_throttling_answers_429_with_retry_after(app_stack, make_user):
         httpx.post(f"{api}/auth/token", json={"email": email, "password": password}),
         httpx.post(f"{api}/session/login", json={"email": email, "password": password}),
     ):
-        assert r.status_code == 429 and int(r.headers["retry-after"]) > 0
+        assert r.status_code == 429
+        assert int(r.headers["retry-after"]) > 0
         assert r.json()["error"]["code"] == "rate_limited"
     form = httpx.post(f"{api}/session/login", data={"email": email, "password": password})
-    assert form.status_code == 303 and "error=rate_limited" in form.headers["location"]
+    assert form.status_code == 303
+    assert "error=rate_limited" in form.headers["location"]
     assert "retry=" in form.headers["location"]
 
 
@@ -125,7 +134,7 @@ def _raw(c: httpx.Client, method: str, path: str, body: bytes) -> httpx.Response
     return c.request(method, path, content=body, headers={"Content-Type": "application/json"})
 
 
-def test_hostile_bodies_get_400_and_nothing_breaks(user_api, make_user, app_stack):
+def test_hostile_bodies_get_400_and_nothing_breaks(user_api, app_stack):
     c = user_api()
     map_id, node_id = _mindmap(c)
     doc = c.post("/documents", files={"file": ("h.pdf", text_pdf("Hostile"), "application/pdf")}).json()
@@ -379,10 +388,8 @@ def test_chunked_upload_stops_at_the_limit(user_api, app_stack):
         reply = s.recv(4096)
     except (BrokenPipeError, ConnectionResetError):
         s.settimeout(5)
-        try:
+        with contextlib.suppress(OSError):
             reply = s.recv(4096)
-        except OSError:
-            pass
     finally:
         s.close()
     assert sent < 2 * limit, f"the server read {sent >> 20} MB before refusing"
@@ -418,7 +425,8 @@ def test_too_many_pages_fails_with_a_clear_reason(dbs, tmp_path):
     assert err.value.code == "too_many_pages"
     dbs.expire_all()
     failed = dbs.get(Document, doc.id)
-    assert failed.status == "failed" and "Too many pages" in failed.error_message
+    assert failed.status == "failed"
+    assert "Too many pages" in failed.error_message
 
 
 def test_storage_quota_refuses_and_keeps_nothing(dbs, tmp_path):
@@ -434,14 +442,16 @@ def test_storage_quota_refuses_and_keeps_nothing(dbs, tmp_path):
     second = storage.store_stream(tmp_path, io.BytesIO(text_pdf("Two, a longer one")), 1 << 20)
     with pytest.raises(lib.LibraryError) as err:
         lib.add_upload(dbs, user.id, "two.pdf", second, quota_bytes=first.size + 10)
-    assert err.value.status == 413 and err.value.code == "quota_exceeded"
+    assert err.value.status == 413
+    assert err.value.code == "quota_exceeded"
 
 
 # ---- Zotero on the server, files at rest -----------------------------------------------------
 def test_server_zotero_is_off_and_admin_only(user_api):
     c = user_api()
     r = c.post("/zotero/libraries", json={"api": "local"})
-    assert r.status_code == 403 and r.json()["error"]["code"] == "local_disabled"
+    assert r.status_code == 403
+    assert r.json()["error"]["code"] == "local_disabled"
     from bayes_app.zotero import service as zs
 
     req = zs.ConnectRequest.parse({"api": "local"})
@@ -451,7 +461,8 @@ def test_server_zotero_is_off_and_admin_only(user_api):
     t0 = time.monotonic()
     with pytest.raises(zs.ZoteroError) as err:
         zs.check_local_allowed(req, is_admin=True, enabled=True, local_url="http://127.0.0.1:9/api")
-    assert err.value.code == "unreachable" and time.monotonic() - t0 < 5
+    assert err.value.code == "unreachable"
+    assert time.monotonic() - t0 < 5
 
 
 def test_data_files_are_private(app_stack):

@@ -175,9 +175,11 @@ def test_every_map_operation_for_every_role(api, db_url, people):
             if role is None:
                 assert r.status_code == 404, where
             elif RANK[role] < RANK[need]:
-                assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden_role", where
+                assert r.status_code == 403, where
+                assert r.json()["error"]["code"] == "forbidden_role", where
             else:  # allowed: whatever the operation answers, never a refusal of the map itself
-                assert r.status_code != 403 and r.status_code < 500, where
+                assert r.status_code != 403, where
+                assert r.status_code < 500, where
                 assert r.status_code != 404 or "mindmap" not in r.json()["error"]["message"], where
 
 
@@ -186,11 +188,13 @@ def test_members_api_and_shared_with_me(api, db_url, people):
     base = f"/api/v1/mindmaps/{ids['map_id']}/members"
     oh = p["owner"]["h"]
     r = api.post(base, json={"email": "nobody-" + uuid.uuid4().hex[:6] + "@example.com", "role": "viewer"}, headers=oh)
-    assert r.status_code == 404 and r.json()["error"]["code"] == "user_not_found"
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == "user_not_found"
     r = api.post(base, json={"email": p["owner"]["email"], "role": "viewer"}, headers=oh)
     assert r.status_code == 400
     r = api.post(base, json={"email": p["newcomer"]["email"], "role": "admin"}, headers=oh)
-    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_role"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "bad_role"
     r = api.post(base, json={"email": p["viewer"]["email"].upper(), "role": "editor"}, headers=oh)
     assert r.status_code == 409
     listed = api.get(base, headers=p["viewer"]["h"]).json()
@@ -211,7 +215,8 @@ def test_members_api_and_shared_with_me(api, db_url, people):
     node_url = f"/api/v1/mindmaps/{ids['map_id']}/nodes/{ids['node_id']}"
     assert api.patch(node_url, json={"title": "x"}, headers=p["viewer"]["h"]).status_code == 403
     r = api.patch(f"{base}/{p['viewer']['id']}", json={"role": "editor"}, headers=oh)
-    assert r.status_code == 200 and r.json()["role"] == EDIT
+    assert r.status_code == 200
+    assert r.json()["role"] == EDIT
     assert api.patch(node_url, json={"title": "x"}, headers=p["viewer"]["h"]).status_code == 200
     assert api.delete(f"{base}/{p['viewer']['id']}", headers=oh).status_code == 200
     assert api.get(f"/api/v1/mindmaps/{ids['map_id']}", headers=p["viewer"]["h"]).status_code == 404
@@ -247,9 +252,11 @@ def test_cited_documents_open_and_nothing_else(api, db_url, people):
     data = _store_file(db_url, ids["document_id"])
     _store_file(db_url, other.document_id)
     cited = api.get(f"/api/v1/documents/{ids['document_id']}/file", headers=vh)
-    assert cited.status_code == 200 and cited.content == data
+    assert cited.status_code == 200
+    assert cited.content == data
     part = api.get(f"/api/v1/documents/{ids['document_id']}/file", headers={**vh, "Range": "bytes=0-7"})
-    assert part.content == data[:8] and part.status_code in (200, 206)
+    assert part.content == data[:8]
+    assert part.status_code in (200, 206)
     for who in ("stranger", "removed"):
         r = api.get(f"/api/v1/documents/{ids['document_id']}/file", headers=p[who]["h"])
         assert r.status_code == 404, who
@@ -282,7 +289,8 @@ def test_collection_shared_read_only(api, db_url, people):
     assert api.post(base, json={"email": p["viewer"]["email"], "role": "editor"}, headers=oh).status_code == 400
     assert api.post(base, json={"email": p["viewer"]["email"], "role": "viewer"}, headers=vh).status_code == 404
     r = api.post(base, json={"email": p["viewer"]["email"], "role": "viewer"}, headers=oh)
-    assert r.status_code == 201 and r.json()["role"] == "viewer"
+    assert r.status_code == 201
+    assert r.json()["role"] == "viewer"
     assert api.get(base, headers=vh).status_code == 404  # the member list is the owner's
     shared = api.get("/api/v1/shared/collections", headers=vh).json()["collections"]
     assert [(c["id"], c["owner_email"], c["document_count"]) for c in shared] == [(cid, p["owner"]["email"], 1)]
@@ -312,14 +320,17 @@ def test_collection_shared_read_only(api, db_url, people):
     assert api.post(cite, json={"chunk_id": chunk.id, "quote": QUOTE}, headers=vh).status_code == 201
     export = f"/api/v1/mindmaps/{mine['id']}/export"
     [shared_ref] = [ln for ln in api.get(f"{export}.md", headers=vh).text.splitlines() if ln.startswith("1. ")]
-    assert "No longer shared" not in shared_ref and "@misc" in api.get(f"{export}.bib", headers=vh).text
+    assert "No longer shared" not in shared_ref
+    assert "@misc" in api.get(f"{export}.bib", headers=vh).text
     assert api.delete(f"{base}/{p['viewer']['id']}", headers=oh).status_code == 200
     # unshared: the node keeps its citation, which shows "no longer shared with you" instead of the quote
     [c] = api.get(f"/api/v1/mindmaps/{mine['id']}", headers=vh).json()["citations"]
     assert (c["quote"], c["title"], c["source_removed_reason"]) == ("", "No longer shared with you", "no_longer_shared")
     md = api.get(f"{export}.md", headers=vh).text  # exports keep the node, not the unshared source
     # (the page stands at the marker in the text, the reference list names the source)
-    assert shared_ref not in md and "\n1. No longer shared with you\n" in md and "[1, p. " in md
+    assert shared_ref not in md
+    assert "\n1. No longer shared with you\n" in md
+    assert "[1, p. " in md
     assert "@misc" not in api.get(f"{export}.bib", headers=vh).text
     assert api.get(f"/api/v1/documents/{chunk.document_id}/file", headers=vh).status_code == 404
     assert api.get(f"/api/v1/search?q=small&collection_id={cid}", headers=vh).status_code == 404
@@ -406,7 +417,8 @@ def test_map_scoped_to_a_shared_collection(api, db_url, people):
     [row] = [x for x in api.get("/api/v1/mindmaps", headers=vh).json()["mindmaps"] if x["id"] == m["id"]]
     assert row["collection_id"] == cid
     plain = api.post("/api/v1/mindmaps", json={"title": "Whole library"}, headers=vh).json()
-    assert plain["collection_id"] is None and plain["collection_name"] is None
+    assert plain["collection_id"] is None
+    assert plain["collection_name"] is None
 
     assert api.delete(f"/api/v1/collections/{cid}/members/{p['viewer']['id']}", headers=oh).status_code == 200
     assert app_maps.scope_choices(p["viewer"]["id"]) == []
@@ -481,11 +493,13 @@ def test_owner_restores_an_editors_deleted_subtree_from_the_history(api, db_url,
         ("add_child", p["editor"]["id"]),
     ]
     deleted = hist[1]
-    assert {theme["id"], ids["node_id"]} <= set(deleted["node_ids"]) and deleted["email"] == p["editor"]["email"]
+    assert {theme["id"], ids["node_id"]} <= set(deleted["node_ids"])
+    assert deleted["email"] == p["editor"]["email"]
     assert api.get(f"{m}/history", headers=p["viewer"]["h"]).status_code == 403
     # an editor reverts only their own changes
     r = api.post(f"{m}/history/{hist[0]['edit_id']}/revert", headers=eh)
-    assert r.status_code == 403 and r.json()["error"]["code"] == "not_your_edit"
+    assert r.status_code == 403
+    assert r.json()["error"]["code"] == "not_your_edit"
     assert api.post(f"{m}/history/{hist[2]['edit_id']}/revert", headers=eh).json() == {"reverted": "add_child"}
     assert note["id"] not in {n["id"] for n in api.get(m, headers=oh).json()["nodes"]}
     # the editor is removed; the owner restores the deleted subtree with its citation
@@ -494,11 +508,13 @@ def test_owner_restores_an_editors_deleted_subtree_from_the_history(api, db_url,
     assert api.post(f"{m}/history/{deleted['edit_id']}/revert", headers=oh).json() == {"reverted": "delete_subtree"}
     after = api.get(m, headers=oh).json()
     nodes = {n["id"]: n for n in after["nodes"]}
-    assert nodes[theme["id"]]["title"] == "Cost" and nodes[ids["node_id"]]["parent_id"] == theme["id"]
+    assert nodes[theme["id"]]["title"] == "Cost"
+    assert nodes[ids["node_id"]]["parent_id"] == theme["id"]
     assert nodes[ids["root"]]["title"] == "Owner's question"
     assert [c["id"] for c in after["citations"]] == [ids["citation_id"]]
     r = api.post(f"{m}/history/{deleted['edit_id']}/revert", headers=oh)
-    assert r.status_code == 409 and r.json()["error"]["code"] == "already_undone"
+    assert r.status_code == 409
+    assert r.json()["error"]["code"] == "already_undone"
     assert api.get(f"{m}/history", headers=oh).json()["changes"][0]["undone"] is False
 
 
@@ -524,9 +540,8 @@ def test_owner_adds_papers_members_can_open_in_the_share_dialog(api, db_url, peo
     r = api.post(docs, json={"document_id": "nope"}, headers=p["owner"]["h"])
     assert r.status_code == 404
     r = api.post(docs, json={"document_id": other.document_id}, headers=p["owner"]["h"])
-    assert r.status_code == 201 and (other.document_id, "added") in {
-        (d["document_id"], d["how"]) for d in r.json()["documents"]
-    }
+    assert r.status_code == 201
+    assert (other.document_id, "added") in {(d["document_id"], d["how"]) for d in r.json()["documents"]}
     assert api.get(file, headers=p["viewer"]["h"]).status_code == 200
     assert api.get(file, headers=p["stranger"]["h"]).status_code == 404
     assert api.delete(f"{docs}/{other.document_id}", headers=p["owner"]["h"]).status_code == 200

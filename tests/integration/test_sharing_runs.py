@@ -58,7 +58,8 @@ def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env): 
     op_id, _ = run(env_editor, "deepen", mid, OfflineProvider, node_id=root, model="offline")
     with sessions() as db:
         written = db.exec(select(MapNode).where(MapNode.run_id == op_id)).all()
-        assert written and all(n.author_id == editor and n.created_by == "agent" for n in written)
+        assert written
+        assert all(n.author_id == editor and n.created_by == "agent" for n in written)
 
     # a billed (model-judged) run: charged to the editor, named after the map in the history
     reply = json.dumps({"scores": [{"quote": 1, "support": 0.4, "rewrite": "PaSa-7B beats baselines."}]})
@@ -66,12 +67,15 @@ def test_editor_run_reads_the_owners_library_and_is_charged_to_the_editor(env): 
         op_id, _ = run(env_editor, "check_support", mid, lambda: OpenAIProvider(fake.base_url, "k"), node_id=node["id"])
     with sessions() as db:
         op = db.get(Operation, op_id)
-        assert op.owner_id == editor and op.charged_credits > 0
+        assert op.owner_id == editor
+        assert op.charged_credits > 0
         spent = db.exec(select(LedgerEntry).where(LedgerEntry.operation_id == op_id)).all()
-        assert spent and all(e.user_id == editor for e in spent)
+        assert spent
+        assert all(e.user_id == editor for e in spent)
         assert ledger.balance(db, owner) == owner_before
         [row] = [h for h in ledger.history(db, editor) if h.id == op_id]
-        assert row.title == "Check support · Team map" and row.amount == -op.charged_credits
+        assert row.title == "Check support · Team map"
+        assert row.amount == -op.charged_credits
         assert all(h.id != op_id for h in ledger.history(db, owner))
 
 
@@ -160,7 +164,8 @@ def _cited(db, mid: str) -> set[str]:
 MIXED = "How are molecular property prediction models explained, and how do LLM agents search for papers?"
 
 
-def test_member_run_reads_only_what_the_owner_made_readable(env, index_env, use_cases):  # noqa: F811
+@pytest.mark.usefixtures("use_cases")
+def test_member_run_reads_only_what_the_owner_made_readable(env, index_env):  # noqa: F811
     """Issue 36.1: an editor's Research run with a prompt about another of the owner's papers
     reads only what the map cites: the other paper is never cited and stays unreadable to every
     member. A claim that would cite it goes to a proposal only the owner sees (accepting it is the
@@ -193,7 +198,8 @@ def test_member_run_reads_only_what_the_owner_made_readable(env, index_env, use_
     with sessions() as db:
         assert _cited(db, mid) == {pasa}
         for uid in (editor, viewer):
-            assert readable(db, uid, review) is None and readable(db, uid, pasa) is not None
+            assert readable(db, uid, review) is None
+            assert readable(db, uid, pasa) is not None
         # the write guard: a claim of the editor's run citing the unshared paper is refused ...
         rchunk = db.exec(select(Chunk).where(Chunk.document_id == review)).first()
         cit = {"document_id": review, "chunk_id": rchunk.id, "page": rchunk.page, "quote": rchunk.text[:80]}
@@ -220,7 +226,8 @@ def test_member_run_reads_only_what_the_owner_made_readable(env, index_env, use_
         assert review in _cited(db, mid)
 
 
-def test_prompted_research_keeps_the_root_and_is_undoable(env, use_cases):  # noqa: F811
+@pytest.mark.usefixtures("use_cases")
+def test_prompted_research_keeps_the_root_and_is_undoable(env):  # noqa: F811
     """Issue 36.3: a Research run with a prompt never rewrites the map's root question: the
     prompt becomes the run's own question (a theme under the root, research under it); every write
     of the run is one history entry authored by the member who started it, and their undo
@@ -243,16 +250,20 @@ def test_prompted_research_keeps_the_root_and_is_undoable(env, use_cases):  # no
     assert outcome == "SUCCEEDED"
     with sessions() as db:
         r = db.get(MapNode, root)
-        assert r.title == question and r.edited_by is None
+        assert r.title == question
+        assert r.edited_by is None
         written = db.exec(select(MapNode).where(MapNode.run_id == op_id)).all()
         [own_q] = [n for n in written if n.parent_id == root]
-        assert own_q.title == prompt and own_q.kind == "theme" and len(written) > 2
+        assert own_q.title == prompt
+        assert own_q.kind == "theme"
+        assert len(written) > 2
         written_ids = {n.id for n in written}
         with pytest.raises(MapError) as refused:
             service.update_agent_node(db, mid, root, run_id=op_id, title="Rewritten")
         assert refused.value.code == "not_run_node"
     [entry] = [h for h in app_maps.map_history(owner, mid) if h.run_id == op_id]
-    assert entry.action == "run_build_map" and entry.user_id == editor
+    assert entry.action == "run_build_map"
+    assert entry.user_id == editor
     assert written_ids <= set(entry.node_ids)
     assert app_maps.undo(editor, mid) == "run_build_map"
     with sessions() as db:

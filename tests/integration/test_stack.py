@@ -5,6 +5,7 @@ orphans, and a second start neither reinstalls nor re-creates the admin."""
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import psutil
@@ -35,63 +36,8 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     )
     stack = AppStack(data_dir=tmp_path / "data", env=env, port=port).start()
     try:
-        conf = (tmp_path / "data" / "supervisor" / "supervisord.conf").read_text()
-        assert "redis-server" in conf and "dramatiq jobs --processes 1 " in conf
-        assert "numprocs=2" in conf and "autorestart=true" in conf and "killasgroup=true" in conf
-        assert "bayes_app.search.index_server" in conf
-        assert "bayes_app.procs.web" in conf  # reflex run --env prod --single-port
-        # wait for everything to be up (the workers start after the web process)
-        health = wait_for(lambda: (h := stack.health())["status"] == "ok" and h, 60, 0.5, what="health ok")
-        assert {p["name"] for p in health["components"]["processes"]["programs"]} == {
-            "web",
-            "worker_0",
-            "worker_1",
-            "index",
-            "redis",
-            "watchdog",
-        }
-        assert "Generated password:" in stack.log_path.read_text()  # printed once, on creation
-        # one port serves both the pages and the API
-        page = httpx.get(f"{stack.url}/login", timeout=10, follow_redirects=True)
-        assert page.status_code == 200 and "<html" in page.text.lower()
-        children = psutil.Process(stack.proc.pid).children(recursive=True)
-        names = " ".join(_cmdline(c) for c in children)
-        assert "redis-server" in names and "dramatiq" in names and "bayes_app.procs.web" in names
-        assert "index_server" in names and "supervisord" in " ".join(psutil.Process(stack.proc.pid).cmdline())
-        # Issue 36.10: health is sampled all through the recycles (each message ends one);
-        # a planned restart is announced by the worker, so no sample may say "degraded".
-        samples: list[dict] = []
-        done = threading.Event()
-
-        def sample() -> None:
-            while not done.is_set():
-                samples.append(stack.health())
-                time.sleep(0.2)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _offline_ask(stack, tmp_path / "data")
-        _offline_ask(stack, tmp_path / "data")
-
-        def recycled() -> list[dict]:
-            report = stack.health()["components"]["processes"]
-            return [
-                e
-                for e in report["recent_restarts"]
-                if e["process"].startswith("worker_") and e["expected"] and e["detail"] == "exit status 75; expected"
-            ] or None
-
-        assert len(wait_for(recycled, 30, 0.5, what="a worker recycled")) >= 1
-        time.sleep(5)  # the supervisor has the recycled worker running again
-        done.set()
-        sampler.join(10)
-        degraded = [h for h in samples if h["status"] != "ok"]
-        assert len(samples) > 20 and not degraded, degraded[:3]
-        assert "over BAYES_WORKER_MAX_RSS_MB=1: finishing the messages in flight" in stack.log_tail(2000)
-        report = stack.health()["components"]["processes"]
-        assert report["status"] == "ok", report  # planned recycles are not crashes
-        assert sum(p["recycles"] for p in report["programs"]) >= 1
-        assert all(p["crashes"] == 0 for p in report["programs"]), report
+        _assert_supervised(stack, tmp_path / "data")
+        _recycled_while_healthy(stack, tmp_path / "data")
         children = psutil.Process(stack.proc.pid).children(recursive=True)
     finally:
         rc = stack.stop()
@@ -103,17 +49,96 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
     assert not alive, f"orphans after Ctrl-C: {[_cmdline(c) for c in alive]}"
     assert not processes_of(tmp_path / "data"), [p.cmdline() for p in processes_of(tmp_path / "data")]
 
-    # Second start: same data, admin exists, no password printed again; the code is the same,
-    # so the frontend is served from the first start's build, not built again.
+    _second_start(env, tmp_path / "data", port)
+
+
+def _assert_supervised(stack: AppStack, data_dir: Path) -> None:
+    """Every program is under supervisord, up and healthy; one port serves the pages and the API."""
+    conf = (data_dir / "supervisor" / "supervisord.conf").read_text()
+    assert "redis-server" in conf
+    assert "dramatiq jobs --processes 1 " in conf
+    assert "numprocs=2" in conf
+    assert "autorestart=true" in conf
+    assert "killasgroup=true" in conf
+    assert "bayes_app.search.index_server" in conf
+    assert "bayes_app.procs.web" in conf  # reflex run --env prod --single-port
+    # wait for everything to be up (the workers start after the web process)
+    health = wait_for(lambda: (h := stack.health())["status"] == "ok" and h, 60, 0.5, what="health ok")
+    assert {p["name"] for p in health["components"]["processes"]["programs"]} == {
+        "web",
+        "worker_0",
+        "worker_1",
+        "index",
+        "redis",
+        "watchdog",
+    }
+    assert "Generated password:" in stack.log_path.read_text()  # printed once, on creation
+    # one port serves both the pages and the API
+    page = httpx.get(f"{stack.url}/login", timeout=10, follow_redirects=True)
+    assert page.status_code == 200
+    assert "<html" in page.text.lower()
+    children = psutil.Process(stack.proc.pid).children(recursive=True)
+    names = " ".join(_cmdline(c) for c in children)
+    assert "redis-server" in names
+    assert "dramatiq" in names
+    assert "bayes_app.procs.web" in names
+    assert "index_server" in names
+    assert "supervisord" in " ".join(psutil.Process(stack.proc.pid).cmdline())
+
+
+def _recycled_while_healthy(stack: AppStack, data_dir: Path) -> None:
+    """Workers over their memory ceiling are recycled (planned restarts, not crashes) while health stays ok."""
+    # Issue 36.10: health is sampled all through the recycles (each message ends one);
+    # a planned restart is announced by the worker, so no sample may say "degraded".
+    samples: list[dict] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append(stack.health())
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _offline_ask(stack, data_dir)
+    _offline_ask(stack, data_dir)
+
+    def recycled() -> list[dict]:
+        report = stack.health()["components"]["processes"]
+        return [
+            e
+            for e in report["recent_restarts"]
+            if e["process"].startswith("worker_") and e["expected"] and e["detail"] == "exit status 75; expected"
+        ] or None
+
+    assert len(wait_for(recycled, 30, 0.5, what="a worker recycled")) >= 1
+    time.sleep(5)  # the supervisor has the recycled worker running again
+    done.set()
+    sampler.join(10)
+    degraded = [h for h in samples if h["status"] != "ok"]
+    assert len(samples) > 20, degraded[:3]
+    assert not degraded, degraded[:3]
+    assert "over BAYES_WORKER_MAX_RSS_MB=1: finishing the messages in flight" in stack.log_tail(2000)
+    report = stack.health()["components"]["processes"]
+    assert report["status"] == "ok", report  # planned recycles are not crashes
+    assert sum(p["recycles"] for p in report["programs"]) >= 1
+    assert all(p["crashes"] == 0 for p in report["programs"]), report
+
+
+def _second_start(env: dict, data_dir: Path, port: int) -> None:
+    """Second start: same data, admin exists, no password printed again; the code is the same,
+    so the frontend is served from the first start's build, not built again."""
     env.pop("BAYES_WORKER_MAX_RSS_MB")
-    again = AppStack(data_dir=tmp_path / "data", env=env, port=port)
+    again = AppStack(data_dir=data_dir, env=env, port=port)
     again.start()
     try:
         log = again.log_path.read_text()
         assert "Generated password:" not in log
-        assert "Frontend unchanged since its last build" in log and "Creating Production Build" not in log
+        assert "Frontend unchanged since its last build" in log
+        assert "Creating Production Build" not in log
         page = httpx.get(f"{again.url}/login", timeout=10, follow_redirects=True)
-        assert page.status_code == 200 and "<html" in page.text.lower()
+        assert page.status_code == 200
+        assert "<html" in page.text.lower()
     finally:
         again.stop()
 
@@ -158,7 +183,8 @@ def test_second_make_run_does_not_reinstall():
 
     t = time.monotonic()
     out = subprocess.run(["make", "setup"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120).stdout
-    assert "nothing to install" in out and "installing" not in out, out
+    assert "nothing to install" in out, out
+    assert "installing" not in out, out
     assert time.monotonic() - t < 30
 
 

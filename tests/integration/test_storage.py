@@ -40,11 +40,14 @@ def test_content_addressed_dedupe_stream_range_remove(store):
     sha = hashlib.sha256(data).hexdigest()
     first = store.store_stream(io.BytesIO(data), 10 << 20)
     again = store.store_stream(io.BytesIO(data), 10 << 20)
-    assert first.sha256 == again.sha256 == sha and first.size == len(data)
+    assert first.sha256 == again.sha256 == sha
+    assert first.size == len(data)
     assert list(store.iter_shas()) == [sha]  # identical bytes stored once
-    assert store.exists(sha) and store.size(sha) == len(data)
+    assert store.exists(sha)
+    assert store.size(sha) == len(data)
     chunks = list(store.iter_bytes(sha))
-    assert len(chunks) >= 3 and max(map(len, chunks)) <= storage.CHUNK  # streamed, not whole
+    assert len(chunks) >= 3
+    assert max(map(len, chunks)) <= storage.CHUNK  # streamed, not whole
     assert b"".join(chunks) == data
     assert b"".join(store.iter_bytes(sha, 100, 199)) == data[100:200]
     assert b"".join(store.iter_bytes(sha, len(data) - 5)) == data[-5:]
@@ -56,7 +59,8 @@ def test_content_addressed_dedupe_stream_range_remove(store):
     other = store.store_stream(io.BytesIO(b"%PDF-other"), 1 << 20)
     assert sorted(store.iter_shas()) == sorted([sha, other.sha256])
     store.remove(sha)
-    assert not store.exists(sha) and store.size(sha) is None
+    assert not store.exists(sha)
+    assert store.size(sha) is None
     assert list(store.iter_shas()) == [other.sha256]
     store.remove(sha)  # removing twice is harmless
     with pytest.raises(FileNotFoundError):
@@ -67,7 +71,7 @@ def test_too_large_stores_nothing(store, tmp_path):
     with pytest.raises(storage.UploadTooLarge):
         store.store_stream(io.BytesIO(_big(3 << 20)), 2 << 20)
     assert list(store.iter_shas()) == []
-    assert not [p for p in tmp_path.rglob("*upload*")]  # no spooled leftovers
+    assert not list(tmp_path.rglob("*upload*"))  # no spooled leftovers
 
 
 def test_settings_choose_the_backend(configure, tmp_path, s3_server):
@@ -75,7 +79,8 @@ def test_settings_choose_the_backend(configure, tmp_path, s3_server):
 
     configure(BAYES_DATA_DIR=str(tmp_path), BAYES_STORAGE_URL="", BAYES_S3_ENDPOINT_URL="")
     local = storage.default_store()
-    assert isinstance(local, storage.LocalStore) and local.root == tmp_path / "files"
+    assert isinstance(local, storage.LocalStore)
+    assert local.root == tmp_path / "files"
     configure(BAYES_STORAGE_URL="s3://my-bucket/some/prefix/", BAYES_S3_ENDPOINT_URL=s3_server.endpoint)
     s3 = storage.default_store()
     assert isinstance(s3, storage.S3Store)
@@ -128,7 +133,8 @@ def test_upload_dedupe_refusal_and_pdf_route_on_s3(s3_app, db_url, s3_server):
     assert acc.created
     assert s3_server.keys(s3_app) == [f"files/{sha[:2]}/{sha}.pdf"]
     dup = uploads.accept(uid, io.BytesIO(data), "again.pdf")
-    assert not dup.created and dup.document_id == acc.document_id
+    assert not dup.created
+    assert dup.document_id == acc.document_id
     assert len(s3_server.keys(s3_app)) == 1
 
     # a refused upload (bad collection) leaves no object behind when nothing else uses it
@@ -139,25 +145,30 @@ def test_upload_dedupe_refusal_and_pdf_route_on_s3(s3_app, db_url, s3_server):
 
     with TestClient(build_api()) as c:
         r = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth)
-        assert r.status_code == 200 and r.content == data
+        assert r.status_code == 200
+        assert r.content == data
         assert r.headers["content-type"] == "application/pdf"
         assert r.headers["content-length"] == str(len(data))
         assert r.headers["x-content-type-options"] == "nosniff"
         part = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth | {"Range": "bytes=10-99"})
-        assert part.status_code == 206 and part.content == data[10:100]
+        assert part.status_code == 206
+        assert part.content == data[10:100]
         assert part.headers["content-range"] == f"bytes 10-99/{len(data)}"
         tail = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth | {"Range": "bytes=-7"})
-        assert tail.status_code == 206 and tail.content == data[-7:]
+        assert tail.status_code == 206
+        assert tail.content == data[-7:]
         bad = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth | {"Range": f"bytes={len(data) + 5}-"})
         assert bad.status_code == 416
         other_uid, other_auth = _user(db_url)
         assert c.get(f"/api/v1/documents/{acc.document_id}/file", headers=other_auth).status_code == 404
         storage.default_store().remove(sha)
         gone = c.get(f"/api/v1/documents/{acc.document_id}/file", headers=auth)
-        assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+        assert gone.status_code == 404
+        assert gone.json()["error"]["code"] == "not_found"
 
 
-def test_ingestion_parses_from_s3(s3_app, db_url):
+@pytest.mark.usefixtures("s3_app")
+def test_ingestion_parses_from_s3(db_url):
     """The parse step reads the object through a temp copy (pdfium needs a file)."""
     from bayes_app.db import get_engine
     from bayes_app.library import uploads
@@ -213,7 +224,8 @@ def test_storage_migrate_copies_and_verifies(tmp_path, s3_server):
     env = s3_server.env() | {"BAYES_DATA_DIR": str(tmp_path / "data"), "BAYES_STORAGE_URL": f"s3://{bucket}/pdfs"}
     first = _migrate(env)
     assert first.returncode == 0, first.stderr + first.stdout
-    assert "4 copied" in first.stdout and "4 verified" in first.stdout
+    assert "4 copied" in first.stdout
+    assert "4 verified" in first.stdout
     assert s3_server.keys(bucket) == sorted(f"pdfs/{s[:2]}/{s}.pdf" for s in shas)
     cli = s3_server.client()
     for s in shas:
@@ -224,22 +236,29 @@ def test_storage_migrate_copies_and_verifies(tmp_path, s3_server):
     local.path(shas[0]).write_bytes(b"%PDF-tampered")
     again = _migrate(env)
     assert again.returncode == 1
-    assert "0 copied" in again.stdout and "3 already there" in again.stdout
-    assert "1 corrupt in the source" in again.stdout and f"{shas[0]}  corrupt" in again.stdout
+    assert "0 copied" in again.stdout
+    assert "3 already there" in again.stdout
+    assert "1 corrupt in the source" in again.stdout
+    assert f"{shas[0]}  corrupt" in again.stdout
 
     # an object altered in the bucket fails verification and is removed so a rerun resends it
     local.path(shas[0]).unlink()
     cli.put_object(Bucket=bucket, Key=f"pdfs/{shas[1][:2]}/{shas[1]}.pdf", Body=b"%PDF-wrong")
     bad = _migrate(env)
-    assert bad.returncode == 1 and "1 failed verification" in bad.stdout
+    assert bad.returncode == 1
+    assert "1 failed verification" in bad.stdout
     fixed = _migrate(env)
-    assert fixed.returncode == 0 and "1 copied" in fixed.stdout and "3 verified" in fixed.stdout
+    assert fixed.returncode == 0
+    assert "1 copied" in fixed.stdout
+    assert "3 verified" in fixed.stdout
 
     no_dest = _migrate({"BAYES_DATA_DIR": str(tmp_path / "data")})
-    assert no_dest.returncode == 2 and "BAYES_STORAGE_URL is not set" in no_dest.stderr
+    assert no_dest.returncode == 2
+    assert "BAYES_STORAGE_URL is not set" in no_dest.stderr
 
 
-def test_viewer_highlight_reads_the_pdf_from_s3(s3_app, db_url):
+@pytest.mark.usefixtures("s3_app")
+def test_viewer_highlight_reads_the_pdf_from_s3(db_url):
     """Quote boxes come from pdfium over a temp copy of the object."""
     from bayes_app.db import session_scope
     from bayes_app.library import highlight, pdf, uploads
@@ -254,7 +273,9 @@ def test_viewer_highlight_reads_the_pdf_from_s3(s3_app, db_url):
     page, rects, note = highlight.locate(
         acc.document_id, hashlib.sha256(data).hexdigest(), 1, "grows slowly on granite"
     )
-    assert page == 1 and rects and note == ""
+    assert page == 1
+    assert rects
+    assert note == ""
     storage.default_store().remove(hashlib.sha256(data).hexdigest())
     assert highlight.locate(acc.document_id, hashlib.sha256(data).hexdigest(), 1, "grows slowly on granite")[1] == []
 
@@ -269,4 +290,5 @@ def test_health_reports_the_object_store(configure, tmp_path, s3_server, db_url)
     assert check_health()["components"]["storage"] == {"status": "ok", "url": f"s3://{bucket}/x"}
     configure(BAYES_STORAGE_URL="s3://no-such-bucket-here/x")
     health = check_health()
-    assert health["components"]["storage"]["status"] == "down" and "storage" in health["broken"]
+    assert health["components"]["storage"]["status"] == "down"
+    assert "storage" in health["broken"]

@@ -68,11 +68,13 @@ def filled(library):
     r = c.post("/tables", json={"title": "Sample sizes", "collection_id": coll, "columns": COLUMNS})
     assert r.status_code == 201, r.text
     table = r.json()
-    assert [row["document_id"] for row in table["rows"]] and len(table["rows"]) == len(PAPERS)
+    assert [row["document_id"] for row in table["rows"]]
+    assert len(table["rows"]) == len(PAPERS)
     r = c.post(f"/tables/{table['id']}/fill")
     assert r.status_code == 202, r.text
     run = wait_run(c, r.json()["run_id"])
-    assert run["status"] == "SUCCEEDED" and run["charged_credits"] is not None
+    assert run["status"] == "SUCCEEDED"
+    assert run["charged_credits"] is not None
     return table["id"]
 
 
@@ -85,7 +87,8 @@ def test_fill_reads_values_off_verbatim_sentences(library, filled):
         cells = by_doc[ids[p.title]]
         for cell in cells.values():
             if cell["status"] == "found":
-                assert cell["page"] == 1 and cell["quote"]
+                assert cell["page"] == 1
+                assert cell["quote"]
                 assert " ".join(cell["quote"].split()) in " ".join(p.abstract.split())  # verbatim
         n = cells["participants"]
         right_n += n["value"] == p.participants
@@ -93,7 +96,9 @@ def test_fill_reads_values_off_verbatim_sentences(library, filled):
             assert str(n["value"]) in n["quote"].replace(",", "")  # the number is in its quote
         right_rct += cells["rct"]["value"] == ("yes" if p.randomized else "no")
         findings += p.finding in (cells["finding"]["quote"] or "")
-    assert right_n == len(PAPERS) and right_rct == len(PAPERS) and findings >= len(PAPERS) - 1
+    assert right_n == len(PAPERS)
+    assert right_rct == len(PAPERS)
+    assert findings >= len(PAPERS) - 1
     assert table["screening"] == [
         {"column": "rct", "screened": 4, "included": 2, "excluded": 2, "unsure": 0, "not_screened": 0}
     ]
@@ -103,9 +108,12 @@ def test_an_edit_survives_a_refill_and_reaches_the_exports(library, filled):
     c, _, _, ids = library
     doc = ids[PAPERS[1].title]
     r = c.patch(f"/tables/{filled}/cells", json={"document_id": doc, "column": "participants", "value": "3,400"})
-    assert r.status_code == 200 and r.json()["status"] == "edited" and r.json()["value"] == 3400
+    assert r.status_code == 200
+    assert r.json()["status"] == "edited"
+    assert r.json()["value"] == 3400
     bad = c.patch(f"/tables/{filled}/cells", json={"document_id": doc, "column": "rct", "value": "maybe"})
-    assert bad.status_code == 400 and "yes, no or unsure" in bad.json()["error"]["message"]
+    assert bad.status_code == 400
+    assert "yes, no or unsure" in bad.json()["error"]["message"]
     run = wait_run(c, c.post(f"/tables/{filled}/fill", json={"columns": ["participants"]}).json()["run_id"])
     assert run["status"] == "SUCCEEDED"
     cell = next(r for r in c.get(f"/tables/{filled}").json()["rows"] if r["document_id"] == doc)["cells"][
@@ -113,13 +121,16 @@ def test_an_edit_survives_a_refill_and_reaches_the_exports(library, filled):
     ]
     assert (cell["value"], cell["status"]) == (3400, "edited")
     csv_text = c.get(f"/tables/{filled}/export.csv").text
-    assert "3400" in csv_text and "edited" in csv_text and "participants quote" in csv_text.splitlines()[0]
+    assert "3400" in csv_text
+    assert "edited" in csv_text
+    assert "participants quote" in csv_text.splitlines()[0]
     from openpyxl import load_workbook
 
     xlsx = c.get(f"/tables/{filled}/export.xlsx")
     assert xlsx.status_code == 200
     ws = load_workbook(io.BytesIO(xlsx.content))["Table"]
-    assert ws.max_row == len(PAPERS) + 1 and ws.cell(1, 3).value == "participants"
+    assert ws.max_row == len(PAPERS) + 1
+    assert ws.cell(1, 3).value == "participants"
 
 
 def test_add_a_column_and_fill_only_it(library, filled):
@@ -133,11 +144,13 @@ def test_add_a_column_and_fill_only_it(library, filled):
             "choices": ["cohort", "case-control", "randomized trial"],
         },
     )
-    assert r.status_code == 201 and [col["key"] for col in r.json()["columns"]][-1] == "design"
+    assert r.status_code == 201
+    assert [col["key"] for col in r.json()["columns"]][-1] == "design"
     run = wait_run(c, c.post(f"/tables/{filled}/fill", json={"columns": ["design"]}).json()["run_id"])
     assert run["status"] == "SUCCEEDED"
     values = {row["document_id"]: row["cells"]["design"]["value"] for row in c.get(f"/tables/{filled}").json()["rows"]}
-    assert values[ids[PAPERS[1].title]] == "cohort" and values[ids[PAPERS[3].title]] == "case-control"
+    assert values[ids[PAPERS[1].title]] == "cohort"
+    assert values[ids[PAPERS[3].title]] == "case-control"
     dup = c.post(f"/tables/{filled}/columns", json={"key": "design", "question": "Again?", "type": "text"})
     assert dup.status_code == 400
 
@@ -148,7 +161,8 @@ def test_cancel_at_once_ends_cancelled_and_settled(library, filled):
     assert c.post(f"/runs/{run_id}/cancel").status_code in (200, 202)
     run = wait_run(c, run_id)
     assert run["status"] in ("CANCELLED", "SUCCEEDED")  # a fill of four papers may finish first
-    assert run["finalized_at"] and run["charged_credits"] is not None
+    assert run["finalized_at"]
+    assert run["charged_credits"] is not None
     assert run["charged_credits"] <= run["reserved_credits"]
 
 
@@ -166,7 +180,9 @@ def test_cancel_at_once_ends_cancelled_and_settled(library, filled):
 def test_bad_tables_are_refused_with_a_message(library, body, code):
     c, *_ = library
     r = c.post("/tables", json=body)
-    assert r.status_code == 400 and r.json()["error"]["code"] == code and r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == code
+    assert r.json()["error"]["message"]
 
 
 def test_strangers_get_404_and_members_what_their_role_allows(library, filled, app_stack, app_db_url):
@@ -191,6 +207,7 @@ def test_strangers_get_404_and_members_what_their_role_allows(library, filled, a
     assert other.get(f"/tables/{filled}").status_code == 200
     assert other.get(f"/documents/{doc}/file").status_code == 200  # the owner shared the table, so its papers
     r = other.patch(f"/tables/{filled}/cells", json={"document_id": doc, "column": "rct", "value": "yes"})
-    assert r.status_code == 403 and "viewer" in r.json()["error"]["message"]
+    assert r.status_code == 403
+    assert "viewer" in r.json()["error"]["message"]
     assert [t["role"] for t in other.get("/tables").json()["tables"]] == ["viewer"]
     other.close()

@@ -38,13 +38,13 @@ def test_text_bombs_fail_early_with_bounded_worker_memory(tmp_path, redis_server
     redis_url = redis_server.url_db(12)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(
-        BAYES_DATA_DIR=str(tmp_path),
-        DATABASE_URL=db_url,
-        REDIS_URL=redis_url,
-        QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        BAYES_MAX_DOCUMENT_CHARS="1000000",
-    )
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        "BAYES_MAX_DOCUMENT_CHARS": "1000000",
+    }
     configure(**settings)
     worker = start_worker(stack_env(tmp_path, 1, **settings), tmp_path / "worker.log")
     broker = RedisBroker(url=redis_url, namespace="bayes-tasks")
@@ -80,12 +80,14 @@ def test_text_bombs_fail_early_with_bounded_worker_memory(tmp_path, redis_server
         bomb = text_bomb_pdf(pages=40, chars=600_000)  # 24 M characters in a few KB
         assert len(bomb) < 20_000
         doc = ingest(bomb, "bomb.pdf")
-        assert doc.status == DocStatus.FAILED and doc.error_code == "too_much_text"
+        assert doc.status == DocStatus.FAILED
+        assert doc.error_code == "too_much_text"
         assert doc.error_message.startswith("Page 1 holds more text than 200,000 characters")
 
         # pages under the page bound, but too many of them: the document's bound, while reading
         many = ingest(text_bomb_pdf(pages=40, chars=150_000, word=9), "many.pdf")
-        assert many.status == DocStatus.FAILED and many.error_code == "too_much_text"
+        assert many.status == DocStatus.FAILED
+        assert many.error_code == "too_much_text"
         assert "more text than 1,000,000 characters" in many.error_message
         assert "reached on page 7" in many.error_message
 

@@ -93,27 +93,29 @@ class Topology:
         # by a second process on 127.0.0.2:P (the built frontend keeps the port and takes the
         # host from the page, so a tab opened on 127.0.0.2 has its WebSocket on B).
         self.port = stack_port()
-        a = subprocess.Popen(
-            [sys.executable, "-m", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"],
-            cwd=ROOT,
-            env=self.env("web-a", self.port),
-            stdout=open(tmp / "web-a.log", "w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(tmp / "web-a.log", "w") as log_out:
+            a = subprocess.Popen(
+                [sys.executable, "-m", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"],
+                cwd=ROOT,
+                env=self.env("web-a", self.port),
+                stdout=log_out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.procs.append(a)
         self.webs = [("127.0.0.1", a)]
         self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
         self.procs += self.workers
         self._wait_up(0, 600)  # B serves A's build: start it once the build is there
-        b = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],
-            cwd=ROOT,
-            env=self.env("web-b", self.port),
-            stdout=open(tmp / "web-b.log", "w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(tmp / "web-b.log", "w") as log_out:
+            b = subprocess.Popen(
+                [sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],
+                cwd=ROOT,
+                env=self.env("web-b", self.port),
+                stdout=log_out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.procs.append(b)
         self.webs.append(("127.0.0.2", b))
         self._wait_up(1, 240)
@@ -284,7 +286,8 @@ def test_ask_started_on_b_streamed_and_stopped_on_a(topo):
             if ev["type"] == "done":
                 assert ev["data"]["status"] == "CANCELLED", ev
                 break
-    assert "text" in types and types[-1] == "done"
+    assert "text" in types
+    assert types[-1] == "done"
     assert httpx.get(f"{b}/runs/{run_id}", headers=hb, timeout=30).json()["status"] == "CANCELLED"
 
 
@@ -322,7 +325,9 @@ def test_kill_9_worker_mid_run_is_finalized_by_the_other(topo):
         assert (r["status"], r["outcome_reason"]) == ("FAILED", "worker_lost"), r
         admin = _bearer(b, ADMIN_EMAIL, ADMIN_PASSWORD)
         rec = httpx.get(f"{b}/admin/credits/reconciliation", headers=admin, timeout=30).json()
-        assert rec["ok"] and rec["spend_mismatches"] == [] and rec["held_after_finalize"] == [], rec
+        assert rec["ok"], rec
+        assert rec["spend_mismatches"] == [], rec
+        assert rec["held_after_finalize"] == [], rec
     finally:  # back to two workers, also when an assertion above failed
         topo.workers[0] = start_worker(topo.env("worker-3"), topo.tmp / "worker-3.log")
         topo.procs.append(topo.workers[0])
@@ -336,7 +341,8 @@ def test_periodic_jobs_fire_once_per_interval_across_workers(topo, redis_server)
 
     from jobs.runs import REAP_EVERY_S
 
-    assert len(topo.workers) == 2 and all(w.poll() is None for w in topo.workers)
+    assert len(topo.workers) == 2
+    assert all(w.poll() is None for w in topo.workers)
     db = int(topo.common["REDIS_URL"].rsplit("/", 1)[1])
     stamps: list[float] = []
     zotero: list[float] = []  # the Zotero check runs every 60 s: at most once in this window
@@ -427,8 +433,10 @@ def test_map_run_live_in_two_tabs_on_two_web_processes(topo, browser):
     map_id = one.url.rsplit("/", 1)[1]
     two.goto(f"{topo.site(1)}/maps/{map_id}")
     expect(two.locator(node)).to_have_count(1)
-    assert sockets[0] and all("127.0.0.1" in u for u in sockets[0]), sockets
-    assert sockets[1] and all("127.0.0.2" in u for u in sockets[1]), sockets
+    assert sockets[0], sockets
+    assert all("127.0.0.1" in u for u in sockets[0]), sockets
+    assert sockets[1], sockets
+    assert all("127.0.0.2" in u for u in sockets[1]), sockets
 
     import redis
 

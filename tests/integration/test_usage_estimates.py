@@ -64,4 +64,5 @@ def test_any_order_of_writes_gives_the_same_row(dbs):
         for out, est in order:
             lc.record_usage(dbs, op.id, attempt, 1, "answer", "offline", 100, 0, out, est, replace_estimate=True)
         results.add(tuple(_rows(dbs, op.id)))
-    assert len(results) == 1 and next(iter(results))[0][:3] == (100, 33, False)
+    assert len(results) == 1
+    assert next(iter(results))[0][:3] == (100, 33, False)

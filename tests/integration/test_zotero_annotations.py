@@ -72,8 +72,12 @@ def test_annotations_sync_incrementally_and_disappear_when_deleted(zann_env):
     got = anns(env, env.a1)
     assert set(got) == {"ANNOT001", "ANNOT002"}
     a = got["ANNOT001"]
-    assert a["type"] == "highlight" and a["comment"] == "key result" and a["color"] == "#ff6666"
-    assert a["page"] == 2 and a["page_index"] == 1 and a["rects"] == [[72, 500, 300, 512], [72, 488, 200, 500]]
+    assert a["type"] == "highlight"
+    assert a["comment"] == "key result"
+    assert a["color"] == "#ff6666"
+    assert a["page"] == 2
+    assert a["page_index"] == 1
+    assert a["rects"] == [[72, 500, 300, 512], [72, 488, 200, 500]]
     assert list(got) == ["ANNOT002", "ANNOT001"]  # Zotero's sort order: page 1 before page 2
     assert [x["type"] for x in anns(env, env.a2).values()] == ["note"]
 
@@ -84,14 +88,19 @@ def test_annotations_sync_incrementally_and_disappear_when_deleted(zann_env):
     env.zlib.trash_item("ANNOT003")
     env.fz.reset_counters()
     r = env.sync()
-    assert r.outcome == "synced" and r.items_changed == 3 and r.items_deleted == 1 and r.files_downloaded == 0
+    assert r.outcome == "synced"
+    assert r.items_changed == 3
+    assert r.items_deleted == 1
+    assert r.files_downloaded == 0
     got = anns(env, env.a1)
-    assert set(got) == {"ANNOT001"} and got["ANNOT001"]["comment"] == "revised"
+    assert set(got) == {"ANNOT001"}
+    assert got["ANNOT001"]["comment"] == "revised"
     assert got["ANNOT001"]["color"] == "#2ea8e5"
     assert set(anns(env, env.a2)) == {"ANNOT004"}
     # nothing changed: still one request
     env.fz.reset_counters()
-    assert env.sync().outcome == "unchanged" and env.fz.count(f"/users/{env.uid}/") == 1
+    assert env.sync().outcome == "unchanged"
+    assert env.fz.count(f"/users/{env.uid}/") == 1
     # the attachment goes: its annotations go with it
     env.zlib.delete_item(env.a2)
     env.sync()
@@ -126,7 +135,8 @@ def test_bad_annotation_data_is_dropped_or_made_safe(zann_env):
     env.sync()
     got = anns(env, env.a1)
     assert "BADPOS01" not in got
-    assert got["BADCOL01"]["color"] == "#ffd400" and got["BADCOL01"]["rects"] == [[3, 4, 5, 6]]
+    assert got["BADCOL01"]["color"] == "#ffd400"
+    assert got["BADCOL01"]["rects"] == [[3, 4, 5, 6]]
 
 
 def test_another_owner_cannot_read_annotations(zann_env):
@@ -146,18 +156,25 @@ def test_add_my_highlights_writes_one_cited_claim_per_highlight(zann_env):
         root = maps.root_of(db, m["id"])
         theme = maps.add_child(db, env.owner, m["id"], root.id, title="Sleep and memory", kind=NodeKind.THEME)
     out = app_zotero.add_highlights(env.owner, m["id"], {})
-    assert out.added == 2 and out.skipped == 0
+    assert out.added == 2
+    assert out.skipped == 0
     assert out.themes == {"Sleep and memory": 1, "Your highlights": 1}
     with Session(get_engine(env.db_url)) as db:
         nodes = {n.title: n for n in db.exec(select(MapNode).where(MapNode.map_id == m["id"]))}
         sleep = nodes["Sleep deprivation impairs memory consolidation in adults"]
-        assert sleep.parent_id == theme["id"] and sleep.body == "key result" and sleep.created_by == "zotero"
+        assert sleep.parent_id == theme["id"]
+        assert sleep.body == "key result"
+        assert sleep.created_by == "zotero"
         coffee = nodes["Coffee improves reaction time"]
-        assert nodes["Your highlights"].kind == NodeKind.THEME and coffee.parent_id == nodes["Your highlights"].id
+        assert nodes["Your highlights"].kind == NodeKind.THEME
+        assert coffee.parent_id == nodes["Your highlights"].id
         cit = db.exec(select(Citation).where(Citation.node_id == sleep.id)).one()
-        assert cit.origin == "zotero" and cit.page == 2 and cit.document_id == env.doc(env.a1).id
+        assert cit.origin == "zotero"
+        assert cit.page == 2
+        assert cit.document_id == env.doc(env.a1).id
         assert cit.region["rects"] == [[72, 500, 300, 512], [72, 488, 200, 500]]
-        assert cit.region["annotation_key"] == "ANNOT001" and cit.region["color"] == "#ff6666"
+        assert cit.region["annotation_key"] == "ANNOT001"
+        assert cit.region["color"] == "#ff6666"
     # again: nothing twice
     assert app_zotero.add_highlights(env.owner, m["id"], {}).added == 0
     # one undo removes them all
@@ -186,9 +203,11 @@ def test_highlighted_passages_are_preferred_evidence(zann_env):
     with Session(get_engine(env.db_url)) as db:
         out = zann.prefer_highlighted(db, hits)
     assert [h["n"] for h in out] == [3, 1, 2, 4]  # strong highlighted first; weak stays last
-    assert out[0]["highlighted"] and out[0]["highlight"]["annotation_key"] == "ANNOT001"
+    assert out[0]["highlighted"]
+    assert out[0]["highlight"]["annotation_key"] == "ANNOT001"
     assert out[0]["highlight"]["rects"][0] == [72, 500, 300, 512]
-    assert not out[1]["highlighted"] and not out[2]["highlighted"]
+    assert not out[1]["highlighted"]
+    assert not out[2]["highlighted"]
     # no highlight among the hits: the order is left alone
     with Session(get_engine(env.db_url)) as db:
         assert [h["n"] for h in zann.prefer_highlighted(db, [hits[1], hits[0]])] == [2, 1]
@@ -197,6 +216,7 @@ def test_highlighted_passages_are_preferred_evidence(zann_env):
     text_block = format_passages(out[:2])
     assert "p. 2; you highlighted this)" in text_block
     parsed = parse_passages(text_block)
-    assert [p.highlighted for p in parsed] == [True, False] and parsed[0].text.startswith("In a trial")
+    assert [p.highlighted for p in parsed] == [True, False]
+    assert parsed[0].text.startswith("In a trial")
     ap = AgentPassage(1, "c", d1, "Title", [], 2020, 2, text, highlighted=True)
     assert _header(ap).endswith("; you highlighted this")

@@ -33,14 +33,18 @@ def test_connect_sync_ingest_and_incremental(user_api, fake_zotero, app_stack):
 
     r = a.post("/zotero/libraries", json={"api_key": key})
     assert r.status_code == 201, r.text
-    assert key not in r.text and "api_key" not in r.json()
+    assert key not in r.text
+    assert "api_key" not in r.json()
     lib_id = r.json()["id"]
-    assert r.json()["permissions"]["library"] is True and r.json()["library_id"] == str(uid)
+    assert r.json()["permissions"]["library"] is True
+    assert r.json()["library_id"] == str(uid)
 
     v = wait_sync(a, lib_id)
     assert v["status"] == "idle", v
-    assert v["version"] == zlib.version and v["last_result"]["documents_added"] == 3
-    assert v["progress"]["items_seen"] == len(zlib.items) and v["progress"]["fetched"] == len(zlib.items)
+    assert v["version"] == zlib.version
+    assert v["last_result"]["documents_added"] == 3
+    assert v["progress"]["items_seen"] == len(zlib.items)
+    assert v["progress"]["fetched"] == len(zlib.items)
     assert [p["code"] for p in v["problems"]] == ["file_unavailable"]
     assert v["problems"][0]["title"] == recorded_items()[5]["title"]
 
@@ -56,7 +60,8 @@ def test_connect_sync_ingest_and_incremental(user_api, fake_zotero, app_stack):
     assert "Non-English items / sherlock films" in cols.values()
     assert all(cols[cid] == "Sherlock Holmes" for d in docs for cid in d["collection_ids"])
     hits = a.get("/search", params={"q": recorded_items()[1]["title"], "k": 3}).json()
-    assert hits and hits[0]["title"] == recorded_items()[1]["title"]
+    assert hits
+    assert hits[0]["title"] == recorded_items()[1]["title"]
     assert a.get("/zotero/libraries").json()["libraries"][0]["documents"]["indexed"] == 3
 
     # no change: the sync costs one request
@@ -64,7 +69,8 @@ def test_connect_sync_ingest_and_incremental(user_api, fake_zotero, app_stack):
     last = v["last_sync_at"]
     assert a.post(f"/zotero/libraries/{lib_id}/sync").status_code == 202
     v = wait_sync(a, lib_id, last)
-    assert v["last_result"]["outcome"] == "unchanged" and v["last_result"]["requests"] == 1
+    assert v["last_result"]["outcome"] == "unchanged"
+    assert v["last_result"]["requests"] == 1
     assert len([r for r in fake_zotero.requests if f"/users/{uid}/" in r]) == 1
 
     # an edit in Zotero: metadata updated, no file downloaded, no re-ingestion
@@ -111,32 +117,40 @@ def test_another_user_never_sees_the_library(user_api, fake_zotero):
         ("GET", f"/documents/{doc_id}"),
     ]:
         r = b.request(method, path)
-        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", (method, path)
+        assert r.status_code == 404, (method, path)
+        assert r.json()["error"]["code"] == "not_found", (method, path)
     assert b.get("/documents").json()["documents"] == []
     # B connecting the same Zotero library with the same key gets their own copy, never A's rows
     r = b.post("/zotero/libraries", json={"api_key": key})
-    assert r.status_code == 201 and r.json()["id"] != lib_id
+    assert r.status_code == 201
+    assert r.json()["id"] != lib_id
     assert a.get(f"/zotero/libraries/{lib_id}").status_code == 200
 
 
 def test_bad_input_gets_clear_messages(user_api, fake_zotero):
     c = user_api()
     r = c.post("/zotero/libraries", json={})
-    assert r.status_code == 400 and r.json()["error"]["code"] == "missing_fields"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "missing_fields"
     r = c.post("/zotero/libraries", json={"api_key": "wrongkey123"})
-    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_key"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "invalid_key"
     assert "wrongkey123" not in r.text
     r = c.post("/zotero/libraries", json={"api_key": "abc", "library_type": "group"})
-    assert r.status_code == 400 and "group id" in r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert "group id" in r.json()["error"]["message"]
     r = c.post("/zotero/libraries", json={"api_key": "abc", "colour": "red"})
-    assert r.status_code == 400 and "colour" in r.json()["error"]["message"]
+    assert r.status_code == 400
+    assert "colour" in r.json()["error"]["message"]
     r = c.post("/zotero/libraries", content=b"{not json")
-    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_json"
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == "bad_json"
     uid, key = new_ids()
     fake_zotero.add_user(uid, key, groups={uid + 1: "Lab"})
     r = c.post("/zotero/libraries", json={"api_key": key, "library_type": "group", "library_id": str(uid + 7)})
     assert r.status_code == 403
     r = c.post("/zotero/libraries", json={"api_key": key, "library_type": "group", "library_id": str(uid + 1)})
-    assert r.status_code == 201 and r.json()["library_type"] == "group"
+    assert r.status_code == 201
+    assert r.json()["library_type"] == "group"
     assert c.delete(f"/zotero/libraries/{r.json()['id']}?keep_documents=maybe").status_code == 400
     assert httpx.get(str(c.base_url).rstrip("/") + "/zotero/libraries").status_code == 401

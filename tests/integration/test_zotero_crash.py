@@ -27,15 +27,15 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
     redis_url = redis_server.url_db(7)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(
-        BAYES_DATA_DIR=str(tmp_path),
-        DATABASE_URL=db_url,
-        REDIS_URL=redis_url,
-        QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        BAYES_SECRET_KEY=SECRET,
-        ZOTERO_API_URL=fake_zotero.base,
-        BAYES_ZOTERO_LEASE_S="3",
-    )
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis_url,
+        "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        "BAYES_SECRET_KEY": SECRET,
+        "ZOTERO_API_URL": fake_zotero.base,
+        "BAYES_ZOTERO_LEASE_S": "3",
+    }
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     uid, key = new_ids()
@@ -55,20 +55,7 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
             )
         )
 
-        def some_documents_committed():
-            with session_scope(db_url) as s:
-                n = s.exec(select(func.count()).select_from(Document).where(Document.owner_id == owner)).one()
-                return n if 40 <= n < N_PDFS else None
-
-        wait_for(some_documents_committed, 120, 0.02, what="the sync to be mid-way through the files")
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait(10)
-        with session_scope(db_url) as s:
-            row = s.get(ZoteroLibrary, lib_id)
-            assert row.version == 0 and row.lease_token is not None  # died holding the lease
-            before = {d.zotero_attachment_key: d.id for d in s.exec(select(Document).where(Document.owner_id == owner))}
-            fetched = s.exec(select(func.count()).select_from(ZoteroItem).where(ZoteroItem.library_id == lib_id)).one()
-        assert 40 <= len(before) < N_PDFS and fetched == N_ITEMS + N_PDFS
+        before = _killed_mid_way(worker, db_url, owner, lib_id)
         fake_zotero.reset_counters()
 
         worker2 = start_worker(env, tmp_path / "worker2.log")  # the message is redelivered
@@ -79,17 +66,7 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
                 return row if row.version == zlib.version and row.status == "idle" else None
 
         row = wait_for(finished, 180, 0.5, what="the redelivered sync to finish")
-        with session_scope(db_url) as s:
-            docs = list(s.exec(select(Document).where(Document.owner_id == owner)))
-            dirty = s.exec(
-                select(func.count())
-                .select_from(ZoteroItem)
-                .where(ZoteroItem.library_id == lib_id, ZoteroItem.dirty == True)
-            ).one()
-        keys = [d.zotero_attachment_key for d in docs]
-        assert len(docs) == N_PDFS and sorted(keys) == sorted(atts) and dirty == 0
-        # documents committed before the kill are the same documents (not re-created)
-        assert all({d.zotero_attachment_key: d.id for d in docs}[k] == i for k, i in before.items())
+        _assert_one_document_per_pdf(db_url, owner, lib_id, atts, before)
         # the resumed sync fetched no item metadata again and downloaded only the missing files
         # (plus at most the one batch in flight when the worker died)
         assert fake_zotero.count("itemKey=") == 0
@@ -106,6 +83,47 @@ def test_kill_9_mid_sync_then_resume(tmp_path, redis_server, fake_zotero, config
                 os.killpg(p.pid, signal.SIGKILL)
 
 
+def _killed_mid_way(worker, db_url: str, owner: str, lib_id: str) -> dict[str, str]:
+    """kill -9 of the worker once some documents are committed; the documents it committed
+    (attachment key → document id), checked: the library's version unchanged, its lease held,
+    every item fetched."""
+
+    def some_documents_committed():
+        with session_scope(db_url) as s:
+            n = s.exec(select(func.count()).select_from(Document).where(Document.owner_id == owner)).one()
+            return n if 40 <= n < N_PDFS else None
+
+    wait_for(some_documents_committed, 120, 0.02, what="the sync to be mid-way through the files")
+    os.killpg(worker.pid, signal.SIGKILL)
+    worker.wait(10)
+    with session_scope(db_url) as s:
+        row = s.get(ZoteroLibrary, lib_id)
+        assert row.version == 0
+        assert row.lease_token is not None  # died holding the lease
+        before = {d.zotero_attachment_key: d.id for d in s.exec(select(Document).where(Document.owner_id == owner))}
+        fetched = s.exec(select(func.count()).select_from(ZoteroItem).where(ZoteroItem.library_id == lib_id)).one()
+    assert 40 <= len(before) < N_PDFS
+    assert fetched == N_ITEMS + N_PDFS
+    return before
+
+
+def _assert_one_document_per_pdf(db_url: str, owner: str, lib_id: str, atts: list[str], before: dict[str, str]) -> None:
+    """One document per PDF attachment, nothing left dirty; those committed before the kill are
+    the same documents (not re-created)."""
+    with session_scope(db_url) as s:
+        docs = list(s.exec(select(Document).where(Document.owner_id == owner)))
+        dirty = s.exec(
+            select(func.count())
+            .select_from(ZoteroItem)
+            .where(ZoteroItem.library_id == lib_id, ZoteroItem.dirty == True)
+        ).one()
+    keys = [d.zotero_attachment_key for d in docs]
+    assert len(docs) == N_PDFS
+    assert sorted(keys) == sorted(atts)
+    assert dirty == 0
+    assert all({d.zotero_attachment_key: d.id for d in docs}[k] == i for k, i in before.items())
+
+
 def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
     """Redis goes away in the middle of a sync: the sync (which needs only Zotero and the
     database) still completes, and once Redis is back every document gets indexed (the
@@ -118,15 +136,15 @@ def test_redis_restart_mid_sync(tmp_path, fake_zotero, configure):
     migrate(db_url)
     index_port = free_port()
     index = start_index(tmp_path / "index", index_port, tmp_path / "index.log")
-    settings = dict(
-        BAYES_DATA_DIR=str(tmp_path),
-        DATABASE_URL=db_url,
-        REDIS_URL=redis.url,
-        QDRANT_URL=f"http://127.0.0.1:{index_port}",
-        BAYES_SECRET_KEY=SECRET,
-        ZOTERO_API_URL=fake_zotero.base,
-        BAYES_ZOTERO_LEASE_S="3",
-    )
+    settings = {
+        "BAYES_DATA_DIR": str(tmp_path),
+        "DATABASE_URL": db_url,
+        "REDIS_URL": redis.url,
+        "QDRANT_URL": f"http://127.0.0.1:{index_port}",
+        "BAYES_SECRET_KEY": SECRET,
+        "ZOTERO_API_URL": fake_zotero.base,
+        "BAYES_ZOTERO_LEASE_S": "3",
+    }
     configure(**settings)
     env = stack_env(tmp_path, 1, **settings)
     uid, key = new_ids()

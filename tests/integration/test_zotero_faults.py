@@ -40,17 +40,17 @@ def zf(db_url, fake_zotero, configure, tmp_path):
     yield type(
         "Env",
         (),
-        dict(
-            db_url=db_url,
-            fz=fake_zotero,
-            zlib=zlib,
-            atts=atts,
-            owner=owner,
-            lib_id=lib_id,
-            rec=rec,
-            sync=staticmethod(sync),
-            tmp=tmp_path,
-        ),
+        {
+            "db_url": db_url,
+            "fz": fake_zotero,
+            "zlib": zlib,
+            "atts": atts,
+            "owner": owner,
+            "lib_id": lib_id,
+            "rec": rec,
+            "sync": staticmethod(sync),
+            "tmp": tmp_path,
+        },
     )
     fake_zotero.faults.clear()
 
@@ -61,11 +61,13 @@ def _docs(db_url: str, owner: str) -> int:
 
 
 def test_parse_delay_seconds_and_http_date():
-    assert parse_delay("7") == 7.0 and parse_delay(" 2.5 ") == 2.5
+    assert parse_delay("7") == 7.0
+    assert parse_delay(" 2.5 ") == 2.5
     now = time.time()
     assert 9 <= parse_delay(email.utils.formatdate(now + 10, usegmt=True), now) <= 10.5
     assert parse_delay(email.utils.formatdate(now - 100, usegmt=True)) == 0.0
-    assert parse_delay("soon") is None and parse_delay(None) is None
+    assert parse_delay("soon") is None
+    assert parse_delay(None) is None
 
 
 def test_rate_limits_and_server_errors_are_retried(zf):
@@ -82,9 +84,11 @@ def test_rate_limits_and_server_errors_are_retried(zf):
     res = zf.sync(policy)
     elapsed = time.monotonic() - t0
     assert res.outcome == "synced", res.error
-    assert policy.retries == 5 and fz.faults == []
+    assert policy.retries == 5
+    assert fz.faults == []
     assert elapsed >= 1.0  # the 1 s Retry-After was honoured (the HTTP date one overlapped)
-    assert _docs(zf.db_url, zf.owner) == 4 and res.version == zf.zlib.version
+    assert _docs(zf.db_url, zf.owner) == 4
+    assert res.version == zf.zlib.version
 
 
 def test_backoff_header_on_a_success_is_honoured(zf):
@@ -94,19 +98,22 @@ def test_backoff_header_on_a_success_is_honoured(zf):
     policy = Policy()
     t0 = time.monotonic()
     res = zf.sync(policy)
-    assert res.outcome == "synced" and time.monotonic() - t0 >= 1.5
+    assert res.outcome == "synced"
+    assert time.monotonic() - t0 >= 1.5
     assert policy.waited_s >= 1.4
 
 
 def test_retries_are_bounded(zf):
     zf.fz.fail(503, times=50)
     res = None
-    with pytest.raises(Exception):  # noqa: B017 - any failure will do: the point is that nothing was returned
+    with pytest.raises(Exception):  # noqa: B017, PT011 - any failure will do: the point is that nothing was returned
         res = zf.sync(Policy(base_delay_s=0.01, max_delay_s=0.02, max_attempts=4))
     assert res is None
     with session_scope(zf.db_url) as s:
         row = s.get(ZoteroLibrary, zf.lib_id)
-        assert row.status == SyncStatus.ERROR and row.version == 0 and row.lease_token is None
+        assert row.status == SyncStatus.ERROR
+        assert row.version == 0
+        assert row.lease_token is None
         assert "retried" in row.last_error
     zf.fz.faults.clear()
     assert zf.sync().outcome == "synced"
@@ -115,10 +122,13 @@ def test_retries_are_bounded(zf):
 def test_a_long_retry_after_defers_the_sync(zf):
     zf.fz.fail(429, retry_after="3600")
     res = zf.sync()
-    assert res.outcome == "rate_limited" and res.retry_in_s == 3600
+    assert res.outcome == "rate_limited"
+    assert res.retry_in_s == 3600
     with session_scope(zf.db_url) as s:
         row = s.get(ZoteroLibrary, zf.lib_id)
-        assert row.version == 0 and row.status == SyncStatus.QUEUED and "3600" in row.last_error
+        assert row.version == 0
+        assert row.status == SyncStatus.QUEUED
+        assert "3600" in row.last_error
     assert zf.sync().outcome == "synced"
 
 
@@ -130,8 +140,11 @@ def test_409_from_deleted_triggers_a_full_resync(zf):
     zf.zlib.edit_item(recorded_items()[0]["key"], title="Still here")
     zf.fz.reset_counters()
     res = zf.sync()
-    assert res.outcome == "synced" and res.full_resync and res.documents_removed == 1
-    assert zf.atts[gone] not in snapshot(zf.db_url, zf.owner) and _docs(zf.db_url, zf.owner) == 3
+    assert res.outcome == "synced"
+    assert res.full_resync
+    assert res.documents_removed == 1
+    assert zf.atts[gone] not in snapshot(zf.db_url, zf.owner)
+    assert _docs(zf.db_url, zf.owner) == 3
     assert snapshot(zf.db_url, zf.owner)[zf.atts[recorded_items()[0]["key"]]][0] == "Still here"
     assert zf.fz.count("/deleted") == 1
     # a full resync does not download unchanged files again
@@ -158,7 +171,9 @@ def test_library_changing_mid_sync_restarts_the_pass(zf):
     before = zf.zlib.version
     res = zf.sync(transport=ChangeDuringSync(zf.zlib, key))
     assert zf.zlib.version == before + 1
-    assert res.outcome == "synced" and res.restarts == 1 and res.version == zf.zlib.version
+    assert res.outcome == "synced"
+    assert res.restarts == 1
+    assert res.version == zf.zlib.version
     assert snapshot(zf.db_url, zf.owner)[zf.atts[key]][0] == "Changed mid-sync"
     assert _docs(zf.db_url, zf.owner) == 4
 
@@ -184,11 +199,14 @@ def test_local_api_deletions_by_diffing_keys(db_url, fake_zotero, configure, tmp
         local.add_pdf(None, "STANDALN", text_pdf("standalone pdf"), filename="standalone.pdf")
         fake_zotero.reset_counters()
         res = sync()
-        assert res.documents_removed == 1 and res.documents_added == 1
+        assert res.documents_removed == 1
+        assert res.documents_added == 1
         snap = snapshot(db_url, owner)
-        assert atts[keys[0]] not in snap and snap[atts[keys[1]]][0] == "Edited locally"
+        assert atts[keys[0]] not in snap
+        assert snap[atts[keys[1]]][0] == "Edited locally"
         assert snap["STANDALN"][0] == local.items["STANDALN"]["title"]  # a standalone PDF: its own title
-        assert fake_zotero.count("/deleted") == 0 and fake_zotero.count("/api/users/0/") > 0
+        assert fake_zotero.count("/deleted") == 0
+        assert fake_zotero.count("/api/users/0/") > 0
     finally:
         fake_zotero.local_library = None
 
@@ -206,7 +224,9 @@ def test_local_api_not_running_is_a_clear_error_not_a_retry_loop(db_url, fake_zo
         lib_id = zs.connect(s, owner, zs.ConnectRequest.parse({"api": "local"}), web_api_url=fake_zotero.base).id
     opts = dataclasses.replace(options(fake_zotero, tmp_path), local_api_url=f"http://127.0.0.1:{free_port()}/api")
     res = engine.sync_library(sessions(db_url), lib_id, Recorder().hooks(), opts)
-    assert res.outcome == "error" and "server's Zotero does not answer" in res.error
+    assert res.outcome == "error"
+    assert "server's Zotero does not answer" in res.error
     with session_scope(db_url) as s:
         row = s.get(ZoteroLibrary, lib_id)
-        assert row.status == SyncStatus.ERROR and "start Zotero 7" in row.last_error
+        assert row.status == SyncStatus.ERROR
+        assert "start Zotero 7" in row.last_error

@@ -79,17 +79,22 @@ def notes(zlib) -> dict[str, dict]:
 
 def test_send_creates_then_updates_the_same_notes(sent):
     out = sent.send()
-    assert len(out["written"]) == 3 and not out["failed"] and not out["updated"]
+    assert len(out["written"]) == 3
+    assert not out["failed"]
+    assert not out["updated"]
     made = notes(sent.zlib)
     assert set(made) == set(out["written"])
     bayes = [c for c in sent.zlib.collections.values() if c["name"] == "Bayes"]
-    assert len(bayes) == 1 and out["collection_key"] == bayes[0]["key"]
+    assert len(bayes) == 1
+    assert out["collection_key"] == bayes[0]["key"]
     map_note = next(d for d in made.values() if not d.get("parentItem"))
     assert map_note["collections"] == [bayes[0]["key"]]
     html = map_note["note"]
     # nested lists: theme → claim → quote; untrusted text escaped; a zotero:// link to the page
     assert "<ul><li><strong>Theme one</strong><ul><li>Claim &lt;img" in html
-    assert "<img" not in html and "<script" not in html and "&lt;script&gt;" in html
+    assert "<img" not in html
+    assert "<script" not in html
+    assert "&lt;script&gt;" in html
     att = sent.docs[0].zotero_attachment_key
     assert f'href="zotero://open-pdf/library/items/{att}?page=2"' in html
     children = {d["parentItem"]: d for d in made.values() if d.get("parentItem")}
@@ -98,13 +103,16 @@ def test_send_creates_then_updates_the_same_notes(sent):
 
     # again, unchanged map: nothing new, nothing rewritten
     again = sent.send()
-    assert sorted(again["unchanged"]) == sorted(out["written"]) and not again["written"]
-    assert len(notes(sent.zlib)) == 3 and len([c for c in sent.zlib.collections.values() if c["name"] == "Bayes"]) == 1
+    assert sorted(again["unchanged"]) == sorted(out["written"])
+    assert not again["written"]
+    assert len(notes(sent.zlib)) == 3
+    assert len([c for c in sent.zlib.collections.values() if c["name"] == "Bayes"]) == 1
     # the map changes: the same notes are updated
     with Session(get_engine(sent.db_url)) as db:
         maps.update_node(db, sent.owner, sent.map_id, sent.c1, title="Claim reworded")
     third = sent.send()
-    assert set(third["updated"]) | set(third["unchanged"]) == set(out["written"]) and not third["written"]
+    assert set(third["updated"]) | set(third["unchanged"]) == set(out["written"])
+    assert not third["written"]
     assert len(third["updated"]) == 2  # the map note and the first item's child note
     assert len(notes(sent.zlib)) == 3
     assert "Claim reworded" in sent.zlib.items[map_note["key"]]["note"]
@@ -117,17 +125,20 @@ def test_a_concurrent_change_is_reread_and_retried_once(sent):
     with Session(get_engine(sent.db_url)) as db:
         maps.update_node(db, sent.owner, sent.map_id, sent.c1, title="New wording")
     out = sent.send(child_notes=False)
-    assert out["updated"] == [key] and not out["failed"]
+    assert out["updated"] == [key]
+    assert not out["failed"]
     assert "New wording" in sent.zlib.items[key]["note"]
     # deleted in Zotero: written again under a new key, and that key is kept
     sent.zlib.delete_item(key)
     with Session(get_engine(sent.db_url)) as db:
         maps.update_node(db, sent.owner, sent.map_id, sent.c1, title="Third wording")
     out = sent.send(child_notes=False)
-    assert len(out["written"]) == 1 and out["written"][0] != key
+    assert len(out["written"]) == 1
+    assert out["written"][0] != key
     with Session(get_engine(sent.db_url)) as db:
         row = db.exec(select(ZoteroNote).where(ZoteroNote.map_id == sent.map_id)).one()
-        assert row.note_key == out["written"][0] and row.version == sent.zlib.items[row.note_key]["version"]
+        assert row.note_key == out["written"][0]
+        assert row.version == sent.zlib.items[row.note_key]["version"]
 
 
 def test_a_lost_answer_makes_no_copy(sent, monkeypatch):
@@ -139,15 +150,20 @@ def test_a_lost_answer_makes_no_copy(sent, monkeypatch):
     sent.send(child_notes=False)
     monkeypatch.setattr(notes_out, "record", real)
     out = sent.send(child_notes=False)
-    assert len(notes(sent.zlib)) == 1 and out["unchanged"] == list(notes(sent.zlib)) and not out["written"]
+    assert len(notes(sent.zlib)) == 1
+    assert out["unchanged"] == list(notes(sent.zlib))
+    assert not out["written"]
 
 
 def test_read_only_key_writes_nothing(sent):
     grant_write(sent.fz, sent.key, write=False)  # the key lost write access after connecting
     with pytest.raises(ZoteroError) as err:
         sent.send()
-    assert err.value.code == "read_only" and err.value.status == 403 and "write access" in err.value.message
-    assert not notes(sent.zlib) and not any(c["name"] == "Bayes" for c in sent.zlib.collections.values())
+    assert err.value.code == "read_only"
+    assert err.value.status == 403
+    assert "write access" in err.value.message
+    assert not notes(sent.zlib)
+    assert not any(c["name"] == "Bayes" for c in sent.zlib.collections.values())
 
 
 def test_read_only_at_connect_is_refused_before_any_request(sent):
@@ -161,14 +177,16 @@ def test_read_only_at_connect_is_refused_before_any_request(sent):
     sent.fz.reset_counters()
     with pytest.raises(ZoteroError) as err:
         sent.send()
-    assert err.value.code == "read_only" and sent.fz.count(f"/users/{sent.uid}/") == 0
+    assert err.value.code == "read_only"
+    assert sent.fz.count(f"/users/{sent.uid}/") == 0
 
 
 def test_rate_limit_is_waited_out(sent):
     sent.fz.fail(429, path=f"/users/{sent.uid}/items", retry_after="1")
     sent.fz.backoff = "1"
     out = sent.send(child_notes=False)
-    assert len(out["written"]) == 1 and len(notes(sent.zlib)) == 1
+    assert len(out["written"]) == 1
+    assert len(notes(sent.zlib)) == 1
 
 
 def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure, tmp_path):
@@ -197,7 +215,8 @@ def test_group_library_sync_annotations_and_notes(db_url, fake_zotero, configure
         == "synced"
     )
     docs = app_lib.documents(owner)
-    assert len(docs) == 2 and app_lib.documents(other) == []
+    assert len(docs) == 2
+    assert app_lib.documents(other) == []
     doc_id = next(d.id for d in docs if _att_of(db_url, d.id) == att)
     assert [a.key for a in app_zotero.document_annotations(owner, doc_id)] == ["GRPANN01"]
     with pytest.raises(NotFound):

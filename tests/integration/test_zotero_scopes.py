@@ -39,7 +39,7 @@ def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeyp
     from bayes_app import settings
     from bayes_app.search import runtime
 
-    for k, v in dict(BAYES_SECRET_KEY=SECRET, DATABASE_URL=db_url, ZOTERO_API_URL=fake_zotero.base).items():
+    for k, v in {"BAYES_SECRET_KEY": SECRET, "DATABASE_URL": db_url, "ZOTERO_API_URL": fake_zotero.base}.items():
         monkeypatch.setenv(k, v)
     settings.get_settings.cache_clear()
     uid, key = new_ids()
@@ -85,7 +85,8 @@ def test_collection_scopes_follow_zotero(db_url, fake_zotero, index_env, monkeyp
 
     # "my highlights": only the highlighted passage, with its rectangles
     hits = [h.model_dump() for h in app_zotero.search_highlights(owner, "glaciers", 5)]
-    assert [h["document_id"] for h in hits] == [docs["ITEMICE1"]] and hits[0]["highlighted"]
+    assert [h["document_id"] for h in hits] == [docs["ITEMICE1"]]
+    assert hits[0]["highlighted"]
     assert hits[0]["highlight"]["rects"] == [[72, 700, 400, 712]]
     assert app_zotero.search_highlights(owner, "glaciers", 5, collection_ids=[cols["Oceans"]]) == []
 

@@ -74,21 +74,27 @@ def test_full_sync_maps_items_collections_and_problems(zenv):
     fz = zenv.fz
     fz.reset_counters()
     res = zenv.sync()
-    assert res.outcome == "synced" and res.version == zenv.zlib.version
-    assert res.documents_added == 6 and res.files_downloaded == 6
+    assert res.outcome == "synced"
+    assert res.version == zenv.zlib.version
+    assert res.documents_added == 6
+    assert res.files_downloaded == 6
     snap = snapshot(zenv.db_url, zenv.owner)
     assert set(snap) == set(zenv.atts.values())
     by_item = {d["key"]: d for d in recorded_items()}
     first = by_item[zenv.items[0]]
     title, cols, version = snap[zenv.atts[first["key"]]]
-    assert title == first["title"] and cols == ["Sherlock Holmes"]
+    assert title == first["title"]
+    assert cols == ["Sherlock Holmes"]
     # nested collections keep their path
     with Session(get_engine(zenv.db_url)) as s:
         names = {c.name for c in s.exec(select(Collection).where(Collection.owner_id == zenv.owner))}
         doc = s.exec(select(Document).where(Document.zotero_attachment_key == zenv.atts["PQKBRC33"])).one()
     assert len(names) == len(recorded_collections())
-    assert "Non-English items / sherlock films" in names and "LoC / Digital Newspaper project" in names
-    assert doc.source == "zotero" and doc.zotero_item_key == "PQKBRC33" and doc.zotero_version > 0
+    assert "Non-English items / sherlock films" in names
+    assert "LoC / Digital Newspaper project" in names
+    assert doc.source == "zotero"
+    assert doc.zotero_item_key == "PQKBRC33"
+    assert doc.zotero_version > 0
     # every new document was queued for the normal ingestion, exactly once
     assert sorted(d for d, _ in zenv.rec.ingested) == sorted({d for d, _ in zenv.rec.ingested})
     assert len(zenv.rec.ingested) == 6
@@ -122,13 +128,16 @@ def test_metadata_from_zotero(zenv):
         for c in item["creators"]
         if c["creatorType"] in ("author", "editor")
     ]
-    assert doc.authors == names and doc.authors
+    assert doc.authors == names
+    assert doc.authors
     assert (doc.year, doc.doi) == (1980, "10.2307/2321200")  # from "May 01, 1980"
     assert doc.metadata_edited  # ingestion keeps Zotero's metadata
     # contributors are not authors; a film with only contributors has none
     with Session(get_engine(zenv.db_url)) as s:
         film = s.exec(select(Document).where(Document.zotero_item_key == "PG5ZCTJT")).one()
-    assert film.authors == [] and film.year == 2004 and film.doi is None
+    assert film.authors == []
+    assert film.year == 2004
+    assert film.doi is None
 
 
 def test_noop_sync_is_one_request(zenv):
@@ -136,15 +145,17 @@ def test_noop_sync_is_one_request(zenv):
     zenv.rec.clear()
     zenv.fz.reset_counters()
     res = zenv.sync()
-    assert res.outcome == "unchanged" and res.requests == 1
-    assert len(zenv.fz.requests) == 1 and "/items" in zenv.fz.requests[0]
+    assert res.outcome == "unchanged"
+    assert res.requests == 1
+    assert len(zenv.fz.requests) == 1
+    assert "/items" in zenv.fz.requests[0]
     assert zenv.rec.ingested == zenv.rec.purged == []
 
 
 def test_incremental_edit_new_delete_trash_and_moved_collection(zenv, monkeypatch):
     zenv.sync()
     removed: list[tuple[str, str]] = []  # what mindmaps will see: (document id, reason)
-    monkeypatch.setattr(lib, "_removal_hooks", [lambda db, doc_id, reason: removed.append((doc_id, reason))])
+    monkeypatch.setattr(lib, "_removal_hooks", [lambda _db, doc_id, reason: removed.append((doc_id, reason))])
     z, fz, rec = zenv.zlib, zenv.fz, zenv.rec
     rec.clear()
     before = snapshot(zenv.db_url, zenv.owner)
@@ -170,18 +181,23 @@ def test_incremental_edit_new_delete_trash_and_moved_collection(zenv, monkeypatc
     z.put_collection(dict(z.collections["TVPC4XK4"], parentCollection="9KH9TNSJ"))
     fz.reset_counters()
     res = zenv.sync()
-    assert res.outcome == "synced" and res.version == z.version
+    assert res.outcome == "synced"
+    assert res.version == z.version
     after = snapshot(zenv.db_url, zenv.owner)
     # edit: metadata updated, same document, the unchanged file not downloaded again
     assert after[zenv.atts[edited]][0] == "How Earthquakes Work (2nd edition)"
     assert fz.count(f"/items/{zenv.atts[edited]}/file") == 0
     # delete and trash: documents removed (through the library's delete path) and purged
-    assert zenv.atts[deleted] not in after and zenv.atts[trashed] not in after
-    assert len(rec.purged) == 2 and res.documents_removed == 2
+    assert zenv.atts[deleted] not in after
+    assert zenv.atts[trashed] not in after
+    assert len(rec.purged) == 2
+    assert res.documents_removed == 2
     assert sorted(removed) == sorted((d, "source_removed") for d, _ in rec.purged)
     # new item: a new document with its metadata, queued for ingestion
-    assert after["NEWPDF01"][0] == "A brand new paper" and after["NEWPDF01"][1] == ["Sherlock Holmes"]
-    assert len(rec.ingested) == 1 and res.files_downloaded == 1
+    assert after["NEWPDF01"][0] == "A brand new paper"
+    assert after["NEWPDF01"][1] == ["Sherlock Holmes"]
+    assert len(rec.ingested) == 1
+    assert res.files_downloaded == 1
     assert fz.count("/file") == 1
     # moved collection: renamed to its new path, not duplicated
     with Session(get_engine(zenv.db_url)) as s:
@@ -207,10 +223,13 @@ def test_changed_file_reingests_same_document(zenv):
     zenv.rec.clear()
     zenv.zlib.replace_file(att, text_pdf("a new version of the file", pages=2))
     res = zenv.sync()
-    assert res.documents_updated == 1 and res.documents_added == 0 and res.files_downloaded == 1
+    assert res.documents_updated == 1
+    assert res.documents_added == 0
+    assert res.files_downloaded == 1
     with Session(get_engine(zenv.db_url)) as s:
         again = s.get(Document, doc.id)
-    assert again.file_sha256 != doc.file_sha256 and again.ingest_generation == doc.ingest_generation + 1
+    assert again.file_sha256 != doc.file_sha256
+    assert again.ingest_generation == doc.ingest_generation + 1
     assert zenv.rec.ingested == [(doc.id, again.ingest_generation)]
 
 
@@ -233,7 +252,8 @@ def test_user_deleted_collection_and_user_collections_survive(zenv):
 def test_connect_checks_key_and_stores_it_encrypted(zenv):
     with session_scope(zenv.db_url) as s:
         row = s.get(ZoteroLibrary, zenv.lib_id)
-        assert zenv.key not in (row.api_key_encrypted or "") and row.api_key_encrypted
+        assert zenv.key not in (row.api_key_encrypted or "")
+        assert row.api_key_encrypted
         assert row.permissions == {"library": True, "files": True, "notes": True, "write": False}
         assert row.library_key == str(zenv.uid)
         with pytest.raises(zs.ZoteroError) as bad:
@@ -268,17 +288,20 @@ def test_disconnect_keep_or_remove_documents(zenv):
     assert purges == []
     with Session(get_engine(zenv.db_url)) as s:
         docs = list(s.exec(select(Document).where(Document.owner_id == zenv.owner)))
-        assert len(docs) == 6 and all(d.zotero_library_id is None for d in docs)
+        assert len(docs) == 6
+        assert all(d.zotero_library_id is None for d in docs)
         kept = {d.id for d in docs}
     # connecting again adopts the kept documents: nothing duplicated, nothing re-ingested
     zenv.rec.clear()
     lib_id = connect_web(zenv.db_url, zenv.owner, zenv.fz, zenv.key)
     res = engine.sync_library(sessions(zenv.db_url), lib_id, zenv.rec.hooks(), options(zenv.fz, zenv.tmp))
-    assert res.outcome == "synced" and zenv.rec.ingested == []
+    assert res.outcome == "synced"
+    assert zenv.rec.ingested == []
     assert set(problems(zenv.db_url, lib_id).values()) == {"linked_file", "file_unavailable"}
     with Session(get_engine(zenv.db_url)) as s:
         docs = list(s.exec(select(Document).where(Document.owner_id == zenv.owner)))
-        assert {d.id for d in docs} == kept and all(d.zotero_library_id == lib_id for d in docs)
+        assert {d.id for d in docs} == kept
+        assert all(d.zotero_library_id == lib_id for d in docs)
     # disconnect removing the documents (and the collections the sync made)
     with session_scope(zenv.db_url) as s:
         purges = zs.disconnect(s, zenv.owner, lib_id, keep_documents=False)

@@ -25,7 +25,8 @@ def test_create_update_unchanged_and_conflicts(fake_zotero):
     z = client(fake_zotero, uid, "user", key)
     made = z.create_collections([{"name": "Bayes"}])
     ckey = made["successful"]["0"]["key"]
-    assert lib.collections[ckey]["name"] == "Bayes" and made["success"]["0"] == ckey
+    assert lib.collections[ckey]["name"] == "Bayes"
+    assert made["success"]["0"] == ckey
 
     r = z.create_items(
         [
@@ -34,15 +35,18 @@ def test_create_update_unchanged_and_conflicts(fake_zotero):
         ]
     )
     note = r["successful"]["0"]["data"]
-    assert set(r["failed"]) == {"1"} and r["failed"]["1"]["code"] == 400
+    assert set(r["failed"]) == {"1"}
+    assert r["failed"]["1"]["code"] == 400
     assert lib.items[note["key"]]["version"] == lib.version == note["version"]
 
     # same data again: unchanged; new data with the right version: updated (PATCH semantics)
     r = z.create_items([{"key": note["key"], "version": note["version"], "note": "<p>one</p>"}])
-    assert r["unchanged"] == {"0": note["key"]} and not r["successful"]
+    assert r["unchanged"] == {"0": note["key"]}
+    assert not r["successful"]
     r = z.create_items([{"key": note["key"], "version": note["version"], "note": "<p>two</p>"}])
     v2 = r["successful"]["0"]["version"]
-    assert v2 > note["version"] and lib.items[note["key"]]["collections"] == [ckey]
+    assert v2 > note["version"]
+    assert lib.items[note["key"]]["collections"] == [ckey]
 
     # stale version → per-object 412 (the other object is still written); no version → 428
     r = z.create_items(
@@ -52,7 +56,9 @@ def test_create_update_unchanged_and_conflicts(fake_zotero):
             {"key": note["key"], "note": "<p>y</p>"},
         ]
     )
-    assert r["failed"]["0"]["code"] == 412 and r["failed"]["2"]["code"] == 428 and "1" in r["successful"]
+    assert r["failed"]["0"]["code"] == 412
+    assert r["failed"]["2"]["code"] == 428
+    assert "1" in r["successful"]
     assert lib.items[note["key"]]["note"] == "<p>two</p>"
 
     # a client-made key with version 0 creates; again with version 0 → 412 (no duplicate)
@@ -85,7 +91,9 @@ def test_write_token_is_single_use(fake_zotero):
         first = http.post(f"/users/{uid}/items", json=[{"itemType": "note", "note": "n"}], headers=h)
         again = http.post(f"/users/{uid}/items", json=[{"itemType": "note", "note": "n"}], headers=h)
         big = http.post(f"/users/{uid}/items", json=[{"itemType": "note"}] * 51, headers={"Zotero-API-Key": key})
-    assert first.status_code == 200 and again.status_code == 412 and big.status_code == 413
+    assert first.status_code == 200
+    assert again.status_code == 412
+    assert big.status_code == 413
     assert len(lib.items) == 1
 
 
@@ -101,7 +109,8 @@ def test_read_only_key_and_groups(fake_zotero):
         zg.create_items([{"itemType": "note", "note": "n"}])
     grant_write(fake_zotero, key, group=gid)
     r = zg.create_items([{"itemType": "note", "note": "n"}])
-    assert r["successful"]["0"]["library"]["type"] == "group" and len(group.items) == 1
+    assert r["successful"]["0"]["library"]["type"] == "group"
+    assert len(group.items) == 1
 
 
 def test_annotations_are_child_items_of_the_attachment(fake_zotero):
@@ -128,4 +137,6 @@ def test_annotations_are_child_items_of_the_attachment(fake_zotero):
             },
         ]
     )
-    assert r["failed"]["0"]["code"] == 400 and r["failed"]["1"]["code"] == 400 and "2" in r["successful"]
+    assert r["failed"]["0"]["code"] == 400
+    assert r["failed"]["1"]["code"] == 400
+    assert "2" in r["successful"]

@@ -68,21 +68,7 @@ def scifact_set(
 ) -> tuple[list[Paper], list[Item]]:
     """(the library's papers, the draft's items in order) from SciFact train claims."""
     counts = counts or {"correct": 16, "wrong": 10, "contradicted": 8, "uncited": 6, "missing": 5}
-    corpus = {}
-    for line in open(data / "corpus.jsonl", encoding="utf-8"):
-        d = json.loads(line)
-        corpus[d["_id"]] = d
-    support, contra = [], []
-    seen: set[str] = set()
-    with open(data / "claims_train.csv", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            doc, label = row["evidence_doc_id"], row["evidence_label"]
-            if not doc or doc not in corpus or row["id"] in seen or doc in {x[1] for x in support + contra}:
-                continue
-            if len(row["cited_doc_ids"].strip("[]").split()) != 1:
-                continue  # one cited paper: the claim's source is unambiguous
-            seen.add(row["id"])
-            (support if label == "SUPPORT" else contra).append((row["claim"], doc))
+    corpus, support, contra = _scifact_claims(data)
     rng = random.Random(seed)
     rng.shuffle(support)
     rng.shuffle(contra)
@@ -109,6 +95,29 @@ def scifact_set(
             it.cited = library[rng.choice([o for o in others if o != it.evidence.id])]
     rng.shuffle(items)
     return list(library.values()), items
+
+
+def _scifact_claims(data: Path) -> tuple[dict[str, dict], list[tuple[str, str]], list[tuple[str, str]]]:
+    """SciFact's corpus by id, and its train claims with one cited paper, each paper once:
+    (claim, paper id) supported, and contradicted."""
+    corpus = {}
+    with open(data / "corpus.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            d = json.loads(line)
+            corpus[d["_id"]] = d
+    support: list[tuple[str, str]] = []
+    contra: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    with open(data / "claims_train.csv", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            doc, label = row["evidence_doc_id"], row["evidence_label"]
+            if not doc or doc not in corpus or row["id"] in seen or doc in {x[1] for x in support + contra}:
+                continue
+            if len(row["cited_doc_ids"].strip("[]").split()) != 1:
+                continue  # one cited paper: the claim's source is unambiguous
+            seen.add(row["id"])
+            (support if label == "SUPPORT" else contra).append((row["claim"], doc))
+    return corpus, support, contra
 
 
 def _apa(p: Paper) -> str:

@@ -307,19 +307,9 @@ class _ChatCompletions:
         send: Any,
         disconnected: asyncio.Event,
     ) -> None:
-        async def pause(seconds: float) -> bool:
-            """Sleep unless the client goes away; True when it did."""
-            if seconds <= 0:
-                return disconnected.is_set()
-            try:
-                await asyncio.wait_for(disconnected.wait(), seconds)
-            except TimeoutError:
-                return False
-            return True
-
         if script is None:
             script = Script.error(500, message="fake_openai: no script queued")
-        if await pause(script.headers_delay_s):
+        if await _pause(disconnected, script.headers_delay_s):
             return
         if script.status != 200:
             message = script.error_message or f"scripted error {script.status}"
@@ -331,141 +321,11 @@ class _ChatCompletions:
             rec["status"] = script.status
             rec["completed"] = True
             return
-
-        model = script.model or body.get("model", "fake-model")
-        cid = "chatcmpl-" + uuid.uuid4().hex[:12]
-        created = int(time.time())
-        reasoning = _pieces(script.reasoning)
-        text = _pieces(script.text)
-        calls = []
-        for i, tc in enumerate(script.tool_calls):
-            calls.append(
-                (i, tc.id or f"call_{uuid.uuid4().hex[:10]}", tc.name, _split(tc.arguments_json(), tc.fragments))
-            )
-        n_deltas = len(reasoning) + len(text) + sum(1 + len(c[3]) for c in calls)
-        usage = {
-            "prompt_tokens": script.prompt_tokens if script.prompt_tokens is not None else _prompt_words(body),
-            "completion_tokens": script.completion_tokens if script.completion_tokens is not None else n_deltas,
-            "prompt_tokens_details": {"cached_tokens": script.cached_tokens},
-        }
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        finish = script.finish_reason or ("tool_calls" if calls else "stop")
-
-        if not body.get("stream"):
-            message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
-            if reasoning:
-                message["reasoning_content"] = "".join(reasoning)
-            if calls:
-                message["tool_calls"] = [
-                    {"id": c[1], "type": "function", "function": {"name": c[2], "arguments": "".join(c[3])}}
-                    for c in calls
-                ]
-            if await pause(script.stall_s):
-                return
-            await self._send_json(
-                send,
-                200,
-                {
-                    "id": cid,
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": model,
-                    "usage": usage,
-                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                },
-            )
-            rec["status"] = 200
-            rec["completed"] = True
-            return
-
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-
-        def chunk(delta: dict[str, Any] | None, finish_reason: str | None = None) -> bytes:
-            data: dict[str, Any] = {
-                "id": cid,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}],
-            }
-            if include_usage:
-                data["usage"] = None
-            return b"data: " + json.dumps(data).encode() + b"\n\n"
-
-        deltas: list[bytes] = [chunk({"reasoning_content": r}) for r in reasoning]
-        deltas += [chunk({"content": t}) for t in text]
-        for index, call_id, name, frags in calls:
-            deltas.append(
-                chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": call_id,
-                                "type": "function",
-                                "function": {"name": name, "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-            )
-            deltas += [chunk({"tool_calls": [{"index": index, "function": {"arguments": f}}]}) for f in frags]
-
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
-            }
-        )
-        rec["status"] = 200
-
-        async def emit(data: bytes) -> bool:
-            if disconnected.is_set():
-                return False
-            await send({"type": "http.response.body", "body": data, "more_body": True})
-            return True
-
-        if not await emit(chunk({"role": "assistant", "content": ""})):
-            return
-        interval = 1.0 / script.tokens_per_s if script.tokens_per_s else 0.0
-        for i, data in enumerate(deltas + [None]):
-            if i == script.stall_at and script.stall_s and await pause(script.stall_s):
-                return
-            if data is None:
-                break
-            if script.cut_after is not None and i >= script.cut_after:
-                raise _Cut()
-            if i and await pause(interval):
-                return
-            if not await emit(data):
-                return
-            rec["chunks_sent"] += 1
-            if not interval:
-                await asyncio.sleep(0)  # let the disconnect watcher run
-        if script.cut_after is not None:
-            raise _Cut()
-        tail = chunk({}, finish)
-        if include_usage and script.usage:
-            tail += (
-                b"data: "
-                + json.dumps(
-                    {
-                        "id": cid,
-                        "object": "chat.completion.chunk",
-                        "created": created,
-                        "model": model,
-                        "choices": [],
-                        "usage": usage,
-                    }
-                ).encode()
-                + b"\n\n"
-            )
-        tail += b"data: [DONE]\n\n"
-        if disconnected.is_set():
-            return
-        rec["completed"] = True
-        await send({"type": "http.response.body", "body": tail, "more_body": False})
+        reply = _Reply(script, body, rec, send, disconnected)
+        if body.get("stream"):
+            await reply.stream()
+        else:
+            await reply.whole(self._send_json)
 
     @staticmethod
     async def _send_json(
@@ -481,6 +341,178 @@ class _ChatCompletions:
             }
         )
         await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
+async def _pause(disconnected: asyncio.Event, seconds: float) -> bool:
+    """Sleep unless the client goes away; True when it did."""
+    if seconds <= 0:
+        return disconnected.is_set()
+    try:
+        await asyncio.wait_for(disconnected.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+class _Reply:
+    """One scripted completion (reasoning, text, tool calls), sent whole or streamed chunk by chunk."""
+
+    def __init__(self, script: Script, body: dict, rec: dict, send: Any, disconnected: asyncio.Event) -> None:
+        self.script, self.body, self.rec, self.send, self.disconnected = script, body, rec, send, disconnected
+        self.model = script.model or body.get("model", "fake-model")
+        self.cid = "chatcmpl-" + uuid.uuid4().hex[:12]
+        self.created = int(time.time())
+        self.reasoning = _pieces(script.reasoning)
+        self.text = _pieces(script.text)
+        self.calls = []
+        for i, tc in enumerate(script.tool_calls):
+            self.calls.append(
+                (i, tc.id or f"call_{uuid.uuid4().hex[:10]}", tc.name, _split(tc.arguments_json(), tc.fragments))
+            )
+        n_deltas = len(self.reasoning) + len(self.text) + sum(1 + len(c[3]) for c in self.calls)
+        self.usage = {
+            "prompt_tokens": script.prompt_tokens if script.prompt_tokens is not None else _prompt_words(body),
+            "completion_tokens": script.completion_tokens if script.completion_tokens is not None else n_deltas,
+            "prompt_tokens_details": {"cached_tokens": script.cached_tokens},
+        }
+        self.usage["total_tokens"] = self.usage["prompt_tokens"] + self.usage["completion_tokens"]
+        self.finish = script.finish_reason or ("tool_calls" if self.calls else "stop")
+        self.include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+    async def whole(self, send_json: Any) -> None:
+        """The completion as one JSON body."""
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
+        if self.calls:
+            message["tool_calls"] = [
+                {"id": c[1], "type": "function", "function": {"name": c[2], "arguments": "".join(c[3])}}
+                for c in self.calls
+            ]
+        if await _pause(self.disconnected, self.script.stall_s):
+            return
+        await send_json(
+            self.send,
+            200,
+            {
+                "id": self.cid,
+                "object": "chat.completion",
+                "created": self.created,
+                "model": self.model,
+                "usage": self.usage,
+                "choices": [{"index": 0, "message": message, "finish_reason": self.finish}],
+            },
+        )
+        self.rec["status"] = 200
+        self.rec["completed"] = True
+
+    async def stream(self) -> None:
+        """The completion as server-sent events, paced, stalled or cut as scripted."""
+        deltas = self._deltas()
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+            }
+        )
+        self.rec["status"] = 200
+        if not await self._emit(self._chunk({"role": "assistant", "content": ""})):
+            return
+        if not await self._send_deltas(deltas):
+            return
+        if self.script.cut_after is not None:
+            raise _Cut()
+        tail = self._tail()
+        if self.disconnected.is_set():
+            return
+        self.rec["completed"] = True
+        await self.send({"type": "http.response.body", "body": tail, "more_body": False})
+
+    def _chunk(self, delta: dict[str, Any] | None, finish_reason: str | None = None) -> bytes:
+        data: dict[str, Any] = {
+            "id": self.cid,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish_reason}],
+        }
+        if self.include_usage:
+            data["usage"] = None
+        return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+    def _deltas(self) -> list[bytes]:
+        chunk = self._chunk
+        deltas: list[bytes] = [chunk({"reasoning_content": r}) for r in self.reasoning]
+        deltas += [chunk({"content": t}) for t in self.text]
+        for index, call_id, name, frags in self.calls:
+            deltas.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call_id,
+                                "type": "function",
+                                "function": {"name": name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+            deltas += [chunk({"tool_calls": [{"index": index, "function": {"arguments": f}}]}) for f in frags]
+        return deltas
+
+    async def _emit(self, data: bytes) -> bool:
+        if self.disconnected.is_set():
+            return False
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+        return True
+
+    async def _send_deltas(self, deltas: list[bytes]) -> bool:
+        """The deltas at the scripted pace; False when the client went away."""
+        script = self.script
+        interval = 1.0 / script.tokens_per_s if script.tokens_per_s else 0.0
+        for i, data in enumerate([*deltas, None]):
+            if i == script.stall_at and script.stall_s and await _pause(self.disconnected, script.stall_s):
+                return False
+            if data is None:
+                break
+            if not await self._send_delta(i, data, interval):
+                return False
+        return True
+
+    async def _send_delta(self, i: int, data: bytes, interval: float) -> bool:
+        if self.script.cut_after is not None and i >= self.script.cut_after:
+            raise _Cut()
+        if i and await _pause(self.disconnected, interval):
+            return False
+        if not await self._emit(data):
+            return False
+        self.rec["chunks_sent"] += 1
+        if not interval:
+            await asyncio.sleep(0)  # let the disconnect watcher run
+        return True
+
+    def _tail(self) -> bytes:
+        """The last chunk (the finish reason), the usage chunk when asked for, and [DONE]."""
+        tail = self._chunk({}, self.finish)
+        if self.include_usage and self.script.usage:
+            tail += (
+                b"data: "
+                + json.dumps(
+                    {
+                        "id": self.cid,
+                        "object": "chat.completion.chunk",
+                        "created": self.created,
+                        "model": self.model,
+                        "choices": [],
+                        "usage": self.usage,
+                    }
+                ).encode()
+                + b"\n\n"
+            )
+        return tail + b"data: [DONE]\n\n"
 
 
 def build_app(state: _State) -> Starlette:

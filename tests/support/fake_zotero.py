@@ -210,7 +210,7 @@ class FakeLibrary:
             "data": d,
         }
 
-    def collection_json(self, base: str, c: dict) -> dict:
+    def collection_json(self, _base: str, c: dict) -> dict:
         return {
             "key": c["key"],
             "version": c["version"],
@@ -369,159 +369,153 @@ class FakeZotero:
         return self.base + ("/api" if req.url.path.startswith("/api/") else "")
 
     def build_app(self) -> Starlette:
-        fz = self
-
-        async def guard(req: Request):
-            fz.requests.append(f"{req.method} {req.url.path}?{req.url.query}")
-            with fz._lock:
-                fz.in_flight += 1
-                fz.max_in_flight = max(fz.max_in_flight, fz.in_flight)
-            try:
-                if fz.latency_s:
-                    await asyncio.sleep(fz.latency_s)
-                return fz._fault_for(req.url.path)
-            finally:
-                with fz._lock:
-                    fz.in_flight -= 1
-
-        def library_route(handler: Any) -> Any:
-            """A library endpoint: counted and fault-injected (`guard`), then its library
-            resolved (404/403 answered here) and passed in as `lib`."""
-
-            async def route(req: Request):
-                if (r := await guard(req)) is not None:
-                    return r
-                lib = fz._resolve(req)
-                if isinstance(lib, Response):
-                    return lib
-                return await handler(req, lib)
-
-            return route
-
-        @library_route
-        async def items(req: Request, lib: Any):
-            if req.method == "POST":
-                return fake_zotero_write.write(fz, req, lib, "items", await req.body())
-            with lib.lock:
-                objs = list(lib.items.values())
-                if req.query_params.get("includeTrashed") != "1":
-                    objs = [o for o in objs if not o.get("deleted")]
-                if req.url.path.endswith("/top"):
-                    objs = [o for o in objs if not o.get("parentItem")]
-                if t := req.query_params.get("itemType"):  # "a", "a || b", "-a"
-                    neg, names = t.startswith("-"), {x.strip() for x in t.lstrip("-").split("||")}
-                    objs = [o for o in objs if (o.get("itemType") in names) != neg]
-                return fz._multi(req, lib, objs, lib.item_json)
-
-        @library_route
-        async def item(req: Request, lib: Any):
-            d = lib.items.get(req.path_params["key"])
-            if not d:
-                return PlainTextResponse("Not found", status_code=404)
-            return JSONResponse(
-                lib.item_json(fz._base(req), d), headers=fz._headers({"Last-Modified-Version": str(d["version"])})
-            )
-
-        @library_route
-        async def item_file(req: Request, lib: Any):
-            key = req.path_params["key"]
-            d = lib.items.get(key)
-            if not d or key not in lib.files:
-                return PlainTextResponse("Not found", status_code=404, headers=fz._headers())
-            blob = lib.files[key]
-            md5 = hashlib.md5(blob).hexdigest()
-            where = "local/0" if req.url.path.startswith("/api/") else f"{lib.kind}/{lib.id}"
-            return RedirectResponse(
-                f"{fz.base}/s3/{where}/{key}/{md5}?X-Amz-Expires=60",
-                status_code=302,
-                headers=fz._headers(
-                    {
-                        "Zotero-File-MD5": md5,
-                        "Zotero-File-Size": str(len(blob)),
-                        "Zotero-File-Modification-Time": str(d.get("mtime", 0)),
-                        "Zotero-File-Compressed": "No",
-                    }
-                ),
-            )
-
-        async def s3(req: Request):  # the file store behind the redirect; no API key needed
-            fz.requests.append(f"GET {req.url.path}")
-            lib = (
-                fz.libraries.get((req.path_params["kind"], req.path_params["lid"]))
-                if req.path_params["kind"] != "local"
-                else fz.local_library
-            )
-            blob = lib.files.get(req.path_params["key"]) if lib else None
-            if blob is None or hashlib.md5(blob).hexdigest() != req.path_params["md5"]:
-                return PlainTextResponse("NoSuchKey", status_code=404)
-            return Response(blob, media_type="application/pdf")
-
-        @library_route
-        async def collections(req: Request, lib: Any):
-            if req.method == "POST":
-                return fake_zotero_write.write(fz, req, lib, "collections", await req.body())
-            with lib.lock:
-                return fz._multi(req, lib, list(lib.collections.values()), lib.collection_json)
-
-        @library_route
-        async def deleted(req: Request, lib: Any):
-            if req.url.path.startswith("/api/"):
-                return PlainTextResponse("Not found", status_code=404)
-            if "since" not in req.query_params:
-                return PlainTextResponse("'since' parameter must be provided", status_code=400)
-            since = int(req.query_params["since"])
-            if since < lib.delete_floor:
-                return PlainTextResponse(
-                    "'since' value is older than the delete log", status_code=409, headers=fz._headers()
-                )
-            with lib.lock:
-                body = {k: [key for key, v in d.items() if v > since] for k, d in lib.deleted.items()}
-            return JSONResponse(body, headers=fz._headers({"Last-Modified-Version": str(lib.version)}))
-
-        async def key_info(req: Request):
-            if (r := await guard(req)) is not None:
-                return r
-            k = req.path_params["k"]
-            if k == "current":  # the key comes in a header
-                auth = req.headers.get("authorization", "")
-                k = req.headers.get("zotero-api-key") or (auth[7:] if auth.startswith("Bearer ") else "")
-            info = fz.keys.get(k)
-            if info is None:
-                return PlainTextResponse("Key not found", status_code=404)
-            return JSONResponse(info, headers=fz._headers())
-
-        @library_route
-        async def user_groups(req: Request, lib: Any):
-            info = next(i for i in fz.keys.values() if str(i["userID"]) == req.path_params["lid"])
-            out = [
-                {
-                    "id": int(g),
-                    "version": 0,
-                    "meta": {},
-                    "links": {},
-                    "data": {"id": int(g), "name": fz.libraries[("groups", g)].name},
-                }
-                for g in info["access"].get("groups", {})
-            ]
-            return JSONResponse(out, headers=fz._headers({"Total-Results": str(len(out))}))
-
+        route = self._library_route
+        items = route(self._items)
         routes = []
         for prefix in ("", "/api"):
             p = prefix + "/{kind:str}/{lid:str}"
             routes += [
                 Route(p + "/items", items, methods=["GET", "POST"]),
                 Route(p + "/items/top", items),
-                Route(p + "/items/{key}", item),
-                Route(p + "/items/{key}/file", item_file),
-                Route(p + "/collections", collections, methods=["GET", "POST"]),
-                Route(p + "/deleted", deleted),
+                Route(p + "/items/{key}", route(self._item)),
+                Route(p + "/items/{key}/file", route(self._item_file)),
+                Route(p + "/collections", route(self._collections), methods=["GET", "POST"]),
+                Route(p + "/deleted", route(self._deleted)),
             ]
         routes += [
-            Route("/keys/{k}", key_info),
-            Route("/{kind:str}/{lid:str}/groups", user_groups),
-            Route("/s3/{kind}/{lid}/{key}/{md5}", s3),
+            Route("/keys/{k}", self._key_info),
+            Route("/{kind:str}/{lid:str}/groups", route(self._user_groups)),
+            Route("/s3/{kind}/{lid}/{key}/{md5}", self._s3),
         ]
         return Starlette(routes=routes)
+
+    async def _guard(self, req: Request):
+        self.requests.append(f"{req.method} {req.url.path}?{req.url.query}")
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            return self._fault_for(req.url.path)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _library_route(self, handler: Any) -> Any:
+        """A library endpoint: counted and fault-injected (`guard`), then its library
+        resolved (404/403 answered here) and passed in as `lib`."""
+
+        async def route(req: Request):
+            if (r := await self._guard(req)) is not None:
+                return r
+            lib = self._resolve(req)
+            if isinstance(lib, Response):
+                return lib
+            return await handler(req, lib)
+
+        return route
+
+    async def _items(self, req: Request, lib: Any):
+        if req.method == "POST":
+            return fake_zotero_write.write(self, req, lib, "items", await req.body())
+        with lib.lock:
+            objs = list(lib.items.values())
+            if req.query_params.get("includeTrashed") != "1":
+                objs = [o for o in objs if not o.get("deleted")]
+            if req.url.path.endswith("/top"):
+                objs = [o for o in objs if not o.get("parentItem")]
+            if t := req.query_params.get("itemType"):  # "a", "a || b", "-a"
+                neg, names = t.startswith("-"), {x.strip() for x in t.lstrip("-").split("||")}
+                objs = [o for o in objs if (o.get("itemType") in names) != neg]
+            return self._multi(req, lib, objs, lib.item_json)
+
+    async def _item(self, req: Request, lib: Any):
+        d = lib.items.get(req.path_params["key"])
+        if not d:
+            return PlainTextResponse("Not found", status_code=404)
+        return JSONResponse(
+            lib.item_json(self._base(req), d), headers=self._headers({"Last-Modified-Version": str(d["version"])})
+        )
+
+    async def _item_file(self, req: Request, lib: Any):
+        key = req.path_params["key"]
+        d = lib.items.get(key)
+        if not d or key not in lib.files:
+            return PlainTextResponse("Not found", status_code=404, headers=self._headers())
+        blob = lib.files[key]
+        md5 = hashlib.md5(blob).hexdigest()
+        where = "local/0" if req.url.path.startswith("/api/") else f"{lib.kind}/{lib.id}"
+        return RedirectResponse(
+            f"{self.base}/s3/{where}/{key}/{md5}?X-Amz-Expires=60",
+            status_code=302,
+            headers=self._headers(
+                {
+                    "Zotero-File-MD5": md5,
+                    "Zotero-File-Size": str(len(blob)),
+                    "Zotero-File-Modification-Time": str(d.get("mtime", 0)),
+                    "Zotero-File-Compressed": "No",
+                }
+            ),
+        )
+
+    async def _s3(self, req: Request):  # the file store behind the redirect; no API key needed
+        self.requests.append(f"GET {req.url.path}")
+        lib = (
+            self.libraries.get((req.path_params["kind"], req.path_params["lid"]))
+            if req.path_params["kind"] != "local"
+            else self.local_library
+        )
+        blob = lib.files.get(req.path_params["key"]) if lib else None
+        if blob is None or hashlib.md5(blob).hexdigest() != req.path_params["md5"]:
+            return PlainTextResponse("NoSuchKey", status_code=404)
+        return Response(blob, media_type="application/pdf")
+
+    async def _collections(self, req: Request, lib: Any):
+        if req.method == "POST":
+            return fake_zotero_write.write(self, req, lib, "collections", await req.body())
+        with lib.lock:
+            return self._multi(req, lib, list(lib.collections.values()), lib.collection_json)
+
+    async def _deleted(self, req: Request, lib: Any):
+        if req.url.path.startswith("/api/"):
+            return PlainTextResponse("Not found", status_code=404)
+        if "since" not in req.query_params:
+            return PlainTextResponse("'since' parameter must be provided", status_code=400)
+        since = int(req.query_params["since"])
+        if since < lib.delete_floor:
+            return PlainTextResponse(
+                "'since' value is older than the delete log", status_code=409, headers=self._headers()
+            )
+        with lib.lock:
+            body = {k: [key for key, v in d.items() if v > since] for k, d in lib.deleted.items()}
+        return JSONResponse(body, headers=self._headers({"Last-Modified-Version": str(lib.version)}))
+
+    async def _key_info(self, req: Request):
+        if (r := await self._guard(req)) is not None:
+            return r
+        k = req.path_params["k"]
+        if k == "current":  # the key comes in a header
+            auth = req.headers.get("authorization", "")
+            k = req.headers.get("zotero-api-key") or (auth[7:] if auth.startswith("Bearer ") else "")
+        info = self.keys.get(k)
+        if info is None:
+            return PlainTextResponse("Key not found", status_code=404)
+        return JSONResponse(info, headers=self._headers())
+
+    async def _user_groups(self, req: Request, _lib: Any):
+        info = next(i for i in self.keys.values() if str(i["userID"]) == req.path_params["lid"])
+        out = [
+            {
+                "id": int(g),
+                "version": 0,
+                "meta": {},
+                "links": {},
+                "data": {"id": int(g), "name": self.libraries[("groups", g)].name},
+            }
+            for g in info["access"].get("groups", {})
+        ]
+        return JSONResponse(out, headers=self._headers({"Total-Results": str(len(out))}))
 
     # ---- lifecycle --------------------------------------------------------------------------
     def start(self) -> FakeZotero:

@@ -110,7 +110,7 @@ def add_annotation(
     )
 
 
-def _check_new(lib: FakeLibrary, obj: dict, kind: str) -> tuple[int, str] | None:
+def _check_new(obj: dict, kind: str) -> tuple[int, str] | None:
     """Validation of a new object (code, message), None when it is fine."""
     if kind == "collections":
         return (400, "Collection name not provided") if not str(obj.get("name", "")).strip() else None
@@ -142,6 +142,37 @@ def _check_item(lib: FakeLibrary, d: dict) -> tuple[int, str] | None:
 
 def write(fz: FakeZotero, req: Request, lib: FakeLibrary, kind: str, raw: bytes) -> Response:
     """One multi-object write (`kind`: "items" | "collections")."""
+    parsed = _parsed(fz, req, lib, kind, raw)
+    if isinstance(parsed, Response):
+        return parsed
+    objs, token = parsed
+    with lib.lock:
+        used = fz.__dict__.setdefault("write_tokens", set())
+        token_key = (api_key_of(req), token)
+        if token is not None and token_key in used:
+            return PlainTextResponse("Write token already used", status_code=412, headers=fz._headers())
+        iusv = req.headers.get("if-unmodified-since-version")
+        if iusv is not None and lib.version > int(iusv):
+            return PlainTextResponse(
+                f"Library has been modified since specified version (expected {iusv}, found {lib.version})",
+                status_code=412,
+                headers=fz._headers({"Last-Modified-Version": str(lib.version)}),
+            )
+        body: dict[str, Any] = {"successful": {}, "success": {}, "unchanged": {}, "failed": {}}
+        staged = _stage_all(lib, kind, objs, iusv, body)
+        if isinstance(staged, Response):
+            return staged
+        if staged:
+            _commit(fz, lib, kind, staged, body)
+        if token is not None:
+            used.add(token_key)
+        return JSONResponse(body, headers=fz._headers({"Last-Modified-Version": str(lib.version)}))
+
+
+def _parsed(
+    fz: FakeZotero, req: Request, lib: FakeLibrary, kind: str, raw: bytes
+) -> Response | tuple[list, str | None]:
+    """(the objects, the write token) of a write the key may make, or the response refusing it."""
     if not can_write(fz, req, lib):
         return PlainTextResponse("Write access denied", status_code=403, headers=fz._headers())
     try:
@@ -155,109 +186,124 @@ def write(fz: FakeZotero, req: Request, lib: FakeLibrary, kind: str, raw: bytes)
     token = req.headers.get("zotero-write-token")
     if token is not None and not 5 <= len(token) <= 32:
         return PlainTextResponse("Invalid write token", status_code=400)
+    return objs, token
+
+
+def _stage_all(
+    lib: FakeLibrary, kind: str, objs: list[dict], iusv: str | None, body: dict[str, Any]
+) -> Response | list[tuple[str, dict]]:
+    """The objects to store, by their index; the unchanged and failed ones go into `body`."""
+    staged: list[tuple[str, dict]] = []
+    for i, obj in enumerate(objs):
+        outcome = _stage(lib, kind, obj, iusv)
+        if isinstance(outcome, Response):
+            return outcome
+        verdict, value = outcome
+        if verdict == "new":
+            staged.append((str(i), value))
+        else:
+            body[verdict][str(i)] = value
+    return staged
+
+
+def _stage(lib: FakeLibrary, kind: str, obj: dict, iusv: str | None) -> Response | tuple[str, Any]:
+    """One object of a write: ("new", the object to store), ("unchanged", its key), ("failed",
+    why), or the response refusing the whole write."""
+    key = obj.get("key")
+    version = obj.get("version")
+    if version is not None and iusv is not None and int(version) != int(iusv):
+        return PlainTextResponse("If-Unmodified-Since-Version does not match the object version", status_code=400)
+    expected = version if version is not None else (int(iusv) if iusv is not None else None)
     store = lib.items if kind == "items" else lib.collections
-    with lib.lock:
-        used = fz.__dict__.setdefault("write_tokens", set())
-        token_key = (api_key_of(req), token)
-        if token is not None and token_key in used:
-            return PlainTextResponse("Write token already used", status_code=412, headers=fz._headers())
-        iusv = req.headers.get("if-unmodified-since-version")
-        if iusv is not None:
-            if lib.version > int(iusv):
-                return PlainTextResponse(
-                    f"Library has been modified since specified version (expected {iusv}, found {lib.version})",
-                    status_code=412,
-                    headers=fz._headers({"Last-Modified-Version": str(lib.version)}),
-                )
-        body: dict[str, Any] = {"successful": {}, "success": {}, "unchanged": {}, "failed": {}}
-        staged: list[tuple[str, dict]] = []
-        for i, obj in enumerate(objs):
-            idx = str(i)
-            key = obj.get("key")
-            version = obj.get("version")
-            if version is not None and iusv is not None and int(version) != int(iusv):
-                return PlainTextResponse(
-                    "If-Unmodified-Since-Version does not match the object version", status_code=400
-                )
-            expected = version if version is not None else (int(iusv) if iusv is not None else None)
-            old = store.get(key) if key else None
-            if old is not None:
-                if expected is None:
-                    body["failed"][idx] = {
-                        "key": key,
-                        "code": 428,
-                        "message": "Either If-Unmodified-Since-"
-                        "Version or object version property must be provided for key-based writes",
-                    }
-                    continue
-                if int(expected) != old["version"]:
-                    body["failed"][idx] = {
-                        "key": key,
-                        "code": 412,
-                        "message": f"{kind[:-1].title()} has been "
-                        f"modified since specified version (expected {expected}, found "
-                        f"{old['version']})",
-                    }
-                    continue
-                new = {**copy.deepcopy(old), **{k: v for k, v in obj.items() if k != "version"}}
-                if new == old:
-                    body["unchanged"][idx] = key
-                    continue
-            else:
-                if key is not None:
-                    if expected is None:
-                        body["failed"][idx] = {
-                            "key": key,
-                            "code": 428,
-                            "message": "Either If-Unmodified-Since-"
-                            "Version or object version property must be provided for "
-                            "key-based writes",
-                        }
-                        continue
-                    if int(expected) > 0:
-                        body["failed"][idx] = {
-                            "key": key,
-                            "code": 404,
-                            "message": f"{kind[:-1].title()} doesn't exist (delete?)",
-                        }
-                        continue
-                    if len(key) != 8 or any(c not in KEY_CHARS for c in key):
-                        body["failed"][idx] = {"key": key, "code": 400, "message": f"'{key}' is not a valid key"}
-                        continue
-                if (problem := _check_new(lib, obj, kind)) is not None:
-                    body["failed"][idx] = {"key": key or "", "code": problem[0], "message": problem[1]}
-                    continue
-                new = {k: v for k, v in obj.items() if k != "version"}
-                new["key"] = key or new_key()
-                if kind == "items":
-                    new.setdefault("tags", [])
-                    new.setdefault("relations", {})
-                    if not new.get("parentItem"):
-                        new.setdefault("collections", [])
-                    new.setdefault("dateAdded", "2025-01-01T00:00:00Z")
-                else:
-                    new.setdefault("parentCollection", False)
-                    new.setdefault("relations", {})
-            if kind == "items" and (problem := _check_item(lib, new)) is not None:
-                body["failed"][idx] = {"key": new["key"], "code": problem[0], "message": problem[1]}
-                continue
-            staged.append((idx, new))
-        if staged:
-            version = lib.bump()
-            for idx, new in staged:
-                new["version"] = version
-                new.pop("dateModified", None)
-                if kind == "items":
-                    new["dateModified"] = f"2025-01-01T00:00:00Z#{version:08d}"
-                    _place_item(lib, new)
-                else:
-                    new["parentCollection"] = new.get("parentCollection") or False
-                    lib.collections[new["key"]] = new
-                body["successful"][idx] = (lib.item_json if kind == "items" else lib.collection_json)(fz.base, new)
-                body["success"][idx] = new["key"]
-        if token is not None:
-            used.add(token_key)
-        return JSONResponse(body, headers=fz._headers({"Last-Modified-Version": str(lib.version)}))
+    old = store.get(key) if key else None
+    outcome = (
+        _stage_changed(kind, obj, key, old, expected) if old is not None else _stage_added(kind, obj, key, expected)
+    )
+    if outcome[0] != "new":
+        return outcome
+    new = outcome[1]
+    if kind == "items" and (problem := _check_item(lib, new)) is not None:
+        return "failed", {"key": new["key"], "code": problem[0], "message": problem[1]}
+    return outcome
+
+
+def _stage_changed(kind: str, obj: dict, key: str, old: dict, expected: Any) -> tuple[str, Any]:
+    """A write to an existing object: at the version it was read at."""
+    if expected is None:
+        return "failed", {
+            "key": key,
+            "code": 428,
+            "message": "Either If-Unmodified-Since-"
+            "Version or object version property must be provided for key-based writes",
+        }
+    if int(expected) != old["version"]:
+        return "failed", {
+            "key": key,
+            "code": 412,
+            "message": f"{kind[:-1].title()} has been "
+            f"modified since specified version (expected {expected}, found "
+            f"{old['version']})",
+        }
+    new = {**copy.deepcopy(old), **{k: v for k, v in obj.items() if k != "version"}}
+    if new == old:
+        return "unchanged", key
+    return "new", new
+
+
+def _stage_added(kind: str, obj: dict, key: str | None, expected: Any) -> tuple[str, Any]:
+    """A new object, with the key the client chose (at version 0) or a new one."""
+    if key is not None and (problem := _new_key_problem(kind, key, expected)) is not None:
+        return "failed", problem
+    if (problem := _check_new(obj, kind)) is not None:
+        return "failed", {"key": key or "", "code": problem[0], "message": problem[1]}
+    new = {k: v for k, v in obj.items() if k != "version"}
+    new["key"] = key or new_key()
+    if kind == "items":
+        new.setdefault("tags", [])
+        new.setdefault("relations", {})
+        if not new.get("parentItem"):
+            new.setdefault("collections", [])
+        new.setdefault("dateAdded", "2025-01-01T00:00:00Z")
+    else:
+        new.setdefault("parentCollection", False)
+        new.setdefault("relations", {})
+    return "new", new
+
+
+def _new_key_problem(kind: str, key: str, expected: Any) -> dict | None:
+    if expected is None:
+        return {
+            "key": key,
+            "code": 428,
+            "message": "Either If-Unmodified-Since-"
+            "Version or object version property must be provided for "
+            "key-based writes",
+        }
+    if int(expected) > 0:
+        return {
+            "key": key,
+            "code": 404,
+            "message": f"{kind[:-1].title()} doesn't exist (delete?)",
+        }
+    if len(key) != 8 or any(c not in KEY_CHARS for c in key):
+        return {"key": key, "code": 400, "message": f"'{key}' is not a valid key"}
+    return None
+
+
+def _commit(fz: FakeZotero, lib: FakeLibrary, kind: str, staged: list[tuple[str, dict]], body: dict[str, Any]) -> None:
+    """The staged objects stored at one new library version."""
+    version = lib.bump()
+    for idx, new in staged:
+        new["version"] = version
+        new.pop("dateModified", None)
+        if kind == "items":
+            new["dateModified"] = f"2025-01-01T00:00:00Z#{version:08d}"
+            _place_item(lib, new)
+        else:
+            new["parentCollection"] = new.get("parentCollection") or False
+            lib.collections[new["key"]] = new
+        body["successful"][idx] = (lib.item_json if kind == "items" else lib.collection_json)(fz.base, new)
+        body["success"][idx] = new["key"]
 
 
 def _place_item(lib: FakeLibrary, data: dict) -> None:

@@ -54,7 +54,9 @@ def assert_provenance(db: Session, map_id: str) -> int:
     cits = db.exec(select(Citation).where(Citation.map_id == map_id, Citation.origin == Origin.AGENT)).all()
     for c in cits:
         chunk = db.get(Chunk, c.chunk_id)
-        assert chunk is not None and chunk.page == c.page and chunk.document_id == c.document_id
+        assert chunk is not None
+        assert chunk.page == c.page
+        assert chunk.document_id == c.document_id
         assert quote_in_text(chunk.text, c.quote), (c.quote, chunk.text)
         page = db.get(PageText, (c.document_id, c.page))
         assert normalize(page.text[c.char_start : c.char_end]).text == normalize(c.quote).text
@@ -182,7 +184,9 @@ def expect_cost(page: Page, app_db_url: str, uid: str, kind: str) -> Run:
             select(Run).where(Run.owner_id == uid, Run.kind == kind).order_by(col(Run.created_at).desc())
         ).first()
         db.expunge(op)
-    assert op.status == "SUCCEEDED" and op.charged_credits and op.charged_credits > 0, op
+    assert op.status == "SUCCEEDED", op
+    assert op.charged_credits, op
+    assert op.charged_credits > 0, op
     expect(page.locator("#run-cost")).to_have_text(f"{display_credits(op.charged_credits)} credits")
     expect(page.locator("#run-cost")).to_have_attribute("title", f"{format_credits(op.charged_credits)} credits")
     return op

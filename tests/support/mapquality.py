@@ -18,7 +18,7 @@ def naive_model(body: dict) -> object:
     user = str(msgs[-1].get("content") if msgs else "")
     if "ROLE: planner" in user:
         q = re.search(r"Question: (.*)", user)
-        words = [w for w in re.findall(r"[A-Za-z]{5,}", q.group(1) if q else "")][:4]
+        words = re.findall(r"[A-Za-z]{5,}", q.group(1) if q else "")[:4]
         return Script.reply(json.dumps({"aspects": [{"title": w.capitalize(), "query": w} for w in words]}))
     if "ROLE: researcher" in user or "ROLE: counter" in user:
         claims = []

@@ -11,7 +11,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -216,10 +216,8 @@ class PgCluster:
         return self
 
     def stop(self) -> None:
-        try:
+        with suppress(subprocess.CalledProcessError):
             self._run(self._bin("pg_ctl"), "-D", str(self.datadir), "-m", "immediate", "-w", "stop")
-        except subprocess.CalledProcessError:
-            pass
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql+psycopg://bayes@127.0.0.1:{self.port}/{dbname}"
@@ -250,15 +248,15 @@ class AppStack:
     def start(self, timeout: float = 900) -> AppStack:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.data_dir / "stack.log"
-        log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bayes_app.cli", "run"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "bayes_app.cli", "run"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
         def healthy() -> bool:
             if self.proc.poll() is not None:
@@ -391,23 +389,24 @@ def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
 
 def start_index(workdir: Path, port: int, log_path: Path) -> subprocess.Popen:
     """The embedded index process (Qdrant REST subset over qdrant-edge) on `port`."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bayes_app.search.index_server",
-            "--path",
-            str(workdir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        stdout=open(log_path, "w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with open(log_path, "w") as log_out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bayes_app.search.index_server",
+                "--path",
+                str(workdir),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            cwd=ROOT,
+            stdout=log_out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     wait_for(lambda: _port_open(port), 30, what="index server")
     return proc
 

@@ -143,7 +143,7 @@ def format_entry(w: Work, style: str) -> str:
         names = _names(w, lambda f, m, last: f"{_initials(f, m)} {last}", ", ", " and ")
         return f"{names}. {w.title}. arXiv preprint arXiv:{w.arxiv}, {w.year}."
     if style == "proceedings":
-        names = _names(w, lambda f, m, last: f"{f} {last}", ", ", ", and " if len(w.authors) > 2 else " and ")
+        names = _names(w, lambda f, _m, last: f"{f} {last}", ", ", ", and " if len(w.authors) > 2 else " and ")
         conf = _CONFS[w.volume % len(_CONFS)]
         return f"{names}. {w.year}. {w.title}. In Proceedings of the {conf}, pages {pages}."
     raise ValueError(style)
@@ -186,11 +186,11 @@ def printed_papers(seed: int = 3) -> list[PrintedPaper]:
     kinds = [
         lambda y, w: (f"{w.journal} {w.volume} ({y}) {w.first_page}-{w.last_page}",),
         lambda y, w: (f"{w.journal} {w.volume} ({y}) {w.first_page}-{w.last_page}", f"doi:{w.doi}"),
-        lambda y, w: (f"© {y} The Authors. Published under a CC BY licence.",),
-        lambda y, w: (f"March {rng.randrange(1, 28)}, {y}",),
+        lambda y, _w: (f"© {y} The Authors. Published under a CC BY licence.",),
+        lambda y, _w: (f"March {rng.randrange(1, 28)}, {y}",),
         lambda y, w: (f"{w.abbrev} {y};{w.volume}({w.issue}):{w.first_page}-{w.last_page}",),
         lambda y, w: (f"{w.abbrev} {y}, {w.volume}, {w.first_page}-{w.last_page}",),
-        lambda y, w: (f"arXiv:{y % 100:02d}0{rng.randrange(1, 9)}.{rng.randrange(10000, 99999)}v1 [cs.LG] 3 Mar {y}",),
+        lambda y, _w: (f"arXiv:{y % 100:02d}0{rng.randrange(1, 9)}.{rng.randrange(10000, 99999)}v1 [cs.LG] 3 Mar {y}",),
         lambda y, w: (f"Vol. {w.volume}, No. {w.issue}, {y}",),
     ]
     for k, kind in enumerate(kinds):

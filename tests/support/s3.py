@@ -27,12 +27,13 @@ class S3Server:
         self.workdir.mkdir(parents=True, exist_ok=True)
         exe = VENV_BIN / "moto_server"
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "moto.server"]
-        self.proc = subprocess.Popen(
-            [*cmd, "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=open(self.workdir / "moto.log", "w"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        with open(self.workdir / "moto.log", "w") as log_out:
+            self.proc = subprocess.Popen(
+                [*cmd, "-H", "127.0.0.1", "-p", str(self.port)],
+                stdout=log_out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         wait_for(lambda: _port_open(self.port), 30, what="moto S3 server")
         return self
 

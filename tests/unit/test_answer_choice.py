@@ -48,7 +48,8 @@ def test_sentences_are_chosen_for_the_question_not_by_passage_order():
     picked = select_sentences("How is the Crawler trained? What are the training stages?", TRAINING, limit=3)
     texts = [s for s, _ in picked]
     assert texts[0] == "The training process for the Crawler comprises two stages."
-    assert any("imitation learning" in t for t in texts) and any("reinforcement learning" in t for t in texts)
+    assert any("imitation learning" in t for t in texts)
+    assert any("reinforcement learning" in t for t in texts)
     assert not any("Google Scholar" in t for t in texts)  # passage 1 came first, but says nothing on training
 
 
@@ -60,7 +61,8 @@ def test_mmr_says_one_fact_once():
     ]
     scores, vecs = choose.relevance("How does PaSa compare with Google?", texts, bag_embed)
     picked = choose.mmr(scores, vecs, 2)
-    assert len(picked) == 2 and {0, 1} - set(picked)  # never both near-identical sentences
+    assert len(picked) == 2
+    assert {0, 1} - set(picked)  # never both near-identical sentences
     assert 2 in picked
 
 
@@ -69,7 +71,8 @@ def test_relevance_falls_back_to_terms_without_a_model():
         raise RuntimeError("no model")
 
     scores, vecs = choose.relevance("crawler training", ["The crawler training has two stages.", "Unrelated."], broken)
-    assert vecs is None and scores[0] > scores[1]
+    assert vecs is None
+    assert scores[0] > scores[1]
 
 
 def test_context_dependent_openers():
@@ -165,7 +168,8 @@ def test_sources_tell_cited_from_retrieved_and_point_at_the_cited_sentence():
     out = mark_cited("The Crawler gathers papers using search [1]. Selection works by reading [2].", cits)
     assert [c["cited"] for c in out] == [True, True, False]
     assert out[0]["sentence"] == "The Crawler collects papers by search."
-    assert out[1]["sentence"] == "The Selector reads each paper." and out[2]["sentence"] == ""
+    assert out[1]["sentence"] == "The Selector reads each paper."
+    assert out[2]["sentence"] == ""
 
 
 def test_failed_runs_read_in_plain_words():
@@ -244,4 +248,5 @@ def test_the_extractive_fallback_keeps_both_ids_of_a_paired_quote():
     assert any(isinstance(sid, tuple) for _, sid in picked)  # the dependent sentence comes with the one before
     claims = extractive_claims(picked, {1: passage}, "Training")
     paired = next(c for c in claims if c.quote.startswith("The Crawler is trained") and "This challenge" in c.quote)
-    assert paired.raw_passage == ["1.1", "1.2"] and paired.passage is passage
+    assert paired.raw_passage == ["1.1", "1.2"]
+    assert paired.passage is passage

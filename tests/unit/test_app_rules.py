@@ -34,7 +34,7 @@ def test_everything_else_goes_to_the_maps(target):
 
 
 @pytest.mark.parametrize(
-    "given,micro",
+    ("given", "micro"),
     [
         ({"credits": 2.5}, 2_500_000),
         ({"credits": "2,5"}, 2_500_000),
@@ -65,12 +65,13 @@ def test_grant_amounts(given, micro):
 def test_bad_grant_amounts_are_refused_with_one_message(given):
     with pytest.raises(credits.GrantRefused) as err:
         credits.grant_amount(**given)
-    assert err.value.code == "bad_amount" and err.value.status == 400
+    assert err.value.code == "bad_amount"
+    assert err.value.status == 400
     assert err.value.message == credits.AMOUNT_RULE
 
 
 @pytest.mark.parametrize(
-    "request_,code",
+    ("request_", "code"),
     [
         ({"kind": "ask"}, "missing_fields"),
         ({"prompt": ""}, "missing_fields"),
@@ -82,4 +83,5 @@ def test_an_ask_request_is_checked_before_anything_is_written(request_, code):
 
     with pytest.raises(DomainError) as err:
         runs.start("nobody", RunRequest(**request_))
-    assert err.value.code == code and err.value.status == 400
+    assert err.value.code == code
+    assert err.value.status == 400

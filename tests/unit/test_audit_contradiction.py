@@ -34,14 +34,17 @@ def _verdict(sentence: str, embed) -> tuple[str, str]:
     draft = build(readers.read("draft.md", (f"# Draft\n\n{sentence} [1].{REFERENCES}").encode()))
     result, _ = check.check_sentence(draft.sentences[0], draft, Resolver(library.papers()), library, embed)
     c = result.citations[0]
-    assert c.document_id == "d1" and c.evidence is not None and c.evidence.quote in " ".join(PAPER)
+    assert c.document_id == "d1"
+    assert c.evidence is not None
+    assert c.evidence.quote in " ".join(PAPER)
     return c.verdict, c.evidence.quote
 
 
 def test_the_model_reads_every_feature_it_has_weights_for(embed):
     f = contradiction.features("Daily aspirin reduces the risk of stomach bleeding in adults.", PAPER, embed)
     assert set(f) == set(contradiction.WEIGHTS) - {"bias"}
-    assert contradiction.features("Any claim.", [], embed) == {} and contradiction.contradicts({}) is None
+    assert contradiction.features("Any claim.", [], embed) == {}
+    assert contradiction.contradicts({}) is None
 
 
 def test_a_citation_of_a_paper_reporting_the_opposite_is_contradicted(embed):

@@ -55,7 +55,8 @@ def test_markdown_reader_splits_sentences_and_reads_the_reference_list():
         "As Smith et al. (2020) argue, fish swim fast in cold water.",
     ]
     ref = draft.references["n:1"]
-    assert ref.title == "Counting cells with deep nets" and ref.year == 2020
+    assert ref.title == "Counting cells with deep nets"
+    assert ref.year == 2020
     # the author–year citation points to the same entry
     assert [c.key for c in draft.sentences[1].cites] == ["n:1"]
 
@@ -71,7 +72,9 @@ def test_latex_reader_with_bib():
     assert len(cited) == 3
     for s in cited:
         ref = draft.references[s.cites[0].key]
-        assert ref.title and ref.year and "\\cite" not in citations.strip_markers(s.text, s.cites)
+        assert ref.title
+        assert ref.year
+        assert "\\cite" not in citations.strip_markers(s.text, s.cites)
 
 
 def test_docx_reader_reads_zotero_fields_and_skips_the_bibliography():
@@ -84,8 +87,10 @@ def test_docx_reader_reads_zotero_fields_and_skips_the_bibliography():
     by_id = {i.cited.zotero_key: i.cited for i in items if i.cited}
     for s in cited:
         ref = draft.references[s.cites[0].key]
-        assert ref.zotero_key in by_id and ref.title == by_id[ref.zotero_key].title
-        assert s.cites[0].marker.startswith("(") and s.cites[0].marker in s.text
+        assert ref.zotero_key in by_id
+        assert ref.title == by_id[ref.zotero_key].title
+        assert s.cites[0].marker.startswith("(")
+        assert s.cites[0].marker in s.text
 
 
 @pytest.mark.parametrize(
@@ -102,7 +107,8 @@ def test_docx_reader_reads_zotero_fields_and_skips_the_bibliography():
 def test_bad_files_are_refused_with_what_to_do(name, data, code, status):
     with pytest.raises(DraftRejected) as err:
         readers.read(name, data)
-    assert err.value.code == code and err.value.status == status
+    assert err.value.code == code
+    assert err.value.status == status
     assert len(err.value.message) > 20
 
 
@@ -147,10 +153,13 @@ def test_every_verdict_rests_on_a_verbatim_passage_of_the_cited_paper(scifact):
     for r in results:
         for c in r.citations:
             if c.verdict == "not_in_library":
-                assert c.evidence is None and c.document_id is None
+                assert c.evidence is None
+                assert c.document_id is None
                 continue
-            assert c.evidence is not None and c.evidence.document_id == c.document_id
-            assert c.evidence.quote in abstracts[c.document_id] and c.evidence.page == 1
+            assert c.evidence is not None
+            assert c.evidence.document_id == c.document_id
+            assert c.evidence.quote in abstracts[c.document_id]
+            assert c.evidence.page == 1
             checked += 1
     assert checked == 6
 
@@ -160,15 +169,21 @@ def test_wrong_papers_are_flagged_and_missing_papers_said_not_in_library(scifact
     for r in results:
         item = _item(items, r.text)
         if item.kind == "wrong":  # an unrelated paper: its closest passage does not say it
-            assert r.citations[0].verdict == "unsupported" and r.flagged
+            assert r.citations[0].verdict == "unsupported"
+            assert r.flagged
         elif item.kind == "missing":
-            assert r.citations[0].verdict == "not_in_library" and r.flagged
+            assert r.citations[0].verdict == "not_in_library"
+            assert r.flagged
         elif item.kind == "correct":
             assert r.citations[0].document_id == item.cited.id
         elif item.kind == "uncited":
-            assert not r.citations and r.finding and r.suggestions
+            assert not r.citations
+            assert r.finding
+            assert r.suggestions
     s = summarize(results)
-    assert s.not_in_library == 2 and s.citations == 8 and s.sentences == len(results)
+    assert s.not_in_library == 2
+    assert s.citations == 8
+    assert s.sentences == len(results)
 
 
 def test_reports_hold_every_flagged_sentence_and_a_comment_each(scifact):
@@ -193,7 +208,9 @@ def test_markdown_report_escapes_draft_markup():
 
     r = SentenceResult(index=0, text="<script>alert(1)</script> [x](javascript:1) **bold** claims more.", finding=True)
     md = report.markdown("a.md", summarize([r]), [r])
-    assert "<script>" not in md and "](javascript" not in md and "**bold**" not in md
+    assert "<script>" not in md
+    assert "](javascript" not in md
+    assert "**bold**" not in md
 
 
 def test_docx_report_drops_characters_word_cannot_hold():
@@ -219,5 +236,6 @@ def test_docx_report_drops_characters_word_cannot_hold():
     r.suggestions.append(Suggestion(document_id="d2", page=1, quote=quote, score=0.5))
     d = docx.Document(io.BytesIO(report.docx([[r]])))
     texts = [c.text for c in d.comments]
-    assert len(texts) == 2 and all("Aspirin lowered bleeding risk." in t for t in texts)
+    assert len(texts) == 2
+    assert all("Aspirin lowered bleeding risk." in t for t in texts)
     assert d.paragraphs[0].text == "Aspirin raises bleeding risk [1]."

@@ -14,7 +14,7 @@ from bayes_app.chat.tools import TOOL_NAMES, TOOLS, current_time, parse_analysis
 
 
 @pytest.mark.parametrize(
-    "expr, value",
+    ("expr", "value"),
     [
         ("1 + 2 * 3", 7),
         ("(1 + 2) * 3", 9),
@@ -60,7 +60,7 @@ def test_calculator_refuses_anything_but_arithmetic(expr):
 
 
 @pytest.mark.parametrize(
-    "expr, message",
+    ("expr", "message"),
     [
         ("1 / 0", "Division by zero"),
         ("9 ** 9 ** 9", "Exponents above"),
@@ -91,11 +91,14 @@ def test_memory_drops_the_oldest_pairs_first_to_fit_the_budget():
     history = [Exchange(f"q{i} crawler {big}", f"a{i} {big}") for i in range(5)]  # ~100k chars
     mem = fit(history, "new question on the crawler")
     assert mem.budget_chars == HISTORY_BUDGET_CHARS == 48_000
-    assert mem.used_chars <= 48_000 and mem.dropped == 3
+    assert mem.used_chars <= 48_000
+    assert mem.dropped == 3
     assert [e.question[:2] for e in mem.kept] == ["q3", "q4"]  # the newest survive, in order
-    assert "last 2 of 5 earlier questions" in mem.line() and "the oldest 3 no longer fit" in mem.line()
+    assert "last 2 of 5 earlier questions" in mem.line()
+    assert "the oldest 3 no longer fit" in mem.line()
     small = fit(history[:1], "And then?")
-    assert small.dropped == 0 and len(small.kept) == 1
+    assert small.dropped == 0
+    assert len(small.kept) == 1
     assert small.line() == "This answer took the earlier question of the conversation into account."
     assert fit([], "q").line() == ""  # a first question: nothing to remember, no line
 
@@ -117,21 +120,24 @@ def test_memory_line_counts_only_earlier_questions_about_this_one():
 
 def test_memory_with_a_single_huge_exchange_keeps_nothing_rather_than_overflow():
     mem = fit([Exchange("q", "a" * 60_000)], "question")
-    assert mem.kept == [] and mem.dropped == 1 and mem.used_chars == len("question")
+    assert mem.kept == []
+    assert mem.dropped == 1
+    assert mem.used_chars == len("question")
 
 
 def test_tool_schemas_are_the_six_tools():
-    assert TOOL_NAMES == {
+    assert {
         "search_knowledge_base",
         "list_documents",
         "analyze_document",
         "compare_documents",
         "calculator",
         "current_time",
-    }
+    } == TOOL_NAMES
     for tool in TOOLS:
         params = tool["function"]["parameters"]
-        assert params["type"] == "object" and set(params["required"]) <= set(params["properties"])
+        assert params["type"] == "object"
+        assert set(params["required"]) <= set(params["properties"])
     assert "UTC" in current_time()
 
 
@@ -153,7 +159,8 @@ def test_extractive_analysis_uses_quoted_claims_and_frequent_terms():
     claims = json.dumps({"claims": [{"text": "x", "quote": "Graph models need explanations."}]})
     out = extractive_analysis(passages, claims)
     assert out["key_facts"] == ["Graph models need explanations."]
-    assert "graph" in out["topics"] and "Tox21" in out["entities"]
+    assert "graph" in out["topics"]
+    assert "Tox21" in out["entities"]
     fallback = extractive_analysis(passages, "not json")
     assert fallback["key_facts"] == ["Graph neural networks predict molecular properties."]
     assert not math.isnan(len(fallback["summary"]))

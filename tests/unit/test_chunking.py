@@ -68,7 +68,8 @@ def test_sizes_and_overlap_on_a_real_paper() -> None:
             continue
         assert prev.char_start < nxt.char_start < prev.char_end  # overlap present, progress made
         overlaps.append(estimate_tokens(prev.text[nxt.char_start - prev.char_start :]))
-    assert overlaps and all(0 < o <= 50 for o in overlaps)
+    assert overlaps
+    assert all(0 < o <= 50 for o in overlaps)
     assert statistics.median(overlaps) >= 35
 
 
@@ -82,24 +83,28 @@ def test_prefers_sentence_ends() -> None:
 def test_short_tail_is_merged_into_previous_chunk() -> None:
     words = " ".join(f"w{i}" for i in range(105))  # 105 pieces ≈ 137 tokens
     chunks = chunk_pages([PageText(1, words)], target_tokens=130, overlap_tokens=20)
-    assert len(chunks) == 1 and chunks[0].text == words
+    assert len(chunks) == 1
+    assert chunks[0].text == words
     chunks = chunk_pages([PageText(1, words)], target_tokens=60, overlap_tokens=10)
-    assert len(chunks) > 1 and chunks[-1].text.endswith("w104")
+    assert len(chunks) > 1
+    assert chunks[-1].text.endswith("w104")
 
 
 def test_empty_pages_and_giant_words() -> None:
     pages = [PageText(1, ""), PageText(2, " \r\n "), PageText(3, "x" * 5000 + " tail")]
     chunks = chunk_pages(pages, target_tokens=10, overlap_tokens=2, min_tail_tokens=0)
     # the 5,000-character word is cut into MAX_RUN_CHARS pieces (issue 24.3), one chunk each
-    assert [c.page for c in chunks] == [3] * len(chunks) and len(chunks) == 5000 // 200 + 1
-    assert all(c.text == "x" * 200 for c in chunks[:-1]) and chunks[-1].text == "tail"
+    assert [c.page for c in chunks] == [3] * len(chunks)
+    assert len(chunks) == 5000 // 200 + 1
+    assert all(c.text == "x" * 200 for c in chunks[:-1])
+    assert chunks[-1].text == "tail"
     assert [c.index for c in chunks] == list(range(len(chunks)))
 
 
 def test_invalid_parameters() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need target_tokens > 0"):
         chunk_pages([], target_tokens=50, overlap_tokens=50)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="need target_tokens > 0"):
         chunk_pages([], target_tokens=0)
 
 

@@ -19,7 +19,8 @@ def test_doi_forms_normalise_to_one():
     assert normalize_doi("https://doi.org/10.1000/ABC.1.") == "10.1000/abc.1"
     assert normalize_doi("doi: 10.1000/abc.1") == "10.1000/abc.1"
     assert normalize_doi("http://dx.doi.org/10.1000/abc.1") == "10.1000/abc.1"
-    assert normalize_doi("not a doi") is None and normalize_doi(None) is None
+    assert normalize_doi("not a doi") is None
+    assert normalize_doi(None) is None
 
 
 def test_title_normalisation_drops_case_accents_punctuation_and_pdf_hyphen_marks():
@@ -42,7 +43,9 @@ def test_exact_title_with_a_year_off_by_one_matches_but_not_two_years_off():
 
 def test_fuzzy_title_with_a_typo_matches_the_closest_paper():
     m = LIB.match("BERT: Pre-traning of Deep Bidirectional Transformer for Language Understandng", 2019)
-    assert m is not None and (m.document_id, m.how) == ("c", "fuzzy") and 90 <= m.score < 100
+    assert m is not None
+    assert (m.document_id, m.how) == ("c", "fuzzy")
+    assert 90 <= m.score < 100
     # one word apart in a short title is another paper: recognition vs classification
     m = LIB.match("Deep Residual Learning for Image Recognitoin", 2016)
     assert m.document_id == "b"
@@ -62,7 +65,8 @@ def test_reference_key_prefers_doi_and_skips_short_titles():
     assert reference_key("X Y Z", "10.1/AB") == "doi:10.1/ab"
     assert reference_key("Graph Methods for Literature Discovery", None) == "t:graph methods for literature discovery"
     assert reference_key("Deep Learning", None) == "t:deep learning"
-    assert reference_key("Introduction", None) is None and reference_key("On the", None) is None
+    assert reference_key("Introduction", None) is None
+    assert reference_key("On the", None) is None
 
 
 def test_titles_that_differ_in_a_number_are_different_papers():

@@ -19,7 +19,7 @@ from bayes_app.maps.sentences import (
 
 
 @pytest.mark.parametrize(
-    "text, reason",
+    ("text", "reason"),
     [
         (
             "(57) Sheridan, R. P. Interpretation of QSAR Models by Coloring Atoms According to Changes in Predicted "
@@ -122,8 +122,11 @@ def test_reference_lists_are_recognised_without_roles_and_roles_decide_when_know
         "We optimize PaSa within the AGILE, a reinforcement learning (RL) framework for LLM agents (Feng et al., "
         "2024). AutoScholarQuery includes 33,511 query-paper pairs in the training split."
     )
-    assert looks_like_reference_list(refs) and not looks_like_reference_list(body)
-    assert role_allows_claims("body") and role_allows_claims("caption") and role_allows_claims(None)
+    assert looks_like_reference_list(refs)
+    assert not looks_like_reference_list(body)
+    assert role_allows_claims("body")
+    assert role_allows_claims("caption")
+    assert role_allows_claims(None)
     assert not any(
         role_allows_claims(r)
         for r in ("reference", "front_matter", "figure", "equation", "header_footer", "heading", "footnote")
@@ -140,13 +143,16 @@ def test_noun_phrases_are_tagged_noun_runs_not_verbs_or_citations():
         )
         for p in noun_phrases(t)
     ]
-    assert "Academic queries" in phrases and "deep search" in phrases and "molecular representations" in phrases
+    assert "Academic queries" in phrases
+    assert "deep search" in phrases
+    assert "molecular representations" in phrases
     assert not any("surpasses" in p or "SELFIES106" in p or " and " in p for p in phrases)
     # an infinitive opens a verb phrase, not a theme name: "To evaluate PaSa …"
     phrases = noun_phrases("To evaluate PaSa, we constructed RealScholarQuery.") + noun_phrases(
         "We aim to construct benchmarks."
     )
-    assert "PaSa" in phrases and not any(p.lower().startswith(("evaluate", "construct")) for p in phrases)
+    assert "PaSa" in phrases
+    assert not any(p.lower().startswith(("evaluate", "construct")) for p in phrases)
     assert "argue" not in {p.lower() for p in noun_phrases("In earlier work we argue that counterfactuals help.")}
 
 

@@ -40,7 +40,8 @@ def test_logout_and_a_user_switch_reset_the_vars_set_on_load():
 
     reset = user_states()
     for cls, name in ((AdminState, "model_setup"), (GuideState, "offline_mode")):
-        assert cls in reset and name in cls.get_fields(), (cls.__name__, name)
+        assert cls in reset, (cls.__name__, name)
+        assert name in cls.get_fields(), (cls.__name__, name)
 
 
 def test_the_model_setup_in_words_never_shows_the_key(configure):
@@ -48,4 +49,6 @@ def test_the_model_setup_in_words_never_shows_the_key(configure):
 
     configure(OPENAI_BASE_URL="http://10.1.2.3:8080/v1", OPENAI_API_KEY="sk-secret", BAYES_MODEL_DEFAULT="m1")
     line = system.model_setup()
-    assert "http://10.1.2.3:8080/v1" in line and "m1" in line and "sk-secret" not in line
+    assert "http://10.1.2.3:8080/v1" in line
+    assert "m1" in line
+    assert "sk-secret" not in line

@@ -54,7 +54,8 @@ def test_cut_sentences_and_their_tails():
 def test_a_sentence_across_a_page_break_is_joined_and_locates_on_both_pages():
     pages = _pages()
     joined = continued(pages[1], [pages[2]])
-    assert joined is not None and joined.endswith(SENTENCE)
+    assert joined is not None
+    assert joined.endswith(SENTENCE)
     spans = find_quote_spans(pages, 1, SENTENCE)
     assert [s[0] for s in spans] == [1, 2]  # the page number "12" between is skipped
     assert pages[1][spans[0][1] : spans[0][2]].startswith("Counterfactual explanation")
@@ -96,10 +97,12 @@ def test_stored_chunks_continue_and_the_quote_passes_the_provenance_check():
         assert text.endswith("post-hoc methods on molecular data.")
         assert continued_chunk(db, b) == pages[2]  # not cut: as stored
         span = locate(db, a, SENTENCE)  # runs on to page 2: located from its start on page 1
-        assert span is not None and pages[1][span[0] : span[1]].startswith("Counterfactual")
+        assert span is not None
+        assert pages[1][span[0] : span[1]].startswith("Counterfactual")
         assert locate(db, a, "compared to other post-hoc methods on a different benchmark") is None
         hits = with_continuations(db, [{"chunk_id": "c1", "text": pages[1]}, {"chunk_id": "c2", "text": pages[2]}])
-        assert hits[0]["text"] == text and hits[1]["text"] == pages[2]
+        assert hits[0]["text"] == text
+        assert hits[1]["text"] == pages[2]
         # research passages too (agents.retrieval), and the joined sentence becomes a claim
         assert passage_texts(db, {"c1": a, "c2": b}) == {"c1": text, "c2": pages[2]}
 

@@ -10,6 +10,7 @@ def test_display_rounds_to_hundredths_and_names_tiny_sums() -> None:
     assert display_credits(12_345_678) == "12.35"
     assert display_credits(1_500_000) == "1.5"
     assert display_credits(50_000) == "0.05"
-    assert display_credits(8_123) == "< 0.01" and format_credits(8_123) == "0.008123"
+    assert display_credits(8_123) == "< 0.01"
+    assert format_credits(8_123) == "0.008123"
     assert display_credits(-2_506_000) == "-2.51"
     assert display_credits(-3) == "> -0.01"

@@ -25,7 +25,8 @@ def test_unsure_passages_take_the_documents_language():
     assert doc == "de"
     assert langs == ["de", "de", "de", "en"]
     assert crosslang.passage_languages([])[0] == ""
-    assert crosslang.language_name("de") == "German" and crosslang.language_name("") == ""
+    assert crosslang.language_name("de") == "German"
+    assert crosslang.language_name("") == ""
 
 
 def test_cross_weight_ramps_from_the_floor_to_full_weight():
@@ -59,7 +60,8 @@ def test_a_passage_in_another_language_is_named_to_the_model_and_the_reader():
     hit = {"n": 2, "title": "Schlaf", "page": 4, "text": "Schlafmangel erhöht das Risiko.", "language": "de"}
     line = format_passages([hit])
     assert line == "[2] (Schlaf, p. 4; in German) Schlafmangel erhöht das Risiko."
-    assert parse_passages(line)[0].language == "German" and parse_passages(line)[0].text == hit["text"]
+    assert parse_passages(line)[0].language == "German"
+    assert parse_passages(line)[0].text == hit["text"]
     assert "; in" not in format_passages([{**hit, "language": "en"}])
     p = Passage(1, "c", "d", "Sommeil", [], None, 3, "Le sommeil.", lang="fr")
     assert _header(p) == "Sommeil, p. 3; in French"

@@ -74,7 +74,10 @@ def test_every_variable_is_a_real_setting_and_valid(compose):
         assert not unknown, f"{name}: {sorted(unknown)} are not settings (bayes_app/settings.py)"
         s = load_settings(**{k: v for k, v in env.items() if k in aliases})  # SettingsError if invalid
         assert isinstance(s, Settings)
-        assert s.storage_url and s.qdrant_url and s.redis_url and s.database_url, name
+        assert s.storage_url, name
+        assert s.qdrant_url, name
+        assert s.redis_url, name
+        assert s.database_url, name
         assert s.database_url.startswith("postgresql+psycopg://")
         assert s.secret() == SAMPLE["BAYES_SECRET_KEY"]  # one key everywhere: sessions work on any web
 
@@ -91,15 +94,18 @@ def test_shape_matches_the_docs(compose):
         )
     for web in ("web1", "web2"):
         env = services[web]["environment"]
-        assert env["REFLEX_REDIS_URL"].startswith("redis://") and env["REFLEX_REDIS_URL"] != env["REDIS_URL"]
+        assert env["REFLEX_REDIS_URL"].startswith("redis://")
+        assert env["REFLEX_REDIS_URL"] != env["REDIS_URL"]
         assert "reflex" in services[web]["command"]
     for worker in ("worker1", "worker2"):
         assert services[worker]["command"][:2] == ["dramatiq", "jobs"]
     for name in ("web1", "web2", "worker1", "worker2"):
         assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
-    assert services["migrate"]["command"][-1] == "setup" and services["migrate"]["restart"] == "no"
+    assert services["migrate"]["command"][-1] == "setup"
+    assert services["migrate"]["restart"] == "no"
     redis_cmd = compose["services"]["redis"]["command"]
-    assert "--appendonly" in redis_cmd and redis_cmd[redis_cmd.index("--appendonly") + 1] == "yes"
+    assert "--appendonly" in redis_cmd
+    assert redis_cmd[redis_cmd.index("--appendonly") + 1] == "yes"
     for infra in ("postgres", "redis", "qdrant", "minio", "proxy"):
         assert infra in compose["services"]
 
@@ -118,12 +124,17 @@ def test_redis_and_qdrant_require_credentials(compose):
         if "REFLEX_REDIS_URL" in env:
             assert env["REFLEX_REDIS_URL"].startswith(f"redis://:{SAMPLE['REDIS_PASSWORD']}@"), name
     example = (ROOT / "deploy" / ".env.example").read_text()
-    assert "REDIS_PASSWORD=" in example and "QDRANT_API_KEY=" in example
+    assert "REDIS_PASSWORD=" in example
+    assert "QDRANT_API_KEY=" in example
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
-    assert "ip_hash" in nginx and "web1:3000" in nginx and "web2:3000" in nginx and "Upgrade" in nginx
+    assert "ip_hash" in nginx
+    assert "web1:3000" in nginx
+    assert "web2:3000" in nginx
+    assert "Upgrade" in nginx
 
 
 def test_the_checks_catch_a_misspelt_setting():
     assert "BAYES_STORAGE_URI" not in _aliases() | EXTERNAL
-    assert "BAYES_STORAGE_URL" in _aliases() and "BAYES_S3_ENDPOINT_URL" in _aliases()
+    assert "BAYES_STORAGE_URL" in _aliases()
+    assert "BAYES_S3_ENDPOINT_URL" in _aliases()
     assert _interpolate("${X:-fallback}/${POSTGRES_PASSWORD:?set}") == "fallback/pw"

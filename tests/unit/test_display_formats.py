@@ -15,7 +15,8 @@ def test_display_date_one_format_from_datetimes_and_iso_strings():
     assert display_date("2026-11-29T01:28:41Z") == "2026-11-29 01:28"
     assert display_date(moment.replace(tzinfo=timezone(timedelta(hours=2)))) == "2026-11-28 23:28"
     assert display_date(moment.replace(tzinfo=UTC), seconds=True) == "2026-11-29 01:28:41"
-    assert display_date(None) == "" and display_date("") == ""
+    assert display_date(None) == ""
+    assert display_date("") == ""
 
 
 def test_display_credits_two_decimals():

@@ -41,10 +41,12 @@ def test_registry_default_env_aliases_and_cache(monkeypatch: pytest.MonkeyPatch)
 def test_shapes_dtype_and_unit_norm(minilm: Embedder) -> None:
     texts = ["short", "Enzyme activity rises with temperature up to an optimum. " * 40, ""]
     vecs = minilm.embed_passages(texts)
-    assert vecs.shape == (3, minilm.dim) == (3, 384) and vecs.dtype == np.float32
+    assert vecs.shape == (3, minilm.dim) == (3, 384)
+    assert vecs.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
     q = minilm.embed_query("enzyme temperature")
-    assert q.shape == (384,) and q.dtype == np.float32
+    assert q.shape == (384,)
+    assert q.dtype == np.float32
     assert abs(float(np.linalg.norm(q)) - 1.0) < 1e-4
     assert minilm.embed_passages([]).shape == (0, 384)
 
@@ -71,7 +73,9 @@ def test_paraphrase_beats_unrelated(minilm: Embedder) -> None:
         ]
     )
     s = p @ q
-    assert s[0] > 0.5 and s[0] > s[1] + 0.3 and s[0] > s[2] + 0.3
+    assert s[0] > 0.5
+    assert s[0] > s[1] + 0.3
+    assert s[0] > s[2] + 0.3
 
 
 # Five topics: an English question, and a German and a French passage saying the same thing.

@@ -39,11 +39,13 @@ def test_sentences_are_numbered_verbatim_and_parse_back():
     ]
     long = "; ".join(f"clause number {i} of a run-on table row" for i in range(40)) + "."
     parts = sentences_of(3, long)
-    assert len(parts) > 1 and all(len(p.text) <= 600 for p in parts) and " ".join(p.text for p in parts) == long
+    assert len(parts) > 1
+    assert all(len(p.text) <= 600 for p in parts)
+    assert " ".join(p.text for p in parts) == long
 
 
 @pytest.mark.parametrize(
-    "raw,expected",
+    ("raw", "expected"),
     [
         ("2.3", (2, 3)),
         ("[2.3]", (2, 3)),
@@ -98,8 +100,10 @@ def test_claims_parse_with_reasons_for_weak_model_output():
         ("", "unknown_sentence"),
         ("PaSa wins everything", None),
     ]  # the critic checks the copied quote
-    assert claims[0].passage is passages[0] and claims[0].raw_passage == ["1.2"]
-    assert echoes("the claim", SYSTEM) and not echoes("PaSa uses two agents", SYSTEM)
+    assert claims[0].passage is passages[0]
+    assert claims[0].raw_passage == ["1.2"]
+    assert echoes("the claim", SYSTEM)
+    assert not echoes("PaSa uses two agents", SYSTEM)
     echo = parse_claims(
         {"claims": [{"text": "How PaSa works!", "sentences": ["1.1"]}]},
         passages,
@@ -107,7 +111,8 @@ def test_claims_parse_with_reasons_for_weak_model_output():
         instructions=f"{SYSTEM}\nHow PaSa works",
     )
     assert echo[0].problem == "echoed_instructions"  # the aspect given back as a claim
-    assert parse_claims({"claims": "nope"}, passages, "x") == [] and parse_claims(None, passages, "x") == []
+    assert parse_claims({"claims": "nope"}, passages, "x") == []
+    assert parse_claims(None, passages, "x") == []
 
 
 def test_claims_schema_limits_ids_and_counts():
@@ -115,8 +120,10 @@ def test_claims_schema_limits_ids_and_counts():
     claims = schema["properties"]["claims"]
     assert (claims["minItems"], claims["maxItems"]) == (2, 6)
     sentences = claims["items"]["properties"]["sentences"]
-    assert sentences["items"]["enum"] == ["1.1", "1.2"] and (sentences["minItems"], sentences["maxItems"]) == (1, 3)
-    assert claims["items"]["additionalProperties"] is False and claims["items"]["required"] == ["text", "sentences"]
+    assert sentences["items"]["enum"] == ["1.1", "1.2"]
+    assert (sentences["minItems"], sentences["maxItems"]) == (1, 3)
+    assert claims["items"]["additionalProperties"] is False
+    assert claims["items"]["required"] == ["text", "sentences"]
 
 
 def test_offline_provider_answers_numbered_passages_with_ids():
@@ -131,7 +138,8 @@ def test_offline_provider_answers_numbered_passages_with_ids():
     )
     out = json.loads(asyncio.run(OfflineProvider().complete(req)).text)
     first = out["claims"][0]
-    assert first["sentences"] == ["1.2"] and first["text"] == sentences_of(1, P1)[1].text
+    assert first["sentences"] == ["1.2"]
+    assert first["text"] == sentences_of(1, P1)[1].text
 
 
 def test_structured_levels_are_learnt_only_when_a_lower_one_works():
@@ -146,7 +154,8 @@ def test_structured_levels_are_learnt_only_when_a_lower_one_works():
     assert structured.next_level("prompt") is None
     assert structured.level_for(ep, "m") == "json_schema"  # a refusal alone is not remembered
     structured.worked(ep, "m", "json_object_schema")
-    assert structured.level_for(ep, "m") == "json_object_schema" and structured.level_for(ep, "other") == "json_schema"
+    assert structured.level_for(ep, "m") == "json_object_schema"
+    assert structured.level_for(ep, "other") == "json_schema"
     structured.worked(ep, "m", "json_schema")  # never back up within a process
     assert structured.level_for(ep, "m") == "json_object_schema"
     schema = {"type": "object"}
@@ -168,7 +177,8 @@ def test_grounding_of_answers():
     assert g.cited_numbers("A [1], b [2, 9] and [1][3].", {1, 2, 3}) == [1, 2, 3]
     assert g.ground("It collects papers [2].", "What does the Selector do?", CITATIONS).state == g.CITED
     quoted = g.ground("It is magic.", "How does the Crawler expand citations?", CITATIONS)
-    assert quoted.state == g.QUOTED and quoted.label.startswith("No sources cited")
+    assert quoted.state == g.QUOTED
+    assert quoted.label.startswith("No sources cited")
     assert quoted.addition == (
         f"{g.QUOTED_HEAD} The Crawler collects papers by search, e.g. with Google, and by expanding citations. [1]"
     )
@@ -179,4 +189,5 @@ def test_grounding_of_answers():
     assert g.ground("391", "What is 17*23?", CITATIONS, used_other_tools=True).state == g.UNCITED
     assert g.ground("Hello!", "Hi, thanks!", CITATIONS).state == g.UNCITED
     assert g.ground("x", "What is PaSa?", []).state == g.UNSUPPORTED  # an empty library
-    assert g.LABELS[g.UNCITED] == "No sources cited" and g.LABELS[g.CITED] == ""
+    assert g.LABELS[g.UNCITED] == "No sources cited"
+    assert g.LABELS[g.CITED] == ""

@@ -88,7 +88,7 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize("rule,source,target", RULES, ids=[r[0] for r in RULES])
+@pytest.mark.parametrize(("rule", "source", "target"), RULES, ids=[r[0] for r in RULES])
 def test_import_rule(rule, source, target) -> None:
     broken = sorted({(s, d) for s, d in IMPORTS if source(s) and target(d)})
     assert not broken, f"{rule}: " + ", ".join(f"{s} → {d}" for s, d in broken)

@@ -38,9 +38,13 @@ def test_a_written_node_is_added_under_its_parent_and_marked_live():
     e = ev("node", {"id": "c", "parent_id": "a", "title": "New", "order": 0, "citations": 2, "support": 0.8})
     assert m.counted_write(e)
     change = m.apply(e)
-    assert m.nodes["c"]["title"] == "New" and m.nodes["c"]["created_by"] == "agent"
-    assert m.nodes["c"]["position"] is None and m.nodes["c"]["citation_count"] == 2
-    assert m.live_ids == ["c"] and m.written == 1 and change.note == "1 node(s) written"
+    assert m.nodes["c"]["title"] == "New"
+    assert m.nodes["c"]["created_by"] == "agent"
+    assert m.nodes["c"]["position"] is None
+    assert m.nodes["c"]["citation_count"] == 2
+    assert m.live_ids == ["c"]
+    assert m.written == 1
+    assert change.note == "1 node(s) written"
     assert not m.counted_write(e)  # held now: a replay is not counted twice
 
 
@@ -68,10 +72,12 @@ def test_relations_and_proposals_are_taken_once():
     m.apply(rel)
     m.apply(rel)
     assert m.relations == [{"id": "r1", "source_id": "a", "target_id": "b", "kind": "contradicts"}]
-    assert before == [] and m.relations is not before  # a new list: the state sees the change
+    assert before == []
+    assert m.relations is not before  # a new list: the state sees the change
     prop = ev("proposal", {"id": "p1", "kind": "chapters", "payload": {"groups": []}})
     assert m.apply(prop).proposal["id"] == "p1"
-    assert not m.counted_write(prop) and m.apply(prop).proposal is None
+    assert not m.counted_write(prop)
+    assert m.apply(prop).proposal is None
 
 
 def test_progress_notes_finding_route_text_and_end():
@@ -92,7 +98,9 @@ def test_live_ids_keep_the_newest_fifty():
     m = a_map()
     for i in range(60):
         m.apply(ev("node", {"id": f"n{i}", "parent_id": "root", "order": i}, i + 1))
-    assert len(m.live_ids) == 50 and m.live_ids[-1] == "n59" and m.live_ids[0] == "n10"
+    assert len(m.live_ids) == 50
+    assert m.live_ids[-1] == "n59"
+    assert m.live_ids[0] == "n10"
 
 
 def test_insert_shifts_later_siblings_and_expands_the_parent():
@@ -101,13 +109,15 @@ def test_insert_shifts_later_siblings_and_expands_the_parent():
     assert m.insert(node("new", "root", 1), expand_parent=True)
     assert [m.nodes[i]["order"] for i in ("a", "new", "b")] == [0, 1, 2]
     assert not m.nodes["root"]["collapsed"]
-    assert not m.insert(node("orphan", "gone", 0), expand_parent=False) and "orphan" not in m.nodes
+    assert not m.insert(node("orphan", "gone", 0), expand_parent=False)
+    assert "orphan" not in m.nodes
 
 
 def test_patch_takes_only_the_edited_fields():
     m = a_map()
     m.patch({"id": "a", "title": "T", "position": {"x": 1, "y": 2}, "parent_id": "b"})
-    assert m.nodes["a"]["title"] == "T" and m.nodes["a"]["position"] == {"x": 1, "y": 2}
+    assert m.nodes["a"]["title"] == "T"
+    assert m.nodes["a"]["position"] == {"x": 1, "y": 2}
     assert m.nodes["a"]["parent_id"] == "root"
 
 
@@ -119,7 +129,9 @@ def test_graph_hides_collapsed_branches_and_counts_them():
     m.relations = [{"id": "r", "source_id": "a2", "target_id": "b", "kind": "contradicts"}]
     g = build_graph(m.nodes, m.relations, live_layout=False, live_ids={"b"})
     shown = {n["id"]: n for n in g["nodes"]}
-    assert set(shown) == {"root", "a", "b"} and shown["a"]["hidden"] == 2 and shown["b"]["live"]
+    assert set(shown) == {"root", "a", "b"}
+    assert shown["a"]["hidden"] == 2
+    assert shown["b"]["live"]
     assert all(e["kind"] == "tree" for e in g["edges"])  # the relation's end is hidden
     assert all(n["position"] is not None for n in g["nodes"])  # unplaced nodes get the tidy layout
 

@@ -56,7 +56,8 @@ def test_placement_descends_the_best_branch_inserts_or_creates():
         "bc": _u(0, 0, 1, 0.2),
     }
     tree = living.build_tree(nodes, vec_of)
-    assert [b.id for b in tree] == ["a", "b"] and [c.id for c in tree[0].children] == ["a1", "a2"]
+    assert [b.id for b in tree] == ["a", "b"]
+    assert [c.id for c in tree[0].children] == ["a1", "a2"]
     deep = living.place(_u(1, 0.9, 0, 0), "r", tree)
     assert (deep.action, deep.parent_id, deep.path) == ("insert", "a1", ("A", "A1"))
     flat = living.place(_u(0, 0, 1, 0.1), "r", tree)
@@ -73,7 +74,8 @@ def test_crowded_counts_the_claims_directly_under_a_theme():
     nodes += [_node(f"c{k}", "t", "claim", f"c{k}", k) for k in range(13)]
     nodes += [_node(f"d{k}", "u", "claim", f"d{k}", k) for k in range(12)]
     (hit,) = crowding.crowded(nodes, 12)
-    assert hit[0].id == "t" and [c.id for c in hit[1]] == [f"c{k}" for k in range(13)]
+    assert hit[0].id == "t"
+    assert [c.id for c in hit[1]] == [f"c{k}" for k in range(13)]
     assert crowding.crowded(nodes, 13) == []
 
 
@@ -107,13 +109,15 @@ def test_the_preview_row_names_each_claim_where_it_goes_its_paper_and_the_cost()
         },
     }
     row = update_row(p)
-    assert row["papers"] == "1 new paper(s): New study" and row["cost"] == "cost 1.23 credits"
+    assert row["papers"] == "1 new paper(s): New study"
+    assert row["cost"] == "cost 1.23 credits"
     assert [(i["key"], i["action"], i["where"]) for i in row["items"]] == [
         ("p1:0", "under", "A › A1"),
         ("p1:1", "new theme", "Fresh"),
         ("p1:2", "counterpoint to", "Old claim"),
     ]
-    assert row["items"][0]["paper"] == "New study, p. 3" and row["items"][1]["paper"] == "Untitled, p. 1"
+    assert row["items"][0]["paper"] == "New study, p. 3"
+    assert row["items"][1]["paper"] == "Untitled, p. 1"
     assert update_row({**p, "charged_credits": None})["cost"] == "cost not settled yet"
     n = {"challenged_by": [{"verb": "superseded", "line": "Superseded by New study (evidence arrived 2026-11-20)"}]}
     assert challenge_lines(n) == ["Superseded by New study (evidence arrived 2026-11-20)"]

@@ -85,9 +85,12 @@ def test_format_and_parse_passages_round_trip():
     assert text.splitlines()[0].startswith("[1] (Coffee and Diabetes (2019), p. 7) Coffee consumption")
     parsed = parse_passages("Some preamble\n" + text + "\nQuestion: why?")
     assert [p.n for p in parsed] == [1, 2, 3]
-    assert parsed[0].title == "Coffee and Diabetes (2019)" and parsed[0].page == 7
-    assert parsed[1].title == "Sleep, p. and Metabolism" and parsed[1].page == 12
-    assert parsed[2].title == "Tea [meta-analysis" and parsed[2].page is None  # unbalanced paren cleaned
+    assert parsed[0].title == "Coffee and Diabetes (2019)"
+    assert parsed[0].page == 7
+    assert parsed[1].title == "Sleep, p. and Metabolism"
+    assert parsed[1].page == 12
+    assert parsed[2].title == "Tea [meta-analysis"  # unbalanced paren cleaned
+    assert parsed[2].page is None
     assert [p.text for p in parsed] == [" ".join(p.text.split()) for p in PASSAGES]
 
 
@@ -122,14 +125,16 @@ def _quoted(text: str) -> list[tuple[str, str]]:
 def test_answer_is_verbatim_cited_sentences():
     comp = run(OfflineProvider().complete(ask("Does coffee lower the risk of diabetes?")))
     text, calls, usage = comp
-    assert calls == [] and comp.finish_reason == "stop"
+    assert calls == []
+    assert comp.finish_reason == "stop"
     pieces = _quoted(text)
     assert pieces, text
     by_n = {p.n: " ".join(p.text.split()) for p in PASSAGES}
     for sentence, n in pieces:
         assert sentence in by_n[int(n)]  # copied, never invented
     assert pieces[0][0].startswith("Coffee consumption was associated with a lower risk of type 2 diabetes")
-    assert usage.model == "offline" and not usage.estimated
+    assert usage.model == "offline"
+    assert not usage.estimated
     assert usage.input_tokens == count_request_tokens(ask("Does coffee lower the risk of diabetes?"))
     assert usage.output_tokens == count_tokens(text)
 
@@ -144,8 +149,10 @@ def test_streams_small_deltas_then_usage_and_done():
 
     events, stream = run(go())
     deltas = [e for e in events if isinstance(e, TextDelta)]
-    assert len(deltas) > 5 and all(len(d.text.split()) == 1 for d in deltas)
-    assert isinstance(events[-2], Usage) and events[-1] == Done("stop")
+    assert len(deltas) > 5
+    assert all(len(d.text.split()) == 1 for d in deltas)
+    assert isinstance(events[-2], Usage)
+    assert events[-1] == Done("stop")
     answer = "".join(d.text for d in deltas)
     assert answer.startswith("No language model is connected")
     assert "Sleep duration below six hours increased insulin resistance, e.g. in" in answer
@@ -157,7 +164,8 @@ def test_no_passages_and_no_overlap():
     # nothing overlaps: the closest sentences by meaning, still verbatim and cited
     text = run(OfflineProvider().complete(ask("quantum chromodynamics"))).text
     parts = _quoted(text)
-    assert 1 <= len(parts) <= 5 and all(s.strip() in PASSAGES[int(n) - 1].text for s, n in parts)
+    assert 1 <= len(parts) <= 5
+    assert all(s.strip() in PASSAGES[int(n) - 1].text for s, n in parts)
 
 
 def test_json_claims_mode():
@@ -186,7 +194,8 @@ def test_tool_call_when_no_passages_then_answer_from_tool_result():
     call = next(e for e in events if isinstance(e, ToolCall))
     assert call.name == "search_knowledge_base"
     assert call.arguments() == {"query": "How does sleep affect insulin?"}
-    assert events[-1] == Done("tool_calls") and events[-2].output_tokens > 0
+    assert events[-1] == Done("tool_calls")
+    assert events[-2].output_tokens > 0
 
     follow = ChatRequest(
         model="m",
@@ -198,7 +207,9 @@ def test_tool_call_when_no_passages_then_answer_from_tool_result():
         ],
     )
     text, calls, _ = run(provider.complete(follow))
-    assert calls == [] and "- p. 12: Sleep duration below six hours" in text and text.endswith("[2]")
+    assert calls == []
+    assert "- p. 12: Sleep duration below six hours" in text
+    assert text.endswith("[2]")
     # an empty search result does not loop into another tool call
     empty = ChatRequest(model="m", tools=[SEARCH_TOOL], messages=req.messages + [tool_message(call.id, "")])
     assert run(provider.complete(empty)).text == NO_PASSAGES
@@ -235,7 +246,9 @@ def test_cancel_mid_answer_keeps_estimated_usage():
 
     stream = run(go())
     usage = stream.final_usage()
-    assert usage.estimated and usage.model == "offline" and 0 < usage.output_tokens <= 6
+    assert usage.estimated
+    assert usage.model == "offline"
+    assert 0 < usage.output_tokens <= 6
 
 
 def test_count_tokens_is_offline_bpe():
@@ -251,7 +264,8 @@ def test_factory(monkeypatch):
         get_provider(settings=type("S", (), {"openai_base_url": None, "openai_api_key": ""})()), OfflineProvider
     )
     p = get_provider("http://127.0.0.1:9/v1", None)
-    assert isinstance(p, OpenAIProvider) and not is_offline("http://127.0.0.1:9/v1")
+    assert isinstance(p, OpenAIProvider)
+    assert not is_offline("http://127.0.0.1:9/v1")
     assert isinstance(get_provider(None, "sk-abc"), OpenAIProvider)
 
     from pydantic import SecretStr
@@ -262,7 +276,8 @@ def test_factory(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-123")
     app_settings.get_settings.cache_clear()
     try:
-        assert not is_offline() and isinstance(get_provider(), OpenAIProvider)
+        assert not is_offline()
+        assert isinstance(get_provider(), OpenAIProvider)
         monkeypatch.setenv("OPENAI_API_KEY", "")
         app_settings.get_settings.cache_clear()
         assert is_offline()
@@ -288,9 +303,11 @@ def test_table_rows_are_never_quoted_as_sentences():
         "Accuracy rose from 71.2 to 78.9 (p < 0.01) over 12 epochs of Crawler training.",
         "Scores were 0.81, 0.79 and 0.85 for the three Crawler runs.",
     ]
-    assert tabular(row) and not any(tabular(p) for p in prose)
+    assert tabular(row)
+    assert not any(tabular(p) for p in prose)
     picked = rank_candidates(
         "How does the Crawler training change recall and precision?",
         [(row, 1, 0, 0), (prose[0], 2, 1, 0), (prose[1], 3, 2, 0)],
     )
-    assert prose[0] in [s for s, _ in picked] and row not in [s for s, _ in picked]
+    assert prose[0] in [s for s, _ in picked]
+    assert row not in [s for s, _ in picked]

@@ -10,7 +10,7 @@ from bayes_app.library import demo
 
 
 @pytest.mark.parametrize(
-    "message,title,kind,under",
+    ("message", "title", "kind", "under"),
     [
         ("add a note saying check the RL reward design later", "check the RL reward design later", "note", None),
         ("add a note Check the PaSa benchmark", "Check the PaSa benchmark", "note", None),
@@ -25,8 +25,10 @@ def test_add_commands_title_is_what_follows_the_verb(message, title, kind, under
 
 def test_demo_library_is_real_papers_only():
     """Every demo paper is a real paper (many pages of prose), never a test fixture."""
-    assert demo.DEMO_FILES and "duplicate-media.pdf" not in demo.DEMO_FILES
+    assert demo.DEMO_FILES
+    assert "duplicate-media.pdf" not in demo.DEMO_FILES
     for name in demo.DEMO_FILES:
         pdf = pdfium.PdfDocument(str(demo.DEMO_PAPERS / name))
         words = sum(len(pdf[i].get_textpage().get_text_range().split()) for i in range(len(pdf)))
-        assert len(pdf) >= 10 and words >= 5_000, (name, len(pdf), words)
+        assert len(pdf) >= 10, (name, len(pdf), words)
+        assert words >= 5_000, (name, len(pdf), words)

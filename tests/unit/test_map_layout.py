@@ -26,6 +26,8 @@ def test_tidy_tree_boxes_never_overlap() -> None:
 def test_free_spot_moves_down_past_every_box_in_the_column() -> None:
     taken = [(300.0, 0.0), (300.0, 110.0), (600.0, 220.0), (300.0 + NODE_W, 220.0)]
     x, y = free_spot(taken, 300.0, 0.0)
-    assert (x, y) == (300.0, 220.0) and not any(overlaps((x, y), p) for p in taken)
+    assert (x, y) == (300.0, 220.0)
+    assert not any(overlaps((x, y), p) for p in taken)
     assert free_spot([], 10.0, 20.0) == (10.0, 20.0)
-    assert overlaps((0, 0), (NODE_W - 1, NODE_H - 1)) and not overlaps((0, 0), (0, NODE_H))
+    assert overlaps((0, 0), (NODE_W - 1, NODE_H - 1))
+    assert not overlaps((0, 0), (0, NODE_H))

@@ -62,7 +62,8 @@ def test_bad_names_never_come_out(bad):
     title = naming.name(claims, _embed(claims), embed=_embed)
     assert not naming.same_name(title, bad), title
     # one noun when the claims share no longer phrase ("Predictions" here)
-    assert naming.shared(title, claims) and 1 <= len(title.split()) <= naming.MAX_WORDS, title
+    assert naming.shared(title, claims), title
+    assert 1 <= len(title.split()) <= naming.MAX_WORDS, title
     assert title.lower() in " ".join(c.lower() for c in claims)  # a phrase of its claims, as written
 
 
@@ -97,13 +98,15 @@ def test_the_name_is_what_the_theme_shares_and_the_rest_of_the_map_does_not():
     assert naming.same_name(title, "Reinforcement learning"), title
     # a name already on the map is not reused, and the next best still holds
     other = naming.name(theme, _embed(theme), ["Reinforcement learning"], _embed, others=rest)
-    assert not naming.same_name(other, title) and naming.shared(other, theme), other
+    assert not naming.same_name(other, title), other
+    assert naming.shared(other, theme), other
 
 
 def test_a_single_claim_names_itself_and_no_claims_fall_back():
     one = ["Counterfactual explanations show the minimal change to a molecule that flips the prediction."]
     title = naming.name(one, _embed(one), embed=_embed)
-    assert title.lower() in one[0].lower() and 2 <= len(title.split()) <= naming.MAX_WORDS
+    assert title.lower() in one[0].lower()
+    assert 2 <= len(title.split()) <= naming.MAX_WORDS
     assert naming.name([], None, embed=_embed) == naming.FALLBACK
 
 
@@ -131,7 +134,8 @@ _TAGS_OK_FIRST = re.compile(r"^(?:the|a|an|this|these|those|our|their|its|now|wh
 def test_every_group_name_is_held_by_two_of_its_claims(claims):
     for title, idx in themes.group(claims, _embed):
         mine = [claims[i] for i in idx]
-        assert mine and title != naming.FALLBACK
+        assert mine
+        assert title != naming.FALLBACK
         words = title.split()
         assert 1 <= len(words) <= naming.MAX_WORDS, title
         need = 2 if len(mine) >= 2 else 1

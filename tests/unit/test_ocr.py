@@ -29,7 +29,8 @@ def _cer(ref: str, hyp: str) -> float:
 
 
 def test_needs_ocr_detects_missing_and_garbage_text_layers():
-    assert ocr.needs_ocr("") and ocr.needs_ocr(" 12 \r\n")
+    assert ocr.needs_ocr("")
+    assert ocr.needs_ocr(" 12 \r\n")
     assert ocr.needs_ocr("\ufffd" * 200 + "abc")  # unmapped glyphs
     assert ocr.needs_ocr("\r\n".join("abcdefghijklmnopqrstuvwxy"))  # one glyph per line
     assert not ocr.needs_ocr(scans.text_layer(*BODY))
@@ -80,7 +81,8 @@ def test_a_page_stored_sideways_with_rotate_is_read_upright():
     assert _cer(scans.text_layer(*BODY), result.text) <= 0.05
     # boxes are fractions of the page as displayed (upright): the first words sit top-left
     first = result.words[0]
-    assert first.x0 < 0.5 and first.top < 0.3
+    assert first.x0 < 0.5
+    assert first.top < 0.3
 
 
 def test_150_dpi_still_reads_the_text():
@@ -91,7 +93,8 @@ def test_150_dpi_still_reads_the_text():
 def test_a_photo_yields_no_text():
     doc = pdfium.PdfDocument(scans.photo_pdf())
     result = ocr.recognise(doc[0])
-    assert result.text == "" and result.words == ()
+    assert result.text == ""
+    assert result.words == ()
 
 
 def test_word_rects_merge_words_per_line():
@@ -102,9 +105,12 @@ def test_word_rects_merge_words_per_line():
 
 
 def test_the_ocr_language_choice_is_an_installed_language_or_auto():
-    assert {"eng", "deu", "fra"} <= set(ocr.ocr_languages()) and "osd" not in ocr.ocr_languages()
+    assert {"eng", "deu", "fra"} <= set(ocr.ocr_languages())
+    assert "osd" not in ocr.ocr_languages()
     assert ocr.check_choice("") == ocr.check_choice(" AUTO ") == ""
-    assert ocr.check_choice("DEU") == "deu" and ocr.chosen_lang("deu") == "deu+eng" and ocr.chosen_lang("eng") == "eng"
+    assert ocr.check_choice("DEU") == "deu"
+    assert ocr.chosen_lang("deu") == "deu+eng"
+    assert ocr.chosen_lang("eng") == "eng"
     for bad in ("tlh", "osd", "deu+eng", "../eng"):
         with pytest.raises(ValueError, match="choose one of deu, eng, fra"):
             ocr.check_choice(bad)

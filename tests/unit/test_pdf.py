@@ -55,7 +55,8 @@ def _raises(code: str, source, **kwargs) -> PdfError:
     err = info.value
     assert err.code == code, err
     assert str(err) == err.message
-    assert "pdfium" not in err.message.lower() and err.message.endswith(".")
+    assert "pdfium" not in err.message.lower()
+    assert err.message.endswith(".")
     return err
 
 
@@ -85,19 +86,22 @@ def test_bytes_path_and_str_sources_agree() -> None:
 def test_iter_pages_is_lazy_and_can_stop_early() -> None:
     pages = iter_pages(REVIEW)
     first = next(pages)
-    assert first.number == 1 and "Explanations of Molecular" in first.text
+    assert first.number == 1
+    assert "Explanations of Molecular" in first.text
     pages.close()  # closes the document; must not raise
 
 
 def test_iter_pages_leaves_an_open_document_open() -> None:
     with pdf_document(PASA) as pdf:
         assert len(list(iter_pages(pdf))) == 15
-        assert len(pdf) == 15 and pdf[0].get_textpage().get_text_range()  # still usable
+        assert len(pdf) == 15
+        assert pdf[0].get_textpage().get_text_range()  # still usable
 
 
 def test_owner_password_only_pdf_is_readable() -> None:
     pages = extract_pages(_encrypted(user_password=""))
-    assert len(pages) == 5 and "Andy Warhol" in pages[0].text
+    assert len(pages) == 5
+    assert "Andy Warhol" in pages[0].text
 
 
 # --------------------------------------------------------------------------- bad input
@@ -146,7 +150,8 @@ def test_no_text_is_raised_after_the_last_page() -> None:
 
 def test_page_limit() -> None:
     err = _raises("too_many_pages", PASA, max_pages=10)
-    assert "15 pages" in err.message and "10" in err.message
+    assert "15 pages" in err.message
+    assert "10" in err.message
     assert len(extract_pages(PASA, max_pages=15)) == 15
     with pdf_document(PASA) as pdf, pytest.raises(PdfError) as info:
         list(iter_pages(pdf, max_pages=3))
@@ -162,7 +167,8 @@ def test_metadata_pasa() -> None:
     assert meta.title == PASA_TITLE  # info Title is empty: found on the first page
     assert meta.year == 2025  # arXiv:2501.10120 stamp
     assert meta.authors[:2] == ["Yichen He", "Guanhua Huang"]
-    assert meta.authors[-1] == "Weinan E" and len(meta.authors) == 7
+    assert meta.authors[-1] == "Weinan E"
+    assert len(meta.authors) == 7
     assert meta.doi is None
 
 

@@ -45,14 +45,18 @@ def test_config_supervises_every_process_with_a_restart_policy(env, tmp_path):
     assert programs == ["redis", "index", "worker", "web"]
     for name in programs:
         sec = cp[f"program:{name}"]
-        assert sec["autorestart"] == "true" and int(sec["startretries"]) >= 5
+        assert sec["autorestart"] == "true"
+        assert int(sec["startretries"]) >= 5
         # the worker's main process forwards the stop signal itself (a second one hung it)
         assert sec["stopasgroup"] == ("false" if name == "worker" else "true")
-        assert sec["killasgroup"] == "true" and sec["umask"] == "077"
-        assert sec["stdout_logfile"] == "/dev/stdout" and sec["redirect_stderr"] == "true"
+        assert sec["killasgroup"] == "true"
+        assert sec["umask"] == "077"
+        assert sec["stdout_logfile"] == "/dev/stdout"
+        assert sec["redirect_stderr"] == "true"
     worker = cp["program:worker"]
     assert "dramatiq jobs --processes 1 --threads 4" in worker["command"]
-    assert worker["numprocs"] == "3" and worker["process_name"] == "%(program_name)s_%(process_num)d"
+    assert worker["numprocs"] == "3"
+    assert worker["process_name"] == "%(program_name)s_%(process_num)d"
     assert worker["exitcodes"] == f"0,{config.RECYCLE_EXIT_CODE}"
     assert "--appendonly yes" in cp["program:redis"]["command"]
     assert cp["supervisord"]["nodaemon"] == "true"
@@ -70,12 +74,14 @@ def test_config_without_local_redis_and_index_and_in_dev_mode(env, tmp_path):
     assert "--env dev" in cp["program:web"]["command"]
 
 
-def test_percent_signs_in_paths_are_escaped_and_long_socket_paths_moved(env, tmp_path):
+@pytest.mark.usefixtures("env")
+def test_percent_signs_in_paths_are_escaped_and_long_socket_paths_moved(tmp_path):
     odd = tmp_path / ("100%-" + "x" * 120)
     text = config.render(_settings(odd))
     assert "100%%-" in text
     p = config.paths(odd)
-    assert len(str(p.socket)) <= 100 and p.socket.name.startswith("bayes-supervisor-")
+    assert len(str(p.socket)) <= 100
+    assert p.socket.name.startswith("bayes-supervisor-")
     assert config.paths(odd).socket == p.socket  # stable: web finds the same socket
 
 
@@ -94,12 +100,14 @@ def test_summary_degraded_after_a_crash_then_ok():
     }
     infos = [_info("web", start=now - 500), _info("worker_0", start=now - 1, group="worker")]
     rep = status.summarize(infos, [crash], now)
-    assert rep["status"] == "degraded" and "worker_0" in rep["error"]
+    assert rep["status"] == "degraded"
+    assert "worker_0" in rep["error"]
     worker = next(p for p in rep["programs"] if p["name"] == "worker_0")
     assert (worker["restarts"], worker["crashes"], worker["recycles"]) == (1, 1, 0)
     assert worker["last_exit"]["detail"] == "exit status 1; not expected"
     later = status.summarize(infos, [crash], now + status.DEGRADED_AFTER_CRASH_S)
-    assert later["status"] == "ok" and later["recent_restarts"][0]["process"] == "worker_0"
+    assert later["status"] == "ok"
+    assert later["recent_restarts"][0]["process"] == "worker_0"
 
 
 def test_summary_planned_recycle_is_not_a_problem_but_a_dead_program_is():
@@ -113,10 +121,12 @@ def test_summary_planned_recycle_is_not_a_problem_but_a_dead_program_is():
     }
     starting = [_info("worker_0", state="STARTING", group="worker")]
     rep = status.summarize(starting, [recycle], now)
-    assert rep["status"] == "ok" and rep["programs"][0]["recycles"] == 1
+    assert rep["status"] == "ok"
+    assert rep["programs"][0]["recycles"] == 1
     assert status.summarize(starting, [], now)["status"] == "degraded"  # starting for no reason
     fatal = status.summarize([_info("index", state="FATAL")], [], now)
-    assert fatal["status"] == "degraded" and "not running: index" in fatal["error"]
+    assert fatal["status"] == "degraded"
+    assert "not running: index" in fatal["error"]
 
 
 def test_watchdog_parses_events_and_supervisord_exit_descriptions():
@@ -124,11 +134,15 @@ def test_watchdog_parses_events_and_supervisord_exit_descriptions():
         {"eventname": "PROCESS_STATE_EXITED"},
         "processname:worker_1 groupname:worker from_state:RUNNING expected:0 pid:4242",
     )
-    assert rec["process"] == "worker_1" and rec["group"] == "worker"
-    assert rec["pid"] == 4242 and rec["expected"] is False and rec["state"] == "EXITED"
+    assert rec["process"] == "worker_1"
+    assert rec["group"] == "worker"
+    assert rec["pid"] == 4242
+    assert rec["expected"] is False
+    assert rec["state"] == "EXITED"
     assert listener.parse({"eventname": "PROCESS_STATE_STOPPING"}, "processname:web") is None
     backoff = listener.parse({"eventname": "PROCESS_STATE_BACKOFF"}, "processname:web groupname:web tries:2")
-    assert backoff["expected"] is False and status.is_crash(backoff)
+    assert backoff["expected"] is False
+    assert status.is_crash(backoff)
     log = (
         "2026-01-01 10:00:00,000 WARN exited: worker_1 (exit status 1; not expected)\n"
         "2026-01-01 10:00:05,000 INFO exited: worker_10 (exit status 75; expected)\n"
@@ -146,7 +160,8 @@ def test_events_file_is_appended_and_kept_small(tmp_path, monkeypatch):
     for i in range(100):
         listener.append(path, {"ts": i, "process": "web", "state": "EXITED", "expected": False})
     lines = path.read_text().splitlines()
-    assert len(lines) <= 30 and json.loads(lines[-1])["ts"] == 99
+    assert len(lines) <= 30
+    assert json.loads(lines[-1])["ts"] == 99
     path.write_text(path.read_text() + "not json\n")
     assert [e["ts"] for e in status.read_events(path, since=97)] == [97, 98, 99]
 
@@ -176,7 +191,8 @@ def test_leftovers_are_processes_below_no_live_program():
         parent.wait(5)
 
 
-def test_local_redis_and_index_require_generated_secrets(env, tmp_path):
+@pytest.mark.usefixtures("env")
+def test_local_redis_and_index_require_generated_secrets(tmp_path):
     """Issue 24.8: `make run`'s redis-server gets a generated `requirepass` and the index an
     API key, both kept in the data dir (mode 600) and never on a command line; the clients'
     settings carry them."""
@@ -187,17 +203,22 @@ def test_local_redis_and_index_require_generated_secrets(env, tmp_path):
     redis_cmd, index_cmd = cp["program:redis"]["command"], cp["program:index"]["command"]
     password = (tmp_path / "redis_password").read_text().strip()
     key = (tmp_path / "index_api_key").read_text().strip()
-    assert len(password) >= 32 and len(key) >= 32 and password != key
+    assert len(password) >= 32
+    assert len(key) >= 32
+    assert password != key
     conf = tmp_path / "redis" / "redis.conf"
-    assert redis_cmd.startswith(f"redis-server {conf} ") and conf.read_text() == f"requirepass {password}\n"
+    assert redis_cmd.startswith(f"redis-server {conf} ")
+    assert conf.read_text() == f"requirepass {password}\n"
     assert f"--api-key-file {tmp_path / 'index_api_key'}" in index_cmd
     for path in (conf, tmp_path / "redis_password", tmp_path / "index_api_key"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
-    assert password not in redis_cmd and key not in index_cmd
+    assert password not in redis_cmd
+    assert key not in index_cmd
     assert settings.effective_redis_url == f"redis://:{password}@127.0.0.1:{settings.redis_port}/0"
     assert settings.effective_qdrant_api_key == key
     again = _settings(tmp_path)  # the same secrets on every start
-    assert again.redis_password() == password and again.effective_qdrant_api_key == key
+    assert again.redis_password() == password
+    assert again.effective_qdrant_api_key == key
 
 
 def test_a_program_down_for_an_announced_restart_keeps_health_ok(tmp_path, monkeypatch):
@@ -210,7 +231,8 @@ def test_a_program_down_for_an_announced_restart_keeps_health_ok(tmp_path, monke
     assert planned.announce(tmp_path, "memory 3100 MB over 3072 MB")
     now = time.time()
     marks = planned.recent(tmp_path, now)
-    assert set(marks) == {"worker_0"} and marks["worker_0"]["reason"].startswith("memory")
+    assert set(marks) == {"worker_0"}
+    assert marks["worker_0"]["reason"].startswith("memory")
     for state in ("EXITED", "STARTING"):
         infos = [_info("web"), _info("worker_0", state=state, group="worker")]
         rep = status.summarize(infos, [], now, marks)

@@ -34,7 +34,8 @@ def test_whitespace_case_and_typography() -> None:
     # pdfium emits some accents detached from their letter
     assert normalize("M¨uller and Jim´enez").text == "muller and jimenez"
     assert normalize("x\x10\r\ny\uf8f2z").text == "x y z"  # control / private-use glyphs
-    assert normalize("").text == "" and normalize(" \r\n ").text == ""
+    assert normalize("").text == ""
+    assert normalize(" \r\n ").text == ""
 
 
 def test_hyphenation_is_joined() -> None:
@@ -75,8 +76,10 @@ def test_locate_across_line_break_and_hyphenation_on_real_page() -> None:
     span = locate_quote(text, quote)
     assert span is not None
     raw = text[span[0] : span[1]]
-    assert raw.startswith("De\ufffespite") and raw.endswith("RealScholarQuery")
-    assert "sig\ufffenificantly" in raw and "\r\n" in raw  # both obstacles really are inside
+    assert raw.startswith("De\ufffespite")
+    assert raw.endswith("RealScholarQuery")
+    assert "sig\ufffenificantly" in raw
+    assert "\r\n" in raw  # both obstacles really are inside
     assert normalize(raw).text == normalize(quote).text
 
 
@@ -95,7 +98,8 @@ def test_locate_across_ligatures_on_real_page() -> None:
     assert span is not None
     assert text[span[0] : span[1]] == ("includes 35k \ufb01ne-grained academic queries and\r\ncorresponding papers")
     start, end = locate_quote(text, "ine-grained academic")  # starts inside the ligature
-    assert text[start] == "\ufb01" and text[start:end].endswith("academic")
+    assert text[start] == "\ufb01"
+    assert text[start:end].endswith("academic")
 
 
 def test_quote_on_page_7_of_pasa_is_found_there() -> None:
@@ -115,7 +119,8 @@ def test_quote_on_page_7_of_pasa_is_found_there() -> None:
 def test_missing_or_empty_quotes() -> None:
     text = _pages("pasa.pdf")[6].text
     assert locate_quote(text, "the decision token is presented after the rationale") is None
-    assert locate_quote(text, "") is None and locate_quote(text, " \n ") is None
+    assert locate_quote(text, "") is None
+    assert locate_quote(text, " \n ") is None
     assert not quote_in_text(text, "")
     assert not quote_in_text(text, "PaSa is a cooking robot")
     assert quote_in_text(text, "WE SEQUENTIALLY TRAINED the selector and crawler")
@@ -126,7 +131,8 @@ def test_offsets_are_raw_offsets_for_simple_text() -> None:
     assert locate_quote(text, "beta gamma") == (7, 19)
     assert text[7:19] == "beta\r\ngam\ufffema"
     assert locate_quote(text, "alpha") == (0, 5)
-    assert locate_quote(text, "delta") == (20, 25) and text[20:25] == "delta"
+    assert locate_quote(text, "delta") == (20, 25)
+    assert text[20:25] == "delta"
 
 
 def test_loose_location_ignores_punctuation_and_spacing_but_not_letters():

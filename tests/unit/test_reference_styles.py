@@ -37,7 +37,8 @@ def test_reference_styles_first_author_year_and_title(style: str) -> None:
 
 def test_vancouver_and_arxiv_fields() -> None:
     r = parse_entry("3. Smith J, van Dam AB, Lee C. Deep models of protein folding. J Mol Biol. 2019;12(3):45-67.")
-    assert r.authors == ["Smith J", "van Dam AB", "Lee C"] and r.first_author == "Smith"
+    assert r.authors == ["Smith J", "van Dam AB", "Lee C"]
+    assert r.first_author == "Smith"
     assert (r.year, r.title, r.venue) == (2019, "Deep models of protein folding", "J Mol Biol")
     a = parse_entry("[7] A. Chen and B. Li. Learning to cite. arXiv preprint arXiv:2007.12076, 2020.")
     assert (a.year, a.arxiv, a.title, a.first_author) == (2020, "2007.12076", "Learning to cite", "Chen")

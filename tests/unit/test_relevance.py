@@ -39,13 +39,15 @@ def test_the_committed_weights_match_the_features_and_are_small():
 
 def test_features_have_one_row_per_sentence_and_one_column_per_feature():
     x = relevance.features("How is the Crawler trained?", SENTENCES, embed=bag_embed)
-    assert x.shape == (3, len(relevance.FEATURES)) and np.isfinite(x).all()
+    assert x.shape == (3, len(relevance.FEATURES))
+    assert np.isfinite(x).all()
     assert relevance.features("q", [], embed=bag_embed).shape == (0, len(relevance.FEATURES))
 
 
 def test_the_answering_sentence_scores_highest():
     p = relevance.score("How is the Crawler trained?", SENTENCES, embed=bag_embed)
-    assert ((0 < p) & (p < 1)).all() and int(np.argmax(p)) == 1
+    assert ((p > 0) & (p < 1)).all()
+    assert int(np.argmax(p)) == 1
     assert int(np.argmin(p)) == 2  # off the subject altogether
 
 
@@ -95,7 +97,8 @@ def test_the_offline_answer_shows_the_library_s_sentences_grouped_by_paper_in_re
     pasa = [b for b in bullets if b.endswith(("[1]", "[3]"))]
     assert [b[:6] for b in pasa] == ["- p. 3", "- p. 5"]
     # the paper's own markers are not quoted; adjacent sentences run on without an ellipsis
-    assert "[12, 14]" not in text and "stages. In the first stage" in text
+    assert "[12, 14]" not in text
+    assert "stages. In the first stage" in text
 
 
 def test_reader_text_drops_markers_and_list_prefixes():

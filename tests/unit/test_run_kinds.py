@@ -33,7 +33,8 @@ def test_every_map_kind_is_registered_once_with_all_it_needs() -> None:
     names = [k.name for k in MAP_KINDS]
     assert len(set(names)) == len(names) == 10
     assert [k.name for k in kinds.on(map_runs.RESOURCE)] == names
-    assert kinds.get("ask") is not None and kinds.get("ask").resource is None
+    assert kinds.get("ask") is not None
+    assert kinds.get("ask").resource is None
     product = [k for k in kinds.all_kinds() if k.entry.__module__.startswith("bayes_app.")]  # not tests' ad-hoc kinds
     assert [k.name for k in product] == [
         "ask",
@@ -41,10 +42,12 @@ def test_every_map_kind_is_registered_once_with_all_it_needs() -> None:
         "audit",
         "fill_table",
     ]
-    assert kinds.get("audit").resource == "audit" and kinds.get("fill_table").resource == "table"
+    assert kinds.get("audit").resource == "audit"
+    assert kinds.get("fill_table").resource == "table"
     for k in product:
         assert inspect.iscoroutinefunction(k.entry), k.name
-        assert k.label and k.label != k.name, k.name
+        assert k.label, k.name
+        assert k.label != k.name, k.name
         assert k.role in ROLES, k.name
     for k in MAP_KINDS:
         assert k.prompt_budget > 0, k.name  # the reserve of a map run
@@ -66,14 +69,16 @@ def test_the_api_names_the_kinds_a_user_starts_from_the_registry() -> None:
 
     route = next(r for r in maps_router.routes if getattr(r, "endpoint", None) is start_run)
     started = [k.name for k in kinds.on(map_runs.RESOURCE) if k.name != map_runs.UPDATE_KIND]
-    assert list(app_runs.USER_MAP_KINDS) == started and len(started) == len(MAP_KINDS) - 1
+    assert list(app_runs.USER_MAP_KINDS) == started
+    assert len(started) == len(MAP_KINDS) - 1
     assert route.summary == f"Start a run on the map (kind: {', '.join(started)})"
 
 
 def test_labels_no_longer_drift() -> None:
     """The history said "Deepen" while the button and the live line said "Dive deeper"."""
     assert map_runs.run_title("deepen", "M") == "Dive deeper · M" == f"{app_runs.label('deepen')} · M"
-    assert map_runs.map_kind("ask") is None and map_runs.map_kind("nope") is None
+    assert map_runs.map_kind("ask") is None
+    assert map_runs.map_kind("nope") is None
     assert app_runs.label("nope") == "nope"
 
 
@@ -103,7 +108,8 @@ def test_no_module_keeps_its_own_list_of_kinds() -> None:
 def test_output_models_give_the_strict_schema() -> None:
     scores = structured.schema_of(Scores)
     item = scores["properties"]["scores"]["items"]
-    assert scores["required"] == ["scores"] and scores["additionalProperties"] is False
+    assert scores["required"] == ["scores"]
+    assert scores["additionalProperties"] is False
     assert item == {
         "type": "object",
         "properties": {
@@ -128,11 +134,13 @@ def test_output_models_give_the_strict_schema() -> None:
     group = structured.schema_of(Groups)["properties"]["groups"]["items"]
     assert group["properties"]["nodes"] == {"type": "array", "items": {"type": "integer"}}
     op = structured.schema_of(EditOps)["properties"]["ops"]["items"]
-    assert op["properties"]["op"]["enum"] == ["add", "rename", "delete"] and "title" in op["required"]
+    assert op["properties"]["op"]["enum"] == ["add", "rename", "delete"]
+    assert "title" in op["required"]
 
 
 def test_a_malformed_item_costs_that_item_only() -> None:
     reply = {"scores": [{"quote": 1, "support": 0.5}, {"quote": "x", "support": 1}, "junk", {"quote": 2, "support": 1}]}
     got = structured.items_as(Scores.model_fields["scores"].annotation.__args__[0], reply, "scores")
     assert [(s.quote, s.support) for s in got] == [(1, 0.5), (2, 1.0)]
-    assert structured.items_as(Routed, None, "x") == [] and structured.parse_as(Routed, {"route": "fly"}) is None
+    assert structured.items_as(Routed, None, "x") == []
+    assert structured.parse_as(Routed, {"route": "fly"}) is None

@@ -24,12 +24,13 @@ def test_defaults(tmp_path):
     s = load_settings()
     assert s.port == 3000
     assert s.effective_database_url == f"sqlite:///{tmp_path / 'bayes.db'}"
-    assert s.runs_local_redis and s.effective_redis_url.startswith("redis://:")
+    assert s.runs_local_redis
+    assert s.effective_redis_url.startswith("redis://:")
     assert s.effective_redis_url.endswith(f"@127.0.0.1:{s.redis_port}/0")  # with its generated password
 
 
 @pytest.mark.parametrize(
-    "name,value",
+    ("name", "value"),
     [
         ("BAYES_PORT", "abc"),
         ("BAYES_PORT", "70000"),
@@ -56,7 +57,8 @@ def test_postgres_url_normalised(monkeypatch):
 def test_secret_key_generated_once_into_data_dir(tmp_path):
     s = load_settings()
     key = s.secret()
-    assert len(key) > 40 and (tmp_path / "secret_key").read_text() == key
+    assert len(key) > 40
+    assert (tmp_path / "secret_key").read_text() == key
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
     assert load_settings().secret() == key
 
@@ -71,7 +73,8 @@ def test_secret_values_do_not_leak_in_repr(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
     monkeypatch.setenv("BAYES_ADMIN_PASSWORD", "an-admin-password-1")
     text = repr(load_settings())
-    assert "sk-very-secret" not in text and "an-admin-password-1" not in text
+    assert "sk-very-secret" not in text
+    assert "an-admin-password-1" not in text
 
 
 def test_new_accounts_get_a_starter_grant_by_default(monkeypatch):

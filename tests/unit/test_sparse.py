@@ -23,7 +23,8 @@ def test_term_ids_are_stable_32_bit_values() -> None:
     assert term_id("enzym") == 345807936
     assert document_vector("cats").indices == [term_id("cat")]
     ids = [term_id(w) for w in ("protein", "cell", "über", "münchen", "细胞")]
-    assert len(set(ids)) == len(ids) and all(0 <= i < 2**32 for i in ids)
+    assert len(set(ids)) == len(ids)
+    assert all(0 <= i < 2**32 for i in ids)
 
 
 def test_stopwords_are_removed() -> None:
@@ -41,7 +42,10 @@ def test_english_stemming_maps_inflections_to_one_term() -> None:
 
 def test_unicode_words_survive() -> None:
     toks = tokens("Die Größe der Zellen in München — 细胞")
-    assert "größe" in toks and "zellen" in toks and "münchen" in toks and "细胞" in toks
+    assert "größe" in toks
+    assert "zellen" in toks
+    assert "münchen" in toks
+    assert "细胞" in toks
 
 
 def test_tf_saturates_and_grows_monotonically() -> None:
@@ -69,7 +73,8 @@ def test_vectors_have_sorted_distinct_indices() -> None:
     assert vec.indices == sorted(set(vec.indices))
     assert len(vec.indices) == len(vec.values) == 2
     q = query_vector("cell cells membrane membrane")
-    assert q.indices == sorted(set(q.indices)) and q.values == [1.0, 1.0]
+    assert q.indices == sorted(set(q.indices))
+    assert q.values == [1.0, 1.0]
 
 
 def test_query_terms_are_the_words_as_written() -> None:

@@ -95,7 +95,7 @@ def test_handlers_that_do_work_are_async():
 
 # What an async handler or a background task may still call on the loop: cheap in-memory helpers
 # and use-case constructors that do no I/O (the watcher and follower read Redis asynchronously).
-_CHEAP_ON_LOOP = {"self._reset_live", "self._apply", "self._live", "self._note"}
+_CHEAP_ON_LOOP = {"self._reset_live", "self._apply", "self._apply_batch", "self._live", "self._note"}
 _CHEAP_ON_LOOP |= {"app_maps.watcher", "app_runs.follower"}
 
 
@@ -120,9 +120,9 @@ def test_async_handlers_do_not_block():
             fn = handler.fn
             if getattr(fn, OFF_LOOP, False) or not fn.__module__.startswith("state."):
                 continue
-            if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
-                if calls := _blocking_calls(fn):
-                    offenders.append(f"{cls.__name__}.{name}: {', '.join(calls)}")
+            is_async = inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+            if is_async and (calls := _blocking_calls(fn)):
+                offenders.append(f"{cls.__name__}.{name}: {', '.join(calls)}")
     assert not offenders, "async handlers calling blocking work on the loop:\n" + "\n".join(sorted(set(offenders)))
 
 
@@ -145,5 +145,6 @@ def test_off_loop_keeps_the_handler_shape():
     from state.search import SearchState
 
     fn = SearchState.event_handlers["run_search"].fn
-    assert inspect.iscoroutinefunction(fn) and getattr(fn, OFF_LOOP, False)
+    assert inspect.iscoroutinefunction(fn)
+    assert getattr(fn, OFF_LOOP, False)
     assert list(inspect.signature(SearchState.event_handlers["submit"].fn).parameters) == ["self", "form"]

@@ -88,17 +88,17 @@ MEDIA_LABELS = [
 ]
 
 
-@pytest.mark.parametrize("page,phrase,role", PASA_LABELS)
+@pytest.mark.parametrize(("page", "phrase", "role"), PASA_LABELS)
 def test_pasa_roles(page, phrase, role):
     assert roles(pdfs.PASA, page, phrase) == {role}
 
 
-@pytest.mark.parametrize("page,phrase,role", REVIEW_LABELS)
+@pytest.mark.parametrize(("page", "phrase", "role"), REVIEW_LABELS)
 def test_review_roles(page, phrase, role):
     assert roles(pdfs.REVIEW, page, phrase) == {role}
 
 
-@pytest.mark.parametrize("page,phrase,role", MEDIA_LABELS)
+@pytest.mark.parametrize(("page", "phrase", "role"), MEDIA_LABELS)
 def test_media_roles(page, phrase, role):
     assert roles(pdfs.MEDIA, page, phrase) == {role}
 
@@ -158,7 +158,8 @@ def test_chunks_keep_to_one_role_and_slice_the_page():
     by_role = {c.role for c in chunks}
     assert {Role.BODY, Role.REFERENCE, Role.CAPTION, Role.FIGURE, Role.HEADER_FOOTER} <= by_role
     agile = [c for c in chunks if "Agile: A novel framework" in c.text]
-    assert agile and all(c.role == Role.REFERENCE for c in agile)
+    assert agile
+    assert all(c.role == Role.REFERENCE for c in agile)
 
 
 def test_pasa_reference_entries_have_year_and_title():
@@ -169,7 +170,8 @@ def test_pasa_reference_entries_have_year_and_title():
     complete = [r for r in refs if r.year and r.title]
     assert len(complete) / len(refs) >= 0.9
     agile = next(r for r in refs if r.title and r.title.startswith("Agile"))
-    assert agile.year == 2024 and agile.title == "Agile: A novel framework of llm agents"
+    assert agile.year == 2024
+    assert agile.title == "Agile: A novel framework of llm agents"
     assert agile.authors[:2] == ["Peiyuan Feng", "Yichen He"]
     assert agile.venue == "arXiv preprint arXiv:2405.14751"
 
@@ -180,12 +182,13 @@ def test_review_reference_entries_numbered_acs_style():
     assert len(refs) >= 140
     assert sum(bool(r.year and r.title) for r in refs) / len(refs) >= 0.9
     sheridan = next(r for r in refs if r.raw.startswith("(57)"))
-    assert sheridan.authors == ["Sheridan, R. P."] and sheridan.year == 2019
+    assert sheridan.authors == ["Sheridan, R. P."]
+    assert sheridan.year == 2019
     assert sheridan.title.startswith("Interpretation of QSAR Models by Coloring Atoms")
 
 
 @pytest.mark.parametrize(
-    "entry,expect",
+    ("entry", "expect"),
     [
         (
             '[3] A. Smith and B. Jones, "Deep nets for cells," in Proc. CVPR, 2019, doi:10.1109/CVPR.2019.001.',

@@ -41,10 +41,13 @@ def test_model_prose_markers_point_to_the_claim_of_their_sentence_and_unmarked_s
     s, dropped, lost = synthesis.from_prose(prose, o)
     # the Shanghai marker and the one that opens a sentence; the Shanghai, the unmarked sentence and
     # the one whose only marker came first
-    assert dropped == [1, 1] and lost == 3
+    assert dropped == [1, 1]
+    assert lost == 3
     assert s.citations == [b, a]  # numbered in order of first use, each the claim its sentence states
     assert s.text.startswith("PaSa-7B beats Google by 37.78% in recall@20 [1]. The Crawler is trained")
-    assert "reinforcement learning [2]." in s.text and "Shanghai" not in s.text and "matters" not in s.text
+    assert "reinforcement learning [2]." in s.text
+    assert "Shanghai" not in s.text
+    assert "matters" not in s.text
 
 
 def test_pages_label_lists_every_page_once():
@@ -64,5 +67,6 @@ def test_each_marker_of_a_two_clause_sentence_points_to_its_own_clause_claim():
     s, dropped, lost = synthesis.from_prose(
         "PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall against Google [1].", o
     )
-    assert (dropped, lost) == ([], 0) and s.citations == [a, b]
+    assert (dropped, lost) == ([], 0)
+    assert s.citations == [a, b]
     assert s.text == "PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall against Google [2]."

@@ -55,21 +55,26 @@ def test_counts_next_to_unit_words():
 )
 def test_number_is_read_off_the_sentence_that_states_it(text, value, quoted):
     got = extract(PARTICIPANTS, paper(text))
-    assert got.value == value and got.sentence is not None
-    assert quoted in got.sentence.text and str(value) in got.sentence.text.replace(",", "")
+    assert got.value == value
+    assert got.sentence is not None
+    assert quoted in got.sentence.text
+    assert str(value) in got.sentence.text.replace(",", "")
 
 
 def test_yes_no_from_the_evidence_sentence():
     trial = extract(RCT, paper(TRIAL))
-    assert trial.value == "yes" and "randomised trial" in trial.sentence.text
+    assert trial.value == "yes"
+    assert "randomised trial" in trial.sentence.text
     cohort = extract(RCT, paper(COHORT))
-    assert cohort.value == "no" and "cohort study" in cohort.sentence.text  # the reason is quoted
+    assert cohort.value == "no"
+    assert "cohort study" in cohort.sentence.text  # the reason is quoted
     assert extract(RCT, paper(NON_RANDOM)).value == "no"  # negated
 
 
 def test_text_answer_prefers_the_finding_over_the_background():
     got = extract(FINDING, paper(COHORT))
-    assert got.sentence is not None and not got.sentence.text.startswith("Little is known")
+    assert got.sentence is not None
+    assert not got.sentence.text.startswith("Little is known")
     assert got.value in {got.sentence.text}
 
 
@@ -89,7 +94,8 @@ def test_quotes_are_verbatim_with_page_and_range():
     sentences = sentences_from_pages([(3, page_text, [])])
     got = extract(PARTICIPANTS, sentences)
     s = got.sentence
-    assert s is not None and s.page == 3
+    assert s is not None
+    assert s.page == 3
     assert " ".join(page_text[s.char_start : s.char_end].split()) == s.text
 
 
@@ -106,7 +112,8 @@ def test_only_quotable_roles_and_prose_in_front_matter_are_read():
 
 def test_candidates_put_the_offline_pick_first():
     shown = candidates(PARTICIPANTS, paper(TRIAL), k=3)
-    assert "1,248" in shown[0].text and len(shown) <= 3
+    assert "1,248" in shown[0].text
+    assert len(shown) <= 3
 
 
 def test_question_terms_drop_asking_words():
@@ -138,4 +145,6 @@ def test_csv_export_neutralises_formulas():
         }
     ]
     text = to_csv([FINDING], rows)
-    assert "'=HYPERLINK(1)" in text and "'+1" in text and ",2,q,found" in text
+    assert "'=HYPERLINK(1)" in text
+    assert "'+1" in text
+    assert ",2,q,found" in text

@@ -42,7 +42,7 @@ def test_balanced_groups_on_identical_vectors_still_respect_the_cap():
 
 
 @pytest.mark.parametrize(
-    "a,b,same",
+    ("a", "b", "same"),
     [
         ("Search agents", "search agent", True),
         ("Crawler", "crawler", True),
@@ -65,7 +65,8 @@ CRAWLER = [
 def test_name_is_a_short_noun_phrase_of_the_claims_and_avoids_taken_names():
     vecs = _embed(CRAWLER)
     title = themes.name(CRAWLER, vecs, [], _embed)
-    assert title.lower() in " ".join(CRAWLER).lower() and len(title.split()) <= themes.MAX_NAME_WORDS
+    assert title.lower() in " ".join(CRAWLER).lower()
+    assert len(title.split()) <= themes.MAX_NAME_WORDS
     assert not title.lower().startswith(("requires", "invokes", "expands"))
     other = themes.name(CRAWLER, vecs, [title], _embed)
     assert not themes.same_name(other, title)

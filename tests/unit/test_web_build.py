@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from bayes_app.procs import web
@@ -75,8 +76,6 @@ def test_a_failed_build_leaves_no_stamp(tmp_path):
         _bundle(wd, "<html>half</html>")
         raise SystemExit(1)
 
-    try:
+    with contextlib.suppress(SystemExit):
         web.cached(failing, lambda: wd, lambda _msg: None)()
-    except SystemExit:
-        pass
     assert not web.is_current(wd, web.sources_digest(wd))

@@ -38,11 +38,15 @@ def test_css_boxes_convert_pdf_points_through_the_crop_box():
         },
     )
     [box] = css_boxes([a], 1, (0.0, 0.0, 612.0, 842.0))
-    assert box["left"] == "11.765%" and box["top"] == "15.439%" and box["width"] == "37.255%"
-    assert box["height"] == "1.425%" and box["color"] == "#5fb236"
+    assert box["left"] == "11.765%"
+    assert box["top"] == "15.439%"
+    assert box["width"] == "37.255%"
+    assert box["height"] == "1.425%"
+    assert box["color"] == "#5fb236"
     assert css_boxes([a], 2, (0.0, 0.0, 612.0, 842.0)) == []  # another page
     [shifted] = css_boxes([a], 1, (10.0, 20.0, 622.0, 862.0))  # a crop box not at the origin
-    assert shifted["left"] == "10.131%" and shifted["top"] == "17.815%"
+    assert shifted["left"] == "10.131%"
+    assert shifted["top"] == "17.815%"
 
 
 def test_highlight_matching_and_theme_fit():
@@ -60,4 +64,5 @@ def test_open_pdf_links_only_from_safe_keys():
         library_type, library_key = "group", "123"
 
     assert open_pdf_link(Lib(), "ABCD2345", 0) == "zotero://open-pdf/groups/123/items/ABCD2345?page=1"
-    assert open_pdf_link(Lib(), 'A"><img', 2) is None and open_pdf_link(None, "ABCD2345", 2) is None
+    assert open_pdf_link(Lib(), 'A"><img', 2) is None
+    assert open_pdf_link(None, "ABCD2345", 2) is None

@@ -212,28 +212,44 @@ def _raised_marks(textpage: pdfium.PdfTextPage, text: str, start: int, end: int)
     run_start = None
     for i in range(start, end):
         ch = text[i]
-        raised = False
-        if ch.isalpha() or ch == ")":
-            size, y = _printed_size(textpage, i), _origin_y(textpage, i)
-            if ch.isalpha() and size > 0 and y is not None:
-                if not _is_raised(anchor, size, y):  # a raised letter keeps the anchor; it is no mark
-                    anchor = (size, y)
-        elif ch in _MARK_CHARS and anchor is not None:
-            raised = _is_raised(anchor, _printed_size(textpage, i), _origin_y(textpage, i))
+        anchor, raised = _read_char(textpage, ch, i, anchor)
         if raised:
             run_start = i if run_start is None else run_start
-        else:
-            if run_start is not None:
-                out.append((run_start, i))
-                run_start = None
-            if ch in _MARK_CHARS and ch not in ",–-" and not ch.isalpha():
-                anchor = None  # a raised number after a digit is an exponent ("2¹⁰"), not a mark
-            elif not ch.isspace() and not ch.isalpha() and ch not in _MARK_CHARS:
-                anchor = anchor if ch in ".,;:)]”’\"'" else None
+            continue
+        if run_start is not None:
+            out.append((run_start, i))
+            run_start = None
+        anchor = _anchor_after(ch, anchor)
     if run_start is not None:
         out.append((run_start, end))
     # a mark is digits or symbols; a raised comma or dash alone is not one
     return [(s, e) for s, e in out if any(c not in ",–-" for c in text[s:e])]
+
+
+def _read_char(
+    textpage: pdfium.PdfTextPage, ch: str, i: int, anchor: tuple[float, float] | None
+) -> tuple[tuple[float, float] | None, bool]:
+    """(the anchor after character ``i``, is the character a raised mark?): a letter printed on
+    the line becomes the anchor; a mark character after one may sit raised above it."""
+    if ch.isalpha() or ch == ")":
+        size, y = _printed_size(textpage, i), _origin_y(textpage, i)
+        # a raised letter keeps the anchor; it is no mark
+        if ch.isalpha() and size > 0 and y is not None and not _is_raised(anchor, size, y):
+            return (size, y), False
+        return anchor, False
+    if ch in _MARK_CHARS and anchor is not None:
+        return anchor, _is_raised(anchor, _printed_size(textpage, i), _origin_y(textpage, i))
+    return anchor, False
+
+
+def _anchor_after(ch: str, anchor: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The anchor after a character that is no raised mark: kept over spaces, letters and closing
+    punctuation, dropped after a digit or symbol printed on the line or other characters."""
+    if ch in _MARK_CHARS and ch not in ",–-" and not ch.isalpha():
+        return None  # a raised number after a digit is an exponent ("2¹⁰"), not a mark
+    if not ch.isspace() and not ch.isalpha() and ch not in _MARK_CHARS:
+        return anchor if ch in ".,;:)]”’\"'" else None
+    return anchor
 
 
 def superscripts(source: PdfSource, page_number: int, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

@@ -104,11 +104,11 @@ def _version_info() -> bytes:
     return orjson.dumps({"title": "qdrant - vector search engine", "version": version, "engine": engine})
 
 
-async def _root(request: Request) -> Response:
+async def _root(_request: Request) -> Response:
     return Response(_version_info(), media_type="application/json")
 
 
-async def _health(request: Request) -> Response:
+async def _health(_request: Request) -> Response:
     return PlainTextResponse("healthz check passed")
 
 
@@ -174,7 +174,7 @@ def create_app(store: Store, api_key: str | None = None) -> ASGIApp:
     ]
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         yield
         await run_in_threadpool(store.close)
 

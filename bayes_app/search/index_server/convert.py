@@ -153,6 +153,10 @@ def to_query(q: Any, using: str | None) -> Any:
         return qe.Query.Nearest(q, using=using)
     if not isinstance(q, dict):
         raise unsupported("query by point id")
+    return _query_object(q, using)
+
+
+def _query_object(q: dict[str, Any], using: str | None) -> Any:
     if "nearest" in q:
         if q.get("mmr"):
             raise unsupported("MMR")
@@ -160,11 +164,7 @@ def to_query(q: Any, using: str | None) -> Any:
     if "indices" in q:
         return qe.Query.Nearest(qe.SparseVector(q["indices"], q["values"]), using=using)
     if "fusion" in q:
-        if q["fusion"] == "rrf":
-            return qe.Fusion.Rrf(k=DEFAULT_RRF_K)
-        if q["fusion"] == "dbsf":
-            return qe.Fusion.Dbsf()
-        raise bad_input(f"unknown fusion {q['fusion']!r}")
+        return _fusion(q["fusion"])
     if "rrf" in q:
         rrf = q["rrf"] or {}
         return qe.Fusion.Rrf(k=rrf.get("k") or DEFAULT_RRF_K, weights=rrf.get("weights"))
@@ -173,6 +173,14 @@ def to_query(q: Any, using: str | None) -> Any:
     if "sample" in q:
         return qe.Sample.Random
     raise unsupported(f"query {sorted(q)}")
+
+
+def _fusion(name: Any) -> Any:
+    if name == "rrf":
+        return qe.Fusion.Rrf(k=DEFAULT_RRF_K)
+    if name == "dbsf":
+        return qe.Fusion.Dbsf()
+    raise bad_input(f"unknown fusion {name!r}")
 
 
 def _order_by(ob: Any) -> qe.OrderBy:
