@@ -58,13 +58,6 @@ def display_text(text: str) -> str:
     return " ".join(join_broken_words(text).split())
 
 
-def _lead(text: str, section: str) -> int:
-    """Characters before the passage's first sentence: the section headings it opens with
-    (named by ``section``), so neither the shown quote nor its highlight carries them."""
-    lead = chunking.heading_lead(text, section)
-    return lead + len(text[lead:]) - len(text[lead:].lstrip()) if lead else 0
-
-
 def excluded_roles(include_roles: Collection[str] | None = None, all_roles: bool = False) -> list[str]:
     """Roles to leave out: by default reference lists, running heads and title blocks;
     ``include_roles`` brings some back, ``all_roles`` all of them."""
@@ -167,7 +160,7 @@ def search(
         if found is None:  # vector without a committed chunk (ingest in flight): skip
             continue
         c, d = found
-        lead = 0 if keep_headings else _lead(c.text, c.section)
+        lead = 0 if keep_headings else chunking.heading_lead(c.text, c.section)
         x = cross.get(str(h.point_id))
         if x is not None:  # found across languages: the multilingual cosine is the relevance
             cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)
