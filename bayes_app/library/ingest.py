@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlmodel import Session, col, delete, select
 
@@ -27,7 +28,10 @@ from bayes_app.library.scanned import OcrOptions, recognise_pages
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText, utcnow
 from bayes_app.search import crosslang, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import CrossPoint, IndexClient, IndexPoint, Vector
+from bayes_app.search.points import CrossPoint, IndexPoint, Vector
+
+if TYPE_CHECKING:
+    from bayes_app.search.index import IndexClient
 
 log = logging.getLogger("bayes.ingest")
 

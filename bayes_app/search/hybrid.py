@@ -5,7 +5,7 @@ in a library with non-English documents, plus one multilingual list per language
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from sqlmodel import Session, col, select
@@ -15,7 +15,10 @@ from bayes_app.library.hyphens import join_broken_words
 from bayes_app.models import Chunk, Document
 from bayes_app.search import crosslang, relevance, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import RRF_K, Hit, IndexClient
+from bayes_app.search.points import RRF_K, Hit
+
+if TYPE_CHECKING:
+    from bayes_app.search.index import IndexClient
 
 MAX_K = 100
 
