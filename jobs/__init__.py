@@ -14,7 +14,7 @@ from jobs.periodic import periodic  # noqa: E402
 from jobs.queue import DramatiqQueue  # noqa: E402
 
 registry.register()
-periodic.every(runs.REAP_EVERY_S, "reap_runs")
+periodic.every(runs.REAP_EVERY_S, "reap_runs", at_boot={"follow_leases": True})
 periodic.every(zotero.PERIODIC_CHECK_S, "sync_zotero_due")
 periodic.every(maintenance.REAP_INGESTION_EVERY_S, "reap_ingestion")
 periodic.every(maintenance.RESTRUCTURE_EVERY_S, "restructure_outdated")

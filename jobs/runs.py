@@ -16,6 +16,7 @@ from bayes_app.runs import control
 log = logging.getLogger("bayes.jobs.runs")
 FINALIZE_RETRIES = 60  # with 100 ms .. 1 s backoff: ~1 min, then the reaper takes over
 REAP_EVERY_S = 5
+LEASE_MARGIN_MS = 200
 
 
 @dramatiq.actor(queue_name="agent", max_retries=0, time_limit=3_600_000)
@@ -63,16 +64,21 @@ def finalize_operation(op_id: str) -> None:
 
 
 @dramatiq.actor(queue_name="finalize", max_retries=0, time_limit=60_000)
-def reap_runs() -> None:
-    """Enqueue the finalizer for runs nobody is working on any more."""
+def reap_runs(follow_leases: bool = False) -> None:
+    """Enqueue the finalizer for runs nobody is working on any more. With `follow_leases` (sent
+    as a worker boots, often the restart of one that died), look again when the longest live
+    lease runs out unless renewed: a dead worker's run is settled then, not a tick later."""
     from bayes_app.models import utcnow
-    from bayes_app.runs.lifecycle import reap_candidates
+    from bayes_app.runs.lifecycle import reap_candidates, running_ids
 
     r = get_redis()
     with sessions() as db:
         ids = reap_candidates(db, utcnow(), lambda i: control.lease_alive(r, i), grace_s=control.LEASE_MS / 1000)
+        left = [control.lease_left_ms(r, i) for i in running_ids(db)] if follow_leases else []
     for op_id in ids:
         finalize_operation.send(op_id)
+    if any(left):
+        reap_runs.send_with_options(delay=max(left) + LEASE_MARGIN_MS)
 
 
 def enqueue_run(op_id: str) -> None:

@@ -20,7 +20,6 @@ import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster, linkage
 
 from bayes_app.agents import naming
 from bayes_app.agents.extractive import Embed, default_embed
@@ -35,6 +34,8 @@ def _split(vecs: np.ndarray, idx: list[int], k: int) -> list[list[int]]:
     """`idx` in at most `k` average-linkage clusters (their order of first member)."""
     if len(idx) <= 1 or k <= 1:
         return [list(idx)]
+    from scipy.cluster.hierarchy import fcluster, linkage  # half a second to import: on first use
+
     labels = fcluster(linkage(vecs[idx], method="average", metric="cosine"), t=k, criterion="maxclust")
     out: dict[int, list[int]] = {}
     for i, lab in zip(idx, labels):

@@ -89,10 +89,10 @@ def content_hash(text: str) -> str:
 
 
 def heading_lead(text: str, section: str) -> int:
-    """How many leading characters of a chunk's ``text`` are its section's own headings (a
-    heading joins the passage after it, :func:`segments`): a passage is shown and
-    highlighted from the sentence after them, its ``section`` names them. 0 when the text does
-    not open with them, or holds nothing else."""
+    """How many leading characters of a chunk's ``text`` are its section's own headings and the
+    space after them (a heading joins the passage after it, :func:`segments`): a
+    passage is shown and highlighted from the sentence after them, its ``section`` names them.
+    0 when the text does not open with them, or holds nothing else."""
     names = [" ".join(h.split()).casefold() for h in section.split(SECTION_SEP) if h.strip()]
     pos = 0
     while names:
@@ -106,7 +106,8 @@ def heading_lead(text: str, section: str) -> int:
                 break
         else:
             break
-    return pos if text[pos:].strip() else 0
+    rest = text[pos:]
+    return pos + len(rest) - len(rest.lstrip()) if pos and rest.strip() else 0
 
 
 def _match_words(text: str, start: int, words: str) -> int:

@@ -25,8 +25,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from wordfreq import zipf_frequency
-
 _TOKENIZER = Path(__file__).resolve().parents[1] / "search" / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 COMMON_ZIPF = 3.0  # a joined form at least this frequent (Zipf scale) is a word ("surpasses" 3.0)
 KNOWN_ZIPF = 2.0  # a rarer one counts when within RARER_HALF of its rarer half ("counterfactual" 2.3)
@@ -45,6 +43,8 @@ def _words() -> frozenset[str]:
 
 def known_word(joined: str, left: str, right: str) -> bool:
     """Whether `joined` is an English word by wordfreq's frequencies, not a run-together compound."""
+    from wordfreq import zipf_frequency  # half a second to import: on a worker's first document
+
     freq = zipf_frequency(joined, "en")
     if freq >= COMMON_ZIPF:
         return True

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlmodel import Session, col, select
 
@@ -26,7 +27,9 @@ from bayes_app.library.scanned import OcrOptions, recognise_pages
 from bayes_app.models import Chunk, DocStatus, Document, utcnow
 from bayes_app.search import crosslang
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import IndexClient
+
+if TYPE_CHECKING:
+    from bayes_app.search.index import IndexClient
 
 log = logging.getLogger("bayes.ingest")
 

@@ -14,7 +14,7 @@ from bayes_app.library import chunking, structure
 from bayes_app.models import Chunk, DocStatus, Document, DocumentReference, PageText
 from bayes_app.search import sparse
 from bayes_app.search.embeddings import Embedder
-from bayes_app.search.index import CrossPoint, IndexPoint, Vector
+from bayes_app.search.points import CrossPoint, IndexPoint, Vector
 
 if TYPE_CHECKING:
     from bayes_app.library.ingest import Job, Parsed, Plan

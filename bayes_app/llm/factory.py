@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from bayes_app.llm.offline import OfflineProvider
-from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.llm.types import ChatProvider
 
 
@@ -43,4 +42,6 @@ def get_provider(base_url: Any = None, api_key: Any = None, *, settings: Any = N
 
             settings = get_settings()
         return OfflineProvider(word_delay_s=getattr(settings, "offline_word_delay_ms", 0) / 1000)
+    from bayes_app.llm.openai_provider import OpenAIProvider  # the SDK: imported on first use
+
     return OpenAIProvider(url, key, **options)

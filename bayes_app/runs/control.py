@@ -163,6 +163,11 @@ def lease_alive(r: redis.Redis, op_id: str) -> bool:
     return bool(r.exists(lease_key(op_id)))
 
 
+def lease_left_ms(r: redis.Redis, op_id: str) -> int:
+    """How long the run's lease lasts unless renewed (0: no lease)."""
+    return max(0, int(cast(int, r.pttl(lease_key(op_id)))))
+
+
 # ---- abort flag ----------------------------------------------------------------------------
 def request_abort(r: redis.Redis, op_id: str, reason: str = "user_cancel") -> None:
     """Set the flag (durable for a day) and publish it so listening workers react now."""

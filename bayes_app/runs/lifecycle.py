@@ -414,6 +414,11 @@ def reap_candidates(db: Session, now: datetime, lease_alive: Callable[[str], boo
     return [i for i in running if not lease_alive(i)] + list(stopped) + list(cancelled)
 
 
+def running_ids(db: Session) -> list[str]:
+    """Ids of the RUNNING runs (the reaper follows their leases after a worker's boot)."""
+    return list(db.exec(select(Run.id).where(Run.status == RunStatus.RUNNING)).all())
+
+
 def usage_totals(db: Session, op_id: str) -> dict[str, Any]:
     """Token and cost totals of a run (for the run status API)."""
     row = db.exec(

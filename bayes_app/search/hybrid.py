@@ -5,7 +5,7 @@ in a library with non-English documents, plus one multilingual list per language
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from sqlmodel import Session, col, select
@@ -15,7 +15,10 @@ from bayes_app.library.hyphens import join_broken_words
 from bayes_app.models import Chunk, Document
 from bayes_app.search import crosslang, relevance, sparse
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import RRF_K, Hit, IndexClient
+from bayes_app.search.points import RRF_K, Hit
+
+if TYPE_CHECKING:
+    from bayes_app.search.index import IndexClient
 
 MAX_K = 100
 
@@ -56,13 +59,6 @@ def display_text(text: str) -> str:
     """A hit's text as shown and quoted: line-broken words joined (keeping a hyphen that belongs to
     the word, `library.hyphens`), whitespace collapsed."""
     return " ".join(join_broken_words(text).split())
-
-
-def _lead(text: str, section: str) -> int:
-    """Characters before the passage's first sentence: the section headings it opens with
-    (named by ``section``), so neither the shown quote nor its highlight carries them."""
-    lead = chunking.heading_lead(text, section)
-    return lead + len(text[lead:]) - len(text[lead:].lstrip()) if lead else 0
 
 
 def excluded_roles(include_roles: Collection[str] | None = None, all_roles: bool = False) -> list[str]:
@@ -185,7 +181,7 @@ def _search_hits(
         if found is None:  # vector without a committed chunk (ingest in flight): skip
             continue
         c, d = found
-        lead = 0 if keep_headings else _lead(c.text, c.section)
+        lead = 0 if keep_headings else chunking.heading_lead(c.text, c.section)
         x = cross.get(str(h.point_id))
         if x is not None:  # found across languages: the multilingual cosine is the relevance
             cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)

@@ -17,81 +17,33 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import numpy as np
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from bayes_app.search.points import (
+    RRF_K,
+    CrossPoint,
+    Hit,
+    IndexPoint,
+    Vector,
+    from_point_id,
+    to_point_id,
+)
 
 log = logging.getLogger("bayes.index")
 
 DENSE = "dense"
 SPARSE = "sparse"
 DEFAULT_COLLECTION = "chunks"
-RRF_K = 60
 MIN_PREFETCH = 20
 KEYWORD_FIELDS = ("owner_id", "document_id", "collection_ids", "role")
 CROSS_KEYWORD_FIELDS = (*KEYWORD_FIELDS, "lang")
 UPSERT_BATCH = 256
-
-# A dense vector: plain floats, or the numpy array an embedder returns (sent as plain floats).
-Vector = Sequence[float] | np.ndarray
-
-
-@dataclass(frozen=True, slots=True)
-class IndexPoint:
-    """One chunk to index. ``sparse`` is (term ids, weights)."""
-
-    id: str | int
-    dense: Vector
-    sparse: tuple[Sequence[int], Sequence[float]]
-    owner_id: str
-    document_id: str
-    collection_ids: Sequence[str] = ()
-    page: int = 0
-    chunk_index: int = 0
-    role: str = "body"  # library.structure.Role
-
-
-@dataclass(frozen=True, slots=True)
-class CrossPoint:
-    """A non-English chunk's multilingual vector, for the cross-language collection."""
-
-    id: str | int
-    dense: Vector
-    lang: str
-    owner_id: str
-    document_id: str
-    collection_ids: Sequence[str] = ()
-    page: int = 0
-    chunk_index: int = 0
-    role: str = "body"
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A search result: the chunk id (as the app stores it), fused score and payload;
-    ``dense`` is the cosine of query and passage when the search asked for it."""
-
-    point_id: str | int
-    score: float
-    payload: dict[str, Any] = field(default_factory=dict)
-    dense: float | None = None
-
-
-def to_point_id(chunk_id: str | int) -> str | int:
-    """The Qdrant point id for a chunk id: ints as they are, UUIDs in canonical form."""
-    return chunk_id if isinstance(chunk_id, int) else str(uuid.UUID(chunk_id))
-
-
-def from_point_id(point_id: Any) -> str | int:
-    """The app's chunk id (32-hex) for a point id returned by Qdrant."""
-    return point_id if isinstance(point_id, int) else uuid.UUID(str(point_id)).hex
 
 
 def _match(key: str, value: Any) -> models.FieldCondition:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from bayes_app.search import crosslang
 from bayes_app.search.embeddings import Embedder, get_embedder
-from bayes_app.search.index import IndexClient
 from bayes_app.settings import get_settings
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
     from bayes_app.search.hybrid import SearchHit
+    from bayes_app.search.index import IndexClient
 
 _lock = threading.Lock()
 RETRY_S = 20.0  # rides out a restart of the index process (a few seconds under `make run`)
@@ -43,6 +43,8 @@ def index() -> IndexClient:
     key = f"{settings.effective_qdrant_url}|{emb.name}"
     with _lock:
         if key not in _index:
+            from bayes_app.search.index import IndexClient  # qdrant_client: loaded on first use
+
             client = IndexClient(
                 settings.effective_qdrant_url,
                 collection_name(emb.name),

@@ -9,7 +9,6 @@ opposing claims become sibling nodes (one a counterpoint) linked by `contradicts
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import re
 import uuid
@@ -27,7 +26,7 @@ from bayes_app.llm.offline import OfflineProvider
 from bayes_app.llm.openai_provider import OpenAIProvider
 from bayes_app.maps import export, export_tex, service
 from bayes_app.maps.runs import start_map_run
-from bayes_app.models import MICRO, Citation, MapNode, Mindmap, NodeRelation, UsageEvent
+from bayes_app.models import MICRO, Citation, Document, MapNode, Mindmap, NodeRelation, UsageEvent
 from bayes_app.runs import control, events, executor
 from bayes_app.runs import service as run_service
 from tests.support import pdfs
@@ -63,8 +62,6 @@ def index_env(tmp_path_factory):
 
 @pytest.fixture
 def env(db_url, redis_server, index_env):
-    from bayes_app.accounts import service as accounts
-
     r = redis.Redis.from_url(redis_server.url_db(13), decode_responses=True)
     listener = control.AbortListener(lambda: redis.Redis.from_url(redis_server.url_db(13), decode_responses=True))
     listener.start()
@@ -76,15 +73,23 @@ def env(db_url, redis_server, index_env):
     with sessions() as db:
         pricing.set_price(db, MODEL, 150_000, 75_000, 600_000)
         db.commit()
-        user = accounts.register(db, f"u{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
-        db.commit()
-        ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
-        db.commit()
-        uid = user.id
+    uid = _funded_user(sessions)
     ingest(sessions, uid, index_env / "files", [pdfs.PASA])
     yield {"sessions": sessions, "r": r, "listener": listener, "user": uid}
     listener.stop()
     r.flushdb()
+
+
+def _funded_user(sessions) -> str:
+    """A new user with 10 credits; their id."""
+    from bayes_app.accounts import service as accounts
+
+    with sessions() as db:
+        user = accounts.register(db, f"u{uuid.uuid4().hex[:10]}@example.com", "pw-" + uuid.uuid4().hex)
+        db.commit()
+        ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
+        db.commit()
+        return user.id
 
 
 def run(
@@ -603,37 +608,16 @@ def test_each_role_calls_its_own_model(env):
 def test_a_map_over_a_scanned_paper_quotes_it(env, index_env):
     """Issue 39: OCR'd pages get the structure analysis of a text layer, so a Research run over
     a library holding only a scanned paper quotes it, verbatim on its pages."""
-    from bayes_app.accounts import service as accounts
-    from bayes_app.library import documents as lib
-    from bayes_app.library import ingest as ingestion
-    from bayes_app.library import storage
-    from bayes_app.search import runtime
+    from bayes_app.library.ingest import OcrOptions
     from tests.support import scans
 
     sessions = env["sessions"]
+    uid = _funded_user(sessions)
+    scan = index_env / "scanned-pasa.pdf"
+    scan.write_bytes(scans.mixed_pdf("pasa.pdf", {1, 2, 3, 4}, pages=4))
+    [doc_id] = ingest(sessions, uid, index_env / "files", [scan], ocr_options=OcrOptions())
     with sessions() as db:
-        user = accounts.register(db, f"scan{uuid.uuid4().hex[:8]}@example.com", "pw-" + uuid.uuid4().hex)
-        db.commit()
-        ledger.grant(db, user, 10 * MICRO, f"grant:{user.id}", "test")
-        db.commit()
-        uid = user.id
-    files = index_env / "files"
-    data = scans.mixed_pdf("pasa.pdf", {1, 2, 3, 4}, pages=4)
-    stored = storage.store_stream(files, io.BytesIO(data), 200 << 20)
-    with sessions() as db:
-        doc, _ = lib.add_upload(db, uid, "scanned-pasa.pdf", stored, None)
-        db.commit()
-        doc_id, gen = doc.id, doc.ingest_generation
-    res = ingestion.ingest_document(
-        sessions,
-        doc_id,
-        gen,
-        files_root=files,
-        index=runtime.index(),
-        embedder=runtime.embedder(),
-        ocr_options=ingestion.OcrOptions(),
-    )
-    assert res.status == "indexed", res
+        assert db.get(Document, doc_id).status == "indexed"
     question = "How does PaSa search for academic papers?"
     with sessions() as db:
         mid = service.create_map(db, uid, "Scanned", question)["id"]

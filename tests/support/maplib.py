@@ -31,8 +31,9 @@ from tests.support import pdfs
 from tests.support.fake_openai import _WORD, Script
 
 
-def ingest(sessions, owner_id: str, files_root: Path, paths: list[Path]) -> list[str]:
-    """Store and ingest `paths` for `owner_id` in-process; returns the document ids."""
+def ingest(sessions, owner_id: str, files_root: Path, paths: list[Path], ocr_options: Any = None) -> list[str]:
+    """Store and ingest `paths` for `owner_id` in-process (scanned pages read by OCR when
+    `ocr_options` is given); returns the document ids."""
     from bayes_app.search import runtime
 
     ids = []
@@ -43,7 +44,13 @@ def ingest(sessions, owner_id: str, files_root: Path, paths: list[Path]) -> list
             db.commit()
             doc_id, gen = doc.id, doc.ingest_generation
         ingest_document(
-            sessions, doc_id, gen, files_root=files_root, index=runtime.index(), embedder=runtime.embedder()
+            sessions,
+            doc_id,
+            gen,
+            files_root=files_root,
+            index=runtime.index(),
+            embedder=runtime.embedder(),
+            ocr_options=ocr_options,
         )
         ids.append(doc_id)
     return ids
