@@ -36,7 +36,7 @@ _ASKING = frozenset(
     study studies article report reported reports number total main primary overall value
     values use used using given any there it its their they there each per studied included enrolled
     analysed analyzed recruited examined involved investigated sampled surveyed participated treated
-    assessed followed".""".split()
+    assessed followed""".split()
 )
 # People a study counts: a question naming one of them counts any of them.
 _PEOPLE = frozenset(
