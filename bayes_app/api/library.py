@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends, Header, Query
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -28,6 +27,8 @@ PARTIAL = {
 
 
 async def _upload_field(request: Request) -> tuple[UploadFile, dict[str, str]]:
+    """The multipart body's `file` and its text fields, read on the event loop (a dependency of
+    the plain `def` upload routes, which FastAPI runs in its threadpool)."""
     ctype = request.headers.get("content-type", "")
     if not ctype.startswith("multipart/form-data"):
         raise ApiError(415, "unsupported_media_type", "Send the PDF as multipart/form-data, field 'file'.")
@@ -43,6 +44,14 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict[str, str]]:
     return upload, {k: v for k, v in form.items() if isinstance(v, str)}
 
 
+Upload = Annotated[tuple[UploadFile, dict[str, str]], Depends(_upload_field)]
+
+
+def _owned_document(user: CurrentUser, document_id: str) -> None:
+    """404 for a document that is not the caller's, before its upload body is read."""
+    app_lib.owned(user.id, document_id)
+
+
 @router.post(
     "/documents",
     status_code=202,
@@ -52,18 +61,13 @@ async def _upload_field(request: Request) -> tuple[UploadFile, dict[str, str]]:
     responses={200: {"model": R.UploadedDocument, "description": "The same file was already there"}},
     summary="Upload a PDF (multipart `file`); it is indexed in the background (200: the same file was already there)",
 )
-async def upload_document(request: Request, response: Response, user: CurrentUser) -> Any:
-    upload, fields = await _upload_field(request)
+def upload_document(response: Response, user: CurrentUser, posted: Upload) -> Any:
+    upload, fields = posted
     collection_ids = [c for c in fields.get("collection_id", "").split(",") if c]
-    acc = await run_in_threadpool(
-        app_lib.upload,
-        user.id,
-        upload.file,
-        upload.filename or "upload.pdf",
-        collection_ids,
-        fields.get("ocr_language", ""),
+    acc = app_lib.upload(
+        user.id, upload.file, upload.filename or "upload.pdf", collection_ids, fields.get("ocr_language", "")
     )
-    view = await run_in_threadpool(app_lib.document, user.id, acc.document_id)
+    view = app_lib.document(user.id, acc.document_id)
     response.status_code = 202 if acc.created else 200
     return R.UploadedDocument(**view.model_dump(), duplicate=not acc.created)
 
@@ -77,14 +81,17 @@ async def upload_document(request: Request, response: Response, user: CurrentUse
     responses={200: {"model": R.DocumentOut, "description": "The same file"}},
     summary="Replace a document's PDF (multipart `file`); it is re-indexed (200: the same file)",
 )
-async def replace_file(request: Request, response: Response, user: CurrentUser, document_id: str) -> Any:
-    await run_in_threadpool(app_lib.owned, user.id, document_id)  # 404 before reading the body
-    upload, _ = await _upload_field(request)
-    changed = await run_in_threadpool(
-        app_lib.replace_file, user.id, document_id, upload.file, upload.filename or "upload.pdf"
-    )
+def replace_file(
+    response: Response,
+    user: CurrentUser,
+    document_id: str,
+    _owned: Annotated[None, Depends(_owned_document)],  # before `posted`: 404 before the body is read
+    posted: Upload,
+) -> Any:
+    upload, _ = posted
+    changed = app_lib.replace_file(user.id, document_id, upload.file, upload.filename or "upload.pdf")
     response.status_code = 202 if changed else 200
-    return await run_in_threadpool(app_lib.document, user.id, document_id)
+    return app_lib.document(user.id, document_id)
 
 
 @router.post(D + "/reindex", status_code=202, response_model=R.DocumentOut, summary="Index a document again")
@@ -127,14 +134,14 @@ def delete_document(user: CurrentUser, document_id: str) -> Response:
     responses={200: media("application/pdf"), 206: PARTIAL},
     summary="The document's PDF (one byte range honoured)",
 )
-async def document_file(
+def document_file(
     user: CookieUser,
     document_id: str,
     range: Annotated[str | None, Header(alias="Range", description="One byte range, such as bytes=0-1023.")] = None,
 ) -> Response:
     """The PDF bytes (Bearer token or the browser's session cookie), for the owner, and for a
     member of a map that cites it or of a collection shared with them that holds it."""
-    doc = await run_in_threadpool(app_lib.readable, user.id, document_id)
+    doc = app_lib.readable(user.id, document_id)
     safe = "".join(ch for ch in doc.filename if ch.isalnum() or ch in "._- ")[:100] or "document.pdf"
     headers = {
         "Content-Disposition": f'inline; filename="{safe}"',
@@ -147,15 +154,13 @@ async def document_file(
         if not path.exists():
             raise not_found("file")
         return FileResponse(path, media_type="application/pdf", headers=headers)
-    return await _stream_object(store, doc.file_sha256, range, headers)
+    return _stream_object(store, doc.file_sha256, range, headers)
 
 
-async def _stream_object(
-    store: app_lib.FileStore, sha: str, range_header: str | None, headers: dict[str, str]
-) -> Response:
+def _stream_object(store: app_lib.FileStore, sha: str, range_header: str | None, headers: dict[str, str]) -> Response:
     """Stream a stored object chunk by chunk (never whole in memory); one byte range honoured."""
     try:
-        size = await run_in_threadpool(store.size, sha)
+        size = store.size(sha)
     except app_lib.StorageUnavailable:
         raise ApiError(503, "storage_unavailable", "The file store is unavailable; try again.") from None
     if size is None:

@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Depends, Header, Query
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -67,6 +67,7 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
                 idle += 1
                 yield None
                 if idle % IDLE_CHECKS_EVERY == 0:  # settled but its `done` is gone (expired)
+                    # a database read from inside the stream's async generator: off the loop
                     done = await run_in_threadpool(app_runs.settled_done, op_id)
                     if done is not None:
                         yield {"id": None, **done}
@@ -84,6 +85,11 @@ async def _run_events(request: Request, op_id: str, cursor: str | None) -> Async
 Cursor = Annotated[str | None, Query(description="Resume after this event id (as the Last-Event-ID header).")]
 
 
+def _owned_run(user: CookieUser, run_id: str) -> None:
+    """404 for others' runs (a plain dependency: FastAPI runs it in its threadpool)."""
+    app_runs.view_owned(user.id, run_id)
+
+
 @router.get(
     "/runs/{run_id}/events",
     response_class=Response,
@@ -92,8 +98,8 @@ Cursor = Annotated[str | None, Query(description="Resume after this event id (as
 )
 async def run_events(
     request: Request,
-    user: CookieUser,
     run_id: str,
+    _owned: Annotated[None, Depends(_owned_run)],
     format: Annotated[
         Literal["sse", "ndjson"], Query(description="ndjson: one JSON event per line instead of server-sent events.")
     ] = "sse",
@@ -105,7 +111,6 @@ async def run_events(
     ] = None,
 ) -> Response:
     op_id = run_id
-    await run_in_threadpool(app_runs.view_owned, user.id, op_id)  # 404 for others' runs
     raw = last_event_id_header or last_event_id or after
     cursor = app_runs.valid_cursor(raw)
     if raw and cursor is None:

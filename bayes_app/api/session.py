@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Query
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends, Query
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
@@ -88,6 +87,11 @@ async def _form(request: Request) -> tuple[dict[str, str], bool]:
     raise ApiError(415, "unsupported_media_type", "Post a form or a JSON object.")
 
 
+# The body is read on the event loop (an async dependency); the routes are plain `def`s, so
+# FastAPI runs the password hashing and database work in its threadpool.
+Posted = Annotated[tuple[dict[str, str], bool], Depends(_form)]
+
+
 def _back(page: str, err: DomainError, **extra: str) -> RedirectResponse:
     query = {"error": err.code, **{k: v for k, v in extra.items() if v}}
     headers = getattr(err, "headers", None)
@@ -103,21 +107,22 @@ def _back(page: str, err: DomainError, **extra: str) -> RedirectResponse:
     responses={303: REDIRECT},
     summary="Sign in (form or JSON: email, password); sets the session cookie",
 )
-async def login(
+def login(
     request: Request,
+    posted: Posted,
     next: Annotated[str | None, Query(description="Form posts: the page to go to after signing in.")] = None,
 ) -> Response:
-    raw, wants_json = await _form(request)
+    raw, wants_json = posted
     fields = schemas.LoginForm.model_validate(raw)
     email, password = fields.email, fields.password
     target = accounts.safe_next(fields.next or next)
     try:
-        info = await run_in_threadpool(accounts.sign_in, email, password, client_address(request))
+        info = accounts.sign_in(email, password, client_address(request))
     except DomainError as err:
         if wants_json:
             raise
         return _back("/login", err, email=email[:200], next=target if target != "/maps" else "")
-    token = await run_in_threadpool(_new_session, info.id)
+    token = _new_session(info.id)
     body = R.SessionUser(user=info).model_dump()
     response: Response = JSONResponse(body) if wants_json else RedirectResponse(target, status_code=303)
     set_session_cookie(response, request, token)
@@ -132,19 +137,19 @@ async def login(
     responses={303: REDIRECT},
     summary="Create an account (form or JSON: email, password); sets the session cookie",
 )
-async def register(request: Request) -> Response:
-    raw, wants_json = await _form(request)
+def register(request: Request, posted: Posted) -> Response:
+    raw, wants_json = posted
     fields = schemas.RegisterForm.model_validate(raw)
     email, password = fields.email, fields.password
     try:
         if fields.confirm is not None and fields.confirm != password:
             raise ApiError(400, "passwords_differ", "The two passwords differ.")
-        info = await run_in_threadpool(accounts.register, email, password)
+        info = accounts.register(email, password)
     except DomainError as err:
         if wants_json:
             raise
         return _back("/register", err, email=email[:200])
-    token = await run_in_threadpool(_new_session, info.id)
+    token = _new_session(info.id)
     response: Response = (
         JSONResponse(R.SessionUser(user=info).model_dump(), status_code=201)
         if wants_json
@@ -180,14 +185,14 @@ def logout(request: Request, session: Cookie) -> Response:
     responses={303: REDIRECT},
     summary="Change the password (form or JSON: old_password, new_password); starts a new session",
 )
-async def change_password(request: Request, session: Cookie) -> Response:
-    raw, wants_json = await _form(request)
+def change_password(request: Request, session: Cookie, posted: Posted) -> Response:
+    raw, wants_json = posted
     fields = schemas.PasswordForm.model_validate(raw)
     old, new = fields.old_password, fields.new_password
     try:
         if fields.confirm is not None and fields.confirm != new:
             raise ApiError(400, "passwords_differ", "The two new passwords differ.")
-        token = await run_in_threadpool(accounts.change_password_in_session, session, old, new, client_address(request))
+        token = accounts.change_password_in_session(session, old, new, client_address(request))
     except DomainError as err:
         if wants_json:
             raise

@@ -203,6 +203,7 @@ def test_reap_candidates(dbs):
     found = lc.reap_candidates(dbs, utcnow(), lambda op_id: op_id == alive)
     assert sorted(found) == sorted([lost, stopped, cancelled])
     assert lc.reap_candidates(dbs, utcnow(), lambda _op_id: False, grace_s=3600) == [stopped]
+    assert sorted(lc.running_ids(dbs)) == sorted([lost, alive])  # whose leases a booting reaper follows
 
 
 def test_reconciliation_after_randomized_batch(dbs, db_url):

@@ -30,8 +30,10 @@ def test_lease_acquire_renew_release(r):
     assert not b.renew()
     assert not b.release()
     assert control.lease_alive(r, op)
+    assert 0 < control.lease_left_ms(r, op) <= 300  # what the booting reaper waits for
     assert a.release()
     assert not control.lease_alive(r, op)
+    assert control.lease_left_ms(r, op) == 0
 
 
 def test_heartbeat_keeps_lease_and_expiry_frees_it(r):
