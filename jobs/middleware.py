@@ -52,9 +52,19 @@ class WorkerHeartbeat(Middleware):
             clear_heartbeat(get_redis())
 
 
+WARM_WAIT_S = 60.0  # a message waits at most this long for the warm-up (then runs anyway)
+_warm = threading.Event()
+
+
 class RunControl(Middleware):
-    """Per worker process: start the abort listener; poll queues at most every
-    BAYES_WORKER_POLL_MS (Dramatiq's default idle backoff is up to 1 s)."""
+    """Per worker process: start the abort listener and the warm-up; poll queues at most every
+    BAYES_WORKER_POLL_MS (Dramatiq's default idle backoff is up to 1 s).
+
+    Messages other than the finalize queue's (the reaper, the finalizer) wait for the warm-up:
+    its imports must not run beside a run's, as some libraries read `sys.modules` while they
+    work (the openai SDK checks for `httpx`, which `qdrant_client` imports), and would find a
+    module half-imported. So a restarted worker settles lost runs at once and starts new work
+    a few seconds later."""
 
     def before_worker_boot(self, broker, worker) -> None:
         from bayes_app.settings import get_settings
@@ -63,8 +73,19 @@ class RunControl(Middleware):
         control.get_listener(start=True)
         threading.Thread(target=_warm_up, name="bayes-warmup", daemon=True).start()
 
+    def before_process_message(self, broker, message) -> None:
+        if message.queue_name != "finalize" and not _warm.wait(WARM_WAIT_S):
+            log.warning("worker warm-up still running after %.0f s; processing anyway", WARM_WAIT_S)
+
 
 def _warm_up() -> None:
+    try:
+        _load()
+    finally:
+        _warm.set()
+
+
+def _load() -> None:
     """Load the tokenizer, the language-ID model and the lazily imported libraries now, so the
     first cancelled run does not pay for the one while estimating its usage, nor the first small
     document after a (re)start for the other (seconds, and many more while OCR threads hold the

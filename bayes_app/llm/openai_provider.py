@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx  # noqa: F401  (before the SDK: it reads sys.modules["httpx"] on every request)
 import httpx2
 import openai
 from openai import AsyncOpenAI
