@@ -60,11 +60,11 @@ migrate: setup
 # whole file per worker (module fixtures are built once) and one shared app per worker.
 # `--durations` lists the slowest steps of each pass (what to shorten next; the suite is over 18 min).
 # A slow-pass test (a real browser against the whole app on two loaded cores) that fails is run
-# once more (`--reruns 1`, printed RERUN); one failing twice fails the suite. The RERUNs are read
+# once more (`--reruns 1`; `-rfER` names it under "rerun test summary info"); one failing twice fails the suite. The RERUNs are read
 # after each CI run: each is a race to find (docs/testing.md lists the known ones).
 test: setup-test lint
 	$(BIN)/python -m pytest -m "not slow" -n 2 --durations=30 $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --no-loadscope-reorder --reruns 1 --durations=30 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --no-loadscope-reorder --reruns 1 -rfER --durations=30 $(PYTEST_ARGS)
 
 test-fast: setup-test
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)
