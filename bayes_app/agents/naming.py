@@ -4,6 +4,7 @@ the map does not, scored like c-TF-IDF (BERTopic) and KeyBERT with the app's emb
     noun_phrases(text) -> [phrase]               2-4 word noun phrases (and one-word nouns) of a text
     support(name, texts) -> int                  in how many of `texts` its rarest word occurs
     shared(name, texts) -> bool                  every word in ≥ 2 of them (in the one, for one text)
+    holds(name, texts) -> bool                   shared, and written as a phrase in one of them
     name(texts, vecs, taken, embed, others=…) -> title
 
 A candidate is a run of a part-of-speech-tagged sentence (TextBlob's pattern tagger: a lexicon
@@ -186,6 +187,14 @@ def support(title: str, texts: Sequence[str]) -> int:
 def shared(title: str, texts: Sequence[str]) -> bool:
     """Every word of `title` occurs in at least two of `texts` (in the one, for a single text)."""
     return bool(texts) and support(title, texts) >= min(2, len(texts))
+
+
+def holds(title: str, texts: Sequence[str]) -> bool:
+    """`title` still names these claims: every word in two of them (`shared`) and the phrase
+    itself written in one of them (claims moved away can leave "Molecular Model" with one claim
+    holding "molecular" and another "model")."""
+    phrase = " ".join(title.lower().split())
+    return shared(title, texts) and any(phrase in " ".join(t.lower().split()) for t in texts)
 
 
 # ---- naming ------------------------------------------------------------------------------------

@@ -341,11 +341,11 @@ async def rename_themes(r: Research, made: list[Theme]) -> None:
         out = []
         for node_id, theme in mine.items():
             texts = claims.get(node_id, [])
-            if not texts or themes.shared(theme.title, texts):
+            if not texts or themes.holds(theme.title, texts):
                 continue
             rest = [t for k, ts in claims.items() if k != node_id for t in ts]
             title = themes.name(texts, None, [x for x in names if x != theme.title], others=rest)
-            if themes.shared(title, texts) and not themes.same_name(title, theme.title):
+            if themes.holds(title, texts) and not themes.same_name(title, theme.title):
                 names.append(title)
                 out.append((theme, title))
         return out

@@ -82,6 +82,7 @@ def balanced_groups(vecs: np.ndarray, k: int | None = None, max_share: float = M
 # ---- naming (agents/naming.py) ------------------------------------------------------------------
 same_name = naming.same_name
 shared = naming.shared
+holds = naming.holds
 
 
 def name(
@@ -116,7 +117,7 @@ def group(
         mine = [texts[i] for i in g]
         rest = [t for i, t in enumerate(texts) if i not in set(g)] + list(others)
         title = name(mine, vecs[g], names, embed, others=rest)
-        if len(g) > 1 and not shared(title, mine):
+        if len(g) > 1 and not holds(title, mine):
             parts = _split(vecs, g, 2)
             todo[:0] = sorted(parts if len(parts) > 1 else [[i] for i in g], key=lambda p: (-len(p), p[0]))
             continue

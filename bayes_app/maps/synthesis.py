@@ -177,9 +177,9 @@ def _heads(groups: list[_Group], embed: Callable[[Sequence[str]], np.ndarray]) -
     from bayes_app.agents import naming
 
     texts = [[c.title or c.body for c, _ in g.claims] for g in groups]
-    taken = [g.title for g, ts in zip(groups, texts) if naming.shared(g.title, ts)]
+    taken = [g.title for g, ts in zip(groups, texts) if naming.holds(g.title, ts)]
     for i, (g, ts) in enumerate(zip(groups, texts)):
-        if not naming.shared(g.title, ts):
+        if not naming.holds(g.title, ts):
             rest = [t for j, o in enumerate(texts) if j != i for t in o]
             g.title = naming.name(ts, None, taken, embed, others=rest)
             taken.append(g.title)
