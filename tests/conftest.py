@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bayes_app import registry
-from tests.support.procs import AppStack, PgCluster, RedisServer, stack_env, stack_port, web_workdir
+from tests.support.procs import AppStack, PgCluster, RedisServer, stack_env, stack_port
 
 registry.register()  # run kinds and hooks, as the web and worker processes do at start
 
@@ -30,8 +30,9 @@ def pytest_collection_modifyitems(items):
     # last: sync Playwright keeps an event loop running in the main thread while its
     # session fixture lives, which would break asyncio.run() in later tests. Under xdist
     # (`--dist loadfile --no-loadscope-reorder`, Makefile `test`) each worker keeps this order.
-    # Each stack builds its frontend into its own directory (procs.web_workdir), so stacks on
-    # two workers, or one started under the running shared app, never share a build.
+    # A stack builds its frontend into the directory of its port (procs.web_workdir): the
+    # stacks of one worker, one after another on its one port, share a build; stacks on two
+    # workers, or one started beside the running shared app, never share one.
     # Markers by what a test needs: `browser` (tests/browser), and `slow` for every test that
     # boots the app (the shared `app_stack`, or a `stack` of its own): the second pass.
     def order(it) -> int:
@@ -130,7 +131,7 @@ def app_stack(tmp_path_factory, redis_server, fake_llm, fake_zotero) -> AppStack
     from bayes_app.db import session_scope
 
     data_dir = Path(tmp_path_factory.mktemp("app"))
-    port = stack_port("app")
+    port = stack_port()
     env = stack_env(
         data_dir,
         port,
@@ -143,7 +144,6 @@ def app_stack(tmp_path_factory, redis_server, fake_llm, fake_zotero) -> AppStack
         OPENAI_API_KEY="sk-test-secret-key-not-for-browsers",
         BAYES_MODEL_DEFAULT=APP_MODEL,
         ZOTERO_API_URL=fake_zotero.base,
-        REFLEX_WEB_WORKDIR=str(web_workdir("app")),
     )
     stack = AppStack(data_dir=data_dir, env=env, port=port).start()
     with session_scope(f"sqlite:///{data_dir / 'bayes.db'}") as db:

@@ -39,8 +39,8 @@ def _port_block() -> range:
 
 
 _PORTS = _port_block()
-# The first ports of the block are the app stacks' (`stack_port`); the rest are handed out once.
-_STACK_PORTS = {"app": _PORTS[0], "own": _PORTS[1]}
+# The first port of the block is the app stacks' (`stack_port`); the rest are handed out once.
+_STACK_PORT = _PORTS[0]
 _next_port = [os.getpid() % len(_PORTS)]  # another session does not begin where this one began
 
 
@@ -63,19 +63,19 @@ def free_port() -> int:
     for _ in range(len(_PORTS)):
         port = _PORTS[_next_port[0] % len(_PORTS)]
         _next_port[0] += 1
-        if port not in _STACK_PORTS.values() and _bindable(port):
+        if port != _STACK_PORT and _bindable(port):
             return port
     raise RuntimeError(f"no free port in {_PORTS}")
 
 
-def stack_port(kind: str = "own") -> int:
-    """The port of the app stacks of this kind that this test process boots ("app": the shared
-    app; "own": stacks tests start themselves, one at a time): the same port every time, with
-    the same build directory (`web_workdir`), so a stack whose pages did not change serves the
-    previous stack's frontend build instead of building it again (bayes_app/procs/web.py: the
-    port is part of the build). A fresh port if something else holds it."""
-    port = _STACK_PORTS[kind]
-    return port if _bindable(port, reuse=True) else free_port()
+def stack_port() -> int:
+    """The port of the app stacks this test process boots: the same port every time, so a stack
+    whose pages did not change serves the previous stack's frontend build instead of building it
+    again (bayes_app/procs/web.py: the port is part of the build, 35-55 s on this machine). Stacks
+    tests start themselves run before the shared app (conftest orders them first) and one at a
+    time, so in practice one build serves all of a worker's stacks. A fresh port if something else
+    holds it (the shared app, when a test starts a stack of its own beside it)."""
+    return _STACK_PORT if _bindable(_STACK_PORT, reuse=True) else free_port()
 
 
 class Fatal(Exception):
@@ -359,12 +359,11 @@ def processes_of(data_dir: Path) -> list:
     return out
 
 
-def web_workdir(kind: str = "own") -> Path:
-    """The Reflex build directory (`REFLEX_WEB_WORKDIR`) for app stacks this test process boots:
-    one per xdist worker and kind ("app": the shared app; "own": a stack a test starts itself,
-    one at a time). The build embeds its stack's port, so two stacks must never build into one
-    directory: not two workers at once, nor a later stack under the running shared app."""
-    return ROOT / ".web-tests" / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{kind}"
+def web_workdir(port: int) -> Path:
+    """The Reflex build directory (`REFLEX_WEB_WORKDIR`) of a stack on `port` booted by this test
+    process (xdist worker): one per port, since the build embeds its stack's port and a running
+    stack serves from its directory — two stacks never build into one."""
+    return ROOT / ".web-tests" / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{port}"
 
 
 def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
@@ -378,7 +377,7 @@ def stack_env(data_dir: Path, port: int, **extra: str) -> dict:
         BAYES_DATA_DIR=str(data_dir),
         BAYES_PORT=str(port),
         REFLEX_USE_NPM="1",
-        REFLEX_WEB_WORKDIR=str(web_workdir("own")),
+        REFLEX_WEB_WORKDIR=str(web_workdir(port)),
         BAYES_INDEX_PORT=str(free_port()),
         REFLEX_TELEMETRY_ENABLED="false",
         PYTHONUNBUFFERED="1",
