@@ -1,6 +1,8 @@
-"""The map run kinds in-process (executor + real Redis + SQLite / PostgreSQL + a real index
-process + real embeddings of tests/fixtures/papers/pasa.pdf), against the scripted
-OpenAI-compatible server (the real `openai` client) and against the offline provider.
+"""The map run kinds in-process (executor + real Redis + SQLite + a real index process + real
+embeddings of tests/fixtures/papers/pasa.pdf), against the scripted OpenAI-compatible server
+(the real `openai` client) and against the offline provider. The two whole pipelines (scripted
+and offline) also run on PostgreSQL; the rest is agent logic above the database
+(tests/support/backends.py).
 
 Provenance: a scripted claim whose quote is NOT in its passage is rejected, and every stored
 agent citation's quote is in its chunk, on its page, at its offsets. Contradiction: scripted
@@ -30,6 +32,7 @@ from bayes_app.models import MICRO, Citation, Document, MapNode, Mindmap, NodeRe
 from bayes_app.runs import control, events, executor
 from bayes_app.runs import service as run_service
 from tests.support import pdfs
+from tests.support.backends import SQLITE_ONLY
 from tests.support.fake_openai import FakeOpenAI, Script
 from tests.support.maplib import assert_provenance, ingest
 from tests.support.procs import index_process
@@ -329,6 +332,7 @@ def _assert_exports(md: str, bib: str, docx: bytes) -> None:
     assert re.search(r"\[1, pp?\. \d+", paras)
 
 
+@SQLITE_ONLY
 def test_model_judged_check_support_is_one_billed_run(env):
     """With a model, check-support is a `check_support` run: the model's judgement is stored on
     the citation (the rewrite keeps acronyms as the model wrote them), one credit row."""
@@ -401,6 +405,7 @@ def sentence_id(env, query: str, quote: str, exclude: set[str]) -> tuple[str, st
     raise AssertionError(f"{quote!r} is in no sentence of the passages for {query!r}")
 
 
+@SQLITE_ONLY
 def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
     """Claims select sentences by id (the quote is the sentence, verbatim); junk ids, wording
     that is no words, and the echoed example of old prompts are rejected with their reason; an
@@ -470,6 +475,7 @@ def test_weak_model_ids_junk_and_echoes_degrade_to_verified_claims(env):
     assert all(u.estimated and u.input_tokens > 0 for u in usage)
 
 
+@SQLITE_ONLY
 def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
     from bayes_app.llm import structured
     from bayes_app.models import Run
@@ -492,6 +498,7 @@ def test_nothing_usable_ends_the_run_failed_not_an_empty_success(env):
     assert [n.kind for n in nodes] == ["question"]  # no empty theme left behind
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize(
     ("refused", "expected"),
     [
@@ -554,6 +561,7 @@ def test_endpoint_without_json_schema_falls_back_once(env, refused, expected):
         )
 
 
+@SQLITE_ONLY
 def test_each_role_calls_its_own_model(env):
     """BAYES_MODEL_<ROLE>: the run carries a model per role (each must be priced, else 409),
     and each call goes to its role's model."""
@@ -605,6 +613,7 @@ def test_each_role_calls_its_own_model(env):
     assert models == {"tiny-planner", "tiny-researcher", "big-critic"}  # priced per role
 
 
+@SQLITE_ONLY
 def test_a_map_over_a_scanned_paper_quotes_it(env, index_env):
     """Issue 39: OCR'd pages get the structure analysis of a text layer, so a Research run over
     a library holding only a scanned paper quotes it, verbatim on its pages."""
