@@ -52,6 +52,25 @@ def pytest_collection_modifyitems(items):
     items.sort(key=order)
 
 
+# A test run again after failing (`--reruns`, the slow pass) passes quietly; so that a race seen
+# once on CI can be read off its log, the first failure's error lines are printed at the end.
+_RERUNS: list[tuple[str, str]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.outcome == "rerun" and report.longrepr is not None:
+        lines = report.longreprtext.splitlines()
+        errors = [line for line in lines if line.startswith("E ")][:8] or lines[-8:]
+        _RERUNS.append((report.nodeid, "\n".join(errors)))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _RERUNS:
+        terminalreporter.section("why the rerun tests failed first")
+        for nodeid, errors in _RERUNS:
+            terminalreporter.write_line(f"{nodeid}:\n{errors}")
+
+
 # ---- services ---------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory) -> RedisServer:
