@@ -9,16 +9,22 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 import psutil
 from dramatiq import Worker
 from dramatiq.middleware import Middleware
 
 from bayes_app.procs import planned
-from bayes_app.procs.config import RECYCLE_EXIT_CODE
+from bayes_app.procs.config import RECYCLE_EXIT_CODE, WORKER_STARTSECS
 from bayes_app.settings import get_settings
 
 log = logging.getLogger("bayes.jobs.recycle")
+
+# A process recycled within the supervisor's `startsecs` of its start is counted as a failed start
+# (BACKOFF: health "degraded"), not a planned restart. Its first message can come that early (the
+# reaper a worker sends as it boots), so a recycle waits until the process is this old.
+MIN_UPTIME_S = WORKER_STARTSECS + 1.0
 
 
 class MemoryGuard(Middleware):
@@ -61,6 +67,7 @@ class MemoryGuard(Middleware):
     def _recycle(self) -> None:
         worker = self._worker
         assert worker is not None  # recycling starts once a worker booted
+        time.sleep(max(0.0, MIN_UPTIME_S - (time.time() - psutil.Process().create_time())))
         # Pause only the worker threads: the consumers keep fetching, so the broker keeps
         # seeing this process's heartbeat and does not hand the in-flight messages to others.
         threads = list(worker.workers)

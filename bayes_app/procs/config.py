@@ -24,6 +24,9 @@ from bayes_app.settings import PROJECT_ROOT, Settings
 # A worker process that exits with this code was recycled on purpose (memory ceiling):
 # supervisord records the exit as expected; the health report does not count it as a crash.
 RECYCLE_EXIT_CODE = 75
+# supervisord's `startsecs` for a worker: an exit sooner than this after its start is a failed
+# start (BACKOFF), whatever the exit code
+WORKER_STARTSECS = 2
 RPC_USER = "bayes"
 _SOCKET_MAX = 100  # AF_UNIX paths are limited to 108 bytes
 
@@ -128,7 +131,7 @@ def programs(settings: Settings, *, dev: bool = False) -> list[Program]:
             "worker",
             f"{dramatiq} jobs --processes 1 --threads {settings.worker_threads} --worker-shutdown-timeout 5000{watch}",
             priority=30,
-            startsecs=2,
+            startsecs=WORKER_STARTSECS,
             stopwaitsecs=15,
             numprocs=settings.worker_processes,
             exitcodes=f"0,{RECYCLE_EXIT_CODE}",
