@@ -169,7 +169,7 @@ class MapSharing(rx.State, mixin=True):
 
     @rx.event
     def set_share_role(self, value: str):
-        self.share_role = value
+        self.share_role = value if value in ("viewer", "editor") else "viewer"
 
     @rx.event
     @off_loop
@@ -178,7 +178,10 @@ class MapSharing(rx.State, mixin=True):
         if not email:
             self.share_error = "Enter the e-mail of the account to share with."
             return
-        role = (form or {}).get("role") or self.share_role
+        # Not the form's "role": the select is controlled by `share_role`, so React puts its old
+        # value back until the server's update arrives, and a quick Share sent "viewer". The
+        # choice itself reached this state first (a tab's events are handled in order).
+        role = self.share_role
         if self._share_call(app_maps.add_member, email, role):
             self.share_email = ""
 
