@@ -63,7 +63,7 @@ def _assert_names(named: list[tuple[str, list[str]]]) -> None:
     bad = [(t, c) for t, c in named if name_checks([(t, c)])["held"] == 0]
     assert n["names"] == len(named), (n["examples"], bad)
     assert n["held"] == n["names"], (n["examples"], bad)
-    off = [(t, c) for t, c in named if name_checks([(t, c)])["absent"] or name_checks([(t, c)])["dangling"]]
+    off = [(t, c) for t, c in named if (k := name_checks([(t, c)]))["absent"] or k["dangling"]]
     assert n["absent"] == n["dangling"] == 0, (n, off)
     assert not any(t.startswith("Other findings") for t, _ in named), n
 
