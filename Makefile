@@ -55,16 +55,16 @@ dev: setup
 migrate: setup
 	$(BIN)/python -m bayes_app.cli migrate
 
-# The suite in two passes, each on both cores (pytest-xdist): what needs no full app, then the
-# tests that boot the app or its process set (`slow`: the shared app, `stack`, `browser`), a
-# whole file per worker (module fixtures are built once) and one shared app per worker.
-# `--durations` lists the slowest steps of each pass (what to shorten next; the suite is over 18 min).
-# A slow-pass test (a real browser against the whole app on two loaded cores) that fails is run
-# once more (`--reruns 1`; `-rfER` names it under "rerun test summary info"); one failing twice fails the suite. The RERUNs are read
-# after each CI run: each is a race to find (docs/testing.md lists the known ones).
+# The suite in one pass on both cores (pytest-xdist), a whole file per worker (module fixtures
+# are built once), in the order tests/conftest.py gives: tests that start their own process set,
+# then what needs no app, then browser tests, with one shared app per worker at the end.
+# `--durations` lists the slowest steps (what to shorten next). A test that boots the app (`slow`:
+# a real browser or the whole process set on two loaded cores) and fails is run once more
+# (`flaky`, set by conftest; `-rfER` names it under "rerun test summary info", and "why the rerun
+# tests failed first" prints its first error); one failing twice fails the suite. The reruns are
+# read after each CI run: each is a race to find (docs/performance.md, "Test suite").
 test: setup-test lint
-	$(BIN)/python -m pytest -m "not slow" -n 2 --durations=30 $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m slow -n 2 --dist loadfile --no-loadscope-reorder --reruns 1 -rfER --durations=30 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -rfER --durations=30 $(PYTEST_ARGS)
 
 test-fast: setup-test
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)
