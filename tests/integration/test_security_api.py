@@ -297,19 +297,26 @@ def test_fuzz_every_route_never_5xx_and_objects_stay_readable(app_stack, make_us
     assert len(routes) >= 30
     seen: list[tuple[str, str, int]] = []
 
-    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(route=st.sampled_from(routes), body=_bodies)
-    def hit(route, body):
-        method, path = route
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        if method == "DELETE" and path.startswith(("/mindmaps/" + map_id, "/documents/" + doc_id)):
-            return  # keep the objects to check they stay readable
-        r = api.request(method, path, content=raw, headers={"Content-Type": "application/json"})
-        seen.append((method, path, r.status_code))
-        assert r.status_code < 500, (method, path, raw[:200], r.text[:300])
+    # Every route gets its own examples (5 bodies each, ~400 requests): one sample drawn over all
+    # routes at once left some of them untried on some runs.
+    def fuzz(method: str, path: str) -> None:
+        @settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @given(body=_bodies)
+        def hit(body):
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            r = api.request(method, path, content=raw, headers={"Content-Type": "application/json"})
+            seen.append((method, path, r.status_code))
+            assert r.status_code < 500, (method, path, raw[:200], r.text[:300])
 
-    hit()
-    assert len({(m, p) for m, p, _ in seen}) >= len(routes) * 0.8
+        hit()
+
+    # Deleting the map or the document would leave nothing to check below.
+    kept = [
+        r for r in routes if not (r[0] == "DELETE" and r[1].startswith((f"/mindmaps/{map_id}", f"/documents/{doc_id}")))
+    ]
+    for method, path in kept:
+        fuzz(method, path)
+    assert {(m, p) for m, p, _ in seen} == set(kept)
     for path in (
         f"/mindmaps/{map_id}",
         f"/mindmaps/{map_id}/export.json",
