@@ -169,7 +169,7 @@ class MapSharing(rx.State, mixin=True):
 
     @rx.event
     def set_share_role(self, value: str):
-        self.share_role = value if value in ("viewer", "editor") else "viewer"
+        self.share_role = value if value in app_maps.GRANTABLE else app_maps.READ
 
     @rx.event
     @off_loop

@@ -69,7 +69,7 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda it: order[it.nodeid.split("::")[0]])
 
 
-# A test run again after failing (`--reruns`, the slow pass) passes quietly; so that a race seen
+# A test run again after failing (`flaky`, the tests that boot the app) passes quietly; so that a race seen
 # once on CI can be read off its log, the first failure's error lines are printed at the end.
 _RERUNS: list[tuple[str, str]] = []
 

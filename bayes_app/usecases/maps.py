@@ -67,6 +67,7 @@ __all__ = [
 ]
 T = TypeVar("T")
 READ, EDIT, OWN = Role.VIEWER, Role.EDITOR, Role.OWNER  # what a front door asks of the caller's role
+GRANTABLE = Role.GRANTABLE  # the roles an owner gives a member
 outcome_line = map_runs.outcome_line
 
 

@@ -10,20 +10,20 @@ import math
 import time
 import tracemalloc
 
-import pytest
 from sqlmodel import Session, func, select
 
 from bayes_app.accounts import service as accounts
 from bayes_app.db import get_engine, session_scope
 from bayes_app.models import Document, ZoteroItem
 from bayes_app.zotero import engine
+from tests.support.backends import POSTGRES_ONLY
 from tests.support.fake_zotero import generate
 from tests.support.zotero_sync import SECRET, Recorder, connect_web, new_ids, options, sessions
 
 N_ITEMS, N_PDFS = 5_000, 1_000
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+@POSTGRES_ONLY
 def test_5000_items_bounded_requests_and_memory(db_url, fake_zotero, configure, tmp_path):
     configure(BAYES_SECRET_KEY=SECRET, BAYES_DATA_DIR=str(tmp_path))
     uid, key = new_ids()
