@@ -107,17 +107,44 @@ def pg_cluster() -> PgCluster:
     shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory) -> Path:
+    """A database migrated to head once per session: each test's SQLite database is a copy."""
+    from bayes_app import db
+
+    path = tmp_path_factory.mktemp("migrated") / "template.db"
+    url = f"sqlite:///{path}"
+    db.migrate(url)
+    db.get_engine(url).dispose()  # the last connection closed: nothing left in a journal
+    return path
+
+
+@pytest.fixture(scope="session")
+def migrated_pg(pg_cluster) -> str:
+    """The name of a PostgreSQL database migrated to head once per session, the template of
+    each test's database (CREATE DATABASE … TEMPLATE: a file copy, no migrations run again)."""
+    from bayes_app import db
+
+    name = f"template_{uuid.uuid4().hex[:8]}"
+    url = pg_cluster.create_database(name)
+    db.migrate(url)
+    db.get_engine(url).dispose()  # a template must have no connections while it is copied
+    return name
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path) -> str:
-    """A fresh, migrated database on each backend (the test runs once per backend)."""
+    """A fresh database migrated to head on each backend (the test runs once per backend): a
+    copy of the session's migrated one, so 300 tests do not run every migration each."""
     from bayes_app import db
 
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'test.db'}"
+        path = tmp_path / "test.db"
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
+        url = f"sqlite:///{path}"
     else:
         cluster: PgCluster = request.getfixturevalue("pg_cluster")
-        url = cluster.create_database(f"t_{uuid.uuid4().hex[:12]}")
-    db.migrate(url)
+        url = cluster.create_database(f"t_{uuid.uuid4().hex[:12]}", template=request.getfixturevalue("migrated_pg"))
     yield url
     db.get_engine(url).dispose()
 

@@ -24,10 +24,12 @@ model changes (store :attr:`Embedder.name` with it).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,11 +86,57 @@ def _session(model_bytes: bytes, threads: int | None) -> InferenceSession:
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
+class _Recent:
+    """The vectors of recent calls, by the exact texts of the call (least recently used out).
+
+    Only an identical call is a hit: activations are quantised per batch, so a text's vector
+    depends on its batchmates, and the same texts in the same order give the same batches and
+    so exactly the same vectors. Map runs and re-checks over one library embed the same
+    sentence lists again and again; a call is kept only while small (`MAX_CALL` rows), and all
+    kept calls hold at most `MAX_ROWS` rows (12 MB at 384 dimensions)."""
+
+    MAX_CALL, MAX_ROWS = 1024, 8192
+
+    def __init__(self) -> None:
+        self._calls: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._rows = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(texts: Sequence[str], is_query: bool) -> bytes:
+        h = hashlib.blake2b(b"q" if is_query else b"p", digest_size=20)
+        for t in texts:
+            h.update(t.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        return h.digest()
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        with self._lock:
+            got = self._calls.get(key)
+            if got is not None:
+                self._calls.move_to_end(key)
+            return None if got is None else got.copy()
+
+    def put(self, key: bytes, vecs: np.ndarray) -> None:
+        if len(vecs) > self.MAX_CALL:
+            return
+        with self._lock:
+            if key in self._calls:
+                return
+            self._calls[key] = vecs.copy()
+            self._rows += len(vecs)
+            while self._rows > self.MAX_ROWS:
+                _, old = self._calls.popitem(last=False)
+                self._rows -= len(old)
+
+
 class _OnnxEmbedder(Embedder):
-    """A BERT-style int8 graph (mean pooling + L2 inside) fed token ids in length-sorted batches."""
+    """A BERT-style int8 graph (mean pooling + L2 inside) fed token ids in length-sorted batches;
+    the last calls' vectors are remembered (`_Recent`)."""
 
     batch_tokens = 2048  # padding costs compute: batches hold similar lengths, about this many tokens
     _session: InferenceSession
+    _recent: _Recent
 
     @abstractmethod
     def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
@@ -104,9 +152,17 @@ class _OnnxEmbedder(Embedder):
         return self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
 
     def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), np.float32)
         if not texts:
-            return out
+            return np.zeros((0, self.dim), np.float32)
+        key = _Recent.key(texts, is_query)
+        got = self._recent.get(key)
+        if got is None:
+            got = self._compute(texts, is_query)
+            self._recent.put(key, got)
+        return got
+
+    def _compute(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
         encoded = self._ids(list(texts), is_query)
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
         start = 0
@@ -140,6 +196,7 @@ class MiniLMEmbedder(_OnnxEmbedder):
 
         self.max_tokens = max_tokens
         self.batch_tokens = batch_tokens
+        self._recent = _Recent()
         self._tokenizer = Tokenizer.from_file(str(_TOKENIZER))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=max_tokens)
@@ -162,6 +219,7 @@ class E5OnnxEmbedder(_OnnxEmbedder):
 
         self.max_tokens = max_tokens
         self.batch_tokens = batch_tokens
+        self._recent = _Recent()
         model, vocab = e5_graph.build()
         self._tokenizer = e5_graph.build_tokenizer(vocab)
         vocab.pieces, vocab.scores = [], []  # the tokenizer has its own copy

@@ -222,11 +222,12 @@ class PgCluster:
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql+psycopg://bayes@127.0.0.1:{self.port}/{dbname}"
 
-    def create_database(self, name: str) -> str:
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """A new database `name`, empty or a copy of `template` (which must have no connections)."""
         import psycopg
 
         with psycopg.connect(f"postgresql://bayes@127.0.0.1:{self.port}/postgres", autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
         return self.url(name)
 
 

@@ -63,6 +63,46 @@ def test_batching_keeps_each_text_in_its_row(minilm: Embedder) -> None:
     np.testing.assert_array_equal(minilm.embed_query(texts[3]), alone[3])
 
 
+def test_a_repeated_call_is_answered_from_the_recent_calls(minilm: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same texts in the same order give exactly the vectors computed before, without the
+    model; a changed order or one more text is computed again; callers get their own copies."""
+    texts = [f"Recent call {i}: kinase activity in sample {i * 13}." for i in range(40)]
+    first = minilm.embed_passages(texts)
+    computed: list[int] = []
+    compute = type(minilm)._compute
+
+    def counting(self, batch, is_query):
+        computed.append(len(batch))
+        return compute(self, batch, is_query)
+
+    monkeypatch.setattr(type(minilm), "_compute", counting)
+    again = minilm.embed_passages(texts)
+    np.testing.assert_array_equal(again, first)
+    assert computed == []
+    again[:] = 0.0  # a caller's array is its own
+    np.testing.assert_array_equal(minilm.embed_passages(texts), first)
+    minilm.embed_passages(texts[::-1])
+    minilm.embed_passages([*texts, "one more"])
+    minilm.embed_query(texts[0])  # a query is not the passage of the same text
+    assert computed == [40, 41, 1]
+
+
+def test_recent_calls_are_bounded() -> None:
+    from bayes_app.search.embeddings import _Recent
+
+    recent = _Recent()
+    big = np.ones((_Recent.MAX_CALL + 1, 4), np.float32)
+    recent.put(b"big", big)
+    assert recent.get(b"big") is None  # too large to keep
+    rows = _Recent.MAX_CALL
+    for i in range(_Recent.MAX_ROWS // rows + 1):
+        recent.put(bytes([i]), np.full((rows, 4), i, np.float32))
+    assert recent.get(bytes([0])) is None  # the least recently used went first
+    got = recent.get(bytes([1]))
+    assert got is not None
+    assert got[0, 0] == 1.0
+
+
 def test_paraphrase_beats_unrelated(minilm: Embedder) -> None:
     q = minilm.embed_query("What are the side effects of taking aspirin for many years?")
     p = minilm.embed_passages(
