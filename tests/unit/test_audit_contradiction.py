@@ -68,3 +68,44 @@ def test_without_an_opposite_in_words_the_model_alone_does_not_flag():
     assert contradiction.probability(f) > contradiction.THRESHOLD
     assert contradiction.contradicts(f) is None
     assert contradiction.contradicts(f | {"dir_opp3": 1.0}) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "signs"),
+    [
+        ("The hazard ratio was 0.57 (95% CI 0.44-0.74) for total mortality.", [-1]),
+        ("Users had a higher risk (OR 1.8, 95% CI 1.2 to 2.6).", [1]),
+        ("Cancer mortality: HR 0.76 (0.54-1.06).", [0]),  # the interval spans 1: no direction
+        ("A relative risk of 2.1 was found.", [1]),  # no interval: the point estimate
+        ("The rate was 0.95 in both groups, and no ratio was reported.", []),
+    ],
+)
+def test_effect_ratios_are_read_with_their_interval(text, signs):
+    assert contradiction.ratio_signs(text) == signs
+
+
+def test_the_claims_stance_on_its_outcome():
+    assert contradiction.claim_stance("Exercise increases cancer mortality among adults.") == 1
+    assert contradiction.claim_stance("Statins reduce the risk of hip fracture.") == -1
+    assert contradiction.claim_stance("Partnership status is not associated with progression to AIDS.") == 0
+    assert contradiction.claim_stance("Treatment improves survival.") == 1  # less of what a ratio measures
+    assert contradiction.claim_stance("JMJD6 is a lysyl hydroxylase.") is None
+
+
+def test_relation_features_read_the_opposite_and_the_agreement():
+    hr_down = "Compared with inactive adults, the hazard ratio for cancer mortality was 0.71 (95% CI 0.60-0.84)."
+    opposite = contradiction.relation("Exercise increases cancer mortality.", [hr_down])
+    assert opposite["ratio_opp"] == 1.0
+    assert contradiction.relation("Exercise reduces cancer mortality.", [hr_down])["ratio_opp"] == 0.0
+    null = contradiction.relation(
+        "Statin use is not associated with hip fractures.",
+        ["Statin use was significantly associated with a reduced risk of hip fracture (p < 0.01)."],
+    )
+    assert null["null_vs_effect"] == 1.0
+    words = contradiction.relation(
+        "Natriuretic peptides promote diabetes.", ["Natriuretic peptides impede the onset of diabetes."]
+    )
+    assert (words["bdir_opp3"], words["bdir_agree3"]) == (1.0, 0.0)
+    same = contradiction.relation("Natriuretic peptides promote diabetes.", ["BNP promotes insulin resistance."])
+    assert (same["bdir_opp3"], same["bdir_agree3"]) == (0.0, 1.0)
+    assert contradiction.lexical_opposite({**dict.fromkeys(contradiction.WEIGHTS, 0.0), **opposite})
