@@ -219,14 +219,28 @@ function mmPlaceView(rs, W, H, focus, pref) {
   const zooms = [...new Set([z0, MM_READ_ZOOM, 1.0, MM_MAX_ZOOM])];
   const steps = [];
   for (let k = Math.min(ids.length, 16); k >= 1; k = k > 4 ? Math.ceil(k * 0.7) : k - 1) steps.push(k);
-  for (const k of steps) {
-    const fb = mmBounds(ids.slice(0, k).map((id) => by.get(id)));
-    for (const z of zooms) {
+  const place = (group, zs) => {
+    const fb = mmBounds(group.map((id) => by.get(id)));
+    for (const z of zs) {
       const vw = W / z, vh = H / z;
       const px = pref ? -pref.x / pref.zoom - (vw - W / pref.zoom) / 2 : fb.x0 - (vw - fb.w) / 2;
       const py = pref ? -pref.y / pref.zoom - (vh - H / pref.zoom) / 2 : fb.y0 - (vh - fb.h) / 2;
       const v = mmSearch(rs, W, H, z, fb, px, py);
       if (v) return { x: -v.x * z, y: -v.y * z, zoom: z };
+    }
+    return null;
+  };
+  for (const k of steps) {
+    const v = place(ids.slice(0, k), zooms);
+    if (v) return v;
+  }
+  // A narrow canvas (a phone, one card wide) may show the first focus card only with a
+  // neighbouring column cut: the next focus card that fits alone, else each one closer up (a
+  // narrower window fits between the columns around it).
+  for (const zs of [zooms, [1.25, 1.4]]) {
+    for (const id of ids.slice(0, 16)) {
+      const v = place([id], zs);
+      if (v) return v;
     }
   }
   // nothing without a cut card (a card taller than the canvas): the first focus node, centred
@@ -411,7 +425,8 @@ function MindmapFlowView(props) {
     }
     if (fresh.length && (reason === "run" || !mindmapEditing() || fresh.includes(selectedId))) {
       const first = fresh.map((id) => t.parents.get(id)).find((p) => p && by.has(p));
-      const focus = [...fresh.slice(0, 1), ...(first ? [first] : []), ...fresh.slice(1)];
+      // a phone shows what was written (its parent is a column away); a wider canvas, with its parent
+      const focus = W < 700 || !first ? fresh : [fresh[0], first, ...fresh.slice(1)];
       if (reason === "run" || !fresh.every((id) => inView(by.get(id)))) { look(rs, focus, vp, dur); return; }
     }
     // the same place (the anchor kept), moved just enough that no card is cut and the selection shows

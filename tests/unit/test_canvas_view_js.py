@@ -1,7 +1,8 @@
 """The canvas's view choice (assets/js/mindmap_canvas.js: mmPlaceView, mmClean), run in Node on a
 map of 151 cards laid out in layers, at a desktop, a phone and a wide canvas (#40): no card cut
 by the edge, a readable zoom, the question with the newest branch when they fit, the node asked
-for in view, and overlaps told from a clean layout."""
+for in view, and overlaps told from a clean layout; on a phone whose columns sit closer than a
+readable window, the newest card closer up rather than its neighbours cut."""
 
 from __future__ import annotations
 
@@ -39,3 +40,12 @@ def test_views_cut_no_card_and_stay_readable():
     assert all(v["c35"] for v in views if v.get("pref"))
     assert max(v["ms"] for v in opened) < 500
     assert out[1] == "clean true false"
+    # a phone whose columns sit closer than a readable window: after a run, claims it wrote (the
+    # theme alone would cut its neighbours); the theme alone, closer up; never a card cut
+    phone = json.loads(out[2])
+    assert phone["run"]["cut"] == [], phone
+    assert phone["run"]["claims"] >= 3, phone
+    assert 0.95 <= phone["run"]["zoom"] <= 1.1, phone
+    assert phone["theme"]["cut"] == [], phone
+    assert phone["theme"]["shown"], phone
+    assert 1.1 < phone["theme"]["zoom"] <= 1.4, phone
