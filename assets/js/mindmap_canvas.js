@@ -235,14 +235,10 @@ function mmPlaceView(rs, W, H, focus, pref) {
     if (v) return v;
   }
   // A narrow canvas (a phone, one card wide) may show the first focus card only with a
-  // neighbouring column cut: the next focus card that fits alone, else each one closer up (a
-  // narrower window fits between the columns around it).
-  for (const zs of [zooms, [1.25, 1.4]]) {
-    for (const id of ids.slice(0, 16)) {
-      const v = place([id], zs);
-      if (v) return v;
-    }
-  }
+  // neighbouring column cut: that card closer up (a narrower window fits between the columns
+  // around it).
+  const closer = place(ids.slice(0, 1), [1.25, 1.4]);
+  if (closer) return closer;
   // nothing without a cut card (a card taller than the canvas): the first focus node, centred
   const r = by.get(ids[0]), z = MM_READ_ZOOM;
   return { x: -(r.x - (W / z - r.w) / 2) * z, y: -(r.y - (H / z - r.h) / 2) * z, zoom: z };
@@ -425,8 +421,11 @@ function MindmapFlowView(props) {
     }
     if (fresh.length && (reason === "run" || !mindmapEditing() || fresh.includes(selectedId))) {
       const first = fresh.map((id) => t.parents.get(id)).find((p) => p && by.has(p));
-      // a phone shows what was written (its parent is a column away); a wider canvas, with its parent
-      const focus = W < 700 || !first ? fresh : [fresh[0], first, ...fresh.slice(1)];
+      // after a run a phone shows what was written, the cards it ends on first (a theme and its
+      // claims are a column apart); otherwise the new card first, with its parent
+      const focus = reason === "run" && W < 700
+        ? [...fresh.filter((id) => !t.kids.has(id)), ...fresh.filter((id) => t.kids.has(id))]
+        : [...fresh.slice(0, 1), ...(first ? [first] : []), ...fresh.slice(1)];
       if (reason === "run" || !fresh.every((id) => inView(by.get(id)))) { look(rs, focus, vp, dur); return; }
     }
     // the same place (the anchor kept), moved just enough that no card is cut and the selection shows

@@ -40,8 +40,8 @@ console.log(JSON.stringify(out));
 console.log("clean", api.mmClean(rs, []), api.mmClean([...rs, { id: "x", x: 520, y: 10, w: 100, h: 40 }], []));
 // a phone-wide canvas over a map whose columns are closer than its width at a readable zoom
 // (question 12-272, themes 316-515, claims 577-837): after a run that wrote the last theme and its
-// claims, the theme cannot be shown alone at 0.95-1.1 without its neighbours cut, so one of its
-// claims is; asked for the theme only, it is shown closer up (#40)
+// claims, its claims are shown; asked for the theme (an edit), which cannot be shown alone at
+// 0.95-1.1 without its neighbours cut, it is shown closer up (#40)
 const cols = [{ id: "q", kind: "question", x: 12, y: 4335, w: 260, h: 68 }];
 for (let t = 0; t < 6; t++) {
   cols.push({ id: `T${t}`, kind: "theme", x: 316, y: 800 * t + 344, w: 199, h: 50 });
@@ -52,7 +52,8 @@ const shown = (vp, id) => { const r = cols.find((q) => q.id === id);
 const cutP = (vp) => cols.filter((r) => {
   const x0 = r.x * vp.zoom + vp.x, y0 = r.y * vp.zoom + vp.y, x1 = (r.x + r.w) * vp.zoom + vp.x, y1 = (r.y + r.h) * vp.zoom + vp.y;
   return !(x0 >= -0.5 && y0 >= -0.5 && x1 <= 356.5 && y1 <= 572.5) && !(x1 <= 0.5 || x0 >= 355.5 || y1 <= 0.5 || y0 >= 571.5); }).map((r) => r.id);
-const written = ["T5", ...Array.from({ length: 8 }, (_, c) => `C5_${c}`)];
+// as the canvas asks after a run on a phone: the cards the run ends on (claims) before their theme
+const written = [...Array.from({ length: 8 }, (_, c) => `C5_${c}`), "T5"];
 const pref = { x: -217, y: -3865, zoom: 0.95 };
 const afterRun = api.mmPlaceView(cols, 356, 572, written, pref), theme = api.mmPlaceView(cols, 356, 572, ["T5"], pref);
 console.log(JSON.stringify({ run: { zoom: afterRun.zoom, cut: cutP(afterRun), claims: written.filter((id) => id !== "T5" && shown(afterRun, id)).length },
