@@ -56,15 +56,20 @@ migrate: setup
 	$(BIN)/python -m bayes_app.cli migrate
 
 # The suite in one pass on both cores (pytest-xdist), a whole file per worker (module fixtures
-# are built once), in the order tests/conftest.py gives: tests that start their own process set,
-# then what needs no app, then browser tests, with one shared app per worker at the end.
-# `--durations` lists the slowest steps (what to shorten next). A test that boots the app (`slow`:
-# a real browser or the whole process set on two loaded cores) and fails is run once more
-# (`flaky`, set by conftest; `-rfER` names it under "rerun test summary info", and "why the rerun
-# tests failed first" prints its first error); one failing twice fails the suite. The reruns are
-# read after each CI run: each is a race to find (docs/performance.md, "Test suite").
-test: setup-test lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -rfER --durations=30 $(PYTEST_ARGS)
+# are built once), in the order tests/support/ordering.py gives: by what a file needs running,
+# the longest first (tests/durations.json; `scripts/test_durations.py` records it again), with
+# one shared app per worker at the end. Lint runs beside the suite's first minutes, which leave a
+# core idle while the first stacks start; its output follows the suite's, and a lint failure
+# fails `make test`. `--durations` lists the slowest steps (what to shorten next). A test that
+# boots the app (`slow`: a real browser or the whole process set on two loaded cores) and fails
+# is run once more (`flaky`, set by conftest; `-rfER` names it under "rerun test summary info",
+# and "why the rerun tests failed first" prints its first error); one failing twice fails the
+# suite. The reruns are read after each CI run: each is a race to find (docs/performance.md).
+test: setup-test
+	@lint_log=$$(mktemp); ( $(MAKE) --no-print-directory lint > $$lint_log 2>&1 ) & lint_pid=$$!; \
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -rfER --durations=30 $(PYTEST_ARGS); rc=$$?; \
+	if wait $$lint_pid; then echo "lint: passed"; else echo "lint: FAILED"; rc=1; fi; \
+	cat $$lint_log; rm -f $$lint_log; exit $$rc
 
 test-fast: setup-test
 	$(BIN)/python -m pytest tests/unit -q $(PYTEST_ARGS)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bayes_app import registry
+from tests.support import ordering
 from tests.support.procs import AppStack, PgCluster, RedisServer, stack_env, stack_port
 
 registry.register()  # run kinds and hooks, as the web and worker processes do at start
@@ -27,21 +28,11 @@ APP_MODEL = "gpt-4o-mini"
 
 def pytest_collection_modifyitems(items):
     # One pass on both cores (Makefile `test`: `-n 2 --dist loadfile --no-loadscope-reorder`), a
-    # whole file per worker (module fixtures are built once) and each worker keeping this order:
-    #   0. tests that start their own process set (`stack`), no browser;
-    #   1. everything that needs no app (unit, integration over real Redis/PostgreSQL/workers);
-    #   2. browser tests that start their own stack;
-    #   3. browser tests against the shared app, then 4. integration tests against it;
-    # a file runs whole at the latest stage of its tests.
-    # Browser tests come after 1: sync Playwright keeps an event loop running in the main thread
-    # while its session fixture lives, which would break asyncio.run() in later tests (3 and 4 do
-    # not call it). Stacks build their frontend into the directory of their port
-    # (procs.web_workdir): a worker's stacks, one after another on its one port, share one build,
-    # so the shared app (3, 4) starts after every stack of its own (0, 2). Within 3 and 4 the
-    # files with more tests go first, so what is left for the last minutes is short.
-    # Markers by what a test needs: `browser` (tests/browser), and `slow` for every test that
-    # boots the app (the shared `app_stack`, or a `stack` of its own); a slow test that fails is
-    # run once more (`flaky`, pytest-rerunfailures; `-rfER` names it in the summary).
+    # whole file per worker (module fixtures are built once), files by stage and longest first:
+    # tests/support/ordering.py. Markers by what a test needs: `browser` (tests/browser), and
+    # `slow` for every test that boots the app (the shared `app_stack`, or a `stack` of its own);
+    # a slow test that fails is run once more (`flaky`, pytest-rerunfailures; `-rfER` names it in
+    # the summary).
     for it in items:
         if "tests/browser/" in it.nodeid.replace("\\", "/"):
             it.add_marker(pytest.mark.browser)
@@ -52,21 +43,7 @@ def pytest_collection_modifyitems(items):
         ):
             it.add_marker(pytest.mark.slow)
             it.add_marker(pytest.mark.flaky(reruns=1))
-
-    def stage(it) -> int:
-        browser, stack = it.get_closest_marker("browser"), it.get_closest_marker("stack")
-        if stack:
-            return 2 if browser else 0
-        if not it.get_closest_marker("slow"):
-            return 1
-        return 3 if browser else 4
-
-    per_file: dict[str, list] = {}
-    for it in items:
-        per_file.setdefault(it.nodeid.split("::")[0], []).append(it)
-    file_stage = {f: max(stage(it) for it in its) for f, its in per_file.items()}
-    order = {f: (file_stage[f], -len(per_file[f]) if file_stage[f] >= 3 else 0, n) for n, f in enumerate(per_file)}
-    items.sort(key=lambda it: order[it.nodeid.split("::")[0]])
+    items[:] = ordering.order(items, ordering.recorded_durations())
 
 
 # A test run again after failing (`flaky`, the tests that boot the app) passes quietly; so that a race seen

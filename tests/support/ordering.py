@@ -1,0 +1,79 @@
+"""The order in which the suite's files run (see `tests/conftest.py`, `pytest_collection_modifyitems`).
+
+xdist (`--dist loadfile --no-loadscope-reorder`) hands whole files to its two processes from one
+queue, in the order given here. Files run by stage (what they need running, below); within a
+stage the longest first, by the seconds recorded in `tests/durations.json`, so that the last
+minutes hold only short files and neither core waits for the other at the end (longest
+processing time first). A file missing from the record counts as short.
+
+Stages (a file runs whole at the latest stage of its tests):
+  0. tests that start their own process set (`stack`) and no browser, and everything that needs
+     no app (unit, integration over real Redis/PostgreSQL/workers) — one pool, so the stacks'
+     waits (restarts, leases) overlap with work that keeps the CPU busy;
+  1. browser tests that start their own stack;
+  2. browser tests against the shared app, then 3. integration tests against it.
+Browser tests come after stage 0: sync Playwright keeps an event loop running in the main
+thread while its session fixture lives, which would break asyncio.run() in later tests (2 and 3
+do not call it). Stacks build their frontend into the directory of their port
+(procs.web_workdir): a process's stacks, one after another on its one port, share one build, so
+the shared app (2, 3) starts after every stack of its own (0, 1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+DURATIONS = Path(__file__).resolve().parents[1] / "durations.json"
+_LINE = re.compile(r"^\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+?)::")
+
+
+class Item(Protocol):
+    nodeid: str
+
+    def get_closest_marker(self, name: str) -> object: ...
+
+
+def file_of(nodeid: str) -> str:
+    return nodeid.replace("\\", "/").split("::")[0]
+
+
+def stage(item: Item) -> int:
+    """0 no app or own stack without a browser, 1 browser with its own stack, 2 browser on the
+    shared app, 3 the rest on the shared app (`slow` marks what boots an app)."""
+    browser, stack = item.get_closest_marker("browser"), item.get_closest_marker("stack")
+    if stack:
+        return 1 if browser else 0
+    if not item.get_closest_marker("slow"):
+        return 0
+    return 2 if browser else 3
+
+
+def recorded_durations(path: Path = DURATIONS) -> dict[str, float]:
+    """Seconds per test file from the last recording ({} when there is none)."""
+    try:
+        return {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def order(items: list, durations: Mapping[str, float]) -> list:
+    """`items` grouped by file, files by stage, then longest first; collection order breaks ties."""
+    per_file: dict[str, list] = {}
+    for it in items:
+        per_file.setdefault(file_of(it.nodeid), []).append(it)
+    key = {f: (max(stage(it) for it in its), -durations.get(f, 0.0), n) for n, (f, its) in enumerate(per_file.items())}
+    return sorted(items, key=lambda it: key[file_of(it.nodeid)])
+
+
+def durations_from_report(lines: Iterable[str]) -> dict[str, float]:
+    """Seconds per file from pytest's `--durations=0` report (setup, call and teardown summed)."""
+    out: dict[str, float] = {}
+    for line in lines:
+        m = _LINE.match(line)
+        if m:
+            out[m.group(2)] = out.get(m.group(2), 0.0) + float(m.group(1))
+    return {f: round(s, 1) for f, s in sorted(out.items())}
