@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from argon2 import PasswordHasher
+from argon2 import Parameters, PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from email_validator import EmailNotValidError, validate_email
 
@@ -40,10 +41,14 @@ class HashingBusy(RuntimeError):
     """Too many password checks are queued; the caller should answer "try again"."""
 
 
-def configure_hashing(concurrency: int) -> None:
-    """Set how many password hashes may be computed at the same time (per process)."""
-    global _slots
+def configure_hashing(concurrency: int, parameters: Parameters | None = None) -> None:
+    """Set how many password hashes may be computed at the same time (per process), and, for
+    tests only, cheaper Argon2 parameters for new hashes (a hash carries its own parameters, so
+    any process verifies it at the cost it was made with)."""
+    global _slots, _hasher
     _slots = threading.BoundedSemaphore(max(1, concurrency))
+    if parameters is not None:
+        _hasher = PasswordHasher.from_parameters(parameters)
 
 
 @contextmanager
@@ -102,5 +107,8 @@ def verify_password(password_hash: str, password: str) -> bool:
             return False
 
 
-# A hash to verify against when the user does not exist, so timing does not reveal it.
-DUMMY_HASH = _hasher.hash("dummy-password-for-timing")  # at import: no slot needed
+@functools.cache
+def dummy_hash() -> str:
+    """A hash to verify against when the user does not exist, so timing does not reveal it
+    (made on first need: most processes that import this never check a password)."""
+    return _hasher.hash("dummy-password-for-timing")

@@ -15,10 +15,10 @@ from sqlmodel import Session, col, select
 
 from bayes_app.accounts.identity import skeleton
 from bayes_app.accounts.passwords import (
-    DUMMY_HASH,
     InvalidEmailError,
     WeakPasswordError,
     check_password_strength,
+    dummy_hash,
     hash_password,
     normalize_email,
     verify_password,
@@ -103,7 +103,7 @@ def authenticate(db: Session, email: str, password: str) -> User:
     except InvalidEmailError:
         email = ""
     user = db.exec(select(User).where(User.email == email)).first() if email else None
-    if not verify_password(user.password_hash if user else DUMMY_HASH, password or "") or user is None:
+    if not verify_password(user.password_hash if user else dummy_hash(), password or "") or user is None:
         raise AccountError("invalid_credentials", "Wrong e-mail or password.", 401)
     return user
 

@@ -11,12 +11,14 @@ Stages (a file runs whole at the latest stage of its tests):
      no app (unit, integration over real Redis/PostgreSQL/workers) — one pool, so the stacks'
      waits (restarts, leases) overlap with work that keeps the CPU busy;
   1. browser tests that start their own stack;
-  2. browser tests against the shared app, then 3. integration tests against it.
+  2. tests against the shared app, browser and API alike — one pool again, so the API tests,
+     which mostly wait for the app's worker, run beside browser tests, which keep the CPU busy,
+     instead of leaving the last minutes half idle.
 Browser tests come after stage 0: sync Playwright keeps an event loop running in the main
-thread while its session fixture lives, which would break asyncio.run() in later tests (2 and 3
-do not call it). Stacks build their frontend into the directory of their port
+thread while its session fixture lives, which would break asyncio.run() in later tests (stage 2
+does not call it). Stacks build their frontend into the directory of their port
 (procs.web_workdir): a process's stacks, one after another on its one port, share one build, so
-the shared app (2, 3) starts after every stack of its own (0, 1).
+the shared app (2) starts after every stack of its own (0, 1).
 """
 
 from __future__ import annotations
@@ -42,14 +44,12 @@ def file_of(nodeid: str) -> str:
 
 
 def stage(item: Item) -> int:
-    """0 no app or own stack without a browser, 1 browser with its own stack, 2 browser on the
-    shared app, 3 the rest on the shared app (`slow` marks what boots an app)."""
+    """0 no app, or a stack of its own without a browser; 1 a browser and a stack of its own;
+    2 the shared app (`slow` marks what boots an app)."""
     browser, stack = item.get_closest_marker("browser"), item.get_closest_marker("stack")
     if stack:
         return 1 if browser else 0
-    if not item.get_closest_marker("slow"):
-        return 0
-    return 2 if browser else 3
+    return 2 if item.get_closest_marker("slow") else 0
 
 
 def recorded_durations(path: Path = DURATIONS) -> dict[str, float]:

@@ -49,3 +49,20 @@ def test_email_normalised_and_validated():
     for bad in ["", "alice", "alice@", "@example.com", "a b@example.com"]:
         with pytest.raises(InvalidEmailError):
             normalize_email(bad)
+
+
+def test_a_hash_is_verified_with_the_parameters_it_was_made_with():
+    """The suite makes its users with Argon2's cheapest parameters (conftest); the shipped ones
+    stay the default, and a hash made either way verifies in any process."""
+    from argon2 import PasswordHasher
+
+    from bayes_app.accounts import passwords
+
+    cheap = hash_password("correct horse battery")
+    assert "$m=8,t=1,p=1$" in cheap  # conftest: profiles.CHEAPEST
+    shipped = PasswordHasher().hash("correct horse battery")
+    assert "$m=65536,t=3,p=4$" in shipped
+    assert verify_password(shipped, "correct horse battery")
+    assert PasswordHasher().verify(cheap, "correct horse battery")
+    assert passwords.dummy_hash() == passwords.dummy_hash()  # made once, on first need
+    assert not verify_password(passwords.dummy_hash(), "")

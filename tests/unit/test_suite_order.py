@@ -43,7 +43,7 @@ def test_files_run_whole_by_stage_and_longest_first():
         "tests/unit/test_short.py": 2.0,
         "tests/browser/test_x_ui.py": 10.0,
         "tests/browser/test_y_ui.py": 30.0,
-        "tests/integration/test_api.py": 500.0,  # long, but it needs the shared app: last stage
+        "tests/integration/test_api.py": 20.0,  # on the shared app, beside its browser tests
     }
     assert _files(ordering.order(items, durations)) == [
         "tests/unit/test_long.py",
@@ -52,8 +52,8 @@ def test_files_run_whole_by_stage_and_longest_first():
         "tests/unit/test_unknown.py",
         "tests/browser/test_own_ui.py",
         "tests/browser/test_y_ui.py",
-        "tests/browser/test_x_ui.py",
         "tests/integration/test_api.py",
+        "tests/browser/test_x_ui.py",
     ]
 
 
