@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 import uuid
 from pathlib import Path
 
+import httpx._transports.default as _httpx_transport
 import pytest
 from argon2 import profiles
 
@@ -22,6 +24,10 @@ registry.register()  # run kinds and hooks, as the web and worker processes do a
 # apps hash themselves (sign-up, changes, admins) uses the shipped ones. ~0.2 s of CPU saved per
 # user made and per sign-in, hundreds of times a run.
 passwords.configure_hashing(2, profiles.CHEAPEST)
+# httpx builds a TLS context for every client, loading the CA bundle (~24 ms of CPU), even for the
+# http:// URLs the suite talks to; tests make thousands (health polls, one client per request).
+# The same arguments give an identical context, so the test processes build each kind once.
+_httpx_transport.create_ssl_context = functools.lru_cache(maxsize=8)(_httpx_transport.create_ssl_context)
 
 # Users made directly in tests (make_user, service.register) start at 0 credits so balance
 # assertions stay exact; the app stacks themselves drop BAYES_* and so run with the shipped

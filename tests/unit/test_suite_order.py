@@ -89,3 +89,11 @@ def test_the_recorded_durations_name_files_that_exist():
     root = ordering.DURATIONS.parent.parent
     missing = [f for f in recorded if not (root / f).is_file()]
     assert not missing, f"tests/durations.json names files that are gone: {missing} (scripts/test_durations.py)"
+
+
+def test_test_clients_share_one_tls_context():
+    """conftest caches httpx's TLS context (CA bundle loaded once per process, not per client)."""
+    import httpx
+
+    with httpx.Client() as a, httpx.Client() as b:
+        assert a._transport._pool._ssl_context is b._transport._pool._ssl_context  # type: ignore[attr-defined]
