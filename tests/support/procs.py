@@ -72,7 +72,7 @@ def stack_port() -> int:
     """The port of the app stacks this test process boots: the same port every time, so a stack
     whose pages did not change serves the previous stack's frontend build instead of building it
     again (bayes_app/procs/web.py: the port is part of the build, 35-55 s on this machine). Stacks
-    tests start themselves run before the shared app (conftest orders them first) and one at a
+    tests start themselves run before the shared app (tests/support/ordering.py orders them first) and one at a
     time, so in practice one build serves all of a worker's stacks. A fresh port if something else
     holds it (the shared app, when a test starts a stack of its own beside it)."""
     return _STACK_PORT if _bindable(_STACK_PORT, reuse=True) else free_port()

@@ -1,4 +1,5 @@
-"""The suite's file order (tests/support/ordering.py): by stage, then longest first."""
+"""The suite's own set-up: the file order (tests/support/ordering.py: by stage, then longest
+first) and the shared TLS context of the test processes' HTTP clients (conftest)."""
 
 from __future__ import annotations
 
