@@ -117,10 +117,24 @@ def test_grants_and_run_dispatch(api, db_url):
     assert no_map.status_code in (400, 404), no_map.text
 
 
-def test_upload_takes_an_ocr_language_and_refuses_an_unknown_one(api, db_url):
+class _RecordedIngestion:
+    """The use cases' queue, recording ingestions: this process's Dramatiq broker points at the
+    Redis of whichever test imported `jobs` first, which may be gone by now."""
+
+    def __init__(self) -> None:
+        self.ingested: list[tuple[str, int]] = []
+
+    def ingest(self, document_id: str, generation: int) -> None:
+        self.ingested.append((document_id, generation))
+
+
+def test_upload_takes_an_ocr_language_and_refuses_an_unknown_one(api, db_url, monkeypatch):
     from bayes_app.models import Document
+    from bayes_app.usecases import queue
     from tests.support import pdfs
 
+    recorded = _RecordedIngestion()
+    monkeypatch.setattr(queue, "_queue", recorded)
     email, password = _account(api)
     api.headers["Authorization"] = (
         "Bearer " + api.post("/api/v1/auth/token", json={"email": email, "password": password}).json()["token"]
@@ -138,5 +152,6 @@ def test_upload_takes_an_ocr_language_and_refuses_an_unknown_one(api, db_url):
     assert ok.status_code == 202
     assert ok.json()["ocr_language_choice"] == "deu"
     assert api.get(f"/api/v1/documents/{ok.json()['id']}").json()["ocr_language_choice"] == "deu"
+    assert [d for d, _ in recorded.ingested] == [ok.json()["id"]]  # queued once, the refused one never
     with Session(get_engine(db_url)) as db:
         assert db.get(Document, ok.json()["id"]).ocr_lang_choice == "deu"
