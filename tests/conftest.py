@@ -39,6 +39,15 @@ ADMIN_PASSWORD = "stack-secret-pass-42"
 APP_MODEL = "gpt-4o-mini"
 
 
+def pytest_sessionstart(session):
+    # One frontend build per run, copied to every stack port (tests/support/frontend.py): the
+    # controlling process drops an earlier run's before its test processes start stacks.
+    if not hasattr(session.config, "workerinput"):
+        from tests.support.frontend import forget_template
+
+        forget_template()
+
+
 def pytest_collection_modifyitems(items):
     # One pass on both cores (Makefile `test`: `-n 2 --dist loadfile --no-loadscope-reorder`), a
     # whole file per worker (module fixtures are built once), files by stage and longest first:

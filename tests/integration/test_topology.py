@@ -27,6 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.frontend import shared_build
 from tests.support.procs import (
     ROOT,
     Fatal,
@@ -37,6 +38,7 @@ from tests.support.procs import (
     start_index,
     start_worker,
     wait_for,
+    web_workdir,
 )
 from tests.support.tiny_pdf import text_pdf
 
@@ -93,20 +95,21 @@ class Topology:
         # by a second process on 127.0.0.2:P (the built frontend keeps the port and takes the
         # host from the page, so a tab opened on 127.0.0.2 has its WebSocket on B).
         self.port = stack_port()
-        with open(tmp / "web-a.log", "w") as log_out:
-            a = subprocess.Popen(
-                [sys.executable, "-m", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"],
-                cwd=ROOT,
-                env=self.env("web-a", self.port),
-                stdout=log_out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.procs.append(a)
-        self.webs = [("127.0.0.1", a)]
-        self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
-        self.procs += self.workers
-        self._wait_up(0, 600)  # B serves A's build: start it once the build is there
+        with shared_build(web_workdir(self.port), self.port):
+            with open(tmp / "web-a.log", "w") as log_out:
+                a = subprocess.Popen(
+                    [sys.executable, "-m", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"],
+                    cwd=ROOT,
+                    env=self.env("web-a", self.port),
+                    stdout=log_out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            self.procs.append(a)
+            self.webs = [("127.0.0.1", a)]
+            self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
+            self.procs += self.workers
+            self._wait_up(0, 600)  # B serves A's build: start it once the build is there
         with open(tmp / "web-b.log", "w") as log_out:
             b = subprocess.Popen(
                 [sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],

@@ -61,12 +61,23 @@ def recorded_durations(path: Path = DURATIONS) -> dict[str, float]:
 
 
 def order(items: list, durations: Mapping[str, float]) -> list:
-    """`items` grouped by file, files by stage, then longest first; collection order breaks ties."""
+    """`items` grouped by file, files by stage, then longest first; collection order breaks ties.
+    The second file is the longest that starts no stack, if the first starts one: xdist gives
+    the first two files to its two processes at once, and the second waits for the first's
+    frontend build (tests/support/frontend.py) unless it can do something else meanwhile."""
     per_file: dict[str, list] = {}
     for it in items:
         per_file.setdefault(file_of(it.nodeid), []).append(it)
     key = {f: (max(stage(it) for it in its), -durations.get(f, 0.0), n) for n, (f, its) in enumerate(per_file.items())}
-    return sorted(items, key=lambda it: key[file_of(it.nodeid)])
+    files = sorted(per_file, key=key.__getitem__)
+    stackless = [n for n, f in enumerate(files) if key[f][0] == 0 and not _starts_a_stack(per_file[f])]
+    if files and _starts_a_stack(per_file[files[0]]) and stackless and stackless[0] > 1:
+        files.insert(1, files.pop(stackless[0]))
+    return [it for f in files for it in per_file[f]]
+
+
+def _starts_a_stack(items: list) -> bool:
+    return any(it.get_closest_marker("stack") for it in items)
 
 
 def durations_from_report(lines: Iterable[str]) -> dict[str, float]:

@@ -247,8 +247,15 @@ class AppStack:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 900) -> AppStack:
+        from tests.support.frontend import shared_build
+
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.data_dir / "stack.log"
+        with shared_build(Path(self.env["REFLEX_WEB_WORKDIR"]), self.port):
+            self._start(timeout)
+        return self
+
+    def _start(self, timeout: float) -> None:
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "bayes_app.cli", "run"],
@@ -271,7 +278,6 @@ class AppStack:
             print(self.log_tail())
             self.stop()
             raise
-        return self
 
     def log_tail(self, n: int = 60) -> str:
         if not self.log_path or not self.log_path.exists():

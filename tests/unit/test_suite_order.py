@@ -1,5 +1,6 @@
 """The suite's own set-up: the file order (tests/support/ordering.py: by stage, then longest
-first) and the shared TLS context of the test processes' HTTP clients (conftest)."""
+first), the shared TLS context of the test processes' HTTP clients (conftest) and the one
+frontend build copied to every stack port (tests/support/frontend.py)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,30 @@ def test_files_run_whole_by_stage_and_longest_first():
     ]
 
 
+def test_a_stackless_file_runs_beside_the_first_stack_while_it_builds():
+    items = [
+        FakeItem("tests/integration/test_stack.py::a", {"stack", "slow"}),
+        FakeItem("tests/integration/test_topology.py::a", {"stack", "slow"}),
+        FakeItem("tests/unit/test_long.py::a"),
+        FakeItem("tests/unit/test_short.py::a"),
+        FakeItem("tests/integration/test_api.py::a", {"slow"}),
+    ]
+    durations = {
+        "tests/integration/test_stack.py": 90.0,
+        "tests/integration/test_topology.py": 80.0,
+        "tests/unit/test_long.py": 50.0,
+        "tests/unit/test_short.py": 1.0,
+        "tests/integration/test_api.py": 100.0,
+    }
+    assert _files(ordering.order(items, durations)) == [
+        "tests/integration/test_stack.py",
+        "tests/unit/test_long.py",
+        "tests/integration/test_topology.py",
+        "tests/unit/test_short.py",
+        "tests/integration/test_api.py",
+    ]
+
+
 def test_a_file_runs_at_the_latest_stage_of_its_tests():
     items = [
         FakeItem("tests/integration/test_mixed.py::pure"),
@@ -98,3 +123,47 @@ def test_test_clients_share_one_tls_context():
 
     with httpx.Client() as a, httpx.Client() as b:
         assert a._transport._pool._ssl_context is b._transport._pool._ssl_context  # type: ignore[attr-defined]
+
+
+def _web_dir(root, port: int):
+    """A built web directory as a stack on `port` leaves it (the parts the copy must handle)."""
+    import gzip
+
+    from bayes_app.procs.web import STAMP, sources_digest
+
+    env = f'{{"PING": "http://localhost:{port}/ping", "EVENT": "ws://localhost:{port}/_event"}}'
+    (root / "node_modules" / "react").mkdir(parents=True)
+    (root / "node_modules" / "react" / "index.js").write_text("module.exports = 1;")
+    (root / "build" / "client" / "assets").mkdir(parents=True)
+    (root / "env.json").write_text(env)
+    (root / "build" / "client" / "index.html").write_text("<html></html>")
+    chunk = f"var e={{EVENT:`ws://localhost:{port}/_event`,N:{port}1}};"
+    (root / "build" / "client" / "assets" / "reflex-env-X.js").write_text(chunk)
+    (root / "build" / "client" / "assets" / "reflex-env-X.js.gz").write_bytes(gzip.compress(chunk.encode()))
+    (root / "build" / STAMP).write_text(sources_digest(root) + "\n")
+    return root
+
+
+def test_a_stack_port_gets_the_template_with_its_own_port(tmp_path, monkeypatch):
+    import gzip
+    import os
+
+    from bayes_app.procs.web import is_current, sources_digest
+    from tests.support import frontend
+
+    monkeypatch.setattr(frontend, "BUILDS", tmp_path)
+    monkeypatch.setattr(frontend, "TEMPLATE", tmp_path / "template")
+    first = tmp_path / "gw0-30768"
+    with frontend.shared_build(first, 30768):  # no template: this stack builds, then it is kept
+        _web_dir(first, 30768)
+    assert frontend.is_built(frontend.TEMPLATE)
+
+    other = tmp_path / "gw1-28768"
+    with frontend.shared_build(other, 28768):  # the stack finds a build for its port
+        assert is_current(other, sources_digest(other))
+    assert (other / "env.json").read_text() == (_web_dir(tmp_path / "expected", 28768) / "env.json").read_text()
+    chunk = (other / "build/client/assets/reflex-env-X.js").read_text()
+    assert chunk == "var e={EVENT:`ws://localhost:28768/_event`,N:307681};"  # only URLs' ports change
+    assert gzip.decompress((other / "build/client/assets/reflex-env-X.js.gz").read_bytes()).decode() == chunk
+    assert os.path.samefile(other / "node_modules/react/index.js", first / "node_modules/react/index.js")
+    assert "30768" in (first / "env.json").read_text()  # the template's own port untouched
