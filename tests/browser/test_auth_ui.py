@@ -44,7 +44,7 @@ def test_register_shell_logout_and_guard(app_stack, page):
 def test_bad_input_shows_clear_messages(app_stack, page, make_user):
     url = app_stack.url
     email, password = make_user()
-    login(page, url, email, "wrong-password-0", expect_home=False)
+    login(page, url, email, "wrong-password-0", expect_home=False, via_form=True)
     expect(page.locator("#form-error")).to_contain_text("Wrong e-mail or password")
     expect(page).to_have_url(re.compile(r"/login"))
 
@@ -77,7 +77,7 @@ def test_bad_input_shows_clear_messages(app_stack, page, make_user):
 def test_admin_page_is_admin_only(app_stack, page, make_user):
     url = app_stack.url
     email, password = make_user()
-    login(page, url, email, password, expect_home=False)
+    login(page, url, email, password, expect_home=False, via_form=True)
     expect(page).to_have_url(re.compile(r"/maps/?$"))
     page.goto(f"{url}/admin")
     expect(page).to_have_url(re.compile(r"/maps/?$"))  # refused and sent away
@@ -85,7 +85,7 @@ def test_admin_page_is_admin_only(app_stack, page, make_user):
 
     page.click("#logout")
     expect(page).to_have_url(re.compile(r"/login"))
-    login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD, expect_home=False)
+    login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD, expect_home=False, via_form=True)
     expect(page.locator("#nav-admin")).to_be_visible()
     page.click("#nav-admin")
     expect(page.locator("#admin-users")).to_contain_text(email)
@@ -96,7 +96,7 @@ def test_change_password_and_api_token(app_stack, page, make_user):
 
     url = app_stack.url
     email, password = make_user()
-    login(page, url, email, password, expect_home=False)
+    login(page, url, email, password, expect_home=False, via_form=True)
     expect(page).to_have_url(re.compile(r"/maps/?$"))
     page.click("#nav-account")
     page.fill("#old_password", password)

@@ -67,7 +67,7 @@ def test_logout_and_user_switch_send_nothing_of_the_previous_user(app_stack, pag
     b_email, b_password = make_user()
     doc_title, map_title, table_title = _seed(url, a_email, a_password, uuid.uuid4().hex[:8])
 
-    login(page, url, a_email, a_password)
+    login(page, url, a_email, a_password, via_form=True)
     expect(page.get_by_text(map_title)).to_be_visible()
     _visit(page, url, "/library", "Library")
     expect(page.get_by_text(doc_title).first).to_be_visible()
@@ -97,7 +97,7 @@ def test_logout_and_user_switch_send_nothing_of_the_previous_user(app_stack, pag
     assert [s for s in secrets if s in after_logout] == [], after_logout[:3000]
 
     mark = frames.mark()
-    login(page, url, b_email, b_password)
+    login(page, url, b_email, b_password, via_form=True)
     expect(page.locator("#user-email")).to_have_text(b_email)
     pages = (("/library", "Library"), ("/account", "Account"), ("/tables", "Tables"), ("/check", "Check a draft"))
     for path, title in (*pages, ("/maps", "Maps")):
@@ -114,7 +114,7 @@ def test_admin_dashboard_is_not_sent_after_the_admin_signs_out(app_stack, page, 
     url = app_stack.url
     frames = Frames(page)
     other_email, _ = make_user()
-    login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    login(page, url, ADMIN_EMAIL, ADMIN_PASSWORD, via_form=True)
     _visit(page, url, "/admin", "Admin")
     expect(page.locator("#admin-users")).to_contain_text(other_email)
     assert other_email in frames.since(0)
@@ -158,7 +158,7 @@ def _me(url: str, token: str) -> int:
 def test_password_change_revokes_tokens_and_sign_out_everywhere(app_stack, page, browser, make_user):
     url = app_stack.url
     email, password = make_user()
-    login(page, url, email, password)
+    login(page, url, email, password, via_form=True)
     _visit(page, url, "/account", "Account")
     expect(page.locator("#password-effects")).to_contain_text("revokes all your API tokens")
     _screenshots(page, "account")
@@ -172,7 +172,7 @@ def test_password_change_revokes_tokens_and_sign_out_everywhere(app_stack, page,
     assert _me(url, old_token) == 401  # minted before the change: revoked with it
 
     other = browser.new_context().new_page()  # a second browser, signed in too
-    login(other, url, email, "brand-new-secret-7")
+    login(other, url, email, "brand-new-secret-7", via_form=True)
     token = _new_token(page, "after")
     page.click("#sign-out-everywhere")
     expect(page.get_by_role("alertdialog")).to_contain_text("this one included")
