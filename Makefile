@@ -65,9 +65,13 @@ migrate: setup
 # is run once more (`flaky`, set by conftest; `-rfER` names it under "rerun test summary info",
 # and "why the rerun tests failed first" prints its first error); one failing twice fails the
 # suite. The reruns are read after each CI run: each is a race to find (docs/performance.md).
-test: setup-test
+# The stacks' frontend is built once, beside the test requirements' install (pip keeps one core
+# busy): tests/support/frontend.py, `prebuild`; if that fails, the first stack builds it.
+test: setup
+	@$(BIN)/python -m tests.support.frontend prebuild > /dev/null 2>&1 &
+	@$(MAKE) --no-print-directory setup-test
 	@lint_log=$$(mktemp); ( $(MAKE) --no-print-directory lint > $$lint_log 2>&1 ) & lint_pid=$$!; \
-	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -rfER --durations=30 $(PYTEST_ARGS); rc=$$?; \
+	TESTS_FRONTEND_PREBUILD=1 $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -rfER --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	if wait $$lint_pid; then echo "lint: passed"; else echo "lint: FAILED"; rc=1; fi; \
 	cat $$lint_log; rm -f $$lint_log; exit $$rc
 

@@ -41,8 +41,9 @@ APP_MODEL = "gpt-4o-mini"
 
 def pytest_sessionstart(session):
     # One frontend build per run, copied to every stack port (tests/support/frontend.py): the
-    # controlling process drops an earlier run's before its test processes start stacks.
-    if not hasattr(session.config, "workerinput"):
+    # controlling process drops an earlier run's before its test processes start stacks, unless
+    # `make test` is building this run's beside its set-up (TESTS_FRONTEND_PREBUILD=1).
+    if not hasattr(session.config, "workerinput") and os.environ.get("TESTS_FRONTEND_PREBUILD") != "1":
         from tests.support.frontend import forget_template
 
         forget_template()

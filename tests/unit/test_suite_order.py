@@ -153,17 +153,21 @@ def test_a_stack_port_gets_the_template_with_its_own_port(tmp_path, monkeypatch)
 
     monkeypatch.setattr(frontend, "BUILDS", tmp_path)
     monkeypatch.setattr(frontend, "TEMPLATE", tmp_path / "template")
+    monkeypatch.setattr(frontend, "_FROM_TEMPLATE", set())
     first = tmp_path / "gw0-30768"
     with frontend.shared_build(first, 30768):  # no template: this stack builds, then it is kept
         _web_dir(first, 30768)
     assert frontend.is_built(frontend.TEMPLATE)
 
     other = tmp_path / "gw1-28768"
-    with frontend.shared_build(other, 28768):  # the stack finds a build for its port
+    _web_dir(other, 28768)
+    (other / "build/client/index.html").write_text("<html>an earlier run's pages</html>")
+    with frontend.shared_build(other, 28768):  # the stack finds this run's build for its port
         assert is_current(other, sources_digest(other))
     assert (other / "env.json").read_text() == (_web_dir(tmp_path / "expected", 28768) / "env.json").read_text()
     chunk = (other / "build/client/assets/reflex-env-X.js").read_text()
     assert chunk == "var e={EVENT:`ws://localhost:28768/_event`,N:307681};"  # only URLs' ports change
     assert gzip.decompress((other / "build/client/assets/reflex-env-X.js.gz").read_bytes()).decode() == chunk
     assert os.path.samefile(other / "node_modules/react/index.js", first / "node_modules/react/index.js")
+    assert (other / "build/client/index.html").read_text() == "<html></html>"
     assert "30768" in (first / "env.json").read_text()  # the template's own port untouched
