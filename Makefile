@@ -9,6 +9,10 @@ export REFLEX_TELEMETRY_ENABLED := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 
+# What the tests add to `setup`: their Python packages, then Chromium and PostgreSQL.
+TEST_DEPS := scripts/install-deps.sh requirements-test.txt && $(BIN)/python -c "import pytest, playwright"
+TEST_SERVICES := scripts/ensure-apt.sh chromium:chromium initdb:postgresql
+
 # Tesseract's language data for OCR (the engine itself comes inside the tesserocr wheel)
 TESSDATA := /usr/share/tesseract-ocr/5/tessdata
 TESSDATA_PKGS := $(foreach l,eng deu fra osd,$(TESSDATA)/$(l).traineddata:tesseract-ocr-$(l))
@@ -40,11 +44,10 @@ setup: setup-python
 	@scripts/ensure-apt.sh redis-server:redis-server $(TESSDATA_PKGS)
 
 setup-lint: setup-python
-	@scripts/install-deps.sh requirements-test.txt
-	@$(BIN)/python -c "import pytest, playwright"
+	@$(TEST_DEPS)
 
 setup-test: setup setup-lint
-	@scripts/ensure-apt.sh chromium:chromium initdb:postgresql
+	@$(TEST_SERVICES)
 
 run: setup
 	$(BIN)/python -m bayes_app.cli run
@@ -69,7 +72,7 @@ migrate: setup
 # busy): tests/support/frontend.py, `prebuild`; if that fails, the first stack builds it.
 test: setup
 	@$(BIN)/python -m tests.support.frontend prebuild > /dev/null 2>&1 &
-	@$(MAKE) --no-print-directory setup-test
+	@$(TEST_DEPS) && $(TEST_SERVICES)
 	@lint_log=$$(mktemp); ( $(MAKE) --no-print-directory lint > $$lint_log 2>&1 ) & lint_pid=$$!; \
 	TESTS_FRONTEND_PREBUILD=1 $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -rfER --durations=30 $(PYTEST_ARGS); rc=$$?; \
 	if wait $$lint_pid; then echo "lint: passed"; else echo "lint: FAILED"; rc=1; fi; \

@@ -67,7 +67,7 @@ def test_a_run_started_elsewhere_wakes_the_idle_watcher_at_once(redis_server, r)
     m, run = Map(), uuid.uuid4().hex
 
     async def main() -> tuple[float, str | None, bool]:
-        w = MapWatcher(new_async_redis(redis_server.url_db(13)), "m1", m.probe, "", None, 3, poll_s=5.0)
+        w = MapWatcher(new_async_redis(redis_server.url_db(13)), "m1", m.probe, "", None, 3, poll_s=3.0)
         try:
             changes = w.changes()
             first = await anext(changes)  # the first probe: where the map stands
@@ -85,7 +85,7 @@ def test_a_run_started_elsewhere_wakes_the_idle_watcher_at_once(redis_server, r)
     waited, active, new_run = asyncio.run(main())
     assert active == run
     assert new_run
-    assert waited < 2.5  # not the 5 s poll
+    assert waited < 1.5  # not the 3 s poll
 
 
 def test_another_tabs_edit_and_the_maps_deletion(redis_server) -> None:
