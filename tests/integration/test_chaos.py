@@ -39,6 +39,8 @@ from bayes_app.runs import lifecycle as lc
 from tests.support.fake_openai import FakeOpenAIProcess, Script
 from tests.support.procs import RedisServer, stack_env, start_worker, wait_for
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 MODEL = "gpt-4o-mini"
 PRICE = (150_000, 75_000, 600_000)  # micro-credits per million input / cached / output tokens
 REAP_STALE_S = 5 + control.LEASE_MS / 1000  # reaper interval + its grace

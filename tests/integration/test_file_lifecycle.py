@@ -13,6 +13,8 @@ import pytest
 from bayes_app.library import storage
 from tests.support.tiny_pdf import text_pdf
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 
 @pytest.fixture(params=["local", "s3"])
 def files(request, db_url, configure, tmp_path) -> storage.FileStore:

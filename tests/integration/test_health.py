@@ -6,6 +6,8 @@ from starlette.testclient import TestClient
 
 from tests.support.procs import RedisServer, free_port, stack_env, start_index, start_worker, wait_for
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 
 @pytest.fixture
 def private_redis(tmp_path):

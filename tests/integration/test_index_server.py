@@ -21,7 +21,7 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 from bayes_app.search.index import Hit, IndexClient, IndexPoint
 from tests.support.procs import free_port
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.waits]  # waits: see pytest.ini
 REPO = Path(__file__).resolve().parents[2]
 DIM = 8
 

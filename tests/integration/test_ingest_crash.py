@@ -8,6 +8,7 @@ import signal
 import time
 
 import dramatiq
+import pytest
 from dramatiq.brokers.redis import RedisBroker
 from sqlmodel import select
 
@@ -15,6 +16,8 @@ from bayes_app.db import migrate, session_scope
 from bayes_app.models import Chunk, DocStatus, Document
 from tests.support import pdfs
 from tests.support.procs import free_port, stack_env, start_index, start_worker, wait_for
+
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
 
 
 def test_kill_9_mid_ingestion_then_restart(tmp_path, redis_server, configure):

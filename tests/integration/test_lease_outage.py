@@ -13,6 +13,8 @@ import redis
 from bayes_app.runs import control
 from tests.support.procs import RedisServer
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 
 @pytest.fixture
 def srv(tmp_path):

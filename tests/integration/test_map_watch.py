@@ -16,6 +16,8 @@ from bayes_app.maps.watch import MapWatcher
 from bayes_app.redis_client import new_async_redis
 from bayes_app.runs import events
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 
 @pytest.fixture
 def r(redis_server):

@@ -30,6 +30,8 @@ from bayes_app.runs import events
 from tests.support.fake_openai import FakeOpenAIProcess, Script
 from tests.support.procs import restore_env, stack_env, start_worker, wait_for
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 MODEL = "gpt-4o-mini"
 LONG = " ".join(f"word{i}" for i in range(400))  # ~13 s at 30 tokens/s
 ENV_KEYS = ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "BAYES_MODEL_DEFAULT", "BAYES_DATA_DIR")

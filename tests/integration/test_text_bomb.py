@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dramatiq
 import psutil
+import pytest
 from dramatiq.brokers.redis import RedisBroker
 
 from bayes_app.db import migrate, session_scope
@@ -18,6 +19,8 @@ from bayes_app.models import DocStatus, Document
 from tests.support.bomb_pdf import text_bomb_pdf
 from tests.support.procs import free_port, stack_env, start_index, start_worker, wait_for
 from tests.support.tiny_pdf import text_pdf
+
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
 
 MB = 1 << 20
 

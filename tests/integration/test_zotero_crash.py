@@ -8,6 +8,7 @@ import os
 import signal
 
 import dramatiq
+import pytest
 from dramatiq.brokers.redis import RedisBroker
 from sqlmodel import func, select
 
@@ -17,6 +18,8 @@ from bayes_app.models import Document, ZoteroItem, ZoteroLibrary
 from tests.support.fake_zotero import generate
 from tests.support.procs import free_port, stack_env, start_index, start_worker, wait_for
 from tests.support.zotero_sync import SECRET, connect_web, new_ids
+
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
 
 N_ITEMS, N_PDFS = 400, 150
 

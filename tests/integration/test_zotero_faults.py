@@ -21,6 +21,8 @@ from tests.support.fake_zotero import FakeLibrary, recorded_items, seed_recorded
 from tests.support.tiny_pdf import text_pdf
 from tests.support.zotero_sync import SECRET, Recorder, connect_web, new_ids, options, sessions, snapshot
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 
 @pytest.fixture
 def zf(db_url, fake_zotero, configure, tmp_path):

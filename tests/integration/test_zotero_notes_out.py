@@ -20,6 +20,8 @@ from tests.support.fake_zotero import seed_recorded
 from tests.support.fake_zotero_write import grant_write
 from tests.support.zotero_sync import SECRET, Recorder, connect_web, new_ids, options, sessions
 
+pytestmark = pytest.mark.waits  # on the processes it starts: ordered beside CPU-bound files
+
 EVIL = '<img src=x onerror="alert(1)"> & <script>bad()</script>'
 
 

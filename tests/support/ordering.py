@@ -62,22 +62,35 @@ def recorded_durations(path: Path = DURATIONS) -> dict[str, float]:
 
 def order(items: list, durations: Mapping[str, float]) -> list:
     """`items` grouped by file, files by stage, then longest first; collection order breaks ties.
-    The second file is the longest that starts no stack, if the first starts one: xdist gives
-    the first two files to its two processes at once, and the second waits for the first's
-    frontend build (tests/support/frontend.py) unless it can do something else meanwhile."""
+    Within stage 0 the files that wait on processes they start (`stack`, `waits`) alternate
+    with those that keep their own process busy, each kind longest first: xdist hands the next
+    file to whichever process is free, so the two cores mostly run one of each, and neither
+    idles while both wait (nor does the second file wait for the first one's frontend build,
+    tests/support/frontend.py)."""
     per_file: dict[str, list] = {}
     for it in items:
         per_file.setdefault(file_of(it.nodeid), []).append(it)
     key = {f: (max(stage(it) for it in its), -durations.get(f, 0.0), n) for n, (f, its) in enumerate(per_file.items())}
     files = sorted(per_file, key=key.__getitem__)
-    stackless = [n for n, f in enumerate(files) if key[f][0] == 0 and not _starts_a_stack(per_file[f])]
-    if files and _starts_a_stack(per_file[files[0]]) and stackless and stackless[0] > 1:
-        files.insert(1, files.pop(stackless[0]))
+    first = [f for f in files if key[f][0] == 0]
+    waiting = [f for f in first if _waits(per_file[f])]
+    busy = [f for f in first if not _waits(per_file[f])]
+    files = _alternate(waiting, busy, key) + files[len(first) :]
     return [it for f in files for it in per_file[f]]
 
 
-def _starts_a_stack(items: list) -> bool:
-    return any(it.get_closest_marker("stack") for it in items)
+def _waits(items: list) -> bool:
+    return any(it.get_closest_marker("stack") or it.get_closest_marker("waits") for it in items)
+
+
+def _alternate(a: list[str], b: list[str], key: Mapping[str, tuple]) -> list[str]:
+    """One of each in turn, starting with the kind whose longest file is longer."""
+    if b and (not a or key[b[0]] < key[a[0]]):
+        a, b = b, a
+    out: list[str] = []
+    for n in range(max(len(a), len(b))):
+        out += a[n : n + 1] + b[n : n + 1]
+    return out
 
 
 def durations_from_report(lines: Iterable[str]) -> dict[str, float]:

@@ -59,26 +59,29 @@ def test_files_run_whole_by_stage_and_longest_first():
     ]
 
 
-def test_a_stackless_file_runs_beside_the_first_stack_while_it_builds():
+def test_files_that_wait_on_processes_alternate_with_busy_ones():
     items = [
         FakeItem("tests/integration/test_stack.py::a", {"stack", "slow"}),
-        FakeItem("tests/integration/test_topology.py::a", {"stack", "slow"}),
+        FakeItem("tests/integration/test_chaos.py::a", {"waits"}),
         FakeItem("tests/unit/test_long.py::a"),
         FakeItem("tests/unit/test_short.py::a"),
         FakeItem("tests/integration/test_api.py::a", {"slow"}),
+        FakeItem("tests/integration/test_crash.py::a", {"waits"}),
     ]
     durations = {
         "tests/integration/test_stack.py": 90.0,
-        "tests/integration/test_topology.py": 80.0,
+        "tests/integration/test_chaos.py": 80.0,
         "tests/unit/test_long.py": 50.0,
         "tests/unit/test_short.py": 1.0,
-        "tests/integration/test_api.py": 100.0,
+        "tests/integration/test_api.py": 100.0,  # stage 2: after stage 0 whatever its length
+        "tests/integration/test_crash.py": 5.0,
     }
     assert _files(ordering.order(items, durations)) == [
         "tests/integration/test_stack.py",
         "tests/unit/test_long.py",
-        "tests/integration/test_topology.py",
+        "tests/integration/test_chaos.py",
         "tests/unit/test_short.py",
+        "tests/integration/test_crash.py",
         "tests/integration/test_api.py",
     ]
 
