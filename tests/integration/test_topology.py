@@ -96,32 +96,28 @@ class Topology:
         # host from the page, so a tab opened on 127.0.0.2 has its WebSocket on B).
         self.port = stack_port()
         with shared_build(web_workdir(self.port), self.port):
-            with open(tmp / "web-a.log", "w") as log_out:
-                a = subprocess.Popen(
-                    [sys.executable, "-m", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"],
-                    cwd=ROOT,
-                    env=self.env("web-a", self.port),
-                    stdout=log_out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            self.procs.append(a)
-            self.webs = [("127.0.0.1", a)]
+            self.webs = [
+                ("127.0.0.1", self._web("web-a", "bayes_app.procs.web", str(self.port), "--backend-host", "127.0.0.1"))
+            ]
             self.workers = [start_worker(self.env(n), tmp / f"{n}.log") for n in ("worker-1", "worker-2")]
             self.procs += self.workers
             self._wait_up(0, 600)  # B serves A's build: start it once the build is there
-        with open(tmp / "web-b.log", "w") as log_out:
-            b = subprocess.Popen(
-                [sys.executable, "-m", "tests.support.reflex_twin", "127.0.0.2", str(self.port)],
+        self.webs.append(("127.0.0.2", self._web("web-b", "tests.support.reflex_twin", "127.0.0.2", str(self.port))))
+        self._wait_up(1, 240)
+
+    def _web(self, name: str, module: str, *args: str) -> subprocess.Popen:
+        """A web process (`python -m module args`) on this topology's port, logging to name.log."""
+        with open(self.tmp / f"{name}.log", "w") as log_out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", module, *args],
                 cwd=ROOT,
-                env=self.env("web-b", self.port),
+                env=self.env(name, self.port),
                 stdout=log_out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        self.procs.append(b)
-        self.webs.append(("127.0.0.2", b))
-        self._wait_up(1, 240)
+        self.procs.append(proc)
+        return proc
 
     def _wait_up(self, i: int, timeout: float) -> None:
         host, proc = self.webs[i]

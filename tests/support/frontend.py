@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -106,12 +105,12 @@ def prebuild(port: int = PREBUILD_PORT, timeout: float = 600) -> bool:
     (`bayes_app.procs.web`, as every stack runs it) builds into `.web-tests/prebuild` — or finds
     its last build current — and is stopped once it serves; the lock is held throughout, so a
     stack that starts meanwhile waits for the template instead of building its own."""
-    from tests.support.procs import ROOT, stack_env
+    from tests.support.procs import ROOT, _port_open, stack_env
 
     work = BUILDS / "prebuild"
     with _locked():
         shutil.rmtree(TEMPLATE, ignore_errors=True)
-        if _serves(port):
+        if _port_open(port):
             return False  # someone else's server: the stacks build as before
         started = time.time()
         with tempfile.TemporaryDirectory() as data:
@@ -127,7 +126,7 @@ def prebuild(port: int = PREBUILD_PORT, timeout: float = 600) -> bool:
                 )
             try:
                 deadline = time.monotonic() + timeout
-                while proc.poll() is None and time.monotonic() < deadline and not _serves(port):
+                while proc.poll() is None and time.monotonic() < deadline and not _port_open(port):
                     time.sleep(0.5)
             finally:
                 with contextlib.suppress(ProcessLookupError):
@@ -143,14 +142,6 @@ def prebuild(port: int = PREBUILD_PORT, timeout: float = 600) -> bool:
             return False  # not built (or only an earlier run's build is there): the stacks build as before
         _save(work, port)
         return True
-
-
-def _serves(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def clone(template: Path, web_dir: Path, port: int) -> None:
