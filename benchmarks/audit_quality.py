@@ -101,16 +101,16 @@ def _check_all(draft, resolver, library, embed, judge_fn, contradiction_model: b
     contradiction model off when asked."""
     from bayes_app.audits import check, contradiction
 
-    saved, saved_threshold = check.judge, contradiction.THRESHOLD
+    saved, saved_flags = check.judge, contradiction.flags
     if judge_fn is not None:
         check.judge = judge_fn
     if judge_fn is not None or not contradiction_model:
-        contradiction.THRESHOLD = 2.0  # a probability never reaches it: the model is off
+        contradiction.flags = lambda _p, _f: False  # the model is off
     t0 = time.perf_counter()
     try:
         results = [check.check_sentence(s, draft, resolver, library, embed)[0] for s in draft.sentences]
     finally:
-        check.judge, contradiction.THRESHOLD = saved, saved_threshold
+        check.judge, contradiction.flags = saved, saved_flags
     return results, time.perf_counter() - t0
 
 

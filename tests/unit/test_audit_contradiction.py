@@ -109,3 +109,43 @@ def test_relation_features_read_the_opposite_and_the_agreement():
     same = contradiction.relation("Natriuretic peptides promote diabetes.", ["BNP promotes insulin resistance."])
     assert (same["bdir_opp3"], same["bdir_agree3"]) == (0.0, 1.0)
     assert contradiction.lexical_opposite({**dict.fromkeys(contradiction.WEIGHTS, 0.0), **opposite})
+
+
+@pytest.mark.parametrize(
+    ("text", "signs"),
+    [
+        ("There is a positive correlation between hip fractures and statin use.", [1]),
+        ("Evidence suggests an inverse association between BNP levels and risk of type 2 diabetes.", [-1]),
+        ("Intake was inversely associated with mortality.", [-1]),
+        ("We observed a 21% (95% CI 3%-36%) decreased risk of incident T2D per SD.", [-1]),
+        ("Carriers had a 2-fold higher risk of dementia.", [1]),
+        ("There was no inverse association between coffee and stroke.", []),  # says there is none
+        ("Positive controls were run in parallel.", []),
+    ],
+)
+def test_associations_said_in_words_have_a_direction(text, signs):
+    assert contradiction.association_signs(text) == signs
+
+
+def test_an_association_in_the_claim_is_its_stance():
+    assert contradiction.claim_stance("There is a positive correlation between hip fractures and statin use.") == 1
+    assert contradiction.claim_stance("Vitamin D levels are inversely correlated with fracture rates.") == -1
+    hip = contradiction.relation(
+        "There is a positive correlation between hip fractures and statin use.",
+        ["Statin use was associated with a 50% reduced risk of hip fracture."],
+    )
+    assert hip["ratio_opp"] == 1.0
+
+
+def test_an_effect_the_other_way_flags_under_the_threshold_and_is_the_evidence(embed):
+    f = {k: 0.0 for k in contradiction.WEIGHTS if k != "bias"}
+    assert contradiction.probability(f) < contradiction.THRESHOLD
+    assert contradiction.contradicts(f) is None
+    assert contradiction.contradicts(f | {"ratio_opp": 1.0}) is not None
+    passages = [
+        "Statin users were older and more often women than non-users.",
+        "Statin use was associated with a 50% reduced risk of hip fracture.",
+        "Hip fractures were identified from hospital records.",
+    ]
+    claim = "There is a positive correlation between hip fractures and statin use."
+    assert contradiction.most_contradicting(claim, passages, embed) == 1
