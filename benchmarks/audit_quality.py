@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tests.support import audit_drafts
 
@@ -171,14 +172,53 @@ def _count(c: dict[str, int], r, item, texts: dict[str, str]) -> None:
         c["contra_verdict"] += cit is not None and cit.verdict == "contradicted"
 
 
+def held_drafts(data: Path, n: int) -> None:
+    """Drafts from claims of SciFact train's `held` split only: claims the contradiction model was
+    never fitted on and no rule was read from. Counts summed over the drafts (overlapping samples
+    of the split's claims), ours beside the model off."""
+    from scifact_sets import split_of
+
+    from bayes_app.audits.judge import CachedEmbed
+
+    embed = CachedEmbed()
+    keys = ("correct_flagged", "wrong_flagged", "contradiction_recall", "uncited_top3", "quotes_verbatim")
+    total: dict[str, dict[str, list[int]]] = {"ours": {}, "before": {}}
+    for seed in range(1, n + 1):
+        papers, items = audit_drafts.scifact_set(data, seed, keep=lambda claim_id: split_of(claim_id) == "held")
+        for name, on in (("ours", True), ("before", False)):
+            got = run_format("md", papers, items, embed, contradiction_model=on)
+            for k in keys:
+                a, b = (int(x) for x in got[k].split("/"))
+                acc = total[name].setdefault(k, [0, 0])
+                acc[0] += a
+                acc[1] += b
+            print(f"seed {seed} {name}: " + ", ".join(f"{k} {got[k]}" for k in keys), flush=True)
+    print(f"\nSciFact train `held` claims only, {n} Markdown drafts summed")
+    print(f"{'':<26}{'ours':>12}{'before':>12}")
+    for k in keys:
+        a, b = (f"{total[c][k][0]}/{total[c][k][1]}" for c in ("ours", "before"))
+        print(f"  {k:<24}{a:>12}{b:>12}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=audit_drafts.DATA)
     ap.add_argument("--seed", type=int, default=41)
     ap.add_argument("--formats", default="md,tex,docx")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--held-drafts",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: N Markdown drafts (seeds 1..N) of `held`-split claims only, summed",
+    )
     args = ap.parse_args()
     from bayes_app.audits.judge import CachedEmbed
+
+    if args.held_drafts:
+        held_drafts(args.data, args.held_drafts)
+        return
 
     papers, items = audit_drafts.scifact_set(args.data, args.seed)
     out = {}

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,11 +65,16 @@ def _paper(doc: dict) -> Paper:
 
 
 def scifact_set(
-    data: Path = DATA, seed: int = 41, counts: dict[str, int] | None = None, library_size: int = 50
+    data: Path = DATA,
+    seed: int = 41,
+    counts: dict[str, int] | None = None,
+    library_size: int = 50,
+    keep: Callable[[str], bool] | None = None,
 ) -> tuple[list[Paper], list[Item]]:
-    """(the library's papers, the draft's items in order) from SciFact train claims."""
+    """(the library's papers, the draft's items in order) from SciFact train claims (those whose
+    id `keep` accepts, when given)."""
     counts = counts or {"correct": 16, "wrong": 10, "contradicted": 8, "uncited": 6, "missing": 5}
-    corpus, support, contra = _scifact_claims(data)
+    corpus, support, contra = _scifact_claims(data, keep)
     rng = random.Random(seed)
     rng.shuffle(support)
     rng.shuffle(contra)
@@ -97,7 +103,9 @@ def scifact_set(
     return list(library.values()), items
 
 
-def _scifact_claims(data: Path) -> tuple[dict[str, dict], list[tuple[str, str]], list[tuple[str, str]]]:
+def _scifact_claims(
+    data: Path, keep: Callable[[str], bool] | None = None
+) -> tuple[dict[str, dict], list[tuple[str, str]], list[tuple[str, str]]]:
     """SciFact's corpus by id, and its train claims with one cited paper, each paper once:
     (claim, paper id) supported, and contradicted."""
     corpus = {}
@@ -112,6 +120,8 @@ def _scifact_claims(data: Path) -> tuple[dict[str, dict], list[tuple[str, str]],
         for row in csv.DictReader(f):
             doc, label = row["evidence_doc_id"], row["evidence_label"]
             if not doc or doc not in corpus or row["id"] in seen or doc in {x[1] for x in support + contra}:
+                continue
+            if keep is not None and not keep(row["id"]):
                 continue
             if len(row["cited_doc_ids"].strip("[]").split()) != 1:
                 continue  # one cited paper: the claim's source is unambiguous
