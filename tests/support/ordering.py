@@ -62,11 +62,10 @@ def recorded_durations(path: Path = DURATIONS) -> dict[str, float]:
 
 def order(items: list, durations: Mapping[str, float]) -> list:
     """`items` grouped by file, files by stage, then longest first; collection order breaks ties.
-    Within stage 0 the files that wait on processes they start (`stack`, `waits`) alternate
-    with those that keep their own process busy, each kind longest first: xdist hands the next
-    file to whichever process is free, so the two cores mostly run one of each, and neither
-    idles while both wait (nor does the second file wait for the first one's frontend build,
-    tests/support/frontend.py)."""
+    Within stage 0 the files that wait on processes they start (`stack`, `waits`) run one at a
+    time beside those that keep their own process busy (`_beside`), each kind longest first, so
+    neither core idles while both wait (nor does the second file wait for the first one's
+    frontend build, tests/support/frontend.py)."""
     per_file: dict[str, list] = {}
     for it in items:
         per_file.setdefault(file_of(it.nodeid), []).append(it)
@@ -75,7 +74,7 @@ def order(items: list, durations: Mapping[str, float]) -> list:
     first = [f for f in files if key[f][0] == 0]
     waiting = [f for f in first if _waits(per_file[f])]
     busy = [f for f in first if not _waits(per_file[f])]
-    files = _alternate(waiting, busy, key) + files[len(first) :]
+    files = _beside(waiting, busy, durations) + files[len(first) :]
     return [it for f in files for it in per_file[f]]
 
 
@@ -83,13 +82,25 @@ def _waits(items: list) -> bool:
     return any(it.get_closest_marker("stack") or it.get_closest_marker("waits") for it in items)
 
 
-def _alternate(a: list[str], b: list[str], key: Mapping[str, tuple]) -> list[str]:
-    """One of each in turn, starting with the kind whose longest file is longer."""
-    if b and (not a or key[b[0]] < key[a[0]]):
-        a, b = b, a
+def _beside(waiting: list[str], busy: list[str], durations: Mapping[str, float], workers: int = 2) -> list[str]:
+    """The queue a simulated run of `workers` processes would take, each free process taking the
+    next file from it (as xdist does): a waiting file when no other process is running one,
+    else the longest busy file left (a waiting one when none is left). Alternating one of each
+    was not enough: a 57 s busy file beside a 117 s waiting one let the next waiting file start
+    beside it, and for a minute both cores mostly waited."""
+    waiting, busy = list(waiting), list(busy)
+    free_at = [0.0] * workers
+    waits_until = [0.0] * workers
     out: list[str] = []
-    for n in range(max(len(a), len(b))):
-        out += a[n : n + 1] + b[n : n + 1]
+    while waiting or busy:
+        w = min(range(workers), key=free_at.__getitem__)
+        now = free_at[w]
+        other_waits = any(waits_until[o] > now for o in range(workers) if o != w)
+        takes_waiting = bool(waiting) and (not other_waits or not busy)
+        f = (waiting if takes_waiting else busy).pop(0)
+        free_at[w] = now + max(durations.get(f, 0.0), 0.1)
+        waits_until[w] = free_at[w] if takes_waiting else 0.0
+        out.append(f)
     return out
 
 

@@ -48,8 +48,8 @@ def test_files_run_whole_by_stage_and_longest_first():
         "tests/integration/test_api.py": 20.0,  # on the shared app, beside its browser tests
     }
     assert _files(ordering.order(items, durations)) == [
+        "tests/integration/test_stack.py",  # stage 0's waiting file first, its busy ones beside it
         "tests/unit/test_long.py",
-        "tests/integration/test_stack.py",
         "tests/unit/test_short.py",
         "tests/unit/test_unknown.py",
         "tests/browser/test_own_ui.py",
@@ -59,7 +59,7 @@ def test_files_run_whole_by_stage_and_longest_first():
     ]
 
 
-def test_files_that_wait_on_processes_alternate_with_busy_ones():
+def test_files_that_wait_on_processes_run_one_at_a_time_beside_busy_ones():
     items = [
         FakeItem("tests/integration/test_stack.py::a", {"stack", "slow"}),
         FakeItem("tests/integration/test_chaos.py::a", {"waits"}),
@@ -76,13 +76,40 @@ def test_files_that_wait_on_processes_alternate_with_busy_ones():
         "tests/integration/test_api.py": 100.0,  # stage 2: after stage 0 whatever its length
         "tests/integration/test_crash.py": 5.0,
     }
+    # two processes: stack (0-90 s) beside long (0-50) and short (50-51); busy files used up, chaos
+    # (51-131) must start beside stack, and crash follows on the first process free
     assert _files(ordering.order(items, durations)) == [
         "tests/integration/test_stack.py",
         "tests/unit/test_long.py",
-        "tests/integration/test_chaos.py",
         "tests/unit/test_short.py",
+        "tests/integration/test_chaos.py",
         "tests/integration/test_crash.py",
         "tests/integration/test_api.py",
+    ]
+
+
+def test_a_short_busy_file_beside_a_long_wait_is_followed_by_another_busy_one():
+    items = [
+        FakeItem("tests/integration/test_supervision.py::a", {"waits"}),
+        FakeItem("tests/integration/test_chaos.py::a", {"waits"}),
+        FakeItem("tests/integration/test_agents.py::a"),
+        FakeItem("tests/integration/test_grouping.py::a"),
+        FakeItem("tests/integration/test_quality.py::a"),
+    ]
+    durations = {
+        "tests/integration/test_supervision.py": 117.0,
+        "tests/integration/test_chaos.py": 104.0,
+        "tests/integration/test_agents.py": 57.0,
+        "tests/integration/test_grouping.py": 53.0,
+        "tests/integration/test_quality.py": 42.0,
+    }
+    # alternating one of each put chaos beside supervision at 57 s: both cores waiting
+    assert _files(ordering.order(items, durations)) == [
+        "tests/integration/test_supervision.py",  # 0-117 s
+        "tests/integration/test_agents.py",  # 0-57 s
+        "tests/integration/test_grouping.py",  # 57-110 s
+        "tests/integration/test_quality.py",  # 110-152 s: supervision still runs
+        "tests/integration/test_chaos.py",  # 117 s, beside quality
     ]
 
 
