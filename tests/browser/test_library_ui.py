@@ -2,11 +2,20 @@
 from page 7, open the hit, and see page 7 with the phrase highlighted."""
 
 import re
+import time
 
 from playwright.sync_api import expect
 
 from tests.support import pdfs
 from tests.support.browser import login
+
+WORDS_UNDER_BOXES_JS = """() => {
+  const boxes = Array.from(document.querySelectorAll('#pdf-view .pdf-box')).map((b) => b.getBoundingClientRect());
+  return Array.from(document.querySelectorAll('.textLayer span')).filter((s) => {
+    const r = s.getBoundingClientRect(); const y = (r.top + r.bottom) / 2;
+    return boxes.some((b) => y > b.top && y < b.bottom && r.right > b.left && r.left < b.right);
+  }).map((s) => s.textContent).join(' ');
+}"""
 
 
 def _norm(s: str) -> str:
@@ -43,15 +52,13 @@ def test_upload_progress_search_and_open_highlighted_page(app_stack, page, make_
     expect(page.locator("#pdf-view")).to_have_attribute("data-rendered", re.compile(r"^7@"), timeout=60_000)
     boxes = page.locator("#pdf-view .pdf-box")
     expect(boxes.first).to_be_in_viewport()
-    # the boxes sit on the phrase: the text layer's words under them spell it
-    under = page.evaluate("""() => {
-      const boxes = Array.from(document.querySelectorAll('#pdf-view .pdf-box')).map((b) => b.getBoundingClientRect());
-      return Array.from(document.querySelectorAll('.textLayer span')).filter((s) => {
-        const r = s.getBoundingClientRect(); const y = (r.top + r.bottom) / 2;
-        return boxes.some((b) => y > b.top && y < b.bottom && r.right > b.left && r.left < b.right);
-      }).map((s) => s.textContent).join(' ');
-    }""")
-    assert _norm(pdfs.PASA_P7_PHRASE) in _norm(under)
+    # the boxes sit on the phrase: the text layer's words under them spell it. The text layer is
+    # drawn after the canvas (`data-rendered` marks the canvas), so it is read until it is there.
+    deadline, under = time.monotonic() + 15, page.evaluate(WORDS_UNDER_BOXES_JS)
+    while _norm(pdfs.PASA_P7_PHRASE) not in _norm(under) and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+        under = page.evaluate(WORDS_UNDER_BOXES_JS)
+    assert _norm(pdfs.PASA_P7_PHRASE) in _norm(under), under
     doc_url = page.url
 
     # Next / Previous keep ?page= in the address; zoom scales the page; Back returns to search
