@@ -76,18 +76,24 @@ def rows(data: Path, seed: int) -> list[dict]:
     return out
 
 
+def passages_of(abstract: str) -> list[str]:
+    """The abstract's sentences an audit reads (as the library gives them)."""
+    from bayes_app.maps.sentences import split_sentences
+
+    return [s for s in split_sentences(abstract) if len(s.split()) >= 5] or [abstract]
+
+
 def write_pairs(rs: list[dict], path: Path) -> None:
     """Inputs for scripts/train_contradiction_reader.py (an experiment, not shipped): each row's
     claim, its crude negation and the three sentences of the paper most like the claim in reading
     order (the passages `contradiction.features` weighs most)."""
     from bayes_app.audits.judge import CachedEmbed
     from bayes_app.maps import support
-    from bayes_app.maps.sentences import split_sentences
 
     embed = CachedEmbed()
     out = []
     for r in rs:
-        ps = [s for s in split_sentences(r["abstract"]) if len(s.split()) >= 5] or [r["abstract"]]
+        ps = passages_of(r["abstract"])
         texts = [" ".join(p.split()) for p in ps]
         claim = " ".join(r["claim"].split())
         sim = embed(texts) @ embed([claim])[0]
@@ -108,7 +114,6 @@ def write_pairs(rs: list[dict], path: Path) -> None:
 def featurize(rs: list[dict], cache: Path | None) -> list[dict[str, float]]:
     from bayes_app.audits import contradiction
     from bayes_app.audits.judge import CachedEmbed
-    from bayes_app.maps.sentences import split_sentences
 
     if cache and cache.exists():
         got = json.loads(cache.read_text())
@@ -117,7 +122,7 @@ def featurize(rs: list[dict], cache: Path | None) -> list[dict[str, float]]:
     embed = CachedEmbed()
     out = []
     for n, r in enumerate(rs):
-        ps = [s for s in split_sentences(r["abstract"]) if len(s.split()) >= 5] or [r["abstract"]]
+        ps = passages_of(r["abstract"])
         out.append(contradiction.features(r["claim"], ps, embed))
         if n % 100 == 99:
             print(f"  featurized {n + 1}/{len(rs)}", file=sys.stderr)

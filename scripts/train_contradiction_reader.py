@@ -82,14 +82,7 @@ def train(data: list[tuple[str, str, int]], epochs: int, lr: float, seed: int, e
         rng.shuffle(order)
         for i in range(0, len(order), BATCH):
             b = [data[j] for j in order[i : i + BATCH]]
-            enc = tok(
-                [x[0] for x in b],
-                [x[1] for x in b],
-                truncation="only_second",
-                max_length=MAX_TOKENS,
-                padding=True,
-                return_tensors="pt",
-            )
+            enc = _encode(tok, b)
             loss = lossf(model(**enc).logits[:, 0], torch.tensor([float(x[2]) for x in b]))
             loss.backward()
             opt.step()
@@ -100,20 +93,25 @@ def train(data: list[tuple[str, str, int]], epochs: int, lr: float, seed: int, e
     return model, tok
 
 
+def _encode(tok, batch: list[tuple[str, str, int]]):
+    """(claim, context) pairs as the model reads them: the context cut to fit `MAX_TOKENS`."""
+    return tok(
+        [x[0] for x in batch],
+        [x[1] for x in batch],
+        truncation="only_second",
+        max_length=MAX_TOKENS,
+        padding=True,
+        return_tensors="pt",
+    )
+
+
 def predict(model, tok, data: list[tuple[str, str, int]]) -> np.ndarray:
     model.eval()
     out: list[float] = []
     with torch.no_grad():
         for i in range(0, len(data), 32):
             b = data[i : i + 32]
-            enc = tok(
-                [x[0] for x in b],
-                [x[1] for x in b],
-                truncation="only_second",
-                max_length=MAX_TOKENS,
-                padding=True,
-                return_tensors="pt",
-            )
+            enc = _encode(tok, b)
             out += torch.sigmoid(model(**enc).logits[:, 0]).tolist()
     return np.array(out)
 

@@ -169,6 +169,12 @@ def association_signs(text: str) -> list[int]:
     return out
 
 
+def effect_signs(text: str) -> list[int]:
+    """Every effect the text reports: its ratios (0 when the interval spans 1), then its
+    associations said in words."""
+    return [*ratio_signs(text), *association_signs(text)]
+
+
 def claim_stance(claim: str) -> int | None:
     """The claim on an outcome: +1 more of it, -1 less, 0 no effect, None when it says neither
     (more survival is less of what a ratio measures)."""
@@ -197,7 +203,7 @@ def broad_direction(text: str) -> int:
 def relation(claim: str, tops: Sequence[str]) -> dict[str, float]:
     """Lexical features of the claim against the passages most like it (`tops`, best first)."""
     stance = claim_stance(claim)
-    signs = [s for t in tops for s in (*ratio_signs(t), *association_signs(t))]
+    signs = [s for t in tops for s in effect_signs(t)]
     sig = [s for s in signs if s != 0]
     # an effect ratio the other way (or spanning 1 for a claimed effect, or significant for a claimed null)
     ratio_opp = stance is not None and (
@@ -311,5 +317,5 @@ def _effect_against(stance: int | None, text: str) -> bool:
     """The text reports an effect the other way from the claim's stance (or one where it says none)."""
     if stance is None:
         return False
-    signs = [s for s in (*ratio_signs(text), *association_signs(text)) if s != 0]
+    signs = [s for s in effect_signs(text) if s != 0]
     return any(s == -stance for s in signs) if stance != 0 else bool(signs)
