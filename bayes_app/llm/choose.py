@@ -75,6 +75,11 @@ _ENUMERATES = re.compile(
 )
 # questions whose answer has parts ("How is …", "Which steps …", "What are …", "… and how …")
 _WIDE_QUESTION = re.compile(r"^\s*(?:how|which|why|what\s+(?:are|were|steps|stages|kinds|types))\b", re.I)
+_ASKS = re.compile(
+    r"\?\s*$|^\s*(?:what|how|which|why|who|whom|whose|where|when|is|are|was|were|does|do|did|can|could|should|"
+    r"will|would|has|have|had|may|might|must|list|name|describe|explain|summari[sz]e|tell|give|show|find)\b",
+    re.I,
+)  # a question or a request; anything else is a statement to check against the library
 _TWO_PART = re.compile(r"\band\s+(?:how|what|why|which|who|where|when)\b|\b(?:each|differ\w*|compare\w*)\b", re.I)
 LIST_EXTRA = 2  # sentences a list's items may add beyond the answer's length
 _LIST_ITEMS = 4  # items followed after a sentence that announces them
@@ -319,8 +324,10 @@ def enumerates(sentence: str) -> bool:
 
 def answer_length(question: str) -> int:
     """How many sentences an extractive answer quotes: more when the question asks how, which
-    or what-are, or has two parts, whose answers run over several sentences."""
-    if _WIDE_QUESTION.match(question) or _TWO_PART.search(question):
+    or what-are, or has two parts, whose answers run over several sentences, and for a statement
+    to check ("Dexamethasone increases the risk of bleeding."), whose evidence for and against
+    runs over several sentences and papers."""
+    if _WIDE_QUESTION.match(question) or _TWO_PART.search(question) or not _ASKS.search(question):
         return WIDE_ANSWER_SENTENCES
     return ANSWER_SENTENCES
 

@@ -300,12 +300,44 @@ def _source_problem(s: str) -> str | None:
     return None
 
 
+# How results are reported in prose, which is not an equation or a table row: a parenthesis or
+# bracket with a number and a statistic ("(95% CI 1.05-2.12; P = .03)", "(1.66, 1.56 to 1.77)",
+# "(0.29 vs 0.44 mg/kg)", "[n = 84]"), a test statistic's value ("P < .001", "OR = 1.4"), a
+# threshold ("<0.7 ng/mL"), a mean ± its spread, a genotype ("Slc23a1−/−"), a Greek letter inside
+# a name ("TNF-α", "IL-1β", "μg").
+_BRACKETED = re.compile(r"[(\[][^()\[\]]*(?:[(\[][^()\[\]]*[)\]][^()\[\]]*)*[)\]]")
+_STAT_VALUE = re.compile(
+    r"\b(?:[PpNn]|r|R2|R²|OR|HR|RR|aOR|aHR|I2|I²|df|t|F|z|U|χ2|χ²|κ|ρ|CI)\s*[=<>≤≥]\s*[-−+]?\.?\d[\d.,·]*%?"
+)
+_THRESHOLD = re.compile(r"(?<![\w)])\s*[<>≤≥]\s*[-−]?\.?\d[\d.,]*")
+_SPREAD = re.compile(r"\s*±\s*\d[\d.,]*")
+_GENOTYPE = re.compile(r"[+−-]/[+−-]")
+_GREEK_IN_NAME = re.compile(r"(?<=[\w-])[α-ωΑ-Ω]|[α-ωΑ-Ω](?=[\w-])")
+_CHARGE = re.compile(r"\([+−-]\)|(?<=[A-Za-z\d])[+−](?![\w(])")  # "Ca2+", "Aire(+)", "CD4+ cells"
+
+
+def _statistics(group: re.Match[str]) -> str:
+    """A bracketed group with a number and a few words at most ("(95% CI, 1.05-2.12; P = .03)",
+    "(0.29 vs 0.44 mg/kg)") goes; one of prose stays."""
+    text = group.group(0)
+    return "" if re.search(r"\d", text) and len(re.findall(r"[^\W\d_]{2,}", text)) <= 8 else text
+
+
+def _without_statistics(body: str) -> str:
+    """The sentence with its statistical reporting taken out: what is left is read for equations
+    and table rows."""
+    body = _BRACKETED.sub(_statistics, body)
+    for pattern in (_STAT_VALUE, _THRESHOLD, _SPREAD, _GENOTYPE, _GREEK_IN_NAME, _CHARGE):
+        body = pattern.sub("", body)
+    return body
+
+
 def _numbers_problem(body: str) -> str | None:
-    """Equations, and runs of numbers from a table."""
-    if (
-        re.search(r"\s=\s|[=≈≤≥]\s*[-+]?\d|\(\d{1,2}\)\s*(?:$|[A-Z])", body)
-        or sum(unicodedata.category(c) in ("Sm", "Mn") for c in body) >= 2
-    ):
+    """Equations, and runs of numbers from a table (results reported in prose are neither)."""
+    if re.search(r"\(\d{1,2}\)\s*(?:$|[A-Z])", body):  # an equation's number
+        return "equation_or_numbers"
+    body = _without_statistics(body)
+    if re.search(r"\s=\s|[=≈≤≥]\s*[-+]?\d", body) or sum(unicodedata.category(c) in ("Sm", "Mn") for c in body) >= 2:
         return "equation_or_numbers"
     tokens_ = body.split()
     numeric = sum(bool(_NUMERIC.match(t)) for t in tokens_)

@@ -143,7 +143,7 @@ def search(
         hits, cross = _fused(hits, ranked, k)
     if not hits:
         return []
-    return _search_hits(db, owner_id, hits, cross, embedder, keep_headings)
+    return _search_hits(db, owner_id, hits, cross, embedder, keep_headings, relevance.names_in(query))
 
 
 def _fused(hits: list[Hit], ranked: list[list[Hit]], k: int) -> tuple[list[Hit], dict[str, Hit]]:
@@ -166,9 +166,17 @@ def _fused(hits: list[Hit], ranked: list[list[Hit]], k: int) -> tuple[list[Hit],
 
 
 def _search_hits(
-    db: Session, owner_id: str, hits: list[Hit], cross: dict[str, Hit], embedder: Embedder, keep_headings: bool
+    db: Session,
+    owner_id: str,
+    hits: list[Hit],
+    cross: dict[str, Hit],
+    embedder: Embedder,
+    keep_headings: bool,
+    names: frozenset[str] | set[str] = frozenset(),
 ) -> list[SearchHit]:
-    """The hits' passages and papers (the owner's only), with their relevance."""
+    """The hits' passages and papers (the owner's only), with their relevance. A hit stating one
+    of the query's `names` ("DESMOND", "SVCT2"), or from a paper whose title does, is not weak,
+    whatever its cosine: the dense model barely knows such names."""
     ids = [str(h.point_id) for h in hits]
     # Look chunks up by primary key only and check the owner here: with an owner condition
     # in SQL, SQLite may scan the owner's whole chunk index instead (40 ms at 30k chunks).
@@ -186,7 +194,10 @@ def _search_hits(
         if x is not None:  # found across languages: the multilingual cosine is the relevance
             cosine, weak, lang = x.dense, False, str(x.payload.get("lang") or d.language)
         else:
-            cosine, weak, lang = h.dense, relevance.is_weak(h.dense, embedder.name), d.language
+            cosine, lang = h.dense, d.language
+            weak = relevance.is_weak(h.dense, embedder.name) and not relevance.named_match(
+                names, f"{d.title or ''}\n{c.text}"
+            )
         out.append(
             SearchHit(
                 chunk_id=c.id,

@@ -81,6 +81,38 @@ def test_real_sentences_pass(text):
     assert claim_problem(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [  # results as biomedical abstracts report them (SciFact rationale sentences): prose, not equations
+        "RESULTS At 12 weeks, 53.0% of the combination therapy group achieved prolonged smoking abstinence "
+        "compared with 43.2% in varenicline monotherapy (odds ratio [OR], 1.49; 95% CI, 1.05-2.12; P = .03).",
+        "Morphine use over 6 hours was significantly less in the INO group (mean cumulative use, 0.29 vs 0.44 "
+        "mg/kg; P =.03) but was not different over 4 hours (0.26 vs 0.32 mg/kg; P =.21).",
+        "The group of other antidepressants was associated with the highest adjusted hazard ratios for all cause "
+        "mortality (1.66, 1.56 to 1.77), attempted suicide (5.16, 3.90 to 6.83), stroke (1.37, 1.22 to 1.55), "
+        "fracture (1.64, 1.46 to 1.84), and epilepsy (2.24, 1.60 to 3.15).",
+        "Ascorbic-acid levels were undetectable or markedly reduced in the blood and tissues of Slc23a1−/− mice.",
+        "Women with low AMH values (<0.7 ng/mL [n = 84]) did not have a significantly different probability of "
+        "conceiving.",
+        "TNF-α and IL-1β levels rose to 12.4 ± 2.1 pg/mL in CD4+ cells treated with 5 μg of the compound.",
+    ],
+)
+def test_results_reported_with_statistics_pass(text):
+    assert claim_problem(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The loss is defined as L = −log p(y | x) + λ‖θ‖ for every training pair.",
+        "We obtain the bound ϕ0 + ϕ1 ≤ 2 and the gradient ∇f = 0 at the optimum.",
+        "PaSa-7b reaches 0.6556 0.1476 0.4210 0.5123 0.3311 0.2274 on the six subsets.",
+    ],
+)
+def test_equations_and_table_rows_stay_refused(text):
+    assert claim_problem(text) in ("equation_or_numbers", "table_numbers")
+
+
 def test_headings_and_superscripts_are_cut_off_verbatim():
     raw = (
         "results for complex queries.\r\n5 Experiments\r\n5.1 Experimental Setting\r\nWe sequentially trained "

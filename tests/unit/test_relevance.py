@@ -101,6 +101,39 @@ def test_the_offline_answer_shows_the_library_s_sentences_grouped_by_paper_in_re
     assert "stages. In the first stage" in text
 
 
+def test_each_paper_s_best_sentence_leads_then_the_rest_in_reading_order():
+    first, second, third = (
+        "The training process for the Crawler comprises two stages.",
+        "In the first stage, we generate trajectories and perform imitation learning.",
+        "In the second stage, reinforcement learning is applied [12, 14].",
+    )
+    # picked best first: the passage's second sentence is the best, its first one the weakest
+    picked = [
+        (second, 1),
+        (third, 1),
+        ("The Crawler is trained in two stages, as in AGILE (Hitchcock 2024).", 3),
+        (first, 1),
+    ]
+    bullets = [x for x in extractive_answer(picked, PASSAGES).splitlines() if x.startswith("- ")]
+    # the best sentence opens the paper's first bullet, with the one after it (adjacent: one run)
+    assert bullets[0] == f"- p. 5: {second} In the second stage, reinforcement learning is applied. [1]"
+    # then the rest in reading order: p. 3, then the sentence before the best on p. 5
+    assert bullets[1].startswith("- p. 3: The Crawler is trained in two stages")
+    assert bullets[2] == "- p. 5: The training process for the Crawler comprises two stages. [1]"
+    assert len(bullets) == 3
+
+
+def test_a_statement_to_check_gets_the_wider_answer():
+    from bayes_app.llm import choose
+
+    assert (
+        choose.answer_length("Dexamethasone increases the risk of postoperative bleeding.")
+        == choose.WIDE_ANSWER_SENTENCES
+    )
+    assert choose.answer_length("Is dexamethasone safe?") == choose.ANSWER_SENTENCES
+    assert choose.answer_length("Describe SHAP") == choose.ANSWER_SENTENCES
+
+
 def test_reader_text_drops_markers_and_list_prefixes():
     assert reader_text("2) The model opens these black boxes [1, 3].") == "The model opens these black boxes."
 
