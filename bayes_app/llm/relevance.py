@@ -73,6 +73,8 @@ FEATURES: tuple[str, ...] = (
     "cue_method",  # "we propose / design / train / use", "is trained"
     "cue_background",  # citations, "et al.", "has been", "previous", "recent"
     "caption",  # the passage is a figure/table caption
+    "section_setup",  # under a structured abstract's BACKGROUND / OBJECTIVE / METHODS / DESIGN … label
+    "section_findings",  # under its RESULTS / FINDINGS / CONCLUSIONS / INTERPRETATION label
 )
 
 _AMOUNT_Q = re.compile(
@@ -91,6 +93,14 @@ _CUE_METHOD = re.compile(
     r"\b(?:we\s+(?:propose|present|introduce|design|develop|train|use|apply|adopt|employ|build|construct)"
     r"|(?:is|are|was|were)\s+(?:trained|computed|defined|designed|built|constructed|obtained|used))\b",
     re.I,
+)
+# A structured abstract's section labels, in capitals, run into the text ("RESULTS At 12 weeks, …",
+# "DESIGN, SETTING, AND PARTICIPANTS Observational …"): what follows sets up the study, or reports it.
+_SECTION_LABEL = re.compile(
+    r"\b(?:(?P<findings>RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION|DISCUSSION|IMPLICATIONS|SIGNIFICANCE|RELEVANCE)"
+    r"|(?P<setup>BACKGROUND|CONTEXT|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|METHODOLOGY|DESIGN|SETTINGS?"
+    r"|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASUREMENTS|(?:MAIN\s+)?OUTCOME\s+MEASURES?|DATA\s+SOURCES"
+    r"|STUDY\s+SELECTION|DATA\s+EXTRACTION|STUDIES\s+REVIEWED|REVIEW\s+METHODS))\b(?![a-z])"
 )
 _CUE_BACKGROUND = re.compile(
     r"\[\d+(?:[,–-]\s*\d+)*\]|\bet\s+al\b|\b(?:has|have)\s+been\b|\b(?:previous|prior|recent(?:ly)?|traditional(?:ly)?)\b",
@@ -204,6 +214,7 @@ def features(
     form = _question_form(question)
     terms = choose.term_coverage(question, pool)
     rare = choose.rare_term_coverage(question, pool)
+    sections = [section_of(s, p) for s, p in zip(sentences, passages)]
     rows = []
     for k, s in enumerate(sentences):
         toks = set(tokens(s))
@@ -238,9 +249,20 @@ def features(
                 float(bool(_CUE_METHOD.search(s))),
                 float(bool(_CUE_BACKGROUND.search(s))),
                 float((roles[k] or "") == "caption"),
+                float(sections[k] == "setup"),
+                float(sections[k] == "findings"),
             )
         )
     return np.asarray(rows, dtype=np.float32)
+
+
+def section_of(sentence: str, passage: str) -> str | None:
+    """ "setup" or "findings" when the sentence lies under a structured abstract's label (the last
+    one before it in its passage, or the one it opens with), else None."""
+    at = passage.find(sentence)
+    before = (passage[:at] if at >= 0 else "") + sentence[:60]
+    labels = list(_SECTION_LABEL.finditer(before))
+    return None if not labels else ("findings" if labels[-1].group("findings") else "setup")
 
 
 def _in_passage(

@@ -183,7 +183,7 @@ def test_a_sentence_announcing_a_list_brings_its_items():
     passages = [
         Passage(
             1,
-            "Our agent is evaluated on two benchmarks with recall as the metric. The agent was trained on "
+            "Our agent is evaluated on two benchmarks with recall as the metric. The agent runs on "
             "eight GPUs for a week of compute time. The training of the agent involves two stages. First, we "
             "perform imitation learning on expert sessions for one epoch. The learning rate is small here. "
             "In the second stage, we apply reinforcement learning with PPO. The results are shown in Table 3.",
@@ -196,6 +196,21 @@ def test_a_sentence_announcing_a_list_brings_its_items():
     assert picked[i + 1].startswith("First, we perform imitation learning")
     assert picked[i + 2].startswith("In the second stage, we apply reinforcement learning")
     assert len(picked) <= 2 + choose.LIST_EXTRA
+
+
+def test_list_items_follow_a_chosen_announcement_whatever_the_ranker_says_of_them():
+    texts = [
+        "The agent runs on eight GPUs.",
+        "The training of the agent involves two stages.",
+        "First, we perform imitation learning on expert sessions.",
+        "The learning rate is small here.",
+        "In the second stage, we apply reinforcement learning with PPO.",
+    ]
+    places = [(i, 0) for i in range(len(texts))]
+    # chosen (MMR order): the GPU sentence, then the announcement; the items were not chosen
+    out = choose.with_list_items([0, 1], texts, texts, places, 2 + choose.LIST_EXTRA)
+    assert out[out.index(1) + 1 :][:2] == [2, 4]  # the items in reading order, the aside skipped
+    assert len(out) <= 2 + choose.LIST_EXTRA
 
 
 def test_list_rules():

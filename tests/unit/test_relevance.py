@@ -69,6 +69,24 @@ def test_a_number_counts_when_the_question_asks_how_much():
     assert list(x[:, col]) == [1.0, 0.0]
 
 
+def test_a_structured_abstract_s_labels_say_which_sentences_set_up_and_which_report():
+    passage = (
+        "OBJECTIVE To measure whether X lasts. DESIGN, SETTING, AND PARTICIPANTS A cohort of 3000 adults. "
+        "We followed them for 3 years. RESULTS At 12 weeks, 53% quit. Most did not relapse. "
+        "CONCLUSIONS AND RELEVANCE Combined use increased abstinence."
+    )
+    assert relevance.section_of("We followed them for 3 years.", passage) == "setup"
+    assert relevance.section_of("RESULTS At 12 weeks, 53% quit.", passage) == "findings"
+    assert relevance.section_of("Most did not relapse.", passage) == "findings"
+    assert relevance.section_of("Our Results show X.", "Our Results show X.") is None  # only the capitals
+    x = relevance.features(
+        "Does X last?", ["We followed them for 3 years.", "Most did not relapse."], [passage] * 2, embed=bag_embed
+    )
+    setup, findings = relevance.FEATURES.index("section_setup"), relevance.FEATURES.index("section_findings")
+    assert list(x[:, setup]) == [1.0, 0.0]
+    assert list(x[:, findings]) == [0.0, 1.0]
+
+
 def test_passage_keys_join_the_sentences_of_one_passage():
     assert relevance.passage_keys([1, 1, 2], ["A.", "B.", "C."]) == ["A. B.", "A. B.", "C."]
 
