@@ -302,10 +302,25 @@ def needs_previous(sentence: str) -> bool:
     return leans_on_previous(sentence) or refers_back(sentence)
 
 
+# A structured abstract's section labels ("RESULTS At 12 weeks, …", "DESIGN, SETTING, AND
+# PARTICIPANTS Observational …"): what the sentences after them do. Shared with `llm.relevance`.
+FINDINGS_LABELS = r"RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION|DISCUSSION|IMPLICATIONS|SIGNIFICANCE|RELEVANCE"
+SETUP_LABELS = (
+    r"BACKGROUND|CONTEXT|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|METHODOLOGY|DESIGN|SETTINGS?"
+    r"|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASUREMENTS|(?:MAIN\s+)?OUTCOME\s+MEASURES?|DATA\s+SOURCES"
+    r"|STUDY\s+SELECTION|DATA\s+EXTRACTION|STUDIES\s+REVIEWED|REVIEW\s+METHODS"
+)
+_LABEL_WORD = rf"(?:{FINDINGS_LABELS}|{SETUP_LABELS})"
+_LEADING_LABEL = re.compile(
+    rf"^(?:Abstract\s+)?{_LABEL_WORD}(?:\s*,?\s*(?:AND\s+|&\s+)?{_LABEL_WORD})*\s*[:.]?\s+(?=[A-Z0-9(\[])"
+)
+
+
 def wording(sentence: str) -> str:
-    """The sentence without a list prefix ("2) "), footnote digits glued to a word
-    ("ChatGPT9 ," → "ChatGPT,") or the paper's reference markers ("[1, 3]")."""
-    s = _LIST_PREFIX.sub("", sentence.strip(), count=1)
+    """The sentence without a list prefix ("2) "), a structured abstract's label run into it
+    ("RESULTS At 12 weeks" → "At 12 weeks"), footnote digits glued to a word ("ChatGPT9 ," →
+    "ChatGPT,") or the paper's reference markers ("[1, 3]")."""
+    s = _LEADING_LABEL.sub("", _LIST_PREFIX.sub("", sentence.strip(), count=1), count=1)
     s = _GLUED_MARK.sub("", s)
     s = _PAPER_MARKER.sub("", s)  # "… black boxes [1, 3]." → "… black boxes."
     return s[:1].upper() + s[1:] if s[:1].islower() and s != sentence.strip() else s

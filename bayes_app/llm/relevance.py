@@ -97,10 +97,7 @@ _CUE_METHOD = re.compile(
 # A structured abstract's section labels, in capitals, run into the text ("RESULTS At 12 weeks, …",
 # "DESIGN, SETTING, AND PARTICIPANTS Observational …"): what follows sets up the study, or reports it.
 _SECTION_LABEL = re.compile(
-    r"\b(?:(?P<findings>RESULTS?|FINDINGS|CONCLUSIONS?|INTERPRETATION|DISCUSSION|IMPLICATIONS|SIGNIFICANCE|RELEVANCE)"
-    r"|(?P<setup>BACKGROUND|CONTEXT|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|METHODOLOGY|DESIGN|SETTINGS?"
-    r"|PARTICIPANTS|PATIENTS|SUBJECTS|INTERVENTIONS?|MEASUREMENTS|(?:MAIN\s+)?OUTCOME\s+MEASURES?|DATA\s+SOURCES"
-    r"|STUDY\s+SELECTION|DATA\s+EXTRACTION|STUDIES\s+REVIEWED|REVIEW\s+METHODS))\b(?![a-z])"
+    rf"\b(?:(?P<findings>{choose.FINDINGS_LABELS})|(?P<setup>{choose.SETUP_LABELS}))\b(?![a-z])"
 )
 _CUE_BACKGROUND = re.compile(
     r"\[\d+(?:[,–-]\s*\d+)*\]|\bet\s+al\b|\b(?:has|have)\s+been\b|\b(?:previous|prior|recent(?:ly)?|traditional(?:ly)?)\b",

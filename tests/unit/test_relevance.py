@@ -156,6 +156,14 @@ def test_reader_text_drops_markers_and_list_prefixes():
     assert reader_text("2) The model opens these black boxes [1, 3].") == "The model opens these black boxes."
 
 
+def test_reader_text_drops_a_structured_abstract_s_label_run_into_the_sentence():
+    assert reader_text("RESULTS At 12 weeks, 53% quit.") == "At 12 weeks, 53% quit."
+    assert reader_text("DESIGN, SETTING, AND PARTICIPANTS Observational cohort study.") == "Observational cohort study."
+    assert reader_text("Abstract BACKGROUND Information is scarce.") == "Information is scarce."
+    assert reader_text("RESULTS are shown in Table 2.") == "RESULTS are shown in Table 2."  # a word, not a label
+    assert reader_text("HIV infection rises.") == "HIV infection rises."
+
+
 def test_a_sentence_naming_what_only_the_one_before_says_is_quoted_with_it():
     from bayes_app.llm import choose
 
