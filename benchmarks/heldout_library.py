@@ -225,6 +225,7 @@ def measure_research(lab, corpus, name: str, claims: list[Claim], sci_of: dict[s
 
     from bayes_app.llm.offline import OfflineProvider
     from bayes_app.models import Citation, MapNode
+    from tests.support.mapchecks import MARKER, name_checks, theme_claims
 
     question = TOPICS[name][0]
     mid = lab.create_map(question)
@@ -232,8 +233,13 @@ def measure_research(lab, corpus, name: str, claims: list[Claim], sci_of: dict[s
     lab.run("build_map", mid, OfflineProvider, prompt=question)
     secs = time.monotonic() - t
     with lab.sessions() as db:
-        nodes = {n.id: n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.kind == "claim"}
+        every = list(db.exec(select(MapNode).where(MapNode.map_id == mid)))
+        nodes = {n.id: n for n in every if n.kind == "claim"}
         cits = [c for c in db.exec(select(Citation).where(Citation.map_id == mid)) if c.node_id in nodes]
+    names = name_checks(theme_claims(every))
+    lab.run("synthesize", mid, OfflineProvider)
+    with lab.sessions() as db:
+        note = next(n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.title.startswith("Synthesis:"))
     evid = {d for c in claims for d in c.rationale}
     rat = [s for c in claims for ss in rationale_sentences(corpus, c).values() for s in ss]
     rat = list(dict.fromkeys(rat))
@@ -249,6 +255,10 @@ def measure_research(lab, corpus, name: str, claims: list[Claim], sci_of: dict[s
         "evidence_share": len(on_topic) / len(nodes) if nodes else 0.0,
         "evidence_papers": len(evid),
         "seconds": secs,
+        "names_held": names["held"],
+        "names": names["names"],
+        "theme_names": [n.title for n in every if n.kind == "theme"],
+        "synthesis_words": len(MARKER.sub(" ", note.body).split()),
         "titles": [(n.title[:140], n.id in on_topic) for n in nodes.values()],
     }
 
@@ -287,6 +297,8 @@ def figures(res: dict) -> list[tuple[str, float]]:
             (f"Research {t['topic']}: claims (>= 8)", t["claims"]),
             (f"Research {t['topic']}: rationale reached of {t['rationale']} (>= 3)", t["reached"]),
             (f"Research {t['topic']}: claims quoting an evidence paper (>= 0.35)", t["evidence_share"]),
+            (f"Research {t['topic']}: theme names held of {t['names']}", t["names_held"]),
+            (f"Research {t['topic']}: synthesis words (<= 250)", t["synthesis_words"]),
         ]
     return out
 
@@ -326,6 +338,7 @@ def main() -> None:
                 print("   -", q)
         for t in ours["research"]:
             print(f"\nRESEARCH {t['question']} ({t['evidence_papers']} evidence papers, {t['seconds']:.0f} s)")
+            print("   themes:", " | ".join(t["theme_names"]))
             for title, ok in t["titles"]:
                 print(f"   {'+' if ok else ' '} {title}")
     print(f"\n{'measure':<62}{'base':>9}{'ours':>9}{'ratio':>8}")
