@@ -323,37 +323,59 @@ async def research_aspects(r: Research, parent_id: str, aspects: list[planner.As
 async def rename_themes(r: Research, made: list[Theme]) -> None:
     """Themes this run named from their planned claims are renamed from the claims written
     under them when the name no longer holds (the critic dropped or merged the claims that
-    shared its words): every word of a name stays in two of its claims (`agents.naming`)."""
+    shared its words): every word of a name stays in two of its claims (`agents.naming`). When
+    no name fits them all, the theme is split by meaning until each part's name holds
+    (`themes.group`): the first part keeps the theme, the others become themes beside it."""
     created = {ev["id"] for ev in r.writer.written if ev["kind"] == "theme"}
     mine = {t.node_id: t for t in made if t.node_id is not None and t.node_id in created}
     if not mine:
         return
     from bayes_app.maps import service
 
-    def renames() -> list[tuple[Theme, str]]:
+    def regroup() -> list[tuple[Theme, str | None, list[tuple[str, list[str]]]]]:
         with r.ctx.sessions() as db:
-            nodes = service._nodes(db, r.writer.map_id)
-        claims: dict[str, list[str]] = {}
-        for n in nodes:
-            if n.kind in ("claim", "counterpoint") and n.parent_id:
-                claims.setdefault(n.parent_id, []).append(n.title)
-        names = [n.title for n in nodes if n.kind in ("theme", "chapter")]
-        out = []
-        for node_id, theme in mine.items():
-            texts = claims.get(node_id, [])
-            if not texts or themes.holds(theme.title, texts):
-                continue
-            rest = [t for k, ts in claims.items() if k != node_id for t in ts]
-            title = themes.name(texts, None, [x for x in names if x != theme.title], others=rest)
-            if themes.holds(title, texts) and not themes.same_name(title, theme.title):
-                names.append(title)
-                out.append((theme, title))
-        return out
+            return _name_fixes(service._nodes(db, r.writer.map_id), mine)
 
-    for theme, title in await asyncio.to_thread(renames):
-        await r.writer.update(theme.node_id or "", title=title)
-        r.ctx.emit("agent", {"role": "writer", "renamed": {"from": theme.title, "to": title}})
-        theme.title = title
+    for theme, parent_id, parts in await asyncio.to_thread(regroup):
+        (title, _), *others = parts
+        if not themes.same_name(title, theme.title):
+            await r.writer.update(theme.node_id or "", title=title)
+            r.ctx.emit("agent", {"role": "writer", "renamed": {"from": theme.title, "to": title}})
+            theme.title = title
+        for name, ids in others:
+            ev = await r.writer.node(parent_id or "", "theme", name, after_id=theme.node_id)
+            for claim_id in ids:
+                await r.writer.update(claim_id, parent_id=ev["id"])
+            r.ctx.emit("agent", {"role": "writer", "split": {"from": theme.title, "to": name}})
+
+
+def _name_fixes(
+    nodes: list[Any], mine: dict[str, Theme]
+) -> list[tuple[Theme, str | None, list[tuple[str, list[str]]]]]:
+    """(theme, its parent, [(name, claim ids)] — the first part the theme's own) for each of
+    `mine` whose name no longer holds over the claims under it."""
+    claims: dict[str, list[tuple[str, str]]] = {}
+    for n in nodes:
+        if n.kind in ("claim", "counterpoint") and n.parent_id:
+            claims.setdefault(n.parent_id, []).append((n.id, n.title))
+    parent = {n.id: n.parent_id for n in nodes}
+    names = [n.title for n in nodes if n.kind in ("theme", "chapter")]
+    out = []
+    for node_id, theme in mine.items():
+        texts = [t for _, t in claims.get(node_id, [])]
+        if not texts or themes.holds(theme.title, texts):
+            continue
+        taken = [x for x in names if x != theme.title]
+        rest = [t for k, ts in claims.items() if k != node_id for _, t in ts]
+        title = themes.name(texts, None, taken, others=rest)
+        ids = [i for i, _ in claims[node_id]]
+        if themes.holds(title, texts):
+            parts = [(title, ids)]
+        else:
+            parts = [(t, [ids[k] for k in g]) for t, g in themes.group(texts, taken=taken, others=rest)]
+        names += [t for t, _ in parts]
+        out.append((theme, parent.get(node_id), parts))
+    return out
 
 
 def place_aspects(r: Research, parent_id: str, aspects: list[planner.Aspect]) -> list[tuple[planner.Aspect, Theme]]:

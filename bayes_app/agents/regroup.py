@@ -45,8 +45,38 @@ def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, An
             for i in range(0, len(items), size)
         ]
     # the claims' own wording: a theme's name is checked against it (a body holds notes)
-    groups = themes.group([" ".join((n.title or n.body).split()) for n in items])
-    return [{"title": title[:200], "node_ids": [items[i].id for i in idx]} for title, idx in groups]
+    texts = [" ".join((n.title or n.body).split()) for n in items]
+    groups = themes.group(texts)
+    return [
+        {
+            "title": _own_name(title, idx, items, texts, [t for t, _ in groups])[:200],
+            "node_ids": [items[i].id for i in idx],
+        }
+        for title, idx in groups
+    ]
+
+
+def _own_name(title: str, idx: list[int], items: list[MapNode], texts: list[str], names: list[str]) -> str:
+    """The group's name as its theme will hold it: a claim nested under another claim of the
+    group (Deepen's) moves along with it, so the name must hold over the others, the theme's own
+    children; when it does not, the key phrase those share (if one does)."""
+    ids = {items[i].id for i in idx}
+    parent = {n.id: n.parent_id for n in items}
+
+    def nested(node_id: str) -> bool:  # an ancestor (through claims) in the group
+        up = parent.get(node_id)
+        while up is not None and up in parent:
+            if up in ids:
+                return True
+            up = parent[up]
+        return False
+
+    own = [texts[i] for i in idx if not nested(items[i].id)]
+    if len(own) == len(idx) or themes.holds(title, own):
+        return title
+    rest = [t for k, t in enumerate(texts) if k not in set(idx)]
+    other = themes.name(own, None, [n for n in names if n != title], others=rest)
+    return other if themes.holds(other, own) else title
 
 
 def _usable(groups: list[dict[str, Any]], items: list[MapNode], kind: str) -> list[dict[str, Any]]:

@@ -145,7 +145,7 @@ def _render(opening: str, groups: list[_Group], chosen: list[tuple[int, int]]) -
         mine = sorted((ci for k, ci in chosen if k == gi), key=g.ranked.index)
         if not mine:
             continue
-        parts = [_lead(g)]
+        parts = [_lead(g)] if g.title else []
         for ci in mine:
             node, cs = g.claims[ci]
             local = []
@@ -173,7 +173,8 @@ OWN_QUOTE = 0.8  # share of the claim's content terms its own quote holds
 def _heads(groups: list[_Group], embed: Callable[[Sequence[str]], np.ndarray]) -> None:
     """Each group's heading: its node's title when every word of it is in the group's claims (in
     two of them when it has two or more), else the noun phrase its claims share
-    (`agents.naming`), so no heading names what its claims do not say."""
+    (`agents.naming`), else none (the paragraph opens with its first claim), so no heading names
+    what its claims do not say."""
     from bayes_app.agents import naming
 
     texts = [[c.title or c.body for c, _ in g.claims] for g in groups]
@@ -181,8 +182,9 @@ def _heads(groups: list[_Group], embed: Callable[[Sequence[str]], np.ndarray]) -
     for i, (g, ts) in enumerate(zip(groups, texts)):
         if not naming.holds(g.title, ts):
             rest = [t for j, o in enumerate(texts) if j != i for t in o]
-            g.title = naming.name(ts, None, taken, embed, others=rest)
-            taken.append(g.title)
+            title = naming.name(ts, None, taken, embed, others=rest)
+            g.title = title if naming.holds(title, ts) else ""
+            taken.append(title)
 
 
 def _sentence(n: MapNode) -> str:

@@ -70,3 +70,21 @@ def test_each_marker_of_a_two_clause_sentence_points_to_its_own_clause_claim():
     assert (dropped, lost) == ([], 0)
     assert s.citations == [a, b]
     assert s.text == "PaSa trains the Selector as a reward model [1], and PaSa-7B wins on recall against Google [2]."
+
+
+def test_a_paragraph_whose_claims_share_no_phrase_gets_no_heading_rather_than_a_false_one():
+    from bayes_app.agents import naming
+    from bayes_app.maps.synthesis import _Group, _heads
+    from bayes_app.models import MapNode
+    from bayes_app.search.embeddings import get_embedder
+
+    model = get_embedder()
+    texts = [
+        "Upon taking an action, the Crawler appends a set of new papers to the queue.",
+        "We then sample papers from the search results and obtain the initial state.",
+    ]
+    shared = _Group("Crawler appends", [(MapNode(title=t), []) for t in texts], 0)
+    held = _Group("Paper queue", [(MapNode(title=t), []) for t in ["The paper queue grows.", "A paper queue."]], 1)
+    _heads([shared, held], lambda ts: model.embed_passages(list(ts)))
+    assert shared.title == "" or naming.holds(shared.title, texts)
+    assert held.title == "Paper queue"

@@ -126,3 +126,64 @@ def test_a_name_is_never_a_generic_word_when_the_claims_have_a_phrase():
     ]
     title = themes.name(texts, _embed(texts), [], _embed)
     assert len(title.split()) in (2, 3), title
+
+
+def _node(id_, kind, title, parent_id=None):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(id=id_, kind=kind, title=title, parent_id=parent_id, body="")
+
+
+def test_a_theme_whose_name_no_claim_pair_holds_is_split_until_each_part_s_name_does():
+    from bayes_app.agents.pipeline import Theme, _name_fixes
+
+    claims = [  # "database" in one of them only, and no phrase in two of the four
+        "We developed a database to manage and restore research papers.",
+        "Reinforcement learning rewards the agent for every relevant find.",
+        "Counterfactual explanations show the smallest change that flips a prediction.",
+        "Selectors read each candidate in full before they decide.",
+    ]
+    nodes = [_node("root", "question", "Q"), _node("t", "theme", "Database", "root")]
+    nodes += [_node(f"c{i}", "claim", c, "t") for i, c in enumerate(claims)]
+    theme = Theme(None, "root", "Database")
+    theme.node_id = "t"
+    [(fixed, parent, parts)] = _name_fixes(nodes, {"t": theme})
+    assert fixed is theme and parent == "root"
+    assert sorted(i for _, ids in parts for i in ids) == ["c0", "c1", "c2", "c3"]  # every claim once
+    for name, ids in parts:
+        assert themes.holds(name, [claims[int(i[1:])] for i in ids]), (name, ids)
+    assert len(parts) >= 2
+
+
+def test_a_theme_whose_name_holds_is_left_alone():
+    from bayes_app.agents.pipeline import Theme, _name_fixes
+
+    nodes = [_node("t", "theme", "Database", "root")]
+    nodes += [
+        _node("a", "claim", "The database stores papers.", "t"),
+        _node("b", "claim", "A database of queries.", "t"),
+    ]
+    theme = Theme(None, "root", "Database")
+    theme.node_id = "t"
+    assert _name_fixes(nodes, {"t": theme}) == []
+
+
+def test_a_restructure_group_is_named_by_the_claims_that_will_be_the_theme_s_own():
+    from bayes_app.agents.regroup import _own_name
+
+    texts = [
+        "Black-box models are hard to trust.",
+        "Black-box models move into healthcare.",
+        "XAI explains predictions of deep learning models in chemistry.",
+        "XAI methods in chemistry are reviewed here.",
+    ]
+    # the two black-box claims are nested under the XAI ones (Deepen): they move along with them
+    items = [
+        _node("x1", "claim", texts[2], "t"),
+        _node("x2", "claim", texts[3], "t"),
+        _node("b1", "claim", texts[0], "x1"),
+        _node("b2", "claim", texts[1], "x2"),
+    ]
+    order = [items[2], items[3], items[0], items[1]]
+    name = _own_name("Black-box models", [0, 1, 2, 3], order, texts, ["Black-box models"])
+    assert themes.holds(name, texts[2:]), name
