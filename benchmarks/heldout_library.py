@@ -239,7 +239,9 @@ def measure_research(lab, corpus, name: str, claims: list[Claim], sci_of: dict[s
     names = name_checks(theme_claims(every))
     lab.run("synthesize", mid, OfflineProvider)
     with lab.sessions() as db:
-        note = next(n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.title.startswith("Synthesis:"))
+        note = next(
+            n for n in db.exec(select(MapNode).where(MapNode.map_id == mid)) if n.title.startswith("Synthesis:")
+        )
     evid = {d for c in claims for d in c.rationale}
     rat = [s for c in claims for ss in rationale_sentences(corpus, c).values() for s in ss]
     rat = list(dict.fromkeys(rat))

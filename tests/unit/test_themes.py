@@ -148,7 +148,8 @@ def test_a_theme_whose_name_no_claim_pair_holds_is_split_until_each_part_s_name_
     theme = Theme(None, "root", "Database")
     theme.node_id = "t"
     [(fixed, parent, parts)] = _name_fixes(nodes, {"t": theme})
-    assert fixed is theme and parent == "root"
+    assert fixed is theme
+    assert parent == "root"
     assert sorted(i for _, ids in parts for i in ids) == ["c0", "c1", "c2", "c3"]  # every claim once
     for name, ids in parts:
         assert themes.holds(name, [claims[int(i[1:])] for i in ids]), (name, ids)
