@@ -97,16 +97,21 @@ def test_abort_closes_stream_at_once_and_records_estimated_usage(setup):
     sessions, r, listener = setup
     op_id = _new_run(sessions, "test_slow")
 
+    cancelled_at: list[float] = []
+
     def cancel_later() -> None:
         time.sleep(0.3)
+        cancelled_at.append(time.monotonic())
         service.cancel_run(sessions, r, op_id)
 
     threading.Thread(target=cancel_later).start()
-    t0 = time.monotonic()
     res = asyncio.run(executor.execute(op_id, r=r, sessions=sessions, listener=listener, provider_factory=SlowProvider))
-    took = time.monotonic() - t0
+    after_cancel = time.monotonic() - cancelled_at[0]
     assert (res.outcome, res.reason) == ("CANCELLED", "user_cancel")
-    assert took < 0.6
+    # the stream never ends by itself: the run ended because Stop reached it. Measured from the
+    # cancel call, with room for a loaded 2-core machine (0.5 s seen); benchmarks/cancel.py
+    # measures the latency itself (~64 ms)
+    assert after_cancel < 1.5
     assert service.settle(sessions, r, op_id) == "finalized"
     with sessions() as db:
         op = db.get(lc.Run, op_id)
