@@ -27,7 +27,6 @@ same way (its own worktree; this script copied in) and prints both side by side.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import csv
 import json
 import random
@@ -153,32 +152,9 @@ def write_pdf(doc: dict, path: Path) -> None:
 
 def ask_quotes(lab, question: str) -> list[tuple[str, str]]:
     """The offline Ask answer as the Ask run builds it: its quoted parts, each with its doc id."""
-    from bayes_app.chat import agent, prompts
-    from bayes_app.chat.library_search import without_marks
-    from bayes_app.llm.offline import OfflineProvider, format_passages
-    from bayes_app.llm.types import ChatRequest
-    from tests.support.answer_labels import _MARKED
+    from tests.support.answer_labels import offline_ask
 
-    k = getattr(agent, "OFFLINE_TOP_K", agent.TOP_K)
-    hits = [h for h in agent.search_library(lab.sessions, lab.user_id, question, None, k) if not h.get("weak")]
-    hits = without_marks(lab.sessions, hits)
-    numbered = [{**h, "n": i} for i, h in enumerate(hits, 1)]
-    cap = agent.TOOL_RESULT_CHARS * k // agent.TOP_K
-    system = (
-        prompts.SYSTEM
-        + "\n\n"
-        + (prompts.PASSAGES.format(passages=format_passages(numbered)[:cap]) if numbered else prompts.NO_PASSAGES)
-    )
-    req = ChatRequest(
-        model="offline", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}]
-    )
-    text = asyncio.run(OfflineProvider().complete(req)).text
-    docs = {h["n"]: h.get("document_id") for h in numbered}
-    return [
-        (part.strip(), docs.get(int(m.group(2).split(",")[0])))
-        for m in _MARKED.finditer(text)
-        for part in re.sub(r"^\s*-\s+(?:p\.\s*\S+:\s+)?", "", m.group(1)).split(" … ")
-    ]
+    return offline_ask(lab, question, "document_id", without_marks=True)[1]
 
 
 # SciFact's sentences keep a structured abstract's section label ("RESULTS At 12 weeks, …"),
@@ -308,7 +284,12 @@ def figures(res: dict) -> list[tuple[str, float]]:
 def baseline(ref: str, argv: list[str]) -> dict | None:
     from benchmarks.baseline_run import measure_at
 
-    return measure_at(ref, "benchmarks/heldout_library.py", argv, copy=["benchmarks/scifact_sets.py"])
+    return measure_at(
+        ref,
+        "benchmarks/heldout_library.py",
+        argv,
+        copy=["benchmarks/scifact_sets.py", "tests/support/answer_labels.py"],
+    )
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from typing import Any
 
 PASA = "pasa.pdf"
 XAI = "explanations-molecular-prediction-models.pdf"
@@ -373,12 +374,22 @@ _MARKED = re.compile(r"(.+?)\s*\[(\d+(?:\s*,\s*\d+)*)\]")
 
 def ask_answer(lab, question: str) -> tuple[str, list[tuple[str, int | None]]]:
     """The offline Ask answer as the Ask run builds it; its quoted sentences with their pages."""
+    return offline_ask(lab, question, "page")
+
+
+def offline_ask(lab, question: str, key: str, without_marks: bool = False) -> tuple[str, list[tuple[str, Any]]]:
+    """The offline Ask answer as the Ask run builds it, and its quoted sentences each with its
+    hit's `key` ("page", "document_id"); `without_marks`: the passages' superscript marks taken
+    out first, as the offline run does."""
     from bayes_app.chat import agent, prompts
+    from bayes_app.chat.library_search import without_marks as strip_marks
     from bayes_app.llm.offline import OfflineProvider, format_passages
     from bayes_app.llm.types import ChatRequest
 
     k = getattr(agent, "OFFLINE_TOP_K", agent.TOP_K)  # what the offline Ask run searches (main: TOP_K)
     hits = [h for h in agent.search_library(lab.sessions, lab.user_id, question, None, k) if not h.get("weak")]
+    if without_marks:
+        hits = strip_marks(lab.sessions, hits)
     numbered = [{**h, "n": i} for i, h in enumerate(hits, 1)]
     cap = agent.TOOL_RESULT_CHARS * k // agent.TOP_K
     system = (
@@ -390,11 +401,11 @@ def ask_answer(lab, question: str) -> tuple[str, list[tuple[str, int | None]]]:
         model="offline", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}]
     )
     text = asyncio.run(OfflineProvider().complete(req)).text
-    pages = {h["n"]: h.get("page") for h in numbered}
+    of = {h["n"]: h.get(key) for h in numbered}
     # one bullet per passage ("- p. 5: sentence … sentence [3]", gaps marked by " … "); older answers:
     # "sentence [3] sentence [4]"
     quoted = [
-        (part.strip(), pages.get(int(m.group(2).split(",")[0])))
+        (part.strip(), of.get(int(m.group(2).split(",")[0])))
         for m in _MARKED.finditer(text)
         for part in re.sub(r"^\s*-\s+(?:p\.\s*\S+:\s+)?", "", m.group(1)).split(" … ")
     ]
