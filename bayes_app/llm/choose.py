@@ -7,6 +7,7 @@
     wording(sentence) -> str                             list prefix and glued footnote digits removed
     announces(sentence) / enumerates(sentence) -> bool   "… comprises two stages." / "In the first stage, …"
     answer_length(question) -> int                       more sentences for how/which/what-are questions
+    checks_statement(question) -> bool                   a statement to check, not a question or request
     with_list_items(chosen, …) -> [index]                a chosen announcing sentence pulls in its list's items
 
 Used by the offline provider (Ask answers), the grounding of model answers and offline research
@@ -342,9 +343,15 @@ def answer_length(question: str) -> int:
     or what-are, or has two parts, whose answers run over several sentences, and for a statement
     to check ("Dexamethasone increases the risk of bleeding."), whose evidence for and against
     runs over several sentences and papers."""
-    if _WIDE_QUESTION.match(question) or _TWO_PART.search(question) or not _ASKS.search(question):
+    if _WIDE_QUESTION.match(question) or _TWO_PART.search(question) or checks_statement(question):
         return WIDE_ANSWER_SENTENCES
     return ANSWER_SENTENCES
+
+
+def checks_statement(question: str) -> bool:
+    """True for a statement to check against the library ("Dexamethasone increases the risk of
+    bleeding."), False for a question or a request ("What …?", "Describe …")."""
+    return not _ASKS.search(question)
 
 
 def with_list_items(

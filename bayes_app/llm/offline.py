@@ -60,6 +60,9 @@ _PASSAGE = re.compile(
 _WORD = re.compile(r"\s*\S+\s*")
 MIN_SENTENCE_WORDS = 4
 ANSWER_RATIO = 0.5  # a sentence whose probability of answering is under 0.5 × the best one's is not quoted
+# … for a statement to check, a quarter: its evidence for and against runs over sentences that
+# each say part of it (a result, its conditions, a paper reporting the opposite)
+STATEMENT_RATIO = 0.25
 
 
 def _no_model(_texts: Any) -> np.ndarray:
@@ -237,6 +240,7 @@ def rank_candidates(
     min_overlap: int = 0,
     embed: choose.Embed | None = None,
     overlap_with: str | None = None,
+    ratio: float = ANSWER_RATIO,
 ) -> list[tuple[str, Any]]:
     """Up to `limit` (sentence, key) pairs chosen for what the question asks: dense similarity
     to the question plus term coverage, then maximal marginal relevance so one fact appears
@@ -286,17 +290,18 @@ def rank_candidates(
         embed=embed if vecs is not None else _no_model,
         vecs=vecs,
     )
-    out = choose.with_list_items(_picked(scores, vecs, quotes, limit), texts, quotes, places, limit + choose.LIST_EXTRA)
+    picked = _picked(scores, vecs, quotes, limit, ratio)
+    out = choose.with_list_items(picked, texts, quotes, places, limit + choose.LIST_EXTRA)
     return [(quotes[i], keys[i]) for i in out]
 
 
-def _picked(scores: np.ndarray, vecs: np.ndarray | None, quotes: list[str], limit: int) -> list[int]:
-    """Up to `limit` quotes in MMR order, none far below the best one or inside another."""
+def _picked(scores: np.ndarray, vecs: np.ndarray | None, quotes: list[str], limit: int, ratio: float) -> list[int]:
+    """Up to `limit` quotes in MMR order, none under `ratio` × the best one's score or inside another."""
     # a sentence already chosen may reappear inside a two-sentence quote: the MMR step drops it
     out: list[int] = []
     top = float(scores.max())
     for i in choose.mmr(scores, vecs, 2 * limit):
-        if out and float(scores[i]) < top * ANSWER_RATIO:  # far below the best: not an answer
+        if out and float(scores[i]) < top * ratio:  # far below the best: not an answer
             continue
         if not any(quotes[i] in quotes[j] or quotes[j] in quotes[i] for j in out):
             out.append(i)
@@ -328,14 +333,16 @@ def passage_sentences(text: str) -> list[str]:
     return candidate_sentences(text)
 
 
-def select_sentences(question: str, passages: list[Passage], limit: int = 3) -> list[tuple[str, int]]:
+def select_sentences(
+    question: str, passages: list[Passage], limit: int = 3, ratio: float = ANSWER_RATIO
+) -> list[tuple[str, int]]:
     """Up to `limit` (sentence, passage number) pairs (see `rank_candidates`)."""
     candidates = [
         (sentence, p.n, rank, pos)
         for rank, p in enumerate(passages)
         for pos, sentence in enumerate(passage_sentences(p.text))
     ]
-    return rank_candidates(question, candidates, limit)
+    return rank_candidates(question, candidates, limit, ratio=ratio)
 
 
 def select_sentence_ids(
@@ -436,7 +443,8 @@ class OfflineStream(ModelStream):
                 output = claims_json(select_sentences(question, passages, limit))
             else:
                 limit = self._provider.max_sentences or choose.answer_length(question)
-                output = extractive_answer(select_sentences(question, passages, limit), passages)
+                ratio = STATEMENT_RATIO if choose.checks_statement(question) else ANSWER_RATIO
+                output = extractive_answer(select_sentences(question, passages, limit, ratio), passages)
             finish = "stop"
             for word in _WORD.findall(output):
                 yield TextDelta(word)

@@ -152,6 +152,38 @@ def test_a_statement_to_check_gets_the_wider_answer():
     assert choose.answer_length("Describe SHAP") == choose.ANSWER_SENTENCES
 
 
+def test_a_statement_to_check_keeps_sentences_further_below_the_best(monkeypatch):
+    """A statement's evidence runs over sentences that each say part of it: the floor under the
+    best sentence is lower than a question's (a sentence at 0.3 × the best is shown)."""
+    import asyncio
+
+    from bayes_app.llm import choose, offline
+    from bayes_app.llm.types import ChatRequest
+
+    assert choose.checks_statement("Dexamethasone increases the risk of postoperative bleeding.")
+    assert not choose.checks_statement("Does dexamethasone increase the risk of bleeding?")
+    assert not choose.checks_statement("Describe SHAP")
+    scores = np.array([1.0, 0.3, 0.1])
+    quotes = ["The best sentence.", "A sentence at a third of it.", "A far one."]
+    assert offline._picked(scores, None, quotes, 5, offline.ANSWER_RATIO) == [0]
+    assert offline._picked(scores, None, quotes, 5, offline.STATEMENT_RATIO) == [0, 1]
+
+    seen = []
+
+    def spy(_question, _passages, _limit=3, ratio=offline.ANSWER_RATIO):
+        seen.append(ratio)
+        return []
+
+    monkeypatch.setattr(offline, "select_sentences", spy)
+    system = "Passages:\n[1] (Paper, p. 1) Dexamethasone raised bleeding."
+    for question in ("Dexamethasone increases bleeding.", "Does dexamethasone increase bleeding?"):
+        request = ChatRequest(
+            model="offline", messages=[{"role": "system", "content": system}, {"role": "user", "content": question}]
+        )
+        asyncio.run(offline.OfflineProvider().complete(request))
+    assert seen == [offline.STATEMENT_RATIO, offline.ANSWER_RATIO]
+
+
 def test_reader_text_drops_markers_and_list_prefixes():
     assert reader_text("2) The model opens these black boxes [1, 3].") == "The model opens these black boxes."
 
