@@ -134,7 +134,7 @@ def test_the_page_follows_a_new_answer_on_a_phone(app_stack, make_user, app_db_u
             page.keyboard.press("Enter")
             expect(page.locator(".chat-answer").nth(i)).to_contain_text(f"a{i}w119", timeout=60_000)
         m = f"S2{uuid.uuid4().hex[:8]}"
-        fake_llm.script(Script.thinking(m), Script(text=LONG, tokens_per_s=20, match=m))  # ~15 s: still running
+        fake_llm.script(Script.thinking(m), Script(text=LONG, tokens_per_s=30, match=m))  # ~10 s: still running
         page.fill("#chat-input", f"What does the PaSa Selector do? {m}")
         page.keyboard.press("Enter")
         expect(page.locator("#chat-live-answer")).to_contain_text("w150", timeout=60_000)

@@ -152,9 +152,10 @@ def _run(page, db_url: str, map_id: str, button: str, menu_item: str, phone: boo
 
 
 # Every size opens every map; the three runs (about two thirds of a case's time) change one map
-# per case below: a small one growing on a desktop, the largest on a desktop, a middle one on a phone.
+# per size below: the largest on a desktop, a middle one on a phone. (A small map growing on a
+# desktop was a third case: it found nothing the largest one does not, for 17 s of the suite.)
 CASES = [
-    pytest.param(size, n, (size, n) in {("desktop", 8), ("desktop", 150), ("phone", 40)}, id=f"{size}-{n}")
+    pytest.param(size, n, (size, n) in {("desktop", 150), ("phone", 40)}, id=f"{size}-{n}")
     for size in SIZES
     for n in (8, 40, 150)
 ]

@@ -26,7 +26,7 @@ from tests.support.browser import login
 from tests.support.canvas_view import settle
 from tests.support.procs import AppStack, stack_env, stack_port
 
-WORD_DELAY_MS = "100"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way
+WORD_DELAY_MS = "50"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way (~10 s a node)
 # (50 ms left too little once the canvas lays out after every change: the run could end before Stop)
 NODE = ".react-flow__node"
 
