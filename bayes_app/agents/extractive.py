@@ -48,7 +48,7 @@ CLAIM_FLOOR, FLOOR_MARGIN = 0.4, 0.1
 # (`benchmarks/plan_threshold.py`), where 0.83 let through many same-subject sentences.
 MIN_PLAN_CLAIMS = 10  # … so a map on a thin library still has claims to read (the critic may take some)
 PLAN_THRESHOLD = 0.97
-PART_CLAIMS = 3  # each part of a multi-part question keeps its best this many
+PART_CLAIMS = 4  # each part of a multi-part question keeps its best this many
 # A map holds claims in proportion to what the library holds on the question: when two or more
 # papers each give PAPER_SHARE_MIN of the MIN_PLAN_CLAIMS best, each of them keeps its PAPER_CLAIMS
 # best (two answering papers: 14 claims; one paper, or one stray sentence: no change).
