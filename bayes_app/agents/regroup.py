@@ -47,21 +47,31 @@ def _offline_groups(items: list[MapNode], size: int | None) -> list[dict[str, An
     # the claims' own wording: a theme's name is checked against it (a body holds notes)
     texts = [" ".join((n.title or n.body).split()) for n in items]
     groups = themes.group(texts)
+    names = [t for t, _ in groups]
+    parent = {n.id: n.parent_id for n in items}
     return [
         {
-            "title": _own_name(title, idx, items, texts, [t for t, _ in groups])[:200],
+            "title": _own_name(title, idx, items, texts, names, parent)[:200],
             "node_ids": [items[i].id for i in idx],
         }
         for title, idx in groups
     ]
 
 
-def _own_name(title: str, idx: list[int], items: list[MapNode], texts: list[str], names: list[str]) -> str:
+def _own_name(
+    title: str,
+    idx: list[int],
+    items: list[MapNode],
+    texts: list[str],
+    names: list[str],
+    parent: dict[str, str | None] | None = None,
+) -> str:
     """The group's name as its theme will hold it: a claim nested under another claim of the
     group (Deepen's) moves along with it, so the name must hold over the others, the theme's own
-    children; when it does not, the key phrase those share (if one does)."""
+    children; when it does not, the key phrase those share (if one does). `parent`: each item's
+    parent id (built from `items` when not given)."""
+    parent = parent if parent is not None else {n.id: n.parent_id for n in items}
     ids = {items[i].id for i in idx}
-    parent = {n.id: n.parent_id for n in items}
 
     def nested(node_id: str) -> bool:  # an ancestor (through claims) in the group
         up = parent.get(node_id)
@@ -74,7 +84,8 @@ def _own_name(title: str, idx: list[int], items: list[MapNode], texts: list[str]
     own = [texts[i] for i in idx if not nested(items[i].id)]
     if len(own) == len(idx) or themes.holds(title, own):
         return title
-    rest = [t for k, t in enumerate(texts) if k not in set(idx)]
+    mine = set(idx)
+    rest = [t for k, t in enumerate(texts) if k not in mine]
     other = themes.name(own, None, [n for n in names if n != title], others=rest)
     return other if themes.holds(other, own) else title
 
