@@ -15,8 +15,8 @@ Sets (built by scripts/train_relevance.py's code, same candidates as in training
 Rankers: "ask (before)" = the offline Ask score before this change (0.7 · (0.75 · cosine +
 0.25 · term coverage) + 0.3 · the passage's, raised by the better neighbour); "focus (before)" =
 `llm.choose.focus_relevance` (offline claims before this change); "learned" =
-`llm.relevance.score`. MRR of the first answering sentence, nDCG@5/@10, share of questions
-whose first sentence answers.
+`llm.relevance.score` (its off-subject sentences at 0, as the app scores them). MRR of the first
+answering sentence, nDCG@5/@10, share of questions whose first sentence answers.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def metrics(scores: np.ndarray, gains: list[int]) -> dict[str, float]:
         idcg = float(((2 ** ideal[:k] - 1) * disc[: len(ideal[:k])]).sum())
         out[f"nDCG@{k}"] = dcg / idcg if idcg else 0.0
     return out
+
+
+def _logistic(x, mean, scale, coef, intercept) -> np.ndarray:
+    return 1 / (1 + np.exp(-(((x - mean) / scale) @ coef + intercept)))
 
 
 def before_ask(g, embed) -> np.ndarray:
@@ -81,7 +85,7 @@ def main() -> None:
     tune_x = tr.matrix(tune, embed)
     sets: dict[str, list[tuple[object, np.ndarray]]] = {"SciFact held": []}
     for g, x in zip(held, tr.matrix(held, embed)):
-        sets["SciFact held"].append((g, relevance.probabilities(x)))
+        sets["SciFact held"].append((g, np.where(relevance.off_subject(x), 0.0, relevance.probabilities(x))))
     own_x = tr.matrix(own, embed)
     for paper in sorted({g.source for g in own}):
         others = [(g, x) for g, x in zip(own, own_x) if g.source != paper]
@@ -89,7 +93,7 @@ def main() -> None:
         mean, scale, coef = (np.array(w[k]) for k in ("mean", "scale", "coef"))
         name = f"own labels, {paper} held out"
         sets[name] = [
-            (g, 1 / (1 + np.exp(-(((x - mean) / scale) @ coef + w["intercept"]))))
+            (g, np.where(relevance.off_subject(x), 0.0, _logistic(x, mean, scale, coef, w["intercept"])))
             for g, x in zip(own, own_x)
             if g.source == paper
         ]

@@ -289,6 +289,7 @@ def rank_candidates(
         [pos - first_pos[r] for pos, r in places],
         embed=embed if vecs is not None else _no_model,
         vecs=vecs,
+        drop_off_subject=True,
     )
     picked = _picked(scores, vecs, quotes, limit, ratio)
     out = choose.with_list_items(picked, texts, quotes, places, limit + choose.LIST_EXTRA)

@@ -49,6 +49,22 @@ def test_the_answering_sentence_scores_highest():
     assert ((p > 0) & (p < 1)).all()
     assert int(np.argmax(p)) == 1
     assert int(np.argmin(p)) == 2  # off the subject altogether
+    dropped = relevance.score("How is the Crawler trained?", SENTENCES, embed=bag_embed, drop_off_subject=True)
+    assert np.allclose(dropped[:2], p[:2])
+    assert dropped[2] == 0.0  # none of its terms, a low cosine
+
+
+def test_a_sentence_about_something_else_scores_zero_however_good_its_passage():
+    # both in one passage: the model lifts every sentence of the best passage
+    crawler, weather = SENTENCES[1], "Weather stations in the valley record rainfall every morning."
+    passage = f"{crawler} {weather}"
+    kw = {"embed": bag_embed, "drop_off_subject": True}
+    p = relevance.score("How is the Crawler trained?", [crawler, weather], [passage] * 2, [0, 1], **kw)
+    assert p[0] > 0.5
+    assert p[1] == 0.0
+    # a question sharing no term with any candidate (another language): nothing is set aside
+    p = relevance.score("Wie wird er trainiert?", [crawler, weather], **kw)
+    assert (p > 0).all()
 
 
 def test_without_an_embedding_model_the_terms_still_rank():
