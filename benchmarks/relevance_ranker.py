@@ -85,7 +85,7 @@ def main() -> None:
     tune_x = tr.matrix(tune, embed)
     sets: dict[str, list[tuple[object, np.ndarray]]] = {"SciFact held": []}
     for g, x in zip(held, tr.matrix(held, embed)):
-        sets["SciFact held"].append((g, np.where(relevance.off_subject(x), 0.0, relevance.probabilities(x))))
+        sets["SciFact held"].append((g, relevance.without_off_subject(x, relevance.probabilities(x))))
     own_x = tr.matrix(own, embed)
     for paper in sorted({g.source for g in own}):
         others = [(g, x) for g, x in zip(own, own_x) if g.source != paper]
@@ -93,7 +93,7 @@ def main() -> None:
         mean, scale, coef = (np.array(w[k]) for k in ("mean", "scale", "coef"))
         name = f"own labels, {paper} held out"
         sets[name] = [
-            (g, np.where(relevance.off_subject(x), 0.0, _logistic(x, mean, scale, coef, w["intercept"])))
+            (g, relevance.without_off_subject(x, _logistic(x, mean, scale, coef, w["intercept"])))
             for g, x in zip(own, own_x)
             if g.source == paper
         ]

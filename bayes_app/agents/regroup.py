@@ -64,13 +64,12 @@ def _own_name(
     items: list[MapNode],
     texts: list[str],
     names: list[str],
-    parent: dict[str, str | None] | None = None,
+    parent: dict[str, str | None],
 ) -> str:
     """The group's name as its theme will hold it: a claim nested under another claim of the
     group (Deepen's) moves along with it, so the name must hold over the others, the theme's own
     children; when it does not, the key phrase those share (if one does). `parent`: each item's
-    parent id (built from `items` when not given)."""
-    parent = parent if parent is not None else {n.id: n.parent_id for n in items}
+    parent id."""
     ids = {items[i].id for i in idx}
 
     def nested(node_id: str) -> bool:  # an ancestor (through claims) in the group

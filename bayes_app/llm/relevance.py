@@ -312,8 +312,7 @@ def score(
     if not len(sentences):
         return np.zeros(0, dtype=np.float32)
     x = features(question, sentences, passages, positions, roles, embed, vecs)
-    p = probabilities(x)
-    return np.where(off_subject(x), 0.0, p).astype(np.float32) if drop_off_subject else p
+    return without_off_subject(x, probabilities(x)) if drop_off_subject else probabilities(x)
 
 
 OFF_SUBJECT_COS = 0.15
@@ -334,6 +333,11 @@ def off_subject(x: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     terms, cos = x[:, FEATURES.index("terms")], x[:, FEATURES.index("cos_q")]
     return np.asarray((terms == 0) & (cos < OFF_SUBJECT_COS) & bool(terms.max() > 0), dtype=bool)
+
+
+def without_off_subject(x: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The probabilities `p` of the rows of `features` `x`, those `off_subject` set to 0."""
+    return np.where(off_subject(x), 0.0, p).astype(np.float32)
 
 
 def passage_keys(keys: Sequence[Hashable], texts: Sequence[str]) -> list[str]:

@@ -26,8 +26,9 @@ from tests.support.browser import login
 from tests.support.canvas_view import settle
 from tests.support.procs import AppStack, stack_env, stack_port
 
-WORD_DELAY_MS = "50"  # a research run of ~10 nodes lasts long enough to reload and stop it mid-way (~10 s a node)
-# (50 ms left too little once the canvas lays out after every change: the run could end before Stop)
+# a research run of ~10 nodes lasts long enough to reload and stop it mid-way (~10 s a node after
+# the 4th, which arrives after ~14 s)
+WORD_DELAY_MS = "50"
 NODE = ".react-flow__node"
 
 # Its own app (offline, paced), run with the `stack` tests before the others; hence also its

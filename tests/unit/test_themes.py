@@ -186,5 +186,6 @@ def test_a_restructure_group_is_named_by_the_claims_that_will_be_the_theme_s_own
         _node("b2", "claim", texts[1], "x2"),
     ]
     order = [items[2], items[3], items[0], items[1]]
-    name = _own_name("Black-box models", [0, 1, 2, 3], order, texts, ["Black-box models"])
+    parent = {n.id: n.parent_id for n in order}
+    name = _own_name("Black-box models", [0, 1, 2, 3], order, texts, ["Black-box models"], parent)
     assert themes.holds(name, texts[2:]), name
