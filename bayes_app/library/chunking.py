@@ -29,6 +29,7 @@ from bayes_app.library.structure import SECTION_SEP, Role, Span
 
 TOKENS_PER_PIECE = 1.3
 MAX_RUN_CHARS = 200
+REPEAT_CUT = 0.8  # a sentence cut by a chunk's end is repeated whole up to this share of a chunk
 _WORD = re.compile(r"\S+")
 _PIECE = re.compile(r"\w{1,16}|[^\w\s]")
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
@@ -161,11 +162,34 @@ def _page_spans(text: str, target_tokens: int, overlap_tokens: int, min_tail_tok
         yield words[i][0], words[j - 1][1]
         if j >= n:
             return
-        # Next chunk starts so that roughly `overlap` pieces are repeated.
-        nxt = j
-        while nxt - 1 > i and cum[j] - cum[nxt - 1] <= overlap:
-            nxt -= 1
-        i = nxt
+        i = _next_start(text, words, cum, i, j, target, overlap)
+
+
+def _next_start(text: str, words: list[tuple[int, int]], cum: list[int], i: int, j: int, target: float, overlap: float) -> int:
+    """Where the chunk after words[i:j] starts: at a sentence start, repeating whole sentences.
+
+    A sentence cut by the chunk's end is repeated whole (when it is at most REPEAT_CUT of a
+    chunk), so every sentence up to that long is whole in some chunk; else the last whole sentences
+    within `overlap` pieces are repeated, or the last one alone when it is at most half a chunk
+    (a sentence opening "Moreover, …" keeps the one it leans on), or none when it is longer. Cut
+    inside a sentence longer than that, about `overlap` pieces of it are repeated."""
+
+    def starts_sentence(k: int) -> bool:
+        return _ends_sentence(text[words[k - 1][0] : words[k - 1][1]])
+
+    if starts_sentence(j):
+        starts = [k for k in range(j - 1, i, -1) if starts_sentence(k) and cum[j] - cum[k] <= target / 2]
+        within = [k for k in starts if cum[j] - cum[k] <= overlap]
+        return within[-1] if within else starts[0] if starts else j
+    # cut inside a sentence: repeat it whole (a results sentence with its statistics runs to 200
+    # tokens; the chunks still move on by a fifth of one)
+    cut = next((k for k in range(j - 1, i, -1) if starts_sentence(k)), None)
+    if cut is not None and cum[j] - cum[cut] <= REPEAT_CUT * target:
+        return cut
+    nxt = j  # a sentence longer than that: roughly `overlap` pieces of it are repeated
+    while nxt - 1 > i and cum[j] - cum[nxt - 1] <= overlap:
+        nxt -= 1
+    return nxt
 
 
 def _at_sentence_end(text: str, words: list[tuple[int, int]], cum: list[int], i: int, j: int, target: float) -> int:

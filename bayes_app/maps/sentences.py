@@ -58,7 +58,7 @@ _SECOND_PERSON = re.compile(
     r"^(?:You|Your)\b|\bplease\b|\{[^}]*\}|\[[“\"']|^[A-Z][\w ]{0,30}:\s+(?:You|Your|Do|Don't|Please)\b", re.I
 )
 _INNER_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[a-z]?\s*:")
-_NUMERIC = re.compile(r"^[\d.,%±()\[\]/+-]+$")
+_NUMERIC = re.compile(r"^(?=.*\d)[\d.,%±()\[\]/+-]+$")  # a number, not punctuation left alone
 # a run-in heading before the sentence: "5.4 Ablation study We perform …", "Selector The Selector was …"
 _STARTERS = (
     r"(?=(?:The|We|Our|In|As|A|An|This|These|Those|It|Its|To|For|During|Here|Finally|Moreover|"
@@ -311,6 +311,7 @@ _STAT_VALUE = re.compile(
 )
 _THRESHOLD = re.compile(r"(?<![\w)])\s*[<>≤≥]\s*[-−]?\.?\d[\d.,]*")
 _SPREAD = re.compile(r"\s*±\s*\d[\d.,]*")
+_POWER_OF_TEN = re.compile(r"(?<=\d)\s*[×x]\s*10\s*(?:[-−]\s*\d+|⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")  # "2.4 × 10−5": a P value's exponent
 _GENOTYPE = re.compile(r"[+−-]/[+−-]")
 _GREEK_IN_NAME = re.compile(r"(?<=[\w-])[α-ωΑ-Ω]|[α-ωΑ-Ω](?=[\w-])")
 _CHARGE = re.compile(r"\([+−-]\)|(?<=[A-Za-z\d])[+−](?![\w(])")  # "Ca2+", "Aire(+)", "CD4+ cells"
@@ -327,7 +328,7 @@ def _without_statistics(body: str) -> str:
     """The sentence with its statistical reporting taken out: what is left is read for equations
     and table rows."""
     body = _BRACKETED.sub(_statistics, body)
-    for pattern in (_STAT_VALUE, _THRESHOLD, _SPREAD, _GENOTYPE, _GREEK_IN_NAME, _CHARGE):
+    for pattern in (_POWER_OF_TEN, _STAT_VALUE, _THRESHOLD, _SPREAD, _GENOTYPE, _GREEK_IN_NAME, _CHARGE):
         body = pattern.sub("", body)
     return body
 

@@ -33,6 +33,9 @@ def test_run_starts_everything_and_ctrl_c_stops_everything(tmp_path):
         BAYES_REDIS_PORT=str(redis_port),
         BAYES_WORKER_PROCESSES="2",
         BAYES_WORKER_MAX_RSS_MB="1",
+        # the demo's ingestion would hold the asks below for as long as it takes on workers
+        # recycled after every message (48–106 s); test_demo_account checks the demo account
+        BAYES_DEMO="0",
     )
     stack = AppStack(data_dir=tmp_path / "data", env=env, port=port).start()
     try:
@@ -163,9 +166,7 @@ def _offline_ask(stack: AppStack, data_dir) -> None:
         h = {"Authorization": f"Bearer {token}"}
         assert c.get("/conversations", headers=h).json()["offline_mode"] is True
         run = c.post("/runs", json={"kind": "ask", "prompt": "What is in my library?"}, headers=h).json()
-        # the run may queue behind the demo papers' ingestion, which starts with the app (its
-        # frontend is served from the last build within seconds), on workers recycled after
-        # every message: the stream stays quiet until a worker takes it
+        # the stream stays quiet until a worker (recycled after every message) takes the run
         with c.stream("GET", f"/runs/{run['id']}/events?format=ndjson", headers=h, timeout=180) as stream:
             lines = [json.loads(x) for x in stream.iter_lines() if x]
         assert lines[-1]["data"]["status"] == "SUCCEEDED"

@@ -58,7 +58,8 @@ def test_chunks_cover_every_word(name: str) -> None:
 
 
 def test_sizes_and_overlap_on_a_real_paper() -> None:
-    chunks = chunk_pages(_pages("explanations-molecular-prediction-models.pdf"), 250, 50)
+    pages = _pages("explanations-molecular-prediction-models.pdf")
+    chunks = chunk_pages(pages, 250, 50)
     assert all(c.token_count == estimate_tokens(c.text) for c in chunks)
     assert max(c.token_count for c in chunks) <= 250 + 250 // 4 + 5
     assert statistics.median(c.token_count for c in chunks) >= 180
@@ -66,11 +67,32 @@ def test_sizes_and_overlap_on_a_real_paper() -> None:
     for prev, nxt in pairwise(chunks):
         if prev.page != nxt.page:
             continue
-        assert prev.char_start < nxt.char_start < prev.char_end  # overlap present, progress made
+        assert prev.char_start < nxt.char_start  # progress made, and no gap but white space:
+        assert not pages[prev.page - 1].text[prev.char_end : nxt.char_start].strip()
         overlaps.append(estimate_tokens(prev.text[nxt.char_start - prev.char_start :]))
     assert overlaps
-    assert all(0 < o <= 50 for o in overlaps)
-    assert statistics.median(overlaps) >= 35
+    # whole sentences are repeated: about `overlap_tokens`, more to keep a cut sentence whole, none
+    # after a sentence longer than half a chunk
+    assert all(0 <= o <= 250 // 2 + 5 for o in overlaps)
+    assert sum(o > 0 for o in overlaps) >= 0.95 * len(overlaps)
+    assert 25 <= statistics.median(overlaps) <= 60
+    # the next chunk starts where a sentence does (the text after it in the page: upper case or a number)
+    assert sum(c.text[:1].isupper() or c.text[:1].isdigit() for c in chunks) >= 0.6 * len(chunks)
+
+
+def test_a_sentence_cut_by_a_chunk_end_is_whole_in_the_next_chunk() -> None:
+    # sentences of 6 to 40 words, one of 70 (longer than half a chunk)
+    lengths = [6, 25, 40, 12, 33, 8, 40, 21, 70, 9, 38, 17, 29, 40, 11, 35, 6, 26]
+    sentences = [f"Sentence {n} says " + " ".join(f"w{n}x{k}" for k in range(m - 4)) + " here." for n, m in enumerate(lengths)]
+    text = " ".join(sentences * 3)
+    chunks = chunk_pages([PageText(1, text)], target_tokens=100, overlap_tokens=20)
+    assert len(chunks) > 10
+    for s in sentences:
+        if estimate_tokens(s) <= 0.8 * 100:  # at most REPEAT_CUT of a chunk: whole in some chunk
+            assert any(s in c.text for c in chunks), s
+    # a chunk opens on a sentence, unless the sentence before is longer than half a chunk
+    opens = [c.text.startswith("Sentence ") for c in chunks[1:]]
+    assert sum(opens) >= len(opens) - 3  # the 70-word sentence is cut inside in each of its three copies
 
 
 def test_prefers_sentence_ends() -> None:

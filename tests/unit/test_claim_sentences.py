@@ -95,6 +95,12 @@ def test_real_sentences_pass(text):
         "Women with low AMH values (<0.7 ng/mL [n = 84]) did not have a significantly different probability of "
         "conceiving.",
         "TNF-α and IL-1β levels rose to 12.4 ± 2.1 pg/mL in CD4+ cells treated with 5 μg of the compound.",
+        # a hazard ratio per group, the commas between them no numbers of a table row
+        "The HR for light smokers was 0.44 (95% CI, 0.35-0.56); for quitters, HR 0.50 (95% CI, 0.36-0.69), for "
+        "stable ex-smokers, HR 0.17 (95% CI, 0.13-0.23), and for never smokers, HR 0.09 (95% CI, 0.06-0.13).",
+        # P values written with a power of ten
+        "The DGKK variant was associated with hypospadias in the Swedish sample, P = 2.6 × 10−8, and in the Dutch "
+        "one, P = 2.7 × 10−6, as in the discovery sample.",
     ],
 )
 def test_results_reported_with_statistics_pass(text):
@@ -107,6 +113,7 @@ def test_results_reported_with_statistics_pass(text):
         "The loss is defined as L = −log p(y | x) + λ‖θ‖ for every training pair.",
         "We obtain the bound ϕ0 + ϕ1 ≤ 2 and the gradient ∇f = 0 at the optimum.",
         "PaSa-7b reaches 0.6556 0.1476 0.4210 0.5123 0.3311 0.2274 on the six subsets.",
+        "Recall reaches 0.6556 , 0.1476 , 0.4210 , 0.5123 , 0.3311 and 0.2274 × 10 on the six subsets.",
     ],
 )
 def test_equations_and_table_rows_stay_refused(text):
