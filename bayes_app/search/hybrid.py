@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bayes_app.search.index import IndexClient
 
 MAX_K = 100
+TIE_SLACK = 8  # hits fetched beyond k, so a tie at the k-th place is broken here, not by the index
 
 
 class SearchHit(BaseModel):
@@ -119,11 +120,12 @@ def search(
         owner_id=owner_id,
         document_ids=document_ids,
         collection_ids=collection_ids,
-        limit=per_side if langs else k,
+        limit=per_side if langs else min(per_side, k + TIE_SLACK),
         prefetch_limit=per_side,
         exclude_roles=exclude,
         with_cosine=True,
     )
+    hits = _tie_broken(hits) if langs else _tie_broken(hits)[:k]
     cross: dict[str, Hit] = {}
     if langs:
         xq = (cross_embedder or get_embedder(crosslang.CROSS_MODEL)).embed_query(query)
@@ -144,6 +146,14 @@ def search(
     if not hits:
         return []
     return _search_hits(db, owner_id, hits, cross, embedder, keep_headings, relevance.names_in(query))
+
+
+def _tie_broken(hits: list[Hit]) -> list[Hit]:
+    """The hits by fused score, ties by dense cosine, then by id. Reciprocal-rank fusion ties
+    exactly when two passages swap ranks between the dense and sparse lists — typically two
+    overlapping passages of one page — and the index orders a tie as it happens to: the same
+    search must return the same passages in the same order."""
+    return sorted(hits, key=lambda h: (-h.score, -(h.dense if h.dense is not None else -1.0), str(h.point_id)))
 
 
 def _fused(hits: list[Hit], ranked: list[list[Hit]], k: int) -> tuple[list[Hit], dict[str, Hit]]:
