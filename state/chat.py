@@ -108,11 +108,19 @@ SHOW_ANSWER_JS = (
     " document.getElementById('chat-live')?.scrollIntoView({block: 'end'}); })()"
 )
 FOLLOW_EVERY_S = 0.25
+# A finished answer: the message's end (its sources and cost) in view — unless that leaves the
+# answer itself all but off the top (a phone, a short answer over several source cards), then
+# the answer's end at the bottom of the screen.
 FOLLOW_ANSWER_JS = (
     "(() => { if (!window.__bayesFollow) return;"
-    " const el = document.getElementById('chat-live') ||"
-    " [...document.querySelectorAll('.chat-message-assistant')].pop();"
-    " el?.scrollIntoView({block: 'end'}); })()"
+    " const live = document.getElementById('chat-live');"
+    " if (live) { live.scrollIntoView({block: 'end'}); return; }"
+    " const msg = [...document.querySelectorAll('.chat-message-assistant')].pop();"
+    " if (!msg) return;"
+    " msg.scrollIntoView({block: 'end'});"
+    " const answer = msg.querySelector('.chat-answer');"
+    " if (answer && answer.getBoundingClientRect().bottom < 0.25 * window.innerHeight)"
+    "  answer.scrollIntoView({block: 'end'}); })()"
 )
 
 
