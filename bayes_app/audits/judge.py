@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayes_app.llm import relevance as learned
 from bayes_app.maps import support
-from bayes_app.search.sparse import tokens
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 CONTRADICTION_MIN = 0.7  # contradiction probability of a same-topic passage with a polarity clash (precision first)
@@ -40,17 +40,11 @@ class CachedEmbed:
 
 
 def relevance(claim: str, texts: Sequence[str], embed: Embed) -> list[float]:
-    """How relevant each passage is to the claim (0..1): 0.75 · cosine + 0.25 · term coverage."""
+    """How relevant each passage is to the claim (0..1): the learned relevance model
+    (`llm.relevance`, the claim as its question), the passages scored together."""
     if not texts:
         return []
-    vecs = embed([claim, *texts])
-    cos = vecs[1:] @ vecs[0]
-    terms = set(tokens(claim))
-    out = []
-    for t, c in zip(texts, cos):
-        cov = len(terms & set(tokens(t))) / len(terms) if terms else 0.0
-        out.append(float(0.75 * c + 0.25 * cov))
-    return out
+    return [float(p) for p in learned.score(claim, list(texts), embed=embed)]
 
 
 @dataclass(frozen=True)
