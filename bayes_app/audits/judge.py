@@ -1,6 +1,6 @@
-"""The two swap points of the audit: how relevant a passage is to a claim (`relevance`), and how
-well it supports it (`judge`). Today both stand on the offline support scorer (`maps.support`)
-and the app's embedding model; a learned model replaces them here and nowhere else."""
+"""The two swap points of the audit: how relevant a passage is to a claim (`relevance`, the
+learned relevance model of `llm.relevance`), and how well it supports it (`judge`, the offline
+support scorer `maps.support`); a better model replaces either here and nowhere else."""
 
 from __future__ import annotations
 

@@ -239,3 +239,26 @@ def test_docx_report_drops_characters_word_cannot_hold():
     assert len(texts) == 2
     assert all("Aspirin lowered bleeding risk." in t for t in texts)
     assert d.paragraphs[0].text == "Aspirin raises bleeding risk [1]."
+
+
+def test_the_cited_papers_finding_is_chosen_over_its_summing_up():
+    """The passages a citation is judged on are the learned relevance model's choice (a SciFact
+    `held` claim, never trained on): the sentence reporting the finding, not the closing line
+    that shares the claim's words ("These observations implicate macrophages…", the old
+    cosine-and-coverage score's first and only pick)."""
+    claim = "Cardiac tissue-resident macrophages directly contribute to electrical activity."
+    paper = [
+        "Organ-specific functions of tissue-resident macrophages in the steady-state heart are unknown.",
+        "Here, we show that cardiac macrophages facilitate electrical conduction through the distal "
+        "atrioventricular node, where conducting cells densely intersperse with elongated macrophages "
+        "expressing connexin 43.",
+        "When coupled to spontaneously beating cardiomyocytes via connexin-43-containing gap junctions, cardiac "
+        "macrophages have a negative resting membrane potential and depolarize in synchrony with cardiomyocytes.",
+        "Conversely, macrophages render the resting membrane potential of cardiomyocytes more positive and, "
+        "according to computational modeling, accelerate their repolarization.",
+        "In the Cd11bDTR mouse, macrophage ablation induces progressive atrioventricular block.",
+        "These observations implicate macrophages in normal and aberrant cardiac conduction.",
+    ]
+    passages = [check.Passage("d1", 1, s) for s in paper]
+    best = check.best_passages(claim, passages, CachedEmbed())
+    assert best[0].text.startswith("Here, we show that cardiac macrophages facilitate electrical conduction")
