@@ -165,7 +165,9 @@ def _page_spans(text: str, target_tokens: int, overlap_tokens: int, min_tail_tok
         i = _next_start(text, words, cum, i, j, target, overlap)
 
 
-def _next_start(text: str, words: list[tuple[int, int]], cum: list[int], i: int, j: int, target: float, overlap: float) -> int:
+def _next_start(
+    text: str, words: list[tuple[int, int]], cum: list[int], i: int, j: int, target: float, overlap: float
+) -> int:
     """Where the chunk after words[i:j] starts: at a sentence start, repeating whole sentences.
 
     A sentence cut by the chunk's end is repeated whole (when it is at most REPEAT_CUT of a

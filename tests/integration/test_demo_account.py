@@ -14,7 +14,7 @@ def test_the_demo_account_is_made_once_with_the_bundled_papers_queued(db_url, co
     from bayes_app.accounts import service
     from bayes_app.db import session_scope
     from bayes_app.library import demo
-    from bayes_app.models import Document, DocStatus, User
+    from bayes_app.models import DocStatus, Document, User
 
     password = demo.ensure_demo()
     assert password

@@ -83,7 +83,9 @@ def test_sizes_and_overlap_on_a_real_paper() -> None:
 def test_a_sentence_cut_by_a_chunk_end_is_whole_in_the_next_chunk() -> None:
     # sentences of 6 to 40 words, one of 70 (longer than half a chunk)
     lengths = [6, 25, 40, 12, 33, 8, 40, 21, 70, 9, 38, 17, 29, 40, 11, 35, 6, 26]
-    sentences = [f"Sentence {n} says " + " ".join(f"w{n}x{k}" for k in range(m - 4)) + " here." for n, m in enumerate(lengths)]
+    sentences = [
+        f"Sentence {n} says " + " ".join(f"w{n}x{k}" for k in range(m - 4)) + " here." for n, m in enumerate(lengths)
+    ]
     text = " ".join(sentences * 3)
     chunks = chunk_pages([PageText(1, text)], target_tokens=100, overlap_tokens=20)
     assert len(chunks) > 10
