@@ -36,6 +36,7 @@ def stem(word: str) -> str:
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 DUPLICATE_COSINE = 0.85  # two claims this close (and agreeing on numbers and polarity) say the same
+CONTAINED_MIN_WORDS = 6  # a claim holding another of at least this many words whole repeats it
 CLUSTER_COSINE = 0.42  # average-linkage merge threshold for themes
 JOIN_COSINE = 0.25  # a planned sentence outside every theme joins one at least this close (mean cosine)
 MAX_CANDIDATES = 36  # most relevant sentences clustered into themes (MAX_ASPECTS · CLAIMS_PER_THEME)
@@ -190,8 +191,17 @@ def _numbers(text: str) -> set[str]:
 
 
 def same_claim(a: str, b: str, cosine: float) -> bool:
-    """Near-duplicates: very close in meaning, the same numbers, and no polarity flip."""
-    return cosine >= DUPLICATE_COSINE and _numbers(a) == _numbers(b) and not polarity_clash(a, b)
+    """Near-duplicates: one holds the other whole (a sentence, and the same sentence quoted with
+    the one after it that leans on it: "… into EpiSCs. Moreover, we find …"), or very close in
+    meaning with the same numbers and no polarity flip."""
+    return _holds(a, b) or (cosine >= DUPLICATE_COSINE and _numbers(a) == _numbers(b) and not polarity_clash(a, b))
+
+
+def _holds(a: str, b: str) -> bool:
+    """One text holds the other, a sentence of CONTAINED_MIN_WORDS words at least, whole."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    short, long = sorted((a, b), key=len)
+    return len(short.split()) >= CONTAINED_MIN_WORDS and short in long
 
 
 def duplicate_of(texts: list[str], earlier: list[str], embed: Embed | None = None) -> list[int | None]:

@@ -236,3 +236,18 @@ def test_a_planned_sentence_outside_every_theme_joins_the_closest_with_room():
     extractive._join_leftovers(single, m, rel, room=3, max_groups=2)
     # a one-claim theme takes no other (its name is its claim's), nor does a theme far in meaning
     assert single == [[0], [2, 3, 5]]
+
+
+def test_a_claim_holding_another_whole_repeats_it():
+    """A sentence, and the same sentence quoted with the next one that leans on it, are one claim
+    (a map had both, one under the other, in held-out research)."""
+    s1 = (
+        "We show here that paracrine and autocrine Wnt signals are essential self-renewal factors for ESCs, "
+        "and are required to inhibit their differentiation into EpiSCs."
+    )
+    both = s1 + " Moreover, we find that Wnt proteins in combination with the cytokine LIF support ESC self-renewal."
+    other = "Wnt signals are dispensable for the self-renewal of human embryonic stem cells in culture."
+    assert extractive.duplicate_of([both, other], [s1], embed=bag_embed) == [0, None]
+    assert extractive.duplicate_of([s1], [both], embed=bag_embed) == [0]
+    # a short phrase inside a longer claim is no repeat of it
+    assert not extractive.same_claim("Wnt signals matter.", s1, 0.2)
