@@ -194,7 +194,12 @@ def same_claim(a: str, b: str, cosine: float) -> bool:
     """Near-duplicates: one holds the other whole (a sentence, and the same sentence quoted with
     the one after it that leans on it: "… into EpiSCs. Moreover, we find …"), or very close in
     meaning with the same numbers and no polarity flip."""
-    return _holds(a, b) or (cosine >= DUPLICATE_COSINE and _numbers(a) == _numbers(b) and not polarity_clash(a, b))
+    return _holds(a, b) or similar_claim(a, b, cosine)
+
+
+def similar_claim(a: str, b: str, cosine: float) -> bool:
+    """Very close in meaning, with the same numbers and no polarity flip."""
+    return cosine >= DUPLICATE_COSINE and _numbers(a) == _numbers(b) and not polarity_clash(a, b)
 
 
 def _holds(a: str, b: str) -> bool:
@@ -238,9 +243,11 @@ def dedupe(cands: list[Candidate], avoid: Sequence[str] = (), embed: Embed | Non
     avoid_vecs = embed(list(avoid)) if avoid else np.zeros((0, cands[0].vector.shape[0]))
     kept: list[Candidate] = []
     for c in cands:
-        if any(same_claim(c.text, a, float(c.vec @ v)) for a, v in zip(avoid, avoid_vecs)):
+        if any(similar_claim(c.text, a, float(c.vec @ v)) for a, v in zip(avoid, avoid_vecs)):
             continue
-        if any(same_claim(c.text, k.text, float(c.vector @ k.vector)) for k in kept):
+        # a candidate holding another whole stays: the claims written from them are merged (its
+        # second sentence is cited on the first's claim)
+        if any(similar_claim(c.text, k.text, float(c.vector @ k.vector)) for k in kept):
             continue
         kept.append(c)
     return kept
