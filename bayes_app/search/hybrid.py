@@ -125,7 +125,7 @@ def search(
         exclude_roles=exclude,
         with_cosine=True,
     )
-    hits = _tie_broken(hits) if langs else _tie_broken(hits)[:k]
+    hits = _tie_broken(hits)[: per_side if langs else k]
     cross: dict[str, Hit] = {}
     if langs:
         xq = (cross_embedder or get_embedder(crosslang.CROSS_MODEL)).embed_query(query)
