@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     index_port: Port = Field(6391, validation_alias="BAYES_INDEX_PORT")
     embedding_model: str = Field("minilm", validation_alias="BAYES_EMBEDDING_MODEL")
     embedding_threads: int | None = Field(None, ge=1, le=64, validation_alias="BAYES_EMBEDDING_THREADS")
+    # Check a draft: the NLI reader of contradictions (bayes_app/audits/nli.py); off = the lexical model alone
+    audit_nli: bool = Field(True, validation_alias="BAYES_AUDIT_NLI")
     # tests only: injected faults ("point:times,…", bayes_app.faults) and Dramatiq's stub broker
     faults_raw: str = Field("", validation_alias="BAYES_FAULTS")
     stub_broker: bool = Field(False, validation_alias="BAYES_STUB_BROKER")

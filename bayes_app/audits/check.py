@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bayes_app.audits import citations, contradiction
+from bayes_app.audits import citations, contradiction, nli
 from bayes_app.audits.draft import Draft, Sentence
 from bayes_app.audits.judge import UNSUPPORTED_BELOW, Embed, Judgement, judge, relevance
 from bayes_app.audits.resolve import Resolver
@@ -117,7 +117,7 @@ def contradicted_citation(claim: str, paper: Sequence[str], cands: Candidates, e
     is judged `contradicted` (a citation the scorer already flags is left as it is)."""
     if not cands.passages or cands.judgements[_pick(cands)].verdict in ("unsupported", "contradicted"):
         return
-    p = contradiction.contradicts(contradiction.features(claim, paper, embed))
+    p = contradiction.contradicts(contradiction.features(claim, paper, embed, nli.reader()))
     if p is not None:
         i = contradiction.most_contradicting(claim, [c.text for c in cands.passages], embed)
         cands.judgements[i] = Judgement("contradicted", round(p, 3), CONTRADICTED_REASON)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bayes_app.audits.nli import Reader as NliReader
 from bayes_app.maps import support
 
 Embed = support.Embed
@@ -62,6 +63,20 @@ WEIGHTS: dict[str, float] = {
 # scorer already flags about 1 of them as unsupported; 2 % and 5 % were measured too
 # (docs/notes/audits.md).
 THRESHOLD = 0.6708
+
+
+# With the NLI reader (bayes_app/audits/nli.py, `nli_read`): fitted the same way on its five
+# readings alone (`audit_contra_fit.py`; the lexical features still gate it). Held: AUC 0.777
+# (gated), at 3 % 19/55 CONTRADICT rows flagged and 0/107 SUPPORT; tune CV 48/119 and 7/217.
+NLI_WEIGHTS: dict[str, float] = {
+    "bias": -2.0674,
+    "nli_c": 0.2088,
+    "nli_c1": 0.197,
+    "nli_cv": 0.1197,
+    "nli_neg": -0.4815,
+    "nli_rev": 0.2708,
+}
+NLI_THRESHOLD = 0.5384
 
 
 def _words(text: str) -> list[str]:
@@ -222,8 +237,9 @@ def relation(claim: str, tops: Sequence[str]) -> dict[str, float]:
     }
 
 
-def features(claim: str, passages: Sequence[str], embed: Embed) -> dict[str, float]:
-    """The model's inputs for the claim against all the cited paper's passages ({} without any)."""
+def features(claim: str, passages: Sequence[str], embed: Embed, reader: NliReader | None = None) -> dict[str, float]:
+    """The model's inputs for the claim against all the cited paper's passages ({} without any);
+    with an NLI reader, its readings of the three passages most like the claim too (`nli_read`)."""
     claim = " ".join(claim.split())
     texts = [" ".join(p.split()) for p in passages]
     if not texts:
@@ -256,6 +272,24 @@ def features(claim: str, passages: Sequence[str], embed: Embed) -> dict[str, flo
         "dir_opp3": float(any(support._direction(set(_words(texts[i]))) * claim_dir < 0 for i in top)),
         "top_sim": float(sim[top[0]]),
         **relation(claim, [texts[i] for i in top]),
+        **(nli_read(claim, [texts[i] for i in top], reader) if reader is not None else {}),
+    }
+
+
+def nli_read(claim: str, tops: Sequence[str], reader: NliReader) -> dict[str, float]:
+    """The NLI reader's contradiction logits over the passages most like the claim (best first):
+    passage → claim, passage → the claim's crude negation, and claim → passage (one batch)."""
+    neg = support.negate(claim)
+    pairs = [(t, claim) for t in tops] + [(t, neg) for t in tops] + [(claim, t) for t in tops]
+    logits = reader.contradiction(pairs)
+    n = len(tops)
+    c, against_neg, rev = logits[:n], logits[n : 2 * n], logits[2 * n :]
+    return {
+        "nli_c": float(c.max()),
+        "nli_c1": float(c[0]),
+        "nli_neg": float(against_neg.max()),
+        "nli_rev": float(rev.max()),
+        "nli_cv": float((c + rev).max()),
     }
 
 
@@ -280,7 +314,8 @@ def flags(p: float, f: dict[str, float]) -> bool:
     opposite in words — or an effect the passages report the other way (`ratio_opp`) on its own:
     on SciFact train's `tune` split that feature fired on 11 CONTRADICT rows and 1 SUPPORT row
     (of 217), too rarely for the logistic weights to carry it over the threshold alone."""
-    return bool(f) and ((p >= THRESHOLD and lexical_opposite(f)) or f["ratio_opp"] > 0)
+    threshold = NLI_THRESHOLD if "nli_c" in f else THRESHOLD
+    return bool(f) and ((p >= threshold and lexical_opposite(f)) or f["ratio_opp"] > 0)
 
 
 def contradicts(f: dict[str, float]) -> float | None:
@@ -290,10 +325,12 @@ def contradicts(f: dict[str, float]) -> float | None:
 
 
 def probability(f: dict[str, float]) -> float:
-    """P(the cited paper contradicts the claim) from `features` (0 without passages)."""
+    """P(the cited paper contradicts the claim) from `features` (0 without passages): the NLI
+    model when the features hold the reader's, else the lexical one."""
     if not f:
         return 0.0
-    z = WEIGHTS["bias"] + sum(w * f[k] for k, w in WEIGHTS.items() if k != "bias")
+    weights = NLI_WEIGHTS if "nli_c" in f else WEIGHTS
+    z = weights["bias"] + sum(w * f[k] for k, w in weights.items() if k != "bias")
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 

@@ -72,7 +72,7 @@ def _threads(threads: int | None) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _session(model_bytes: bytes, threads: int | None) -> InferenceSession:
+def onnx_session(model_bytes: bytes, threads: int | None) -> InferenceSession:
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -200,7 +200,7 @@ class MiniLMEmbedder(_OnnxEmbedder):
         self._tokenizer = Tokenizer.from_file(str(_TOKENIZER))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=max_tokens)
-        self._session = _session(build_model_bytes(), threads)
+        self._session = onnx_session(build_model_bytes(), threads)
 
     def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:  # noqa: ARG002 - E5 prefixes queries
         return [e.ids for e in self._tokenizer.encode_batch(texts)]
@@ -224,7 +224,7 @@ class E5OnnxEmbedder(_OnnxEmbedder):
         self._tokenizer = e5_graph.build_tokenizer(vocab)
         vocab.pieces, vocab.scores = [], []  # the tokenizer has its own copy
         self._vocab = vocab
-        self._session = _session(model, threads)
+        self._session = onnx_session(model, threads)
 
     def _ids(self, texts: list[str], is_query: bool) -> list[list[int]]:
         prefix = "query: " if is_query else "passage: "
