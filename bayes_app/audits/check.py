@@ -113,13 +113,15 @@ def check_sentence(
 
 def contradicted_citation(claim: str, paper: Sequence[str], cands: Candidates, embed: Embed) -> None:
     """The citation-level contradiction model over the cited paper's passages (`paper`): when
-    it says the paper reports the opposite, the candidate passage nearest the claim's negation
-    is judged `contradicted` (a citation the scorer already flags is left as it is)."""
+    it says the paper reports the opposite, the candidate passage that most contradicts the claim
+    (`contradiction.most_contradicting`) is judged `contradicted` (a citation the scorer already
+    flags is left as it is). With the NLI reader installed and on, its readings feed both."""
     if not cands.passages or cands.judgements[_pick(cands)].verdict in ("unsupported", "contradicted"):
         return
-    p = contradiction.contradicts(contradiction.features(claim, paper, embed, nli.reader()))
+    reader = nli.reader()
+    p = contradiction.contradicts(contradiction.features(claim, paper, embed, reader))
     if p is not None:
-        i = contradiction.most_contradicting(claim, [c.text for c in cands.passages], embed)
+        i = contradiction.most_contradicting(claim, [c.text for c in cands.passages], embed, reader)
         cands.judgements[i] = Judgement("contradicted", round(p, 3), CONTRADICTED_REASON)
 
 
