@@ -172,7 +172,7 @@ def _count(c: dict[str, int], r, item, texts: dict[str, str]) -> None:
         c["contra_verdict"] += cit is not None and cit.verdict == "contradicted"
 
 
-def held_drafts(data: Path, n: int) -> None:
+def held_drafts(data: Path, n: int, first: int = 1) -> None:
     """Drafts from claims of SciFact train's `held` split only: claims the contradiction model was
     never fitted on and no rule was read from. Counts summed over the drafts (overlapping samples
     of the split's claims), ours beside the model off."""
@@ -183,7 +183,7 @@ def held_drafts(data: Path, n: int) -> None:
     embed = CachedEmbed()
     keys = ("correct_flagged", "wrong_flagged", "contradiction_recall", "uncited_top3", "quotes_verbatim")
     total: dict[str, dict[str, list[int]]] = {"ours": {}, "before": {}}
-    for seed in range(1, n + 1):
+    for seed in range(first, first + n):
         papers, items = audit_drafts.scifact_set(data, seed, keep=lambda claim_id: split_of(claim_id) == "held")
         for name, on in (("ours", True), ("before", False)):
             got = run_format("md", papers, items, embed, contradiction_model=on)
@@ -213,11 +213,12 @@ def main() -> None:
         metavar="N",
         help="instead: N Markdown drafts (seeds 1..N) of `held`-split claims only, summed",
     )
+    ap.add_argument("--first-seed", type=int, default=1, help="with --held-drafts: the first seed")
     args = ap.parse_args()
     from bayes_app.audits.judge import CachedEmbed
 
     if args.held_drafts:
-        held_drafts(args.data, args.held_drafts)
+        held_drafts(args.data, args.held_drafts, args.first_seed)
         return
 
     papers, items = audit_drafts.scifact_set(args.data, args.seed)

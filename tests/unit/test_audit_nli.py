@@ -37,7 +37,8 @@ def test_a_contradiction_reads_far_above_an_agreement_and_an_unrelated_sentence(
             (premise, "The trial enrolled patients from three hospitals."),
         ]
     )
-    assert contra > agree + 2.0 and contra > unrelated + 2.0, (contra, agree, unrelated)
+    assert contra > agree + 2.0, (contra, agree)
+    assert contra > unrelated + 2.0, (contra, unrelated)
 
 
 def test_the_nli_model_reads_every_feature_it_has_weights_for(embed, reader):
@@ -72,7 +73,7 @@ def test_switched_off_the_lexical_model_decides(monkeypatch, embed):
     try:
         assert nli.reader() is None
         f = contradiction.features("Daily aspirin reduces the risk of stomach bleeding in adults.", PAPER, embed, None)
-        assert "nli_c" not in f and set(f) == set(contradiction.WEIGHTS) - {"bias"}
+        assert set(f) == set(contradiction.WEIGHTS) - {"bias"}  # no reading of the reader
     finally:
         monkeypatch.delenv("BAYES_AUDIT_NLI")
         get_settings.cache_clear()
