@@ -73,7 +73,7 @@ THRESHOLD = 0.6708
 # With the NLI reader (bayes_app/audits/nli.py, `nli_read`): fitted the same way on its five
 # readings alone (`audit_contra_fit.py`; the lexical features still gate it). Held: AUC 0.777
 # (gated); at 5 % false positives on tune's SUPPORT rows (cross-validated; the app's point),
-# 27/55 CONTRADICT rows flagged and 1/107 SUPPORT (tune CV 56/119, 11/217); at 3 %, 19/55 and
+# 28/55 CONTRADICT rows flagged and 1/107 SUPPORT (tune CV 56/119, 10/217); at 3 %, 19/55 and
 # 0/107. 5 %: the issue allows 3 of 16 correct citations flagged, the scorer flags about 1 in 25
 # of them, and at 5 % more the chance a draft of 16 passes 3 is about 1 in 20 (docs/notes/audits.md).
 NLI_WEIGHTS: dict[str, float] = {
