@@ -79,7 +79,7 @@ def _any_length(model: bytes) -> bytes:
         dim = value.type.tensor_type.shape.dim[1]
         dim.ClearField("dim_value")
         dim.dim_param = "sequence"
-    return graph.SerializeToString()
+    return bytes(graph.SerializeToString())
 
 
 _reader: Reader | None = None
